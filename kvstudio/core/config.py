@@ -1,0 +1,114 @@
+"""Model configuration: MiniMind's field names, the course defaults, JSON in and out.
+
+Owns `ModelConfig` only. It does not know about weights or tokenizers
+(see `checkpoints.py`) and never touches torch.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+
+def minimind_intermediate_size(hidden_size: int) -> int:
+    """MiniMind's FFN width: 8/3 · hidden, rounded up to a multiple of 64 (256 → 704)."""
+    width = int(hidden_size * 8 / 3)
+    return 64 * ((width + 64 - 1) // 64)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Hyper-parameters of a MiniMind-style decoder. Defaults are the course model."""
+
+    hidden_size: int = 256  # d_model
+    num_hidden_layers: int = 4  # L
+    num_attention_heads: int = 8  # query heads
+    num_key_value_heads: int = 2  # K/V heads (GQA: 8 query heads share 2 K/V heads)
+    head_dim: int | None = None  # None → hidden_size // num_attention_heads (minimind2)
+    intermediate_size: int | None = None  # None → MiniMind's 8/3 rule (704 for 256)
+    vocab_size: int = 6400  # MiniMind's tokenizer size
+    max_position_embeddings: int = 32768  # RoPE table length
+    rope_theta: float = 1_000_000.0  # RoPE base (MiniMind: 1e6)
+    rms_norm_eps: float = 1e-5
+    qk_norm: bool = False  # minimind-3 / Qwen3: RMSNorm on q and k per head
+    tie_word_embeddings: bool = True  # lm_head shares the embedding matrix
+    bos_token_id: int = 1  # <|im_start|>
+    eos_token_id: int = 2  # <|im_end|>
+    dtype: str = "float32"  # run-time dtype; stored weights may be 16-bit
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.hidden_size <= 0 or self.num_hidden_layers <= 0 or self.vocab_size <= 0:
+            problems.append("hidden_size, num_hidden_layers and vocab_size must be positive")
+        if self.num_attention_heads <= 0 or self.num_key_value_heads <= 0:
+            problems.append("head counts must be positive")
+        elif self.num_attention_heads % self.num_key_value_heads:
+            problems.append(
+                f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
+                f"num_key_value_heads ({self.num_key_value_heads})"
+            )
+        if self.head_dim is None and self.num_attention_heads > 0:
+            if self.hidden_size % self.num_attention_heads:
+                problems.append("hidden_size must be divisible by num_attention_heads")
+        if self.resolved_head_dim % 2:
+            problems.append(f"head_dim must be even for RoPE, got {self.resolved_head_dim}")
+        if self.dtype not in ("float32", "float16", "bfloat16"):
+            problems.append(f"dtype must be float32, float16 or bfloat16, got {self.dtype!r}")
+        if problems:
+            raise ValueError("Invalid model config: " + "; ".join(problems) + ".")
+
+    @property
+    def resolved_head_dim(self) -> int:
+        if self.head_dim is not None:
+            return self.head_dim
+        return self.hidden_size // max(self.num_attention_heads, 1)
+
+    @property
+    def resolved_intermediate_size(self) -> int:
+        if self.intermediate_size is not None:
+            return self.intermediate_size
+        return minimind_intermediate_size(self.hidden_size)
+
+    @property
+    def n_rep(self) -> int:
+        """How many query heads share one K/V head (what `repeat_kv` repeats)."""
+        return self.num_attention_heads // self.num_key_value_heads
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
+        """Build from a dict, ignoring keys we do not model (MiniMind/HF extras)."""
+        known = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        if "qk_norm" not in data and "use_qk_norm" in data:
+            kwargs["qk_norm"] = bool(data["use_qk_norm"])
+        if "dtype" not in data and isinstance(data.get("torch_dtype"), str):
+            if data["torch_dtype"] in ("float32", "float16", "bfloat16"):
+                kwargs["dtype"] = "float32"  # we run in fp32 unless asked otherwise
+        try:
+            return cls(**kwargs)
+        except TypeError as exc:
+            raise ValueError(f"Invalid model config: {exc}.") from exc
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> ModelConfig:
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise ValueError(f"{p} does not exist: a model folder needs a config.json.") from exc
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"{p} is not valid JSON ({exc.msg} at line {exc.lineno}); "
+                "fix or replace the file."
+            ) from exc
+        if not isinstance(data, dict):
+            raise ValueError(f"{p} must hold a JSON object with the model's settings.")
+        return cls.from_dict(data)

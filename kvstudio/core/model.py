@@ -1,0 +1,253 @@
+"""A MiniMind-compatible decoder that can be fed a chunk of tokens on top of a KV cache.
+
+Owns the network: RMSNorm, RoPE (half-split ``rotate_half``), grouped-query
+attention with ``repeat_kv``, SwiGLU MLP, optional QK-norm, tied embeddings.
+Parameter names match MiniMind's ``MiniMindForCausalLM`` state dict
+(``model.layers.0.self_attn.q_proj.weight`` …) so a course checkpoint loads as is.
+
+It does not sample, time or record anything: see ``stepper.py``.
+
+Letters in shape comments: B batch, T new tokens, S visible keys (past + new),
+H query heads, G K/V heads, d head_dim, C hidden size, V vocabulary.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from kvstudio.core.config import ModelConfig
+from kvstudio.core.kv_cache import DynamicLayer, KVCache
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float = 1e-5) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # Normalise in fp32 as MiniMind does, then return to the input dtype.
+        xf = x.float()
+        xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * xf.type_as(x)
+
+
+def rope_tables(head_dim: int, length: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin tables (length, d) for the half-split RoPE layout."""
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2).float() / head_dim))  # (d/2,)
+    angles = torch.outer(torch.arange(length).float(), inv_freq)  # (length, d/2)
+    angles = torch.cat([angles, angles], dim=-1)  # (length, d)
+    return angles.cos(), angles.sin()
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """x (B, T, heads, d); cos, sin (T, d) → rotated x."""
+    cos, sin = cos[:, None, :], sin[:, None, :]  # (T, 1, d) broadcast over heads
+    return x * cos + rotate_half(x) * sin
+
+
+def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
+    """(B, S, G, d) → (B, S, G·n_rep, d): each K/V head serves n_rep query heads."""
+    if n_rep == 1:
+        return x
+    B, S, G, d = x.shape
+    return x[:, :, :, None, :].expand(B, S, G, n_rep, d).reshape(B, S, G * n_rep, d)
+
+
+def attention_mask(
+    q_start: int, new_tokens: int, k_start: int, window: int | None, device: torch.device
+) -> torch.Tensor | None:
+    """Boolean mask (T, S): True where a query may attend to a key.
+
+    Queries sit at positions q_start … q_start+T-1 and keys at k_start … q_start+T-1.
+    The causal triangle covers only the newest T columns; with a window, a query at
+    position i also may not look further back than i - window. Returns None when
+    every key is visible to every query (a single decode step inside the window).
+    """
+    k_end = q_start + new_tokens
+    q_pos = torch.arange(q_start, k_end, device=device)[:, None]  # (T, 1)
+    k_pos = torch.arange(k_start, k_end, device=device)[None, :]  # (1, S)
+    allowed = k_pos <= q_pos
+    if window is not None:
+        allowed &= k_pos >= q_pos - window
+    if bool(allowed.all()):
+        return None
+    return allowed
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.n_heads = cfg.num_attention_heads
+        self.n_kv_heads = cfg.num_key_value_heads
+        self.n_rep = cfg.n_rep
+        self.head_dim = cfg.resolved_head_dim
+        C, H, G, d = cfg.hidden_size, self.n_heads, self.n_kv_heads, self.head_dim
+        self.q_proj = nn.Linear(C, H * d, bias=False)
+        self.k_proj = nn.Linear(C, G * d, bias=False)
+        self.v_proj = nn.Linear(C, G * d, bias=False)
+        self.o_proj = nn.Linear(H * d, C, bias=False)
+        self.q_norm = RMSNorm(d, cfg.rms_norm_eps) if cfg.qk_norm else None
+        self.k_norm = RMSNorm(d, cfg.rms_norm_eps) if cfg.qk_norm else None
+
+    def forward(
+        self,
+        x: torch.Tensor,  # (B, T, C)
+        cos: torch.Tensor,  # (T, d)
+        sin: torch.Tensor,  # (T, d)
+        cache_layer: DynamicLayer | None,
+        mask: torch.Tensor | None,  # (T, S) bool, None = all visible
+        causal: bool,  # True when mask is the plain square triangle (no cache)
+    ) -> torch.Tensor:
+        B, T, _ = x.shape
+        q = self.q_proj(x).view(B, T, self.n_heads, self.head_dim)  # (B, T, H, d)
+        k = self.k_proj(x).view(B, T, self.n_kv_heads, self.head_dim)  # (B, T, G, d)
+        v = self.v_proj(x).view(B, T, self.n_kv_heads, self.head_dim)  # (B, T, G, d)
+        if self.q_norm is not None and self.k_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        if cache_layer is not None:
+            # The cache stores K/V after RoPE and before repeat_kv: (B, S, G, d).
+            k, v = cache_layer.update(k, v)
+        k, v = repeat_kv(k, self.n_rep), repeat_kv(v, self.n_rep)  # (B, S, H, d)
+        y = F.scaled_dot_product_attention(
+            q.transpose(1, 2),  # (B, H, T, d)
+            k.transpose(1, 2),  # (B, H, S, d)
+            v.transpose(1, 2),
+            attn_mask=mask,
+            is_causal=causal and mask is None and T > 1,
+        )  # (B, H, T, d)
+        return self.o_proj(y.transpose(1, 2).reshape(B, T, self.n_heads * self.head_dim))
+
+
+class FeedForward(nn.Module):
+    """SwiGLU: down(silu(gate(x)) * up(x))."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        C, F_ = cfg.hidden_size, cfg.resolved_intermediate_size
+        self.gate_proj = nn.Linear(C, F_, bias=False)
+        self.up_proj = nn.Linear(C, F_, bias=False)
+        self.down_proj = nn.Linear(F_, C, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.self_attn = Attention(cfg)
+        self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.mlp = FeedForward(cfg)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        cache_layer: DynamicLayer | None,
+        mask: torch.Tensor | None,
+        causal: bool,
+    ) -> torch.Tensor:
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, cache_layer, mask, causal)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class DecoderStack(nn.Module):
+    """MiniMind's ``MiniMindModel``: embeddings, blocks, final norm (names kept)."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.layers = nn.ModuleList(Block(cfg) for _ in range(cfg.num_hidden_layers))
+        self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+
+
+class MiniMindLM(nn.Module):
+    """MiniMind's ``MiniMindForCausalLM``: a decoder stack plus a (tied) LM head."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.config = cfg
+        self.model = DecoderStack(cfg)
+        self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        if cfg.tie_word_embeddings:
+            self.lm_head.weight = self.model.embed_tokens.weight
+        cos, sin = rope_tables(cfg.resolved_head_dim, cfg.max_position_embeddings, cfg.rope_theta)
+        # Not saved in the state dict (MiniMind does the same with freqs_cos/freqs_sin).
+        self.register_buffer("rope_cos", cos, persistent=False)
+        self.register_buffer("rope_sin", sin, persistent=False)
+
+    def init_weights(self, seed: int) -> MiniMindLM:
+        """Seeded random initialisation (normal std 0.02, residual outputs scaled down)."""
+        gen = torch.Generator().manual_seed(seed)
+        n_layers = self.config.num_hidden_layers
+        for name, p in self.named_parameters():
+            if name.endswith("norm.weight"):
+                nn.init.ones_(p)
+            else:
+                std = 0.02
+                if name.endswith(("o_proj.weight", "down_proj.weight")):
+                    std = 0.02 / math.sqrt(2 * n_layers)
+                with torch.no_grad():
+                    p.copy_(torch.randn(p.shape, generator=gen) * std)
+        return self
+
+    @property
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,  # (B, T)
+        cache: KVCache | None = None,
+        *,
+        window: int | None = None,
+        logits_to_keep: int = 0,
+    ) -> torch.Tensor:
+        """Logits (B, T', V) for the last `logits_to_keep` positions (0 = all T).
+
+        With a cache, the chunk sits at positions cache.seq_length … +T-1 and the
+        cache is updated in place. Without one, the chunk starts at position 0 and
+        `window` (if given) limits how far back each query may look, exactly as
+        a sliding-window cache would.
+        """
+        B, T = input_ids.shape
+        start = cache.seq_length if cache is not None else 0
+        if start + T > self.rope_cos.shape[0]:
+            raise ValueError(
+                f"Sequence of {start + T} tokens exceeds the model's "
+                f"{self.rope_cos.shape[0]} positions; use a shorter prompt or fewer new tokens."
+            )
+        if cache is not None:
+            window = cache.window
+            k_start = cache.visible_start(T)
+        else:
+            k_start = 0
+        mask = None
+        causal = False
+        if T > 1 or k_start > 0 or window is not None:
+            plain_triangle = start == 0 and window is None
+            if plain_triangle:
+                causal = True  # SDPA's fused causal path; no mask tensor needed
+            else:
+                mask = attention_mask(start, T, k_start, window, input_ids.device)
+        cos = self.rope_cos[start : start + T]  # (T, d)
+        sin = self.rope_sin[start : start + T]
+        x = self.model.embed_tokens(input_ids)  # (B, T, C)
+        for i, block in enumerate(self.model.layers):
+            x = block(x, cos, sin, cache[i] if cache is not None else None, mask, causal)
+        if logits_to_keep:
+            x = x[:, -logits_to_keep:]
+        return self.lm_head(self.model.norm(x))  # (B, T', V)

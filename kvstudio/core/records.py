@@ -1,0 +1,114 @@
+"""Frozen records that the engine yields: one per generation step, plus run settings.
+
+Owns the data contract between the engine and everything that draws or saves
+it (window, CLI, saved runs). Records hold plain Python values only (no
+tensors), so they are cheap to send across threads and to write as JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Mode = Literal["cached", "recompute"]
+Phase = Literal["prefill", "decode"]
+MODES: tuple[Mode, ...] = ("cached", "recompute")
+
+
+@dataclass(frozen=True)
+class SamplingSettings:
+    """MiniMind's knobs, applied in MiniMind's order: temperature → penalty → top-k → top-p."""
+
+    temperature: float = 0.85  # 0 = greedy (argmax), no division by zero
+    top_k: int = 0  # 0 = off
+    top_p: float = 0.85  # 1.0 = off; MiniMind's rule keeps the token that first crosses p
+    repetition_penalty: float = 1.0  # 1.0 = off; >1 discourages tokens already in the text
+    seed: int = 42  # seeds the run's own torch.Generator, never the global RNG
+
+    def __post_init__(self) -> None:
+        if self.temperature < 0:
+            raise ValueError(f"Temperature must be 0 (greedy) or positive, got {self.temperature}.")
+        if self.top_k < 0:
+            raise ValueError(f"top-k must be 0 (off) or a positive count, got {self.top_k}.")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top-p must be in (0, 1], got {self.top_p}; use 1.0 to turn it off.")
+        if self.repetition_penalty <= 0:
+            raise ValueError(
+                f"Repetition penalty must be positive (1.0 = off), got {self.repetition_penalty}."
+            )
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0.0
+
+    @classmethod
+    def greedy_settings(cls, seed: int = 42) -> SamplingSettings:
+        return cls(temperature=0.0, top_k=0, top_p=1.0, repetition_penalty=1.0, seed=seed)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One of the most likely next tokens at a step (after all filters)."""
+
+    token_id: int
+    text: str
+    probability: float
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """Everything measured at one call of the stepper. Batch fields have one entry per row."""
+
+    step: int  # 0 = prefill (first token), 1 … = decode
+    phase: Phase
+    mode: Mode
+    token_ids: tuple[int, ...]  # chosen token per row
+    token_texts: tuple[str, ...]  # text each chosen token adds, Hangul kept whole (may be "")
+    tokens_fed: int  # tokens passed to forward at this step, per row (measured from the input)
+    elapsed_s: float  # wall time of forward + sampling (perf_counter, device synchronised)
+    cache_layer_bytes: tuple[tuple[int, int], ...]  # (K bytes, V bytes) per layer, from tensors
+    cache_allocated_bytes: int  # what the cache holds in memory (static: preallocation)
+    cache_used_bytes: int  # bytes holding real tokens
+    cache_length: int  # tokens stored in the cache (sliding window: capped at W)
+    attention_mask_shape: tuple[int, int]  # (batch, past + new) keys the step's queries saw
+    survivors_top_k: tuple[int, ...]  # candidates left after top-k, per row (vocab if off)
+    survivors_top_p: tuple[int, ...]  # candidates left after top-p, per row
+    chosen_probability: tuple[float, ...]  # probability of the chosen token after filtering
+    top_candidates: tuple[tuple[Candidate, ...], ...]  # per row, most likely first
+    finished: tuple[bool, ...]  # per row: this row has produced eos (or hit the budget)
+    logits_max: tuple[float, ...] = ()  # per row, for quick sanity displays
+    last_logits: tuple[float, ...] | None = field(default=None, repr=False)  # row 0, if kept
+
+    @property
+    def batch_size(self) -> int:
+        return len(self.token_ids)
+
+    @property
+    def cache_total_bytes(self) -> int:
+        return sum(k + v for k, v in self.cache_layer_bytes)
+
+    @property
+    def all_finished(self) -> bool:
+        return all(self.finished)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StepRecord:
+        d = dict(data)
+        d["token_ids"] = tuple(d["token_ids"])
+        d["token_texts"] = tuple(d["token_texts"])
+        d["cache_layer_bytes"] = tuple(tuple(x) for x in d["cache_layer_bytes"])
+        d["attention_mask_shape"] = tuple(d["attention_mask_shape"])
+        d["survivors_top_k"] = tuple(d["survivors_top_k"])
+        d["survivors_top_p"] = tuple(d["survivors_top_p"])
+        d["chosen_probability"] = tuple(d["chosen_probability"])
+        d["top_candidates"] = tuple(
+            tuple(Candidate(**c) for c in row) for row in d["top_candidates"]
+        )
+        d["finished"] = tuple(d["finished"])
+        d["logits_max"] = tuple(d.get("logits_max", ()))
+        if d.get("last_logits") is not None:
+            d["last_logits"] = tuple(d["last_logits"])
+        return cls(**d)
