@@ -31,13 +31,13 @@ class RMSNorm(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # Normalise in fp32 as MiniMind does, then return to the input dtype.
-        xf = x.float()
-        xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
-        return self.weight * xf.type_as(x)
+        xf = x if x.dtype == torch.float32 else x.float()  # skip a no-op cast on the hot path
+        normed = xf * torch.rsqrt(xf.square().mean(-1, keepdim=True).add_(self.eps))
+        return self.weight * (normed if normed.dtype == x.dtype else normed.type_as(x))
 
 
 def rope_tables(head_dim: int, length: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin tables (length, d) for the half-split RoPE layout."""
+    """cos and sin tables (length, d) for the half-split RoPE layout (MiniMind's)."""
     inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2).float() / head_dim))  # (d/2,)
     angles = torch.outer(torch.arange(length).float(), inv_freq)  # (length, d/2)
     angles = torch.cat([angles, angles], dim=-1)  # (length, d)
@@ -45,18 +45,38 @@ def rope_tables(head_dim: int, length: int, theta: float) -> tuple[torch.Tensor,
 
 
 def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """[x1, x2] → [-x2, x1] over the last dim: the 90° turn RoPE mixes in."""
     half = x.shape[-1] // 2
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
 def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """x (B, T, heads, d); cos, sin (T, d) → rotated x."""
+    """x (B, T, heads, d); cos, sin (T, d) → x·cos + rotate_half(x)·sin."""
     cos, sin = cos[:, None, :], sin[:, None, :]  # (T, 1, d) broadcast over heads
     return x * cos + rotate_half(x) * sin
 
 
+def signed_sin(sin: torch.Tensor) -> torch.Tensor:
+    """sin with its first half negated, so rotate_half(x)·sin = roll(x, d/2)·signed_sin."""
+    half = sin.shape[-1] // 2
+    return torch.cat([-sin[..., :half], sin[..., half:]], dim=-1)
+
+
+def apply_rope_fast(x: torch.Tensor, cos: torch.Tensor, sin_signed: torch.Tensor) -> torch.Tensor:
+    """Same result as `apply_rope` in three kernels instead of seven (the decode hot path)."""
+    half = x.shape[-1] // 2
+    rolled = torch.roll(x, shifts=half, dims=-1)  # [x2, x1]
+    return torch.addcmul(x * cos[:, None, :], rolled, sin_signed[:, None, :])
+
+
 def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
-    """(B, S, G, d) → (B, S, G·n_rep, d): each K/V head serves n_rep query heads."""
+    """(B, S, G, d) → (B, S, G·n_rep, d): each K/V head serves n_rep query heads.
+
+    MiniMind calls this on every forward. We keep it as the reference: attention
+    below asks SDPA for the same grouping (``enable_gqa``) without materialising
+    the n_rep copies, and a test checks both give the same output. Either way the
+    cache holds the un-repeated (B, S, G, d) tensors.
+    """
     if n_rep == 1:
         return x
     B, S, G, d = x.shape
@@ -85,6 +105,9 @@ def attention_mask(
 
 
 class Attention(nn.Module):
+    # True: copy K/V n_rep times like MiniMind (slower); False: grouped SDPA, same maths.
+    use_repeat_kv = False
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.n_heads = cfg.num_attention_heads
@@ -114,17 +137,19 @@ class Attention(nn.Module):
         v = self.v_proj(x).view(B, T, self.n_kv_heads, self.head_dim)  # (B, T, G, d)
         if self.q_norm is not None and self.k_norm is not None:
             q, k = self.q_norm(q), self.k_norm(k)
-        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        q, k = apply_rope_fast(q, cos, sin), apply_rope_fast(k, cos, sin)
         if cache_layer is not None:
             # The cache stores K/V after RoPE and before repeat_kv: (B, S, G, d).
             k, v = cache_layer.update(k, v)
-        k, v = repeat_kv(k, self.n_rep), repeat_kv(v, self.n_rep)  # (B, S, H, d)
+        if self.use_repeat_kv:
+            k, v = repeat_kv(k, self.n_rep), repeat_kv(v, self.n_rep)  # (B, S, H, d)
         y = F.scaled_dot_product_attention(
             q.transpose(1, 2),  # (B, H, T, d)
-            k.transpose(1, 2),  # (B, H, S, d)
+            k.transpose(1, 2),  # (B, G, S, d), or (B, H, S, d) after repeat_kv
             v.transpose(1, 2),
             attn_mask=mask,
             is_causal=causal and mask is None and T > 1,
+            enable_gqa=not self.use_repeat_kv and self.n_rep > 1,
         )  # (B, H, T, d)
         return self.o_proj(y.transpose(1, 2).reshape(B, T, self.n_heads * self.head_dim))
 
@@ -187,7 +212,7 @@ class MiniMindLM(nn.Module):
         cos, sin = rope_tables(cfg.resolved_head_dim, cfg.max_position_embeddings, cfg.rope_theta)
         # Not saved in the state dict (MiniMind does the same with freqs_cos/freqs_sin).
         self.register_buffer("rope_cos", cos, persistent=False)
-        self.register_buffer("rope_sin", sin, persistent=False)
+        self.register_buffer("rope_sin_signed", signed_sin(sin), persistent=False)
 
     def init_weights(self, seed: int) -> MiniMindLM:
         """Seeded random initialisation (normal std 0.02, residual outputs scaled down)."""
@@ -244,7 +269,7 @@ class MiniMindLM(nn.Module):
             else:
                 mask = attention_mask(start, T, k_start, window, input_ids.device)
         cos = self.rope_cos[start : start + T]  # (T, d)
-        sin = self.rope_sin[start : start + T]
+        sin = self.rope_sin_signed[start : start + T]  # (T, d), see apply_rope_fast
         x = self.model.embed_tokens(input_ids)  # (B, T, C)
         for i, block in enumerate(self.model.layers):
             x = block(x, cos, sin, cache[i] if cache is not None else None, mask, causal)
