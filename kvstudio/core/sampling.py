@@ -1,0 +1,186 @@
+"""Turning one step's logits into the next token, in MiniMind's order, for a whole batch.
+
+Owns the sampling pipeline and what it reports:
+
+    temperature → repetition penalty (sign-aware) → top-k (0 = off)
+    → top-p (MiniMind's rule) → greedy (temperature 0) or multinomial
+
+and, per row, how many candidates survived top-k and top-p, the chosen token's
+probability and the most likely candidates after filtering. Everything is
+vectorised over the batch (no Python loop over rows) and all randomness comes
+from the `torch.Generator` the caller passes in (the run owns it), never from
+torch's global RNG.
+
+It does not run the model or decode text; see ``stepper.py``.
+
+Letters in shape comments: B batch rows, V vocabulary, n candidates reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from kvstudio.core.records import SamplingSettings
+
+NEG_INF = float("-inf")
+
+
+@dataclass(frozen=True)
+class SampleOutput:
+    """What `sample_next` decided, still as tensors (the stepper converts them once)."""
+
+    token_ids: torch.Tensor  # (B,) int64, the chosen token per row
+    chosen_probability: torch.Tensor  # (B,) float32, its probability after all filters
+    survivors_top_k: torch.Tensor  # (B,) int64, candidates left after top-k (V if off)
+    survivors_top_p: torch.Tensor  # (B,) int64, candidates left after top-p
+    top_ids: torch.Tensor  # (B, n) int64, most likely candidates after filtering
+    top_probs: torch.Tensor  # (B, n) float32, their probabilities
+
+
+def new_generator(seed: int, device: torch.device | str = "cpu") -> torch.Generator:
+    """A generator owned by one run: the same seed gives the same samples."""
+    return torch.Generator(device=device).manual_seed(int(seed))
+
+
+def presence_mask(ids: torch.Tensor, vocab_size: int) -> torch.Tensor:
+    """(B, T) token ids → (B, V) bool: which tokens already occur in each row."""
+    mask = torch.zeros(ids.shape[0], vocab_size, dtype=torch.bool, device=ids.device)
+    return mask.scatter_(1, ids, True)
+
+
+def apply_repetition_penalty(
+    logits: torch.Tensor, seen: torch.Tensor, penalty: float
+) -> torch.Tensor:
+    """Sign-aware penalty: divide positive logits, multiply negative ones, for seen tokens.
+
+    logits (B, V) float, seen (B, V) bool. Dividing a negative logit would *raise*
+    its probability (MiniMind's plain division does exactly that), so negative
+    logits are multiplied instead: both directions make a seen token less likely.
+    """
+    if penalty == 1.0:
+        return logits
+    penalised = torch.where(logits > 0, logits / penalty, logits * penalty)  # (B, V)
+    return torch.where(seen, penalised, logits)
+
+
+def apply_top_k(logits: torch.Tensor, top_k: int) -> torch.Tensor:
+    """Keep each row's `top_k` largest logits (ties with the k-th also survive); 0 = off."""
+    if top_k <= 0 or top_k >= logits.shape[-1]:
+        return logits
+    kth = torch.topk(logits, top_k, dim=-1).values[:, -1:]  # (B, 1)
+    return logits.masked_fill(logits < kth, NEG_INF)
+
+
+def apply_top_p(logits: torch.Tensor, top_p: float) -> torch.Tensor:
+    """MiniMind's nucleus rule, row by row (vectorised).
+
+    Sort descending, take cumulative probabilities, and drop every token whose
+    cumulative probability *before it* already exceeds p. The token that first
+    crosses p is kept, and the top token always survives. p = 1.0 = off.
+    """
+    if top_p >= 1.0:
+        return logits
+    sorted_logits, sorted_ids = torch.sort(logits, dim=-1, descending=True)  # (B, V)
+    cumulative = torch.softmax(sorted_logits, dim=-1).cumsum(dim=-1)  # (B, V)
+    drop_sorted = torch.zeros_like(cumulative, dtype=torch.bool)
+    drop_sorted[:, 1:] = cumulative[:, :-1] > top_p  # mass before this token already > p
+    drop = torch.zeros_like(drop_sorted).scatter_(1, sorted_ids, drop_sorted)  # back to vocab order
+    return logits.masked_fill(drop, NEG_INF)
+
+
+def filter_logits(
+    logits: torch.Tensor,
+    settings: SamplingSettings,
+    seen: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Apply temperature, penalty, top-k and top-p; return (filtered, survivors_k, survivors_p).
+
+    logits (B, V) → filtered (B, V) float32 with -inf for removed tokens; survivor
+    counts (B,) int64. At temperature 0 no temperature is applied (the logits are
+    only penalised): greedy takes the argmax, which every filter keeps anyway.
+    """
+    x = logits.float()
+    if settings.temperature > 0:
+        x = x / settings.temperature
+    if seen is not None:
+        x = apply_repetition_penalty(x, seen, settings.repetition_penalty)
+    x = apply_top_k(x, settings.top_k)
+    survivors_k = torch.isfinite(x).sum(dim=-1)  # (B,)
+    x = apply_top_p(x, settings.top_p)
+    survivors_p = torch.isfinite(x).sum(dim=-1) if settings.top_p < 1.0 else survivors_k
+    return x, survivors_k, survivors_p
+
+
+def sample_next(
+    logits: torch.Tensor,
+    settings: SamplingSettings,
+    generator: torch.Generator | None,
+    *,
+    seen: torch.Tensor | None = None,
+    top_n: int = 10,
+    banned_token: int | None = None,
+) -> SampleOutput:
+    """Choose the next token for every row of `logits` (B, V).
+
+    `seen` (B, V) bool marks tokens already in each row (for the repetition
+    penalty). `banned_token` (e.g. eos while a minimum length is not reached) is
+    removed before filtering, as transformers' ``min_new_tokens`` does.
+
+    Temperature 0 is greedy: the argmax is chosen, the reported probability is
+    1.0 and both survivor counts are 1 (nothing else could be chosen); the top
+    candidates then show the model's own distribution (softmax of the penalised
+    logits at temperature 1), which is what a lecturer wants to look at.
+    A generator is required unless the settings are greedy.
+    """
+    if logits.dim() != 2:
+        raise ValueError(f"sample_next expects logits shaped (batch, vocab), got {logits.shape}.")
+    x = logits.float()
+    if banned_token is not None and 0 <= banned_token < x.shape[-1]:
+        x = x.clone()
+        x[:, banned_token] = NEG_INF
+    batch, vocab = x.shape
+    n = min(top_n, vocab)
+    if settings.greedy:
+        if seen is not None:
+            x = apply_repetition_penalty(x, seen, settings.repetition_penalty)
+        token_ids = torch.argmax(x, dim=-1)  # (B,)
+        ones = torch.ones(batch, dtype=torch.int64, device=x.device)
+        if n > 0:
+            top_probs, top_ids = torch.topk(torch.softmax(x, dim=-1), n, dim=-1)  # (B, n)
+        else:
+            top_probs, top_ids = _empty_top(batch, x.device)
+        return SampleOutput(
+            token_ids=token_ids,
+            chosen_probability=torch.ones(batch, dtype=torch.float32, device=x.device),
+            survivors_top_k=ones,
+            survivors_top_p=ones,
+            top_ids=top_ids,
+            top_probs=top_probs,
+        )
+    if generator is None:
+        raise ValueError("Sampling with temperature > 0 needs the run's torch.Generator.")
+    filtered, survivors_k, survivors_p = filter_logits(x, settings, seen)
+    probs = torch.softmax(filtered, dim=-1)  # (B, V), zero where filtered out
+    token_ids = torch.multinomial(probs, 1, generator=generator).squeeze(1)  # (B,)
+    chosen = probs.gather(1, token_ids[:, None]).squeeze(1)  # (B,)
+    if n > 0:
+        top_probs, top_ids = torch.topk(probs, n, dim=-1)  # (B, n)
+    else:
+        top_probs, top_ids = _empty_top(batch, x.device)
+    return SampleOutput(
+        token_ids=token_ids,
+        chosen_probability=chosen,
+        survivors_top_k=survivors_k,
+        survivors_top_p=survivors_p,
+        top_ids=top_ids,
+        top_probs=top_probs,
+    )
+
+
+def _empty_top(batch: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    return (
+        torch.zeros(batch, 0, dtype=torch.float32, device=device),
+        torch.zeros(batch, 0, dtype=torch.int64, device=device),
+    )
