@@ -262,7 +262,10 @@ class MiniMindLM(nn.Module):
             k_start = 0
         mask = None
         causal = False
-        if T > 1 or k_start > 0 or window is not None:
+        # One new token on a cache sees every stored key (a sliding cache only stores
+        # the window), so the common decode step needs no mask at all.
+        single_decode = cache is not None and T == 1
+        if not single_decode and (T > 1 or k_start > 0 or window is not None):
             plain_triangle = start == 0 and window is None
             if plain_triangle:
                 causal = True  # SDPA's fused causal path; no mask tensor needed
