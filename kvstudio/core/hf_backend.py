@@ -1,0 +1,366 @@
+"""Drive a local Hugging Face causal LM through the stepper's `LanguageModel` interface.
+
+Owns `HFBackend` (the adapter), `HFCache` (a transformers cache plus the
+bookkeeping the stepper measures: positions seen, the attention mask grown
+each step) and `load_hf_folder` (open a *local* folder, never the hub).
+
+transformers is imported lazily, inside the functions that need it, so
+importing ``kvstudio.core`` never imports it; it is the optional extra
+``pip install -e '.[hf]'``. Supported range: see ``TRANSFORMERS_RANGE``.
+
+Cache bytes are read from the cache's own tensors. transformers' Cache API
+moved across versions: 4.56+ keeps ``cache.layers[i].keys / .values``
+(B, G, S, d); older releases kept ``cache.key_cache[i] / value_cache[i]``.
+Both are read. It does not sample, time or record: that is ``stepper.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kvstudio.core.kv_cache import CacheSpec
+from kvstudio.core.tokenizer import TextTokenizer
+
+logger = logging.getLogger(__name__)
+
+TRANSFORMERS_RANGE = ">=4.56,<5.19"  # keep in step with pyproject's [hf] extra
+INSTALL_HINT = "install the extra: pip install -e '.[hf]'"
+WEIGHT_FILES = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
+DTYPE_NAMES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+    "half": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+}
+
+
+def require_transformers() -> Any:
+    """Import transformers or raise a ValueError that says how to install it."""
+    try:
+        import transformers
+    except ImportError as exc:
+        raise ValueError(
+            f"Running a Hugging Face model needs the transformers library; {INSTALL_HINT}"
+        ) from exc
+    return transformers
+
+
+def transformers_major() -> int:
+    version = str(require_transformers().__version__)
+    return int(version.split(".")[0])
+
+
+def resolve_dtype(name: str | torch.dtype) -> torch.dtype:
+    """'fp32' / 'float16' / 'bf16' … → torch dtype, with a clear error for anything else."""
+    if isinstance(name, torch.dtype):
+        if name in DTYPE_NAMES.values():
+            return name
+        raise ValueError(f"dtype must be float32, float16 or bfloat16, got {name}.")
+    key = name.strip().lower().removeprefix("torch.")
+    if key not in DTYPE_NAMES:
+        raise ValueError(f"dtype must be fp32, fp16 or bf16 (or float32 …), got {name!r}.")
+    return DTYPE_NAMES[key]
+
+
+def resolve_device(name: str | torch.device | None) -> torch.device:
+    """'auto' picks cuda, then mps, then cpu; an explicit device must be present."""
+    if isinstance(name, torch.device):
+        name = str(name)
+    key = (name or "auto").strip().lower()
+    mps_ok = hasattr(torch.backends, "mps") and torch.backends.mps.is_available()
+    if key == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        return torch.device("mps" if mps_ok else "cpu")
+    device = torch.device(key)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("CUDA was asked for but torch sees no CUDA GPU; use --device cpu or auto.")
+    if device.type == "mps" and not mps_ok:
+        raise ValueError("MPS was asked for but this torch has no Apple GPU; use --device cpu.")
+    if device.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"device must be cpu, cuda, mps or auto, got {name!r}.")
+    return device
+
+
+def is_hf_folder(path: str | Path) -> bool:
+    """True for a transformers folder: config.json naming a transformers ``model_type``.
+
+    Our own folders (config.json written by `ModelConfig`) carry no ``model_type``,
+    and MiniMind's remote-code folders (``model_type: minimind``) are ours to load.
+    """
+    config = Path(path) / "config.json"
+    if not config.is_file():
+        return False
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return False
+    model_type = data.get("model_type") if isinstance(data, dict) else None
+    return isinstance(model_type, str) and model_type not in ("", "minimind")
+
+
+def check_hf_folder(path: str | Path) -> Path:
+    """Say clearly what a folder lacks before transformers gives a long traceback."""
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise ValueError(
+            f"{folder} is not a folder. Give the local folder that holds the model's "
+            "config.json, weights and tokenizer.json (models are never downloaded)."
+        )
+    if not (folder / "config.json").is_file():
+        raise ValueError(f"{folder} has no config.json; it is not a transformers model folder.")
+    if not any((folder / f).is_file() for f in WEIGHT_FILES) and not any(
+        folder.glob("*.safetensors")
+    ):
+        raise ValueError(
+            f"{folder} has a config.json but no weights (model.safetensors or pytorch_model.bin); "
+            "copy the weight files in (large ones may still be Git LFS pointers)."
+        )
+    return folder
+
+
+def load_hf_tokenizer(folder: Path) -> TextTokenizer:
+    """The folder's tokenizer.json, or a fast tokenizer transformers can build offline."""
+    if (folder / "tokenizer.json").is_file():
+        return TextTokenizer.from_file(folder / "tokenizer.json")
+    transformers = require_transformers()
+    try:
+        tok = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    except Exception as exc:  # transformers raises OSError, ValueError, ImportError …
+        raise ValueError(
+            f"{folder} has no tokenizer.json and transformers could not build one ({exc}). "
+            "Copy the model's tokenizer.json into the folder."
+        ) from exc
+    backend = getattr(tok, "backend_tokenizer", None)
+    if backend is None:
+        raise ValueError(
+            f"{folder} only has a slow (Python) tokenizer; save a fast one with "
+            "AutoTokenizer.from_pretrained(..., use_fast=True).save_pretrained(folder)."
+        )
+    return TextTokenizer(backend)
+
+
+def _layer_tensors(cache: Any) -> list[tuple[torch.Tensor | None, torch.Tensor | None]]:
+    """[(K, V)] per layer across transformers versions: ``layers[i].keys`` or ``key_cache[i]``."""
+    layers = getattr(cache, "layers", None)
+    if layers is not None:
+        return [(getattr(layer, "keys", None), getattr(layer, "values", None)) for layer in layers]
+    keys = getattr(cache, "key_cache", None)
+    values = getattr(cache, "value_cache", None)
+    if keys is None or values is None:
+        raise ValueError(
+            f"Cannot read K/V tensors from {type(cache).__name__}; use transformers "
+            f"{TRANSFORMERS_RANGE}."
+        )
+    return list(zip(keys, values, strict=False))
+
+
+def _nbytes(t: torch.Tensor | None) -> int:
+    return 0 if t is None else t.numel() * t.element_size()
+
+
+@dataclass
+class HFCache:
+    """A transformers cache plus what the stepper needs to know about it."""
+
+    cache: Any  # transformers DynamicCache or StaticCache
+    spec: CacheSpec
+    batch_size: int
+    seq_length: int = 0  # positions processed (the next token's position)
+    attention_mask: torch.Tensor | None = field(default=None, repr=False)  # (B, past + new)
+
+
+class HFBackend:
+    """`LanguageModel` for a transformers causal LM (Llama, Qwen3, EXAONE-4 …)."""
+
+    def __init__(self, model: Any, name: str = "hf", eos_token_id: int | None = None) -> None:
+        cfg = (
+            model.config.get_text_config()
+            if hasattr(model.config, "get_text_config")
+            else (model.config)
+        )
+        self.model = model.eval()
+        self.config = cfg
+        self.name = name
+        self.num_layers: int = int(cfg.num_hidden_layers)
+        heads = int(cfg.num_attention_heads)
+        self.num_kv_heads: int = int(getattr(cfg, "num_key_value_heads", None) or heads)
+        self.head_dim: int = int(getattr(cfg, "head_dim", None) or cfg.hidden_size // heads)
+        first = next(model.parameters())
+        self.dtype_bytes: int = first.element_size()
+        self.dtype: torch.dtype = first.dtype
+        head = model.get_output_embeddings()
+        self.vocab_size: int = int(head.weight.shape[0]) if head is not None else cfg.vocab_size
+        self.eos_token_id: int | None = eos_token_id
+        self.device: torch.device = first.device
+        self._major = transformers_major()
+
+    # ---- construction --------------------------------------------------------------------
+    @classmethod
+    def from_folder(
+        cls,
+        path: str | Path,
+        *,
+        dtype: str | torch.dtype = "float32",
+        device: str | torch.device | None = "cpu",
+        attn_implementation: str | None = "sdpa",
+    ) -> HFBackend:
+        """Open a local folder (no hub access) on `device` in `dtype`."""
+        transformers = require_transformers()
+        folder = check_hf_folder(path)
+        torch_dtype = resolve_dtype(dtype)
+        target = resolve_device(device)
+        if target.type == "cpu" and torch_dtype == torch.float16:
+            logger.warning("fp16 on the CPU is slow and may be inexact; bf16 or fp32 suit the CPU.")
+        transformers.utils.logging.disable_progress_bar()
+        kwargs: dict[str, Any] = {"local_files_only": True, "dtype": torch_dtype}
+        if attn_implementation:
+            kwargs["attn_implementation"] = attn_implementation
+        try:
+            model = transformers.AutoModelForCausalLM.from_pretrained(str(folder), **kwargs)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ValueError(
+                f"transformers could not open {folder} as a causal LM: {exc}. Check the folder is "
+                f"complete and that transformers {TRANSFORMERS_RANGE} knows its model_type."
+            ) from exc
+        model = model.to(target)
+        eos = _first_id(getattr(model.generation_config, "eos_token_id", None))
+        if eos is None:
+            eos = _first_id(getattr(model.config, "eos_token_id", None))
+        return cls(model, name=folder.name, eos_token_id=eos)
+
+    # ---- the LanguageModel protocol ------------------------------------------------------
+    def new_cache(self, spec: CacheSpec, batch_size: int) -> HFCache:
+        transformers = require_transformers()
+        if spec.kind == "dynamic":
+            cache = transformers.DynamicCache(config=self.model.config)
+        elif spec.kind == "static":
+            cache = transformers.StaticCache(
+                config=self.model.config, max_cache_len=spec.max_length
+            )
+        else:
+            raise ValueError(
+                "A transformers model runs its own attention, so KV Studio cannot impose a "
+                f"{spec.window}-token window on it; choose the dynamic or static cache."
+            )
+        return HFCache(cache=cache, spec=spec, batch_size=batch_size)
+
+    def forward_last(
+        self, input_ids: torch.Tensor, cache: HFCache | None, window: int | None
+    ) -> torch.Tensor:
+        B, T = input_ids.shape
+        if cache is None:
+            if window is not None:
+                raise ValueError(
+                    "A sliding attention window cannot be imposed on a transformers model; "
+                    "choose the dynamic or static cache."
+                )
+            mask = torch.ones(B, T, dtype=torch.long, device=input_ids.device)  # (B, T)
+            out = self.model(
+                input_ids=input_ids, attention_mask=mask, use_cache=False, logits_to_keep=1
+            )
+            return out.logits[:, -1]  # (B, V)
+        past = cache.seq_length
+        if cache.spec.kind == "static" and past + T > cache.spec.max_length:
+            raise ValueError(
+                f"The static cache holds {cache.spec.max_length} tokens but this step needs "
+                f"{past + T}; raise the static cache length or use the dynamic cache."
+            )
+        # Grow the mask by the new columns as generate() does: (B, past) → (B, past + T).
+        new_cols = torch.ones(B, T, dtype=torch.long, device=input_ids.device)
+        mask = (
+            new_cols
+            if cache.attention_mask is None
+            else torch.cat([cache.attention_mask, new_cols], dim=1)
+        )
+        positions = torch.arange(past, past + T, device=input_ids.device)  # (T,)
+        kwargs: dict[str, Any] = {}
+        if self._major < 5:
+            kwargs["cache_position"] = positions  # 4.x indexes the static cache with it
+        out = self.model(
+            input_ids=input_ids,
+            attention_mask=mask,
+            position_ids=positions[None, :].expand(B, T),  # (B, T)
+            past_key_values=cache.cache,
+            use_cache=True,
+            logits_to_keep=1,
+            **kwargs,
+        )
+        cache.attention_mask = mask
+        cache.seq_length = past + T
+        return out.logits[:, -1]  # (B, V)
+
+    def cache_layer_bytes(self, cache: HFCache) -> tuple[tuple[int, int], ...]:
+        pairs = _layer_tensors(cache.cache)
+        sizes = [(_nbytes(k), _nbytes(v)) for k, v in pairs]
+        sizes += [(0, 0)] * (self.num_layers - len(sizes))  # lazily created layers
+        return tuple(sizes[: self.num_layers])
+
+    def cache_length(self, cache: HFCache) -> int:
+        stored = [self._stored_tokens(cache, k) for k, _ in _layer_tensors(cache.cache)]
+        return max(stored, default=0)
+
+    def cache_allocated_bytes(self, cache: HFCache) -> int:
+        return sum(k + v for k, v in self.cache_layer_bytes(cache))
+
+    def cache_used_bytes(self, cache: HFCache) -> int:
+        used = 0
+        for k, v in _layer_tensors(cache.cache):
+            if k is None or v is None or k.dim() < 2 or k.shape[-2] == 0:
+                continue
+            tokens = self._stored_tokens(cache, k)
+            used += (_nbytes(k) + _nbytes(v)) * tokens // k.shape[-2]  # (B, G, S, d): S = -2
+        return used
+
+    def mask_len(self, cache: HFCache | None, new_tokens: int) -> int:
+        if cache is None:
+            return new_tokens
+        return cache.seq_length + new_tokens
+
+    # ---- helpers -------------------------------------------------------------------------
+    def _stored_tokens(self, cache: HFCache, keys: torch.Tensor | None) -> int:
+        if keys is None or keys.dim() < 2:
+            return 0
+        rows = int(keys.shape[-2])  # (B, G, S, d)
+        if cache.spec.kind == "static":
+            return min(cache.seq_length, rows)  # rows = preallocated length
+        return rows
+
+
+def _first_id(value: Any) -> int | None:
+    if isinstance(value, int):
+        return value
+    if isinstance(value, (list, tuple)) and value and isinstance(value[0], int):
+        return int(value[0])
+    return None
+
+
+def load_hf_backend(
+    path: str | Path,
+    *,
+    dtype: str | torch.dtype = "float32",
+    device: str | torch.device | None = "cpu",
+) -> tuple[HFBackend, TextTokenizer]:
+    """Open a local transformers folder as (backend, tokenizer) for the stepper and labs."""
+    folder = check_hf_folder(path)
+    tokenizer = load_hf_tokenizer(folder)
+    backend = HFBackend.from_folder(folder, dtype=dtype, device=device)
+    if backend.eos_token_id is not None and tokenizer.eos_id is None:
+        logger.info(
+            "Using the model's eos id %d (the tokenizer has no <|im_end|>).", backend.eos_token_id
+        )
+    return backend, tokenizer
