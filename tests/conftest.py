@@ -1,0 +1,56 @@
+"""Shared fixtures: a tiny seeded model, the course-sized model, and their tokenizer.
+
+Qt stays out of here (tests/ui has its own conftest). Torch runs on one thread:
+the machine has two cores and tiny matmuls slow down badly when they compete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+import torch
+
+from kvstudio.core.backend import MiniMindBackend
+from kvstudio.core.checkpoints import train_fallback_tokenizer
+from kvstudio.core.config import ModelConfig
+from kvstudio.core.model import MiniMindLM
+from kvstudio.core.tokenizer import TextTokenizer
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def tokenizer() -> TextTokenizer:
+    """A small byte-level BPE (a few hundred tokens) trained in memory."""
+    return train_fallback_tokenizer()
+
+
+@pytest.fixture(scope="session")
+def tiny_config(tokenizer: TextTokenizer) -> ModelConfig:
+    return ModelConfig(
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=tokenizer.vocab_size,
+        max_position_embeddings=1024,
+        eos_token_id=tokenizer.eos_id if tokenizer.eos_id is not None else 2,
+    )
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tiny_config: ModelConfig) -> MiniMindLM:
+    return MiniMindLM(tiny_config).init_weights(1234).eval()
+
+
+@pytest.fixture(scope="session")
+def tiny_backend(tiny_model: MiniMindLM) -> MiniMindBackend:
+    return MiniMindBackend(tiny_model, name="tiny")
+
+
+@pytest.fixture(scope="session")
+def course_backend(tokenizer: TextTokenizer) -> MiniMindBackend:
+    """Course geometry (hidden 256, 4 layers, 2 KV heads × 32, fp32); vocab = the tokenizer's."""
+    cfg = replace(ModelConfig(), vocab_size=tokenizer.vocab_size, max_position_embeddings=1024)
+    return MiniMindBackend(MiniMindLM(cfg).init_weights(7).eval(), name="course")

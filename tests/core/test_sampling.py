@@ -1,0 +1,135 @@
+"""Sampling on hand-made distributions: MiniMind's order and rules, batched, seeded."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from kvstudio.core.records import SamplingSettings
+from kvstudio.core.sampling import (
+    apply_repetition_penalty,
+    apply_top_p,
+    filter_logits,
+    new_generator,
+    presence_mask,
+    sample_next,
+)
+
+
+def logits_from_probs(*probs: float) -> torch.Tensor:
+    return torch.log(torch.tensor([probs], dtype=torch.float32))  # (1, V)
+
+
+def settings(**kw: float) -> SamplingSettings:
+    base = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "repetition_penalty": 1.0}
+    base.update(kw)
+    return SamplingSettings(**base)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "p, survivors",
+    [
+        (0.01, 1),  # the top token always survives
+        (0.4, 1),  # mass before token 2 is 0.5 > 0.4
+        (0.7, 2),  # token 2 crosses 0.7 and is kept; mass before token 3 is 0.8
+        (0.85, 3),
+        (0.99, 4),
+        (1.0, 4),  # off
+    ],
+)
+def test_top_p_minimind_rule(p: float, survivors: int) -> None:
+    logits = logits_from_probs(0.5, 0.3, 0.15, 0.05)
+    _, _, kept = filter_logits(logits, settings(top_p=p))
+    assert kept.tolist() == [survivors]
+
+
+def test_top_p_is_order_independent() -> None:
+    logits = logits_from_probs(0.05, 0.3, 0.5, 0.15)  # same distribution, shuffled
+    filtered = apply_top_p(logits, 0.7)
+    assert torch.isfinite(filtered).tolist() == [[False, True, True, False]]
+
+
+@pytest.mark.parametrize("k, survivors", [(0, 5), (1, 1), (3, 3), (5, 5), (50, 5)])
+def test_top_k_survivors(k: int, survivors: int) -> None:
+    logits = torch.tensor([[3.0, 1.0, 2.0, 0.0, -1.0]])
+    _, kept_k, kept_p = filter_logits(logits, settings(top_k=k))
+    assert kept_k.tolist() == [survivors]
+    assert kept_p.tolist() == [survivors]  # top-p off
+
+
+def test_top_k_then_top_p_counts() -> None:
+    logits = logits_from_probs(0.4, 0.3, 0.2, 0.1)
+    # top-k 3 renormalises to 0.444, 0.333, 0.222: mass before the 3rd is 0.778 > 0.7
+    _, kept_k, kept_p = filter_logits(logits, settings(top_k=3, top_p=0.7))
+    assert (kept_k.item(), kept_p.item()) == (3, 2)
+
+
+def test_survivors_are_per_row() -> None:
+    logits = torch.cat(
+        [logits_from_probs(0.9, 0.05, 0.03, 0.02), logits_from_probs(0.25, 0.25, 0.25, 0.25)]
+    )
+    _, _, kept = filter_logits(logits, settings(top_p=0.8))
+    assert kept.tolist() == [1, 4]
+
+
+def test_repetition_penalty_is_sign_aware() -> None:
+    logits = torch.tensor([[2.0, -2.0, 1.0, -1.0]])
+    seen = torch.tensor([[True, True, False, False]])
+    out = apply_repetition_penalty(logits, seen, 2.0)
+    assert out.tolist() == [[1.0, -4.0, 1.0, -1.0]]
+
+
+def test_presence_mask() -> None:
+    mask = presence_mask(torch.tensor([[0, 2, 2], [1, 1, 1]]), 4)
+    assert mask.tolist() == [[True, False, True, False], [False, True, False, False]]
+
+
+def test_temperature_zero_is_greedy_without_crash() -> None:
+    logits = torch.tensor([[0.1, 5.0, 4.9, -3.0], [1.0, 0.0, 2.0, 0.5]])
+    out = sample_next(logits, SamplingSettings.greedy_settings(), None, top_n=2)
+    assert out.token_ids.tolist() == [1, 2]
+    assert out.chosen_probability.tolist() == [1.0, 1.0]
+    assert out.survivors_top_k.tolist() == [1, 1]
+    assert out.top_ids[:, 0].tolist() == [1, 2]
+    assert all(math.isfinite(p) for p in out.top_probs.flatten().tolist())
+
+
+def test_greedy_with_penalty_avoids_seen_token() -> None:
+    logits = torch.tensor([[3.0, 2.9, 0.0]])
+    seen = torch.tensor([[True, False, False]])
+    s = SamplingSettings(temperature=0.0, top_p=1.0, repetition_penalty=1.5)
+    assert sample_next(logits, s, None, seen=seen).token_ids.tolist() == [1]
+
+
+def test_sampling_is_seeded_and_leaves_global_rng_alone() -> None:
+    logits = torch.randn(8, 50, generator=torch.Generator().manual_seed(0))
+    s = settings(temperature=1.3, top_p=0.9, top_k=20)
+    state = torch.random.get_rng_state()
+    first = [sample_next(logits, s, g).token_ids.tolist() for g in [new_generator(5)] * 4]
+    second = [sample_next(logits, s, g).token_ids.tolist() for g in [new_generator(5)] * 4]
+    assert first == second
+    assert torch.equal(state, torch.random.get_rng_state())
+
+
+def test_filtered_tokens_are_never_sampled() -> None:
+    logits = logits_from_probs(0.5, 0.3, 0.15, 0.05).repeat(500, 1)
+    out = sample_next(logits, settings(top_p=0.7), new_generator(0))
+    assert set(out.token_ids.tolist()) <= {0, 1}
+    assert out.survivors_top_p.unique().tolist() == [2]
+    # chosen probability is after filtering: 0.5/0.8 or 0.3/0.8
+    assert set(round(p, 4) for p in out.chosen_probability.tolist()) <= {0.625, 0.375}
+
+
+def test_banned_token_is_never_chosen() -> None:
+    logits = torch.tensor([[10.0, 0.0, 0.0]]).repeat(100, 1)
+    out = sample_next(logits, settings(), new_generator(0), banned_token=0)
+    assert 0 not in out.token_ids.tolist()
+    greedy = sample_next(logits, SamplingSettings.greedy_settings(), None, banned_token=0)
+    assert 0 not in greedy.token_ids.tolist()
+
+
+def test_sampling_needs_a_generator() -> None:
+    with pytest.raises(ValueError, match="Generator"):
+        sample_next(torch.zeros(1, 4), settings(), None)

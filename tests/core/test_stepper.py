@@ -1,0 +1,344 @@
+"""The stepper: cached and recompute agree, and every number it records is measured."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+import torch
+
+from kvstudio.core import formulas
+from kvstudio.core.backend import LanguageModel, MiniMindBackend
+from kvstudio.core.kv_cache import CacheSpec
+from kvstudio.core.records import SamplingSettings, StepRecord
+from kvstudio.core.stepper import Stepper
+from kvstudio.core.tokenizer import REPLACEMENT, TextTokenizer
+
+GREEDY = SamplingSettings.greedy_settings()
+
+
+def run(backend: LanguageModel, tok: TextTokenizer, prompt: Sequence[int], **kw: object) -> Stepper:
+    stepper = Stepper(backend, tok, prompt, **kw)  # type: ignore[arg-type]
+    list(stepper)
+    return stepper
+
+
+def prompt_of(n: int, vocab: int) -> list[int]:
+    return [(7 * i + 3) % vocab for i in range(n)]
+
+
+@pytest.mark.parametrize("p, n", [(1, 1), (1, 12), (9, 1), (17, 9), (40, 24)])
+def test_greedy_tokens_identical_between_modes(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, p: int, n: int
+) -> None:
+    prompt = prompt_of(p, tiny_backend.vocab_size)
+    runs = {}
+    for mode in ("cached", "recompute"):
+        stepper = Stepper(
+            tiny_backend,
+            tokenizer,
+            prompt,
+            mode=mode,
+            sampling=GREEDY,
+            max_new_tokens=n,
+            stop_at_eos=False,
+        )
+        logits = []
+        for _ in stepper:
+            assert stepper.last_logits is not None
+            logits.append(stepper.last_logits[0].clone())
+        runs[mode] = (stepper.generated_ids[0], torch.stack(logits))
+    assert runs["cached"][0] == runs["recompute"][0]
+    assert len(runs["cached"][0]) == n
+    max_diff = (runs["cached"][1] - runs["recompute"][1]).abs().max().item()
+    assert max_diff < 1e-4
+
+
+def test_tokens_fed_are_measured_and_match_formulas(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    prompt = prompt_of(183, tiny_backend.vocab_size)
+    for mode, expected in (("cached", 246), ("recompute", 13_728)):
+        s = run(
+            tiny_backend,
+            tokenizer,
+            prompt,
+            mode=mode,
+            sampling=GREEDY,
+            max_new_tokens=64,
+            stop_at_eos=False,
+            top_n=0,
+        )
+        fed = [r.tokens_fed for r in s.records]
+        assert sum(fed) == expected == formulas.tokens_fed(mode, 183, 64)
+        assert fed == formulas.tokens_fed_per_step(mode, 183, 64)
+        assert [r.phase for r in s.records[:2]] == ["prefill", "decode"]
+        assert [r.step for r in s.records] == list(range(64))
+
+
+def test_dynamic_cache_bytes_course_model(
+    course_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    s = Stepper(
+        course_backend,
+        tokenizer,
+        prompt_of(100, course_backend.vocab_size),
+        sampling=GREEDY,
+        max_new_tokens=3,
+        stop_at_eos=False,
+    )
+    first = s.step()  # the prefill: the cache now holds the 100 prompt tokens
+    assert first.cache_total_bytes == 204_800 == formulas.cache_bytes(4, 100, 2, 32, 4)
+    assert first.cache_layer_bytes == ((25_600, 25_600),) * 4
+    assert first.cache_length == 100
+    assert first.cache_allocated_bytes == first.cache_used_bytes == 204_800
+    second = s.step()
+    assert second.cache_total_bytes == formulas.cache_bytes(4, 101, 2, 32, 4)
+    assert second.attention_mask_shape == (1, 101)  # 100 cached keys + the new one
+
+
+def test_static_cache_reports_preallocation(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    geometry = (tiny_backend.num_layers, tiny_backend.num_kv_heads, tiny_backend.head_dim, 4)
+    L, H, d, b = geometry
+    s = run(
+        tiny_backend,
+        tokenizer,
+        prompt_of(10, tiny_backend.vocab_size),
+        sampling=GREEDY,
+        max_new_tokens=5,
+        stop_at_eos=False,
+        cache=CacheSpec("static", max_length=32),
+    )
+    for i, r in enumerate(s.records):
+        assert r.cache_allocated_bytes == formulas.cache_bytes(L, 32, H, d, b)
+        assert r.cache_used_bytes == formulas.cache_bytes(L, 10 + i, H, d, b)
+        assert r.cache_length == 10 + i
+    dynamic = run(
+        tiny_backend,
+        tokenizer,
+        prompt_of(10, tiny_backend.vocab_size),
+        sampling=GREEDY,
+        max_new_tokens=5,
+        stop_at_eos=False,
+    )
+    assert dynamic.generated_ids == s.generated_ids
+
+
+def test_static_cache_too_small_is_a_clear_error(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    with pytest.raises(ValueError, match="static cache"):
+        Stepper(
+            tiny_backend,
+            tokenizer,
+            [1, 2, 3],
+            max_new_tokens=10,
+            cache=CacheSpec("static", max_length=8),
+        )
+
+
+def test_sliding_window_matches_recompute_and_stops_growing(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    window = 8
+    spec = CacheSpec("sliding", window=window)
+    prompt = prompt_of(5, tiny_backend.vocab_size)
+    runs = {}
+    for mode in ("cached", "recompute"):
+        s = Stepper(
+            tiny_backend,
+            tokenizer,
+            prompt,
+            mode=mode,
+            sampling=GREEDY,
+            max_new_tokens=20,
+            stop_at_eos=False,
+            cache=spec,
+        )
+        logits = []
+        for _ in s:
+            assert s.last_logits is not None
+            logits.append(s.last_logits[0].clone())
+        runs[mode] = (s, torch.stack(logits))
+    cached, recompute = runs["cached"][0], runs["recompute"][0]
+    assert cached.generated_ids == recompute.generated_ids
+    assert (runs["cached"][1] - runs["recompute"][1]).abs().max().item() < 1e-4
+    per_token = formulas.bytes_per_token(
+        tiny_backend.num_layers, tiny_backend.num_kv_heads, tiny_backend.head_dim, 4
+    )
+    lengths = [r.cache_length for r in cached.records]
+    assert lengths == [min(5 + i, window) for i in range(20)]
+    assert [r.cache_total_bytes for r in cached.records] == [per_token * n for n in lengths]
+    assert max(r.attention_mask_shape[1] for r in cached.records) == window + 1
+    # A full (unwindowed) run sees all past tokens, so its answer generally differs.
+    full = run(
+        tiny_backend, tokenizer, prompt, sampling=GREEDY, max_new_tokens=20, stop_at_eos=False
+    )
+    assert full.records[-1].cache_length == 24
+
+
+def test_same_seed_same_samples_in_both_modes(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    s = SamplingSettings(temperature=1.0, top_k=40, top_p=0.9, repetition_penalty=1.1, seed=3)
+    prompt = prompt_of(12, tiny_backend.vocab_size)
+    kw = dict(sampling=s, max_new_tokens=16, batch_size=3, stop_at_eos=False)
+    a = run(tiny_backend, tokenizer, prompt, mode="cached", **kw)
+    b = run(tiny_backend, tokenizer, prompt, mode="recompute", **kw)
+    c = run(tiny_backend, tokenizer, prompt, mode="cached", **kw)
+    assert a.generated_ids == b.generated_ids == c.generated_ids
+    assert len({tuple(row) for row in a.generated_ids}) > 1  # rows differ: really sampled
+    other = run(
+        tiny_backend,
+        tokenizer,
+        prompt,
+        mode="cached",
+        **{**kw, "sampling": SamplingSettings(temperature=1.0, top_p=0.9, seed=4)},
+    )
+    assert other.generated_ids != a.generated_ids
+
+
+def test_temperature_zero_in_stepper_is_argmax(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    s = Stepper(
+        tiny_backend,
+        tokenizer,
+        prompt_of(6, tiny_backend.vocab_size),
+        sampling=SamplingSettings(temperature=0.0, top_p=0.5, top_k=3),
+        max_new_tokens=6,
+        stop_at_eos=False,
+    )
+    for record in s:
+        assert s.last_logits is not None
+        assert record.token_ids[0] == int(s.last_logits[0].argmax())
+        assert record.survivors_top_p == (1,)
+        assert record.chosen_probability == (1.0,)
+
+
+def test_records_are_plain_and_round_trip(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    s = run(
+        tiny_backend,
+        tokenizer,
+        prompt_of(5, tiny_backend.vocab_size),
+        sampling=SamplingSettings(temperature=0.8, top_p=0.9),
+        max_new_tokens=4,
+        batch_size=2,
+        keep_logits=True,
+        stop_at_eos=False,
+        top_n=4,
+    )
+    r = s.records[-1]
+    assert r.finished == (True, True)
+    assert r.last_logits is not None and len(r.last_logits) == tiny_backend.vocab_size
+    assert all(len(row) <= 4 for row in r.top_candidates)
+    assert all(c.probability > 0 for row in r.top_candidates for c in row)
+    assert StepRecord.from_dict(r.to_dict()) == r
+    with pytest.raises(ValueError, match="finished"):
+        s.step()
+
+
+# ---- a scripted backend: exact control over what the "model" prefers -----------------------
+class ScriptedBackend:
+    """A `LanguageModel` whose logits put each row's next scripted token on top."""
+
+    name = "scripted"
+    num_layers, num_kv_heads, head_dim, dtype_bytes = 1, 1, 2, 4
+    eos_token_id: int | None = None
+    device = torch.device("cpu")
+
+    def __init__(self, vocab_size: int, scripts: list[list[int]]) -> None:
+        self.vocab_size = vocab_size
+        self.scripts = scripts
+        self.calls = 0
+
+    def new_cache(self, spec: CacheSpec, batch_size: int) -> list[int]:
+        return [0]
+
+    def forward_last(
+        self, input_ids: torch.Tensor, cache: list[int] | None, window: int | None
+    ) -> torch.Tensor:
+        step = self.calls
+        self.calls += 1
+        logits = torch.zeros(input_ids.shape[0], self.vocab_size)
+        for row, script in enumerate(self.scripts):
+            logits[row, script[min(step, len(script) - 1)]] = 10.0
+        if cache is not None:
+            cache[0] += input_ids.shape[1]
+        return logits
+
+    def cache_layer_bytes(self, cache: list[int]) -> tuple[tuple[int, int], ...]:
+        return ((8 * cache[0], 8 * cache[0]),)
+
+    def cache_length(self, cache: list[int]) -> int:
+        return cache[0]
+
+    def cache_allocated_bytes(self, cache: list[int]) -> int:
+        return 16 * cache[0]
+
+    def cache_used_bytes(self, cache: list[int]) -> int:
+        return 16 * cache[0]
+
+    def mask_len(self, cache: list[int] | None, new_tokens: int) -> int:
+        return new_tokens + (cache[0] if cache else 0)
+
+
+def test_scripted_backend_satisfies_protocol(tokenizer: TextTokenizer) -> None:
+    assert isinstance(ScriptedBackend(10, [[1]]), LanguageModel)
+
+
+def test_batch_rows_keep_receiving_eos(tokenizer: TextTokenizer) -> None:
+    eos = tokenizer.eos_id
+    assert eos is not None
+    a, b = tokenizer.encode("가나")[:1] * 2, tokenizer.encode("다")[:1] * 5
+    backend = ScriptedBackend(tokenizer.vocab_size, [[a[0], eos, 7, 7, 7], [b[0]] * 3 + [eos, 9]])
+    s = run(backend, tokenizer, [5, 6], sampling=GREEDY, max_new_tokens=10, batch_size=2)
+    assert [r.finished for r in s.records] == [
+        (False, False),
+        (True, False),
+        (True, False),
+        (True, True),
+    ]
+    assert [r.token_ids[0] for r in s.records] == [a[0], eos, eos, eos]  # eos padding
+    assert s.generated_ids == [[a[0], eos], [b[0]] * 3 + [eos]]
+    assert s.records[2].token_texts[0] == ""
+    assert s.finished and len(s.records) == 4  # stopped before the budget
+
+
+def test_stop_at_eos_false_generates_exactly_n(tokenizer: TextTokenizer) -> None:
+    eos = tokenizer.eos_id
+    assert eos is not None
+    backend = ScriptedBackend(tokenizer.vocab_size, [[eos]])  # the model always wants eos
+    s = run(backend, tokenizer, [5], sampling=GREEDY, max_new_tokens=7, stop_at_eos=False)
+    assert len(s.generated_ids[0]) == 7 and eos not in s.generated_ids[0]
+    assert [r.finished for r in s.records] == [(False,)] * 6 + [(True,)]
+
+
+def test_split_hangul_never_shows_replacement_char(tokenizer: TextTokenizer) -> None:
+    text = "캐시를 쓰면 됩니다. 삣앐"  # the last syllables are not in the BPE: byte tokens
+    ids = tokenizer.encode(text)
+    assert any(REPLACEMENT in tokenizer.decode([i]) for i in ids)  # some token splits a syllable
+    backend = ScriptedBackend(tokenizer.vocab_size, [[*ids, ids[-1]]])
+    s = run(backend, tokenizer, [5], sampling=GREEDY, max_new_tokens=len(ids), stop_at_eos=False)
+    pieces = [r.token_texts[0] for r in s.records]
+    assert all(REPLACEMENT not in p for p in pieces)
+    assert "".join(pieces) == text == s.text()
+    chips = [c.text for r in s.records for c in r.top_candidates[0]]
+    assert all(REPLACEMENT not in c for c in chips)
+
+
+def test_bad_inputs_are_value_errors(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    with pytest.raises(ValueError, match="empty"):
+        Stepper(tiny_backend, tokenizer, [])
+    with pytest.raises(ValueError, match="vocabulary"):
+        Stepper(tiny_backend, tokenizer, [10**6])
+    with pytest.raises(ValueError, match="mode"):
+        Stepper(tiny_backend, tokenizer, [1], mode="fast")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="same number"):
+        Stepper(tiny_backend, tokenizer, [[1, 2], [3]], batch_size=2)
