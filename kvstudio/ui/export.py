@@ -27,7 +27,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -41,6 +40,7 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QRectF, QS
 from PySide6.QtGui import QColor, QImage, QPageLayout, QPageSize, QPainter, QPdfWriter
 from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsView
 
+from kvstudio.core.runfile import atomic_write_bytes
 from kvstudio.ui.plot_style import SLIDE_STYLE, PlotStyle, apply_plot_style, slide_style_for
 
 logger = logging.getLogger(__name__)
@@ -422,21 +422,10 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
     if not folder.is_dir():
         what = "is a file, not a folder" if folder.exists() else "does not exist"
         raise ExportError(f"Cannot save {target.name}: {folder} {what}. Choose another folder.")
-    tmp_name: str | None = None
     try:
-        fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".part")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp_name, target)
-        tmp_name = None
+        atomic_write_bytes(target, data)
     except OSError as exc:
         raise ExportError(_os_error_message(target, exc)) from exc
-    finally:
-        if tmp_name is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp_name)
     logger.info("Wrote %s (%d bytes)", target, len(data))
     return target
 

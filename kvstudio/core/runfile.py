@@ -1,0 +1,311 @@
+"""Saved runs: a run's step records plus what produced them, as versioned JSON.
+
+Owns the run file format (``kvstudio-run``, version 1), writing it atomically,
+reading it back with a `ValueError` that says what is wrong for any bad or
+partial file, and `RunReplay`, which hands the saved records out one step at
+a time with no model loaded — for a classroom laptop that should not compute
+live. One file may hold several runs (e.g. the latest cached and recompute
+runs that a window shows side by side).
+
+It knows nothing about Qt or how runs are drawn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from kvstudio.core.kv_cache import CACHE_KINDS, CacheSpec
+from kvstudio.core.records import MODES, Mode, SamplingSettings, StepRecord
+
+log = logging.getLogger(__name__)
+
+RUN_FORMAT = "kvstudio-run"
+RUN_FORMAT_VERSION = 1
+RUN_SUFFIX = ".kvrun.json"
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """The cache geometry of the model that made a run, so formulas can be redrawn."""
+
+    num_layers: int = 0  # L
+    num_kv_heads: int = 0  # H_kv
+    head_dim: int = 0  # d
+    dtype_bytes: int = 4  # bytes per cached number
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """One run: its inputs, settings and every step record."""
+
+    model_name: str
+    prompt: str  # the text as typed
+    prompt_ids: tuple[int, ...]  # what the model saw (after the chat template, if any)
+    mode: Mode
+    sampling: SamplingSettings
+    max_new_tokens: int
+    cache: CacheSpec = field(default_factory=CacheSpec)
+    use_chat_template: bool = False
+    model: ModelFacts = field(default_factory=ModelFacts)
+    records: tuple[StepRecord, ...] = ()
+    note: str = ""  # free text, e.g. which lecture this is for
+
+    @property
+    def text(self) -> str:
+        """The generated text of row 0, as the records report it."""
+        return "".join(r.token_texts[0] for r in self.records if r.token_texts)
+
+
+# ---- writing -------------------------------------------------------------------------------
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write via a temp file in the same folder, fsync, then `os.replace`.
+
+    The target is complete or untouched. Raises the `OSError` after removing
+    the temp file; callers turn it into a message for the user.
+    """
+    target = Path(path)
+    tmp_name: str | None = None
+    try:
+        fd, tmp_name = tempfile.mkstemp(
+            dir=target.parent, prefix=f".{target.name}.", suffix=".part"
+        )
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp_name, target)
+        tmp_name = None
+    finally:
+        if tmp_name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
+    return target
+
+
+def run_to_dict(run: SavedRun, keep_logits: bool = False) -> dict[str, Any]:
+    records = []
+    for record in run.records:
+        d = record.to_dict()
+        if not keep_logits:
+            d["last_logits"] = None  # a vocabulary of floats per step: large, rarely needed
+        records.append(d)
+    return {
+        "model_name": run.model_name,
+        "prompt": run.prompt,
+        "prompt_ids": list(run.prompt_ids),
+        "mode": run.mode,
+        "sampling": _dataclass_dict(run.sampling),
+        "max_new_tokens": run.max_new_tokens,
+        "cache": _dataclass_dict(run.cache),
+        "use_chat_template": run.use_chat_template,
+        "model": _dataclass_dict(run.model),
+        "note": run.note,
+        "records": records,
+    }
+
+
+def _dataclass_dict(obj: Any) -> dict[str, Any]:
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+
+
+def dumps_runs(runs: Sequence[SavedRun], keep_logits: bool = False) -> str:
+    document = {
+        "format": RUN_FORMAT,
+        "version": RUN_FORMAT_VERSION,
+        "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "runs": [run_to_dict(r, keep_logits) for r in runs],
+    }
+    return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+
+
+def save_runs(
+    path: str | os.PathLike[str], runs: SavedRun | Sequence[SavedRun], keep_logits: bool = False
+) -> Path:
+    """Write one or several runs to `path` atomically; ValueError says why it failed."""
+    items = [runs] if isinstance(runs, SavedRun) else list(runs)
+    if not items:
+        raise ValueError("There is no run to save yet: step the model at least once.")
+    data = dumps_runs(items, keep_logits).encode("utf-8")
+    target = Path(path)
+    if not target.parent.is_dir():
+        raise ValueError(f"Cannot save the run: the folder {target.parent} does not exist.")
+    try:
+        atomic_write_bytes(target, data)
+    except OSError as exc:
+        raise ValueError(
+            f"Cannot save the run to {target}: {exc.strerror or exc}. Choose a folder you can "
+            "write to with free space; nothing was written."
+        ) from exc
+    log.info("Saved %d run(s) to %s", len(items), target)
+    return target
+
+
+# ---- reading -------------------------------------------------------------------------------
+def load_runs(path: str | os.PathLike[str]) -> list[SavedRun]:
+    """Read a run file; every problem is a ValueError naming the file and what to do."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError as exc:
+        raise ValueError(f"{p} does not exist; choose a saved run ({RUN_SUFFIX}).") from exc
+    except OSError as exc:
+        raise ValueError(f"Cannot read {p}: {exc.strerror or exc}.") from exc
+    return loads_runs(raw, str(p))
+
+
+def loads_runs(data: bytes | str, where: str = "the run file") -> list[SavedRun]:
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{where} is not a KV Studio run file (not UTF-8 text).") from exc
+    else:
+        text = data
+    if not text.strip():
+        raise ValueError(f"{where} is empty; it was probably not saved completely.")
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = (
+            "the file is cut short (an interrupted copy?)"
+            if exc.pos >= len(text.rstrip()) - 1
+            else f"{exc.msg} at line {exc.lineno}"
+        )
+        raise ValueError(f"{where} is not valid JSON: {hint}. Save the run again.") from exc
+    if not isinstance(document, dict) or document.get("format") != RUN_FORMAT:
+        raise ValueError(
+            f'{where} is not a KV Studio run file (expected "format": "{RUN_FORMAT}").'
+        )
+    version = document.get("version")
+    if not isinstance(version, int):
+        raise ValueError(f"{where} has no format version; save the run again.")
+    if version > RUN_FORMAT_VERSION:
+        raise ValueError(
+            f"{where} was saved by a newer KV Studio (format {version}; this one reads up to "
+            f"{RUN_FORMAT_VERSION}). Update KV Studio to open it."
+        )
+    runs = document.get("runs")
+    if not isinstance(runs, list) or not runs:
+        raise ValueError(f"{where} holds no runs.")
+    return [_run_from_dict(r, f"{where}, run {i + 1}") for i, r in enumerate(runs)]
+
+
+def _run_from_dict(data: Any, where: str) -> SavedRun:
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where} is not an object.")
+    missing = [
+        k
+        for k in ("model_name", "prompt", "prompt_ids", "mode", "sampling", "max_new_tokens")
+        if k not in data
+    ]
+    if "records" not in data:
+        missing.append("records")
+    if missing:
+        raise ValueError(f"{where} lacks {', '.join(missing)}; the file is incomplete.")
+    mode = data["mode"]
+    if mode not in MODES:
+        raise ValueError(f"{where} has an unknown mode {mode!r} (expected cached or recompute).")
+    try:
+        sampling = SamplingSettings(**data["sampling"])
+        cache = CacheSpec(**data.get("cache", {}))
+        facts = ModelFacts(**data.get("model", {}))
+        prompt_ids = tuple(int(t) for t in data["prompt_ids"])
+        max_new = int(data["max_new_tokens"])
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where} has bad settings: {exc}") from exc
+    if cache.kind not in CACHE_KINDS:
+        raise ValueError(f"{where} has an unknown cache kind {cache.kind!r}.")
+    raw_records = data["records"]
+    if not isinstance(raw_records, list):
+        raise ValueError(f"{where}: records must be a list.")
+    records = []
+    for i, raw in enumerate(raw_records):
+        try:
+            record = StepRecord.from_dict(raw)
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:
+            raise ValueError(
+                f"{where}, step {i}: not a complete step record ({exc}); the file is damaged."
+            ) from exc
+        if not isinstance(record.tokens_fed, int) or not isinstance(record.elapsed_s, int | float):
+            raise ValueError(f"{where}, step {i}: tokens_fed or elapsed_s is not a number.")
+        if record.step != i:
+            raise ValueError(
+                f"{where}: step {i} is numbered {record.step}; steps must run 0, 1, 2, …"
+            )
+        if record.mode != mode:
+            raise ValueError(f"{where}, step {i}: mode {record.mode!r} differs from the run's.")
+        records.append(record)
+    return SavedRun(
+        model_name=str(data["model_name"]),
+        prompt=str(data["prompt"]),
+        prompt_ids=prompt_ids,
+        mode=mode,
+        sampling=sampling,
+        max_new_tokens=max_new,
+        cache=cache,
+        use_chat_template=bool(data.get("use_chat_template", False)),
+        model=facts,
+        records=tuple(records),
+        note=str(data.get("note", "")),
+    )
+
+
+# ---- replay --------------------------------------------------------------------------------
+class RunReplay:
+    """Hands out a saved run's records one step at a time; no model needed.
+
+    Mirrors the part of `Stepper` a viewer uses: `step()`, `finished`,
+    `step_index`, iteration, plus `reset()` to start over.
+    """
+
+    def __init__(self, run: SavedRun) -> None:
+        if not run.records:
+            raise ValueError("This saved run has no steps to replay.")
+        self.run = run
+        self.mode: Mode = run.mode
+        self._position = 0
+
+    @property
+    def finished(self) -> bool:
+        return self._position >= len(self.run.records)
+
+    @property
+    def step_index(self) -> int:
+        return self._position
+
+    @property
+    def total_steps(self) -> int:
+        return len(self.run.records)
+
+    @property
+    def records(self) -> list[StepRecord]:
+        """The records handed out so far (what a live stepper's `records` would hold)."""
+        return list(self.run.records[: self._position])
+
+    def step(self) -> StepRecord:
+        if self.finished:
+            raise ValueError("The replay is at its end; reset it to play it again.")
+        record = self.run.records[self._position]
+        self._position += 1
+        return record
+
+    def reset(self) -> None:
+        self._position = 0
+
+    def __iter__(self) -> Iterator[StepRecord]:
+        while not self.finished:
+            yield self.step()
+
+
+def replay(run: SavedRun) -> Iterator[StepRecord]:
+    """The saved records as a generator, like iterating a live `Stepper`."""
+    yield from RunReplay(run)
