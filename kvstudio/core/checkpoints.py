@@ -30,7 +30,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from kvstudio.core.config import ModelConfig
+from kvstudio.core.config import ModelConfig, minimind_intermediate_size
 from kvstudio.core.model import MiniMindLM
 from kvstudio.core.tokenizer import SPECIAL_TOKENS, TextTokenizer
 
@@ -269,7 +269,7 @@ def infer_config(
             f"{where} lacks {exc.args[0]}, so it is not a MiniMind state dict (expected names "
             "like model.layers.0.self_attn.q_proj.weight). Export the model's state_dict()."
         ) from exc
-    vocab, hidden = embed.shape
+    vocab, hidden = int(embed.shape[0]), int(embed.shape[1])
     layer_ids = {int(m.group(1)) for k_ in state if (m := re.match(r"model\.layers\.(\d+)\.", k_))}
     layers = max(layer_ids) + 1
     qk_norm = "model.layers.0.self_attn.q_norm.weight" in state
@@ -288,6 +288,7 @@ def infer_config(
     heads = q.shape[0] // head_dim
     # Keep head_dim implicit (minimind2) when hidden = heads · d and nothing says otherwise.
     implicit = head_dim * heads == hidden and base.head_dim is None and not qk_norm
+    ffn = int(gate.shape[0])
     return replace(
         base,
         vocab_size=int(vocab),
@@ -296,7 +297,7 @@ def infer_config(
         num_attention_heads=int(heads),
         num_key_value_heads=int(k.shape[0] // head_dim),
         head_dim=None if implicit else head_dim,
-        intermediate_size=int(gate.shape[0]),
+        intermediate_size=None if ffn == minimind_intermediate_size(hidden) else ffn,
         qk_norm=qk_norm,
         tie_word_embeddings="lm_head.weight" not in state
         or bool(torch.equal(state["lm_head.weight"], embed)),
