@@ -1,0 +1,118 @@
+"""Repeated sampling: "Sample ×N" at the current temperature or a list, progress, cancel, results.
+
+Owns `AnswerPanel`: the controls around an `AnswerHistogramPlot` and a side
+list where every distinct answer can be read in full. Sampling itself runs
+in the worker; this panel only asks and shows.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kvstudio.ui.engine_adapter import AnswerCounts
+from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot, ordered_answers
+
+DEFAULT_SAMPLES = 30
+
+
+class AnswerPanel(QWidget):
+    sample_requested = Signal(int, str)  # samples, temperatures text
+    cancel_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.plot = AnswerHistogramPlot()
+        self._samples = QSpinBox()
+        self._samples.setRange(1, 512)
+        self._samples.setValue(DEFAULT_SAMPLES)
+        self._temps = QLineEdit()
+        self._go = QPushButton()
+        self._cancel = QPushButton()
+        self._cancel.setEnabled(False)
+        self._progress = QProgressBar()
+        self._progress.setTextVisible(True)
+        self._answers = QListWidget()
+        self._answers.setWordWrap(True)
+        self._temps_label = QLabel()
+
+        row = QHBoxLayout()
+        row.addWidget(self._go)
+        row.addWidget(self._samples)
+        row.addWidget(self._temps_label)
+        row.addWidget(self._temps, 1)
+        row.addWidget(self._cancel)
+        split = QSplitter()
+        split.addWidget(self.plot)
+        split.addWidget(self._answers)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(row)
+        layout.addWidget(self._progress)
+        layout.addWidget(split, 1)
+
+        self._go.clicked.connect(self._on_go_clicked)
+        self._cancel.clicked.connect(self.cancel_requested)
+        self.retranslate()
+
+    def samples(self) -> int:
+        return self._samples.value()
+
+    def set_busy(self, busy: bool) -> None:
+        self._go.setEnabled(not busy)
+        self._cancel.setEnabled(busy)
+        if busy:
+            self._progress.setValue(0)
+
+    def set_progress(self, done: int, total: int) -> None:
+        self._progress.setMaximum(max(total, 1))
+        self._progress.setValue(done)
+
+    def show_counts(self, counts: AnswerCounts | None) -> None:
+        self.set_busy(False)
+        if counts is None:
+            self._progress.setFormat(self.tr("Cancelled"))
+            return
+        self._progress.setFormat("%p%")
+        self.plot.show_counts(counts)
+        self._answers.clear()
+        temps = ", ".join(f"{t:g}" for t in counts.temperatures)
+        for rank, (answer, per_t) in enumerate(ordered_answers(counts), start=1):
+            shown = answer if answer else self.tr("(empty answer)")
+            self._answers.addItem(f"{rank}. ×{sum(per_t)} [{temps}: "
+                                  f"{' / '.join(map(str, per_t))}]\n{shown}")
+
+    def answer_lines(self) -> list[str]:
+        return [self._answers.item(i).text() for i in range(self._answers.count())]
+
+    def _on_go_clicked(self) -> None:
+        self.sample_requested.emit(self._samples.value(), self._temps.text())
+
+    def retranslate(self) -> None:
+        self._go.setText(self.tr("Sample ×N"))
+        self._go.setToolTip(self.tr(
+            "Generate N answers to the prompt in one batch and count the distinct ones."))
+        self._samples.setToolTip(self.tr("N: samples per temperature."))
+        self._temps_label.setText(self.tr("Temperatures"))
+        self._temps.setPlaceholderText(self.tr("current, or e.g. 0.3, 0.85, 1.5"))
+        self._temps.setToolTip(self.tr(
+            "Leave empty to use the current temperature, or list several separated by commas."))
+        self._cancel.setText(self.tr("Cancel"))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)

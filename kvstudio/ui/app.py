@@ -1,0 +1,72 @@
+"""Start-up: the QApplication, the bundled font, torch threads, language, settings, the window.
+
+Owns `main()` (what `python main.py` runs) and `build_window()` (what tests and
+scripts use to get a fully wired window with their own model loader and
+settings file). Nothing happens at import time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+import pyqtgraph as pg
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
+
+from kvstudio.ui.app_settings import AppSettings
+from kvstudio.ui.engine_adapter import ModelLoader, load_model, set_torch_threads
+from kvstudio.ui.fonts import app_font, register_bundled_font
+from kvstudio.ui.i18n import LanguageSwitcher
+from kvstudio.ui.main_window import MainWindow
+from kvstudio.ui.worker import EngineHost
+
+log = logging.getLogger(__name__)
+
+
+def prepare_application(app: QApplication) -> str | None:
+    """Register NanumGothic and make it the application font; return its family."""
+    family = register_bundled_font()
+    app.setFont(app_font(family))
+    pg.setConfigOptions(antialias=True)
+    return family
+
+
+def build_window(app: QApplication, settings: AppSettings, loader: ModelLoader,
+                 threads: int = 1, language: str | None = None) -> MainWindow:
+    """A wired window (not shown, model not yet loaded: call `.start()`)."""
+    actual_threads = set_torch_threads(threads)
+    languages = LanguageSwitcher(app)
+    languages.apply(language or settings.language())
+    host = EngineHost(loader)
+    return MainWindow(settings, host, languages, actual_threads)
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="kvstudio-window", description=__doc__)
+    parser.add_argument("--lang", choices=("system", "en", "ko"), default=None,
+                        help="UI language (default: the last one chosen, else the system's)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads for the model (default 1: fastest for tiny models "
+                        "on a busy machine)")
+    parser.add_argument("--settings", default=None,
+                        help="an INI file to keep settings in (default: the user's settings)")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(list(sys.argv[1:] if argv is None else argv))
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    assert isinstance(app, QApplication)
+    app.setOrganizationName("KVStudio")
+    app.setApplicationName("KV Studio")
+    prepare_application(app)
+    store = (QSettings(args.settings, QSettings.Format.IniFormat) if args.settings
+             else QSettings())
+    window = build_window(app, AppSettings(store), load_model, args.threads, args.lang)
+    window.show()
+    window.start()
+    return int(app.exec())

@@ -1,0 +1,155 @@
+"""Run controls: step, play/pause with a speed, reset, run to the end, and the mode toggle.
+
+Owns `ControlsPanel`, which only turns clicks and keys into signals; it does
+not know about the worker. The → and Space shortcuts are window-wide and
+live here with the button they press.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kvstudio.core.records import Mode
+
+# Play speeds, slowest first: milliseconds between steps (0 = as fast as the model goes).
+SPEED_INTERVALS_MS = (1000, 500, 250, 120, 60, 30, 15, 0)
+DEFAULT_SPEED_INDEX = 3
+
+
+class ControlsPanel(QWidget):
+    step_requested = Signal()
+    play_toggled = Signal(bool)
+    interval_changed = Signal(int)  # ms between steps while playing
+    reset_requested = Signal()
+    run_to_end_requested = Signal()
+    mode_changed = Signal(str)  # "cached" | "recompute"
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._step = QPushButton()
+        self._play = QPushButton()
+        self._play.setCheckable(True)
+        self._reset = QPushButton()
+        self._to_end = QPushButton()
+        self._speed = QSlider(Qt.Orientation.Horizontal)
+        self._speed.setRange(0, len(SPEED_INTERVALS_MS) - 1)
+        self._speed.setValue(DEFAULT_SPEED_INDEX)
+        self._speed_label = QLabel()
+        self._speed_value = QLabel()
+
+        self._cached = QPushButton()
+        self._recompute = QPushButton()
+        self._modes = QButtonGroup(self)
+        for button in (self._cached, self._recompute):
+            button.setCheckable(True)
+            self._modes.addButton(button)
+        self._cached.setChecked(True)
+        self._mode_box = QGroupBox()
+        mode_row = QHBoxLayout(self._mode_box)
+        mode_row.addWidget(self._cached)
+        mode_row.addWidget(self._recompute)
+
+        self._run_box = QGroupBox()
+        grid = QGridLayout(self._run_box)
+        grid.addWidget(self._step, 0, 0)
+        grid.addWidget(self._play, 0, 1)
+        grid.addWidget(self._to_end, 1, 0)
+        grid.addWidget(self._reset, 1, 1)
+        speed_row = QHBoxLayout()
+        speed_row.addWidget(self._speed_label)
+        speed_row.addWidget(self._speed, 1)
+        speed_row.addWidget(self._speed_value)
+        grid.addLayout(speed_row, 2, 0, 1, 2)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self._mode_box)
+        layout.addWidget(self._run_box)
+
+        self._shortcuts = [QShortcut(QKeySequence(key), self) for key in
+                           (Qt.Key.Key_Right, Qt.Key.Key_Space)]
+        for shortcut in self._shortcuts:
+            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+            shortcut.activated.connect(self._step.click)
+
+        self._step.clicked.connect(self.step_requested)
+        self._play.toggled.connect(self.play_toggled)
+        self._reset.clicked.connect(self.reset_requested)
+        self._to_end.clicked.connect(self.run_to_end_requested)
+        self._speed.valueChanged.connect(self._on_speed_changed)
+        self._cached.toggled.connect(self._on_cached_toggled)
+        self.retranslate()
+
+    # ---- state the window sets -------------------------------------------------------------------
+    def mode(self) -> Mode:
+        return "cached" if self._cached.isChecked() else "recompute"
+
+    def set_mode(self, mode: Mode) -> None:
+        (self._cached if mode == "cached" else self._recompute).setChecked(True)
+
+    def interval_ms(self) -> int:
+        return SPEED_INTERVALS_MS[self._speed.value()]
+
+    def set_playing(self, playing: bool) -> None:
+        """Reflect the worker's state without re-emitting play_toggled."""
+        self._play.blockSignals(True)
+        self._play.setChecked(playing)
+        self._play.blockSignals(False)
+        self._update_play_text()
+
+    def is_playing(self) -> bool:
+        return self._play.isChecked()
+
+    # ---- internals ----------------------------------------------------------------------------
+    def _on_speed_changed(self, _index: int) -> None:
+        self._update_speed_text()
+        self.interval_changed.emit(self.interval_ms())
+
+    def _on_cached_toggled(self, _checked: bool) -> None:
+        self.mode_changed.emit(self.mode())
+
+    def _update_speed_text(self) -> None:
+        ms = self.interval_ms()
+        self._speed_value.setText(self.tr("max") if ms == 0 else
+                                  self.tr("{0:g}/s").format(round(1000 / ms, 1)))
+
+    def _update_play_text(self) -> None:
+        self._play.setText(self.tr("❚❚ Pause") if self._play.isChecked() else self.tr("▶ Play"))
+
+    def retranslate(self) -> None:
+        self._mode_box.setTitle(self.tr("Mode"))
+        self._run_box.setTitle(self.tr("Run"))
+        self._cached.setText(self.tr("Cached (KV cache)"))
+        self._cached.setToolTip(self.tr(
+            "Feed the prompt once, then only the newest token; keys and values of earlier "
+            "tokens are kept in the KV cache."))
+        self._recompute.setText(self.tr("Recompute (no cache)"))
+        self._recompute.setToolTip(self.tr(
+            "Feed the whole sequence again at every step: no cache, the work grows with length."))
+        self._step.setText(self.tr("Step ▸"))
+        self._step.setToolTip(self.tr("Generate exactly one token (→ or Space)."))
+        self._reset.setText(self.tr("Reset"))
+        self._reset.setToolTip(self.tr("Forget the drawn runs and start again from the prompt."))
+        self._to_end.setText(self.tr("Run to end"))
+        self._to_end.setToolTip(self.tr("Generate until the end-of-text token or the budget."))
+        self._speed_label.setText(self.tr("Speed"))
+        self._speed.setToolTip(self.tr("Steps per second while playing."))
+        self._update_play_text()
+        self._update_speed_text()
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)

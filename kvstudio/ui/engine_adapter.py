@@ -1,0 +1,286 @@
+"""The one place where the window meets the engine's names.
+
+Owns the small value types the window passes around (`ModelChoice`,
+`RunSettings`, `RunRequest`, `RunInfo`, `ModelHandle`, `AnswerCounts`) and
+thin functions that call `kvstudio.core`: load a model, encode a prompt, make a
+stepper, run repeated sampling. If a core name changes, only this module
+changes. It imports no Qt, so it can be tested and reused headless.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+import torch
+
+from kvstudio.core import checkpoints, experiments, formulas
+from kvstudio.core.backend import LanguageModel, MiniMindBackend
+from kvstudio.core.kv_cache import CacheSpec
+from kvstudio.core.records import Mode, SamplingSettings
+from kvstudio.core.stepper import Stepper
+from kvstudio.core.tokenizer import TextTokenizer
+
+log = logging.getLogger(__name__)
+
+ChoiceKind = Literal["embedded-chat", "embedded-base", "folder", "pth"]
+DEFAULT_PROMPT = "KV 캐시는 무엇인가요?"
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """Which model the user picked: an embedded one, a folder, or a .pth + tokenizer folder."""
+
+    kind: ChoiceKind = "embedded-chat"
+    path: str = ""  # model folder or .pth file
+    tokenizer_path: str = ""  # tokenizer folder (for .pth only)
+
+
+@dataclass(frozen=True)
+class ModelHandle:
+    """A model ready to step: the backend, its tokenizer and facts the window shows."""
+
+    name: str
+    backend: LanguageModel
+    tokenizer: TextTokenizer
+    is_chat: bool  # has ChatML tokens, so the chat template applies
+    max_positions: int  # prompt + new tokens must fit
+    choice: ModelChoice = field(default_factory=ModelChoice)
+    is_random: bool = False  # random weights: the text is meaningless, the numbers are real
+
+    @property
+    def device(self) -> str:
+        return str(self.backend.device)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Everything that defines a run besides the prompt."""
+
+    mode: Mode = "cached"
+    sampling: SamplingSettings = field(default_factory=SamplingSettings)
+    max_new_tokens: int = 64
+    cache: CacheSpec = field(default_factory=CacheSpec)
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """A prompt plus settings: the worker starts a new run whenever this changes."""
+
+    prompt: str
+    use_chat_template: bool
+    settings: RunSettings
+
+    def with_mode(self, mode: Mode) -> RunRequest:
+        s = self.settings
+        return RunRequest(self.prompt, self.use_chat_template, RunSettings(mode, s.sampling,
+                                                                           s.max_new_tokens,
+                                                                           s.cache))
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the window needs to know about a run when it starts."""
+
+    run_id: int
+    request: RunRequest
+    prompt_ids: tuple[int, ...]
+    prompt_pieces: tuple[str, ...]  # text each prompt token adds (Hangul whole, maybe "")
+    num_layers: int
+    num_kv_heads: int
+    head_dim: int
+    dtype_bytes: int
+
+    @property
+    def mode(self) -> Mode:
+        return self.request.settings.mode
+
+    @property
+    def prompt_len(self) -> int:
+        return len(self.prompt_ids)
+
+    @property
+    def max_new_tokens(self) -> int:
+        return self.request.settings.max_new_tokens
+
+    def formula_cumulative(self, steps: int) -> list[int]:
+        """The course formula's running total of tokens fed, for `steps` steps."""
+        if steps < 1:
+            return []
+        return formulas.tokens_fed_cumulative(self.mode, self.prompt_len, steps)
+
+    def formula_cache_bytes(self, tokens: int) -> int:
+        return formulas.cache_bytes(
+            self.num_layers, tokens, self.num_kv_heads, self.head_dim, self.dtype_bytes
+        )
+
+
+@dataclass(frozen=True)
+class AnswerCounts:
+    """Distinct answers over repeated samples: per temperature, (answer, count), most first."""
+
+    temperatures: tuple[float, ...]
+    counts: tuple[tuple[tuple[str, int], ...], ...]  # one tuple per temperature
+    samples_per_temperature: int
+
+    def distinct(self, index: int) -> int:
+        return len(self.counts[index])
+
+
+@dataclass(frozen=True)
+class SamplingProgress:
+    done: int
+    total: int
+
+
+def parse_temperatures(text: str) -> tuple[float, ...]:
+    """"0.5, 1.0 1.5" → (0.5, 1.0, 1.5); empty → () meaning "the current temperature"."""
+    parts = [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p]
+    try:
+        values = tuple(float(p) for p in parts)
+    except ValueError as exc:
+        raise ValueError(
+            f"Could not read the temperatures {text!r}: write numbers separated by commas, "
+            "e.g. 0.5, 1.0, 1.5."
+        ) from exc
+    if any(v < 0 for v in values):
+        raise ValueError("Temperatures must be 0 (greedy) or positive.")
+    return values
+
+
+# ---- models --------------------------------------------------------------------------------
+
+
+def wrap_loaded(loaded: checkpoints.LoadedModel, choice: ModelChoice) -> ModelHandle:
+    """The engine's `LoadedModel` → what the window keeps (backend, tokenizer, facts)."""
+    backend = MiniMindBackend(loaded.model, name=loaded.label)
+    return ModelHandle(
+        name=loaded.label,
+        backend=backend,
+        tokenizer=loaded.tokenizer,
+        is_chat=loaded.tokenizer.has_chat_tokens,
+        max_positions=int(loaded.config.max_position_embeddings),
+        choice=choice,
+        is_random=loaded.is_random,
+    )
+
+
+def load_model(choice: ModelChoice) -> ModelHandle:
+    """Load what the user picked; raises ValueError with an actionable message."""
+    if choice.kind == "folder":
+        return wrap_loaded(checkpoints.load_model_folder(choice.path), choice)
+    if choice.kind == "pth":
+        return wrap_loaded(checkpoints.load_minimind_pth(choice.path, choice.tokenizer_path),
+                           choice)
+    wanted = "ko-chat" if choice.kind == "embedded-chat" else "ko-base"
+    for folder in checkpoints.shipped_model_folders():
+        if folder.name == wanted:
+            return wrap_loaded(checkpoints.load_model_folder(folder), choice)
+    return wrap_loaded(checkpoints.default_model(), choice)
+
+
+ModelLoader = Callable[[ModelChoice], ModelHandle]
+
+
+# ---- runs ----------------------------------------------------------------------------------
+
+
+def encode_prompt(model: ModelHandle, request: RunRequest) -> list[int]:
+    """The prompt's token ids; ValueError if it is empty or too long for the model."""
+    text = request.prompt.strip()
+    if not text:
+        raise ValueError("The prompt is empty: type a question or some text, then step again.")
+    if request.use_chat_template and model.is_chat:
+        text = model.tokenizer.chat_prompt(text)
+    ids = model.tokenizer.encode(text)
+    needed = len(ids) + request.settings.max_new_tokens
+    if needed > model.max_positions:
+        raise ValueError(
+            f"The prompt has {len(ids)} tokens and {request.settings.max_new_tokens} new tokens "
+            f"are asked for, but the model handles {model.max_positions} positions: "
+            "shorten the prompt or lower 'max new tokens'."
+        )
+    spec = request.settings.cache
+    if spec.kind == "static" and needed > spec.max_length:
+        raise ValueError(
+            f"The static cache holds {spec.max_length} tokens but this run needs {needed}: "
+            "raise the static length, shorten the prompt, or pick the dynamic cache."
+        )
+    return ids
+
+
+def make_stepper(model: ModelHandle, prompt_ids: list[int], settings: RunSettings) -> Stepper:
+    return Stepper(
+        model.backend,
+        model.tokenizer,
+        prompt_ids,
+        mode=settings.mode,
+        sampling=settings.sampling,
+        max_new_tokens=settings.max_new_tokens,
+        cache=settings.cache,
+        top_n=10,
+    )
+
+
+def run_info(
+    run_id: int, model: ModelHandle, request: RunRequest, prompt_ids: list[int]
+) -> RunInfo:
+    b = model.backend
+    return RunInfo(
+        run_id=run_id,
+        request=request,
+        prompt_ids=tuple(prompt_ids),
+        prompt_pieces=tuple(model.tokenizer.token_pieces(prompt_ids)),
+        num_layers=b.num_layers,
+        num_kv_heads=b.num_kv_heads,
+        head_dim=b.head_dim,
+        dtype_bytes=b.dtype_bytes,
+    )
+
+
+def repeated_sampling(
+    model: ModelHandle,
+    prompt_ids: list[int],
+    settings: RunSettings,
+    samples: int,
+    temperatures: tuple[float, ...],
+) -> Iterator[SamplingProgress | AnswerCounts]:
+    """Yield progress, then one `AnswerCounts`: `samples` answers per temperature, batched.
+
+    Runs the engine's `experiments.repeated_sampling` with the run's other knobs
+    (top-k, top-p, penalty, seed); an empty `temperatures` means the current one.
+    """
+    temps = temperatures or (settings.sampling.temperature,)
+    for item in experiments.repeated_sampling(
+        model.backend,
+        model.tokenizer,
+        prompt_ids,
+        temps,
+        samples,
+        settings.max_new_tokens,
+        settings=settings.sampling,
+        mode="cached",
+    ):
+        if isinstance(item, experiments.SamplingResult):
+            yield AnswerCounts(
+                tuple(t.temperature for t in item.temperatures),
+                tuple(
+                    tuple(t.counts)
+                    for t in item.temperatures
+                ),
+                item.samples,
+            )
+        else:
+            yield SamplingProgress(item.done, item.total)
+
+
+def set_torch_threads(count: int) -> int:
+    """Set torch's intra-op threads on purpose (1 keeps tiny matmuls fast on a busy machine)."""
+    torch.set_num_threads(max(1, count))
+    return torch.get_num_threads()
+
+
+def torch_threads() -> int:
+    return torch.get_num_threads()

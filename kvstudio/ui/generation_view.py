@@ -1,0 +1,191 @@
+"""The prompt editor and the generated text as token chips.
+
+Owns `GenerationView`: a prompt box with a chat-template toggle, and one chip
+per token of the current run: prompt tokens grey, generated tokens white, the
+latest one highlighted, each with a tooltip (id, probability, tokens fed,
+time). Chip texts come from the records' `token_texts` (and the prompt's
+pieces), which the engine decodes incrementally, so Hangul split across
+byte-level tokens is shown whole.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kvstudio.core.records import StepRecord
+from kvstudio.ui.flow_layout import FlowLayout
+from kvstudio.ui.names import mode_name
+from kvstudio.ui.run_store import RunStore, RunTrace
+
+CHIP_STYLES = {
+    "prompt": "background:#e8e8e8; color:#555; border:1px solid #ccc; border-radius:3px;"
+    " padding:1px 3px;",
+    "generated": "background:#ffffff; color:#111; border:1px solid #9ecae1; border-radius:3px;"
+    " padding:1px 3px;",
+    "current": "background:#fdd835; color:#000; border:2px solid #f57f17; border-radius:3px;"
+    " padding:0px 2px; font-weight:bold;",
+    "pending": "background:#ffffff; color:#aaa; border:1px dashed #9ecae1; border-radius:3px;"
+    " padding:1px 3px;",
+}
+
+
+def chip_text(piece: str) -> str:
+    """Make whitespace visible: a chip of spaces or a newline must still show its boundary."""
+    if piece == "":
+        return "·"
+    shown = piece.replace("\n", "↵").replace("\t", "⇥")
+    return shown if shown.strip() else shown.replace(" ", "␣")
+
+
+class GenerationView(QWidget):
+    """Prompt in, chips out. It does not start runs: the window reads `prompt()`."""
+
+    prompt_edited = Signal()
+    chat_template_toggled = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._prompt = QPlainTextEdit()
+        self._prompt.setMaximumHeight(70)
+        self._chat = QCheckBox()
+        self._chat.setChecked(True)
+        self._header = QLabel()
+        self._chips_host = QWidget()
+        self._chips = FlowLayout(self._chips_host)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self._chips_host)
+        scroll.setFrameShape(QFrame.Shape.StyledPanel)
+        scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self._scroll = scroll
+        self._prompt_label = QLabel()
+
+        top = QHBoxLayout()
+        top.addWidget(self._prompt_label)
+        top.addStretch(1)
+        top.addWidget(self._chat)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self._prompt)
+        layout.addWidget(self._header)
+        layout.addWidget(scroll, 1)
+
+        self._run_id: int | None = None
+        self._shown_records = 0
+        self._labels: list[QLabel] = []
+        self._current: QLabel | None = None
+        self._prompt.textChanged.connect(self.prompt_edited)
+        self._chat.toggled.connect(self.chat_template_toggled)
+        self.retranslate()
+
+    # ---- the prompt ------------------------------------------------------------------------
+    def prompt(self) -> str:
+        return self._prompt.toPlainText()
+
+    def set_prompt(self, text: str) -> None:
+        self._prompt.setPlainText(text)
+
+    def use_chat_template(self) -> bool:
+        return self._chat.isChecked() and self._chat.isEnabled()
+
+    def set_chat_available(self, available: bool) -> None:
+        self._chat.setEnabled(available)
+
+    # ---- the chips ---------------------------------------------------------------------------
+    def chip_texts(self) -> list[str]:
+        return [label.text() for label in self._labels]
+
+    def generated_chip_count(self) -> int:
+        return self._shown_records
+
+    def refresh(self, store: RunStore) -> None:
+        trace = store.current
+        if trace is None:
+            self._clear_chips()
+            self._run_id = None
+            self._header.setText(self._header_idle)
+            return
+        if trace.info.run_id != self._run_id:
+            self._rebuild(trace)
+        for record in trace.records[self._shown_records:]:
+            self._add_generated(trace, record)
+        self._shown_records = len(trace.records)
+        self._header.setText(self._header_template.format(
+            mode_name(trace.mode), len(trace.records), trace.info.max_new_tokens))
+        if self._labels:
+            self._scroll.ensureWidgetVisible(self._labels[-1])
+
+    def _rebuild(self, trace: RunTrace) -> None:
+        self._clear_chips()
+        self._run_id = trace.info.run_id
+        for token_id, piece in zip(trace.info.prompt_ids, trace.info.prompt_pieces, strict=True):
+            label = self._new_chip(piece, "prompt")
+            label.setToolTip(self._prompt_tip.format(token_id))
+
+    def _add_generated(self, trace: RunTrace, record: StepRecord) -> None:
+        piece = record.token_texts[0]
+        label = self._new_chip(piece, "generated" if piece else "pending")
+        tip = self._token_tip.format(
+            record.token_ids[0], record.chosen_probability[0], record.tokens_fed,
+            record.elapsed_s * 1000.0, record.step)
+        if not piece:
+            tip += "\n" + self._pending_tip
+        label.setToolTip(tip)
+        if self._current is not None:
+            self._current.setStyleSheet(CHIP_STYLES[self._current.property("kind")])
+        label.setStyleSheet(CHIP_STYLES["current"])
+        self._current = label
+
+    def _new_chip(self, piece: str, kind: str) -> QLabel:
+        label = QLabel(chip_text(piece))
+        label.setTextFormat(Qt.TextFormat.PlainText)
+        label.setProperty("kind", kind)
+        label.setStyleSheet(CHIP_STYLES[kind])
+        self._chips.addWidget(label)
+        self._labels.append(label)
+        return label
+
+    def _clear_chips(self) -> None:
+        while self._chips.count():
+            item = self._chips.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        self._labels.clear()
+        self._current = None
+        self._shown_records = 0
+
+    # ---- language ----------------------------------------------------------------------------
+    def retranslate(self) -> None:
+        self._prompt_label.setText(self.tr("Prompt"))
+        self._prompt.setPlaceholderText(self.tr("Type a question or some text, then press Step."))
+        self._chat.setText(self.tr("Chat template"))
+        self._chat.setToolTip(self.tr(
+            "Wrap the prompt in the chat model's template (<|im_start|>user … assistant)."
+            " Only for chat models."))
+        self._header_idle = self.tr("Generated tokens appear here, one chip per token.")
+        self._header_template = self.tr("{0} run: {1} of {2} new tokens")
+        self._prompt_tip = self.tr("Prompt token id {0}")
+        self._token_tip = self.tr(
+            "Token id {0}\nprobability {1:.3f}\ntokens fed this step: {2}\ntime: {3:.2f} ms"
+            "\nstep {4}")
+        self._pending_tip = self.tr("Part of a character: its text appears with the next token.")
+        if self._run_id is None:
+            self._header.setText(self._header_idle)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)

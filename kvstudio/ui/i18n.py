@@ -1,0 +1,58 @@
+"""Switches the UI language at run time: installs the Korean .qm, or none for English.
+
+Owns `LanguageSwitcher`. Installing or removing a translator makes Qt send
+LanguageChange to every widget; each widget's `retranslate()` does the rest.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QObject, QTranslator, Signal
+
+from kvstudio.ui.resources import translations_dir
+
+log = logging.getLogger(__name__)
+
+LANGUAGES = ("system", "en", "ko")
+
+
+def resolve_language(code: str, locale: QLocale | None = None) -> str:
+    """"system" → the system locale's language if we ship it, else English."""
+    if code in ("en", "ko"):
+        return code
+    name = (locale or QLocale.system()).name()
+    return "ko" if name.startswith("ko") else "en"
+
+
+class LanguageSwitcher(QObject):
+    language_changed = Signal(str)  # the resolved code, "en" or "ko"
+
+    def __init__(self, app: QCoreApplication, folder: Path | None = None) -> None:
+        super().__init__(app)
+        self._app = app
+        self._folder = folder or translations_dir()
+        self._translators: list[QTranslator] = []
+        self.current = "en"
+
+    def apply(self, code: str) -> str:
+        resolved = resolve_language(code)
+        for translator in self._translators:
+            self._app.removeTranslator(translator)
+        self._translators.clear()
+        if resolved != "en":
+            self._install(self._folder / f"kvstudio_{resolved}.qm")
+            qt_dir = Path(QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath))
+            self._install(qt_dir / f"qtbase_{resolved}.qm", required=False)
+        self.current = resolved
+        self.language_changed.emit(resolved)
+        return resolved
+
+    def _install(self, path: Path, required: bool = True) -> None:
+        translator = QTranslator(self)
+        if translator.load(str(path)):
+            self._app.installTranslator(translator)
+            self._translators.append(translator)
+        elif required:
+            log.warning("translation %s not found; showing English", path)

@@ -1,0 +1,266 @@
+"""The main window: composes the panels, plots and status bar, and wires their signals.
+
+Owns `MainWindow` and nothing else: no computing, no run rules (see
+`RunController`), no drawing (see the plots). Extension points for labs and
+export: `add_tab()` adds a page next to the live view, `add_dock()` a side
+panel, and `plots()` gives every live plot (each has `.plot_item`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QGridLayout,
+    QMainWindow,
+    QMessageBox,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kvstudio.ui.answer_panel import AnswerPanel
+from kvstudio.ui.app_settings import AppSettings
+from kvstudio.ui.controls_panel import ControlsPanel
+from kvstudio.ui.engine_adapter import ModelChoice, ModelHandle, RunRequest, torch_threads
+from kvstudio.ui.generation_view import GenerationView
+from kvstudio.ui.i18n import LanguageSwitcher
+from kvstudio.ui.model_panel import ModelPanel
+from kvstudio.ui.plots import CacheBytesPlot, LivePlot, StepTimePlot, TokensFedPlot
+from kvstudio.ui.run_controller import RunController
+from kvstudio.ui.sampling_panel import SamplingPanel
+from kvstudio.ui.status_bar import RunStatusBar
+from kvstudio.ui.worker import EngineHost
+
+log = logging.getLogger(__name__)
+
+TitleSource = Callable[[], str]
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: AppSettings, host: EngineHost, languages: LanguageSwitcher,
+                 torch_threads: int) -> None:
+        super().__init__()
+        self.setObjectName("KVStudioMainWindow")
+        self.settings = settings
+        self.languages = languages
+        self.last_problem = ""
+        self._tab_titles: list[tuple[QWidget, TitleSource]] = []
+        self._dock_titles: list[tuple[QDockWidget, TitleSource]] = []
+
+        self.generation = GenerationView()
+        self.controls = ControlsPanel()
+        self.sampling = SamplingPanel()
+        self.model_panel = ModelPanel()
+        self.tokens_plot = TokensFedPlot()
+        self.time_plot = StepTimePlot()
+        self.cache_plot = CacheBytesPlot()
+        self.answers = AnswerPanel()
+        self.status = RunStatusBar()
+        self.setStatusBar(self.status)
+        self.status.set_runtime(torch_threads, "cpu")
+        self.controller = RunController(host, self.current_request, parent=self)
+
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("tabs")
+        self.setCentralWidget(self.tabs)
+        self.add_tab(self._build_live_page(), lambda: self.tr("Live"))
+        self.add_dock(self._build_side_panel(), lambda: self.tr("Controls"),
+                      Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._build_menus()
+        self._restore()
+        self._wire()
+        self.retranslate()
+        if self.settings.geometry() is None:
+            self.resize(1500, 920)
+
+    # ---- extension points ---------------------------------------------------------------------
+    def add_tab(self, widget: QWidget, title: TitleSource) -> int:
+        """Add a page (a lab, an export view); `title` is re-read on language change."""
+        self._tab_titles.append((widget, title))
+        return self.tabs.addTab(widget, title())
+
+    def add_dock(self, widget: QWidget, title: TitleSource,
+                 area: Qt.DockWidgetArea = Qt.DockWidgetArea.RightDockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title(), self)
+        dock.setObjectName(f"dock{len(self._dock_titles)}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        self._dock_titles.append((dock, title))
+        return dock
+
+    def plots(self) -> dict[str, LivePlot]:
+        """Every live plot by a stable name (export uses `.plot_item` of each)."""
+        return {"tokens_fed": self.tokens_plot, "step_time": self.time_plot,
+                "cache_bytes": self.cache_plot, "answers": self.answers.plot}
+
+    def current_request(self) -> RunRequest:
+        return RunRequest(self.generation.prompt(), self.generation.use_chat_template(),
+                          self.sampling.run_settings(self.controls.mode()))
+
+    def start(self) -> None:
+        """Load the remembered model (in the worker); call once the window is shown."""
+        self.controller.load_model(self.settings.model_choice())
+
+    def refresh_views(self) -> None:
+        store = self.controller.store
+        self.generation.refresh(store)
+        for plot in (self.tokens_plot, self.time_plot, self.cache_plot):
+            plot.refresh(store)
+        self.status.refresh(store)
+
+    # ---- building -----------------------------------------------------------------------------
+    def _build_live_page(self) -> QWidget:
+        grid_host = QWidget()
+        grid = QGridLayout(grid_host)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(self.tokens_plot, 0, 0)
+        grid.addWidget(self.time_plot, 0, 1)
+        grid.addWidget(self.cache_plot, 1, 0)
+        grid.addWidget(self.answers, 1, 1)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.generation)
+        split.addWidget(grid_host)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 4)
+        return split
+
+    def _build_side_panel(self) -> QWidget:
+        inner = QWidget()
+        column = QVBoxLayout(inner)
+        for panel in (self.model_panel, self.controls, self.sampling):
+            column.addWidget(panel)
+        column.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(inner)
+        scroll.setMinimumWidth(300)
+        return scroll
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        self._file_menu = bar.addMenu("")
+        self._open_folder = self._file_menu.addAction("")
+        self._open_folder.triggered.connect(self.model_panel.choose_folder)
+        self._open_pth = self._file_menu.addAction("")
+        self._open_pth.triggered.connect(self.model_panel.choose_pth)
+        self._file_menu.addSeparator()
+        self._quit = self._file_menu.addAction("")
+        self._quit.setShortcut(QKeySequence.StandardKey.Quit)
+        self._quit.triggered.connect(self.close)
+        self._language_menu = bar.addMenu("")
+        self._language_group = QActionGroup(self)
+        self._language_actions: dict[str, QAction] = {}
+        for code in ("system", "en", "ko"):
+            action = self._language_menu.addAction("")
+            action.setCheckable(True)
+            action.setData(code)
+            self._language_group.addAction(action)
+            self._language_actions[code] = action
+        self._language_group.triggered.connect(self._on_language_triggered)
+        self._view_menu = bar.addMenu("")
+        for dock, _ in self._dock_titles:
+            self._view_menu.addAction(dock.toggleViewAction())
+
+    def _restore(self) -> None:
+        self.generation.set_prompt(self.settings.prompt())
+        run_settings = self.settings.run_settings()
+        self.sampling.set_run_settings(run_settings)
+        self.controls.set_mode(run_settings.mode)
+        language = self.settings.language()
+        self._language_actions.get(language, self._language_actions["system"]).setChecked(True)
+        geometry, state = self.settings.geometry(), self.settings.window_state()
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)
+
+    def _wire(self) -> None:
+        c, controls = self.controller, self.controls
+        controls.step_requested.connect(c.step)
+        controls.play_toggled.connect(c.set_playing)
+        controls.interval_changed.connect(c.set_interval)
+        controls.reset_requested.connect(c.reset)
+        controls.run_to_end_requested.connect(c.run_to_end)
+        controls.mode_changed.connect(c.restart_if_running)
+        self.sampling.settings_changed.connect(c.restart_if_running)
+        self.generation.chat_template_toggled.connect(c.restart_if_running)
+        self.model_panel.model_chosen.connect(self._on_model_chosen)
+        self.answers.sample_requested.connect(c.sample)
+        self.answers.cancel_requested.connect(c.cancel_sampling)
+        c.set_interval(controls.interval_ms())
+        c.redraw_due.connect(self.refresh_views)
+        c.playing_changed.connect(controls.set_playing)
+        c.model_loaded.connect(self._on_model_loaded)
+        c.problem.connect(self._on_problem)
+        c.note.connect(self._on_note)
+        c.sampling_started.connect(self._on_sampling_started)
+        c.sampling_progress.connect(self.answers.set_progress)
+        c.sampling_finished.connect(self.answers.show_counts)
+
+    # ---- slots --------------------------------------------------------------------------------
+    def _on_model_chosen(self, choice: ModelChoice) -> None:
+        self.controller.load_model(choice)
+
+    def _on_model_loaded(self, model: ModelHandle) -> None:
+        self.settings.set_model_choice(model.choice)
+        self.model_panel.show_loaded(model)
+        self.generation.set_chat_available(model.is_chat)
+        self.status.set_runtime(torch_threads(), model.device)
+        self.refresh_views()
+
+    def _on_problem(self, message: str) -> None:
+        self.last_problem = message
+        self.status.showMessage(message, 15_000)
+        box = QMessageBox(QMessageBox.Icon.Warning, self.tr("KV Studio"), message,
+                          QMessageBox.StandardButton.Ok, self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.open()
+
+    def _on_note(self, message: str) -> None:
+        self.status.showMessage(message, 8_000)
+
+    def _on_sampling_started(self) -> None:
+        self.answers.set_busy(True)
+
+    def _on_language_triggered(self, action: QAction) -> None:
+        self.settings.set_language(str(action.data()))
+        self.languages.apply(str(action.data()))
+
+    # ---- language and closing -----------------------------------------------------------------
+    def retranslate(self) -> None:
+        self.setWindowTitle(self.tr("KV Studio — KV cache and sampling, token by token"))
+        self._file_menu.setTitle(self.tr("&File"))
+        self._open_folder.setText(self.tr("Open model folder…"))
+        self._open_pth.setText(self.tr("Open MiniMind .pth…"))
+        self._quit.setText(self.tr("Quit"))
+        self._language_menu.setTitle(self.tr("&Language"))
+        self._language_actions["system"].setText(self.tr("System default"))
+        self._language_actions["en"].setText("English")
+        self._language_actions["ko"].setText("한국어")
+        self._view_menu.setTitle(self.tr("&View"))
+        for widget, title in self._tab_titles:
+            self.tabs.setTabText(self.tabs.indexOf(widget), title())
+        for dock, title in self._dock_titles:
+            dock.setWindowTitle(title())
+        self.refresh_views()
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.controller.host.shutdown()
+        self.settings.set_prompt(self.generation.prompt())
+        self.settings.set_run_settings(self.current_request().settings)
+        self.settings.set_layout(self.saveGeometry(), self.saveState())
+        self.settings.sync()
+        event.accept()

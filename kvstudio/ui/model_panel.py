@@ -1,0 +1,103 @@
+"""The model picker: embedded chat or base model, a model folder, or a MiniMind .pth + tokenizer.
+
+Owns `ModelPanel`: it asks for paths (file dialogs) and emits a `ModelChoice`;
+loading happens in the worker. It shows what is loaded once the worker says so.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QGroupBox,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kvstudio.ui.engine_adapter import ModelChoice, ModelHandle
+
+EMBEDDED = ("embedded-chat", "embedded-base")
+
+
+class ModelPanel(QWidget):
+    model_chosen = Signal(object)  # ModelChoice
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._box = QGroupBox()
+        self._embedded = QComboBox()
+        for kind in EMBEDDED:
+            self._embedded.addItem("", kind)
+        self._open_folder = QPushButton()
+        self._open_pth = QPushButton()
+        self._loaded = QLabel()
+        self._loaded.setWordWrap(True)
+        inner = QVBoxLayout(self._box)
+        for widget in (self._embedded, self._open_folder, self._open_pth, self._loaded):
+            inner.addWidget(widget)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self._box)
+        self._model: ModelHandle | None = None
+        self._embedded.activated.connect(self._on_embedded_activated)
+        self._open_folder.clicked.connect(self.choose_folder)
+        self._open_pth.clicked.connect(self.choose_pth)
+        self.retranslate()
+
+    def show_loaded(self, model: ModelHandle) -> None:
+        self._model = model
+        index = self._embedded.findData(model.choice.kind)
+        if index >= 0:
+            self._embedded.setCurrentIndex(index)
+        self._update_loaded_text()
+
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, self.tr("Open a model folder"))
+        if folder:
+            self.model_chosen.emit(ModelChoice("folder", folder))
+
+    def choose_pth(self) -> None:
+        pth, _ = QFileDialog.getOpenFileName(self, self.tr("Open a MiniMind .pth checkpoint"),
+                                             "", self.tr("PyTorch state dict (*.pth *.pt)"))
+        if not pth:
+            return
+        tokenizer = QFileDialog.getExistingDirectory(
+            self, self.tr("Choose the folder with its tokenizer.json"))
+        if tokenizer:
+            self.model_chosen.emit(ModelChoice("pth", pth, tokenizer))
+
+    def _on_embedded_activated(self, index: int) -> None:
+        self.model_chosen.emit(ModelChoice(self._embedded.itemData(index)))
+
+    def _update_loaded_text(self) -> None:
+        if self._model is None:
+            self._loaded.setText(self.tr("Loading…"))
+            return
+        kind = self.tr("chat") if self._model.is_chat else self.tr("base")
+        text = self.tr("Loaded: {0} ({1})").format(self._model.name, kind)
+        if self._model.is_random:
+            text += "\n" + self.tr("Random weights: the text is meaningless, the measurements "
+                                   "are real.")
+        self._loaded.setText(text)
+
+    def retranslate(self) -> None:
+        self._box.setTitle(self.tr("Model"))
+        self._embedded.setItemText(0, self.tr("Embedded chat model"))
+        self._embedded.setItemText(1, self.tr("Embedded base model"))
+        self._embedded.setToolTip(self.tr(
+            "The models shipped with KV Studio (a seeded course model when none is installed)."))
+        self._open_folder.setText(self.tr("Open model folder…"))
+        self._open_folder.setToolTip(self.tr(
+            "A folder with config.json, model weights and tokenizer.json."))
+        self._open_pth.setText(self.tr("Open MiniMind .pth…"))
+        self._open_pth.setToolTip(self.tr(
+            "A MiniMind checkpoint (.pth state dict), then the folder holding its tokenizer."))
+        self._update_loaded_text()
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)

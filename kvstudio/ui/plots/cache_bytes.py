@@ -1,0 +1,120 @@
+"""KV cache bytes per layer (K and V side by side) for the current run's latest step.
+
+Owns the drawing of `StepRecord.cache_layer_bytes` next to the formula
+2·L·T·H_kv·d·bytes and the measured total; a static cache shows allocated
+(outline) against used (filled); a sliding window shows its cap per layer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QWidget
+
+from kvstudio.core.records import StepRecord
+from kvstudio.ui.engine_adapter import RunInfo
+from kvstudio.ui.names import format_bytes
+from kvstudio.ui.plots.base import LivePlot
+from kvstudio.ui.run_store import RunStore
+
+K_COLOUR, V_COLOUR = "#3182bd", "#31a354"
+
+
+def _filled(colour: str) -> QColor:
+    c = QColor(colour)
+    c.setAlpha(190)
+    return c
+
+
+class CacheBytesPlot(LivePlot):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._k_used = pg.BarGraphItem(x=[], height=[], width=0.38, brush=_filled(K_COLOUR),
+                                       pen=pg.mkPen(K_COLOUR))
+        self._v_used = pg.BarGraphItem(x=[], height=[], width=0.38, brush=_filled(V_COLOUR),
+                                       pen=pg.mkPen(V_COLOUR))
+        outline = pg.mkPen("#555", width=1.5, style=Qt.PenStyle.DashLine)
+        self._allocated = pg.BarGraphItem(x=[], height=[], width=0.38, brush=None, pen=outline)
+        self._cap = pg.InfiniteLine(angle=0, movable=False,
+                                    pen=pg.mkPen("#a50f15", width=1.5,
+                                                 style=Qt.PenStyle.DashLine),
+                                    label="", labelOpts={"position": 0.85, "color": "#a50f15"})
+        for item in (self._allocated, self._k_used, self._v_used, self._cap):
+            self.plot_item.addItem(item)
+        self._cap.setVisible(False)
+        self._layers = 0
+        self.summary = ""
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.plot_item.setLabel("bottom", self.tr("layer"))
+        self.plot_item.setLabel("left", self.tr("bytes"))
+        self.legend.clear()
+        self.legend.addItem(self._k_used, self.tr("K (used)"))
+        self.legend.addItem(self._v_used, self.tr("V (used)"))
+        self.legend.addItem(self._allocated, self.tr("allocated (static)"))
+        self._title_empty = self.tr("KV cache per layer")
+        self._title_template = self.tr(
+            "KV cache: {0} measured · formula 2·L·T·H_kv·d·bytes = {1} (T = {2})")
+        self._no_cache = self.tr("KV cache: recompute mode keeps no cache")
+        self._cap_template = self.tr("window cap W = {0}")
+        self.plot_item.setTitle(self._title_empty)
+
+    def refresh(self, store: RunStore) -> None:
+        trace = store.current
+        record = trace.last if trace is not None else None
+        if trace is None or record is None:
+            self._draw_empty()
+            return
+        self._draw(trace.info, record)
+
+    def _draw_empty(self) -> None:
+        for bars in (self._k_used, self._v_used, self._allocated):
+            bars.setOpts(x=[], height=[])
+        self._cap.setVisible(False)
+        self.summary = self._title_empty
+        self.plot_item.setTitle(self.summary)
+
+    def _draw(self, info: RunInfo, record: StepRecord) -> None:
+        layers = np.arange(len(record.cache_layer_bytes), dtype=float)
+        k_alloc = np.asarray([k for k, _ in record.cache_layer_bytes], dtype=float)
+        v_alloc = np.asarray([v for _, v in record.cache_layer_bytes], dtype=float)
+        static = info.request.settings.cache.kind == "static"
+        n_layers = max(len(layers), 1)
+        if static:
+            # Used bytes are shared evenly: every layer stores the same tokens.
+            half_used = record.cache_used_bytes / (2 * n_layers)
+            k_used = np.full(len(layers), half_used)
+            v_used = np.full(len(layers), half_used)
+            self._allocated.setOpts(x=np.concatenate([layers - 0.2, layers + 0.2]),
+                                    height=np.concatenate([k_alloc, v_alloc]))
+        else:
+            k_used, v_used = k_alloc, v_alloc
+            self._allocated.setOpts(x=[], height=[])
+        self._k_used.setOpts(x=layers - 0.2, height=k_used)
+        self._v_used.setOpts(x=layers + 0.2, height=v_used)
+        window = info.request.settings.cache.window
+        if info.request.settings.cache.kind == "sliding" and info.mode == "cached":
+            cap = info.formula_cache_bytes(window) / (2 * info.num_layers)
+            self._cap.setValue(cap)
+            self._cap.label.setFormat(self._cap_template.format(window))
+            self._cap.setVisible(True)
+        else:
+            self._cap.setVisible(False)
+        if info.mode == "recompute":
+            self.summary = self._no_cache
+        else:
+            formula = info.formula_cache_bytes(record.cache_length)
+            self.summary = self._title_template.format(
+                format_bytes(record.cache_used_bytes), format_bytes(formula), record.cache_length)
+        self.plot_item.setTitle(self.summary, size="9pt")
+
+    def drawn_layer_bytes(self) -> list[tuple[float, float]]:
+        """(K, V) heights drawn per layer (what tests compare with the record)."""
+        k = self._k_used.opts.get("height")
+        v = self._v_used.opts.get("height")
+        if k is None or v is None:
+            return []
+        return [(float(a), float(b)) for a, b in zip(k, v, strict=True)]

@@ -1,0 +1,74 @@
+"""Elapsed time per step (ms) with the prefill (time to first token) marked, and cumulative time.
+
+Owns the drawing of `StepRecord.elapsed_s` for the latest run of both modes:
+per-step lines against the left axis, cumulative dashed against the right.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QWidget
+
+from kvstudio.core.records import MODES, Mode
+from kvstudio.ui.names import mode_name
+from kvstudio.ui.plots.base import MODE_COLOURS, LivePlot, mode_pen
+from kvstudio.ui.run_store import RunStore
+
+
+class StepTimePlot(LivePlot):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        right = self.add_right_axis("")
+        self._per_step: dict[Mode, pg.PlotDataItem] = {}
+        self._cumulative: dict[Mode, pg.PlotDataItem] = {}
+        self._ttft: dict[Mode, pg.ScatterPlotItem] = {}
+        self._ttft_label: dict[Mode, pg.TextItem] = {}
+        for mode in MODES:
+            colour = MODE_COLOURS[mode]
+            line = pg.PlotDataItem(pen=mode_pen(mode, 2), symbol="o", symbolSize=4,
+                                   symbolBrush=colour, symbolPen=None)
+            cumulative = pg.PlotDataItem(pen=mode_pen(mode, 1.5, dashed=True))
+            ttft = pg.ScatterPlotItem(size=14, symbol="star", brush=colour, pen=pg.mkPen("#222"))
+            label = pg.TextItem(color=colour, anchor=(0, 1))
+            self.plot_item.addItem(line)
+            self.plot_item.addItem(ttft)
+            self.plot_item.addItem(label)
+            right.addItem(cumulative)
+            self._per_step[mode], self._cumulative[mode] = line, cumulative
+            self._ttft[mode], self._ttft_label[mode] = ttft, label
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.plot_item.setTitle(self.tr("Time per step"))
+        self.plot_item.setLabel("bottom", self.tr("step (0 = prefill)"))
+        self.plot_item.setLabel("left", self.tr("ms per step"))
+        self.plot_item.getAxis("right").setLabel(self.tr("cumulative ms (dashed)"))
+        self.legend.clear()
+        for mode in MODES:
+            name = mode_name(mode)
+            self.legend.addItem(self._per_step[mode], self.tr("{0}: ms per step").format(name))
+            self.legend.addItem(self._cumulative[mode], self.tr("{0}: cumulative").format(name))
+        self.legend.addItem(self._ttft["cached"], self.tr("prefill = time to first token"))
+        self._ttft_text = self.tr("TTFT {0:.1f} ms")
+
+    def refresh(self, store: RunStore) -> None:
+        for mode in MODES:
+            trace = store.trace(mode)
+            if trace is None or not trace.records:
+                self._per_step[mode].setData([], [])
+                self._cumulative[mode].setData([], [])
+                self._ttft[mode].setData([], [])
+                self._ttft_label[mode].setText("")
+                continue
+            steps = np.asarray(trace.steps, dtype=float)
+            ms = np.asarray(trace.step_ms, dtype=float)
+            self._per_step[mode].setData(steps, ms)
+            self._cumulative[mode].setData(steps, np.asarray(trace.cumulative_ms, dtype=float))
+            self._ttft[mode].setData([0.0], [ms[0]])
+            self._ttft_label[mode].setText(self._ttft_text.format(ms[0]))
+            self._ttft_label[mode].setPos(0.3, float(ms[0]))
+
+    def per_step_ms(self, mode: Mode) -> list[float]:
+        _, y = self._per_step[mode].getData()
+        return [] if y is None else [float(v) for v in y]

@@ -1,0 +1,85 @@
+"""Tokens fed to the model's forward at each step (bars) and in total (line), both modes.
+
+Owns the drawing of `StepRecord.tokens_fed` against the course formulas
+P + (N − 1) (cached) and P·N + N(N − 1)/2 (recompute), drawn dashed over the
+run's whole budget so the measured line can be seen catching up with it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QWidget
+
+from kvstudio.core.records import MODES, Mode
+from kvstudio.ui.names import mode_name
+from kvstudio.ui.plots.base import LivePlot, mode_brush, mode_pen
+from kvstudio.ui.run_store import RunStore
+
+BAR_OFFSET: dict[Mode, float] = {"cached": -0.2, "recompute": 0.2}
+
+
+class TokensFedPlot(LivePlot):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        right = self.add_right_axis("")
+        self._bars: dict[Mode, pg.BarGraphItem] = {}
+        self._cumulative: dict[Mode, pg.PlotDataItem] = {}
+        self._formula: dict[Mode, pg.PlotDataItem] = {}
+        for mode in MODES:
+            bars = pg.BarGraphItem(x=[], height=[], width=0.4, brush=mode_brush(mode),
+                                   pen=mode_pen(mode, 1))
+            self.plot_item.addItem(bars)
+            line = pg.PlotDataItem(pen=mode_pen(mode, 2.5))
+            formula = pg.PlotDataItem(pen=mode_pen(mode, 1.5, dashed=True))
+            right.addItem(line)
+            right.addItem(formula)
+            self._bars[mode], self._cumulative[mode], self._formula[mode] = bars, line, formula
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.plot_item.setTitle(self.tr("Tokens fed to the model per step"))
+        self.plot_item.setLabel("bottom", self.tr("step (0 = prefill)"))
+        self.plot_item.setLabel("left", self.tr("tokens fed (bars)"))
+        self.plot_item.getAxis("right").setLabel(self.tr("cumulative (lines)"))
+        self.legend.clear()
+        for mode in MODES:
+            name = mode_name(mode)
+            self.legend.addItem(self._bars[mode], self.tr("{0}: per step").format(name))
+            self.legend.addItem(self._cumulative[mode], self.tr("{0}: cumulative").format(name))
+        self.legend.addItem(self._formula["cached"], self.tr("formula P+(N−1)"))
+        self.legend.addItem(self._formula["recompute"], self.tr("formula P·N+N(N−1)/2"))
+
+    def refresh(self, store: RunStore) -> None:
+        for mode in MODES:
+            trace = store.trace(mode)
+            if trace is None:
+                self._bars[mode].setOpts(x=[], height=[])
+                self._cumulative[mode].setData([], [])
+                self._formula[mode].setData([], [])
+                continue
+            steps = np.asarray(trace.steps, dtype=float)
+            self._bars[mode].setOpts(x=steps + BAR_OFFSET[mode],
+                                     height=np.asarray(trace.tokens_fed, dtype=float))
+            self._cumulative[mode].setData(steps, np.asarray(trace.tokens_fed_cumulative, float))
+            planned = trace.info.formula_cumulative(trace.info.max_new_tokens)
+            self._formula[mode].setData(np.arange(len(planned), dtype=float),
+                                        np.asarray(planned, dtype=float))
+        self._fit_right_axis(store)
+
+    def _fit_right_axis(self, store: RunStore) -> None:
+        """Scale the cumulative axis to what has been measured, not the whole formula."""
+        if self.right_view is None:
+            return
+        tops = [max(t.tokens_fed_cumulative) for t in store.traces() if t.records]
+        if tops:
+            self.right_view.setYRange(0, max(tops) * 1.1, padding=0)
+
+    def bar_heights(self, mode: Mode) -> list[float]:
+        """The heights currently drawn for `mode` (what tests compare with the records)."""
+        heights = self._bars[mode].opts.get("height")
+        return [] if heights is None else [float(h) for h in heights]
+
+    def cumulative_values(self, mode: Mode) -> list[float]:
+        _, y = self._cumulative[mode].getData()
+        return [] if y is None else [float(v) for v in y]

@@ -1,0 +1,149 @@
+"""Turns user intents into worker calls and worker reports into the run store.
+
+Owns `RunController`: the rules of a session (a new run starts when the mode,
+the settings or the prompt change; the other mode's last run stays drawn;
+Reset forgets both), the `RunStore`, and the redraw pacing. It does not
+build widgets: the window gives it a function that reads the current request
+from the panels, and connects its signals to the views.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from kvstudio.core.records import StepRecord
+from kvstudio.ui.engine_adapter import (
+    AnswerCounts,
+    ModelChoice,
+    ModelHandle,
+    RunInfo,
+    RunRequest,
+    parse_temperatures,
+)
+from kvstudio.ui.pacer import RedrawPacer
+from kvstudio.ui.run_store import RunStore
+from kvstudio.ui.worker import EngineHost
+
+log = logging.getLogger(__name__)
+
+RequestSource = Callable[[], RunRequest]
+
+
+class RunController(QObject):
+    redraw_due = Signal()  # the store changed; views should refresh (paced)
+    playing_changed = Signal(bool)
+    model_loaded = Signal(object)  # ModelHandle
+    problem = Signal(str)  # a message for the user (already actionable)
+    sampling_started = Signal()
+    note = Signal(str)  # a short status message
+    run_finished = Signal()
+    sampling_progress = Signal(int, int)
+    sampling_finished = Signal(object)  # AnswerCounts | None
+
+    def __init__(self, host: EngineHost, request_source: RequestSource,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.host = host
+        self.store = RunStore()
+        self.model: ModelHandle | None = None
+        self.playing = False
+        self.sampling = False
+        self._request_source = request_source
+        self._interval_ms = 120
+        self.pacer = RedrawPacer(parent=self)
+        self.pacer.redraw_due.connect(self.redraw_due)
+        worker = host.worker
+        worker.model_loaded.connect(self._on_model_loaded)
+        worker.run_started.connect(self._on_run_started)
+        worker.step_ready.connect(self._on_step_ready)
+        worker.run_finished.connect(self._on_run_finished)
+        worker.playing_changed.connect(self._on_playing_changed)
+        worker.failed.connect(self._on_failed)
+        worker.sampling_progress.connect(self.sampling_progress)
+        worker.sampling_finished.connect(self._on_sampling_finished)
+
+    # ---- intents ---------------------------------------------------------------------------------
+    def load_model(self, choice: ModelChoice) -> None:
+        self.note.emit(self.tr("Loading the model…"))
+        self.host.load(choice)
+
+    def step(self) -> None:
+        self.host.step(self._request_source())
+
+    def set_playing(self, playing: bool) -> None:
+        if playing:
+            self.host.play(self._request_source(), self._interval_ms)
+        else:
+            self.host.pause()
+
+    def run_to_end(self) -> None:
+        self.host.play(self._request_source(), 0)
+
+    def set_interval(self, interval_ms: int) -> None:
+        self._interval_ms = interval_ms
+        self.host.set_interval(interval_ms)
+
+    def reset(self) -> None:
+        self.host.reset()
+        self.store.clear()
+        self.pacer.flush()
+
+    def restart_if_running(self) -> None:
+        """Mode or settings changed: rerun the same prompt if a run is on screen."""
+        if self.store.current is None and not self.playing:
+            return
+        request = self._request_source()
+        if self.playing:
+            self.host.play(request, self._interval_ms)
+        else:
+            self.host.start(request)
+
+    def sample(self, samples: int, temperatures_text: str) -> None:
+        """Start repeated sampling; `temperatures_text` empty = the current temperature."""
+        try:
+            temperatures = parse_temperatures(temperatures_text)
+        except ValueError as exc:
+            self.problem.emit(str(exc))
+            return
+        self.sampling = True
+        self.sampling_started.emit()
+        self.host.sample(self._request_source(), samples, temperatures)
+
+    def cancel_sampling(self) -> None:
+        self.host.cancel_sampling()
+
+    # ---- reports from the worker ---------------------------------------------------------
+    def _on_model_loaded(self, model: ModelHandle) -> None:
+        self.model = model
+        self.store.clear()
+        self.pacer.flush()
+        self.model_loaded.emit(model)
+        self.note.emit(self.tr("Model ready: {0}").format(model.name))
+
+    def _on_run_started(self, info: RunInfo) -> None:
+        self.store.begin(info)
+        self.pacer.request()
+
+    def _on_step_ready(self, run_id: int, record: StepRecord) -> None:
+        if self.store.add(run_id, record):
+            self.pacer.request()
+
+    def _on_run_finished(self, run_id: int) -> None:
+        self.store.finish(run_id)
+        self.pacer.flush()
+        self.run_finished.emit()
+        self.note.emit(self.tr("Run finished. Reset, or change a setting, to run again."))
+
+    def _on_playing_changed(self, playing: bool) -> None:
+        self.playing = playing
+        self.playing_changed.emit(playing)
+
+    def _on_failed(self, message: str) -> None:
+        self.problem.emit(message)
+
+    def _on_sampling_finished(self, counts: AnswerCounts | None) -> None:
+        self.sampling = False
+        self.sampling_finished.emit(counts)

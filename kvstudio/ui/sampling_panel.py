@@ -1,0 +1,196 @@
+"""Sampling knobs, the token budget and the cache kind, with tooltips that explain each one.
+
+Owns `SamplingPanel`: greedy, temperature, top-k (0 = off), top-p, repetition
+penalty, seed, max new tokens, cache kind with its size. It starts from the
+course defaults (`SamplingSettings()`), reads and writes a `RunSettings`, and
+emits `settings_changed` on every edit. Validation of values stays in the
+core records (they raise ValueError with a message).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kvstudio.core.kv_cache import CACHE_KINDS, CacheSpec
+from kvstudio.core.records import Mode, SamplingSettings
+from kvstudio.ui.engine_adapter import RunSettings
+from kvstudio.ui.names import cache_kind_name
+
+COURSE = SamplingSettings()
+COURSE_MAX_NEW_TOKENS = 64
+COURSE_STATIC_LENGTH = 512
+COURSE_WINDOW = 32
+
+
+def _double(lo: float, hi: float, step: float, value: float, decimals: int = 2) -> QDoubleSpinBox:
+    box = QDoubleSpinBox()
+    box.setRange(lo, hi)
+    box.setSingleStep(step)
+    box.setDecimals(decimals)
+    box.setValue(value)
+    return box
+
+
+def _int(lo: int, hi: int, value: int) -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(lo, hi)
+    box.setValue(value)
+    return box
+
+
+class SamplingPanel(QWidget):
+    settings_changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._greedy = QCheckBox()
+        self._temperature = _double(0.05, 3.0, 0.05, COURSE.temperature)
+        self._top_k = _int(0, 1000, COURSE.top_k)
+        self._top_p = _double(0.01, 1.0, 0.05, COURSE.top_p)
+        self._penalty = _double(0.5, 3.0, 0.05, COURSE.repetition_penalty)
+        self._seed = _int(0, 2_147_483_647, COURSE.seed)
+        self._max_new = _int(1, 4096, COURSE_MAX_NEW_TOKENS)
+        self._cache_kind = QComboBox()
+        for kind in CACHE_KINDS:
+            self._cache_kind.addItem("", kind)
+        self._static_length = _int(8, 32768, COURSE_STATIC_LENGTH)
+        self._window = _int(1, 32768, COURSE_WINDOW)
+
+        self._sampling_box = QGroupBox()
+        form = QFormLayout(self._sampling_box)
+        self._rows: dict[str, QWidget | None] = {}
+        fields: tuple[tuple[str, QWidget], ...] = (
+            ("greedy", self._greedy), ("temperature", self._temperature),
+            ("top_k", self._top_k), ("top_p", self._top_p), ("penalty", self._penalty),
+            ("seed", self._seed), ("max_new", self._max_new))
+        for key, widget in fields:
+            form.addRow(key, widget)
+            self._rows[key] = form.labelForField(widget)
+        self._cache_box = QGroupBox()
+        cache_form = QFormLayout(self._cache_box)
+        cache_fields: tuple[tuple[str, QWidget], ...] = (
+            ("kind", self._cache_kind), ("static", self._static_length), ("window", self._window))
+        for key, widget in cache_fields:
+            cache_form.addRow(key, widget)
+            self._rows[key] = cache_form.labelForField(widget)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self._sampling_box)
+        layout.addWidget(self._cache_box)
+
+        for box in (self._temperature, self._top_p, self._penalty):
+            box.valueChanged.connect(self._on_edited)
+        for spin in (self._top_k, self._seed, self._max_new, self._static_length, self._window):
+            spin.valueChanged.connect(self._on_edited)
+        self._greedy.toggled.connect(self._on_edited)
+        self._cache_kind.currentIndexChanged.connect(self._on_edited)
+        self._update_enabled()
+        self.retranslate()
+
+    # ---- settings in and out -----------------------------------------------------------------
+    def sampling(self) -> SamplingSettings:
+        temperature = 0.0 if self._greedy.isChecked() else self._temperature.value()
+        return SamplingSettings(temperature, self._top_k.value(), self._top_p.value(),
+                                self._penalty.value(), self._seed.value())
+
+    def cache_spec(self) -> CacheSpec:
+        return CacheSpec(self._cache_kind.currentData(), self._static_length.value(),
+                         self._window.value())
+
+    def run_settings(self, mode: Mode) -> RunSettings:
+        return RunSettings(mode, self.sampling(), self._max_new.value(), self.cache_spec())
+
+    def set_run_settings(self, settings: RunSettings) -> None:
+        """Show `settings` (e.g. restored from QSettings) without emitting per field."""
+        self.blockSignals(True)
+        s = settings.sampling
+        self._greedy.setChecked(s.greedy)
+        if not s.greedy:
+            self._temperature.setValue(s.temperature)
+        self._top_k.setValue(s.top_k)
+        self._top_p.setValue(s.top_p)
+        self._penalty.setValue(s.repetition_penalty)
+        self._seed.setValue(s.seed)
+        self._max_new.setValue(settings.max_new_tokens)
+        self._cache_kind.setCurrentIndex(max(0, self._cache_kind.findData(settings.cache.kind)))
+        self._static_length.setValue(settings.cache.max_length)
+        self._window.setValue(settings.cache.window)
+        self.blockSignals(False)
+        self._update_enabled()
+
+    def current_temperature(self) -> float:
+        return self.sampling().temperature
+
+    # ---- internals ----------------------------------------------------------------------------
+    def _on_edited(self) -> None:
+        self._update_enabled()
+        self.settings_changed.emit()
+
+    def _update_enabled(self) -> None:
+        greedy = self._greedy.isChecked()
+        for widget in (self._temperature, self._top_k, self._top_p):
+            widget.setEnabled(not greedy)
+        kind = self._cache_kind.currentData()
+        self._static_length.setEnabled(kind == "static")
+        self._window.setEnabled(kind == "sliding")
+
+    def retranslate(self) -> None:
+        self._sampling_box.setTitle(self.tr("Sampling"))
+        self._cache_box.setTitle(self.tr("KV cache"))
+        labels = {
+            "greedy": self.tr("Greedy"),
+            "temperature": self.tr("Temperature"),
+            "top_k": self.tr("Top-k"),
+            "top_p": self.tr("Top-p"),
+            "penalty": self.tr("Repetition penalty"),
+            "seed": self.tr("Seed"),
+            "max_new": self.tr("Max new tokens"),
+            "kind": self.tr("Cache kind"),
+            "static": self.tr("Static length"),
+            "window": self.tr("Window W"),
+        }
+        for key, text in labels.items():
+            label = self._rows.get(key)
+            if isinstance(label, QLabel):
+                label.setText(text)
+        self._greedy.setToolTip(self.tr(
+            "Always take the most likely token (temperature 0). Same prompt, same answer."))
+        self._temperature.setToolTip(self.tr(
+            "Divides the logits before softmax: below 1 sharpens the distribution, above 1 "
+            "flattens it and answers vary more. Course default 0.85."))
+        self._top_k.setToolTip(self.tr(
+            "Keep only the k most likely tokens before sampling. 0 = off (course default)."))
+        self._top_k.setSpecialValueText(self.tr("off"))
+        self._top_p.setToolTip(self.tr(
+            "Keep the smallest set of likely tokens whose probabilities add up to p "
+            "(nucleus sampling). 1.0 = off; course default 0.85."))
+        self._penalty.setToolTip(self.tr(
+            "Makes tokens already in the text less likely; 1.0 = off (course default)."))
+        self._seed.setToolTip(self.tr(
+            "Seeds this run's random generator: the same seed gives the same samples."))
+        self._max_new.setToolTip(self.tr("The most tokens a run generates (N)."))
+        self._cache_kind.setToolTip(self.tr(
+            "Dynamic grows by one token per step; static is allocated once for its length; "
+            "a sliding window keeps only the last W tokens."))
+        self._static_length.setToolTip(self.tr(
+            "Tokens a static cache preallocates; prompt + new tokens must fit."))
+        self._window.setToolTip(self.tr(
+            "Tokens a sliding-window cache keeps; each query looks back at most W tokens."))
+        for index, kind in enumerate(CACHE_KINDS):
+            self._cache_kind.setItemText(index, cache_kind_name(kind))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)

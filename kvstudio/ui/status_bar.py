@@ -1,0 +1,74 @@
+"""The status bar: mode, step n/N, tokens fed, cache, TTFT, ms/token, tokens/s, threads, device.
+
+Owns `RunStatusBar`, which formats the current trace's numbers into labels
+and shows transient messages (errors, hints) on the left.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent
+from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
+
+from kvstudio.ui.names import format_bytes, mode_name
+from kvstudio.ui.run_store import RunStore
+
+FIELDS = ("mode", "step", "fed", "cache", "ttft", "ms_token", "tok_s", "threads")
+
+
+class RunStatusBar(QStatusBar):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._labels = {name: QLabel() for name in FIELDS}
+        for label in self._labels.values():
+            self.addPermanentWidget(label)
+        self._threads, self._device = 1, "cpu"
+        self._store: RunStore | None = None
+        self.retranslate()
+
+    def set_runtime(self, threads: int, device: str) -> None:
+        self._threads, self._device = threads, device
+        self._labels["threads"].setText(self._t["threads"].format(threads, device))
+
+    def field_text(self, name: str) -> str:
+        return self._labels[name].text()
+
+    def refresh(self, store: RunStore) -> None:
+        self._store = store
+        t = self._t
+        trace = store.current
+        self._labels["mode"].setText(t["mode"].format(mode_name(store.current_mode)))
+        if trace is None:
+            for name in ("step", "fed", "cache", "ttft", "ms_token", "tok_s"):
+                self._labels[name].setText("")
+            return
+        last = trace.last
+        self._labels["step"].setText(t["step"].format(len(trace.records),
+                                                      trace.info.max_new_tokens))
+        self._labels["fed"].setText(t["fed"].format(sum(trace.tokens_fed)))
+        self._labels["cache"].setText(t["cache"].format(
+            format_bytes(last.cache_allocated_bytes if last else 0)))
+        ttft, ms_token, tok_s = trace.ttft_ms, trace.decode_ms_per_token, trace.tokens_per_second
+        self._labels["ttft"].setText(t["ttft"].format("—" if ttft is None else f"{ttft:.1f}"))
+        self._labels["ms_token"].setText(
+            t["ms_token"].format("—" if ms_token is None else f"{ms_token:.2f}"))
+        self._labels["tok_s"].setText(t["tok_s"].format("—" if tok_s is None else f"{tok_s:.0f}"))
+
+    def retranslate(self) -> None:
+        self._t = {
+            "mode": self.tr("Mode: {0}"),
+            "step": self.tr("Step {0}/{1}"),
+            "fed": self.tr("Tokens fed: {0}"),
+            "cache": self.tr("Cache: {0}"),
+            "ttft": self.tr("TTFT: {0} ms"),
+            "ms_token": self.tr("{0} ms/token"),
+            "tok_s": self.tr("{0} tokens/s"),
+            "threads": self.tr("torch threads: {0} · {1}"),
+        }
+        self.set_runtime(self._threads, self._device)
+        if self._store is not None:
+            self.refresh(self._store)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)

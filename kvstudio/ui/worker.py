@@ -1,0 +1,258 @@
+"""Runs the engine off the UI thread: a worker object on a QThread, plus its owner.
+
+`GenerationWorker` lives on the thread. It loads models, keeps one `Stepper`,
+steps it on request or on its own timer (play), runs repeated sampling, and
+reports through signals carrying frozen records. Cancellation is checked
+between steps. `EngineHost` lives on the UI thread: it owns the QThread, turns
+method calls into queued signals, and stops and waits for the thread on
+shutdown. The window talks only to the host.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+
+from kvstudio.core.stepper import Stepper
+from kvstudio.ui.engine_adapter import (
+    AnswerCounts,
+    ModelChoice,
+    ModelHandle,
+    ModelLoader,
+    RunRequest,
+    encode_prompt,
+    make_stepper,
+    repeated_sampling,
+    run_info,
+)
+
+log = logging.getLogger(__name__)
+
+
+class GenerationWorker(QObject):
+    """Owns the model and the live stepper; every slot runs on the worker thread."""
+
+    model_loaded = Signal(object)  # ModelHandle
+    run_started = Signal(object)  # RunInfo
+    step_ready = Signal(int, object)  # run id, StepRecord
+    run_finished = Signal(int)  # run id
+    playing_changed = Signal(bool)
+    failed = Signal(str)  # a message the user can act on
+    sampling_progress = Signal(int, int)  # done, total
+    sampling_finished = Signal(object)  # AnswerCounts, or None when cancelled
+
+    def __init__(self, loader: ModelLoader) -> None:
+        super().__init__()
+        self._loader = loader
+        self._model: ModelHandle | None = None
+        self._stepper: Stepper | None = None
+        self._request: RunRequest | None = None
+        self._run_id = 0
+        self._cancel = threading.Event()
+        self._play_timer = QTimer(self)  # a child, so it moves to the worker thread with us
+        self._play_timer.timeout.connect(self._on_play_tick)
+
+    # ---- thread-safe -----------------------------------------------------------------------
+    def request_cancel(self) -> None:
+        """Called from the UI thread: the next between-steps check stops the work."""
+        self._cancel.set()
+
+    # ---- slots (queued from the host) --------------------------------------------------------
+    @Slot(object)
+    def load(self, choice: ModelChoice) -> None:
+        self._stop_play()
+        try:
+            model = self._loader(choice)
+        except (ValueError, OSError, RuntimeError, KeyError) as exc:
+            log.warning("model load failed: %s", exc)
+            self.failed.emit(str(exc))
+            return
+        self._model, self._stepper, self._request = model, None, None
+        self.model_loaded.emit(model)
+
+    @Slot(object)
+    def start(self, request: RunRequest) -> None:
+        """Start a fresh run of `request` (the previous run of its mode is replaced)."""
+        self._begin(request)
+
+    @Slot(object)
+    def step(self, request: RunRequest) -> None:
+        self._stop_play()
+        self._advance(request)
+
+    @Slot(object, int)
+    def play(self, request: RunRequest, interval_ms: int) -> None:
+        if self._stepper is None or request != self._request or self._stepper.finished:
+            if not self._begin(request):
+                return
+        self._request = request
+        self._play_timer.start(max(0, interval_ms))
+        self.playing_changed.emit(True)
+
+    @Slot(int)
+    def set_interval(self, interval_ms: int) -> None:
+        self._play_timer.setInterval(max(0, interval_ms))
+
+    @Slot()
+    def pause(self) -> None:
+        self._stop_play()
+
+    @Slot()
+    def reset(self) -> None:
+        self._stop_play()
+        self._stepper, self._request = None, None
+
+    @Slot(object, int, object)
+    def sample(self, request: RunRequest, samples: int, temperatures: tuple[float, ...]) -> None:
+        self._stop_play()
+        self._cancel.clear()
+        if self._model is None:
+            self.failed.emit("No model is loaded yet; pick one in the Model menu.")
+            self.sampling_finished.emit(None)
+            return
+        try:
+            ids = encode_prompt(self._model, request)
+            result: AnswerCounts | None = None
+            for item in repeated_sampling(self._model, ids, request.settings, samples,
+                                          temperatures):
+                if self._cancel.is_set():
+                    break
+                if isinstance(item, AnswerCounts):
+                    result = item
+                else:
+                    self.sampling_progress.emit(item.done, item.total)
+        except ValueError as exc:
+            self.failed.emit(str(exc))
+            result = None
+        self.sampling_finished.emit(result)
+
+    @Slot()
+    def shutdown(self) -> None:
+        self._play_timer.stop()
+        self._stepper = None
+
+    # ---- internals ----------------------------------------------------------------------------
+    def _on_play_tick(self) -> None:
+        if self._request is None or not self._advance(self._request):
+            self._stop_play()
+
+    def _stop_play(self) -> None:
+        if self._play_timer.isActive():
+            self._play_timer.stop()
+            self.playing_changed.emit(False)
+
+    def _begin(self, request: RunRequest) -> bool:
+        if self._model is None:
+            self.failed.emit("No model is loaded yet; pick one in the Model menu.")
+            return False
+        try:
+            ids = encode_prompt(self._model, request)
+            stepper = make_stepper(self._model, ids, request.settings)
+        except ValueError as exc:
+            self.failed.emit(str(exc))
+            return False
+        self._run_id += 1
+        self._stepper, self._request = stepper, request
+        self.run_started.emit(run_info(self._run_id, self._model, request, ids))
+        return True
+
+    def _advance(self, request: RunRequest) -> bool:
+        """One token; False when nothing more can be stepped (finished or failed)."""
+        if self._stepper is None or request != self._request:
+            if not self._begin(request):
+                return False
+        stepper = self._stepper
+        assert stepper is not None  # for mypy: _begin set it
+        if stepper.finished:
+            self.run_finished.emit(self._run_id)
+            return False
+        try:
+            record = stepper.step()
+        except (ValueError, RuntimeError) as exc:
+            log.warning("step failed: %s", exc)
+            self.failed.emit(str(exc))
+            return False
+        self.step_ready.emit(self._run_id, record)
+        if stepper.finished:
+            self.run_finished.emit(self._run_id)
+            return False
+        return True
+
+
+class EngineHost(QObject):
+    """Owns the worker thread; its methods are safe to call from the UI thread."""
+
+    _load_requested = Signal(object)
+    _start_requested = Signal(object)
+    _step_requested = Signal(object)
+    _play_requested = Signal(object, int)
+    _interval_changed = Signal(int)
+    _pause_requested = Signal()
+    _reset_requested = Signal()
+    _sample_requested = Signal(object, int, object)
+    _shutdown_requested = Signal()
+
+    def __init__(self, loader: ModelLoader, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._thread = QThread()
+        self._thread.setObjectName("kvstudio-engine")
+        self.worker = GenerationWorker(loader)
+        self.worker.moveToThread(self._thread)
+        self._load_requested.connect(self.worker.load)
+        self._start_requested.connect(self.worker.start)
+        self._step_requested.connect(self.worker.step)
+        self._play_requested.connect(self.worker.play)
+        self._interval_changed.connect(self.worker.set_interval)
+        self._pause_requested.connect(self.worker.pause)
+        self._reset_requested.connect(self.worker.reset)
+        self._sample_requested.connect(self.worker.sample)
+        self._shutdown_requested.connect(self.worker.shutdown)
+        self._thread.finished.connect(self.worker.deleteLater)
+        self._thread.start()
+
+    def load(self, choice: ModelChoice) -> None:
+        self._load_requested.emit(choice)
+
+    def start(self, request: RunRequest) -> None:
+        self._start_requested.emit(request)
+
+    def step(self, request: RunRequest) -> None:
+        self._step_requested.emit(request)
+
+    def play(self, request: RunRequest, interval_ms: int) -> None:
+        self._play_requested.emit(request, interval_ms)
+
+    def set_interval(self, interval_ms: int) -> None:
+        self._interval_changed.emit(interval_ms)
+
+    def pause(self) -> None:
+        self._pause_requested.emit()
+
+    def reset(self) -> None:
+        self._reset_requested.emit()
+
+    def sample(self, request: RunRequest, samples: int, temperatures: tuple[float, ...]) -> None:
+        self._sample_requested.emit(request, samples, temperatures)
+
+    def cancel_sampling(self) -> None:
+        self.worker.request_cancel()
+
+    def is_running(self) -> bool:
+        try:
+            return self._thread.isRunning()
+        except RuntimeError:  # the C++ object is already gone
+            return False
+
+    def shutdown(self, timeout_ms: int = 10_000) -> bool:
+        """Stop the play timer, cancel work, quit the thread and wait for it."""
+        if not self.is_running():
+            return True
+        self.worker.request_cancel()
+        self._shutdown_requested.emit()
+        self._thread.quit()
+        ok = bool(self._thread.wait(timeout_ms))
+        if not ok:
+            log.error("the engine thread did not stop within %d ms", timeout_ms)
+        return ok

@@ -1,0 +1,6 @@
+"""Open the KV Studio window: `python main.py [--lang ko] [--threads 1]`."""
+
+from kvstudio.ui.app import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())
