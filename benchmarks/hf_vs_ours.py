@@ -13,8 +13,9 @@ The model (ours) is converted to a transformers folder in a temp directory
   through ``HFBackend`` (what KV Studio shows for a Hugging Face folder).
 
 Each row is warmed up once, then the rows are timed in turn, ``--repeats``
-rounds (median; interleaved so a busy neighbour slows every row alike). ms/token = total wall time of the N-token generation / N (prefill
-included, as the notebook divides). Greedy tokens are checked to be identical
+rounds (median; interleaved so a busy neighbour slows every row alike).
+ms/token = total wall time of the N-token generation / N (prefill included,
+as the notebook divides). Greedy tokens are checked to be identical
 across rows. Needs the optional extra: pip install -e '.[hf]'.
 """
 
