@@ -207,6 +207,8 @@ class HFBackend:
         self.vocab_size: int = int(head.weight.shape[0]) if head is not None else cfg.vocab_size
         self.eos_token_id: int | None = eos_token_id
         self.device: torch.device = first.device
+        # Prompt + new tokens must fit (the window and CLI check it before a run).
+        self.max_positions: int = int(getattr(cfg, "max_position_embeddings", None) or 2048)
         self._major = transformers_major()
 
     # ---- construction --------------------------------------------------------------------
