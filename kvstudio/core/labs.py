@@ -1,0 +1,400 @@
+"""The lab panels' experiments that `experiments.py` does not already provide.
+
+Owns, as generators that yield `Progress` (or one record per step) and end
+with a frozen result, in the style of ``experiments.py``:
+
+- `cache_vs_recompute`: `compare_modes` on the lab prompt, in a chosen dtype
+  (fp32, fp16, bf16) to show the drift that 16-bit arithmetic brings;
+- `temperature_lab`: `repeated_sampling` in cached mode and, as a check, in
+  recompute mode with the same seed (the histograms must agree);
+- `distribution_steps`: one `DistributionStep` per generated token, with the
+  next-token distribution (after temperature, before the cut-offs) and where
+  top-k and top-p cut it;
+- `cache_kinds`: dynamic vs static vs sliding-window caches on one prompt;
+- `sweep_with_fits`: `length_sweep` plus linear and quadratic fits of ms per
+  token against context length.
+
+It never imports Qt; the panels in ``kvstudio.ui.labs`` draw what it yields.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import numpy as np
+import torch
+
+from kvstudio.core.backend import LanguageModel, MiniMindBackend
+from kvstudio.core.experiments import (
+    CompareResult,
+    Progress,
+    SamplingResult,
+    SweepResult,
+    compare_modes,
+    lab_prompt_ids,
+    length_sweep,
+    repeated_sampling,
+)
+from kvstudio.core.kv_cache import CACHE_KINDS, CacheKind, CacheSpec
+from kvstudio.core.records import MODES, Mode, SamplingSettings, StepRecord
+from kvstudio.core.sampling import apply_repetition_penalty, presence_mask
+from kvstudio.core.stepper import Stepper, TokenTexts
+from kvstudio.core.tokenizer import TextTokenizer
+
+DType = Literal["float32", "float16", "bfloat16"]
+DTYPES: tuple[DType, ...] = ("float32", "float16", "bfloat16")
+_TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+# ---- dtype ---------------------------------------------------------------------------------
+def backend_in_dtype(backend: LanguageModel, dtype: DType) -> LanguageModel:
+    """The same model with its weights (and so its cache) in `dtype`; a copy if it changes."""
+    if dtype not in _TORCH_DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}.")
+    if not isinstance(backend, MiniMindBackend):
+        raise ValueError(
+            "Changing the dtype works for KV Studio's own models; load a MiniMind model or "
+            "keep float32."
+        )
+    target = _TORCH_DTYPES[dtype]
+    if next(backend.model.parameters()).dtype == target:
+        return backend
+    model = copy.deepcopy(backend.model).to(target).eval()
+    return MiniMindBackend(model, name=f"{backend.name} ({dtype})")
+
+
+# ---- cache vs recompute --------------------------------------------------------------------
+def cache_vs_recompute(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    *,
+    prompt_tokens: int = 183,
+    new_tokens: int = 64,
+    dtype: DType = "float32",
+    warmup_tokens: int = 4,
+    cache: CacheSpec | None = None,
+) -> Generator[Progress | CompareResult, None, None]:
+    """The course lab: greedy on the lab prompt in both modes (`compare_modes`), in `dtype`."""
+    model = backend_in_dtype(backend, dtype)
+    ids = lab_prompt_ids(tokenizer, prompt_tokens)
+    yield from compare_modes(
+        model, tokenizer, ids, new_tokens, cache=cache, warmup_tokens=warmup_tokens
+    )
+
+
+# ---- temperature ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TemperatureLabResult:
+    """Repeated sampling in cached mode, and the same seed again in recompute mode."""
+
+    cached: SamplingResult
+    recompute: SamplingResult | None  # None when the check was skipped
+
+    @property
+    def same_in_both_modes(self) -> bool | None:
+        """Same seed → same answers per temperature in both modes (None: not checked)."""
+        if self.recompute is None:
+            return None
+        return all(
+            a.answers == b.answers
+            for a, b in zip(self.cached.temperatures, self.recompute.temperatures, strict=True)
+        )
+
+
+def temperature_lab(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    prompt_ids: Sequence[int],
+    temperatures: Sequence[float],
+    *,
+    samples: int = 30,
+    new_tokens: int = 16,
+    seed: int = 42,
+    check_both_modes: bool = True,
+) -> Generator[Progress | TemperatureLabResult, None, None]:
+    """k temperatures × `samples` samples with one seed, then the same in recompute mode."""
+    settings = SamplingSettings(temperature=1.0, top_k=0, top_p=1.0, seed=seed)
+    modes: tuple[Mode, ...] = MODES if check_both_modes else ("cached",)
+    per_mode = len(temperatures) * new_tokens
+    results: dict[Mode, SamplingResult] = {}
+    for index, mode in enumerate(modes):
+        for item in repeated_sampling(
+            backend,
+            tokenizer,
+            prompt_ids,
+            temperatures,
+            samples,
+            new_tokens,
+            settings=settings,
+            mode=mode,
+        ):
+            if isinstance(item, SamplingResult):
+                results[mode] = item
+            else:
+                yield replace(
+                    item,
+                    stage=f"{mode} {item.stage}",
+                    done=index * per_mode + item.done,
+                    total=len(modes) * per_mode,
+                )
+    yield TemperatureLabResult(results["cached"], results.get("recompute"))
+
+
+# ---- top-k / top-p -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DistributionStep:
+    """The next-token distribution at one step and where the filters cut it."""
+
+    record: StepRecord  # the stepper's record of this step
+    token_ids: tuple[int, ...]  # the `bars` most likely tokens, most likely first
+    token_texts: tuple[str, ...]
+    probabilities: tuple[float, ...]  # after temperature and penalty, before top-k/top-p
+    top_k_cut: int | None  # bars left of this index survive top-k (None: off / beyond bars)
+    top_p_cut: int  # bars left of this index survive top-k and top-p
+    chosen_rank: int | None  # index of the chosen token among the bars (None: not shown)
+
+    @property
+    def step(self) -> int:
+        return self.record.step
+
+
+@dataclass(frozen=True)
+class DistributionRun:
+    """Survivors per step over the whole run."""
+
+    settings: SamplingSettings
+    survivors_top_k: tuple[int, ...]
+    survivors_top_p: tuple[int, ...]
+    text: str
+
+
+def distribution_steps(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    prompt_ids: Sequence[int],
+    settings: SamplingSettings,
+    *,
+    new_tokens: int = 32,
+    bars: int = 20,
+) -> Generator[DistributionStep | DistributionRun, None, None]:
+    """Step a sampled run; yield the distribution of each step, then the survivor counts.
+
+    The distribution shown is what top-k and top-p see: softmax of the logits
+    divided by the temperature (1 when greedy) after the repetition penalty.
+    """
+    stepper = Stepper(
+        backend,
+        tokenizer,
+        prompt_ids,
+        sampling=settings,
+        max_new_tokens=new_tokens,
+        stop_at_eos=True,
+        top_n=bars,
+    )
+    texts = TokenTexts(tokenizer)
+    history = list(prompt_ids)
+    while not stepper.finished:
+        record = stepper.step()
+        logits = stepper.last_logits
+        if logits is None:  # every step sets it; keeps mypy and a future backend honest
+            raise ValueError("The stepper did not report logits; cannot draw the distribution.")
+        with torch.inference_mode():
+            x = logits[:1].float()  # (1, V)
+            if settings.temperature > 0:
+                x = x / settings.temperature
+            if settings.repetition_penalty != 1.0:
+                seen = presence_mask(torch.tensor([history], device=x.device), x.shape[-1])
+                x = apply_repetition_penalty(x, seen, settings.repetition_penalty)
+            probs, ids = torch.topk(torch.softmax(x, dim=-1)[0], min(bars, x.shape[-1]))
+        id_list = [int(i) for i in ids.tolist()]
+        chosen = record.token_ids[0]
+        k = record.survivors_top_k[0]
+        yield DistributionStep(
+            record=record,
+            token_ids=tuple(id_list),
+            token_texts=tuple(texts(i) for i in id_list),
+            probabilities=tuple(float(p) for p in probs.tolist()),
+            top_k_cut=k if settings.top_k > 0 and k < len(id_list) else None,
+            top_p_cut=min(record.survivors_top_p[0], len(id_list)),
+            chosen_rank=id_list.index(chosen) if chosen in id_list else None,
+        )
+        history.append(chosen)
+    records = stepper.records
+    yield DistributionRun(
+        settings=settings,
+        survivors_top_k=tuple(r.survivors_top_k[0] for r in records),
+        survivors_top_p=tuple(r.survivors_top_p[0] for r in records),
+        text=stepper.text(0),
+    )
+
+
+# ---- cache kinds ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CacheKindRun:
+    """One cache kind's greedy run: memory and mask per step."""
+
+    kind: CacheKind
+    spec: CacheSpec
+    allocated_bytes: tuple[int, ...]  # per step
+    used_bytes: tuple[int, ...]  # per step
+    cache_length: tuple[int, ...]  # tokens stored after each step
+    mask_shapes: tuple[tuple[int, int], ...]  # (batch, keys seen) per step
+    token_ids: tuple[int, ...]
+    text: str
+
+
+@dataclass(frozen=True)
+class CacheKindsResult:
+    prompt_tokens: int
+    new_tokens: int
+    window: int
+    runs: tuple[CacheKindRun, ...]  # dynamic, static, sliding
+
+    def run(self, kind: CacheKind) -> CacheKindRun:
+        return next(r for r in self.runs if r.kind == kind)
+
+    @property
+    def window_covers_context(self) -> bool:
+        """The sliding window holds every token the run ever sees (P + N − 1)."""
+        return self.window >= self.prompt_tokens + self.new_tokens - 1
+
+    def identical_to_dynamic(self, kind: CacheKind) -> bool:
+        return self.run(kind).token_ids == self.run("dynamic").token_ids
+
+    def first_divergent_step(self, kind: CacheKind) -> int | None:
+        a, b = self.run(kind).token_ids, self.run("dynamic").token_ids
+        return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
+
+
+def cache_kinds(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    prompt_ids: Sequence[int],
+    *,
+    new_tokens: int = 32,
+    window: int = 64,
+    static_length: int | None = None,
+) -> Generator[Progress | CacheKindsResult, None, None]:
+    """Greedy, cached, the same prompt with each cache kind; exactly `new_tokens` tokens."""
+    needed = len(prompt_ids) + new_tokens
+    specs = {
+        "dynamic": CacheSpec("dynamic"),
+        "static": CacheSpec("static", max_length=static_length or needed),
+        "sliding": CacheSpec("sliding", window=window),
+    }
+    greedy = SamplingSettings.greedy_settings()
+    total = len(CACHE_KINDS) * new_tokens
+    done = 0
+    runs = []
+    for kind in CACHE_KINDS:
+        stepper = Stepper(
+            backend,
+            tokenizer,
+            prompt_ids,
+            mode="cached",
+            sampling=greedy,
+            max_new_tokens=new_tokens,
+            cache=specs[kind],
+            stop_at_eos=False,
+            top_n=0,
+        )
+        for record in stepper:
+            done += 1
+            yield Progress("cache-kinds", kind, done, total, record)
+        recs = stepper.records
+        runs.append(
+            CacheKindRun(
+                kind=kind,
+                spec=specs[kind],
+                allocated_bytes=tuple(r.cache_allocated_bytes for r in recs),
+                used_bytes=tuple(r.cache_used_bytes for r in recs),
+                cache_length=tuple(r.cache_length for r in recs),
+                mask_shapes=tuple(r.attention_mask_shape for r in recs),
+                token_ids=tuple(stepper.generated_ids[0]),
+                text=stepper.text(0),
+            )
+        )
+    yield CacheKindsResult(len(prompt_ids), new_tokens, window, tuple(runs))
+
+
+# ---- length sweep --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Fit:
+    """A least-squares polynomial, highest power first (numpy's order), and its R²."""
+
+    coefficients: tuple[float, ...]
+    r_squared: float
+
+    def __call__(self, x: Sequence[float] | np.ndarray) -> np.ndarray:
+        return np.polyval(np.asarray(self.coefficients), np.asarray(x, dtype=float))
+
+
+@dataclass(frozen=True)
+class ModeFits:
+    mode: Mode
+    context: tuple[int, ...]  # P + N of each run
+    ms_per_token: tuple[float, ...]  # total time / N
+    linear: Fit
+    quadratic: Fit
+
+
+@dataclass(frozen=True)
+class SweepLabResult:
+    sweep: SweepResult
+    fits: tuple[ModeFits, ...]
+
+    def fits_for(self, mode: Mode) -> ModeFits:
+        return next(f for f in self.fits if f.mode == mode)
+
+
+def fit_polynomial(x: Sequence[float], y: Sequence[float], degree: int) -> Fit:
+    """Least squares; with too few points the degree drops to what they determine."""
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(xs) == 0:
+        raise ValueError("Nothing to fit: the sweep produced no points.")
+    deg = min(degree, len(set(xs.tolist())) - 1)
+    coeffs = np.polyfit(xs, ys, deg) if deg >= 0 else np.array([float(ys.mean())])
+    coeffs = np.concatenate([np.zeros(degree - deg), coeffs])  # always degree + 1 numbers
+    residual = ys - np.polyval(coeffs, xs)
+    spread = float(((ys - ys.mean()) ** 2).sum())
+    r2 = 1.0 - float((residual**2).sum()) / spread if spread > 0 else 1.0
+    return Fit(tuple(float(c) for c in coeffs), r2)
+
+
+def sweep_fits(sweep: SweepResult) -> tuple[ModeFits, ...]:
+    out = []
+    for mode in MODES:
+        points = sweep.series(mode)
+        if not points:
+            continue
+        context = [p.prompt_tokens + p.new_tokens for p in points]
+        ms = [1000.0 * p.seconds / p.new_tokens for p in points]
+        out.append(
+            ModeFits(
+                mode=mode,
+                context=tuple(context),
+                ms_per_token=tuple(ms),
+                linear=fit_polynomial(context, ms, 1),
+                quadratic=fit_polynomial(context, ms, 2),
+            )
+        )
+    return tuple(out)
+
+
+def sweep_with_fits(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    *,
+    vary: Literal["prompt", "new"] = "prompt",
+    values: Sequence[int] = (16, 32, 64, 128, 256),
+    fixed: int = 32,
+) -> Generator[Progress | SweepLabResult, None, None]:
+    """`length_sweep`, then ms per token against context length with fitted curves."""
+    for item in length_sweep(backend, tokenizer, vary=vary, values=values, fixed=fixed):
+        if isinstance(item, SweepResult):
+            yield SweepLabResult(item, sweep_fits(item))
+        else:
+            yield item

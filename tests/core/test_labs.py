@@ -1,0 +1,162 @@
+"""The labs' core generators agree with the engine's experiments on the same seed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kvstudio.core import formulas, labs
+from kvstudio.core.backend import MiniMindBackend
+from kvstudio.core.experiments import (
+    CompareResult,
+    Progress,
+    SamplingResult,
+    compare_modes,
+    finish,
+    lab_prompt_ids,
+    repeated_sampling,
+)
+from kvstudio.core.records import SamplingSettings
+from kvstudio.core.stepper import Stepper
+from kvstudio.core.tokenizer import TextTokenizer
+
+
+@pytest.fixture(scope="module")
+def prompt(tokenizer: TextTokenizer) -> list[int]:
+    return lab_prompt_ids(tokenizer, 12)
+
+
+def test_cache_vs_recompute_is_compare_modes(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    lab = finish(
+        labs.cache_vs_recompute(tiny_backend, tokenizer, prompt_tokens=12, new_tokens=6),
+        CompareResult,
+    )
+    ids = lab_prompt_ids(tokenizer, 12)
+    ref = finish(compare_modes(tiny_backend, tokenizer, ids, 6), CompareResult)
+    assert lab.cached.token_ids == ref.cached.token_ids
+    assert lab.recompute.tokens_fed_per_step == ref.recompute.tokens_fed_per_step
+    assert lab.cached.tokens_fed == formulas.tokens_fed("cached", 12, 6) == 12 + 5
+    assert lab.identical and lab.first_divergent_step is None
+    assert lab.max_logit_diff < 1e-4
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_sixteen_bit_runs_and_drifts_more(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, dtype: labs.DType
+) -> None:
+    half = labs.backend_in_dtype(tiny_backend, dtype)
+    assert half.dtype_bytes == 2 and tiny_backend.dtype_bytes == 4  # the original is untouched
+    result = finish(
+        labs.cache_vs_recompute(
+            tiny_backend, tokenizer, prompt_tokens=12, new_tokens=4, dtype=dtype
+        ),
+        CompareResult,
+    )
+    assert result.cached.cache_bytes == formulas.cache_bytes(
+        half.num_layers, 12 + 3, half.num_kv_heads, half.head_dim, 2
+    )
+    assert len(result.max_abs_logit_diff) == 4
+    assert labs.backend_in_dtype(tiny_backend, "float32") is tiny_backend
+
+
+def test_temperature_lab_matches_repeated_sampling_and_both_modes_agree(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, prompt: list[int]
+) -> None:
+    temps = (0.5, 1.5)
+    items = list(
+        labs.temperature_lab(tiny_backend, tokenizer, prompt, temps, samples=6, new_tokens=4)
+    )
+    progress = [i for i in items if isinstance(i, Progress)]
+    assert [p.done for p in progress] == sorted(p.done for p in progress)
+    assert progress[-1].done <= progress[-1].total == 2 * len(temps) * 4
+    result = items[-1]
+    assert isinstance(result, labs.TemperatureLabResult)
+    ref = finish(
+        repeated_sampling(
+            tiny_backend,
+            tokenizer,
+            prompt,
+            temps,
+            6,
+            4,
+            settings=SamplingSettings(temperature=1.0, top_k=0, top_p=1.0, seed=42),
+        ),
+        SamplingResult,
+    )
+    assert [t.counts for t in result.cached.temperatures] == [t.counts for t in ref.temperatures]
+    assert result.same_in_both_modes is True
+    only_cached = finish(
+        labs.temperature_lab(
+            tiny_backend, tokenizer, prompt, temps, samples=3, new_tokens=2, check_both_modes=False
+        ),
+        labs.TemperatureLabResult,
+    )
+    assert only_cached.recompute is None and only_cached.same_in_both_modes is None
+
+
+def test_distribution_steps_follow_the_stepper(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, prompt: list[int]
+) -> None:
+    settings = SamplingSettings(temperature=1.2, top_k=8, top_p=0.6, seed=3)
+    items = list(labs.distribution_steps(tiny_backend, tokenizer, prompt, settings, new_tokens=5))
+    steps = [i for i in items if isinstance(i, labs.DistributionStep)]
+    run = items[-1]
+    assert isinstance(run, labs.DistributionRun)
+    ref = list(Stepper(tiny_backend, tokenizer, prompt, sampling=settings, max_new_tokens=5))
+    assert [s.record.token_ids for s in steps] == [r.token_ids for r in ref]
+    for s in steps:
+        assert len(s.probabilities) == 20
+        assert list(s.probabilities) == sorted(s.probabilities, reverse=True)
+        assert s.top_k_cut == 8 and 1 <= s.top_p_cut <= 8
+        assert s.chosen_rank is not None and s.chosen_rank < s.top_p_cut  # chosen survived
+    assert run.survivors_top_k == tuple(r.survivors_top_k[0] for r in ref)
+    assert run.survivors_top_p == tuple(r.survivors_top_p[0] for r in ref)
+
+
+def test_cache_kinds_memory_masks_and_identity(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, prompt: list[int]
+) -> None:
+    b = tiny_backend
+    per_token = formulas.bytes_per_token(b.num_layers, b.num_kv_heads, b.head_dim, 4)
+    wide = finish(
+        labs.cache_kinds(b, tokenizer, prompt, new_tokens=6, window=64), labs.CacheKindsResult
+    )
+    assert wide.window_covers_context
+    assert wide.identical_to_dynamic("static") and wide.identical_to_dynamic("sliding")
+    dyn = wide.run("dynamic")
+    assert dyn.allocated_bytes == tuple(per_token * (12 + s) for s in range(6))
+    assert dyn.mask_shapes == tuple((1, 12 + s) for s in range(6))
+    static = wide.run("static")
+    assert set(static.allocated_bytes) == {per_token * (12 + 6)}  # preallocated once
+    assert static.used_bytes == dyn.allocated_bytes
+    narrow = finish(
+        labs.cache_kinds(b, tokenizer, prompt, new_tokens=6, window=8), labs.CacheKindsResult
+    )
+    sliding = narrow.run("sliding")
+    assert not narrow.window_covers_context
+    assert max(sliding.allocated_bytes) == per_token * 8  # stops growing at W
+    assert max(shape[1] for shape in sliding.mask_shapes[1:]) == 8 + 1  # window plus itself
+
+
+def test_fit_polynomial_recovers_known_curves() -> None:
+    x = np.array([10, 20, 40, 80, 160], dtype=float)
+    quad = labs.fit_polynomial(x, 0.001 * x**2 + 0.5 * x + 3, 2)
+    assert np.allclose(quad.coefficients, (0.001, 0.5, 3.0)) and quad.r_squared == pytest.approx(1)
+    line = labs.fit_polynomial(x, 2 * x + 1, 1)
+    assert np.allclose(line(np.array([5.0])), 11.0)
+    few = labs.fit_polynomial([4.0, 8.0], [1.0, 2.0], 2)  # two points: a line, padded
+    assert len(few.coefficients) == 3 and few.coefficients[0] == 0.0
+
+
+def test_sweep_with_fits(tiny_backend: MiniMindBackend, tokenizer: TextTokenizer) -> None:
+    result = finish(
+        labs.sweep_with_fits(tiny_backend, tokenizer, values=(4, 8, 16), fixed=3),
+        labs.SweepLabResult,
+    )
+    rec = result.fits_for("recompute")
+    assert rec.context == (7, 11, 19)
+    assert len(rec.linear.coefficients) == 2 and len(rec.quadratic.coefficients) == 3
+    point = result.sweep.series("recompute")[0]
+    assert rec.ms_per_token[0] == pytest.approx(1000 * point.seconds / 3)
