@@ -99,6 +99,10 @@ class ControlsPanel(QWidget):
     def set_mode(self, mode: Mode) -> None:
         (self._cached if mode == "cached" else self._recompute).setChecked(True)
 
+    def set_speed(self, index: int) -> None:
+        """Choose a play speed by its index in SPEED_INTERVALS_MS (last = as fast as possible)."""
+        self._speed.setValue(max(0, min(index, len(SPEED_INTERVALS_MS) - 1)))
+
     def interval_ms(self) -> int:
         return SPEED_INTERVALS_MS[self._speed.value()]
 

@@ -19,6 +19,7 @@ import torch
 from kvstudio.core import checkpoints, experiments, formulas
 from kvstudio.core.backend import LanguageModel, MiniMindBackend
 from kvstudio.core.kv_cache import CacheSpec
+from kvstudio.core.model import MiniMindLM
 from kvstudio.core.records import Mode, SamplingSettings
 from kvstudio.core.stepper import Stepper
 from kvstudio.core.tokenizer import TextTokenizer
@@ -164,6 +165,20 @@ def wrap_loaded(loaded: checkpoints.LoadedModel, choice: ModelChoice) -> ModelHa
         max_positions=int(loaded.config.max_position_embeddings),
         choice=choice,
         is_random=loaded.is_random,
+    )
+
+
+def wrap_model(
+    model: MiniMindLM, tokenizer: TextTokenizer, name: str, choice: ModelChoice
+) -> ModelHandle:
+    """A `MiniMindLM` + tokenizer already in memory (tests, scripts) → ModelHandle."""
+    return ModelHandle(
+        name=name,
+        backend=MiniMindBackend(model, name=name),
+        tokenizer=tokenizer,
+        is_chat=tokenizer.has_chat_tokens,
+        max_positions=int(model.config.max_position_embeddings),
+        choice=choice,
     )
 
 

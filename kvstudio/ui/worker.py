@@ -59,6 +59,10 @@ class GenerationWorker(QObject):
         """Called from the UI thread: the next between-steps check stops the work."""
         self._cancel.set()
 
+    def clear_cancel(self) -> None:
+        """Called from the UI thread just before queueing new cancellable work."""
+        self._cancel.clear()
+
     # ---- slots (queued from the host) --------------------------------------------------------
     @Slot(object)
     def load(self, choice: ModelChoice) -> None:
@@ -107,7 +111,6 @@ class GenerationWorker(QObject):
     @Slot(object, int, object)
     def sample(self, request: RunRequest, samples: int, temperatures: tuple[float, ...]) -> None:
         self._stop_play()
-        self._cancel.clear()
         if self._model is None:
             self.failed.emit("No model is loaded yet; pick one in the Model menu.")
             self.sampling_finished.emit(None)
@@ -234,6 +237,7 @@ class EngineHost(QObject):
         self._reset_requested.emit()
 
     def sample(self, request: RunRequest, samples: int, temperatures: tuple[float, ...]) -> None:
+        self.worker.clear_cancel()
         self._sample_requested.emit(request, samples, temperatures)
 
     def cancel_sampling(self) -> None:

@@ -1,0 +1,78 @@
+"""Refresh the Korean translation: lupdate the UI sources, fill new entries, lrelease the .qm.
+
+Usage: .venv/bin/python scripts/update_translations.py [--check]
+
+- lupdate (PySide6's) extracts every tr()/translate() string of kvstudio/ui into
+  resources/i18n/kvstudio_ko.ts, keeping existing translations;
+- entries still unfinished are filled from scripts/ko_glossary.json (source → Korean);
+- lrelease compiles resources/i18n/kvstudio_ko.qm.
+With --check it only reports untranslated strings and exits 1 if there are any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TS = ROOT / "resources" / "i18n" / "kvstudio_ko.ts"
+QM = TS.with_suffix(".qm")
+GLOSSARY = Path(__file__).with_name("ko_glossary.json")
+BIN = Path(sys.executable).parent
+log = logging.getLogger("update_translations")
+
+
+def lupdate() -> None:
+    sources = sorted(str(p) for p in (ROOT / "kvstudio" / "ui").rglob("*.py"))
+    subprocess.run([str(BIN / "pyside6-lupdate"), *sources, "-no-obsolete", "-ts", str(TS),
+                    "-target-language", "ko_KR"], check=True)
+
+
+def fill(glossary: dict[str, str]) -> list[str]:
+    """Fill unfinished translations from the glossary; return sources still missing."""
+    tree = ET.parse(TS)
+    missing = []
+    for message in tree.getroot().iter("message"):
+        source = message.findtext("source") or ""
+        translation = message.find("translation")
+        if translation is None:
+            translation = ET.SubElement(message, "translation")
+        if translation.get("type") is None and translation.text:
+            continue  # finished by hand or by an earlier run: keep it
+        if source in glossary:
+            translation.text = glossary[source]
+            translation.attrib.pop("type", None)
+        else:
+            missing.append(source)
+    tree.write(TS, encoding="utf-8", xml_declaration=True)
+    return missing
+
+
+def lrelease() -> None:
+    subprocess.run([str(BIN / "pyside6-lrelease"), str(TS), "-qm", str(QM)], check=True)
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args()
+    lupdate()
+    glossary = json.loads(GLOSSARY.read_text(encoding="utf-8"))
+    missing = fill(glossary)
+    for source in missing:
+        log.warning("untranslated: %r", source)
+    if args.check:
+        return 1 if missing else 0
+    lrelease()
+    log.info("wrote %s (%d untranslated)", QM, len(missing))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,104 @@
+"""Qt fixtures for the window tests: offscreen platform, a wired window on a tiny model,
+and a guard that fails any test leaving an engine thread running.
+
+The window gets its own settings file (tmp_path) and a loader that returns the
+session's tiny seeded model for the embedded choices and uses the real loader
+for folders and .pth files (so bad-checkpoint messages are the engine's).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings, QThread
+from PySide6.QtWidgets import QApplication
+
+import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
+from kvstudio.core.model import MiniMindLM
+from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.ui import worker as worker_module
+from kvstudio.ui.app import build_window, prepare_application
+from kvstudio.ui.app_settings import AppSettings
+from kvstudio.ui.controls_panel import SPEED_INTERVALS_MS
+from kvstudio.ui.engine_adapter import (
+    ModelChoice,
+    ModelHandle,
+    load_model,
+    wrap_model,
+)
+from kvstudio.ui.main_window import MainWindow
+
+
+class TrackedThread(QThread):
+    """A QThread that remembers every instance, so a test can check none is left running."""
+
+    started_threads: list[QThread] = []  # noqa: RUF012  (a registry for the guard only)
+
+    def start(self, *args: object) -> None:
+        TrackedThread.started_threads.append(self)
+        super().start(*args)  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def no_thread_left_running(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(worker_module, "QThread", TrackedThread)
+    TrackedThread.started_threads.clear()
+    yield
+    running = []
+    for thread in TrackedThread.started_threads:
+        try:
+            if thread.isRunning():
+                running.append(thread.objectName())
+        except RuntimeError:  # already deleted: stopped
+            pass
+    TrackedThread.started_threads.clear()
+    assert not running, f"engine thread(s) left running: {running}"
+
+
+@pytest.fixture(scope="session")
+def tiny_handle(tiny_model: MiniMindLM, tokenizer: TextTokenizer) -> ModelHandle:
+    return wrap_model(tiny_model, tokenizer, "tiny-test", ModelChoice("embedded-chat"))
+
+
+@pytest.fixture
+def settings_path(tmp_path: Path) -> Path:
+    return tmp_path / "kvstudio.ini"
+
+
+@pytest.fixture
+def make_window(qtbot, settings_path: Path, tiny_handle: ModelHandle):  # type: ignore[no-untyped-def]
+    """A factory: a shown, wired window with the tiny model loaded (closed at teardown)."""
+    windows: list[MainWindow] = []
+
+    def loader(choice: ModelChoice) -> ModelHandle:
+        if choice.kind.startswith("embedded"):
+            return replace(tiny_handle, choice=choice)
+        return load_model(choice)
+
+    def make(language: str = "en", max_new_tokens: int = 16) -> MainWindow:
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        prepare_application(app)
+        settings = AppSettings(QSettings(str(settings_path), QSettings.Format.IniFormat))
+        window = build_window(app, settings, loader, threads=1, language=language)
+        qtbot.addWidget(window)
+        rs = window.sampling.run_settings("cached")
+        window.sampling.set_run_settings(replace(rs, max_new_tokens=max_new_tokens))
+        window.controls.set_speed(len(SPEED_INTERVALS_MS) - 1)  # as fast as the model goes
+        window.show()
+        window.start()
+        qtbot.waitUntil(lambda: window.controller.model is not None, timeout=10_000)
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        window.close()
+        window.languages.apply("en")

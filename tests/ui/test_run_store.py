@@ -1,0 +1,49 @@
+"""The run store keeps the latest run per mode and drops records of replaced runs (no Qt)."""
+
+from __future__ import annotations
+
+from kvstudio.core.records import SamplingSettings
+from kvstudio.core.stepper import Stepper
+from kvstudio.ui.engine_adapter import (
+    ModelChoice,
+    RunRequest,
+    RunSettings,
+    encode_prompt,
+    parse_temperatures,
+    run_info,
+    wrap_model,
+)
+from kvstudio.ui.run_store import RunStore
+
+
+def test_store_keeps_one_trace_per_mode_and_drops_stale_records(tiny_model, tokenizer) -> None:  # type: ignore[no-untyped-def]
+    handle = wrap_model(tiny_model, tokenizer, "tiny", ModelChoice())
+    store = RunStore()
+    for run_id, mode in ((1, "cached"), (2, "recompute")):
+        request = RunRequest("안녕하세요", True, RunSettings(mode, SamplingSettings.greedy_settings(),
+                                                         5))
+        ids = encode_prompt(handle, request)
+        store.begin(run_info(run_id, handle, request, ids))
+        stepper = Stepper(handle.backend, tokenizer, ids, mode=mode, max_new_tokens=5,
+                          sampling=request.settings.sampling, stop_at_eos=False)
+        for record in stepper:
+            assert store.add(run_id, record)
+    assert [t.mode for t in store.traces()] == ["cached", "recompute"]
+    cached, recompute = store.trace("cached"), store.trace("recompute")
+    assert cached is not None and recompute is not None
+    p = cached.info.prompt_len
+    assert cached.tokens_fed == [p, 1, 1, 1, 1]
+    assert recompute.tokens_fed == [p + s for s in range(5)]
+    assert cached.generated_text == recompute.generated_text  # greedy: same tokens
+    assert not store.add(1, recompute.records[0])  # run 1 is not recompute's live run
+
+
+def test_parse_temperatures() -> None:
+    assert parse_temperatures("") == ()
+    assert parse_temperatures("0.5, 1.0 1.5") == (0.5, 1.0, 1.5)
+    for bad in ("hot", "-1"):
+        try:
+            parse_temperatures(bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"{bad!r} should be refused")

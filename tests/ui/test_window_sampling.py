@@ -1,0 +1,44 @@
+"""Repeated sampling fills the histogram in the worker, and can be cancelled."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+pytestmark = pytest.mark.usefixtures("qapp")
+
+
+def test_sample_n_fills_the_histogram(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(max_new_tokens=4)
+    window.answers._samples.setValue(6)
+    window.answers._temps.setText("0.5, 1.5")
+    with qtbot.waitSignal(window.controller.sampling_finished, timeout=15_000) as blocker:
+        window.answers._go.click()
+    counts = blocker.args[0]
+    assert counts is not None and counts.temperatures == (0.5, 1.5)
+    assert sum(n for row in counts.counts for _, n in row) == 12
+    assert sum(window.answers.plot.bar_totals()) == 12
+    assert window.answers.answer_lines(), "the side list shows every distinct answer"
+
+
+def test_sampling_can_be_cancelled(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    rs = window.sampling.run_settings("cached")
+    window.sampling.set_run_settings(replace(rs, max_new_tokens=400))
+    window.answers._samples.setValue(64)
+    window.answers._temps.setText("0.7, 1.0, 1.3")
+    with qtbot.waitSignal(window.controller.sampling_progress, timeout=10_000):
+        window.answers._go.click()
+    with qtbot.waitSignal(window.controller.sampling_finished, timeout=10_000) as blocker:
+        window.answers._cancel.click()
+    assert blocker.args[0] is None
+    assert window.answers._go.isEnabled()
+
+
+def test_bad_temperature_list_is_a_message_not_a_crash(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    window.answers._temps.setText("hot, cold")
+    window.answers._go.click()
+    assert "temperatures" in window.last_problem
+    assert window.answers._go.isEnabled()

@@ -1,0 +1,102 @@
+"""The window's shell: font, language switch, bad input, remembered settings, thread hygiene."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QApplication
+
+from kvstudio.ui.app_settings import AppSettings
+from kvstudio.ui.engine_adapter import ModelChoice
+from kvstudio.ui.fonts import register_bundled_font, supports_hangul
+from kvstudio.ui.resources import translations_dir
+
+pytestmark = pytest.mark.usefixtures("qapp")
+
+
+def test_bundled_font_has_hangul() -> None:
+    family = register_bundled_font()
+    assert family is not None and "Nanum" in family
+    assert supports_hangul(QFont(family), "토")
+    assert supports_hangul(QFont(family), "캐")
+
+
+def test_app_font_is_the_bundled_one(make_window) -> None:  # type: ignore[no-untyped-def]
+    make_window()
+    assert "Nanum" in QApplication.font().family()
+    assert supports_hangul(QApplication.font())
+
+
+def test_korean_translation_is_shipped() -> None:
+    assert (translations_dir() / "kvstudio_ko.qm").stat().st_size > 1000
+    assert (translations_dir() / "kvstudio_ko.ts").exists()
+
+
+def test_language_switch_changes_labels(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(language="en")
+    english = window.controls._step.text()
+    assert english == "Step ▸"
+    window._language_actions["ko"].trigger()
+    qtbot.waitUntil(lambda: window.controls._step.text() != english)
+    assert window.controls._step.text() == "한 토큰 ▸"
+    assert window.tabs.tabText(0) == "실시간"
+    assert window.tokens_plot.plot_item.titleLabel.text.startswith("단계별")
+    assert window.settings.language() == "ko"
+    window._language_actions["en"].trigger()
+    qtbot.waitUntil(lambda: window.controls._step.text() == english)
+
+
+def test_empty_prompt_gives_a_message_and_keeps_the_prompt(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    window.generation.set_prompt("   ")
+    window.controls._step.click()
+    qtbot.waitUntil(lambda: "empty" in window.last_problem)
+    assert window.generation.prompt() == "   "
+    assert window.controller.store.current is None
+
+
+def test_too_long_a_run_gives_a_message(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(max_new_tokens=4000)  # the tiny model has 1024 positions
+    window.generation.set_prompt("긴 질문입니다")
+    window.controls._step.click()
+    qtbot.waitUntil(lambda: "positions" in window.last_problem)
+    assert window.generation.prompt() == "긴 질문입니다"
+
+
+def test_bad_checkpoint_folder_is_a_message_and_keeps_the_model(qtbot, make_window,
+                                                                tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    before = window.controller.model
+    window.model_panel.model_chosen.emit(ModelChoice("folder", str(tmp_path)))
+    qtbot.waitUntil(lambda: "config.json" in window.last_problem, timeout=5_000)
+    assert window.controller.model is before
+    window.controls._step.click()  # the old model still steps
+    qtbot.waitUntil(lambda: window.controller.store.current is not None
+                    and len(window.controller.store.current.records) == 1)
+
+
+def test_settings_are_remembered(qtbot, make_window, settings_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    window.sampling._temperature.setValue(1.25)
+    window.sampling._top_k.setValue(20)
+    window.controls.set_mode("recompute")
+    window.generation.set_prompt("기억해 주세요")
+    window.close()
+    saved = AppSettings(QSettings(str(settings_path), QSettings.Format.IniFormat))
+    rs = saved.run_settings()
+    assert rs.sampling.temperature == pytest.approx(1.25)
+    assert rs.sampling.top_k == 20 and rs.mode == "recompute"
+    assert saved.prompt() == "기억해 주세요"
+    assert saved.model_choice().kind == "embedded-chat"
+    assert saved.geometry() is not None
+
+
+def test_every_plot_exposes_its_plot_item(make_window) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    plots = window.plots()
+    assert set(plots) == {"tokens_fed", "step_time", "cache_bytes", "answers"}
+    for plot in plots.values():
+        assert plot.plot_item is plot.getPlotItem()
