@@ -274,3 +274,21 @@ def test_importing_the_core_does_not_import_transformers() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "False"
+
+
+def test_without_transformers_the_error_says_how_to_install(
+    tokenizer: TextTokenizer, tmp_folder: Path
+) -> None:
+    export_hf(tiny_model(), tokenizer, tmp_folder)
+    code = (
+        "import sys; sys.modules['transformers'] = None\n"  # what an absent package looks like
+        "from kvstudio.core.hf_backend import load_hf_backend\n"
+        "try:\n"
+        f"    load_hf_backend({str(tmp_folder)!r})\n"
+        "except ValueError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "pip install -e '.[hf]'" in out
