@@ -103,6 +103,28 @@ def plot_items(chart: ChartLike) -> list[pg.PlotItem]:
     return found
 
 
+def companion_views(item: QGraphicsItem) -> list[pg.ViewBox]:
+    """ViewBoxes drawn over the chart but not inside it (e.g. a second y axis's view).
+
+    pyqtgraph's recipe for a right-hand axis adds its ViewBox to the scene
+    directly, so it is not a child of the PlotItem; the theme, the CSV and the
+    SVG must still include it.
+    """
+    scene = item.scene()
+    if scene is None:
+        return []
+    rect = item.sceneBoundingRect()
+    found = []
+    for other in scene.items():
+        if other.parentItem() is not None or other is item or other.isAncestorOf(item):
+            continue
+        if item.isAncestorOf(other) or not isinstance(other, pg.ViewBox):
+            continue
+        if other.isVisible() and other.sceneBoundingRect().intersects(rect):
+            found.append(other)
+    return found
+
+
 def _scene_of(item: QGraphicsItem) -> pg.GraphicsScene:
     scene = item.scene()
     if scene is None:
@@ -165,10 +187,13 @@ def slide_theme(
     source_width = item.sceneBoundingRect().width()
     style = slide_style_for(source_width, device_width or source_width, base)
     restorer = apply_plot_style(item, style)
+    extras = [apply_plot_style(view, style) for view in companion_views(item)]
     try:
         settle_layout(item)
         yield style
     finally:
+        for extra in reversed(extras):
+            extra.restore()
         restorer.restore()
         settle_layout(item)
 
@@ -178,7 +203,7 @@ def _image_to_png(image: QImage) -> bytes:
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    if not image.save(buffer, b"PNG"):
+    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]  # stubs say bytes; str works
         raise ExportError("Qt could not encode the PNG image (out of memory?).")
     buffer.close()
     return bytes(data.data())
@@ -230,7 +255,7 @@ def render_svg(chart: ChartLike, style: PlotStyle | None = SLIDE_STYLE) -> bytes
     # data coordinates, which merges the bars into one block: fill-only bars in SVG.
     svg_style = replace(style, bar_outline=False) if style is not None else None
     with _maybe_theme(item, device_width=None, style=svg_style) as used:
-        exporter = SVGExporter(item)
+        exporter = SVGExporter(_svg_source(item))
         if used is not None:
             exporter.parameters()["background"] = QColor(used.background)
         try:
@@ -244,6 +269,21 @@ def render_svg(chart: ChartLike, style: PlotStyle | None = SLIDE_STYLE) -> bytes
     text = _svg_font_fallbacks(bytes(data).decode("utf-8"))
     _check_svg(text)
     return text.encode("utf-8")
+
+
+def _svg_source(item: QGraphicsItem) -> QGraphicsItem | pg.GraphicsScene:
+    """The item, or its whole scene when the item fills a view that also shows companions.
+
+    pyqtgraph's SVG exporter walks one item's children; a right-axis ViewBox
+    lives beside the PlotItem, so exporting only the item would drop its curves.
+    """
+    scene = item.scene()
+    if scene is None or not companion_views(item):
+        return item
+    views = scene.views()
+    if views and getattr(views[0], "centralWidget", None) is item:
+        return scene
+    return item
 
 
 def _svg_font_fallbacks(svg: str) -> str:
@@ -330,12 +370,16 @@ def render_pdf(charts: Sequence[ChartLike], style: PlotStyle | None = SLIDE_STYL
 def plotted_data(chart: ChartLike) -> list[SeriesData]:
     """The numbers each plot in the chart draws: curves, scatter points and bars."""
     out: list[SeriesData] = []
+    root = chart_item(chart)
+    extra_items = [i for view in companion_views(root) for i in view.addedItems]
     for p_index, plot in enumerate(plot_items(chart)):
-        plot_name = _plain(plot.titleLabel.text) or f"plot {p_index + 1}"
+        plot_name = plain_text(plot.titleLabel.text) or f"plot {p_index + 1}"
+        legend_names = _legend_names(plot)
         counter = 0
-        for item in plot.items:
+        items = list(plot.items) + (extra_items if p_index == 0 else [])
+        for item in items:
             counter += 1
-            name = _series_name(item) or f"series {counter}"
+            name = legend_names.get(id(item)) or _series_name(item) or f"series {counter}"
             xy = _item_xy(item)
             if xy is None:
                 counter -= 1
@@ -345,7 +389,16 @@ def plotted_data(chart: ChartLike) -> list[SeriesData]:
     return out
 
 
-def _plain(html: str | None) -> str:
+def _legend_names(plot: pg.PlotItem) -> dict[int, str]:
+    """Series names as the legend shows them (plots often name series only there)."""
+    legend = plot.legend
+    if legend is None:
+        return {}
+    return {id(sample.item): plain_text(label.text) for sample, label in legend.items}
+
+
+def plain_text(html: str | None) -> str:
+    """Text of a title or label without its HTML tags."""
     return re.sub(r"<[^>]+>", "", html or "").strip()
 
 

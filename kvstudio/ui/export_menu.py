@@ -1,0 +1,258 @@
+"""Export behind every chart: a context-menu entry, a corner button, and the slide pack action.
+
+Owns `ChartExporter` (asks where to save, calls ``export.py``, reports the
+outcome as signals and remembers the last folder), `ExportMenu` (PNG, SVG,
+PDF, CSV for one chart) and `ExportButton` (a small tool button in a chart's
+corner that opens that menu), and `attach_export`, which gives a chart both.
+The file dialogs are injectable so tests never open one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtWidgets import QFileDialog, QMenu, QStyle, QToolButton, QWidget
+
+from kvstudio.ui.export import (
+    DEFAULT_PNG_WIDTH,
+    ChartLike,
+    ExportError,
+    ExportFormat,
+    chart_item,
+    export_chart,
+    export_slide_pack,
+    plain_text,
+    plot_items,
+    safe_file_stem,
+)
+
+log = logging.getLogger(__name__)
+
+# (parent, caption, suggested path, filter) → chosen path or "" when cancelled
+SaveChooser = Callable[[QWidget | None, str, str, str], str]
+# (parent, caption, start folder) → chosen folder or ""
+FolderChooser = Callable[[QWidget | None, str, str], str]
+NameSource = Callable[[], str]
+PackSource = Callable[
+    [], tuple[Mapping[str, ChartLike], Mapping[str, Any], Mapping[str, Sequence[Mapping[str, Any]]]]
+]
+
+
+def _dialog_save(parent: QWidget | None, caption: str, suggested: str, filters: str) -> str:
+    path, _ = QFileDialog.getSaveFileName(parent, caption, suggested, filters)
+    return str(path)
+
+
+def _dialog_folder(parent: QWidget | None, caption: str, start: str) -> str:
+    return str(QFileDialog.getExistingDirectory(parent, caption, start))
+
+
+class ChartExporter(QObject):
+    """Shared by every chart: where to save, how wide, and what happened."""
+
+    exported = Signal(str)  # a path written (for the status bar)
+    failed = Signal(str)  # a message the user can act on
+
+    def __init__(
+        self,
+        parent: QObject | None = None,
+        *,
+        save_chooser: SaveChooser | None = None,
+        folder_chooser: FolderChooser | None = None,
+        width: int = DEFAULT_PNG_WIDTH,
+        folder: Path | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.save_chooser: SaveChooser = save_chooser or _dialog_save
+        self.folder_chooser: FolderChooser = folder_chooser or _dialog_folder
+        self.width = width
+        self.folder = folder or Path.home()
+
+    def filters(self, fmt: ExportFormat) -> str:
+        return {
+            "png": self.tr("PNG image (*.png)"),
+            "svg": self.tr("SVG vector image (*.svg)"),
+            "pdf": self.tr("PDF document (*.pdf)"),
+            "csv": self.tr("CSV data (*.csv)"),
+        }[fmt]
+
+    def export_one(
+        self, chart: ChartLike, name: str, fmt: ExportFormat, parent: QWidget | None = None
+    ) -> Path | None:
+        """Ask for a file name, then export; None when cancelled or failed (see `failed`)."""
+        suggested = str(self.folder / f"{safe_file_stem(name)}.{fmt}")
+        chosen = self.save_chooser(parent, self.tr("Export chart"), suggested, self.filters(fmt))
+        if not chosen:
+            return None
+        path = Path(chosen)
+        if path.suffix.lower() != f".{fmt}":
+            path = path.with_name(path.name + f".{fmt}")
+        try:
+            written = export_chart(chart, path, fmt, width=self.width, chart_name=name)
+        except ExportError as exc:
+            self.failed.emit(str(exc))
+            return None
+        self.folder = written.parent
+        self.exported.emit(str(written))
+        return written
+
+    def export_pack(
+        self,
+        charts: Mapping[str, ChartLike],
+        numbers: Mapping[str, Any] | None = None,
+        tables: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+        parent: QWidget | None = None,
+    ) -> list[Path] | None:
+        """Ask for a folder, then write the slide pack into it."""
+        chosen = self.folder_chooser(
+            parent, self.tr("Export slide pack to folder"), str(self.folder)
+        )
+        if not chosen:
+            return None
+        try:
+            written = export_slide_pack(charts, Path(chosen), numbers, tables, width=self.width)
+        except ExportError as exc:
+            self.failed.emit(str(exc))
+            return None
+        self.folder = Path(chosen)
+        self.exported.emit(self.tr("{0} files written to {1}").format(len(written), chosen))
+        return written
+
+
+class ExportMenu(QMenu):
+    """PNG / SVG / PDF / CSV for one chart."""
+
+    def __init__(
+        self,
+        chart: ChartLike,
+        name: NameSource,
+        exporter: ChartExporter,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._chart = chart
+        self._name = name
+        self._exporter = exporter
+        self._actions = {fmt: self.addAction("") for fmt in ("png", "svg", "pdf", "csv")}
+        self._actions["png"].triggered.connect(self._on_png_triggered)
+        self._actions["svg"].triggered.connect(self._on_svg_triggered)
+        self._actions["pdf"].triggered.connect(self._on_pdf_triggered)
+        self._actions["csv"].triggered.connect(self._on_csv_triggered)
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.setTitle(self.tr("Export chart"))
+        self._actions["png"].setText(
+            self.tr("PNG image, {0} px wide…").format(self._exporter.width)
+        )
+        self._actions["svg"].setText(self.tr("SVG vector image…"))
+        self._actions["pdf"].setText(self.tr("PDF (vector)…"))
+        self._actions["csv"].setText(self.tr("Data as CSV…"))
+
+    def export(self, fmt: ExportFormat) -> Path | None:
+        return self._exporter.export_one(self._chart, self._name(), fmt, self.parentWidget())
+
+    def _on_png_triggered(self) -> None:
+        self.export("png")
+
+    def _on_svg_triggered(self) -> None:
+        self.export("svg")
+
+    def _on_pdf_triggered(self) -> None:
+        self.export("pdf")
+
+    def _on_csv_triggered(self) -> None:
+        self.export("csv")
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+
+class ExportButton(QToolButton):
+    """A small button that opens a chart's `ExportMenu`; it sits in the chart's top-right corner."""
+
+    def __init__(self, menu: ExportMenu, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("exportButton")
+        self.setMenu(menu)
+        self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_DialogSaveButton))
+        self.setAutoRaise(True)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.setToolTip(self.tr("Export this chart (PNG, SVG, PDF, CSV)"))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+
+class _CornerKeeper(QObject):
+    """Keeps a button in the top-right corner of the widget it watches."""
+
+    def __init__(self, host: QWidget, button: QWidget) -> None:
+        super().__init__(host)
+        self._host = host
+        self._button = button
+        host.installEventFilter(self)
+        self.place()
+
+    def place(self) -> None:
+        size = self._button.sizeHint()
+        self._button.setGeometry(
+            self._host.width() - size.width() - 2, 2, size.width(), size.height()
+        )
+        self._button.raise_()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._host and event.type() in (QEvent.Type.Resize, QEvent.Type.Show):
+            self.place()
+        return False
+
+
+def chart_title(chart: ChartLike) -> str:
+    """A chart's visible title (plain text), for default file names."""
+    for plot in _plots_of(chart):
+        title = plain_text(plot.titleLabel.text)
+        if title:
+            return title
+    return "chart"
+
+
+def attach_export(
+    widget: QWidget,
+    exporter: ChartExporter,
+    name: NameSource | None = None,
+    chart: ChartLike | None = None,
+) -> ExportButton:
+    """Give a chart widget an export entry in its context menu and a corner button.
+
+    `widget` is the PlotWidget / GraphicsLayoutWidget on screen; `chart` what to
+    export (default: the widget itself); `name` the default file name (default:
+    the chart's title at the time of export).
+    """
+    target = chart if chart is not None else widget
+    source: NameSource = name or (lambda: chart_title(target))
+    menu = ExportMenu(target, source, exporter, widget)
+    for plot in _plots_of(target):
+        plot.getViewBox().menu.addSeparator()
+        plot.getViewBox().menu.addMenu(menu)
+    button = ExportButton(menu, widget)
+    _CornerKeeper(widget, button)
+    button.show()
+    return button
+
+
+def _plots_of(chart: ChartLike) -> list[pg.PlotItem]:
+    item = chart_item(chart)
+    return [item] if isinstance(item, pg.PlotItem) else plot_items(item)
