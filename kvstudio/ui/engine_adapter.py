@@ -18,6 +18,7 @@ import torch
 
 from kvstudio.core import checkpoints, experiments, formulas
 from kvstudio.core.backend import LanguageModel, MiniMindBackend
+from kvstudio.core.hf_backend import is_hf_folder, load_hf_backend
 from kvstudio.core.kv_cache import CacheSpec
 from kvstudio.core.model import MiniMindLM
 from kvstudio.core.records import Mode, SamplingSettings
@@ -182,9 +183,24 @@ def wrap_model(
     )
 
 
+def wrap_hf_folder(choice: ModelChoice) -> ModelHandle:
+    """A local transformers folder (Llama, Qwen3, EXAONE …) → ModelHandle, on the CPU in fp32."""
+    backend, tokenizer = load_hf_backend(choice.path)
+    return ModelHandle(
+        name=backend.name,
+        backend=backend,
+        tokenizer=tokenizer,
+        is_chat=tokenizer.has_chat_tokens,
+        max_positions=backend.max_positions,
+        choice=choice,
+    )
+
+
 def load_model(choice: ModelChoice) -> ModelHandle:
     """Load what the user picked; raises ValueError with an actionable message."""
     if choice.kind == "folder":
+        if is_hf_folder(choice.path):  # a transformers folder (needs the [hf] extra)
+            return wrap_hf_folder(choice)
         return wrap_loaded(checkpoints.load_model_folder(choice.path), choice)
     if choice.kind == "pth":
         return wrap_loaded(checkpoints.load_minimind_pth(choice.path, choice.tokenizer_path),
