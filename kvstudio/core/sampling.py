@@ -133,6 +133,11 @@ def sample_next(
     candidates then show the model's own distribution (softmax of the penalised
     logits at temperature 1), which is what a lecturer wants to look at.
     A generator is required unless the settings are greedy.
+
+    Same rules as `filter_logits`, computed faster: the survivors of top-k and
+    top-p are always a prefix of the tokens sorted by probability, so only that
+    prefix is sorted (`torch.topk`, widened until it holds every row's nucleus)
+    and the token is drawn by inverse CDF with one uniform number per row.
     """
     if logits.dim() != 2:
         raise ValueError(f"sample_next expects logits shaped (batch, vocab), got {logits.shape}.")
@@ -143,40 +148,118 @@ def sample_next(
     batch, vocab = x.shape
     n = min(top_n, vocab)
     if settings.greedy:
-        if seen is not None:
-            x = apply_repetition_penalty(x, seen, settings.repetition_penalty)
-        token_ids = torch.argmax(x, dim=-1)  # (B,)
-        ones = torch.ones(batch, dtype=torch.int64, device=x.device)
-        if n > 0:
-            top_probs, top_ids = torch.topk(torch.softmax(x, dim=-1), n, dim=-1)  # (B, n)
-        else:
-            top_probs, top_ids = _empty_top(batch, x.device)
+        return _greedy(x, settings, seen, n)
+    if generator is None:
+        raise ValueError("Sampling with temperature > 0 needs the run's torch.Generator.")
+    x = x / settings.temperature
+    if seen is not None:
+        x = apply_repetition_penalty(x, seen, settings.repetition_penalty)
+    finite = vocab if banned_token is None else torch.isfinite(x).sum(dim=-1)  # int or (B,)
+    top_k = settings.top_k if 0 < settings.top_k < vocab else 0
+    uniform = torch.rand(batch, 1, generator=generator, device=x.device)  # (B, 1)
+
+    if top_k == 0 and settings.top_p >= 1.0:
+        # No filter: sample in vocabulary order, report the n most likely.
+        probs = torch.softmax(x, dim=-1)  # (B, V)
+        token_ids = _inverse_cdf(probs, uniform)  # (B,)
+        top_probs, top_ids = torch.topk(probs, n, dim=-1) if n else _empty_top(batch, x.device)
+        survivors = _as_counts(finite, batch, x.device)
         return SampleOutput(
             token_ids=token_ids,
-            chosen_probability=torch.ones(batch, dtype=torch.float32, device=x.device),
-            survivors_top_k=ones,
-            survivors_top_p=ones,
+            chosen_probability=probs.gather(1, token_ids[:, None]).squeeze(1),
+            survivors_top_k=survivors,
+            survivors_top_p=survivors,
             top_ids=top_ids,
             top_probs=top_probs,
         )
-    if generator is None:
-        raise ValueError("Sampling with temperature > 0 needs the run's torch.Generator.")
-    filtered, survivors_k, survivors_p = filter_logits(x, settings, seen)
-    probs = torch.softmax(filtered, dim=-1)  # (B, V), zero where filtered out
-    token_ids = torch.multinomial(probs, 1, generator=generator).squeeze(1)  # (B,)
-    chosen = probs.gather(1, token_ids[:, None]).squeeze(1)  # (B,)
-    if n > 0:
-        top_probs, top_ids = torch.topk(probs, n, dim=-1)  # (B, n)
+
+    if top_k:
+        values, ids = torch.topk(x, top_k, dim=-1)  # (B, k), descending
+        probs = torch.softmax(values, dim=-1)  # renormalised over the k survivors
+        survivors_k = torch.isfinite(values).sum(dim=-1)  # (B,)
     else:
-        top_probs, top_ids = _empty_top(batch, x.device)
+        probs, ids = _nucleus_prefix(x, settings.top_p, n)  # (B, K), K ≤ V
+        survivors_k = _as_counts(finite, batch, x.device)
+    if settings.top_p < 1.0:
+        cumulative = probs.cumsum(dim=-1)  # (B, K), mass up to and including each token
+        keep = torch.ones_like(probs, dtype=torch.bool)
+        keep[:, 1:] = cumulative[:, :-1] <= settings.top_p  # mass *before* the token ≤ p
+        probs = probs * keep
+        survivors_p = keep.sum(dim=-1)
+    else:
+        survivors_p = survivors_k
+    probs = probs / probs.sum(dim=-1, keepdim=True)  # (B, K), zero beyond the nucleus
+    chosen_rank = _inverse_cdf(probs, uniform)  # (B,) position in the sorted prefix
+    token_ids = ids.gather(1, chosen_rank[:, None]).squeeze(1)
+    chosen = probs.gather(1, chosen_rank[:, None]).squeeze(1)
+    m = min(n, probs.shape[1])
     return SampleOutput(
         token_ids=token_ids,
         chosen_probability=chosen,
         survivors_top_k=survivors_k,
         survivors_top_p=survivors_p,
+        top_ids=ids[:, :m],
+        top_probs=probs[:, :m],
+    )
+
+
+def _greedy(
+    x: torch.Tensor, settings: SamplingSettings, seen: torch.Tensor | None, n: int
+) -> SampleOutput:
+    batch = x.shape[0]
+    if seen is not None:
+        x = apply_repetition_penalty(x, seen, settings.repetition_penalty)
+    token_ids = torch.argmax(x, dim=-1)  # (B,)
+    ones = torch.ones(batch, dtype=torch.int64, device=x.device)
+    if n > 0:
+        top_probs, top_ids = torch.topk(torch.softmax(x, dim=-1), n, dim=-1)  # (B, n)
+    else:
+        top_probs, top_ids = _empty_top(batch, x.device)
+    return SampleOutput(
+        token_ids=token_ids,
+        chosen_probability=torch.ones(batch, dtype=torch.float32, device=x.device),
+        survivors_top_k=ones,
+        survivors_top_p=ones,
         top_ids=top_ids,
         top_probs=top_probs,
     )
+
+
+def _nucleus_prefix(
+    x: torch.Tensor, top_p: float, min_width: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The most likely tokens, sorted, enough of them to hold every row's top-p nucleus.
+
+    x (B, V) → probabilities (B, K) under the full distribution and their ids
+    (B, K). Starts with K = 64 and widens 8× until every row's top-K mass
+    exceeds p (then the cut lies inside), or K = V (a full sort).
+    """
+    vocab = x.shape[-1]
+    log_z = torch.logsumexp(x, dim=-1, keepdim=True)  # (B, 1)
+    width = min(vocab, max(64, min_width))
+    while True:
+        values, ids = torch.topk(x, width, dim=-1)  # (B, K), descending
+        probs = torch.exp(values - log_z)  # (B, K)
+        if width == vocab or bool((probs.sum(dim=-1) > top_p).all()):
+            return probs, ids
+        width = min(vocab, width * 8)
+
+
+def _inverse_cdf(probs: torch.Tensor, uniform: torch.Tensor) -> torch.Tensor:
+    """Index drawn from each row of `probs` (B, K) with one uniform (B, 1) number per row.
+
+    Tokens with probability 0 are never chosen: the CDF does not rise at them.
+    """
+    cdf = probs.cumsum(dim=-1)  # (B, K)
+    target = uniform * cdf[:, -1:]  # scale to the row's total (rounding-proof)
+    index = torch.searchsorted(cdf, target, right=True)  # (B, 1)
+    return index.clamp_(max=probs.shape[-1] - 1).squeeze(1)
+
+
+def _as_counts(value: int | torch.Tensor, batch: int, device: torch.device) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        return value
+    return torch.full((batch,), value, dtype=torch.int64, device=device)
 
 
 def _empty_top(batch: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:

@@ -133,3 +133,27 @@ def test_banned_token_is_never_chosen() -> None:
 def test_sampling_needs_a_generator() -> None:
     with pytest.raises(ValueError, match="Generator"):
         sample_next(torch.zeros(1, 4), settings(), None)
+
+
+@pytest.mark.parametrize(
+    "top_k, top_p, temperature",
+    [(0, 0.9, 1.0), (0, 0.5, 0.7), (20, 1.0, 1.0), (20, 0.8, 1.3), (0, 0.999, 2.0), (0, 1.0, 1.0)],
+)
+def test_fast_path_agrees_with_reference_filter(
+    top_k: int, top_p: float, temperature: float
+) -> None:
+    """sample_next sorts only a prefix; its counts and choices match filter_logits exactly."""
+    gen = torch.Generator().manual_seed(1)
+    logits = torch.randn(16, 300, generator=gen) * torch.linspace(0.1, 4.0, 16)[:, None]
+    s = settings(top_k=top_k, top_p=top_p, temperature=temperature)
+    filtered, ref_k, ref_p = filter_logits(logits, s)
+    out = sample_next(logits, s, new_generator(9), top_n=5)
+    assert out.survivors_top_k.tolist() == ref_k.tolist()
+    assert out.survivors_top_p.tolist() == ref_p.tolist()
+    allowed = torch.isfinite(filtered)
+    assert allowed.gather(1, out.token_ids[:, None]).all()
+    ref_probs = torch.softmax(filtered, dim=-1)
+    torch.testing.assert_close(
+        out.chosen_probability, ref_probs.gather(1, out.token_ids[:, None]).squeeze(1)
+    )
+    torch.testing.assert_close(out.top_probs, torch.topk(ref_probs, 5).values)

@@ -1,0 +1,8 @@
+"""`python -m kvstudio …` is the `kvstudio` command."""
+
+import sys
+
+from kvstudio.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,531 @@
+"""The `kvstudio` command: the labs, headless (also `python -m kvstudio`).
+
+Owns argument parsing, model loading for the command line (`load_backend`) and
+printing the lab tables. The work itself happens in ``kvstudio.core``
+(experiments, formulas) and ``kvstudio.bench``; this module only turns their
+results into text. Errors the user can fix print one clear line and exit with
+status 2, never a traceback.
+
+Subcommands: ``compare``, ``sample``, ``sweep``, ``bench``, ``info``; plus
+``train``/``eval-model`` (``kvstudio.training.cli``) and ``convert``
+(``kvstudio.hf_cli``) when those modules are present.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kvstudio.core import formulas
+from kvstudio.core.backend import LanguageModel, MiniMindBackend
+from kvstudio.core.checkpoints import default_model, describe, load_any
+from kvstudio.core.experiments import (
+    LAB_TEXT,
+    CompareResult,
+    ModeRun,
+    Progress,
+    SamplingResult,
+    SweepResult,
+    compare_modes,
+    lab_prompt_ids,
+    length_sweep,
+    repeated_sampling,
+)
+from kvstudio.core.kv_cache import CACHE_KINDS, CacheSpec
+from kvstudio.core.records import SamplingSettings
+from kvstudio.core.stepper import Stepper
+from kvstudio.core.tokenizer import TextTokenizer
+
+log = logging.getLogger(__name__)
+
+DEFAULT_QUESTION = "KV 캐시가 무엇인지 한 문장으로 설명해 주세요."
+# Optional modules that add subcommands through `add_subcommands(subparsers)`.
+EXTENSIONS = ("kvstudio.training.cli", "kvstudio.hf_cli")
+
+
+# ---- model loading -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LoadedBackend:
+    """What every subcommand runs on."""
+
+    backend: LanguageModel
+    tokenizer: TextTokenizer
+    description: str  # one line for the table header
+    is_random: bool  # True for the random-initialised fallback model
+
+
+def load_backend(
+    path: str | Path | None, dtype: str = "float32", device: str = "cpu"
+) -> LoadedBackend:
+    """Open `path` (a model folder, a MiniMind .pth, or a transformers folder) or the default.
+
+    The one place the CLI turns a path into a backend; other backends hook in here.
+    """
+    if device != "cpu" and device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"--device {device} was asked for but torch sees no CUDA GPU.")
+    if path is None:
+        loaded = default_model(dtype=dtype, device=device)
+        backend = MiniMindBackend(loaded.model, name=loaded.label)
+        return LoadedBackend(backend, loaded.tokenizer, describe(loaded), loaded.is_random)
+    p = Path(path)
+    hf = _optional_module("kvstudio.hf_cli")
+    if hf is not None and hf.looks_like_hf_folder(p):
+        backend, tokenizer, description = hf.open_hf_folder(p, dtype, device)
+        return LoadedBackend(backend, tokenizer, description, False)
+    loaded = load_any(p, dtype=dtype, device=device)
+    backend = MiniMindBackend(loaded.model, name=loaded.label)
+    return LoadedBackend(backend, loaded.tokenizer, describe(loaded), False)
+
+
+def _optional_module(name: str) -> Any | None:
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        if exc.name is not None and name.startswith(exc.name):
+            return None  # the module itself is absent: that extension is simply not installed
+        log.warning("%s could not be imported: %s", name, exc)
+        return None
+
+
+# ---- argument parsing ----------------------------------------------------------------------
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}"
+        ) from exc
+    if not values:
+        raise argparse.ArgumentTypeError("give at least one value")
+    return values
+
+
+def _float_list(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from exc
+    if not values:
+        raise argparse.ArgumentTypeError("give at least one value")
+    return values
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--model",
+        default=None,
+        help="model folder, MiniMind .pth, or transformers folder (default: the shipped model)",
+    )
+    p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"))
+    p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    p.add_argument(
+        "--threads", type=_positive, default=1, help="torch CPU threads (default 1: see README)"
+    )
+
+
+def _cache_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cache", default="dynamic", choices=CACHE_KINDS, help="KV cache kind")
+    p.add_argument("--window", type=_positive, default=64, help="sliding window W (tokens)")
+    p.add_argument("--max-length", type=_positive, default=2048, help="static cache length")
+
+
+def _prompt_options(p: argparse.ArgumentParser, default_tokens: int | None) -> None:
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "--prompt-tokens",
+        type=_positive,
+        default=default_tokens,
+        help="build a prompt of exactly P tokens from the lab text (cut or repeated)",
+    )
+    group.add_argument("--prompt", default=None, help="prompt text instead")
+    p.add_argument("--chat", action="store_true", help="wrap --prompt in the ChatML template")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kvstudio",
+        description="KV Studio labs, headless: the KV cache, tokens fed, timing and sampling.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    c = sub.add_parser(
+        "compare",
+        help="cached vs recompute: tokens fed, times, cache bytes (the lab table)",
+        description=(
+            "Greedy generation in both modes. Exactly N tokens are generated (eos is ignored, "
+            "like the notebook's min_new_tokens) so the formulas apply."
+        ),
+    )
+    _prompt_options(c, 183)
+    c.add_argument("--new-tokens", type=_positive, default=64, help="N new tokens (default 64)")
+    c.add_argument("--mode", default="both", choices=("both", "cached", "recompute"))
+    c.add_argument("--stop-at-eos", action="store_true", help="stop when the model writes eos")
+    _cache_options(c)
+    _model_options(c)
+    c.set_defaults(func=cmd_compare)
+
+    s = sub.add_parser(
+        "sample",
+        help="repeated sampling: distinct answers per temperature",
+        description="n samples per temperature, one batch of n rows each, same seed.",
+    )
+    s.add_argument("--temperatures", type=_float_list, default=[0.3, 0.7, 1.0, 1.3])
+    s.add_argument("--samples", type=_positive, default=30, help="samples per temperature")
+    s.add_argument("--new-tokens", type=_positive, default=32, help="token budget per answer")
+    s.add_argument("--prompt", default=None, help=f"question (default: {DEFAULT_QUESTION})")
+    s.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
+    s.add_argument("--top-k", type=int, default=0, help="0 = off")
+    s.add_argument("--top-p", type=float, default=1.0, help="1.0 = off")
+    s.add_argument("--repetition-penalty", type=float, default=1.0, help="1.0 = off")
+    s.add_argument("--seed", type=int, default=42)
+    s.add_argument("--show", type=int, default=3, help="most frequent answers to print")
+    _model_options(s)
+    s.set_defaults(func=cmd_sample)
+
+    w = sub.add_parser("sweep", help="time and tokens fed as P or N grows")
+    w.add_argument("--vary", choices=("new", "prompt"), default="new")
+    w.add_argument("--values", type=_int_list, default=[8, 16, 32, 64, 128])
+    w.add_argument("--fixed", type=_positive, default=64, help="the other length")
+    _cache_options(w)
+    _model_options(w)
+    w.set_defaults(func=cmd_sweep)
+
+    i = sub.add_parser("info", help="describe the model and its KV cache geometry")
+    _model_options(i)
+    i.set_defaults(func=cmd_info)
+
+    from kvstudio import bench
+
+    b = sub.add_parser("bench", help="speed: cached/recompute ms per token, TTFT, overhead")
+    bench.add_arguments(b)
+    b.set_defaults(func=bench.run_from_args)
+
+    for name in EXTENSIONS:
+        module = _optional_module(name)
+        if module is not None and hasattr(module, "add_subcommands"):
+            module.add_subcommands(sub)
+    return parser
+
+
+# ---- helpers -------------------------------------------------------------------------------
+def _prepare(args: argparse.Namespace) -> LoadedBackend:
+    torch.set_num_threads(args.threads)
+    loaded = load_backend(args.model, args.dtype, args.device)
+    print(f"Model: {loaded.description}")
+    if loaded.is_random:
+        print(
+            "       No trained model found in resources/models: this is a random-initialised "
+            "course model.\n       Tokens fed, bytes and times are real; the text is noise."
+        )
+    return loaded
+
+
+def _cache_spec(args: argparse.Namespace) -> CacheSpec:
+    return CacheSpec(args.cache, max_length=args.max_length, window=args.window)
+
+
+def _prompt_ids(args: argparse.Namespace, tokenizer: TextTokenizer) -> list[int]:
+    if args.prompt is not None:
+        text = tokenizer.chat_prompt(args.prompt) if args.chat else args.prompt
+        ids = tokenizer.encode(text)
+        if not ids:
+            raise ValueError("The prompt encodes to no tokens; give some text.")
+        return ids
+    return lab_prompt_ids(tokenizer, args.prompt_tokens, LAB_TEXT)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:,.2f}"
+
+
+def _short(text: str, width: int = 70) -> str:
+    flat = text.replace("\n", "⏎")
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+class _ProgressLine:
+    """A one-line progress indicator on stderr (only on a terminal)."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+
+    def __call__(self, item: object) -> None:
+        if self.enabled and isinstance(item, Progress):
+            sys.stderr.write(f"\r  {item.stage:<24} {item.fraction:6.1%}")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r" + " " * 40 + "\r")
+
+
+def _drain(experiment: Any, result_type: type) -> Any:
+    progress = _ProgressLine()
+    result = None
+    try:
+        for item in experiment:
+            progress(item)
+            if isinstance(item, result_type):
+                result = item
+    finally:
+        progress.close()
+    if result is None:
+        raise ValueError("The experiment ended without a result.")
+    return result
+
+
+# ---- compare -------------------------------------------------------------------------------
+def cmd_compare(args: argparse.Namespace) -> int:
+    loaded = _prepare(args)
+    backend, tokenizer = loaded.backend, loaded.tokenizer
+    prompt = _prompt_ids(args, tokenizer)
+    spec = _cache_spec(args)
+    n = args.new_tokens
+    print(
+        f"Prompt: P={len(prompt)} tokens, N={n} new tokens, {spec.kind} cache"
+        + (f" (W={spec.window})" if spec.kind == "sliding" else "")
+        + f", greedy, {torch.get_num_threads()} torch thread(s), {backend.device}"
+    )
+    if args.mode == "both":
+        result: CompareResult = _drain(
+            compare_modes(backend, tokenizer, prompt, n, cache=spec, stop_at_eos=args.stop_at_eos),
+            CompareResult,
+        )
+        print_compare(result, backend)
+    else:
+        print_single(backend, tokenizer, prompt, n, args.mode, spec, args.stop_at_eos)
+    return 0
+
+
+def _bytes_formula_note(backend: LanguageModel, run: ModeRun, spec: CacheSpec) -> str:
+    tokens = run.records[-1].cache_length
+    return (
+        f"2·L·T·H_kv·d·bytes = 2·{backend.num_layers}·{tokens}·{backend.num_kv_heads}·"
+        f"{backend.head_dim}·{backend.dtype_bytes}"
+    )
+
+
+def print_compare(result: CompareResult, backend: LanguageModel) -> None:
+    c, r = result.cached, result.recompute
+    p, n = result.prompt_tokens, len(c.token_ids)
+    rows = [
+        ("tokens fed (measured)", f"{c.tokens_fed:,}", f"{r.tokens_fed:,}", ""),
+        (
+            "tokens fed (formula)",
+            f"{c.tokens_fed_formula:,}",
+            f"{r.tokens_fed_formula:,}",
+            "P+(N−1) | P·N+N(N−1)/2",
+        ),
+        ("TTFT / prefill (ms)", _ms(c.ttft_seconds), _ms(r.ttft_seconds), ""),
+        (
+            "decode (ms/token)",
+            _ms(c.decode_seconds_per_token),
+            _ms(r.decode_seconds_per_token),
+            "mean of steps after the prefill",
+        ),
+        ("total (ms)", _ms(c.total_seconds), _ms(r.total_seconds), ""),
+        ("KV cache bytes (measured)", f"{c.cache_bytes:,}", f"{r.cache_bytes:,}", "from tensors"),
+        (
+            "KV cache bytes (formula)",
+            f"{c.cache_bytes_formula:,}",
+            "—",
+            _bytes_formula_note(backend, c, result.cache_spec),
+        ),
+    ]
+    print()
+    print(f"  {'':<27}{'cached':>14}{'recompute':>14}")
+    for label, a, b, note in rows:
+        print(f"  {label:<27}{a:>14}{b:>14}   {note}")
+    print()
+    ok_fed = c.tokens_fed == c.tokens_fed_formula and r.tokens_fed == r.tokens_fed_formula
+    ok_bytes = c.cache_used_bytes == c.cache_bytes_formula
+    same = sum(a == b for a, b in zip(c.token_ids, r.token_ids, strict=False))
+    if result.identical:
+        print(f"  identical tokens:  yes ({same}/{n})")
+    else:
+        print(
+            f"  identical tokens:  NO — first difference at step {result.first_divergent_step} "
+            f"({same}/{n} equal)"
+        )
+    print(f"  max |Δlogit|:      {result.max_logit_diff:.3g} (over {n} steps, fp rounding only)")
+    print(
+        f"  formulas match:    tokens fed {'yes' if ok_fed else 'NO'}, "
+        f"cache bytes {'yes' if ok_bytes else 'NO'}"
+    )
+    print(f"  speed:             recompute took {result.speed_ratio:.1f}× as long as cached")
+    print(f"  P={p}, N={n}: text (cached): {_short(c.text)!r}")
+
+
+def print_single(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    prompt: Sequence[int],
+    n: int,
+    mode: str,
+    spec: CacheSpec,
+    stop_at_eos: bool,
+) -> None:
+    stepper = Stepper(
+        backend,
+        tokenizer,
+        prompt,
+        mode="cached" if mode == "cached" else "recompute",
+        sampling=SamplingSettings.greedy_settings(),
+        max_new_tokens=n,
+        cache=spec,
+        stop_at_eos=stop_at_eos,
+    )
+    records = list(stepper)
+    steps = len(records)
+    fed = sum(r.tokens_fed for r in records)
+    formula = formulas.tokens_fed(stepper.mode, len(prompt), steps)
+    decode = [r.elapsed_s for r in records[1:]]
+    print()
+    print(f"  mode                   {mode}")
+    print(f"  tokens fed             {fed:,} measured, {formula:,} by the formula")
+    print(f"  TTFT / prefill         {_ms(records[0].elapsed_s)} ms")
+    if decode:
+        print(f"  decode                 {_ms(sum(decode) / len(decode))} ms/token")
+    print(f"  total                  {_ms(sum(r.elapsed_s for r in records))} ms")
+    print(f"  KV cache bytes         {records[-1].cache_allocated_bytes:,}")
+    print(f"  text                   {_short(stepper.text())!r}")
+
+
+# ---- sample --------------------------------------------------------------------------------
+def cmd_sample(args: argparse.Namespace) -> int:
+    loaded = _prepare(args)
+    tokenizer = loaded.tokenizer
+    question = args.prompt if args.prompt is not None else DEFAULT_QUESTION
+    text = question if args.raw else tokenizer.chat_prompt(question)
+    prompt = tokenizer.encode(text)
+    if not prompt:
+        raise ValueError("The prompt encodes to no tokens; give some text.")
+    settings = SamplingSettings(
+        temperature=1.0,
+        top_k=args.top_k,
+        top_p=args.top_p,
+        repetition_penalty=args.repetition_penalty,
+        seed=args.seed,
+    )
+    print(
+        f"Prompt: {_short(question)!r} ({len(prompt)} tokens); {args.samples} samples × "
+        f"{len(args.temperatures)} temperatures, ≤{args.new_tokens} new tokens, "
+        f"top-k {args.top_k or 'off'}, top-p {args.top_p if args.top_p < 1 else 'off'}, "
+        f"seed {args.seed}, {torch.get_num_threads()} torch thread(s)"
+    )
+    result: SamplingResult = _drain(
+        repeated_sampling(
+            loaded.backend,
+            tokenizer,
+            prompt,
+            args.temperatures,
+            args.samples,
+            args.new_tokens,
+            settings=settings,
+        ),
+        SamplingResult,
+    )
+    print_sampling(result, args.show)
+    return 0
+
+
+def print_sampling(result: SamplingResult, show: int) -> None:
+    print()
+    print(f"  {'temperature':>11}  {'distinct':>8}  {'time (ms)':>10}   most frequent answers")
+    for t in result.temperatures:
+        top = "; ".join(f"{count}× {_short(text, 40)!r}" for text, count in t.counts[:show])
+        print(
+            f"  {t.temperature:>11g}  {t.distinct:>5}/{len(t.answers):<3} "
+            f"{_ms(t.seconds):>10}   {top}"
+        )
+    print()
+    print(f"  total generation time: {_ms(result.total_seconds)} ms")
+
+
+# ---- sweep ---------------------------------------------------------------------------------
+def cmd_sweep(args: argparse.Namespace) -> int:
+    loaded = _prepare(args)
+    spec = _cache_spec(args)
+    result: SweepResult = _drain(
+        length_sweep(
+            loaded.backend,
+            loaded.tokenizer,
+            vary=args.vary,
+            values=args.values,
+            fixed=args.fixed,
+            cache=spec,
+        ),
+        SweepResult,
+    )
+    print()
+    print(
+        f"  {'mode':<10}{'P':>6}{'N':>6}{'fed':>10}{'formula':>10}{'total ms':>11}{'ms/token':>10}"
+    )
+    for pt in result.points:
+        print(
+            f"  {pt.mode:<10}{pt.prompt_tokens:>6}{pt.new_tokens:>6}{pt.tokens_fed:>10,}"
+            f"{pt.tokens_fed_formula:>10,}{_ms(pt.seconds):>11}"
+            f"{_ms(pt.seconds / pt.new_tokens):>10}"
+        )
+    return 0
+
+
+# ---- info ----------------------------------------------------------------------------------
+def cmd_info(args: argparse.Namespace) -> int:
+    loaded = _prepare(args)
+    b = loaded.backend
+    per_token = formulas.bytes_per_token(b.num_layers, b.num_kv_heads, b.head_dim, b.dtype_bytes)
+    print(
+        f"KV cache: {b.num_layers} layers × {b.num_kv_heads} KV heads × {b.head_dim} dims × "
+        f"{b.dtype_bytes} bytes × 2 (K and V) = {per_token:,} bytes per token"
+    )
+    print(f"Tokenizer: {loaded.tokenizer.vocab_size} tokens; eos id {loaded.tokenizer.eos_id}")
+    return 0
+
+
+# ---- entry point ---------------------------------------------------------------------------
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    handler: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None) or getattr(
+        args, "handler", None
+    )
+    if handler is None:
+        parser.error("choose a command")
+    try:
+        return int(handler(args) or 0)
+    except ValueError as exc:
+        log.debug("details", exc_info=True)
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, RuntimeError) as exc:
+        log.debug("details", exc_info=True)  # --verbose shows the traceback
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
