@@ -39,7 +39,7 @@ class PlotStyle:
     tick_px: float = 26.0  # tick labels
     label_px: float = 30.0  # axis titles
     title_px: float = 38.0  # chart title
-    legend_px: float = 26.0  # legend entries
+    legend_px: float = 22.0  # legend entries (smaller: the legend sits on the data)
     text_px: float = 24.0  # free text items (value labels, annotations)
     axis_pen_px: float = 2.0  # axis lines and ticks
     line_px: float = 5.0  # minimum width of data lines
@@ -210,8 +210,11 @@ def _style_axis(axis: pg.AxisItem, style: PlotStyle, restorer: StyleRestorer) ->
     axis_pen.setCosmetic(True)
     axis.setPen(axis_pen)
     axis.setTextPen(QColor(style.foreground))
-    if old_tick_pen is not None:
-        axis.setTickPen(axis_pen)
+    # Ticks and grid lines share the tick pen: keep them thin so the grid stays in the back.
+    tick_pen = QPen(QColor(style.foreground))
+    tick_pen.setWidthF(max(1.0, style.axis_pen_px / 2))
+    tick_pen.setCosmetic(True)
+    axis.setTickPen(tick_pen)
     axis.setTickFont(_font(style, style.tick_px))
     label_style = dict(old_label_style)
     label_style["color"] = style.foreground
