@@ -232,8 +232,17 @@ class HFBackend:
         kwargs: dict[str, Any] = {"local_files_only": True, "dtype": torch_dtype}
         if attn_implementation:
             kwargs["attn_implementation"] = attn_implementation
+        auto = transformers.AutoModelForCausalLM
         try:
-            model = transformers.AutoModelForCausalLM.from_pretrained(str(folder), **kwargs)
+            try:
+                model = auto.from_pretrained(str(folder), **kwargs)
+            except ValueError as exc:
+                if "attn_implementation" not in kwargs or "sdpa" not in str(exc).lower():
+                    raise
+                # An architecture without an SDPA kernel: fall back to its default attention.
+                logger.info("%s: %s; using the model's default attention.", folder.name, exc)
+                del kwargs["attn_implementation"]
+                model = auto.from_pretrained(str(folder), **kwargs)
         except (OSError, ValueError, KeyError) as exc:
             raise ValueError(
                 f"transformers could not open {folder} as a causal LM: {exc}. Check the folder is "
