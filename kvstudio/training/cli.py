@@ -1,0 +1,178 @@
+"""Command line for training: ``kvstudio train tokenizer|pretrain|sft|export`` and ``eval-model``.
+
+Owns argument parsing only; the work is in ``pipeline``, ``export`` and ``evaluate``.
+``add_subcommands`` plugs into the main ``kvstudio`` parser; ``python -m
+kvstudio.training`` runs the same commands on their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+DEFAULT_DATA = "../shared/data"
+
+
+def _train_options(p: argparse.ArgumentParser, lr: float, steps: int, batch: int) -> None:
+    p.add_argument("--data", default=DEFAULT_DATA, help="folder with the SOURCES.md text")
+    p.add_argument("--tokenizer", required=True, help="folder with tokenizer.json")
+    p.add_argument("--out", required=True, help="run folder (checkpoints, report.json)")
+    p.add_argument("--steps", type=int, default=steps)
+    p.add_argument("--batch-size", type=int, default=batch)
+    p.add_argument("--lr", type=float, default=lr)
+    p.add_argument("--warmup", type=int, default=100, help="warm-up steps")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    p.add_argument("--eval-every", type=int, default=200)
+    p.add_argument("--save-every", type=int, default=200)
+    p.add_argument("--log-every", type=int, default=20)
+    p.add_argument("--eval-batches", type=int, default=20, help="validation batches")
+    p.add_argument("--bf16", action="store_true", help="bf16 autocast (measure first)")
+    p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint")
+
+
+def add_subcommands(subparsers: Any) -> None:
+    """Register ``train ...`` and ``eval-model`` on the main ``kvstudio`` CLI's subparsers."""
+    train = subparsers.add_parser("train", help="train the tokenizer or a model (CPU)")
+    sub = train.add_subparsers(dest="train_command", required=True)
+
+    tok = sub.add_parser("tokenizer", help="byte-level BPE with MiniMind's special tokens")
+    tok.add_argument("--data", default=DEFAULT_DATA)
+    tok.add_argument("--out", required=True)
+    tok.add_argument("--vocab-size", type=int, default=6400)
+    tok.add_argument("--seed", type=int, default=0)
+    tok.set_defaults(handler=_cmd_tokenizer)
+
+    pre = sub.add_parser("pretrain", help="pretrain the course model on plain text")
+    _train_options(pre, lr=3e-3, steps=2000, batch=32)
+    pre.add_argument("--seq-len", type=int, default=256)
+    pre.set_defaults(handler=_cmd_pretrain)
+
+    sft = sub.add_parser("sft", help="fine-tune on ChatbotData in ChatML, loss on answers")
+    _train_options(sft, lr=1e-3, steps=2000, batch=64)
+    sft.add_argument("--init", required=True, help="pretrained weights (best.pt, .safetensors)")
+    sft.add_argument("--max-len", type=int, default=128)
+    sft.set_defaults(handler=_cmd_sft)
+
+    exp = sub.add_parser("export", help="write a shipped model folder from a run's weights")
+    exp.add_argument("--weights", required=True, help="best.pt / final.pt of a run")
+    exp.add_argument("--tokenizer", required=True)
+    exp.add_argument("--out", required=True, help="e.g. resources/models/ko-base")
+    exp.add_argument("--dtype", default="float16", choices=["float32", "float16", "bfloat16"])
+    exp.set_defaults(handler=_cmd_export)
+
+    ev = subparsers.add_parser("eval-model", help="print a model folder's quality figures")
+    ev.add_argument("model", help="model folder (config.json, model.safetensors, tokenizer.json)")
+    ev.add_argument("--kind", choices=["auto", "base", "chat"], default="auto")
+    ev.add_argument("--prompts", default=None, help="prompt folder (default resources/prompts)")
+    ev.add_argument("--samples", type=int, default=30, help="samples per temperature")
+    ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument("--threads", type=int, default=1)
+    ev.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    ev.set_defaults(handler=_cmd_eval)
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from kvstudio.training.trainer import TrainSettings
+
+    return TrainSettings(
+        steps=args.steps,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        warmup_steps=args.warmup,
+        seed=args.seed,
+        threads=args.threads,
+        eval_every=args.eval_every,
+        save_every=args.save_every,
+        log_every=args.log_every,
+        bf16=args.bf16,
+        eval_batches=args.eval_batches,
+    )
+
+
+def _cmd_tokenizer(args: argparse.Namespace) -> int:
+    from kvstudio.training.pipeline import run_tokenizer
+
+    run_tokenizer(args.data, args.out, args.vocab_size, args.seed)
+    return 0
+
+
+def _cmd_pretrain(args: argparse.Namespace) -> int:
+    from kvstudio.training.pipeline import run_pretrain
+
+    run_pretrain(
+        args.data,
+        args.tokenizer,
+        args.out,
+        _settings(args),
+        args.seq_len,
+        resume=not args.no_resume,
+    )
+    return 0
+
+
+def _cmd_sft(args: argparse.Namespace) -> int:
+    from kvstudio.training.pipeline import run_sft
+
+    run_sft(
+        args.data,
+        args.tokenizer,
+        args.init,
+        args.out,
+        _settings(args),
+        args.max_len,
+        resume=not args.no_resume,
+    )
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from kvstudio.core.config import ModelConfig
+    from kvstudio.core.model import MiniMindLM
+    from kvstudio.core.tokenizer import TextTokenizer
+    from kvstudio.training.export import load_state_dict_file, save_model_folder
+
+    tok = TextTokenizer.from_file(args.tokenizer)
+    config = ModelConfig(vocab_size=tok.vocab_size)
+    model = MiniMindLM(config)
+    model.load_state_dict(load_state_dict_file(args.weights, config), strict=True)
+    save_model_folder(model, tok, args.out, args.dtype)
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from kvstudio.training.evaluate import evaluate_model, format_figures
+
+    figures = evaluate_model(
+        args.model,
+        kind=args.kind,
+        prompts_dir=args.prompts,
+        samples=args.samples,
+        seed=args.seed,
+        threads=args.threads,
+    )
+    print(format_figures(figures))
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps(figures, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+        )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m kvstudio.training train ...`` / ``eval-model ...``."""
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stdout
+    )
+    parser = argparse.ArgumentParser(prog="python -m kvstudio.training")
+    add_subcommands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,154 @@
+"""The three training commands as functions: tokenizer, pretrain, SFT.
+
+Owns the course recipe's choices (what text goes where, which split is held
+out, how the model is initialised) and the run-folder layout::
+
+    RUN/tokenizer/   tokenizer.json, tokenizer_config.json, report.json
+    RUN/pretrain/    checkpoint.pt, best.pt, final.pt, report.json
+    RUN/sft/         same, plus heldout.json (the 50 questions never trained on)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from kvstudio.core.config import ModelConfig
+from kvstudio.core.model import MiniMindLM
+from kvstudio.core.tokenizer import IM_END, IM_START, TextTokenizer
+from kvstudio.training import data
+from kvstudio.training.datasets import ChatExamples, PackedStream
+from kvstudio.training.export import load_state_dict_file
+from kvstudio.training.tokenizer_train import chars_per_token, train_bpe
+from kvstudio.training.trainer import TrainSettings, train
+
+log = logging.getLogger(__name__)
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def run_tokenizer(
+    data_dir: str | Path, out_dir: str | Path, vocab_size: int = 6400, seed: int = 0
+) -> TextTokenizer:
+    """Train the BPE on all pretraining text plus the training chat pairs in ChatML."""
+    t0 = time.perf_counter()
+    pairs = data.read_chat_pairs(data_dir)
+    split = data.split_chat(pairs, seed=seed)
+    texts = data.pretrain_documents(data_dir, split)
+    # Chat pairs in ChatML too, so "user" and "assistant" become single tokens.
+    texts += [
+        f"{IM_START}user\n{p.question}{IM_END}\n{IM_START}assistant\n{p.answer}{IM_END}\n"
+        for p in split.train
+    ]
+    tok = train_bpe(texts, vocab_size)
+    tok.save(out_dir)
+    cpt = chars_per_token(tok, [f"{p.question} {p.answer}" for p in pairs])
+    report = {
+        "vocab_size": tok.vocab_size,
+        "chars_per_token_chat": round(cpt, 3),
+        "texts": len(texts),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "seed": seed,
+    }
+    _write_json(Path(out_dir) / "report.json", report)
+    log.info(
+        "tokenizer: %d tokens, %.2f chars/token on the chat data -> %s",
+        tok.vocab_size,
+        cpt,
+        out_dir,
+    )
+    return tok
+
+
+def run_pretrain(
+    data_dir: str | Path,
+    tokenizer_dir: str | Path,
+    run_dir: str | Path,
+    settings: TrainSettings,
+    seq_len: int = 256,
+    valid_fraction: float = 0.02,
+    resume: bool = True,
+) -> dict[str, Any]:
+    """Pretrain the course model from a seeded random init on all the text."""
+    tok = TextTokenizer.from_file(tokenizer_dir)
+    split = data.split_chat(data.read_chat_pairs(data_dir), seed=settings.seed)
+    docs = data.pretrain_documents(data_dir, split)
+    random.Random(settings.seed).shuffle(docs)
+    n_valid = max(1, int(len(docs) * valid_fraction))
+    valid = PackedStream(tok, docs[:n_valid], seq_len, settings.seed)
+    train_stream = PackedStream(tok, docs[n_valid:], seq_len, settings.seed)
+    log.info(
+        "pretraining on %d documents, %d tokens (validation %d tokens)",
+        len(docs) - n_valid,
+        len(train_stream),
+        len(valid),
+    )
+    settings.extra.update(
+        {
+            "seq_len": seq_len,
+            "train_tokens": len(train_stream),
+            "valid_tokens": len(valid),
+            "data_dir": str(data_dir),
+        }
+    )
+    config = ModelConfig(vocab_size=tok.vocab_size)
+    model = MiniMindLM(config).init_weights(settings.seed)
+    return train(
+        model,
+        lambda g: train_stream.batch(settings.batch_size, g),
+        valid.eval_batches(settings.batch_size, settings.eval_batches),
+        settings,
+        run_dir,
+        resume,
+    )
+
+
+def run_sft(
+    data_dir: str | Path,
+    tokenizer_dir: str | Path,
+    init_weights: str | Path,
+    run_dir: str | Path,
+    settings: TrainSettings,
+    max_len: int = 128,
+    resume: bool = True,
+) -> dict[str, Any]:
+    """Fine-tune a pretrained model on ChatbotData in ChatML, loss on the answers only."""
+    tok = TextTokenizer.from_file(tokenizer_dir)
+    split = data.split_chat(data.read_chat_pairs(data_dir), seed=settings.seed)
+    _write_json(Path(run_dir) / "heldout.json", split.eval_questions)
+    train_set = ChatExamples(tok, split.train, max_len)
+    valid_set = ChatExamples(tok, split.valid, max_len)
+    log.info(
+        "SFT on %d pairs (%d answer tokens); validation %d pairs; %d held-out questions",
+        len(train_set),
+        train_set.n_answer_tokens(),
+        len(valid_set),
+        len(split.eval_questions),
+    )
+    settings.extra.update(
+        {
+            "max_len": max_len,
+            "train_pairs": len(train_set),
+            "valid_pairs": len(valid_set),
+            "init": str(init_weights),
+            "data_dir": str(data_dir),
+        }
+    )
+    config = ModelConfig(vocab_size=tok.vocab_size)
+    model = MiniMindLM(config)
+    model.load_state_dict(load_state_dict_file(init_weights, config), strict=True)
+    return train(
+        model,
+        lambda g: train_set.batch(settings.batch_size, g),
+        valid_set.eval_batches(settings.batch_size, settings.eval_batches),
+        settings,
+        run_dir,
+        resume,
+    )
