@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from kvstudio.core.records import SamplingSettings
@@ -73,21 +74,39 @@ def apply_top_k(logits: torch.Tensor, top_k: int) -> torch.Tensor:
     return logits.masked_fill(logits < kth, NEG_INF)
 
 
-def apply_top_p(logits: torch.Tensor, top_p: float) -> torch.Tensor:
-    """MiniMind's nucleus rule, row by row (vectorised).
+def top_p_keep(probs: torch.Tensor, top_p: float) -> torch.Tensor:
+    """MiniMind's nucleus as a mask: probs (B, V) → keep (B, V) bool.
 
-    Sort descending, take cumulative probabilities, and drop every token whose
-    cumulative probability *before it* already exceeds p. The token that first
-    crosses p is kept, and the top token always survives. p = 1.0 = off.
+    Sort descending and keep every token whose cumulative probability *before
+    it* is at most p: the token that first crosses p is kept and the top token
+    always survives. Implemented with sorted values only (no argsort): the
+    number m of kept tokens gives a threshold, the m-th largest probability,
+    and every token at least that likely is kept. Tokens tied with the last
+    kept one are kept too (as top-k keeps ties with the k-th).
     """
     if top_p >= 1.0:
+        return torch.ones_like(probs, dtype=torch.bool)
+    ordered = _sorted_descending(probs)  # (B, V) values only
+    cumulative = ordered.cumsum(dim=-1)  # (B, V)
+    kept = 1 + (cumulative[:, :-1] <= top_p).sum(dim=-1, keepdim=True)  # (B, 1), m ≥ 1
+    threshold = ordered.gather(1, kept - 1)  # (B, 1), the m-th largest probability
+    return (probs >= threshold) & (probs > 0)
+
+
+def _sorted_descending(values: torch.Tensor) -> torch.Tensor:
+    """Each row sorted high to low. numpy's SIMD sort is ~10× torch's on CPU."""
+    if values.device.type == "cpu":
+        ascending = np.sort(values.detach().numpy(), axis=-1)
+        return torch.from_numpy(np.ascontiguousarray(ascending[:, ::-1]))
+    return torch.sort(values, dim=-1, descending=True).values
+
+
+def apply_top_p(logits: torch.Tensor, top_p: float) -> torch.Tensor:
+    """Remove (set to -inf) the tokens outside each row's top-p nucleus; p = 1.0 = off."""
+    if top_p >= 1.0:
         return logits
-    sorted_logits, sorted_ids = torch.sort(logits, dim=-1, descending=True)  # (B, V)
-    cumulative = torch.softmax(sorted_logits, dim=-1).cumsum(dim=-1)  # (B, V)
-    drop_sorted = torch.zeros_like(cumulative, dtype=torch.bool)
-    drop_sorted[:, 1:] = cumulative[:, :-1] > top_p  # mass before this token already > p
-    drop = torch.zeros_like(drop_sorted).scatter_(1, sorted_ids, drop_sorted)  # back to vocab order
-    return logits.masked_fill(drop, NEG_INF)
+    keep = top_p_keep(torch.softmax(logits.float(), dim=-1), top_p)
+    return logits.masked_fill(~keep, NEG_INF)
 
 
 def filter_logits(
@@ -134,10 +153,9 @@ def sample_next(
     logits at temperature 1), which is what a lecturer wants to look at.
     A generator is required unless the settings are greedy.
 
-    Same rules as `filter_logits`, computed faster: the survivors of top-k and
-    top-p are always a prefix of the tokens sorted by probability, so only that
-    prefix is sorted (`torch.topk`, widened until it holds every row's nucleus)
-    and the token is drawn by inverse CDF with one uniform number per row.
+    Same rules as `filter_logits`; the token is drawn by inverse CDF with one
+    uniform number per row from the run's generator (cheaper than
+    `torch.multinomial` over a batch, and the same draws in both modes).
     """
     if logits.dim() != 2:
         raise ValueError(f"sample_next expects logits shaped (batch, vocab), got {logits.shape}.")
@@ -154,52 +172,34 @@ def sample_next(
     x = x / settings.temperature
     if seen is not None:
         x = apply_repetition_penalty(x, seen, settings.repetition_penalty)
-    finite = vocab if banned_token is None else torch.isfinite(x).sum(dim=-1)  # int or (B,)
-    top_k = settings.top_k if 0 < settings.top_k < vocab else 0
-    uniform = torch.rand(batch, 1, generator=generator, device=x.device)  # (B, 1)
-
-    if top_k == 0 and settings.top_p >= 1.0:
-        # No filter: sample in vocabulary order, report the n most likely.
-        probs = torch.softmax(x, dim=-1)  # (B, V)
-        token_ids = _inverse_cdf(probs, uniform)  # (B,)
-        top_probs, top_ids = torch.topk(probs, n, dim=-1) if n else _empty_top(batch, x.device)
-        survivors = _as_counts(finite, batch, x.device)
-        return SampleOutput(
-            token_ids=token_ids,
-            chosen_probability=probs.gather(1, token_ids[:, None]).squeeze(1),
-            survivors_top_k=survivors,
-            survivors_top_p=survivors,
-            top_ids=top_ids,
-            top_probs=top_probs,
-        )
-
-    if top_k:
-        values, ids = torch.topk(x, top_k, dim=-1)  # (B, k), descending
-        probs = torch.softmax(values, dim=-1)  # renormalised over the k survivors
-        survivors_k = torch.isfinite(values).sum(dim=-1)  # (B,)
+    if 0 < settings.top_k < vocab:
+        x = apply_top_k(x, settings.top_k)
+        survivors_k = torch.isfinite(x).sum(dim=-1)  # (B,)
+    elif banned_token is not None:
+        survivors_k = torch.isfinite(x).sum(dim=-1)
     else:
-        probs, ids = _nucleus_prefix(x, settings.top_p, n)  # (B, K), K ≤ V
-        survivors_k = _as_counts(finite, batch, x.device)
+        survivors_k = torch.full((batch,), vocab, dtype=torch.int64, device=x.device)
+    probs = torch.softmax(x, dim=-1)  # (B, V), 0 where removed
     if settings.top_p < 1.0:
-        cumulative = probs.cumsum(dim=-1)  # (B, K), mass up to and including each token
-        keep = torch.ones_like(probs, dtype=torch.bool)
-        keep[:, 1:] = cumulative[:, :-1] <= settings.top_p  # mass *before* the token ≤ p
+        keep = top_p_keep(probs, settings.top_p)  # (B, V)
         probs = probs * keep
+        probs = probs / probs.sum(dim=-1, keepdim=True)
         survivors_p = keep.sum(dim=-1)
     else:
         survivors_p = survivors_k
-    probs = probs / probs.sum(dim=-1, keepdim=True)  # (B, K), zero beyond the nucleus
-    chosen_rank = _inverse_cdf(probs, uniform)  # (B,) position in the sorted prefix
-    token_ids = ids.gather(1, chosen_rank[:, None]).squeeze(1)
-    chosen = probs.gather(1, chosen_rank[:, None]).squeeze(1)
-    m = min(n, probs.shape[1])
+    uniform = torch.rand(batch, 1, generator=generator, device=x.device)  # (B, 1)
+    token_ids = _inverse_cdf(probs, uniform)  # (B,)
+    if n > 0:
+        top_probs, top_ids = torch.topk(probs, n, dim=-1)  # (B, n)
+    else:
+        top_probs, top_ids = _empty_top(batch, x.device)
     return SampleOutput(
         token_ids=token_ids,
-        chosen_probability=chosen,
+        chosen_probability=probs.gather(1, token_ids[:, None]).squeeze(1),
         survivors_top_k=survivors_k,
         survivors_top_p=survivors_p,
-        top_ids=ids[:, :m],
-        top_probs=probs[:, :m],
+        top_ids=top_ids,
+        top_probs=top_probs,
     )
 
 
@@ -225,26 +225,6 @@ def _greedy(
     )
 
 
-def _nucleus_prefix(
-    x: torch.Tensor, top_p: float, min_width: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The most likely tokens, sorted, enough of them to hold every row's top-p nucleus.
-
-    x (B, V) → probabilities (B, K) under the full distribution and their ids
-    (B, K). Starts with K = 64 and widens 8× until every row's top-K mass
-    exceeds p (then the cut lies inside), or K = V (a full sort).
-    """
-    vocab = x.shape[-1]
-    log_z = torch.logsumexp(x, dim=-1, keepdim=True)  # (B, 1)
-    width = min(vocab, max(64, min_width))
-    while True:
-        values, ids = torch.topk(x, width, dim=-1)  # (B, K), descending
-        probs = torch.exp(values - log_z)  # (B, K)
-        if width == vocab or bool((probs.sum(dim=-1) > top_p).all()):
-            return probs, ids
-        width = min(vocab, width * 8)
-
-
 def _inverse_cdf(probs: torch.Tensor, uniform: torch.Tensor) -> torch.Tensor:
     """Index drawn from each row of `probs` (B, K) with one uniform (B, 1) number per row.
 
@@ -254,12 +234,6 @@ def _inverse_cdf(probs: torch.Tensor, uniform: torch.Tensor) -> torch.Tensor:
     target = uniform * cdf[:, -1:]  # scale to the row's total (rounding-proof)
     index = torch.searchsorted(cdf, target, right=True)  # (B, 1)
     return index.clamp_(max=probs.shape[-1] - 1).squeeze(1)
-
-
-def _as_counts(value: int | torch.Tensor, batch: int, device: torch.device) -> torch.Tensor:
-    if isinstance(value, torch.Tensor):
-        return value
-    return torch.full((batch,), value, dtype=torch.int64, device=device)
 
 
 def _empty_top(batch: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:

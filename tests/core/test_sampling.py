@@ -135,25 +135,51 @@ def test_sampling_needs_a_generator() -> None:
         sample_next(torch.zeros(1, 4), settings(), None)
 
 
+def minimind_filter(logits: torch.Tensor, top_k: int, top_p: float, t: float) -> torch.Tensor:
+    """MiniMind's own generate() filtering, verbatim in spirit: an independent reference."""
+    logits = logits / t
+    if top_k > 0:
+        logits[logits < torch.topk(logits, top_k)[0][..., -1, None]] = -float("inf")
+    if top_p < 1.0:
+        sorted_logits, sorted_indices = torch.sort(logits, descending=True)
+        mask = torch.cumsum(torch.softmax(sorted_logits, dim=-1), dim=-1) > top_p
+        mask[..., 1:] = mask[..., :-1].clone()
+        mask[..., 0] = 0
+        logits[mask.scatter(1, sorted_indices, mask)] = -float("inf")
+    return logits
+
+
 @pytest.mark.parametrize(
     "top_k, top_p, temperature",
     [(0, 0.9, 1.0), (0, 0.5, 0.7), (20, 1.0, 1.0), (20, 0.8, 1.3), (0, 0.999, 2.0), (0, 1.0, 1.0)],
 )
-def test_fast_path_agrees_with_reference_filter(
-    top_k: int, top_p: float, temperature: float
-) -> None:
-    """sample_next sorts only a prefix; its counts and choices match filter_logits exactly."""
+def test_matches_minimind_reference(top_k: int, top_p: float, temperature: float) -> None:
+    """Survivor counts, allowed tokens and probabilities match MiniMind's sort-based code."""
     gen = torch.Generator().manual_seed(1)
     logits = torch.randn(16, 300, generator=gen) * torch.linspace(0.1, 4.0, 16)[:, None]
     s = settings(top_k=top_k, top_p=top_p, temperature=temperature)
+    reference = minimind_filter(logits.clone(), top_k, top_p, temperature)
     filtered, ref_k, ref_p = filter_logits(logits, s)
+    assert torch.equal(torch.isfinite(filtered), torch.isfinite(reference))
     out = sample_next(logits, s, new_generator(9), top_n=5)
+    assert out.survivors_top_p.tolist() == torch.isfinite(reference).sum(-1).tolist()
     assert out.survivors_top_k.tolist() == ref_k.tolist()
     assert out.survivors_top_p.tolist() == ref_p.tolist()
-    allowed = torch.isfinite(filtered)
-    assert allowed.gather(1, out.token_ids[:, None]).all()
-    ref_probs = torch.softmax(filtered, dim=-1)
-    torch.testing.assert_close(
-        out.chosen_probability, ref_probs.gather(1, out.token_ids[:, None]).squeeze(1)
-    )
+    assert torch.isfinite(reference).gather(1, out.token_ids[:, None]).all()
+    ref_probs = torch.softmax(reference, dim=-1)
+    chosen = ref_probs.gather(1, out.token_ids[:, None]).squeeze(1)
+    torch.testing.assert_close(out.chosen_probability, chosen)
     torch.testing.assert_close(out.top_probs, torch.topk(ref_probs, 5).values)
+
+
+def test_draws_follow_the_distribution() -> None:
+    logits = logits_from_probs(0.5, 0.3, 0.15, 0.05).repeat(20_000, 1)
+    out = sample_next(logits, settings(), new_generator(0))
+    freq = torch.bincount(out.token_ids, minlength=4).float() / 20_000
+    torch.testing.assert_close(freq, torch.tensor([0.5, 0.3, 0.15, 0.05]), atol=0.015, rtol=0)
+
+
+def test_top_p_keeps_ties_with_the_last_kept_token() -> None:
+    logits = logits_from_probs(0.25, 0.25, 0.25, 0.25)
+    _, _, kept = filter_logits(logits, settings(top_p=0.3))
+    assert kept.tolist() == [4]  # MiniMind's sort would keep 2 of the 4 equal tokens, arbitrarily
