@@ -90,7 +90,7 @@ def top_p_keep(probs: torch.Tensor, top_p: float) -> torch.Tensor:
     cumulative = ordered.cumsum(dim=-1)  # (B, V)
     kept = 1 + (cumulative[:, :-1] <= top_p).sum(dim=-1, keepdim=True)  # (B, 1), m ≥ 1
     threshold = ordered.gather(1, kept - 1)  # (B, 1), the m-th largest probability
-    return (probs >= threshold) & (probs > 0)
+    return probs >= threshold.clamp_min(torch.finfo(probs.dtype).tiny)  # never a 0-prob token
 
 
 def _sorted_descending(values: torch.Tensor) -> torch.Tensor:
@@ -160,10 +160,12 @@ def sample_next(
     if logits.dim() != 2:
         raise ValueError(f"sample_next expects logits shaped (batch, vocab), got {logits.shape}.")
     x = logits.float()
-    if banned_token is not None and 0 <= banned_token < x.shape[-1]:
+    batch, vocab = x.shape
+    if banned_token is not None and not 0 <= banned_token < vocab:
+        banned_token = None  # e.g. eos of a tokenizer larger than this model's vocabulary
+    if banned_token is not None:
         x = x.clone()
         x[:, banned_token] = NEG_INF
-    batch, vocab = x.shape
     n = min(top_n, vocab)
     if settings.greedy:
         return _greedy(x, settings, seen, n)
@@ -175,10 +177,9 @@ def sample_next(
     if 0 < settings.top_k < vocab:
         x = apply_top_k(x, settings.top_k)
         survivors_k = torch.isfinite(x).sum(dim=-1)  # (B,)
-    elif banned_token is not None:
-        survivors_k = torch.isfinite(x).sum(dim=-1)
-    else:
-        survivors_k = torch.full((batch,), vocab, dtype=torch.int64, device=x.device)
+    else:  # top-k off: every token but a banned one is a candidate
+        candidates = vocab - (banned_token is not None)
+        survivors_k = torch.full((batch,), candidates, dtype=torch.int64, device=x.device)
     probs = torch.softmax(x, dim=-1)  # (B, V), 0 where removed
     if settings.top_p < 1.0:
         keep = top_p_keep(probs, settings.top_p)  # (B, V)
