@@ -188,11 +188,9 @@ class HFBackend:
     """`LanguageModel` for a transformers causal LM (Llama, Qwen3, EXAONE-4 …)."""
 
     def __init__(self, model: Any, name: str = "hf", eos_token_id: int | None = None) -> None:
-        cfg = (
-            model.config.get_text_config()
-            if hasattr(model.config, "get_text_config")
-            else (model.config)
-        )
+        # Multimodal configs nest the decoder's settings; get_text_config() finds them.
+        get_text = getattr(model.config, "get_text_config", None)
+        cfg = get_text() if get_text is not None else model.config
         self.model = model.eval()
         self.config = cfg
         self.name = name
@@ -207,7 +205,7 @@ class HFBackend:
         self.vocab_size: int = int(head.weight.shape[0]) if head is not None else cfg.vocab_size
         self.eos_token_id: int | None = eos_token_id
         self.device: torch.device = first.device
-        # Prompt + new tokens must fit (the window and CLI check it before a run).
+        # Prompt + new tokens must fit (the window checks it before a run).
         self.max_positions: int = int(getattr(cfg, "max_position_embeddings", None) or 2048)
         self._major = transformers_major()
 
