@@ -1,0 +1,24 @@
+"""The lab panels: one module per lab, each running a core experiment on the lab thread.
+
+`LabsPanel` holds them all; the window adds it as a tab (see ``classroom.py``).
+"""
+
+from __future__ import annotations
+
+from kvstudio.ui.labs.base import LabPanel
+from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
+from kvstudio.ui.labs.cache_lab import CacheVsRecomputePanel
+from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
+from kvstudio.ui.labs.labs_panel import LabsPanel
+from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
+from kvstudio.ui.labs.temperature_lab import TemperaturePanel
+
+__all__ = [
+    "CacheKindsPanel",
+    "CacheVsRecomputePanel",
+    "LabPanel",
+    "LabsPanel",
+    "LengthSweepPanel",
+    "TemperaturePanel",
+    "TopPTopKPanel",
+]

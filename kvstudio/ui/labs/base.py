@@ -1,0 +1,328 @@
+"""What every lab panel shares: parameters, Run/Cancel, progress, a chart, a results table.
+
+Owns `LabPanel` (the layout and the run lifecycle on a `GeneratorRunner`),
+`ResultsTable` (a small two-or-more-column table that also exports as CSV
+rows) and a few drawing helpers. Subclasses say which core generator to run
+(`make_job`), how to draw an item as it arrives (`show_progress`) and how to
+show the result (`show_result`). The panel never computes: the generator runs
+on the lab thread; the panel only draws what comes back.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.ui.engine_adapter import ModelHandle
+from kvstudio.ui.export import ChartLike
+from kvstudio.ui.export_menu import ChartExporter, attach_export
+from kvstudio.ui.generator_worker import GeneratorRunner, JobFactory
+
+log = logging.getLogger(__name__)
+
+CHECK, CROSS = "✓", "✗"
+# Colour-blind-safe (Okabe–Ito), dark enough for white slides.
+SERIES_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+
+
+def series_colour(index: int) -> str:
+    return SERIES_COLOURS[index % len(SERIES_COLOURS)]
+
+
+def int_box(lo: int, hi: int, value: int, step: int = 1) -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(lo, hi)
+    box.setValue(value)
+    box.setSingleStep(step)
+    return box
+
+
+def float_box(lo: float, hi: float, value: float, step: float, decimals: int = 2) -> QDoubleSpinBox:
+    box = QDoubleSpinBox()
+    box.setRange(lo, hi)
+    box.setDecimals(decimals)
+    box.setSingleStep(step)
+    box.setValue(value)
+    return box
+
+
+def prompt_ids(model: ModelHandle, text: str) -> list[int]:
+    """The question as the model sees it: in the chat template when the model has one."""
+    tokenizer: TextTokenizer = model.tokenizer
+    if not text.strip():
+        raise ValueError("The prompt is empty: type a question for the lab.")
+    return tokenizer.encode(tokenizer.chat_prompt(text) if model.is_chat else text)
+
+
+def white_plot(title: str = "") -> pg.PlotWidget:
+    """A plot in the same light look as the window's live plots."""
+    widget = pg.PlotWidget(background="w")
+    item = widget.getPlotItem()
+    item.showGrid(x=True, y=True, alpha=0.2)
+    for side in ("left", "bottom"):
+        item.getAxis(side).setPen(pg.mkPen("#444"))
+        item.getAxis(side).setTextPen(pg.mkPen("#222"))
+    if title:
+        item.setTitle(title, color="#222")
+    widget.setMinimumSize(320, 240)
+    return widget
+
+
+class ResultsTable(QTableWidget):
+    """A read-only table of results; `rows()` gives it back as dicts (for CSV)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.verticalHeader().setVisible(False)
+        self.setWordWrap(True)
+        self.setAlternatingRowColors(True)
+
+    def set_rows(self, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        self.clear()
+        self.setColumnCount(len(headers))
+        self.setRowCount(len(rows))
+        self.setHorizontalHeaderLabels(list(headers))
+        for r, row in enumerate(rows):
+            for c, value in enumerate(row):
+                item = QTableWidgetItem(_display(value))
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    item.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
+                self.setItem(r, c, item)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+
+    def rows(self) -> list[dict[str, str]]:
+        headers = [_text(self.horizontalHeaderItem(c)) for c in range(self.columnCount())]
+        return [
+            {h: _text(self.item(r, c)) for c, h in enumerate(headers)}
+            for r in range(self.rowCount())
+        ]
+
+
+def _text(item: QTableWidgetItem | None) -> str:
+    return item.text() if item is not None else ""
+
+
+def _display(value: Any) -> str:
+    if isinstance(value, bool):
+        return CHECK if value else CROSS
+    if isinstance(value, float):
+        if value == 0:
+            return "0"
+        if abs(value) >= 1000 or abs(value) < 0.01:
+            return f"{value:.3g}"
+        return f"{value:.2f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+class LabPanel(QWidget):
+    """One lab: parameters on top, the chart and the results table side by side."""
+
+    result_ready = Signal(object)  # the experiment's result record
+    failed = Signal(str)
+    start_count = -1  # items to pull when a run starts (-1 = all; 1 = step by hand)
+
+    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.exporter = exporter
+        self.model: ModelHandle | None = None
+        self.result: object | None = None
+        self.runner = GeneratorRunner(f"kvstudio-lab-{type(self).__name__}", parent=self)
+        self.runner.progress.connect(self._on_runner_progress)
+        self.runner.finished.connect(self._on_runner_finished)
+        self.runner.failed.connect(self._on_runner_failed)
+        self.runner.cancelled.connect(self._on_runner_cancelled)
+        self.runner.running_changed.connect(self._on_runner_running_changed)
+
+        self.form = QFormLayout()
+        self.run_button = QPushButton()
+        self.run_button.clicked.connect(self._on_run_clicked)
+        self.cancel_button = QPushButton()
+        self.cancel_button.clicked.connect(self._on_cancel_clicked)
+        self.cancel_button.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.explanation = QLabel()
+        self.explanation.setWordWrap(True)
+        self.table = ResultsTable()
+        self.chart_host = QWidget()
+        self.chart_layout = QVBoxLayout(self.chart_host)
+        self.chart_layout.setContentsMargins(0, 0, 0, 0)
+
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.cancel_button)
+        self.extra_buttons = buttons
+        buttons.addWidget(self.progress, 1)
+        top = QVBoxLayout()
+        top.addWidget(self.explanation)
+        top.addLayout(self.form)
+        top.addLayout(buttons)
+        top.addWidget(self.status)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.chart_host)
+        split.addWidget(self.table)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        outer = QVBoxLayout(self)
+        outer.addLayout(top)
+        outer.addWidget(split, 1)
+        self._charts: dict[str, pg.GraphicsView] = {}
+        self._field_labels: dict[str, QLabel] = {}
+
+    # ---- for subclasses -----------------------------------------------------------------
+    def add_field(self, key: str, widget: QWidget) -> QWidget:
+        """A labelled parameter; its label is set by `set_field_names` (on retranslate)."""
+        label = QLabel()
+        self._field_labels[key] = label
+        self.form.addRow(label, widget)
+        return widget
+
+    def set_field_names(self, names: Mapping[str, str]) -> None:
+        for key, text in names.items():
+            self._field_labels[key].setText(text)
+
+    def add_chart(self, key: str, widget: pg.GraphicsView) -> pg.GraphicsView:
+        """Show a chart and give it the export menu and button."""
+        self._charts[key] = widget
+        self.chart_layout.addWidget(widget, 1)
+        attach_export(widget, self.exporter)
+        return widget
+
+    def make_job(self, model: ModelHandle) -> JobFactory:
+        raise NotImplementedError
+
+    def clear_views(self) -> None:
+        """Forget the previous result's drawing before a new run."""
+
+    def show_progress(self, item: object) -> None:
+        done, total = getattr(item, "done", None), getattr(item, "total", None)
+        if isinstance(done, int) and isinstance(total, int) and total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+
+    def show_result(self, result: object) -> None:
+        raise NotImplementedError
+
+    def numbers(self) -> dict[str, Any]:
+        """The result's numbers for numbers.json in the slide pack."""
+        return {}
+
+    def title(self) -> str:
+        raise NotImplementedError
+
+    def retranslate(self) -> None:
+        self.run_button.setText(self.tr("Run"))
+        self.cancel_button.setText(self.tr("Cancel"))
+
+    # ---- API ----------------------------------------------------------------------------
+    def set_model(self, model: ModelHandle | None) -> None:
+        self.model = model
+        self.run_button.setEnabled(model is not None and not self.runner.busy)
+
+    def run(self) -> bool:
+        """Start the lab on the current model; False (with a message) if it cannot."""
+        if self.model is None:
+            self._report(self.tr("No model is loaded yet; wait for it or pick one."))
+            return False
+        try:
+            job = self.make_job(self.model)
+        except ValueError as exc:
+            self._report(str(exc))
+            return False
+        self.result = None
+        self.clear_views()
+        self.progress.setRange(0, 0)  # busy until the first progress item
+        self.status.setText(self.tr("Running…"))
+        self.runner.start(job, self.start_count)
+        return True
+
+    def cancel(self) -> None:
+        self.runner.cancel()
+
+    def charts(self) -> Mapping[str, ChartLike]:
+        """The charts to export, by a stable name."""
+        return dict(self._charts)
+
+    def table_rows(self) -> list[dict[str, str]]:
+        return self.table.rows()
+
+    def shutdown(self) -> bool:
+        return self.runner.shutdown()
+
+    # ---- slots ----------------------------------------------------------------------------
+    def _on_run_clicked(self) -> None:
+        self.run()
+
+    def _on_cancel_clicked(self) -> None:
+        self.cancel()
+
+    def _on_runner_progress(self, item: object) -> None:
+        self.show_progress(item)
+
+    def _on_runner_finished(self, result: object) -> None:
+        self.result = result
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1)
+        self.status.setText(self.tr("Done."))
+        self.show_result(result)
+        self.result_ready.emit(result)
+
+    def _on_runner_failed(self, message: str) -> None:
+        self._report(message)
+
+    def _on_runner_cancelled(self) -> None:
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.status.setText(self.tr("Cancelled."))
+
+    def _on_runner_running_changed(self, running: bool) -> None:
+        self.run_button.setEnabled(not running and self.model is not None)
+        self.cancel_button.setEnabled(running)
+
+    def _report(self, message: str) -> None:
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.status.setText(message)
+        self.failed.emit(message)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.shutdown()
+        super().closeEvent(event)

@@ -1,0 +1,204 @@
+"""Lab: dynamic vs static vs sliding-window cache on one prompt.
+
+Owns `CacheKindsPanel`: it runs `labs.cache_kinds` and draws, per step, the
+bytes each cache holds (static: allocated and used) and the attention mask's
+width (keys each query sees), then a table with the final sizes and whether
+each kind chose the same tokens as the dynamic cache (it must when the window
+covers the whole context).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+
+from kvstudio.core import labs
+from kvstudio.core.experiments import Progress, lab_prompt_ids
+from kvstudio.core.kv_cache import CACHE_KINDS, CacheKind
+from kvstudio.ui.engine_adapter import ModelHandle
+from kvstudio.ui.export_menu import ChartExporter
+from kvstudio.ui.generator_worker import JobFactory
+from kvstudio.ui.labs.base import LabPanel, int_box, series_colour
+from kvstudio.ui.names import cache_kind_name, format_bytes
+
+KIND_COLOURS: dict[CacheKind, str] = {kind: series_colour(i) for i, kind in enumerate(CACHE_KINDS)}
+
+
+class CacheKindsPanel(LabPanel):
+    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
+        super().__init__(exporter, parent)
+        self.prompt_tokens = int_box(1, 4096, 64)
+        self.new_tokens = int_box(1, 2048, 32)
+        self.window_size = int_box(1, 8192, 48)
+        for key, widget in (
+            ("prompt", self.prompt_tokens),
+            ("new", self.new_tokens),
+            ("window", self.window_size),
+        ):
+            self.add_field(key, widget)
+
+        self.view = pg.GraphicsLayoutWidget()
+        self.view.setBackground("w")
+        self.bytes_plot = self.view.addPlot(row=0, col=0)
+        self.mask_plot = self.view.addPlot(row=0, col=1)
+        for plot in (self.bytes_plot, self.mask_plot):
+            plot.showGrid(x=True, y=True, alpha=0.2)
+            plot.addLegend(offset=(8, 8), labelTextColor="#222")
+        self._bytes: dict[str, pg.PlotDataItem] = {}
+        self._masks: dict[str, pg.PlotDataItem] = {}
+        for kind in CACHE_KINDS:
+            colour = KIND_COLOURS[kind]
+            self._bytes[kind] = self.bytes_plot.plot([], [], pen=pg.mkPen(colour, width=2.5))
+            self._masks[kind] = self.mask_plot.plot([], [], pen=pg.mkPen(colour, width=2.5))
+        self._bytes["static-used"] = self.bytes_plot.plot(
+            [], [], pen=pg.mkPen(KIND_COLOURS["static"], width=2, style=Qt.PenStyle.DashLine)
+        )
+        self._series: dict[str, list[tuple[float, float]]] = {}
+        self.add_chart("cache-kinds", self.view)
+        self.retranslate()
+
+    def title(self) -> str:
+        return self.tr("Cache kinds")
+
+    def retranslate(self) -> None:
+        super().retranslate()
+        self.explanation.setText(
+            self.tr(
+                "The same greedy run with three caches. Dynamic grows by one token per step; "
+                "static reserves P + N tokens up front; the sliding window keeps the last W "
+                "tokens, so its memory and each query's view stop growing at W. When W covers "
+                "the whole context the output must match the dynamic cache."
+            )
+        )
+        self.set_field_names(
+            {
+                "prompt": self.tr("Prompt tokens P"),
+                "new": self.tr("New tokens N"),
+                "window": self.tr("Sliding window W"),
+            }
+        )
+        self.bytes_plot.setTitle(self.tr("Cache memory per step"), color="#222")
+        self.bytes_plot.setLabel("bottom", self.tr("step"))
+        self.bytes_plot.setLabel("left", self.tr("KiB"))
+        self.mask_plot.setTitle(self.tr("Keys each new token attends to"), color="#222")
+        self.mask_plot.setLabel("bottom", self.tr("step"))
+        self.mask_plot.setLabel("left", self.tr("attention-mask width"))
+        for plot, items in ((self.bytes_plot, self._bytes), (self.mask_plot, self._masks)):
+            plot.legend.clear()
+            for kind in CACHE_KINDS:
+                name = cache_kind_name(kind)
+                if plot is self.bytes_plot and kind == "static":
+                    name = self.tr("{0} (allocated)").format(name)
+                plot.legend.addItem(items[kind], name)
+        self.bytes_plot.legend.addItem(
+            self._bytes["static-used"],
+            self.tr("{0} (used)").format(cache_kind_name("static")),
+        )
+        if isinstance(self.result, labs.CacheKindsResult):
+            self.show_result(self.result)
+
+    def make_job(self, model: ModelHandle) -> JobFactory:
+        p, n, w = self.prompt_tokens.value(), self.new_tokens.value(), self.window_size.value()
+        if p + n > model.max_positions:
+            raise ValueError(
+                f"P + N = {p + n} is more than the model's {model.max_positions} positions."
+            )
+        ids = lab_prompt_ids(model.tokenizer, p)
+        backend, tokenizer = model.backend, model.tokenizer
+        return lambda: labs.cache_kinds(backend, tokenizer, ids, new_tokens=n, window=w)
+
+    def clear_views(self) -> None:
+        self._series = {}
+        for item in (*self._bytes.values(), *self._masks.values()):
+            item.setData([], [])
+        self.table.set_rows([], [])
+
+    def show_progress(self, item: object) -> None:
+        super().show_progress(item)
+        if not isinstance(item, Progress) or item.record is None:
+            return
+        kind, record = item.stage, item.record
+        if kind not in CACHE_KINDS:
+            return
+        self._append(f"bytes-{kind}", record.step, record.cache_allocated_bytes / 1024)
+        self._append(f"mask-{kind}", record.step, record.attention_mask_shape[1])
+        self._bytes[kind].setData(*self._xy(f"bytes-{kind}"))
+        self._masks[kind].setData(*self._xy(f"mask-{kind}"))
+        if kind == "static":
+            self._append("bytes-static-used", record.step, record.cache_used_bytes / 1024)
+            self._bytes["static-used"].setData(*self._xy("bytes-static-used"))
+
+    def _append(self, key: str, x: float, y: float) -> None:
+        self._series.setdefault(key, []).append((float(x), float(y)))
+
+    def _xy(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        points = np.asarray(self._series.get(key, []), dtype=float).reshape(-1, 2)
+        return points[:, 0], points[:, 1]
+
+    def show_result(self, result: object) -> None:
+        if not isinstance(result, labs.CacheKindsResult):
+            return
+        for run in result.runs:
+            steps = np.arange(len(run.allocated_bytes), dtype=float)
+            self._bytes[run.kind].setData(steps, np.asarray(run.allocated_bytes) / 1024)
+            self._masks[run.kind].setData(
+                steps, np.asarray([s[1] for s in run.mask_shapes], dtype=float)
+            )
+            if run.kind == "static":
+                self._bytes["static-used"].setData(steps, np.asarray(run.used_bytes) / 1024)
+        rows: list[tuple[Any, ...]] = []
+        for run in result.runs:
+            divergent = result.first_divergent_step(run.kind)
+            same: Any = True if divergent is None else self.tr("✗ from step {0}").format(divergent)
+            rows.append(
+                (
+                    cache_kind_name(run.kind),
+                    format_bytes(run.allocated_bytes[-1]),
+                    format_bytes(run.used_bytes[-1]),
+                    run.cache_length[-1],
+                    f"{run.mask_shapes[-1][0]} × {run.mask_shapes[-1][1]}",
+                    same,
+                )
+            )
+        covers = self.tr("window W = {0} {1} the context P + N − 1 = {2}").format(
+            result.window,
+            self.tr("covers") if result.window_covers_context else self.tr("is shorter than"),
+            result.prompt_tokens + result.new_tokens - 1,
+        )
+        rows.append((covers, "", "", "", "", ""))
+        self.table.set_rows(
+            [
+                self.tr("cache"),
+                self.tr("allocated"),
+                self.tr("used"),
+                self.tr("tokens held"),
+                self.tr("mask (last step)"),
+                self.tr("same tokens as dynamic"),
+            ],
+            rows,
+        )
+
+    def numbers(self) -> dict[str, Any]:
+        result = self.result
+        if not isinstance(result, labs.CacheKindsResult):
+            return {}
+        return {
+            "prompt_tokens": result.prompt_tokens,
+            "new_tokens": result.new_tokens,
+            "window": result.window,
+            "window_covers_context": result.window_covers_context,
+            "runs": {
+                run.kind: {
+                    "allocated_bytes": list(run.allocated_bytes),
+                    "used_bytes": list(run.used_bytes),
+                    "cache_length": list(run.cache_length),
+                    "mask_shapes": [list(s) for s in run.mask_shapes],
+                    "identical_to_dynamic": result.identical_to_dynamic(run.kind),
+                }
+                for run in result.runs
+            },
+        }

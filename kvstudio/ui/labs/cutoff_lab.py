@@ -1,0 +1,301 @@
+"""Lab: top-k and top-p, step by step: the next-token distribution and where each filter cuts.
+
+Owns `TopPTopKPanel`: it pulls `labs.distribution_steps` one step at a time
+(Step) or to the end, draws the 20 most likely next tokens as bars (kept,
+cut by top-p, cut by top-k; the chosen one outlined) with both cut-offs as
+vertical lines, the survivors of each filter per step as lines, and a row per
+step in the table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QLineEdit, QPushButton, QWidget
+
+from kvstudio.core import labs
+from kvstudio.core.records import SamplingSettings
+from kvstudio.ui.engine_adapter import DEFAULT_PROMPT, ModelHandle
+from kvstudio.ui.export_menu import ChartExporter
+from kvstudio.ui.generator_worker import JobFactory
+from kvstudio.ui.labs.base import LabPanel, float_box, int_box, prompt_ids
+
+BARS = 20
+KEPT, CUT_P, CUT_K = "#0072B2", "#E69F00", "#BBBBBB"
+
+
+class TopPTopKPanel(LabPanel):
+    start_count = 1  # Run shows the first step; Step and Run to end continue
+
+    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
+        super().__init__(exporter, parent)
+        self.prompt = QLineEdit(DEFAULT_PROMPT)
+        self.temperature = float_box(0.0, 5.0, 0.9, 0.05)
+        self.top_k = int_box(0, 100_000, 10)
+        self.top_p = float_box(0.01, 1.0, 0.85, 0.05)
+        self.new_tokens = int_box(1, 512, 32)
+        self.seed = int_box(0, 2**31 - 1, 42)
+        for key, widget in (
+            ("prompt", self.prompt),
+            ("temperature", self.temperature),
+            ("top_k", self.top_k),
+            ("top_p", self.top_p),
+            ("new", self.new_tokens),
+            ("seed", self.seed),
+        ):
+            self.add_field(key, widget)
+        self.step_button = QPushButton()
+        self.step_button.clicked.connect(self._on_step_clicked)
+        self.to_end_button = QPushButton()
+        self.to_end_button.clicked.connect(self._on_to_end_clicked)
+        self.extra_buttons.insertWidget(1, self.step_button)
+        self.extra_buttons.insertWidget(2, self.to_end_button)
+        self.runner.paused.connect(self._on_runner_paused)
+        self.runner.running_changed.connect(self._on_stepping_changed)
+
+        self.view = pg.GraphicsLayoutWidget()
+        self.view.setBackground("w")
+        self.dist_plot = self.view.addPlot(row=0, col=0)
+        self.surv_plot = self.view.addPlot(row=1, col=0)
+        self.view.ci.layout.setRowStretchFactor(0, 3)
+        self.view.ci.layout.setRowStretchFactor(1, 2)
+        for plot in (self.dist_plot, self.surv_plot):
+            plot.showGrid(x=False, y=True, alpha=0.2)
+        self._bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=KEPT)
+        self.dist_plot.addItem(self._bars)
+        self._k_line = pg.InfiniteLine(
+            angle=90,
+            pen=pg.mkPen("#555", width=2, style=pg.QtCore.Qt.PenStyle.DashLine),
+            label="",
+            labelOpts={"position": 0.92, "color": "#333", "anchors": [(1, 0), (1, 0)]},
+        )
+        self._p_line = pg.InfiniteLine(
+            angle=90,
+            pen=pg.mkPen("#D55E00", width=2),
+            label="",
+            labelOpts={"position": 0.80, "color": "#D55E00", "anchors": [(1, 0), (1, 0)]},
+        )
+        for line in (self._k_line, self._p_line):
+            line.setVisible(False)
+            self.dist_plot.addItem(line, ignoreBounds=True)
+        self.surv_plot.addLegend(offset=(-8, 8), labelTextColor="#222")
+        self.surv_plot.setLogMode(y=True)
+        self._surv_k = self.surv_plot.plot(
+            [], [], pen=pg.mkPen("#555", width=2), symbol="o", symbolSize=4, symbolBrush="#555"
+        )
+        self._surv_p = self.surv_plot.plot(
+            [],
+            [],
+            pen=pg.mkPen("#D55E00", width=2),
+            symbol="o",
+            symbolSize=4,
+            symbolBrush="#D55E00",
+        )
+        self.steps: list[labs.DistributionStep] = []
+        self.add_chart("top-k-top-p", self.view)
+        self._on_stepping_changed(False)
+        self.retranslate()
+
+    def title(self) -> str:
+        return self.tr("Top-p / top-k")
+
+    def retranslate(self) -> None:
+        super().retranslate()
+        self.run_button.setText(self.tr("Start"))
+        self.step_button.setText(self.tr("Step"))
+        self.to_end_button.setText(self.tr("Run to end"))
+        self.explanation.setText(
+            self.tr(
+                "The bars are the 20 most likely next tokens after the temperature. Top-k keeps "
+                "the k most likely (grey bars are cut); top-p then keeps the most likely tokens "
+                "until their probability passes p (orange bars are cut). The chosen token is "
+                "outlined."
+            )
+        )
+        self.set_field_names(
+            {
+                "prompt": self.tr("Prompt"),
+                "temperature": self.tr("Temperature"),
+                "top_k": self.tr("Top-k (0 = off)"),
+                "top_p": self.tr("Top-p (1 = off)"),
+                "new": self.tr("New tokens"),
+                "seed": self.tr("Seed"),
+            }
+        )
+        self.dist_plot.setTitle(self.tr("Next-token distribution"), color="#222")
+        self.dist_plot.setLabel("left", self.tr("probability"))
+        self.surv_plot.setTitle(self.tr("Candidates left after each filter"), color="#222")
+        self.surv_plot.setLabel("bottom", self.tr("step"))
+        self.surv_plot.setLabel("left", self.tr("tokens"))
+        legend = self.surv_plot.legend
+        legend.clear()
+        legend.addItem(self._surv_k, self.tr("after top-k"))
+        legend.addItem(self._surv_p, self.tr("after top-p"))
+        if self.steps:
+            self._draw_step(self.steps[-1])
+            self._fill_table()
+
+    def make_job(self, model: ModelHandle) -> JobFactory:
+        settings = SamplingSettings(
+            temperature=self.temperature.value(),
+            top_k=self.top_k.value(),
+            top_p=self.top_p.value(),
+            seed=self.seed.value(),
+        )
+        ids = prompt_ids(model, self.prompt.text())
+        backend, tokenizer, new = model.backend, model.tokenizer, self.new_tokens.value()
+        return lambda: labs.distribution_steps(
+            backend, tokenizer, ids, settings, new_tokens=new, bars=BARS
+        )
+
+    def step(self) -> bool:
+        return self.runner.advance(1)
+
+    def run_to_end(self) -> bool:
+        return self.runner.advance(-1)
+
+    def clear_views(self) -> None:
+        self.steps = []
+        self._bars.setOpts(x=[], height=[])
+        for line in (self._k_line, self._p_line):
+            line.setVisible(False)
+        self._surv_k.setData([], [])
+        self._surv_p.setData([], [])
+        self.table.set_rows([], [])
+
+    def show_progress(self, item: object) -> None:
+        if not isinstance(item, labs.DistributionStep):
+            return
+        self.steps.append(item)
+        self.progress.setRange(0, self.new_tokens.value())
+        self.progress.setValue(item.step + 1)
+        self._draw_step(item)
+        steps = np.arange(len(self.steps), dtype=float)
+        self._surv_k.setData(steps, [float(s.record.survivors_top_k[0]) for s in self.steps])
+        self._surv_p.setData(steps, [float(s.record.survivors_top_p[0]) for s in self.steps])
+        self._fill_table()
+        self.status.setText(
+            self.tr("Step {0}: chose {1!r} (p = {2:.3f})").format(
+                item.step, _chosen_text(item), item.record.chosen_probability[0]
+            )
+        )
+
+    def _draw_step(self, item: labs.DistributionStep) -> None:
+        n = len(item.probabilities)
+        colours = []
+        for i in range(n):
+            if item.top_k_cut is not None and i >= item.top_k_cut:
+                colours.append(CUT_K)
+            elif i >= item.top_p_cut:
+                colours.append(CUT_P)
+            else:
+                colours.append(KEPT)
+        pens = [pg.mkPen(None)] * n
+        if item.chosen_rank is not None:
+            pens[item.chosen_rank] = pg.mkPen("#000000", width=3)
+        self._bars.setOpts(
+            x=np.arange(n, dtype=float),
+            height=np.asarray(item.probabilities, dtype=float),
+            brushes=colours,
+            pens=pens,
+        )
+        self.dist_plot.getAxis("bottom").setTicks(
+            [[(float(i), _tick(t)) for i, t in enumerate(item.token_texts)]]
+        )
+        self.dist_plot.setLabel(
+            "bottom", self.tr("the {0} most likely tokens at step {1}").format(n, item.step)
+        )
+        k = item.top_k_cut
+        self._k_line.setVisible(k is not None)
+        if k is not None:
+            self._k_line.setValue(k - 0.5)
+            self._k_line.label.setFormat(self.tr("top-k = {0}").format(self.top_k.value()))
+        p_cut = item.top_p_cut
+        p_cuts_inside = p_cut < n and (k is None or p_cut < k)
+        self._p_line.setVisible(p_cuts_inside)
+        if p_cuts_inside:
+            self._p_line.setValue(p_cut - 0.5)
+            self._p_line.label.setFormat(
+                self.tr("top-p = {0:g}: {1} left").format(self.top_p.value(), p_cut)
+            )
+
+    def _fill_table(self) -> None:
+        rows = [
+            (
+                s.step,
+                _chosen_text(s),
+                s.record.chosen_probability[0],
+                s.record.survivors_top_k[0],
+                s.record.survivors_top_p[0],
+            )
+            for s in self.steps
+        ]
+        self.table.set_rows(
+            [
+                self.tr("step"),
+                self.tr("chosen"),
+                self.tr("p(chosen)"),
+                self.tr("after top-k"),
+                self.tr("after top-p"),
+            ],
+            rows,
+        )
+        self.table.scrollToBottom()
+
+    def show_result(self, result: object) -> None:
+        if isinstance(result, labs.DistributionRun):
+            self.status.setText(self.tr("Finished. Text: {0}").format(result.text))
+
+    def numbers(self) -> dict[str, Any]:
+        return {
+            "settings": {
+                "temperature": self.temperature.value(),
+                "top_k": self.top_k.value(),
+                "top_p": self.top_p.value(),
+                "seed": self.seed.value(),
+            },
+            "steps": [
+                {
+                    "step": s.step,
+                    "chosen": _chosen_text(s),
+                    "token_texts": list(s.token_texts),
+                    "probabilities": list(s.probabilities),
+                    "survivors_top_k": s.record.survivors_top_k[0],
+                    "survivors_top_p": s.record.survivors_top_p[0],
+                }
+                for s in self.steps
+            ],
+        }
+
+    # ---- slots ----------------------------------------------------------------------------
+    def _on_step_clicked(self) -> None:
+        self.step()
+
+    def _on_to_end_clicked(self) -> None:
+        self.run_to_end()
+
+    def _on_runner_paused(self) -> None:
+        self._finish_if_last()
+
+    def _on_stepping_changed(self, running: bool) -> None:
+        can_step = self.runner.has_job and not running
+        self.step_button.setEnabled(can_step)
+        self.to_end_button.setEnabled(can_step)
+
+    def _finish_if_last(self) -> None:
+        """After the last step only the summary is left: collect it without another click."""
+        if self.steps and self.steps[-1].record.all_finished:
+            self.runner.advance(-1)
+        self._on_stepping_changed(self.runner.busy)
+
+
+def _chosen_text(step: labs.DistributionStep) -> str:
+    rank = step.chosen_rank
+    return step.token_texts[rank] if rank is not None else f"id {step.record.token_ids[0]}"
+
+
+def _tick(text: str) -> str:
+    shown = text.replace("\n", "↵").replace(" ", "␣")
+    return shown if len(shown) <= 6 else shown[:5] + "…"

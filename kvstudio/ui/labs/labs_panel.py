@@ -1,0 +1,85 @@
+"""All labs in one page: a tab per lab, one model for all, one slide pack for all.
+
+Owns `LabsPanel`: it creates the five lab panels, hands them the loaded model,
+collects their charts, numbers and tables for the slide pack, and stops their
+threads on shutdown. It runs nothing itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from PySide6.QtCore import QEvent, Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+
+from kvstudio.ui.engine_adapter import ModelHandle
+from kvstudio.ui.export import ChartLike
+from kvstudio.ui.export_menu import ChartExporter
+from kvstudio.ui.labs.base import LabPanel
+from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
+from kvstudio.ui.labs.cache_lab import CacheVsRecomputePanel
+from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
+from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
+from kvstudio.ui.labs.temperature_lab import TemperaturePanel
+
+
+class LabsPanel(QWidget):
+    failed = Signal(str)  # a lab's message, for the window's status bar
+
+    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.cache = CacheVsRecomputePanel(exporter)
+        self.temperature = TemperaturePanel(exporter)
+        self.cutoffs = TopPTopKPanel(exporter)
+        self.cache_kinds = CacheKindsPanel(exporter)
+        self.sweep = LengthSweepPanel(exporter)
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("labTabs")
+        for lab in self.labs():
+            self.tabs.addTab(lab, lab.title())
+            lab.failed.connect(self.failed)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tabs)
+
+    def labs(self) -> list[LabPanel]:
+        return [self.cache, self.temperature, self.cutoffs, self.cache_kinds, self.sweep]
+
+    def set_model(self, model: ModelHandle | None) -> None:
+        for lab in self.labs():
+            lab.set_model(model)
+
+    def slide_pack(
+        self,
+    ) -> tuple[dict[str, ChartLike], dict[str, Any], dict[str, Sequence[Mapping[str, Any]]]]:
+        """Charts, numbers and tables of every lab that has a result."""
+        charts: dict[str, ChartLike] = {}
+        numbers: dict[str, Any] = {}
+        tables: dict[str, Sequence[Mapping[str, Any]]] = {}
+        for lab in self.labs():
+            if lab.result is None and not lab.table_rows():
+                continue
+            for key, chart in lab.charts().items():
+                charts[f"lab {key}"] = chart
+            key = type(lab).__name__.removesuffix("Panel")
+            numbers[key] = lab.numbers()
+            tables[f"lab {key} table"] = lab.table_rows()
+        return charts, numbers, tables
+
+    def shutdown(self) -> bool:
+        return all([lab.shutdown() for lab in self.labs()])
+
+    def retranslate(self) -> None:
+        for index, lab in enumerate(self.labs()):
+            self.tabs.setTabText(index, lab.title())
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.shutdown()
+        super().closeEvent(event)

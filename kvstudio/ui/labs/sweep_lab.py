@@ -1,0 +1,209 @@
+"""Lab: ms per token against context length, both modes, with linear and quadratic fits.
+
+Owns `LengthSweepPanel`: it runs `labs.sweep_with_fits` (the engine's
+`length_sweep` plus least-squares fits) and draws the measured points with
+the fitted line (dashed) and parabola (solid) for each mode, and a table of
+the fits and the points.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
+
+from kvstudio.core import labs
+from kvstudio.core.records import MODES
+from kvstudio.ui.engine_adapter import ModelHandle
+from kvstudio.ui.export_menu import ChartExporter
+from kvstudio.ui.generator_worker import JobFactory
+from kvstudio.ui.labs.base import LabPanel, int_box
+from kvstudio.ui.names import mode_name
+from kvstudio.ui.plots.base import MODE_COLOURS
+
+
+def parse_lengths(text: str) -> tuple[int, ...]:
+    """ "16, 32 64" → (16, 32, 64); a ValueError says how to write them."""
+    parts = [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p]
+    try:
+        values = tuple(int(p) for p in parts)
+    except ValueError as exc:
+        raise ValueError(
+            f"Could not read the lengths {text!r}: write whole numbers separated by commas, "
+            "e.g. 16, 32, 64, 128."
+        ) from exc
+    if not values or min(values) < 1:
+        raise ValueError("Give at least one positive length, e.g. 16, 32, 64, 128.")
+    return values
+
+
+def _poly_text(coefficients: tuple[float, ...]) -> str:
+    powers = len(coefficients) - 1
+    terms = []
+    for i, c in enumerate(coefficients):
+        power = powers - i
+        x = "" if power == 0 else ("·x" if power == 1 else f"·x{'²' if power == 2 else power}")
+        terms.append(f"{c:.3g}{x}")
+    return " + ".join(terms).replace("+ -", "− ")
+
+
+class LengthSweepPanel(LabPanel):
+    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
+        super().__init__(exporter, parent)
+        self.vary = QComboBox()
+        self.vary.addItem("", "prompt")
+        self.vary.addItem("", "new")
+        self.values = QLineEdit("16, 32, 64, 128, 256")
+        self.fixed = int_box(1, 4096, 32)
+        for key, widget in (("vary", self.vary), ("values", self.values), ("fixed", self.fixed)):
+            self.add_field(key, widget)
+
+        self.plot = pg.PlotWidget(background="w")
+        item = self.plot.getPlotItem()
+        item.showGrid(x=True, y=True, alpha=0.2)
+        item.addLegend(offset=(8, 8), labelTextColor="#222")
+        self._points: dict[str, pg.PlotDataItem] = {}
+        self._linear: dict[str, pg.PlotDataItem] = {}
+        self._quadratic: dict[str, pg.PlotDataItem] = {}
+        for mode in MODES:
+            colour = MODE_COLOURS[mode]
+            self._points[mode] = item.plot(
+                [], [], pen=None, symbol="o", symbolSize=9, symbolBrush=colour, symbolPen="w"
+            )
+            self._linear[mode] = item.plot(
+                [], [], pen=pg.mkPen(colour, width=1.5, style=Qt.PenStyle.DashLine)
+            )
+            self._quadratic[mode] = item.plot([], [], pen=pg.mkPen(colour, width=2.5))
+        self.add_chart("length-sweep", self.plot)
+        self.retranslate()
+
+    def title(self) -> str:
+        return self.tr("Length sweep")
+
+    def retranslate(self) -> None:
+        super().retranslate()
+        self.explanation.setText(
+            self.tr(
+                "Generates at several lengths in both modes and plots the time per generated "
+                "token against the context length P + N. With the cache it stays nearly flat; "
+                "without it, every token re-reads the whole context, so it grows with length. "
+                "Dashed: best straight line; solid: best parabola."
+            )
+        )
+        self.vary.setItemText(0, self.tr("prompt length P"))
+        self.vary.setItemText(1, self.tr("new tokens N"))
+        self.set_field_names(
+            {
+                "vary": self.tr("Vary"),
+                "values": self.tr("Lengths"),
+                "fixed": self.tr("The other length"),
+            }
+        )
+        item = self.plot.getPlotItem()
+        item.setTitle(self.tr("Time per token against context length"), color="#222")
+        item.setLabel("bottom", self.tr("context length P + N (tokens)"))
+        item.setLabel("left", self.tr("ms per generated token"))
+        item.legend.clear()
+        for mode in MODES:
+            item.legend.addItem(self._points[mode], mode_name(mode))
+            item.legend.addItem(
+                self._linear[mode], self.tr("{0}: linear fit").format(mode_name(mode))
+            )
+            item.legend.addItem(
+                self._quadratic[mode], self.tr("{0}: quadratic fit").format(mode_name(mode))
+            )
+        if isinstance(self.result, labs.SweepLabResult):
+            self.show_result(self.result)
+
+    def make_job(self, model: ModelHandle) -> JobFactory:
+        values = parse_lengths(self.values.text())
+        vary, fixed = self.vary.currentData(), self.fixed.value()
+        longest = max(values) + fixed
+        if longest > model.max_positions:
+            raise ValueError(
+                f"The longest run needs {longest} positions but the model has "
+                f"{model.max_positions}; use shorter lengths."
+            )
+        backend, tokenizer = model.backend, model.tokenizer
+        return lambda: labs.sweep_with_fits(
+            backend, tokenizer, vary=vary, values=values, fixed=fixed
+        )
+
+    def clear_views(self) -> None:
+        for items in (self._points, self._linear, self._quadratic):
+            for data_item in items.values():
+                data_item.setData([], [])
+        self.table.set_rows([], [])
+
+    def show_result(self, result: object) -> None:
+        if not isinstance(result, labs.SweepLabResult):
+            return
+        rows: list[tuple[Any, ...]] = []
+        for fits in result.fits:
+            x = np.asarray(fits.context, dtype=float)
+            self._points[fits.mode].setData(x, np.asarray(fits.ms_per_token))
+            grid = np.linspace(float(x.min()), float(x.max()), 64)
+            self._linear[fits.mode].setData(grid, fits.linear(grid))
+            self._quadratic[fits.mode].setData(grid, fits.quadratic(grid))
+            rows.append(
+                (
+                    mode_name(fits.mode),
+                    self.tr("linear"),
+                    _poly_text(fits.linear.coefficients),
+                    fits.linear.r_squared,
+                )
+            )
+            rows.append(
+                (
+                    mode_name(fits.mode),
+                    self.tr("quadratic"),
+                    _poly_text(fits.quadratic.coefficients),
+                    fits.quadratic.r_squared,
+                )
+            )
+        for point in result.sweep.points:
+            rows.append(
+                (
+                    mode_name(point.mode),
+                    f"P={point.prompt_tokens}, N={point.new_tokens}",
+                    self.tr("{0:.3g} ms/token").format(1000 * point.seconds / point.new_tokens),
+                    self.tr("fed {0} (formula {1})").format(
+                        point.tokens_fed, point.tokens_fed_formula
+                    ),
+                )
+            )
+        self.table.set_rows(
+            [self.tr("mode"), self.tr("fit / run"), self.tr("ms per token"), self.tr("R² / fed")],
+            rows,
+        )
+
+    def numbers(self) -> dict[str, Any]:
+        result = self.result
+        if not isinstance(result, labs.SweepLabResult):
+            return {}
+        return {
+            "vary": result.sweep.vary,
+            "points": [
+                {
+                    "mode": p.mode,
+                    "prompt_tokens": p.prompt_tokens,
+                    "new_tokens": p.new_tokens,
+                    "seconds": p.seconds,
+                    "tokens_fed": p.tokens_fed,
+                    "tokens_fed_formula": p.tokens_fed_formula,
+                }
+                for p in result.sweep.points
+            ],
+            "fits": {
+                f.mode: {
+                    "linear": list(f.linear.coefficients),
+                    "linear_r2": f.linear.r_squared,
+                    "quadratic": list(f.quadratic.coefficients),
+                    "quadratic_r2": f.quadratic.r_squared,
+                }
+                for f in result.fits
+            },
+        }

@@ -1,0 +1,209 @@
+"""Lab: a list of temperatures × 30 samples with one seed, and the same seed in both modes.
+
+Owns `TemperaturePanel`: it runs `labs.temperature_lab` (the engine's
+`repeated_sampling`, cached, then recompute as a check) and draws a grouped
+histogram (answer rank × temperature), the number of distinct answers per
+temperature, the answers themselves, and whether both modes gave the same
+histogram for the same seed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QCheckBox, QLineEdit, QPlainTextEdit, QWidget
+
+from kvstudio.core import labs
+from kvstudio.ui.engine_adapter import DEFAULT_PROMPT, ModelHandle, parse_temperatures
+from kvstudio.ui.export_menu import ChartExporter
+from kvstudio.ui.generator_worker import JobFactory
+from kvstudio.ui.labs.base import LabPanel, int_box, prompt_ids, series_colour
+
+MAX_RANKS = 15  # answers drawn per temperature; the rest are counted in the table
+
+
+class TemperaturePanel(LabPanel):
+    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
+        super().__init__(exporter, parent)
+        self.prompt = QLineEdit(DEFAULT_PROMPT)
+        self.temperatures = QLineEdit("0.3, 0.7, 1.0, 1.3")
+        self.samples = int_box(1, 512, 30)
+        self.new_tokens = int_box(1, 256, 16)
+        self.seed = int_box(0, 2**31 - 1, 42)
+        self.both_modes = QCheckBox()
+        self.both_modes.setChecked(True)
+        for key, widget in (
+            ("prompt", self.prompt),
+            ("temperatures", self.temperatures),
+            ("samples", self.samples),
+            ("new", self.new_tokens),
+            ("seed", self.seed),
+            ("both", self.both_modes),
+        ):
+            self.add_field(key, widget)
+
+        self.view = pg.GraphicsLayoutWidget()
+        self.view.setBackground("w")
+        self.hist_plot = self.view.addPlot(row=0, col=0)
+        self.distinct_plot = self.view.addPlot(row=0, col=1)
+        self.view.ci.layout.setColumnStretchFactor(0, 3)
+        self.view.ci.layout.setColumnStretchFactor(1, 1)
+        for plot in (self.hist_plot, self.distinct_plot):
+            plot.showGrid(x=False, y=True, alpha=0.2)
+        self.hist_plot.addLegend(offset=(-8, 8), labelTextColor="#222")
+        self._bars: list[pg.BarGraphItem] = []
+        self._distinct_bars = pg.BarGraphItem(x=[], height=[], width=0.6, brush="#0072B2")
+        self.distinct_plot.addItem(self._distinct_bars)
+        self.add_chart("temperature", self.view)
+        self.answers = QPlainTextEdit()
+        self.answers.setReadOnly(True)
+        self.answers.setMaximumHeight(160)
+        self.chart_layout.addWidget(self.answers)
+        self.retranslate()
+
+    def title(self) -> str:
+        return self.tr("Temperature")
+
+    def retranslate(self) -> None:
+        super().retranslate()
+        self.explanation.setText(
+            self.tr(
+                "Each temperature draws the same number of answers from one seed. Low "
+                "temperatures repeat one answer; high ones spread out. The same seed must give "
+                "the same answers in cached and recompute mode."
+            )
+        )
+        self.set_field_names(
+            {
+                "prompt": self.tr("Prompt"),
+                "temperatures": self.tr("Temperatures"),
+                "samples": self.tr("Samples per temperature"),
+                "new": self.tr("New tokens per answer"),
+                "seed": self.tr("Seed"),
+                "both": self.tr("Check recompute gives the same"),
+            }
+        )
+        self.hist_plot.setTitle(self.tr("How often each answer came up"), color="#222")
+        self.hist_plot.setLabel("bottom", self.tr("answer rank (1 = most frequent)"))
+        self.hist_plot.setLabel("left", self.tr("count"))
+        self.distinct_plot.setTitle(self.tr("Distinct answers"), color="#222")
+        self.distinct_plot.setLabel("bottom", self.tr("temperature"))
+        if isinstance(self.result, labs.TemperatureLabResult):
+            self.show_result(self.result)
+
+    def make_job(self, model: ModelHandle) -> JobFactory:
+        temps = parse_temperatures(self.temperatures.text())
+        if not temps:
+            raise ValueError("Give at least one temperature, e.g. 0.3, 0.7, 1.0, 1.3.")
+        ids = prompt_ids(model, self.prompt.text())
+        backend, tokenizer = model.backend, model.tokenizer
+        samples, new, seed = self.samples.value(), self.new_tokens.value(), self.seed.value()
+        both = self.both_modes.isChecked()
+        return lambda: labs.temperature_lab(
+            backend,
+            tokenizer,
+            ids,
+            temps,
+            samples=samples,
+            new_tokens=new,
+            seed=seed,
+            check_both_modes=both,
+        )
+
+    def clear_views(self) -> None:
+        for bars in self._bars:
+            self.hist_plot.removeItem(bars)
+        self._bars = []
+        if self.hist_plot.legend is not None:
+            self.hist_plot.legend.clear()
+        self._distinct_bars.setOpts(x=[], height=[])
+        self.answers.clear()
+        self.table.set_rows([], [])
+
+    def show_result(self, result: object) -> None:
+        if not isinstance(result, labs.TemperatureLabResult):
+            return
+        self.clear_views()
+        temps = result.cached.temperatures
+        k = len(temps)
+        width = 0.8 / max(k, 1)
+        for i, t in enumerate(temps):
+            counts = [c for _, c in t.counts[:MAX_RANKS]]
+            x = np.arange(1, len(counts) + 1, dtype=float) - 0.4 + width * (i + 0.5)
+            colour = series_colour(i)
+            bars = pg.BarGraphItem(
+                x=x,
+                height=np.asarray(counts, dtype=float),
+                width=width * 0.9,
+                brush=colour,
+                pen=pg.mkPen(colour),
+            )
+            self.hist_plot.addItem(bars)
+            self._bars.append(bars)
+            if self.hist_plot.legend is not None:
+                self.hist_plot.legend.addItem(
+                    bars, self.tr("T = {0:g} ({1} distinct)").format(t.temperature, t.distinct)
+                )
+        self._distinct_bars.setOpts(
+            x=np.arange(k, dtype=float),
+            height=np.asarray([t.distinct for t in temps], dtype=float),
+            brushes=[series_colour(i) for i in range(k)],
+        )
+        self.distinct_plot.getAxis("bottom").setTicks(
+            [[(float(i), f"{t.temperature:g}") for i, t in enumerate(temps)]]
+        )
+        same = result.same_in_both_modes
+        check = "—" if same is None else ("✓" if same else "✗")
+        rows: list[tuple[Any, ...]] = [
+            (
+                f"{t.temperature:g}",
+                t.distinct,
+                _short(t.counts[0][0]) if t.counts else "",
+                t.counts[0][1] if t.counts else 0,
+                t.seconds * 1000,
+            )
+            for t in temps
+        ]
+        rows.append((self.tr("same seed, both modes"), check, "", "", ""))
+        self.table.set_rows(
+            [
+                self.tr("T"),
+                self.tr("distinct"),
+                self.tr("most common answer"),
+                self.tr("count"),
+                self.tr("ms"),
+            ],
+            rows,
+        )
+        lines = []
+        for t in temps:
+            lines.append(self.tr("T = {0:g}:").format(t.temperature))
+            lines += [f"  {count:>3} × {_short(answer, 80)}" for answer, count in t.counts]
+        self.answers.setPlainText("\n".join(lines))
+
+    def numbers(self) -> dict[str, Any]:
+        result = self.result
+        if not isinstance(result, labs.TemperatureLabResult):
+            return {}
+        return {
+            "samples": result.cached.samples,
+            "new_tokens": result.cached.new_tokens,
+            "seed": result.cached.settings.seed,
+            "same_in_both_modes": result.same_in_both_modes,
+            "temperatures": [
+                {
+                    "temperature": t.temperature,
+                    "distinct": t.distinct,
+                    "counts": [list(c) for c in t.counts],
+                    "seconds": t.seconds,
+                }
+                for t in result.cached.temperatures
+            ],
+        }
+
+
+def _short(text: str, limit: int = 40) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

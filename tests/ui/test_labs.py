@@ -1,0 +1,313 @@
+"""The lab panels run the engine's experiments on the lab thread and show the same numbers.
+
+Every test here fails if a lab thread is left running (`no_lab_thread_left`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QThread
+
+from kvstudio.core import labs
+from kvstudio.core.experiments import (
+    CompareResult,
+    Progress,
+    SamplingResult,
+    compare_modes,
+    finish,
+    lab_prompt_ids,
+    repeated_sampling,
+)
+from kvstudio.core.records import SamplingSettings
+from kvstudio.core.stepper import Stepper
+from kvstudio.ui import generator_worker
+from kvstudio.ui.engine_adapter import ModelHandle
+from kvstudio.ui.export import export_slide_pack
+from kvstudio.ui.export_menu import ChartExporter
+from kvstudio.ui.generator_worker import GeneratorRunner
+from kvstudio.ui.labs import (
+    CacheKindsPanel,
+    CacheVsRecomputePanel,
+    LabsPanel,
+    LengthSweepPanel,
+    TemperaturePanel,
+    TopPTopKPanel,
+)
+from kvstudio.ui.labs.base import prompt_ids
+
+TIMEOUT = 20_000
+
+
+class TrackedLabThread(QThread):
+    started_threads: list[QThread] = []  # noqa: RUF012  (registry for the guard only)
+
+    def start(self, *args: object) -> None:
+        TrackedLabThread.started_threads.append(self)
+        super().start(*args)  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def no_lab_thread_left(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(generator_worker, "QThread", TrackedLabThread)
+    TrackedLabThread.started_threads.clear()
+    yield
+    running = []
+    for thread in TrackedLabThread.started_threads:
+        try:
+            if thread.isRunning():
+                running.append(thread.objectName())
+                thread.quit()
+                thread.wait(5000)
+        except RuntimeError:  # deleted: stopped
+            pass
+    assert not running, f"lab thread(s) left running: {running}"
+
+
+@pytest.fixture()
+def exporter(tmp_path: Path) -> ChartExporter:
+    return ChartExporter(
+        save_chooser=lambda *a: "", folder_chooser=lambda *a: str(tmp_path / "pack")
+    )
+
+
+def _panel(qtbot, cls, exporter: ChartExporter, model: ModelHandle):  # type: ignore[no-untyped-def]
+    panel = cls(exporter)
+    qtbot.addWidget(panel)
+    panel.resize(1000, 700)
+    panel.show()
+    panel.set_model(model)
+    return panel
+
+
+def _run(qtbot, panel) -> object:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(panel.result_ready, timeout=TIMEOUT) as blocker:
+        assert panel.run()
+    return blocker.args[0]
+
+
+# ---- the worker ----------------------------------------------------------------------------
+def _counting(n: int) -> Iterator[object]:
+    for i in range(n):
+        yield Progress("test", "count", i + 1, n)
+    yield "result"
+
+
+def test_runner_progress_finished_and_stepping(qtbot) -> None:  # type: ignore[no-untyped-def]
+    runner = GeneratorRunner()
+    seen: list[object] = []
+    runner.progress.connect(seen.append)
+    with qtbot.waitSignal(runner.finished, timeout=TIMEOUT) as done:
+        runner.start(lambda: _counting(3))
+    assert done.args == ["result"] and [p.done for p in seen] == [1, 2, 3]  # type: ignore[attr-defined]
+    seen.clear()
+    with qtbot.waitSignal(runner.paused, timeout=TIMEOUT):
+        runner.start(lambda: _counting(3), count=1)
+    assert len(seen) == 1 and runner.has_job
+    with qtbot.waitSignal(runner.paused, timeout=TIMEOUT):
+        assert runner.advance(1)
+    assert len(seen) == 2
+    with qtbot.waitSignal(runner.finished, timeout=TIMEOUT):
+        assert runner.advance(-1)
+    assert len(seen) == 3 and not runner.has_job
+    assert runner.shutdown() and not runner.is_running()
+
+
+def test_runner_cancel_and_failure(qtbot) -> None:  # type: ignore[no-untyped-def]
+    runner = GeneratorRunner()
+    closed: list[bool] = []
+
+    def endless() -> Iterator[object]:
+        try:
+            while True:
+                yield Progress("test", "forever", 0, 0)
+                QThread.msleep(2)
+        finally:
+            closed.append(True)
+
+    with qtbot.waitSignal(runner.cancelled, timeout=TIMEOUT):
+        runner.start(endless)
+        qtbot.wait(30)
+        runner.cancel()
+    assert closed == [True] and not runner.busy
+
+    def broken() -> Iterator[object]:
+        yield 1
+        raise ValueError("The lab needs a model with a cache.")
+
+    with qtbot.waitSignal(runner.failed, timeout=TIMEOUT) as failure:
+        runner.start(broken)
+    assert failure.args == ["The lab needs a model with a cache."]
+    assert runner.shutdown()
+
+
+# ---- the labs ------------------------------------------------------------------------------
+def test_cache_lab_matches_compare_modes(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+    panel = _panel(qtbot, CacheVsRecomputePanel, exporter, tiny_handle)
+    panel.prompt_tokens.setValue(20)
+    panel.new_tokens.setValue(6)
+    result = _run(qtbot, panel)
+    assert isinstance(result, CompareResult)
+    ids = lab_prompt_ids(tiny_handle.tokenizer, 20)
+    ref = finish(compare_modes(tiny_handle.backend, tiny_handle.tokenizer, ids, 6), CompareResult)
+    assert result.cached.token_ids == ref.cached.token_ids
+    assert result.recompute.tokens_fed == ref.recompute.tokens_fed == 20 * 6 + 6 * 5 // 2
+    rows = {r[""]: r for r in panel.table_rows()}
+    assert rows["tokens fed, measured"]["Cached"] == f"{20 + 5:,}"
+    assert rows["measured = formula"]["Recompute"] == "✓"
+    assert rows["identical tokens"]["Cached"] == "✓"
+    _, ys = panel._time_curves["recompute"].getData()
+    assert len(ys) == 6
+    assert panel.numbers()["recompute_tokens_fed"] == 135
+    panel.shutdown()
+
+
+def test_cache_lab_in_bf16(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+    panel = _panel(qtbot, CacheVsRecomputePanel, exporter, tiny_handle)
+    panel.prompt_tokens.setValue(10)
+    panel.new_tokens.setValue(3)
+    panel.dtype.setCurrentIndex(panel.dtype.findData("bfloat16"))
+    result = _run(qtbot, panel)
+    assert isinstance(result, CompareResult)
+    assert result.cached.cache_bytes == result.cached.cache_bytes_formula  # 2 bytes per number
+    assert "bfloat16" in result.model_label
+    panel.shutdown()
+
+
+def test_temperature_lab_matches_repeated_sampling(
+    qtbot, exporter, tiny_handle: ModelHandle
+) -> None:  # type: ignore[no-untyped-def]
+    panel = _panel(qtbot, TemperaturePanel, exporter, tiny_handle)
+    panel.temperatures.setText("0.5, 1.5")
+    panel.samples.setValue(5)
+    panel.new_tokens.setValue(3)
+    result = _run(qtbot, panel)
+    assert isinstance(result, labs.TemperatureLabResult)
+    ids = prompt_ids(tiny_handle, panel.prompt.text())
+    ref = finish(
+        repeated_sampling(
+            tiny_handle.backend,
+            tiny_handle.tokenizer,
+            ids,
+            (0.5, 1.5),
+            5,
+            3,
+            settings=SamplingSettings(temperature=1.0, top_k=0, top_p=1.0, seed=42),
+        ),
+        SamplingResult,
+    )
+    assert [t.counts for t in result.cached.temperatures] == [t.counts for t in ref.temperatures]
+    assert result.same_in_both_modes is True
+    rows = panel.table_rows()
+    assert rows[-1]["distinct"] == "✓"  # same seed, both modes
+    assert [int(r["distinct"]) for r in rows[:-1]] == [t.distinct for t in ref.temperatures]
+    assert len(panel._bars) == 2 and "T = 0.5:" in panel.answers.toPlainText()
+    panel.shutdown()
+
+
+def test_temperature_lab_bad_input_and_cancel(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+    panel = _panel(qtbot, TemperaturePanel, exporter, tiny_handle)
+    panel.temperatures.setText("warm, hot")
+    with qtbot.waitSignal(panel.failed) as failure:
+        assert not panel.run()
+    assert "temperatures" in failure.args[0]
+    panel.temperatures.setText("0.7, 1.0, 1.3, 1.6")
+    panel.samples.setValue(64)
+    panel.new_tokens.setValue(64)
+    with qtbot.waitSignal(panel.runner.cancelled, timeout=TIMEOUT):
+        assert panel.run()
+        qtbot.waitUntil(lambda: panel.progress.maximum() > 0, timeout=TIMEOUT)
+        panel.cancel()
+    assert panel.status.text() == "Cancelled." and panel.result is None
+    assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
+    panel.shutdown()
+
+
+def test_cutoff_lab_steps_by_hand(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+    panel = _panel(qtbot, TopPTopKPanel, exporter, tiny_handle)
+    panel.new_tokens.setValue(4)
+    panel.top_k.setValue(8)
+    panel.top_p.setValue(0.5)
+    with qtbot.waitSignal(panel.runner.paused, timeout=TIMEOUT):
+        assert panel.run()
+    assert len(panel.steps) == 1 and panel.step_button.isEnabled()
+    heights = panel._bars.opts["height"]
+    assert len(heights) == 20 and list(heights) == list(panel.steps[0].probabilities)
+    assert panel._k_line.isVisible() and panel._k_line.value() == pytest.approx(7.5)
+    with qtbot.waitSignal(panel.runner.paused, timeout=TIMEOUT):
+        assert panel.step()
+    assert len(panel.steps) == 2 and panel.table.rowCount() == 2
+    with qtbot.waitSignal(panel.result_ready, timeout=TIMEOUT) as done:
+        assert panel.run_to_end()
+    assert isinstance(done.args[0], labs.DistributionRun)
+    settings = SamplingSettings(temperature=0.9, top_k=8, top_p=0.5, seed=42)
+    ids = prompt_ids(tiny_handle, panel.prompt.text())
+    ref = list(
+        Stepper(
+            tiny_handle.backend, tiny_handle.tokenizer, ids, sampling=settings, max_new_tokens=4
+        )
+    )
+    assert [s.record.token_ids for s in panel.steps] == [r.token_ids for r in ref]
+    surv = panel._surv_p.yData  # getData() gives log10 values on a log axis
+    assert list(surv) == [float(r.survivors_top_p[0]) for r in ref]
+    assert not panel.step_button.isEnabled()
+    panel.shutdown()
+
+
+def test_cache_kinds_lab(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+    panel = _panel(qtbot, CacheKindsPanel, exporter, tiny_handle)
+    panel.prompt_tokens.setValue(16)
+    panel.new_tokens.setValue(6)
+    panel.window_size.setValue(8)
+    result = _run(qtbot, panel)
+    assert isinstance(result, labs.CacheKindsResult)
+    ids = lab_prompt_ids(tiny_handle.tokenizer, 16)
+    ref = finish(
+        labs.cache_kinds(tiny_handle.backend, tiny_handle.tokenizer, ids, new_tokens=6, window=8),
+        labs.CacheKindsResult,
+    )
+    assert result.runs == ref.runs
+    _, mask = panel._masks["sliding"].getData()
+    assert list(mask) == [16.0] + [9.0] * 5  # the prompt, then the window plus itself
+    rows = panel.table_rows()
+    assert rows[0]["same tokens as dynamic"] == "✓"
+    assert "is shorter than" in rows[-1]["cache"]
+    panel.shutdown()
+
+
+def test_length_sweep_lab(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+    panel = _panel(qtbot, LengthSweepPanel, exporter, tiny_handle)
+    panel.values.setText("4, 8, 16")
+    panel.fixed.setValue(3)
+    result = _run(qtbot, panel)
+    assert isinstance(result, labs.SweepLabResult)
+    assert all(p.tokens_fed == p.tokens_fed_formula for p in result.sweep.points)
+    x, _ = panel._points["recompute"].getData()
+    assert list(x) == [7.0, 11.0, 19.0]
+    gx, _ = panel._quadratic["cached"].getData()
+    assert len(gx) == 64
+    panel.values.setText("0, 8")
+    assert not panel.run()
+    panel.shutdown()
+
+
+def test_labs_panel_slide_pack(qtbot, exporter, tiny_handle: ModelHandle, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    panel = LabsPanel(exporter)
+    qtbot.addWidget(panel)
+    panel.resize(1100, 750)
+    panel.show()
+    panel.set_model(tiny_handle)
+    kinds = panel.cache_kinds
+    kinds.prompt_tokens.setValue(8)
+    kinds.new_tokens.setValue(3)
+    panel.tabs.setCurrentWidget(kinds)
+    _run(qtbot, kinds)
+    charts, numbers, tables = panel.slide_pack()
+    assert list(charts) == ["lab cache-kinds"] and "CacheKinds" in numbers
+    written = export_slide_pack(charts, tmp_path / "pack", numbers, tables, width=800)
+    names = {p.name for p in written}
+    assert {"lab-cache-kinds.png", "lab-cache-kinds.pdf", "numbers.json"} <= names
+    assert "lab-CacheKinds-table.csv" in names
+    assert panel.shutdown()
