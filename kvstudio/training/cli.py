@@ -76,6 +76,17 @@ def add_subcommands(subparsers: Any) -> None:
     ev.set_defaults(handler=_cmd_eval)
 
 
+def _show_progress() -> None:
+    """Progress lines on stdout, whatever the main CLI's log level is."""
+    logger = logging.getLogger("kvstudio.training")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stdout)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
 def _settings(args: argparse.Namespace) -> Any:
     from kvstudio.training.trainer import TrainSettings
 
@@ -97,6 +108,7 @@ def _settings(args: argparse.Namespace) -> Any:
 def _cmd_tokenizer(args: argparse.Namespace) -> int:
     from kvstudio.training.pipeline import run_tokenizer
 
+    _show_progress()
     run_tokenizer(args.data, args.out, args.vocab_size, args.seed)
     return 0
 
@@ -104,6 +116,7 @@ def _cmd_tokenizer(args: argparse.Namespace) -> int:
 def _cmd_pretrain(args: argparse.Namespace) -> int:
     from kvstudio.training.pipeline import run_pretrain
 
+    _show_progress()
     run_pretrain(
         args.data,
         args.tokenizer,
@@ -118,6 +131,7 @@ def _cmd_pretrain(args: argparse.Namespace) -> int:
 def _cmd_sft(args: argparse.Namespace) -> int:
     from kvstudio.training.pipeline import run_sft
 
+    _show_progress()
     run_sft(
         args.data,
         args.tokenizer,
@@ -131,16 +145,10 @@ def _cmd_sft(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from kvstudio.core.config import ModelConfig
-    from kvstudio.core.model import MiniMindLM
-    from kvstudio.core.tokenizer import TextTokenizer
-    from kvstudio.training.export import load_state_dict_file, save_model_folder
+    from kvstudio.training.export import export_run_weights
 
-    tok = TextTokenizer.from_file(args.tokenizer)
-    config = ModelConfig(vocab_size=tok.vocab_size)
-    model = MiniMindLM(config)
-    model.load_state_dict(load_state_dict_file(args.weights, config), strict=True)
-    save_model_folder(model, tok, args.out, args.dtype)
+    _show_progress()
+    export_run_weights(args.weights, args.tokenizer, args.out, args.dtype)
     return 0
 
 
@@ -165,9 +173,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m kvstudio.training train ...`` / ``eval-model ...``."""
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stdout
-    )
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     parser = argparse.ArgumentParser(prog="python -m kvstudio.training")
     add_subcommands(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)

@@ -1,9 +1,12 @@
-"""Write and read a shipped model folder: config.json, model.safetensors, tokenizer files.
+"""From a training run's weights to a shipped model folder, and back.
 
-Owns the on-disk format of ``resources/models/*``: MiniMind state-dict names
-(``model.embed_tokens.weight``, ``model.layers.N.self_attn.q_proj.weight``, …,
-``model.norm.weight``), ``lm_head.weight`` omitted when the embeddings are tied
-(the loader ties it back), weights stored in fp32 or 16-bit and run in fp32.
+Owns the step between ``kvstudio.training`` and ``resources/models/*``: reading
+a run's ``best.pt``/``final.pt`` (or a safetensors file) into fp32 tensors, and
+writing the folder through the engine's ``checkpoints.save_model_folder`` so the
+format is the one the app loads: ``config.json``, ``model.safetensors`` with
+MiniMind names (``model.embed_tokens.weight``, ``model.layers.N.self_attn.q_proj.weight``,
+…, ``model.norm.weight``; no ``lm_head.weight`` when tied), ``tokenizer.json`` and
+``tokenizer_config.json``.
 """
 
 from __future__ import annotations
@@ -12,42 +15,21 @@ import logging
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 
+from kvstudio.core.checkpoints import save_model_folder
 from kvstudio.core.config import ModelConfig
 from kvstudio.core.model import MiniMindLM
 from kvstudio.core.tokenizer import TextTokenizer
 
 log = logging.getLogger(__name__)
 
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-
-
-def save_model_folder(
-    model: MiniMindLM, tokenizer: TextTokenizer, folder: str | Path, weight_dtype: str = "float16"
-) -> Path:
-    """Write config.json, model.safetensors (in `weight_dtype`) and the tokenizer into `folder`."""
-    if weight_dtype not in DTYPES:
-        raise ValueError(f"weight_dtype must be one of {sorted(DTYPES)}, got {weight_dtype!r}")
-    out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
-    model.config.save(out / "config.json")  # dtype stays float32: the run-time dtype
-    state = {
-        name: t.detach().to(DTYPES[weight_dtype]).contiguous()
-        for name, t in model.state_dict().items()
-        if not (model.config.tie_word_embeddings and name == "lm_head.weight")
-    }
-    save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
-    tokenizer.save(out)
-    log.info("wrote %s (%d tensors, %s)", out, len(state), weight_dtype)
-    return out
-
 
 def load_state_dict_file(path: str | Path, config: ModelConfig) -> dict[str, torch.Tensor]:
     """Read safetensors (or a torch state dict), cast to fp32, re-add a tied lm_head."""
     p = Path(path)
     if not p.exists():
-        raise ValueError(f"No weights at {p}.")
+        raise ValueError(f"No weights at {p}; give a run's best.pt/final.pt or a .safetensors.")
     if p.suffix == ".safetensors":
         state = load_file(str(p))
     else:
@@ -58,15 +40,14 @@ def load_state_dict_file(path: str | Path, config: ModelConfig) -> dict[str, tor
     return state
 
 
-def load_model_folder(folder: str | Path) -> tuple[MiniMindLM, TextTokenizer]:
-    """Model (fp32, eval mode) and tokenizer from a folder written by `save_model_folder`."""
-    root = Path(folder)
-    if not root.is_dir():
-        raise ValueError(
-            f"{root} is not a model folder (config.json, model.safetensors, tokenizer.json)."
-        )
-    config = ModelConfig.load(root / "config.json")
+def export_run_weights(
+    weights: str | Path, tokenizer_dir: str | Path, out: str | Path, dtype: str = "float16"
+) -> Path:
+    """Write a model folder from a run's weights; `dtype` is the *stored* dtype (run: fp32)."""
+    tok = TextTokenizer.from_file(tokenizer_dir)
+    config = ModelConfig(vocab_size=tok.vocab_size)
     model = MiniMindLM(config)
-    model.load_state_dict(load_state_dict_file(root / "model.safetensors", config), strict=True)
-    model.eval()
-    return model, TextTokenizer.from_file(root)
+    model.load_state_dict(load_state_dict_file(weights, config), strict=True)
+    folder = save_model_folder(model, tok, out, weights_dtype=dtype)
+    log.info("exported %s -> %s (%s weights)", weights, folder, dtype)
+    return folder

@@ -1,0 +1,212 @@
+"""The quality figures of a model folder: what ``kvstudio eval-model`` prints.
+
+Owns the checks issue 3 asks of the embedded models, run through the engine's
+own ``Stepper`` (so the figures describe what the app will show):
+
+- chat model: greedy answers to held-out questions (how many distinct, the
+  largest share of one answer) and, per lab question, the number of distinct
+  answers among n samples at T=0.3 and T=1.2 (top-p 0.85, top-k off);
+- base model: greedy continuations of Korean sentence starts;
+- both: cached and recompute give identical greedy tokens on the 183-token
+  prompt, the lab prompts' token counts, and no ``�`` in any decoded text.
+
+It reads the prompts in ``resources/prompts`` (or another folder) and never trains.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import statistics
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kvstudio.core.backend import MiniMindBackend
+from kvstudio.core.checkpoints import load_model_folder
+from kvstudio.core.records import SamplingSettings
+from kvstudio.core.stepper import Stepper
+from kvstudio.core.tokenizer import REPLACEMENT, TextTokenizer
+
+log = logging.getLogger(__name__)
+
+PROMPTS_DIR = Path(__file__).resolve().parents[2] / "resources" / "prompts"
+TEMPERATURES = (0.3, 1.2)
+TOP_P = 0.85  # the course setting; top-k stays off
+ANSWER_TOKENS = 64  # ChatbotData answers are short; this is generous
+CONTINUATION_TOKENS = 32
+
+
+def read_prompts(folder: str | Path | None = None) -> dict[str, Any]:
+    """lab_long, lab_short (str), chat_questions, heldout_questions, sentence_starts (lists)."""
+    root = Path(folder) if folder is not None else PROMPTS_DIR
+    if not root.is_dir():
+        raise ValueError(f"{root} is not a prompt folder (lab_long.txt, chat_questions.json, …).")
+    out: dict[str, Any] = {}
+    try:
+        for name in ("lab_long", "lab_short"):
+            out[name] = (root / f"{name}.txt").read_text(encoding="utf-8")
+        for name in ("chat_questions", "heldout_questions", "sentence_starts"):
+            out[name] = json.loads((root / f"{name}.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"Cannot read the prompts in {root}: {exc}") from exc
+    return out
+
+
+def generate(
+    backend: MiniMindBackend,
+    tokenizer: TextTokenizer,
+    prompt_ids: Sequence[int],
+    new_tokens: int,
+    *,
+    temperature: float = 0.0,
+    samples: int = 1,
+    seed: int = 0,
+    mode: str = "cached",
+    stop_at_eos: bool = True,
+) -> Stepper:
+    """Run one Stepper to the end: `samples` rows of one prompt; returns the finished stepper."""
+    if temperature == 0:
+        settings = SamplingSettings.greedy_settings(seed)
+    else:
+        settings = SamplingSettings(temperature=temperature, top_k=0, top_p=TOP_P, seed=seed)
+    stepper = Stepper(
+        backend,
+        tokenizer,
+        list(prompt_ids),
+        mode=mode,  # type: ignore[arg-type]
+        sampling=settings,
+        max_new_tokens=new_tokens,
+        batch_size=samples,
+        stop_at_eos=stop_at_eos,
+        top_n=0,
+    )
+    for _ in stepper:
+        pass
+    return stepper
+
+
+def chat_answer(backend: MiniMindBackend, tokenizer: TextTokenizer, question: str) -> str:
+    """The greedy answer to one question in ChatML."""
+    ids = tokenizer.encode(tokenizer.chat_prompt(question))
+    return generate(backend, tokenizer, ids, ANSWER_TOKENS).text().strip()
+
+
+def continuation(backend: MiniMindBackend, tokenizer: TextTokenizer, start: str) -> str:
+    """Greedy continuation of a sentence start, cut at the first <|endoftext|>."""
+    stepper = generate(
+        backend, tokenizer, tokenizer.encode(start), CONTINUATION_TOKENS, stop_at_eos=False
+    )
+    ids = stepper.generated_ids[0]
+    if tokenizer.endoftext_id in ids:
+        ids = ids[: ids.index(tokenizer.endoftext_id)]
+    return start + tokenizer.decode(ids, skip_special_tokens=True)
+
+
+def evaluate_model(
+    folder: str | Path,
+    kind: str = "auto",
+    prompts_dir: str | Path | None = None,
+    samples: int = 30,
+    seed: int = 0,
+    threads: int = 1,
+) -> dict[str, Any]:
+    """All figures for the model in `folder` as a JSON-ready dict."""
+    torch.set_num_threads(threads)
+    t0 = time.perf_counter()
+    loaded = load_model_folder(folder)
+    tok = loaded.tokenizer
+    backend = MiniMindBackend(loaded.model, name=loaded.label)
+    prompts = read_prompts(prompts_dir)
+    if kind == "auto":
+        kind = "chat" if "chat" in Path(folder).name else "base"
+    texts: list[str] = []
+    fig: dict[str, Any] = {
+        "model": str(folder),
+        "kind": kind,
+        "parameters": loaded.model.num_parameters,
+    }
+    long_ids, short_ids = tok.encode(prompts["lab_long"]), tok.encode(prompts["lab_short"])
+    fig["lab_long_tokens"], fig["lab_short_tokens"] = len(long_ids), len(short_ids)
+
+    # Cached and recompute must choose the same greedy tokens on the long prompt.
+    runs = [
+        generate(backend, tok, long_ids, 64, mode=m, stop_at_eos=False).generated_ids[0]
+        for m in ("cached", "recompute")
+    ]
+    fig["cached_equals_recompute_183"] = runs[0] == runs[1]
+    fig["lab_long_continuation"] = tok.decode(runs[0], skip_special_tokens=True)
+
+    starts = prompts["sentence_starts"]
+    fig["continuations"] = [continuation(backend, tok, s) for s in starts]
+    texts += fig["continuations"]
+
+    if kind == "chat":
+        held = prompts["heldout_questions"]
+        answers = [chat_answer(backend, tok, q) for q in held]
+        counts = Counter(answers)
+        fig["heldout"] = {
+            "questions": len(held),
+            "distinct": len(counts),
+            "max_share": counts.most_common(1)[0][1],
+            "most_common": counts.most_common(5),
+            "pairs": list(zip(held, answers, strict=True)),
+        }
+        texts += answers
+        per_t: dict[str, list[int]] = {f"{t:g}": [] for t in TEMPERATURES}
+        examples: dict[str, dict[str, list[str]]] = {}
+        for q in prompts["chat_questions"]:
+            ids = tok.encode(tok.chat_prompt(q))
+            examples[q] = {}
+            for t in TEMPERATURES:
+                rows = generate(
+                    backend, tok, ids, ANSWER_TOKENS, temperature=t, samples=samples, seed=seed
+                ).texts()
+                rows = [r.strip() for r in rows]
+                per_t[f"{t:g}"].append(len(set(rows)))
+                examples[q][f"{t:g}"] = [a for a, _ in Counter(rows).most_common(3)]
+                texts += rows
+        fig["temperature"] = {
+            "samples": samples,
+            "top_p": TOP_P,
+            "top_k": 0,
+            "distinct_per_question": per_t,
+            "median_distinct": {t: statistics.median(v) for t, v in per_t.items()},
+            "examples": examples,
+        }
+    fig["replacement_chars"] = sum(t.count(REPLACEMENT) for t in texts)
+    fig["seconds"] = round(time.perf_counter() - t0, 1)
+    return fig
+
+
+def format_figures(fig: dict[str, Any]) -> str:
+    """A short human-readable summary of `evaluate_model`'s figures."""
+    lines = [
+        f"model {fig['model']} ({fig['kind']}, {fig['parameters']:,} parameters)",
+        f"lab prompts: long {fig['lab_long_tokens']} tokens, "
+        f"short {fig['lab_short_tokens']} tokens",
+        f"cached == recompute on the long prompt (64 greedy tokens): "
+        f"{fig['cached_equals_recompute_183']}",
+        "greedy continuations:",
+        *[f"  {c}" for c in fig["continuations"]],
+    ]
+    if "heldout" in fig:
+        h = fig["heldout"]
+        lines += [
+            f"held-out questions, greedy: {h['distinct']} distinct answers of {h['questions']}, "
+            f"largest share {h['max_share']}",
+            *[f"  Q {q}\n    A {a}" for q, a in h["pairs"][:8]],
+        ]
+        t = fig["temperature"]
+        med = ", ".join(f"T={k}: {v}" for k, v in t["median_distinct"].items())
+        lines.append(
+            f"distinct answers of {t['samples']} samples (top-p {t['top_p']}), "
+            f"median over {len(t['examples'])} questions: {med}"
+        )
+    lines.append(f"'{REPLACEMENT}' in decoded text: {fig['replacement_chars']}")
+    lines.append(f"({fig['seconds']} s)")
+    return "\n".join(lines)
