@@ -285,3 +285,17 @@ def test_core_never_imports_transformers_and_says_how_to_install_it(
     ).stdout.splitlines()
     assert out[0] == "False", "importing the core must not import transformers"
     assert "pip install -e '.[hf]'" in out[1]
+
+
+def test_kvstudio_compare_accepts_a_transformers_folder(
+    tokenizer: TextTokenizer, tmp_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kvstudio.cli import main
+
+    export_hf(tiny_model(), tokenizer, tmp_folder)
+    argv = ["compare", "--model", str(tmp_folder), "--prompt-tokens", "16", "--new-tokens", "8"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "LlamaForCausalLM" in out
+    assert "identical tokens:  yes (8/8)" in out
+    assert "formulas match:    tokens fed yes, cache bytes yes" in out
