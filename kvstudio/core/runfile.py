@@ -57,6 +57,7 @@ class SavedRun:
     use_chat_template: bool = False
     model: ModelFacts = field(default_factory=ModelFacts)
     records: tuple[StepRecord, ...] = ()
+    prompt_pieces: tuple[str, ...] = ()  # text each prompt token adds, for token chips
     note: str = ""  # free text, e.g. which lecture this is for
 
     @property
@@ -108,6 +109,7 @@ def run_to_dict(run: SavedRun, keep_logits: bool = False) -> dict[str, Any]:
         "cache": _dataclass_dict(run.cache),
         "use_chat_template": run.use_chat_template,
         "model": _dataclass_dict(run.model),
+        "prompt_pieces": list(run.prompt_pieces),
         "note": run.note,
         "records": records,
     }
@@ -255,6 +257,7 @@ def _run_from_dict(data: Any, where: str) -> SavedRun:
         use_chat_template=bool(data.get("use_chat_template", False)),
         model=facts,
         records=tuple(records),
+        prompt_pieces=tuple(str(p) for p in data.get("prompt_pieces", ())),
         note=str(data.get("note", "")),
     )
 

@@ -227,11 +227,10 @@ def _style_axis(axis: pg.AxisItem, style: PlotStyle, restorer: StyleRestorer) ->
 
 def _style_label(label: pg.LabelItem, style: PlotStyle, restorer: StyleRestorer) -> None:
     old_opts = dict(label.opts)
-    old_text = label.text
 
     def undo() -> None:
         label.opts = dict(old_opts)
-        label.setText(old_text)
+        label.setText(label.text)  # the text as it is now: it may have been retranslated
 
     restorer.push(undo)
     new: dict[str, Any] = {
@@ -241,7 +240,7 @@ def _style_label(label: pg.LabelItem, style: PlotStyle, restorer: StyleRestorer)
     }
     if style.font_family:
         new["family"] = style.font_family
-    label.setText(old_text, **new)
+    label.setText(label.text, **new)
 
 
 def _style_legend(legend: pg.LegendItem, style: PlotStyle, restorer: StyleRestorer) -> None:

@@ -46,6 +46,7 @@ def _run(backend: MiniMindBackend, tokenizer: TextTokenizer, mode: str = "cached
             backend.num_layers, backend.num_kv_heads, backend.head_dim, backend.dtype_bytes
         ),
         records=records,
+        prompt_pieces=tuple(tokenizer.token_pieces(ids)),
     )
 
 

@@ -1,0 +1,285 @@
+"""The classroom features, plugged into the main window from one call: `install(window)`.
+
+Owns `ClassroomExtras`: it adds the Labs tab, an export menu and corner button
+on every live plot, a "Lecture" menu (lecture mode, save and open a run,
+replay controls, export slide pack), and stops the lab threads when the
+window closes. It uses only the window's public extension points
+(`add_tab`, `plots()`, `controller`, `status`, `menuBar()`), so the window
+stays composition and wiring; the work lives in ``labs``, ``export``,
+``lecture_mode`` and ``replay``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
+
+from kvstudio.core.runfile import RUN_SUFFIX
+from kvstudio.ui.export import ChartLike
+from kvstudio.ui.export_menu import ChartExporter, attach_export
+from kvstudio.ui.labs import LabsPanel
+from kvstudio.ui.lecture_mode import LectureActions, LectureMode
+from kvstudio.ui.replay import ReplayController
+
+if TYPE_CHECKING:
+    from kvstudio.ui.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+
+def live_numbers(window: MainWindow) -> dict[str, Any]:
+    """The live runs' headline numbers for numbers.json."""
+    out: dict[str, Any] = {}
+    for trace in window.controller.store.traces():
+        info = trace.info
+        out[trace.mode] = {
+            "prompt": info.request.prompt,
+            "prompt_tokens": info.prompt_len,
+            "steps": len(trace.records),
+            "tokens_fed": sum(trace.tokens_fed),
+            "ttft_ms": trace.ttft_ms,
+            "decode_ms_per_token": trace.decode_ms_per_token,
+            "cache_bytes": trace.last.cache_total_bytes if trace.last else 0,
+            "text": trace.generated_text,
+        }
+    return out
+
+
+def live_tables(window: MainWindow) -> dict[str, list[dict[str, Any]]]:
+    """One row per step per run, for <mode>-steps.csv."""
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for trace in window.controller.store.traces():
+        tables[f"{trace.mode} steps"] = [
+            {
+                "step": r.step,
+                "phase": r.phase,
+                "token": r.token_texts[0] if r.token_texts else "",
+                "token_id": r.token_ids[0] if r.token_ids else -1,
+                "tokens_fed": r.tokens_fed,
+                "elapsed_ms": r.elapsed_s * 1000.0,
+                "cache_bytes": r.cache_total_bytes,
+                "cache_length": r.cache_length,
+                "mask": f"{r.attention_mask_shape[0]}x{r.attention_mask_shape[1]}",
+            }
+            for r in trace.records
+        ]
+    return tables
+
+
+class ClassroomExtras(QObject):
+    """Labs, export, lecture mode and saved runs for a `MainWindow`."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.last_warning = ""
+        controller = window.controller
+        self.exporter = ChartExporter(self)
+        self.exporter.failed.connect(self._on_export_failed)
+        self.exporter.exported.connect(self._on_exported)
+        self.labs = LabsPanel(self.exporter)
+        self.labs.failed.connect(self._on_lab_failed)
+        window.add_tab(self.labs, lambda: self.tr("Labs"))
+        controller.model_loaded.connect(self.labs.set_model)
+        self.labs.set_model(controller.model)
+        self.export_buttons = [
+            attach_export(plot, self.exporter) for plot in window.plots().values()
+        ]
+        self.replay = ReplayController(controller.store, self)
+        self.replay.changed.connect(controller.pacer.request)
+        self.replay.finished.connect(controller.pacer.flush)
+        self.replay.loaded.connect(self._on_note)
+        self.lecture = LectureMode(
+            window,
+            self.lecture_charts,
+            LectureActions(self.step, self.toggle_play, self.reset),
+        )
+        self._build_menu()
+        self.lecture.toggled.connect(self.lecture_action.setChecked)
+        window.installEventFilter(self)
+        self.retranslate()
+
+    # ---- what the menu does ----------------------------------------------------------------
+    def lecture_charts(self) -> list[ChartLike]:
+        charts: list[ChartLike] = list(self.window.plots().values())
+        for lab in self.labs.labs():
+            charts += list(lab.charts().values())
+        return charts
+
+    def step(self) -> None:
+        """One step: of the replay when one is running, else of the live model."""
+        if self.replay.active:
+            self.replay.step()
+        else:
+            self.window.controller.step()
+
+    def toggle_play(self) -> None:
+        if self.replay.active:
+            self.replay.toggle_play()
+        else:
+            controller = self.window.controller
+            controller.set_playing(not controller.playing)
+
+    def reset(self) -> None:
+        if self.replay.runs:
+            self.replay.restart()
+        else:
+            self.window.controller.reset()
+
+    def save_run(self, path: str | None = None) -> bool:
+        model = self.window.controller.model
+        name = model.name if model is not None else self.replay.model_name
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(
+                self.window,
+                self.tr("Save run"),
+                str(self.exporter.folder / f"run{RUN_SUFFIX}"),
+                self.tr("KV Studio runs (*.json)"),
+            )
+        if not path:
+            return False
+        try:
+            written = self.replay.save(path, name)
+        except ValueError as exc:
+            self._warn(str(exc))
+            return False
+        self._on_note(self.tr("Saved the run to {0}").format(written))
+        return True
+
+    def open_run(self, path: str | None = None) -> bool:
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(
+                self.window,
+                self.tr("Open saved run"),
+                str(self.exporter.folder),
+                self.tr("KV Studio runs (*.json)"),
+            )
+        if not path:
+            return False
+        self.window.controller.set_playing(False)
+        try:
+            self.replay.open(path)
+        except ValueError as exc:
+            self._warn(str(exc))
+            return False
+        self.window.tabs.setCurrentIndex(0)
+        return True
+
+    def export_slide_pack(self) -> bool:
+        charts: dict[str, ChartLike] = dict(self.window.plots())
+        lab_charts, lab_numbers, lab_tables = self.labs.slide_pack()
+        charts.update(lab_charts)
+        numbers = {"live": live_numbers(self.window), "labs": lab_numbers}
+        tables: dict[str, Any] = {**live_tables(self.window), **lab_tables}
+        return self.exporter.export_pack(charts, numbers, tables, self.window) is not None
+
+    def shutdown(self) -> None:
+        self.replay.stop()
+        self.labs.shutdown()
+
+    # ---- building ------------------------------------------------------------------------------
+    def _build_menu(self) -> None:
+        self.menu = QMenu(self.window)
+        self.window.menuBar().addMenu(self.menu)
+        self.lecture_action = QAction(self.window)
+        self.lecture_action.setCheckable(True)
+        self.lecture_action.setShortcut(QKeySequence("Ctrl+L"))
+        self.lecture_action.toggled.connect(self.lecture.set_enabled)
+        self.save_action = QAction(self.window)
+        self.save_action.setShortcut(QKeySequence.StandardKey.Save)
+        self.save_action.triggered.connect(self._on_save_triggered)
+        self.open_action = QAction(self.window)
+        self.open_action.setShortcut(QKeySequence.StandardKey.Open)
+        self.open_action.triggered.connect(self._on_open_triggered)
+        self.replay_step_action = QAction(self.window)
+        self.replay_step_action.triggered.connect(self.replay.step)
+        self.replay_play_action = QAction(self.window)
+        self.replay_play_action.triggered.connect(self.replay.toggle_play)
+        self.replay_restart_action = QAction(self.window)
+        self.replay_restart_action.triggered.connect(self.replay.restart)
+        self.pack_action = QAction(self.window)
+        self.pack_action.setShortcut(QKeySequence("Ctrl+Shift+E"))
+        self.pack_action.triggered.connect(self._on_pack_triggered)
+        self.menu.addAction(self.lecture_action)
+        self.menu.addSeparator()
+        self.menu.addAction(self.save_action)
+        self.menu.addAction(self.open_action)
+        self.replay_menu = self.menu.addMenu("")
+        for action in (
+            self.replay_step_action,
+            self.replay_play_action,
+            self.replay_restart_action,
+        ):
+            self.replay_menu.addAction(action)
+        self.menu.addSeparator()
+        self.menu.addAction(self.pack_action)
+
+    def retranslate(self) -> None:
+        self.menu.setTitle(self.tr("Lec&ture"))
+        self.lecture_action.setText(self.tr("Lecture mode (big text, high contrast)"))
+        self.lecture_action.setToolTip(
+            self.tr("Page Down or N steps, P or B plays and pauses, Home resets.")
+        )
+        self.save_action.setText(self.tr("Save run…"))
+        self.open_action.setText(self.tr("Open saved run (replay without the model)…"))
+        self.replay_menu.setTitle(self.tr("Replay"))
+        self.replay_step_action.setText(self.tr("Next step"))
+        self.replay_play_action.setText(self.tr("Play / pause"))
+        self.replay_restart_action.setText(self.tr("From the start"))
+        self.pack_action.setText(self.tr("Export slide pack (all charts and numbers)…"))
+        self.labs.retranslate()
+
+    # ---- slots ---------------------------------------------------------------------------------
+    def _on_save_triggered(self) -> None:
+        self.save_run()
+
+    def _on_open_triggered(self) -> None:
+        self.open_run()
+
+    def _on_pack_triggered(self) -> None:
+        self.export_slide_pack()
+
+    def _on_export_failed(self, message: str) -> None:
+        self._warn(message)
+
+    def _on_lab_failed(self, message: str) -> None:
+        self.window.status.showMessage(message, 15_000)
+
+    def _on_exported(self, message: str) -> None:
+        self._on_note(self.tr("Exported: {0}").format(message))
+
+    def _on_note(self, message: str) -> None:
+        self.window.status.showMessage(message, 8_000)
+
+    def _warn(self, message: str) -> None:
+        self.window.status.showMessage(message, 15_000)
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            self.tr("KV Studio"),
+            message,
+            QMessageBox.StandardButton.Ok,
+            self.window,
+        )
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.open()
+        self.last_warning = message
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.window and event.type() == QEvent.Type.Close:
+            self.shutdown()
+        elif watched is self.window and event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        return False
+
+
+def install(window: MainWindow) -> ClassroomExtras:
+    """Add labs, export, lecture mode and saved runs to `window`; keep the returned object."""
+    return ClassroomExtras(window)
+
+
+__all__ = ["ClassroomExtras", "install", "live_numbers", "live_tables"]

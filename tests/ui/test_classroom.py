@@ -1,0 +1,155 @@
+"""The classroom extras in the real window: labs tab, export on every plot, lecture mode,
+save → reopen → replay to the same charts, and the slide pack of the live run and labs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QThread
+from PySide6.QtWidgets import QApplication
+
+from kvstudio.core.runfile import load_runs
+from kvstudio.ui import generator_worker
+from kvstudio.ui.classroom import ClassroomExtras, install
+from kvstudio.ui.export_menu import ExportButton
+
+pytestmark = pytest.mark.usefixtures("qapp")
+TIMEOUT = 20_000
+
+
+class TrackedLabThread(QThread):
+    started_threads: list[QThread] = []  # noqa: RUF012  (registry for the guard only)
+
+    def start(self, *args: object) -> None:
+        TrackedLabThread.started_threads.append(self)
+        super().start(*args)  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def no_lab_thread_left(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(generator_worker, "QThread", TrackedLabThread)
+    TrackedLabThread.started_threads.clear()
+    yield
+    running = []
+    for thread in TrackedLabThread.started_threads:
+        try:
+            if thread.isRunning():
+                running.append(thread.objectName())
+                thread.quit()
+                thread.wait(5000)
+        except RuntimeError:
+            pass
+    assert not running, f"lab thread(s) left running: {running}"
+
+
+def _window(make_window, tmp_path: Path):  # type: ignore[no-untyped-def]
+    window = make_window(max_new_tokens=6)
+    extras = getattr(window, "classroom", None)
+    if not isinstance(extras, ClassroomExtras):
+        extras = install(window)  # until the window installs it itself
+    extras.exporter.folder = tmp_path
+    extras.exporter.folder_chooser = lambda *a: str(tmp_path / "pack")
+    return window, extras
+
+
+def _run_to_end(qtbot, window, steps: int) -> None:  # type: ignore[no-untyped-def]
+    window.controller.run_to_end()
+    qtbot.waitUntil(
+        lambda: window.controller.store.current is not None
+        and len(window.controller.store.current.records) == steps,
+        timeout=TIMEOUT,
+    )
+    window.controller.pacer.flush()
+
+
+def test_install_adds_labs_export_and_menu(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window, extras = _window(make_window, tmp_path)
+    titles = [window.tabs.tabText(i) for i in range(window.tabs.count())]
+    assert "Labs" in titles
+    assert extras.labs.cache.model is window.controller.model  # the loaded model reached the labs
+    for plot in window.plots().values():
+        assert plot.findChildren(ExportButton)
+    menus = [a.text() for a in window.menuBar().actions()]
+    assert "Lec&ture" in menus
+
+
+def test_lecture_mode_enlarges_and_restores(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window, extras = _window(make_window, tmp_path)
+    _run_to_end(qtbot, window, 6)
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    size_before = app.font().pointSizeF()
+    axis = window.tokens_plot.plot_item.getAxis("left")
+    font_before = axis.style["tickFont"]
+    pen_before = window.time_plot.plot_item.listDataItems()[0].opts["pen"]
+    extras.lecture_action.trigger()
+    assert extras.lecture.enabled
+    assert app.font().pointSizeF() == pytest.approx(size_before * 1.6)
+    assert axis.style["tickFont"].pixelSize() >= 18
+    window.controller.step()  # the run is over: nothing breaks while big
+    extras.lecture_action.trigger()
+    assert not extras.lecture.enabled
+    assert app.font().pointSizeF() == pytest.approx(size_before)
+    assert axis.style["tickFont"] == font_before
+    assert window.time_plot.plot_item.listDataItems()[0].opts["pen"] == pen_before
+
+
+def test_saved_run_replays_to_the_same_charts(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window, extras = _window(make_window, tmp_path)
+    _run_to_end(qtbot, window, 6)
+    window.controls.set_mode("recompute")
+    qtbot.waitUntil(lambda: window.controller.store.current_mode == "recompute", timeout=TIMEOUT)
+    _run_to_end(qtbot, window, 6)
+    bars = {m: window.tokens_plot.bar_heights(m) for m in ("cached", "recompute")}
+    times = window.time_plot.per_step_ms("recompute")
+    path = tmp_path / "lecture.kvrun.json"
+    assert extras.save_run(str(path))
+    assert [r.mode for r in load_runs(path)] == ["cached", "recompute"]
+
+    window.controller.reset()
+    window.controller.pacer.flush()
+    assert window.tokens_plot.bar_heights("cached") == []
+    assert extras.open_run(str(path))
+    assert extras.replay.active and extras.replay.position() == (0, 6)
+    extras.step()  # routed to the replay, not the model
+    window.controller.pacer.flush()
+    assert window.tokens_plot.bar_heights("cached") == bars["cached"][:1]
+    extras.replay.run_to_end()
+    window.controller.pacer.flush()
+    assert window.tokens_plot.bar_heights("cached") == bars["cached"]
+    assert window.tokens_plot.bar_heights("recompute") == bars["recompute"]
+    assert window.time_plot.per_step_ms("recompute") == pytest.approx(times)
+    assert not extras.replay.active
+
+    bad = tmp_path / "broken.kvrun.json"
+    bad.write_text(path.read_text()[:100])
+    assert not extras.open_run(str(bad))
+    assert "cut short" in extras.last_warning
+
+
+def test_slide_pack_has_every_live_chart_and_lab(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window, extras = _window(make_window, tmp_path)
+    _run_to_end(qtbot, window, 6)
+    lab = extras.labs.cache_kinds
+    lab.prompt_tokens.setValue(8)
+    lab.new_tokens.setValue(3)
+    with qtbot.waitSignal(lab.result_ready, timeout=TIMEOUT):
+        lab.run()
+    assert extras.export_slide_pack()
+    names = {p.name for p in (tmp_path / "pack").iterdir()}
+    for key in window.plots():
+        assert {f"{key}.png", f"{key}.svg", f"{key}.pdf", f"{key}.csv"} <= names
+    assert {"lab-cache-kinds.png", "all-charts.pdf", "numbers.json", "cached-steps.csv"} <= names
+
+
+def test_closing_mid_lab_stops_the_lab_thread(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window, extras = _window(make_window, tmp_path)
+    lab = extras.labs.temperature
+    lab.samples.setValue(64)
+    lab.new_tokens.setValue(64)
+    assert lab.run()
+    qtbot.waitUntil(lambda: lab.progress.maximum() > 0, timeout=TIMEOUT)
+    window.close()
+    assert not any(t.isRunning() for t in TrackedLabThread.started_threads)
