@@ -200,6 +200,11 @@ def test_converted_folder_opens_with_auto_classes(
     hf_tok = transformers.AutoTokenizer.from_pretrained(tmp_folder, local_files_only=True)
     assert hf_tok(PROMPT, add_special_tokens=False)["input_ids"] == tokenizer.encode(PROMPT)
     assert hf_tok.eos_token == "<|im_end|>"
+    chat = hf_tok.apply_chat_template(
+        [{"role": "user", "content": PROMPT}], add_generation_prompt=True, tokenize=True
+    )
+    chat_ids = chat["input_ids"] if hasattr(chat, "keys") else chat  # 5.x returns a dict
+    assert list(chat_ids) == tokenizer.encode(tokenizer.chat_prompt(PROMPT))
     model = transformers.AutoModelForCausalLM.from_pretrained(tmp_folder, local_files_only=True)
     ours = MiniMindBackend(tiny_model(qk_norm=True))
     ids = tokenizer.encode(PROMPT)
