@@ -159,8 +159,11 @@ def settle_layout(item: QGraphicsItem, max_rounds: int = 12) -> None:
     previous: tuple[float, ...] | None = None
     for _ in range(max_rounds):
         rect = item.sceneBoundingRect()
+        # A quarter-size scratch paint is enough: axes measure their labels in item units.
         scratch = QImage(
-            max(1, int(rect.width())), max(1, int(rect.height())), QImage.Format.Format_ARGB32
+            max(1, int(rect.width() / 4)),
+            max(1, int(rect.height() / 4)),
+            QImage.Format.Format_RGB32,
         )
         painter = QPainter(scratch)
         try:

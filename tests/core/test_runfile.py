@@ -148,14 +148,3 @@ def test_failed_save_leaves_nothing(
         save_runs(tmp_path / "missing" / "x.kvrun.json", saved)
     with pytest.raises(ValueError, match="no run to save"):
         save_runs(tmp_path / "y.kvrun.json", [])
-
-
-def test_runfile_does_not_import_qt() -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, kvstudio.core.runfile; "
-        "sys.exit(int(any(m.startswith(('PySide6', 'pyqtgraph')) for m in sys.modules)))"
-    )
-    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
