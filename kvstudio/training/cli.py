@@ -63,7 +63,19 @@ def add_subcommands(subparsers: Any) -> None:
     exp.add_argument("--tokenizer", required=True)
     exp.add_argument("--out", required=True, help="e.g. resources/models/ko-base")
     exp.add_argument("--dtype", default="float16", choices=["float32", "float16", "bfloat16"])
+    exp.add_argument(
+        "--check", action="store_true", help="compare greedy outputs with the fp32 weights"
+    )
     exp.set_defaults(handler=_cmd_export)
+
+    card = sub.add_parser("card", help="write MODEL_CARD.md from run reports and eval figures")
+    card.add_argument("model", help="model folder to write the card into")
+    card.add_argument("--kind", choices=["base", "chat"], required=True)
+    card.add_argument("--run", required=True, help="run folder with tokenizer/, pretrain/, sft/")
+    card.add_argument("--eval", required=True, help="JSON written by eval-model --json")
+    card.add_argument("--command", action="append", default=[], help="training command line")
+    card.add_argument("--note", action="append", default=[], help="a known limit")
+    card.set_defaults(handler=_cmd_card)
 
     ev = subparsers.add_parser("eval-model", help="print a model folder's quality figures")
     ev.add_argument("model", help="model folder (config.json, model.safetensors, tokenizer.json)")
@@ -149,6 +161,26 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     _show_progress()
     export_run_weights(args.weights, args.tokenizer, args.out, args.dtype)
+    if args.check:
+        from kvstudio.training.export import check_stored_dtype
+
+        result = check_stored_dtype(args.weights, args.out)
+        print(
+            f"greedy outputs identical to fp32 on {result['identical']} of "
+            f"{result['prompts']} evaluation prompts"
+        )
+        for text in result["differing"]:
+            print(f"  differs after: …{text}")
+        if result["identical"] != result["prompts"]:
+            return 1
+    return 0
+
+
+def _cmd_card(args: argparse.Namespace) -> int:
+    from kvstudio.training.model_card import write_card
+
+    path = write_card(args.model, args.kind, args.run, args.eval, args.command, args.note)
+    print(f"wrote {path}")
     return 0
 
 

@@ -5,7 +5,8 @@ Owns the two batch recipes of MiniMind:
 - pretraining: documents joined by ``<|endoftext|>`` into one token stream; a batch
   is B random windows of T+1 tokens (inputs = first T, targets = last T);
 - SFT: ``<|im_start|>user\\n{q}<|im_end|>\\n<|im_start|>assistant\\n{a}<|im_end|>\\n``
-  with the loss on the answer tokens and the closing ``<|im_end|>`` only.
+  with the loss on the answer tokens and the closing ``<|im_end|>`` only; a batch
+  is B neighbours in length order (little padding).
 
 Targets use -100 where no loss is taken (``F.cross_entropy``'s ignore_index).
 Randomness comes from a ``torch.Generator`` the trainer owns, so runs are
@@ -89,6 +90,8 @@ class ChatExamples:
             raise ValueError("No chat pairs for SFT.")
         self.examples = [encode_chat(tokenizer, p, max_len) for p in pairs]
         self.pad_id = tokenizer.endoftext_id or 0
+        # Batches take neighbours in this order, so rows in a batch have similar lengths.
+        self.by_length = sorted(range(len(self.examples)), key=lambda i: len(self.examples[i][0]))
 
     def __len__(self) -> int:
         return len(self.examples)
@@ -108,7 +111,9 @@ class ChatExamples:
         return x, y
 
     def batch(self, batch_size: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        idx = torch.randint(0, len(self), (batch_size,), generator=gen).tolist()
+        """B neighbours in length order from a random start (wrapping): little padding."""
+        start = int(torch.randint(0, len(self), (1,), generator=gen))
+        idx = [self.by_length[(start + i) % len(self)] for i in range(batch_size)]
         return self.collate(idx)
 
     def eval_batches(

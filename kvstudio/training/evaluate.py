@@ -183,6 +183,34 @@ def evaluate_model(
     return fig
 
 
+def greedy_agreement(
+    reference: MiniMindBackend,
+    other: MiniMindBackend,
+    tokenizer: TextTokenizer,
+    prompts_dir: str | Path | None = None,
+) -> dict[str, Any]:
+    """Do two models (e.g. fp32 weights and the same stored in fp16) pick the same greedy tokens?
+
+    Runs every evaluation prompt: the 183-token lab prompt (64 tokens), the
+    sentence starts, and the held-out and lab questions in ChatML.
+    """
+    prompts = read_prompts(prompts_dir)
+    cases: list[tuple[list[int], int]] = [(tokenizer.encode(prompts["lab_long"]), 64)]
+    cases += [(tokenizer.encode(s), CONTINUATION_TOKENS) for s in prompts["sentence_starts"]]
+    for q in [*prompts["heldout_questions"], *prompts["chat_questions"]]:
+        cases.append((tokenizer.encode(tokenizer.chat_prompt(q)), ANSWER_TOKENS))
+    same = 0
+    differing: list[str] = []
+    for ids, n in cases:
+        a = generate(reference, tokenizer, ids, n).generated_ids[0]
+        b = generate(other, tokenizer, ids, n).generated_ids[0]
+        if a == b:
+            same += 1
+        else:
+            differing.append(tokenizer.decode(ids[-12:]))
+    return {"prompts": len(cases), "identical": same, "differing": differing}
+
+
 def format_figures(fig: dict[str, Any]) -> str:
     """A short human-readable summary of `evaluate_model`'s figures."""
     lines = [

@@ -11,8 +11,10 @@ MiniMind names (``model.embed_tokens.weight``, ``model.layers.N.self_attn.q_proj
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
+from typing import Any
 
 import torch
 from safetensors.torch import load_file
@@ -40,14 +42,48 @@ def load_state_dict_file(path: str | Path, config: ModelConfig) -> dict[str, tor
     return state
 
 
+def run_config(weights: str | Path, vocab_size: int) -> ModelConfig:
+    """The run's model config: config.json or report.json beside the weights, else the course's."""
+    folder = Path(weights).parent
+    if (folder / "config.json").exists():
+        return ModelConfig.load(folder / "config.json")
+    if (folder / "report.json").exists():
+        report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+        if isinstance(report.get("config"), dict):
+            return ModelConfig.from_dict(report["config"])
+    return ModelConfig(vocab_size=vocab_size)
+
+
 def export_run_weights(
     weights: str | Path, tokenizer_dir: str | Path, out: str | Path, dtype: str = "float16"
 ) -> Path:
     """Write a model folder from a run's weights; `dtype` is the *stored* dtype (run: fp32)."""
     tok = TextTokenizer.from_file(tokenizer_dir)
-    config = ModelConfig(vocab_size=tok.vocab_size)
+    config = run_config(weights, tok.vocab_size)
     model = MiniMindLM(config)
-    model.load_state_dict(load_state_dict_file(weights, config), strict=True)
+    try:
+        model.load_state_dict(load_state_dict_file(weights, config), strict=True)
+    except RuntimeError as exc:  # shapes or names do not match the config
+        raise ValueError(f"{weights} does not fit config {config}: {exc}") from exc
     folder = save_model_folder(model, tok, out, weights_dtype=dtype)
     log.info("exported %s -> %s (%s weights)", weights, folder, dtype)
     return folder
+
+
+def check_stored_dtype(
+    weights: str | Path, folder: str | Path, prompts_dir: str | Path | None = None
+) -> dict[str, Any]:
+    """Greedy outputs of the run's fp32 weights vs the folder's stored (16-bit) weights."""
+    from kvstudio.core.backend import MiniMindBackend
+    from kvstudio.core.checkpoints import load_model_folder
+    from kvstudio.training.evaluate import greedy_agreement
+
+    loaded = load_model_folder(folder)  # stored dtype, cast to fp32 at load
+    reference = MiniMindLM(loaded.config)
+    reference.load_state_dict(load_state_dict_file(weights, loaded.config), strict=True)
+    return greedy_agreement(
+        MiniMindBackend(reference.eval(), "fp32"),
+        MiniMindBackend(loaded.model, "stored"),
+        loaded.tokenizer,
+        prompts_dir,
+    )

@@ -107,6 +107,7 @@ def train(
     s = settings
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
+    model.config.save(run / "config.json")  # what export needs to rebuild the model
     torch.set_num_threads(s.threads)
     torch.manual_seed(s.seed)
     gen = torch.Generator().manual_seed(s.seed)

@@ -1,0 +1,212 @@
+"""Write a model folder's ``MODEL_CARD.md`` from the run reports and ``eval-model`` figures.
+
+Owns the card's layout only: every number in it comes from a ``report.json``
+(tokenizer, pretrain, SFT) or from ``evaluate_model``'s JSON, so a student who
+trains their own model gets an honest card the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from kvstudio.core.config import ModelConfig
+
+SOURCES = [
+    (
+        "songys/Chatbot_data @ 4cf20d1",
+        "ChatbotData.csv, 11,823 Q/A pairs",
+        "MIT",
+        "pretraining (training pairs) and SFT",
+    ),
+    ("songys/Question_pair @ e84b6f0", "Korean question pairs", "MIT", "pretraining"),
+    ("warnikchow/paraKQC @ c16270f", "10,000 questions/commands", "CC BY-SA 4.0", "pretraining"),
+    (
+        "kakaobrain/KorNLUDatasets @ 0df0fe7",
+        "KorSTS, KorNLI XNLI dev/test sentences",
+        "CC BY-SA 4.0",
+        "pretraining",
+    ),
+]
+
+
+def cpu_name() -> str:
+    """'AMD EPYC, 2 cores' from lscpu when available."""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return platform.processor() or "unknown CPU"
+    info = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
+    name = info.get("Model name", "unknown CPU").strip()
+    return f"{name}, {info.get('CPU(s)', '?').strip()} cores"
+
+
+def _read(path: str | Path | None) -> dict[str, Any]:
+    if path is None or not Path(path).exists():
+        return {}
+    data: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
+    return data
+
+
+def _run_rows(name: str, r: dict[str, Any]) -> list[str]:
+    if not r:
+        return []
+    s = r["settings"]
+    extra = s.get("extra", {})
+    shape = (
+        f"sequence {extra['seq_len']}"
+        if "seq_len" in extra
+        else f"ChatML pairs up to {extra.get('max_len', '?')} tokens"
+    )
+    return [
+        f"| {name} | {r['steps']} steps × batch {s['batch_size']} ({shape}) | lr {s['lr']:g}, "
+        f"warm-up {s['warmup_steps']}, cosine to {s['lr'] * s['min_lr_ratio']:g} | "
+        f"{r['tokens_seen']:,} | {r['seconds'] / 60:.1f} min | {r['tokens_per_second']:,.0f} | "
+        f"{r['final_train_loss']:.3f} | {r['best_valid_loss']:.3f} |"
+    ]
+
+
+def render_card(
+    folder: str | Path,
+    kind: str,
+    *,
+    tokenizer_report: dict[str, Any],
+    pretrain_report: dict[str, Any],
+    sft_report: dict[str, Any],
+    figures: dict[str, Any],
+    commands: list[str],
+    notes: list[str],
+) -> str:
+    """The card's Markdown text."""
+    root = Path(folder)
+    cfg = ModelConfig.load(root / "config.json")
+    weights_mb = (root / "model.safetensors").stat().st_size / 1e6
+    kv_per_token = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * cfg.resolved_head_dim * 4
+    title = "chat (SFT)" if kind == "chat" else "base (pretrained)"
+    lines = [
+        f"# {root.name}: KV Studio's embedded Korean {title} model",
+        "",
+        "A tiny MiniMind-layout decoder trained from scratch on a 2-core CPU with KV Studio's "
+        "own code (`kvstudio.training`), so the labs run offline. "
+        + (
+            "It answers short everyday Korean questions in ChatML; the temperature labs use it."
+            if kind == "chat"
+            else "It continues Korean text; the cache-vs-recompute and timing labs use it."
+        ),
+        "It is a teaching model: fluent-looking short Korean, no knowledge to rely on.",
+        "",
+        "## Architecture",
+        "",
+        "| | |",
+        "|---|---|",
+        "| layout | MiniMind (`MiniMindForCausalLM` state-dict names), RMSNorm, "
+        f"RoPE θ={cfg.rope_theta:,.0f}, "
+        "SwiGLU, grouped-query attention, tied embeddings |",
+        f"| size | hidden {cfg.hidden_size}, {cfg.num_hidden_layers} layers, "
+        f"{cfg.num_attention_heads} query heads, {cfg.num_key_value_heads} K/V heads, head_dim "
+        f"{cfg.resolved_head_dim}, FFN {cfg.resolved_intermediate_size}, vocab {cfg.vocab_size} |",
+        f"| parameters | {figures.get('parameters', 0):,} |",
+        f"| KV cache (fp32) | {kv_per_token:,} bytes per token = "
+        f"{kv_per_token * 100:,} per 100 tokens |",
+        f"| weights file | `model.safetensors`, stored in float16 ({weights_mb:.1f} MB), "
+        "run in float32; "
+        "`lm_head.weight` not stored (tied to `model.embed_tokens.weight`) |",
+        "| tokenizer | byte-level BPE, "
+        f"{tokenizer_report.get('vocab_size', cfg.vocab_size)} tokens, "
+        "`<|endoftext|>`=0, `<|im_start|>`=1, `<|im_end|>`=2, ChatML template in "
+        f"`tokenizer_config.json`; {tokenizer_report.get('chars_per_token_chat', '?')} "
+        "characters per token on the chat data |",
+        "",
+        "## Data and licence",
+        "",
+        "Public Korean text, read unchanged from `../shared/data` (see its `SOURCES.md`):",
+        "",
+        "| source | what | licence | used for |",
+        "|---|---|---|---|",
+        *[f"| {a} | {b} | {c} | {d} |" for a, b, c, d in SOURCES],
+        "",
+        "The weights are trained on CC BY-SA 4.0 text and are published under **CC BY-SA 4.0** "
+        "(attribution: the sources above). The code that trained them is MIT.",
+        "Held out by question (seed 0): 592 ChatbotData pairs for the SFT validation loss and the "
+        "50 questions in `resources/prompts/heldout_questions.json`; none of them is in the "
+        "pretraining text or the SFT data. Pretraining validation: 2% of the documents.",
+        "",
+        "## Training",
+        "",
+        f"On {cpu_name()} (shared with other work), **one torch thread**, float32 "
+        "(bf16 autocast was "
+        "measured much slower on this CPU), AdamW (β 0.9/0.95, weight decay 0.1 on matrices), "
+        "gradient clip 1.0, seed 0. The exported weights are the step with the best "
+        "validation loss.",
+        "",
+        "| stage | steps | schedule | tokens seen | time | tokens/s | last train loss "
+        "| best validation loss |",
+        "|---|---|---|---|---|---|---|---|",
+        *_run_rows("pretrain", pretrain_report),
+        *(_run_rows("SFT (loss on answers)", sft_report) if kind == "chat" else []),
+        "",
+        "Commands (from the repository root):",
+        "",
+        "```",
+        *commands,
+        "```",
+        "",
+        "## Evaluation (`kvstudio eval-model resources/models/" + root.name + "`)",
+        "",
+        f"- lab prompts: `lab_long.txt` = {figures.get('lab_long_tokens')} tokens, "
+        f"`lab_short.txt` = {figures.get('lab_short_tokens')} tokens in this tokenizer",
+        f"- cached and recompute give identical greedy tokens on the 183-token prompt (64 new): "
+        f"**{figures.get('cached_equals_recompute_183')}**",
+        f"- `�` in any decoded text: {figures.get('replacement_chars')}",
+    ]
+    if "heldout" in figures:
+        h, t = figures["heldout"], figures["temperature"]
+        med = t["median_distinct"]
+        lines += [
+            f"- greedy on the 50 held-out questions: **{h['distinct']} distinct answers of "
+            f"{h['questions']}**, the most common answer given to {h['max_share']} questions",
+            f"- {t['samples']} samples per temperature, top-p {t['top_p']}, top-k off, "
+            f"{len(t['examples'])} lab questions: median distinct answers **{med.get('0.3')} at "
+            f"T=0.3** and **{med.get('1.2')} at T=1.2** "
+            f"(per question: T=0.3 {t['distinct_per_question']['0.3']}, "
+            f"T=1.2 {t['distinct_per_question']['1.2']})",
+        ]
+    lines += ["", "## Sample outputs (greedy)", ""]
+    if "heldout" in figures:
+        lines += ["Held-out questions (never trained on):", ""]
+        lines += [f"- {q} → {a}" for q, a in figures["heldout"]["pairs"][:10]]
+        lines += ["", "A lab question at T=1.2 (three most frequent of 30):", ""]
+        q0, ex = next(iter(figures["temperature"]["examples"].items()))
+        lines += [f"- {q0} → " + " / ".join(ex["1.2"])]
+        lines += ["", "Sentence starts (the chat model also continues plain text):", ""]
+    lines += [f"- {c}" for c in figures.get("continuations", [])]
+    lines += ["", "## Known limits", "", *[f"- {n}" for n in notes], ""]
+    return "\n".join(lines)
+
+
+def write_card(
+    folder: str | Path,
+    kind: str,
+    run_dir: str | Path,
+    eval_json: str | Path,
+    commands: list[str],
+    notes: list[str],
+) -> Path:
+    """Render the card from `run_dir`/{tokenizer,pretrain,sft}/report.json and `eval_json`."""
+    run = Path(run_dir)
+    text = render_card(
+        folder,
+        kind,
+        tokenizer_report=_read(run / "tokenizer" / "report.json"),
+        pretrain_report=_read(run / "pretrain" / "report.json"),
+        sft_report=_read(run / "sft" / "report.json"),
+        figures=_read(eval_json),
+        commands=commands,
+        notes=notes,
+    )
+    out = Path(folder) / "MODEL_CARD.md"
+    out.write_text(text, encoding="utf-8")
+    return out
