@@ -196,6 +196,8 @@ class LabPanel(QWidget):
         split.addWidget(self.table)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        split.setSizes([600, 420])  # proportions: the table needs room for three columns
+        self.table.setMinimumWidth(300)
         outer = QVBoxLayout(self)
         outer.addLayout(top)
         outer.addWidget(split, 1)

@@ -82,6 +82,7 @@ class TopPTopKPanel(LabPanel):
             self.dist_plot.addItem(line, ignoreBounds=True)
         self.surv_plot.addLegend(offset=(-8, 8), labelTextColor="#222")
         self.surv_plot.setLogMode(y=True)
+        self.dist_plot.getAxis("left").enableAutoSIPrefix(False)
         self._surv_k = self.surv_plot.plot(
             [], [], pen=pg.mkPen("#555", width=2), symbol="o", symbolSize=4, symbolBrush="#555"
         )
@@ -225,7 +226,7 @@ class TopPTopKPanel(LabPanel):
         rows = [
             (
                 s.step,
-                _chosen_text(s),
+                _tick(_chosen_text(s), 14),
                 s.record.chosen_probability[0],
                 s.record.survivors_top_k[0],
                 s.record.survivors_top_p[0],
@@ -296,6 +297,6 @@ def _chosen_text(step: labs.DistributionStep) -> str:
     return step.token_texts[rank] if rank is not None else f"id {step.record.token_ids[0]}"
 
 
-def _tick(text: str) -> str:
+def _tick(text: str, limit: int = 6) -> str:
     shown = text.replace("\n", "↵").replace(" ", "␣")
-    return shown if len(shown) <= 6 else shown[:5] + "…"
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
