@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from tokenizers import Tokenizer
 
 from kvstudio.core.kv_cache import CacheSpec
 from kvstudio.core.tokenizer import TextTokenizer
@@ -133,25 +134,63 @@ def check_hf_folder(path: str | Path) -> Path:
     return folder
 
 
-def load_hf_tokenizer(folder: Path) -> TextTokenizer:
-    """The folder's tokenizer.json, or a fast tokenizer transformers can build offline."""
-    if (folder / "tokenizer.json").is_file():
-        return TextTokenizer.from_file(folder / "tokenizer.json")
+class HFTextTokenizer(TextTokenizer):
+    """Our tokenizer wrapper over a transformers folder: its own chat template and end of turn.
+
+    Text ↔ ids still go through ``tokenizer.json`` (the `tokenizers` library, as for
+    our models); only `chat_prompt` asks transformers to render the model's
+    Jinja chat template (EXAONE's ``[|user|]``, Llama-3's headers, ChatML …).
+    """
+
+    def __init__(
+        self, tokenizer: Tokenizer, hf_tokenizer: Any | None = None, eos_id: int | None = None
+    ) -> None:
+        super().__init__(tokenizer)
+        self._hf = hf_tokenizer
+        template = getattr(hf_tokenizer, "chat_template", None)
+        if isinstance(template, dict):  # several named templates: take the default one
+            template = template.get("default")
+        self.chat_template: str | None = template if isinstance(template, str) else None
+        if eos_id is not None:
+            self.eos_id = eos_id
+        self.has_chat_tokens = self.chat_template is not None or self.has_chat_tokens
+
+    def chat_prompt(self, question: str, system: str | None = None) -> str:
+        if self._hf is None or self.chat_template is None:
+            return super().chat_prompt(question, system)
+        messages = [{"role": "system", "content": system}] if system else []
+        messages.append({"role": "user", "content": question})
+        text = self._hf.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return str(text)
+
+
+def load_hf_tokenizer(folder: Path) -> HFTextTokenizer:
+    """The folder's tokenizer.json (or a fast tokenizer transformers builds) plus its template."""
     transformers = require_transformers()
+    has_json = (folder / "tokenizer.json").is_file()
+    hf_tok: Any | None = None
     try:
-        tok = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        hf_tok = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
     except Exception as exc:  # transformers raises OSError, ValueError, ImportError …
-        raise ValueError(
-            f"{folder} has no tokenizer.json and transformers could not build one ({exc}). "
-            "Copy the model's tokenizer.json into the folder."
-        ) from exc
-    backend = getattr(tok, "backend_tokenizer", None)
-    if backend is None:
-        raise ValueError(
-            f"{folder} only has a slow (Python) tokenizer; save a fast one with "
-            "AutoTokenizer.from_pretrained(..., use_fast=True).save_pretrained(folder)."
+        if not has_json:
+            raise ValueError(
+                f"{folder} has no tokenizer.json and transformers could not build one ({exc}). "
+                "Copy the model's tokenizer.json into the folder."
+            ) from exc
+        logger.warning(
+            "%s: no chat template (transformers: %s); plain tokenizer.json.", folder, exc
         )
-    return TextTokenizer(backend)
+    backend: Tokenizer | None = None
+    if has_json:
+        backend = TextTokenizer.from_file(folder / "tokenizer.json").backend
+    else:
+        backend = getattr(hf_tok, "backend_tokenizer", None)
+        if not isinstance(backend, Tokenizer):
+            raise ValueError(
+                f"{folder} only has a slow (Python) tokenizer; save a fast one with "
+                "AutoTokenizer.from_pretrained(..., use_fast=True).save_pretrained(folder)."
+            )
+    return HFTextTokenizer(backend, hf_tok)
 
 
 def _layer_tensors(cache: Any) -> list[tuple[torch.Tensor | None, torch.Tensor | None]]:
@@ -350,6 +389,14 @@ class HFBackend:
         return rows
 
 
+def _all_ids(value: Any) -> list[int]:
+    if isinstance(value, int):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [int(v) for v in value if isinstance(v, int)]
+    return []
+
+
 def _first_id(value: Any) -> int | None:
     if isinstance(value, int):
         return value
@@ -363,13 +410,26 @@ def load_hf_backend(
     *,
     dtype: str | torch.dtype = "float32",
     device: str | torch.device | None = "cpu",
-) -> tuple[HFBackend, TextTokenizer]:
-    """Open a local transformers folder as (backend, tokenizer) for the stepper and labs."""
+) -> tuple[HFBackend, HFTextTokenizer]:
+    """Open a local transformers folder as (backend, tokenizer) for the stepper and labs.
+
+    One end-of-sequence id serves both (the stepper stops a row on it): the
+    tokenizer's eos token when the generation config lists it (Llama-3-Instruct's
+    ``<|eot_id|>``, EXAONE's ``[|endofturn|]``), else the first id listed.
+    """
+    require_transformers()
     folder = check_hf_folder(path)
     tokenizer = load_hf_tokenizer(folder)
     backend = HFBackend.from_folder(folder, dtype=dtype, device=device)
-    if backend.eos_token_id is not None and tokenizer.eos_id is None:
-        logger.info(
-            "Using the model's eos id %d (the tokenizer has no <|im_end|>).", backend.eos_token_id
-        )
+    listed = _all_ids(getattr(backend.model.generation_config, "eos_token_id", None))
+    listed = listed or _all_ids(getattr(backend.config, "eos_token_id", None))
+    own = getattr(tokenizer._hf, "eos_token_id", None)
+    eos = own if isinstance(own, int) and (not listed or own in listed) else None
+    if eos is None and listed:
+        eos = listed[0]
+    if eos is None:
+        eos = tokenizer.eos_id
+    backend.eos_token_id = eos
+    tokenizer.eos_id = eos
+    logger.info("%s: end of sequence id %s", folder.name, eos)
     return backend, tokenizer

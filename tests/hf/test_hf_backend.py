@@ -50,10 +50,12 @@ def run(
     return stepper.generated_ids, records
 
 
-def hf_folder_from_config(kind: str, tokenizer: TextTokenizer, folder: Path) -> Path:
+def hf_folder_from_config(
+    kind: str, tokenizer: TextTokenizer, folder: Path, vocab: int = VOCAB
+) -> Path:
     """A random transformers model built from its own config class, saved like a hub folder."""
     common = dict(
-        vocab_size=VOCAB,
+        vocab_size=vocab,
         hidden_size=48,
         intermediate_size=96,
         num_hidden_layers=2,
@@ -304,3 +306,37 @@ def test_kvstudio_compare_accepts_a_transformers_folder(
     assert "LlamaForCausalLM" in out
     assert "identical tokens:  yes (8/8)" in out
     assert "formulas match:    tokens fed yes, cache bytes yes" in out
+
+
+def test_a_folder_with_its_own_chat_template_and_end_of_turn(
+    tokenizer: TextTokenizer, tmp_folder: Path
+) -> None:
+    """EXAONE-style: [|user|] … [|endofturn|] tokens, the model's template, eos = end of turn."""
+    import json
+
+    from tokenizers import Tokenizer
+
+    folder = hf_folder_from_config("llama", tokenizer, tmp_folder, vocab=VOCAB + 8)
+    tk = Tokenizer.from_str(tokenizer.backend.to_str())
+    tk.add_special_tokens(["[|user|]", "[|assistant|]", "[|endofturn|]"])
+    tk.save(str(folder / "tokenizer.json"))
+    end_of_turn = tk.token_to_id("[|endofturn|]")
+    assert end_of_turn < VOCAB + 8  # the model's embedding has room for it
+    template = (
+        "{% for m in messages %}[|{{ m['role'] }}|]{{ m['content'] }}[|endofturn|]\n{% endfor %}"
+        "{% if add_generation_prompt %}[|assistant|]{% endif %}"
+    )
+    config_path = folder / "tokenizer_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config.update(chat_template=template, eos_token="[|endofturn|]", bos_token=None)
+    config_path.write_text(json.dumps(config), encoding="utf-8")
+    (folder / "chat_template.jinja").unlink(missing_ok=True)
+    generation = {"eos_token_id": [end_of_turn, 0], "pad_token_id": 0}
+    (folder / "generation_config.json").write_text(json.dumps(generation), encoding="utf-8")
+
+    backend, tok = load_hf_backend(folder)
+    assert tok.has_chat_tokens
+    assert tok.chat_prompt("안녕") == "[|user|]안녕[|endofturn|]\n[|assistant|]"
+    assert tok.eos_id == backend.eos_token_id == end_of_turn
+    stepper = Stepper(backend, tok, tok.encode(tok.chat_prompt("안녕")), sampling=GREEDY)
+    assert stepper.eos_id == end_of_turn
