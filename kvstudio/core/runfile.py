@@ -83,6 +83,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp_name, _file_mode(target))  # mkstemp makes 0600; exports are for sharing
         os.replace(tmp_name, target)
         tmp_name = None
     finally:
@@ -90,6 +91,16 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
             with contextlib.suppress(OSError):
                 os.unlink(tmp_name)
     return target
+
+
+def _file_mode(target: Path) -> int:
+    """The mode a new file would get (0666 minus the umask), or the replaced file's mode."""
+    try:
+        return target.stat().st_mode & 0o777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 def run_to_dict(run: SavedRun, keep_logits: bool = False) -> dict[str, Any]:

@@ -61,6 +61,9 @@ def test_round_trip_keeps_every_field(saved: list[SavedRun], tmp_path: Path) -> 
     assert loaded == saved  # frozen dataclasses compare field by field, records included
     assert loaded[0].text == saved[0].text
     assert [p.name for p in tmp_path.iterdir()] == ["lecture.kvrun.json"]  # no temp file left
+    mask = os.umask(0)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask  # not mkstemp's private 0600
 
 
 def test_replay_yields_the_same_records_without_a_model(
