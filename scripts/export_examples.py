@@ -54,7 +54,7 @@ def main() -> int:
     model = wrap_loaded(random_model(0), ModelChoice())
 
     store = RunStore()
-    for run_id, mode in enumerate(MODES, start=1):
+    for run_id, mode in enumerate(reversed(MODES), start=1):  # cached last: the current run
         settings = RunSettings(mode, SamplingSettings.greedy_settings(), 24)
         request = RunRequest("KV 캐시는 무엇인가요? 한 문단으로 설명해 주세요.", False, settings)
         ids = model.tokenizer.encode(request.prompt)

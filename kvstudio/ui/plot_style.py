@@ -212,7 +212,7 @@ def _style_axis(axis: pg.AxisItem, style: PlotStyle, restorer: StyleRestorer) ->
     axis.setTextPen(QColor(style.foreground))
     # Ticks and grid lines share the tick pen: keep them thin so the grid stays in the back.
     tick_pen = QPen(QColor(style.foreground))
-    tick_pen.setWidthF(max(1.0, style.axis_pen_px / 2))
+    tick_pen.setWidthF(max(0.3, style.axis_pen_px / 2))  # 0 would mean a 1-px hairline
     tick_pen.setCosmetic(True)
     axis.setTickPen(tick_pen)
     axis.setTickFont(_font(style, style.tick_px))
