@@ -229,14 +229,27 @@ def test_config_dict_writes_both_rope_spellings() -> None:
     assert data["model_type"] == "llama" and data["attention_bias"] is False
 
 
-def test_cli_convert_from_a_model_folder(tokenizer: TextTokenizer, tmp_path: Path) -> None:
+def test_cli_convert_from_a_model_folder_and_a_minimind_pth(
+    tokenizer: TextTokenizer, tmp_path: Path
+) -> None:
     from kvstudio.hf_cli import main
 
-    src = save_model_folder(tiny_model(), tokenizer, tmp_path / "ours")
+    model = tiny_model(qk_norm=True)
+    src = save_model_folder(model, tokenizer, tmp_path / "ours")
     assert not is_hf_folder(src)
     assert main(["convert", str(src), str(tmp_path / "hf")]) == 0
     assert is_hf_folder(tmp_path / "hf")
     assert main(["convert", str(src), str(tmp_path / "hf")]) == 2  # not empty: refused
+    # A MiniMind .pth (state dict only) plus its tokenizer folder; QK-norm → Qwen3.
+    torch.save(model.state_dict(), tmp_path / "pretrain_48.pth")
+    tokenizer.save(tmp_path / "tok")
+    pth_args = ["--tokenizer", str(tmp_path / "tok"), "--dtype", "bfloat16"]
+    assert main(["convert", str(tmp_path / "pretrain_48.pth"), str(tmp_path / "q"), *pth_args]) == 0
+    backend, tok = load_hf_backend(tmp_path / "q")
+    assert type(backend.model).__name__ == "Qwen3ForCausalLM"
+    prompt = tokenizer.encode(PROMPT)
+    ours = MiniMindBackend(model.to(torch.bfloat16).float())  # the same rounding as the file
+    assert run(ours, tokenizer, prompt)[0] == run(backend, tok, prompt)[0]
 
 
 @pytest.mark.parametrize(
