@@ -165,7 +165,7 @@ def sample_next(
         banned_token = None  # e.g. eos of a tokenizer larger than this model's vocabulary
     if banned_token is not None:
         x = x.clone()
-        x[:, banned_token] = NEG_INF
+        x.select(1, banned_token).fill_(NEG_INF)  # cheaper than x[:, i] = …
     n = min(top_n, vocab)
     if settings.greedy:
         return _greedy(x, settings, seen, n)
@@ -210,12 +210,16 @@ def _greedy(
     batch = x.shape[0]
     if seen is not None:
         x = apply_repetition_penalty(x, seen, settings.repetition_penalty)
-    token_ids = torch.argmax(x, dim=-1)  # (B,)
     ones = torch.ones(batch, dtype=torch.int64, device=x.device)
     if n > 0:
-        top_probs, top_ids = torch.topk(torch.softmax(x, dim=-1), n, dim=-1)  # (B, n)
+        # One topk gives both the argmax (its first column) and the candidates; their
+        # probabilities need only the normaliser, not a softmax over the vocabulary.
+        top_logits, top_ids = torch.topk(x, n, dim=-1)  # (B, n), descending
+        top_probs = torch.exp(top_logits - torch.logsumexp(x, dim=-1, keepdim=True))
+        token_ids = top_ids[:, 0]
     else:
         top_probs, top_ids = _empty_top(batch, x.device)
+        token_ids = torch.argmax(x, dim=-1)  # (B,)
     return SampleOutput(
         token_ids=token_ids,
         chosen_probability=torch.ones(batch, dtype=torch.float32, device=x.device),

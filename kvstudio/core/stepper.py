@@ -273,31 +273,28 @@ class Stepper:
         _synchronize(self.device)
         elapsed = time.perf_counter() - t0
 
-        # One transfer for every per-row number (ids are exact in float64).
-        n = out.top_ids.shape[1]
-        packed = torch.cat(
-            [
-                next_ids[:, None].double(),
-                out.chosen_probability[:, None].double(),
-                out.survivors_top_k[:, None].double(),
-                out.survivors_top_p[:, None].double(),
-                logits.amax(dim=-1, keepdim=True).double(),
-                out.top_ids.double(),
-                out.top_probs.double(),
-            ],
+        # Three small transfers for every per-row number (no per-element .item()).
+        int_rows = torch.stack(
+            [next_ids, out.survivors_top_k, out.survivors_top_p], dim=1
+        ).tolist()  # B × [id, survivors top-k, survivors top-p]
+        float_rows = torch.cat(
+            [out.chosen_probability[:, None], logits.amax(dim=-1, keepdim=True), out.top_probs],
             dim=1,
-        ).tolist()  # B lists of 5 + 2n numbers
+        ).tolist()  # B × [chosen probability, max logit, n candidate probabilities]
+        id_rows = out.top_ids.tolist()  # B × n candidate ids
         self.last_logits = logits
         last_logits = tuple(logits[0].float().tolist()) if self.keep_logits else None
 
         token_ids, texts, chosen, surv_k, surv_p, lmax, candidates = [], [], [], [], [], [], []
-        for r, row in enumerate(packed):
-            tid = int(row[0])
+        for r, (ints, floats, ids_row) in enumerate(
+            zip(int_rows, float_rows, id_rows, strict=True)
+        ):
+            tid = ints[0]
             token_ids.append(tid)
-            chosen.append(row[1])
-            surv_k.append(int(row[2]))
-            surv_p.append(int(row[3]))
-            lmax.append(row[4])
+            surv_k.append(ints[1])
+            surv_p.append(ints[2])
+            chosen.append(floats[0])
+            lmax.append(floats[1])
             if self._finished[r]:
                 texts.append("")  # padding eos after the row ended
             else:
@@ -306,11 +303,10 @@ class Stepper:
                 texts.append("" if is_eos else self._decoders[r].push(tid))
                 if is_eos:
                     self._finished[r] = True
-            ids_row, probs_row = row[5 : 5 + n], row[5 + n :]
             candidates.append(
                 tuple(
-                    Candidate(int(i), self._token_text(int(i)), p)
-                    for i, p in zip(ids_row, probs_row, strict=True)
+                    Candidate(i, self._token_text(i), p)
+                    for i, p in zip(ids_row, floats[2:], strict=True)
                     if p > 0.0
                 )
             )
