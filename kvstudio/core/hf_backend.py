@@ -2,7 +2,8 @@
 
 Owns `HFBackend` (the adapter), `HFCache` (a transformers cache plus the
 bookkeeping the stepper measures: positions seen, the attention mask grown
-each step) and `load_hf_folder` (open a *local* folder, never the hub).
+each step), `HFTextTokenizer` (the folder's tokenizer with its own chat
+template) and `load_hf_backend` (open a *local* folder, never the hub).
 
 transformers is imported lazily, inside the functions that need it, so
 importing ``kvstudio.core`` never imports it; it is the optional extra
