@@ -6,9 +6,12 @@ time to first token, the overhead of the stepper's records against a bare
 loop (model + argmax, nothing else) on the same model, and 30 samples × 5
 temperatures × 32 new tokens as batches, for 1 and 2 torch threads.
 
-Runs are interleaved (bare, stepper, bare, …) and the median is reported, so
-a busy second core disturbs both sides alike. Targets from the issue are
-printed next to the numbers; nothing here fails a test on wall-clock time.
+Runs are interleaved (bare, stepper, bare, …) and the best of the repeats is
+reported (as `timeit` does: noise only ever adds time), so a busy second core
+disturbs both sides alike. The records' overhead is also given in process CPU
+time, which another process on the machine barely disturbs. Targets from the
+issue are printed next to the numbers; nothing here fails a test on wall-clock
+time.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ SAMPLING_TEMPERATURES = (0.3, 0.7, 1.0, 1.3, 1.6)
 
 @dataclass(frozen=True)
 class BenchResult:
-    """Medians over the repeats, for one torch thread count."""
+    """Best of the repeats, for one torch thread count."""
 
     threads: int
     prompt_tokens: int
@@ -60,7 +63,8 @@ class BenchResult:
     cached_step_ms: float  # the same run's StepRecord.elapsed_s (forward + sampling only)
     recompute_decode_ms: float  # stepper, recompute, per decode token (wall)
     ttft_ms: float  # cached prefill step (StepRecord.elapsed_s of step 0)
-    records_overhead: float  # cached_decode_ms / bare_decode_ms − 1
+    records_overhead: float  # cached_decode_ms / bare_decode_ms − 1 (wall time)
+    records_overhead_cpu: float  # the same ratio in process CPU time
     sampling_seconds: float  # samples × temperatures × tokens, one batch per temperature
     sampling_shape: tuple[int, int, int]  # (samples, temperatures, new tokens)
 
@@ -81,22 +85,23 @@ def bench_model(path: str | None = None) -> tuple[LoadedModel, str]:
     return LoadedModel(model, tokenizer, model.config, label=label, source=None), label
 
 
-def bare_decode(model: MiniMindLM, prompt: torch.Tensor, new_tokens: int) -> float:
-    """Seconds per decode token of the plainest cached loop: forward + argmax."""
+def bare_decode(model: MiniMindLM, prompt: torch.Tensor, new_tokens: int) -> tuple[float, float]:
+    """(wall, CPU) seconds per decode token of the plainest cached loop: forward + argmax."""
     with torch.inference_mode():
         cache = KVCache(model.config.num_hidden_layers)
         token = model(prompt, cache, logits_to_keep=1)[:, -1].argmax(-1, keepdim=True)  # (1, 1)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(new_tokens - 1):
             token = model(token, cache, logits_to_keep=1)[:, -1].argmax(-1, keepdim=True)
         token.tolist()  # like the stepper, bring the last id to Python
-        return (time.perf_counter() - start) / max(new_tokens - 1, 1)
+        steps = max(new_tokens - 1, 1)
+        return (time.perf_counter() - start) / steps, (time.process_time() - cpu) / steps
 
 
 def stepper_decode(
     backend: MiniMindBackend, loaded: LoadedModel, prompt: list[int], new_tokens: int, mode: str
-) -> tuple[float, float, float]:
-    """(wall s/token after the prefill, mean step elapsed_s after the prefill, prefill s)."""
+) -> tuple[float, float, float, float]:
+    """Per decode token: wall s, CPU s, mean StepRecord.elapsed_s; and the prefill's s."""
     stepper = Stepper(
         backend,
         loaded.tokenizer,
@@ -108,11 +113,12 @@ def stepper_decode(
         top_n=10,
     )
     first = stepper.step()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     rest = list(stepper)
-    wall = (time.perf_counter() - start) / max(len(rest), 1)
+    steps = max(len(rest), 1)
+    wall, cpu = (time.perf_counter() - start) / steps, (time.process_time() - cpu) / steps
     step = statistics.fmean(r.elapsed_s for r in rest) if rest else 0.0
-    return wall, step, first.elapsed_s
+    return wall, cpu, step, first.elapsed_s
 
 
 def sampling_seconds(
@@ -163,11 +169,17 @@ def run_bench(
             bare_decode(loaded.model, prompt_t, 4)
             stepper_decode(backend, loaded, prompt, 4, "cached")
             stepper_decode(backend, loaded, prompt, 2, "recompute")
-            bare, cached_wall, cached_step, ttft, recompute = [], [], [], [], []
+            bare, bare_cpu, cached_wall, cached_cpu, cached_step, ttft = [], [], [], [], [], []
+            recompute = []
             for _ in range(repeats):
-                bare.append(bare_decode(loaded.model, prompt_t, new_tokens))
-                wall, step, first = stepper_decode(backend, loaded, prompt, new_tokens, "cached")
+                wall, cpu = bare_decode(loaded.model, prompt_t, new_tokens)
+                bare.append(wall)
+                bare_cpu.append(cpu)
+                wall, cpu, step, first = stepper_decode(
+                    backend, loaded, prompt, new_tokens, "cached"
+                )
                 cached_wall.append(wall)
+                cached_cpu.append(cpu)
                 cached_step.append(step)
                 ttft.append(first)
             for _ in range(max(1, repeats // 2)):
@@ -178,8 +190,8 @@ def run_bench(
                 sampling_seconds(backend, loaded, samples, temperatures, sample_tokens)
                 for _ in range(max(1, repeats // 2))
             ]
-            bare_ms = statistics.median(bare) * 1e3
-            cached_ms = statistics.median(cached_wall) * 1e3
+            bare_ms = min(bare) * 1e3
+            cached_ms = min(cached_wall) * 1e3
             results.append(
                 BenchResult(
                     threads=n_threads,
@@ -187,11 +199,12 @@ def run_bench(
                     new_tokens=new_tokens,
                     bare_decode_ms=bare_ms,
                     cached_decode_ms=cached_ms,
-                    cached_step_ms=statistics.median(cached_step) * 1e3,
-                    recompute_decode_ms=statistics.median(recompute) * 1e3,
-                    ttft_ms=statistics.median(ttft) * 1e3,
+                    cached_step_ms=min(cached_step) * 1e3,
+                    recompute_decode_ms=min(recompute) * 1e3,
+                    ttft_ms=min(ttft) * 1e3,
                     records_overhead=cached_ms / bare_ms - 1.0,
-                    sampling_seconds=statistics.median(sampling),
+                    records_overhead_cpu=min(cached_cpu) / min(bare_cpu) - 1.0,
+                    sampling_seconds=min(sampling),
                     sampling_shape=(samples, len(temperatures), sample_tokens),
                 )
             )
@@ -207,7 +220,7 @@ def format_results(results: Sequence[BenchResult], label: str) -> str:
         s, k, n = r0.sampling_shape
         lines.append(
             f"fp32, batch 1, P={r0.prompt_tokens}, N={r0.new_tokens}; sampling {s} samples × "
-            f"{k} temperatures × {n} tokens (batched, top-p 0.85); medians"
+            f"{k} temperatures × {n} tokens (batched, top-p 0.85); best of the repeats"
         )
     lines.append("")
     header = f"  {'':<36}" + "".join(f"{f'{r.threads} thread(s)':>14}" for r in results)
@@ -224,10 +237,11 @@ def format_results(results: Sequence[BenchResult], label: str) -> str:
     row("  of which forward+sampling (ms/tok)", [f"{r.cached_step_ms:.3f}" for r in results])
     row("bare loop: model + argmax (ms/tok)", [f"{r.bare_decode_ms:.3f}" for r in results])
     row(
-        "records overhead vs bare loop",
+        "records overhead vs bare loop (wall)",
         [f"{r.records_overhead:+.1%}" for r in results],
         f"≤ {TARGET_OVERHEAD:.0%}",
     )
+    row("records overhead (process CPU time)", [f"{r.records_overhead_cpu:+.1%}" for r in results])
     row("recompute decode (ms/tok)", [f"{r.recompute_decode_ms:.2f}" for r in results])
     row("TTFT, cached prefill (ms)", [f"{r.ttft_ms:.2f}" for r in results])
     row(
