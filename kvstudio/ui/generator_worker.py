@@ -161,11 +161,18 @@ class GeneratorRunner(QObject):
         self._job = 0
         self._busy = False
         self._has_job = False  # a paused job that `advance` can continue
-        self._thread.start()
+        self._closed = False  # after shutdown the worker is gone: no more jobs
 
     # ---- API -----------------------------------------------------------------------------
     def start(self, factory: JobFactory, count: int = -1) -> int:
-        """Run a new job (replacing any current one); `count` items then pause (-1 = all)."""
+        """Run a new job (replacing any current one); `count` items then pause (-1 = all).
+
+        The thread starts with the first job, so idle panels cost no thread.
+        """
+        if self._closed:
+            raise RuntimeError("This runner was shut down; create a new one.")
+        if not self._thread.isRunning():
+            self._thread.start()
         self._job += 1
         self._has_job = True
         self._set_busy(True)
@@ -184,6 +191,10 @@ class GeneratorRunner(QObject):
         self._worker.request_cancel()
 
     @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
     def busy(self) -> bool:
         return self._busy
 
@@ -200,6 +211,7 @@ class GeneratorRunner(QObject):
 
     def shutdown(self, timeout_ms: int = 10_000) -> bool:
         """Cancel, close the generator, quit the thread and wait for it."""
+        self._closed = True
         if not self.is_running():
             return True
         self._job += 1  # drop whatever the old job still sends

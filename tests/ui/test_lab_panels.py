@@ -113,6 +113,11 @@ def test_runner_progress_finished_and_stepping(qtbot) -> None:  # type: ignore[n
         assert runner.advance(-1)
     assert len(seen) == 3 and not runner.has_job
     assert runner.shutdown() and not runner.is_running()
+    with pytest.raises(RuntimeError):
+        runner.start(lambda: _counting(1))  # a shut-down runner takes no more jobs
+    idle = GeneratorRunner()
+    assert not idle.is_running()  # the thread starts with the first job
+    assert idle.shutdown()
 
 
 def test_runner_cancel_and_failure(qtbot) -> None:  # type: ignore[no-untyped-def]

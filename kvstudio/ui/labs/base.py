@@ -256,6 +256,8 @@ class LabPanel(QWidget):
 
     def run(self) -> bool:
         """Start the lab on the current model; False (with a message) if it cannot."""
+        if self.runner.closed:
+            return False  # the window is closing
         if self.model is None:
             self._report(self.tr("No model is loaded yet; wait for it or pick one."))
             return False
