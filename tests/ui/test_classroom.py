@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QThread
+from PySide6.QtCore import Qt, QThread
 from PySide6.QtWidgets import QApplication
 
 from kvstudio.core.runfile import load_runs
@@ -58,8 +58,10 @@ def _window(make_window, tmp_path: Path):  # type: ignore[no-untyped-def]
 def _run_to_end(qtbot, window, steps: int) -> None:  # type: ignore[no-untyped-def]
     window.controller.run_to_end()
     qtbot.waitUntil(
-        lambda: window.controller.store.current is not None
-        and len(window.controller.store.current.records) == steps,
+        lambda: (
+            window.controller.store.current is not None
+            and len(window.controller.store.current.records) == steps
+        ),
         timeout=TIMEOUT,
     )
     window.controller.pacer.flush()
@@ -95,6 +97,25 @@ def test_lecture_mode_enlarges_and_restores(qtbot, make_window, tmp_path: Path) 
     assert app.font().pointSizeF() == pytest.approx(size_before)
     assert axis.style["tickFont"] == font_before
     assert window.time_plot.plot_item.listDataItems()[0].opts["pen"] == pen_before
+
+
+def test_lecture_keys_drive_the_run(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window, extras = _window(make_window, tmp_path)
+    extras.lecture.set_enabled(True)
+    window.setFocus()
+    qtbot.keyClick(window, Qt.Key.Key_PageDown)  # a presenter's clicker
+    qtbot.waitUntil(
+        lambda: (
+            window.controller.store.current is not None
+            and len(window.controller.store.current.records) == 1
+        ),
+        timeout=TIMEOUT,
+    )
+    qtbot.keyClick(window, Qt.Key.Key_P)
+    qtbot.waitUntil(lambda: window.controller.store.current.finished, timeout=TIMEOUT)
+    extras.lecture.set_enabled(False)
+    qtbot.keyClick(window, Qt.Key.Key_Home)  # lecture keys are gone: nothing resets
+    assert len(window.controller.store.current.records) == 6
 
 
 def test_saved_run_replays_to_the_same_charts(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
