@@ -46,8 +46,8 @@ def lecture_style(base_px: float, font_scale: float) -> PlotStyle:
         foreground="#000000",
         tick_px=px,
         label_px=px * 1.1,
-        title_px=px * 1.3,
-        legend_px=px * 0.95,
+        title_px=px * 1.2,
+        legend_px=px * 0.75,  # legends sit on the data: keep them modest
         text_px=px,
         axis_pen_px=2.0,
         line_px=3.5,
