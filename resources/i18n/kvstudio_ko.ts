@@ -120,6 +120,371 @@
     </message>
 </context>
 <context>
+    <name>CacheKindsPanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="65" />
+        <source>Cache kinds</source>
+        <translation>캐시 종류</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="71" />
+        <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; the sliding window keeps the last W tokens, so its memory and each query's view stop growing at W. When W covers the whole context the output must match the dynamic cache.</source>
+        <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도는 마지막 W 토큰만 보관하므로 메모리와 각 쿼리가 보는 범위가 W에서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="79" />
+        <source>Prompt tokens P</source>
+        <translation>프롬프트 토큰 수 P</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="80" />
+        <source>New tokens N</source>
+        <translation>새 토큰 수 N</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="81" />
+        <source>Sliding window W</source>
+        <translation>슬라이딩 윈도 W</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="84" />
+        <source>Cache memory per step</source>
+        <translation>단계별 캐시 메모리</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="85" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="88" />
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="86" />
+        <source>KiB</source>
+        <translation>KiB</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="87" />
+        <source>Keys each new token attends to</source>
+        <translation>새 토큰이 어텐션하는 키 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="89" />
+        <source>attention-mask width</source>
+        <translation>어텐션 마스크 너비</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="95" />
+        <source>{0} (allocated)</source>
+        <translation>{0} (할당)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="99" />
+        <source>{0} (used)</source>
+        <translation>{0} (사용)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="156" />
+        <source>✗ from step {0}</source>
+        <translation>✗ {0}단계부터 다름</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="167" />
+        <source>window W = {0} {1} the context P + N − 1 = {2}</source>
+        <translation>윈도 W = {0}: 문맥 P + N − 1 = {2}{1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="169" />
+        <source>covers</source>
+        <translation>을(를) 덮음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="169" />
+        <source>is shorter than</source>
+        <translation>보다 짧음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="175" />
+        <source>cache</source>
+        <translation>캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="176" />
+        <source>allocated</source>
+        <translation>할당</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="177" />
+        <source>used</source>
+        <translation>사용</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="178" />
+        <source>tokens held</source>
+        <translation>보관 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="179" />
+        <source>mask (last step)</source>
+        <translation>마스크 (마지막 단계)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="180" />
+        <source>same tokens as dynamic</source>
+        <translation>동적 캐시와 같은 토큰</translation>
+    </message>
+</context>
+<context>
+    <name>CacheVsRecomputePanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="72" />
+        <source>Cache vs recompute</source>
+        <translation>캐시 vs 재계산</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="78" />
+        <source>Greedy generation on the lab prompt in both modes, after a short warm-up. Cached mode feeds P + (N − 1) tokens in total, recompute P·N + N(N − 1)/2. In 16-bit the two modes' logits drift apart; in fp32 they agree to ~1e-6.</source>
+        <translation>짧은 예열 뒤 실습 프롬프트로 두 모드에서 탐욕적 생성을 합니다. 캐시 모드는 모두 P + (N − 1) 토큰을, 재계산 모드는 P·N + N(N − 1)/2 토큰을 모델에 넣습니다. 16비트에서는 두 모드의 로짓이 조금씩 벌어지고, fp32에서는 약 1e-6까지 일치합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="85" />
+        <source>Prompt tokens P</source>
+        <translation>프롬프트 토큰 수 P</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="86" />
+        <source>New tokens N</source>
+        <translation>새 토큰 수 N</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="87" />
+        <source>Warm-up tokens</source>
+        <translation>예열 토큰 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="88" />
+        <source>Number format</source>
+        <translation>수 형식</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="91" />
+        <source>Time per step</source>
+        <translation>단계별 시간</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="92" />
+        <source>step (0 = prefill)</source>
+        <translation>단계 (0 = 프리필)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="93" />
+        <source>ms</source>
+        <translation>ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="94" />
+        <source>max |Δlogit| per step, cached vs recompute</source>
+        <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="95" />
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="96" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="169" />
+        <source>max |Δlogit|</source>
+        <translation>최대 |Δ로짓|</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="145" />
+        <source>✗ first differs at step {0}</source>
+        <translation>✗ {0}단계에서 처음 달라짐</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="148" />
+        <source>tokens fed, measured</source>
+        <translation>입력 토큰, 측정</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="149" />
+        <source>tokens fed, formula</source>
+        <translation>입력 토큰, 공식</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="151" />
+        <source>measured = formula</source>
+        <translation>측정 = 공식</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="155" />
+        <source>TTFT (ms)</source>
+        <translation>TTFT (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="157" />
+        <source>decode ms / token</source>
+        <translation>디코드 ms / 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="161" />
+        <source>total (ms)</source>
+        <translation>합계 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="162" />
+        <source>cache, measured</source>
+        <translation>캐시, 측정</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="164" />
+        <source>cache, formula 2·L·T·H_kv·d·bytes</source>
+        <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="168" />
+        <source>identical tokens</source>
+        <translation>토큰 일치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="170" />
+        <source>speed ratio (recompute / cached)</source>
+        <translation>속도 비 (재계산 / 캐시)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="171" />
+        <source>number format</source>
+        <translation>수 형식</translation>
+    </message>
+</context>
+<context>
+    <name>ChartExporter</name>
+    <message>
+        <location filename="../../kvstudio/ui/export_menu.py" line="78" />
+        <source>PNG image (*.png)</source>
+        <translation>PNG 이미지 (*.png)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/export_menu.py" line="79" />
+        <source>SVG vector image (*.svg)</source>
+        <translation>SVG 벡터 이미지 (*.svg)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/export_menu.py" line="80" />
+        <source>PDF document (*.pdf)</source>
+        <translation>PDF 문서 (*.pdf)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/export_menu.py" line="81" />
+        <source>CSV data (*.csv)</source>
+        <translation>CSV 데이터 (*.csv)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/export_menu.py" line="89" />
+        <source>Export chart</source>
+        <translation>차트 내보내기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/export_menu.py" line="113" />
+        <source>Export slide pack to folder</source>
+        <translation>슬라이드 묶음을 내보낼 폴더</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/export_menu.py" line="123" />
+        <source>{0} files written to {1}</source>
+        <translation>{1}에 파일 {0}개를 저장했습니다</translation>
+    </message>
+</context>
+<context>
+    <name>ClassroomExtras</name>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="86" />
+        <source>Labs</source>
+        <translation>실습</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="139" />
+        <source>Save run</source>
+        <translation>실행 저장</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="141" />
+        <location filename="../../kvstudio/ui/classroom.py" line="159" />
+        <source>KV Studio runs (*.json)</source>
+        <translation>KV Studio 실행 파일 (*.json)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="150" />
+        <source>Saved the run to {0}</source>
+        <translation>실행을 {0}에 저장했습니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="157" />
+        <source>Open saved run</source>
+        <translation>저장한 실행 열기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="222" />
+        <source>Lec&amp;ture</source>
+        <translation>강의(&amp;T)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="223" />
+        <source>Lecture mode (big text, high contrast)</source>
+        <translation>강의 모드 (큰 글자, 높은 대비)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="225" />
+        <source>Page Down or N steps, P or B plays and pauses, Home resets.</source>
+        <translation>Page Down 또는 N: 한 단계, P 또는 B: 재생/일시정지, Home: 처음으로.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="227" />
+        <source>Save run…</source>
+        <translation>실행 저장…</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="228" />
+        <source>Open saved run (replay without the model)…</source>
+        <translation>저장한 실행 열기 (모델 없이 다시 보기)…</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="229" />
+        <source>Replay</source>
+        <translation>다시 보기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="230" />
+        <source>Next step</source>
+        <translation>다음 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="231" />
+        <source>Play / pause</source>
+        <translation>재생 / 일시정지</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="232" />
+        <source>From the start</source>
+        <translation>처음부터</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="233" />
+        <source>Export slide pack (all charts and numbers)…</source>
+        <translation>슬라이드 묶음 내보내기 (모든 차트와 수치)…</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="253" />
+        <source>Exported: {0}</source>
+        <translation>내보냄: {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="262" />
+        <source>KV Studio</source>
+        <translation>KV Studio</translation>
+    </message>
+</context>
+<context>
     <name>ControlsPanel</name>
     <message>
         <location filename="../../kvstudio/ui/controls_panel.py" line="129" />
@@ -213,44 +578,80 @@
     </message>
 </context>
 <context>
+    <name>ExportButton</name>
+    <message>
+        <location filename="../../kvstudio/ui/export_menu.py" line="192" />
+        <source>Export this chart (PNG, SVG, PDF, CSV)</source>
+        <translation>이 차트 내보내기 (PNG, SVG, PDF, CSV)</translation>
+    </message>
+</context>
+<context>
+    <name>ExportMenu</name>
+    <message>
+        <location filename="../../kvstudio/ui/export_menu.py" line="149" />
+        <source>Export chart</source>
+        <translation>차트 내보내기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/export_menu.py" line="151" />
+        <source>PNG image, {0} px wide…</source>
+        <translation>PNG 이미지, 가로 {0}px…</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/export_menu.py" line="153" />
+        <source>SVG vector image…</source>
+        <translation>SVG 벡터 이미지…</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/export_menu.py" line="154" />
+        <source>PDF (vector)…</source>
+        <translation>PDF (벡터)…</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/export_menu.py" line="155" />
+        <source>Data as CSV…</source>
+        <translation>데이터를 CSV로…</translation>
+    </message>
+</context>
+<context>
     <name>GenerationView</name>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="172" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="142" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="173" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="143" />
         <source>Type a question or some text, then press Step.</source>
         <translation>질문이나 글을 입력한 뒤 '한 토큰'을 누르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="174" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="144" />
         <source>Chat template</source>
         <translation>채팅 템플릿</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="176" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="146" />
         <source>Wrap the prompt in the chat model's template (&lt;|im_start|&gt;user … assistant). Only for chat models.</source>
         <translation>프롬프트를 채팅 모델의 템플릿(&lt;|im_start|&gt;user … assistant)으로 감쌉니다. 채팅 모델에서만 쓸 수 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="178" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="148" />
         <source>Generated tokens appear here, one chip per token.</source>
         <translation>생성된 토큰이 토큰마다 칩 하나로 여기에 나타납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="179" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="149" />
         <source>{0} run: {1} of {2} new tokens</source>
         <translation>{0} 실행: 새 토큰 {2}개 중 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="180" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="150" />
         <source>Prompt token id {0}</source>
         <translation>프롬프트 토큰 id {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="182" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="152" />
         <source>Token id {0}
 probability {1:.3f}
 tokens fed this step: {2}
@@ -263,9 +664,145 @@ step {4}</source>
 단계 {4}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="184" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="154" />
         <source>Part of a character: its text appears with the next token.</source>
         <translation>글자의 일부입니다. 글자는 다음 토큰과 함께 나타납니다.</translation>
+    </message>
+</context>
+<context>
+    <name>LabPanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="249" />
+        <source>Run</source>
+        <translation>실행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="250" />
+        <source>Cancel</source>
+        <translation>취소</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="262" />
+        <source>No model is loaded yet; wait for it or pick one.</source>
+        <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="272" />
+        <source>Running…</source>
+        <translation>실행 중…</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="303" />
+        <source>Done.</source>
+        <translation>완료.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="313" />
+        <source>Cancelled.</source>
+        <translation>취소했습니다.</translation>
+    </message>
+</context>
+<context>
+    <name>LengthSweepPanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="84" />
+        <source>Length sweep</source>
+        <translation>길이 스윕</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="90" />
+        <source>Generates at several lengths in both modes and plots the time per generated token against the context length P + N. With the cache it stays nearly flat; without it, every token re-reads the whole context, so it grows with length. Dashed: best straight line; solid: best parabola.</source>
+        <translation>여러 길이에서 두 모드로 생성하고, 생성 토큰당 시간을 문맥 길이 P + N에 대해 그립니다. 캐시가 있으면 거의 평평하고, 없으면 토큰마다 전체 문맥을 다시 읽으므로 길이에 따라 늘어납니다. 점선: 최적 직선, 실선: 최적 포물선.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="96" />
+        <source>prompt length P</source>
+        <translation>프롬프트 길이 P</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="97" />
+        <source>new tokens N</source>
+        <translation>새 토큰 수 N</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="100" />
+        <source>Vary</source>
+        <translation>바꿀 길이</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="101" />
+        <source>Lengths</source>
+        <translation>길이 목록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="102" />
+        <source>The other length</source>
+        <translation>다른 쪽 길이</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="106" />
+        <source>Time per token against context length</source>
+        <translation>문맥 길이에 따른 토큰당 시간</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="107" />
+        <source>context length P + N (tokens)</source>
+        <translation>문맥 길이 P + N (토큰)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="108" />
+        <source>ms per generated token</source>
+        <translation>생성 토큰당 ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="113" />
+        <source>{0}: linear fit</source>
+        <translation>{0}: 직선 맞춤</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="116" />
+        <source>{0}: quadratic fit</source>
+        <translation>{0}: 2차 맞춤</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="154" />
+        <source>linear</source>
+        <translation>직선</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="162" />
+        <source>quadratic</source>
+        <translation>2차</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="172" />
+        <source>{0:.3g} ms/token</source>
+        <translation>{0:.3g} ms/토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="173" />
+        <source>fed {0} (formula {1})</source>
+        <translation>입력 {0} (공식 {1})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="179" />
+        <source>mode</source>
+        <translation>모드</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="179" />
+        <source>fit / run</source>
+        <translation>맞춤 / 실행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="179" />
+        <source>ms per token</source>
+        <translation>토큰당 ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="179" />
+        <source>R² / fed</source>
+        <translation>R² / 입력</translation>
     </message>
 </context>
 <context>
@@ -281,47 +818,47 @@ step {4}</source>
         <translation>조작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="221" />
+        <location filename="../../kvstudio/ui/main_window.py" line="225" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="239" />
+        <location filename="../../kvstudio/ui/main_window.py" line="243" />
         <source>KV Studio — KV cache and sampling, token by token</source>
         <translation>KV Studio — 토큰 단위로 보는 KV 캐시와 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="240" />
+        <location filename="../../kvstudio/ui/main_window.py" line="244" />
         <source>&amp;File</source>
         <translation>파일(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="241" />
+        <location filename="../../kvstudio/ui/main_window.py" line="245" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="242" />
+        <location filename="../../kvstudio/ui/main_window.py" line="246" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="243" />
+        <location filename="../../kvstudio/ui/main_window.py" line="247" />
         <source>Quit</source>
         <translation>끝내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="244" />
+        <location filename="../../kvstudio/ui/main_window.py" line="248" />
         <source>&amp;Language</source>
         <translation>언어(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="245" />
+        <location filename="../../kvstudio/ui/main_window.py" line="249" />
         <source>System default</source>
         <translation>시스템 기본값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="248" />
+        <location filename="../../kvstudio/ui/main_window.py" line="252" />
         <source>&amp;View</source>
         <translation>보기(&amp;V)</translation>
     </message>
@@ -443,19 +980,27 @@ step {4}</source>
     </message>
 </context>
 <context>
+    <name>ReplayController</name>
+    <message>
+        <location filename="../../kvstudio/ui/replay.py" line="107" />
+        <source>Replaying {0} run(s) of {1}; no model is computing.</source>
+        <translation>{1}의 실행 {0}개를 다시 봅니다. 모델은 계산하지 않습니다.</translation>
+    </message>
+</context>
+<context>
     <name>RunController</name>
     <message>
-        <location filename="../../kvstudio/ui/run_controller.py" line="70" />
+        <location filename="../../kvstudio/ui/run_controller.py" line="68" />
         <source>Loading the model…</source>
         <translation>모델을 불러오는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run_controller.py" line="124" />
+        <location filename="../../kvstudio/ui/run_controller.py" line="122" />
         <source>Model ready: {0}</source>
         <translation>모델 준비됨: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run_controller.py" line="138" />
+        <location filename="../../kvstudio/ui/run_controller.py" line="136" />
         <source>Run finished. Reset, or change a setting, to run again.</source>
         <translation>실행이 끝났습니다. 다시 하려면 초기화하거나 설정을 바꾸세요.</translation>
     </message>
@@ -624,44 +1169,148 @@ step {4}</source>
 <context>
     <name>StepTimePlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="43" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="44" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="44" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="45" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="45" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="46" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="46" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="47" />
         <source>cumulative ms (dashed)</source>
         <translation>누적 ms (점선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="50" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="51" />
         <source>{0}: ms per step</source>
         <translation>{0}: 단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="51" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="52" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="52" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="53" />
         <source>prefill = time to first token</source>
         <translation>프리필 = 첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="53" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="54" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
+    </message>
+</context>
+<context>
+    <name>TemperaturePanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="67" />
+        <source>Temperature</source>
+        <translation>온도</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="73" />
+        <source>Each temperature draws the same number of answers from one seed. Low temperatures repeat one answer; high ones spread out. The same seed must give the same answers in cached and recompute mode.</source>
+        <translation>온도마다 같은 시드에서 같은 수의 답을 뽑습니다. 낮은 온도는 한 답을 되풀이하고, 높은 온도는 답이 퍼집니다. 같은 시드는 캐시 모드와 재계산 모드에서 같은 답을 내야 합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="80" />
+        <source>Prompt</source>
+        <translation>프롬프트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="81" />
+        <source>Temperatures</source>
+        <translation>온도 목록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="82" />
+        <source>Samples per temperature</source>
+        <translation>온도당 샘플 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="83" />
+        <source>New tokens per answer</source>
+        <translation>답당 새 토큰 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="84" />
+        <source>Seed</source>
+        <translation>시드</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="85" />
+        <source>Check recompute gives the same</source>
+        <translation>재계산 모드도 같은지 확인</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="88" />
+        <source>How often each answer came up</source>
+        <translation>답별 등장 횟수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="89" />
+        <source>answer rank (1 = most frequent)</source>
+        <translation>답 순위 (1 = 가장 많음)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="90" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="175" />
+        <source>count</source>
+        <translation>횟수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="91" />
+        <source>Distinct answers</source>
+        <translation>서로 다른 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="92" />
+        <source>temperature</source>
+        <translation>온도</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="147" />
+        <source>T = {0:g} ({1} distinct)</source>
+        <translation>T = {0:g} (서로 다른 답 {1}개)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="169" />
+        <source>same seed, both modes</source>
+        <translation>같은 시드, 두 모드</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="172" />
+        <source>T</source>
+        <translation>T</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="173" />
+        <source>distinct</source>
+        <translation>서로 다른 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="174" />
+        <source>most common answer</source>
+        <translation>가장 많은 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="176" />
+        <source>ms</source>
+        <translation>ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="182" />
+        <source>T = {0:g}:</source>
+        <translation>T = {0:g}:</translation>
     </message>
 </context>
 <context>
@@ -705,6 +1354,137 @@ step {4}</source>
         <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="51" />
         <source>formula P·N+N(N−1)/2</source>
         <translation>공식 P·N+N(N−1)/2</translation>
+    </message>
+</context>
+<context>
+    <name>TopPTopKPanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="103" />
+        <source>Top-p / top-k</source>
+        <translation>Top-p / top-k</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="107" />
+        <source>Start</source>
+        <translation>시작</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="108" />
+        <source>Step</source>
+        <translation>한 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="109" />
+        <source>Run to end</source>
+        <translation>끝까지</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="112" />
+        <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (grey bars are cut); top-p then keeps the most likely tokens until their probability passes p (orange bars are cut). The chosen token is outlined.</source>
+        <translation>막대는 온도를 적용한 뒤 가장 가능성이 높은 다음 토큰 20개입니다. top-k는 상위 k개만 남기고(회색 막대는 잘림), top-p는 확률 합이 p를 넘을 때까지 상위 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="120" />
+        <source>Prompt</source>
+        <translation>프롬프트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="121" />
+        <source>Temperature</source>
+        <translation>온도</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="122" />
+        <source>Top-k (0 = off)</source>
+        <translation>Top-k (0 = 끔)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="123" />
+        <source>Top-p (1 = off)</source>
+        <translation>Top-p (1 = 끔)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="124" />
+        <source>New tokens</source>
+        <translation>새 토큰 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="125" />
+        <source>Seed</source>
+        <translation>시드</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="128" />
+        <source>Next-token distribution</source>
+        <translation>다음 토큰 분포</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="129" />
+        <source>probability</source>
+        <translation>확률</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="130" />
+        <source>Candidates left after each filter</source>
+        <translation>필터별 남은 후보 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="131" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="238" />
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="132" />
+        <source>tokens</source>
+        <translation>토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="241" />
+        <source>after top-k</source>
+        <translation>top-k 뒤</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="242" />
+        <source>after top-p</source>
+        <translation>top-p 뒤</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="181" />
+        <source>Step {0}: chose {1!r} (p = {2:.3f})</source>
+        <translation>{0}단계: {1!r} 선택 (p = {2:.3f})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="209" />
+        <source>the {0} most likely tokens at step {1}</source>
+        <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="215" />
+        <source>top-k = {0}</source>
+        <translation>top-k = {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="222" />
+        <source>top-p = {0:g}: {1} left</source>
+        <translation>top-p = {0:g}: {1}개 남음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="239" />
+        <source>chosen</source>
+        <translation>선택</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="240" />
+        <source>p(chosen)</source>
+        <translation>p(선택)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="250" />
+        <source>Finished. Text: {0}</source>
+        <translation>끝. 생성 글: {0}</translation>
     </message>
 </context>
 </TS>
