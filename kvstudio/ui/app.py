@@ -30,7 +30,11 @@ def prepare_application(app: QApplication) -> str | None:
     """Register NanumGothic and make it the application font; return its family."""
     family = register_bundled_font()
     app.setFont(app_font(family))
-    pg.setConfigOptions(antialias=True)
+    # The model thread holds the GIL between torch calls; a shorter switch interval lets
+    # the UI thread in sooner when it has a frame to paint (default 5 ms).
+    sys.setswitchinterval(0.001)
+    # Antialiased lines cost several times more to paint; live plots stay crisp without.
+    pg.setConfigOptions(antialias=False)
     return family
 
 

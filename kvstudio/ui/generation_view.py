@@ -10,7 +10,7 @@ byte-level tokens is shown whole.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
@@ -24,20 +24,9 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.core.records import StepRecord
-from kvstudio.ui.flow_layout import FlowLayout
 from kvstudio.ui.names import mode_name
 from kvstudio.ui.run_store import RunStore, RunTrace
-
-CHIP_STYLES = {
-    "prompt": "background:#e8e8e8; color:#555; border:1px solid #ccc; border-radius:3px;"
-    " padding:1px 3px;",
-    "generated": "background:#ffffff; color:#111; border:1px solid #9ecae1; border-radius:3px;"
-    " padding:1px 3px;",
-    "current": "background:#fdd835; color:#000; border:2px solid #f57f17; border-radius:3px;"
-    " padding:0px 2px; font-weight:bold;",
-    "pending": "background:#ffffff; color:#aaa; border:1px dashed #9ecae1; border-radius:3px;"
-    " padding:1px 3px;",
-}
+from kvstudio.ui.token_chips import TokenChipsView
 
 
 def chip_text(piece: str) -> str:
@@ -61,11 +50,10 @@ class GenerationView(QWidget):
         self._chat = QCheckBox()
         self._chat.setChecked(True)
         self._header = QLabel()
-        self._chips_host = QWidget()
-        self._chips = FlowLayout(self._chips_host)
+        self._chips = TokenChipsView()
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
-        scroll.setWidget(self._chips_host)
+        scroll.setWidget(self._chips)
         scroll.setFrameShape(QFrame.Shape.StyledPanel)
         scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self._scroll = scroll
@@ -84,8 +72,6 @@ class GenerationView(QWidget):
 
         self._run_id: int | None = None
         self._shown_records = 0
-        self._labels: list[QLabel] = []
-        self._current: QLabel | None = None
         self._prompt.textChanged.connect(self.prompt_edited)
         self._chat.toggled.connect(self.chat_template_toggled)
         self.retranslate()
@@ -105,7 +91,11 @@ class GenerationView(QWidget):
 
     # ---- the chips ---------------------------------------------------------------------------
     def chip_texts(self) -> list[str]:
-        return [label.text() for label in self._labels]
+        return self._chips.texts()
+
+    @property
+    def chips(self) -> TokenChipsView:
+        return self._chips
 
     def generated_chip_count(self) -> int:
         return self._shown_records
@@ -124,47 +114,27 @@ class GenerationView(QWidget):
         self._shown_records = len(trace.records)
         self._header.setText(self._header_template.format(
             mode_name(trace.mode), len(trace.records), trace.info.max_new_tokens))
-        if self._labels:
-            self._scroll.ensureWidgetVisible(self._labels[-1])
+        rect = self._chips.last_rect()
+        if rect is not None:
+            self._scroll.ensureVisible(int(rect.center().x()), int(rect.bottom()), 10, 10)
 
     def _rebuild(self, trace: RunTrace) -> None:
         self._clear_chips()
         self._run_id = trace.info.run_id
         for token_id, piece in zip(trace.info.prompt_ids, trace.info.prompt_pieces, strict=True):
-            label = self._new_chip(piece, "prompt")
-            label.setToolTip(self._prompt_tip.format(token_id))
+            self._chips.add(chip_text(piece), "prompt", self._prompt_tip.format(token_id))
 
     def _add_generated(self, trace: RunTrace, record: StepRecord) -> None:
         piece = record.token_texts[0]
-        label = self._new_chip(piece, "generated" if piece else "pending")
         tip = self._token_tip.format(
             record.token_ids[0], record.chosen_probability[0], record.tokens_fed,
             record.elapsed_s * 1000.0, record.step)
         if not piece:
             tip += "\n" + self._pending_tip
-        label.setToolTip(tip)
-        if self._current is not None:
-            self._current.setStyleSheet(CHIP_STYLES[self._current.property("kind")])
-        label.setStyleSheet(CHIP_STYLES["current"])
-        self._current = label
-
-    def _new_chip(self, piece: str, kind: str) -> QLabel:
-        label = QLabel(chip_text(piece))
-        label.setTextFormat(Qt.TextFormat.PlainText)
-        label.setProperty("kind", kind)
-        label.setStyleSheet(CHIP_STYLES[kind])
-        self._chips.addWidget(label)
-        self._labels.append(label)
-        return label
+        self._chips.add(chip_text(piece), "generated" if piece else "pending", tip, current=True)
 
     def _clear_chips(self) -> None:
-        while self._chips.count():
-            item = self._chips.takeAt(0)
-            widget = item.widget() if item is not None else None
-            if widget is not None:
-                widget.deleteLater()
-        self._labels.clear()
-        self._current = None
+        self._chips.clear()
         self._shown_records = 0
 
     # ---- language ----------------------------------------------------------------------------

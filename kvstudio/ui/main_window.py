@@ -195,7 +195,11 @@ class MainWindow(QMainWindow):
         self.answers.sample_requested.connect(c.sample)
         self.answers.cancel_requested.connect(c.cancel_sampling)
         c.set_interval(controls.interval_ms())
-        c.redraw_due.connect(self.refresh_views)
+        store = c.store
+        c.pacer.add_view(lambda: self.generation.refresh(store))
+        for plot in (self.tokens_plot, self.time_plot, self.cache_plot):
+            c.pacer.add_view(lambda plot=plot: plot.refresh(store))  # type: ignore[misc]
+        c.pacer.add_view(lambda: self.status.refresh(store))
         c.playing_changed.connect(controls.set_playing)
         c.model_loaded.connect(self._on_model_loaded)
         c.problem.connect(self._on_problem)

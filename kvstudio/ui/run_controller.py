@@ -2,7 +2,7 @@
 
 Owns `RunController`: the rules of a session (a new run starts when the mode,
 the settings or the prompt change; the other mode's last run stays drawn;
-Reset forgets both), the `RunStore`, and the redraw pacing. It does not
+Reset forgets both), the `RunStore`, and the redraw pacing (`pacer`). It does not
 build widgets: the window gives it a function that reads the current request
 from the panels, and connects its signals to the views.
 """
@@ -33,7 +33,6 @@ RequestSource = Callable[[], RunRequest]
 
 
 class RunController(QObject):
-    redraw_due = Signal()  # the store changed; views should refresh (paced)
     playing_changed = Signal(bool)
     model_loaded = Signal(object)  # ModelHandle
     problem = Signal(str)  # a message for the user (already actionable)
@@ -53,8 +52,7 @@ class RunController(QObject):
         self.sampling = False
         self._request_source = request_source
         self._interval_ms = 120
-        self.pacer = RedrawPacer(parent=self)
-        self.pacer.redraw_due.connect(self.redraw_due)
+        self.pacer = RedrawPacer(parent=self)  # the window registers its views with it
         worker = host.worker
         worker.model_loaded.connect(self._on_model_loaded)
         worker.run_started.connect(self._on_run_started)

@@ -20,8 +20,8 @@ def test_store_keeps_one_trace_per_mode_and_drops_stale_records(tiny_model, toke
     handle = wrap_model(tiny_model, tokenizer, "tiny", ModelChoice())
     store = RunStore()
     for run_id, mode in ((1, "cached"), (2, "recompute")):
-        request = RunRequest("안녕하세요", True, RunSettings(mode, SamplingSettings.greedy_settings(),
-                                                         5))
+        settings = RunSettings(mode, SamplingSettings.greedy_settings(), 5)
+        request = RunRequest("안녕하세요", True, settings)
         ids = encode_prompt(handle, request)
         store.begin(run_info(run_id, handle, request, ids))
         stepper = Stepper(handle.backend, tokenizer, ids, mode=mode, max_new_tokens=5,

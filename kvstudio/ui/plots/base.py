@@ -10,7 +10,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from kvstudio.core.records import Mode
 from kvstudio.ui.run_store import RunStore
@@ -46,6 +46,11 @@ class LivePlot(pg.PlotWidget):
         self.legend = item.addLegend(offset=(8, 8), labelTextColor="#222")
         self.legend.setBrush(pg.mkBrush(255, 255, 255, 200))
         self.right_view: pg.ViewBox | None = None
+        # Axes, title and legend repaint with every data update; replaying their text is the
+        # costliest part of a frame, so keep them as pixmaps until they really change.
+        for static in (*(item.getAxis(s) for s in ("left", "bottom", "right", "top")),
+                       item.titleLabel, self.legend):
+            static.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     @property
     def plot_item(self) -> pg.PlotItem:
@@ -71,6 +76,27 @@ class LivePlot(pg.PlotWidget):
             return
         self.right_view.setGeometry(self.plot_item.vb.sceneBoundingRect())
         self.right_view.linkedViewChanged(self.plot_item.vb, self.right_view.XAxis)
+
+    def set_ranges(self, x: tuple[float, float], y: tuple[float, float] | None = None,
+                   right_y: tuple[float, float] | None = None) -> None:
+        """Fix the visible ranges (only when they change) so axes need not be redrawn per step.
+
+        A growing series under auto-range rescales its axes on every redraw, and
+        axis painting is the most expensive part of a pyqtgraph frame.
+        """
+        wanted = (x, y, right_y)
+        if wanted == getattr(self, "_ranges", None):
+            return
+        self._ranges = wanted
+        view = self.plot_item.vb
+        view.disableAutoRange(pg.ViewBox.XAxis)
+        view.setXRange(*x, padding=0)
+        if y is not None:
+            view.disableAutoRange(pg.ViewBox.YAxis)
+            view.setYRange(*y, padding=0)
+        if right_y is not None and self.right_view is not None:
+            self.right_view.disableAutoRange()
+            self.right_view.setYRange(*right_y, padding=0)
 
     def refresh(self, store: RunStore) -> None:
         raise NotImplementedError

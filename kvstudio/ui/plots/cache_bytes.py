@@ -110,6 +110,20 @@ class CacheBytesPlot(LivePlot):
             self.summary = self._title_template.format(
                 format_bytes(record.cache_used_bytes), format_bytes(formula), record.cache_length)
         self.plot_item.setTitle(self.summary, size="9pt")
+        self.set_ranges((-0.6, len(layers) - 0.4), (0, self._planned_top(info, record) * 1.08))
+
+    @staticmethod
+    def _planned_top(info: RunInfo, record: StepRecord) -> float:
+        """The largest per-layer K (or V) bar this run will reach: fix the y axis to it."""
+        spec = info.request.settings.cache
+        tokens = info.prompt_len + info.max_new_tokens
+        if spec.kind == "static":
+            tokens = spec.max_length
+        elif spec.kind == "sliding":
+            tokens = min(tokens, spec.window)
+        planned = info.formula_cache_bytes(tokens) / (2 * max(info.num_layers, 1))
+        measured = max((max(k, v) for k, v in record.cache_layer_bytes), default=0)
+        return float(max(planned, measured, 1))
 
     def drawn_layer_bytes(self) -> list[tuple[float, float]]:
         """(K, V) heights drawn per layer (what tests compare with the record)."""

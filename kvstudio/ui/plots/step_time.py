@@ -37,6 +37,7 @@ class StepTimePlot(LivePlot):
             right.addItem(cumulative)
             self._per_step[mode], self._cumulative[mode] = line, cumulative
             self._ttft[mode], self._ttft_label[mode] = ttft, label
+        self._y_top = self._total_top = 0.0
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -68,6 +69,26 @@ class StepTimePlot(LivePlot):
             self._ttft[mode].setData([0.0], [ms[0]])
             self._ttft_label[mode].setText(self._ttft_text.format(ms[0]))
             self._ttft_label[mode].setPos(0.3, float(ms[0]))
+        traces = store.traces()
+        if traces:
+            budget = max(t.info.max_new_tokens for t in traces)
+            self.set_ranges((-0.6, budget - 0.4))
+        self._fit_y(store)
+
+    def _fit_y(self, store: RunStore) -> None:
+        """Grow the y ranges in steps of 25 % so noise does not rescale the axes every frame."""
+        top = max((max(t.step_ms) for t in store.traces() if t.records), default=0.0)
+        total = max((t.cumulative_ms[-1] for t in store.traces() if t.records), default=0.0)
+        view = self.plot_item.vb
+        view.disableAutoRange(pg.ViewBox.YAxis)
+        if top > 0 and not 0.5 * self._y_top < top <= self._y_top:
+            self._y_top = top * 1.25
+            view.setYRange(0, self._y_top, padding=0)
+        if self.right_view is not None and total > 0 and not 0.5 * self._total_top < total <= (
+                self._total_top):
+            self._total_top = total * 1.25
+            self.right_view.disableAutoRange()
+            self.right_view.setYRange(0, self._total_top, padding=0)
 
     def per_step_ms(self, mode: Mode) -> list[float]:
         _, y = self._per_step[mode].getData()

@@ -65,15 +65,18 @@ class TokensFedPlot(LivePlot):
             planned = trace.info.formula_cumulative(trace.info.max_new_tokens)
             self._formula[mode].setData(np.arange(len(planned), dtype=float),
                                         np.asarray(planned, dtype=float))
-        self._fit_right_axis(store)
+        self._fit_ranges(store)
 
-    def _fit_right_axis(self, store: RunStore) -> None:
-        """Scale the cumulative axis to what has been measured, not the whole formula."""
-        if self.right_view is None:
+    def _fit_ranges(self, store: RunStore) -> None:
+        """Ranges from the runs' budgets (known at the start), so they stay put while stepping."""
+        traces = store.traces()
+        if not traces:
             return
-        tops = [max(t.tokens_fed_cumulative) for t in store.traces() if t.records]
-        if tops:
-            self.right_view.setYRange(0, max(tops) * 1.1, padding=0)
+        budget = max(t.info.max_new_tokens for t in traces)
+        bar_top = max(max(t.info.prompt_len + (t.info.max_new_tokens - 1 if t.mode == "recompute"
+                                               else 0), 1) for t in traces)
+        total_top = max(max(t.info.formula_cumulative(t.info.max_new_tokens)) for t in traces)
+        self.set_ranges((-0.6, budget - 0.4), (0, bar_top * 1.08), (0, total_top * 1.05))
 
     def bar_heights(self, mode: Mode) -> list[float]:
         """The heights currently drawn for `mode` (what tests compare with the records)."""

@@ -1,0 +1,50 @@
+"""Shared set-up for the window benchmarks: a real, wired window driven by its own controls.
+
+Owns `open_window()` (QApplication, bundled font, settings in a temp file, the
+engine's default model) and `rss_mib()` (resident memory from /proc). The
+benchmarks run outside CI: `soak.py` (minutes at full speed, memory samples)
+and `responsiveness.py` (longest event-loop stall while playing).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
+
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
+
+from kvstudio.ui.app import build_window, prepare_application
+from kvstudio.ui.app_settings import AppSettings
+from kvstudio.ui.engine_adapter import load_model
+from kvstudio.ui.main_window import MainWindow
+
+
+def rss_mib() -> float:
+    """Resident set size of this process in MiB (Linux /proc)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def open_window(language: str = "ko", threads: int = 1) -> tuple[QApplication, MainWindow]:
+    app = QApplication.instance() or QApplication([])
+    assert isinstance(app, QApplication)
+    prepare_application(app)
+    ini = Path(tempfile.mkdtemp(prefix="kvstudio-bench-")) / "settings.ini"
+    settings = AppSettings(QSettings(str(ini), QSettings.Format.IniFormat))
+    window = build_window(app, settings, load_model, threads=threads, language=language)
+    window.show()
+    window.start()
+    deadline = time.monotonic() + 60
+    while window.controller.model is None and time.monotonic() < deadline:
+        app.processEvents()
+        time.sleep(0.01)
+    if window.controller.model is None:
+        raise RuntimeError("the model did not load within 60 s")
+    return app, window
