@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 
 from kvstudio.core.tokenizer import TextTokenizer
 from kvstudio.ui.engine_adapter import ModelHandle
-from kvstudio.ui.export import ChartLike
+from kvstudio.ui.export import ChartLike, plot_items
 from kvstudio.ui.export_menu import ChartExporter, attach_export
 from kvstudio.ui.generator_worker import GeneratorRunner, JobFactory
 
@@ -219,6 +219,10 @@ class LabPanel(QWidget):
     def add_chart(self, key: str, widget: pg.GraphicsView) -> pg.GraphicsView:
         """Show a chart and give it the export menu and button."""
         self._charts[key] = widget
+        for plot in plot_items(widget):  # dark axes on white, like the window's live plots
+            for side in ("left", "bottom", "right"):
+                plot.getAxis(side).setPen(pg.mkPen("#444"))
+                plot.getAxis(side).setTextPen(pg.mkPen("#222"))
         self.chart_layout.addWidget(widget, 1)
         attach_export(widget, self.exporter)
         return widget
