@@ -212,10 +212,9 @@ def _greedy(
         x = apply_repetition_penalty(x, seen, settings.repetition_penalty)
     ones = torch.ones(batch, dtype=torch.int64, device=x.device)
     if n > 0:
-        # One topk gives both the argmax (its first column) and the candidates; their
-        # probabilities need only the normaliser, not a softmax over the vocabulary.
-        top_logits, top_ids = torch.topk(x, n, dim=-1)  # (B, n), descending
-        top_probs = torch.exp(top_logits - torch.logsumexp(x, dim=-1, keepdim=True))
+        # One topk gives both the argmax (its first column) and the candidates.
+        top_ids = torch.topk(x, n, dim=-1).indices  # (B, n), most likely first
+        top_probs = torch.softmax(x, dim=-1).gather(1, top_ids)  # (B, n)
         token_ids = top_ids[:, 0]
     else:
         top_probs, top_ids = _empty_top(batch, x.device)
