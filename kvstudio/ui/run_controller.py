@@ -124,6 +124,7 @@ class RunController(QObject):
     def _on_run_started(self, info: RunInfo) -> None:
         self.store.begin(info)
         self.pacer.request()
+        self.note.emit("")  # an old "run finished" no longer applies
 
     def _on_step_ready(self, run_id: int, record: StepRecord) -> None:
         if self.store.add(run_id, record):

@@ -26,47 +26,47 @@
 <context>
     <name>AnswerPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="87" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="88" />
         <source>Cancelled</source>
         <translation>취소됨</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="94" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="95" />
         <source>(empty answer)</source>
         <translation>(빈 답)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="105" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="106" />
         <source>Sample ×N</source>
         <translation>N번 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="107" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="108" />
         <source>Generate N answers to the prompt in one batch and count the distinct ones.</source>
         <translation>프롬프트에 대한 답 N개를 한 배치로 생성하고 서로 다른 답을 셉니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="108" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="109" />
         <source>N: samples per temperature.</source>
         <translation>N: 온도마다 뽑을 샘플 수.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="109" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="110" />
         <source>Temperatures</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="110" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="111" />
         <source>current, or e.g. 0.3, 0.85, 1.5</source>
         <translation>현재 값, 또는 예: 0.3, 0.85, 1.5</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="112" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="113" />
         <source>Leave empty to use the current temperature, or list several separated by commas.</source>
         <translation>비워 두면 현재 온도를 쓰고, 여러 개는 쉼표로 구분해 적습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="113" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="114" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
@@ -104,9 +104,14 @@
         <translation>레이어별 KV 캐시</translation>
     </message>
     <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="59" />
+        <source>KV cache: {0} measured (T = {1} tokens)</source>
+        <translation>KV 캐시: 측정 {0} (T = {1} 토큰)</translation>
+    </message>
+    <message>
         <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="60" />
-        <source>KV cache: {0} measured · formula 2·L·T·H_kv·d·bytes = {1} (T = {2})</source>
-        <translation>KV 캐시: 측정 {0} · 공식 2·L·T·H_kv·d·bytes = {1} (T = {2})</translation>
+        <source>formula 2·L·T·H_kv·d·bytes = {0}</source>
+        <translation>공식 2·L·T·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="61" />
@@ -117,6 +122,11 @@
         <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="62" />
         <source>window cap W = {0}</source>
         <translation>윈도 상한 W = {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="63" />
+        <source>(cached run; recompute keeps none)</source>
+        <translation>(캐시 실행; 재계산은 캐시 없음)</translation>
     </message>
 </context>
 <context>
@@ -672,32 +682,32 @@ step {4}</source>
 <context>
     <name>LabPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="253" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="254" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="262" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="266" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="272" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="276" />
         <source>Running…</source>
         <translation>실행 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="303" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="307" />
         <source>Done.</source>
         <translation>완료.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="313" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="317" />
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>
@@ -1000,7 +1010,7 @@ step {4}</source>
         <translation>모델 준비됨: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run_controller.py" line="136" />
+        <location filename="../../kvstudio/ui/run_controller.py" line="137" />
         <source>Run finished. Reset, or change a setting, to run again.</source>
         <translation>실행이 끝났습니다. 다시 하려면 초기화하거나 설정을 바꾸세요.</translation>
     </message>
@@ -1169,42 +1179,42 @@ step {4}</source>
 <context>
     <name>StepTimePlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="44" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="45" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="45" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="46" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="46" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="47" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="47" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="48" />
         <source>cumulative ms (dashed)</source>
         <translation>누적 ms (점선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="51" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="52" />
         <source>{0}: ms per step</source>
         <translation>{0}: 단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="52" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="53" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="53" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="54" />
         <source>prefill = time to first token</source>
         <translation>프리필 = 첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="54" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="55" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>
@@ -1316,42 +1326,42 @@ step {4}</source>
 <context>
     <name>TokensFedPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="41" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="42" />
         <source>Tokens fed to the model per step</source>
         <translation>단계별로 모델에 넣은 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="42" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="43" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="43" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="44" />
         <source>tokens fed (bars)</source>
         <translation>넣은 토큰 (막대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="44" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="45" />
         <source>cumulative (lines)</source>
         <translation>누적 (선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="48" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="49" />
         <source>{0}: per step</source>
         <translation>{0}: 단계별</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="49" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="50" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="50" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="51" />
         <source>formula P+(N−1)</source>
         <translation>공식 P+(N−1)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="51" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="52" />
         <source>formula P·N+N(N−1)/2</source>
         <translation>공식 P·N+N(N−1)/2</translation>
     </message>

@@ -56,19 +56,23 @@ class CacheBytesPlot(LivePlot):
         self.legend.addItem(self._v_used, self.tr("V (used)"))
         self.legend.addItem(self._allocated, self.tr("allocated (static)"))
         self._title_empty = self.tr("KV cache per layer")
-        self._title_template = self.tr(
-            "KV cache: {0} measured · formula 2·L·T·H_kv·d·bytes = {1} (T = {2})")
+        self._measured_template = self.tr("KV cache: {0} measured (T = {1} tokens)")
+        self._formula_template = self.tr("formula 2·L·T·H_kv·d·bytes = {0}")
         self._no_cache = self.tr("KV cache: recompute mode keeps no cache")
         self._cap_template = self.tr("window cap W = {0}")
+        self._cached_run_note = self.tr("(cached run; recompute keeps none)")
         self.plot_item.setTitle(self._title_empty)
 
     def refresh(self, store: RunStore) -> None:
+        """Draw the current run's cache; in recompute mode the cached run's (recompute has none)."""
         trace = store.current
+        if trace is not None and trace.mode == "recompute":
+            trace = store.trace("cached") or trace
         record = trace.last if trace is not None else None
         if trace is None or record is None:
             self._draw_empty()
             return
-        self._draw(trace.info, record)
+        self._draw(trace.info, record, recompute_current=store.current_mode == "recompute")
 
     def _draw_empty(self) -> None:
         for bars in (self._k_used, self._v_used, self._allocated):
@@ -77,7 +81,7 @@ class CacheBytesPlot(LivePlot):
         self.summary = self._title_empty
         self.plot_item.setTitle(self.summary)
 
-    def _draw(self, info: RunInfo, record: StepRecord) -> None:
+    def _draw(self, info: RunInfo, record: StepRecord, recompute_current: bool = False) -> None:
         layers = np.arange(len(record.cache_layer_bytes), dtype=float)
         k_alloc = np.asarray([k for k, _ in record.cache_layer_bytes], dtype=float)
         v_alloc = np.asarray([v for _, v in record.cache_layer_bytes], dtype=float)
@@ -107,10 +111,20 @@ class CacheBytesPlot(LivePlot):
             self.summary = self._no_cache
         else:
             formula = info.formula_cache_bytes(record.cache_length)
-            self.summary = self._title_template.format(
-                format_bytes(record.cache_used_bytes), format_bytes(formula), record.cache_length)
+            measured = self._measured_template.format(format_bytes(record.cache_used_bytes),
+                                                      record.cache_length)
+            if recompute_current:
+                measured = self._cached_run_note + " " + measured
+            # Two short lines: one long title would widen the plot past its cell.
+            self.summary = measured + "<br>" + self._formula_template.format(
+                format_bytes(formula))
         self.plot_item.setTitle(self.summary, size="9pt")
-        self.set_ranges((-0.6, len(layers) - 0.4), (0, self._planned_top(info, record) * 1.08))
+        if len(layers) != self._layers:  # integer layer ticks, set once (setTicks repaints)
+            self._layers = len(layers)
+            self.plot_item.getAxis("bottom").setTicks([[(float(i), str(i)) for i in
+                                                         range(self._layers)]])
+        # Headroom above the bars keeps the legend clear of them.
+        self.set_ranges((-0.6, len(layers) - 0.4), (0, self._planned_top(info, record) * 1.45))
 
     @staticmethod
     def _planned_top(info: RunInfo, record: StepRecord) -> float:

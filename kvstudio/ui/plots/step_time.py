@@ -38,6 +38,7 @@ class StepTimePlot(LivePlot):
             self._per_step[mode], self._cumulative[mode] = line, cumulative
             self._ttft[mode], self._ttft_label[mode] = ttft, label
         self._y_top = self._total_top = 0.0
+        self.legend.setColumnCount(2)  # a shorter legend covers less of the data
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -76,17 +77,17 @@ class StepTimePlot(LivePlot):
         self._fit_y(store)
 
     def _fit_y(self, store: RunStore) -> None:
-        """Grow the y ranges in steps of 25 % so noise does not rescale the axes every frame."""
+        """Grow the y ranges in jumps, so noise does not rescale the axes every frame."""
         top = max((max(t.step_ms) for t in store.traces() if t.records), default=0.0)
         total = max((t.cumulative_ms[-1] for t in store.traces() if t.records), default=0.0)
         view = self.plot_item.vb
         view.disableAutoRange(pg.ViewBox.YAxis)
-        if top > 0 and not 0.5 * self._y_top < top <= self._y_top:
-            self._y_top = top * 1.25
+        if top > 0 and not 0.5 * self._y_top < top * 1.5 <= self._y_top:
+            self._y_top = top * 1.9  # headroom for the legend, and room to grow
             view.setYRange(0, self._y_top, padding=0)
-        if self.right_view is not None and total > 0 and not 0.5 * self._total_top < total <= (
-                self._total_top):
-            self._total_top = total * 1.25
+        grow_total = not 0.5 * self._total_top < total * 1.3 <= self._total_top
+        if self.right_view is not None and total > 0 and grow_total:
+            self._total_top = total * 1.6
             self.right_view.disableAutoRange()
             self.right_view.setYRange(0, self._total_top, padding=0)
 

@@ -35,6 +35,7 @@ class TokensFedPlot(LivePlot):
             right.addItem(line)
             right.addItem(formula)
             self._bars[mode], self._cumulative[mode], self._formula[mode] = bars, line, formula
+        self.legend.setColumnCount(2)  # a shorter legend covers less of the data
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -76,7 +77,8 @@ class TokensFedPlot(LivePlot):
         bar_top = max(max(t.info.prompt_len + (t.info.max_new_tokens - 1 if t.mode == "recompute"
                                                else 0), 1) for t in traces)
         total_top = max(max(t.info.formula_cumulative(t.info.max_new_tokens)) for t in traces)
-        self.set_ranges((-0.6, budget - 0.4), (0, bar_top * 1.08), (0, total_top * 1.05))
+        # Headroom above the bars and lines keeps the legend (top left) clear of them.
+        self.set_ranges((-0.6, budget - 0.4), (0, bar_top * 1.5), (0, total_top * 1.3))
 
     def bar_heights(self, mode: Mode) -> list[float]:
         """The heights currently drawn for `mode` (what tests compare with the records)."""

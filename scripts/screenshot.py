@@ -1,0 +1,80 @@
+"""Take the README screenshot: the real window, mid-run, in Korean (run under Xvfb).
+
+Usage: xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/screenshot.py \
+           [--out docs/screenshot.png] [--lang ko]
+It drives the window through its own controls: a cached run to the end, then a
+recompute run stopped part-way (so both modes are drawn), and a "Sample ×N" at
+three temperatures, then grabs the window from the screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+from PySide6.QtWidgets import QApplication
+from window_harness import open_window
+
+log = logging.getLogger("screenshot")
+
+
+def wait(app: QApplication, condition, timeout: float = 120.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the window did not get there in time")
+        app.processEvents()
+        time.sleep(0.005)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", default="docs/screenshot.png")
+    parser.add_argument("--lang", default="ko")
+    parser.add_argument("--new-tokens", type=int, default=40)
+    parser.add_argument("--recompute-steps", type=int, default=26)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    app, window = open_window(language=args.lang)
+    window.resize(1580, 960)
+    window.move(0, 0)
+    window.generation.set_prompt("KV 캐시는 무엇인가요? 한 문장으로 설명해 주세요.")
+    rs = window.sampling.run_settings("cached")
+    window.sampling.set_run_settings(replace(rs, max_new_tokens=args.new_tokens))
+    window.controls.set_speed(99)
+    store = window.controller.store
+
+    window.controls._to_end.click()
+    wait(app, lambda: store.trace("cached") is not None and store.trace("cached").finished)
+    window.controls.set_mode("recompute")
+    wait(app, lambda: store.current_mode == "recompute")
+    for n in range(1, args.recompute_steps + 1):
+        window.controls._step.click()
+        wait(app, lambda n=n: len(store.current.records) >= n)  # type: ignore[union-attr]
+
+    window.answers._samples.setValue(30)
+    window.answers._temps.setText("0.3, 0.85, 1.5")
+    finished: list[object] = []
+    window.controller.sampling_finished.connect(finished.append)
+    window.answers._go.click()
+    wait(app, lambda: bool(finished), timeout=300)
+    window.controller.pacer.flush()
+    for _ in range(50):
+        app.processEvents()
+        time.sleep(0.01)
+    shot = app.primaryScreen().grabWindow(window.winId())
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    shot.save(args.out)
+    log.info("wrote %s (%dx%d)", args.out, shot.width(), shot.height())
+    window.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
