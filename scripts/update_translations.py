@@ -4,7 +4,7 @@ Usage: .venv/bin/python scripts/update_translations.py [--check]
 
 - lupdate (PySide6's) extracts every tr()/translate() string of kvstudio/ui into
   resources/i18n/kvstudio_ko.ts, keeping existing translations;
-- entries still unfinished are filled from scripts/ko_glossary.json (source → Korean);
+- entries still unfinished are filled from scripts/ko_glossary*.json (source → Korean);
 - lrelease compiles resources/i18n/kvstudio_ko.qm.
 With --check it only reports untranslated strings and exits 1 if there are any.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TS = ROOT / "resources" / "i18n" / "kvstudio_ko.ts"
 QM = TS.with_suffix(".qm")
-GLOSSARY = Path(__file__).with_name("ko_glossary.json")
+GLOSSARIES = sorted(Path(__file__).parent.glob("ko_glossary*.json"))  # source → Korean
 BIN = Path(sys.executable).parent
 log = logging.getLogger("update_translations")
 
@@ -63,7 +63,9 @@ def main() -> int:
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
     lupdate()
-    glossary = json.loads(GLOSSARY.read_text(encoding="utf-8"))
+    glossary: dict[str, str] = {}
+    for path in GLOSSARIES:
+        glossary.update(json.loads(path.read_text(encoding="utf-8")))
     missing = fill(glossary)
     for source in missing:
         log.warning("untranslated: %r", source)
