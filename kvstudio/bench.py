@@ -65,6 +65,7 @@ class BenchResult:
     ttft_ms: float  # cached prefill step (StepRecord.elapsed_s of step 0)
     records_overhead: float  # cached_decode_ms / bare_decode_ms − 1 (wall time)
     records_overhead_cpu: float  # the same ratio in process CPU time
+    stepper_alone_us: float  # one decode step with the model replaced by fixed logits (µs)
     sampling_seconds: float  # samples × temperatures × tokens, one batch per temperature
     sampling_shape: tuple[int, int, int]  # (samples, temperatures, new tokens)
 
@@ -119,6 +120,30 @@ def stepper_decode(
     wall, cpu = (time.perf_counter() - start) / steps, (time.process_time() - cpu) / steps
     step = statistics.fmean(r.elapsed_s for r in rest) if rest else 0.0
     return wall, cpu, step, first.elapsed_s
+
+
+class _FixedLogits(MiniMindBackend):
+    """The same backend with the forward pass replaced by fixed logits.
+
+    Timing a run on it isolates what the stepper itself costs per step (sampling,
+    measuring, records), a number another process on the machine barely disturbs.
+    """
+
+    def __init__(self, model: MiniMindLM, name: str) -> None:
+        super().__init__(model, name)
+        self._logits = torch.randn(1, self.vocab_size, generator=torch.Generator().manual_seed(0))
+
+    def forward_last(
+        self, input_ids: torch.Tensor, cache: KVCache | None, window: int | None
+    ) -> torch.Tensor:
+        return self._logits.expand(input_ids.shape[0], -1).to(self.device)
+
+
+def stepper_alone_seconds(loaded: LoadedModel, prompt: list[int], new_tokens: int) -> float:
+    """Seconds per decode step of a cached greedy run on `_FixedLogits` (records on)."""
+    return stepper_decode(
+        _FixedLogits(loaded.model, loaded.label), loaded, prompt, new_tokens, "cached"
+    )[0]
 
 
 def sampling_seconds(
@@ -186,6 +211,9 @@ def run_bench(
                 recompute.append(
                     stepper_decode(backend, loaded, prompt, new_tokens, "recompute")[0]
                 )
+            alone = min(
+                stepper_alone_seconds(loaded, prompt, new_tokens) for _ in range(3 * repeats)
+            )
             sampling = [
                 sampling_seconds(backend, loaded, samples, temperatures, sample_tokens)
                 for _ in range(max(1, repeats // 2))
@@ -204,6 +232,7 @@ def run_bench(
                     ttft_ms=min(ttft) * 1e3,
                     records_overhead=cached_ms / bare_ms - 1.0,
                     records_overhead_cpu=min(cached_cpu) / min(bare_cpu) - 1.0,
+                    stepper_alone_us=alone * 1e6,
                     sampling_seconds=min(sampling),
                     sampling_shape=(samples, len(temperatures), sample_tokens),
                 )
@@ -242,6 +271,11 @@ def format_results(results: Sequence[BenchResult], label: str) -> str:
         f"≤ {TARGET_OVERHEAD:.0%}",
     )
     row("records overhead (process CPU time)", [f"{r.records_overhead_cpu:+.1%}" for r in results])
+    row("stepper alone, model replaced (µs/step)", [f"{r.stepper_alone_us:.0f}" for r in results])
+    row(
+        "  as a share of a bare decode step",
+        [f"{r.stepper_alone_us / 1e3 / r.bare_decode_ms:.1%}" for r in results],
+    )
     row("recompute decode (ms/tok)", [f"{r.recompute_decode_ms:.2f}" for r in results])
     row("TTFT, cached prefill (ms)", [f"{r.ttft_ms:.2f}" for r in results])
     row(
