@@ -162,7 +162,8 @@ class Stepper:
             tokenizer.eos_id if tokenizer.eos_id is not None else backend.eos_token_id
         )
         needed = prompt_len + max_new_tokens
-        if self.cache_spec.kind == "static" and needed > self.cache_spec.max_length:
+        static = self.cache_spec.kind == "static" and mode == "cached"
+        if static and needed > self.cache_spec.max_length:
             raise ValueError(
                 f"The static cache holds {self.cache_spec.max_length} tokens but this run needs "
                 f"{needed}; raise its length or generate fewer tokens."

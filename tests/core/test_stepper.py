@@ -342,3 +342,21 @@ def test_bad_inputs_are_value_errors(
         Stepper(tiny_backend, tokenizer, [1], mode="fast")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="same number"):
         Stepper(tiny_backend, tokenizer, [[1, 2], [3]], batch_size=2)
+
+
+def test_static_length_only_limits_the_cached_mode(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    spec = CacheSpec("static", max_length=8)
+    s = run(
+        tiny_backend,
+        tokenizer,
+        [1, 2, 3],
+        mode="recompute",
+        max_new_tokens=10,
+        cache=spec,
+        sampling=GREEDY,
+        stop_at_eos=False,
+    )
+    assert len(s.generated_ids[0]) == 10
+    assert all(r.cache_allocated_bytes == 0 for r in s.records)
