@@ -217,7 +217,7 @@ class Stepper:
         return self._cache
 
     def text(self, row: int = 0) -> str:
-        """The row's generated text, decoded as a whole (no ``�``, no special tokens)."""
+        """The row's generated text, decoded as a whole (split syllables joined, no specials)."""
         ids = self._generated[row]
         if ids and self.eos_id is not None and ids[-1] == self.eos_id and self._finished[row]:
             ids = ids[:-1]
