@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from kvstudio.ui.answer_panel import AnswerPanel
 from kvstudio.ui.app_settings import AppSettings
+from kvstudio.ui.classroom import install as install_classroom
 from kvstudio.ui.controls_panel import ControlsPanel
 from kvstudio.ui.engine_adapter import ModelChoice, ModelHandle, RunRequest, torch_threads
 from kvstudio.ui.generation_view import GenerationView
@@ -77,6 +78,7 @@ class MainWindow(QMainWindow):
         self._restore()
         self._wire()
         self.retranslate()
+        self.classroom = install_classroom(self)  # labs, export, lecture mode, saved runs
         if self.settings.geometry() is None:
             self.resize(1500, 920)
 
