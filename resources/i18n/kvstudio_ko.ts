@@ -818,57 +818,57 @@ step {4}</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="73" />
+        <location filename="../../kvstudio/ui/main_window.py" line="74" />
         <source>Live</source>
         <translation>실시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="74" />
+        <location filename="../../kvstudio/ui/main_window.py" line="75" />
         <source>Controls</source>
         <translation>조작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="225" />
+        <location filename="../../kvstudio/ui/main_window.py" line="227" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="243" />
+        <location filename="../../kvstudio/ui/main_window.py" line="245" />
         <source>KV Studio — KV cache and sampling, token by token</source>
         <translation>KV Studio — 토큰 단위로 보는 KV 캐시와 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="244" />
+        <location filename="../../kvstudio/ui/main_window.py" line="246" />
         <source>&amp;File</source>
         <translation>파일(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="245" />
+        <location filename="../../kvstudio/ui/main_window.py" line="247" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="246" />
+        <location filename="../../kvstudio/ui/main_window.py" line="248" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="247" />
+        <location filename="../../kvstudio/ui/main_window.py" line="249" />
         <source>Quit</source>
         <translation>끝내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="248" />
+        <location filename="../../kvstudio/ui/main_window.py" line="250" />
         <source>&amp;Language</source>
         <translation>언어(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="249" />
+        <location filename="../../kvstudio/ui/main_window.py" line="251" />
         <source>System default</source>
         <translation>시스템 기본값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="252" />
+        <location filename="../../kvstudio/ui/main_window.py" line="254" />
         <source>&amp;View</source>
         <translation>보기(&amp;V)</translation>
     </message>
