@@ -189,7 +189,29 @@ def apply_plot_style(root: QGraphicsItem, style: PlotStyle) -> StyleRestorer:
             _style_text(item, style, restorer)
         elif isinstance(item, pg.ViewBox):
             _style_viewbox(item, style, restorer)
+    for item in _walk(root):
+        if isinstance(item, pg.PlotItem):
+            _fit_title_row(item, restorer)
     return restorer
+
+
+def _fit_title_row(plot: pg.PlotItem, restorer: StyleRestorer) -> None:
+    """Give the (restyled) title the height it needs: PlotItem fixes that row at 30 px."""
+    label = plot.titleLabel
+    if not label.isVisible():
+        return
+    layout = plot.layout
+    old = (layout.rowMinimumHeight(0), layout.rowMaximumHeight(0), label.maximumHeight())
+
+    def undo() -> None:
+        layout.setRowMinimumHeight(0, old[0])
+        layout.setRowMaximumHeight(0, old[1])
+        label.setMaximumHeight(old[2])
+
+    restorer.push(undo)
+    needed = label.itemRect().height() + 4
+    label.setMaximumHeight(max(old[2], needed))
+    layout.setRowFixedHeight(0, max(old[0], needed))
 
 
 def _style_axis(axis: pg.AxisItem, style: PlotStyle, restorer: StyleRestorer) -> None:
