@@ -211,6 +211,8 @@ class MiniMindLM(nn.Module):
             self.lm_head.weight = self.model.embed_tokens.weight
         cos, sin = rope_tables(cfg.resolved_head_dim, cfg.max_position_embeddings, cfg.rope_theta)
         # Not saved in the state dict (MiniMind does the same with freqs_cos/freqs_sin).
+        self.rope_cos: torch.Tensor  # (max_positions, d)
+        self.rope_sin_signed: torch.Tensor  # (max_positions, d)
         self.register_buffer("rope_cos", cos, persistent=False)
         self.register_buffer("rope_sin_signed", signed_sin(sin), persistent=False)
 
@@ -248,7 +250,7 @@ class MiniMindLM(nn.Module):
         `window` (if given) limits how far back each query may look, exactly as
         a sliding-window cache would.
         """
-        B, T = input_ids.shape
+        T = input_ids.shape[1]
         start = cache.seq_length if cache is not None else 0
         if start + T > self.rope_cos.shape[0]:
             raise ValueError(
