@@ -13,9 +13,12 @@ yields records until the run is finished.
 
 Batches follow MiniMind's semantics: all rows share the prompt length, a row
 that produced eos keeps receiving eos, and the run stops when every row has
-finished or the token budget is spent. With ``stop_at_eos=False`` eos is
-banned until the budget is spent (transformers' ``min_new_tokens``), so
-exactly `max_new_tokens` tokens are generated and the formulas apply.
+finished or the token budget is spent. Rows with the same prompt share its
+prefill (one row is fed; its logits and K/V are copied to every row), which is
+what makes n samples of one question cheap; `tokens_fed` stays per row.
+With ``stop_at_eos=False`` eos is banned until the budget is spent
+(transformers' ``min_new_tokens``), so exactly `max_new_tokens` tokens are
+generated and the formulas apply.
 
 It does not know about Qt, threads or plots; it never decodes the whole text per
 step (each row has an `IncrementalDecoder`).
@@ -126,6 +129,7 @@ class Stepper:
         stop_at_eos: bool = True,
         top_n: int = 10,
         keep_logits: bool = False,
+        share_prefill: bool = True,
     ) -> None:
         if mode not in ("cached", "recompute"):
             raise ValueError(f"Unknown mode {mode!r}; choose 'cached' or 'recompute'.")
@@ -185,6 +189,14 @@ class Stepper:
                 self._seen = presence_mask(self._tokens[:, :prompt_len], vocab)  # (B, V)
             self._finished_t = torch.zeros(batch_size, dtype=torch.bool, device=device)  # (B,)
         self._cache = backend.new_cache(self.cache_spec, batch_size) if mode == "cached" else None
+        # Rows with one prompt share its prefill: one row is fed, its logits (and, when
+        # cached, its K/V) are copied to every row. Needs `repeat_cache_rows` when cached.
+        self._share_prefill = (
+            share_prefill
+            and batch_size > 1
+            and all(row == rows[0] for row in rows)
+            and (self._cache is None or hasattr(backend, "repeat_cache_rows"))
+        )
         self._zero_layers = tuple((0, 0) for _ in range(backend.num_layers))
         self._decoders = [IncrementalDecoder(tokenizer) for _ in range(batch_size)]
         self._token_text = TokenTexts(tokenizer)
@@ -257,7 +269,13 @@ class Stepper:
         if self._sync:
             _synchronize(self.device)
         t0 = time.perf_counter()
-        logits = self.backend.forward_last(input_ids, self._cache, self._window)  # (B, V)
+        if step == 0 and self._share_prefill:
+            logits = self.backend.forward_last(input_ids[:1], self._cache, self._window)  # (1, V)
+            if self._cache is not None:
+                self.backend.repeat_cache_rows(self._cache, batch)  # type: ignore[attr-defined]
+            logits = logits.expand(batch, -1).contiguous()  # (B, V)
+        else:
+            logits = self.backend.forward_last(input_ids, self._cache, self._window)  # (B, V)
         out = sample_next(
             logits,
             self.sampling,

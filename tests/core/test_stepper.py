@@ -360,3 +360,23 @@ def test_static_length_only_limits_the_cached_mode(
     )
     assert len(s.generated_ids[0]) == 10
     assert all(r.cache_allocated_bytes == 0 for r in s.records)
+
+
+@pytest.mark.parametrize("mode", ["cached", "recompute"])
+@pytest.mark.parametrize("kind", ["dynamic", "static", "sliding"])
+def test_rows_sharing_a_prompt_share_the_prefill(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, mode: str, kind: str
+) -> None:
+    spec = CacheSpec(kind, max_length=64, window=8)  # type: ignore[arg-type]
+    s = SamplingSettings(temperature=1.0, top_p=0.9, seed=11)
+    prompt = prompt_of(12, tiny_backend.vocab_size)
+    kw = dict(mode=mode, sampling=s, max_new_tokens=10, batch_size=4, stop_at_eos=False, cache=spec)
+    shared = run(tiny_backend, tokenizer, prompt, **kw)
+    separate = run(tiny_backend, tokenizer, prompt, share_prefill=False, **kw)
+    assert shared.generated_ids == separate.generated_ids
+    for a, b in zip(shared.records, separate.records, strict=True):
+        assert a.cache_layer_bytes == b.cache_layer_bytes
+        assert a.cache_length == b.cache_length and a.tokens_fed == b.tokens_fed
+        assert a.attention_mask_shape == b.attention_mask_shape == (4, a.attention_mask_shape[1])
+    if mode == "cached" and kind == "dynamic":
+        assert shared.records[0].cache_total_bytes == 4 * formulas.cache_bytes(2, 12, 2, 16, 4)
