@@ -100,3 +100,13 @@ def test_every_plot_exposes_its_plot_item(make_window) -> None:  # type: ignore[
     assert set(plots) == {"tokens_fed", "step_time", "cache_bytes", "answers"}
     for plot in plots.values():
         assert plot.plot_item is plot.getPlotItem()
+
+
+def test_language_follows_the_system_locale_unless_chosen() -> None:
+    from PySide6.QtCore import QLocale
+
+    from kvstudio.ui.i18n import resolve_language
+
+    assert resolve_language("system", QLocale("ko_KR")) == "ko"
+    assert resolve_language("system", QLocale("de_DE")) == "en"
+    assert resolve_language("en", QLocale("ko_KR")) == "en"

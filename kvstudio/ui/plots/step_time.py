@@ -26,8 +26,9 @@ class StepTimePlot(LivePlot):
         self._ttft_label: dict[Mode, pg.TextItem] = {}
         for mode in MODES:
             colour = MODE_COLOURS[mode]
-            line = pg.PlotDataItem(pen=mode_pen(mode, 2), symbol="o", symbolSize=4,
-                                   symbolBrush=colour, symbolPen=None)
+            # No per-point symbols: a scatter of hundreds of points costs more to paint
+            # than the line, and the line already shows each step.
+            line = pg.PlotDataItem(pen=mode_pen(mode, 2))
             cumulative = pg.PlotDataItem(pen=mode_pen(mode, 1.5, dashed=True))
             ttft = pg.ScatterPlotItem(size=14, symbol="star", brush=colour, pen=pg.mkPen("#222"))
             label = pg.TextItem(color=colour, anchor=(0, 1))
