@@ -39,6 +39,7 @@ def main() -> int:
     parser.add_argument("--lang", default="ko")
     parser.add_argument("--new-tokens", type=int, default=40)
     parser.add_argument("--recompute-steps", type=int, default=26)
+    parser.add_argument("--answer-tokens", type=int, default=6)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     app, window = open_window(language=args.lang)
@@ -59,6 +60,7 @@ def main() -> int:
         wait(app, lambda n=n: len(store.current.records) >= n)  # type: ignore[union-attr]
 
     window.answers._samples.setValue(30)
+    window.answers._length.setValue(args.answer_tokens)
     window.answers._temps.setText("0.3, 0.85, 1.5")
     finished: list[object] = []
     window.controller.sampling_finished.connect(finished.append)

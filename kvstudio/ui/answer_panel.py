@@ -25,10 +25,11 @@ from kvstudio.ui.engine_adapter import AnswerCounts
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot, ordered_answers
 
 DEFAULT_SAMPLES = 30
+DEFAULT_ANSWER_TOKENS = 8  # short answers repeat, so the counts mean something
 
 
 class AnswerPanel(QWidget):
-    sample_requested = Signal(int, str)  # samples, temperatures text
+    sample_requested = Signal(int, str, int)  # samples, temperatures text, answer tokens
     cancel_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -38,6 +39,10 @@ class AnswerPanel(QWidget):
         self._samples.setRange(1, 512)
         self._samples.setValue(DEFAULT_SAMPLES)
         self._temps = QLineEdit()
+        self._length = QSpinBox()
+        self._length.setRange(1, 512)
+        self._length.setValue(DEFAULT_ANSWER_TOKENS)
+        self._length_label = QLabel()
         self._go = QPushButton()
         self._cancel = QPushButton()
         self._cancel.setEnabled(False)
@@ -52,6 +57,8 @@ class AnswerPanel(QWidget):
         row.addWidget(self._samples)
         row.addWidget(self._temps_label)
         row.addWidget(self._temps, 1)
+        row.addWidget(self._length_label)
+        row.addWidget(self._length)
         row.addWidget(self._cancel)
         split = QSplitter()
         split.addWidget(self.plot)
@@ -100,7 +107,8 @@ class AnswerPanel(QWidget):
         return [self._answers.item(i).text() for i in range(self._answers.count())]
 
     def _on_go_clicked(self) -> None:
-        self.sample_requested.emit(self._samples.value(), self._temps.text())
+        self.sample_requested.emit(self._samples.value(), self._temps.text(),
+                                   self._length.value())
 
     def retranslate(self) -> None:
         self._go.setText(self.tr("Sample ×N"))
@@ -112,6 +120,10 @@ class AnswerPanel(QWidget):
         self._temps.setToolTip(self.tr(
             "Leave empty to use the current temperature, or list several separated by commas."))
         self._cancel.setText(self.tr("Cancel"))
+        self._length_label.setText(self.tr("Tokens"))
+        self._length.setToolTip(self.tr(
+            "Answer length: each sample generates at most this many tokens. Short answers "
+            "repeat, long ones are almost always all different."))
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:

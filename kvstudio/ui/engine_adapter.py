@@ -47,7 +47,7 @@ class ModelHandle:
     name: str
     backend: LanguageModel
     tokenizer: TextTokenizer
-    is_chat: bool  # has ChatML tokens, so the chat template applies
+    is_chat: bool  # a chat-tuned model: the chat template is on by default (see looks_like_chat)
     max_positions: int  # prompt + new tokens must fit
     choice: ModelChoice = field(default_factory=ModelChoice)
     is_random: bool = False  # random weights: the text is meaningless, the numbers are real
@@ -155,6 +155,17 @@ def parse_temperatures(text: str) -> tuple[float, ...]:
 # ---- models --------------------------------------------------------------------------------
 
 
+def looks_like_chat(name: str, tokenizer: TextTokenizer) -> bool:
+    """Chat-tuned or not, from what we have: ChatML tokens, and no "base"/"pretrain" in the name.
+
+    Base and chat models share MiniMind's tokenizer (ChatML tokens included), and
+    checkpoints carry no flag, so the name decides (ko-base, pretrain_512.pth vs
+    ko-chat, full_sft_512.pth). The user can still tick the template either way.
+    """
+    lowered = name.lower()
+    return tokenizer.has_chat_tokens and not any(w in lowered for w in ("base", "pretrain"))
+
+
 def wrap_loaded(loaded: checkpoints.LoadedModel, choice: ModelChoice) -> ModelHandle:
     """The engine's `LoadedModel` → what the window keeps (backend, tokenizer, facts)."""
     backend = MiniMindBackend(loaded.model, name=loaded.label)
@@ -162,7 +173,7 @@ def wrap_loaded(loaded: checkpoints.LoadedModel, choice: ModelChoice) -> ModelHa
         name=loaded.label,
         backend=backend,
         tokenizer=loaded.tokenizer,
-        is_chat=loaded.tokenizer.has_chat_tokens,
+        is_chat=looks_like_chat(loaded.label, loaded.tokenizer),
         max_positions=int(loaded.config.max_position_embeddings),
         choice=choice,
         is_random=loaded.is_random,
@@ -177,7 +188,7 @@ def wrap_model(
         name=name,
         backend=MiniMindBackend(model, name=name),
         tokenizer=tokenizer,
-        is_chat=tokenizer.has_chat_tokens,
+        is_chat=looks_like_chat(name, tokenizer),
         max_positions=int(model.config.max_position_embeddings),
         choice=choice,
     )
@@ -190,7 +201,7 @@ def wrap_hf_folder(choice: ModelChoice) -> ModelHandle:
         name=backend.name,
         backend=backend,
         tokenizer=tokenizer,
-        is_chat=tokenizer.has_chat_tokens,
+        is_chat=looks_like_chat(backend.name, tokenizer),
         max_positions=backend.max_positions,
         choice=choice,
     )
@@ -223,7 +234,7 @@ def encode_prompt(model: ModelHandle, request: RunRequest) -> list[int]:
     text = request.prompt.strip()
     if not text:
         raise ValueError("The prompt is empty: type a question or some text, then step again.")
-    if request.use_chat_template and model.is_chat:
+    if request.use_chat_template and model.tokenizer.has_chat_tokens:
         text = model.tokenizer.chat_prompt(text)
     ids = model.tokenizer.encode(text)
     needed = len(ids) + request.settings.max_new_tokens

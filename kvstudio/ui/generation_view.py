@@ -86,8 +86,12 @@ class GenerationView(QWidget):
     def use_chat_template(self) -> bool:
         return self._chat.isChecked() and self._chat.isEnabled()
 
-    def set_chat_available(self, available: bool) -> None:
+    def set_chat_available(self, available: bool, suggested: bool) -> None:
+        """Enable the template when the tokenizer has ChatML tokens; tick it for chat models."""
         self._chat.setEnabled(available)
+        self._chat.blockSignals(True)  # a new model: no run to restart yet
+        self._chat.setChecked(suggested)
+        self._chat.blockSignals(False)
 
     # ---- the chips ---------------------------------------------------------------------------
     def chip_texts(self) -> list[str]:

@@ -217,7 +217,7 @@ class MainWindow(QMainWindow):
     def _on_model_loaded(self, model: ModelHandle) -> None:
         self.settings.set_model_choice(model.choice)
         self.model_panel.show_loaded(model)
-        self.generation.set_chat_available(model.is_chat)
+        self.generation.set_chat_available(model.tokenizer.has_chat_tokens, model.is_chat)
         self.status.set_runtime(torch_threads(), model.device)
         self.refresh_views()
 

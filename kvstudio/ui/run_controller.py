@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 
 from PySide6.QtCore import QObject, Signal
 
@@ -99,16 +100,22 @@ class RunController(QObject):
         else:
             self.host.start(request)
 
-    def sample(self, samples: int, temperatures_text: str) -> None:
-        """Start repeated sampling; `temperatures_text` empty = the current temperature."""
+    def sample(self, samples: int, temperatures_text: str, answer_tokens: int) -> None:
+        """Start repeated sampling of answers of at most `answer_tokens` tokens.
+
+        `temperatures_text` empty = the current temperature. The other knobs
+        (top-k, top-p, penalty, seed) are the run's.
+        """
         try:
             temperatures = parse_temperatures(temperatures_text)
         except ValueError as exc:
             self.problem.emit(str(exc))
             return
+        request = self._request_source()
+        settings = replace(request.settings, max_new_tokens=answer_tokens)
         self.sampling = True
         self.sampling_started.emit()
-        self.host.sample(self._request_source(), samples, temperatures)
+        self.host.sample(replace(request, settings=settings), samples, temperatures)
 
     def cancel_sampling(self) -> None:
         self.host.cancel_sampling()

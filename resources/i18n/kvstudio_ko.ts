@@ -26,49 +26,59 @@
 <context>
     <name>AnswerPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="88" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="95" />
         <source>Cancelled</source>
         <translation>취소됨</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="95" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="102" />
         <source>(empty answer)</source>
         <translation>(빈 답)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="106" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="114" />
         <source>Sample ×N</source>
         <translation>N번 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="108" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="116" />
         <source>Generate N answers to the prompt in one batch and count the distinct ones.</source>
         <translation>프롬프트에 대한 답 N개를 한 배치로 생성하고 서로 다른 답을 셉니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="109" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="117" />
         <source>N: samples per temperature.</source>
         <translation>N: 온도마다 뽑을 샘플 수.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="110" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="118" />
         <source>Temperatures</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="111" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="119" />
         <source>current, or e.g. 0.3, 0.85, 1.5</source>
         <translation>현재 값, 또는 예: 0.3, 0.85, 1.5</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="113" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="121" />
         <source>Leave empty to use the current temperature, or list several separated by commas.</source>
         <translation>비워 두면 현재 온도를 쓰고, 여러 개는 쉼표로 구분해 적습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="114" />
+        <location filename="../../kvstudio/ui/answer_panel.py" line="122" />
         <source>Cancel</source>
         <translation>취소</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/answer_panel.py" line="123" />
+        <source>Tokens</source>
+        <translation>토큰 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/answer_panel.py" line="125" />
+        <source>Answer length: each sample generates at most this many tokens. Short answers repeat, long ones are almost always all different.</source>
+        <translation>답 길이: 샘플마다 최대 이만큼의 토큰을 생성합니다. 짧은 답은 반복되고, 긴 답은 거의 항상 모두 다릅니다.</translation>
     </message>
 </context>
 <context>
@@ -626,42 +636,42 @@
 <context>
     <name>GenerationView</name>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="142" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="146" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="143" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="147" />
         <source>Type a question or some text, then press Step.</source>
         <translation>질문이나 글을 입력한 뒤 '한 토큰'을 누르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="144" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="148" />
         <source>Chat template</source>
         <translation>채팅 템플릿</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="146" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="150" />
         <source>Wrap the prompt in the chat model's template (&lt;|im_start|&gt;user … assistant). Only for chat models.</source>
         <translation>프롬프트를 채팅 모델의 템플릿(&lt;|im_start|&gt;user … assistant)으로 감쌉니다. 채팅 모델에서만 쓸 수 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="148" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="152" />
         <source>Generated tokens appear here, one chip per token.</source>
         <translation>생성된 토큰이 토큰마다 칩 하나로 여기에 나타납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="149" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="153" />
         <source>{0} run: {1} of {2} new tokens</source>
         <translation>{0} 실행: 새 토큰 {2}개 중 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="150" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="154" />
         <source>Prompt token id {0}</source>
         <translation>프롬프트 토큰 id {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="152" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="156" />
         <source>Token id {0}
 probability {1:.3f}
 tokens fed this step: {2}
@@ -674,7 +684,7 @@ step {4}</source>
 단계 {4}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="154" />
+        <location filename="../../kvstudio/ui/generation_view.py" line="158" />
         <source>Part of a character: its text appears with the next token.</source>
         <translation>글자의 일부입니다. 글자는 다음 토큰과 함께 나타납니다.</translation>
     </message>
@@ -1000,17 +1010,17 @@ step {4}</source>
 <context>
     <name>RunController</name>
     <message>
-        <location filename="../../kvstudio/ui/run_controller.py" line="68" />
+        <location filename="../../kvstudio/ui/run_controller.py" line="69" />
         <source>Loading the model…</source>
         <translation>모델을 불러오는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run_controller.py" line="122" />
+        <location filename="../../kvstudio/ui/run_controller.py" line="129" />
         <source>Model ready: {0}</source>
         <translation>모델 준비됨: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run_controller.py" line="137" />
+        <location filename="../../kvstudio/ui/run_controller.py" line="144" />
         <source>Run finished. Reset, or change a setting, to run again.</source>
         <translation>실행이 끝났습니다. 다시 하려면 초기화하거나 설정을 바꾸세요.</translation>
     </message>
@@ -1179,42 +1189,42 @@ step {4}</source>
 <context>
     <name>StepTimePlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="45" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="46" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="46" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="47" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="47" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="48" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="48" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="49" />
         <source>cumulative ms (dashed)</source>
         <translation>누적 ms (점선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="52" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="53" />
         <source>{0}: ms per step</source>
         <translation>{0}: 단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="53" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="54" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="54" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="55" />
         <source>prefill = time to first token</source>
         <translation>프리필 = 첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="55" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="56" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>

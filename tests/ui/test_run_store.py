@@ -47,3 +47,12 @@ def test_parse_temperatures() -> None:
         except ValueError:
             continue
         raise AssertionError(f"{bad!r} should be refused")
+
+
+def test_chat_template_default_follows_the_model_name(tokenizer) -> None:  # type: ignore[no-untyped-def]
+    from kvstudio.ui.engine_adapter import looks_like_chat
+
+    assert looks_like_chat("ko-chat", tokenizer)
+    assert looks_like_chat("full_sft_512", tokenizer)
+    assert not looks_like_chat("ko-base", tokenizer)
+    assert not looks_like_chat("pretrain_512", tokenizer)

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
 
 def test_sample_n_fills_the_histogram(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
-    window = make_window(max_new_tokens=4)
+    window = make_window()
     window.answers._samples.setValue(6)
+    window.answers._length.setValue(4)
     window.answers._temps.setText("0.5, 1.5")
     with qtbot.waitSignal(window.controller.sampling_finished, timeout=15_000) as blocker:
         window.answers._go.click()
@@ -24,8 +23,7 @@ def test_sample_n_fills_the_histogram(qtbot, make_window) -> None:  # type: igno
 
 def test_sampling_can_be_cancelled(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window()
-    rs = window.sampling.run_settings("cached")
-    window.sampling.set_run_settings(replace(rs, max_new_tokens=400))
+    window.answers._length.setValue(400)
     window.answers._samples.setValue(64)
     window.answers._temps.setText("0.7, 1.0, 1.3")
     with qtbot.waitSignal(window.controller.sampling_progress, timeout=10_000):
