@@ -73,9 +73,15 @@ class AnswerHistogramPlot(LivePlot):
             self.plot_item.addItem(bars)
             self.legend.addItem(bars, self._temperature_label.format(temperature))
             self._groups.append(bars)
+        every = 1 if len(self._answers) <= 20 else 5  # rank labels stay readable
         self.plot_item.getAxis("bottom").setTicks(
-            [[(float(i), str(i + 1)) for i in range(len(self._answers))]])
-        self.plot_item.enableAutoRange()
+            [[(float(i), str(i + 1)) for i in range(len(self._answers)) if i == 0
+              or (i + 1) % every == 0]])
+        # Headroom above the tallest bar keeps the legend (top left) off the bars.
+        top = max((max(c) for _, c in self._answers), default=1)
+        view = self.plot_item.vb
+        view.setXRange(-0.6, max(len(self._answers), 1) - 0.4, padding=0)
+        view.setYRange(0, top * 1.6, padding=0)
 
     def bar_totals(self) -> list[int]:
         return [sum(c) for _, c in self._answers]
