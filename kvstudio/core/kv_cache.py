@@ -36,7 +36,8 @@ class DynamicLayer:
     def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Append k, v (B, T_new, n_kv, d); return all keys and values (B, T, n_kv, d)."""
         if self.keys is None or self.values is None:
-            self.keys, self.values = k, v
+            # Own compact copies: k, v may be views into a wider q|k|v projection.
+            self.keys, self.values = k.contiguous(), v.contiguous()
         else:
             self.keys = torch.cat([self.keys, k], dim=1)
             self.values = torch.cat([self.values, v], dim=1)
@@ -125,7 +126,7 @@ class SlidingWindowLayer(DynamicLayer):
 
     def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         if self.keys is None or self.values is None:
-            full_k, full_v = k, v
+            full_k, full_v = k.contiguous(), v.contiguous()
         else:
             full_k = torch.cat([self.keys, k], dim=1)  # (B, stored + T_new, n_kv, d)
             full_v = torch.cat([self.values, v], dim=1)

@@ -104,6 +104,34 @@ def attention_mask(
     return allowed
 
 
+class FusedWeight:
+    """Several Linear weights stacked into one matrix, for one matmul instead of several.
+
+    Inference only (q|k|v and gate|up): the parameters stay separate, so the state
+    dict keeps MiniMind's names and training updates them as usual. The stack is
+    rebuilt whenever a weight changes (new storage, dtype, or an in-place update).
+    """
+
+    def __init__(self, *linears: nn.Linear) -> None:
+        self._linears = linears
+        self._key: tuple[tuple[int, int, torch.dtype], ...] | None = None
+        self._weight: torch.Tensor | None = None
+
+    def get(self) -> torch.Tensor | None:
+        """The stacked (sum of out, in) weight, or None if changes cannot be tracked."""
+        try:
+            key = tuple(
+                (lin.weight.data_ptr(), lin.weight._version, lin.weight.dtype)
+                for lin in self._linears
+            )
+        except RuntimeError:  # inference tensors keep no version counter: stay unfused
+            return None
+        if key != self._key or self._weight is None:
+            self._weight = torch.cat([lin.weight.detach() for lin in self._linears])
+            self._key = key
+        return self._weight
+
+
 class Attention(nn.Module):
     # True: copy K/V n_rep times like MiniMind (slower); False: grouped SDPA, same maths.
     use_repeat_kv = False
@@ -121,6 +149,7 @@ class Attention(nn.Module):
         self.o_proj = nn.Linear(H * d, C, bias=False)
         self.q_norm = RMSNorm(d, cfg.rms_norm_eps) if cfg.qk_norm else None
         self.k_norm = RMSNorm(d, cfg.rms_norm_eps) if cfg.qk_norm else None
+        self.qkv = FusedWeight(self.q_proj, self.k_proj, self.v_proj)
 
     def forward(
         self,
@@ -132,12 +161,20 @@ class Attention(nn.Module):
         causal: bool,  # True when mask is the plain square triangle (no cache)
     ) -> torch.Tensor:
         B, T, _ = x.shape
-        q = self.q_proj(x).view(B, T, self.n_heads, self.head_dim)  # (B, T, H, d)
-        k = self.k_proj(x).view(B, T, self.n_kv_heads, self.head_dim)  # (B, T, G, d)
-        v = self.v_proj(x).view(B, T, self.n_kv_heads, self.head_dim)  # (B, T, G, d)
-        if self.q_norm is not None and self.k_norm is not None:
-            q, k = self.q_norm(q), self.k_norm(k)
-        q, k = apply_rope_fast(q, cos, sin), apply_rope_fast(k, cos, sin)
+        H, G, d = self.n_heads, self.n_kv_heads, self.head_dim
+        fused = None if torch.is_grad_enabled() else self.qkv.get()
+        if fused is not None and self.q_norm is None:
+            # Inference fast path: one matmul for q|k|v and one RoPE for q|k (same maths).
+            qkv = F.linear(x, fused).view(B, T, H + 2 * G, d)  # (B, T, H+2G, d)
+            qk = apply_rope_fast(qkv[:, :, : H + G], cos, sin)  # (B, T, H+G, d)
+            q, k, v = qk[:, :, :H], qk[:, :, H:], qkv[:, :, H + G :]
+        else:
+            q = self.q_proj(x).view(B, T, H, d)  # (B, T, H, d)
+            k = self.k_proj(x).view(B, T, G, d)  # (B, T, G, d)
+            v = self.v_proj(x).view(B, T, G, d)  # (B, T, G, d)
+            if self.q_norm is not None and self.k_norm is not None:
+                q, k = self.q_norm(q), self.k_norm(k)
+            q, k = apply_rope_fast(q, cos, sin), apply_rope_fast(k, cos, sin)
         if cache_layer is not None:
             # The cache stores K/V after RoPE and before repeat_kv: (B, S, G, d).
             k, v = cache_layer.update(k, v)
@@ -163,8 +200,13 @@ class FeedForward(nn.Module):
         self.gate_proj = nn.Linear(C, F_, bias=False)
         self.up_proj = nn.Linear(C, F_, bias=False)
         self.down_proj = nn.Linear(F_, C, bias=False)
+        self.gate_up = FusedWeight(self.gate_proj, self.up_proj)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        fused = None if torch.is_grad_enabled() else self.gate_up.get()
+        if fused is not None:  # inference: one matmul for gate|up
+            gate, up = F.linear(x, fused).chunk(2, dim=-1)  # 2 × (B, T, F)
+            return F.linear(F.silu(gate) * up, self.down_proj.weight)
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
