@@ -186,7 +186,8 @@ class GenerationWorker(QObject):
             if not self._begin(request):
                 return False
         stepper = self._stepper
-        assert stepper is not None  # for mypy: _begin set it
+        if stepper is None:  # _begin failed and has reported why
+            return False
         if stepper.finished:
             self._stop_play()  # the UI hears "paused" before "finished"
             self.run_finished.emit(self._run_id)
