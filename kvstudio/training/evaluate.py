@@ -124,7 +124,8 @@ def evaluate_model(
     prompts = read_prompts(prompts_dir)
     if kind == "auto":
         kind = "chat" if "chat" in Path(folder).name else "base"
-    texts: list[str] = []
+    texts: list[str] = []  # greedy outputs
+    sampled: list[str] = []  # temperature samples
     fig: dict[str, Any] = {
         "model": str(folder),
         "kind": kind,
@@ -169,7 +170,7 @@ def evaluate_model(
                 rows = [r.strip() for r in rows]
                 per_t[f"{t:g}"].append(len(set(rows)))
                 examples[q][f"{t:g}"] = [a for a, _ in Counter(rows).most_common(3)]
-                texts += rows
+                sampled += rows
         fig["temperature"] = {
             "samples": samples,
             "top_p": TOP_P,
@@ -178,7 +179,12 @@ def evaluate_model(
             "median_distinct": {t: statistics.median(v) for t, v in per_t.items()},
             "examples": examples,
         }
+    # Texts are decoded whole, so a syllable split across tokens never shows as �; a �
+    # here means the model itself produced bytes that are not UTF-8 (possible when
+    # sampling at a high temperature picks an unlikely byte token).
     fig["replacement_chars"] = sum(t.count(REPLACEMENT) for t in texts)
+    fig["replacement_chars_sampled"] = sum(t.count(REPLACEMENT) for t in sampled)
+    fig["sampled_with_replacement"] = sum(REPLACEMENT in t for t in sampled)
     fig["seconds"] = round(time.perf_counter() - t0, 1)
     return fig
 
@@ -235,6 +241,13 @@ def format_figures(fig: dict[str, Any]) -> str:
             f"distinct answers of {t['samples']} samples (top-p {t['top_p']}), "
             f"median over {len(t['examples'])} questions: {med}"
         )
-    lines.append(f"'{REPLACEMENT}' in decoded text: {fig['replacement_chars']}")
+    lines.append(f"'{REPLACEMENT}' in greedy text: {fig['replacement_chars']}")
+    if "temperature" in fig:
+        t = fig["temperature"]
+        n_samples = t["samples"] * len(TEMPERATURES) * len(t["examples"])
+        lines.append(
+            f"samples with invalid UTF-8 bytes chosen by the model: "
+            f"{fig['sampled_with_replacement']} of {n_samples}"
+        )
     lines.append(f"({fig['seconds']} s)")
     return "\n".join(lines)

@@ -160,7 +160,8 @@ def render_card(
         f"`lab_short.txt` = {figures.get('lab_short_tokens')} tokens in this tokenizer",
         f"- cached and recompute give identical greedy tokens on the 183-token prompt (64 new): "
         f"**{figures.get('cached_equals_recompute_183')}**",
-        f"- `�` in any decoded text: {figures.get('replacement_chars')}",
+        f"- `�` in greedy text (decoded whole, so split syllables never show): "
+        f"{figures.get('replacement_chars')}",
     ]
     if "heldout" in figures:
         h, t = figures["heldout"], figures["temperature"]
@@ -173,6 +174,9 @@ def render_card(
             f"T=0.3** and **{med.get('1.2')} at T=1.2** "
             f"(per question: T=0.3 {t['distinct_per_question']['0.3']}, "
             f"T=1.2 {t['distinct_per_question']['1.2']})",
+            f"- temperature samples in which the model itself chose bytes that are not valid "
+            f"UTF-8 (shown as `�`): {figures.get('sampled_with_replacement')} of "
+            f"{t['samples'] * 2 * len(t['examples'])}",
         ]
     lines += ["", "## Sample outputs (greedy)", ""]
     if "heldout" in figures:
