@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 
 def load_state_dict_file(path: str | Path, config: ModelConfig) -> dict[str, torch.Tensor]:
-    """Read safetensors (or a torch state dict), cast to fp32, re-add a tied lm_head."""
+    """Read safetensors, a state dict or a checkpoint.pt; cast to fp32; re-add a tied lm_head."""
     p = Path(path)
     if not p.exists():
         raise ValueError(f"No weights at {p}; give a run's best.pt/final.pt or a .safetensors.")
@@ -36,6 +36,8 @@ def load_state_dict_file(path: str | Path, config: ModelConfig) -> dict[str, tor
         state = load_file(str(p))
     else:
         state = torch.load(p, map_location="cpu", weights_only=True)
+        if "model" in state and isinstance(state["model"], dict):
+            state = state["model"]  # a resumable checkpoint.pt: take its weights
     state = {k: v.float() for k, v in state.items()}
     if config.tie_word_embeddings and "lm_head.weight" not in state:
         state["lm_head.weight"] = state["model.embed_tokens.weight"]

@@ -75,7 +75,7 @@ def render_card(
     *,
     tokenizer_report: dict[str, Any],
     pretrain_report: dict[str, Any],
-    sft_report: dict[str, Any],
+    sft_reports: list[tuple[str, dict[str, Any]]],
     figures: dict[str, Any],
     commands: list[str],
     notes: list[str],
@@ -146,7 +146,7 @@ def render_card(
         "| best validation loss |",
         "|---|---|---|---|---|---|---|---|",
         *_run_rows("pretrain", pretrain_report),
-        *(_run_rows("SFT (loss on answers)", sft_report) if kind == "chat" else []),
+        *[row for name, r in sft_reports if kind == "chat" for row in _run_rows(name, r)],
         "",
         "Commands (from the repository root):",
         "",
@@ -199,14 +199,17 @@ def write_card(
     commands: list[str],
     notes: list[str],
 ) -> Path:
-    """Render the card from `run_dir`/{tokenizer,pretrain,sft}/report.json and `eval_json`."""
+    """Render the card from `run_dir`/{tokenizer,pretrain,sft,sft2}/report.json and `eval_json`."""
     run = Path(run_dir)
     text = render_card(
         folder,
         kind,
         tokenizer_report=_read(run / "tokenizer" / "report.json"),
         pretrain_report=_read(run / "pretrain" / "report.json"),
-        sft_report=_read(run / "sft" / "report.json"),
+        sft_reports=[
+            ("SFT (loss on answers)", _read(run / "sft" / "report.json")),
+            ("SFT continued (warm restart)", _read(run / "sft2" / "report.json")),
+        ],
         figures=_read(eval_json),
         commands=commands,
         notes=notes,
