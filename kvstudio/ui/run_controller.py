@@ -139,7 +139,7 @@ class RunController(QObject):
 
     def _on_run_finished(self, run_id: int) -> None:
         self.store.finish(run_id)
-        self.pacer.flush()
+        self.pacer.request()  # not flush(): redrawing every view at once stalls the loop
         self.run_finished.emit()
         self.note.emit(self.tr("Run finished. Reset, or change a setting, to run again."))
 

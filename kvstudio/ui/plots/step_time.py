@@ -78,17 +78,24 @@ class StepTimePlot(LivePlot):
         self._fit_y(store)
 
     def _fit_y(self, store: RunStore) -> None:
-        """Grow the y ranges in jumps, so noise does not rescale the axes every frame."""
-        top = max((max(t.step_ms) for t in store.traces() if t.records), default=0.0)
-        total = max((t.cumulative_ms[-1] for t in store.traces() if t.records), default=0.0)
+        """Y ranges only grow, in jumps, and shrink only after a Reset.
+
+        Every range change repaints an axis from scratch (tens of milliseconds on
+        a busy machine), so noise and each new run must not rescale the plot.
+        """
+        traces = [t for t in store.traces() if t.records]
+        if not traces:
+            self._y_top = self._total_top = 0.0
+            return
+        top = max(max(t.step_ms) for t in traces)
+        total = max(t.cumulative_ms[-1] for t in traces)
         view = self.plot_item.vb
         view.disableAutoRange(pg.ViewBox.YAxis)
-        if top > 0 and not 0.5 * self._y_top < top * 1.5 <= self._y_top:
-            self._y_top = top * 1.9  # headroom for the legend, and room to grow
+        if top * 1.5 > self._y_top:  # 1.5: headroom for the legend
+            self._y_top = top * 2.5
             view.setYRange(0, self._y_top, padding=0)
-        grow_total = not 0.5 * self._total_top < total * 1.3 <= self._total_top
-        if self.right_view is not None and total > 0 and grow_total:
-            self._total_top = total * 1.6
+        if self.right_view is not None and total * 1.3 > self._total_top:
+            self._total_top = total * 2.5
             self.right_view.disableAutoRange()
             self.right_view.setYRange(0, self._total_top, padding=0)
 
