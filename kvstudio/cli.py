@@ -28,7 +28,6 @@ from kvstudio.core import formulas
 from kvstudio.core.backend import LanguageModel, MiniMindBackend
 from kvstudio.core.checkpoints import default_model, describe, load_any
 from kvstudio.core.experiments import (
-    LAB_TEXT,
     CompareResult,
     ModeRun,
     Progress,
@@ -247,7 +246,7 @@ def _prompt_ids(args: argparse.Namespace, tokenizer: TextTokenizer) -> list[int]
         if not ids:
             raise ValueError("The prompt encodes to no tokens; give some text.")
         return ids
-    return lab_prompt_ids(tokenizer, args.prompt_tokens, LAB_TEXT)
+    return lab_prompt_ids(tokenizer, args.prompt_tokens)
 
 
 def _ms(seconds: float) -> str:

@@ -20,12 +20,15 @@ import torch
 
 from kvstudio.core import formulas
 from kvstudio.core.backend import LanguageModel
+from kvstudio.core.checkpoints import REPO_ROOT
 from kvstudio.core.kv_cache import CacheSpec
 from kvstudio.core.records import MODES, Mode, SamplingSettings, StepRecord
 from kvstudio.core.stepper import Stepper
 from kvstudio.core.tokenizer import TextTokenizer
 
 # The lab's prompt text: cut or repeated to exactly P tokens by `lab_prompt_ids`.
+# The shipped resources/prompts/lab_long.txt (exactly 183 tokens in the shipped
+# tokenizer) takes precedence; this paragraph is the fallback without it.
 LAB_TEXT = (
     "언어 모델은 문장을 한 번에 한 토큰씩 만들어 냅니다. 새 토큰을 하나 만들 때마다 모델은 "
     "앞에 있는 모든 토큰을 바라보며 어텐션을 계산합니다. 이때 앞 토큰들의 키와 값은 이미 "
@@ -34,6 +37,8 @@ LAB_TEXT = (
     "계산량이 제곱으로 커지고, 캐시가 있으면 한 걸음에 한 토큰만 새로 계산합니다. "
     "대신 캐시는 층의 수, 토큰의 수, 키·값 헤드의 수와 헤드 차원에 비례하는 메모리를 씁니다. "
 )
+
+LAB_PROMPT_FILE = REPO_ROOT / "resources" / "prompts" / "lab_long.txt"
 
 
 @dataclass(frozen=True)
@@ -51,8 +56,20 @@ class Progress:
         return self.done / self.total if self.total else 1.0
 
 
-def lab_prompt_ids(tokenizer: TextTokenizer, prompt_tokens: int, text: str = LAB_TEXT) -> list[int]:
-    """Exactly `prompt_tokens` ids from `text`, cut or repeated."""
+def lab_text() -> str:
+    """The lab's long prompt: resources/prompts/lab_long.txt when shipped, else LAB_TEXT."""
+    try:
+        return LAB_PROMPT_FILE.read_text(encoding="utf-8")
+    except OSError:
+        return LAB_TEXT
+
+
+def lab_prompt_ids(
+    tokenizer: TextTokenizer, prompt_tokens: int, text: str | None = None
+) -> list[int]:
+    """Exactly `prompt_tokens` ids from `text` (default: `lab_text()`), cut or repeated."""
+    if text is None:
+        text = lab_text()
     if prompt_tokens < 1:
         raise ValueError(f"The prompt needs at least one token, got {prompt_tokens}.")
     ids = tokenizer.encode(text)
@@ -376,7 +393,7 @@ def length_sweep(
     fixed: int = 64,
     modes: Sequence[Mode] = MODES,
     cache: CacheSpec | None = None,
-    prompt_text: str = LAB_TEXT,
+    prompt_text: str | None = None,
 ) -> Generator[Progress | SweepResult, None, None]:
     """Time and tokens fed as P (``vary="prompt"``) or N (``vary="new"``) grows.
 
