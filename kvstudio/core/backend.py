@@ -2,7 +2,7 @@
 
 Owns `LanguageModel` (a `typing.Protocol`) and `MiniMindBackend`, which adapts
 our own `MiniMindLM` + `KVCache` to it. A Hugging Face transformers model can
-implement the same few members (see ``kvstudio.core.hf`` once it lands) and
+implement the same few members (see ``kvstudio.core.hf_backend``) and
 every experiment, the CLI and the window work unchanged.
 
 The protocol is deliberately minimal: a forward pass that returns the last
