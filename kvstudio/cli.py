@@ -190,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--prompt", default=None, help=f"question (default: {DEFAULT_QUESTION})")
     s.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
     s.add_argument("--top-k", type=int, default=0, help="0 = off")
-    s.add_argument("--top-p", type=float, default=1.0, help="1.0 = off")
+    s.add_argument("--top-p", type=float, default=0.85, help="the course setting 0.85; 1.0 = off")
     s.add_argument("--repetition-penalty", type=float, default=1.0, help="1.0 = off")
     s.add_argument("--seed", type=int, default=42)
     s.add_argument("--show", type=int, default=3, help="most frequent answers to print")
