@@ -40,6 +40,8 @@ class StepTimePlot(LivePlot):
             self._ttft[mode], self._ttft_label[mode] = ttft, label
         self._y_top = self._total_top = 0.0
         self.legend.setColumnCount(2)  # a shorter legend covers less of the data
+        # Before the first run: plain 0…1 axes, not auto-range's guess around the empty label.
+        self.set_ranges((0.0, 1.0), (0.0, 1.0), (0.0, 1.0))
         self.retranslate()
 
     def retranslate(self) -> None:
