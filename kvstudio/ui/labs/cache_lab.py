@@ -27,6 +27,7 @@ from kvstudio.ui.plots.base import MODE_COLOURS
 
 
 class CacheVsRecomputePanel(LabPanel):
+    draw_while_running = False  # it times every step; the chart is drawn from the result
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
         self.prompt_tokens = int_box(1, 4096, 183)
