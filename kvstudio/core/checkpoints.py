@@ -217,6 +217,16 @@ def build_model(
 
 
 # ---- MiniMind .pth -------------------------------------------------------------------------
+def _unpickler_detail(exc: Exception) -> str:
+    """The line of torch's weights-only error that says what it met (e.g. 'Unsupported global')."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        if "WeightsUnpickler error" in line:
+            rest = line.split("WeightsUnpickler error:", 1)[1].strip()
+            return (rest or (lines[i + 1] if i + 1 < len(lines) else line))[:200]
+    return (lines[0] if lines else type(exc).__name__)[:200]
+
+
 def read_pth_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
     """Read a ``.pth`` state dict safely (no code execution), stripping DDP/compile prefixes."""
     p = Path(path)
@@ -225,10 +235,16 @@ def read_pth_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
     try:
         obj: Any = torch.load(str(p), map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
+        detail = _unpickler_detail(exc)
+        if "global" not in detail.lower():  # not a reference to code: the bytes are no pickle
+            raise ValueError(
+                f"Cannot read {p} ({detail}). The file is damaged or not a PyTorch "
+                "checkpoint; download or copy it again."
+            ) from exc
         raise ValueError(
             f"{p} was refused: the pickle carries code or objects other than tensors "
-            f"({str(exc).splitlines()[0][:200]}). Only plain state dicts are loaded, for "
-            "safety; re-save it with torch.save(model.state_dict(), path)."
+            f"({detail}). Only plain state dicts are loaded, for safety; re-save it with "
+            "torch.save(model.state_dict(), path)."
         ) from exc
     except (EOFError, RuntimeError, OSError, ValueError) as exc:
         raise ValueError(

@@ -180,6 +180,14 @@ def test_pickle_with_code_is_refused(tmp_path: Path) -> None:
         read_pth_state_dict(pth)
 
 
+def test_file_that_is_no_checkpoint_is_called_damaged_not_code(tmp_path: Path) -> None:
+    pth = tmp_path / "notes.pth"
+    pth.write_text("garbage, not a pickle", encoding="utf-8")
+    with pytest.raises(ValueError, match="damaged or not a PyTorch checkpoint") as info:
+        read_pth_state_dict(pth)
+    assert "carries code" not in str(info.value)
+
+
 def test_pth_that_is_not_a_state_dict(tmp_path: Path) -> None:
     pth = tmp_path / "list.pth"
     torch.save([torch.zeros(2)], pth)
