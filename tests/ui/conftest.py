@@ -1,5 +1,5 @@
 """Qt fixtures for the window tests: offscreen platform, a wired window on a tiny model,
-and a guard that fails any test leaving an engine thread running.
+and a guard that fails any test leaving an engine or lab thread running.
 
 The window gets its own settings file (tmp_path) and a loader that returns the
 session's tiny seeded model for the embedded choices and uses the real loader
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QApplication
 import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
 from kvstudio.core.model import MiniMindLM
 from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.ui import generator_worker
 from kvstudio.ui import worker as worker_module
 from kvstudio.ui.app import build_window, prepare_application
 from kvstudio.ui.app_settings import AppSettings
@@ -47,19 +48,23 @@ class TrackedThread(QThread):
 
 
 @pytest.fixture(autouse=True)
-def no_thread_left_running(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def no_thread_left_running(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[QThread]]:
+    """Every engine and lab thread a test starts; the test fails if one is left running."""
     monkeypatch.setattr(worker_module, "QThread", TrackedThread)
+    monkeypatch.setattr(generator_worker, "QThread", TrackedThread)
     TrackedThread.started_threads.clear()
-    yield
+    yield TrackedThread.started_threads
     running = []
     for thread in TrackedThread.started_threads:
         try:
             if thread.isRunning():
                 running.append(thread.objectName())
+                thread.quit()  # stop it, so the test fails with a message instead of an abort
+                thread.wait(5000)
         except RuntimeError:  # already deleted: stopped
             pass
     TrackedThread.started_threads.clear()
-    assert not running, f"engine thread(s) left running: {running}"
+    assert not running, f"thread(s) left running: {running}"
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@ save → reopen → replay to the same charts, and the slide pack of the live ru
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,37 +10,11 @@ from PySide6.QtCore import Qt, QThread
 from PySide6.QtWidgets import QApplication
 
 from kvstudio.core.runfile import load_runs
-from kvstudio.ui import generator_worker
 from kvstudio.ui.classroom import ClassroomExtras, install
 from kvstudio.ui.export_menu import ExportButton
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000
-
-
-class TrackedLabThread(QThread):
-    started_threads: list[QThread] = []  # noqa: RUF012  (registry for the guard only)
-
-    def start(self, *args: object) -> None:
-        TrackedLabThread.started_threads.append(self)
-        super().start(*args)  # type: ignore[arg-type]
-
-
-@pytest.fixture(autouse=True)
-def no_lab_thread_left(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(generator_worker, "QThread", TrackedLabThread)
-    TrackedLabThread.started_threads.clear()
-    yield
-    running = []
-    for thread in TrackedLabThread.started_threads:
-        try:
-            if thread.isRunning():
-                running.append(thread.objectName())
-                thread.quit()
-                thread.wait(5000)
-        except RuntimeError:
-            pass
-    assert not running, f"lab thread(s) left running: {running}"
 
 
 def _window(make_window, tmp_path: Path):  # type: ignore[no-untyped-def]
@@ -166,7 +139,9 @@ def test_slide_pack_has_every_live_chart_and_lab(qtbot, make_window, tmp_path: P
     assert {"lab-cache-kinds.png", "all-charts.pdf", "numbers.json", "cached-steps.csv"} <= names
 
 
-def test_closing_mid_lab_stops_the_lab_thread(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_closing_mid_lab_stops_the_lab_thread(  # type: ignore[no-untyped-def]
+    qtbot, make_window, tmp_path: Path, no_thread_left_running: list[QThread]
+) -> None:
     window, extras = _window(make_window, tmp_path)
     lab = extras.labs.temperature
     lab.samples.setValue(64)
@@ -174,4 +149,4 @@ def test_closing_mid_lab_stops_the_lab_thread(qtbot, make_window, tmp_path: Path
     assert lab.run()
     qtbot.waitUntil(lambda: lab.progress.maximum() > 0, timeout=TIMEOUT)
     window.close()
-    assert not any(t.isRunning() for t in TrackedLabThread.started_threads)
+    assert not any(t.isRunning() for t in no_thread_left_running)

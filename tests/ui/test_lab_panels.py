@@ -1,6 +1,6 @@
 """The lab panels run the engine's experiments on the lab thread and show the same numbers.
 
-Every test here fails if a lab thread is left running (`no_lab_thread_left`).
+Every test here fails if a lab thread is left running (conftest's `no_thread_left_running`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from kvstudio.core.experiments import (
 )
 from kvstudio.core.records import SamplingSettings
 from kvstudio.core.stepper import Stepper
-from kvstudio.ui import generator_worker
 from kvstudio.ui.engine_adapter import ModelHandle
 from kvstudio.ui.export import export_slide_pack
 from kvstudio.ui.export_menu import ChartExporter
@@ -39,31 +38,6 @@ from kvstudio.ui.labs import (
 from kvstudio.ui.labs.base import prompt_ids
 
 TIMEOUT = 20_000
-
-
-class TrackedLabThread(QThread):
-    started_threads: list[QThread] = []  # noqa: RUF012  (registry for the guard only)
-
-    def start(self, *args: object) -> None:
-        TrackedLabThread.started_threads.append(self)
-        super().start(*args)  # type: ignore[arg-type]
-
-
-@pytest.fixture(autouse=True)
-def no_lab_thread_left(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(generator_worker, "QThread", TrackedLabThread)
-    TrackedLabThread.started_threads.clear()
-    yield
-    running = []
-    for thread in TrackedLabThread.started_threads:
-        try:
-            if thread.isRunning():
-                running.append(thread.objectName())
-                thread.quit()
-                thread.wait(5000)
-        except RuntimeError:  # deleted: stopped
-            pass
-    assert not running, f"lab thread(s) left running: {running}"
 
 
 @pytest.fixture()
