@@ -137,9 +137,14 @@ class SamplingProgress:
     total: int
 
 
+def split_number_list(text: str) -> list[str]:
+    """ "0.5, 1.0 1.5;2" → ["0.5", "1.0", "1.5", "2"]: commas, spaces or semicolons separate."""
+    return [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p]
+
+
 def parse_temperatures(text: str) -> tuple[float, ...]:
     """"0.5, 1.0 1.5" → (0.5, 1.0, 1.5); empty → () meaning "the current temperature"."""
-    parts = [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p]
+    parts = split_number_list(text)
     try:
         values = tuple(float(p) for p in parts)
     except ValueError as exc:

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 
 from kvstudio.core import labs
 from kvstudio.core.records import MODES
-from kvstudio.ui.engine_adapter import ModelHandle
+from kvstudio.ui.engine_adapter import ModelHandle, split_number_list
 from kvstudio.ui.export_menu import ChartExporter
 from kvstudio.ui.generator_worker import JobFactory
 from kvstudio.ui.labs.base import LabPanel, int_box
@@ -27,9 +27,8 @@ from kvstudio.ui.plots.base import MODE_COLOURS
 
 def parse_lengths(text: str) -> tuple[int, ...]:
     """ "16, 32 64" → (16, 32, 64); a ValueError says how to write them."""
-    parts = [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p]
     try:
-        values = tuple(int(p) for p in parts)
+        values = tuple(int(p) for p in split_number_list(text))
     except ValueError as exc:
         raise ValueError(
             f"Could not read the lengths {text!r}: write whole numbers separated by commas, "
