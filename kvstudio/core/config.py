@@ -106,8 +106,7 @@ class ModelConfig:
             raise ValueError(f"{p} does not exist: a model folder needs a config.json.") from exc
         except json.JSONDecodeError as exc:
             raise ValueError(
-                f"{p} is not valid JSON ({exc.msg} at line {exc.lineno}); "
-                "fix or replace the file."
+                f"{p} is not valid JSON ({exc.msg} at line {exc.lineno}); fix or replace the file."
             ) from exc
         if not isinstance(data, dict):
             raise ValueError(f"{p} must hold a JSON object with the model's settings.")

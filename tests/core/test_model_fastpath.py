@@ -1,4 +1,4 @@
-"""The inference fast path (fused q|k|v and gate|up, one RoPE) computes what the plain path does."""
+"""The inference fast path (stacked, transposed weights; one RoPE) equals the plain path."""
 
 from __future__ import annotations
 
