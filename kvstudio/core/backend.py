@@ -104,17 +104,18 @@ class MiniMindBackend:
         logits = self.model(input_ids, cache, window=window, logits_to_keep=1)  # (B, 1, V)
         return logits[:, -1]  # (B, V)
 
-    def repeat_cache_rows(self, cache: KVCache, batch_size: int) -> None:
-        """Copy a one-row cache to `batch_size` rows (optional member, see `Stepper`).
+    def select_cache_rows(self, cache: KVCache, rows: torch.Tensor) -> None:
+        """Keep cache rows `rows` (R,) int64, in that order, repeats allowed (optional member).
 
-        Rows that share a prompt then share its prefill: one forward of one row
-        instead of `batch_size` identical ones. The copies are real tensors, so
-        the measured bytes are what the batch really holds.
+        The stepper uses it to let rows share work: a prompt's prefill is computed
+        once and copied to every row, and rows that have chosen the same tokens so
+        far share one row of the cache. The copies are real tensors, so the
+        measured bytes are what the cache really holds.
         """
         for layer in cache:
             if layer.keys is not None and layer.values is not None:
-                layer.keys = layer.keys.repeat(batch_size, 1, 1, 1)  # (B, T, G, d)
-                layer.values = layer.values.repeat(batch_size, 1, 1, 1)
+                layer.keys = layer.keys.index_select(0, rows)  # (R, T, G, d)
+                layer.values = layer.values.index_select(0, rows)
 
     def cache_layer_bytes(self, cache: KVCache) -> tuple[tuple[int, int], ...]:
         return cache.layer_nbytes()

@@ -311,7 +311,9 @@ def repeated_sampling(
 
     `settings` holds the other knobs (top-k, top-p, penalty, seed); by default
     top-p and top-k are off so only the temperature varies. Every temperature
-    starts from the same seed.
+    starts from the same seed. Rows that have chosen the same tokens so far
+    share one forward row (`Stepper`'s ``share_identical_rows``): at a low
+    temperature most samples agree for many steps, and each is computed once.
     """
     if not temperatures:
         raise ValueError("Give at least one temperature, e.g. 0.3,0.7,1.0,1.3.")
@@ -333,6 +335,7 @@ def repeated_sampling(
             batch_size=samples,
             stop_at_eos=stop_at_eos,
             top_n=top_n,
+            share_identical_rows=True,
         )
         for record in stepper:
             done += 1

@@ -24,16 +24,28 @@ from kvstudio.core.kv_cache import DynamicLayer, KVCache
 
 
 class RMSNorm(nn.Module):
+    """weight · x / sqrt(mean(x²) + eps), computed in fp32 as MiniMind does."""
+
     def __init__(self, dim: int, eps: float = 1e-5) -> None:
         super().__init__()
         self.eps = eps
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        # Normalise in fp32 as MiniMind does, then return to the input dtype.
         xf = x if x.dtype == torch.float32 else x.float()  # skip a no-op cast on the hot path
-        normed = xf * torch.rsqrt(xf.square().mean(-1, keepdim=True).add_(self.eps))
+        # mean(x²) as ‖x‖²/C: four kernels where .square().mean() dispatches a dozen.
+        norm = torch.linalg.vector_norm(xf, dim=-1, keepdim=True)  # (…, 1)
+        inv_rms = torch.addcmul(self._eps_tensor(norm), norm, norm, value=1.0 / x.shape[-1])
+        normed = xf * inv_rms.rsqrt_()
         return self.weight * (normed if normed.dtype == x.dtype else normed.type_as(x))
+
+    def _eps_tensor(self, like: torch.Tensor) -> torch.Tensor:
+        eps = getattr(self, "_eps", None)
+        if eps is None or eps.device != like.device:
+            with torch.inference_mode(False):  # usable with and without autograd
+                eps = torch.tensor(self.eps, dtype=torch.float32, device=like.device)
+            self._eps = eps
+        return eps
 
 
 def rope_tables(head_dim: int, length: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:

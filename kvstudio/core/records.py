@@ -78,6 +78,7 @@ class StepRecord:
     finished: tuple[bool, ...]  # per row: this row has produced eos (or hit the budget)
     logits_max: tuple[float, ...] = ()  # per row, for quick sanity displays
     last_logits: tuple[float, ...] | None = field(default=None, repr=False)  # row 0, if kept
+    forward_rows: int = 0  # rows fed to forward (rows with one history share one); 0 = unknown
 
     @property
     def batch_size(self) -> int:

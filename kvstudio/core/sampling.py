@@ -19,6 +19,7 @@ Letters in shape comments: B batch rows, V vocabulary, n candidates reported.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -74,23 +75,47 @@ def apply_top_k(logits: torch.Tensor, top_k: int) -> torch.Tensor:
     return logits.masked_fill(logits < kth, NEG_INF)
 
 
-def top_p_keep(probs: torch.Tensor, top_p: float) -> torch.Tensor:
-    """MiniMind's nucleus as a mask: probs (B, V) → keep (B, V) bool.
+def top_p_threshold(probs: torch.Tensor, top_p: float) -> torch.Tensor:
+    """MiniMind's nucleus as a per-row threshold: probs (B, V) → (B, 1).
 
     Sort descending and keep every token whose cumulative probability *before
     it* is at most p: the token that first crosses p is kept and the top token
-    always survives. Implemented with sorted values only (no argsort): the
-    number m of kept tokens gives a threshold, the m-th largest probability,
-    and every token at least that likely is kept. Tokens tied with the last
-    kept one are kept too (as top-k keeps ties with the k-th).
+    always survives. With sorted values only (no argsort) the number m of kept
+    tokens gives the threshold, the m-th largest probability: every token at
+    least that likely is kept, so tokens tied with the last kept one are kept
+    too (as top-k keeps ties with the k-th). Never below the smallest positive
+    float, so a token of probability 0 is never kept.
     """
-    if top_p >= 1.0:
-        return torch.ones_like(probs, dtype=torch.bool)
     ordered = _sorted_descending(probs)  # (B, V) values only
     cumulative = ordered.cumsum(dim=-1)  # (B, V)
     kept = 1 + (cumulative[:, :-1] <= top_p).sum(dim=-1, keepdim=True)  # (B, 1), m ≥ 1
     threshold = ordered.gather(1, kept - 1)  # (B, 1), the m-th largest probability
-    return probs >= threshold.clamp_min(torch.finfo(probs.dtype).tiny)  # never a 0-prob token
+    return threshold.clamp_min(torch.finfo(probs.dtype).tiny)
+
+
+def top_p_keep(probs: torch.Tensor, top_p: float) -> torch.Tensor:
+    """The nucleus as a mask: probs (B, V) → keep (B, V) bool (see `top_p_threshold`)."""
+    if top_p >= 1.0:
+        return torch.ones_like(probs, dtype=torch.bool)
+    return probs >= top_p_threshold(probs, top_p)
+
+
+def nucleus(probs: torch.Tensor, top_p: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """probs (B, V) with the tokens outside the nucleus set to 0 (not renormalised),
+    and the survivors per row (B,) int64. p = 1.0 = off.
+
+    On the CPU the masking runs in numpy: torch's comparison to a bool mask and
+    the bool × float product take ~10× longer there for a (30, 6400) batch.
+    """
+    if top_p >= 1.0:
+        return probs, torch.full(probs.shape[:1], probs.shape[1], dtype=torch.int64)
+    threshold = top_p_threshold(probs, top_p)  # (B, 1)
+    if probs.device.type == "cpu":
+        keep = probs.numpy() >= threshold.numpy()  # (B, V) bool
+        kept = torch.from_numpy(probs.numpy() * keep)  # (B, V)
+        return kept, torch.from_numpy(np.count_nonzero(keep, axis=-1).astype(np.int64))
+    keep_t = probs >= threshold
+    return probs * keep_t, keep_t.sum(dim=-1)
 
 
 def _sorted_descending(values: torch.Tensor) -> torch.Tensor:
@@ -159,13 +184,12 @@ def sample_next(
     """
     if logits.dim() != 2:
         raise ValueError(f"sample_next expects logits shaped (batch, vocab), got {logits.shape}.")
-    x = logits.float()
+    x = logits if logits.dtype == torch.float32 else logits.float()
     batch, vocab = x.shape
     if banned_token is not None and not 0 <= banned_token < vocab:
         banned_token = None  # e.g. eos of a tokenizer larger than this model's vocabulary
-    if banned_token is not None:
-        x = x.clone()
-        x.select(1, banned_token).fill_(NEG_INF)  # cheaper than x[:, i] = …
+    if banned_token is not None:  # one kernel, and the caller's logits stay as they were
+        x = x.index_fill(1, _index(banned_token, x.device), NEG_INF)
     n = min(top_n, vocab)
     if settings.greedy:
         return _greedy(x, settings, seen, n)
@@ -182,21 +206,23 @@ def sample_next(
         survivors_k = torch.full((batch,), candidates, dtype=torch.int64, device=x.device)
     probs = torch.softmax(x, dim=-1)  # (B, V), 0 where removed
     if settings.top_p < 1.0:
-        keep = top_p_keep(probs, settings.top_p)  # (B, V)
-        probs = probs * keep
-        probs = probs / probs.sum(dim=-1, keepdim=True)
-        survivors_p = keep.sum(dim=-1)
+        probs, survivors_p = nucleus(probs, settings.top_p)  # not renormalised
     else:
         survivors_p = survivors_k
+    # Inverse CDF on the unnormalised probabilities: the draw scales the uniform
+    # number to each row's total, so only the reported numbers are divided.
+    cdf = probs.cumsum(dim=-1)  # (B, V)
+    total = cdf[:, -1:]  # (B, 1), the kept probability mass
     uniform = torch.rand(batch, 1, generator=generator, device=x.device)  # (B, 1)
-    token_ids = _inverse_cdf(probs, uniform)  # (B,)
+    token_ids = _inverse_cdf(cdf, uniform * total)  # (B,)
     if n > 0:
         top_probs, top_ids = torch.topk(probs, n, dim=-1)  # (B, n)
+        top_probs = top_probs / total
     else:
         top_probs, top_ids = _empty_top(batch, x.device)
     return SampleOutput(
         token_ids=token_ids,
-        chosen_probability=probs.gather(1, token_ids[:, None]).squeeze(1),
+        chosen_probability=(probs.gather(1, token_ids[:, None]) / total).squeeze(1),
         survivors_top_k=survivors_k,
         survivors_top_p=survivors_p,
         top_ids=top_ids,
@@ -210,7 +236,7 @@ def _greedy(
     batch = x.shape[0]
     if seen is not None:
         x = apply_repetition_penalty(x, seen, settings.repetition_penalty)
-    ones = torch.ones(batch, dtype=torch.int64, device=x.device)
+    ones = _ones(batch, x.device)
     if n > 0:
         # One topk gives both the argmax (its first column) and the candidates.
         top_ids = torch.topk(x, n, dim=-1).indices  # (B, n), most likely first
@@ -221,7 +247,7 @@ def _greedy(
         token_ids = torch.argmax(x, dim=-1)  # (B,)
     return SampleOutput(
         token_ids=token_ids,
-        chosen_probability=torch.ones(batch, dtype=torch.float32, device=x.device),
+        chosen_probability=_ones(batch, x.device, torch.float32),
         survivors_top_k=ones,
         survivors_top_p=ones,
         top_ids=top_ids,
@@ -229,15 +255,28 @@ def _greedy(
     )
 
 
-def _inverse_cdf(probs: torch.Tensor, uniform: torch.Tensor) -> torch.Tensor:
-    """Index drawn from each row of `probs` (B, K) with one uniform (B, 1) number per row.
+def _inverse_cdf(cdf: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Index drawn from each row of a cumulative sum `cdf` (B, K) at `target` (B, 1).
 
-    Tokens with probability 0 are never chosen: the CDF does not rise at them.
+    `target` is a uniform number times the row's total. Tokens with probability 0
+    are never chosen: the CDF does not rise at them.
     """
-    cdf = probs.cumsum(dim=-1)  # (B, K)
-    target = uniform * cdf[:, -1:]  # scale to the row's total (rounding-proof)
     index = torch.searchsorted(cdf, target, right=True)  # (B, 1)
-    return index.clamp_(max=probs.shape[-1] - 1).squeeze(1)
+    return index.clamp_(max=cdf.shape[-1] - 1).squeeze(1)
+
+
+@lru_cache(maxsize=64)
+def _index(token_id: int, device: torch.device) -> torch.Tensor:
+    """A one-element index tensor, made once per token and device (not per step)."""
+    with torch.inference_mode(False):  # a normal tensor: usable inside and outside inference
+        return torch.tensor([token_id], device=device)
+
+
+@lru_cache(maxsize=64)
+def _ones(batch: int, device: torch.device, dtype: torch.dtype = torch.int64) -> torch.Tensor:
+    """Constant ones (B,), made once per shape; callers only read them."""
+    with torch.inference_mode(False):
+        return torch.ones(batch, dtype=dtype, device=device)
 
 
 def _empty_top(batch: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:

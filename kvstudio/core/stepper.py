@@ -15,7 +15,13 @@ Batches follow MiniMind's semantics: all rows share the prompt length, a row
 that produced eos keeps receiving eos, and the run stops when every row has
 finished or the token budget is spent. Rows with the same prompt share its
 prefill (one row is fed; its logits and K/V are copied to every row), which is
-what makes n samples of one question cheap; `tokens_fed` stays per row.
+what makes n samples of one question cheap; `tokens_fed` stays per row. With
+``share_identical_rows=True`` rows go on sharing work for as long as they have
+chosen the same tokens: one row per distinct history is fed to the model (the
+cache then holds one row per history, measured as such), and a group splits,
+its cache row copied, when its rows choose different tokens. At a low
+temperature most of 30 samples agree for many steps, so this saves most of
+the forward passes; each row still draws its own token.
 With ``stop_at_eos=False`` eos is banned until the budget is spent
 (transformers' ``min_new_tokens``), so exactly `max_new_tokens` tokens are
 generated and the formulas apply.
@@ -130,6 +136,7 @@ class Stepper:
         top_n: int = 10,
         keep_logits: bool = False,
         share_prefill: bool = True,
+        share_identical_rows: bool = False,
     ) -> None:
         if mode not in ("cached", "recompute"):
             raise ValueError(f"Unknown mode {mode!r}; choose 'cached' or 'recompute'.")
@@ -189,14 +196,23 @@ class Stepper:
                 self._seen = presence_mask(self._tokens[:, :prompt_len], vocab)  # (B, V)
             self._finished_t = torch.zeros(batch_size, dtype=torch.bool, device=device)  # (B,)
         self._cache = backend.new_cache(self.cache_spec, batch_size) if mode == "cached" else None
-        # Rows with one prompt share its prefill: one row is fed, its logits (and, when
-        # cached, its K/V) are copied to every row. Needs `repeat_cache_rows` when cached.
-        self._share_prefill = (
-            share_prefill
-            and batch_size > 1
-            and all(row == rows[0] for row in rows)
-            and (self._cache is None or hasattr(backend, "repeat_cache_rows"))
-        )
+        # Rows that share work are fed to the model as one "forward row": at first the
+        # rows with one prompt (their prefill), and with share_identical_rows every group
+        # of rows with one history. Needs the backend's `select_cache_rows` when cached.
+        can_select = self._cache is None or hasattr(backend, "select_cache_rows")
+        self._share_rows = share_identical_rows and batch_size > 1 and can_select
+        first_of: dict[tuple[int, ...], int] = {}
+        if (share_prefill or self._share_rows) and batch_size > 1 and can_select:
+            groups = [first_of.setdefault(tuple(row), len(first_of)) for row in rows]
+        else:
+            groups = list(range(batch_size))
+        self._groups: torch.Tensor | None = None  # (B,) forward row of each row; None = own
+        self._representatives: torch.Tensor | None = None  # (G,) one row of each group
+        if len(set(groups)) < batch_size:
+            self._groups = torch.tensor(groups, dtype=torch.long, device=device)
+            self._representatives = torch.tensor(
+                [groups.index(g) for g in range(len(set(groups)))], dtype=torch.long, device=device
+            )
         self._zero_layers = tuple((0, 0) for _ in range(backend.num_layers))
         self._decoders = [IncrementalDecoder(tokenizer) for _ in range(batch_size)]
         self._token_text = TokenTexts(tokenizer)
@@ -269,13 +285,15 @@ class Stepper:
         if self._sync:
             _synchronize(self.device)
         t0 = time.perf_counter()
-        if step == 0 and self._share_prefill:
-            logits = self.backend.forward_last(input_ids[:1], self._cache, self._window)  # (1, V)
-            if self._cache is not None:
-                self.backend.repeat_cache_rows(self._cache, batch)  # type: ignore[attr-defined]
-            logits = logits.expand(batch, -1).contiguous()  # (B, V)
-        else:
+        groups, representatives = self._groups, self._representatives
+        if groups is None or representatives is None:
             logits = self.backend.forward_last(input_ids, self._cache, self._window)  # (B, V)
+            forward_rows = batch
+        else:  # one forward row per group of rows with the same history
+            fed = input_ids.index_select(0, representatives)  # (G, T)
+            logits = self.backend.forward_last(fed, self._cache, self._window)  # (G, V)
+            logits = logits.index_select(0, groups)  # (B, V), each row its group's logits
+            forward_rows = int(fed.shape[0])
         out = sample_next(
             logits,
             self.sampling,
@@ -289,6 +307,8 @@ class Stepper:
             # Rows that already finished keep receiving eos (MiniMind's batch semantics).
             next_ids = next_ids.masked_fill(self._finished_t, self.eos_id)
         self._tokens[:, seq_len] = next_ids
+        if groups is not None:
+            self._regroup(groups, next_ids)
         if self._seen is not None:
             self._seen.scatter_(1, next_ids[:, None], True)
         if self._sync:
@@ -368,11 +388,41 @@ class Stepper:
             finished=finished_rows,
             logits_max=tuple(lmax),
             last_logits=last_logits,
+            forward_rows=forward_rows,
         )
         self._step += 1
         self._done = last_step or all(self._finished)
         self.records.append(record)
         return record
+
+    def _regroup(self, groups: torch.Tensor, next_ids: torch.Tensor) -> None:
+        """After a shared step: split the groups whose rows chose different tokens.
+
+        `groups` (B,) is each row's forward row before this step. The cache keeps one
+        row per new group, copied from the forward row it continues.
+        """
+        if self._share_rows:
+            key = groups * self.backend.vocab_size + next_ids  # (B,) history → its own key
+            unique, new_groups = torch.unique(key, sorted=True, return_inverse=True)
+            count = int(unique.shape[0])
+            if count < self.batch_size:
+                parents = unique // self.backend.vocab_size  # (G',) forward row each continues
+                unchanged = count == int(self._representatives.shape[0])  # type: ignore[union-attr]
+                if self._cache is not None and not unchanged:
+                    self.backend.select_cache_rows(self._cache, parents)  # type: ignore[attr-defined]
+                self._groups = new_groups
+                self._representatives = _first_rows(new_groups, count)
+                return
+        # From now on every row has its own history: forward row r continues row r's.
+        if self._cache is not None:
+            self.backend.select_cache_rows(self._cache, groups)  # type: ignore[attr-defined]
+        self._groups = self._representatives = None
+
+
+def _first_rows(groups: torch.Tensor, count: int) -> torch.Tensor:
+    """(B,) group of each row → (count,) one row of each group."""
+    rows = torch.arange(groups.shape[0], device=groups.device)
+    return torch.empty(count, dtype=torch.long, device=groups.device).scatter_(0, groups, rows)
 
 
 def _prompt_rows(

@@ -13,8 +13,10 @@ from kvstudio.core.sampling import (
     apply_top_p,
     filter_logits,
     new_generator,
+    nucleus,
     presence_mask,
     sample_next,
+    top_p_keep,
 )
 
 
@@ -183,3 +185,16 @@ def test_top_p_keeps_ties_with_the_last_kept_token() -> None:
     logits = logits_from_probs(0.25, 0.25, 0.25, 0.25)
     _, _, kept = filter_logits(logits, settings(top_p=0.3))
     assert kept.tolist() == [4]  # MiniMind's sort would keep 2 of the 4 equal tokens, arbitrarily
+
+
+def test_nucleus_zeroes_what_the_mask_drops() -> None:
+    """The numpy masking used on the CPU agrees with the torch mask, zeros included."""
+    gen = torch.Generator().manual_seed(4)
+    probs = torch.softmax(torch.randn(8, 500, generator=gen) * 3.0, dim=-1)
+    probs[:, 7] = 0.0  # a token that can never be kept
+    for p in (0.05, 0.5, 0.9, 0.999):
+        kept, survivors = nucleus(probs, p)
+        keep = top_p_keep(probs, p)
+        assert torch.equal(kept, probs * keep)
+        assert survivors.tolist() == keep.sum(dim=-1).tolist()
+        assert not keep[:, 7].any()

@@ -9,7 +9,9 @@ import torch
 
 from kvstudio.core import formulas
 from kvstudio.core.backend import LanguageModel, MiniMindBackend
+from kvstudio.core.config import ModelConfig
 from kvstudio.core.kv_cache import CacheSpec
+from kvstudio.core.model import MiniMindLM
 from kvstudio.core.records import SamplingSettings, StepRecord
 from kvstudio.core.stepper import Stepper
 from kvstudio.core.tokenizer import REPLACEMENT, TextTokenizer
@@ -380,3 +382,61 @@ def test_rows_sharing_a_prompt_share_the_prefill(
         assert a.attention_mask_shape == b.attention_mask_shape == (4, a.attention_mask_shape[1])
     if mode == "cached" and kind == "dynamic":
         assert shared.records[0].cache_total_bytes == 4 * formulas.cache_bytes(2, 12, 2, 16, 4)
+
+
+@pytest.fixture(scope="module")
+def peaked_backend(tiny_config: ModelConfig) -> MiniMindBackend:
+    """The tiny model with sharper next-token distributions (embeddings × 5), so that
+    sampled rows agree for a while and split gradually."""
+    model = MiniMindLM(tiny_config).init_weights(1234).eval()
+    with torch.no_grad():
+        model.model.embed_tokens.weight.mul_(5.0)
+    return MiniMindBackend(model, name="peaked")
+
+
+@pytest.mark.parametrize("mode", ["cached", "recompute"])
+@pytest.mark.parametrize("kind", ["dynamic", "static", "sliding"])
+def test_rows_with_one_history_share_a_forward_row(
+    peaked_backend: MiniMindBackend, tokenizer: TextTokenizer, mode: str, kind: str
+) -> None:
+    spec = CacheSpec(kind, max_length=64, window=8)  # type: ignore[arg-type]
+    s = SamplingSettings(temperature=0.7, top_p=0.9, seed=5)
+    prompt = prompt_of(12, peaked_backend.vocab_size)
+    kw = dict(mode=mode, sampling=s, max_new_tokens=12, batch_size=12, cache=spec)
+    kw["stop_at_eos"] = False
+    shared = run(peaked_backend, tokenizer, prompt, share_identical_rows=True, **kw)
+    separate = run(peaked_backend, tokenizer, prompt, **kw)
+    assert shared.generated_ids == separate.generated_ids  # each row still draws its own
+    assert shared.texts() == separate.texts()
+    rows = [r.forward_rows for r in shared.records]
+    assert rows[0] == 1 and rows == sorted(rows)  # groups only ever split
+    assert len({n for n in rows if 1 < n < 12}) >= 2  # partial groups that split again
+    # A row's forward row at step t is its history up to t-1: count the distinct ones.
+    ids = shared.generated_ids
+    for step, n in enumerate(rows[1:], start=1):
+        assert n == len({tuple(row[:step]) for row in ids})
+    if mode == "cached" and kind == "dynamic":
+        last = shared.records[-1]  # the cache holds one row per distinct history
+        distinct = len({tuple(row[:-1]) for row in ids})
+        assert last.cache_total_bytes == distinct * formulas.cache_bytes(2, 12 + 11, 2, 16, 4)
+    assert [r.forward_rows for r in separate.records] == [1] + [12] * 11  # prefill shared only
+
+
+def test_agreeing_rows_are_fed_once(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    s = SamplingSettings(temperature=1e-4, top_p=1.0, seed=3)  # every row takes the argmax
+    prompt = prompt_of(9, tiny_backend.vocab_size)
+    shared = run(
+        tiny_backend,
+        tokenizer,
+        prompt,
+        sampling=s,
+        max_new_tokens=8,
+        batch_size=5,
+        stop_at_eos=False,
+        share_identical_rows=True,
+    )
+    assert [r.forward_rows for r in shared.records] == [1] * 8
+    assert len(set(map(tuple, shared.generated_ids))) == 1
+    assert shared.records[-1].cache_total_bytes == formulas.cache_bytes(2, 9 + 7, 2, 16, 4)
