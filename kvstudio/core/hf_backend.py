@@ -353,6 +353,17 @@ class HFBackend:
         cache.seq_length = past + T
         return out.logits[:, -1]  # (B, V)
 
+    def select_cache_rows(self, cache: HFCache, rows: torch.Tensor) -> None:
+        """Keep cache rows `rows` (R,), in that order (see `MiniMindBackend.select_cache_rows`).
+
+        transformers' beam-search `reorder_cache` does exactly this per layer; the
+        attention mask (B, past) follows the rows.
+        """
+        cache.cache.reorder_cache(rows)
+        if cache.attention_mask is not None:
+            cache.attention_mask = cache.attention_mask.index_select(0, rows)  # (R, past)
+        cache.batch_size = int(rows.shape[0])
+
     def cache_layer_bytes(self, cache: HFCache) -> tuple[tuple[int, int], ...]:
         pairs = _layer_tensors(cache.cache)
         sizes = [(_nbytes(k), _nbytes(v)) for k, v in pairs]

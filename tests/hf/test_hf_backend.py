@@ -97,6 +97,41 @@ def test_model_built_from_config_steps_identically_in_both_modes(
     assert len(set(cached[0])) > 3, "a constant sequence would hide a wrong cache"
 
 
+@pytest.mark.parametrize("kind", ["dynamic", "static"])
+def test_sampled_rows_share_the_prefill_and_their_history(
+    kind: str, tokenizer: TextTokenizer, tmp_folder: Path
+) -> None:
+    """Rows of one prompt share its prefill, then one forward row per distinct history
+    (transformers' reorder_cache copies the rows); each row's tokens are unchanged."""
+    backend, tok = load_hf_backend(hf_folder_from_config("llama", tokenizer, tmp_folder))
+    prompt = tok.encode(PROMPT)
+    sampling = SamplingSettings(temperature=1.0, top_p=0.5, seed=3)
+    spec = CacheSpec(kind, max_length=64)  # type: ignore[arg-type]
+
+    def sample(**share: bool) -> Stepper:
+        stepper = Stepper(
+            backend,
+            tok,
+            prompt,
+            sampling=sampling,
+            max_new_tokens=8,
+            batch_size=6,
+            cache=spec,
+            stop_at_eos=False,
+            **share,
+        )
+        list(stepper)
+        return stepper
+
+    shared = sample(share_identical_rows=True)
+    separate = sample(share_prefill=False)
+    assert shared.generated_ids == separate.generated_ids
+    assert shared.records[0].forward_rows == 1 and separate.records[0].forward_rows == 6
+    ids = shared.generated_ids
+    for step, record in enumerate(shared.records[1:], start=1):
+        assert record.forward_rows == len({tuple(row[:step]) for row in ids})
+
+
 @pytest.mark.parametrize("qk_norm", [False, True], ids=["llama", "qwen3-qk-norm"])
 def test_converted_random_model_gives_identical_greedy_tokens(
     qk_norm: bool, tokenizer: TextTokenizer, tmp_folder: Path
