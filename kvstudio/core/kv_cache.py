@@ -22,7 +22,7 @@ CACHE_KINDS: tuple[CacheKind, ...] = ("dynamic", "static", "sliding")
 
 
 def _nbytes(t: torch.Tensor | None) -> int:
-    return 0 if t is None else t.numel() * t.element_size()
+    return 0 if t is None else t.nbytes  # numel × element size, of this view
 
 
 class DynamicLayer:

@@ -315,28 +315,21 @@ class Stepper:
             _synchronize(self.device)
         elapsed = time.perf_counter() - t0
 
-        # Three small transfers for every per-row number (no per-element .item()).
-        int_rows = torch.stack(
-            [next_ids, out.survivors_top_k, out.survivors_top_p], dim=1
-        ).tolist()  # B × [id, survivors top-k, survivors top-p]
-        float_rows = torch.cat(
-            [out.chosen_probability[:, None], logits.amax(dim=-1, keepdim=True), out.top_probs],
-            dim=1,
-        ).tolist()  # B × [chosen probability, max logit, n candidate probabilities]
-        id_rows = out.top_ids.tolist()  # B × n candidate ids
+        # One small transfer per field (no per-element .item(), no stacking kernels).
+        token_ids: list[int] = next_ids.tolist()
+        surv_k: list[int] = out.survivors_top_k.tolist()
+        surv_p: list[int] = out.survivors_top_p.tolist()
+        chosen: list[float] = out.chosen_probability.tolist()
+        lmax: list[float] = logits.amax(dim=-1).tolist()
+        prob_rows: list[list[float]] = out.top_probs.tolist()  # B × n candidate probabilities
+        id_rows: list[list[int]] = out.top_ids.tolist()  # B × n candidate ids
         self.last_logits = logits
         last_logits = tuple(logits[0].float().tolist()) if self.keep_logits else None
 
-        token_ids, texts, chosen, surv_k, surv_p, lmax, candidates = [], [], [], [], [], [], []
-        for r, (ints, floats, ids_row) in enumerate(
-            zip(int_rows, float_rows, id_rows, strict=True)
-        ):
-            tid = ints[0]
-            token_ids.append(tid)
-            surv_k.append(ints[1])
-            surv_p.append(ints[2])
-            chosen.append(floats[0])
-            lmax.append(floats[1])
+        texts: list[str] = []
+        candidates = []
+        token_text = self._token_text
+        for r, tid in enumerate(token_ids):
             if self._finished[r]:
                 texts.append("")  # padding eos after the row ended
             else:
@@ -347,9 +340,11 @@ class Stepper:
                     self._finished[r] = True
             candidates.append(
                 tuple(
-                    Candidate(i, self._token_text(i), p)
-                    for i, p in zip(ids_row, floats[2:], strict=True)
-                    if p > 0.0
+                    [
+                        Candidate(i, token_text(i), p)
+                        for i, p in zip(id_rows[r], prob_rows[r])
+                        if p > 0.0
+                    ]
                 )
             )
         if self.stop_at_eos and self.eos_id is not None:
