@@ -214,7 +214,9 @@ class Stepper:
                 [groups.index(g) for g in range(len(set(groups)))], dtype=torch.long, device=device
             )
         self._zero_layers = tuple((0, 0) for _ in range(backend.num_layers))
-        self._decoders = [IncrementalDecoder(tokenizer) for _ in range(batch_size)]
+        # Primed with the prompt's last tokens: a syllable the prompt cut in half is
+        # completed by the first new token and shown whole (a UTF-8 character ≤ 4 bytes).
+        self._decoders = [IncrementalDecoder(tokenizer, context=row[-4:]) for row in rows]
         self._token_text = TokenTexts(tokenizer)
         self._generated: list[list[int]] = [[] for _ in range(batch_size)]
         self._finished = [False] * batch_size
@@ -342,7 +344,7 @@ class Stepper:
                 tuple(
                     [
                         Candidate(i, token_text(i), p)
-                        for i, p in zip(id_rows[r], prob_rows[r])
+                        for i, p in zip(id_rows[r], prob_rows[r], strict=True)
                         if p > 0.0
                     ]
                 )

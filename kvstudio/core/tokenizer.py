@@ -116,11 +116,19 @@ class IncrementalDecoder:
     so a byte sequence is never cut in the middle.
     """
 
-    def __init__(self, tokenizer: TextTokenizer, ids: Sequence[int] = ()) -> None:
+    def __init__(
+        self, tokenizer: TextTokenizer, ids: Sequence[int] = (), context: Sequence[int] = ()
+    ) -> None:
+        """`ids` are decoded into `text`; `context` (e.g. the prompt's last tokens) only
+        sets where decoding starts, so a syllable begun in the prompt and finished by
+        the first new token comes out whole instead of as ``�``."""
         self._tok = tokenizer
         self.ids: list[int] = []
         self._prefix_offset = 0
         self._read_offset = 0
+        self.text = ""
+        for i in context:
+            self.push(i)
         self.text = ""
         for i in ids:
             self.push(i)

@@ -440,3 +440,19 @@ def test_agreeing_rows_are_fed_once(
     assert [r.forward_rows for r in shared.records] == [1] * 8
     assert len(set(map(tuple, shared.generated_ids))) == 1
     assert shared.records[-1].cache_total_bytes == formulas.cache_bytes(2, 9 + 7, 2, 16, 4)
+
+
+def test_syllable_split_between_prompt_and_answer_is_shown_whole(
+    tokenizer: TextTokenizer,
+) -> None:
+    """A prompt cut mid-syllable (`--prompt-tokens P`): the first new token finishes it."""
+    ids = tokenizer.encode("캐시를 삣앐")  # the last syllables are byte tokens
+    cut = next(i for i in range(1, len(ids)) if REPLACEMENT in tokenizer.decode(ids[:i]))
+    prompt, answer = ids[:cut], ids[cut:]  # the prompt ends inside a syllable
+    backend = ScriptedBackend(tokenizer.vocab_size, [[*answer, answer[-1]]])
+    s = run(backend, tokenizer, prompt, sampling=GREEDY, max_new_tokens=len(answer))
+    pieces = [r.token_texts[0] for r in s.records]
+    assert all(REPLACEMENT not in p for p in pieces)
+    # The first piece carries the syllable's bytes from the prompt (and the space
+    # token they came with): the answer reads "삣앐", whole.
+    assert "".join(pieces).lstrip() == "삣앐"
