@@ -59,7 +59,7 @@ class DynamicLayer:
     @property
     def nbytes(self) -> int:
         """Bytes held by this layer's tensors, measured from the tensors."""
-        return self.nbytes_k + self.nbytes_v
+        return _nbytes(self.keys) + _nbytes(self.values)
 
     @property
     def used_nbytes(self) -> int:
@@ -197,7 +197,7 @@ class KVCache(list[DynamicLayer]):
 
     def layer_nbytes(self) -> tuple[tuple[int, int], ...]:
         """(K bytes, V bytes) per layer, measured from the stored tensors."""
-        return tuple((layer.nbytes_k, layer.nbytes_v) for layer in self)
+        return tuple((_nbytes(layer.keys), _nbytes(layer.values)) for layer in self)
 
     def reset(self) -> None:
         for layer in self:

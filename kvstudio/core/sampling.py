@@ -244,7 +244,7 @@ def _greedy(
         # One topk gives both the argmax (its first column) and the candidates.
         top_ids = torch.topk(x, n, dim=-1).indices  # (B, n), most likely first
         top_probs = torch.softmax(x, dim=-1).gather(1, top_ids)  # (B, n)
-        token_ids = top_ids[:, 0]
+        token_ids = top_ids.select(1, 0)  # (B,)
     else:
         top_probs, top_ids = _empty_top(batch, x.device)
         token_ids = torch.argmax(x, dim=-1)  # (B,)

@@ -272,13 +272,14 @@ class Stepper:
         step, batch, prompt_len = self._step, self.batch_size, self.prompt_len
         seq_len = prompt_len + step  # tokens known before this step
         if self._cache is not None:
+            # narrow() is a view like [:, a:b] without Python's slice parsing (hot path).
             input_ids = (
-                self._tokens[:, :prompt_len]
+                self._tokens.narrow(1, 0, prompt_len)  # (B, P)
                 if step == 0
-                else self._tokens[:, seq_len - 1 : seq_len]
+                else self._tokens.narrow(1, seq_len - 1, 1)  # (B, 1)
             )
         else:
-            input_ids = self._tokens[:, :seq_len]  # (B, P + step): the whole sequence again
+            input_ids = self._tokens.narrow(1, 0, seq_len)  # (B, P + step): the whole sequence
         tokens_fed = int(input_ids.shape[1])
         mask_len = self.backend.mask_len(self._cache, tokens_fed)
         last_step = step + 1 >= self.max_new_tokens
@@ -308,7 +309,7 @@ class Stepper:
         if self.stop_at_eos and self.eos_id is not None:
             # Rows that already finished keep receiving eos (MiniMind's batch semantics).
             next_ids = next_ids.masked_fill(self._finished_t, self.eos_id)
-        self._tokens[:, seq_len] = next_ids
+        self._tokens.select(1, seq_len).copy_(next_ids)  # column seq_len
         if groups is not None:
             self._regroup(groups, next_ids)
         if self._seen is not None:
