@@ -12,6 +12,11 @@ The model (ours) is converted to a transformers folder in a temp directory
 - transformers · Stepper: the same transformers model driven by our stepper
   through ``HFBackend`` (what KV Studio shows for a Hugging Face folder).
 
+With ``--sampling``, also the repeated-sampling lab: 30 samples × 5 temperatures ×
+32 new tokens, top-p 0.85, top-k off, batched — our ``repeated_sampling`` against
+``generate(do_sample=True, num_return_sequences=30)`` on the same weights (total
+seconds; the samples themselves differ, each engine has its own random numbers).
+
 Each row is warmed up once, then the rows are timed in turn, ``--repeats``
 rounds (median; interleaved so a busy neighbour slows every row alike).
 ms/token = total wall time of the N-token generation / N (prefill included,
@@ -32,10 +37,11 @@ from pathlib import Path
 
 import torch
 
+from kvstudio.bench import SAMPLING_TEMPERATURES
 from kvstudio.core.backend import LanguageModel, MiniMindBackend
 from kvstudio.core.checkpoints import default_model, describe, load_any
 from kvstudio.core.convert import export_hf
-from kvstudio.core.experiments import lab_prompt_ids
+from kvstudio.core.experiments import lab_prompt_ids, repeated_sampling
 from kvstudio.core.hf_backend import INSTALL_HINT, HFBackend
 from kvstudio.core.records import SamplingSettings
 from kvstudio.core.stepper import Stepper
@@ -84,6 +90,52 @@ def _generate_run(
     return go
 
 
+def _sample_ours(
+    backend: LanguageModel, tokenizer: TextTokenizer, prompt: list[int], samples: int, n: int
+) -> Callable[[], list[int]]:
+    def go() -> list[int]:
+        for _ in repeated_sampling(
+            backend,
+            tokenizer,
+            prompt,
+            SAMPLING_TEMPERATURES,
+            samples,
+            n,
+            settings=SamplingSettings(temperature=1.0, top_p=0.85),
+            stop_at_eos=False,
+        ):
+            pass
+        return []
+
+    return go
+
+
+def _sample_generate(
+    model: object, prompt: list[int], samples: int, n: int
+) -> Callable[[], list[int]]:
+    ids = torch.tensor([prompt])
+    mask = torch.ones_like(ids)
+
+    def go() -> list[int]:
+        with torch.inference_mode():
+            for temperature in SAMPLING_TEMPERATURES:
+                model.generate(  # type: ignore[attr-defined]
+                    ids,
+                    attention_mask=mask,
+                    max_new_tokens=n,
+                    min_new_tokens=n,
+                    do_sample=True,
+                    temperature=temperature,
+                    top_k=0,
+                    top_p=0.85,
+                    num_return_sequences=samples,
+                    pad_token_id=0,
+                )
+        return []
+
+    return go
+
+
 def _time_rows(fns: list[Callable[[], list[int]]], repeats: int) -> list[tuple[float, list[int]]]:
     """Median seconds and the tokens of each row; rows interleaved round by round."""
     tokens = [fn() for fn in fns]  # warm-up: lazy initialisation, allocator, kernels
@@ -103,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     parser.add_argument("--repeats", type=int, default=3, help="timed rounds (median)")
+    parser.add_argument(
+        "--sampling", action="store_true", help="also time 30 samples × 5 temperatures × 32 tokens"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     torch.set_num_threads(args.threads)
@@ -146,6 +201,18 @@ def main(argv: list[str] | None = None) -> int:
         ]
         timed = _time_rows([fn for *_, fn in rows], args.repeats)
         results = [(e, m, s, t) for (e, m, _), (s, t) in zip(rows, timed, strict=True)]
+        sampled: list[tuple[float, list[int]]] = []
+        if args.sampling:
+            question = loaded.tokenizer.encode(
+                loaded.tokenizer.chat_prompt("KV 캐시가 무엇인가요?")
+            )
+            sampled = _time_rows(
+                [
+                    _sample_ours(ours, loaded.tokenizer, question, 30, 32),
+                    _sample_generate(hf.model, question, 30, 32),
+                ],
+                args.repeats,
+            )
     reference = results[0][3]
     print(f"\n{'engine':<26}{'mode':<10}{'total s':>9}{'ms/token':>10}  same tokens")
     for engine, mode, seconds, tokens in results:
@@ -155,6 +222,15 @@ def main(argv: list[str] | None = None) -> int:
     for engine in ("ours · Stepper", "transformers · generate", "transformers · Stepper"):
         ratio = by[(engine, "uncached")] / by[(engine, "cached")]
         print(f"uncached / cached, {engine}: {ratio:.1f}×")
+    if sampled:
+        print(f"\n30 samples × {len(SAMPLING_TEMPERATURES)} temperatures × 32 tokens, top-p 0.85:")
+        for name, (seconds, _) in zip(
+            ("ours · repeated_sampling", "transformers · generate"), sampled, strict=True
+        ):
+            print(
+                f"  {name:<26}{seconds:>7.3f} s  "
+                f"({seconds / len(SAMPLING_TEMPERATURES):.3f} s per temperature)"
+            )
     return 0 if all(t == reference for *_, t in results) else 1
 
 
