@@ -2,7 +2,8 @@
 
 Owns `RunController`: the rules of a session (a new run starts when the mode,
 the settings or the prompt change; the other mode's last run stays drawn;
-Reset forgets both), the `RunStore`, and the redraw pacing (`pacer`). It does not
+Reset forgets both), the `RunStore`, the redraw pacing (`pacer`), and settling
+the heap once a model is loaded (`heap.settle_heap`). It does not
 build widgets: the window gives it a function that reads the current request
 from the panels, and connects its signals to the views.
 """
@@ -24,6 +25,7 @@ from kvstudio.ui.engine_adapter import (
     RunRequest,
     parse_temperatures,
 )
+from kvstudio.ui.heap import settle_heap
 from kvstudio.ui.pacer import RedrawPacer
 from kvstudio.ui.run_store import RunStore
 from kvstudio.ui.worker import EngineHost
@@ -125,6 +127,8 @@ class RunController(QObject):
         self.model = model
         self.store.clear()
         self.pacer.flush()
+        frozen = settle_heap()  # full GC passes while playing would otherwise stall the UI
+        log.debug("heap settled after loading %s: %d objects frozen", model.name, frozen)
         self.model_loaded.emit(model)
         self.note.emit(self.tr("Model ready: {0}").format(model.name))
 
