@@ -219,12 +219,16 @@ def _style_axis(axis: pg.AxisItem, style: PlotStyle, restorer: StyleRestorer) ->
     old_tick_pen = axis._tickPen
     old_font = axis.style.get("tickFont")
     old_label_style = dict(axis.labelStyle)
+    # The tick-label space the axis had: larger export fonts widen it while painting, and
+    # the live plots never let pyqtgraph narrow it again (see plots/base.py).
+    old_text_size = (axis.textWidth, axis.textHeight)
 
     def undo() -> None:
         axis._pen, axis._textPen, axis._tickPen = old_pen, old_text_pen, old_tick_pen
         axis.labelStyle = old_label_style
         axis.setTickFont(old_font)
-        axis._updateLabel()
+        axis.textWidth, axis.textHeight = old_text_size
+        axis._updateLabel()  # also re-applies the axis size
 
     restorer.push(undo)
     axis_pen = QPen(QColor(style.foreground))

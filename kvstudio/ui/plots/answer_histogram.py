@@ -82,6 +82,7 @@ class AnswerHistogramPlot(LivePlot):
         view = self.plot_item.vb
         view.setXRange(-0.6, max(len(self._answers), 1) - 0.4, padding=0)
         view.setYRange(0, top * 1.6, padding=0)
+        self.fit_tick_space()
 
     def bar_totals(self) -> list[int]:
         return [sum(c) for _, c in self._answers]

@@ -1,15 +1,16 @@
 """The shared base of the live plots: a white PlotWidget, a legend, an optional right axis.
 
 Owns the plumbing every plot needs (colours per mode, a second y axis linked
-to the first for cumulative series, retranslation on language change) and
-nothing about what is drawn.
+to the first for cumulative series, fixed ranges whose y axes are laid out
+for their tick labels before they paint, retranslation on language change)
+and nothing about what is drawn.
 """
 
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtCore import QEvent, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QPainter, QPicture
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from kvstudio.core.records import Mode
@@ -31,6 +32,48 @@ def mode_brush(mode: Mode, alpha: int = 150) -> QColor:
     return colour
 
 
+def tick_labels(axis: pg.AxisItem) -> list[str]:
+    """Every tick label `axis` may draw for its current range and length (all text levels).
+
+    The same values and strings pyqtgraph's `AxisItem.generateDrawSpecs` derives,
+    so their widest one bounds the text the axis will measure when it paints.
+    """
+    if axis._tickLevels is not None:  # fixed ticks (setTicks)
+        return [text for level in axis._tickLevels for _, text in level]
+    low, high = axis.range
+    along = axis.size().height() if axis.orientation in ("left", "right") else axis.size().width()
+    levels = axis.tickValues(low, high, max(along, 1.0))[: axis.style["maxTextLevel"] + 1]
+    scale = axis.autoSIPrefixScale * axis.scale
+    return [text for spacing, values in levels
+            for text in axis.tickStrings(values, scale, spacing)]
+
+
+_label_widths: dict[tuple[str, str], float] = {}  # (font key, label) -> width in pixels
+
+
+def tick_text_width(axis: pg.AxisItem) -> int:
+    """Width in pixels of the widest tick label of `axis`, measured as pyqtgraph measures it."""
+    font = axis.style["tickFont"]
+    font = font if font is not None else QFont()
+    font_key = font.key()
+    labels = tick_labels(axis)
+    new = [text for text in set(labels) if (font_key, text) not in _label_widths]
+    if new:
+        if len(_label_widths) > 4096:
+            _label_widths.clear()
+        picture = QPicture()  # the device pyqtgraph paints axes into (so the same font metrics)
+        painter = QPainter(picture)
+        try:
+            painter.setFont(font)
+            box = QRectF(0, 0, 100, 100)
+            for text in new:
+                rect = painter.boundingRect(box, Qt.AlignmentFlag.AlignCenter, text)
+                _label_widths[font_key, text] = rect.width()
+        finally:
+            painter.end()
+    return int(max((_label_widths[font_key, t] for t in labels), default=0.0) + 0.999)
+
+
 class LivePlot(pg.PlotWidget):
     """A plot that redraws from a `RunStore`. Subclasses create their items once."""
 
@@ -48,11 +91,24 @@ class LivePlot(pg.PlotWidget):
         self.legend = item.addLegend(offset=(8, 8), labelTextColor="#222")
         self.legend.setBrush(pg.mkBrush(255, 255, 255, 200))
         self.right_view: pg.ViewBox | None = None
+        self._tick_space_for: dict[str, tuple[object, ...]] = {}  # what fit_tick_space measured
+        self._tick_width: dict[str, int] = {}
         # Axes, title and legend repaint with every data update; replaying their text is the
         # costliest part of a frame, so keep them as pixmaps until they really change.
         for static in (*(item.getAxis(s) for s in ("left", "bottom", "right", "top")),
                        item.titleLabel, self.legend):
             static.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        # Tick-label space is set with each range (`fit_tick_space`), before painting.
+        # pyqtgraph's own sizing happens inside paint: wider (or 10 px narrower) labels
+        # resize the axis there, which lays the plot out again and paints it again,
+        # axes and all, within one event-loop turn (40-70 ms stalls as a run starts).
+        # Without auto-reduce, paint only ever widens an axis when our measure fell short.
+        for side in ("left", "right"):
+            item.getAxis(side).setStyle(autoReduceTextSpace=False)
+        # No automatic SI prefix: it re-sets every axis label's HTML (and its size) on each
+        # range change, and it only ever applied to ranges below 1 or above 1e9 (unitless).
+        for side in ("left", "bottom", "right", "top"):
+            item.getAxis(side).enableAutoSIPrefix(False)
 
     @property
     def plot_item(self) -> pg.PlotItem:
@@ -90,15 +146,50 @@ class LivePlot(pg.PlotWidget):
         if wanted == getattr(self, "_ranges", None):
             return
         self._ranges = wanted
-        view = self.plot_item.vb
-        view.disableAutoRange(pg.ViewBox.XAxis)
-        view.setXRange(*x, padding=0)
-        if y is not None:
-            view.disableAutoRange(pg.ViewBox.YAxis)
-            view.setYRange(*y, padding=0)
-        if right_y is not None and self.right_view is not None:
-            self.right_view.disableAutoRange()
-            self.right_view.setYRange(*right_y, padding=0)
+        # One setRange per view (it also turns auto-range off for the axes it sets):
+        # each call updates the linked views, every item and the axes.
+        self.plot_item.vb.setRange(xRange=x, yRange=y, padding=0)
+        if right_y is not None:
+            self.set_right_y(right_y, fit=False)
+        self.fit_tick_space()
+
+    def set_right_y(self, right_y: tuple[float, float], fit: bool = True) -> None:
+        """Fix the right axis' range (x follows the main view); `fit`: lay out its labels now."""
+        view = self.right_view
+        if view is None:
+            return
+        if view.autoRangeEnabled()[0] is not False:
+            view.disableAutoRange(pg.ViewBox.XAxis)  # x is linked: never auto-range it here
+        view.setRange(yRange=right_y, padding=0)
+        if fit:
+            self.fit_tick_space()
+
+    def fit_tick_space(self) -> None:
+        """Lay the y axes out for the tick labels of their current ranges, now.
+
+        Call after changing a range. The axes then keep their width when they
+        paint, and a new width is laid out here rather than in a later event:
+        a new range costs one layout and one paint, not a paint, a layout and
+        a second full paint (axes regenerated twice) in one event-loop turn.
+        """
+        resized = False
+        for side in ("left", "right"):
+            axis = self.plot_item.getAxis(side)
+            if not axis.isVisible():
+                continue
+            font = axis.style["tickFont"]
+            key = (tuple(axis.range), axis.size().height(), id(axis._tickLevels),
+                   font.key() if font is not None else "")
+            if self._tick_space_for.get(side) == key and axis.textWidth == self._tick_width[side]:
+                continue  # same range, length and font as last time: same labels
+            width = tick_text_width(axis)
+            self._tick_space_for[side], self._tick_width[side] = key, width
+            if width != axis.textWidth:
+                axis.textWidth = width
+                axis.setWidth(axis.fixedWidth)  # re-applies the axis width from textWidth
+                resized = True
+        if resized:
+            self.plot_item.layout.activate()
 
     def refresh(self, store: RunStore) -> None:
         raise NotImplementedError

@@ -91,15 +91,17 @@ class StepTimePlot(LivePlot):
             return
         top = max(max(t.step_ms) for t in traces)
         total = max(t.cumulative_ms[-1] for t in traces)
-        view = self.plot_item.vb
-        view.disableAutoRange(pg.ViewBox.YAxis)
+        grown = False
         if top * 1.5 > self._y_top:  # 1.5: headroom for the legend
             self._y_top = top * 2.5
-            view.setYRange(0, self._y_top, padding=0)
-        if self.right_view is not None and total * 1.3 > self._total_top:
+            self.plot_item.vb.setRange(yRange=(0, self._y_top), padding=0)
+            grown = True
+        if total * 1.3 > self._total_top:
             self._total_top = total * 2.5
-            self.right_view.disableAutoRange()
-            self.right_view.setYRange(0, self._total_top, padding=0)
+            self.set_right_y((0, self._total_top), fit=False)
+            grown = True
+        if grown:
+            self.fit_tick_space()
 
     def per_step_ms(self, mode: Mode) -> list[float]:
         _, y = self._per_step[mode].getData()

@@ -1,0 +1,93 @@
+"""The live plots' ranges and axes are settled when a run's data arrives, not while painting.
+
+A range change must lay the y axes out for their new tick labels before the
+plot paints: pyqtgraph otherwise resizes an axis from inside paint, which lays
+the plot out again and paints it a second time in the same event-loop turn.
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtGui import QPainter, QPicture
+
+from kvstudio.core import formulas
+from kvstudio.ui.plots.base import LivePlot, tick_text_width
+
+pytestmark = pytest.mark.usefixtures("qapp")
+
+
+def _step_and_refresh(qtbot, window, mode: str, expected: int) -> None:  # type: ignore[no-untyped-def]
+    """Step `mode` once and redraw every view, with no event processing after the redraw."""
+    window.controls.set_mode(mode)
+    qtbot.waitUntil(lambda: window.controller.store.current_mode == mode
+                    or window.controller.store.current is None)
+    window.controls._step.click()
+    qtbot.waitUntil(lambda: window.controller.store.current is not None
+                    and window.controller.store.current.mode == mode
+                    and len(window.controller.store.current.records) == expected)
+    window.controller.pacer.flush()
+
+
+def _paint_would_resize(axis) -> bool:  # type: ignore[no-untyped-def]
+    """Generate the axis' draw specs as its paint() does; True if that changed its width."""
+    before = (axis.textWidth, axis.maximumWidth(), axis.minimumWidth())
+    picture = QPicture()
+    painter = QPainter(picture)
+    try:
+        font = axis.style["tickFont"]
+        if font is not None:
+            painter.setFont(font)
+        axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return (axis.textWidth, axis.maximumWidth(), axis.minimumWidth()) != before
+
+
+def _y_axes(plot: LivePlot) -> list:  # type: ignore[type-arg]
+    axes = [plot.plot_item.getAxis(side) for side in ("left", "right")]
+    return [axis for axis in axes if axis.isVisible()]
+
+
+def test_tokens_fed_ranges_come_from_the_formulas_at_run_start(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(max_new_tokens=16)
+    _step_and_refresh(qtbot, window, "cached", 1)
+    info = window.controller.store.current.info
+    p, n = info.prompt_len, info.max_new_tokens
+    plot = window.tokens_plot
+    (x0, x1), (y0, y1) = plot.plot_item.vb.viewRange()
+    assert (x0, x1) == pytest.approx((-0.6, n - 0.4))  # the whole budget from step 0
+    assert (y0, y1) == pytest.approx((0, p * 1.5))  # a cached run's tallest bar is the prompt
+    assert plot.right_view is not None
+    right_top = plot.right_view.viewRange()[1][1]
+    assert right_top == pytest.approx(formulas.tokens_fed_cached(p, n) * 1.3)
+
+    _step_and_refresh(qtbot, window, "recompute", 1)
+    assert plot.plot_item.vb.viewRange()[1][1] == pytest.approx((p + n - 1) * 1.5)
+    assert plot.right_view.viewRange()[1][1] == pytest.approx(
+        formulas.tokens_fed_recompute(p, n) * 1.3)
+
+
+def test_y_axes_are_laid_out_for_their_labels_before_painting(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(max_new_tokens=16)
+    plots = (window.tokens_plot, window.time_plot, window.cache_plot)
+    for mode in ("cached", "recompute"):  # both change ranges: a new budget, then taller bars
+        _step_and_refresh(qtbot, window, mode, 1)
+        for plot in plots:
+            for axis in _y_axes(plot):
+                assert axis.textWidth == tick_text_width(axis), (type(plot).__name__,
+                                                                 axis.orientation)
+                assert not _paint_would_resize(axis), (type(plot).__name__, axis.orientation)
+
+
+def test_a_wider_range_widens_the_axis_at_once(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    plot = window.tokens_plot
+    axis = plot.plot_item.getAxis("right")
+    plot.set_ranges((0.0, 10.0), (0.0, 10.0), (0.0, 10.0))
+    narrow = axis.width()
+    plot.set_ranges((0.0, 10.0), (0.0, 10.0), (0.0, 123456.0))
+    assert axis.textWidth == tick_text_width(axis)
+    assert axis.width() > narrow  # laid out now, not at the next paint
+    assert not _paint_would_resize(axis)
+    plot.set_ranges((0.0, 10.0), (0.0, 10.0), (0.0, 10.0))
+    assert axis.width() == narrow  # and narrow again when the labels are
