@@ -74,6 +74,16 @@ def tick_text_width(axis: pg.AxisItem) -> int:
     return int(max((_label_widths[font_key, t] for t in labels), default=0.0) + 0.999)
 
 
+def live_curve(pen: pg.QtGui.QPen) -> pg.PlotDataItem:
+    """A line for live data: finite values inside a planned range, so no guards that cost.
+
+    pyqtgraph's dynamic range limit re-sets every curve's data on each y-range
+    change (and clips on every update), and its finite check scans each update;
+    neither can trigger here: the values are finite and the ranges hold them.
+    """
+    return pg.PlotDataItem(pen=pen, dynamicRangeLimit=None, skipFiniteCheck=True)
+
+
 class LivePlot(pg.PlotWidget):
     """A plot that redraws from a `RunStore`. Subclasses create their items once."""
 

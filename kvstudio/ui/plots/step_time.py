@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QWidget
 
 from kvstudio.core.records import MODES, Mode
 from kvstudio.ui.names import mode_name
-from kvstudio.ui.plots.base import MODE_COLOURS, LivePlot, mode_pen
+from kvstudio.ui.plots.base import MODE_COLOURS, LivePlot, live_curve, mode_pen
 from kvstudio.ui.run_store import RunStore
 
 
@@ -28,8 +28,8 @@ class StepTimePlot(LivePlot):
             colour = MODE_COLOURS[mode]
             # No per-point symbols: a scatter of hundreds of points costs more to paint
             # than the line, and the line already shows each step.
-            line = pg.PlotDataItem(pen=mode_pen(mode, 2))
-            cumulative = pg.PlotDataItem(pen=mode_pen(mode, 1.5, dashed=True))
+            line = live_curve(mode_pen(mode, 2))
+            cumulative = live_curve(mode_pen(mode, 1.5, dashed=True))
             ttft = pg.ScatterPlotItem(size=14, symbol="star", brush=colour, pen=pg.mkPen("#222"))
             label = pg.TextItem(color=colour, anchor=(0, 1))
             self.plot_item.addItem(line)

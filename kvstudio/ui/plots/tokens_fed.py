@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QWidget
 
 from kvstudio.core.records import MODES, Mode
 from kvstudio.ui.names import mode_name
-from kvstudio.ui.plots.base import LivePlot, mode_brush, mode_pen
+from kvstudio.ui.plots.base import LivePlot, live_curve, mode_brush, mode_pen
 from kvstudio.ui.run_store import RunStore
 
 BAR_OFFSET: dict[Mode, float] = {"cached": -0.2, "recompute": 0.2}
@@ -30,8 +30,8 @@ class TokensFedPlot(LivePlot):
             bars = pg.BarGraphItem(x=[], height=[], width=0.4, brush=mode_brush(mode),
                                    pen=mode_pen(mode, 1))
             self.plot_item.addItem(bars)
-            line = pg.PlotDataItem(pen=mode_pen(mode, 2.5))
-            formula = pg.PlotDataItem(pen=mode_pen(mode, 1.5, dashed=True))
+            line = live_curve(mode_pen(mode, 2.5))
+            formula = live_curve(mode_pen(mode, 1.5, dashed=True))
             right.addItem(line)
             right.addItem(formula)
             self._bars[mode], self._cumulative[mode], self._formula[mode] = bars, line, formula
