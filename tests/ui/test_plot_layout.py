@@ -91,3 +91,19 @@ def test_a_wider_range_widens_the_axis_at_once(qtbot, make_window) -> None:  # t
     assert not _paint_would_resize(axis)
     plot.set_ranges((0.0, 10.0), (0.0, 10.0), (0.0, 10.0))
     assert axis.width() == narrow  # and narrow again when the labels are
+
+
+def test_a_new_range_is_painted_in_the_next_turn_and_data_at_once(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(max_new_tokens=16)
+    plot = window.tokens_plot
+    qtbot.waitUntil(plot.updatesEnabled)
+    _step_and_refresh(qtbot, window, "cached", 1)  # the first run: new ranges
+    assert not plot.updatesEnabled()  # laid out now, painted one event-loop turn later
+    assert plot.bar_heights("cached") == [float(window.controller.store.current.info.prompt_len)]
+    qtbot.waitUntil(plot.updatesEnabled, timeout=1000)
+
+    window.controls._step.click()  # same run, same ranges: nothing is held back
+    qtbot.waitUntil(lambda: len(window.controller.store.current.records) == 2)
+    window.controller.pacer.flush()
+    assert plot.updatesEnabled()
+    assert len(plot.bar_heights("cached")) == 2

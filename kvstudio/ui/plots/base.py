@@ -2,14 +2,15 @@
 
 Owns the plumbing every plot needs (colours per mode, a second y axis linked
 to the first for cumulative series, fixed ranges whose y axes are laid out
-for their tick labels before they paint, retranslation on language change)
-and nothing about what is drawn.
+for their tick labels before they paint and whose repaint waits for the next
+event-loop turn, retranslation on language change) and nothing about what is
+drawn.
 """
 
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QRectF, Qt
+from PySide6.QtCore import QEvent, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter, QPicture
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
@@ -103,6 +104,13 @@ class LivePlot(pg.PlotWidget):
         self.right_view: pg.ViewBox | None = None
         self._tick_space_for: dict[str, tuple[object, ...]] = {}  # what fit_tick_space measured
         self._tick_width: dict[str, int] = {}
+        # A new range is laid out in one event-loop turn and painted in the next (see
+        # ranges_changed): the timer is due at once, but the loop serves what is already
+        # waiting (input, other timers) before it fires.
+        self._paint_later = QTimer(self)
+        self._paint_later.setSingleShot(True)
+        self._paint_later.setInterval(1)
+        self._paint_later.timeout.connect(lambda: self.setUpdatesEnabled(True))
         # Axes, title and legend repaint with every data update; replaying their text is the
         # costliest part of a frame, so keep them as pixmaps until they really change.
         for static in (*(item.getAxis(s) for s in ("left", "bottom", "right", "top")),
@@ -160,19 +168,32 @@ class LivePlot(pg.PlotWidget):
         # each call updates the linked views, every item and the axes.
         self.plot_item.vb.setRange(xRange=x, yRange=y, padding=0)
         if right_y is not None:
-            self.set_right_y(right_y, fit=False)
-        self.fit_tick_space()
+            self.set_right_y(right_y, settle=False)
+        self.ranges_changed()
 
-    def set_right_y(self, right_y: tuple[float, float], fit: bool = True) -> None:
-        """Fix the right axis' range (x follows the main view); `fit`: lay out its labels now."""
+    def set_right_y(self, right_y: tuple[float, float], settle: bool = True) -> None:
+        """Fix the right axis' range (x follows the main view); `settle`: `ranges_changed()`."""
         view = self.right_view
         if view is None:
             return
         if view.autoRangeEnabled()[0] is not False:
             view.disableAutoRange(pg.ViewBox.XAxis)  # x is linked: never auto-range it here
         view.setRange(yRange=right_y, padding=0)
-        if fit:
-            self.fit_tick_space()
+        if settle:
+            self.ranges_changed()
+
+    def ranges_changed(self) -> None:
+        """After new ranges: lay the axes out now, repaint the plot in the next turn.
+
+        A new range regenerates the axes when the plot paints; together with the
+        layout and data work of the refresh that was the longest stretch the
+        event loop could not react while playing. Painting one turn later lets
+        input and timers in between (the data is drawn within milliseconds).
+        """
+        self.fit_tick_space()
+        if self.isVisible() and self.updatesEnabled():
+            self.setUpdatesEnabled(False)
+            self._paint_later.start()
 
     def fit_tick_space(self) -> None:
         """Lay the y axes out for the tick labels of their current ranges, now.

@@ -98,10 +98,10 @@ class StepTimePlot(LivePlot):
             grown = True
         if total * 1.3 > self._total_top:
             self._total_top = total * 2.5
-            self.set_right_y((0, self._total_top), fit=False)
+            self.set_right_y((0, self._total_top), settle=False)
             grown = True
         if grown:
-            self.fit_tick_space()
+            self.ranges_changed()
 
     def per_step_ms(self, mode: Mode) -> list[float]:
         _, y = self._per_step[mode].getData()
