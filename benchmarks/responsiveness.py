@@ -9,9 +9,12 @@ script prints, for both, the longest stall, the 99th percentile, the median
 and how many stalls passed 30 ms. Target: the longest stall under 30 ms.
 
 For the five longest stalls it also prints when they happened (seconds since
-the phase began and since the latest run started) and how much CPU time the
-UI thread used during them: about the whole stall means the UI thread was
-busy (drawing), much less means it waited (for the GIL or for a core).
+the phase began and since the latest run started) and, from the kernel's
+per-thread counters (Linux), what the threads did meanwhile: UI-thread CPU
+time about the whole stall means the UI was busy (drawing); time waiting for
+a CPU means the machine had no core for it; neither, while the model thread
+ran, means it waited for the GIL; nothing at all points at the host (a VM
+paused or starved of CPU).
 """
 
 from __future__ import annotations
@@ -20,32 +23,56 @@ import argparse
 import json
 import logging
 import statistics
+import threading
 import time
 from bisect import bisect_right
 from dataclasses import replace
 
-from PySide6.QtCore import QElapsedTimer, QTimer
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 from window_harness import open_window
 
 log = logging.getLogger("responsiveness")
 PROBE_MS = 5
 
 
+def sched_ns(thread_id: int) -> tuple[int, int]:
+    """(ns on a CPU, ns runnable but waiting for a CPU) of a thread so far (Linux schedstat)."""
+    try:
+        with open(f"/proc/self/task/{thread_id}/schedstat", encoding="ascii") as f:
+            on_cpu, queued, _ = f.read().split()
+        return int(on_cpu), int(queued)
+    except (OSError, ValueError):  # not Linux, or the thread is gone
+        return 0, 0
+
+
 class StallProbe:
-    def __init__(self) -> None:
+    """Ticks every PROBE_MS on the UI thread; per gap: its length and what the threads did."""
+
+    def __init__(self, worker_thread: list[int]) -> None:
         self.gaps_ms: list[float] = []
         self.ends_s: list[float] = []  # when each gap ended (time.monotonic)
-        self.ui_cpu_ms: list[float] = []  # UI-thread CPU time used during each gap
+        # Per gap, from the kernel's per-thread counters: the UI thread's time on a CPU and
+        # time runnable but without one, and the model thread's time on a CPU.
+        self.ui_cpu_ms: list[float] = []
+        self.ui_queued_ms: list[float] = []
+        self.worker_cpu_ms: list[float] = []
         self.started_s = 0.0
-        self._cpu_s = 0.0
+        self._ui_thread = threading.get_native_id()
+        self._worker_thread = worker_thread  # filled in once the model thread reports
+        self._last = (0, 0, 0)
         self._clock = QElapsedTimer()
         self._timer = QTimer()
         self._timer.setInterval(PROBE_MS)
         self._timer.timeout.connect(self._on_tick)
 
+    def _counters(self) -> tuple[int, int, int]:
+        ui_cpu, ui_queued = sched_ns(self._ui_thread)
+        worker_cpu = sched_ns(self._worker_thread[0])[0] if self._worker_thread else 0
+        return ui_cpu, ui_queued, worker_cpu
+
     def start(self) -> None:
         self.started_s = time.monotonic()
-        self._cpu_s = time.thread_time()
+        self._last = self._counters()
         self._clock.start()
         self._timer.start()
 
@@ -55,11 +82,14 @@ class StallProbe:
     def _on_tick(self) -> None:
         elapsed_ns = self._clock.nsecsElapsed()
         self._clock.restart()
-        cpu_s = time.thread_time()
+        now = self._counters()
+        ui_cpu, ui_queued, worker_cpu = (b - a for a, b in zip(self._last, now, strict=True))
+        self._last = now
         self.gaps_ms.append(max(0.0, elapsed_ns / 1e6 - PROBE_MS))
         self.ends_s.append(time.monotonic())
-        self.ui_cpu_ms.append((cpu_s - self._cpu_s) * 1000)
-        self._cpu_s = cpu_s
+        self.ui_cpu_ms.append(ui_cpu / 1e6)
+        self.ui_queued_ms.append(ui_queued / 1e6)
+        self.worker_cpu_ms.append(max(worker_cpu, 0) / 1e6)
 
 
 def describe(probe: StallProbe,
@@ -73,6 +103,8 @@ def describe(probe: StallProbe,
         start_s = probe.ends_s[i] - (probe.gaps_ms[i] + PROBE_MS) / 1000
         entry: dict[str, float] = {"stall_ms": round(probe.gaps_ms[i], 1),
                                    "ui_cpu_ms": round(probe.ui_cpu_ms[i], 1),
+                                   "ui_waiting_for_cpu_ms": round(probe.ui_queued_ms[i], 1),
+                                   "worker_cpu_ms": round(probe.worker_cpu_ms[i], 1),
                                    "at_s": round(start_s - probe.started_s, 2)}
         if run_starts_s:
             k = bisect_right(run_starts_s, start_s) - 1
@@ -108,6 +140,13 @@ def main() -> int:
     worker.step_ready.connect(lambda *_: steps.__setitem__(0, steps[0] + 1))
     run_starts_s: list[float] = []  # when each run started (time.monotonic)
     worker.run_started.connect(lambda *_: run_starts_s.append(time.monotonic()))
+    worker_thread: list[int] = []  # the model thread's id, recorded on that thread
+
+    def note_worker_thread(*_: object) -> None:
+        if not worker_thread:
+            worker_thread.append(threading.get_native_id())
+
+    worker.run_started.connect(note_worker_thread, Qt.ConnectionType.DirectConnection)
 
     def next_run() -> None:
         c = window.controls
@@ -116,7 +155,7 @@ def main() -> int:
 
     window.controller.run_finished.connect(next_run)
     # First the same probe with the window idle: the machine's own noise, for comparison.
-    idle, playing = StallProbe(), StallProbe()
+    idle, playing = StallProbe(worker_thread), StallProbe(worker_thread)
     seconds_ms = int(args.seconds * 1000)
     QTimer.singleShot(1000, idle.start)  # let the first layout settle
     QTimer.singleShot(1000 + seconds_ms, idle.stop)
