@@ -37,11 +37,11 @@ from pathlib import Path
 
 import torch
 
-from kvstudio.bench import SAMPLING_TEMPERATURES
+from kvstudio.bench import SAMPLING_QUESTION, SAMPLING_TEMPERATURES, sampling_seconds
 from kvstudio.core.backend import LanguageModel, MiniMindBackend
-from kvstudio.core.checkpoints import default_model, describe, load_any
+from kvstudio.core.checkpoints import LoadedModel, default_model, describe, load_any
 from kvstudio.core.convert import export_hf
-from kvstudio.core.experiments import lab_prompt_ids, repeated_sampling
+from kvstudio.core.experiments import lab_prompt_ids
 from kvstudio.core.hf_backend import INSTALL_HINT, HFBackend
 from kvstudio.core.records import SamplingSettings
 from kvstudio.core.stepper import Stepper
@@ -90,21 +90,11 @@ def _generate_run(
     return go
 
 
-def _sample_ours(
-    backend: LanguageModel, tokenizer: TextTokenizer, prompt: list[int], samples: int, n: int
-) -> Callable[[], list[int]]:
+def _sample_ours(backend: MiniMindBackend, loaded: LoadedModel) -> Callable[[], list[int]]:
+    """`kvstudio bench`'s own sampling measurement (same question and settings)."""
+
     def go() -> list[int]:
-        for _ in repeated_sampling(
-            backend,
-            tokenizer,
-            prompt,
-            SAMPLING_TEMPERATURES,
-            samples,
-            n,
-            settings=SamplingSettings(temperature=1.0, top_p=0.85),
-            stop_at_eos=False,
-        ):
-            pass
+        sampling_seconds(backend, loaded, 30, SAMPLING_TEMPERATURES, 32)
         return []
 
     return go
@@ -203,12 +193,10 @@ def main(argv: list[str] | None = None) -> int:
         results = [(e, m, s, t) for (e, m, _), (s, t) in zip(rows, timed, strict=True)]
         sampled: list[tuple[float, list[int]]] = []
         if args.sampling:
-            question = loaded.tokenizer.encode(
-                loaded.tokenizer.chat_prompt("KV 캐시가 무엇인가요?")
-            )
+            question = loaded.tokenizer.encode(loaded.tokenizer.chat_prompt(SAMPLING_QUESTION))
             sampled = _time_rows(
                 [
-                    _sample_ours(ours, loaded.tokenizer, question, 30, 32),
+                    _sample_ours(ours, loaded),
                     _sample_generate(hf.model, question, 30, 32),
                 ],
                 args.repeats,

@@ -49,6 +49,7 @@ TARGET_CACHED_MS = 1.6  # cached decode ms/token, records on, one thread
 TARGET_OVERHEAD = 0.10  # records may cost at most 10% over a bare loop
 TARGET_SAMPLING_S = 1.5  # 30 samples × 5 temperatures × 32 tokens, batched
 SAMPLING_TEMPERATURES = (0.3, 0.7, 1.0, 1.3, 1.6)
+SAMPLING_QUESTION = "KV 캐시가 무엇인가요?"  # the chat question sampled 30 times
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,7 @@ def sampling_seconds(
     new_tokens: int,
 ) -> float:
     """Wall time of the whole repeated-sampling experiment (exactly `new_tokens` per row)."""
-    prompt = loaded.tokenizer.encode(loaded.tokenizer.chat_prompt("KV 캐시가 무엇인가요?"))
+    prompt = loaded.tokenizer.encode(loaded.tokenizer.chat_prompt(SAMPLING_QUESTION))
     start = time.perf_counter()
     for _ in repeated_sampling(
         backend,
