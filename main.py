@@ -1,4 +1,4 @@
-"""Open the KV Studio window: `python main.py [--lang ko] [--threads 1]`."""
+"""Open the KV Studio window: `python main.py [--lang ko] [--threads 1] [--model PATH]`."""
 
 from kvstudio.ui.app import main
 

@@ -11,13 +11,14 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from kvstudio.ui.app_settings import AppSettings
-from kvstudio.ui.engine_adapter import ModelLoader, load_model, set_torch_threads
+from kvstudio.ui.engine_adapter import ModelChoice, ModelLoader, load_model, set_torch_threads
 from kvstudio.ui.fonts import app_font, register_bundled_font
 from kvstudio.ui.i18n import LanguageSwitcher
 from kvstudio.ui.main_window import MainWindow
@@ -57,7 +58,23 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         "on a busy machine)")
     parser.add_argument("--settings", default=None,
                         help="an INI file to keep settings in (default: the user's settings)")
+    parser.add_argument("--model", default=None,
+                        help="open this model folder or MiniMind .pth (remembered, as the "
+                        "model menu does); 'ko-chat' / 'ko-base' for the embedded models")
+    parser.add_argument("--tokenizer", default="",
+                        help="tokenizer folder for a .pth (default: the .pth's own folder)")
     return parser.parse_args(argv)
+
+
+def model_choice_from_args(model: str, tokenizer: str = "") -> ModelChoice:
+    """`--model` as the model menu's choice; a bad path is reported by the load, in the window."""
+    if model in ("ko-chat", "ko-base"):
+        return ModelChoice("embedded-chat" if model == "ko-chat" else "embedded-base")
+    path = Path(model).expanduser()
+    if path.suffix.lower() == ".pth":
+        folder = Path(tokenizer).expanduser() if tokenizer else path.parent
+        return ModelChoice("pth", str(path.resolve()), str(folder.resolve()))
+    return ModelChoice("folder", str(path.resolve()))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -70,7 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     prepare_application(app)
     store = (QSettings(args.settings, QSettings.Format.IniFormat) if args.settings
              else QSettings())
-    window = build_window(app, AppSettings(store), load_model, args.threads, args.lang)
+    settings = AppSettings(store)
+    if args.model:
+        settings.set_model_choice(model_choice_from_args(args.model, args.tokenizer))
+    window = build_window(app, settings, load_model, args.threads, args.lang)
     window.show()
     window.start()
     return int(app.exec())

@@ -9,6 +9,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication
 
+from kvstudio.ui.app import model_choice_from_args, parse_args
 from kvstudio.ui.app_settings import AppSettings
 from kvstudio.ui.engine_adapter import ModelChoice
 from kvstudio.ui.fonts import register_bundled_font, supports_hangul
@@ -110,3 +111,15 @@ def test_language_follows_the_system_locale_unless_chosen() -> None:
     assert resolve_language("system", QLocale("ko_KR")) == "ko"
     assert resolve_language("system", QLocale("de_DE")) == "en"
     assert resolve_language("en", QLocale("ko_KR")) == "en"
+
+
+def test_model_flag_becomes_the_model_menu_choice(tmp_path: Path) -> None:
+    pth = tmp_path / "full_sft_512.pth"
+    args = parse_args(["--model", str(pth)])
+    choice = model_choice_from_args(args.model, args.tokenizer)
+    assert (choice.kind, choice.path, choice.tokenizer_path) == ("pth", str(pth), str(tmp_path))
+    tok = tmp_path / "tok"
+    assert model_choice_from_args(str(pth), str(tok)).tokenizer_path == str(tok)
+    assert model_choice_from_args(str(tmp_path)) == ModelChoice("folder", str(tmp_path))
+    assert model_choice_from_args("ko-base").kind == "embedded-base"
+    assert parse_args([]).model is None
