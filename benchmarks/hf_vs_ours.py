@@ -68,9 +68,10 @@ def _stepper_run(
     return go
 
 
-def _generate_run(
-    model: object, prompt: list[int], use_cache: bool, n: int
+def _generate(
+    model: object, prompt: list[int], n: int, **options: object
 ) -> Callable[[], list[int]]:
+    """One `generate` of exactly n new tokens per `options` (row 0's new tokens returned)."""
     ids = torch.tensor([prompt])
     mask = torch.ones_like(ids)
 
@@ -81,13 +82,18 @@ def _generate_run(
                 attention_mask=mask,
                 max_new_tokens=n,
                 min_new_tokens=n,
-                do_sample=False,
-                use_cache=use_cache,
                 pad_token_id=0,
+                **options,
             )
         return [int(t) for t in out[0, len(prompt) :]]
 
     return go
+
+
+def _generate_run(
+    model: object, prompt: list[int], use_cache: bool, n: int
+) -> Callable[[], list[int]]:
+    return _generate(model, prompt, n, do_sample=False, use_cache=use_cache)
 
 
 def _sample_ours(backend: MiniMindBackend, loaded: LoadedModel) -> Callable[[], list[int]]:
@@ -103,27 +109,21 @@ def _sample_ours(backend: MiniMindBackend, loaded: LoadedModel) -> Callable[[], 
 def _sample_generate(
     model: object, prompt: list[int], samples: int, n: int
 ) -> Callable[[], list[int]]:
-    ids = torch.tensor([prompt])
-    mask = torch.ones_like(ids)
-
-    def go() -> list[int]:
-        with torch.inference_mode():
-            for temperature in SAMPLING_TEMPERATURES:
-                model.generate(  # type: ignore[attr-defined]
-                    ids,
-                    attention_mask=mask,
-                    max_new_tokens=n,
-                    min_new_tokens=n,
-                    do_sample=True,
-                    temperature=temperature,
-                    top_k=0,
-                    top_p=0.85,
-                    num_return_sequences=samples,
-                    pad_token_id=0,
-                )
-        return []
-
-    return go
+    """The sampling lab with `generate`: one batch of `samples` rows per temperature."""
+    runs = [
+        _generate(
+            model,
+            prompt,
+            n,
+            do_sample=True,
+            temperature=t,
+            top_k=0,
+            top_p=0.85,
+            num_return_sequences=samples,
+        )
+        for t in SAMPLING_TEMPERATURES
+    ]
+    return lambda: [token for run in runs for token in run()]
 
 
 def _time_rows(fns: list[Callable[[], list[int]]], repeats: int) -> list[tuple[float, list[int]]]:

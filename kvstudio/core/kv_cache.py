@@ -49,14 +49,6 @@ class DynamicLayer:
         return 0
 
     @property
-    def nbytes_k(self) -> int:
-        return _nbytes(self.keys)
-
-    @property
-    def nbytes_v(self) -> int:
-        return _nbytes(self.values)
-
-    @property
     def nbytes(self) -> int:
         """Bytes held by this layer's tensors, measured from the tensors."""
         return _nbytes(self.keys) + _nbytes(self.values)
