@@ -5,6 +5,10 @@ attention with ``repeat_kv``, SwiGLU MLP, optional QK-norm, tied embeddings.
 Parameter names match MiniMind's ``MiniMindForCausalLM`` state dict
 (``model.layers.0.self_attn.q_proj.weight`` …) so a course checkpoint loads as is.
 
+With autograd off the forward runs ``inference.py``'s path: the same maths on
+weights prepared once (transposed, stacked, norms folded in), about 1.5× faster
+per decode step. The modules below are the reference and the training path.
+
 It does not sample, time or record anything: see ``stepper.py``.
 
 Letters in shape comments: B batch, T new tokens, S visible keys (past + new),
@@ -14,12 +18,21 @@ H query heads, G K/V heads, d head_dim, C hidden size, V vocabulary.
 from __future__ import annotations
 
 import math
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from kvstudio.core.config import ModelConfig
+from kvstudio.core.inference import (
+    InferenceWeights,
+    LayerWeights,
+    apply_rope_fast,
+    fold_linear,
+    inference_forward,
+    signed_sin,
+)
 from kvstudio.core.kv_cache import DynamicLayer, KVCache
 
 
@@ -68,19 +81,6 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
     return x * cos + rotate_half(x) * sin
 
 
-def signed_sin(sin: torch.Tensor) -> torch.Tensor:
-    """sin with its first half negated, so rotate_half(x)·sin = roll(x, d/2)·signed_sin."""
-    half = sin.shape[-1] // 2
-    return torch.cat([-sin[..., :half], sin[..., half:]], dim=-1)
-
-
-def apply_rope_fast(x: torch.Tensor, cos: torch.Tensor, sin_signed: torch.Tensor) -> torch.Tensor:
-    """Same result as `apply_rope` in three kernels instead of seven (the decode hot path)."""
-    half = x.shape[-1] // 2
-    rolled = torch.roll(x, shifts=half, dims=-1)  # [x2, x1]
-    return torch.addcmul(x * cos[:, None, :], rolled, sin_signed[:, None, :])
-
-
 def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
     """(B, S, G, d) → (B, S, G·n_rep, d): each K/V head serves n_rep query heads.
 
@@ -116,45 +116,6 @@ def attention_mask(
     return allowed
 
 
-class InferenceWeight:
-    """One or more Linear weights stacked and transposed to (in, sum of out), for inference.
-
-    `x @ weight` with the weight laid out (in, out) is what the CPU BLAS is fast
-    at for a few rows: on the course model it halves the decode step's matrix
-    time against ``F.linear`` on the (out, in) parameter (see ``kvstudio bench``).
-    Stacking q|k|v and gate|up also turns several products into one.
-
-    The parameters stay as they are, so the state dict keeps MiniMind's names and
-    training updates them as usual. The copy is rebuilt whenever a weight changes
-    (new storage, dtype, or an in-place update such as ``load_state_dict``).
-    """
-
-    def __init__(self, *linears: nn.Linear | nn.Embedding) -> None:
-        self._modules = linears
-        self._key: tuple[tuple[int, int, torch.dtype], ...] | None = None
-        self._weight: torch.Tensor | None = None
-
-    def get(self) -> torch.Tensor | None:
-        """The (in, sum of out) weight, or None if changes cannot be tracked."""
-        try:
-            key = tuple(
-                (m.weight.data_ptr(), m.weight._version, m.weight.dtype) for m in self._modules
-            )
-        except RuntimeError:  # inference tensors keep no version counter: use the parameters
-            return None
-        if key != self._key or self._weight is None:
-            stacked = torch.cat([m.weight.detach() for m in self._modules])  # (out, in)
-            self._weight = stacked.t().contiguous()  # (in, out)
-            self._key = key
-        return self._weight
-
-
-def project(x: torch.Tensor, linear: nn.Linear, inference: InferenceWeight) -> torch.Tensor:
-    """x (…, in) → (…, out): the (in, out) copy at inference, the parameter under autograd."""
-    weight = None if torch.is_grad_enabled() else inference.get()
-    return linear(x) if weight is None else x @ weight
-
-
 class Attention(nn.Module):
     # True: copy K/V n_rep times like MiniMind (slower); False: grouped SDPA, same maths.
     use_repeat_kv = False
@@ -172,8 +133,6 @@ class Attention(nn.Module):
         self.o_proj = nn.Linear(H * d, C, bias=False)
         self.q_norm = RMSNorm(d, cfg.rms_norm_eps) if cfg.qk_norm else None
         self.k_norm = RMSNorm(d, cfg.rms_norm_eps) if cfg.qk_norm else None
-        self.qkv_t = InferenceWeight(self.q_proj, self.k_proj, self.v_proj)  # (C, (H+2G)·d)
-        self.o_t = InferenceWeight(self.o_proj)  # (H·d, C)
 
     def forward(
         self,
@@ -186,22 +145,12 @@ class Attention(nn.Module):
     ) -> torch.Tensor:
         B, T, _ = x.shape
         H, G, d = self.n_heads, self.n_kv_heads, self.head_dim
-        qkv_t = None if torch.is_grad_enabled() else self.qkv_t.get()
-        if qkv_t is not None:
-            # Inference: one product for q|k|v, and one RoPE for q|k (same maths).
-            qkv = (x @ qkv_t).view(B, T, H + 2 * G, d)  # (B, T, H+2G, d)
-            qk, v = qkv[:, :, : H + G], qkv[:, :, H + G :]  # (B, T, H+G, d), (B, T, G, d)
-            if self.q_norm is not None and self.k_norm is not None:
-                qk = torch.cat([self.q_norm(qk[:, :, :H]), self.k_norm(qk[:, :, H:])], dim=2)
-            qk = apply_rope_fast(qk, cos, sin)
-            q, k = qk[:, :, :H], qk[:, :, H:]
-        else:
-            q = self.q_proj(x).view(B, T, H, d)  # (B, T, H, d)
-            k = self.k_proj(x).view(B, T, G, d)  # (B, T, G, d)
-            v = self.v_proj(x).view(B, T, G, d)  # (B, T, G, d)
-            if self.q_norm is not None and self.k_norm is not None:
-                q, k = self.q_norm(q), self.k_norm(k)
-            q, k = apply_rope_fast(q, cos, sin), apply_rope_fast(k, cos, sin)
+        q = self.q_proj(x).view(B, T, H, d)  # (B, T, H, d)
+        k = self.k_proj(x).view(B, T, G, d)  # (B, T, G, d)
+        v = self.v_proj(x).view(B, T, G, d)  # (B, T, G, d)
+        if self.q_norm is not None and self.k_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = apply_rope_fast(q, cos, sin), apply_rope_fast(k, cos, sin)
         if cache_layer is not None:
             # The cache stores K/V after RoPE and before repeat_kv: (B, S, G, d).
             k, v = cache_layer.update(k, v)
@@ -215,7 +164,7 @@ class Attention(nn.Module):
             is_causal=causal and mask is None and T > 1,
             enable_gqa=not self.use_repeat_kv and self.n_rep > 1,
         )  # (B, H, T, d)
-        return project(y.transpose(1, 2).reshape(B, T, H * d), self.o_proj, self.o_t)  # (B, T, C)
+        return self.o_proj(y.transpose(1, 2).reshape(B, T, H * d))  # (B, T, C)
 
 
 class FeedForward(nn.Module):
@@ -227,14 +176,8 @@ class FeedForward(nn.Module):
         self.gate_proj = nn.Linear(C, F_, bias=False)
         self.up_proj = nn.Linear(C, F_, bias=False)
         self.down_proj = nn.Linear(F_, C, bias=False)
-        self.gate_up_t = InferenceWeight(self.gate_proj, self.up_proj)  # (C, 2F)
-        self.down_t = InferenceWeight(self.down_proj)  # (F, C)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        gate_up_t = None if torch.is_grad_enabled() else self.gate_up_t.get()
-        if gate_up_t is not None:  # inference: one product for gate|up
-            gate, up = (x @ gate_up_t).chunk(2, dim=-1)  # 2 × (B, T, F)
-            return project(F.silu(gate).mul_(up), self.down_proj, self.down_t)  # (B, T, C)
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
@@ -258,6 +201,26 @@ class Block(nn.Module):
         x = x + self.self_attn(self.input_layernorm(x), cos, sin, cache_layer, mask, causal)
         return x + self.mlp(self.post_attention_layernorm(x))
 
+    def folded(self) -> LayerWeights:
+        """This block's weights for `inference_forward`: (in, out), norms folded in."""
+        attn, mlp = self.self_attn, self.mlp
+        q_norm, k_norm = attn.q_norm, attn.k_norm
+        return LayerWeights(
+            qkv=fold_linear(
+                attn.q_proj.weight,
+                attn.k_proj.weight,
+                attn.v_proj.weight,
+                norm=self.input_layernorm.weight,
+            ),
+            o=fold_linear(attn.o_proj.weight),
+            gate_up=fold_linear(
+                mlp.gate_proj.weight, mlp.up_proj.weight, norm=self.post_attention_layernorm.weight
+            ),
+            down=fold_linear(mlp.down_proj.weight),
+            q_norm=q_norm.weight.detach() if q_norm is not None else None,
+            k_norm=k_norm.weight.detach() if k_norm is not None else None,
+        )
+
 
 class DecoderStack(nn.Module):
     """MiniMind's ``MiniMindModel``: embeddings, blocks, final norm (names kept)."""
@@ -279,7 +242,9 @@ class MiniMindLM(nn.Module):
         self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
         if cfg.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
-        self.lm_head_t = InferenceWeight(self.lm_head)  # (C, V)
+        # The inference snapshot (see inference.py) and the parameter versions it was built from.
+        self._inference: InferenceWeights | None = None
+        self._inference_key: list[int] = []
         cos, sin = rope_tables(cfg.resolved_head_dim, cfg.max_position_embeddings, cfg.rope_theta)
         # Not saved in the state dict (MiniMind does the same with freqs_cos/freqs_sin).
         self.rope_cos: torch.Tensor  # (max_positions, d)
@@ -305,6 +270,56 @@ class MiniMindLM(nn.Module):
     @property
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+    def inference_weights(self) -> InferenceWeights | None:
+        """The weights laid out for `inference_forward`, rebuilt when a parameter has changed.
+
+        In-place updates (an optimizer step, ``load_state_dict``) bump a parameter's
+        version counter and `.to()` goes through `_apply`; both trigger a rebuild.
+        Returns None when the parameters are inference tensors, which keep no version.
+        """
+        params = self._snapshot_params
+        try:
+            key = [p._version for p in params]
+        except RuntimeError:
+            return None
+        if self._inference is None or key != self._inference_key:
+            self._inference = self._fold_weights()
+            self._inference_key = key
+        return self._inference
+
+    @property
+    def _snapshot_params(self) -> list[nn.Parameter]:
+        params: list[nn.Parameter] | None = self.__dict__.get("_params_cache")
+        if params is None:
+            params = list(self.parameters())
+            self.__dict__["_params_cache"] = params
+        return params
+
+    def _fold_weights(self) -> InferenceWeights:
+        cfg = self.config
+        weight = self.lm_head.weight
+        return InferenceWeights(
+            embed=self.model.embed_tokens.weight.detach(),
+            layers=tuple(cast(Block, block).folded() for block in self.model.layers),
+            lm_head=fold_linear(weight, norm=self.model.norm.weight),
+            eps=torch.tensor(cfg.rms_norm_eps, dtype=torch.float32, device=weight.device),
+            n_heads=cfg.num_attention_heads,
+            n_kv_heads=cfg.num_key_value_heads,
+            head_dim=cfg.resolved_head_dim,
+        )
+
+    def _apply(self, fn: Any, recurse: bool = True) -> MiniMindLM:  # .to(), .float(), …
+        self._forget_inference_weights()
+        return super()._apply(fn, recurse)
+
+    def load_state_dict(self, *args: Any, **kwargs: Any) -> Any:
+        self._forget_inference_weights()  # assign=True replaces the parameter objects
+        return super().load_state_dict(*args, **kwargs)
+
+    def _forget_inference_weights(self) -> None:
+        self._inference = None
+        self.__dict__.pop("_params_cache", None)
 
     def forward(
         self,
@@ -346,9 +361,14 @@ class MiniMindLM(nn.Module):
                 mask = attention_mask(start, T, k_start, window, input_ids.device)
         cos = self.rope_cos[start : start + T]  # (T, d)
         sin = self.rope_sin_signed[start : start + T]  # (T, d), see apply_rope_fast
+        weights = None if torch.is_grad_enabled() else self.inference_weights()
+        if weights is not None:
+            return inference_forward(
+                weights, input_ids, cache, cos, sin, mask, causal, logits_to_keep
+            )
         x = self.model.embed_tokens(input_ids)  # (B, T, C)
         for i, block in enumerate(self.model.layers):
             x = block(x, cos, sin, cache[i] if cache is not None else None, mask, causal)
         if logits_to_keep:
             x = x[:, -logits_to_keep:]
-        return project(self.model.norm(x), self.lm_head, self.lm_head_t)  # (B, T', V)
+        return self.lm_head(self.model.norm(x))  # (B, T', V)

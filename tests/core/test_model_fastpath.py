@@ -1,19 +1,14 @@
-"""The inference fast path (stacked, transposed weights; one RoPE) equals the plain path."""
+"""The inference path (inference.py: folded weights, fused adds) equals the module path."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from kvstudio.core.config import ModelConfig
-from kvstudio.core.kv_cache import KVCache
-from kvstudio.core.model import (
-    Attention,
-    MiniMindLM,
-    apply_rope,
-    apply_rope_fast,
-    rope_tables,
-    signed_sin,
-)
+from kvstudio.core.inference import apply_rope_fast, signed_sin
+from kvstudio.core.kv_cache import CacheSpec, KVCache
+from kvstudio.core.model import Attention, MiniMindLM, apply_rope, rope_tables
 
 
 def _model(qk_norm: bool = False) -> MiniMindLM:
@@ -43,6 +38,42 @@ def test_fused_inference_matches_training_path() -> None:
     with torch.enable_grad():
         plain = model(ids).detach()
     torch.testing.assert_close(fast, plain, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("qk_norm", [False, True])
+@pytest.mark.parametrize("kind", ["dynamic", "static", "sliding"])
+def test_inference_path_decodes_like_module_path(kind: str, qk_norm: bool) -> None:
+    """Prefill then one-token steps on each cache kind: same logits and same cached K/V."""
+    model = _model(qk_norm=qk_norm)
+    model.model.norm.weight.data.uniform_(0.5, 1.5)  # non-trivial norms, so folding matters
+    for block in model.model.layers:
+        block.input_layernorm.weight.data.uniform_(0.5, 1.5)
+    ids = torch.randint(0, 97, (2, 20), generator=torch.Generator().manual_seed(1))
+    spec = CacheSpec(kind, max_length=32, window=8)  # type: ignore[arg-type]
+    results = []
+    for grad in (False, True):
+        cache = KVCache(2, spec)
+        with torch.set_grad_enabled(grad):
+            logits = [model(ids[:, :12], cache)]
+            logits += [model(ids[:, t : t + 1], cache) for t in range(12, 20)]
+        keys = [layer.keys.detach() for layer in cache if layer.keys is not None]
+        results.append((torch.cat(logits, dim=1).detach(), keys))
+    (fast, fast_keys), (plain, plain_keys) = results
+    torch.testing.assert_close(fast, plain, rtol=1e-5, atol=1e-5)
+    for a, b in zip(fast_keys, plain_keys, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_inference_weights_follow_replaced_parameters() -> None:
+    """load_state_dict(assign=True) swaps the parameter objects: the snapshot must follow."""
+    model, other = _model(), MiniMindLM(_model().config).init_weights(9).eval()
+    ids = torch.randint(0, 97, (1, 12))
+    with torch.no_grad():
+        model(ids)  # build the snapshot from the old weights
+        model.load_state_dict(other.state_dict(), assign=True)
+        fast = model(ids)
+        expected = other(ids)
+    torch.testing.assert_close(fast, expected)
 
 
 def test_fused_weights_follow_in_place_updates() -> None:

@@ -148,8 +148,10 @@ def test_converted_random_model_gives_identical_greedy_tokens(
         assert ours_ids == hf_ids, mode
     ids = torch.tensor([prompt])
     with torch.no_grad():
-        diff = (model(ids) - hf.model(ids).logits).abs().max().item()
-    assert diff < 1e-4
+        ours_logits = model(ids)
+        diff = (ours_logits - hf.model(ids).logits).abs().max().item()
+    # fp32 rounding only: the two implementations order their sums differently.
+    assert diff < 2e-5 * ours_logits.abs().max().item()
 
 
 def test_compare_lab_runs_on_a_transformers_model(
