@@ -214,6 +214,7 @@ def sample_next(
         candidates = vocab - (banned_token is not None)
         survivors_k = torch.full((batch,), candidates, dtype=torch.int64, device=x.device)
     probs = torch.softmax(x, dim=-1)  # (B, V), 0 where removed
+    uniform = torch.rand(batch, 1, generator=generator, device=x.device)  # (B, 1)
     if settings.top_p < 1.0:
         probs, survivors_p = nucleus(probs, settings.top_p)  # not renormalised
     else:
@@ -222,8 +223,7 @@ def sample_next(
     # number to each row's total, so only the reported numbers are divided.
     cdf = probs.cumsum(dim=-1)  # (B, V)
     total = cdf[:, -1:]  # (B, 1), the kept probability mass
-    uniform = torch.rand(batch, 1, generator=generator, device=x.device)  # (B, 1)
-    token_ids = _inverse_cdf(cdf, uniform * total)  # (B,)
+    token_ids = _inverse_cdf(cdf, uniform * total, total)  # (B,)
     if n > 0:
         top_probs, top_ids = torch.topk(probs, n, dim=-1)  # (B, n)
         top_probs = top_probs / total
@@ -264,14 +264,17 @@ def _greedy(
     )
 
 
-def _inverse_cdf(cdf: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+def _inverse_cdf(cdf: torch.Tensor, target: torch.Tensor, total: torch.Tensor) -> torch.Tensor:
     """Index drawn from each row of a cumulative sum `cdf` (B, K) at `target` (B, 1).
 
-    `target` is a uniform number times the row's total. Tokens with probability 0
-    are never chosen: the CDF does not rise at them.
+    `target` is a uniform number in [0, 1) times the row's `total` (B, 1); the
+    product can round up to the total itself, so it is kept just below it. The
+    first index whose CDF exceeds the target is then always a token of
+    probability > 0: the CDF does not rise at the others.
     """
-    index = torch.searchsorted(cdf, target, right=True)  # (B, 1)
-    return index.clamp_(max=cdf.shape[-1] - 1).squeeze(1)
+    below_total = torch.nextafter(total, torch.zeros_like(total))  # (B, 1)
+    index = torch.searchsorted(cdf, torch.minimum(target, below_total), right=True)  # (B, 1)
+    return index.squeeze(1)
 
 
 @lru_cache(maxsize=64)

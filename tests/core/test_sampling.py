@@ -9,6 +9,7 @@ import torch
 
 from kvstudio.core.records import SamplingSettings
 from kvstudio.core.sampling import (
+    _inverse_cdf,
     apply_repetition_penalty,
     apply_top_p,
     filter_logits,
@@ -198,3 +199,12 @@ def test_nucleus_zeroes_what_the_mask_drops() -> None:
         assert torch.equal(kept, probs * keep)
         assert survivors.tolist() == keep.sum(dim=-1).tolist()
         assert not keep[:, 7].any()
+
+
+def test_a_draw_at_the_very_top_never_picks_a_removed_token() -> None:
+    """uniform × total can round up to the total; the last token here has probability 0."""
+    cdf = torch.tensor([[0.25, 1.0, 1.0, 1.0]])  # tokens 2 and 3 were removed
+    total = cdf[:, -1:]
+    assert _inverse_cdf(cdf, total.clone(), total).tolist() == [1]
+    assert _inverse_cdf(cdf, torch.tensor([[0.25]]), total).tolist() == [1]
+    assert _inverse_cdf(cdf, torch.tensor([[0.0]]), total).tolist() == [0]
