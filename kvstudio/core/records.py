@@ -79,7 +79,6 @@ class StepRecord:
     chosen_probability: tuple[float, ...]  # probability of the chosen token after filtering
     top_candidates: tuple[tuple[Candidate, ...], ...]  # per row, most likely first
     finished: tuple[bool, ...]  # per row: this row has produced eos (or hit the budget)
-    logits_max: tuple[float, ...] = ()  # per row, for quick sanity displays
     last_logits: tuple[float, ...] | None = field(default=None, repr=False)  # row 0, if kept
     forward_rows: int = 0  # rows fed to forward (rows with one history share one); 0 = unknown
 
@@ -114,7 +113,7 @@ class StepRecord:
             tuple(Candidate(**c) for c in row) for row in d["top_candidates"]
         )
         d["finished"] = tuple(d["finished"])
-        d["logits_max"] = tuple(d.get("logits_max", ()))
+        d.pop("logits_max", None)  # written by earlier versions; nothing read it
         if d.get("last_logits") is not None:
             d["last_logits"] = tuple(d["last_logits"])
         return cls(**d)

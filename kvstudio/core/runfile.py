@@ -188,10 +188,13 @@ def loads_runs(data: bytes | str, where: str = "the run file") -> list[SavedRun]
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
+        # A string that never ends ran into the end of the file (json reports a raw
+        # line break inside a string differently), so both mean the file was cut.
+        cut = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
         hint = (
             "the file is cut short (an interrupted copy?)"
-            if exc.pos >= len(text.rstrip()) - 1
-            else f"{exc.msg} at line {exc.lineno}"
+            if cut
+            else (f"{exc.msg} at line {exc.lineno}")
         )
         raise ValueError(f"{where} is not valid JSON: {hint}. Save the run again.") from exc
     if not isinstance(document, dict) or document.get("format") != RUN_FORMAT:

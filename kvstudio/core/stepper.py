@@ -323,7 +323,6 @@ class Stepper:
         surv_k: list[int] = out.survivors_top_k.tolist()
         surv_p: list[int] = out.survivors_top_p.tolist()
         chosen: list[float] = out.chosen_probability.tolist()
-        lmax: list[float] = logits.amax(dim=-1).tolist()
         prob_rows: list[list[float]] = out.top_probs.tolist()  # B × n candidate probabilities
         id_rows: list[list[int]] = out.top_ids.tolist()  # B × n candidate ids
         self.last_logits = logits
@@ -384,7 +383,6 @@ class Stepper:
             chosen_probability=tuple(chosen),
             top_candidates=tuple(candidates),
             finished=finished_rows,
-            logits_max=tuple(lmax),
             last_logits=last_logits,
             forward_rows=forward_rows,
         )

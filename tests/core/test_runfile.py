@@ -117,6 +117,26 @@ def test_bad_files_give_clear_errors(saved: list[SavedRun], mutate, message: str
         loads_runs(mutate(text))
 
 
+def test_a_file_cut_anywhere_says_it_is_cut_short(saved: list[SavedRun]) -> None:
+    """Inside a string, after a comma, between brackets: always the same clear message."""
+    from kvstudio.core.runfile import dumps_runs
+
+    text = dumps_runs(saved)
+    for end in range(40, len(text) - 1, max(1, len(text) // 97)):
+        with pytest.raises(ValueError, match="cut short"):
+            loads_runs(text[:end])
+
+
+def test_old_files_with_logits_max_still_load(saved: list[SavedRun]) -> None:
+    """Earlier versions wrote a per-row `logits_max`; it is ignored now."""
+    from kvstudio.core.runfile import dumps_runs
+
+    doc = json.loads(dumps_runs(saved))
+    for record in doc["runs"][0]["records"]:
+        record["logits_max"] = [1.5]
+    assert loads_runs(json.dumps(doc))[0].records == saved[0].records
+
+
 def test_steps_out_of_order_are_rejected(saved: list[SavedRun]) -> None:
     from kvstudio.core.runfile import dumps_runs
 
