@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from kvstudio.ui.engine_adapter import ModelChoice, ModelHandle
 
 EMBEDDED = ("embedded-chat", "embedded-base")
+OPENED = "opened"  # the combo's third entry while a folder or .pth model is loaded
 
 
 class ModelPanel(QWidget):
@@ -48,11 +49,24 @@ class ModelPanel(QWidget):
         self.retranslate()
 
     def show_loaded(self, model: ModelHandle) -> None:
+        """Select what is loaded: an embedded model, or an entry naming the opened one."""
         self._model = model
-        index = self._embedded.findData(model.choice.kind)
-        if index >= 0:
-            self._embedded.setCurrentIndex(index)
+        opened = self._embedded.findData(OPENED)
+        if model.choice.kind in EMBEDDED:
+            if opened >= 0:
+                self._embedded.removeItem(opened)
+            self._embedded.setCurrentIndex(self._embedded.findData(model.choice.kind))
+        else:
+            if opened < 0:
+                self._embedded.addItem("", OPENED)
+                opened = self._embedded.count() - 1
+            self._embedded.setCurrentIndex(opened)
+        self._name_opened_entry()
         self._update_loaded_text()
+
+    def shown_choice(self) -> str:
+        """The combo's current entry: an embedded kind, or "opened" (what tests read)."""
+        return str(self._embedded.currentData())
 
     def choose_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, self.tr("Open a model folder"))
@@ -70,7 +84,14 @@ class ModelPanel(QWidget):
             self.model_chosen.emit(ModelChoice("pth", pth, tokenizer))
 
     def _on_embedded_activated(self, index: int) -> None:
-        self.model_chosen.emit(ModelChoice(self._embedded.itemData(index)))
+        kind = self._embedded.itemData(index)
+        if kind != OPENED:  # the opened model is the one loaded: nothing to do
+            self.model_chosen.emit(ModelChoice(kind))
+
+    def _name_opened_entry(self) -> None:
+        opened = self._embedded.findData(OPENED)
+        if opened >= 0 and self._model is not None:
+            self._embedded.setItemText(opened, self.tr("Opened: {0}").format(self._model.name))
 
     def _update_loaded_text(self) -> None:
         if self._model is None:
@@ -87,6 +108,7 @@ class ModelPanel(QWidget):
         self._box.setTitle(self.tr("Model"))
         self._embedded.setItemText(0, self.tr("Embedded chat model"))
         self._embedded.setItemText(1, self.tr("Embedded base model"))
+        self._name_opened_entry()
         self._embedded.setToolTip(self.tr(
             "The models shipped with KV Studio (a seeded course model when none is installed)."))
         self._open_folder.setText(self.tr("Open model folder…"))

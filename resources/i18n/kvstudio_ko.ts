@@ -256,123 +256,123 @@
 <context>
     <name>CacheVsRecomputePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="72" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="73" />
         <source>Cache vs recompute</source>
         <translation>캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="78" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="79" />
         <source>Greedy generation on the lab prompt in both modes, after a short warm-up. Cached mode feeds P + (N − 1) tokens in total, recompute P·N + N(N − 1)/2. In 16-bit the two modes' logits drift apart; in fp32 they agree to ~1e-6.</source>
         <translation>짧은 예열 뒤 실습 프롬프트로 두 모드에서 탐욕적 생성을 합니다. 캐시 모드는 모두 P + (N − 1) 토큰을, 재계산 모드는 P·N + N(N − 1)/2 토큰을 모델에 넣습니다. 16비트에서는 두 모드의 로짓이 조금씩 벌어지고, fp32에서는 약 1e-6까지 일치합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="85" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="86" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="86" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="87" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="87" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="88" />
         <source>Warm-up tokens</source>
         <translation>예열 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="89" />
         <source>Number format</source>
         <translation>수 형식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="92" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="93" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="94" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="95" />
         <source>max |Δlogit| per step, cached vs recompute</source>
         <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="95" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="96" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="96" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="97" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="170" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="145" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="146" />
         <source>✗ first differs at step {0}</source>
         <translation>✗ {0}단계에서 처음 달라짐</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="148" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="149" />
         <source>tokens fed, measured</source>
         <translation>입력 토큰, 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="149" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="150" />
         <source>tokens fed, formula</source>
         <translation>입력 토큰, 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="152" />
         <source>measured = formula</source>
         <translation>측정 = 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="155" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="156" />
         <source>TTFT (ms)</source>
         <translation>TTFT (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="158" />
         <source>decode ms / token</source>
         <translation>디코드 ms / 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="162" />
         <source>total (ms)</source>
         <translation>합계 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="163" />
         <source>cache, measured</source>
         <translation>캐시, 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="165" />
         <source>cache, formula 2·L·T·H_kv·d·bytes</source>
         <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="168" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="169" />
         <source>identical tokens</source>
         <translation>토큰 일치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="170" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="171" />
         <source>speed ratio (recompute / cached)</source>
         <translation>속도 비 (재계산 / 캐시)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="171" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="172" />
         <source>number format</source>
         <translation>수 형식</translation>
     </message>
@@ -692,32 +692,32 @@ step {4}</source>
 <context>
     <name>LabPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="265" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="266" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="266" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="278" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="276" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="290" />
         <source>Running…</source>
         <translation>실행 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="307" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="336" />
         <source>Done.</source>
         <translation>완료.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="317" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="348" />
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>
@@ -725,102 +725,102 @@ step {4}</source>
 <context>
     <name>LengthSweepPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="84" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="83" />
         <source>Length sweep</source>
         <translation>길이 스윕</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="90" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="89" />
         <source>Generates at several lengths in both modes and plots the time per generated token against the context length P + N. With the cache it stays nearly flat; without it, every token re-reads the whole context, so it grows with length. Dashed: best straight line; solid: best parabola.</source>
         <translation>여러 길이에서 두 모드로 생성하고, 생성 토큰당 시간을 문맥 길이 P + N에 대해 그립니다. 캐시가 있으면 거의 평평하고, 없으면 토큰마다 전체 문맥을 다시 읽으므로 길이에 따라 늘어납니다. 점선: 최적 직선, 실선: 최적 포물선.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="96" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="95" />
         <source>prompt length P</source>
         <translation>프롬프트 길이 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="97" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="96" />
         <source>new tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="100" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="99" />
         <source>Vary</source>
         <translation>바꿀 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="101" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="100" />
         <source>Lengths</source>
         <translation>길이 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="102" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="101" />
         <source>The other length</source>
         <translation>다른 쪽 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="105" />
         <source>Time per token against context length</source>
         <translation>문맥 길이에 따른 토큰당 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="106" />
         <source>context length P + N (tokens)</source>
         <translation>문맥 길이 P + N (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="108" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="107" />
         <source>ms per generated token</source>
         <translation>생성 토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="113" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="112" />
         <source>{0}: linear fit</source>
         <translation>{0}: 직선 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="115" />
         <source>{0}: quadratic fit</source>
         <translation>{0}: 2차 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="154" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="153" />
         <source>linear</source>
         <translation>직선</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="161" />
         <source>quadratic</source>
         <translation>2차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="171" />
         <source>{0:.3g} ms/token</source>
         <translation>{0:.3g} ms/토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="173" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="172" />
         <source>fed {0} (formula {1})</source>
         <translation>입력 {0} (공식 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="179" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="178" />
         <source>mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="179" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="178" />
         <source>fit / run</source>
         <translation>맞춤 / 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="179" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="178" />
         <source>ms per token</source>
         <translation>토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="179" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="178" />
         <source>R² / fed</source>
         <translation>R² / 입력</translation>
     </message>
@@ -886,87 +886,92 @@ step {4}</source>
 <context>
     <name>ModelPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="58" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="72" />
         <source>Open a model folder</source>
         <translation>모델 폴더 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="63" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="77" />
         <source>Open a MiniMind .pth checkpoint</source>
         <translation>MiniMind .pth 체크포인트 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="64" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="78" />
         <source>PyTorch state dict (*.pth *.pt)</source>
         <translation>PyTorch state dict (*.pth *.pt)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="68" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="82" />
         <source>Choose the folder with its tokenizer.json</source>
         <translation>tokenizer.json이 있는 폴더를 고르세요</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="77" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="94" />
+        <source>Opened: {0}</source>
+        <translation>열린 모델: {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/model_panel.py" line="98" />
         <source>Loading…</source>
         <translation>불러오는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="79" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="100" />
         <source>chat</source>
         <translation>채팅</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="79" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="100" />
         <source>base</source>
         <translation>기본</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="80" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="101" />
         <source>Loaded: {0} ({1})</source>
         <translation>불러옴: {0} ({1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="82" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="103" />
         <source>Random weights: the text is meaningless, the measurements are real.</source>
         <translation>무작위 가중치: 글은 의미가 없지만 측정값은 실제입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="87" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="108" />
         <source>Model</source>
         <translation>모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="88" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="109" />
         <source>Embedded chat model</source>
         <translation>내장 채팅 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="89" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="110" />
         <source>Embedded base model</source>
         <translation>내장 기본 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="91" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="113" />
         <source>The models shipped with KV Studio (a seeded course model when none is installed).</source>
         <translation>KV Studio에 포함된 모델 (설치된 모델이 없으면 시드로 만든 강의용 모델).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="92" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="114" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="94" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="116" />
         <source>A folder with config.json, model weights and tokenizer.json.</source>
         <translation>config.json, 모델 가중치, tokenizer.json이 든 폴더.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="95" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="117" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="97" />
+        <location filename="../../kvstudio/ui/model_panel.py" line="119" />
         <source>A MiniMind checkpoint (.pth state dict), then the folder holding its tokenizer.</source>
         <translation>MiniMind 체크포인트(.pth state dict)를 고른 뒤 토크나이저가 있는 폴더를 고릅니다.</translation>
     </message>
@@ -1010,17 +1015,17 @@ step {4}</source>
 <context>
     <name>RunController</name>
     <message>
-        <location filename="../../kvstudio/ui/run_controller.py" line="69" />
+        <location filename="../../kvstudio/ui/run_controller.py" line="71" />
         <source>Loading the model…</source>
         <translation>모델을 불러오는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run_controller.py" line="129" />
+        <location filename="../../kvstudio/ui/run_controller.py" line="133" />
         <source>Model ready: {0}</source>
         <translation>모델 준비됨: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run_controller.py" line="144" />
+        <location filename="../../kvstudio/ui/run_controller.py" line="148" />
         <source>Run finished. Reset, or change a setting, to run again.</source>
         <translation>실행이 끝났습니다. 다시 하려면 초기화하거나 설정을 바꾸세요.</translation>
     </message>
@@ -1189,42 +1194,42 @@ step {4}</source>
 <context>
     <name>StepTimePlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="46" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="48" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="47" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="49" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="48" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="50" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="49" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="51" />
         <source>cumulative ms (dashed)</source>
         <translation>누적 ms (점선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="53" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="55" />
         <source>{0}: ms per step</source>
         <translation>{0}: 단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="54" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="56" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="55" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="57" />
         <source>prefill = time to first token</source>
         <translation>프리필 = 첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="56" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="58" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>

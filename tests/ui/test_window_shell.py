@@ -123,3 +123,22 @@ def test_model_flag_becomes_the_model_menu_choice(tmp_path: Path) -> None:
     assert model_choice_from_args(str(tmp_path)) == ModelChoice("folder", str(tmp_path))
     assert model_choice_from_args("ko-base").kind == "embedded-base"
     assert parse_args([]).model is None
+
+
+def test_model_picker_names_an_opened_folder(qtbot, make_window, tiny_model, tokenizer,  # type: ignore[no-untyped-def]
+                                             tmp_path: Path) -> None:
+    from kvstudio.core.checkpoints import save_model_folder
+
+    window = make_window()
+    panel = window.model_panel
+    assert panel.shown_choice() == "embedded-chat"
+    folder = save_model_folder(tiny_model, tokenizer, tmp_path / "my-model")
+    panel.model_chosen.emit(ModelChoice("folder", str(folder)))
+    qtbot.waitUntil(lambda: window.controller.model.choice.kind == "folder", timeout=10_000)
+    # The combo names the folder's model instead of still showing an embedded one.
+    assert panel.shown_choice() == "opened"
+    assert "my-model" in panel._embedded.currentText()
+    panel.model_chosen.emit(ModelChoice("embedded-base"))
+    qtbot.waitUntil(lambda: window.controller.model.choice.kind == "embedded-base")
+    assert panel.shown_choice() == "embedded-base"
+    assert panel._embedded.count() == 2  # the opened entry is gone with its model
