@@ -112,3 +112,22 @@ def test_qk_norm_model_chunk_on_cache_matches_full_forward() -> None:
         chunk = model(ids[:, 31:], cache)  # 9 tokens on top of 31 cached ones
         full = model(ids)
     torch.testing.assert_close(chunk, full[:, 31:], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("foreach", [False, True])
+def test_inference_weights_follow_an_optimizer_step(foreach: bool) -> None:
+    """Training between evaluations (the trainer does this) must not leave a stale snapshot."""
+    model = _model()
+    ids = torch.randint(0, 97, (2, 16))
+    with torch.no_grad():
+        before = model(ids)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, foreach=foreach)
+    loss = model(ids).logsumexp(-1).mean()
+    loss.backward()
+    optimizer.step()
+    with torch.no_grad():
+        after = model(ids)
+    with torch.enable_grad():
+        plain = model(ids).detach()
+    assert not torch.allclose(before, after)
+    torch.testing.assert_close(after, plain, rtol=1e-5, atol=1e-5)
