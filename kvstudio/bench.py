@@ -3,7 +3,8 @@
 Owns the benchmark: on the course model (fp32, batch 1, P=183, N=64 by default)
 it measures cached decode ms/token with every record on, recompute ms/token,
 time to first token, the overhead of the stepper's records against a bare
-loop (model + argmax, nothing else) on the same model, and 30 samples × 5
+loop (model + argmax, nothing else; and model + the stepper's own greedy
+sampling, which also ranks the top-10 candidates) on the same model, and 30 samples × 5
 temperatures × 32 new tokens as batches, for 1 and 2 torch threads.
 
 Runs are interleaved (bare, stepper, bare, …) and the best of the repeats is
@@ -41,6 +42,7 @@ from kvstudio.core.experiments import lab_prompt_ids, repeated_sampling
 from kvstudio.core.kv_cache import KVCache
 from kvstudio.core.model import MiniMindLM
 from kvstudio.core.records import SamplingSettings
+from kvstudio.core.sampling import sample_next
 from kvstudio.core.stepper import Stepper
 
 log = logging.getLogger(__name__)
@@ -50,6 +52,7 @@ TARGET_OVERHEAD = 0.10  # records may cost at most 10% over a bare loop
 TARGET_SAMPLING_S = 1.5  # 30 samples × 5 temperatures × 32 tokens, batched
 SAMPLING_TEMPERATURES = (0.3, 0.7, 1.0, 1.3, 1.6)
 SAMPLING_QUESTION = "KV 캐시가 무엇인가요?"  # the chat question sampled 30 times
+STEPPER_TOP_N = 10  # candidates each timed step reports (the window shows 10)
 
 
 @dataclass(frozen=True)
@@ -60,11 +63,13 @@ class BenchResult:
     prompt_tokens: int
     new_tokens: int
     bare_decode_ms: float  # bare loop: model + argmax, per decode token (wall)
+    bare_sampling_ms: float  # bare loop: model + the stepper's greedy sample_next, no records
     cached_decode_ms: float  # stepper, cached, every record built, per decode token (wall)
     cached_step_ms: float  # the same run's StepRecord.elapsed_s (forward + sampling only)
     recompute_decode_ms: float  # stepper, recompute, per decode token (wall)
     ttft_ms: float  # cached prefill step (StepRecord.elapsed_s of step 0)
     records_overhead: float  # cached_decode_ms / bare_decode_ms − 1 (wall time)
+    records_only_overhead: float  # cached_decode_ms / bare_sampling_ms − 1 (wall time)
     records_overhead_cpu: float  # the same ratio in process CPU time
     stepper_alone_us: float  # one decode step with the model replaced by fixed logits (µs)
     sampling_seconds: float  # samples × temperatures × tokens, one batch per temperature
@@ -87,14 +92,34 @@ def bench_model(path: str | None = None) -> tuple[LoadedModel, str]:
     return LoadedModel(model, tokenizer, model.config, label=label, source=None), label
 
 
-def bare_decode(model: MiniMindLM, prompt: torch.Tensor, new_tokens: int) -> tuple[float, float]:
-    """(wall, CPU) seconds per decode token of the plainest cached loop: forward + argmax."""
+def bare_decode(
+    model: MiniMindLM,
+    prompt: torch.Tensor,
+    new_tokens: int,
+    *,
+    sampling: bool = False,
+    banned_token: int | None = None,
+) -> tuple[float, float]:
+    """(wall, CPU) seconds per decode token of the plainest cached loop: forward + argmax.
+
+    With `sampling` the argmax is replaced by the stepper's own greedy sampling
+    (`sample_next` with `banned_token` (eos) banned, top-10 candidates and their
+    probabilities), still without any record: the loop the records are added to.
+    """
+    greedy = SamplingSettings.greedy_settings()
+
+    def choose(logits: torch.Tensor) -> torch.Tensor:  # (1, V) → (1, 1)
+        if not sampling:
+            return logits.argmax(-1, keepdim=True)
+        out = sample_next(logits, greedy, None, top_n=STEPPER_TOP_N, banned_token=banned_token)
+        return out.token_ids[:, None]
+
     with torch.inference_mode():
         cache = KVCache(model.config.num_hidden_layers)
-        token = model(prompt, cache, logits_to_keep=1)[:, -1].argmax(-1, keepdim=True)  # (1, 1)
+        token = choose(model(prompt, cache, logits_to_keep=1)[:, -1])  # (1, 1)
         start, cpu = time.perf_counter(), time.process_time()
         for _ in range(new_tokens - 1):
-            token = model(token, cache, logits_to_keep=1)[:, -1].argmax(-1, keepdim=True)
+            token = choose(model(token, cache, logits_to_keep=1)[:, -1])
         token.tolist()  # like the stepper, bring the last id to Python
         steps = max(new_tokens - 1, 1)
         return (time.perf_counter() - start) / steps, (time.process_time() - cpu) / steps
@@ -112,7 +137,7 @@ def stepper_decode(
         sampling=SamplingSettings.greedy_settings(),
         max_new_tokens=new_tokens,
         stop_at_eos=False,
-        top_n=10,
+        top_n=STEPPER_TOP_N,
     )
     first = stepper.step()
     start, cpu = time.perf_counter(), time.process_time()
@@ -186,6 +211,7 @@ def run_bench(
     backend = MiniMindBackend(loaded.model, name=loaded.label)
     prompt = lab_prompt_ids(loaded.tokenizer, prompt_tokens)
     prompt_t = torch.tensor([prompt])
+    eos = loaded.tokenizer.eos_id if loaded.tokenizer.eos_id is not None else backend.eos_token_id
     before = torch.get_num_threads()
     results = []
     try:
@@ -196,11 +222,15 @@ def run_bench(
             stepper_decode(backend, loaded, prompt, 4, "cached")
             stepper_decode(backend, loaded, prompt, 2, "recompute")
             bare, bare_cpu, cached_wall, cached_cpu, cached_step, ttft = [], [], [], [], [], []
-            recompute = []
+            recompute, bare_sampling = [], []
             for _ in range(repeats):
                 wall, cpu = bare_decode(loaded.model, prompt_t, new_tokens)
                 bare.append(wall)
                 bare_cpu.append(cpu)
+                sampled = bare_decode(
+                    loaded.model, prompt_t, new_tokens, sampling=True, banned_token=eos
+                )
+                bare_sampling.append(sampled[0])
                 wall, cpu, step, first = stepper_decode(
                     backend, loaded, prompt, new_tokens, "cached"
                 )
@@ -220,6 +250,7 @@ def run_bench(
                 for _ in range(max(1, repeats // 2))
             ]
             bare_ms = min(bare) * 1e3
+            bare_sampling_ms = min(bare_sampling) * 1e3
             cached_ms = min(cached_wall) * 1e3
             results.append(
                 BenchResult(
@@ -227,11 +258,13 @@ def run_bench(
                     prompt_tokens=prompt_tokens,
                     new_tokens=new_tokens,
                     bare_decode_ms=bare_ms,
+                    bare_sampling_ms=bare_sampling_ms,
                     cached_decode_ms=cached_ms,
                     cached_step_ms=min(cached_step) * 1e3,
                     recompute_decode_ms=min(recompute) * 1e3,
                     ttft_ms=min(ttft) * 1e3,
                     records_overhead=cached_ms / bare_ms - 1.0,
+                    records_only_overhead=cached_ms / bare_sampling_ms - 1.0,
                     records_overhead_cpu=min(cached_cpu) / min(bare_cpu) - 1.0,
                     stepper_alone_us=alone * 1e6,
                     sampling_seconds=min(sampling),
@@ -272,6 +305,11 @@ def format_results(results: Sequence[BenchResult], label: str) -> str:
         f"≤ {TARGET_OVERHEAD:.0%}",
     )
     row("records overhead (process CPU time)", [f"{r.records_overhead_cpu:+.1%}" for r in results])
+    row("bare loop + stepper's greedy sampling", [f"{r.bare_sampling_ms:.3f}" for r in results])
+    row(
+        "  records alone over that loop (wall)",
+        [f"{r.records_only_overhead:+.1%}" for r in results],
+    )
     row("stepper alone, model replaced (µs/step)", [f"{r.stepper_alone_us:.0f}" for r in results])
     row(
         "  as a share of a bare decode step",

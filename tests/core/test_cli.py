@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -88,7 +89,9 @@ def test_bench_runs_small(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     )
     assert code == 0
     assert "records overhead" in out and "cached decode" in out
-    assert (tmp_path / "bench.json").exists()
+    assert "records alone over that loop" in out
+    saved = json.loads((tmp_path / "bench.json").read_text(encoding="utf-8"))
+    assert saved["results"][0]["bare_sampling_ms"] > 0
 
 
 @pytest.mark.parametrize(
