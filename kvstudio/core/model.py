@@ -245,6 +245,7 @@ class MiniMindLM(nn.Module):
         # The inference snapshot (see inference.py) and the parameter versions it was built from.
         self._inference: InferenceWeights | None = None
         self._inference_key: list[int] = []
+        self._snapshot_params: list[nn.Parameter] | None = None  # whose versions the key holds
         cos, sin = rope_tables(cfg.resolved_head_dim, cfg.max_position_embeddings, cfg.rope_theta)
         # Not saved in the state dict (MiniMind does the same with freqs_cos/freqs_sin).
         self.rope_cos: torch.Tensor  # (max_positions, d)
@@ -278,23 +279,16 @@ class MiniMindLM(nn.Module):
         version counter and `.to()` goes through `_apply`; both trigger a rebuild.
         Returns None when the parameters are inference tensors, which keep no version.
         """
-        params = self._snapshot_params
+        if self._snapshot_params is None:
+            self._snapshot_params = list(self.parameters())
         try:
-            key = [p._version for p in params]
+            key = [p._version for p in self._snapshot_params]
         except RuntimeError:
             return None
         if self._inference is None or key != self._inference_key:
             self._inference = self._fold_weights()
             self._inference_key = key
         return self._inference
-
-    @property
-    def _snapshot_params(self) -> list[nn.Parameter]:
-        params: list[nn.Parameter] | None = self.__dict__.get("_params_cache")
-        if params is None:
-            params = list(self.parameters())
-            self.__dict__["_params_cache"] = params
-        return params
 
     def _fold_weights(self) -> InferenceWeights:
         cfg = self.config
@@ -319,7 +313,7 @@ class MiniMindLM(nn.Module):
 
     def _forget_inference_weights(self) -> None:
         self._inference = None
-        self.__dict__.pop("_params_cache", None)
+        self._snapshot_params = None
 
     def forward(
         self,
