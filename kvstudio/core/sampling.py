@@ -214,7 +214,6 @@ def sample_next(
         candidates = vocab - (banned_token is not None)
         survivors_k = torch.full((batch,), candidates, dtype=torch.int64, device=x.device)
     probs = torch.softmax(x, dim=-1)  # (B, V), 0 where removed
-    uniform = torch.rand(batch, 1, generator=generator, device=x.device)  # (B, 1)
     if settings.top_p < 1.0:
         probs, survivors_p = nucleus(probs, settings.top_p)  # not renormalised
     else:
@@ -223,6 +222,7 @@ def sample_next(
     # number to each row's total, so only the reported numbers are divided.
     cdf = probs.cumsum(dim=-1)  # (B, V)
     total = cdf[:, -1:]  # (B, 1), the kept probability mass
+    uniform = torch.rand(batch, 1, generator=generator, device=x.device)  # (B, 1)
     token_ids = _inverse_cdf(cdf, uniform * total, total)  # (B,)
     if n > 0:
         top_probs, top_ids = torch.topk(probs, n, dim=-1)  # (B, n)
