@@ -79,6 +79,26 @@ def lab_prompt_ids(
     return (ids * repeats)[:prompt_tokens]
 
 
+def warm_up(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    modes: Sequence[Mode] = MODES,
+    prompt_text: str | None = None,
+) -> None:
+    """Untimed: a 2-token run per mode, so the first measured step is not the first forward.
+
+    The first forward pays for lazy set-up (the inference weights, kernel choice,
+    allocator growth); a run's TTFT would otherwise include it.
+    """
+    greedy = SamplingSettings.greedy_settings()
+    warm_ids = lab_prompt_ids(tokenizer, 8, prompt_text)
+    for mode in modes:
+        for _ in Stepper(
+            backend, tokenizer, warm_ids, mode=mode, sampling=greedy, max_new_tokens=2
+        ):
+            pass
+
+
 R = TypeVar("R")
 
 
@@ -408,13 +428,7 @@ def length_sweep(
         raise ValueError("Give positive lengths to sweep, e.g. 8,16,32,64.")
     greedy = SamplingSettings.greedy_settings()
     total = len(values) * len(modes)
-    # Warm-up, untimed: the first forward pays for lazy initialisation.
-    warm_ids = lab_prompt_ids(tokenizer, 8, prompt_text)
-    for mode in modes:
-        for _ in Stepper(
-            backend, tokenizer, warm_ids, mode=mode, sampling=greedy, max_new_tokens=2
-        ):
-            pass
+    warm_up(backend, tokenizer, modes, prompt_text)
     points = []
     done = 0
     for value in values:

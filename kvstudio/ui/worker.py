@@ -17,6 +17,7 @@ import threading
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
+from kvstudio.core.experiments import warm_up
 from kvstudio.core.stepper import Stepper
 from kvstudio.ui.engine_adapter import (
     AnswerCounts,
@@ -88,6 +89,8 @@ class GenerationWorker(QObject):
         self._stop_play()
         try:
             model = self._loader(choice)
+            # So the first run's TTFT is not also the model's first-ever forward.
+            warm_up(model.backend, model.tokenizer)
         except (ValueError, OSError, RuntimeError, KeyError) as exc:
             log.warning("model load failed: %s", exc)
             self.failed.emit(str(exc))

@@ -107,3 +107,20 @@ def test_bad_experiment_arguments(tiny_backend: MiniMindBackend, tokenizer: Text
         list(repeated_sampling(tiny_backend, tokenizer, [1], [], samples=2, new_tokens=2))
     with pytest.raises(ValueError, match="vary"):
         list(length_sweep(tiny_backend, tokenizer, vary="both"))  # type: ignore[arg-type]
+
+
+def test_warm_up_prepares_the_model_before_any_timed_run(tokenizer: TextTokenizer) -> None:
+    """After it the inference weights exist, so no run's first step builds them."""
+    from dataclasses import replace
+
+    from kvstudio.core.config import ModelConfig
+    from kvstudio.core.experiments import warm_up
+    from kvstudio.core.model import MiniMindLM
+
+    cfg = replace(ModelConfig(), num_hidden_layers=1, vocab_size=tokenizer.vocab_size)
+    model = MiniMindLM(cfg).init_weights(1).eval()
+    assert model._inference is None
+    warm_up(MiniMindBackend(model), tokenizer)
+    built = model._inference
+    assert built is not None
+    assert model.inference_weights() is built  # reused, not rebuilt, by the next forward

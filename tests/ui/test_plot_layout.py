@@ -7,6 +7,8 @@ the plot out again and paints it a second time in the same event-loop turn.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from PySide6.QtGui import QPainter, QPicture
 
@@ -107,3 +109,24 @@ def test_a_new_range_is_painted_in_the_next_turn_and_data_at_once(qtbot, make_wi
     window.controller.pacer.flush()
     assert plot.updatesEnabled()
     assert len(plot.bar_heights("cached")) == 2
+
+
+def test_ttft_labels_of_both_modes_do_not_cover_each_other(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    """The prefill costs the same in both modes, so the two stars sit at one height."""
+    window = make_window(max_new_tokens=16)
+    _step_and_refresh(qtbot, window, "cached", 1)
+    _step_and_refresh(qtbot, window, "recompute", 1)
+    plot = window.time_plot
+    store = window.controller.store
+    cached, recompute = store.trace("cached"), store.trace("recompute")
+    prefill_s = recompute.records[0].elapsed_s
+    for seconds in (prefill_s, prefill_s * 1.02, prefill_s * 0.98):  # equal, a hair apart
+        cached.records[0] = replace(cached.records[0], elapsed_s=seconds)
+        plot.refresh(store)
+        labels = plot.ttft_labels()
+        texts = " | ".join(text for text, _ in labels)
+        # Both numbers are readable, each once, and no two labels overlap.
+        assert f"{seconds * 1000:.1f} ms" in texts and f"{prefill_s * 1000:.1f} ms" in texts
+        assert "Cached" in texts and "Recompute" in texts
+        rects = [rect for _, rect in labels]
+        assert not any(a.intersects(b) for i, a in enumerate(rects) for b in rects[i + 1:])

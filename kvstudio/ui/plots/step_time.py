@@ -6,14 +6,19 @@ per-step lines against the left axis, cumulative dashed against the right.
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QWidget
 
 from kvstudio.core.records import MODES, Mode
 from kvstudio.ui.names import mode_name
 from kvstudio.ui.plots.base import MODE_COLOURS, LivePlot, live_curve, mode_pen
 from kvstudio.ui.run_store import RunStore
+
+LABEL_FILL = (255, 255, 255, 210)  # TTFT labels stay readable over the lines
 
 
 class StepTimePlot(LivePlot):
@@ -31,13 +36,15 @@ class StepTimePlot(LivePlot):
             line = live_curve(mode_pen(mode, 2))
             cumulative = live_curve(mode_pen(mode, 1.5, dashed=True))
             ttft = pg.ScatterPlotItem(size=14, symbol="star", brush=colour, pen=pg.mkPen("#222"))
-            label = pg.TextItem(color=colour, anchor=(0, 1))
+            label = pg.TextItem(color=colour, anchor=(0, 1), fill=LABEL_FILL)
             self.plot_item.addItem(line)
             self.plot_item.addItem(ttft)
             self.plot_item.addItem(label)
             right.addItem(cumulative)
             self._per_step[mode], self._cumulative[mode] = line, cumulative
             self._ttft[mode], self._ttft_label[mode] = ttft, label
+        self._ttft_both = pg.TextItem(color="#222", anchor=(0, 1), fill=LABEL_FILL)
+        self.plot_item.addItem(self._ttft_both)
         self._y_top = self._total_top = 0.0
         self.legend.setColumnCount(2)  # a shorter legend covers less of the data
         # Before the first run: plain 0…1 axes, not auto-range's guess around the empty label.
@@ -56,6 +63,7 @@ class StepTimePlot(LivePlot):
             self.legend.addItem(self._cumulative[mode], self.tr("{0}: cumulative").format(name))
         self.legend.addItem(self._ttft["cached"], self.tr("prefill = time to first token"))
         self._ttft_text = self.tr("TTFT {0:.1f} ms")
+        self._ttft_both_text = self.tr("TTFT: {0}")  # {0}: "Cached 5.8 ms · Recompute 6.1 ms"
 
     def refresh(self, store: RunStore) -> None:
         for mode in MODES:
@@ -73,11 +81,38 @@ class StepTimePlot(LivePlot):
             self._ttft[mode].setData([0.0], [ms[0]])
             self._ttft_label[mode].setText(self._ttft_text.format(ms[0]))
             self._ttft_label[mode].setPos(0.3, float(ms[0]))
+        self._label_ttft(store)
         traces = store.traces()
         if traces:
             budget = max(t.info.max_new_tokens for t in traces)
             self.set_ranges((-0.6, budget - 0.4))
         self._fit_y(store)
+
+    def _label_ttft(self, store: RunStore) -> None:
+        """One TTFT label per mode alone; one label naming both when both are drawn.
+
+        The cache does not shorten the prefill, so both modes' stars usually sit at
+        the same height, where two labels would cover each other. The shared label
+        goes above the higher star and reads like the lesson: both numbers side by side.
+        """
+        firsts = {mode: trace.step_ms[0] for mode in MODES
+                  if (trace := store.trace(mode)) is not None and trace.records}
+        if len(firsts) < 2:
+            self._ttft_both.setHtml("")
+            return
+        for label in self._ttft_label.values():
+            label.setText("")
+        parts = [f'<span style="color:{MODE_COLOURS[mode]}">'
+                 f"{html.escape(mode_name(mode))} {ms:.1f} ms</span>"
+                 for mode, ms in firsts.items()]
+        self._ttft_both.setHtml(html.escape(self._ttft_both_text).format(" · ".join(parts)))
+        self._ttft_both.setPos(0.3, max(firsts.values()))
+
+    def ttft_labels(self) -> list[tuple[str, QRectF]]:
+        """The TTFT labels shown: (plain text, rectangle in scene coordinates), for tests."""
+        labels = [*self._ttft_label.values(), self._ttft_both]
+        return [(label.textItem.toPlainText(), label.sceneBoundingRect())
+                for label in labels if label.textItem.toPlainText()]
 
     def _fit_y(self, store: RunStore) -> None:
         """Y ranges only grow, in jumps, and shrink only after a Reset.
