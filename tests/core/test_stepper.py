@@ -29,6 +29,33 @@ def prompt_of(n: int, vocab: int) -> list[int]:
     return [(7 * i + 3) % vocab for i in range(n)]
 
 
+def shared_and_separate(
+    backend: LanguageModel,
+    tok: TextTokenizer,
+    sharing: dict[str, bool],
+    not_sharing: dict[str, bool],
+    *,
+    mode: str,
+    kind: str,
+    sampling: SamplingSettings,
+    new_tokens: int,
+    rows: int,
+) -> tuple[Stepper, Stepper]:
+    """The same batched run of a 12-token prompt with row sharing and without."""
+    kw = dict(
+        mode=mode,
+        sampling=sampling,
+        max_new_tokens=new_tokens,
+        batch_size=rows,
+        stop_at_eos=False,
+        cache=CacheSpec(kind, max_length=64, window=8),  # type: ignore[arg-type]
+    )
+    prompt = prompt_of(12, backend.vocab_size)
+    shared = run(backend, tok, prompt, **sharing, **kw)
+    separate = run(backend, tok, prompt, **not_sharing, **kw)
+    return shared, separate
+
+
 @pytest.mark.parametrize("p, n", [(1, 1), (1, 12), (9, 1), (17, 9), (40, 24)])
 def test_greedy_tokens_identical_between_modes(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, p: int, n: int
@@ -369,12 +396,11 @@ def test_static_length_only_limits_the_cached_mode(
 def test_rows_sharing_a_prompt_share_the_prefill(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, mode: str, kind: str
 ) -> None:
-    spec = CacheSpec(kind, max_length=64, window=8)  # type: ignore[arg-type]
-    s = SamplingSettings(temperature=1.0, top_p=0.9, seed=11)
-    prompt = prompt_of(12, tiny_backend.vocab_size)
-    kw = dict(mode=mode, sampling=s, max_new_tokens=10, batch_size=4, stop_at_eos=False, cache=spec)
-    shared = run(tiny_backend, tokenizer, prompt, **kw)
-    separate = run(tiny_backend, tokenizer, prompt, share_prefill=False, **kw)
+    shared, separate = shared_and_separate(
+        tiny_backend, tokenizer, {"share_prefill": True}, {"share_prefill": False},
+        mode=mode, kind=kind,
+        sampling=SamplingSettings(temperature=1.0, top_p=0.9, seed=11), new_tokens=10, rows=4,
+    )
     assert shared.generated_ids == separate.generated_ids
     for a, b in zip(shared.records, separate.records, strict=True):
         assert a.cache_layer_bytes == b.cache_layer_bytes
@@ -399,13 +425,10 @@ def peaked_backend(tiny_config: ModelConfig) -> MiniMindBackend:
 def test_rows_with_one_history_share_a_forward_row(
     peaked_backend: MiniMindBackend, tokenizer: TextTokenizer, mode: str, kind: str
 ) -> None:
-    spec = CacheSpec(kind, max_length=64, window=8)  # type: ignore[arg-type]
-    s = SamplingSettings(temperature=0.7, top_p=0.9, seed=5)
-    prompt = prompt_of(12, peaked_backend.vocab_size)
-    kw = dict(mode=mode, sampling=s, max_new_tokens=12, batch_size=12, cache=spec)
-    kw["stop_at_eos"] = False
-    shared = run(peaked_backend, tokenizer, prompt, share_identical_rows=True, **kw)
-    separate = run(peaked_backend, tokenizer, prompt, **kw)
+    shared, separate = shared_and_separate(
+        peaked_backend, tokenizer, {"share_identical_rows": True}, {}, mode=mode, kind=kind,
+        sampling=SamplingSettings(temperature=0.7, top_p=0.9, seed=5), new_tokens=12, rows=12,
+    )
     assert shared.generated_ids == separate.generated_ids  # each row still draws its own
     assert shared.texts() == separate.texts()
     rows = [r.forward_rows for r in shared.records]
