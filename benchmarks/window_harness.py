@@ -18,10 +18,10 @@ os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
-from kvstudio.ui.app import build_window, prepare_application
-from kvstudio.ui.app_settings import AppSettings
-from kvstudio.ui.engine_adapter import load_model
+from kvstudio.ui.app.settings import AppSettings
+from kvstudio.ui.app.startup import build_window, prepare_application
 from kvstudio.ui.main_window import MainWindow
+from kvstudio.ui.run.engine_adapter import load_model
 
 
 def rss_mib() -> float:

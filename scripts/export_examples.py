@@ -25,9 +25,10 @@ from PySide6.QtWidgets import QApplication
 import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
 from kvstudio.core.checkpoints import random_model
 from kvstudio.core.records import MODES, SamplingSettings
-from kvstudio.ui import export
-from kvstudio.ui.app import prepare_application
-from kvstudio.ui.engine_adapter import (
+from kvstudio.ui.app.startup import prepare_application
+from kvstudio.ui.labs import CacheVsRecomputePanel
+from kvstudio.ui.plots import CacheBytesPlot, StepTimePlot, TokensFedPlot
+from kvstudio.ui.run.engine_adapter import (
     ModelChoice,
     RunRequest,
     RunSettings,
@@ -35,10 +36,9 @@ from kvstudio.ui.engine_adapter import (
     run_info,
     wrap_loaded,
 )
-from kvstudio.ui.export_menu import ChartExporter
-from kvstudio.ui.labs import CacheVsRecomputePanel
-from kvstudio.ui.plots import CacheBytesPlot, StepTimePlot, TokensFedPlot
-from kvstudio.ui.run_store import RunStore
+from kvstudio.ui.run.store import RunStore
+from kvstudio.ui.slides import export
+from kvstudio.ui.slides.export_menu import ChartExporter
 
 log = logging.getLogger("export_examples")
 

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from PySide6.QtWidgets import QApplication
 from window_harness import open_window
 
-from kvstudio.ui.engine_adapter import ModelChoice
+from kvstudio.ui.run.engine_adapter import ModelChoice
 
 log = logging.getLogger("screenshot")
 

@@ -2,7 +2,7 @@
 
 Importing it pins pyqtgraph to PySide6 (pyqtgraph prefers PyQt6 when both are
 installed) before anything imports pyqtgraph. It creates no QApplication and
-loads no model: see `kvstudio.ui.app` for start-up.
+loads no model: see `kvstudio.ui.app.startup` for start-up.
 """
 
 from __future__ import annotations

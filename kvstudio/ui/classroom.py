@@ -12,21 +12,19 @@ stays composition and wiring; the work lives in ``labs``, ``export``,
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from kvstudio.core.runfile import RUN_SUFFIX
-from kvstudio.ui.export import ChartLike
-from kvstudio.ui.export_menu import ChartExporter, attach_export
 from kvstudio.ui.labs import LabsPanel
-from kvstudio.ui.lecture_mode import LectureActions, LectureMode
-from kvstudio.ui.replay import ReplayController
-
-if TYPE_CHECKING:
-    from kvstudio.ui.main_window import MainWindow
+from kvstudio.ui.main_window import MainWindow
+from kvstudio.ui.run.replay import ReplayController
+from kvstudio.ui.slides.export import ChartLike
+from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
+from kvstudio.ui.slides.lecture_mode import LectureActions, LectureMode
 
 log = logging.getLogger(__name__)
 

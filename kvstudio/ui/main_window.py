@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
@@ -25,19 +26,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvstudio.ui.answer_panel import AnswerPanel
-from kvstudio.ui.app_settings import AppSettings
-from kvstudio.ui.classroom import install as install_classroom
-from kvstudio.ui.controls_panel import ControlsPanel
-from kvstudio.ui.engine_adapter import ModelChoice, ModelHandle, RunRequest, torch_threads
-from kvstudio.ui.generation_view import GenerationView
-from kvstudio.ui.i18n import LanguageSwitcher
-from kvstudio.ui.model_panel import ModelPanel
+from kvstudio.ui.app.i18n import LanguageSwitcher
+from kvstudio.ui.app.settings import AppSettings
+from kvstudio.ui.panels.answer_panel import AnswerPanel
+from kvstudio.ui.panels.controls_panel import ControlsPanel
+from kvstudio.ui.panels.generation_view import GenerationView
+from kvstudio.ui.panels.model_panel import ModelPanel
+from kvstudio.ui.panels.sampling_panel import SamplingPanel
+from kvstudio.ui.panels.status_bar import RunStatusBar
 from kvstudio.ui.plots import CacheBytesPlot, LivePlot, StepTimePlot, TokensFedPlot
-from kvstudio.ui.run_controller import RunController
-from kvstudio.ui.sampling_panel import SamplingPanel
-from kvstudio.ui.status_bar import RunStatusBar
-from kvstudio.ui.worker import EngineHost
+from kvstudio.ui.run.controller import RunController
+from kvstudio.ui.run.engine_adapter import ModelChoice, ModelHandle, RunRequest, torch_threads
+from kvstudio.ui.run.engine_worker import EngineHost
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ class MainWindow(QMainWindow):
         self._restore()
         self._wire()
         self.retranslate()
-        self.classroom = install_classroom(self)  # labs, export, lecture mode, saved runs
+        self.classroom: Any = None  # set by app.startup.build_window (labs, export, lecture, runs)
         if self.settings.geometry() is None:
             self.resize(1500, 920)
 

@@ -23,18 +23,18 @@ from PySide6.QtWidgets import QApplication
 import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
 from kvstudio.core.model import MiniMindLM
 from kvstudio.core.tokenizer import TextTokenizer
-from kvstudio.ui import generator_worker
-from kvstudio.ui import worker as worker_module
-from kvstudio.ui.app import build_window, prepare_application
-from kvstudio.ui.app_settings import AppSettings
-from kvstudio.ui.controls_panel import SPEED_INTERVALS_MS
-from kvstudio.ui.engine_adapter import (
+from kvstudio.ui.app.settings import AppSettings
+from kvstudio.ui.app.startup import build_window, prepare_application
+from kvstudio.ui.main_window import MainWindow
+from kvstudio.ui.panels.controls_panel import SPEED_INTERVALS_MS
+from kvstudio.ui.run import engine_worker as worker_module
+from kvstudio.ui.run import lab_worker as generator_worker
+from kvstudio.ui.run.engine_adapter import (
     ModelChoice,
     ModelHandle,
     load_model,
     wrap_model,
 )
-from kvstudio.ui.main_window import MainWindow
 
 
 class TrackedThread(QThread):

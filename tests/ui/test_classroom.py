@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication
 
 from kvstudio.core.runfile import load_runs
 from kvstudio.ui.classroom import ClassroomExtras, install
-from kvstudio.ui.export_menu import ExportButton
+from kvstudio.ui.slides.export_menu import ExportButton
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000

@@ -18,18 +18,18 @@ from PySide6.QtGui import QColor, QFont, QImage, QRawFont
 from PySide6.QtWidgets import QApplication
 
 from kvstudio.core.records import MODES, SamplingSettings
-from kvstudio.ui import export
-from kvstudio.ui.engine_adapter import (
+from kvstudio.ui.app.fonts import register_bundled_font
+from kvstudio.ui.plots import CacheBytesPlot, StepTimePlot, TokensFedPlot
+from kvstudio.ui.run.engine_adapter import (
     ModelHandle,
     RunRequest,
     RunSettings,
     make_stepper,
     run_info,
 )
-from kvstudio.ui.export_menu import ChartExporter, ExportButton, attach_export
-from kvstudio.ui.fonts import register_bundled_font
-from kvstudio.ui.plots import CacheBytesPlot, StepTimePlot, TokensFedPlot
-from kvstudio.ui.run_store import RunStore
+from kvstudio.ui.run.store import RunStore
+from kvstudio.ui.slides import export
+from kvstudio.ui.slides.export_menu import ChartExporter, ExportButton, attach_export
 
 N_NEW = 8
 

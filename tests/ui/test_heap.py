@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from kvstudio.ui.heap import settle_heap
+from kvstudio.ui.run.heap import settle_heap
 
 
 class _Node:

@@ -23,10 +23,6 @@ from kvstudio.core.experiments import (
 )
 from kvstudio.core.records import SamplingSettings
 from kvstudio.core.stepper import Stepper
-from kvstudio.ui.engine_adapter import ModelHandle
-from kvstudio.ui.export import export_slide_pack
-from kvstudio.ui.export_menu import ChartExporter
-from kvstudio.ui.generator_worker import GeneratorRunner
 from kvstudio.ui.labs import (
     CacheKindsPanel,
     CacheVsRecomputePanel,
@@ -36,6 +32,10 @@ from kvstudio.ui.labs import (
     TopPTopKPanel,
 )
 from kvstudio.ui.labs.base import prompt_ids
+from kvstudio.ui.run.engine_adapter import ModelHandle
+from kvstudio.ui.run.lab_worker import GeneratorRunner
+from kvstudio.ui.slides.export import export_slide_pack
+from kvstudio.ui.slides.export_menu import ChartExporter
 
 TIMEOUT = 20_000
 

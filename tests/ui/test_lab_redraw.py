@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from kvstudio.core.experiments import Progress
-from kvstudio.ui.export_menu import ChartExporter
 from kvstudio.ui.labs import CacheKindsPanel, CacheVsRecomputePanel
 from kvstudio.ui.labs.base import LabPanel
+from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 def _exporter(tmp_path: Path) -> ChartExporter:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kvstudio.core.records import SamplingSettings
 from kvstudio.core.stepper import Stepper
-from kvstudio.ui.engine_adapter import (
+from kvstudio.ui.run.engine_adapter import (
     ModelChoice,
     RunRequest,
     RunSettings,
@@ -13,7 +13,7 @@ from kvstudio.ui.engine_adapter import (
     run_info,
     wrap_model,
 )
-from kvstudio.ui.run_store import RunStore
+from kvstudio.ui.run.store import RunStore
 
 
 def test_store_keeps_one_trace_per_mode_and_drops_stale_records(tiny_model, tokenizer) -> None:  # type: ignore[no-untyped-def]
@@ -50,7 +50,7 @@ def test_parse_temperatures() -> None:
 
 
 def test_chat_template_default_follows_the_model_name(tokenizer) -> None:  # type: ignore[no-untyped-def]
-    from kvstudio.ui.engine_adapter import looks_like_chat
+    from kvstudio.ui.run.engine_adapter import looks_like_chat
 
     assert looks_like_chat("ko-chat", tokenizer)
     assert looks_like_chat("full_sft_512", tokenizer)

@@ -9,11 +9,11 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication
 
-from kvstudio.ui.app import model_choice_from_args, parse_args
-from kvstudio.ui.app_settings import AppSettings
-from kvstudio.ui.engine_adapter import ModelChoice
-from kvstudio.ui.fonts import register_bundled_font, supports_hangul
-from kvstudio.ui.resources import translations_dir
+from kvstudio.ui.app.fonts import register_bundled_font, supports_hangul
+from kvstudio.ui.app.resources import translations_dir
+from kvstudio.ui.app.settings import AppSettings
+from kvstudio.ui.app.startup import model_choice_from_args, parse_args
+from kvstudio.ui.run.engine_adapter import ModelChoice
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -106,7 +106,7 @@ def test_every_plot_exposes_its_plot_item(make_window) -> None:  # type: ignore[
 def test_language_follows_the_system_locale_unless_chosen() -> None:
     from PySide6.QtCore import QLocale
 
-    from kvstudio.ui.i18n import resolve_language
+    from kvstudio.ui.app.i18n import resolve_language
 
     assert resolve_language("system", QLocale("ko_KR")) == "ko"
     assert resolve_language("system", QLocale("de_DE")) == "en"

@@ -35,10 +35,10 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.core.tokenizer import TextTokenizer
-from kvstudio.ui.engine_adapter import ModelHandle
-from kvstudio.ui.export import ChartLike, plot_items
-from kvstudio.ui.export_menu import ChartExporter, attach_export
-from kvstudio.ui.generator_worker import GeneratorRunner, JobFactory
+from kvstudio.ui.run.engine_adapter import ModelHandle
+from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
+from kvstudio.ui.slides.export import ChartLike, plot_items
+from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 
 log = logging.getLogger(__name__)
 

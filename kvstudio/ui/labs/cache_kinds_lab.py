@@ -19,11 +19,11 @@ from PySide6.QtWidgets import QWidget
 from kvstudio.core import labs
 from kvstudio.core.experiments import Progress, lab_prompt_ids
 from kvstudio.core.kv_cache import CACHE_KINDS, CacheKind
-from kvstudio.ui.engine_adapter import ModelHandle
-from kvstudio.ui.export_menu import ChartExporter
-from kvstudio.ui.generator_worker import JobFactory
+from kvstudio.ui.app.names import cache_kind_name, format_bytes
 from kvstudio.ui.labs.base import LabPanel, int_box, series_colour
-from kvstudio.ui.names import cache_kind_name, format_bytes
+from kvstudio.ui.run.engine_adapter import ModelHandle
+from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.export_menu import ChartExporter
 
 KIND_COLOURS: dict[CacheKind, str] = {kind: series_colour(i) for i, kind in enumerate(CACHE_KINDS)}
 

@@ -18,12 +18,12 @@ from PySide6.QtWidgets import QComboBox, QWidget
 from kvstudio.core import labs
 from kvstudio.core.experiments import CompareResult, Progress
 from kvstudio.core.records import MODES, Mode
-from kvstudio.ui.engine_adapter import ModelHandle
-from kvstudio.ui.export_menu import ChartExporter
-from kvstudio.ui.generator_worker import JobFactory
+from kvstudio.ui.app.names import format_bytes, mode_name
 from kvstudio.ui.labs.base import LabPanel, int_box
-from kvstudio.ui.names import format_bytes, mode_name
 from kvstudio.ui.plots.base import MODE_COLOURS
+from kvstudio.ui.run.engine_adapter import ModelHandle
+from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class CacheVsRecomputePanel(LabPanel):

@@ -17,10 +17,10 @@ from PySide6.QtWidgets import QLineEdit, QPushButton, QWidget
 
 from kvstudio.core import labs
 from kvstudio.core.records import SamplingSettings
-from kvstudio.ui.engine_adapter import DEFAULT_PROMPT, ModelHandle
-from kvstudio.ui.export_menu import ChartExporter
-from kvstudio.ui.generator_worker import JobFactory
 from kvstudio.ui.labs.base import LabPanel, float_box, int_box, prompt_ids
+from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle
+from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.export_menu import ChartExporter
 
 BARS = 20
 KEPT, CUT_P, CUT_K = "#0072B2", "#E69F00", "#BBBBBB"

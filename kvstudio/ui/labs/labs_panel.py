@@ -14,15 +14,15 @@ from PySide6.QtCore import QEvent, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
-from kvstudio.ui.engine_adapter import ModelHandle
-from kvstudio.ui.export import ChartLike
-from kvstudio.ui.export_menu import ChartExporter
 from kvstudio.ui.labs.base import LabPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 from kvstudio.ui.labs.cache_lab import CacheVsRecomputePanel
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
+from kvstudio.ui.run.engine_adapter import ModelHandle
+from kvstudio.ui.slides.export import ChartLike
+from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class LabsPanel(QWidget):

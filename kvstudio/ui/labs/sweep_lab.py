@@ -17,12 +17,12 @@ from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 
 from kvstudio.core import labs
 from kvstudio.core.records import MODES
-from kvstudio.ui.engine_adapter import ModelHandle, split_number_list
-from kvstudio.ui.export_menu import ChartExporter
-from kvstudio.ui.generator_worker import JobFactory
+from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.labs.base import LabPanel, int_box
-from kvstudio.ui.names import mode_name
 from kvstudio.ui.plots.base import MODE_COLOURS
+from kvstudio.ui.run.engine_adapter import ModelHandle, split_number_list
+from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 def parse_lengths(text: str) -> tuple[int, ...]:

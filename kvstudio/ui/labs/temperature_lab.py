@@ -16,10 +16,10 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QPlainTextEdit, QWidget
 
 from kvstudio.core import labs
-from kvstudio.ui.engine_adapter import DEFAULT_PROMPT, ModelHandle, parse_temperatures
-from kvstudio.ui.export_menu import ChartExporter
-from kvstudio.ui.generator_worker import JobFactory
 from kvstudio.ui.labs.base import LabPanel, int_box, prompt_ids, series_colour
+from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle, parse_temperatures
+from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.export_menu import ChartExporter
 
 MAX_RANKS = 15  # answers drawn per temperature; the rest are counted in the table
 

@@ -13,9 +13,9 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
 
-from kvstudio.ui.engine_adapter import AnswerCounts
 from kvstudio.ui.plots.base import LivePlot
-from kvstudio.ui.run_store import RunStore
+from kvstudio.ui.run.engine_adapter import AnswerCounts
+from kvstudio.ui.run.store import RunStore
 
 PALETTE = ("#1f77b4", "#e6550d", "#31a354", "#756bb1", "#636363", "#d62728")
 MAX_BARS = 40  # the rest are summed into the side list only

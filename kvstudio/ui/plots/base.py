@@ -15,7 +15,7 @@ from PySide6.QtGui import QColor, QFont, QPainter, QPicture
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from kvstudio.core.records import Mode
-from kvstudio.ui.run_store import RunStore
+from kvstudio.ui.run.store import RunStore
 
 MODE_COLOURS: dict[Mode, str] = {"cached": "#1f77b4", "recompute": "#e6550d"}
 

@@ -14,10 +14,10 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
 
 from kvstudio.core.records import StepRecord
-from kvstudio.ui.engine_adapter import RunInfo
-from kvstudio.ui.names import format_bytes
+from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.plots.base import LivePlot
-from kvstudio.ui.run_store import RunStore
+from kvstudio.ui.run.engine_adapter import RunInfo
+from kvstudio.ui.run.store import RunStore
 
 K_COLOUR, V_COLOUR = "#3182bd", "#31a354"
 

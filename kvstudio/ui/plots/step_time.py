@@ -14,9 +14,9 @@ from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QWidget
 
 from kvstudio.core.records import MODES, Mode
-from kvstudio.ui.names import mode_name
+from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.plots.base import MODE_COLOURS, LivePlot, live_curve, mode_pen
-from kvstudio.ui.run_store import RunStore
+from kvstudio.ui.run.store import RunStore
 
 LABEL_FILL = (255, 255, 255, 210)  # TTFT labels stay readable over the lines
 

@@ -12,9 +12,9 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
 from kvstudio.core.records import MODES, Mode
-from kvstudio.ui.names import mode_name
+from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.plots.base import LivePlot, live_curve, mode_brush, mode_pen
-from kvstudio.ui.run_store import RunStore
+from kvstudio.ui.run.store import RunStore
 
 BAR_OFFSET: dict[Mode, float] = {"cached": -0.2, "recompute": 0.2}
 

@@ -17,7 +17,7 @@ from dataclasses import replace
 from PySide6.QtCore import QObject, Signal
 
 from kvstudio.core.records import StepRecord
-from kvstudio.ui.engine_adapter import (
+from kvstudio.ui.run.engine_adapter import (
     AnswerCounts,
     ModelChoice,
     ModelHandle,
@@ -25,10 +25,10 @@ from kvstudio.ui.engine_adapter import (
     RunRequest,
     parse_temperatures,
 )
-from kvstudio.ui.heap import settle_heap
-from kvstudio.ui.pacer import RedrawPacer
-from kvstudio.ui.run_store import RunStore
-from kvstudio.ui.worker import EngineHost
+from kvstudio.ui.run.engine_worker import EngineHost
+from kvstudio.ui.run.heap import settle_heap
+from kvstudio.ui.run.pacer import RedrawPacer
+from kvstudio.ui.run.store import RunStore
 
 log = logging.getLogger(__name__)
 

@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.core.records import StepRecord
-from kvstudio.ui.names import mode_name
-from kvstudio.ui.run_store import RunStore, RunTrace
-from kvstudio.ui.token_chips import TokenChipsView
+from kvstudio.ui.app.names import mode_name
+from kvstudio.ui.panels.token_chips import TokenChipsView
+from kvstudio.ui.run.store import RunStore, RunTrace
 
 
 def chip_text(piece: str) -> str:

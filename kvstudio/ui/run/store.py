@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kvstudio.core.records import MODES, Mode, StepRecord
-from kvstudio.ui.engine_adapter import RunInfo
+from kvstudio.ui.run.engine_adapter import RunInfo
 
 
 @dataclass

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtGui import QFont, QFontDatabase, QRawFont
 
-from kvstudio.ui.resources import font_path
+from kvstudio.ui.app.resources import font_path
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvstudio.ui.engine_adapter import AnswerCounts
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot, ordered_answers
+from kvstudio.ui.run.engine_adapter import AnswerCounts
 
 DEFAULT_SAMPLES = 30
 DEFAULT_ANSWER_TOKENS = 8  # short answers repeat, so the counts mean something

@@ -21,8 +21,8 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QApplication, QWidget
 
-from kvstudio.ui.export import ChartLike, chart_item, companion_views
-from kvstudio.ui.plot_style import PlotStyle, StyleRestorer, apply_plot_style
+from kvstudio.ui.plots.style import PlotStyle, StyleRestorer, apply_plot_style
+from kvstudio.ui.slides.export import ChartLike, chart_item, companion_views
 
 log = logging.getLogger(__name__)
 

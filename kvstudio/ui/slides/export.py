@@ -41,7 +41,7 @@ from PySide6.QtGui import QColor, QImage, QPageLayout, QPageSize, QPainter, QPdf
 from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsView
 
 from kvstudio.core.runfile import atomic_write_bytes
-from kvstudio.ui.plot_style import SLIDE_STYLE, PlotStyle, apply_plot_style, slide_style_for
+from kvstudio.ui.plots.style import SLIDE_STYLE, PlotStyle, apply_plot_style, slide_style_for
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvstudio.ui.engine_adapter import ModelChoice, ModelHandle
+from kvstudio.ui.run.engine_adapter import ModelChoice, ModelHandle
 
 EMBEDDED = ("embedded-chat", "embedded-base")
 OPENED = "opened"  # the combo's third entry while a folder or .pth model is loaded

@@ -19,7 +19,7 @@ from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from kvstudio.core.experiments import warm_up
 from kvstudio.core.stepper import Stepper
-from kvstudio.ui.engine_adapter import (
+from kvstudio.ui.run.engine_adapter import (
     AnswerCounts,
     ModelChoice,
     ModelHandle,

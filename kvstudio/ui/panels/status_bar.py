@@ -9,8 +9,8 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
-from kvstudio.ui.names import format_bytes, mode_name
-from kvstudio.ui.run_store import RunStore
+from kvstudio.ui.app.names import format_bytes, mode_name
+from kvstudio.ui.run.store import RunStore
 
 FIELDS = ("mode", "step", "fed", "cache", "ttft", "ms_token", "tok_s", "threads")
 

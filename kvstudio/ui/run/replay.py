@@ -16,8 +16,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from kvstudio.core.runfile import ModelFacts, RunReplay, SavedRun, load_runs, save_runs
-from kvstudio.ui.engine_adapter import RunInfo, RunRequest, RunSettings
-from kvstudio.ui.run_store import RunStore, RunTrace
+from kvstudio.ui.run.engine_adapter import RunInfo, RunRequest, RunSettings
+from kvstudio.ui.run.store import RunStore, RunTrace
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QObject, QTranslator, Signal
 
-from kvstudio.ui.resources import translations_dir
+from kvstudio.ui.app.resources import translations_dir
 
 log = logging.getLogger(__name__)
 

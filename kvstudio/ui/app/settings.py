@@ -12,7 +12,7 @@ from PySide6.QtCore import QByteArray, QSettings
 
 from kvstudio.core.kv_cache import CacheSpec
 from kvstudio.core.records import Mode, SamplingSettings
-from kvstudio.ui.engine_adapter import DEFAULT_PROMPT, ModelChoice, RunSettings
+from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelChoice, RunSettings
 
 log = logging.getLogger(__name__)
 

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
 
 from kvstudio.core.kv_cache import CACHE_KINDS, CacheSpec
 from kvstudio.core.records import Mode, SamplingSettings
-from kvstudio.ui.engine_adapter import RunSettings
-from kvstudio.ui.names import cache_kind_name
+from kvstudio.ui.app.names import cache_kind_name
+from kvstudio.ui.run.engine_adapter import RunSettings
 
 COURSE = SamplingSettings()
 COURSE_MAX_NEW_TOKENS = 64

@@ -17,12 +17,13 @@ import pyqtgraph as pg
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
-from kvstudio.ui.app_settings import AppSettings
-from kvstudio.ui.engine_adapter import ModelChoice, ModelLoader, load_model, set_torch_threads
-from kvstudio.ui.fonts import app_font, register_bundled_font
-from kvstudio.ui.i18n import LanguageSwitcher
+from kvstudio.ui.app.fonts import app_font, register_bundled_font
+from kvstudio.ui.app.i18n import LanguageSwitcher
+from kvstudio.ui.app.settings import AppSettings
+from kvstudio.ui.classroom import install as install_classroom
 from kvstudio.ui.main_window import MainWindow
-from kvstudio.ui.worker import EngineHost
+from kvstudio.ui.run.engine_adapter import ModelChoice, ModelLoader, load_model, set_torch_threads
+from kvstudio.ui.run.engine_worker import EngineHost
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,11 @@ def build_window(app: QApplication, settings: AppSettings, loader: ModelLoader,
     languages = LanguageSwitcher(app)
     languages.apply(language or settings.language())
     host = EngineHost(loader)
-    return MainWindow(settings, host, languages, actual_threads)
+    window = MainWindow(settings, host, languages, actual_threads)
+    # Labs, export, lecture mode and saved runs plug in through the window's extension
+    # points; the window itself never imports them (no import circle).
+    window.classroom = install_classroom(window)
+    return window
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 def resources_dir() -> Path:
     """The repository's `resources/` folder (kvstudio/ui/ → ../../resources)."""
-    return Path(__file__).resolve().parents[2] / "resources"
+    return Path(__file__).resolve().parents[3] / "resources"
 
 
 def font_path() -> Path:

@@ -18,7 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QMenu, QStyle, QToolButton, QWidget
 
-from kvstudio.ui.export import (
+from kvstudio.ui.slides.export import (
     DEFAULT_PNG_WIDTH,
     ChartLike,
     ExportError,

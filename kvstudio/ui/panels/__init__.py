@@ -1,0 +1,3 @@
+"""One widget each: prompt and token chips, controls, sampling knobs, model picker, answers,
+status bar.
+"""
