@@ -26,57 +26,57 @@
 <context>
     <name>AnswerPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="95" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="95" />
         <source>Cancelled</source>
         <translation>취소됨</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="102" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="102" />
         <source>(empty answer)</source>
         <translation>(빈 답)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="114" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="114" />
         <source>Sample ×N</source>
         <translation>N번 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="116" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="116" />
         <source>Generate N answers to the prompt in one batch and count the distinct ones.</source>
         <translation>프롬프트에 대한 답 N개를 한 배치로 생성하고 서로 다른 답을 셉니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="117" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="117" />
         <source>N: samples per temperature.</source>
         <translation>N: 온도마다 뽑을 샘플 수.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="118" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="118" />
         <source>Temperatures</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="119" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="119" />
         <source>current, or e.g. 0.3, 0.85, 1.5</source>
         <translation>현재 값, 또는 예: 0.3, 0.85, 1.5</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="121" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="121" />
         <source>Leave empty to use the current temperature, or list several separated by commas.</source>
         <translation>비워 두면 현재 온도를 쓰고, 여러 개는 쉼표로 구분해 적습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="122" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="122" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="123" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="123" />
         <source>Tokens</source>
         <translation>토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/answer_panel.py" line="125" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="125" />
         <source>Answer length: each sample generates at most this many tokens. Short answers repeat, long ones are almost always all different.</source>
         <translation>답 길이: 샘플마다 최대 이만큼의 토큰을 생성합니다. 짧은 답은 반복되고, 긴 답은 거의 항상 모두 다릅니다.</translation>
     </message>
@@ -380,37 +380,37 @@
 <context>
     <name>ChartExporter</name>
     <message>
-        <location filename="../../kvstudio/ui/export_menu.py" line="78" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="78" />
         <source>PNG image (*.png)</source>
         <translation>PNG 이미지 (*.png)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/export_menu.py" line="79" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="79" />
         <source>SVG vector image (*.svg)</source>
         <translation>SVG 벡터 이미지 (*.svg)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/export_menu.py" line="80" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="80" />
         <source>PDF document (*.pdf)</source>
         <translation>PDF 문서 (*.pdf)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/export_menu.py" line="81" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="81" />
         <source>CSV data (*.csv)</source>
         <translation>CSV 데이터 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/export_menu.py" line="89" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="89" />
         <source>Export chart</source>
         <translation>차트 내보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/export_menu.py" line="113" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="113" />
         <source>Export slide pack to folder</source>
         <translation>슬라이드 묶음을 내보낼 폴더</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/export_menu.py" line="123" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="123" />
         <source>{0} files written to {1}</source>
         <translation>{1}에 파일 {0}개를 저장했습니다</translation>
     </message>
@@ -418,88 +418,88 @@
 <context>
     <name>ClassroomExtras</name>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="86" />
+        <location filename="../../kvstudio/ui/classroom.py" line="84" />
         <source>Labs</source>
         <translation>실습</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="139" />
+        <location filename="../../kvstudio/ui/classroom.py" line="137" />
         <source>Save run</source>
         <translation>실행 저장</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="141" />
-        <location filename="../../kvstudio/ui/classroom.py" line="159" />
+        <location filename="../../kvstudio/ui/classroom.py" line="139" />
+        <location filename="../../kvstudio/ui/classroom.py" line="157" />
         <source>KV Studio runs (*.json)</source>
         <translation>KV Studio 실행 파일 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="150" />
+        <location filename="../../kvstudio/ui/classroom.py" line="148" />
         <source>Saved the run to {0}</source>
         <translation>실행을 {0}에 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="157" />
+        <location filename="../../kvstudio/ui/classroom.py" line="155" />
         <source>Open saved run</source>
         <translation>저장한 실행 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="222" />
+        <location filename="../../kvstudio/ui/classroom.py" line="220" />
         <source>Lec&amp;ture</source>
         <translation>강의(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="223" />
+        <location filename="../../kvstudio/ui/classroom.py" line="221" />
         <source>Lecture mode (big text, high contrast)</source>
         <translation>강의 모드 (큰 글자, 높은 대비)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="225" />
+        <location filename="../../kvstudio/ui/classroom.py" line="223" />
         <source>Page Down or N steps, P or B plays and pauses, Home resets.</source>
         <translation>Page Down 또는 N: 한 단계, P 또는 B: 재생/일시정지, Home: 처음으로.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="227" />
+        <location filename="../../kvstudio/ui/classroom.py" line="225" />
         <source>Save run…</source>
         <translation>실행 저장…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="228" />
+        <location filename="../../kvstudio/ui/classroom.py" line="226" />
         <source>Open saved run (replay without the model)…</source>
         <translation>저장한 실행 열기 (모델 없이 다시 보기)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="229" />
+        <location filename="../../kvstudio/ui/classroom.py" line="227" />
         <source>Replay</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="230" />
+        <location filename="../../kvstudio/ui/classroom.py" line="228" />
         <source>Next step</source>
         <translation>다음 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="231" />
+        <location filename="../../kvstudio/ui/classroom.py" line="229" />
         <source>Play / pause</source>
         <translation>재생 / 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="232" />
+        <location filename="../../kvstudio/ui/classroom.py" line="230" />
         <source>From the start</source>
         <translation>처음부터</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="233" />
+        <location filename="../../kvstudio/ui/classroom.py" line="231" />
         <source>Export slide pack (all charts and numbers)…</source>
         <translation>슬라이드 묶음 내보내기 (모든 차트와 수치)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="253" />
+        <location filename="../../kvstudio/ui/classroom.py" line="251" />
         <source>Exported: {0}</source>
         <translation>내보냄: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="262" />
+        <location filename="../../kvstudio/ui/classroom.py" line="260" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
@@ -507,92 +507,92 @@
 <context>
     <name>ControlsPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="129" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="129" />
         <source>max</source>
         <translation>최대</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="130" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="130" />
         <source>{0:g}/s</source>
         <translation>초당 {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="133" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="133" />
         <source>❚❚ Pause</source>
         <translation>❚❚ 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="133" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="133" />
         <source>▶ Play</source>
         <translation>▶ 재생</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="136" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="136" />
         <source>Mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="137" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="137" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="138" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="138" />
         <source>Cached (KV cache)</source>
         <translation>캐시 (KV 캐시)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="140" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="140" />
         <source>Feed the prompt once, then only the newest token; keys and values of earlier tokens are kept in the KV cache.</source>
         <translation>프롬프트는 한 번만 넣고 그다음부터는 새 토큰 하나만 넣습니다. 앞 토큰들의 키와 값은 KV 캐시에 보관됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="142" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="142" />
         <source>Recompute (no cache)</source>
         <translation>재계산 (캐시 없음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="144" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="144" />
         <source>Feed the whole sequence again at every step: no cache, the work grows with length.</source>
         <translation>매 단계 전체 시퀀스를 다시 넣습니다. 캐시가 없어 길이에 따라 계산량이 늘어납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="145" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="145" />
         <source>Step ▸</source>
         <translation>한 토큰 ▸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="146" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="146" />
         <source>Generate exactly one token (→ or Space).</source>
         <translation>토큰 하나만 생성합니다 (→ 또는 스페이스).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="147" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="147" />
         <source>Reset</source>
         <translation>초기화</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="148" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="148" />
         <source>Forget the drawn runs and start again from the prompt.</source>
         <translation>그려진 실행을 지우고 프롬프트부터 다시 시작합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="149" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="149" />
         <source>Run to end</source>
         <translation>끝까지 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="150" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="150" />
         <source>Generate until the end-of-text token or the budget.</source>
         <translation>끝 토큰이 나오거나 최대 토큰 수에 이를 때까지 생성합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="151" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="151" />
         <source>Speed</source>
         <translation>속도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/controls_panel.py" line="152" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="152" />
         <source>Steps per second while playing.</source>
         <translation>재생 중 초당 단계 수.</translation>
     </message>
@@ -600,7 +600,7 @@
 <context>
     <name>ExportButton</name>
     <message>
-        <location filename="../../kvstudio/ui/export_menu.py" line="192" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="192" />
         <source>Export this chart (PNG, SVG, PDF, CSV)</source>
         <translation>이 차트 내보내기 (PNG, SVG, PDF, CSV)</translation>
     </message>
@@ -608,27 +608,27 @@
 <context>
     <name>ExportMenu</name>
     <message>
-        <location filename="../../kvstudio/ui/export_menu.py" line="149" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="149" />
         <source>Export chart</source>
         <translation>차트 내보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/export_menu.py" line="151" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="151" />
         <source>PNG image, {0} px wide…</source>
         <translation>PNG 이미지, 가로 {0}px…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/export_menu.py" line="153" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="153" />
         <source>SVG vector image…</source>
         <translation>SVG 벡터 이미지…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/export_menu.py" line="154" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="154" />
         <source>PDF (vector)…</source>
         <translation>PDF (벡터)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/export_menu.py" line="155" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="155" />
         <source>Data as CSV…</source>
         <translation>데이터를 CSV로…</translation>
     </message>
@@ -636,42 +636,42 @@
 <context>
     <name>GenerationView</name>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="146" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="146" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="147" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="147" />
         <source>Type a question or some text, then press Step.</source>
         <translation>질문이나 글을 입력한 뒤 '한 토큰'을 누르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="148" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="148" />
         <source>Chat template</source>
         <translation>채팅 템플릿</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="150" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="150" />
         <source>Wrap the prompt in the chat model's template (&lt;|im_start|&gt;user … assistant). Only for chat models.</source>
         <translation>프롬프트를 채팅 모델의 템플릿(&lt;|im_start|&gt;user … assistant)으로 감쌉니다. 채팅 모델에서만 쓸 수 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="152" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="152" />
         <source>Generated tokens appear here, one chip per token.</source>
         <translation>생성된 토큰이 토큰마다 칩 하나로 여기에 나타납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="153" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="153" />
         <source>{0} run: {1} of {2} new tokens</source>
         <translation>{0} 실행: 새 토큰 {2}개 중 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="154" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="154" />
         <source>Prompt token id {0}</source>
         <translation>프롬프트 토큰 id {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="156" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="156" />
         <source>Token id {0}
 probability {1:.3f}
 tokens fed this step: {2}
@@ -684,7 +684,7 @@ step {4}</source>
 단계 {4}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/generation_view.py" line="158" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="158" />
         <source>Part of a character: its text appears with the next token.</source>
         <translation>글자의 일부입니다. 글자는 다음 토큰과 함께 나타납니다.</translation>
     </message>
@@ -886,92 +886,92 @@ step {4}</source>
 <context>
     <name>ModelPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="72" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="72" />
         <source>Open a model folder</source>
         <translation>모델 폴더 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="77" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="77" />
         <source>Open a MiniMind .pth checkpoint</source>
         <translation>MiniMind .pth 체크포인트 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="78" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="78" />
         <source>PyTorch state dict (*.pth *.pt)</source>
         <translation>PyTorch state dict (*.pth *.pt)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="82" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="82" />
         <source>Choose the folder with its tokenizer.json</source>
         <translation>tokenizer.json이 있는 폴더를 고르세요</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="94" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="94" />
         <source>Opened: {0}</source>
         <translation>열린 모델: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="98" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="98" />
         <source>Loading…</source>
         <translation>불러오는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="100" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="100" />
         <source>chat</source>
         <translation>채팅</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="100" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="100" />
         <source>base</source>
         <translation>기본</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="101" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="101" />
         <source>Loaded: {0} ({1})</source>
         <translation>불러옴: {0} ({1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="103" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="103" />
         <source>Random weights: the text is meaningless, the measurements are real.</source>
         <translation>무작위 가중치: 글은 의미가 없지만 측정값은 실제입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="108" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="108" />
         <source>Model</source>
         <translation>모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="109" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="109" />
         <source>Embedded chat model</source>
         <translation>내장 채팅 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="110" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="110" />
         <source>Embedded base model</source>
         <translation>내장 기본 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="113" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="113" />
         <source>The models shipped with KV Studio (a seeded course model when none is installed).</source>
         <translation>KV Studio에 포함된 모델 (설치된 모델이 없으면 시드로 만든 강의용 모델).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="114" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="114" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="116" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="116" />
         <source>A folder with config.json, model weights and tokenizer.json.</source>
         <translation>config.json, 모델 가중치, tokenizer.json이 든 폴더.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="117" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="117" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/model_panel.py" line="119" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="119" />
         <source>A MiniMind checkpoint (.pth state dict), then the folder holding its tokenizer.</source>
         <translation>MiniMind 체크포인트(.pth state dict)를 고른 뒤 토크나이저가 있는 폴더를 고릅니다.</translation>
     </message>
@@ -979,27 +979,27 @@ step {4}</source>
 <context>
     <name>Names</name>
     <message>
-        <location filename="../../kvstudio/ui/names.py" line="15" />
+        <location filename="../../kvstudio/ui/app/names.py" line="15" />
         <source>Cached</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/names.py" line="16" />
+        <location filename="../../kvstudio/ui/app/names.py" line="16" />
         <source>Recompute</source>
         <translation>재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/names.py" line="21" />
+        <location filename="../../kvstudio/ui/app/names.py" line="21" />
         <source>Dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/names.py" line="22" />
+        <location filename="../../kvstudio/ui/app/names.py" line="22" />
         <source>Static</source>
         <translation>정적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/names.py" line="23" />
+        <location filename="../../kvstudio/ui/app/names.py" line="23" />
         <source>Sliding window</source>
         <translation>슬라이딩 윈도</translation>
     </message>
@@ -1007,7 +1007,7 @@ step {4}</source>
 <context>
     <name>ReplayController</name>
     <message>
-        <location filename="../../kvstudio/ui/replay.py" line="107" />
+        <location filename="../../kvstudio/ui/run/replay.py" line="107" />
         <source>Replaying {0} run(s) of {1}; no model is computing.</source>
         <translation>{1}의 실행 {0}개를 다시 봅니다. 모델은 계산하지 않습니다.</translation>
     </message>
@@ -1015,17 +1015,17 @@ step {4}</source>
 <context>
     <name>RunController</name>
     <message>
-        <location filename="../../kvstudio/ui/run_controller.py" line="71" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="71" />
         <source>Loading the model…</source>
         <translation>모델을 불러오는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run_controller.py" line="133" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="133" />
         <source>Model ready: {0}</source>
         <translation>모델 준비됨: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run_controller.py" line="148" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="148" />
         <source>Run finished. Reset, or change a setting, to run again.</source>
         <translation>실행이 끝났습니다. 다시 하려면 초기화하거나 설정을 바꾸세요.</translation>
     </message>
@@ -1033,42 +1033,42 @@ step {4}</source>
 <context>
     <name>RunStatusBar</name>
     <message>
-        <location filename="../../kvstudio/ui/status_bar.py" line="58" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="58" />
         <source>Mode: {0}</source>
         <translation>모드: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/status_bar.py" line="59" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="59" />
         <source>Step {0}/{1}</source>
         <translation>단계 {0}/{1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/status_bar.py" line="60" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="60" />
         <source>Tokens fed: {0}</source>
         <translation>넣은 토큰: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/status_bar.py" line="61" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="61" />
         <source>Cache: {0}</source>
         <translation>캐시: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/status_bar.py" line="62" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="62" />
         <source>TTFT: {0} ms</source>
         <translation>첫 토큰 시간: {0} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/status_bar.py" line="63" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="63" />
         <source>{0} ms/token</source>
         <translation>토큰당 {0} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/status_bar.py" line="64" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="64" />
         <source>{0} tokens/s</source>
         <translation>초당 {0} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/status_bar.py" line="65" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="65" />
         <source>torch threads: {0} · {1}</source>
         <translation>torch 스레드: {0} · {1}</translation>
     </message>
@@ -1076,117 +1076,117 @@ step {4}</source>
 <context>
     <name>SamplingPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="149" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="149" />
         <source>Sampling</source>
         <translation>샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="150" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="150" />
         <source>KV cache</source>
         <translation>KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="152" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="152" />
         <source>Greedy</source>
         <translation>그리디</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="153" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="153" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="154" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="154" />
         <source>Top-k</source>
         <translation>Top-k</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="155" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="155" />
         <source>Top-p</source>
         <translation>Top-p</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="156" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="156" />
         <source>Repetition penalty</source>
         <translation>반복 페널티</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="157" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="157" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="158" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="158" />
         <source>Max new tokens</source>
         <translation>최대 새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="159" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="159" />
         <source>Cache kind</source>
         <translation>캐시 종류</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="160" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="160" />
         <source>Static length</source>
         <translation>정적 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="161" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="161" />
         <source>Window W</source>
         <translation>윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="168" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="168" />
         <source>Always take the most likely token (temperature 0). Same prompt, same answer.</source>
         <translation>항상 가장 확률 높은 토큰을 고릅니다 (온도 0). 같은 프롬프트면 같은 답이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="170" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="170" />
         <source>Divides the logits before softmax: below 1 sharpens the distribution, above 1 flattens it and answers vary more. Course default 0.85.</source>
         <translation>소프트맥스 전에 로짓을 나눕니다. 1보다 작으면 분포가 뾰족해지고, 1보다 크면 평평해져 답이 더 다양해집니다. 강의 기본값 0.85.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="173" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="173" />
         <source>Keep only the k most likely tokens before sampling. 0 = off (course default).</source>
         <translation>샘플링 전에 확률 높은 토큰 k개만 남깁니다. 0 = 끔 (강의 기본값).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="174" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="174" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="176" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="176" />
         <source>Keep the smallest set of likely tokens whose probabilities add up to p (nucleus sampling). 1.0 = off; course default 0.85.</source>
         <translation>확률 합이 p에 이르는 가장 작은 토큰 집합만 남깁니다 (뉴클리어스 샘플링). 1.0 = 끔, 강의 기본값 0.85.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="179" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="179" />
         <source>Makes tokens already in the text less likely; 1.0 = off (course default).</source>
         <translation>이미 글에 나온 토큰이 덜 나오게 합니다. 1.0 = 끔 (강의 기본값).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="181" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="181" />
         <source>Seeds this run's random generator: the same seed gives the same samples.</source>
         <translation>이 실행의 난수 생성기 시드입니다. 같은 시드면 같은 샘플이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="182" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="182" />
         <source>The most tokens a run generates (N).</source>
         <translation>한 실행이 생성하는 최대 토큰 수 (N).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="184" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="184" />
         <source>Dynamic grows by one token per step; static is allocated once for its length; a sliding window keeps only the last W tokens.</source>
         <translation>동적 캐시는 단계마다 한 토큰씩 늘고, 정적 캐시는 길이만큼 한 번에 할당되며, 슬라이딩 윈도는 마지막 W개 토큰만 보관합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="187" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="187" />
         <source>Tokens a static cache preallocates; prompt + new tokens must fit.</source>
         <translation>정적 캐시가 미리 할당하는 토큰 수. 프롬프트 + 새 토큰이 들어가야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/sampling_panel.py" line="189" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="189" />
         <source>Tokens a sliding-window cache keeps; each query looks back at most W tokens.</source>
         <translation>슬라이딩 윈도 캐시가 보관하는 토큰 수. 각 쿼리는 최대 W개 토큰까지만 돌아봅니다.</translation>
     </message>
@@ -1194,47 +1194,47 @@ step {4}</source>
 <context>
     <name>StepTimePlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="53" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="55" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="54" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="56" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="55" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="57" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="56" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="58" />
         <source>cumulative ms (dashed)</source>
         <translation>누적 ms (점선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="60" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="62" />
         <source>{0}: ms per step</source>
         <translation>{0}: 단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="61" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="63" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="62" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="64" />
         <source>prefill = time to first token</source>
         <translation>프리필 = 첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="63" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="65" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="64" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="66" />
         <source>TTFT: {0}</source>
         <translation>첫 토큰: {0}</translation>
     </message>
