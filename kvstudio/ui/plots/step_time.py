@@ -17,6 +17,7 @@ from kvstudio.core.records import MODES, Mode
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.plots.base import MODE_COLOURS, LivePlot, live_curve, mode_pen
 from kvstudio.ui.run.store import RunStore
+from kvstudio.ui.slides.chart_data import DataTable, Series
 
 LABEL_FILL = (255, 255, 255, 210)  # TTFT labels stay readable over the lines
 
@@ -46,6 +47,7 @@ class StepTimePlot(LivePlot):
         self._ttft_both = pg.TextItem(color="#222", anchor=(0, 1), fill=LABEL_FILL)
         self.plot_item.addItem(self._ttft_both)
         self._y_top = self._total_top = 0.0
+        self._store: RunStore | None = None
         self.legend.setColumnCount(2)  # a shorter legend covers less of the data
         # Before the first run: plain 0…1 axes, not auto-range's guess around the empty label.
         self.set_ranges((0.0, 1.0), (0.0, 1.0), (0.0, 1.0))
@@ -66,6 +68,7 @@ class StepTimePlot(LivePlot):
         self._ttft_both_text = self.tr("TTFT: {0}")  # {0}: "Cached 5.8 ms · Recompute 6.1 ms"
 
     def refresh(self, store: RunStore) -> None:
+        self._store = store
         for mode in MODES:
             trace = store.trace(mode)
             if trace is None or not trace.records:
@@ -141,3 +144,32 @@ class StepTimePlot(LivePlot):
     def per_step_ms(self, mode: Mode) -> list[float]:
         _, y = self._per_step[mode].getData()
         return [] if y is None else [float(v) for v in y]
+
+    def headline(self) -> str:
+        traces = [t for t in self._store.traces() if t.records] if self._store else []
+        parts = []
+        for trace in traces:
+            decode = trace.decode_ms_per_token
+            text = self.tr("{0}: TTFT {1:.1f} ms").format(mode_name(trace.mode), trace.step_ms[0])
+            if decode is not None:
+                text += self.tr(", {0:.2f} ms per generated token").format(decode)
+            parts.append(text)
+        if not parts:
+            return ""
+        return " · ".join(parts) + "\n" + self.tr(
+            "one measurement per step; the labs repeat timings and show medians")
+
+    def data_tables(self) -> list[DataTable]:
+        traces = [t for t in self._store.traces() if t.records] if self._store else []
+        series: list[Series] = []
+        for trace in traces:
+            name = mode_name(trace.mode)
+            steps = tuple(trace.steps)
+            series += [
+                Series(self.tr("{0}: time of the step (ms)").format(name), steps,
+                       tuple(trace.step_ms)),
+                Series(self.tr("{0}: time so far (ms)").format(name), steps,
+                       tuple(trace.cumulative_ms)),
+            ]
+        return [DataTable(self.tr("Time per step"), self.tr("step (0 = prefill)"),
+                          tuple(series))]
