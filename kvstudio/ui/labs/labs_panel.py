@@ -65,7 +65,7 @@ class LabsPanel(QWidget):
                 charts[f"lab {key}"] = chart
             key = type(lab).__name__.removesuffix("Panel")
             numbers[key] = lab.numbers()
-            tables[f"lab {key} table"] = lab.table_rows()
+            tables[f"lab {key} table"] = lab.table_values()
         return charts, numbers, tables
 
     def shutdown(self) -> bool:
