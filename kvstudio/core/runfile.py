@@ -5,7 +5,8 @@ reading it back with a `ValueError` that says what is wrong for any bad or
 partial file, and `RunReplay`, which hands the saved records out one step at
 a time with no model loaded — for a classroom laptop that should not compute
 live. One file may hold several runs (e.g. the latest cached and recompute
-runs that a window shows side by side).
+runs that a window shows side by side) and the Sample ×N results shown with
+them (`SavedSamples`, under ``"samples"``; older files have none).
 
 It knows nothing about Qt or how runs are drawn.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -64,6 +66,39 @@ class SavedRun:
     def text(self) -> str:
         """The generated text of row 0, as the records report it."""
         return "".join(r.token_texts[0] for r in self.records if r.token_texts)
+
+
+@dataclass(frozen=True)
+class SavedSamples:
+    """One Sample ×N result: distinct answers and their counts per temperature."""
+
+    prompt: str  # the text as typed
+    temperatures: tuple[float, ...]
+    samples_per_temperature: int  # N
+    answer_tokens: int  # the most tokens each answer could have
+    counts: tuple[tuple[tuple[str, int], ...], ...]  # per temperature: (answer, count), most first
+    sampling: SamplingSettings = field(default_factory=SamplingSettings)  # the other knobs
+    use_chat_template: bool = False
+
+    def distinct(self, index: int) -> int:
+        return len(self.counts[index])
+
+
+MAX_SAMPLE_SETS = 16  # Sample ×N results one file holds
+MAX_SAMPLES = 100_000  # answers per temperature a file may claim
+MAX_TEMPERATURES = 64
+
+
+def samples_to_dict(samples: SavedSamples) -> dict[str, Any]:
+    return {
+        "prompt": samples.prompt,
+        "use_chat_template": samples.use_chat_template,
+        "temperatures": list(samples.temperatures),
+        "samples_per_temperature": samples.samples_per_temperature,
+        "answer_tokens": samples.answer_tokens,
+        "sampling": _dataclass_dict(samples.sampling),
+        "counts": [[[answer, n] for answer, n in row] for row in samples.counts],
+    }
 
 
 # ---- writing -------------------------------------------------------------------------------
@@ -130,24 +165,31 @@ def _dataclass_dict(obj: Any) -> dict[str, Any]:
     return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
-def dumps_runs(runs: Sequence[SavedRun], keep_logits: bool = False) -> str:
-    document = {
+def dumps_runs(
+    runs: Sequence[SavedRun], keep_logits: bool = False, samples: Sequence[SavedSamples] = ()
+) -> str:
+    document: dict[str, Any] = {
         "format": RUN_FORMAT,
         "version": RUN_FORMAT_VERSION,
         "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "runs": [run_to_dict(r, keep_logits) for r in runs],
     }
+    if samples:
+        document["samples"] = [samples_to_dict(s) for s in samples]
     return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
 
 
 def save_runs(
-    path: str | os.PathLike[str], runs: SavedRun | Sequence[SavedRun], keep_logits: bool = False
+    path: str | os.PathLike[str],
+    runs: SavedRun | Sequence[SavedRun],
+    keep_logits: bool = False,
+    samples: Sequence[SavedSamples] = (),
 ) -> Path:
-    """Write one or several runs to `path` atomically; ValueError says why it failed."""
+    """Write runs (and Sample ×N results) to `path` atomically; ValueError says why it failed."""
     items = [runs] if isinstance(runs, SavedRun) else list(runs)
     if not items:
         raise ValueError("There is no run to save yet: step the model at least once.")
-    data = dumps_runs(items, keep_logits).encode("utf-8")
+    data = dumps_runs(items, keep_logits, samples).encode("utf-8")
     target = Path(path)
     if not target.parent.is_dir():
         raise ValueError(f"Cannot save the run: the folder {target.parent} does not exist.")
@@ -273,6 +315,112 @@ def _run_from_dict(data: Any, where: str) -> SavedRun:
         records=tuple(records),
         prompt_pieces=tuple(str(p) for p in data.get("prompt_pieces", ())),
         note=str(data.get("note", "")),
+    )
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """Everything a run file holds: the runs and the Sample ×N results."""
+
+    runs: tuple[SavedRun, ...]
+    samples: tuple[SavedSamples, ...] = ()
+
+
+def load_run_file(path: str | os.PathLike[str]) -> RunFile:
+    """`load_runs` plus the file's Sample ×N results (checked the same way)."""
+    p = Path(path)
+    runs = load_runs(p)  # every problem with the file itself is reported here
+    return RunFile(tuple(runs), _samples_in(p.read_bytes(), str(p)))
+
+
+def loads_run_file(data: bytes | str, where: str = "the run file") -> RunFile:
+    return RunFile(tuple(loads_runs(data, where)), _samples_in(data, where))
+
+
+def _samples_in(data: bytes | str, where: str) -> tuple[SavedSamples, ...]:
+    document = json.loads(data)  # already parsed once by loads_runs: valid JSON, an object
+    raw = document.get("samples", [])
+    if not isinstance(raw, list):
+        raise ValueError(f"{where}: samples must be a list of Sample ×N results.")
+    if len(raw) > MAX_SAMPLE_SETS:
+        raise ValueError(f"{where} holds {len(raw)} Sample ×N results; a run file holds at "
+                         f"most {MAX_SAMPLE_SETS}.")
+    return tuple(_samples_from_dict(item, f"{where}, samples {i + 1}")
+                 for i, item in enumerate(raw))
+
+
+def _int_in(value: Any, where: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{where} must be a whole number from {low} to {high}, not {value!r}.")
+    return value
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{where} must be text, not {type(value).__name__}.")
+    return value
+
+
+def _samples_from_dict(data: Any, where: str) -> SavedSamples:
+    """A Sample ×N result from a file: every value checked, counts consistent with N."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where} is not an object.")
+    missing = [k for k in ("prompt", "temperatures", "samples_per_temperature",
+                           "answer_tokens", "counts") if k not in data]
+    if missing:
+        raise ValueError(f"{where} lacks {', '.join(missing)}; the file is incomplete.")
+    raw_temps = data["temperatures"]
+    if not isinstance(raw_temps, list) or not 1 <= len(raw_temps) <= MAX_TEMPERATURES:
+        raise ValueError(f"{where}: temperatures must be a list of 1 to {MAX_TEMPERATURES} "
+                         "numbers.")
+    temperatures = []
+    for value in raw_temps:
+        if (isinstance(value, bool) or not isinstance(value, int | float)
+                or not math.isfinite(value) or value < 0):
+            raise ValueError(f"{where}: temperature {value!r} is not a number ≥ 0.")
+        temperatures.append(float(value))
+    n = _int_in(data["samples_per_temperature"], f"{where}: samples_per_temperature", 1,
+                MAX_SAMPLES)
+    answer_tokens = _int_in(data["answer_tokens"], f"{where}: answer_tokens", 1, 1 << 20)
+    raw_counts = data["counts"]
+    if not isinstance(raw_counts, list) or len(raw_counts) != len(temperatures):
+        raise ValueError(f"{where}: counts must hold one list per temperature "
+                         f"({len(temperatures)}).")
+    counts = []
+    for t_index, row in enumerate(raw_counts):
+        at = f"{where}, T = {temperatures[t_index]:g}"
+        if not isinstance(row, list) or len(row) > n:
+            raise ValueError(f"{at}: counts must be a list of at most {n} [answer, count] pairs.")
+        pairs = []
+        for pair in row:
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise ValueError(f"{at}: each count must be an [answer, count] pair.")
+            pairs.append((_text(pair[0], f"{at}: answer"),
+                          _int_in(pair[1], f"{at}: count", 1, n)))
+        if sum(c for _, c in pairs) != n:
+            raise ValueError(f"{at}: the counts add up to {sum(c for _, c in pairs)}, not the "
+                             f"{n} samples; the file is damaged.")
+        if len({a for a, _ in pairs}) != len(pairs):
+            raise ValueError(f"{at}: an answer is counted twice; the file is damaged.")
+        counts.append(tuple(pairs))
+    sampling_raw = data.get("sampling", {})
+    if not isinstance(sampling_raw, Mapping):
+        raise ValueError(f"{where}: sampling must be an object.")
+    try:
+        sampling = SamplingSettings(**sampling_raw)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where} has bad sampling settings: {exc}") from exc
+    chat = data.get("use_chat_template", False)
+    if not isinstance(chat, bool):
+        raise ValueError(f"{where}: use_chat_template must be true or false.")
+    return SavedSamples(
+        prompt=_text(data["prompt"], f"{where}: prompt"),
+        temperatures=tuple(temperatures),
+        samples_per_temperature=n,
+        answer_tokens=answer_tokens,
+        counts=tuple(counts),
+        sampling=sampling,
+        use_chat_template=chat,
     )
 
 

@@ -21,6 +21,8 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 from kvstudio.core.runfile import RUN_SUFFIX
 from kvstudio.ui.labs import LabsPanel
 from kvstudio.ui.main_window import MainWindow
+from kvstudio.ui.plots.answer_histogram import ordered_answers
+from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.replay import ReplayController
 from kvstudio.ui.slides.export import ChartLike
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
@@ -68,6 +70,31 @@ def live_tables(window: MainWindow) -> dict[str, list[dict[str, Any]]]:
     return tables
 
 
+def sample_numbers(counts: AnswerCounts) -> dict[str, Any]:
+    """The Sample ×N result for numbers.json."""
+    return {
+        "prompt": counts.prompt,
+        "samples_per_temperature": counts.samples_per_temperature,
+        "answer_tokens": counts.answer_tokens,
+        "temperatures": [
+            {"temperature": t, "distinct": counts.distinct(i),
+             "counts": [list(pair) for pair in counts.counts[i]]}
+            for i, t in enumerate(counts.temperatures)
+        ],
+    }
+
+
+def answer_rows(counts: AnswerCounts) -> list[dict[str, Any]]:
+    """sample-answers.csv: one row per distinct answer, its count at each temperature."""
+    rows = []
+    for rank, (answer, per_t) in enumerate(ordered_answers(counts), start=1):
+        row: dict[str, Any] = {"rank": rank, "answer": answer}
+        for t, n in zip(counts.temperatures, per_t, strict=True):
+            row[f"count at T = {t:g} (of {counts.samples_per_temperature})"] = n
+        rows.append(row)
+    return rows
+
+
 class ClassroomExtras(QObject):
     """Labs, export, lecture mode and saved runs for a `MainWindow`."""
 
@@ -91,6 +118,7 @@ class ClassroomExtras(QObject):
         self.replay.changed.connect(controller.pacer.request)
         self.replay.finished.connect(controller.pacer.flush)
         self.replay.loaded.connect(self._on_note)
+        self.replay.samples_loaded.connect(window.answers.show_counts)
         self.lecture = LectureMode(
             window,
             self.lecture_charts,
@@ -141,7 +169,7 @@ class ClassroomExtras(QObject):
         if not path:
             return False
         try:
-            written = self.replay.save(path, name)
+            written = self.replay.save(path, name, self.window.answers.plot.counts)
         except ValueError as exc:
             self._warn(str(exc))
             return False
@@ -173,6 +201,10 @@ class ClassroomExtras(QObject):
         charts.update(lab_charts)
         numbers = {"live": live_numbers(self.window), "labs": lab_numbers}
         tables: dict[str, Any] = {**live_tables(self.window), **lab_tables}
+        counts = self.window.answers.plot.counts
+        if counts is not None:
+            numbers["samples"] = sample_numbers(counts)
+            tables["sample answers"] = answer_rows(counts)  # answers.csv is the chart's
         return self.exporter.export_pack(charts, numbers, tables, self.window) is not None
 
     def shutdown(self) -> None:
@@ -280,4 +312,5 @@ def install(window: MainWindow) -> ClassroomExtras:
     return ClassroomExtras(window)
 
 
-__all__ = ["ClassroomExtras", "install", "live_numbers", "live_tables"]
+__all__ = ["ClassroomExtras", "answer_rows", "install", "live_numbers", "live_tables",
+           "sample_numbers"]

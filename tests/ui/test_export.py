@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import csv
 import errno
-import io
 import json
 import os
 import re
@@ -238,7 +236,7 @@ def _table(data: bytes, index: int = 0) -> list[dict[str, str]]:
 
 def test_csv_holds_the_records_by_step(tokens_plot: TokensFedPlot, store: RunStore) -> None:
     rows = _table(export.render_csv(tokens_plot))
-    assert list(rows[0])[0] == "step (0 = prefill)"
+    assert next(iter(rows[0])) == "step (0 = prefill)"
     for mode in MODES:
         trace = store.trace(mode)
         assert trace is not None

@@ -148,9 +148,10 @@ def tables_to_csv(tables: Sequence[DataTable]) -> bytes:
 def read_csv_tables(data: bytes | str) -> list[list[list[str]]]:
     """The tables of a CSV written by `tables_to_csv` (header row first in each)."""
     text = data.decode("utf-8") if isinstance(data, bytes) else data
-    tables: list[list[list[str]]] = []
-    for block in text.split("\n\n"):
-        rows = list(csv.reader(io.StringIO(block)))
-        if rows:
-            tables.append(rows)
-    return tables
+    tables: list[list[list[str]]] = [[]]
+    for row in csv.reader(io.StringIO(text)):  # a blank line (an empty row) ends a table
+        if row:
+            tables[-1].append(row)
+        elif tables[-1]:
+            tables.append([])
+    return [t for t in tables if t]
