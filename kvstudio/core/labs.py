@@ -6,7 +6,8 @@ with a frozen result, in the style of ``experiments.py``:
 - `cache_vs_recompute`: `compare_modes` on the lab prompt, in a chosen dtype
   (fp32, fp16, bf16) to show the drift that 16-bit arithmetic brings;
   `repeated_cache_vs_recompute` repeats it in interleaved rounds and reports
-  every timing as a median with its range (`Spread`);
+  every timing as a median with its range (`Spread`); `repeated_prefill`
+  does the same for the live run's time to first token;
 - `temperature_lab`: `repeated_sampling` in cached mode and, as a check, in
   recompute mode with the same seed (the histograms must agree);
 - `distribution_steps`: one `DistributionStep` per generated token, with the
@@ -42,6 +43,7 @@ from kvstudio.core.experiments import (
     lab_prompt_ids,
     length_sweep,
     repeated_sampling,
+    warm_up,
 )
 from kvstudio.core.kv_cache import CACHE_KINDS, CacheKind, CacheSpec
 from kvstudio.core.records import MODES, Mode, SamplingSettings, StepRecord
@@ -183,6 +185,46 @@ def repeated_cache_vs_recompute(
                 yield replace(item, stage=f"{item.stage} (round {index + 1}/{repeats})",
                               done=index * item.total + item.done, total=repeats * item.total)
     yield RepeatedCompare(tuple(rounds))
+
+
+@dataclass(frozen=True)
+class PrefillTimes:
+    """Time to first token of one prompt, measured `rounds` times per mode (interleaved)."""
+
+    prompt_tokens: int
+    ms: dict[Mode, tuple[float, ...]]  # every round's TTFT, per mode
+
+    def ttft_ms(self, mode: Mode) -> Spread:
+        return spread(self.ms[mode])
+
+
+def repeated_prefill(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    prompt_ids: Sequence[int],
+    *,
+    repeats: int = DEFAULT_REPEATS,
+    cache: CacheSpec | None = None,
+) -> Generator[Progress | PrefillTimes, None, None]:
+    """The live run's TTFT, `repeats` times in each mode (cached, recompute, cached, …).
+
+    The first forward of a run is the prefill in both modes, so the two should
+    agree; one sample of a few ms is mostly noise, the median is not.
+    """
+    if repeats < 1:
+        raise ValueError("Repeat the measurement at least once.")
+    warm_up(backend, tokenizer, MODES)
+    times: dict[Mode, list[float]] = {mode: [] for mode in MODES}
+    greedy = SamplingSettings.greedy_settings()
+    for index in range(repeats):
+        for mode in MODES:
+            stepper = Stepper(backend, tokenizer, list(prompt_ids), mode=mode, sampling=greedy,
+                              max_new_tokens=1, cache=cache, stop_at_eos=False, top_n=0)
+            record = stepper.step()
+            times[mode].append(1000.0 * record.elapsed_s)
+            done = index * len(MODES) + MODES.index(mode) + 1
+            yield Progress("prefill", mode, done, repeats * len(MODES), record)
+    yield PrefillTimes(len(prompt_ids), {mode: tuple(v) for mode, v in times.items()})
 
 
 # ---- temperature ---------------------------------------------------------------------------

@@ -5,7 +5,9 @@ on every live plot, a "Lecture" menu (lecture mode, save and open a run,
 replay controls, export slide pack), and stops the lab threads when the
 window closes. It uses only the window's public extension points
 (`add_tab`, `plots()`, `controller`, `status`, `menuBar()`), so the window
-stays composition and wiring; the work lives in ``labs``, ``export``,
+stays composition and wiring. "Measure TTFT ×k" repeats the live prompt's
+prefill in both modes on a lab thread and hands the medians to the time
+plot; the work lives in ``labs``, ``export``,
 ``lecture_mode`` and ``replay``.
 """
 
@@ -18,11 +20,13 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
+from kvstudio.core import labs as lab_experiments
 from kvstudio.core.runfile import RUN_SUFFIX
 from kvstudio.ui.labs import LabsPanel
 from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.plots.answer_histogram import ordered_answers
-from kvstudio.ui.run.engine_adapter import AnswerCounts
+from kvstudio.ui.run.engine_adapter import AnswerCounts, encode_prompt
+from kvstudio.ui.run.lab_worker import GeneratorRunner
 from kvstudio.ui.run.replay import ReplayController
 from kvstudio.ui.slides.export import ChartLike
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
@@ -119,6 +123,10 @@ class ClassroomExtras(QObject):
         self.replay.finished.connect(controller.pacer.flush)
         self.replay.loaded.connect(self._on_note)
         self.replay.samples_loaded.connect(window.answers.show_counts)
+        self.ttft_repeats = lab_experiments.DEFAULT_REPEATS
+        self.ttft_runner = GeneratorRunner("kvstudio-ttft", parent=self)
+        self.ttft_runner.finished.connect(self._on_ttft_finished)
+        self.ttft_runner.failed.connect(self._on_lab_failed)
         self.lecture = LectureMode(
             window,
             self.lecture_charts,
@@ -195,6 +203,28 @@ class ClassroomExtras(QObject):
         self.window.tabs.setCurrentIndex(0)
         return True
 
+    def measure_ttft(self) -> bool:
+        """Repeat the current prompt's prefill in both modes; the time plot shows medians."""
+        model = self.window.controller.model
+        if model is None:
+            self._on_note(self.tr("No model is loaded yet; wait for it or pick one."))
+            return False
+        request = self.window.current_request()
+        try:
+            ids = encode_prompt(model, request)
+        except ValueError as exc:
+            self._warn(str(exc))
+            return False
+        backend, tokenizer = model.backend, model.tokenizer
+        repeats, cache = self.ttft_repeats, request.settings.cache
+        self._on_note(self.tr("Measuring TTFT {0} times in each mode…").format(repeats))
+        if self.ttft_runner.closed:
+            return False  # the window is closing
+        self.ttft_runner.start(
+            lambda: lab_experiments.repeated_prefill(backend, tokenizer, ids, repeats=repeats,
+                                                     cache=cache))
+        return True
+
     def export_slide_pack(self) -> bool:
         charts: dict[str, ChartLike] = dict(self.window.plots())
         lab_charts, lab_numbers, lab_tables = self.labs.slide_pack()
@@ -209,6 +239,7 @@ class ClassroomExtras(QObject):
 
     def shutdown(self) -> None:
         self.replay.stop()
+        self.ttft_runner.shutdown()
         self.labs.shutdown()
 
     # ---- building ------------------------------------------------------------------------------
@@ -231,6 +262,8 @@ class ClassroomExtras(QObject):
         self.replay_play_action.triggered.connect(self.replay.toggle_play)
         self.replay_restart_action = QAction(self.window)
         self.replay_restart_action.triggered.connect(self.replay.restart)
+        self.ttft_action = QAction(self.window)
+        self.ttft_action.triggered.connect(self._on_ttft_triggered)
         self.pack_action = QAction(self.window)
         self.pack_action.setShortcut(QKeySequence("Ctrl+Shift+E"))
         self.pack_action.triggered.connect(self._on_pack_triggered)
@@ -246,6 +279,7 @@ class ClassroomExtras(QObject):
         ):
             self.replay_menu.addAction(action)
         self.menu.addSeparator()
+        self.menu.addAction(self.ttft_action)
         self.menu.addAction(self.pack_action)
 
     def retranslate(self) -> None:
@@ -261,6 +295,12 @@ class ClassroomExtras(QObject):
         self.replay_play_action.setText(self.tr("Play / pause"))
         self.replay_restart_action.setText(self.tr("From the start"))
         self.pack_action.setText(self.tr("Export slide pack (all charts and numbers)…"))
+        self.ttft_action.setText(
+            self.tr("Measure TTFT ×{0} (median, min–max)").format(self.ttft_repeats))
+        self.ttft_action.setToolTip(self.tr(
+            "Runs the prompt's prefill {0} times in each mode, interleaved, and shows the "
+            "median with the fastest and slowest round at step 0 of the time plot."
+        ).format(self.ttft_repeats))
         self.labs.retranslate()
 
     # ---- slots ---------------------------------------------------------------------------------
@@ -272,6 +312,16 @@ class ClassroomExtras(QObject):
 
     def _on_pack_triggered(self) -> None:
         self.export_slide_pack()
+
+    def _on_ttft_triggered(self) -> None:
+        self.measure_ttft()
+
+    def _on_ttft_finished(self, result: object) -> None:
+        if isinstance(result, lab_experiments.PrefillTimes):
+            self.window.time_plot.show_ttft_repeats(result)
+            cached, recompute = result.ttft_ms("cached"), result.ttft_ms("recompute")
+            self._on_note(self.tr("TTFT median of {0}: cached {1:.2f} ms, recompute {2:.2f} ms"
+                                  ).format(cached.count, cached.median, recompute.median))
 
     def _on_export_failed(self, message: str) -> None:
         self._warn(message)

@@ -194,3 +194,29 @@ def test_closing_mid_lab_stops_the_lab_thread(  # type: ignore[no-untyped-def]
     qtbot.waitUntil(lambda: lab.progress.maximum() > 0, timeout=TIMEOUT)
     window.close()
     assert not any(t.isRunning() for t in no_thread_left_running)
+
+
+def test_live_ttft_is_measured_k_times_and_drawn_as_median_and_range(  # type: ignore[no-untyped-def]
+    qtbot, make_window, tmp_path: Path
+) -> None:
+    window, extras = _window(make_window, tmp_path)
+    _run_to_end(qtbot, window, 6)
+    assert extras.ttft_repeats == 5  # the default
+    extras.ttft_repeats = 3
+    with qtbot.waitSignal(extras.ttft_runner.finished, timeout=TIMEOUT) as done:
+        assert extras.measure_ttft()
+    times = done.args[0]
+    assert [len(times.ms[m]) for m in ("cached", "recompute")] == [3, 3]
+    plot = window.time_plot
+    for mode, x in (("cached", -0.25), ("recompute", 0.25)):
+        spread = times.ttft_ms(mode)
+        assert spread.median == sorted(times.ms[mode])[1]
+        xs, ys = plot._repeat_median[mode].getData()
+        assert list(xs) == [x] and list(ys) == [spread.median]
+        bars = plot._repeat_bars[mode].opts
+        assert bars["top"][0] == pytest.approx(spread.high - spread.median)
+        assert bars["bottom"][0] == pytest.approx(spread.median - spread.low)
+    assert "median of 3 rounds" in plot.headline()
+    repeated = plot.data_tables()[-1]
+    assert repeated.x_header == "round" and repeated.column("Cached: TTFT (ms)") == list(
+        times.ms["cached"])
