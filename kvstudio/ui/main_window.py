@@ -32,6 +32,7 @@ from kvstudio.ui.panels.answer_panel import AnswerPanel
 from kvstudio.ui.panels.controls_panel import ControlsPanel
 from kvstudio.ui.panels.generation_view import GenerationView
 from kvstudio.ui.panels.model_panel import ModelPanel
+from kvstudio.ui.panels.run_state_bar import RunStateBar
 from kvstudio.ui.panels.sampling_panel import SamplingPanel
 from kvstudio.ui.panels.status_bar import RunStatusBar
 from kvstudio.ui.plots import CacheBytesPlot, LivePlot, StepTimePlot, TokensFedPlot
@@ -56,6 +57,8 @@ class MainWindow(QMainWindow):
         self._dock_titles: list[tuple[QDockWidget, TitleSource]] = []
 
         self.generation = GenerationView()
+        self.run_bar = RunStateBar()
+        self.generation.add_to_header(self.run_bar)
         self.controls = ControlsPanel()
         self.sampling = SamplingPanel()
         self.model_panel = ModelPanel()
@@ -111,7 +114,7 @@ class MainWindow(QMainWindow):
         self.controller.load_model(self.settings.model_choice())
 
     def refresh_views(self) -> None:
-        store = self.controller.store
+        store = self.controller.shown()
         self.generation.refresh(store)
         for plot in (self.tokens_plot, self.time_plot, self.cache_plot):
             plot.refresh(store)
@@ -197,12 +200,18 @@ class MainWindow(QMainWindow):
         self.answers.sample_requested.connect(c.sample)
         self.answers.cancel_requested.connect(c.cancel_sampling)
         c.set_interval(controls.interval_ms())
-        store = c.store
-        c.pacer.add_view(lambda: self.generation.refresh(store))
+        # The views draw what the controller shows: the latest step, or the one looked at.
+        c.pacer.add_view(lambda: self.generation.refresh(c.shown()))
         for plot in (self.tokens_plot, self.time_plot, self.cache_plot):
-            c.pacer.add_view(lambda plot=plot: plot.refresh(store))  # type: ignore[misc]
-        c.pacer.add_view(lambda: self.status.refresh(store))
-        c.playing_changed.connect(controls.set_playing)
+            c.pacer.add_view(lambda plot=plot: plot.refresh(c.shown()))  # type: ignore[misc]
+        c.pacer.add_view(lambda: self.status.refresh(c.shown()))
+        bar = self.run_bar
+        bar.view_requested.connect(c.view_step)
+        bar.back_requested.connect(c.view_previous)
+        bar.latest_requested.connect(c.view_latest)
+        bar.back_to_live_requested.connect(c.back_to_live)
+        c.state.changed.connect(self._on_run_state_changed)
+        self._on_run_state_changed()
         c.model_loaded.connect(self._on_model_loaded)
         c.problem.connect(self._on_problem)
         c.note.connect(self._on_note)
@@ -234,7 +243,16 @@ class MainWindow(QMainWindow):
         self.status.showMessage(message, 8_000)
 
     def _on_sampling_started(self) -> None:
+        # Before the button is disabled: Qt would hand the focus to the count box,
+        # where → and Space no longer step the run.
+        self.generation.focus_run()
         self.answers.set_busy(True)
+
+    def _on_run_state_changed(self) -> None:
+        state = self.controller.state
+        self.run_bar.show_state(state)
+        self.controls.set_playing(state.playing)
+        self.controls.set_replaying(state.replaying)
 
     def _on_language_triggered(self, action: QAction) -> None:
         self.settings.set_language(str(action.data()))
@@ -262,6 +280,14 @@ class MainWindow(QMainWindow):
         if event.type() == QEvent.Type.LanguageChange:
             self.retranslate()
         super().changeEvent(event)
+
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if event.type() == QEvent.Type.LanguageChange:
+            # Qt tells the window before its children: redraw once every widget has its new
+            # words, so run header, TTFT label and plot titles switch in this same turn.
+            self.refresh_views()
+        return handled
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.controller.host.shutdown()
