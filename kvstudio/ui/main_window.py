@@ -82,6 +82,7 @@ class MainWindow(QMainWindow):
         self._wire()
         self.retranslate()
         self.classroom: Any = None  # set by app.startup.build_window (labs, export, lecture, runs)
+        self.typing_guard: Any = None  # set by app.startup.build_window (run keys vs text fields)
         if self.settings.geometry() is None:
             self.resize(1500, 920)
 

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QApplication
 from kvstudio.ui.app.fonts import app_font, register_bundled_font
 from kvstudio.ui.app.i18n import LanguageSwitcher
 from kvstudio.ui.app.settings import AppSettings
+from kvstudio.ui.app.typing_guard import TypingGuard
 from kvstudio.ui.classroom import install as install_classroom
 from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.run.engine_adapter import ModelChoice, ModelLoader, load_model, set_torch_threads
@@ -51,6 +52,9 @@ def build_window(app: QApplication, settings: AppSettings, loader: ModelLoader,
     # Labs, export, lecture mode and saved runs plug in through the window's extension
     # points; the window itself never imports them (no import circle).
     window.classroom = install_classroom(window)
+    # Run keys work wherever the focus is, except in a text field or table (they keep them).
+    window.typing_guard = TypingGuard(window)
+    window.typing_guard.guard(window)
     return window
 
 

@@ -48,8 +48,8 @@ class RunTrace:
 
     @property
     def stop(self) -> StopReason | None:
-        """How the run ended, once it has (None while it runs)."""
-        if not self.finished or not self.records:
+        """How the run ended, once it has (None while it runs, or looking at an earlier step)."""
+        if not self.finished or not self.records or len(self.records) < self.total_steps:
             return None
         last = self.records[-1]
         if self.is_eos(last):
@@ -164,14 +164,13 @@ class RunStore:
     def at_step(self, step: int) -> RunStore:
         """A copy showing every run as it was after step `step` (0 = the prefill).
 
-        Records are shared, not copied; each run keeps its total so axes fit the
-        whole run. A run is "finished" in the copy only if it ended by then.
+        Records are shared, not copied; each run keeps its total steps and its
+        finished flag, so axes fit the whole run while the data stops at `step`.
         """
         view = RunStore()
         view.current_mode = self.current_mode
         view.revision = self.revision
         for mode, trace in self._traces.items():
             shown = [r for r in trace.records if r.step <= step]
-            done = trace.finished and len(shown) == len(trace.records)
-            view._traces[mode] = RunTrace(trace.info, shown, done, trace.total_steps)
+            view._traces[mode] = RunTrace(trace.info, shown, trace.finished, trace.total_steps)
         return view
