@@ -19,6 +19,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from kvstudio.core.runfile import RUN_SUFFIX
+from kvstudio.ui.app.messages import localize
 from kvstudio.ui.labs import LabsPanel
 from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.slides.export import ChartLike
@@ -255,6 +256,7 @@ class ClassroomExtras(QObject):
         self.window.status.showMessage(message, 8_000)
 
     def _warn(self, message: str) -> None:
+        message = localize(message)  # export and file errors, in the window's language
         self.window.status.showMessage(message, 15_000)
         box = QMessageBox(
             QMessageBox.Icon.Warning,

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.ui.app.i18n import LanguageSwitcher
+from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.panels.answer_panel import AnswerPanel
 from kvstudio.ui.panels.controls_panel import ControlsPanel
@@ -53,6 +54,7 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.languages = languages
         self.last_problem = ""
+        self.last_hint = ""
         self._tab_titles: list[tuple[QWidget, TitleSource]] = []
         self._dock_titles: list[tuple[QDockWidget, TitleSource]] = []
 
@@ -232,12 +234,21 @@ class MainWindow(QMainWindow):
         self.refresh_views()
 
     def _on_problem(self, message: str) -> None:
+        message = localize(message)  # the engine's English, in the window's language
         self.last_problem = message
         self.status.showMessage(message, 15_000)
         box = QMessageBox(QMessageBox.Icon.Warning, self.tr("KV Studio"), message,
                           QMessageBox.StandardButton.Ok, self)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.open()
+
+    def show_hint(self, message: str) -> None:
+        """A non-blocking note the user should not miss (e.g. how to switch language)."""
+        self.last_hint = message
+        box = QMessageBox(QMessageBox.Icon.Information, "KV Studio", message,
+                          QMessageBox.StandardButton.Ok, self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
 
     def _on_note(self, message: str) -> None:
