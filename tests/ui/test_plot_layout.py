@@ -13,8 +13,8 @@ import pytest
 from PySide6.QtGui import QPainter, QPicture
 
 from kvstudio.core import formulas
-from kvstudio.ui.plots.extent import FIRST_SPAN
 from kvstudio.ui.plots.base import LivePlot, tick_text_width
+from kvstudio.ui.plots.extent import FIRST_SPAN
 
 pytestmark = pytest.mark.usefixtures("qapp")
 

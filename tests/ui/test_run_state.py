@@ -181,7 +181,7 @@ def test_axes_fit_the_run_and_formulas_stop_where_it_does(qtbot, make_window) ->
         window.controls._step.click()
         qtbot.waitUntil(lambda n=n: _records(window) == n, timeout=TIMEOUT)
     window.controller.pacer.flush()
-    low, high = window.tokens_plot.x_range()
+    _low, high = window.tokens_plot.x_range()
     assert high == pytest.approx(planned_steps(3, 64, False) - 0.4)
     assert 3 < high < 16  # room for the next steps, not the 64-token budget
     assert window.tokens_plot.formula_steps("cached") == [0.0, 1.0, 2.0]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Literal
 
-from PySide6.QtCore import QCoreApplication, QObject, Signal
+from PySide6.QtCore import QObject, Signal
 
 from kvstudio.ui.run.store import StopReason
 
@@ -27,10 +27,6 @@ class RunPhase(Enum):
     PAUSED = "paused"  # a live run is on screen with steps left; Step or Play continue it
     FINISHED = "finished"  # the live run stopped (end of the answer or the token budget)
     REPLAYING = "replaying"  # a saved run is on screen; no model computes
-
-
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("RunState", text)
 
 
 class RunState(QObject):
@@ -89,11 +85,11 @@ class RunState(QObject):
     # ---- words for the window --------------------------------------------------------------
     def phase_name(self) -> str:
         return {
-            RunPhase.IDLE: _tr("Ready"),
-            RunPhase.LIVE: _tr("Live: playing"),
-            RunPhase.PAUSED: _tr("Live: paused"),
-            RunPhase.FINISHED: _tr("Finished"),
-            RunPhase.REPLAYING: _tr("Replay"),
+            RunPhase.IDLE: self.tr("Ready"),
+            RunPhase.LIVE: self.tr("Live: playing"),
+            RunPhase.PAUSED: self.tr("Live: paused"),
+            RunPhase.FINISHED: self.tr("Finished"),
+            RunPhase.REPLAYING: self.tr("Replay"),
         }[self.phase]
 
     def stop_text(self) -> str:
@@ -101,20 +97,21 @@ class RunState(QObject):
         if self.stop is None:
             return ""
         if self.stop.at_eos:
-            return _tr("answer finished at step {0}: {1}").format(self.stop.step, self.stop.token)
-        return _tr("token budget reached at step {0}").format(self.stop.step)
+            return self.tr("answer finished at step {0}: {1}").format(
+                self.stop.step, self.stop.token)
+        return self.tr("token budget reached at step {0}").format(self.stop.step)
 
     def describe(self) -> str:
         """One line for the state label: the phase, the step looked at, how the run ended."""
         parts = [self.phase_name()]
         if self.has_run:
             if self.viewing is not None:
-                parts.append(_tr("looking back at step {0} of {1} (→ forward, End = latest)")
+                parts.append(self.tr("looking back at step {0} of {1} (→ forward, End = latest)")
                              .format(self.viewing, max(self.steps - 1, 0)))
             elif self.replaying and not self.finished:
-                parts.append(_tr("{0} of {1} steps").format(self.steps, self.budget))
+                parts.append(self.tr("{0} of {1} steps").format(self.steps, self.budget))
             if self.replaying and self.playing:
-                parts.append(_tr("playing"))
+                parts.append(self.tr("playing"))
         stop = self.stop_text()
         if stop and self.finished:
             parts.append(stop)
