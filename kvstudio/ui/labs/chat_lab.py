@@ -19,6 +19,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QPushButton, QTextBrowser, QWidget
 
 from kvstudio.core.chat import ChatSession, ChatTurn, read_turns
+from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.resources import resources_dir
 from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, int_box, series_colour
 from kvstudio.ui.run.engine_adapter import ModelHandle
@@ -195,7 +196,7 @@ class ChatPanel(LabPanel):
         self._draw()
         self._fill_transcript()
         self._fill_table()
-        self.status.setText("")
+        self.set_status(lambda: "")
 
     def next_scripted_turn(self) -> str:
         """Put the next line of the lecture's conversation into the turn box."""
@@ -203,7 +204,8 @@ class ChatPanel(LabPanel):
             try:
                 self._script = read_turns(SCRIPT)
             except ValueError as exc:
-                self._report(str(exc))
+                message = str(exc)
+                self._report(lambda: localize(message))
                 return ""
         text = self._script[self._script_next % len(self._script)]
         self._script_next += 1
@@ -222,7 +224,7 @@ class ChatPanel(LabPanel):
         self._draw()
         self._fill_transcript()
         self._fill_table()
-        self.status.setText(self._summary(result))
+        self.set_status(lambda: self._summary(result))
 
     def _summary(self, turn: ChatTurn) -> str:
         parts = [self.tr("Turn {0}").format(turn.turn)]

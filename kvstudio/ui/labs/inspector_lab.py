@@ -224,7 +224,7 @@ class CacheInspectorPanel(LabPanel):
             self._add_frame(result)
             self.progress.setRange(0, 1)
             self.progress.setValue(1)
-            self.status.setText(self._summary(result) + " " + self.tr("Finished."))
+            self.set_status(lambda: self._summary(result) + " " + self.tr("Finished."))
 
     def _add_frame(self, frame: CacheFrame) -> None:
         self.frame = frame
@@ -234,7 +234,7 @@ class CacheInspectorPanel(LabPanel):
         self.step_rows.append(self._row(frame))
         self._draw()
         self._fill_table()
-        self.status.setText(self._summary(frame))
+        self.set_status(lambda: self._summary(frame))
 
     def _summary(self, frame: CacheFrame) -> str:
         text = self.tr("Step {0}: chose {1!r}. {2} rows held;").format(
