@@ -6,7 +6,8 @@ tokens after the temperature and top-k, renormalised (bars cut by top-k are
 hollow at their probability before top-k), their cumulative mass as a line,
 p as a level and the top-p cut, so the kept mass reads ≥ p; the chosen token
 is outlined. Below, the survivors of each filter per step; a row per step in
-the table; any step can be shown again with "Show step".
+the table. Selecting a row (click, or ↑/↓ in the table) shows that step's
+distribution again: the lab's step history; exports show that step.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLineEdit, QPushButton, QSpinBox, QWidget
+from PySide6.QtWidgets import QLineEdit, QPushButton, QWidget
 
 from kvstudio.core import labs
 from kvstudio.core.records import SamplingSettings
@@ -57,11 +58,6 @@ class TopPTopKPanel(LabPanel):
         self.to_end_button.clicked.connect(self._on_to_end_clicked)
         self.extra_buttons.insertWidget(1, self.step_button)
         self.extra_buttons.insertWidget(2, self.to_end_button)
-        self.shown_step = QSpinBox()  # any step stays reachable, also after Run to end
-        self.shown_step.setRange(0, 0)
-        self.shown_step.setEnabled(False)
-        self.shown_step.valueChanged.connect(self._on_shown_step_changed)
-        self.add_field("show", self.shown_step)
         self.runner.paused.connect(self._on_runner_paused)
         self.runner.running_changed.connect(self._on_stepping_changed)
 
@@ -117,6 +113,8 @@ class TopPTopKPanel(LabPanel):
             symbolBrush="#D55E00",
         )
         self.steps: list[labs.DistributionStep] = []
+        self.shown: int | None = None  # the step drawn when looking back (None = the latest)
+        self.table.currentCellChanged.connect(self._on_table_row_changed)
         self.add_chart("top-k-top-p", self.view)
         self._on_stepping_changed(False)
         self.retranslate()
@@ -145,7 +143,6 @@ class TopPTopKPanel(LabPanel):
                 "top_p": self.tr("Top-p (1 = off)"),
                 "new": self.tr("New tokens"),
                 "seed": self.tr("Seed"),
-                "show": self.tr("Show step"),
             }
         )
         self.dist_plot.setTitle(
@@ -162,8 +159,8 @@ class TopPTopKPanel(LabPanel):
         legend.addItem(self._surv_k, self.tr("after top-k"))
         legend.addItem(self._surv_p, self.tr("after top-p"))
         if self.steps:
-            self._draw_step(self.steps[self.shown_step.value()])
             self._fill_table()
+            self._draw_step(self.shown_step())
 
     def make_job(self, model: ModelHandle) -> JobFactory:
         settings = SamplingSettings(
@@ -184,8 +181,26 @@ class TopPTopKPanel(LabPanel):
     def run_to_end(self) -> bool:
         return self.runner.advance(-1)
 
+    def shown_step(self) -> labs.DistributionStep:
+        """The step the distribution shows: the one selected in the table, else the latest."""
+        return self.steps[-1] if self.shown is None else self.steps[self.shown]
+
+    def show_step(self, index: int | None) -> None:
+        """Draw step `index` again (None or the last one: follow the run)."""
+        if not self.steps:
+            return
+        if index is not None and index >= len(self.steps) - 1:
+            index = None
+        self.shown = index
+        item = self.shown_step()
+        self._draw_step(item)
+        self.set_status(lambda: self.tr(
+            "Step {0}: chose {1!r} (p = {2:.3f} after top-k and top-p renormalised)").format(
+            item.step, _chosen_text(item), item.record.chosen_probability[0]))
+
     def clear_views(self) -> None:
         self.steps = []
+        self.shown = None
         self._bars.setOpts(x=[], height=[])
         for line in (self._k_line, self._p_line):
             line.setVisible(False)
@@ -193,10 +208,6 @@ class TopPTopKPanel(LabPanel):
         self._surv_p.setData([], [])
         self._mass.setData([], [])
         self._p_level.setVisible(False)
-        self.shown_step.blockSignals(True)
-        self.shown_step.setRange(0, 0)
-        self.shown_step.setEnabled(False)
-        self.shown_step.blockSignals(False)
         self.table.set_rows([], [])
 
     def show_progress(self, item: object) -> None:
@@ -205,20 +216,11 @@ class TopPTopKPanel(LabPanel):
         self.steps.append(item)
         self.progress.setRange(0, self.new_tokens.value())
         self.progress.setValue(item.step + 1)
-        self.shown_step.blockSignals(True)
-        self.shown_step.setRange(0, len(self.steps) - 1)
-        self.shown_step.setValue(len(self.steps) - 1)
-        self.shown_step.setEnabled(True)
-        self.shown_step.blockSignals(False)
-        self._draw_step(item)
         steps = np.arange(len(self.steps), dtype=float)
         self._surv_k.setData(steps, [float(s.record.survivors_top_k[0]) for s in self.steps])
         self._surv_p.setData(steps, [float(s.record.survivors_top_p[0]) for s in self.steps])
         self._fill_table()
-        self.status.setText(
-            self.tr("Step {0}: chose {1!r} (p = {2:.3f} after top-k and top-p renormalised)"
-                    ).format(item.step, _chosen_text(item), item.record.chosen_probability[0])
-        )
+        self.show_step(None)  # a new step: show it
 
     def _draw_step(self, item: labs.DistributionStep) -> None:
         n = len(item.probabilities)
@@ -275,10 +277,6 @@ class TopPTopKPanel(LabPanel):
                     p_cut, item.kept_mass(), p)
             )
 
-    def _on_shown_step_changed(self, index: int) -> None:
-        if 0 <= index < len(self.steps):
-            self._draw_step(self.steps[index])
-
     def _fill_table(self) -> None:
         rows = [
             (
@@ -290,6 +288,7 @@ class TopPTopKPanel(LabPanel):
             )
             for s in self.steps
         ]
+        self.table.blockSignals(True)  # refilling is not the user choosing a step
         self.table.set_rows(
             [
                 self.tr("step"),
@@ -300,16 +299,22 @@ class TopPTopKPanel(LabPanel):
             ],
             rows,
         )
-        self.table.scrollToBottom()
+        row = len(rows) - 1 if self.shown is None else self.shown
+        if rows:
+            self.table.setCurrentCell(row, 0)
+        self.table.blockSignals(False)
+        if self.shown is None:
+            self.table.scrollToBottom()
 
     def show_result(self, result: object) -> None:
         if isinstance(result, labs.DistributionRun):
-            self.status.setText(self.tr("Finished. Text: {0}").format(result.text))
+            text = result.text
+            self.set_status(lambda: self.tr("Finished. Text: {0}").format(text))
 
     def headline(self) -> str:
         if not self.steps:
             return ""
-        item = self.steps[min(self.shown_step.value(), len(self.steps) - 1)]
+        item = self.shown_step()
         first = self.tr(
             "Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; "
             "renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}"
@@ -324,7 +329,7 @@ class TopPTopKPanel(LabPanel):
     def data_tables(self) -> list[DataTable]:
         if not self.steps:
             return []
-        item = self.steps[min(self.shown_step.value(), len(self.steps) - 1)]
+        item = self.shown_step()
         ranks = tuple(range(1, len(item.probabilities) + 1))
         renormalised = item.after_top_k()
         cumulative = tuple(float(v) for v in np.cumsum(renormalised))
@@ -370,6 +375,7 @@ class TopPTopKPanel(LabPanel):
                 "top_p": self.top_p.value(),
                 "seed": self.seed.value(),
             },
+            "shown_step": self.shown_step().step if self.steps else None,
             "steps": [
                 {
                     "step": s.step,
@@ -387,6 +393,10 @@ class TopPTopKPanel(LabPanel):
         }
 
     # ---- slots ----------------------------------------------------------------------------
+    def _on_table_row_changed(self, row: int, _column: int, _old_row: int, _old: int) -> None:
+        if 0 <= row < len(self.steps):
+            self.show_step(row)
+
     def _on_step_clicked(self) -> None:
         self.step()
 

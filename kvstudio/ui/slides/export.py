@@ -636,8 +636,10 @@ def chart_tables(chart: ChartLike) -> list[DataTable]:
     """The chart's data tables: from its content (the records) or, failing that, its items."""
     content = content_of(chart)
     if content is not None:
-        return content.data_tables()
-    tables: dict[str, list[Series]] = {}
+        found = content.data_tables()
+        if found:
+            return found
+    tables: dict[str, list[Series]] = {}  # a chart whose owner gives no data: its items
     for s in plotted_data(chart):
         tables.setdefault(s.plot, []).append(Series(s.series, s.x, s.y))
     return [DataTable(plot, "x", tuple(series)) for plot, series in tables.items()]
