@@ -90,10 +90,10 @@ def test_paged_batch_rows_equal_dynamic_rows(
 
 
 # ---- paged: hand counts ----------------------------------------------------------------------
-def _fill(cache: PagedKVCache, lengths: list[int], G: int = 2, d: int = 8) -> None:
+def _fill(cache: PagedKVCache, lengths: list[int], heads: int = 2, d: int = 8) -> None:
     """Write rows of the given lengths straight into the cache (one layer per call)."""
     B, longest = len(lengths), max(lengths)
-    k = torch.randn(B, 1, G, d)
+    k = torch.randn(B, 1, heads, d)
     for t in range(longest):
         for layer in cache:
             layer.update(k + t, k - t)
@@ -264,9 +264,9 @@ def test_config_json_folder_and_bad_files(tmp_path: Path) -> None:
     per_layer = 2 * 8 * 128 * 2
     assert g.cache_bytes(10_000, 1) == per_layer * (2 * 10_000 + 6 * 4096)
     (tmp_path / "bad.json").write_text("{not json")
-    with pytest.raises(ValueError, match="config.json"):
+    with pytest.raises(ValueError, match=r"config\.json"):
         load_config(tmp_path / "bad.json")
-    with pytest.raises(ValueError, match="No config.json"):
+    with pytest.raises(ValueError, match=r"No config\.json"):
         load_config(tmp_path / "missing")
     (tmp_path / "partial.json").write_text(json.dumps({"hidden_size": 64}))
     with pytest.raises(ValueError, match="num_hidden_layers"):
