@@ -328,6 +328,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def _bytes_formula_note(backend: LanguageModel, run: ModeRun, spec: CacheSpec) -> str:
     tokens = run.records[-1].cache_length
+    if spec.kind == "paged":
+        blocks = -(-tokens // spec.block_size)
+        return (
+            f"2·L·T·H_kv·d·bytes = 2·{backend.num_layers}·{tokens}·{backend.num_kv_heads}·"
+            f"{backend.head_dim}·{backend.dtype_bytes}; held: ⌈{tokens}/{spec.block_size}⌉ = "
+            f"{blocks} blocks"
+        )
     if spec.kind in QUANT_BITS:
         per_token = formula_bytes_per_token(
             spec.kind, backend.num_layers, backend.num_kv_heads, backend.head_dim
@@ -381,7 +388,12 @@ def print_compare(result: CompareResult, backend: LanguageModel) -> None:
             f"  identical tokens:  NO — first difference at step {result.first_divergent_step} "
             f"({same}/{n} equal)"
         )
-    print(f"  max |Δlogit|:      {result.max_logit_diff:.3g} (over {n} steps, fp rounding only)")
+    why = (
+        f"{result.cache_spec.kind} cache vs recompute"
+        if result.cache_spec.kind in QUANT_BITS
+        else "fp rounding only"
+    )
+    print(f"  max |Δlogit|:      {result.max_logit_diff:.3g} (over {n} steps, {why})")
     print(
         f"  formulas match:    tokens fed {'yes' if ok_fed else 'NO'}, "
         f"cache bytes {'yes' if ok_bytes else 'NO'}"

@@ -31,7 +31,13 @@ from kvstudio.core.kv_cache import CacheSpec
 from kvstudio.core.paged_cache import BlockRef, PagedKVCache
 from kvstudio.core.quantized_cache import QUANT_BITS, formula_bytes_per_token
 from kvstudio.core.records import SamplingSettings
-from kvstudio.core.scale import ModelGeometry, geometry_of_backend
+from kvstudio.core.scale import (
+    ModelGeometry,
+    ProjectionRow,
+    context_points,
+    geometry_of_backend,
+    variants,
+)
 from kvstudio.core.stepper import Stepper
 from kvstudio.core.tokenizer import TextTokenizer
 
@@ -339,4 +345,51 @@ def projection_check(
         batch=batch,
         projected_bytes=geometry.cache_bytes(context, batch, bits=backend.dtype_bytes * 8),
         measured_bytes=last.cache_allocated_bytes,
+    )
+
+
+# ---- the projector lab ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProjectorResult:
+    geometry: ModelGeometry
+    context: int
+    batch: int
+    bits: int
+    rows: tuple[ProjectionRow, ...]  # as configured, then one change at a time
+    contexts: tuple[int, ...]  # chart x
+    cache_bytes: tuple[int, ...]  # chart y, as configured
+    cache_bytes_8bit: tuple[int, ...]  # chart y, the same with an 8-bit cache
+    check: ProjectionCheck | None  # the loaded model: projection vs a real run
+
+
+def projector(
+    geometry: ModelGeometry,
+    *,
+    context: int,
+    batch: int,
+    bits: int = 16,
+    backend: LanguageModel | None = None,
+    tokenizer: TextTokenizer | None = None,
+    check_prompt: Sequence[int] | None = None,
+) -> Generator[Progress | ProjectionCheck | ProjectorResult, None, None]:
+    """The projection for `geometry`; with a backend, also `projection_check` on it."""
+    check: ProjectionCheck | None = None
+    if backend is not None and tokenizer is not None and check_prompt is not None:
+        for item in projection_check(
+            backend, tokenizer, check_prompt, batch=min(batch, 8), new_tokens=8
+        ):
+            if isinstance(item, ProjectionCheck):
+                check = item
+            yield item
+    points = context_points(context)
+    yield ProjectorResult(
+        geometry=geometry,
+        context=context,
+        batch=batch,
+        bits=bits,
+        rows=tuple(variants(geometry, context, batch, bits)),
+        contexts=tuple(points),
+        cache_bytes=tuple(geometry.cache_bytes(c, batch, bits) for c in points),
+        cache_bytes_8bit=tuple(geometry.cache_bytes(c, batch, 8) for c in points),
+        check=check,
     )
