@@ -54,7 +54,7 @@ class PagedCachePanel(LabPanel):
         self.bytes_plot.showGrid(x=True, y=True, alpha=0.2)
         self.bytes_plot.addLegend(offset=(8, 8), labelTextColor="#222")
         self.table_plot.invertY(True)
-        self.table_plot.addLegend(offset=(8, 8), labelTextColor="#222")
+        self.table_plot.addLegend(offset=(-8, -8), labelTextColor="#222")
         self._lines = {
             "static": self.bytes_plot.plot([], [], pen=pg.mkPen(series_colour(0), width=2.5)),
             "dynamic": self.bytes_plot.plot([], [], pen=pg.mkPen(series_colour(1), width=2.5)),

@@ -185,6 +185,8 @@ class ProjectorPanel(LabPanel):
         gib = float(scale.GIB)
         self._cache.setData(x, np.asarray(result.cache_bytes, dtype=float) / gib)
         self._cache8.setData(x, np.asarray(result.cache_bytes_8bit, dtype=float) / gib)
+        ticks = [(float(np.log10(c)), _short_count(c)) for c in result.contexts]
+        self.plot.getAxis("bottom").setTicks([ticks])
         ends = np.asarray([x[0], x[-1]])
         self._weights.setData(ends, np.full(2, g.weights_nbytes / gib))
         top = max(result.cache_bytes[-1] / gib, g.weights_nbytes / gib)
@@ -203,7 +205,7 @@ class ProjectorPanel(LabPanel):
         for row in result.rows:
             rows.append(
                 (
-                    row.label,
+                    self._variant_name(row.label),
                     row.bytes_per_token,
                     scale.human_bytes(row.total_bytes),
                     scale.human_bytes(row.total_bytes + g.weights_nbytes),
@@ -238,6 +240,17 @@ class ProjectorPanel(LabPanel):
             rows,
         )
 
+    def _variant_name(self, label: str) -> str:
+        names = {
+            "as configured": self.tr("as configured"),
+            "without GQA (H_kv = H)": self.tr("without GQA (H_kv = H)"),
+            "16-bit cache": self.tr("16-bit cache"),
+            "8-bit cache": self.tr("8-bit cache"),
+            "window W = 4096": self.tr("window W = 4096"),
+            "without the window": self.tr("without the window"),
+        }
+        return names.get(label, label)
+
     def numbers(self) -> dict[str, Any]:
         result = self.result
         if not isinstance(result, scale_labs.ProjectorResult):
@@ -263,3 +276,12 @@ class ProjectorPanel(LabPanel):
                 "projected_bytes": result.check.projected_bytes,
             }
         return out
+
+
+def _short_count(n: int) -> str:
+    """512 → "512", 32768 → "32K", 1048576 → "1M" (tick labels)."""
+    if n >= 1 << 20 and n % (1 << 20) == 0:
+        return f"{n >> 20}M"
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n >> 10}K"
+    return str(n)

@@ -41,7 +41,7 @@ class QuantizedCachePanel(LabPanel):
         self.bytes_plot = self.view.addPlot(row=0, col=1)
         self.drift_plot.showGrid(x=True, y=True, alpha=0.2)
         self.drift_plot.setLogMode(y=True)
-        self.drift_plot.addLegend(offset=(8, 8), labelTextColor="#222")
+        self.drift_plot.addLegend(offset=(-8, 8), labelTextColor="#222")
         self.bytes_plot.showGrid(x=False, y=True, alpha=0.2)
         self._drift = {
             kind: self.drift_plot.plot(
