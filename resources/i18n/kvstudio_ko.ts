@@ -1253,82 +1253,82 @@ step {4}</source>
         <translation>설정 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="199" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="201" />
         <source>{0}: KV cache for batch {1} vs context length</source>
         <translation>{0}: 배치 {1}의 문맥 길이별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="214" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="216" />
         <source>weights ({0:,} parameters × {1} B)</source>
         <translation>가중치 (파라미터 {0:,}개 × {1} B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="224" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="226" />
         <source>real run: {0} rows × {1} tokens</source>
         <translation>실제 실행: {0}행 × {1} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="226" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="228" />
         <source>measured {0:,} B</source>
         <translation>측정 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="227" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="229" />
         <source>projected {0:,} B</source>
         <translation>예측 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="230" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="232" />
         <source>source</source>
         <translation>출처</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="233" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="235" />
         <source>what changes</source>
         <translation>바뀌는 것</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="234" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="236" />
         <source>bytes per token</source>
         <translation>토큰당 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="235" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="237" />
         <source>cache ({0} × {1:,})</source>
         <translation>캐시 ({0} × {1:,})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="238" />
         <source>cache + weights</source>
         <translation>캐시 + 가중치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="243" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="245" />
         <source>as configured</source>
         <translation>설정 그대로</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="246" />
         <source>without GQA (H_kv = H)</source>
         <translation>GQA 없이 (H_kv = H)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="247" />
         <source>16-bit cache</source>
         <translation>16비트 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="248" />
         <source>8-bit cache</source>
         <translation>8비트 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="249" />
         <source>window W = 4096</source>
         <translation>윈도 W = 4096</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="250" />
         <source>without the window</source>
         <translation>윈도 없이</translation>
     </message>
