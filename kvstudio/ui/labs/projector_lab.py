@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QPushButton, 
 
 from kvstudio.core import scale, scale_labs
 from kvstudio.core.experiments import lab_prompt_ids
+from kvstudio.ui.app.messages import localize
 from kvstudio.ui.labs.base import LabPanel, int_box, series_colour
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
@@ -128,7 +129,8 @@ class ProjectorPanel(LabPanel):
         try:
             geometry = scale.load_config(path)
         except ValueError as exc:
-            self._report(str(exc))
+            message = str(exc)
+            self._report(lambda: localize(message))
             return
         self.config_path = path
         index = self.source.findData(path)
