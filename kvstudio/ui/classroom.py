@@ -81,6 +81,7 @@ class ClassroomExtras(QObject):
         self.exporter.exported.connect(self._on_exported)
         self.labs = LabsPanel(self.exporter)
         self.labs.failed.connect(self._on_lab_failed)
+        self.labs.timing_changed.connect(controller.hold_live)  # timed labs run alone
         window.add_tab(self.labs, lambda: self.tr("Labs"))
         controller.model_loaded.connect(self.labs.set_model)
         self.labs.set_model(controller.model)

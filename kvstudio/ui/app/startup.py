@@ -24,6 +24,7 @@ from kvstudio.ui.classroom import install as install_classroom
 from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.run.engine_adapter import ModelChoice, ModelLoader, load_model, set_torch_threads
 from kvstudio.ui.run.engine_worker import EngineHost
+from kvstudio.ui.run.threads import wait_for_parked
 
 log = logging.getLogger(__name__)
 
@@ -93,9 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     store = (QSettings(args.settings, QSettings.Format.IniFormat) if args.settings
              else QSettings())
     settings = AppSettings(store)
-    if args.model:
-        settings.set_model_choice(model_choice_from_args(args.model, args.tokenizer))
+    choice = model_choice_from_args(args.model, args.tokenizer) if args.model else None
     window = build_window(app, settings, load_model, args.threads, args.lang)
     window.show()
-    window.start()
-    return int(app.exec())
+    window.start(choice)  # remembered once it loads (the model menu does the same)
+    code = int(app.exec())
+    wait_for_parked()  # a step still running when the window closed ends before we exit
+    return code
