@@ -31,6 +31,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
+from kvstudio.core import limits
 from kvstudio.core.config import ModelConfig, minimind_intermediate_size
 from kvstudio.core.model import MiniMindLM
 from kvstudio.core.tokenizer import SPECIAL_TOKENS, TextTokenizer
@@ -127,6 +128,7 @@ def load_model_folder(
     config = ModelConfig.load(root / CONFIG_FILE)
     if dtype is not None:
         config = replace(config, dtype=dtype)
+    check_model_fits(config, root / CONFIG_FILE)  # before reading or allocating any weights
     weights_path = root / WEIGHTS_FILE
     try:
         state = load_file(str(weights_path))
@@ -177,6 +179,7 @@ def build_model(
     device: str | torch.device = "cpu",
 ) -> MiniMindLM:
     """A `MiniMindLM` for `config` holding the tensors of `state` (cast to the config dtype)."""
+    check_model_fits(config, where)
     model = MiniMindLM(config)
     expected = model.state_dict()
     state = dict(state)
@@ -215,6 +218,17 @@ def build_model(
     model = model.to(run_dtype)
     model.load_state_dict(state, strict=False)
     return model.to(device).eval()
+
+
+def check_model_fits(config: ModelConfig, where: Path | str = "config.json") -> None:
+    """ValueError if the model `config` describes would not fit in free memory."""
+    limits.check_fits_memory(
+        config.memory_bytes,
+        f"The model in {where} ({config.parameter_count:,} parameters, hidden "
+        f"{config.hidden_size}, {config.max_position_embeddings:,} positions)",
+        hint="Check the sizes in its config.json (hidden_size, num_hidden_layers, "
+        "vocab_size, max_position_embeddings).",
+    )
 
 
 # ---- MiniMind .pth -------------------------------------------------------------------------
