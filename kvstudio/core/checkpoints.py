@@ -33,6 +33,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from kvstudio.core import limits
 from kvstudio.core.config import ModelConfig, minimind_intermediate_size
+from kvstudio.core.folder_write import staged_folder
 from kvstudio.core.model import MiniMindLM
 from kvstudio.core.tokenizer import SPECIAL_TOKENS, TextTokenizer
 
@@ -153,12 +154,13 @@ def save_model_folder(
     """Write `model` and `tokenizer` as a model folder; returns the folder.
 
     `weights_dtype` ("float16", "bfloat16", "float32") stores the weights in that
-    dtype (default: the model's own). A tied LM head is stored once.
+    dtype (default: the model's own). A tied LM head is stored once. The files
+    are written beside `folder` and swapped in (`folder_write.staged_folder`):
+    a failure (a full disk) leaves what `folder` held before, and a symbolic
+    link in it is replaced, never written through. ValueError says what failed.
     """
     out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
     config = model.config
-    config.save(out / CONFIG_FILE)
     target = _DTYPES[weights_dtype] if weights_dtype else None
     state = {}
     for name, tensor in model.state_dict().items():
@@ -166,8 +168,16 @@ def save_model_folder(
             continue  # the same tensor as model.embed_tokens.weight
         t = tensor.detach().to("cpu")
         state[name] = (t.to(target) if target is not None else t).contiguous()
-    save_file(state, str(out / WEIGHTS_FILE), metadata={"format": "pt"})
-    tokenizer.save(out)
+    try:
+        with staged_folder(out) as staging:
+            config.save(staging / CONFIG_FILE)
+            save_file(state, str(staging / WEIGHTS_FILE), metadata={"format": "pt"})
+            tokenizer.save(staging)
+    except OSError as exc:
+        raise ValueError(
+            f"Cannot save the model to {out}: {exc.strerror or exc}. Free some space or "
+            "choose another folder; what was there is unchanged."
+        ) from exc
     return out
 
 
