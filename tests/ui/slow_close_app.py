@@ -86,6 +86,8 @@ def main(settings_path: str) -> int:
     code = app.exec()
     print("step started" if started.is_set() else "no step", flush=True)
     print(f"parked {len(threads.parked_threads())}", flush=True)
+    threads.wait_for_parked()  # what startup.main does after the event loop
+    print(f"after waiting {len(threads.parked_threads())}", flush=True)
     return code
 
 
