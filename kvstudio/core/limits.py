@@ -63,7 +63,7 @@ def available_memory_bytes(device: Any = "cpu") -> int | None:
 
 
 def gib(n: float) -> str:
-    return f"{n / GIB:,.1f} GiB" if n >= GIB / 10 else f"{n / 1024**2:,.1f} MiB"
+    return f"{n / GIB:,.1f} GiB" if n >= GIB else f"{n / 1024**2:,.1f} MiB"
 
 
 def check_fits_memory(needed: int, what: str, device: Any = "cpu", hint: str = "") -> None:
