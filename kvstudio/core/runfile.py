@@ -194,9 +194,17 @@ def loads_runs(data: bytes | str, where: str = "the run file") -> list[SavedRun]
     except json.JSONDecodeError as exc:
         # A string that never ends ran into the end of the file (json reports a raw
         # line break inside a string differently), so both mean the file was cut.
-        cut = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
-        tail = text[exc.pos :].rstrip()  # a literal cut in half ("nul", "fals") ends the file
-        cut = cut or (0 < len(tail) < 9 and any(word.startswith(tail) for word in _LITERALS))
+        # A literal cut in half ("fals", "nu") fails where it starts.
+        tail = text[exc.pos :].strip()
+        half_literal = bool(tail) and any(
+            word.startswith(tail) for word in ("true", "false", "null", "NaN", "-Infinity")
+        )
+        cut = (
+            exc.pos >= len(text.rstrip()) - 1
+            or exc.msg.startswith("Unterminated string")
+            or half_literal
+            or (exc.msg.startswith("Invalid \\u") and exc.pos >= len(text.rstrip()) - 6)
+        )
         hint = (
             "the file is cut short (an interrupted copy?)"
             if cut
@@ -230,8 +238,6 @@ def loads_runs(data: bytes | str, where: str = "the run file") -> list[SavedRun]
     return [_run_from_dict(r, f"{where}, run {i + 1}") for i, r in enumerate(runs)]
 
 
-_LITERALS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")
-
 # What each setting in a file may hold; the dataclasses check their own ranges.
 _SAMPLING_FIELDS: dict[str, checks.FieldCheck] = {
     "temperature": lambda v, w: checks.read_float(v, w, -math.inf, math.inf),
@@ -244,6 +250,7 @@ _CACHE_FIELDS: dict[str, checks.FieldCheck] = {
     "kind": checks.read_str,
     "max_length": lambda v, w: checks.read_int(v, w, 1, checks.MAX_POSITIONS),
     "window": lambda v, w: checks.read_int(v, w, 1, checks.MAX_POSITIONS),
+    "block_size": lambda v, w: checks.read_int(v, w, 1, checks.MAX_POSITIONS),
 }
 _FACT_FIELDS: dict[str, checks.FieldCheck] = {
     "num_layers": lambda v, w: checks.read_int(v, w, 0, checks.MAX_LAYERS),

@@ -150,9 +150,11 @@ def read_fields(
 ) -> T:
     """A frozen dataclass from an object: each known field passes its check, the rest default.
 
-    A field without a check must not appear in the file (an unknown setting is
-    refused rather than guessed). Keys the dataclass does not have are ignored,
-    so files written by a version with more settings still open.
+    A field without its own check is checked by the type of its default (a
+    bounded whole number, a finite number, text or true/false), so a setting
+    added to the dataclass later is still checked; the dataclass's own
+    validation then checks its range. Keys the dataclass does not have are
+    ignored, so files written by a version with more settings still open.
     """
     if not isinstance(value, Mapping):
         raise ValueError(f"{where} must be an object, got {_show(value)}.")
@@ -162,7 +164,7 @@ def read_fields(
             if f.default is MISSING and f.default_factory is MISSING:
                 raise ValueError(f"{where} lacks {f.name}; the file is incomplete.")
             continue
-        check = checks.get(f.name)
+        check = checks.get(f.name) or _check_like(f.default)
         if check is None:
             raise ValueError(f"{where}.{f.name} cannot be read from a file.")
         kwargs[f.name] = check(value[f.name], f"{where}.{f.name}")
@@ -170,6 +172,19 @@ def read_fields(
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{where} is not valid: {exc}") from exc
+
+
+def _check_like(default: Any) -> FieldCheck | None:
+    """A check for a field from the type of its default value (None if it has no plain type)."""
+    if isinstance(default, bool):
+        return read_bool
+    if isinstance(default, int):
+        return lambda v, w: read_int(v, w, -(1 << 63), (1 << 63) - 1)
+    if isinstance(default, float):
+        return lambda v, w: read_float(v, w, -math.inf, math.inf)
+    if isinstance(default, str):
+        return read_str
+    return None
 
 
 def _show(value: Any) -> str:

@@ -220,6 +220,8 @@ DEEP = 100_000  # levels of nesting: json's C scanner and str() both recurse
         (_set("runs.0.sampling.temperature", "hot"), "temperature"),
         (_set("runs.0.sampling.top_p", float("nan")), "top_p"),
         (_set("runs.0.cache.max_length", 10**12), "max_length"),
+        (_set("runs.0.cache.block_size", "big"), "block_size"),
+        (_set("runs.0.cache.block_size", 0), "block_size"),
         (_set("runs.0.model.num_layers", -1), "num_layers"),
         (_set("runs.0.model.num_layers", 3), "cache_layer_bytes"),
         (_set("runs.0.use_chat_template", "yes"), "use_chat_template"),
