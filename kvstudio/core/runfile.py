@@ -25,8 +25,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kvstudio.core import runfile_checks as checks
 from kvstudio.core.kv_cache import CACHE_KINDS, CacheSpec
-from kvstudio.core.records import MODES, Mode, SamplingSettings, StepRecord
+from kvstudio.core.records import Mode, SamplingSettings, StepRecord
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,7 @@ class ModelFacts:
     num_kv_heads: int = 0  # H_kv
     head_dim: int = 0  # d
     dtype_bytes: int = 4  # bytes per cached number
+    max_positions: int = 0  # positions the model handles; 0 = not recorded (older files)
 
 
 @dataclass(frozen=True)
@@ -206,18 +208,19 @@ def save_runs(
 
 # ---- reading -------------------------------------------------------------------------------
 def load_runs(path: str | os.PathLike[str]) -> list[SavedRun]:
-    """Read a run file; every problem is a ValueError naming the file and what to do."""
+    """Read a run file; every problem is a ValueError naming the file and what to do.
+
+    Only a regular file of at most `MAX_RUN_FILE_BYTES` is read (a FIFO or a
+    link to a device is refused at once), and every value is checked before it
+    becomes a record (see ``runfile_checks``).
+    """
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError as exc:
-        raise ValueError(f"{p} does not exist; choose a saved run ({RUN_SUFFIX}).") from exc
-    except OSError as exc:
-        raise ValueError(f"Cannot read {p}: {exc.strerror or exc}.") from exc
-    return loads_runs(raw, str(p))
+    return loads_runs(checks.read_run_bytes(p), str(p))
 
 
 def loads_runs(data: bytes | str, where: str = "the run file") -> list[SavedRun]:
+    if len(data) > checks.MAX_RUN_FILE_BYTES:
+        raise ValueError(f"{where} is too large to be a KV Studio run file.")
     if isinstance(data, bytes):
         try:
             text = data.decode("utf-8")
@@ -249,13 +252,19 @@ def loads_runs(data: bytes | str, where: str = "the run file") -> list[SavedRun]
             else (f"{exc.msg} at line {exc.lineno}")
         )
         raise ValueError(f"{where} is not valid JSON: {hint}. Save the run again.") from exc
+    except RecursionError as exc:
+        raise ValueError(
+            f"{where} is nested far deeper than a run file; it is damaged or not a run file."
+        ) from exc
+    except ValueError as exc:  # e.g. an integer of thousands of digits
+        raise ValueError(f"{where} is not a KV Studio run file ({exc}).") from exc
     if not isinstance(document, dict) or document.get("format") != RUN_FORMAT:
         raise ValueError(
             f'{where} is not a KV Studio run file (expected "format": "{RUN_FORMAT}").'
         )
     version = document.get("version")
-    if not isinstance(version, int):
-        raise ValueError(f"{where} has no format version; save the run again.")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValueError(f"{where} has no valid format version; save the run again.")
     if version > RUN_FORMAT_VERSION:
         raise ValueError(
             f"{where} was saved by a newer KV Studio (format {version}; this one reads up to "
@@ -264,67 +273,88 @@ def loads_runs(data: bytes | str, where: str = "the run file") -> list[SavedRun]
     runs = document.get("runs")
     if not isinstance(runs, list) or not runs:
         raise ValueError(f"{where} holds no runs.")
+    if len(runs) > checks.MAX_RUNS:
+        raise ValueError(f"{where} holds {len(runs)} runs; a run file holds at most "
+                         f"{checks.MAX_RUNS}.")
     return [_run_from_dict(r, f"{where}, run {i + 1}") for i, r in enumerate(runs)]
+
+
+# What each setting in a file may hold; the dataclasses check their own ranges.
+_SAMPLING_FIELDS: dict[str, checks.FieldCheck] = {
+    "temperature": lambda v, w: checks.read_float(v, w, -math.inf, math.inf),
+    "top_k": lambda v, w: checks.read_int(v, w, 0, checks.MAX_TOKEN_ID),
+    "top_p": lambda v, w: checks.read_float(v, w, -math.inf, math.inf),
+    "repetition_penalty": lambda v, w: checks.read_float(v, w, -math.inf, math.inf),
+    "seed": lambda v, w: checks.read_int(v, w, -(1 << 63), (1 << 64) - 1),
+}
+_CACHE_FIELDS: dict[str, checks.FieldCheck] = {
+    "kind": checks.read_str,
+    "max_length": lambda v, w: checks.read_int(v, w, 1, checks.MAX_POSITIONS),
+    "window": lambda v, w: checks.read_int(v, w, 1, checks.MAX_POSITIONS),
+    "block_size": lambda v, w: checks.read_int(v, w, 1, checks.MAX_POSITIONS),
+}
+_FACT_FIELDS: dict[str, checks.FieldCheck] = {
+    "num_layers": lambda v, w: checks.read_int(v, w, 0, checks.MAX_LAYERS),
+    "num_kv_heads": lambda v, w: checks.read_int(v, w, 0, 4096),
+    "head_dim": lambda v, w: checks.read_int(v, w, 0, 65_536),
+    "dtype_bytes": lambda v, w: checks.read_int(v, w, 1, 8),
+    "max_positions": lambda v, w: checks.read_int(v, w, 0, checks.MAX_POSITIONS),
+}
 
 
 def _run_from_dict(data: Any, where: str) -> SavedRun:
     if not isinstance(data, Mapping):
         raise ValueError(f"{where} is not an object.")
-    missing = [
-        k
-        for k in ("model_name", "prompt", "prompt_ids", "mode", "sampling", "max_new_tokens")
-        if k not in data
-    ]
-    if "records" not in data:
-        missing.append("records")
-    if missing:
-        raise ValueError(f"{where} lacks {', '.join(missing)}; the file is incomplete.")
-    mode = data["mode"]
-    if mode not in MODES:
-        raise ValueError(f"{where} has an unknown mode {mode!r} (expected cached or recompute).")
+    checks.require(
+        data,
+        ("model_name", "prompt", "prompt_ids", "mode", "sampling", "max_new_tokens", "records"),
+        where,
+    )
+    mode = checks.read_mode(data["mode"], f"{where}: mode")
     try:
-        sampling = SamplingSettings(**data["sampling"])
-        cache = CacheSpec(**data.get("cache", {}))
-        facts = ModelFacts(**data.get("model", {}))
-        prompt_ids = tuple(int(t) for t in data["prompt_ids"])
-        max_new = int(data["max_new_tokens"])
-    except (TypeError, ValueError) as exc:
+        sampling = checks.read_fields(SamplingSettings, data["sampling"], "sampling",
+                                      _SAMPLING_FIELDS)
+        cache = checks.read_fields(CacheSpec, data.get("cache", {}), "cache", _CACHE_FIELDS)
+        facts = checks.read_fields(ModelFacts, data.get("model", {}), "model", _FACT_FIELDS)
+    except ValueError as exc:
         raise ValueError(f"{where} has bad settings: {exc}") from exc
     if cache.kind not in CACHE_KINDS:
         raise ValueError(f"{where} has an unknown cache kind {cache.kind!r}.")
+    prompt_ids = checks.read_list(
+        data["prompt_ids"], f"{where}: prompt_ids",
+        lambda v, w: checks.read_int(v, w, 0, checks.MAX_TOKEN_ID), min_length=1,
+    )
+    max_new = checks.read_int(data["max_new_tokens"], f"{where}: max_new_tokens", 1,
+                              checks.MAX_POSITIONS)
     raw_records = data["records"]
     if not isinstance(raw_records, list):
         raise ValueError(f"{where}: records must be a list.")
-    records = []
+    checks.check_lengths(where, len(prompt_ids), max_new, len(raw_records), facts.max_positions)
+    records: list[StepRecord] = []
     for i, raw in enumerate(raw_records):
-        try:
-            record = StepRecord.from_dict(raw)
-        except (TypeError, KeyError, ValueError, AttributeError) as exc:
-            raise ValueError(
-                f"{where}, step {i}: not a complete step record ({exc}); the file is damaged."
-            ) from exc
-        if not isinstance(record.tokens_fed, int) or not isinstance(record.elapsed_s, int | float):
-            raise ValueError(f"{where}, step {i}: tokens_fed or elapsed_s is not a number.")
-        if record.step != i:
-            raise ValueError(
-                f"{where}: step {i} is numbered {record.step}; steps must run 0, 1, 2, …"
-            )
-        if record.mode != mode:
-            raise ValueError(f"{where}, step {i}: mode {record.mode!r} differs from the run's.")
-        records.append(record)
+        records.append(checks.read_record(
+            raw, f"{where}, step {i}", step=i, mode=mode, prompt_len=len(prompt_ids),
+            batch=records[0].batch_size if records else None, layers=facts.num_layers,
+        ))
+    pieces = checks.read_list(data.get("prompt_pieces", []), f"{where}: prompt_pieces",
+                              checks.read_str)
+    if pieces and len(pieces) != len(prompt_ids):
+        raise ValueError(f"{where}: prompt_pieces has {len(pieces)} entries for "
+                         f"{len(prompt_ids)} prompt tokens.")
     return SavedRun(
-        model_name=str(data["model_name"]),
-        prompt=str(data["prompt"]),
+        model_name=checks.read_str(data["model_name"], f"{where}: model_name"),
+        prompt=checks.read_str(data["prompt"], f"{where}: prompt"),
         prompt_ids=prompt_ids,
         mode=mode,
         sampling=sampling,
         max_new_tokens=max_new,
         cache=cache,
-        use_chat_template=bool(data.get("use_chat_template", False)),
+        use_chat_template=checks.read_bool(data.get("use_chat_template", False),
+                                           f"{where}: use_chat_template"),
         model=facts,
         records=tuple(records),
-        prompt_pieces=tuple(str(p) for p in data.get("prompt_pieces", ())),
-        note=str(data.get("note", "")),
+        prompt_pieces=pieces,
+        note=checks.read_str(data.get("note", ""), f"{where}: note"),
     )
 
 
@@ -337,100 +367,68 @@ class RunFile:
 
 
 def load_run_file(path: str | os.PathLike[str]) -> RunFile:
-    """`load_runs` plus the file's Sample ×N results (checked the same way)."""
+    """`load_runs` plus the file's Sample ×N results, every value checked the same way."""
     p = Path(path)
-    runs = load_runs(p)  # every problem with the file itself is reported here
-    return RunFile(tuple(runs), _samples_in(p.read_bytes(), str(p)))
+    return loads_run_file(checks.read_run_bytes(p), str(p))
 
 
 def loads_run_file(data: bytes | str, where: str = "the run file") -> RunFile:
-    return RunFile(tuple(loads_runs(data, where)), _samples_in(data, where))
-
-
-def _samples_in(data: bytes | str, where: str) -> tuple[SavedSamples, ...]:
-    document = json.loads(data)  # already parsed once by loads_runs: valid JSON, an object
+    runs = loads_runs(data, where)  # every problem with the file as a whole is reported here
+    document = json.loads(data)  # parsed once already: valid JSON, an object, not too deep
     raw = document.get("samples", [])
-    if not isinstance(raw, list):
-        raise ValueError(f"{where}: samples must be a list of Sample ×N results.")
-    if len(raw) > MAX_SAMPLE_SETS:
-        raise ValueError(f"{where} holds {len(raw)} Sample ×N results; a run file holds at "
-                         f"most {MAX_SAMPLE_SETS}.")
-    return tuple(_samples_from_dict(item, f"{where}, samples {i + 1}")
-                 for i, item in enumerate(raw))
+    samples = checks.read_list(raw, f"{where}: samples", _samples_from_dict,
+                               max_length=MAX_SAMPLE_SETS)
+    return RunFile(tuple(runs), samples)
 
 
-def _int_in(value: Any, where: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{where} must be a whole number from {low} to {high}, not {value!r}.")
-    return value
+def _temperature(value: Any, where: str) -> float:
+    return checks.read_float(value, where, 0.0, 1e6)
 
 
-def _text(value: Any, where: str) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{where} must be text, not {type(value).__name__}.")
-    return value
+def _answer_count(value: Any, where: str) -> tuple[str, int]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise ValueError(f"{where} must be an [answer, count] pair.")
+    return checks.read_str(value[0], f"{where}: answer"), checks.read_int(
+        value[1], f"{where}: count", 1, MAX_SAMPLES)
 
 
 def _samples_from_dict(data: Any, where: str) -> SavedSamples:
-    """A Sample ×N result from a file: every value checked, counts consistent with N."""
+    """A Sample ×N result from a file: every value checked, the counts adding up to N."""
     if not isinstance(data, Mapping):
         raise ValueError(f"{where} is not an object.")
-    missing = [k for k in ("prompt", "temperatures", "samples_per_temperature",
-                           "answer_tokens", "counts") if k not in data]
-    if missing:
-        raise ValueError(f"{where} lacks {', '.join(missing)}; the file is incomplete.")
-    raw_temps = data["temperatures"]
-    if not isinstance(raw_temps, list) or not 1 <= len(raw_temps) <= MAX_TEMPERATURES:
-        raise ValueError(f"{where}: temperatures must be a list of 1 to {MAX_TEMPERATURES} "
-                         "numbers.")
-    temperatures = []
-    for value in raw_temps:
-        if (isinstance(value, bool) or not isinstance(value, int | float)
-                or not math.isfinite(value) or value < 0):
-            raise ValueError(f"{where}: temperature {value!r} is not a number ≥ 0.")
-        temperatures.append(float(value))
-    n = _int_in(data["samples_per_temperature"], f"{where}: samples_per_temperature", 1,
-                MAX_SAMPLES)
-    answer_tokens = _int_in(data["answer_tokens"], f"{where}: answer_tokens", 1, 1 << 20)
-    raw_counts = data["counts"]
-    if not isinstance(raw_counts, list) or len(raw_counts) != len(temperatures):
-        raise ValueError(f"{where}: counts must hold one list per temperature "
-                         f"({len(temperatures)}).")
-    counts = []
-    for t_index, row in enumerate(raw_counts):
-        at = f"{where}, T = {temperatures[t_index]:g}"
-        if not isinstance(row, list) or len(row) > n:
-            raise ValueError(f"{at}: counts must be a list of at most {n} [answer, count] pairs.")
-        pairs = []
-        for pair in row:
-            if not isinstance(pair, list) or len(pair) != 2:
-                raise ValueError(f"{at}: each count must be an [answer, count] pair.")
-            pairs.append((_text(pair[0], f"{at}: answer"),
-                          _int_in(pair[1], f"{at}: count", 1, n)))
-        if sum(c for _, c in pairs) != n:
-            raise ValueError(f"{at}: the counts add up to {sum(c for _, c in pairs)}, not the "
-                             f"{n} samples; the file is damaged.")
-        if len({a for a, _ in pairs}) != len(pairs):
-            raise ValueError(f"{at}: an answer is counted twice; the file is damaged.")
-        counts.append(tuple(pairs))
-    sampling_raw = data.get("sampling", {})
-    if not isinstance(sampling_raw, Mapping):
-        raise ValueError(f"{where}: sampling must be an object.")
+    checks.require(data, ("prompt", "temperatures", "samples_per_temperature", "answer_tokens",
+                          "counts"), where)
+    temperatures = checks.read_list(data["temperatures"], f"{where}: temperatures",
+                                    _temperature, min_length=1, max_length=MAX_TEMPERATURES)
+    n = checks.read_int(data["samples_per_temperature"], f"{where}: samples_per_temperature",
+                        1, MAX_SAMPLES)
+    answer_tokens = checks.read_int(data["answer_tokens"], f"{where}: answer_tokens", 1,
+                                    checks.MAX_POSITIONS)
+    rows = checks.read_list(data["counts"], f"{where}: counts",
+                            lambda v, w: checks.read_list(v, w, _answer_count, max_length=n),
+                            length=len(temperatures))
+    for t, row in zip(temperatures, rows, strict=True):
+        total = sum(c for _, c in row)
+        if total != n:
+            raise ValueError(f"{where}, T = {t:g}: the counts add up to {total}, not the {n} "
+                             "samples; the file is damaged.")
+        if len({a for a, _ in row}) != len(row):
+            raise ValueError(f"{where}, T = {t:g}: an answer is counted twice; the file is "
+                             "damaged.")
     try:
-        sampling = SamplingSettings(**sampling_raw)
-    except (TypeError, ValueError) as exc:
+        sampling = checks.read_fields(SamplingSettings, data.get("sampling", {}), "sampling",
+                                      _SAMPLING_FIELDS)
+    except ValueError as exc:
         raise ValueError(f"{where} has bad sampling settings: {exc}") from exc
-    chat = data.get("use_chat_template", False)
-    if not isinstance(chat, bool):
-        raise ValueError(f"{where}: use_chat_template must be true or false.")
     return SavedSamples(
-        prompt=_text(data["prompt"], f"{where}: prompt"),
-        temperatures=tuple(temperatures),
+        prompt=checks.read_str(data["prompt"], f"{where}: prompt"),
+        temperatures=temperatures,
         samples_per_temperature=n,
         answer_tokens=answer_tokens,
-        counts=tuple(counts),
+        counts=rows,
         sampling=sampling,
-        use_chat_template=chat,
+        use_chat_template=checks.read_bool(data.get("use_chat_template", False),
+                                           f"{where}: use_chat_template"),
     )
 
 

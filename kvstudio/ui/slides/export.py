@@ -53,6 +53,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsView, QGraphicsWidget
 
+from kvstudio.core.folder_write import write_files
 from kvstudio.core.runfile import atomic_write_bytes
 from kvstudio.ui.plots.style import (
     SLIDE_REFERENCE_WIDTH,
@@ -788,19 +789,16 @@ def export_slide_pack(
     Every image is `canvas`-sized and every PDF page the same size. Charts with
     no data are left out and named in `SlidePack.skipped` (and in
     numbers.json). `numbers` goes to numbers.json; each of `tables` to
-    <name>.csv. All files are rendered in memory first, then written; if any
-    write fails, the files this call already wrote are removed, so the folder
-    never holds half a pack.
+    <name>.csv. All files are rendered in memory first, then written beside
+    the folder and swapped in (``kvstudio.core.folder_write``): if any write
+    fails (a full disk), the folder keeps exactly what it held before, an
+    earlier pack included.
     """
     out = Path(folder)
     drawn = {name: chart for name, chart in charts.items() if not chart_is_empty(chart)}
     skipped = tuple(name for name in charts if name not in drawn)
     if not drawn and not numbers and not tables:
         raise ExportError("Nothing to export yet: run the model or a lab first.")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ExportError(_os_error_message(out / "slides", exc)) from exc
     files: dict[str, bytes] = {}
     heads: list[str | None] = []
     for name, chart in drawn.items():
@@ -824,15 +822,11 @@ def export_slide_pack(
         ).encode("utf-8")
     for name, rows in (tables or {}).items():
         files[f"{safe_file_stem(name)}.csv"] = rows_to_csv(rows)
-    written: list[Path] = []
     try:
-        for file_name, data in files.items():
-            written.append(atomic_write(out / file_name, data))
-    except ExportError:
-        for path in written:
-            with contextlib.suppress(OSError):
-                path.unlink()
-        raise
+        written = write_files(out, files)
+    except OSError as exc:
+        raise ExportError(_os_error_message(out / "slides", exc)) from exc
+    logger.info("Wrote a slide pack of %d files to %s", len(written), out)
     return SlidePack(tuple(written), skipped)
 
 
