@@ -222,3 +222,25 @@ def test_chat_command_prints_both_ways(
     code = main(["chat", "--turns", str(tmp_path / "none.txt")])
     _, err = capsys.readouterr()
     assert code == 2 and err.startswith("error: No turns file")
+
+
+def test_the_order_of_the_ways_changes_nothing_but_the_order(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    counting = CountingBackend(tiny_backend)
+    first = turns_of(ChatSession(tiny_backend, tokenizer, max_new_tokens=5), TURNS)
+    swapped_session = ChatSession(counting, tokenizer, max_new_tokens=5)  # type: ignore[arg-type]
+    swapped = [
+        t
+        for t in chat_conversation(swapped_session, TURNS, refeed_first=True)
+        if isinstance(t, ChatTurn)
+    ]
+    for a, b in zip(first, swapped, strict=True):
+        assert a.answer_ids == b.answer_ids and b.identical
+        assert a.reuse is not None and b.reuse is not None and b.refeed is not None
+        assert a.reuse.prompt_tokens_fed == b.reuse.prompt_tokens_fed
+    last = swapped[-1]
+    assert last.refeed is not None
+    # The last turn's first forward was the re-feed's whole history.
+    generated = len(last.answer_ids)
+    assert counting.fed[-2 * generated] == last.history_tokens == last.refeed.prompt_tokens_fed
