@@ -199,32 +199,41 @@ class ChatSession:
         turn_no = len(self.turns) + 1
         results: dict[Way, WayResult] = {}
         cached_before = self._cached_tokens if self._cache is not None else 0
-        for done, way in enumerate(ways, start=1):
-            if way == "reuse":
-                results["reuse"] = self._answer_reusing(prompt, budget)
-            else:
-                cache = self.backend.new_cache(self.cache_spec, 1)
-                results["refeed"] = self._answer("refeed", prompt, cache, budget)
-                del cache
-            yield Progress("chat", way, done, len(ways))
-        answer = (results.get("reuse") or results["refeed"]).token_ids
-        new_tokens = len(prompt) - cached_before
-        self.history = prompt + list(answer)
-        record = ChatTurn(
-            turn=turn_no,
-            user_text=text,
-            new_tokens=new_tokens,
-            history_tokens=len(prompt),
-            answer_ids=answer,
-            answer_text=self._answer_text(answer),
-            reuse=results.get("reuse"),
-            refeed=results.get("refeed"),
-            cut_by_limit=budget < self.max_new_tokens
-            and len(answer) == budget
-            and answer[-1] != self.eos_id,
-            context_limit=self.context_limit,
-        )
-        self.turns.append(record)
+        committed = False
+        try:
+            for done, way in enumerate(ways, start=1):
+                if way == "reuse":
+                    results["reuse"] = self._answer_reusing(prompt, budget)
+                else:
+                    cache = self.backend.new_cache(self.cache_spec, 1)
+                    results["refeed"] = self._answer("refeed", prompt, cache, budget)
+                    del cache
+                yield Progress("chat", way, done, len(ways))
+            answer = (results.get("reuse") or results["refeed"]).token_ids
+            new_tokens = len(prompt) - cached_before
+            self.history = prompt + list(answer)
+            record = ChatTurn(
+                turn=turn_no,
+                user_text=text,
+                new_tokens=new_tokens,
+                history_tokens=len(prompt),
+                answer_ids=answer,
+                answer_text=self._answer_text(answer),
+                reuse=results.get("reuse"),
+                refeed=results.get("refeed"),
+                cut_by_limit=budget < self.max_new_tokens
+                and len(answer) == budget
+                and answer[-1] != self.eos_id,
+                context_limit=self.context_limit,
+            )
+            self.turns.append(record)
+            committed = True
+        finally:
+            if not committed and reuse:
+                # Cancelled or failed mid-turn: the kept cache may hold part of a turn that
+                # never joined the history. Drop it; the next turn re-feeds (and reuses again).
+                self._cache = None
+                self._cached_tokens = 0
         yield record
         return record
 

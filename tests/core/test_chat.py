@@ -244,3 +244,23 @@ def test_the_order_of_the_ways_changes_nothing_but_the_order(
     # The last turn's first forward was the re-feed's whole history.
     generated = len(last.answer_ids)
     assert counting.fed[-2 * generated] == last.history_tokens == last.refeed.prompt_tokens_fed
+
+
+def test_a_cancelled_turn_leaves_the_conversation_as_it_was(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    """Closed after the reuse way ran: no half turn in the history or in the kept cache."""
+    reference = turns_of(ChatSession(tiny_backend, tokenizer, max_new_tokens=5), TURNS[:2])
+    session = ChatSession(tiny_backend, tokenizer, max_new_tokens=5)
+    turns_of(session, TURNS[:1])
+    history = session.history[:]
+    running = session.run_turn(TURNS[1])
+    assert next(running).stage == "reuse"  # type: ignore[union-attr]
+    running.close()  # what the lab thread does on Cancel
+    assert session.history == history and len(session.turns) == 1
+    (again,) = turns_of(session, TURNS[1:2])
+    assert again.answer_ids == reference[1].answer_ids and again.identical
+    assert again.reuse is not None and again.reuse.prompt_tokens_fed == again.history_tokens
+    (third,) = turns_of(session, TURNS[2:])  # and reuse works again after that
+    assert third.reuse is not None and third.reuse.prompt_tokens_fed == third.new_tokens
+    assert third.new_tokens < third.history_tokens
