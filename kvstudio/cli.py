@@ -7,8 +7,10 @@ results into text. Errors the user can fix print one clear line and exit with
 status 2, never a traceback.
 
 Subcommands: ``compare``, ``sample``, ``sweep``, ``bench``, ``info``; plus
-``train``/``eval-model`` (``kvstudio.training.cli``) and ``convert``
-(``kvstudio.hf_cli``) when those modules are present.
+``train``/``eval-model`` (``kvstudio.training.cli``), ``convert``
+(``kvstudio.hf_cli``), ``chat`` (``kvstudio.chat_cli``) and ``project``
+(``kvstudio.scale_cli``, which also prints ``compare --cache paged|fp16|int8|int4``'s
+extra tables) when those modules are present.
 """
 
 from __future__ import annotations

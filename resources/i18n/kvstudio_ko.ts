@@ -894,7 +894,7 @@
         <location filename="../../kvstudio/ui/labs/chat_lab.py" line="134" />
         <location filename="../../kvstudio/ui/labs/chat_lab.py" line="137" />
         <location filename="../../kvstudio/ui/labs/chat_lab.py" line="142" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="315" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="317" />
         <source>turn</source>
         <translation>턴</translation>
     </message>
@@ -934,92 +934,92 @@
         <translation>다시 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="230" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="232" />
         <source>Turn {0}</source>
         <translation>턴 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="232" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="234" />
         <source>reuse fed {0} tokens</source>
         <translation>재사용: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="234" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="236" />
         <source>re-feed fed {0} tokens</source>
         <translation>다시 입력: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="238" />
         <source>identical tokens both ways {0}</source>
         <translation>두 방식의 토큰이 같음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="238" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="240" />
         <source>the two ways chose different tokens {0}</source>
         <translation>두 방식이 다른 토큰을 골랐음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="242" />
         <source>the answer was cut at the context limit</source>
         <translation>컨텍스트 한도에서 답이 잘렸음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="274" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="276" />
         <source>User</source>
         <translation>사용자</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="274" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="276" />
         <source>Assistant</source>
         <translation>어시스턴트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="318" />
         <source>history</source>
         <translation>대화 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="317" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="319" />
         <source>fed (reuse)</source>
         <translation>입력 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="318" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="320" />
         <source>fed (re-feed)</source>
         <translation>입력 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="319" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="321" />
         <source>TTFT ms (reuse)</source>
         <translation>TTFT ms (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="320" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
         <source>TTFT ms (re-feed)</source>
         <translation>TTFT ms (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="321" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="323" />
         <source>ms/token (reuse)</source>
         <translation>ms/토큰 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="324" />
         <source>ms/token (re-feed)</source>
         <translation>ms/토큰 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="323" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="325" />
         <source>cache KiB</source>
         <translation>캐시 KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="324" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="326" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="325" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="327" />
         <source>identical</source>
         <translation>같음</translation>
     </message>
