@@ -4,7 +4,7 @@
     <name>AnswerHistogramPlot</name>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="46" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="140" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
@@ -20,7 +20,7 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="69" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
         <source>answer rank (1 = most common)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
@@ -40,42 +40,42 @@
         <translation>나머지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="117" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="118" />
         <source>T = {0:g}: {1} distinct of {2}</source>
         <translation>T = {0:g}: {2}개 중 서로 다른 답 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="120" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="121" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="128" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="129" />
         <source>answer (text)</source>
         <translation>답 (텍스트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="130" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="131" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="134" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="135" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="136" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="137" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="143" />
         <source>Distinct answers per temperature</source>
         <translation>온도별 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="143" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
@@ -617,78 +617,68 @@
         <translation>수 형식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="203" />
-        <source>min–max</source>
-        <translation>최소–최대</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="206" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="208" />
         <source>cache, measured (bytes)</source>
         <translation>캐시, 측정값 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="213" />
         <source>speed ratio (recompute / cached), medians</source>
         <translation>속도 비 (재계산 / 캐시), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="212" />
-        <source>speed ratio per round, min–max</source>
-        <translation>회차별 속도 비, 최소–최대</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="214" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="216" />
         <source>rounds</source>
         <translation>회차 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="225" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="227" />
         <source>Tokens fed: cached {0:,} (formula P+(N−1) = {1:,}) vs recompute {2:,} (formula P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</source>
         <translation>입력 토큰: 캐시 {0:,} (공식 P+(N−1) = {1:,}) 대 재계산 {2:,} (공식 P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="230" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="232" />
         <source>recompute took {0:.1f}× as long (median of {1} rounds) · TTFT {2} vs {3} ms · max |Δlogit| {4:.2g}</source>
         <translation>재계산이 {0:.1f}배 오래 걸림 ({1}회 중앙값) · TTFT {2} 대 {3} ms · 최대 |Δlogit| {4:.2g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="250" />
         <source>{0}: median time (ms)</source>
         <translation>{0}: 중앙값 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="252" />
         <source>{0}: fastest round (ms)</source>
         <translation>{0}: 가장 빠른 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="252" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="254" />
         <source>{0}: slowest round (ms)</source>
         <translation>{0}: 가장 느린 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="256" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="258" />
         <source>{0}: tokens fed (tokens)</source>
         <translation>{0}: 입력 토큰 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="260" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="262" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="262" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="264" />
         <source>max |Δlogit| (logit units)</source>
         <translation>최대 |Δlogit| (로짓 단위)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="264" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="266" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="125" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="242" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
@@ -709,7 +699,7 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="127" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="261" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="263" />
         <source>max |Δlogit| per step, cached vs recompute</source>
         <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
     </message>
@@ -720,7 +710,7 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="129" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="210" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="212" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
@@ -746,31 +736,51 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="197" />
-        <source>TTFT (ms)</source>
-        <translation>TTFT (ms)</translation>
+        <source>TTFT (ms), median</source>
+        <translation>TTFT (ms), 중앙값</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="198" />
-        <source>decode ms / token</source>
-        <translation>디코드 ms / 토큰</translation>
+        <source>decode ms / token, median</source>
+        <translation>디코드 토큰당 ms, 중앙값</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="199" />
-        <source>total (ms)</source>
-        <translation>합계 (ms)</translation>
+        <source>total (ms), median</source>
+        <translation>전체 (ms), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="203" />
+        <source>fastest round</source>
+        <translation>가장 빠른 회차</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="205" />
+        <source>slowest round</source>
+        <translation>가장 느린 회차</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="210" />
         <source>cache, formula 2·L·T·H_kv·d·bytes</source>
         <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="209" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="211" />
         <source>identical tokens</source>
         <translation>토큰 일치</translation>
     </message>
     <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="214" />
+        <source>speed ratio, lowest round</source>
+        <translation>속도 비, 가장 낮은 회차</translation>
+    </message>
+    <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="215" />
+        <source>speed ratio, highest round</source>
+        <translation>속도 비, 가장 높은 회차</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="217" />
         <source>number format</source>
         <translation>수 형식</translation>
     </message>
@@ -3098,208 +3108,208 @@ step {4}</source>
 <context>
     <name>TopPTopKPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="125" />
         <source>Top-p / top-k</source>
         <translation>Top-p / top-k</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="129" />
         <source>Start</source>
         <translation>시작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="130" />
         <source>Step</source>
         <translation>한 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="131" />
         <source>Run to end</source>
         <translation>끝까지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="134" />
         <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (hollow grey bars are cut) and renormalises them to sum to 1; the green line adds them up, and top-p keeps the most likely tokens until that sum reaches p (orange bars are cut). The chosen token is outlined.</source>
         <translation>막대는 온도를 적용한 뒤 가장 가능성 높은 다음 토큰 20개입니다. Top-k는 가장 가능성 높은 k개를 남기고(속이 빈 회색 막대는 잘림) 합이 1이 되도록 다시 정규화합니다. 초록 선은 그 누적합이며, top-p는 누적합이 p에 이를 때까지 가능성 높은 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="140" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="142" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="141" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="143" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="142" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="144" />
         <source>Top-k (0 = off)</source>
         <translation>Top-k (0 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="145" />
         <source>Top-p (1 = off)</source>
         <translation>Top-p (1 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="144" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="146" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="145" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="147" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="149" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="151" />
         <source>Next-token distribution after temperature and top-k</source>
         <translation>온도와 top-k 적용 후 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="152" />
         <source>probability (renormalised)</source>
         <translation>확률 (재정규화)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="153" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="155" />
         <source>cumulative mass</source>
         <translation>누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="198" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="200" />
         <source>Step {0}: chose {1!r} (p = {2:.3f} after top-k and top-p renormalised)</source>
         <translation>{0}단계: {1!r} 선택 (top-k와 top-p 후 재정규화한 p = {2:.3f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="264" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="266" />
         <source>top-k = {0}: mass {1:.2f}</source>
         <translation>top-k = {0}: 확률 {1:.2f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="268" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="270" />
         <source>p = {0:g}</source>
         <translation>p = {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="276" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="278" />
         <source>top-p keeps {0}: mass {1:.2f} ≥ {2:g}</source>
         <translation>top-p가 {0}개 남김: 확률 {1:.2f} ≥ {2:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="319" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="321" />
         <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
         <translation>{0}단계: top-k = {1}이(가) 확률 {3:.2f}를 가진 토큰 {2}개를 남김; 재정규화 후 top-p = {4:g}가 확률 {6:.2f} ≥ {4:g}인 {5}개를 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="324" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="326" />
         <source>temperature {0:g} · chose «{1}», p = {2:.3f} after both filters</source>
         <translation>온도 {0:g} · «{1}» 선택, 두 필터 후 p = {2:.3f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="340" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="342" />
         <source>Next-token distribution at step {0}</source>
         <translation>{0}단계의 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="341" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="343" />
         <source>rank (1 = most likely)</source>
         <translation>순위 (1 = 가장 가능성 높음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="343" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="345" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="344" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="346" />
         <source>probability after temperature</source>
         <translation>온도 적용 후 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="346" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="348" />
         <source>probability after top-k, renormalised</source>
         <translation>top-k 후 재정규화한 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="348" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="350" />
         <source>cumulative mass after top-k</source>
         <translation>top-k 후 누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="349" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="351" />
         <source>kept by top-k and top-p</source>
         <translation>top-k와 top-p가 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="358" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="360" />
         <source>after top-k (tokens)</source>
         <translation>top-k 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="360" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="362" />
         <source>after top-p (tokens)</source>
         <translation>top-p 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="362" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="364" />
         <source>kept mass after top-k (probability)</source>
         <translation>top-k 후 남은 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="364" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="366" />
         <source>p(chosen) after both filters</source>
         <translation>두 필터 후 p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="154" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="355" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="357" />
         <source>Candidates left after each filter</source>
         <translation>필터별 남은 후보 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="155" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="294" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="356" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="296" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="358" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="158" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="159" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="297" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="299" />
         <source>after top-k</source>
         <translation>top-k 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="160" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="298" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="300" />
         <source>after top-p</source>
         <translation>top-p 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="259" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="261" />
         <source>the {0} most likely tokens at step {1}</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="295" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="350" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="297" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="352" />
         <source>chosen</source>
         <translation>선택</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="296" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="298" />
         <source>p(chosen)</source>
         <translation>p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="312" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="314" />
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>
