@@ -33,7 +33,7 @@ from kvstudio.core.tokenizer import TextTokenizer
 
 logger = logging.getLogger(__name__)
 
-TRANSFORMERS_RANGE = ">=4.57,<5.19"  # keep in step with pyproject's [hf] extra
+TRANSFORMERS_RANGE = ">=4.57,<5.25"  # keep in step with pyproject's [hf] extra
 INSTALL_HINT = "install the extra: pip install -e '.[hf]'"
 WEIGHT_FILES = (
     "model.safetensors",

@@ -84,57 +84,72 @@
 <context>
     <name>CacheBytesPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="52" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="56" />
         <source>layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="53" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="57" />
         <source>bytes</source>
         <translation>바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="55" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="59" />
         <source>K (used)</source>
         <translation>K (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="56" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="60" />
         <source>V (used)</source>
         <translation>V (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="57" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="61" />
         <source>allocated (static)</source>
         <translation>할당됨 (정적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="58" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="62" />
         <source>KV cache per layer</source>
         <translation>레이어별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="59" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="63" />
         <source>KV cache: {0} measured (T = {1} tokens)</source>
         <translation>KV 캐시: 측정 {0} (T = {1} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="60" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="64" />
         <source>formula 2·L·T·H_kv·d·bytes = {0}</source>
         <translation>공식 2·L·T·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="61" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="65" />
         <source>KV cache: recompute mode keeps no cache</source>
         <translation>KV 캐시: 재계산 모드는 캐시를 두지 않습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="62" />
-        <source>window cap W = {0}</source>
-        <translation>윈도 상한 W = {0}</translation>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="66" />
+        <source>window W = {0}: keeps {1} tokens</source>
+        <translation>윈도 W = {0}: {1} 토큰 보관</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="63" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="67" />
+        <source>{0} full</source>
+        <translation>{0} 전체</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="68" />
+        <source>{0} W={1}</source>
+        <translation>{0} W={1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="69" />
+        <source>formula Σ 2·T_l·H_kv·d·bytes = {0}</source>
+        <translation>공식 Σ 2·T_l·H_kv·d·bytes = {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="70" />
         <source>(cached run; recompute keeps none)</source>
         <translation>(캐시 실행; 재계산은 캐시 없음)</translation>
     </message>
@@ -148,107 +163,107 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="71" />
-        <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; the sliding window keeps the last W tokens, so its memory and each query's view stop growing at W. When W covers the whole context the output must match the dynamic cache.</source>
-        <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도는 마지막 W 토큰만 보관하므로 메모리와 각 쿼리가 보는 범위가 W에서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
+        <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; with a sliding window W each token sees the last W tokens, itself included (transformers' sliding_window), so the cache keeps W − 1 and its memory stops growing there. When W covers the whole context the output must match the dynamic cache.</source>
+        <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도 W에서는 각 토큰이 자기 자신을 포함해 마지막 W 토큰을 보므로(transformers의 sliding_window와 같은 뜻) 캐시는 W − 1 토큰만 보관하고 메모리도 거기서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="79" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="80" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="80" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="81" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="81" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="82" />
         <source>Sliding window W</source>
         <translation>슬라이딩 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="84" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="85" />
         <source>Cache memory per step</source>
         <translation>단계별 캐시 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="85" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="86" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="89" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="86" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="87" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="87" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="88" />
         <source>Keys each new token attends to</source>
         <translation>새 토큰이 어텐션하는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="90" />
         <source>attention-mask width</source>
         <translation>어텐션 마스크 너비</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="95" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="96" />
         <source>{0} (allocated)</source>
         <translation>{0} (할당)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="99" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="100" />
         <source>{0} (used)</source>
         <translation>{0} (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="157" />
         <source>✗ from step {0}</source>
         <translation>✗ {0}단계부터 다름</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="168" />
         <source>window W = {0} {1} the context P + N − 1 = {2}</source>
         <translation>윈도 W = {0}: 문맥 P + N − 1 = {2}{1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="170" />
         <source>covers</source>
         <translation>을(를) 덮음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="170" />
         <source>is shorter than</source>
         <translation>보다 짧음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="175" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="176" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="176" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="177" />
         <source>allocated</source>
         <translation>할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="177" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="178" />
         <source>used</source>
         <translation>사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="179" />
         <source>tokens held</source>
         <translation>보관 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="179" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="180" />
         <source>mask (last step)</source>
         <translation>마스크 (마지막 단계)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="180" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="181" />
         <source>same tokens as dynamic</source>
         <translation>동적 캐시와 같은 토큰</translation>
     </message>

@@ -18,6 +18,7 @@ import torch
 
 from kvstudio.core import checkpoints, experiments, formulas
 from kvstudio.core.backend import LanguageModel, MiniMindBackend
+from kvstudio.core.cache_layout import CachePlan, cache_plan, uniform_plan
 from kvstudio.core.hf_backend import is_hf_folder, load_hf_backend
 from kvstudio.core.kv_cache import CacheSpec
 from kvstudio.core.model import MiniMindLM
@@ -94,6 +95,7 @@ class RunInfo:
     num_kv_heads: int
     head_dim: int
     dtype_bytes: int
+    plan: CachePlan | None = None  # per-layer kinds (hybrid models); None: every layer alike
 
     @property
     def mode(self) -> Mode:
@@ -117,6 +119,14 @@ class RunInfo:
         return formulas.cache_bytes(
             self.num_layers, tokens, self.num_kv_heads, self.head_dim, self.dtype_bytes
         )
+
+    def cache_plan(self) -> CachePlan:
+        """What each layer keeps: the model's own plan, or every layer as the cache spec says."""
+        return self.plan or uniform_plan(self, self.request.settings.cache)
+
+    def formula_used_bytes(self, positions: int) -> int:
+        """The per-layer formula Σ_l 2·T_l·H_kv·d·bytes after `positions` cached positions."""
+        return self.cache_plan().used_bytes(positions)
 
 
 @dataclass(frozen=True)
@@ -284,6 +294,7 @@ def run_info(
         num_kv_heads=b.num_kv_heads,
         head_dim=b.head_dim,
         dtype_bytes=b.dtype_bytes,
+        plan=cache_plan(b, request.settings.cache),
     )
 
 
