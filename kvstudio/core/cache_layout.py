@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from kvstudio.core import formulas
 from kvstudio.core.kv_cache import CacheSpec
+from kvstudio.core.quantized_cache import QUANT_BITS, formula_bytes_per_token
 
 LayerKind = Literal["full", "sliding"]
 
@@ -35,14 +36,20 @@ class LayerPlan:
     window: int | None = None  # W: keys a query sees, itself included (sliding layers)
     keeps: int | None = None  # most tokens kept between steps (None: every token)
     preallocated: int | None = None  # tokens allocated up front (static caches), else None
+    block_size: int | None = None  # paged caches: memory comes in blocks of this many tokens
 
     def tokens(self, cached: int) -> int:
         """Tokens this layer holds when `cached` positions are in the cache."""
         return cached if self.keeps is None else min(cached, self.keeps)
 
     def allocated_tokens(self, cached: int) -> int:
-        """Tokens' worth of memory this layer holds (its preallocation, if it has one)."""
-        return self.preallocated if self.preallocated is not None else self.tokens(cached)
+        """Tokens' worth of memory this layer holds: its preallocation, whole blocks, or T_l."""
+        if self.preallocated is not None:
+            return self.preallocated
+        held = self.tokens(cached)
+        if self.block_size:
+            return -(-held // self.block_size) * self.block_size  # ⌈T/b⌉ blocks of b
+        return held
 
     def label(self) -> str:
         """'full' or 'sliding W=8' (for tables and the cache plot)."""
@@ -57,6 +64,7 @@ class CachePlan:
     kv_heads: int  # H_kv
     head_dim: int  # d
     dtype_bytes: int  # bytes per cached number
+    token_bytes: int | None = None  # one token in one layer, K and V, if not 2·H_kv·d·bytes
 
     @property
     def is_hybrid(self) -> bool:
@@ -77,18 +85,18 @@ class CachePlan:
 
     def used_bytes(self, cached: int, batch_size: int = 1) -> int:
         """Bytes holding real tokens: Σ_l 2·T_l·H_kv·d·bytes (· batch)."""
-        return formulas.cache_bytes_layers(
-            self.used_tokens(cached), self.kv_heads, self.head_dim, self.dtype_bytes, batch_size
-        )
+        return self._bytes(self.used_tokens(cached), batch_size)
 
     def allocated_bytes(self, cached: int, batch_size: int = 1) -> int:
-        """Bytes held in memory: the used bytes, or each layer's preallocation (static)."""
+        """Bytes held in memory: the used bytes, each layer's preallocation (static) or
+        its whole blocks (paged)."""
+        return self._bytes(self.allocated_tokens(cached), batch_size)
+
+    def _bytes(self, tokens: list[int], batch_size: int) -> int:
+        if self.token_bytes is not None:  # a quantized layout: scales included
+            return sum(tokens) * self.token_bytes * batch_size
         return formulas.cache_bytes_layers(
-            self.allocated_tokens(cached),
-            self.kv_heads,
-            self.head_dim,
-            self.dtype_bytes,
-            batch_size,
+            tokens, self.kv_heads, self.head_dim, self.dtype_bytes, batch_size
         )
 
     def kinds_summary(self) -> str:
@@ -118,16 +126,23 @@ def spec_layer(spec: CacheSpec) -> LayerPlan:
         return LayerPlan("sliding", spec.window, formulas.window_keeps(spec.window))
     if spec.kind == "static":
         return LayerPlan("full", preallocated=spec.max_length)
+    if spec.kind == "paged":
+        return LayerPlan("full", block_size=spec.block_size)
     return LayerPlan("full")
 
 
 def uniform_plan(backend: Any, spec: CacheSpec) -> CachePlan:
     """Every layer as `spec` says: our own model, and any backend without its own plan."""
+    kv_heads, head_dim = int(backend.num_kv_heads), int(backend.head_dim)
+    token_bytes = None
+    if spec.kind in QUANT_BITS:  # fp16 / int8 / int4 layouts, their scales included
+        token_bytes = formula_bytes_per_token(spec.kind, 1, kv_heads, head_dim)
     return CachePlan(
         layers=(spec_layer(spec),) * int(backend.num_layers),
-        kv_heads=int(backend.num_kv_heads),
-        head_dim=int(backend.head_dim),
+        kv_heads=kv_heads,
+        head_dim=head_dim,
         dtype_bytes=int(backend.dtype_bytes),
+        token_bytes=token_bytes,
     )
 
 

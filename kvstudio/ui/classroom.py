@@ -19,9 +19,12 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from kvstudio.core.runfile import RUN_SUFFIX
-from kvstudio.ui.labs import LabsPanel
+from kvstudio.ui.app.messages import localize
+from kvstudio.ui.labs import LabPanel, LabsPanel
+from kvstudio.ui.labs.chat_lab import ChatPanel
+from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
+from kvstudio.ui.labs.labs_panel import slide_pack_of
 from kvstudio.ui.main_window import MainWindow
-from kvstudio.ui.run.replay import ReplayController
 from kvstudio.ui.slides.export import ChartLike
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 from kvstudio.ui.slides.lecture_mode import LectureActions, LectureMode
@@ -32,7 +35,7 @@ log = logging.getLogger(__name__)
 def live_numbers(window: MainWindow) -> dict[str, Any]:
     """The live runs' headline numbers for numbers.json."""
     out: dict[str, Any] = {}
-    for trace in window.controller.store.traces():
+    for trace in window.controller.shown().traces():  # at the step being looked at
         info = trace.info
         out[trace.mode] = {
             "prompt": info.request.prompt,
@@ -50,7 +53,7 @@ def live_numbers(window: MainWindow) -> dict[str, Any]:
 def live_tables(window: MainWindow) -> dict[str, list[dict[str, Any]]]:
     """One row per step per run, for <mode>-steps.csv."""
     tables: dict[str, list[dict[str, Any]]] = {}
-    for trace in window.controller.store.traces():
+    for trace in window.controller.shown().traces():
         tables[f"{trace.mode} steps"] = [
             {
                 "step": r.step,
@@ -84,13 +87,19 @@ class ClassroomExtras(QObject):
         window.add_tab(self.labs, lambda: self.tr("Labs"))
         controller.model_loaded.connect(self.labs.set_model)
         self.labs.set_model(controller.model)
+        # Chat and Cache inspector: lab panels with a tab each (issue 15).
+        self.chat = ChatPanel(self.exporter)
+        self.inspector = CacheInspectorPanel(self.exporter)
+        self.tab_labs: list[LabPanel] = [self.chat, self.inspector]
+        for lab in self.tab_labs:
+            window.add_tab(lab, lab.title)
+            lab.failed.connect(self._on_lab_failed)
+            controller.model_loaded.connect(lab.set_model)
+            lab.set_model(controller.model)
         self.export_buttons = [
             attach_export(plot, self.exporter) for plot in window.plots().values()
         ]
-        self.replay = ReplayController(controller.store, self)
-        self.replay.changed.connect(controller.pacer.request)
-        self.replay.finished.connect(controller.pacer.flush)
-        self.replay.loaded.connect(self._on_note)
+        self.replay = controller.replay  # the controller owns it: the run state covers replays
         self.lecture = LectureMode(
             window,
             self.lecture_charts,
@@ -104,29 +113,20 @@ class ClassroomExtras(QObject):
     # ---- what the menu does ----------------------------------------------------------------
     def lecture_charts(self) -> list[ChartLike]:
         charts: list[ChartLike] = list(self.window.plots().values())
-        for lab in self.labs.labs():
+        for lab in [*self.labs.labs(), *self.tab_labs]:
             charts += list(lab.charts().values())
         return charts
 
     def step(self) -> None:
-        """One step: of the replay when one is running, else of the live model."""
-        if self.replay.active:
-            self.replay.step()
-        else:
-            self.window.controller.step()
+        """One step of what is on screen: the replay in a replay, else the live model."""
+        self.window.controller.step()
 
     def toggle_play(self) -> None:
-        if self.replay.active:
-            self.replay.toggle_play()
-        else:
-            controller = self.window.controller
-            controller.set_playing(not controller.playing)
+        self.window.controller.toggle_play()
 
     def reset(self) -> None:
-        if self.replay.runs:
-            self.replay.restart()
-        else:
-            self.window.controller.reset()
+        """Home: start again what is on screen (never another run)."""
+        self.window.controller.restart()
 
     def save_run(self, path: str | None = None) -> bool:
         model = self.window.controller.model
@@ -158,9 +158,8 @@ class ClassroomExtras(QObject):
             )
         if not path:
             return False
-        self.window.controller.set_playing(False)
         try:
-            self.replay.open(path)
+            self.window.controller.open_replay(path)
         except ValueError as exc:
             self._warn(str(exc))
             return False
@@ -170,6 +169,10 @@ class ClassroomExtras(QObject):
     def export_slide_pack(self) -> bool:
         charts: dict[str, ChartLike] = dict(self.window.plots())
         lab_charts, lab_numbers, lab_tables = self.labs.slide_pack()
+        tab_charts, tab_numbers, tab_tables = slide_pack_of(self.tab_labs)
+        lab_charts.update(tab_charts)
+        lab_numbers.update(tab_numbers)
+        lab_tables.update(tab_tables)
         charts.update(lab_charts)
         numbers = {"live": live_numbers(self.window), "labs": lab_numbers}
         tables: dict[str, Any] = {**live_tables(self.window), **lab_tables}
@@ -178,6 +181,8 @@ class ClassroomExtras(QObject):
     def shutdown(self) -> None:
         self.replay.stop()
         self.labs.shutdown()
+        for lab in self.tab_labs:
+            lab.shutdown()
 
     # ---- building ------------------------------------------------------------------------------
     def _build_menu(self) -> None:
@@ -193,12 +198,19 @@ class ClassroomExtras(QObject):
         self.open_action = QAction(self.window)
         self.open_action.setShortcut(QKeySequence.StandardKey.Open)
         self.open_action.triggered.connect(self._on_open_triggered)
+        controller = self.window.controller
         self.replay_step_action = QAction(self.window)
-        self.replay_step_action.triggered.connect(self.replay.step)
+        self.replay_step_action.triggered.connect(controller.step)
         self.replay_play_action = QAction(self.window)
-        self.replay_play_action.triggered.connect(self.replay.toggle_play)
+        self.replay_play_action.triggered.connect(controller.toggle_play)
         self.replay_restart_action = QAction(self.window)
-        self.replay_restart_action.triggered.connect(self.replay.restart)
+        self.replay_restart_action.triggered.connect(controller.restart)
+        self.back_to_live_action = QAction(self.window)
+        self.back_to_live_action.triggered.connect(controller.back_to_live)
+        for action in (self.replay_step_action, self.replay_play_action,
+                       self.replay_restart_action, self.back_to_live_action):
+            action.setEnabled(False)
+        controller.state.changed.connect(self._on_run_state_changed)
         self.pack_action = QAction(self.window)
         self.pack_action.setShortcut(QKeySequence("Ctrl+Shift+E"))
         self.pack_action.triggered.connect(self._on_pack_triggered)
@@ -211,6 +223,7 @@ class ClassroomExtras(QObject):
             self.replay_step_action,
             self.replay_play_action,
             self.replay_restart_action,
+            self.back_to_live_action,
         ):
             self.replay_menu.addAction(action)
         self.menu.addSeparator()
@@ -228,10 +241,17 @@ class ClassroomExtras(QObject):
         self.replay_step_action.setText(self.tr("Next step"))
         self.replay_play_action.setText(self.tr("Play / pause"))
         self.replay_restart_action.setText(self.tr("From the start"))
+        self.back_to_live_action.setText(self.tr("Back to live"))
         self.pack_action.setText(self.tr("Export slide pack (all charts and numbers)…"))
         self.labs.retranslate()
 
     # ---- slots ---------------------------------------------------------------------------------
+    def _on_run_state_changed(self) -> None:
+        replaying = self.window.controller.state.replaying
+        for action in (self.replay_step_action, self.replay_play_action,
+                       self.replay_restart_action, self.back_to_live_action):
+            action.setEnabled(replaying)
+
     def _on_save_triggered(self) -> None:
         self.save_run()
 
@@ -254,6 +274,7 @@ class ClassroomExtras(QObject):
         self.window.status.showMessage(message, 8_000)
 
     def _warn(self, message: str) -> None:
+        message = localize(message)  # export and file errors, in the window's language
         self.window.status.showMessage(message, 15_000)
         box = QMessageBox(
             QMessageBox.Icon.Warning,

@@ -84,74 +84,268 @@
 <context>
     <name>CacheBytesPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="56" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="57" />
         <source>layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="57" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="58" />
         <source>bytes</source>
         <translation>바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="59" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="60" />
         <source>K (used)</source>
         <translation>K (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="60" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="61" />
         <source>V (used)</source>
         <translation>V (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="61" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="62" />
         <source>allocated (static)</source>
         <translation>할당됨 (정적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="62" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="63" />
         <source>KV cache per layer</source>
         <translation>레이어별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="63" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="64" />
         <source>KV cache: {0} measured (T = {1} tokens)</source>
         <translation>KV 캐시: 측정 {0} (T = {1} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="64" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="65" />
         <source>formula 2·L·T·H_kv·d·bytes = {0}</source>
         <translation>공식 2·L·T·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="65" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="66" />
         <source>KV cache: recompute mode keeps no cache</source>
         <translation>KV 캐시: 재계산 모드는 캐시를 두지 않습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="66" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="67" />
         <source>window W = {0}: keeps {1} tokens</source>
         <translation>윈도 W = {0}: {1} 토큰 보관</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="67" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="68" />
         <source>{0} full</source>
         <translation>{0} 전체</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="68" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="69" />
         <source>{0} W={1}</source>
         <translation>{0} W={1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="69" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="70" />
         <source>formula Σ 2·T_l·H_kv·d·bytes = {0}</source>
         <translation>공식 Σ 2·T_l·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="70" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="71" />
         <source>(cached run; recompute keeps none)</source>
         <translation>(캐시 실행; 재계산은 캐시 없음)</translation>
+    </message>
+</context>
+<context>
+    <name>CacheInspectorPanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="124" />
+        <source>Cache inspector</source>
+        <translation>캐시 들여다보기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="128" />
+        <source>Start</source>
+        <translation>시작</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="129" />
+        <source>Step</source>
+        <translation>한 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="130" />
+        <source>Run to end</source>
+        <translation>끝까지</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="132" />
+        <source>cached</source>
+        <translation>캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="132" />
+        <source>recompute</source>
+        <translation>재계산</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="136" />
+        <source>dynamic</source>
+        <translation>동적</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="137" />
+        <source>static (length)</source>
+        <translation>정적 (길이)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
+        <source>sliding window (W)</source>
+        <translation>슬라이딩 윈도 (W)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="150" />
+        <source>What the KV cache holds, step by step, for one layer and one K/V head: the K and V rows (one per position, head_dim numbers each) and how much the newest query looked at each position, for every query head that reads this K/V head. Rows already in the cache never change (max |Δ| = 0) and each step appends exactly one row per layer; in recompute mode the recomputed rows equal the cached ones. That is why caching gives the same tokens.</source>
+        <translation>한 레이어, 한 K/V 헤드에 대해 KV 캐시에 무엇이 들어 있는지 스텝마다 보여 줍니다: K 행과 V 행(위치마다 한 행, head_dim개의 수)과, 이 K/V 헤드를 읽는 쿼리 헤드마다 가장 최근 쿼리가 각 위치를 얼마나 보았는지. 캐시에 이미 있는 행은 절대 바뀌지 않고(최대 |Δ| = 0) 스텝마다 레이어당 정확히 한 행이 추가됩니다. 재계산 모드에서는 다시 계산한 행이 캐시된 행과 같습니다. 그래서 캐시를 써도 같은 토큰이 나옵니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="160" />
+        <source>Prompt</source>
+        <translation>프롬프트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="161" />
+        <source>Mode</source>
+        <translation>모드</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="162" />
+        <source>Cache</source>
+        <translation>캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="163" />
+        <source>Static length / window W</source>
+        <translation>정적 길이 / 윈도 W</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="164" />
+        <source>New tokens</source>
+        <translation>새 토큰 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
+        <source>Layer</source>
+        <translation>레이어</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
+        <source>K/V head</source>
+        <translation>K/V 헤드</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="170" />
+        <source>head_dim</source>
+        <translation>head_dim</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="171" />
+        <source>query head</source>
+        <translation>쿼리 헤드</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="172" />
+        <source>position: token</source>
+        <translation>위치: 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="227" />
+        <source>Finished.</source>
+        <translation>끝났습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="240" />
+        <source>Step {0}: chose {1!r}. {2} rows held;</source>
+        <translation>스텝 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="244" />
+        <source>the prefill appended {0} rows per layer.</source>
+        <translation>프리필이 레이어마다 {0}행을 추가했습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="250" />
+        <source>old rows max |Δ| = {0:g} {1}; rows appended per layer: {2}.</source>
+        <translation>기존 행 최대 |Δ| = {0:g} {1}; 레이어별 추가 행: {2}.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="254" />
+        <source>Recomputed vs cached K/V: max |Δ| = {0:.2g} / {1:.2g} ({2}).</source>
+        <translation>재계산한 K/V와 캐시된 K/V: 최대 |Δ| = {0:.2g} / {1:.2g} ({2}).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="258" />
+        <source>same dtype</source>
+        <translation>같은 dtype</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="258" />
+        <source>dtypes differ</source>
+        <translation>dtype이 다름</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="326" />
+        <source>K rows: layer {0}, K/V head {1} ({2} rows held)</source>
+        <translation>K 행: 레이어 {0}, K/V 헤드 {1} ({2}행 보관)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="331" />
+        <source>V rows</source>
+        <translation>V 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="333" />
+        <source>Attention of position {0}</source>
+        <translation>위치 {0}의 어텐션</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="335" />
+        <source>({0:.0%} on evicted rows)</source>
+        <translation>(밀려난 행에 {0:.0%})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="341" />
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="342" />
+        <source>token</source>
+        <translation>토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="343" />
+        <source>rows held</source>
+        <translation>보관 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="344" />
+        <source>appended per layer</source>
+        <translation>레이어별 추가</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="345" />
+        <source>old rows max |Δ|</source>
+        <translation>기존 행 최대 |Δ|</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="346" />
+        <source>recompute max |Δ| K</source>
+        <translation>재계산 최대 |Δ| K</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="347" />
+        <source>recompute max |Δ| V</source>
+        <translation>재계산 최대 |Δ| V</translation>
     </message>
 </context>
 <context>
@@ -431,9 +625,215 @@
     </message>
 </context>
 <context>
+    <name>ChatPanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="106" />
+        <source>Chat</source>
+        <translation>채팅</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="110" />
+        <source>Send</source>
+        <translation>보내기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="111" />
+        <source>Next scripted turn</source>
+        <translation>다음 대본 턴</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="112" />
+        <source>New chat</source>
+        <translation>새 대화</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="113" />
+        <source>Type what the user says, then Enter</source>
+        <translation>사용자의 말을 입력하고 Enter</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="114" />
+        <source>keep the cache across turns (feed only the new tokens)</source>
+        <translation>턴이 바뀌어도 캐시 유지 (새 토큰만 입력)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="115" />
+        <source>also answer without reuse (re-feed the whole history)</source>
+        <translation>재사용 없이도 답하기 (대화 전체를 다시 입력)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="118" />
+        <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical; the time to the first token grows with the history only without reuse.</source>
+        <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며, 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="126" />
+        <source>User turn</source>
+        <translation>사용자 턴</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="127" />
+        <source>Reuse</source>
+        <translation>재사용</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="128" />
+        <source>Compare</source>
+        <translation>비교</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="129" />
+        <source>Answer tokens at most</source>
+        <translation>답변 최대 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="130" />
+        <source>Context limit (tokens)</source>
+        <translation>컨텍스트 한도 (토큰)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="133" />
+        <source>Prompt tokens fed per turn</source>
+        <translation>턴별 입력한 프롬프트 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="142" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="315" />
+        <source>turn</source>
+        <translation>턴</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="135" />
+        <source>tokens (dashed: running total)</source>
+        <translation>토큰 (점선: 누적)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="136" />
+        <source>Time to first token</source>
+        <translation>첫 토큰까지 시간</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="138" />
+        <source>ms</source>
+        <translation>ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="140" />
+        <source>KV cache after each turn (equal both ways)</source>
+        <translation>턴이 끝난 뒤 KV 캐시 (두 방식 같음)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
+        <source>KiB</source>
+        <translation>KiB</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
+        <source>reuse</source>
+        <translation>재사용</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
+        <source>re-feed</source>
+        <translation>다시 입력</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="230" />
+        <source>Turn {0}</source>
+        <translation>턴 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="232" />
+        <source>reuse fed {0} tokens</source>
+        <translation>재사용: {0}토큰 입력</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="234" />
+        <source>re-feed fed {0} tokens</source>
+        <translation>다시 입력: {0}토큰 입력</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="236" />
+        <source>identical tokens both ways {0}</source>
+        <translation>두 방식의 토큰이 같음 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="238" />
+        <source>the two ways chose different tokens {0}</source>
+        <translation>두 방식이 다른 토큰을 골랐음 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="240" />
+        <source>the answer was cut at the context limit</source>
+        <translation>컨텍스트 한도에서 답이 잘렸음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="274" />
+        <source>User</source>
+        <translation>사용자</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="274" />
+        <source>Assistant</source>
+        <translation>어시스턴트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="316" />
+        <source>history</source>
+        <translation>대화 길이</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="317" />
+        <source>fed (reuse)</source>
+        <translation>입력 (재사용)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="318" />
+        <source>fed (re-feed)</source>
+        <translation>입력 (다시 입력)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="319" />
+        <source>TTFT ms (reuse)</source>
+        <translation>TTFT ms (재사용)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="320" />
+        <source>TTFT ms (re-feed)</source>
+        <translation>TTFT ms (다시 입력)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="321" />
+        <source>ms/token (reuse)</source>
+        <translation>ms/토큰 (재사용)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
+        <source>ms/token (re-feed)</source>
+        <translation>ms/토큰 (다시 입력)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="323" />
+        <source>cache KiB</source>
+        <translation>캐시 KiB</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="324" />
+        <source>answer tokens</source>
+        <translation>답변 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="325" />
+        <source>identical</source>
+        <translation>같음</translation>
+    </message>
+</context>
+<context>
     <name>ClassroomExtras</name>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="84" />
+        <location filename="../../kvstudio/ui/classroom.py" line="87" />
         <source>Labs</source>
         <translation>실습</translation>
     </message>
@@ -459,62 +859,67 @@
         <translation>저장한 실행 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="220" />
+        <location filename="../../kvstudio/ui/classroom.py" line="233" />
         <source>Lec&amp;ture</source>
         <translation>강의(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="221" />
+        <location filename="../../kvstudio/ui/classroom.py" line="234" />
         <source>Lecture mode (big text, high contrast)</source>
         <translation>강의 모드 (큰 글자, 높은 대비)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="223" />
+        <location filename="../../kvstudio/ui/classroom.py" line="236" />
         <source>Page Down or N steps, P or B plays and pauses, Home resets.</source>
         <translation>Page Down 또는 N: 한 단계, P 또는 B: 재생/일시정지, Home: 처음으로.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="225" />
+        <location filename="../../kvstudio/ui/classroom.py" line="238" />
         <source>Save run…</source>
         <translation>실행 저장…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="226" />
+        <location filename="../../kvstudio/ui/classroom.py" line="239" />
         <source>Open saved run (replay without the model)…</source>
         <translation>저장한 실행 열기 (모델 없이 다시 보기)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="227" />
+        <location filename="../../kvstudio/ui/classroom.py" line="240" />
         <source>Replay</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="228" />
+        <location filename="../../kvstudio/ui/classroom.py" line="241" />
         <source>Next step</source>
         <translation>다음 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="229" />
+        <location filename="../../kvstudio/ui/classroom.py" line="242" />
         <source>Play / pause</source>
         <translation>재생 / 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="230" />
+        <location filename="../../kvstudio/ui/classroom.py" line="243" />
         <source>From the start</source>
         <translation>처음부터</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="231" />
+        <location filename="../../kvstudio/ui/classroom.py" line="244" />
+        <source>Back to live</source>
+        <translation>실시간으로 돌아가기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="245" />
         <source>Export slide pack (all charts and numbers)…</source>
         <translation>슬라이드 묶음 내보내기 (모든 차트와 수치)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="251" />
+        <location filename="../../kvstudio/ui/classroom.py" line="271" />
         <source>Exported: {0}</source>
         <translation>내보냄: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="260" />
+        <location filename="../../kvstudio/ui/classroom.py" line="281" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
@@ -522,92 +927,97 @@
 <context>
     <name>ControlsPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="129" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="136" />
         <source>max</source>
         <translation>최대</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="130" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="137" />
         <source>{0:g}/s</source>
         <translation>초당 {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="133" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="141" />
+        <source>Show the next step of the saved run (→ or Space).</source>
+        <translation>저장한 실행의 다음 단계를 보여 줍니다 (→ 또는 Space).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="142" />
+        <source>Generate exactly one token (→ or Space; ← looks one step back).</source>
+        <translation>토큰을 정확히 하나 생성합니다 (→ 또는 Space, ←는 한 단계 되돌아보기).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="145" />
         <source>❚❚ Pause</source>
         <translation>❚❚ 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="133" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="145" />
         <source>▶ Play</source>
         <translation>▶ 재생</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="136" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="148" />
         <source>Mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="137" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="149" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="138" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="150" />
         <source>Cached (KV cache)</source>
         <translation>캐시 (KV 캐시)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="140" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="152" />
         <source>Feed the prompt once, then only the newest token; keys and values of earlier tokens are kept in the KV cache.</source>
         <translation>프롬프트는 한 번만 넣고 그다음부터는 새 토큰 하나만 넣습니다. 앞 토큰들의 키와 값은 KV 캐시에 보관됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="142" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="154" />
         <source>Recompute (no cache)</source>
         <translation>재계산 (캐시 없음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="144" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="156" />
         <source>Feed the whole sequence again at every step: no cache, the work grows with length.</source>
         <translation>매 단계 전체 시퀀스를 다시 넣습니다. 캐시가 없어 길이에 따라 계산량이 늘어납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="145" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="157" />
         <source>Step ▸</source>
         <translation>한 토큰 ▸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="146" />
-        <source>Generate exactly one token (→ or Space).</source>
-        <translation>토큰 하나만 생성합니다 (→ 또는 스페이스).</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="147" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="159" />
         <source>Reset</source>
         <translation>초기화</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="148" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="160" />
         <source>Forget the drawn runs and start again from the prompt.</source>
         <translation>그려진 실행을 지우고 프롬프트부터 다시 시작합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="149" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="161" />
         <source>Run to end</source>
         <translation>끝까지 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="150" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="162" />
         <source>Generate until the end-of-text token or the budget.</source>
         <translation>끝 토큰이 나오거나 최대 토큰 수에 이를 때까지 생성합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="151" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="163" />
         <source>Speed</source>
         <translation>속도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="152" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="164" />
         <source>Steps per second while playing.</source>
         <translation>재생 중 초당 단계 수.</translation>
     </message>
@@ -651,42 +1061,42 @@
 <context>
     <name>GenerationView</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="146" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="178" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="147" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="179" />
         <source>Type a question or some text, then press Step.</source>
         <translation>질문이나 글을 입력한 뒤 '한 토큰'을 누르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="148" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="180" />
         <source>Chat template</source>
         <translation>채팅 템플릿</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="150" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="182" />
         <source>Wrap the prompt in the chat model's template (&lt;|im_start|&gt;user … assistant). Only for chat models.</source>
         <translation>프롬프트를 채팅 모델의 템플릿(&lt;|im_start|&gt;user … assistant)으로 감쌉니다. 채팅 모델에서만 쓸 수 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="152" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="184" />
         <source>Generated tokens appear here, one chip per token.</source>
         <translation>생성된 토큰이 토큰마다 칩 하나로 여기에 나타납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="153" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="185" />
         <source>{0} run: {1} of {2} new tokens</source>
         <translation>{0} 실행: 새 토큰 {2}개 중 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="154" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="186" />
         <source>Prompt token id {0}</source>
         <translation>프롬프트 토큰 id {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="156" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="188" />
         <source>Token id {0}
 probability {1:.3f}
 tokens fed this step: {2}
@@ -699,40 +1109,50 @@ step {4}</source>
 단계 {4}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="158" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="190" />
         <source>Part of a character: its text appears with the next token.</source>
         <translation>글자의 일부입니다. 글자는 다음 토큰과 함께 나타납니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="192" />
+        <source>A special token: it marks the chat template's turns and is not shown as text.</source>
+        <translation>특수 토큰: 채팅 템플릿의 차례를 표시하며 글자로 보이지 않습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="194" />
+        <source>{0}: the end of the answer. The model chose this special token at step {1}, so the run stopped here.</source>
+        <translation>{0}: 답의 끝. 모델이 {1}단계에서 이 특수 토큰을 골라 실행이 여기서 멈췄습니다.</translation>
     </message>
 </context>
 <context>
     <name>LabPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="265" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="267" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="266" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="268" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="278" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="286" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="290" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="299" />
         <source>Running…</source>
         <translation>실행 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="336" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="345" />
         <source>Done.</source>
         <translation>완료.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="348" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="357" />
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>
@@ -843,59 +1263,242 @@ step {4}</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="74" />
+        <location filename="../../kvstudio/ui/main_window.py" line="79" />
         <source>Live</source>
         <translation>실시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="75" />
+        <location filename="../../kvstudio/ui/main_window.py" line="80" />
         <source>Controls</source>
         <translation>조작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="227" />
+        <location filename="../../kvstudio/ui/main_window.py" line="240" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="245" />
+        <location filename="../../kvstudio/ui/main_window.py" line="275" />
         <source>KV Studio — KV cache and sampling, token by token</source>
         <translation>KV Studio — 토큰 단위로 보는 KV 캐시와 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="246" />
+        <location filename="../../kvstudio/ui/main_window.py" line="276" />
         <source>&amp;File</source>
         <translation>파일(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="247" />
+        <location filename="../../kvstudio/ui/main_window.py" line="277" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="248" />
+        <location filename="../../kvstudio/ui/main_window.py" line="278" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="249" />
+        <location filename="../../kvstudio/ui/main_window.py" line="279" />
         <source>Quit</source>
         <translation>끝내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="250" />
+        <location filename="../../kvstudio/ui/main_window.py" line="280" />
         <source>&amp;Language</source>
         <translation>언어(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="251" />
+        <location filename="../../kvstudio/ui/main_window.py" line="281" />
         <source>System default</source>
         <translation>시스템 기본값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="254" />
+        <location filename="../../kvstudio/ui/main_window.py" line="284" />
         <source>&amp;View</source>
         <translation>보기(&amp;V)</translation>
+    </message>
+</context>
+<context>
+    <name>Messages</name>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="24" />
+        <source>The prompt is empty: type a question or some text, then step again.</source>
+        <translation>프롬프트가 비어 있습니다. 질문이나 글을 입력한 뒤 다시 실행하세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="26" />
+        <source>The prompt has {0} tokens and {1} new tokens are asked for, but the model handles {2} positions: shorten the prompt or lower 'max new tokens'.</source>
+        <translation>프롬프트는 {0} 토큰이고 새 토큰 {1}개를 요청했지만 모델은 {2}개 위치까지만 다룹니다. 프롬프트를 줄이거나 '최대 새 토큰'을 낮추세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="29" />
+        <source>The static cache holds {0} tokens but this run needs {1}: raise the static length, shorten the prompt, or pick the dynamic cache.</source>
+        <translation>정적 캐시는 {0} 토큰을 담지만 이 실행에는 {1} 토큰이 필요합니다. 정적 길이를 늘리거나 프롬프트를 줄이거나 동적 캐시를 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="32" />
+        <source>Could not read the temperatures {0}: write numbers separated by commas, e.g. 0.5, 1.0, 1.5.</source>
+        <translation>온도 {0}을(를) 읽을 수 없습니다. 쉼표로 구분한 숫자로 쓰세요. 예: 0.5, 1.0, 1.5</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="35" />
+        <source>Temperatures must be 0 (greedy) or positive.</source>
+        <translation>온도는 0(탐욕적) 또는 양수여야 합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="36" />
+        <source>No model is loaded yet; pick one in the Model menu.</source>
+        <translation>아직 모델을 불러오지 않았습니다. 모델 메뉴에서 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="38" />
+        <source>Temperature must be 0 (greedy) or positive, got {0}.</source>
+        <translation>온도는 0(탐욕적) 또는 양수여야 합니다. 입력값: {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="39" />
+        <source>top-k must be 0 (off) or a positive count, got {0}.</source>
+        <translation>top-k는 0(끄기) 또는 양의 개수여야 합니다. 입력값: {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="40" />
+        <source>top-p must be in (0, 1], got {0}; use 1.0 to turn it off.</source>
+        <translation>top-p는 (0, 1] 범위여야 합니다. 입력값: {0}. 끄려면 1.0을 쓰세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="42" />
+        <source>The prompt is empty: type a question for the lab.</source>
+        <translation>프롬프트가 비어 있습니다. 실습에 쓸 질문을 입력하세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="43" />
+        <source>P + N = {0} is more than the model's {1} positions.</source>
+        <translation>P + N = {0}은(는) 모델의 위치 수 {1}보다 많습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="44" />
+        <source>P + N = {0} is more than the model's {1} positions; lower P or N.</source>
+        <translation>P + N = {0}은(는) 모델의 위치 수 {1}보다 많습니다. P나 N을 줄이세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="46" />
+        <source>Could not read the lengths {0}: write whole numbers separated by commas, e.g. 16, 32, 64, 128.</source>
+        <translation>길이 {0}을(를) 읽을 수 없습니다. 쉼표로 구분한 정수로 쓰세요. 예: 16, 32, 64, 128</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="49" />
+        <source>Give at least one positive length, e.g. 16, 32, 64, 128.</source>
+        <translation>양의 길이를 하나 이상 주세요. 예: 16, 32, 64, 128</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="50" />
+        <source>The longest run needs {0} positions but the model has {1}; use shorter lengths.</source>
+        <translation>가장 긴 실행에는 위치 {0}개가 필요하지만 모델에는 {1}개뿐입니다. 더 짧은 길이를 쓰세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="53" />
+        <source>Give at least one temperature, e.g. 0.3, 0.7, 1.0, 1.3.</source>
+        <translation>온도를 하나 이상 주세요. 예: 0.3, 0.7, 1.0, 1.3</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="55" />
+        <source>No model is loaded yet; wait for it or pick a preset.</source>
+        <translation>아직 모델이 불러와지지 않았습니다. 기다리거나 프리셋을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="56" />
+        <source>No config.json at {0}; give a model folder or its config.json.</source>
+        <translation>{0}에 config.json이 없습니다. 모델 폴더나 그 config.json을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="57" />
+        <source>Cannot read {0}: {1}. Give a transformers config.json.</source>
+        <translation>{0}을(를) 읽을 수 없습니다: {1}. transformers config.json을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="58" />
+        <source>{0} is not a JSON object; give a transformers config.json.</source>
+        <translation>{0}은(는) JSON 객체가 아닙니다. transformers config.json을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="59" />
+        <source>{0}: config.json has no positive {1}.</source>
+        <translation>{0}: config.json에 양수 {1} 값이 없습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="61" />
+        <source>This turn needs {0} more tokens, but the conversation already holds {1} of its {2} positions. Start a new chat (or raise the context limit) to go on; the conversation so far is kept.</source>
+        <translation>이 턴에는 토큰 {0}개가 더 필요하지만 대화가 이미 위치 {2}개 중 {1}개를 쓰고 있습니다. 계속하려면 새 대화를 시작하세요(또는 컨텍스트 한도를 올리세요). 지금까지의 대화는 그대로 있습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="65" />
+        <source>Type a user turn first (or take the next scripted one).</source>
+        <translation>먼저 사용자 턴을 입력하세요(또는 다음 대본 턴을 가져오세요).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="66" />
+        <source>Tick at least one way: reuse the cache, re-feed the history, or both.</source>
+        <translation>적어도 한 방식을 고르세요: 캐시 재사용, 대화 다시 입력, 또는 둘 다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="68" />
+        <source>The static cache holds {0} tokens but this run needs {1}; raise its length or generate fewer tokens.</source>
+        <translation>정적 캐시는 토큰 {0}개를 담지만 이 실행에는 {1}개가 필요합니다. 길이를 늘리거나 생성할 토큰 수를 줄이세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="72" />
+        <source>Cannot save {0}: the disk is full. Free some space or choose a folder on another drive; nothing was written.</source>
+        <translation>{0}을(를) 저장할 수 없습니다. 디스크가 가득 찼습니다. 공간을 비우거나 다른 드라이브의 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="75" />
+        <source>Cannot save {0}: {1} is not writable. Choose a folder you can write to (for example your Documents folder); nothing was written.</source>
+        <translation>{0}을(를) 저장할 수 없습니다. {1}에 쓸 권한이 없습니다. 쓸 수 있는 폴더(예: 문서 폴더)를 고르세요. 아무것도 쓰지 않았습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="78" />
+        <source>Cannot save {0} in {1}: {2}. Choose another folder; nothing was written.</source>
+        <translation>{1}에 {0}을(를) 저장할 수 없습니다: {2}. 다른 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="80" />
+        <source>Cannot save {0}: {1} does not exist. Choose another folder.</source>
+        <translation>{0}을(를) 저장할 수 없습니다. {1} 폴더가 없습니다. 다른 폴더를 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="81" />
+        <source>Cannot save {0}: {1} is a file, not a folder. Choose another folder.</source>
+        <translation>{0}을(를) 저장할 수 없습니다. {1}은(는) 폴더가 아니라 파일입니다. 다른 폴더를 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="83" />
+        <source>Nothing to export yet: run the model or a lab first.</source>
+        <translation>아직 내보낼 것이 없습니다. 먼저 모델이나 실습을 실행하세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="84" />
+        <source>Nothing to export: no charts were given.</source>
+        <translation>내보낼 것이 없습니다. 차트가 없습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="85" />
+        <source>The chart rendered as an empty image; is it visible and sized?</source>
+        <translation>차트가 빈 이미지로 그려졌습니다. 차트가 보이고 크기가 있나요?</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="87" />
+        <source>Qt produced an empty PDF; is the chart visible and sized?</source>
+        <translation>Qt가 빈 PDF를 만들었습니다. 차트가 보이고 크기가 있나요?</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="88" />
+        <source>Qt could not encode the PNG image (out of memory?).</source>
+        <translation>Qt가 PNG 이미지를 만들지 못했습니다 (메모리 부족?).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="89" />
+        <source>The SVG export has no drawing in it; is the chart empty?</source>
+        <translation>내보낸 SVG에 그림이 없습니다. 차트가 비어 있나요?</translation>
     </message>
 </context>
 <context>
@@ -1020,9 +1623,417 @@ step {4}</source>
     </message>
 </context>
 <context>
+    <name>PagedCachePanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="75" />
+        <source>Paged cache</source>
+        <translation>페이지 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="81" />
+        <source>30 answers to one question, sampled with one seed, stored three ways: preallocated to P + N tokens per row, a dynamic cache that grows every row each step, and a paged cache of fixed-size blocks. Rows share the prompt's blocks (a shared block is stored once; a row that appends to a shared, half-full block copies it first), finished rows stop growing, and the only waste is each row's last block.</source>
+        <translation>한 질문에 대한 30개의 답을 같은 시드로 샘플링하고 세 가지 방식으로 저장합니다: 행마다 P + N 토큰을 미리 잡는 방식, 매 단계 모든 행이 자라는 동적 캐시, 고정 크기 블록으로 나눈 페이지 캐시. 행들은 프롬프트 블록을 공유하고(공유 블록은 한 번만 저장되며, 공유된 반쯤 찬 블록에 토큰을 덧붙이는 행은 먼저 그 블록을 복사합니다), 끝난 행은 더 자라지 않으며, 낭비는 각 행의 마지막 블록뿐입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="91" />
+        <source>Samples</source>
+        <translation>샘플 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="92" />
+        <source>New tokens N</source>
+        <translation>새 토큰 수 N</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="93" />
+        <source>Block size b</source>
+        <translation>블록 크기 b</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="94" />
+        <source>Block table at step</source>
+        <translation>블록 테이블을 볼 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="97" />
+        <source>Memory held per step</source>
+        <translation>단계별 차지한 메모리</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="98" />
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="99" />
+        <source>KiB</source>
+        <translation>KiB</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="100" />
+        <source>block (in the row's table)</source>
+        <translation>블록 (행의 테이블 안 순서)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="101" />
+        <source>sample (row)</source>
+        <translation>샘플 (행)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="104" />
+        <source>preallocated (P + N per row)</source>
+        <translation>미리 할당 (행마다 P + N)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="172" />
+        <source>dynamic</source>
+        <translation>동적</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="177" />
+        <source>paged: blocks held</source>
+        <translation>페이지: 차지한 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="184" />
+        <source>paged: slots with tokens</source>
+        <translation>페이지: 토큰이 든 칸</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="110" />
+        <source>shared block</source>
+        <translation>공유 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="111" />
+        <source>own block</source>
+        <translation>자기 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="112" />
+        <source>empty slots</source>
+        <translation>빈 칸</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="167" />
+        <source>preallocated</source>
+        <translation>미리 할당</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="179" />
+        <source>{0} blocks × {1:,} B</source>
+        <translation>블록 {0}개 × {1:,} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="186" />
+        <source>the rest is empty slots in last blocks</source>
+        <translation>나머지는 마지막 블록들의 빈 칸</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="189" />
+        <source>hand count</source>
+        <translation>손 계산</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="191" />
+        <source>P//b = {0} shared + Σ(⌈len/b⌉ − {0}) = {1} blocks</source>
+        <translation>P//b = 공유 {0} + Σ(⌈len/b⌉ − {0}) = 블록 {1}개</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="195" />
+        <source>copies on write</source>
+        <translation>쓰기 시 복사(CoW) 횟수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="196" />
+        <source>same samples in all three</source>
+        <translation>세 캐시 모두 같은 샘플</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="198" />
+        <source>greedy: paged = dynamic</source>
+        <translation>탐욕적 생성: 페이지 = 동적</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="200" />
+        <source>{0} tokens</source>
+        <translation>{0} 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
+        <source>cache</source>
+        <translation>캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
+        <source>held</source>
+        <translation>차지한 양</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
+        <source>how</source>
+        <translation>계산</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="237" />
+        <source>Block tables after step {0}: {1} blocks, {2}</source>
+        <translation>단계 {0} 이후 블록 테이블: 블록 {1}개, {2}</translation>
+    </message>
+</context>
+<context>
+    <name>ProjectorPanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="86" />
+        <source>Scale projector</source>
+        <translation>규모 예측기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="92" />
+        <source>Bytes per token = 2 · L · H_kv · d · bytes (K and V, every layer); the cache for a batch is batch × context × that, and a sliding window caps the context at W on its layers. Presets use the numbers of each model's published config.json. For the loaded model the projection is checked against a real run.</source>
+        <translation>토큰당 바이트 = 2 · L · H_kv · d · 바이트 (K와 V, 모든 층); 배치의 캐시는 배치 × 문맥 길이 × 그 값이며, 슬라이딩 윈도를 쓰는 층에서는 문맥이 W로 제한됩니다. 프리셋은 각 모델이 공개한 config.json의 숫자를 씁니다. 불러온 모델은 실제 실행으로 예측을 확인합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="98" />
+        <source>the loaded model</source>
+        <translation>불러온 모델</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="99" />
+        <source>config.json…</source>
+        <translation>config.json…</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="102" />
+        <source>Model</source>
+        <translation>모델</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="103" />
+        <source>Context length</source>
+        <translation>문맥 길이</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="104" />
+        <source>Batch</source>
+        <translation>배치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="105" />
+        <source>Bits per cached number</source>
+        <translation>캐시 숫자당 비트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="108" />
+        <source>KV cache for one batch vs context length</source>
+        <translation>문맥 길이에 따른 한 배치의 KV 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="109" />
+        <source>context length (tokens, log scale)</source>
+        <translation>문맥 길이 (토큰, 로그 눈금)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="110" />
+        <source>GiB</source>
+        <translation>GiB</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="113" />
+        <source>KV cache</source>
+        <translation>KV 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="114" />
+        <source>KV cache, 8-bit</source>
+        <translation>KV 캐시, 8비트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="115" />
+        <source>model weights</source>
+        <translation>모델 가중치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="116" />
+        <source>GPU memory (16 / 24 / 40 / 80 GiB)</source>
+        <translation>GPU 메모리 (16 / 24 / 40 / 80 GiB)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
+        <source>Open a config.json</source>
+        <translation>config.json 열기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
+        <source>config (*.json)</source>
+        <translation>설정 (*.json)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="203" />
+        <source>{0}: KV cache for batch {1} vs context length</source>
+        <translation>{0}: 배치 {1}의 문맥 길이별 KV 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="218" />
+        <source>weights ({0:,} parameters × {1} B)</source>
+        <translation>가중치 (파라미터 {0:,}개 × {1} B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="228" />
+        <source>real run: {0} rows × {1} tokens</source>
+        <translation>실제 실행: {0}행 × {1} 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="230" />
+        <source>measured {0:,} B</source>
+        <translation>측정 {0:,} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="231" />
+        <source>projected {0:,} B</source>
+        <translation>예측 {0:,} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="234" />
+        <source>source</source>
+        <translation>출처</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="237" />
+        <source>what changes</source>
+        <translation>바뀌는 것</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="238" />
+        <source>bytes per token</source>
+        <translation>토큰당 바이트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="239" />
+        <source>cache ({0} × {1:,})</source>
+        <translation>캐시 ({0} × {1:,})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="240" />
+        <source>cache + weights</source>
+        <translation>캐시 + 가중치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="247" />
+        <source>as configured</source>
+        <translation>설정 그대로</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="248" />
+        <source>without GQA (H_kv = H)</source>
+        <translation>GQA 없이 (H_kv = H)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="249" />
+        <source>16-bit cache</source>
+        <translation>16비트 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="250" />
+        <source>8-bit cache</source>
+        <translation>8비트 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="251" />
+        <source>window W = 4096</source>
+        <translation>윈도 W = 4096</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="252" />
+        <source>without the window</source>
+        <translation>윈도 없이</translation>
+    </message>
+</context>
+<context>
+    <name>QuantizedCachePanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="65" />
+        <source>Quantized cache</source>
+        <translation>양자화 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="71" />
+        <source>The same greedy run with the model's own cache and with K and V stored in 16 bits, in 8 bits (int8, one float16 scale per token and K/V head) and in 4 bits (two numbers a byte, same scales). Attention sees them dequantized. Bytes are measured from the stored tensors, scales included; the drift is the largest logit change per step while the context still matches.</source>
+        <translation>같은 탐욕적 생성을 모델 자신의 캐시로, 그리고 K와 V를 16비트, 8비트(int8, 토큰과 K/V 헤드마다 float16 스케일 하나), 4비트(한 바이트에 숫자 두 개, 같은 스케일)로 저장해 실행합니다. 어텐션은 역양자화된 값을 봅니다. 바이트는 스케일을 포함해 저장된 텐서에서 측정하고, 오차는 문맥이 아직 같은 동안 단계마다 가장 크게 바뀐 로짓입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="78" />
+        <source>Prompt tokens P</source>
+        <translation>프롬프트 토큰 수 P</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="78" />
+        <source>New tokens N</source>
+        <translation>새 토큰 수 N</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="79" />
+        <source>max |Δlogit| per step (log)</source>
+        <translation>단계별 최대 |Δ로짓| (로그)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="80" />
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="81" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="149" />
+        <source>max |Δlogit|</source>
+        <translation>최대 |Δ로짓|</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="82" />
+        <source>Cache bytes at the end</source>
+        <translation>마지막 캐시 바이트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="83" />
+        <source>KiB</source>
+        <translation>KiB</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="145" />
+        <source>cache</source>
+        <translation>캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="146" />
+        <source>bytes (measured)</source>
+        <translation>바이트 (측정)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="147" />
+        <source>bytes (formula)</source>
+        <translation>바이트 (공식)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="148" />
+        <source>× smaller</source>
+        <translation>× 작아짐</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="150" />
+        <source>first divergent step</source>
+        <translation>처음 달라진 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="151" />
+        <source>answer changed</source>
+        <translation>답이 바뀜</translation>
+    </message>
+</context>
+<context>
     <name>ReplayController</name>
     <message>
-        <location filename="../../kvstudio/ui/run/replay.py" line="107" />
+        <location filename="../../kvstudio/ui/run/replay.py" line="136" />
         <source>Replaying {0} run(s) of {1}; no model is computing.</source>
         <translation>{1}의 실행 {0}개를 다시 봅니다. 모델은 계산하지 않습니다.</translation>
     </message>
@@ -1030,19 +2041,110 @@ step {4}</source>
 <context>
     <name>RunController</name>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="71" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="90" />
         <source>Loading the model…</source>
         <translation>모델을 불러오는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="133" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="164" />
+        <source>Back to the live model.</source>
+        <translation>실시간 모델로 돌아왔습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/controller.py" line="247" />
         <source>Model ready: {0}</source>
         <translation>모델 준비됨: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="148" />
-        <source>Run finished. Reset, or change a setting, to run again.</source>
-        <translation>실행이 끝났습니다. 다시 하려면 초기화하거나 설정을 바꾸세요.</translation>
+        <location filename="../../kvstudio/ui/run/controller.py" line="272" />
+        <source>Run finished ({0}). Home starts it again; Reset or a new setting starts a new run.</source>
+        <translation>실행이 끝났습니다 ({0}). Home은 처음부터 다시, 초기화나 새 설정은 새 실행을 시작합니다.</translation>
+    </message>
+</context>
+<context>
+    <name>RunState</name>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="88" />
+        <source>Ready</source>
+        <translation>준비</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="89" />
+        <source>Live: playing</source>
+        <translation>실시간: 재생 중</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="90" />
+        <source>Live: paused</source>
+        <translation>실시간: 멈춤</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="91" />
+        <source>Finished</source>
+        <translation>끝남</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="92" />
+        <source>Replay</source>
+        <translation>다시 보기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="100" />
+        <source>answer finished at step {0}: {1}</source>
+        <translation>{0}단계에서 답이 끝남: {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="102" />
+        <source>token budget reached at step {0}</source>
+        <translation>{0}단계에서 최대 토큰 수에 도달</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="109" />
+        <source>looking back at step {0} of {1} (→ forward, End = latest)</source>
+        <translation>{1}단계 중 {0}단계를 되돌아보는 중 (→ 앞으로, End = 최신)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="112" />
+        <source>{0} of {1} steps</source>
+        <translation>{1}단계 중 {0}단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="114" />
+        <source>playing</source>
+        <translation>재생 중</translation>
+    </message>
+</context>
+<context>
+    <name>RunStateBar</name>
+    <message>
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="97" />
+        <source>step {0} / {1}</source>
+        <translation>단계 {0} / {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="99" />
+        <source>Step history: drag to see every plot and chip as they were at that step (← back, → forward, End = latest). Exports show the step selected here.</source>
+        <translation>단계 기록: 끌어서 그 단계의 모든 그래프와 토큰을 봅니다 (← 뒤로, → 앞으로, End = 최신). 내보내기도 여기서 고른 단계를 보여 줍니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="101" />
+        <source>Latest</source>
+        <translation>최신</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="102" />
+        <source>Show the latest step again (End).</source>
+        <translation>최신 단계를 다시 보여 줍니다 (End).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="103" />
+        <source>Back to live</source>
+        <translation>실시간으로 돌아가기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="105" />
+        <source>Close the replay and step the loaded model again.</source>
+        <translation>다시 보기를 닫고 불러온 모델로 다시 실행합니다.</translation>
     </message>
 </context>
 <context>
@@ -1209,47 +2311,47 @@ step {4}</source>
 <context>
     <name>StepTimePlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="55" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="56" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="56" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="57" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="57" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="58" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="58" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="59" />
         <source>cumulative ms (dashed)</source>
         <translation>누적 ms (점선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="62" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="63" />
         <source>{0}: ms per step</source>
         <translation>{0}: 단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="63" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="64" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="64" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="65" />
         <source>prefill = time to first token</source>
         <translation>프리필 = 첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="65" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="66" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="66" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="67" />
         <source>TTFT: {0}</source>
         <translation>첫 토큰: {0}</translation>
     </message>
@@ -1361,42 +2463,42 @@ step {4}</source>
 <context>
     <name>TokensFedPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="42" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="44" />
         <source>Tokens fed to the model per step</source>
         <translation>단계별로 모델에 넣은 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="43" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="45" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="44" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="46" />
         <source>tokens fed (bars)</source>
         <translation>넣은 토큰 (막대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="45" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="47" />
         <source>cumulative (lines)</source>
         <translation>누적 (선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="49" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="51" />
         <source>{0}: per step</source>
         <translation>{0}: 단계별</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="50" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="52" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="51" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="53" />
         <source>formula P+(N−1)</source>
         <translation>공식 P+(N−1)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="52" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="54" />
         <source>formula P·N+N(N−1)/2</source>
         <translation>공식 P·N+N(N−1)/2</translation>
     </message>
@@ -1404,130 +2506,130 @@ step {4}</source>
 <context>
     <name>TopPTopKPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="103" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="106" />
         <source>Top-p / top-k</source>
         <translation>Top-p / top-k</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="110" />
         <source>Start</source>
         <translation>시작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="108" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="111" />
         <source>Step</source>
         <translation>한 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="112" />
         <source>Run to end</source>
         <translation>끝까지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="115" />
         <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (grey bars are cut); top-p then keeps the most likely tokens until their probability passes p (orange bars are cut). The chosen token is outlined.</source>
         <translation>막대는 온도를 적용한 뒤 가장 가능성이 높은 다음 토큰 20개입니다. top-k는 상위 k개만 남기고(회색 막대는 잘림), top-p는 확률 합이 p를 넘을 때까지 상위 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="123" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="124" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="125" />
         <source>Top-k (0 = off)</source>
         <translation>Top-k (0 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="126" />
         <source>Top-p (1 = off)</source>
         <translation>Top-p (1 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="127" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="128" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="131" />
         <source>Next-token distribution</source>
         <translation>다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="132" />
         <source>probability</source>
         <translation>확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="130" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="133" />
         <source>Candidates left after each filter</source>
         <translation>필터별 남은 후보 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="131" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="238" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="254" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="135" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="135" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="241" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="257" />
         <source>after top-k</source>
         <translation>top-k 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="136" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="139" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="258" />
         <source>after top-p</source>
         <translation>top-p 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="181" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="176" />
         <source>Step {0}: chose {1!r} (p = {2:.3f})</source>
         <translation>{0}단계: {1!r} 선택 (p = {2:.3f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="209" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="224" />
         <source>the {0} most likely tokens at step {1}</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="215" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="230" />
         <source>top-k = {0}</source>
         <translation>top-k = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="222" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="237" />
         <source>top-p = {0:g}: {1} left</source>
         <translation>top-p = {0:g}: {1}개 남음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="239" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="255" />
         <source>chosen</source>
         <translation>선택</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="256" />
         <source>p(chosen)</source>
         <translation>p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="272" />
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>

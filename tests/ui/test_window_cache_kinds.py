@@ -71,7 +71,8 @@ def test_a_hybrid_models_layers_carry_their_kind(qtbot) -> None:  # type: ignore
     qtbot.addWidget(plot)
     plan = CachePlan((LayerPlan("sliding", 8, 7),) * 3 + (LayerPlan("full"),), 2, 12, 4)
     settings = RunSettings("cached", SamplingSettings(), 12, CacheSpec())
-    info = RunInfo(1, RunRequest("x", False, settings), (1,) * 10, ("",) * 10, 4, 2, 12, 4, plan)
+    info = RunInfo(1, RunRequest("x", False, settings), (1,) * 10, ("",) * 10, 4, 2, 12, 4,
+                   plan=plan)
     per_layer = [formulas.cache_bytes(1, t, 2, 12, 4) // 2 for t in (7, 7, 7, 20)]
     record = StepRecord(
         step=10, phase="decode", mode="cached", token_ids=(1,), token_texts=("",), tokens_fed=1,
