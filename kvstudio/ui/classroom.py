@@ -84,6 +84,7 @@ class ClassroomExtras(QObject):
         self.exporter.exported.connect(self._on_exported)
         self.labs = LabsPanel(self.exporter)
         self.labs.failed.connect(self._on_lab_failed)
+        self.labs.timing_changed.connect(self._on_lab_timing_changed)  # timed labs run alone
         window.add_tab(self.labs, lambda: self.tr("Labs"))
         controller.model_loaded.connect(self.labs.set_model)
         self.labs.set_model(controller.model)
@@ -96,6 +97,7 @@ class ClassroomExtras(QObject):
             lab.failed.connect(self._on_lab_failed)
             controller.model_loaded.connect(lab.set_model)
             lab.set_model(controller.model)
+        self.chat.runner.running_changed.connect(self._on_lab_timing_changed)  # TTFT timed too
         self.export_buttons = [
             attach_export(plot, self.exporter) for plot in window.plots().values()
         ]
@@ -263,6 +265,10 @@ class ClassroomExtras(QObject):
 
     def _on_export_failed(self, message: str) -> None:
         self._warn(message)
+
+    def _on_lab_timing_changed(self, _running: bool) -> None:
+        """Live steps wait while a lab that measures times runs (its numbers stay clean)."""
+        self.window.controller.hold_live(self.labs.timing or self.chat.runner.busy)
 
     def _on_lab_failed(self, message: str) -> None:
         self.window.status.showMessage(message, 15_000)
