@@ -23,6 +23,7 @@ from kvstudio.ui.plots.base import LivePlot
 from kvstudio.ui.plots.extent import planned_steps
 from kvstudio.ui.run.engine_adapter import RunInfo
 from kvstudio.ui.run.store import RunStore
+from kvstudio.ui.slides.chart_data import DataTable, Series
 
 K_COLOUR, V_COLOUR = "#3182bd", "#31a354"
 
@@ -51,6 +52,8 @@ class CacheBytesPlot(LivePlot):
         self._cap.setVisible(False)
         self._tick_labels: list[str] = []
         self.summary = ""
+        self._shown: tuple[RunInfo, StepRecord] | None = None  # what is drawn (for exports)
+        self._static_in_legend = False
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -59,7 +62,9 @@ class CacheBytesPlot(LivePlot):
         self.legend.clear()
         self.legend.addItem(self._k_used, self.tr("K (used)"))
         self.legend.addItem(self._v_used, self.tr("V (used)"))
-        self.legend.addItem(self._allocated, self.tr("allocated (static)"))
+        self._allocated_name = self.tr("allocated (static)")
+        if self._static_in_legend:  # only while a static cache is drawn
+            self.legend.addItem(self._allocated, self._allocated_name)
         self._title_empty = self.tr("KV cache per layer")
         self._measured_template = self.tr("KV cache: {0} measured (T = {1} tokens)")
         self._formula_template = self.tr("formula 2·L·T·H_kv·d·bytes = {0}")
@@ -85,6 +90,8 @@ class CacheBytesPlot(LivePlot):
                    planned=steps)
 
     def _draw_empty(self) -> None:
+        self._shown = None
+        self._show_allocated_in_legend(False)
         for bars in (self._k_used, self._v_used, self._allocated):
             bars.setOpts(x=[], height=[])
         self._cap.setVisible(False)
@@ -97,6 +104,8 @@ class CacheBytesPlot(LivePlot):
         k_alloc = np.asarray([k for k, _ in record.cache_layer_bytes], dtype=float)
         v_alloc = np.asarray([v for _, v in record.cache_layer_bytes], dtype=float)
         static = info.request.settings.cache.kind == "static"
+        self._shown = (info, record)
+        self._show_allocated_in_legend(static)
         if static:
             # Used bytes split by the tokens each layer holds (evenly unless layers differ).
             held = np.asarray(info.cache_plan().used_tokens(info.prompt_len + record.step),
@@ -149,6 +158,62 @@ class CacheBytesPlot(LivePlot):
             return [str(i) for i in range(count)]
         return [self._sliding_tick.format(i, layer.window) if layer.kind == "sliding"
                 else self._full_tick.format(i) for i, layer in enumerate(plan.layers)]
+
+    def _show_allocated_in_legend(self, static: bool) -> None:
+        if static == self._static_in_legend:
+            return
+        self._static_in_legend = static
+        if static:
+            self.legend.addItem(self._allocated, self._allocated_name)
+        else:
+            self.legend.removeItem(self._allocated)
+
+    def headline(self) -> str:
+        if self._shown is None:
+            return ""
+        info, record = self._shown
+        if info.mode == "recompute":
+            return self._no_cache
+        tokens = record.cache_length
+        formula = info.formula_used_bytes(info.prompt_len + record.step)  # per layer if mixed
+        per_token = info.formula_cache_bytes(1)
+        text = self.tr(
+            "KV cache measured {0:,} B = formula 2·L·T·H_kv·d·bytes {1:,} B (T = {2} tokens)"
+        ).format(record.cache_used_bytes, formula, tokens)
+        detail = self.tr("{0:,} B per token · L = {1}, H_kv = {2}, d = {3}, {4} bytes per number"
+                         ).format(per_token, info.num_layers, info.num_kv_heads, info.head_dim,
+                                  info.dtype_bytes)
+        if info.request.settings.cache.kind == "static":
+            detail += " · " + self.tr("static: {0:,} B allocated").format(
+                record.cache_allocated_bytes)
+        return text + "\n" + detail
+
+    def data_tables(self) -> list[DataTable]:
+        if self._shown is None:
+            return []
+        info, record = self._shown
+        layers = tuple(range(len(record.cache_layer_bytes)))
+        if info.request.settings.cache.kind == "static":  # used, as drawn: by tokens per layer
+            k: tuple[float, ...] = tuple(float(kb) for kb, _ in self.drawn_layer_bytes())
+            v: tuple[float, ...] = tuple(float(vb) for _, vb in self.drawn_layer_bytes())
+        else:
+            k = tuple(float(kb) for kb, _ in record.cache_layer_bytes)
+            v = tuple(float(vb) for _, vb in record.cache_layer_bytes)
+        series = [
+            Series(self.tr("K bytes used (B)"), layers, k),
+            Series(self.tr("V bytes used (B)"), layers, v),
+        ]
+        if info.request.settings.cache.kind == "static":
+            series += [
+                Series(self.tr("K bytes allocated (B)"), layers,
+                       tuple(kb for kb, _ in record.cache_layer_bytes)),
+                Series(self.tr("V bytes allocated (B)"), layers,
+                       tuple(vb for _, vb in record.cache_layer_bytes)),
+            ]
+        if self._cap.isVisible():
+            series.append(Series(self.tr("window cap, K or V (B)"), layers,
+                                 tuple(float(self._cap.value()) for _ in layers)))
+        return [DataTable(self.tr("KV cache per layer"), self.tr("layer"), tuple(series))]
 
     @staticmethod
     def _planned_top(info: RunInfo, record: StepRecord, steps_spanned: int | None = None) -> float:
