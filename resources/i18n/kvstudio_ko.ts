@@ -256,138 +256,138 @@
 <context>
     <name>CacheInspectorPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="125" />
         <source>Cache inspector</source>
         <translation>캐시 들여다보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="129" />
         <source>Start</source>
         <translation>시작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="130" />
         <source>Step</source>
         <translation>한 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="130" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="131" />
         <source>Run to end</source>
         <translation>끝까지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="133" />
         <source>cached</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="133" />
         <source>recompute</source>
         <translation>재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="137" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
         <source>static (length)</source>
         <translation>정적 (길이)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="139" />
         <source>sliding window (W)</source>
         <translation>슬라이딩 윈도 (W)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="151" />
         <source>What the KV cache holds, step by step, for one layer and one K/V head: the K and V rows (one per position, head_dim numbers each) and how much the newest query looked at each position, for every query head that reads this K/V head. Rows already in the cache never change (max |Δ| = 0) and each step appends exactly one row per layer; in recompute mode the recomputed rows equal the cached ones. That is why caching gives the same tokens.</source>
         <translation>한 레이어, 한 K/V 헤드에 대해 KV 캐시에 무엇이 들어 있는지 스텝마다 보여 줍니다: K 행과 V 행(위치마다 한 행, head_dim개의 수)과, 이 K/V 헤드를 읽는 쿼리 헤드마다 가장 최근 쿼리가 각 위치를 얼마나 보았는지. 캐시에 이미 있는 행은 절대 바뀌지 않고(최대 |Δ| = 0) 스텝마다 레이어당 정확히 한 행이 추가됩니다. 재계산 모드에서는 다시 계산한 행이 캐시된 행과 같습니다. 그래서 캐시를 써도 같은 토큰이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="161" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="162" />
         <source>Mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="163" />
         <source>Cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="163" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="164" />
         <source>Static length / window W</source>
         <translation>정적 길이 / 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
         <source>Layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="167" />
         <source>K/V head</source>
         <translation>K/V 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="169" />
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="170" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="171" />
         <source>head_dim</source>
         <translation>head_dim</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="171" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="172" />
         <source>query head</source>
         <translation>쿼리 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="173" />
         <source>position: token</source>
         <translation>위치: 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="227" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="228" />
         <source>Finished.</source>
         <translation>끝났습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="241" />
         <source>Step {0}: chose {1!r}. {2} rows held;</source>
         <translation>스텝 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="245" />
         <source>the prefill appended {0} rows per layer.</source>
         <translation>프리필이 레이어마다 {0}행을 추가했습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="251" />
         <source>old rows max |Δ| = {0:g} {1}; rows appended per layer: {2}.</source>
         <translation>기존 행 최대 |Δ| = {0:g} {1}; 레이어별 추가 행: {2}.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="255" />
         <source>Recomputed vs cached K/V: max |Δ| = {0:.2g} / {1:.2g} ({2}).</source>
         <translation>재계산한 K/V와 캐시된 K/V: 최대 |Δ| = {0:.2g} / {1:.2g} ({2}).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="259" />
         <source>same dtype</source>
         <translation>같은 dtype</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="259" />
         <source>dtypes differ</source>
         <translation>dtype이 다름</translation>
     </message>
@@ -398,13 +398,14 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="331" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="421" />
         <source>V rows</source>
         <translation>V 행</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="333" />
-        <source>Attention of position {0}</source>
-        <translation>위치 {0}의 어텐션</translation>
+        <source>Attention, position {0}</source>
+        <translation>어텐션, 위치 {0}</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="335" />
@@ -413,38 +414,85 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="341" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="436" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="342" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="382" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="343" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="409" />
         <source>rows held</source>
         <translation>보관 행</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="344" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="410" />
         <source>appended per layer</source>
         <translation>레이어별 추가</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="345" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="411" />
         <source>old rows max |Δ|</source>
         <translation>기존 행 최대 |Δ|</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="346" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="412" />
         <source>recompute max |Δ| K</source>
         <translation>재계산 최대 |Δ| K</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="347" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="413" />
         <source>recompute max |Δ| V</source>
         <translation>재계산 최대 |Δ| V</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="359" />
+        <source>Layer {0}, K/V head {1}, step {2}: {3} rows held (cache: {4})</source>
+        <translation>레이어 {0}, K/V 헤드 {1}, 스텝 {2}: {3}행 보관 (캐시: {4})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="366" />
+        <source>old rows max |Δ| over {0} steps: {1:g}; one row appended per layer: {2}</source>
+        <translation>{0}스텝 동안 기존 행 최대 |Δ|: {1:g}; 레이어마다 한 행씩 추가: {2}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="369" />
+        <source>recomputed vs cached K/V max |Δ| {0:.2g} / {1:.2g}</source>
+        <translation>재계산 대 캐시 K/V 최대 |Δ| {0:.2g} / {1:.2g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="381" />
+        <source>position</source>
+        <translation>위치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="400" />
+        <source>cache row</source>
+        <translation>캐시 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="418" />
+        <source>K rows</source>
+        <translation>K 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="424" />
+        <source>Attention of the newest query</source>
+        <translation>가장 최근 쿼리의 어텐션</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="436" />
+        <source>Checks per step</source>
+        <translation>스텝별 확인</translation>
     </message>
 </context>
 <context>
@@ -836,207 +884,253 @@
 <context>
     <name>ChatPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="107" />
         <source>Chat</source>
         <translation>채팅</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="111" />
         <source>Send</source>
         <translation>보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="112" />
         <source>Next scripted turn</source>
         <translation>다음 대본 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="113" />
         <source>New chat</source>
         <translation>새 대화</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="113" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="114" />
         <source>Type what the user says, then Enter</source>
         <translation>사용자의 말을 입력하고 Enter</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="114" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="115" />
         <source>keep the cache across turns (feed only the new tokens)</source>
         <translation>턴이 바뀌어도 캐시 유지 (새 토큰만 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="116" />
         <source>also answer without reuse (re-feed the whole history)</source>
         <translation>재사용 없이도 답하기 (대화 전체를 다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="119" />
         <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical; the time to the first token grows with the history only without reuse.</source>
         <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며, 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="127" />
         <source>User turn</source>
         <translation>사용자 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="128" />
         <source>Reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="129" />
         <source>Compare</source>
         <translation>비교</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="130" />
         <source>Answer tokens at most</source>
         <translation>답변 최대 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="130" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="131" />
         <source>Context limit (tokens)</source>
         <translation>컨텍스트 한도 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="386" />
         <source>Prompt tokens fed per turn</source>
         <translation>턴별 입력한 프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="134" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="137" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="142" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="317" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="318" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="384" />
         <source>turn</source>
         <translation>턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="136" />
         <source>tokens (dashed: running total)</source>
         <translation>토큰 (점선: 누적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="387" />
         <source>Time to first token</source>
         <translation>첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="139" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="140" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="141" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="388" />
         <source>KV cache after each turn (equal both ways)</source>
         <translation>턴이 끝난 뒤 KV 캐시 (두 방식 같음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="145" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="363" />
         <source>reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="145" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="363" />
         <source>re-feed</source>
         <translation>다시 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="232" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="233" />
         <source>Turn {0}</source>
         <translation>턴 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="234" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="235" />
         <source>reuse fed {0} tokens</source>
         <translation>재사용: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="237" />
         <source>re-feed fed {0} tokens</source>
         <translation>다시 입력: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="238" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="239" />
         <source>identical tokens both ways {0}</source>
         <translation>두 방식의 토큰이 같음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="241" />
         <source>the two ways chose different tokens {0}</source>
         <translation>두 방식이 다른 토큰을 골랐음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="243" />
         <source>the answer was cut at the context limit</source>
         <translation>컨텍스트 한도에서 답이 잘렸음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="276" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="277" />
         <source>User</source>
         <translation>사용자</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="276" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="277" />
         <source>Assistant</source>
         <translation>어시스턴트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="318" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="319" />
         <source>history</source>
         <translation>대화 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="319" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="320" />
         <source>fed (reuse)</source>
         <translation>입력 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="320" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="321" />
         <source>fed (re-feed)</source>
         <translation>입력 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="321" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
         <source>TTFT ms (reuse)</source>
         <translation>TTFT ms (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="323" />
         <source>TTFT ms (re-feed)</source>
         <translation>TTFT ms (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="323" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="324" />
         <source>ms/token (reuse)</source>
         <translation>ms/토큰 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="324" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="325" />
         <source>ms/token (re-feed)</source>
         <translation>ms/토큰 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="325" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="326" />
         <source>cache KiB</source>
         <translation>캐시 KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="326" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="327" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="327" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="328" />
         <source>identical</source>
         <translation>같음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="339" />
+        <source>Turn {0}, history {1} tokens</source>
+        <translation>턴 {0}, 대화 길이 {1}토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="342" />
+        <source>reuse fed {0} tokens, TTFT {1:.1f} ms</source>
+        <translation>재사용 {0}토큰 입력, TTFT {1:.1f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="348" />
+        <source>re-feed fed {0} tokens, TTFT {1:.1f} ms</source>
+        <translation>다시 입력 {0}토큰 입력, TTFT {1:.1f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="354" />
+        <source>identical greedy tokens in {0} of {1} compared turns</source>
+        <translation>비교한 턴 {1}개 중 {0}개에서 그리디 토큰이 같음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="376" />
+        <source>{0}: prompt tokens fed</source>
+        <translation>{0}: 입력한 프롬프트 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="378" />
+        <source>{0}: running total</source>
+        <translation>{0}: 누적</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="382" />
+        <source>{0}: TTFT (ms)</source>
+        <translation>{0}: TTFT (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="383" />
+        <source>{0}: cache (bytes)</source>
+        <translation>{0}: 캐시 (바이트)</translation>
     </message>
 </context>
 <context>
