@@ -141,99 +141,114 @@
 <context>
     <name>CacheBytesPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="56" />
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="198" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="60" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="216" />
         <source>layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="57" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="61" />
         <source>bytes</source>
         <translation>바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="59" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="63" />
         <source>K (used)</source>
         <translation>K (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="60" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="64" />
         <source>V (used)</source>
         <translation>V (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="61" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="65" />
         <source>allocated (static)</source>
         <translation>할당됨 (정적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="64" />
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="198" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="68" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="216" />
         <source>KV cache per layer</source>
         <translation>레이어별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="65" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="69" />
         <source>KV cache: {0} measured (T = {1} tokens)</source>
         <translation>KV 캐시: 측정 {0} (T = {1} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="66" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="70" />
         <source>formula 2·L·T·H_kv·d·bytes = {0}</source>
         <translation>공식 2·L·T·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="67" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="71" />
         <source>KV cache: recompute mode keeps no cache</source>
         <translation>KV 캐시: 재계산 모드는 캐시를 두지 않습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="68" />
-        <source>window cap W = {0}</source>
-        <translation>윈도 상한 W = {0}</translation>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="72" />
+        <source>window W = {0}: keeps {1} tokens</source>
+        <translation>윈도 W = {0}: {1} 토큰 보관</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="69" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="73" />
+        <source>{0} full</source>
+        <translation>{0} 전체</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="74" />
+        <source>{0} W={1}</source>
+        <translation>{0} W={1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="75" />
+        <source>formula Σ 2·T_l·H_kv·d·bytes = {0}</source>
+        <translation>공식 Σ 2·T_l·H_kv·d·bytes = {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="76" />
         <source>(cached run; recompute keeps none)</source>
         <translation>(캐시 실행; 재계산은 캐시 없음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="162" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="181" />
         <source>KV cache measured {0:,} B = formula 2·L·T·H_kv·d·bytes {1:,} B (T = {2} tokens)</source>
         <translation>KV 캐시 측정값 {0:,} B = 공식 2·L·T·H_kv·d·bytes {1:,} B (T = {2} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="164" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="183" />
         <source>{0:,} B per token · L = {1}, H_kv = {2}, d = {3}, {4} bytes per number</source>
         <translation>토큰당 {0:,} B · L = {1}, H_kv = {2}, d = {3}, 숫자당 {4}바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="168" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="187" />
         <source>static: {0:,} B allocated</source>
         <translation>정적: {0:,} B 할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="185" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="203" />
         <source>K bytes used (B)</source>
         <translation>K 사용 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="186" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="204" />
         <source>V bytes used (B)</source>
         <translation>V 사용 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="190" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="208" />
         <source>K bytes allocated (B)</source>
         <translation>K 할당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="192" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="210" />
         <source>V bytes allocated (B)</source>
         <translation>V 할당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="196" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="214" />
         <source>window cap, K or V (B)</source>
         <translation>윈도 상한, K 또는 V (B)</translation>
     </message>
@@ -488,146 +503,146 @@
         <translation>캐시 종류</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="84" />
-        <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; the sliding window keeps the last W tokens, so its memory and each query's view stop growing at W. When W covers the whole context the output must match the dynamic cache.</source>
-        <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도는 마지막 W 토큰만 보관하므로 메모리와 각 쿼리가 보는 범위가 W에서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="93" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="94" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="95" />
         <source>Sliding window W</source>
         <translation>슬라이딩 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="97" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="98" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="238" />
         <source>Cache memory per step</source>
         <translation>단계별 캐시 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="98" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="101" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="99" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="102" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="237" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="99" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="100" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="100" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="238" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="101" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="239" />
         <source>Keys each new token attends to</source>
         <translation>새 토큰이 어텐션하는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="102" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="103" />
         <source>attention-mask width</source>
         <translation>어텐션 마스크 너비</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="108" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="109" />
         <source>{0} (allocated)</source>
         <translation>{0} (할당)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="113" />
         <source>{0} (used)</source>
         <translation>{0} (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="174" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="175" />
         <source>✗ from step {0}</source>
         <translation>✗ {0}단계부터 다름</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="194" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="195" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="195" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="196" />
         <source>keys seen</source>
         <translation>보는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="196" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="197" />
         <source>same as dynamic</source>
         <translation>동적과 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="204" />
         <source>The window W = {0} {1} the context P + N − 1 = {2}.</source>
         <translation>윈도 W = {0}은(는) 문맥 P + N − 1 = {2}을(를) {1}.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="213" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="214" />
         <source>{0} {1:,} B</source>
         <translation>{0} {1:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="215" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="216" />
         <source>Cache memory after {0} steps: </source>
         <translation>{0}단계 후 캐시 메모리: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="218" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="219" />
         <source>P = {0}, N = {1}</source>
         <translation>P = {0}, N = {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="229" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="230" />
         <source>{0}: allocated (B)</source>
         <translation>{0}: 할당 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="232" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="233" />
         <source>{0}: used (B)</source>
         <translation>{0}: 사용 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="234" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="235" />
         <source>{0}: keys each new token attends to</source>
         <translation>{0}: 새 토큰이 주의를 기울이는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="205" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="206" />
         <source>covers</source>
         <translation>을(를) 덮음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="205" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="206" />
         <source>is shorter than</source>
         <translation>보다 짧음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="191" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="192" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="185" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="84" />
+        <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; with a sliding window W each token sees the last W tokens, itself included (transformers' sliding_window), so the cache keeps W − 1 and its memory stops growing there. When W covers the whole context the output must match the dynamic cache.</source>
+        <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도 W에서는 각 토큰이 자기 자신을 포함해 마지막 W 토큰을 보므로(transformers의 sliding_window와 같은 뜻) 캐시는 W − 1 토큰만 보관하고 메모리도 거기서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="186" />
         <source>W = {0} vs P + N − 1 = {1}</source>
         <translation>W = {0} 대 P + N − 1 = {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="192" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="193" />
         <source>allocated</source>
         <translation>할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="193" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="194" />
         <source>used</source>
         <translation>사용</translation>
     </message>

@@ -18,6 +18,7 @@ import torch
 
 from kvstudio.core import checkpoints, experiments, formulas
 from kvstudio.core.backend import LanguageModel, MiniMindBackend
+from kvstudio.core.cache_layout import CachePlan, cache_plan, uniform_plan
 from kvstudio.core.hf_backend import is_hf_folder, load_hf_backend
 from kvstudio.core.kv_cache import CacheSpec
 from kvstudio.core.model import MiniMindLM
@@ -96,6 +97,7 @@ class RunInfo:
     dtype_bytes: int
     eos_id: int | None = None  # the end-of-answer token the run stops at (None: unknown)
     eos_text: str = ""  # its text, e.g. "<|im_end|>"
+    plan: CachePlan | None = None  # per-layer kinds (hybrid models); None: every layer alike
 
     @property
     def mode(self) -> Mode:
@@ -119,6 +121,14 @@ class RunInfo:
         return formulas.cache_bytes(
             self.num_layers, tokens, self.num_kv_heads, self.head_dim, self.dtype_bytes
         )
+
+    def cache_plan(self) -> CachePlan:
+        """What each layer keeps: the model's own plan, or every layer as the cache spec says."""
+        return self.plan or uniform_plan(self, self.request.settings.cache)
+
+    def formula_used_bytes(self, positions: int) -> int:
+        """The per-layer formula Σ_l 2·T_l·H_kv·d·bytes after `positions` cached positions."""
+        return self.cache_plan().used_bytes(positions)
 
 
 @dataclass(frozen=True)
@@ -326,6 +336,7 @@ def run_info(
         dtype_bytes=b.dtype_bytes,
         eos_id=eos_id,
         eos_text=model.tokenizer.token_text(eos_id) if eos_id is not None else "",
+        plan=cache_plan(b, request.settings.cache),
     )
 
 
