@@ -53,6 +53,7 @@ class CacheBytesPlot(LivePlot):
         self._tick_labels: list[str] = []
         self.summary = ""
         self._shown: tuple[RunInfo, StepRecord] | None = None  # what is drawn (for exports)
+        self._drawn_kv: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
         self._static_in_legend = False
         self.retranslate()
 
@@ -121,6 +122,7 @@ class CacheBytesPlot(LivePlot):
             self._allocated.setOpts(x=[], height=[])
         self._k_used.setOpts(x=layers - 0.2, height=k_used)
         self._v_used.setOpts(x=layers + 0.2, height=v_used)
+        self._drawn_kv = (tuple(float(b) for b in k_used), tuple(float(b) for b in v_used))
         plan = info.cache_plan()
         first = plan.layers[0] if plan.layers else None
         if first is not None and plan.uniform and first.keeps is not None \
