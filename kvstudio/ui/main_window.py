@@ -12,9 +12,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDockWidget,
     QGridLayout,
     QMainWindow,
@@ -42,6 +43,25 @@ from kvstudio.ui.run.engine_worker import EngineHost
 log = logging.getLogger(__name__)
 
 TitleSource = Callable[[], str]
+PREFERRED_SIZE = QSize(1500, 920)  # on screens that have the room
+FRAME_ROOM = QSize(16, 48)  # window-manager frame and title bar around the client area
+
+
+def initial_geometry(available: QRect, minimum: QSize) -> QRect:
+    """The client rectangle to open in: the preferred size, shrunk to `available`, centred.
+
+    `minimum` (the window's minimum size) wins when the screen is smaller still.
+    """
+    width = max(min(PREFERRED_SIZE.width(), available.width() - FRAME_ROOM.width()),
+                minimum.width())
+    height = max(min(PREFERRED_SIZE.height(), available.height() - FRAME_ROOM.height()),
+                 minimum.height())
+    rect = QRect(0, 0, width, height)
+    rect.moveCenter(available.center())
+    rect.moveTop(max(available.top() + FRAME_ROOM.height() - FRAME_ROOM.width() // 2,
+                     rect.top()))
+    rect.moveLeft(max(available.left() + FRAME_ROOM.width() // 2, rect.left()))
+    return rect
 
 
 class MainWindow(QMainWindow):
@@ -79,8 +99,7 @@ class MainWindow(QMainWindow):
         self._wire()
         self.retranslate()
         self.classroom: Any = None  # set by app.startup.build_window (labs, export, lecture, runs)
-        if self.settings.geometry() is None:
-            self.resize(1500, 920)
+        self.fit_to_screen(restored=self.settings.geometry() is not None)
 
     # ---- extension points ---------------------------------------------------------------------
     def add_tab(self, widget: QWidget, title: TitleSource) -> int:
@@ -101,6 +120,20 @@ class MainWindow(QMainWindow):
         """Every live plot by a stable name (export uses `.plot_item` of each)."""
         return {"tokens_fed": self.tokens_plot, "step_time": self.time_plot,
                 "cache_bytes": self.cache_plot, "answers": self.answers.plot}
+
+    def fit_to_screen(self, restored: bool = False) -> None:
+        """Open at a size that fits the screen's available area (a restored layout only if it fits).
+
+        A window saved on a large monitor and reopened on a laptop or projector is
+        fitted again, so nothing falls off the screen's right or bottom edge.
+        """
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is None:
+            return
+        available = screen.availableGeometry()
+        if restored and available.contains(self.frameGeometry()):
+            return
+        self.setGeometry(initial_geometry(available, self.minimumSizeHint()))
 
     def current_request(self) -> RunRequest:
         return RunRequest(self.generation.prompt(), self.generation.use_chat_template(),
@@ -126,6 +159,8 @@ class MainWindow(QMainWindow):
         grid.addWidget(self.time_plot, 0, 1)
         grid.addWidget(self.cache_plot, 1, 0)
         grid.addWidget(self.answers, 1, 1)
+        for column in (0, 1):  # two equal columns, whatever each cell's minimum
+            grid.setColumnStretch(column, 1)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.generation)
         split.addWidget(grid_host)
@@ -140,10 +175,26 @@ class MainWindow(QMainWindow):
             column.addWidget(panel)
         column.addStretch(1)
         scroll = QScrollArea()
+        scroll.setObjectName("controls_scroll")
         scroll.setWidgetResizable(True)
         scroll.setWidget(inner)
-        scroll.setMinimumWidth(300)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._side_scroll = scroll
+        self._fit_side_panel()
         return scroll
+
+    def _fit_side_panel(self) -> None:
+        """As wide as the panels' widest row in this language, plus the vertical scrollbar.
+
+        So the dock never scrolls sideways (its horizontal bar is off, and nothing is cut).
+        """
+        scroll = self._side_scroll
+        inner = scroll.widget()
+        if inner is None:
+            return
+        bar = scroll.verticalScrollBar().sizeHint().width()
+        frame = 2 * scroll.frameWidth()
+        scroll.setMinimumWidth(inner.minimumSizeHint().width() + bar + frame)
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -256,6 +307,8 @@ class MainWindow(QMainWindow):
             self.tabs.setTabText(self.tabs.indexOf(widget), title())
         for dock, title in self._dock_titles:
             dock.setWindowTitle(title())
+        # The panels retranslate on the same event, in an order Qt does not promise.
+        QTimer.singleShot(0, self._fit_side_panel)
         self.refresh_views()
 
     def changeEvent(self, event: QEvent) -> None:

@@ -47,6 +47,7 @@ class GenerationView(QWidget):
         super().__init__(parent)
         self._prompt = QPlainTextEdit()
         self._prompt.setMaximumHeight(70)
+        self._prompt.setMinimumHeight(44)  # two lines: small screens keep room for the plots
         self._chat = QCheckBox()
         self._chat.setChecked(True)
         self._header = QLabel()
@@ -56,6 +57,7 @@ class GenerationView(QWidget):
         scroll.setWidget(self._chips)
         scroll.setFrameShape(QFrame.Shape.StyledPanel)
         scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        scroll.setMinimumHeight(40)
         self._scroll = scroll
         self._prompt_label = QLabel()
 

@@ -40,7 +40,7 @@ class AnswerHistogramPlot(LivePlot):
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.plot_item.setTitle(self.tr("Distinct answers over repeated samples"))
+        self.set_title(self.tr("Distinct answers over repeated samples"))
         self.plot_item.setLabel("bottom", self.tr("answer (most common first; hover to read)"))
         self.plot_item.setLabel("left", self.tr("count"))
         self._temperature_label = self.tr("T = {0:g}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
 
@@ -61,7 +61,7 @@ class CacheBytesPlot(LivePlot):
         self._no_cache = self.tr("KV cache: recompute mode keeps no cache")
         self._cap_template = self.tr("window cap W = {0}")
         self._cached_run_note = self.tr("(cached run; recompute keeps none)")
-        self.plot_item.setTitle(self._title_empty)
+        self.set_title(self._title_empty)
 
     def refresh(self, store: RunStore) -> None:
         """Draw the current run's cache; in recompute mode the cached run's (recompute has none)."""
@@ -79,7 +79,7 @@ class CacheBytesPlot(LivePlot):
             bars.setOpts(x=[], height=[])
         self._cap.setVisible(False)
         self.summary = self._title_empty
-        self.plot_item.setTitle(self.summary)
+        self.set_title(self.summary)
 
     def _draw(self, info: RunInfo, record: StepRecord, recompute_current: bool = False) -> None:
         layers = np.arange(len(record.cache_layer_bytes), dtype=float)
@@ -115,10 +115,10 @@ class CacheBytesPlot(LivePlot):
                                                       record.cache_length)
             if recompute_current:
                 measured = self._cached_run_note + " " + measured
-            # Two short lines: one long title would widen the plot past its cell.
+            # Two lines (each wraps again on a narrow plot).
             self.summary = measured + "<br>" + self._formula_template.format(
                 format_bytes(formula))
-        self.plot_item.setTitle(self.summary, size="9pt")
+        self.set_title(self.summary)
         if len(layers) != self._layers:  # integer layer ticks, set once (setTicks repaints)
             self._layers = len(layers)
             self.plot_item.getAxis("bottom").setTicks([[(float(i), str(i)) for i in
@@ -138,6 +138,19 @@ class CacheBytesPlot(LivePlot):
         planned = info.formula_cache_bytes(tokens) / (2 * max(info.num_layers, 1))
         measured = max((max(k, v) for k, v in record.cache_layer_bytes), default=0)
         return float(max(planned, measured, 1))
+
+    def layer_bar_rects(self) -> list[QRectF]:
+        """Every drawn K and V bar as a rectangle in scene coordinates (for layout tests)."""
+        rects: list[QRectF] = []
+        for bars in (self._k_used, self._v_used):
+            xs, heights = bars.opts.get("x"), bars.opts.get("height")
+            width = float(bars.opts.get("width") or 0.0)
+            if xs is None or heights is None:
+                continue
+            for x, height in zip(xs, heights, strict=True):
+                rect = QRectF(float(x) - width / 2, 0.0, width, float(height)).normalized()
+                rects.append(bars.mapRectToScene(rect))
+        return rects
 
     def drawn_layer_bytes(self) -> list[tuple[float, float]]:
         """(K, V) heights drawn per layer (what tests compare with the record)."""

@@ -46,13 +46,12 @@ class StepTimePlot(LivePlot):
         self._ttft_both = pg.TextItem(color="#222", anchor=(0, 1), fill=LABEL_FILL)
         self.plot_item.addItem(self._ttft_both)
         self._y_top = self._total_top = 0.0
-        self.legend.setColumnCount(2)  # a shorter legend covers less of the data
         # Before the first run: plain 0…1 axes, not auto-range's guess around the empty label.
         self.set_ranges((0.0, 1.0), (0.0, 1.0), (0.0, 1.0))
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.plot_item.setTitle(self.tr("Time per step"))
+        self.set_title(self.tr("Time per step"))
         self.plot_item.setLabel("bottom", self.tr("step (0 = prefill)"))
         self.plot_item.setLabel("left", self.tr("ms per step"))
         self.plot_item.getAxis("right").setLabel(self.tr("cumulative ms (dashed)"))
