@@ -1,12 +1,12 @@
 """The classroom features, plugged into the main window from one call: `install(window)`.
 
 Owns `ClassroomExtras`: it adds the Labs tab, an export menu and corner button
-on every live plot, a "Lecture" menu (lecture mode, save and open a run,
+on every live plot, a "Lecture" menu (presenter view, save and open a run,
 replay controls, export slide pack), and stops the lab threads when the
 window closes. It uses only the window's public extension points
 (`add_tab`, `plots()`, `controller`, `status`, `menuBar()`), so the window
 stays composition and wiring; the work lives in ``labs``, ``export``,
-``lecture_mode`` and ``replay``.
+``presenter`` and ``replay``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.run.replay import ReplayController
 from kvstudio.ui.slides.export import ChartLike
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
-from kvstudio.ui.slides.lecture_mode import LectureActions, LectureMode
+from kvstudio.ui.slides.presenter import PresenterActions, PresenterView
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ def live_tables(window: MainWindow) -> dict[str, list[dict[str, Any]]]:
 
 
 class ClassroomExtras(QObject):
-    """Labs, export, lecture mode and saved runs for a `MainWindow`."""
+    """Labs, export, the presenter view and saved runs for a `MainWindow`."""
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
@@ -91,23 +91,21 @@ class ClassroomExtras(QObject):
         self.replay.changed.connect(controller.pacer.request)
         self.replay.finished.connect(controller.pacer.flush)
         self.replay.loaded.connect(self._on_note)
-        self.lecture = LectureMode(
-            window,
-            self.lecture_charts,
-            LectureActions(self.step, self.toggle_play, self.reset),
+        # Another window over the same runs: the working window is never rescaled.
+        self.presenter = PresenterView(
+            controller.store,
+            PresenterActions(self.step, self.toggle_play, self.reset),
+            counts=lambda: window.answers.plot.counts,
+            parent=window,
         )
+        controller.pacer.add_view(self.presenter.refresh)
+        controller.sampling_finished.connect(lambda _counts: self.presenter.refresh())
         self._build_menu()
-        self.lecture.toggled.connect(self.lecture_action.setChecked)
+        self.presenter.toggled.connect(self.presenter_action.setChecked)
         window.installEventFilter(self)
         self.retranslate()
 
     # ---- what the menu does ----------------------------------------------------------------
-    def lecture_charts(self) -> list[ChartLike]:
-        charts: list[ChartLike] = list(self.window.plots().values())
-        for lab in self.labs.labs():
-            charts += list(lab.charts().values())
-        return charts
-
     def step(self) -> None:
         """One step: of the replay when one is running, else of the live model."""
         if self.replay.active:
@@ -176,6 +174,7 @@ class ClassroomExtras(QObject):
         return self.exporter.export_pack(charts, numbers, tables, self.window) is not None
 
     def shutdown(self) -> None:
+        self.presenter.leave()
         self.replay.stop()
         self.labs.shutdown()
 
@@ -183,10 +182,10 @@ class ClassroomExtras(QObject):
     def _build_menu(self) -> None:
         self.menu = QMenu(self.window)
         self.window.menuBar().addMenu(self.menu)
-        self.lecture_action = QAction(self.window)
-        self.lecture_action.setCheckable(True)
-        self.lecture_action.setShortcut(QKeySequence("Ctrl+L"))
-        self.lecture_action.toggled.connect(self.lecture.set_enabled)
+        self.presenter_action = QAction(self.window)
+        self.presenter_action.setCheckable(True)
+        self.presenter_action.setShortcuts([QKeySequence("Ctrl+L"), QKeySequence("F5")])
+        self.presenter_action.toggled.connect(self.presenter.set_enabled)
         self.save_action = QAction(self.window)
         self.save_action.setShortcut(QKeySequence.StandardKey.Save)
         self.save_action.triggered.connect(self._on_save_triggered)
@@ -202,7 +201,7 @@ class ClassroomExtras(QObject):
         self.pack_action = QAction(self.window)
         self.pack_action.setShortcut(QKeySequence("Ctrl+Shift+E"))
         self.pack_action.triggered.connect(self._on_pack_triggered)
-        self.menu.addAction(self.lecture_action)
+        self.menu.addAction(self.presenter_action)
         self.menu.addSeparator()
         self.menu.addAction(self.save_action)
         self.menu.addAction(self.open_action)
@@ -218,10 +217,10 @@ class ClassroomExtras(QObject):
 
     def retranslate(self) -> None:
         self.menu.setTitle(self.tr("Lec&ture"))
-        self.lecture_action.setText(self.tr("Lecture mode (big text, high contrast)"))
-        self.lecture_action.setToolTip(
-            self.tr("Page Down or N steps, P or B plays and pauses, Home resets.")
-        )
+        self.presenter_action.setText(self.tr("Presenter view (projector: one chart, big numbers)"))
+        self.presenter_action.setToolTip(self.tr(
+            "Full screen, high contrast: Page Down steps, Page Up / ↑ / ↓ change the chart, "
+            "P plays and pauses, Home starts over, Esc returns."))
         self.save_action.setText(self.tr("Save run…"))
         self.open_action.setText(self.tr("Open saved run (replay without the model)…"))
         self.replay_menu.setTitle(self.tr("Replay"))
@@ -276,7 +275,7 @@ class ClassroomExtras(QObject):
 
 
 def install(window: MainWindow) -> ClassroomExtras:
-    """Add labs, export, lecture mode and saved runs to `window`; keep the returned object."""
+    """Add labs, export, the presenter view and saved runs to `window`; keep the returned object."""
     return ClassroomExtras(window)
 
 

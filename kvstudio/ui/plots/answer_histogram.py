@@ -84,6 +84,11 @@ class AnswerHistogramPlot(LivePlot):
         view.setYRange(0, top * 1.6, padding=0)
         self.fit_tick_space()
 
+    @property
+    def counts(self) -> AnswerCounts | None:
+        """The answers drawn (None before the first Sample ×N)."""
+        return self._counts
+
     def bar_totals(self) -> list[int]:
         return [sum(c) for _, c in self._answers]
 
