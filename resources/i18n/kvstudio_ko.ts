@@ -1,6 +1,114 @@
 <?xml version='1.0' encoding='utf-8'?>
 <TS version="2.1" language="ko_KR">
 <context>
+    <name />
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="43" />
+        <source>Step to feed the model</source>
+        <translation>한 스텝 진행하면 모델에 넣은 토큰이 나옵니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="43" />
+        <source>Tokens fed appear after a step.</source>
+        <translation>스텝을 진행하면 입력 토큰 수가 표시됩니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="46" />
+        <source>{0} vs {1} tokens fed</source>
+        <translation>입력 토큰 {0} 대 {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="49" />
+        <source>{0} tokens fed ({1})</source>
+        <translation>입력 토큰 {0} ({1})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="56" />
+        <source>P+(N−1)</source>
+        <translation>P+(N−1)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="56" />
+        <source>P·N+N(N−1)/2</source>
+        <translation>P·N+N(N−1)/2</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="57" />
+        <source>{0}: P = {1}, N = {2} → {3} = {4}</source>
+        <translation>{0}: P = {1}, N = {2} → {3} = {4}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="62" />
+        <source>recompute fed {0:.1f}× as many</source>
+        <translation>재계산은 {0:.1f}배를 입력</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="70" />
+        <source>Step to time the model</source>
+        <translation>스텝을 진행하면 시간이 측정됩니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="76" />
+        <source>{0}: {1:.1f} ms/token</source>
+        <translation>{0}: 토큰당 {1:.1f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="77" />
+        <source>{0}: time to first token {1:.1f} ms, {2} steps</source>
+        <translation>{0}: 첫 토큰까지 {1:.1f} ms, {2} 스텝</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="79" />
+        <source>TTFT {0:.1f} ms</source>
+        <translation>첫 토큰 {0:.1f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="86" />
+        <source>Step to fill the cache</source>
+        <translation>스텝을 진행하면 캐시가 채워집니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="89" />
+        <source>{0} B per token · {1} B per 100 tokens</source>
+        <translation>토큰당 {0} B · 100 토큰당 {1} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="91" />
+        <source>2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}</source>
+        <translation>2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="95" />
+        <source>measured now: {0} B for T = {1} tokens</source>
+        <translation>지금 측정값: T = {1} 토큰에 {0} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="98" />
+        <source>recompute keeps no cache</source>
+        <translation>재계산은 캐시를 두지 않습니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="104" />
+        <source>Sample ×N to count answers</source>
+        <translation>N번 샘플링으로 답을 세어 보세요</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="107" />
+        <source>distinct answers {0}</source>
+        <translation>서로 다른 답 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="108" />
+        <source>T = {0}</source>
+        <translation>T = {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="109" />
+        <source>{0} samples per temperature</source>
+        <translation>온도마다 샘플 {0}개</translation>
+    </message>
+</context>
+<context>
     <name>AnswerHistogramPlot</name>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="43" />
@@ -423,83 +531,83 @@
         <translation>실습</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="137" />
+        <location filename="../../kvstudio/ui/classroom.py" line="135" />
         <source>Save run</source>
         <translation>실행 저장</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="139" />
-        <location filename="../../kvstudio/ui/classroom.py" line="157" />
+        <location filename="../../kvstudio/ui/classroom.py" line="137" />
+        <location filename="../../kvstudio/ui/classroom.py" line="155" />
         <source>KV Studio runs (*.json)</source>
         <translation>KV Studio 실행 파일 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="148" />
+        <location filename="../../kvstudio/ui/classroom.py" line="146" />
         <source>Saved the run to {0}</source>
         <translation>실행을 {0}에 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="155" />
+        <location filename="../../kvstudio/ui/classroom.py" line="153" />
         <source>Open saved run</source>
         <translation>저장한 실행 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="220" />
+        <location filename="../../kvstudio/ui/classroom.py" line="219" />
         <source>Lec&amp;ture</source>
         <translation>강의(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="221" />
-        <source>Lecture mode (big text, high contrast)</source>
-        <translation>강의 모드 (큰 글자, 높은 대비)</translation>
+        <location filename="../../kvstudio/ui/classroom.py" line="220" />
+        <source>Presenter view (projector: one chart, big numbers)</source>
+        <translation>발표자 화면 (프로젝터: 차트 하나, 큰 숫자)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="223" />
-        <source>Page Down or N steps, P or B plays and pauses, Home resets.</source>
-        <translation>Page Down 또는 N: 한 단계, P 또는 B: 재생/일시정지, Home: 처음으로.</translation>
+        <location filename="../../kvstudio/ui/classroom.py" line="222" />
+        <source>Full screen, high contrast: Page Down steps, Page Up / ↑ / ↓ change the chart, P plays and pauses, Home starts over, Esc returns.</source>
+        <translation>전체 화면, 고대비: Page Down은 한 스텝, Page Up / ↑ / ↓는 차트 바꾸기, P는 재생·일시정지, Home은 처음부터, Esc는 돌아가기.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="225" />
+        <location filename="../../kvstudio/ui/classroom.py" line="224" />
         <source>Save run…</source>
         <translation>실행 저장…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="226" />
+        <location filename="../../kvstudio/ui/classroom.py" line="225" />
         <source>Open saved run (replay without the model)…</source>
         <translation>저장한 실행 열기 (모델 없이 다시 보기)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="227" />
+        <location filename="../../kvstudio/ui/classroom.py" line="226" />
         <source>Replay</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="228" />
+        <location filename="../../kvstudio/ui/classroom.py" line="227" />
         <source>Next step</source>
         <translation>다음 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="229" />
+        <location filename="../../kvstudio/ui/classroom.py" line="228" />
         <source>Play / pause</source>
         <translation>재생 / 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="230" />
+        <location filename="../../kvstudio/ui/classroom.py" line="229" />
         <source>From the start</source>
         <translation>처음부터</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="231" />
+        <location filename="../../kvstudio/ui/classroom.py" line="230" />
         <source>Export slide pack (all charts and numbers)…</source>
         <translation>슬라이드 묶음 내보내기 (모든 차트와 수치)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="251" />
+        <location filename="../../kvstudio/ui/classroom.py" line="250" />
         <source>Exported: {0}</source>
         <translation>내보냄: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="260" />
+        <location filename="../../kvstudio/ui/classroom.py" line="259" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
@@ -636,42 +744,42 @@
 <context>
     <name>GenerationView</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="146" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="156" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="147" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="157" />
         <source>Type a question or some text, then press Step.</source>
         <translation>질문이나 글을 입력한 뒤 '한 토큰'을 누르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="148" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="158" />
         <source>Chat template</source>
         <translation>채팅 템플릿</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="150" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="160" />
         <source>Wrap the prompt in the chat model's template (&lt;|im_start|&gt;user … assistant). Only for chat models.</source>
         <translation>프롬프트를 채팅 모델의 템플릿(&lt;|im_start|&gt;user … assistant)으로 감쌉니다. 채팅 모델에서만 쓸 수 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="152" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="162" />
         <source>Generated tokens appear here, one chip per token.</source>
         <translation>생성된 토큰이 토큰마다 칩 하나로 여기에 나타납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="153" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="163" />
         <source>{0} run: {1} of {2} new tokens</source>
         <translation>{0} 실행: 새 토큰 {2}개 중 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="154" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="164" />
         <source>Prompt token id {0}</source>
         <translation>프롬프트 토큰 id {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="156" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="166" />
         <source>Token id {0}
 probability {1:.3f}
 tokens fed this step: {2}
@@ -684,7 +792,7 @@ step {4}</source>
 단계 {4}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="158" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="168" />
         <source>Part of a character: its text appears with the next token.</source>
         <translation>글자의 일부입니다. 글자는 다음 토큰과 함께 나타납니다.</translation>
     </message>
@@ -828,57 +936,57 @@ step {4}</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="74" />
+        <location filename="../../kvstudio/ui/main_window.py" line="94" />
         <source>Live</source>
         <translation>실시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="75" />
+        <location filename="../../kvstudio/ui/main_window.py" line="95" />
         <source>Controls</source>
         <translation>조작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="227" />
+        <location filename="../../kvstudio/ui/main_window.py" line="278" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="245" />
+        <location filename="../../kvstudio/ui/main_window.py" line="296" />
         <source>KV Studio — KV cache and sampling, token by token</source>
         <translation>KV Studio — 토큰 단위로 보는 KV 캐시와 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="246" />
+        <location filename="../../kvstudio/ui/main_window.py" line="297" />
         <source>&amp;File</source>
         <translation>파일(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="247" />
+        <location filename="../../kvstudio/ui/main_window.py" line="298" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="248" />
+        <location filename="../../kvstudio/ui/main_window.py" line="299" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="249" />
+        <location filename="../../kvstudio/ui/main_window.py" line="300" />
         <source>Quit</source>
         <translation>끝내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="250" />
+        <location filename="../../kvstudio/ui/main_window.py" line="301" />
         <source>&amp;Language</source>
         <translation>언어(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="251" />
+        <location filename="../../kvstudio/ui/main_window.py" line="302" />
         <source>System default</source>
         <translation>시스템 기본값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="254" />
+        <location filename="../../kvstudio/ui/main_window.py" line="305" />
         <source>&amp;View</source>
         <translation>보기(&amp;V)</translation>
     </message>
@@ -1002,6 +1110,44 @@ step {4}</source>
         <location filename="../../kvstudio/ui/app/names.py" line="23" />
         <source>Sliding window</source>
         <translation>슬라이딩 윈도</translation>
+    </message>
+</context>
+<context>
+    <name>PresenterView</name>
+    <message>
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="123" />
+        <source>Tokens fed to the model</source>
+        <translation>모델에 넣은 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="125" />
+        <source>Time per step</source>
+        <translation>단계별 시간</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="127" />
+        <source>KV cache per layer</source>
+        <translation>레이어별 KV 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="129" />
+        <source>Distinct answers over repeated samples</source>
+        <translation>반복 샘플링의 서로 다른 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="253" />
+        <source>chart {0} of {1}</source>
+        <translation>차트 {0} / {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="320" />
+        <source>KV Studio — presenter view</source>
+        <translation>KV Studio — 발표자 화면</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="322" />
+        <source>Page Down / → / Space: next step · Page Up / ↑ / ↓: other chart · 1–4: chart · P: play or pause · Home: start over · Esc: back to the window</source>
+        <translation>Page Down / → / Space: 다음 스텝 · Page Up / ↑ / ↓: 다른 차트 · 1–4: 차트 선택 · P: 재생·일시정지 · Home: 처음부터 · Esc: 창으로 돌아가기</translation>
     </message>
 </context>
 <context>
@@ -1194,47 +1340,47 @@ step {4}</source>
 <context>
     <name>StepTimePlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="55" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="54" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="56" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="55" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="57" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="56" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="58" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="57" />
         <source>cumulative ms (dashed)</source>
         <translation>누적 ms (점선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="62" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="61" />
         <source>{0}: ms per step</source>
         <translation>{0}: 단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="63" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="62" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="64" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="63" />
         <source>prefill = time to first token</source>
         <translation>프리필 = 첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="65" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="64" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="66" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="65" />
         <source>TTFT: {0}</source>
         <translation>첫 토큰: {0}</translation>
     </message>
@@ -1346,42 +1492,42 @@ step {4}</source>
 <context>
     <name>TokensFedPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="42" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="41" />
         <source>Tokens fed to the model per step</source>
         <translation>단계별로 모델에 넣은 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="43" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="42" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="44" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="43" />
         <source>tokens fed (bars)</source>
         <translation>넣은 토큰 (막대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="45" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="44" />
         <source>cumulative (lines)</source>
         <translation>누적 (선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="49" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="48" />
         <source>{0}: per step</source>
         <translation>{0}: 단계별</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="50" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="49" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="51" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="50" />
         <source>formula P+(N−1)</source>
         <translation>공식 P+(N−1)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="52" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="51" />
         <source>formula P·N+N(N−1)/2</source>
         <translation>공식 P·N+N(N−1)/2</translation>
     </message>
