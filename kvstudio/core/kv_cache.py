@@ -12,13 +12,12 @@ the model which key positions are visible (``visible_start``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
 import torch
 
-CacheKind = Literal["dynamic", "static", "sliding"]
-CACHE_KINDS: tuple[CacheKind, ...] = ("dynamic", "static", "sliding")
+from kvstudio.core.cache_spec import CACHE_KINDS, CacheKind, CacheSpec
+
+__all__ = ["CACHE_KINDS", "CacheKind", "CacheSpec", "DynamicLayer", "KVCache",
+           "SlidingWindowLayer", "StaticLayer"]
 
 
 def _nbytes(t: torch.Tensor | None) -> int:
@@ -129,24 +128,6 @@ class SlidingWindowLayer(DynamicLayer):
 
     def visible_start(self, new_tokens: int) -> int:
         return max(0, self.seq_length - self.window)
-
-
-@dataclass(frozen=True)
-class CacheSpec:
-    """Which cache to build: kind plus its one size parameter."""
-
-    kind: CacheKind = "dynamic"
-    max_length: int = 2048  # static: preallocated tokens
-    window: int = 64  # sliding: tokens each query may look back on
-
-    def __post_init__(self) -> None:
-        if self.kind not in CACHE_KINDS:
-            raise ValueError(f"Unknown cache kind {self.kind!r}; choose one of {CACHE_KINDS}.")
-
-    @property
-    def attention_window(self) -> int | None:
-        """The look-back limit attention must respect, or None for full causal attention."""
-        return self.window if self.kind == "sliding" else None
 
 
 class KVCache(list[DynamicLayer]):

@@ -39,13 +39,11 @@ from kvstudio.core.experiments import (
     repeated_sampling,
 )
 from kvstudio.core.kv_cache import CACHE_KINDS, CacheKind, CacheSpec
-from kvstudio.core.records import MODES, Mode, SamplingSettings, StepRecord
+from kvstudio.core.records import DTYPES, MODES, DType, Mode, SamplingSettings, StepRecord
 from kvstudio.core.sampling import apply_repetition_penalty, presence_mask
 from kvstudio.core.stepper import Stepper, TokenTexts
 from kvstudio.core.tokenizer import TextTokenizer
 
-DType = Literal["float32", "float16", "bfloat16"]
-DTYPES: tuple[DType, ...] = ("float32", "float16", "bfloat16")
 _TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 

@@ -13,6 +13,8 @@ from typing import Any, Literal, NamedTuple
 Mode = Literal["cached", "recompute"]
 Phase = Literal["prefill", "decode"]
 MODES: tuple[Mode, ...] = ("cached", "recompute")
+DType = Literal["float32", "float16", "bfloat16"]  # weight dtypes a lab can run the model in
+DTYPES: tuple[DType, ...] = ("float32", "float16", "bfloat16")
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kvstudio.core.kv_cache import CACHE_KINDS, CacheSpec
+from kvstudio.core.cache_spec import CACHE_KINDS, CacheSpec
 from kvstudio.core.records import MODES, Mode, SamplingSettings, StepRecord
 
 log = logging.getLogger(__name__)

@@ -12,19 +12,21 @@ stays composition and wiring; the work lives in ``labs``, ``export``,
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QVBoxLayout, QWidget
 
 from kvstudio.core.runfile import RUN_SUFFIX
-from kvstudio.ui.labs import LabsPanel
 from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.run.replay import ReplayController
 from kvstudio.ui.slides.export import ChartLike
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 from kvstudio.ui.slides.presenter import PresenterActions, PresenterView
+
+if TYPE_CHECKING:
+    from kvstudio.ui.labs import LabsPanel
 
 log = logging.getLogger(__name__)
 
@@ -79,11 +81,15 @@ class ClassroomExtras(QObject):
         self.exporter = ChartExporter(self)
         self.exporter.failed.connect(self._on_export_failed)
         self.exporter.exported.connect(self._on_exported)
-        self.labs = LabsPanel(self.exporter)
-        self.labs.failed.connect(self._on_lab_failed)
-        window.add_tab(self.labs, lambda: self.tr("Labs"))
-        controller.model_loaded.connect(self.labs.set_model)
-        self.labs.set_model(controller.model)
+        # The labs (17 charts) and the presenter view are built when first needed, so the
+        # window is on screen sooner: the labs when their tab opens or the model has loaded.
+        self._labs: LabsPanel | None = None
+        self._labs_page = QWidget()
+        QVBoxLayout(self._labs_page).setContentsMargins(0, 0, 0, 0)
+        window.add_tab(self._labs_page, lambda: self.tr("Labs"))
+        window.tabs.currentChanged.connect(self._on_tab_changed)
+        controller.model_loaded.connect(self._on_model_loaded)
+        self._presenter: PresenterView | None = None
         self.export_buttons = [
             attach_export(plot, self.exporter) for plot in window.plots().values()
         ]
@@ -91,19 +97,40 @@ class ClassroomExtras(QObject):
         self.replay.changed.connect(controller.pacer.request)
         self.replay.finished.connect(controller.pacer.flush)
         self.replay.loaded.connect(self._on_note)
-        # Another window over the same runs: the working window is never rescaled.
-        self.presenter = PresenterView(
-            controller.store,
-            PresenterActions(self.step, self.toggle_play, self.reset),
-            counts=lambda: window.answers.plot.counts,
-            parent=window,
-        )
-        controller.pacer.add_view(self.presenter.refresh)
-        controller.sampling_finished.connect(lambda _counts: self.presenter.refresh())
         self._build_menu()
-        self.presenter.toggled.connect(self.presenter_action.setChecked)
         window.installEventFilter(self)
         self.retranslate()
+
+    # ---- built on first use ------------------------------------------------------------------
+    @property
+    def labs(self) -> LabsPanel:
+        """The Labs tab's panel (built now if it was not yet)."""
+        if self._labs is None:
+            from kvstudio.ui.labs import LabsPanel  # 17 charts' modules: imported when needed
+
+            self._labs = LabsPanel(self.exporter)
+            self._labs.failed.connect(self._on_lab_failed)
+            self._labs.set_model(self.window.controller.model)
+            layout = self._labs_page.layout()
+            assert layout is not None
+            layout.addWidget(self._labs)
+        return self._labs
+
+    @property
+    def presenter(self) -> PresenterView:
+        """The projector window (another view over the same runs; built now if it was not yet)."""
+        if self._presenter is None:
+            controller, window = self.window.controller, self.window
+            self._presenter = PresenterView(
+                controller.store,
+                PresenterActions(self.step, self.toggle_play, self.reset),
+                counts=lambda: window.answers.plot.counts,
+                parent=window,
+            )
+            controller.pacer.add_view(self._presenter.refresh)
+            controller.sampling_finished.connect(self._on_sampling_finished)
+            self._presenter.toggled.connect(self.presenter_action.setChecked)
+        return self._presenter
 
     # ---- what the menu does ----------------------------------------------------------------
     def step(self) -> None:
@@ -174,9 +201,11 @@ class ClassroomExtras(QObject):
         return self.exporter.export_pack(charts, numbers, tables, self.window) is not None
 
     def shutdown(self) -> None:
-        self.presenter.leave()
+        if self._presenter is not None:
+            self._presenter.leave()
         self.replay.stop()
-        self.labs.shutdown()
+        if self._labs is not None:
+            self._labs.shutdown()
 
     # ---- building ------------------------------------------------------------------------------
     def _build_menu(self) -> None:
@@ -185,7 +214,7 @@ class ClassroomExtras(QObject):
         self.presenter_action = QAction(self.window)
         self.presenter_action.setCheckable(True)
         self.presenter_action.setShortcuts([QKeySequence("Ctrl+L"), QKeySequence("F5")])
-        self.presenter_action.toggled.connect(self.presenter.set_enabled)
+        self.presenter_action.toggled.connect(self._on_presenter_toggled)
         self.save_action = QAction(self.window)
         self.save_action.setShortcut(QKeySequence.StandardKey.Save)
         self.save_action.triggered.connect(self._on_save_triggered)
@@ -228,9 +257,30 @@ class ClassroomExtras(QObject):
         self.replay_play_action.setText(self.tr("Play / pause"))
         self.replay_restart_action.setText(self.tr("From the start"))
         self.pack_action.setText(self.tr("Export slide pack (all charts and numbers)…"))
-        self.labs.retranslate()
+        if self._labs is not None:
+            self._labs.retranslate()
 
     # ---- slots ---------------------------------------------------------------------------------
+    def _on_presenter_toggled(self, enabled: bool) -> None:
+        self.presenter.set_enabled(enabled)
+
+    def _on_sampling_finished(self, _counts: object) -> None:
+        if self._presenter is not None:
+            self._presenter.refresh()
+
+    def _on_tab_changed(self, index: int) -> None:
+        if self.window.tabs.widget(index) is self._labs_page:
+            _ = self.labs
+
+    def _on_model_loaded(self, model: object) -> None:
+        if self._labs is not None:
+            self._labs.set_model(self.window.controller.model)
+        else:  # build them now the window is up, after this event
+            QTimer.singleShot(0, self._build_labs)
+
+    def _build_labs(self) -> None:
+        _ = self.labs
+
     def _on_save_triggered(self) -> None:
         self.save_run()
 

@@ -37,7 +37,12 @@ from kvstudio.ui.panels.sampling_panel import SamplingPanel
 from kvstudio.ui.panels.status_bar import RunStatusBar
 from kvstudio.ui.plots import CacheBytesPlot, LivePlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.run.controller import RunController
-from kvstudio.ui.run.engine_adapter import ModelChoice, ModelHandle, RunRequest, torch_threads
+from kvstudio.ui.run.engine_adapter import (
+    ModelChoice,
+    ModelHandle,
+    RunRequest,
+    set_torch_threads,
+)
 from kvstudio.ui.run.engine_worker import EngineHost
 
 log = logging.getLogger(__name__)
@@ -85,6 +90,7 @@ class MainWindow(QMainWindow):
         self.answers = AnswerPanel()
         self.status = RunStatusBar()
         self.setStatusBar(self.status)
+        self._torch_threads = torch_threads  # set in torch when the first model has loaded
         self.status.set_runtime(torch_threads, "cpu")
         self.controller = RunController(host, self.current_request, parent=self)
 
@@ -255,6 +261,7 @@ class MainWindow(QMainWindow):
         c.pacer.add_view(lambda: self.status.refresh(store))
         c.playing_changed.connect(controls.set_playing)
         c.model_loaded.connect(self._on_model_loaded)
+        c.loading.connect(self.status.set_loading)
         c.problem.connect(self._on_problem)
         c.note.connect(self._on_note)
         c.sampling_started.connect(self._on_sampling_started)
@@ -269,7 +276,8 @@ class MainWindow(QMainWindow):
         self.settings.set_model_choice(model.choice)
         self.model_panel.show_loaded(model)
         self.generation.set_chat_available(model.tokenizer.has_chat_tokens, model.is_chat)
-        self.status.set_runtime(torch_threads(), model.device)
+        # The worker set them for its thread; the UI thread's own count follows (labs, export).
+        self.status.set_runtime(set_torch_threads(self._torch_threads), model.device)
         self.refresh_views()
 
     def _on_problem(self, message: str) -> None:

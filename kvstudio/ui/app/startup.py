@@ -22,7 +22,12 @@ from kvstudio.ui.app.i18n import LanguageSwitcher
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.classroom import install as install_classroom
 from kvstudio.ui.main_window import MainWindow
-from kvstudio.ui.run.engine_adapter import ModelChoice, ModelLoader, load_model, set_torch_threads
+from kvstudio.ui.run.engine_adapter import (
+    ModelChoice,
+    ModelLoader,
+    load_model,
+    with_torch_threads,
+)
 from kvstudio.ui.run.engine_worker import EngineHost
 
 log = logging.getLogger(__name__)
@@ -43,11 +48,11 @@ def prepare_application(app: QApplication) -> str | None:
 def build_window(app: QApplication, settings: AppSettings, loader: ModelLoader,
                  threads: int = 1, language: str | None = None) -> MainWindow:
     """A wired window (not shown, model not yet loaded: call `.start()`)."""
-    actual_threads = set_torch_threads(threads)
     languages = LanguageSwitcher(app)
     languages.apply(language or settings.language())
-    host = EngineHost(loader)
-    window = MainWindow(settings, host, languages, actual_threads)
+    # torch is imported by the first load, on the worker thread, after the window is shown.
+    host = EngineHost(with_torch_threads(loader, threads))
+    window = MainWindow(settings, host, languages, threads)
     # Labs, export, lecture mode and saved runs plug in through the window's extension
     # points; the window itself never imports them (no import circle).
     window.classroom = install_classroom(window)

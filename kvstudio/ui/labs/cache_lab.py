@@ -9,21 +9,26 @@ ratio and the cache bytes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QWidget
 
-from kvstudio.core import labs
-from kvstudio.core.experiments import CompareResult, Progress
-from kvstudio.core.records import MODES, Mode
+from kvstudio.core.records import DTYPES, MODES, Mode
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes, mode_name
 from kvstudio.ui.labs.base import LabPanel, int_box
 from kvstudio.ui.plots.base import MODE_COLOURS
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
+
+if TYPE_CHECKING:
+    from kvstudio.core import experiments, labs
+else:
+    experiments = LazyModule("kvstudio.core.experiments")  # torch loads when a lab first runs
+    labs = LazyModule("kvstudio.core.labs")  # torch loads when a lab first runs
 
 
 class CacheVsRecomputePanel(LabPanel):
@@ -34,7 +39,7 @@ class CacheVsRecomputePanel(LabPanel):
         self.new_tokens = int_box(1, 2048, 64)
         self.warmup = int_box(0, 64, 4)
         self.dtype = QComboBox()
-        for dtype in labs.DTYPES:
+        for dtype in DTYPES:
             self.dtype.addItem(dtype, dtype)
         self.add_field("prompt", self.prompt_tokens)
         self.add_field("new", self.new_tokens)
@@ -99,7 +104,7 @@ class CacheVsRecomputePanel(LabPanel):
         legend.clear()
         for mode in MODES:
             legend.addItem(self._time_curves[mode], mode_name(mode))
-        if isinstance(self.result, CompareResult):
+        if self.result is not None and isinstance(self.result, experiments.CompareResult):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:
@@ -124,14 +129,15 @@ class CacheVsRecomputePanel(LabPanel):
 
     def show_progress(self, item: object) -> None:
         super().show_progress(item)
-        if isinstance(item, Progress) and item.record is not None and item.stage in MODES:
+        if (isinstance(item, experiments.Progress) and item.record is not None
+                and item.stage in MODES):
             mode: Mode = item.record.mode
             self._times[mode].append(item.record.elapsed_s * 1000.0)
             ys = np.asarray(self._times[mode])
             self._time_curves[mode].setData(np.arange(len(ys), dtype=float), ys)
 
     def show_result(self, result: object) -> None:
-        if not isinstance(result, CompareResult):
+        if not isinstance(result, experiments.CompareResult):
             return
         for mode, run in (("cached", result.cached), ("recompute", result.recompute)):
             ms = np.asarray(run.step_seconds) * 1000.0
@@ -175,7 +181,7 @@ class CacheVsRecomputePanel(LabPanel):
 
     def numbers(self) -> dict[str, Any]:
         result = self.result
-        if not isinstance(result, CompareResult):
+        if not isinstance(result, experiments.CompareResult):
             return {}
         return {
             "model": result.model_label,

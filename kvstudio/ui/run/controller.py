@@ -39,6 +39,7 @@ class RunController(QObject):
     playing_changed = Signal(bool)
     model_loaded = Signal(object)  # ModelHandle
     problem = Signal(str)  # a message for the user (already actionable)
+    loading = Signal(bool)  # a model load started (True) or ended, loaded or failed (False)
     sampling_started = Signal()
     note = Signal(str)  # a short status message
     run_finished = Signal()
@@ -53,6 +54,7 @@ class RunController(QObject):
         self.model: ModelHandle | None = None
         self.playing = False
         self.sampling = False
+        self.loading_model = False
         self._request_source = request_source
         self._interval_ms = 120
         self.pacer = RedrawPacer(parent=self)  # the window registers its views with it
@@ -69,6 +71,8 @@ class RunController(QObject):
     # ---- intents ---------------------------------------------------------------------------------
     def load_model(self, choice: ModelChoice) -> None:
         self.note.emit(self.tr("Loading the model…"))
+        self.loading_model = True
+        self.loading.emit(True)
         self.host.load(choice)
 
     def step(self) -> None:
@@ -124,6 +128,8 @@ class RunController(QObject):
 
     # ---- reports from the worker ---------------------------------------------------------
     def _on_model_loaded(self, model: ModelHandle) -> None:
+        self.loading_model = False
+        self.loading.emit(False)
         self.model = model
         self.store.clear()
         self.pacer.flush()
@@ -152,6 +158,9 @@ class RunController(QObject):
         self.playing_changed.emit(playing)
 
     def _on_failed(self, message: str) -> None:
+        if self.loading_model:  # the worker works in order: this is the load failing
+            self.loading_model = False
+            self.loading.emit(False)
         self.problem.emit(message)
 
     def _on_sampling_finished(self, counts: AnswerCounts | None) -> None:
