@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_QUESTION = "KV 캐시가 무엇인지 한 문장으로 설명해 주세요."
 # Optional modules that add subcommands through `add_subcommands(subparsers)`.
-EXTENSIONS = ("kvstudio.training.cli", "kvstudio.hf_cli")
+EXTENSIONS = ("kvstudio.training.cli", "kvstudio.hf_cli", "kvstudio.chat_cli")
 
 
 # ---- model loading -------------------------------------------------------------------------

@@ -28,7 +28,7 @@ H query heads, G K/V heads, d head_dim, C hidden, F MLP width, V vocabulary.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -48,6 +48,11 @@ def apply_rope_fast(x: torch.Tensor, cos: torch.Tensor, sin_signed: torch.Tensor
     half = x.shape[-1] // 2
     rolled = torch.roll(x, shifts=half, dims=-1)  # [x2, x1]
     return torch.addcmul(x * cos[:, None, :], rolled, sin_signed[:, None, :])
+
+
+# Called per layer as probe(layer, q (B, T, H, d), k (B, S, G, d)) with the queries after RoPE
+# and the keys they attended (the cache inspector); None on the ordinary path costs one test.
+AttentionProbe = Callable[[int, torch.Tensor, torch.Tensor], None]
 
 
 @dataclass(frozen=True)
@@ -103,11 +108,13 @@ def inference_forward(
     mask: torch.Tensor | None,  # (T, S) bool, None = every key visible (or plain causal)
     causal: bool,  # True when the mask is SDPA's own square triangle
     logits_to_keep: int,
+    probe: AttentionProbe | None = None,
 ) -> torch.Tensor:
     """Logits (B, T', V) for the last `logits_to_keep` positions (0 = all T).
 
     Same contract as ``MiniMindLM.forward``, which works out positions and the
     mask; the cache layers are updated in place exactly as on the module path.
+    `probe`, if given, sees each layer's queries and the keys they attend.
     """
     B, T = input_ids.shape
     H, G, d = w.n_heads, w.n_kv_heads, w.head_dim
@@ -125,6 +132,8 @@ def inference_forward(
         q, k = qk[:, :, :H], qk[:, :, H:]  # (B, T, H, d), (B, T, G, d)
         if cache_layers is not None:
             k, v = cache_layers[i].update(k, v)  # (B, S, G, d): after RoPE, before repeat_kv
+        if probe is not None:
+            probe(i, q, k)
         y = F.scaled_dot_product_attention(
             q.transpose(1, 2),  # (B, H, T, d)
             k.transpose(1, 2),  # (B, G, S, d)

@@ -26,6 +26,7 @@ from torch import nn
 
 from kvstudio.core.config import ModelConfig
 from kvstudio.core.inference import (
+    AttentionProbe,
     InferenceWeights,
     LayerWeights,
     apply_rope_fast,
@@ -322,13 +323,15 @@ class MiniMindLM(nn.Module):
         *,
         window: int | None = None,
         logits_to_keep: int = 0,
+        probe: AttentionProbe | None = None,
     ) -> torch.Tensor:
         """Logits (B, T', V) for the last `logits_to_keep` positions (0 = all T).
 
         With a cache, the chunk sits at positions cache.seq_length … +T-1 and the
         cache is updated in place. Without one, the chunk starts at position 0 and
         `window` (if given) limits how far back each query may look, exactly as
-        a sliding-window cache would.
+        a sliding-window cache would. `probe` (the cache inspector) is called per
+        layer with the queries and the keys they attend; it runs the inference path.
         """
         T = input_ids.shape[1]
         start = cache.seq_length if cache is not None else 0
@@ -356,9 +359,11 @@ class MiniMindLM(nn.Module):
         cos = self.rope_cos[start : start + T]  # (T, d)
         sin = self.rope_sin_signed[start : start + T]  # (T, d), see apply_rope_fast
         weights = None if torch.is_grad_enabled() else self.inference_weights()
+        if weights is None and probe is not None:
+            weights = self._fold_weights()  # the probe lives on the inference path only
         if weights is not None:
             return inference_forward(
-                weights, input_ids, cache, cos, sin, mask, causal, logits_to_keep
+                weights, input_ids, cache, cos, sin, mask, causal, logits_to_keep, probe
             )
         x = self.model.embed_tokens(input_ids)  # (B, T, C)
         for i, block in enumerate(self.model.layers):

@@ -15,12 +15,12 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QVBoxLayout, QWidget
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from kvstudio.core.runfile import RUN_SUFFIX
+from kvstudio.ui.app.messages import localize
 from kvstudio.ui.main_window import MainWindow
-from kvstudio.ui.run.replay import ReplayController
 from kvstudio.ui.slides.export import ChartLike
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 from kvstudio.ui.slides.presenter import PresenterActions, PresenterView
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 def live_numbers(window: MainWindow) -> dict[str, Any]:
     """The live runs' headline numbers for numbers.json."""
     out: dict[str, Any] = {}
-    for trace in window.controller.store.traces():
+    for trace in window.controller.shown().traces():  # at the step being looked at
         info = trace.info
         out[trace.mode] = {
             "prompt": info.request.prompt,
@@ -52,7 +52,7 @@ def live_numbers(window: MainWindow) -> dict[str, Any]:
 def live_tables(window: MainWindow) -> dict[str, list[dict[str, Any]]]:
     """One row per step per run, for <mode>-steps.csv."""
     tables: dict[str, list[dict[str, Any]]] = {}
-    for trace in window.controller.store.traces():
+    for trace in window.controller.shown().traces():
         tables[f"{trace.mode} steps"] = [
             {
                 "step": r.step,
@@ -84,8 +84,7 @@ class ClassroomExtras(QObject):
         # The labs (17 charts) and the presenter view are built when first needed, so the
         # window is on screen sooner: the labs when their tab opens or the model has loaded.
         self._labs: LabsPanel | None = None
-        self._labs_page = QWidget()
-        QVBoxLayout(self._labs_page).setContentsMargins(0, 0, 0, 0)
+        self._labs_page = QWidget()  # until the labs are built
         window.add_tab(self._labs_page, lambda: self.tr("Labs"))
         window.tabs.currentChanged.connect(self._on_tab_changed)
         controller.model_loaded.connect(self._on_model_loaded)
@@ -93,11 +92,16 @@ class ClassroomExtras(QObject):
         self.export_buttons = [
             attach_export(plot, self.exporter) for plot in window.plots().values()
         ]
-        self.replay = ReplayController(controller.store, self)
-        self.replay.changed.connect(controller.pacer.request)
-        self.replay.finished.connect(controller.pacer.flush)
-        self.replay.loaded.connect(self._on_note)
+        self.replay = controller.replay  # the controller owns it: the run state covers replays
         self._build_menu()
+        # A presenter's clicker works on the working window too (the presenter view has its own
+        # keys); text fields keep these keys (see TypingGuard).
+        self._clicker_keys: list[QShortcut] = []
+        for key, action in ((Qt.Key.Key_PageDown, self.step), (Qt.Key.Key_Home, self.reset)):
+            shortcut = QShortcut(QKeySequence(key), window)
+            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+            shortcut.activated.connect(action)
+            self._clicker_keys.append(shortcut)
         window.installEventFilter(self)
         self.retranslate()
 
@@ -111,9 +115,10 @@ class ClassroomExtras(QObject):
             self._labs = LabsPanel(self.exporter)
             self._labs.failed.connect(self._on_lab_failed)
             self._labs.set_model(self.window.controller.model)
-            layout = self._labs_page.layout()
-            assert layout is not None
-            layout.addWidget(self._labs)
+            self.window.replace_tab(self._labs_page, self._labs)
+            self._labs_page.deleteLater()
+            if self.window.typing_guard is not None:  # the labs' number boxes keep their keys
+                self.window.typing_guard.guard(self._labs)
         return self._labs
 
     @property
@@ -134,24 +139,15 @@ class ClassroomExtras(QObject):
 
     # ---- what the menu does ----------------------------------------------------------------
     def step(self) -> None:
-        """One step: of the replay when one is running, else of the live model."""
-        if self.replay.active:
-            self.replay.step()
-        else:
-            self.window.controller.step()
+        """One step of what is on screen: the replay in a replay, else the live model."""
+        self.window.controller.step()
 
     def toggle_play(self) -> None:
-        if self.replay.active:
-            self.replay.toggle_play()
-        else:
-            controller = self.window.controller
-            controller.set_playing(not controller.playing)
+        self.window.controller.toggle_play()
 
     def reset(self) -> None:
-        if self.replay.runs:
-            self.replay.restart()
-        else:
-            self.window.controller.reset()
+        """Home: start again what is on screen (never another run)."""
+        self.window.controller.restart()
 
     def save_run(self, path: str | None = None) -> bool:
         model = self.window.controller.model
@@ -183,9 +179,8 @@ class ClassroomExtras(QObject):
             )
         if not path:
             return False
-        self.window.controller.set_playing(False)
         try:
-            self.replay.open(path)
+            self.window.controller.open_replay(path)
         except ValueError as exc:
             self._warn(str(exc))
             return False
@@ -221,12 +216,19 @@ class ClassroomExtras(QObject):
         self.open_action = QAction(self.window)
         self.open_action.setShortcut(QKeySequence.StandardKey.Open)
         self.open_action.triggered.connect(self._on_open_triggered)
+        controller = self.window.controller
         self.replay_step_action = QAction(self.window)
-        self.replay_step_action.triggered.connect(self.replay.step)
+        self.replay_step_action.triggered.connect(controller.step)
         self.replay_play_action = QAction(self.window)
-        self.replay_play_action.triggered.connect(self.replay.toggle_play)
+        self.replay_play_action.triggered.connect(controller.toggle_play)
         self.replay_restart_action = QAction(self.window)
-        self.replay_restart_action.triggered.connect(self.replay.restart)
+        self.replay_restart_action.triggered.connect(controller.restart)
+        self.back_to_live_action = QAction(self.window)
+        self.back_to_live_action.triggered.connect(controller.back_to_live)
+        for action in (self.replay_step_action, self.replay_play_action,
+                       self.replay_restart_action, self.back_to_live_action):
+            action.setEnabled(False)
+        controller.state.changed.connect(self._on_run_state_changed)
         self.pack_action = QAction(self.window)
         self.pack_action.setShortcut(QKeySequence("Ctrl+Shift+E"))
         self.pack_action.triggered.connect(self._on_pack_triggered)
@@ -239,6 +241,7 @@ class ClassroomExtras(QObject):
             self.replay_step_action,
             self.replay_play_action,
             self.replay_restart_action,
+            self.back_to_live_action,
         ):
             self.replay_menu.addAction(action)
         self.menu.addSeparator()
@@ -256,6 +259,7 @@ class ClassroomExtras(QObject):
         self.replay_step_action.setText(self.tr("Next step"))
         self.replay_play_action.setText(self.tr("Play / pause"))
         self.replay_restart_action.setText(self.tr("From the start"))
+        self.back_to_live_action.setText(self.tr("Back to live"))
         self.pack_action.setText(self.tr("Export slide pack (all charts and numbers)…"))
         if self._labs is not None:
             self._labs.retranslate()
@@ -281,6 +285,12 @@ class ClassroomExtras(QObject):
     def _build_labs(self) -> None:
         _ = self.labs
 
+    def _on_run_state_changed(self) -> None:
+        replaying = self.window.controller.state.replaying
+        for action in (self.replay_step_action, self.replay_play_action,
+                       self.replay_restart_action, self.back_to_live_action):
+            action.setEnabled(replaying)
+
     def _on_save_triggered(self) -> None:
         self.save_run()
 
@@ -303,6 +313,7 @@ class ClassroomExtras(QObject):
         self.window.status.showMessage(message, 8_000)
 
     def _warn(self, message: str) -> None:
+        message = localize(message)  # export and file errors, in the window's language
         self.window.status.showMessage(message, 15_000)
         box = QMessageBox(
             QMessageBox.Icon.Warning,

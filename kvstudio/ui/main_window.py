@@ -2,8 +2,9 @@
 
 Owns `MainWindow` and nothing else: no computing, no run rules (see
 `RunController`), no drawing (see the plots). Extension points for labs and
-export: `add_tab()` adds a page next to the live view, `add_dock()` a side
-panel, and `plots()` gives every live plot (each has `.plot_item`).
+export: `add_tab()` adds a page next to the live view (`replace_tab()` puts the
+page built when first needed in its place), `add_dock()` a side panel, and
+`plots()` gives every live plot (each has `.plot_item`).
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.ui.app.i18n import LanguageSwitcher
+from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.panels.answer_panel import AnswerPanel
 from kvstudio.ui.panels.controls_panel import ControlsPanel
 from kvstudio.ui.panels.generation_view import GenerationView
 from kvstudio.ui.panels.model_panel import ModelPanel
+from kvstudio.ui.panels.run_state_bar import RunStateBar
 from kvstudio.ui.panels.sampling_panel import SamplingPanel
 from kvstudio.ui.panels.status_bar import RunStatusBar
 from kvstudio.ui.plots import CacheBytesPlot, LivePlot, StepTimePlot, TokensFedPlot
@@ -77,10 +80,13 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.languages = languages
         self.last_problem = ""
+        self.last_hint = ""
         self._tab_titles: list[tuple[QWidget, TitleSource]] = []
         self._dock_titles: list[tuple[QDockWidget, TitleSource]] = []
 
         self.generation = GenerationView()
+        self.run_bar = RunStateBar()
+        self.generation.add_to_header(self.run_bar)
         self.controls = ControlsPanel()
         self.sampling = SamplingPanel()
         self.model_panel = ModelPanel()
@@ -105,6 +111,7 @@ class MainWindow(QMainWindow):
         self._wire()
         self.retranslate()
         self.classroom: Any = None  # set by app.startup.build_window (labs, export, lecture, runs)
+        self.typing_guard: Any = None  # set by app.startup.build_window (run keys vs text fields)
         self.fit_to_screen(restored=self.settings.geometry() is not None)
 
     # ---- extension points ---------------------------------------------------------------------
@@ -112,6 +119,22 @@ class MainWindow(QMainWindow):
         """Add a page (a lab, an export view); `title` is re-read on language change."""
         self._tab_titles.append((widget, title))
         return self.tabs.addTab(widget, title())
+
+    def replace_tab(self, old: QWidget, new: QWidget) -> None:
+        """Put `new` where the page `old` is (same title; a page built when first needed)."""
+        index = self.tabs.indexOf(old)
+        if index < 0:
+            return
+        was_current = self.tabs.currentIndex() == index
+        self._tab_titles = [(new if widget is old else widget, title)
+                            for widget, title in self._tab_titles]
+        title = self.tabs.tabText(index)
+        self.tabs.blockSignals(True)  # one page for another: not a page change
+        self.tabs.removeTab(index)
+        self.tabs.insertTab(index, new, title)
+        if was_current:
+            self.tabs.setCurrentIndex(index)
+        self.tabs.blockSignals(False)
 
     def add_dock(self, widget: QWidget, title: TitleSource,
                  area: Qt.DockWidgetArea = Qt.DockWidgetArea.RightDockWidgetArea) -> QDockWidget:
@@ -150,7 +173,7 @@ class MainWindow(QMainWindow):
         self.controller.load_model(self.settings.model_choice())
 
     def refresh_views(self) -> None:
-        store = self.controller.store
+        store = self.controller.shown()
         self.generation.refresh(store)
         for plot in (self.tokens_plot, self.time_plot, self.cache_plot):
             plot.refresh(store)
@@ -254,12 +277,18 @@ class MainWindow(QMainWindow):
         self.answers.sample_requested.connect(c.sample)
         self.answers.cancel_requested.connect(c.cancel_sampling)
         c.set_interval(controls.interval_ms())
-        store = c.store
-        c.pacer.add_view(lambda: self.generation.refresh(store))
+        # The views draw what the controller shows: the latest step, or the one looked at.
+        c.pacer.add_view(lambda: self.generation.refresh(c.shown()))
         for plot in (self.tokens_plot, self.time_plot, self.cache_plot):
-            c.pacer.add_view(lambda plot=plot: plot.refresh(store))  # type: ignore[misc]
-        c.pacer.add_view(lambda: self.status.refresh(store))
-        c.playing_changed.connect(controls.set_playing)
+            c.pacer.add_view(lambda plot=plot: plot.refresh(c.shown()))  # type: ignore[misc]
+        c.pacer.add_view(lambda: self.status.refresh(c.shown()))
+        bar = self.run_bar
+        bar.view_requested.connect(c.view_step)
+        bar.back_requested.connect(c.view_previous)
+        bar.latest_requested.connect(c.view_latest)
+        bar.back_to_live_requested.connect(c.back_to_live)
+        c.state.changed.connect(self._on_run_state_changed)
+        self._on_run_state_changed()
         c.model_loaded.connect(self._on_model_loaded)
         c.loading.connect(self.status.set_loading)
         c.problem.connect(self._on_problem)
@@ -281,6 +310,7 @@ class MainWindow(QMainWindow):
         self.refresh_views()
 
     def _on_problem(self, message: str) -> None:
+        message = localize(message)  # the engine's English, in the window's language
         self.last_problem = message
         self.status.showMessage(message, 15_000)
         box = QMessageBox(QMessageBox.Icon.Warning, self.tr("KV Studio"), message,
@@ -289,11 +319,28 @@ class MainWindow(QMainWindow):
         box.setWindowModality(Qt.WindowModality.WindowModal)
         box.open()
 
+    def show_hint(self, message: str) -> None:
+        """A non-blocking note the user should not miss (e.g. how to switch language)."""
+        self.last_hint = message
+        box = QMessageBox(QMessageBox.Icon.Information, "KV Studio", message,
+                          QMessageBox.StandardButton.Ok, self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
     def _on_note(self, message: str) -> None:
         self.status.showMessage(message, 8_000)
 
     def _on_sampling_started(self) -> None:
+        # Before the button is disabled: Qt would hand the focus to the count box,
+        # where → and Space no longer step the run.
+        self.generation.focus_run()
         self.answers.set_busy(True)
+
+    def _on_run_state_changed(self) -> None:
+        state = self.controller.state
+        self.run_bar.show_state(state)
+        self.controls.set_playing(state.playing)
+        self.controls.set_replaying(state.replaying)
 
     def _on_language_triggered(self, action: QAction) -> None:
         self.settings.set_language(str(action.data()))
@@ -323,6 +370,14 @@ class MainWindow(QMainWindow):
         if event.type() == QEvent.Type.LanguageChange:
             self.retranslate()
         super().changeEvent(event)
+
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if event.type() == QEvent.Type.LanguageChange:
+            # Qt tells the window before its children: redraw once every widget has its new
+            # words, so run header, TTFT label and plot titles switch in this same turn.
+            self.refresh_views()
+        return handled
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.controller.host.shutdown()

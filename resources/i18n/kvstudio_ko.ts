@@ -192,57 +192,57 @@
 <context>
     <name>CacheBytesPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="52" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="53" />
         <source>layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="53" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="54" />
         <source>bytes</source>
         <translation>바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="55" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="56" />
         <source>K (used)</source>
         <translation>K (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="56" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="57" />
         <source>V (used)</source>
         <translation>V (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="57" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="58" />
         <source>allocated (static)</source>
         <translation>할당됨 (정적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="58" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="59" />
         <source>KV cache per layer</source>
         <translation>레이어별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="59" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="60" />
         <source>KV cache: {0} measured (T = {1} tokens)</source>
         <translation>KV 캐시: 측정 {0} (T = {1} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="60" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="61" />
         <source>formula 2·L·T·H_kv·d·bytes = {0}</source>
         <translation>공식 2·L·T·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="61" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="62" />
         <source>KV cache: recompute mode keeps no cache</source>
         <translation>KV 캐시: 재계산 모드는 캐시를 두지 않습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="62" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="63" />
         <source>window cap W = {0}</source>
         <translation>윈도 상한 W = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="63" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="64" />
         <source>(cached run; recompute keeps none)</source>
         <translation>(캐시 실행; 재계산은 캐시 없음)</translation>
     </message>
@@ -250,113 +250,113 @@
 <context>
     <name>CacheKindsPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="65" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="70" />
         <source>Cache kinds</source>
         <translation>캐시 종류</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="71" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="76" />
         <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; the sliding window keeps the last W tokens, so its memory and each query's view stop growing at W. When W covers the whole context the output must match the dynamic cache.</source>
         <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도는 마지막 W 토큰만 보관하므로 메모리와 각 쿼리가 보는 범위가 W에서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="79" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="84" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="80" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="85" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="81" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="86" />
         <source>Sliding window W</source>
         <translation>슬라이딩 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="84" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="89" />
         <source>Cache memory per step</source>
         <translation>단계별 캐시 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="85" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="90" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="93" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="86" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="91" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="87" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="92" />
         <source>Keys each new token attends to</source>
         <translation>새 토큰이 어텐션하는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="94" />
         <source>attention-mask width</source>
         <translation>어텐션 마스크 너비</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="95" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="100" />
         <source>{0} (allocated)</source>
         <translation>{0} (할당)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="99" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="104" />
         <source>{0} (used)</source>
         <translation>{0} (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="161" />
         <source>✗ from step {0}</source>
         <translation>✗ {0}단계부터 다름</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="172" />
         <source>window W = {0} {1} the context P + N − 1 = {2}</source>
         <translation>윈도 W = {0}: 문맥 P + N − 1 = {2}{1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="174" />
         <source>covers</source>
         <translation>을(를) 덮음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="174" />
         <source>is shorter than</source>
         <translation>보다 짧음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="175" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="180" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="176" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="181" />
         <source>allocated</source>
         <translation>할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="177" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="182" />
         <source>used</source>
         <translation>사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="183" />
         <source>tokens held</source>
         <translation>보관 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="179" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="184" />
         <source>mask (last step)</source>
         <translation>마스크 (마지막 단계)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="180" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="185" />
         <source>same tokens as dynamic</source>
         <translation>동적 캐시와 같은 토큰</translation>
     </message>
@@ -364,123 +364,123 @@
 <context>
     <name>CacheVsRecomputePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="73" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="78" />
         <source>Cache vs recompute</source>
         <translation>캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="79" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="84" />
         <source>Greedy generation on the lab prompt in both modes, after a short warm-up. Cached mode feeds P + (N − 1) tokens in total, recompute P·N + N(N − 1)/2. In 16-bit the two modes' logits drift apart; in fp32 they agree to ~1e-6.</source>
         <translation>짧은 예열 뒤 실습 프롬프트로 두 모드에서 탐욕적 생성을 합니다. 캐시 모드는 모두 P + (N − 1) 토큰을, 재계산 모드는 P·N + N(N − 1)/2 토큰을 모델에 넣습니다. 16비트에서는 두 모드의 로짓이 조금씩 벌어지고, fp32에서는 약 1e-6까지 일치합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="86" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="91" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="87" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="92" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="93" />
         <source>Warm-up tokens</source>
         <translation>예열 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="94" />
         <source>Number format</source>
         <translation>수 형식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="97" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="98" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="99" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="95" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="100" />
         <source>max |Δlogit| per step, cached vs recompute</source>
         <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="96" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="101" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="97" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="170" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="102" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="176" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="146" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="152" />
         <source>✗ first differs at step {0}</source>
         <translation>✗ {0}단계에서 처음 달라짐</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="149" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="155" />
         <source>tokens fed, measured</source>
         <translation>입력 토큰, 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="156" />
         <source>tokens fed, formula</source>
         <translation>입력 토큰, 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="152" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="158" />
         <source>measured = formula</source>
         <translation>측정 = 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="162" />
         <source>TTFT (ms)</source>
         <translation>TTFT (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="164" />
         <source>decode ms / token</source>
         <translation>디코드 ms / 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="168" />
         <source>total (ms)</source>
         <translation>합계 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="163" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="169" />
         <source>cache, measured</source>
         <translation>캐시, 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="171" />
         <source>cache, formula 2·L·T·H_kv·d·bytes</source>
         <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="175" />
         <source>identical tokens</source>
         <translation>토큰 일치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="171" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="177" />
         <source>speed ratio (recompute / cached)</source>
         <translation>속도 비 (재계산 / 캐시)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="178" />
         <source>number format</source>
         <translation>수 형식</translation>
     </message>
@@ -526,88 +526,93 @@
 <context>
     <name>ClassroomExtras</name>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="84" />
+        <location filename="../../kvstudio/ui/classroom.py" line="89" />
         <source>Labs</source>
         <translation>실습</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="135" />
+        <location filename="../../kvstudio/ui/classroom.py" line="150" />
         <source>Save run</source>
         <translation>실행 저장</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="137" />
-        <location filename="../../kvstudio/ui/classroom.py" line="155" />
+        <location filename="../../kvstudio/ui/classroom.py" line="152" />
+        <location filename="../../kvstudio/ui/classroom.py" line="170" />
         <source>KV Studio runs (*.json)</source>
         <translation>KV Studio 실행 파일 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="146" />
+        <location filename="../../kvstudio/ui/classroom.py" line="161" />
         <source>Saved the run to {0}</source>
         <translation>실행을 {0}에 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="153" />
+        <location filename="../../kvstudio/ui/classroom.py" line="168" />
         <source>Open saved run</source>
         <translation>저장한 실행 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="219" />
+        <location filename="../../kvstudio/ui/classroom.py" line="243" />
         <source>Lec&amp;ture</source>
         <translation>강의(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="220" />
+        <location filename="../../kvstudio/ui/classroom.py" line="244" />
         <source>Presenter view (projector: one chart, big numbers)</source>
         <translation>발표자 화면 (프로젝터: 차트 하나, 큰 숫자)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="222" />
+        <location filename="../../kvstudio/ui/classroom.py" line="246" />
         <source>Full screen, high contrast: Page Down steps, Page Up / ↑ / ↓ change the chart, P plays and pauses, Home starts over, Esc returns.</source>
         <translation>전체 화면, 고대비: Page Down은 한 스텝, Page Up / ↑ / ↓는 차트 바꾸기, P는 재생·일시정지, Home은 처음부터, Esc는 돌아가기.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="224" />
+        <location filename="../../kvstudio/ui/classroom.py" line="248" />
         <source>Save run…</source>
         <translation>실행 저장…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="225" />
+        <location filename="../../kvstudio/ui/classroom.py" line="249" />
         <source>Open saved run (replay without the model)…</source>
         <translation>저장한 실행 열기 (모델 없이 다시 보기)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="226" />
+        <location filename="../../kvstudio/ui/classroom.py" line="250" />
         <source>Replay</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="227" />
+        <location filename="../../kvstudio/ui/classroom.py" line="251" />
         <source>Next step</source>
         <translation>다음 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="228" />
+        <location filename="../../kvstudio/ui/classroom.py" line="252" />
         <source>Play / pause</source>
         <translation>재생 / 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="229" />
+        <location filename="../../kvstudio/ui/classroom.py" line="253" />
         <source>From the start</source>
         <translation>처음부터</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="230" />
+        <location filename="../../kvstudio/ui/classroom.py" line="254" />
+        <source>Back to live</source>
+        <translation>실시간으로 돌아가기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="255" />
         <source>Export slide pack (all charts and numbers)…</source>
         <translation>슬라이드 묶음 내보내기 (모든 차트와 수치)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="250" />
+        <location filename="../../kvstudio/ui/classroom.py" line="302" />
         <source>Exported: {0}</source>
         <translation>내보냄: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="259" />
+        <location filename="../../kvstudio/ui/classroom.py" line="312" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
@@ -615,92 +620,97 @@
 <context>
     <name>ControlsPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="129" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="136" />
         <source>max</source>
         <translation>최대</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="130" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="137" />
         <source>{0:g}/s</source>
         <translation>초당 {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="133" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="141" />
+        <source>Show the next step of the saved run (→ or Space).</source>
+        <translation>저장한 실행의 다음 단계를 보여 줍니다 (→ 또는 Space).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="142" />
+        <source>Generate exactly one token (→ or Space; ← looks one step back).</source>
+        <translation>토큰을 정확히 하나 생성합니다 (→ 또는 Space, ←는 한 단계 되돌아보기).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="145" />
         <source>❚❚ Pause</source>
         <translation>❚❚ 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="133" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="145" />
         <source>▶ Play</source>
         <translation>▶ 재생</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="136" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="148" />
         <source>Mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="137" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="149" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="138" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="150" />
         <source>Cached (KV cache)</source>
         <translation>캐시 (KV 캐시)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="140" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="152" />
         <source>Feed the prompt once, then only the newest token; keys and values of earlier tokens are kept in the KV cache.</source>
         <translation>프롬프트는 한 번만 넣고 그다음부터는 새 토큰 하나만 넣습니다. 앞 토큰들의 키와 값은 KV 캐시에 보관됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="142" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="154" />
         <source>Recompute (no cache)</source>
         <translation>재계산 (캐시 없음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="144" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="156" />
         <source>Feed the whole sequence again at every step: no cache, the work grows with length.</source>
         <translation>매 단계 전체 시퀀스를 다시 넣습니다. 캐시가 없어 길이에 따라 계산량이 늘어납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="145" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="157" />
         <source>Step ▸</source>
         <translation>한 토큰 ▸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="146" />
-        <source>Generate exactly one token (→ or Space).</source>
-        <translation>토큰 하나만 생성합니다 (→ 또는 스페이스).</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="147" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="159" />
         <source>Reset</source>
         <translation>초기화</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="148" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="160" />
         <source>Forget the drawn runs and start again from the prompt.</source>
         <translation>그려진 실행을 지우고 프롬프트부터 다시 시작합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="149" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="161" />
         <source>Run to end</source>
         <translation>끝까지 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="150" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="162" />
         <source>Generate until the end-of-text token or the budget.</source>
         <translation>끝 토큰이 나오거나 최대 토큰 수에 이를 때까지 생성합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="151" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="163" />
         <source>Speed</source>
         <translation>속도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="152" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="164" />
         <source>Steps per second while playing.</source>
         <translation>재생 중 초당 단계 수.</translation>
     </message>
@@ -744,42 +754,42 @@
 <context>
     <name>GenerationView</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="156" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="188" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="157" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="189" />
         <source>Type a question or some text, then press Step.</source>
         <translation>질문이나 글을 입력한 뒤 '한 토큰'을 누르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="158" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="190" />
         <source>Chat template</source>
         <translation>채팅 템플릿</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="160" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="192" />
         <source>Wrap the prompt in the chat model's template (&lt;|im_start|&gt;user … assistant). Only for chat models.</source>
         <translation>프롬프트를 채팅 모델의 템플릿(&lt;|im_start|&gt;user … assistant)으로 감쌉니다. 채팅 모델에서만 쓸 수 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="162" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="194" />
         <source>Generated tokens appear here, one chip per token.</source>
         <translation>생성된 토큰이 토큰마다 칩 하나로 여기에 나타납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="163" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="195" />
         <source>{0} run: {1} of {2} new tokens</source>
         <translation>{0} 실행: 새 토큰 {2}개 중 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="164" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="196" />
         <source>Prompt token id {0}</source>
         <translation>프롬프트 토큰 id {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="166" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="198" />
         <source>Token id {0}
 probability {1:.3f}
 tokens fed this step: {2}
@@ -792,40 +802,50 @@ step {4}</source>
 단계 {4}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="168" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="200" />
         <source>Part of a character: its text appears with the next token.</source>
         <translation>글자의 일부입니다. 글자는 다음 토큰과 함께 나타납니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="202" />
+        <source>A special token: it marks the chat template's turns and is not shown as text.</source>
+        <translation>특수 토큰: 채팅 템플릿의 차례를 표시하며 글자로 보이지 않습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="204" />
+        <source>{0}: the end of the answer. The model chose this special token at step {1}, so the run stopped here.</source>
+        <translation>{0}: 답의 끝. 모델이 {1}단계에서 이 특수 토큰을 골라 실행이 여기서 멈췄습니다.</translation>
     </message>
 </context>
 <context>
     <name>LabPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="265" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="267" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="266" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="268" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="278" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="286" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="290" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="299" />
         <source>Running…</source>
         <translation>실행 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="336" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="345" />
         <source>Done.</source>
         <translation>완료.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="348" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="357" />
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>
@@ -833,102 +853,102 @@ step {4}</source>
 <context>
     <name>LengthSweepPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="83" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="88" />
         <source>Length sweep</source>
         <translation>길이 스윕</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="94" />
         <source>Generates at several lengths in both modes and plots the time per generated token against the context length P + N. With the cache it stays nearly flat; without it, every token re-reads the whole context, so it grows with length. Dashed: best straight line; solid: best parabola.</source>
         <translation>여러 길이에서 두 모드로 생성하고, 생성 토큰당 시간을 문맥 길이 P + N에 대해 그립니다. 캐시가 있으면 거의 평평하고, 없으면 토큰마다 전체 문맥을 다시 읽으므로 길이에 따라 늘어납니다. 점선: 최적 직선, 실선: 최적 포물선.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="95" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="100" />
         <source>prompt length P</source>
         <translation>프롬프트 길이 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="96" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="101" />
         <source>new tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="99" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="104" />
         <source>Vary</source>
         <translation>바꿀 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="100" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="105" />
         <source>Lengths</source>
         <translation>길이 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="101" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="106" />
         <source>The other length</source>
         <translation>다른 쪽 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="110" />
         <source>Time per token against context length</source>
         <translation>문맥 길이에 따른 토큰당 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="111" />
         <source>context length P + N (tokens)</source>
         <translation>문맥 길이 P + N (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="112" />
         <source>ms per generated token</source>
         <translation>생성 토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="117" />
         <source>{0}: linear fit</source>
         <translation>{0}: 직선 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="120" />
         <source>{0}: quadratic fit</source>
         <translation>{0}: 2차 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="153" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="158" />
         <source>linear</source>
         <translation>직선</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="166" />
         <source>quadratic</source>
         <translation>2차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="171" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="176" />
         <source>{0:.3g} ms/token</source>
         <translation>{0:.3g} ms/토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="177" />
         <source>fed {0} (formula {1})</source>
         <translation>입력 {0} (공식 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="183" />
         <source>mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="183" />
         <source>fit / run</source>
         <translation>맞춤 / 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="183" />
         <source>ms per token</source>
         <translation>토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="183" />
         <source>R² / fed</source>
         <translation>R² / 입력</translation>
     </message>
@@ -936,59 +956,197 @@ step {4}</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="94" />
+        <location filename="../../kvstudio/ui/main_window.py" line="105" />
         <source>Live</source>
         <translation>실시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="95" />
+        <location filename="../../kvstudio/ui/main_window.py" line="106" />
         <source>Controls</source>
         <translation>조작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="278" />
+        <location filename="../../kvstudio/ui/main_window.py" line="299" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="296" />
+        <location filename="../../kvstudio/ui/main_window.py" line="334" />
         <source>KV Studio — KV cache and sampling, token by token</source>
         <translation>KV Studio — 토큰 단위로 보는 KV 캐시와 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="297" />
+        <location filename="../../kvstudio/ui/main_window.py" line="335" />
         <source>&amp;File</source>
         <translation>파일(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="298" />
+        <location filename="../../kvstudio/ui/main_window.py" line="336" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="299" />
+        <location filename="../../kvstudio/ui/main_window.py" line="337" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="300" />
+        <location filename="../../kvstudio/ui/main_window.py" line="338" />
         <source>Quit</source>
         <translation>끝내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="301" />
+        <location filename="../../kvstudio/ui/main_window.py" line="339" />
         <source>&amp;Language</source>
         <translation>언어(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="302" />
+        <location filename="../../kvstudio/ui/main_window.py" line="340" />
         <source>System default</source>
         <translation>시스템 기본값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="305" />
+        <location filename="../../kvstudio/ui/main_window.py" line="343" />
         <source>&amp;View</source>
         <translation>보기(&amp;V)</translation>
+    </message>
+</context>
+<context>
+    <name>Messages</name>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="24" />
+        <source>The prompt is empty: type a question or some text, then step again.</source>
+        <translation>프롬프트가 비어 있습니다. 질문이나 글을 입력한 뒤 다시 실행하세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="26" />
+        <source>The prompt has {0} tokens and {1} new tokens are asked for, but the model handles {2} positions: shorten the prompt or lower 'max new tokens'.</source>
+        <translation>프롬프트는 {0} 토큰이고 새 토큰 {1}개를 요청했지만 모델은 {2}개 위치까지만 다룹니다. 프롬프트를 줄이거나 '최대 새 토큰'을 낮추세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="29" />
+        <source>The static cache holds {0} tokens but this run needs {1}: raise the static length, shorten the prompt, or pick the dynamic cache.</source>
+        <translation>정적 캐시는 {0} 토큰을 담지만 이 실행에는 {1} 토큰이 필요합니다. 정적 길이를 늘리거나 프롬프트를 줄이거나 동적 캐시를 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="32" />
+        <source>Could not read the temperatures {0}: write numbers separated by commas, e.g. 0.5, 1.0, 1.5.</source>
+        <translation>온도 {0}을(를) 읽을 수 없습니다. 쉼표로 구분한 숫자로 쓰세요. 예: 0.5, 1.0, 1.5</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="35" />
+        <source>Temperatures must be 0 (greedy) or positive.</source>
+        <translation>온도는 0(탐욕적) 또는 양수여야 합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="36" />
+        <source>No model is loaded yet; pick one in the Model menu.</source>
+        <translation>아직 모델을 불러오지 않았습니다. 모델 메뉴에서 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="38" />
+        <source>Temperature must be 0 (greedy) or positive, got {0}.</source>
+        <translation>온도는 0(탐욕적) 또는 양수여야 합니다. 입력값: {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="39" />
+        <source>top-k must be 0 (off) or a positive count, got {0}.</source>
+        <translation>top-k는 0(끄기) 또는 양의 개수여야 합니다. 입력값: {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="40" />
+        <source>top-p must be in (0, 1], got {0}; use 1.0 to turn it off.</source>
+        <translation>top-p는 (0, 1] 범위여야 합니다. 입력값: {0}. 끄려면 1.0을 쓰세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="42" />
+        <source>The prompt is empty: type a question for the lab.</source>
+        <translation>프롬프트가 비어 있습니다. 실습에 쓸 질문을 입력하세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="43" />
+        <source>P + N = {0} is more than the model's {1} positions.</source>
+        <translation>P + N = {0}은(는) 모델의 위치 수 {1}보다 많습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="44" />
+        <source>P + N = {0} is more than the model's {1} positions; lower P or N.</source>
+        <translation>P + N = {0}은(는) 모델의 위치 수 {1}보다 많습니다. P나 N을 줄이세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="46" />
+        <source>Could not read the lengths {0}: write whole numbers separated by commas, e.g. 16, 32, 64, 128.</source>
+        <translation>길이 {0}을(를) 읽을 수 없습니다. 쉼표로 구분한 정수로 쓰세요. 예: 16, 32, 64, 128</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="49" />
+        <source>Give at least one positive length, e.g. 16, 32, 64, 128.</source>
+        <translation>양의 길이를 하나 이상 주세요. 예: 16, 32, 64, 128</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="50" />
+        <source>The longest run needs {0} positions but the model has {1}; use shorter lengths.</source>
+        <translation>가장 긴 실행에는 위치 {0}개가 필요하지만 모델에는 {1}개뿐입니다. 더 짧은 길이를 쓰세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="53" />
+        <source>Give at least one temperature, e.g. 0.3, 0.7, 1.0, 1.3.</source>
+        <translation>온도를 하나 이상 주세요. 예: 0.3, 0.7, 1.0, 1.3</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="55" />
+        <source>Cannot save {0}: the disk is full. Free some space or choose a folder on another drive; nothing was written.</source>
+        <translation>{0}을(를) 저장할 수 없습니다. 디스크가 가득 찼습니다. 공간을 비우거나 다른 드라이브의 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="58" />
+        <source>Cannot save {0}: {1} is not writable. Choose a folder you can write to (for example your Documents folder); nothing was written.</source>
+        <translation>{0}을(를) 저장할 수 없습니다. {1}에 쓸 권한이 없습니다. 쓸 수 있는 폴더(예: 문서 폴더)를 고르세요. 아무것도 쓰지 않았습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="61" />
+        <source>Cannot save {0} in {1}: {2}. Choose another folder; nothing was written.</source>
+        <translation>{1}에 {0}을(를) 저장할 수 없습니다: {2}. 다른 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="63" />
+        <source>Cannot save {0}: {1} does not exist. Choose another folder.</source>
+        <translation>{0}을(를) 저장할 수 없습니다. {1} 폴더가 없습니다. 다른 폴더를 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="64" />
+        <source>Cannot save {0}: {1} is a file, not a folder. Choose another folder.</source>
+        <translation>{0}을(를) 저장할 수 없습니다. {1}은(는) 폴더가 아니라 파일입니다. 다른 폴더를 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="66" />
+        <source>Nothing to export yet: run the model or a lab first.</source>
+        <translation>아직 내보낼 것이 없습니다. 먼저 모델이나 실습을 실행하세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="67" />
+        <source>Nothing to export: no charts were given.</source>
+        <translation>내보낼 것이 없습니다. 차트가 없습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="68" />
+        <source>The chart rendered as an empty image; is it visible and sized?</source>
+        <translation>차트가 빈 이미지로 그려졌습니다. 차트가 보이고 크기가 있나요?</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="70" />
+        <source>Qt produced an empty PDF; is the chart visible and sized?</source>
+        <translation>Qt가 빈 PDF를 만들었습니다. 차트가 보이고 크기가 있나요?</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="71" />
+        <source>Qt could not encode the PNG image (out of memory?).</source>
+        <translation>Qt가 PNG 이미지를 만들지 못했습니다 (메모리 부족?).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="72" />
+        <source>The SVG export has no drawing in it; is the chart empty?</source>
+        <translation>내보낸 SVG에 그림이 없습니다. 차트가 비어 있나요?</translation>
     </message>
 </context>
 <context>
@@ -1153,7 +1311,7 @@ step {4}</source>
 <context>
     <name>ReplayController</name>
     <message>
-        <location filename="../../kvstudio/ui/run/replay.py" line="107" />
+        <location filename="../../kvstudio/ui/run/replay.py" line="136" />
         <source>Replaying {0} run(s) of {1}; no model is computing.</source>
         <translation>{1}의 실행 {0}개를 다시 봅니다. 모델은 계산하지 않습니다.</translation>
     </message>
@@ -1161,60 +1319,156 @@ step {4}</source>
 <context>
     <name>RunController</name>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="71" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="92" />
         <source>Loading the model…</source>
         <translation>모델을 불러오는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="133" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="168" />
+        <source>Back to the live model.</source>
+        <translation>실시간 모델로 돌아왔습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/controller.py" line="253" />
         <source>Model ready: {0}</source>
         <translation>모델 준비됨: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="148" />
-        <source>Run finished. Reset, or change a setting, to run again.</source>
-        <translation>실행이 끝났습니다. 다시 하려면 초기화하거나 설정을 바꾸세요.</translation>
+        <location filename="../../kvstudio/ui/run/controller.py" line="278" />
+        <source>Run finished ({0}). Home starts it again; Reset or a new setting starts a new run.</source>
+        <translation>실행이 끝났습니다 ({0}). Home은 처음부터 다시, 초기화나 새 설정은 새 실행을 시작합니다.</translation>
+    </message>
+</context>
+<context>
+    <name>RunState</name>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="88" />
+        <source>Ready</source>
+        <translation>준비</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="89" />
+        <source>Live: playing</source>
+        <translation>실시간: 재생 중</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="90" />
+        <source>Live: paused</source>
+        <translation>실시간: 멈춤</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="91" />
+        <source>Finished</source>
+        <translation>끝남</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="92" />
+        <source>Replay</source>
+        <translation>다시 보기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="100" />
+        <source>answer finished at step {0}: {1}</source>
+        <translation>{0}단계에서 답이 끝남: {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="102" />
+        <source>token budget reached at step {0}</source>
+        <translation>{0}단계에서 최대 토큰 수에 도달</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="109" />
+        <source>looking back at step {0} of {1} (→ forward, End = latest)</source>
+        <translation>{1}단계 중 {0}단계를 되돌아보는 중 (→ 앞으로, End = 최신)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="112" />
+        <source>{0} of {1} steps</source>
+        <translation>{1}단계 중 {0}단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/state.py" line="114" />
+        <source>playing</source>
+        <translation>재생 중</translation>
+    </message>
+</context>
+<context>
+    <name>RunStateBar</name>
+    <message>
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="97" />
+        <source>step {0} / {1}</source>
+        <translation>단계 {0} / {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="99" />
+        <source>Step history: drag to see every plot and chip as they were at that step (← back, → forward, End = latest). Exports show the step selected here.</source>
+        <translation>단계 기록: 끌어서 그 단계의 모든 그래프와 토큰을 봅니다 (← 뒤로, → 앞으로, End = 최신). 내보내기도 여기서 고른 단계를 보여 줍니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="101" />
+        <source>Latest</source>
+        <translation>최신</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="102" />
+        <source>Show the latest step again (End).</source>
+        <translation>최신 단계를 다시 보여 줍니다 (End).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="103" />
+        <source>Back to live</source>
+        <translation>실시간으로 돌아가기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="105" />
+        <source>Close the replay and step the loaded model again.</source>
+        <translation>다시 보기를 닫고 불러온 모델로 다시 실행합니다.</translation>
     </message>
 </context>
 <context>
     <name>RunStatusBar</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="58" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="72" />
+        <source>Loading the model…</source>
+        <translation>모델을 불러오는 중…</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="74" />
         <source>Mode: {0}</source>
         <translation>모드: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="59" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="75" />
         <source>Step {0}/{1}</source>
         <translation>단계 {0}/{1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="60" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="76" />
         <source>Tokens fed: {0}</source>
         <translation>넣은 토큰: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="61" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="77" />
         <source>Cache: {0}</source>
         <translation>캐시: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="62" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="78" />
         <source>TTFT: {0} ms</source>
         <translation>첫 토큰 시간: {0} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="63" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="79" />
         <source>{0} ms/token</source>
         <translation>토큰당 {0} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="64" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="80" />
         <source>{0} tokens/s</source>
         <translation>초당 {0} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="65" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="81" />
         <source>torch threads: {0} · {1}</source>
         <translation>torch 스레드: {0} · {1}</translation>
     </message>
@@ -1340,47 +1594,47 @@ step {4}</source>
 <context>
     <name>StepTimePlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="54" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="55" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="55" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="56" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="56" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="57" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="57" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="58" />
         <source>cumulative ms (dashed)</source>
         <translation>누적 ms (점선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="61" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="62" />
         <source>{0}: ms per step</source>
         <translation>{0}: 단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="62" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="63" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="63" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="64" />
         <source>prefill = time to first token</source>
         <translation>프리필 = 첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="64" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="65" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="65" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="66" />
         <source>TTFT: {0}</source>
         <translation>첫 토큰: {0}</translation>
     </message>
@@ -1388,103 +1642,103 @@ step {4}</source>
 <context>
     <name>TemperaturePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="67" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="72" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="73" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="78" />
         <source>Each temperature draws the same number of answers from one seed. Low temperatures repeat one answer; high ones spread out. The same seed must give the same answers in cached and recompute mode.</source>
         <translation>온도마다 같은 시드에서 같은 수의 답을 뽑습니다. 낮은 온도는 한 답을 되풀이하고, 높은 온도는 답이 퍼집니다. 같은 시드는 캐시 모드와 재계산 모드에서 같은 답을 내야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="80" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="85" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="81" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="86" />
         <source>Temperatures</source>
         <translation>온도 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="82" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="87" />
         <source>Samples per temperature</source>
         <translation>온도당 샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="83" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="88" />
         <source>New tokens per answer</source>
         <translation>답당 새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="84" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="89" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="85" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="90" />
         <source>Check recompute gives the same</source>
         <translation>재계산 모드도 같은지 확인</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="93" />
         <source>How often each answer came up</source>
         <translation>답별 등장 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="94" />
         <source>answer rank (1 = most frequent)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="90" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="175" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="95" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="180" />
         <source>count</source>
         <translation>횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="96" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="97" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="147" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="152" />
         <source>T = {0:g} ({1} distinct)</source>
         <translation>T = {0:g} (서로 다른 답 {1}개)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="174" />
         <source>same seed, both modes</source>
         <translation>같은 시드, 두 모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="177" />
         <source>T</source>
         <translation>T</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="173" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="178" />
         <source>distinct</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="174" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="179" />
         <source>most common answer</source>
         <translation>가장 많은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="176" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="181" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="182" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="187" />
         <source>T = {0:g}:</source>
         <translation>T = {0:g}:</translation>
     </message>
@@ -1492,42 +1746,42 @@ step {4}</source>
 <context>
     <name>TokensFedPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="41" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="43" />
         <source>Tokens fed to the model per step</source>
         <translation>단계별로 모델에 넣은 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="42" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="44" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="43" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="45" />
         <source>tokens fed (bars)</source>
         <translation>넣은 토큰 (막대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="44" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="46" />
         <source>cumulative (lines)</source>
         <translation>누적 (선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="48" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="50" />
         <source>{0}: per step</source>
         <translation>{0}: 단계별</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="49" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="51" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="50" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="52" />
         <source>formula P+(N−1)</source>
         <translation>공식 P+(N−1)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="51" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="53" />
         <source>formula P·N+N(N−1)/2</source>
         <translation>공식 P·N+N(N−1)/2</translation>
     </message>
@@ -1535,95 +1789,95 @@ step {4}</source>
 <context>
     <name>TopPTopKPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="103" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="111" />
         <source>Top-p / top-k</source>
         <translation>Top-p / top-k</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="115" />
         <source>Start</source>
         <translation>시작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="108" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="116" />
         <source>Step</source>
         <translation>한 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="117" />
         <source>Run to end</source>
         <translation>끝까지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="120" />
         <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (grey bars are cut); top-p then keeps the most likely tokens until their probability passes p (orange bars are cut). The chosen token is outlined.</source>
         <translation>막대는 온도를 적용한 뒤 가장 가능성이 높은 다음 토큰 20개입니다. top-k는 상위 k개만 남기고(회색 막대는 잘림), top-p는 확률 합이 p를 넘을 때까지 상위 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="128" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="129" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="130" />
         <source>Top-k (0 = off)</source>
         <translation>Top-k (0 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="131" />
         <source>Top-p (1 = off)</source>
         <translation>Top-p (1 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="132" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="133" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="136" />
         <source>Next-token distribution</source>
         <translation>다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="137" />
         <source>probability</source>
         <translation>확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="130" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="138" />
         <source>Candidates left after each filter</source>
         <translation>필터별 남은 후보 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="131" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="238" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="139" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="259" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="140" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="135" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="241" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="262" />
         <source>after top-k</source>
         <translation>top-k 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="136" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="144" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="263" />
         <source>after top-p</source>
         <translation>top-p 뒤</translation>
     </message>
@@ -1633,32 +1887,32 @@ step {4}</source>
         <translation>{0}단계: {1!r} 선택 (p = {2:.3f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="209" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="229" />
         <source>the {0} most likely tokens at step {1}</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="215" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="235" />
         <source>top-k = {0}</source>
         <translation>top-k = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="222" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="242" />
         <source>top-p = {0:g}: {1} left</source>
         <translation>top-p = {0:g}: {1}개 남음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="239" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="260" />
         <source>chosen</source>
         <translation>선택</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="261" />
         <source>p(chosen)</source>
         <translation>p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="277" />
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>

@@ -14,6 +14,7 @@ from PySide6.QtGui import QPainter, QPicture
 
 from kvstudio.core import formulas
 from kvstudio.ui.plots.base import LivePlot, tick_text_width
+from kvstudio.ui.plots.extent import FIRST_SPAN
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -54,10 +55,10 @@ def test_tokens_fed_ranges_come_from_the_formulas_at_run_start(qtbot, make_windo
     window = make_window(max_new_tokens=16)
     _step_and_refresh(qtbot, window, "cached", 1)
     info = window.controller.store.current.info
-    p, n = info.prompt_len, info.max_new_tokens
+    p, n = info.prompt_len, FIRST_SPAN  # the axes span the first 8 steps, not the budget of 16
     plot = window.tokens_plot
     (x0, x1), (y0, y1) = plot.plot_item.vb.viewRange()
-    assert (x0, x1) == pytest.approx((-0.6, n - 0.4))  # the whole budget from step 0
+    assert (x0, x1) == pytest.approx((-0.6, n - 0.4))  # room for the next steps from step 0
     assert (y0, y1) == pytest.approx((0, p * 1.5))  # a cached run's tallest bar is the prompt
     assert plot.right_view is not None
     right_top = plot.right_view.viewRange()[1][1]

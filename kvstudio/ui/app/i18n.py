@@ -26,6 +26,19 @@ def resolve_language(code: str, locale: QLocale | None = None) -> str:
     return "ko" if name.startswith("ko") else "en"
 
 
+def locale_names_no_language(locale: QLocale | None = None) -> bool:
+    """True on a "C"/POSIX locale (no LANG set), where "system" can only mean English."""
+    return (locale or QLocale.system()).language() == QLocale.Language.C
+
+
+def language_hint() -> str:
+    """Shown on a C locale: in both languages, since the reader may not read the English."""
+    return ("The system sets no language (C locale), so KV Studio is in English. "
+            "For Korean choose Language → 한국어, or start with: python main.py --lang ko\n\n"
+            "시스템 언어가 설정되어 있지 않아(C 로캘) 영어로 표시됩니다. 한국어로 보려면 "
+            "Language 메뉴에서 한국어를 고르거나 python main.py --lang ko 로 시작하세요.")
+
+
 class LanguageSwitcher(QObject):
     language_changed = Signal(str)  # the resolved code, "en" or "ko"
 

@@ -18,8 +18,9 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from kvstudio.ui.app.fonts import app_font, register_bundled_font
-from kvstudio.ui.app.i18n import LanguageSwitcher
+from kvstudio.ui.app.i18n import LanguageSwitcher, language_hint, locale_names_no_language
 from kvstudio.ui.app.settings import AppSettings
+from kvstudio.ui.app.typing_guard import TypingGuard
 from kvstudio.ui.classroom import install as install_classroom
 from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.run.engine_adapter import (
@@ -49,13 +50,18 @@ def build_window(app: QApplication, settings: AppSettings, loader: ModelLoader,
                  threads: int = 1, language: str | None = None) -> MainWindow:
     """A wired window (not shown, model not yet loaded: call `.start()`)."""
     languages = LanguageSwitcher(app)
-    languages.apply(language or settings.language())
+    if language is not None:
+        settings.set_language(language)  # --lang is remembered, like the Language menu's choice
+    languages.apply(settings.language())
     # torch is imported by the first load, on the worker thread, after the window is shown.
     host = EngineHost(with_torch_threads(loader, threads))
     window = MainWindow(settings, host, languages, threads)
     # Labs, export, lecture mode and saved runs plug in through the window's extension
     # points; the window itself never imports them (no import circle).
     window.classroom = install_classroom(window)
+    # Run keys work wherever the focus is, except in a text field or table (they keep them).
+    window.typing_guard = TypingGuard(window)
+    window.typing_guard.guard(window)
     return window
 
 
@@ -102,5 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings.set_model_choice(model_choice_from_args(args.model, args.tokenizer))
     window = build_window(app, settings, load_model, args.threads, args.lang)
     window.show()
+    if settings.language() == "system" and locale_names_no_language():
+        window.show_hint(language_hint())  # a Korean class on a bare machine: how to switch
     window.start()
     return int(app.exec())

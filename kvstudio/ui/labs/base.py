@@ -11,7 +11,7 @@ on the lab thread; the panel only draws what comes back.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyqtgraph as pg
@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.ui.app.messages import localize
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
 from kvstudio.ui.slides.export import ChartLike, plot_items
@@ -186,6 +187,7 @@ class LabPanel(QWidget):
         self.progress.setValue(0)
         self.status = QLabel()
         self.status.setWordWrap(True)
+        self._status_text: Callable[[], str] = str  # re-read on a language switch
         self.explanation = QLabel()
         self.explanation.setWordWrap(True)
         self.table = ResultsTable()
@@ -264,6 +266,12 @@ class LabPanel(QWidget):
     def retranslate(self) -> None:
         self.run_button.setText(self.tr("Run"))
         self.cancel_button.setText(self.tr("Cancel"))
+        self.status.setText(self._status_text())
+
+    def set_status(self, text: Callable[[], str]) -> None:
+        """Show a status line; `text` is called again when the language changes."""
+        self._status_text = text
+        self.status.setText(text())
 
     # ---- API ----------------------------------------------------------------------------
     def set_model(self, model: ModelHandle | None) -> None:
@@ -275,19 +283,20 @@ class LabPanel(QWidget):
         if self.runner.closed:
             return False  # the window is closing
         if self.model is None:
-            self._report(self.tr("No model is loaded yet; wait for it or pick one."))
+            self._report(lambda: self.tr("No model is loaded yet; wait for it or pick one."))
             return False
         try:
             job = self.make_job(self.model)
         except ValueError as exc:
-            self._report(str(exc))
+            message = str(exc)
+            self._report(lambda: localize(message))
             return False
         self.result = None
         self._pending.clear()
         self._redraw_timer.stop()
         self.clear_views()
         self.progress.setRange(0, 0)  # busy until the first progress item
-        self.status.setText(self.tr("Running…"))
+        self.set_status(lambda: self.tr("Running…"))
         self.runner.start(job, self.start_count)
         return True
 
@@ -333,29 +342,29 @@ class LabPanel(QWidget):
         self.result = result
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
-        self.status.setText(self.tr("Done."))
+        self.set_status(lambda: self.tr("Done."))
         self.show_result(result)
         self.result_ready.emit(result)
 
     def _on_runner_failed(self, message: str) -> None:
         self._flush_progress()
-        self._report(message)
+        self._report(lambda: localize(message))
 
     def _on_runner_cancelled(self) -> None:
         self._flush_progress()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
-        self.status.setText(self.tr("Cancelled."))
+        self.set_status(lambda: self.tr("Cancelled."))
 
     def _on_runner_running_changed(self, running: bool) -> None:
         self.run_button.setEnabled(not running and self.model is not None)
         self.cancel_button.setEnabled(running)
 
-    def _report(self, message: str) -> None:
+    def _report(self, message: Callable[[], str]) -> None:
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
-        self.status.setText(message)
-        self.failed.emit(message)
+        self.set_status(message)
+        self.failed.emit(message())
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:

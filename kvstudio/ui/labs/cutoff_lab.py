@@ -4,7 +4,8 @@ Owns `TopPTopKPanel`: it pulls `labs.distribution_steps` one step at a time
 (Step) or to the end, draws the 20 most likely next tokens as bars (kept,
 cut by top-p, cut by top-k; the chosen one outlined) with both cut-offs as
 vertical lines, the survivors of each filter per step as lines, and a row per
-step in the table.
+step in the table. Selecting a row (click, or ↑/↓ in the table) shows that
+step's distribution again: the lab's step history; exports show that step.
 """
 
 from __future__ import annotations
@@ -100,6 +101,8 @@ class TopPTopKPanel(LabPanel):
             symbolBrush="#D55E00",
         )
         self.steps: list[labs.DistributionStep] = []
+        self.shown: int | None = None  # the step drawn when looking back (None = the latest)
+        self.table.currentCellChanged.connect(self._on_table_row_changed)
         self.add_chart("top-k-top-p", self.view)
         self._on_stepping_changed(False)
         self.retranslate()
@@ -140,8 +143,8 @@ class TopPTopKPanel(LabPanel):
         legend.addItem(self._surv_k, self.tr("after top-k"))
         legend.addItem(self._surv_p, self.tr("after top-p"))
         if self.steps:
-            self._draw_step(self.steps[-1])
             self._fill_table()
+            self._draw_step(self.shown_step())
 
     def make_job(self, model: ModelHandle) -> JobFactory:
         settings = SamplingSettings(
@@ -162,8 +165,25 @@ class TopPTopKPanel(LabPanel):
     def run_to_end(self) -> bool:
         return self.runner.advance(-1)
 
+    def shown_step(self) -> labs.DistributionStep:
+        """The step the distribution shows: the one selected in the table, else the latest."""
+        return self.steps[-1] if self.shown is None else self.steps[self.shown]
+
+    def show_step(self, index: int | None) -> None:
+        """Draw step `index` again (None or the last one: follow the run)."""
+        if not self.steps:
+            return
+        if index is not None and index >= len(self.steps) - 1:
+            index = None
+        self.shown = index
+        item = self.shown_step()
+        self._draw_step(item)
+        self.set_status(lambda: self.tr("Step {0}: chose {1!r} (p = {2:.3f})").format(
+            item.step, _chosen_text(item), item.record.chosen_probability[0]))
+
     def clear_views(self) -> None:
         self.steps = []
+        self.shown = None
         self._bars.setOpts(x=[], height=[])
         for line in (self._k_line, self._p_line):
             line.setVisible(False)
@@ -177,16 +197,11 @@ class TopPTopKPanel(LabPanel):
         self.steps.append(item)
         self.progress.setRange(0, self.new_tokens.value())
         self.progress.setValue(item.step + 1)
-        self._draw_step(item)
         steps = np.arange(len(self.steps), dtype=float)
         self._surv_k.setData(steps, [float(s.record.survivors_top_k[0]) for s in self.steps])
         self._surv_p.setData(steps, [float(s.record.survivors_top_p[0]) for s in self.steps])
         self._fill_table()
-        self.status.setText(
-            self.tr("Step {0}: chose {1!r} (p = {2:.3f})").format(
-                item.step, _chosen_text(item), item.record.chosen_probability[0]
-            )
-        )
+        self.show_step(None)  # a new step: show it
 
     def _draw_step(self, item: labs.DistributionStep) -> None:
         n = len(item.probabilities)
@@ -238,6 +253,7 @@ class TopPTopKPanel(LabPanel):
             )
             for s in self.steps
         ]
+        self.table.blockSignals(True)  # refilling is not the user choosing a step
         self.table.set_rows(
             [
                 self.tr("step"),
@@ -248,11 +264,17 @@ class TopPTopKPanel(LabPanel):
             ],
             rows,
         )
-        self.table.scrollToBottom()
+        row = len(rows) - 1 if self.shown is None else self.shown
+        if rows:
+            self.table.setCurrentCell(row, 0)
+        self.table.blockSignals(False)
+        if self.shown is None:
+            self.table.scrollToBottom()
 
     def show_result(self, result: object) -> None:
         if isinstance(result, labs.DistributionRun):
-            self.status.setText(self.tr("Finished. Text: {0}").format(result.text))
+            text = result.text
+            self.set_status(lambda: self.tr("Finished. Text: {0}").format(text))
 
     def numbers(self) -> dict[str, Any]:
         return {
@@ -262,6 +284,7 @@ class TopPTopKPanel(LabPanel):
                 "top_p": self.top_p.value(),
                 "seed": self.seed.value(),
             },
+            "shown_step": self.shown_step().step if self.steps else None,
             "steps": [
                 {
                     "step": s.step,
@@ -276,6 +299,10 @@ class TopPTopKPanel(LabPanel):
         }
 
     # ---- slots ----------------------------------------------------------------------------
+    def _on_table_row_changed(self, row: int, _column: int, _old_row: int, _old: int) -> None:
+        if 0 <= row < len(self.steps):
+            self.show_step(row)
+
     def _on_step_clicked(self) -> None:
         self.step()
 

@@ -90,6 +90,7 @@ class ControlsPanel(QWidget):
         self._to_end.clicked.connect(self.run_to_end_requested)
         self._speed.valueChanged.connect(self._on_speed_changed)
         self._cached.toggled.connect(self._on_cached_toggled)
+        self._replaying = False
         self.retranslate()
 
     # ---- state the window sets -------------------------------------------------------------------
@@ -116,6 +117,12 @@ class ControlsPanel(QWidget):
     def is_playing(self) -> bool:
         return self._play.isChecked()
 
+    def set_replaying(self, replaying: bool) -> None:
+        """In a replay the buttons drive the saved run; the mode cannot change it."""
+        self._replaying = replaying
+        self._mode_box.setEnabled(not replaying)
+        self._update_step_tip()
+
     # ---- internals ----------------------------------------------------------------------------
     def _on_speed_changed(self, _index: int) -> None:
         self._update_speed_text()
@@ -128,6 +135,11 @@ class ControlsPanel(QWidget):
         ms = self.interval_ms()
         self._speed_value.setText(self.tr("max") if ms == 0 else
                                   self.tr("{0:g}/s").format(round(1000 / ms, 1)))
+
+    def _update_step_tip(self) -> None:
+        self._step.setToolTip(
+            self.tr("Show the next step of the saved run (→ or Space).") if self._replaying
+            else self.tr("Generate exactly one token (→ or Space; ← looks one step back)."))
 
     def _update_play_text(self) -> None:
         self._play.setText(self.tr("❚❚ Pause") if self._play.isChecked() else self.tr("▶ Play"))
@@ -143,7 +155,7 @@ class ControlsPanel(QWidget):
         self._recompute.setToolTip(self.tr(
             "Feed the whole sequence again at every step: no cache, the work grows with length."))
         self._step.setText(self.tr("Step ▸"))
-        self._step.setToolTip(self.tr("Generate exactly one token (→ or Space)."))
+        self._update_step_tip()
         self._reset.setText(self.tr("Reset"))
         self._reset.setToolTip(self.tr("Forget the drawn runs and start again from the prompt."))
         self._to_end.setText(self.tr("Run to end"))

@@ -2,13 +2,18 @@
 
 Owns `GenerationView`: a prompt box with a chat-template toggle, and one chip
 per token of the current run: prompt tokens grey, generated tokens white, the
-latest one highlighted, each with a tooltip (id, probability, tokens fed,
-time). Chip texts come from the records' `token_texts` (and the prompt's
-pieces), which the engine decodes incrementally, so Hangul split across
-byte-level tokens is shown whole.
+latest one highlighted, special tokens (<|im_start|>, <|im_end|>) dark, the
+end-of-answer token red and labelled as such, each with a tooltip (id,
+probability, tokens fed, time). It redraws from whatever store it is given,
+so an earlier step (the scrubber's) shows the chips of that step. Chip texts
+come from the records' `token_texts` (and the prompt's pieces), which the
+engine decodes incrementally, so Hangul split across byte-level tokens is
+shown whole.
 """
 
 from __future__ import annotations
+
+import re
 
 from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import (
@@ -27,6 +32,12 @@ from kvstudio.core.records import StepRecord
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.panels.token_chips import TokenChipsView
 from kvstudio.ui.run.store import RunStore, RunTrace
+
+SPECIAL_TOKEN = re.compile(r"^<\|[A-Za-z0-9_]+\|>$")  # <|im_start|>, <|im_end|>, <|endoftext|>
+
+
+def is_special_piece(piece: str) -> bool:
+    return bool(SPECIAL_TOKEN.match(piece.strip()))
 
 
 def chip_text(piece: str) -> str:
@@ -69,7 +80,9 @@ class GenerationView(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self._prompt)
-        layout.addWidget(self._header)
+        self._header_row = QHBoxLayout()
+        self._header_row.addWidget(self._header)
+        layout.addLayout(self._header_row)
         layout.addWidget(scroll, 1)
 
         if chips_only:  # the presenter view: the run's tokens, no editor
@@ -77,6 +90,7 @@ class GenerationView(QWidget):
                 widget.hide()
         self._run_id: int | None = None
         self._shown_records = 0
+        self._store: RunStore | None = None
         self._prompt.textChanged.connect(self.prompt_edited)
         self._chat.toggled.connect(self.chat_template_toggled)
         self.retranslate()
@@ -98,6 +112,14 @@ class GenerationView(QWidget):
         self._chat.setChecked(suggested)
         self._chat.blockSignals(False)
 
+    def add_to_header(self, widget: QWidget) -> None:
+        """Put `widget` on the line above the chips, right of the run header."""
+        self._header_row.addWidget(widget, 1)
+
+    def focus_run(self) -> None:
+        """Give the keyboard focus to the chips, where → and Space step the run."""
+        self._chips.setFocus()
+
     # ---- the chips ---------------------------------------------------------------------------
     def chip_texts(self) -> list[str]:
         return self._chips.texts()
@@ -110,13 +132,14 @@ class GenerationView(QWidget):
         return self._shown_records
 
     def refresh(self, store: RunStore) -> None:
+        self._store = store
         trace = store.current
         if trace is None:
             self._clear_chips()
             self._run_id = None
             self._header.setText(self._header_idle)
             return
-        if trace.info.run_id != self._run_id:
+        if trace.info.run_id != self._run_id or len(trace.records) < self._shown_records:
             self._rebuild(trace)
         for record in trace.records[self._shown_records:]:
             self._add_generated(trace, record)
@@ -136,13 +159,22 @@ class GenerationView(QWidget):
         self._clear_chips()
         self._run_id = trace.info.run_id
         for token_id, piece in zip(trace.info.prompt_ids, trace.info.prompt_pieces, strict=True):
-            self._chips.add(chip_text(piece), "prompt", self._prompt_tip.format(token_id))
+            tip = self._prompt_tip.format(token_id)
+            if is_special_piece(piece):
+                self._chips.add(piece.strip(), "special", tip + "\n" + self._special_tip)
+            else:
+                self._chips.add(chip_text(piece), "prompt", tip)
 
     def _add_generated(self, trace: RunTrace, record: StepRecord) -> None:
         piece = record.token_texts[0]
         tip = self._token_tip.format(
             record.token_ids[0], record.chosen_probability[0], record.tokens_fed,
             record.elapsed_s * 1000.0, record.step)
+        if trace.is_eos(record):
+            name = trace.info.eos_text or "eos"
+            self._chips.add(name, "eos", self._eos_tip.format(name, record.step) + "\n\n" + tip,
+                            current=True)
+            return
         if not piece:
             tip += "\n" + self._pending_tip
         self._chips.add(chip_text(piece), "generated" if piece else "pending", tip, current=True)
@@ -166,8 +198,16 @@ class GenerationView(QWidget):
             "Token id {0}\nprobability {1:.3f}\ntokens fed this step: {2}\ntime: {3:.2f} ms"
             "\nstep {4}")
         self._pending_tip = self.tr("Part of a character: its text appears with the next token.")
+        self._special_tip = self.tr(
+            "A special token: it marks the chat template's turns and is not shown as text.")
+        self._eos_tip = self.tr(
+            "{0}: the end of the answer. The model chose this special token at step {1}, "
+            "so the run stopped here.")
         if self._run_id is None:
             self._header.setText(self._header_idle)
+        elif self._store is not None:  # chips and header again, in the new language
+            self._run_id = None
+            self.refresh(self._store)
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:

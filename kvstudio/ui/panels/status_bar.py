@@ -83,6 +83,7 @@ class RunStatusBar(QStatusBar):
         self.set_runtime(self._threads, self._device)
         if self._store is not None:
             self.refresh(self._store)
+        self.clearMessage()  # a passing message in the old language would linger for seconds
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:

@@ -31,6 +31,9 @@ STYLES = {
     "generated": ChipStyle("#ffffff", "#111111", "#9ecae1"),
     "pending": ChipStyle("#ffffff", "#aaaaaa", "#9ecae1", dashed=True),
     "current": ChipStyle("#fdd835", "#000000", "#f57f17", border_width=2.0),
+    # Special tokens (<|im_start|>, <|im_end|> …) are markers, not text: dark, monospace-like.
+    "special": ChipStyle("#37474f", "#ffffff", "#263238"),
+    "eos": ChipStyle("#b71c1c", "#ffffff", "#7f0000", border_width=2.0),  # the end of the answer
 }
 
 
@@ -55,6 +58,8 @@ class TokenChipsView(QWidget):
         self._current = -1
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self.setMouseTracking(True)
+        # Focus can rest here (a click, or after Sample ×N) without swallowing the run keys.
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
 
     # ---- content ---------------------------------------------------------------------------------
     def clear(self) -> None:
@@ -74,6 +79,12 @@ class TokenChipsView(QWidget):
 
     def texts(self) -> list[str]:
         return [c.text for c in self._chips]
+
+    def kinds(self) -> list[str]:
+        return [c.kind for c in self._chips]
+
+    def tooltips(self) -> list[str]:
+        return [c.tooltip for c in self._chips]
 
     def count(self) -> int:
         return len(self._chips)
@@ -124,7 +135,8 @@ class TokenChipsView(QWidget):
         for index, chip in enumerate(self._chips):
             if chip.rect is None or not chip.rect.intersects(visible):
                 continue
-            style = STYLES["current" if index == self._current else chip.kind]
+            current = index == self._current and chip.kind not in ("eos", "special")
+            style = STYLES["current" if current else chip.kind]
             pen = QPen(QColor(style.border), style.border_width)
             if style.dashed:
                 pen.setStyle(Qt.PenStyle.DashLine)

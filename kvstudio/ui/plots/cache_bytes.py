@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QWidget
 from kvstudio.core.records import StepRecord
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.plots.base import LivePlot
+from kvstudio.ui.plots.extent import planned_steps
 from kvstudio.ui.run.engine_adapter import RunInfo
 from kvstudio.ui.run.store import RunStore
 
@@ -72,7 +73,9 @@ class CacheBytesPlot(LivePlot):
         if trace is None or record is None:
             self._draw_empty()
             return
-        self._draw(trace.info, record, recompute_current=store.current_mode == "recompute")
+        steps = planned_steps(trace.total_steps, trace.info.max_new_tokens, trace.finished)
+        self._draw(trace.info, record, recompute_current=store.current_mode == "recompute",
+                   planned=steps)
 
     def _draw_empty(self) -> None:
         for bars in (self._k_used, self._v_used, self._allocated):
@@ -81,7 +84,8 @@ class CacheBytesPlot(LivePlot):
         self.summary = self._title_empty
         self.set_title(self.summary)
 
-    def _draw(self, info: RunInfo, record: StepRecord, recompute_current: bool = False) -> None:
+    def _draw(self, info: RunInfo, record: StepRecord, recompute_current: bool = False,
+              planned: int | None = None) -> None:
         layers = np.arange(len(record.cache_layer_bytes), dtype=float)
         k_alloc = np.asarray([k for k, _ in record.cache_layer_bytes], dtype=float)
         v_alloc = np.asarray([v for _, v in record.cache_layer_bytes], dtype=float)
@@ -124,13 +128,15 @@ class CacheBytesPlot(LivePlot):
             self.plot_item.getAxis("bottom").setTicks([[(float(i), str(i)) for i in
                                                          range(self._layers)]])
         # Headroom above the bars keeps the legend clear of them.
-        self.set_ranges((-0.6, len(layers) - 0.4), (0, self._planned_top(info, record) * 1.45))
+        self.set_ranges((-0.6, len(layers) - 0.4),
+                        (0, self._planned_top(info, record, planned) * 1.45))
 
     @staticmethod
-    def _planned_top(info: RunInfo, record: StepRecord) -> float:
-        """The largest per-layer K (or V) bar this run will reach: fix the y axis to it."""
+    def _planned_top(info: RunInfo, record: StepRecord, steps_spanned: int | None = None) -> float:
+        """The largest per-layer K (or V) bar within the steps the plots span: fix y to it."""
         spec = info.request.settings.cache
-        tokens = info.prompt_len + info.max_new_tokens
+        steps = info.max_new_tokens if steps_spanned is None else steps_spanned
+        tokens = info.prompt_len + steps
         if spec.kind == "static":
             tokens = spec.max_length
         elif spec.kind == "sliding":

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QWidget
 from kvstudio.core.records import MODES, Mode
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.plots.base import MODE_COLOURS, LivePlot, live_curve, mode_pen
+from kvstudio.ui.plots.extent import store_steps
 from kvstudio.ui.run.store import RunStore
 
 LABEL_FILL = (255, 255, 255, 210)  # TTFT labels stay readable over the lines
@@ -81,10 +82,8 @@ class StepTimePlot(LivePlot):
             self._ttft_label[mode].setText(self._ttft_text.format(ms[0]))
             self._ttft_label[mode].setPos(0.3, float(ms[0]))
         self._label_ttft(store)
-        traces = store.traces()
-        if traces:
-            budget = max(t.info.max_new_tokens for t in traces)
-            self.set_ranges((-0.6, budget - 0.4))
+        if store.traces():  # the run plus room for the next steps; exactly the run once it ends
+            self.set_ranges((-0.6, store_steps(store) - 0.4))
         self._fit_y(store)
 
     def _label_ttft(self, store: RunStore) -> None:

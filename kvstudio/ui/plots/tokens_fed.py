@@ -1,8 +1,9 @@
 """Tokens fed to the model's forward at each step (bars) and in total (line), both modes.
 
 Owns the drawing of `StepRecord.tokens_fed` against the course formulas
-P + (N − 1) (cached) and P·N + N(N − 1)/2 (recompute), drawn dashed over the
-run's whole budget so the measured line can be seen catching up with it.
+P + (N − 1) (cached) and P·N + N(N − 1)/2 (recompute), drawn dashed as far as
+the run goes (the measured line lies on it). The x axis spans the run plus
+room for the next steps (`extent.planned_steps`), exactly the run once it ends.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import QWidget
 from kvstudio.core.records import MODES, Mode
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.plots.base import LivePlot, live_curve, mode_brush, mode_pen
+from kvstudio.ui.plots.extent import store_steps
 from kvstudio.ui.run.store import RunStore
 
 BAR_OFFSET: dict[Mode, float] = {"cached": -0.2, "recompute": 0.2}
@@ -62,27 +64,36 @@ class TokensFedPlot(LivePlot):
             self._bars[mode].setOpts(x=steps + BAR_OFFSET[mode],
                                      height=np.asarray(trace.tokens_fed, dtype=float))
             self._cumulative[mode].setData(steps, np.asarray(trace.tokens_fed_cumulative, float))
-            planned = trace.info.formula_cumulative(trace.info.max_new_tokens)
-            self._formula[mode].setData(np.arange(len(planned), dtype=float),
-                                        np.asarray(planned, dtype=float))
+            formula = trace.info.formula_cumulative(len(trace.records))  # as far as the run goes
+            self._formula[mode].setData(np.arange(len(formula), dtype=float),
+                                        np.asarray(formula, dtype=float))
         self._fit_ranges(store)
 
     def _fit_ranges(self, store: RunStore) -> None:
-        """Ranges from the runs' budgets (known at the start), so they stay put while stepping."""
+        """Ranges from the steps the axes span (a few jumps per run, not one per step)."""
         traces = store.traces()
         if not traces:
             return
-        budget = max(t.info.max_new_tokens for t in traces)
-        bar_top = max(max(t.info.prompt_len + (t.info.max_new_tokens - 1 if t.mode == "recompute"
-                                               else 0), 1) for t in traces)
-        total_top = max(max(t.info.formula_cumulative(t.info.max_new_tokens)) for t in traces)
+        span = store_steps(store)
+        bar_top = max(max(t.info.prompt_len + (span - 1 if t.mode == "recompute" else 0), 1)
+                      for t in traces)
+        total_top = max(max(t.info.formula_cumulative(span)) for t in traces)
         # Headroom above the bars and lines keeps the legend (top left) clear of them.
-        self.set_ranges((-0.6, budget - 0.4), (0, bar_top * 1.5), (0, total_top * 1.3))
+        self.set_ranges((-0.6, span - 0.4), (0, bar_top * 1.5), (0, total_top * 1.3))
 
     def bar_heights(self, mode: Mode) -> list[float]:
         """The heights currently drawn for `mode` (what tests compare with the records)."""
         heights = self._bars[mode].opts.get("height")
         return [] if heights is None else [float(h) for h in heights]
+
+    def formula_steps(self, mode: Mode) -> list[float]:
+        """The x values of the dashed formula line drawn for `mode`."""
+        x, _ = self._formula[mode].getData()
+        return [] if x is None else [float(v) for v in x]
+
+    def x_range(self) -> tuple[float, float]:
+        low, high = self.plot_item.vb.viewRange()[0]
+        return float(low), float(high)
 
     def cumulative_values(self, mode: Mode) -> list[float]:
         _, y = self._cumulative[mode].getData()

@@ -1,11 +1,15 @@
-"""Turns user intents into worker calls and worker reports into the run store.
+"""Turns user intents into worker or replay calls, and their reports into the run store.
 
 Owns `RunController`: the rules of a session (a new run starts when the mode,
 the settings or the prompt change; the other mode's last run stays drawn;
-Reset forgets both), the `RunStore`, the redraw pacing (`pacer`), and settling
-the heap once a model is loaded (`heap.settle_heap`). It does not
-build widgets: the window gives it a function that reads the current request
-from the panels, and connects its signals to the views.
+Reset forgets both), the `RunStore`, the `RunState` every key and button asks
+(live, paused, finished, replaying; the step being looked at), the saved-run
+`ReplayController`, the redraw pacing (`pacer`), and settling the heap once a
+model is loaded (`heap.settle_heap`). Every intent (step, play, run to end,
+restart, reset, look at step k) is answered here by what the state says: in
+a replay Step advances the replay, while looking back → moves forward. It
+does not build widgets: the window gives it a function that reads the
+current request from the panels, and connects its signals to the views.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from kvstudio.ui.run.engine_adapter import (
 from kvstudio.ui.run.engine_worker import EngineHost
 from kvstudio.ui.run.heap import settle_heap
 from kvstudio.ui.run.pacer import RedrawPacer
+from kvstudio.ui.run.replay import ReplayController
+from kvstudio.ui.run.state import RunState
 from kvstudio.ui.run.store import RunStore
 
 log = logging.getLogger(__name__)
@@ -51,8 +57,10 @@ class RunController(QObject):
         super().__init__(parent)
         self.host = host
         self.store = RunStore()
+        self.state = RunState(self)
+        self.replay = ReplayController(self.store, self)
         self.model: ModelHandle | None = None
-        self.playing = False
+        self.playing = False  # the live worker's play timer (the state knows the replay's)
         self.sampling = False
         self.loading_model = False
         self._request_source = request_source
@@ -67,6 +75,17 @@ class RunController(QObject):
         worker.failed.connect(self._on_failed)
         worker.sampling_progress.connect(self.sampling_progress)
         worker.sampling_finished.connect(self._on_sampling_finished)
+        self.replay.changed.connect(self._on_replay_changed)
+        self.replay.finished.connect(self._on_replay_finished)
+        self.replay.playing_changed.connect(self._on_replay_playing_changed)
+        self.replay.loaded.connect(self.note)
+
+    # ---- what is on screen -----------------------------------------------------------------------
+    def shown(self) -> RunStore:
+        """The runs as the views should draw them: the latest, or as they were at the step
+        being looked at (so every plot, the chips and exports follow the scrubber)."""
+        viewing = self.state.viewing
+        return self.store if viewing is None else self.store.at_step(viewing)
 
     # ---- intents ---------------------------------------------------------------------------------
     def load_model(self, choice: ModelChoice) -> None:
@@ -76,30 +95,122 @@ class RunController(QObject):
         self.host.load(choice)
 
     def step(self) -> None:
-        self.host.step(self._request_source())
+        """Step: forward through history when looking back, the replay in a replay, else
+        one token of the live model."""
+        viewing = self.state.viewing
+        if viewing is not None:
+            self.view_step(viewing + 1)
+        elif self.state.replaying:
+            self.replay.step()
+        else:
+            self.host.step(self._request_source())
 
     def set_playing(self, playing: bool) -> None:
         if playing:
+            self._follow_latest()
+        if self.state.replaying:
+            if playing:
+                self.replay.play(self._interval_ms)
+            else:
+                self.replay.pause()
+        elif playing:
             self.host.play(self._request_source(), self._interval_ms)
         else:
             self.host.pause()
 
+    def toggle_play(self) -> None:
+        self.set_playing(not self.state.playing)
+
     def run_to_end(self) -> None:
-        self.host.play(self._request_source(), 0)
+        self._follow_latest()
+        if self.state.replaying:
+            self.replay.run_to_end()
+        else:
+            self.host.play(self._request_source(), 0)
 
     def set_interval(self, interval_ms: int) -> None:
         self._interval_ms = interval_ms
         self.host.set_interval(interval_ms)
+        self.replay.set_interval(interval_ms)
 
     def reset(self) -> None:
+        """Forget the drawn runs (a replay too: back to the live model)."""
+        self.replay.stop()
         self.host.reset()
         self.store.clear()
+        self.state.update(source="live", playing=False, viewing=None)
+        self._sync_state()
         self.pacer.flush()
 
+    def restart(self) -> None:
+        """Home: start again what is on screen (the replay from its first step, or the live
+        run's prompt and settings); never loads another run."""
+        if self.state.replaying:
+            self.replay.restart()
+            self.state.update(viewing=None)
+            return
+        trace = self.store.current
+        if trace is None:
+            return
+        self.host.pause()
+        self.state.update(viewing=None)
+        self.host.start(trace.info.request)
+
+    def back_to_live(self) -> None:
+        """Leave a replay: the saved run goes off screen and the live model answers again."""
+        if not self.state.replaying:
+            return
+        self.replay.stop()
+        self.store.clear()
+        self.state.update(source="live", playing=False, viewing=None)
+        self._sync_state()
+        self.pacer.flush()
+        self.note.emit(self.tr("Back to the live model."))
+
+    def open_replay(self, path: str) -> None:
+        """Show a saved run (ValueError with what is wrong if the file is bad)."""
+        self.host.pause()
+        runs = self.replay.load(path)
+        self.state.update(source="replay", playing=False, viewing=None)
+        self.replay.start(runs)
+
+    # ---- looking back through a run -------------------------------------------------------
+    def view_step(self, step: int | None) -> None:
+        """Show the runs as they were after step `step` (None or the last step: follow)."""
+        last = self.store.longest_steps() - 1
+        if step is not None and last < 0:
+            return
+        if step is not None:
+            step = max(0, min(step, last))
+            if self.state.playing:
+                self.set_playing(False)  # looking back stops the clock
+        self.state.update(viewing=step)
+        self.pacer.flush()
+
+    def view_previous(self) -> None:
+        """One step back in history (← ); from the latest step, the one before it."""
+        viewing = self.state.viewing
+        last = self.store.longest_steps() - 1
+        self.view_step(max(0, (last if viewing is None else viewing) - 1))
+
+    def view_latest(self) -> None:
+        self.view_step(None)
+
+    def _follow_latest(self) -> None:
+        if self.state.viewing is not None:
+            self.state.update(viewing=None)
+            self.pacer.flush()
+
     def restart_if_running(self) -> None:
-        """Mode or settings changed: rerun the same prompt if a run is on screen."""
+        """Mode or settings changed: rerun the same prompt if a run is on screen.
+
+        Not in a replay: the saved run stays on screen until "back to live".
+        """
+        if self.state.replaying:
+            return
         if self.store.current is None and not self.playing:
             return
+        self._follow_latest()
         request = self._request_source()
         if self.playing:
             self.host.play(request, self._interval_ms)
@@ -131,7 +242,10 @@ class RunController(QObject):
         self.loading_model = False
         self.loading.emit(False)
         self.model = model
+        self.replay.stop()
         self.store.clear()
+        self.state.update(source="live", playing=False, viewing=None)
+        self._sync_state()
         self.pacer.flush()
         frozen = settle_heap()  # full GC passes while playing would otherwise stall the UI
         log.debug("heap settled after loading %s: %d objects frozen", model.name, frozen)
@@ -139,23 +253,65 @@ class RunController(QObject):
         self.note.emit(self.tr("Model ready: {0}").format(model.name))
 
     def _on_run_started(self, info: RunInfo) -> None:
+        if self.state.replaying:
+            return  # a late report from before the replay opened: the replay stays on screen
         self.store.begin(info)
+        self.state.update(viewing=None)
+        self._sync_state()
         self.pacer.request()
         self.note.emit("")  # an old "run finished" no longer applies
 
     def _on_step_ready(self, run_id: int, record: StepRecord) -> None:
         if self.store.add(run_id, record):
-            self.pacer.request()
+            self._sync_state()
+            if self.state.viewing is None:
+                self.pacer.request()
 
     def _on_run_finished(self, run_id: int) -> None:
         self.store.finish(run_id)
+        self._sync_state()
         self.pacer.request()  # not flush(): redrawing every view at once stalls the loop
         self.run_finished.emit()
-        self.note.emit(self.tr("Run finished. Reset, or change a setting, to run again."))
+        trace = self.store.current
+        if trace is not None and trace.info.run_id == run_id:
+            stop = self.state.stop_text()
+            self.note.emit(self.tr("Run finished ({0}). Home starts it again; Reset or a new "
+                                   "setting starts a new run.").format(stop))
 
     def _on_playing_changed(self, playing: bool) -> None:
         self.playing = playing
-        self.playing_changed.emit(playing)
+        if not self.state.replaying:
+            self.state.update(playing=playing)
+            self.playing_changed.emit(playing)
+
+    def _on_replay_changed(self) -> None:
+        self._sync_state()
+        if self.state.viewing is None:
+            self.pacer.request()
+
+    def _on_replay_finished(self) -> None:
+        self._sync_state()
+        self.pacer.flush()
+
+    def _on_replay_playing_changed(self, playing: bool) -> None:
+        if self.state.replaying:
+            self.state.update(playing=playing)
+            self.playing_changed.emit(playing)
+
+    def _sync_state(self) -> None:
+        """Copy what the store and the replay say into the run state."""
+        trace = self.store.current
+        if self.state.replaying:
+            done, total = self.replay.position()
+            self.state.update(has_run=bool(self.store.traces()),
+                              steps=self.store.longest_steps(), budget=total,
+                              finished=total > 0 and done >= total,
+                              stop=trace.stop if trace is not None else None)
+            return
+        self.state.update(has_run=trace is not None, steps=self.store.longest_steps(),
+                          budget=trace.info.max_new_tokens if trace is not None else 0,
+                          finished=trace is not None and trace.finished,
+                          stop=trace.stop if trace is not None else None)
 
     def _on_failed(self, message: str) -> None:
         if self.loading_model:  # the worker works in order: this is the load failing

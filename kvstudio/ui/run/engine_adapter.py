@@ -98,6 +98,8 @@ class RunInfo:
     num_kv_heads: int
     head_dim: int
     dtype_bytes: int
+    eos_id: int | None = None  # the end-of-answer token the run stops at (None: unknown)
+    eos_text: str = ""  # its text, e.g. "<|im_end|>"
 
     @property
     def mode(self) -> Mode:
@@ -290,6 +292,7 @@ def run_info(
     run_id: int, model: ModelHandle, request: RunRequest, prompt_ids: list[int]
 ) -> RunInfo:
     b = model.backend
+    eos_id = model.tokenizer.eos_id if model.tokenizer.eos_id is not None else b.eos_token_id
     return RunInfo(
         run_id=run_id,
         request=request,
@@ -299,6 +302,8 @@ def run_info(
         num_kv_heads=b.num_kv_heads,
         head_dim=b.head_dim,
         dtype_bytes=b.dtype_bytes,
+        eos_id=eos_id,
+        eos_text=model.tokenizer.token_text(eos_id) if eos_id is not None else "",
     )
 
 

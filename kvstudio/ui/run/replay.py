@@ -16,6 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from kvstudio.core.runfile import ModelFacts, RunReplay, SavedRun, load_runs, save_runs
+from kvstudio.core.tokenizer import IM_END
 from kvstudio.ui.run.engine_adapter import RunInfo, RunRequest, RunSettings
 from kvstudio.ui.run.store import RunStore, RunTrace
 
@@ -46,9 +47,31 @@ def saved_runs_from_store(store: RunStore, model_name: str) -> list[SavedRun]:
     return [saved_run_from_trace(t, model_name) for t in store.traces() if t.records]
 
 
+def saved_eos(run: SavedRun) -> tuple[int | None, str]:
+    """The end-of-answer token of a saved run (id, text), as far as the file tells.
+
+    Run files do not name the tokenizer's eos. A run whose last step finished
+    the row with an empty text before its budget stopped at eos (the stepper
+    writes eos as ""), and so did one whose last token is a prompt token that
+    reads "<|im_end|>" (the chat template ends each turn with it).
+    """
+    if not run.records:
+        return None, ""
+    last = run.records[-1]
+    token = last.token_ids[0]
+    texts = {i: p for i, p in zip(run.prompt_ids, run.prompt_pieces, strict=False)}
+    ended_early = len(run.records) < run.max_new_tokens
+    if last.finished[0] and last.token_texts[0] == "" and (ended_early
+                                                          or texts.get(token) == IM_END):
+        return token, texts.get(token) or IM_END
+    eos = next((i for i, p in texts.items() if p == IM_END), None)
+    return eos, IM_END if eos is not None else ""
+
+
 def run_info_from_saved(run: SavedRun, run_id: int) -> RunInfo:
     settings = RunSettings(run.mode, run.sampling, run.max_new_tokens, run.cache)
     pieces = run.prompt_pieces or tuple("" for _ in run.prompt_ids)
+    eos_id, eos_text = saved_eos(run)
     return RunInfo(
         run_id=run_id,
         request=RunRequest(run.prompt, run.use_chat_template, settings),
@@ -58,6 +81,8 @@ def run_info_from_saved(run: SavedRun, run_id: int) -> RunInfo:
         num_kv_heads=run.model.num_kv_heads,
         head_dim=run.model.head_dim,
         dtype_bytes=run.model.dtype_bytes,
+        eos_id=eos_id,
+        eos_text=eos_text,
     )
 
 
@@ -85,9 +110,13 @@ class ReplayController(QObject):
         """Save what the store holds; ValueError (with what to do) if nothing or it fails."""
         return save_runs(path, saved_runs_from_store(self.store, model_name))
 
+    def load(self, path: str | Path) -> list[SavedRun]:
+        """Read a run file (ValueError saying what is wrong); `start()` shows it."""
+        return load_runs(path)
+
     def open(self, path: str | Path) -> list[SavedRun]:
         """Load a run file and show its prompt; steps come with `step()` / `play()`."""
-        runs = load_runs(path)
+        runs = self.load(path)
         self.start(runs)
         return runs
 
@@ -160,6 +189,10 @@ class ReplayController(QObject):
 
     def pause(self) -> None:
         self._stop_timer()
+
+    def set_interval(self, interval_ms: int) -> None:
+        """Milliseconds between replayed steps while playing (the live speed slider's)."""
+        self._timer.setInterval(max(0, interval_ms))
 
     def toggle_play(self) -> None:
         if self.playing:

@@ -2,8 +2,9 @@
 
 Owns `RunTrace` (one run's info plus its records, with the series the plots
 draw) and `RunStore` (one trace per mode, so the previous run of the other
-mode stays drawn for comparison). Plain Python: no Qt, easy to test, and the
-natural thing for a later "save and replay a run" to serialise.
+mode stays drawn for comparison), how a run stopped (`StopReason`), and the
+store as it was at an earlier step (`RunStore.at_step`, for scrubbing back
+through a run). Plain Python: no Qt, easy to test.
 """
 
 from __future__ import annotations
@@ -14,13 +15,46 @@ from kvstudio.core.records import MODES, Mode, StepRecord
 from kvstudio.ui.run.engine_adapter import RunInfo
 
 
+@dataclass(frozen=True)
+class StopReason:
+    """Why a run ended: at the end-of-answer token (`token` is its text) or at the budget."""
+
+    step: int  # the step that produced the last token (0 = prefill)
+    token: str  # e.g. "<|im_end|>"; "" when the budget ran out
+    at_eos: bool
+
+
 @dataclass
 class RunTrace:
-    """One run as it grows: its info and one record per step, in order."""
+    """One run as it grows: its info and one record per step, in order.
+
+    A trace seen at an earlier step (`RunStore.at_step`) holds the records up
+    to that step; `total_steps` still says how many the run has, so axes stay put.
+    """
 
     info: RunInfo
     records: list[StepRecord] = field(default_factory=list)
     finished: bool = False
+    total: int | None = None  # steps of the whole run when this is a view of an earlier step
+
+    @property
+    def total_steps(self) -> int:
+        return len(self.records) if self.total is None else self.total
+
+    def is_eos(self, record: StepRecord) -> bool:
+        """True if `record` chose the end-of-answer token that stopped the run."""
+        eos = self.info.eos_id
+        return eos is not None and record.token_ids[0] == eos and record.finished[0]
+
+    @property
+    def stop(self) -> StopReason | None:
+        """How the run ended, once it has (None while it runs, or looking at an earlier step)."""
+        if not self.finished or not self.records or len(self.records) < self.total_steps:
+            return None
+        last = self.records[-1]
+        if self.is_eos(last):
+            return StopReason(last.step, self.info.eos_text or "eos", True)
+        return StopReason(last.step, "", False)
 
     @property
     def mode(self) -> Mode:
@@ -122,3 +156,21 @@ class RunStore:
 
     def traces(self) -> list[RunTrace]:
         return [self._traces[m] for m in MODES if m in self._traces]
+
+    def longest_steps(self) -> int:
+        """Steps of the longest run on screen (what a step scrubber spans)."""
+        return max((len(t.records) for t in self._traces.values()), default=0)
+
+    def at_step(self, step: int) -> RunStore:
+        """A copy showing every run as it was after step `step` (0 = the prefill).
+
+        Records are shared, not copied; each run keeps its total steps and its
+        finished flag, so axes fit the whole run while the data stops at `step`.
+        """
+        view = RunStore()
+        view.current_mode = self.current_mode
+        view.revision = self.revision
+        for mode, trace in self._traces.items():
+            shown = [r for r in trace.records if r.step <= step]
+            view._traces[mode] = RunTrace(trace.info, shown, trace.finished, trace.total_steps)
+        return view

@@ -1,0 +1,290 @@
+"""A multi-turn ChatML conversation, run two ways: reusing the KV cache across turns, and not.
+
+Owns `ChatSession` (the conversation: its token history, the cache kept
+across turns, the context limit) and the frozen records it yields per turn:
+`ChatTurn` with one `WayResult` per way.
+
+- **reuse**: one cache lives for the whole conversation. A new turn feeds
+  only the tokens the cache does not hold yet: the previous answer's last
+  token (chosen but never fed), the end of that answer, the user's turn and
+  the assistant header.
+- **refeed**: every turn starts from an empty cache and feeds the whole
+  conversation so far (what a server without prefix caching does).
+
+Both decode with a cache inside the turn and choose greedily (argmax), so
+the answers must be the same token for token; `ChatTurn.identical` says
+whether they were. Tokens fed are counted from the tensors passed to the
+model. A turn that would run past the context limit (the model's positions,
+or a smaller limit the caller sets) is refused with `ContextFullError`
+before anything runs, and the conversation stays as it was.
+
+It does not know about Qt; `chat_conversation` runs a scripted list of turns
+for the CLI and the tests.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+
+from kvstudio.core.backend import LanguageModel
+from kvstudio.core.experiments import Progress
+from kvstudio.core.kv_cache import CacheSpec
+from kvstudio.core.tokenizer import IM_END, IncrementalDecoder, TextTokenizer
+
+Way = Literal["reuse", "refeed"]
+WAYS: tuple[Way, ...] = ("reuse", "refeed")
+DEFAULT_MAX_NEW_TOKENS = 48  # ko-chat answers are one or two sentences
+
+
+class ContextFullError(ValueError):
+    """A turn does not fit in the context limit; nothing was run and nothing changed."""
+
+
+@dataclass(frozen=True)
+class WayResult:
+    """One turn answered one way, measured."""
+
+    way: Way
+    prompt_tokens_fed: int  # tokens in this turn's prefill tensor
+    decode_tokens_fed: int  # tokens fed after the prefill (one per further answer token)
+    ttft_s: float  # prefill + first choice (perf_counter)
+    decode_s: float  # the decode steps together
+    cache_bytes: int  # bytes the cache holds after the turn, measured from its tensors
+    cache_tokens: int  # tokens the cache holds after the turn
+    token_ids: tuple[int, ...]  # the answer, eos included when the model chose it
+
+    @property
+    def tokens_fed(self) -> int:
+        return self.prompt_tokens_fed + self.decode_tokens_fed
+
+    @property
+    def decode_ms_per_token(self) -> float:
+        return 1000.0 * self.decode_s / self.decode_tokens_fed if self.decode_tokens_fed else 0.0
+
+
+@dataclass(frozen=True)
+class ChatTurn:
+    """One user turn and the assistant's answer, with both ways' measurements."""
+
+    turn: int  # 1, 2, …
+    user_text: str
+    new_tokens: int  # tokens the cache did not hold yet when the turn began (reuse's prompt)
+    history_tokens: int  # the whole conversation up to the assistant header (refeed's prompt)
+    answer_ids: tuple[int, ...]  # what went into the history
+    answer_text: str
+    reuse: WayResult | None  # None when that way was not run this turn
+    refeed: WayResult | None
+    cut_by_limit: bool  # the answer was cut short because the context limit was reached
+    context_limit: int  # positions the conversation may use
+
+    @property
+    def identical(self) -> bool | None:
+        """Both ways chose the same tokens (None when only one way ran)."""
+        if self.reuse is None or self.refeed is None:
+            return None
+        return self.reuse.token_ids == self.refeed.token_ids
+
+    def way(self, way: Way) -> WayResult | None:
+        return self.reuse if way == "reuse" else self.refeed
+
+
+def model_positions(backend: LanguageModel) -> int:
+    """The model's position limit (its RoPE table), from its config."""
+    config = getattr(getattr(backend, "model", None), "config", None)
+    positions = getattr(config, "max_position_embeddings", None)
+    return int(positions) if positions else 2048
+
+
+class ChatSession:
+    """A conversation you add turns to; `run_turn` is a generator (progress, then a `ChatTurn`)."""
+
+    def __init__(
+        self,
+        backend: LanguageModel,
+        tokenizer: TextTokenizer,
+        *,
+        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+        cache: CacheSpec | None = None,
+        context_limit: int | None = None,
+        system: str | None = None,
+    ) -> None:
+        if max_new_tokens < 1:
+            raise ValueError(f"Answers need at least one token, not {max_new_tokens}.")
+        spec = cache or CacheSpec()
+        if spec.kind == "sliding":
+            raise ValueError(
+                "The chat keeps the whole conversation: choose the dynamic or the static cache "
+                "(a sliding window would forget earlier turns)."
+            )
+        positions = model_positions(backend)
+        limit = positions if context_limit is None else min(context_limit, positions)
+        if spec.kind == "static":
+            limit = min(limit, spec.max_length)
+        if limit < 8:
+            raise ValueError(f"A context limit of {limit} tokens leaves no room for a turn.")
+        self.backend = backend
+        self.tokenizer = tokenizer
+        self.max_new_tokens = max_new_tokens
+        self.cache_spec = spec
+        self.context_limit = limit
+        self.system = system
+        self.eos_id = tokenizer.eos_id if tokenizer.eos_id is not None else backend.eos_token_id
+        self._im_end = tokenizer.backend.token_to_id(IM_END)
+        self._newline = tokenizer.encode("\n")
+        self.history: list[int] = []  # every token of the conversation, answers included
+        self.turns: list[ChatTurn] = []
+        self._cache: Any | None = None  # the reuse way's cache, kept across turns
+        self._cached_tokens = 0  # history tokens that cache holds
+
+    # ---- the conversation ----------------------------------------------------------------
+    def reset(self) -> None:
+        """Start a new conversation (the reuse cache is dropped)."""
+        self.history = []
+        self.turns = []
+        self._cache = None
+        self._cached_tokens = 0
+
+    def turn_tokens(self, text: str) -> list[int]:
+        """Tokens the history grows by before the answer: close the last answer, user, header."""
+        if not text.strip():
+            raise ValueError("The turn is empty: type what the user says.")
+        closing: list[int] = []
+        if self.history:
+            if self.history[-1] != self._im_end and self._im_end is not None:
+                closing.append(self._im_end)  # an answer cut by the token budget
+            closing += self._newline
+        system = self.system if not self.history else None
+        return closing + self.tokenizer.encode(self.tokenizer.chat_prompt(text, system=system))
+
+    def check_fits(self, text: str) -> tuple[list[int], int]:
+        """(the turn's tokens, the answer's token budget), or ContextFullError."""
+        added = self.turn_tokens(text)
+        prompt_len = len(self.history) + len(added)
+        room = self.context_limit - prompt_len
+        if room < 1:
+            raise ContextFullError(
+                f"This turn needs {len(added)} more tokens, but the conversation already holds "
+                f"{len(self.history)} of its {self.context_limit} positions. Start a new chat "
+                "(or raise the context limit) to go on; the conversation so far is kept."
+            )
+        return added, min(self.max_new_tokens, room)
+
+    def run_turn(
+        self, text: str, *, reuse: bool = True, refeed: bool = True
+    ) -> Generator[Progress | ChatTurn, None, ChatTurn]:
+        """Answer `text` the chosen ways; yields a `Progress` per way, then the `ChatTurn`."""
+        if not (reuse or refeed):
+            raise ValueError("Choose at least one way: reuse the cache, re-feed, or both.")
+        added, budget = self.check_fits(text)
+        prompt = self.history + added  # (P,) the conversation up to the assistant header
+        total = int(reuse) + int(refeed)
+        turn_no = len(self.turns) + 1
+        results: dict[Way, WayResult] = {}
+        cached_before = self._cached_tokens if self._cache is not None else 0
+        if reuse:
+            if self._cache is None:
+                self._cache = self.backend.new_cache(self.cache_spec, 1)
+                self._cached_tokens = 0
+            result = self._answer("reuse", prompt[self._cached_tokens :], self._cache, budget)
+            results["reuse"] = result
+            self._cached_tokens = len(prompt) + len(result.token_ids) - 1  # last one never fed
+            yield Progress("chat", "reuse", 1, total)
+        if refeed:
+            cache = self.backend.new_cache(self.cache_spec, 1)
+            results["refeed"] = self._answer("refeed", prompt, cache, budget)
+            del cache
+            yield Progress("chat", "refeed", total, total)
+        answer = (results.get("reuse") or results["refeed"]).token_ids
+        new_tokens = len(prompt) - cached_before
+        self.history = prompt + list(answer)
+        record = ChatTurn(
+            turn=turn_no,
+            user_text=text,
+            new_tokens=new_tokens,
+            history_tokens=len(prompt),
+            answer_ids=answer,
+            answer_text=self._answer_text(answer),
+            reuse=results.get("reuse"),
+            refeed=results.get("refeed"),
+            cut_by_limit=budget < self.max_new_tokens
+            and len(answer) == budget
+            and answer[-1] != self.eos_id,
+            context_limit=self.context_limit,
+        )
+        self.turns.append(record)
+        yield record
+        return record
+
+    def _answer_text(self, ids: Sequence[int]) -> str:
+        decoder = IncrementalDecoder(self.tokenizer)
+        for token in ids:
+            if token != self.eos_id:
+                decoder.push(token)
+        decoder.flush()
+        return decoder.text.strip()
+
+    # ---- one way -----------------------------------------------------------------------------
+    def _answer(self, way: Way, feed: Sequence[int], cache: Any, budget: int) -> WayResult:
+        """Prefill `feed` on `cache`, then choose greedily until eos or `budget` tokens."""
+        backend = self.backend
+        device = backend.device
+        with torch.inference_mode():
+            ids = torch.tensor([list(feed)], dtype=torch.long, device=device)  # (1, T)
+            start = time.perf_counter()
+            logits = backend.forward_last(ids, cache, None)  # (1, V)
+            token = int(logits[0].argmax())
+            ttft = time.perf_counter() - start
+            prompt_fed = int(ids.shape[1])
+            answer = [token]
+            decode_fed = 0
+            decode_s = 0.0
+            while token != self.eos_id and len(answer) < budget:
+                step_ids = torch.tensor([[token]], dtype=torch.long, device=device)  # (1, 1)
+                start = time.perf_counter()
+                logits = backend.forward_last(step_ids, cache, None)
+                token = int(logits[0].argmax())
+                decode_s += time.perf_counter() - start
+                decode_fed += int(step_ids.shape[1])
+                answer.append(token)
+        return WayResult(
+            way=way,
+            prompt_tokens_fed=prompt_fed,
+            decode_tokens_fed=decode_fed,
+            ttft_s=ttft,
+            decode_s=decode_s,
+            cache_bytes=backend.cache_allocated_bytes(cache),
+            cache_tokens=backend.cache_length(cache),
+            token_ids=tuple(answer),
+        )
+
+
+def chat_conversation(
+    session: ChatSession, turns: Sequence[str], *, reuse: bool = True, refeed: bool = True
+) -> Iterator[Progress | ChatTurn]:
+    """Run scripted `turns` on `session`: its progress and `ChatTurn`s, one turn after another."""
+    for text in turns:
+        yield from session.run_turn(text, reuse=reuse, refeed=refeed)
+
+
+def read_turns(path: str | Path) -> list[str]:
+    """A UTF-8 text file, one user turn per line (blank lines skipped)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        message = f"No turns file at {p}; give a UTF-8 text file, one turn per line."
+        raise ValueError(message) from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{p} is not UTF-8 text ({exc.reason}); save it as UTF-8.") from None
+    except OSError as exc:
+        raise ValueError(f"{p} could not be read: {exc.strerror or exc}.") from None
+    turns = [line.strip() for line in text.splitlines() if line.strip()]
+    if not turns:
+        raise ValueError(f"{p} has no turns; write one user turn per line.")
+    return turns

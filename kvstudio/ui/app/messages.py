@@ -1,0 +1,100 @@
+"""Error and validation messages in the window's language.
+
+Owns `localize(message)`. The engine and the exporters raise English
+`ValueError`/`ExportError` messages (the command line shows them as they
+are, and the core never imports Qt). The window passes each message it
+shows through `localize`: a message that matches one of the templates
+below is rebuilt from its translation with the same values; any other
+message is shown unchanged. Templates use {0}, {1} … for the values, which
+may be any text.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
+
+CONTEXT = "Messages"
+
+# The English messages the window can show, as raised (keep in step with the raise sites).
+TEMPLATES = (
+    # prompt and run validation (run/engine_adapter.py, run/engine_worker.py)
+    QT_TRANSLATE_NOOP("Messages",
+                      "The prompt is empty: type a question or some text, then step again."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "The prompt has {0} tokens and {1} new tokens are asked for, but the model "
+                      "handles {2} positions: shorten the prompt or lower 'max new tokens'."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "The static cache holds {0} tokens but this run needs {1}: raise the static "
+                      "length, shorten the prompt, or pick the dynamic cache."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "Could not read the temperatures {0}: write numbers separated by commas, "
+                      "e.g. 0.5, 1.0, 1.5."),
+    QT_TRANSLATE_NOOP("Messages", "Temperatures must be 0 (greedy) or positive."),
+    QT_TRANSLATE_NOOP("Messages", "No model is loaded yet; pick one in the Model menu."),
+    # sampling settings (core/records.py)
+    QT_TRANSLATE_NOOP("Messages", "Temperature must be 0 (greedy) or positive, got {0}."),
+    QT_TRANSLATE_NOOP("Messages", "top-k must be 0 (off) or a positive count, got {0}."),
+    QT_TRANSLATE_NOOP("Messages", "top-p must be in (0, 1], got {0}; use 1.0 to turn it off."),
+    # labs (labs/*.py)
+    QT_TRANSLATE_NOOP("Messages", "The prompt is empty: type a question for the lab."),
+    QT_TRANSLATE_NOOP("Messages", "P + N = {0} is more than the model's {1} positions."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "P + N = {0} is more than the model's {1} positions; lower P or N."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "Could not read the lengths {0}: write whole numbers separated by commas, "
+                      "e.g. 16, 32, 64, 128."),
+    QT_TRANSLATE_NOOP("Messages", "Give at least one positive length, e.g. 16, 32, 64, 128."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "The longest run needs {0} positions but the model has {1}; use shorter "
+                      "lengths."),
+    QT_TRANSLATE_NOOP("Messages", "Give at least one temperature, e.g. 0.3, 0.7, 1.0, 1.3."),
+    # export (slides/export.py)
+    QT_TRANSLATE_NOOP("Messages",
+                      "Cannot save {0}: the disk is full. Free some space or choose a folder "
+                      "on another drive; nothing was written."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "Cannot save {0}: {1} is not writable. Choose a folder you can write to "
+                      "(for example your Documents folder); nothing was written."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "Cannot save {0} in {1}: {2}. Choose another folder; nothing was written."),
+    QT_TRANSLATE_NOOP("Messages", "Cannot save {0}: {1} does not exist. Choose another folder."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "Cannot save {0}: {1} is a file, not a folder. Choose another folder."),
+    QT_TRANSLATE_NOOP("Messages", "Nothing to export yet: run the model or a lab first."),
+    QT_TRANSLATE_NOOP("Messages", "Nothing to export: no charts were given."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "The chart rendered as an empty image; is it visible and sized?"),
+    QT_TRANSLATE_NOOP("Messages", "Qt produced an empty PDF; is the chart visible and sized?"),
+    QT_TRANSLATE_NOOP("Messages", "Qt could not encode the PNG image (out of memory?)."),
+    QT_TRANSLATE_NOOP("Messages", "The SVG export has no drawing in it; is the chart empty?"),
+)
+
+_FIELD = re.compile(r"\\\{(\d+)\\\}")
+
+
+@cache
+def _pattern(template: str) -> re.Pattern[str]:
+    """"Cannot save {0}: …" → a regex with one group per field, matching the whole message."""
+    return re.compile("^" + _FIELD.sub(r"(?P<f\1>.+?)", re.escape(template)) + "$", re.DOTALL)
+
+
+def match(message: str) -> tuple[str, list[str]] | None:
+    """The template `message` was made from and its values, or None."""
+    for template in TEMPLATES:
+        found = _pattern(template).match(message)
+        if found is not None:
+            values = found.groupdict()
+            return str(template), [values[f"f{i}"] for i in range(len(values))]
+    return None
+
+
+def localize(message: str) -> str:
+    """`message` in the current language (unchanged when it is not one of ours)."""
+    found = match(message.strip())
+    if found is None:
+        return message
+    template, values = found
+    return QCoreApplication.translate(CONTEXT, template).format(*values)

@@ -1,0 +1,224 @@
+"""The multi-turn chat: reusing the cache across turns chooses exactly the tokens of re-feeding.
+
+Tokens fed are counted here from the tensors the backend receives (a counting
+wrapper), not from what the chat reports, and the answers are checked against
+the stepper run on the whole history.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from kvstudio.cli import main
+from kvstudio.core.backend import MiniMindBackend
+from kvstudio.core.chat import (
+    ChatSession,
+    ChatTurn,
+    ContextFullError,
+    chat_conversation,
+    read_turns,
+)
+from kvstudio.core.checkpoints import MODELS_DIR, load_model_folder
+from kvstudio.core.kv_cache import CacheSpec
+from kvstudio.core.records import SamplingSettings
+from kvstudio.core.stepper import Stepper
+from kvstudio.core.tokenizer import TextTokenizer
+
+TURNS = ["안녕하세요", "오늘 날씨 어때요?", "고마워요"]
+SHIPPED = MODELS_DIR.parent / "prompts" / "chat_4turns.txt"
+
+
+class CountingBackend:
+    """Passes everything to `inner` and notes the width of every tensor fed to the model."""
+
+    def __init__(self, inner: MiniMindBackend) -> None:
+        self.inner = inner
+        self.fed: list[int] = []
+
+    def forward_last(self, input_ids: torch.Tensor, cache: Any, window: int | None) -> Any:
+        self.fed.append(int(input_ids.shape[1]))  # (1, T): T tokens fed
+        return self.inner.forward_last(input_ids, cache, window)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def turns_of(session: ChatSession, turns: list[str], **kw: bool) -> list[ChatTurn]:
+    return [t for t in chat_conversation(session, turns, **kw) if isinstance(t, ChatTurn)]
+
+
+def stepper_answer(
+    backend: MiniMindBackend, tok: TextTokenizer, prompt: list[int], budget: int
+) -> tuple[int, ...]:
+    stepper = Stepper(
+        backend,
+        tok,
+        prompt,
+        sampling=SamplingSettings.greedy_settings(),
+        max_new_tokens=budget,
+        stop_at_eos=True,
+    )
+    ids: list[int] = []
+    for record in stepper:
+        ids.append(record.token_ids[0])
+    return tuple(ids)
+
+
+def check_three_turns(backend: MiniMindBackend, tok: TextTokenizer, turns: list[str]) -> None:
+    counting = CountingBackend(backend)
+    session = ChatSession(counting, tok, max_new_tokens=8)  # type: ignore[arg-type]
+    cached_before = 0  # tokens the reuse cache holds when a turn starts
+    history: list[int] = []
+    for text in turns:
+        counting.fed.clear()
+        turn = next(t for t in session.run_turn(text) if isinstance(t, ChatTurn))
+        reuse, refeed = turn.reuse, turn.refeed
+        assert reuse is not None and refeed is not None
+        prompt = session.history[: turn.history_tokens]
+        assert prompt[: len(history)] == history  # the history only grows
+        # The re-feed answer is the stepper's greedy answer on the whole history.
+        assert refeed.token_ids == stepper_answer(backend, tok, prompt, len(refeed.token_ids))
+        assert reuse.token_ids == refeed.token_ids and turn.identical is True
+        generated = len(reuse.token_ids)
+        reuse_calls, refeed_calls = counting.fed[:generated], counting.fed[generated:]
+        # Reuse: the new turn's tokens (+ the last answer's token never fed), then one per token.
+        assert reuse_calls[0] == len(prompt) - cached_before == turn.new_tokens
+        assert reuse_calls[1:] == [1] * (generated - 1)
+        # Re-feed: the whole history, then one per token.
+        assert refeed_calls[0] == len(prompt) == turn.history_tokens
+        assert refeed_calls[1:] == [1] * (generated - 1)
+        assert reuse.prompt_tokens_fed == reuse_calls[0]
+        assert refeed.prompt_tokens_fed == refeed_calls[0]
+        assert reuse.decode_tokens_fed == refeed.decode_tokens_fed == generated - 1
+        assert reuse.cache_tokens == refeed.cache_tokens == len(prompt) + generated - 1
+        cached_before = len(prompt) + generated - 1
+        history = session.history[:]
+    assert len(session.turns) == len(turns)
+    later = session.turns[-1]
+    assert later.reuse is not None and later.refeed is not None
+    assert later.reuse.prompt_tokens_fed < later.refeed.prompt_tokens_fed
+
+
+def test_three_turns_reuse_equals_refeed_tiny(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    check_three_turns(tiny_backend, tokenizer, TURNS)
+
+
+@pytest.fixture(scope="module")
+def ko_chat() -> tuple[MiniMindBackend, TextTokenizer]:
+    folder = MODELS_DIR / "ko-chat"
+    if not (folder / "model.safetensors").exists():
+        pytest.skip("the shipped ko-chat model is not in resources/models")
+    loaded = load_model_folder(folder)
+    return MiniMindBackend(loaded.model, name="ko-chat"), loaded.tokenizer
+
+
+def test_three_turns_reuse_equals_refeed_ko_chat(
+    ko_chat: tuple[MiniMindBackend, TextTokenizer],
+) -> None:
+    backend, tok = ko_chat
+    check_three_turns(backend, tok, read_turns(SHIPPED)[:3])
+
+
+def test_a_turn_without_reuse_is_caught_up_later(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    """Reuse off for turn 2: turn 3's reuse feeds everything its cache lacks, same tokens."""
+    both = turns_of(ChatSession(tiny_backend, tokenizer, max_new_tokens=5), TURNS)
+    session = ChatSession(tiny_backend, tokenizer, max_new_tokens=5)
+    first = turns_of(session, TURNS[:1])
+    second = turns_of(session, TURNS[1:2], reuse=False)
+    third = turns_of(session, TURNS[2:])
+    assert second[0].reuse is None and second[0].identical is None
+    assert [t.answer_ids for t in first + second + third] == [t.answer_ids for t in both]
+    reuse = third[0].reuse
+    assert reuse is not None
+    lacking = third[0].history_tokens - (first[0].history_tokens + len(first[0].answer_ids) - 1)
+    assert reuse.prompt_tokens_fed == lacking == third[0].new_tokens
+
+
+def test_static_cache_chat_matches_dynamic(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    dynamic = turns_of(ChatSession(tiny_backend, tokenizer, max_new_tokens=5), TURNS)
+    static = turns_of(
+        ChatSession(
+            tiny_backend, tokenizer, max_new_tokens=5, cache=CacheSpec("static", max_length=128)
+        ),
+        TURNS,
+    )
+    assert [t.answer_ids for t in static] == [t.answer_ids for t in dynamic]
+    assert all(t.identical for t in static)
+    assert static[0].reuse is not None and static[0].reuse.cache_bytes > 0
+
+
+def test_context_limit_refuses_a_turn_before_running(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    counting = CountingBackend(tiny_backend)
+    first_len = len(tokenizer.encode(tokenizer.chat_prompt(TURNS[0])))
+    session = ChatSession(counting, tokenizer, max_new_tokens=6, context_limit=first_len + 3)  # type: ignore[arg-type]
+    (turn,) = turns_of(session, TURNS[:1])
+    assert len(turn.answer_ids) <= 3  # the answer was cut to fit the limit
+    assert turn.cut_by_limit == (turn.answer_ids[-1] != tokenizer.eos_id)
+    history = session.history[:]
+    counting.fed.clear()
+    with pytest.raises(ContextFullError, match="Start a new chat"):
+        list(session.run_turn(TURNS[1]))
+    assert counting.fed == []  # nothing ran
+    assert session.history == history and len(session.turns) == 1  # nothing lost
+    session.reset()
+    assert turns_of(session, TURNS[:1])[0].turn == 1
+
+
+def test_bad_chat_input_says_what_to_do(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, tmp_path: Path
+) -> None:
+    session = ChatSession(tiny_backend, tokenizer)
+    with pytest.raises(ValueError, match="empty"):
+        list(session.run_turn("   "))
+    with pytest.raises(ValueError, match="at least one way"):
+        list(session.run_turn("안녕", reuse=False, refeed=False))
+    with pytest.raises(ValueError, match="sliding"):
+        ChatSession(tiny_backend, tokenizer, cache=CacheSpec("sliding"))
+    with pytest.raises(ValueError, match="No turns file"):
+        read_turns(tmp_path / "missing.txt")
+    latin = tmp_path / "latin1.txt"
+    latin.write_bytes("caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ValueError, match="UTF-8"):
+        read_turns(latin)
+    blank = tmp_path / "blank.txt"
+    blank.write_text("\n  \n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no turns"):
+        read_turns(blank)
+
+
+def test_shipped_conversation_has_four_korean_turns() -> None:
+    turns = read_turns(SHIPPED)
+    assert len(turns) == 4
+    assert all(any("가" <= ch <= "힣" for ch in turn) for turn in turns)
+
+
+def test_chat_command_prints_both_ways(
+    capsys: pytest.CaptureFixture[str], ko_chat: object, tmp_path: Path
+) -> None:
+    code = main(["chat", "--turns", str(SHIPPED), "--rounds", "1", "--max-new-tokens", "12"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "prompt tokens fed" in out and "TTFT ms" in out and "decode ms/token" in out
+    rows = [line.split() for line in out.splitlines() if line.strip()[:1] in "1234" and "│" in line]
+    assert [row[0] for row in rows] == ["1", "2", "3", "4"]
+    reuse_fed = [int(row[3]) for row in rows]
+    refeed_fed = [int(row[4]) for row in rows]
+    assert reuse_fed[0] == refeed_fed[0] and all(
+        r < f for r, f in zip(reuse_fed[1:], refeed_fed[1:], strict=True)
+    )
+    assert "identical tokens: yes (4 of 4 turns" in out
+    code = main(["chat", "--turns", str(tmp_path / "none.txt")])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.startswith("error: No turns file")
