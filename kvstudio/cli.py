@@ -38,7 +38,8 @@ from kvstudio.core.experiments import (
     length_sweep,
     repeated_sampling,
 )
-from kvstudio.core.kv_cache import CACHE_KINDS, CacheSpec
+from kvstudio.core.kv_cache import ALL_CACHE_KINDS, CacheSpec
+from kvstudio.core.quantized_cache import QUANT_BITS, formula_bytes_per_token
 from kvstudio.core.records import SamplingSettings
 from kvstudio.core.stepper import Stepper
 from kvstudio.core.tokenizer import TextTokenizer
@@ -47,7 +48,12 @@ log = logging.getLogger(__name__)
 
 DEFAULT_QUESTION = "KV 캐시가 무엇인지 한 문장으로 설명해 주세요."
 # Optional modules that add subcommands through `add_subcommands(subparsers)`.
-EXTENSIONS = ("kvstudio.training.cli", "kvstudio.hf_cli", "kvstudio.chat_cli")
+EXTENSIONS = (
+    "kvstudio.training.cli",
+    "kvstudio.hf_cli",
+    "kvstudio.chat_cli",
+    "kvstudio.scale_cli",
+)
 
 
 # ---- model loading -------------------------------------------------------------------------
@@ -138,9 +144,10 @@ def _model_options(p: argparse.ArgumentParser) -> None:
 
 
 def _cache_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cache", default="dynamic", choices=CACHE_KINDS, help="KV cache kind")
+    p.add_argument("--cache", default="dynamic", choices=ALL_CACHE_KINDS, help="KV cache kind")
     p.add_argument("--window", type=_positive, default=64, help="sliding window W (tokens)")
     p.add_argument("--max-length", type=_positive, default=2048, help="static cache length")
+    p.add_argument("--block-size", type=_positive, default=16, help="paged cache block (tokens)")
 
 
 def _prompt_options(p: argparse.ArgumentParser, default_tokens: int | None) -> None:
@@ -175,6 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--new-tokens", type=_positive, default=64, help="N new tokens (default 64)")
     c.add_argument("--mode", default="both", choices=("both", "cached", "recompute"))
     c.add_argument("--stop-at-eos", action="store_true", help="stop when the model writes eos")
+    c.add_argument(
+        "--samples", type=_positive, default=30, help="--cache paged: rows of the sampling run"
+    )
+    c.add_argument(
+        "--sample-tokens", type=_positive, default=48, help="--cache paged: their token budget"
+    )
     _cache_options(c)
     _model_options(c)
     c.set_defaults(func=cmd_compare)
@@ -236,7 +249,9 @@ def _prepare(args: argparse.Namespace) -> LoadedBackend:
 
 
 def _cache_spec(args: argparse.Namespace) -> CacheSpec:
-    return CacheSpec(args.cache, max_length=args.max_length, window=args.window)
+    return CacheSpec(
+        args.cache, max_length=args.max_length, window=args.window, block_size=args.block_size
+    )
 
 
 def _prompt_ids(args: argparse.Namespace, tokenizer: TextTokenizer) -> list[int]:
@@ -309,11 +324,27 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print_compare(result, backend)
     else:
         print_single(backend, tokenizer, prompt, n, args.mode, spec, args.stop_at_eos)
+    if spec.kind == "paged" or spec.kind in QUANT_BITS:
+        from kvstudio.scale_cli import print_scale_sections
+
+        print_scale_sections(args, backend, tokenizer, prompt)
     return 0
 
 
 def _bytes_formula_note(backend: LanguageModel, run: ModeRun, spec: CacheSpec) -> str:
     tokens = run.records[-1].cache_length
+    if spec.kind == "paged":
+        blocks = -(-tokens // spec.block_size)
+        return (
+            f"2·L·T·H_kv·d·bytes = 2·{backend.num_layers}·{tokens}·{backend.num_kv_heads}·"
+            f"{backend.head_dim}·{backend.dtype_bytes}; held: ⌈{tokens}/{spec.block_size}⌉ = "
+            f"{blocks} blocks"
+        )
+    if spec.kind in QUANT_BITS:
+        per_token = formula_bytes_per_token(
+            spec.kind, backend.num_layers, backend.num_kv_heads, backend.head_dim
+        )
+        return f"T·{per_token} ({spec.kind} layout, scales included), T={tokens}"
     return (
         f"2·L·T·H_kv·d·bytes = 2·{backend.num_layers}·{tokens}·{backend.num_kv_heads}·"
         f"{backend.head_dim}·{backend.dtype_bytes}"
@@ -362,7 +393,12 @@ def print_compare(result: CompareResult, backend: LanguageModel) -> None:
             f"  identical tokens:  NO — first difference at step {result.first_divergent_step} "
             f"({same}/{n} equal)"
         )
-    print(f"  max |Δlogit|:      {result.max_logit_diff:.3g} (over {n} steps, fp rounding only)")
+    why = (
+        f"{result.cache_spec.kind} cache vs recompute"
+        if result.cache_spec.kind in QUANT_BITS
+        else "fp rounding only"
+    )
+    print(f"  max |Δlogit|:      {result.max_logit_diff:.3g} (over {n} steps, {why})")
     print(
         f"  formulas match:    tokens fed {'yes' if ok_fed else 'NO'}, "
         f"cache bytes {'yes' if ok_bytes else 'NO'}"

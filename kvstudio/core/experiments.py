@@ -22,6 +22,7 @@ from kvstudio.core import formulas
 from kvstudio.core.backend import LanguageModel
 from kvstudio.core.checkpoints import REPO_ROOT
 from kvstudio.core.kv_cache import CacheSpec
+from kvstudio.core.quantized_cache import QUANT_BITS, formula_bytes_per_token
 from kvstudio.core.records import MODES, Mode, SamplingSettings, StepRecord
 from kvstudio.core.stepper import Stepper
 from kvstudio.core.tokenizer import TextTokenizer
@@ -253,7 +254,13 @@ def _mode_run(backend: LanguageModel, stepper: Stepper, spec: CacheSpec) -> Mode
     prompt = stepper.prompt_len
     fed = tuple(r.tokens_fed for r in records)
     last = records[-1]
-    if stepper.mode == "cached":
+    if stepper.mode == "cached" and spec.kind in QUANT_BITS:
+        cached_tokens = formulas.cache_tokens_after_step(prompt, steps - 1, None)
+        per_token = formula_bytes_per_token(
+            spec.kind, backend.num_layers, backend.num_kv_heads, backend.head_dim
+        )
+        formula_bytes = per_token * cached_tokens * stepper.batch_size
+    elif stepper.mode == "cached":
         cached_tokens = formulas.cache_tokens_after_step(prompt, steps - 1, spec.attention_window)
         formula_bytes = formulas.cache_bytes(
             backend.num_layers,

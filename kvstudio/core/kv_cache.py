@@ -14,10 +14,16 @@ from __future__ import annotations
 
 import torch
 
-from kvstudio.core.cache_spec import CACHE_KINDS, CacheKind, CacheSpec
+from kvstudio.core.cache_spec import (
+    ALL_CACHE_KINDS,
+    CACHE_KINDS,
+    SCALE_CACHE_KINDS,
+    CacheKind,
+    CacheSpec,
+)
 
-__all__ = ["CACHE_KINDS", "CacheKind", "CacheSpec", "DynamicLayer", "KVCache",
-           "SlidingWindowLayer", "StaticLayer"]
+__all__ = ["ALL_CACHE_KINDS", "CACHE_KINDS", "SCALE_CACHE_KINDS", "CacheKind", "CacheSpec",
+           "DynamicLayer", "KVCache", "SlidingWindowLayer", "StaticLayer"]
 
 
 def _nbytes(t: torch.Tensor | None) -> int:

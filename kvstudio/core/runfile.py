@@ -190,7 +190,17 @@ def loads_runs(data: bytes | str, where: str = "the run file") -> list[SavedRun]
     except json.JSONDecodeError as exc:
         # A string that never ends ran into the end of the file (json reports a raw
         # line break inside a string differently), so both mean the file was cut.
-        cut = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
+        # A literal cut in half ("fals", "nu") fails where it starts.
+        tail = text[exc.pos :].strip()
+        half_literal = bool(tail) and any(
+            word.startswith(tail) for word in ("true", "false", "null", "NaN", "-Infinity")
+        )
+        cut = (
+            exc.pos >= len(text.rstrip()) - 1
+            or exc.msg.startswith("Unterminated string")
+            or half_literal
+            or (exc.msg.startswith("Invalid \\u") and exc.pos >= len(text.rstrip()) - 6)
+        )
         hint = (
             "the file is cut short (an interrupted copy?)"
             if cut

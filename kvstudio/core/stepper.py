@@ -213,6 +213,12 @@ class Stepper:
             self._representatives = torch.tensor(
                 [groups.index(g) for g in range(len(set(groups)))], dtype=torch.long, device=device
             )
+        # Tell the cache which rows finished (a paged cache stops growing them); optional.
+        self._finish_rows = (
+            getattr(backend, "finish_cache_rows", None)
+            if self._cache is not None and stop_at_eos
+            else None
+        )
         self._zero_layers = tuple((0, 0) for _ in range(backend.num_layers))
         # Primed with the prompt's last tokens: a syllable the prompt cut in half is
         # completed by the first new token and shown whole (a UTF-8 character ≤ 4 bytes).
@@ -351,6 +357,10 @@ class Stepper:
             )
         if self.stop_at_eos and self.eos_id is not None:
             self._finished_t |= next_ids == self.eos_id
+            if self._finish_rows is not None:  # cache rows: one per group when rows share
+                reps = self._representatives
+                rows_done = self._finished_t if reps is None else self._finished_t[reps]
+                self._finish_rows(self._cache, rows_done)
         if last_step:
             for r in range(batch):
                 if not self._finished[r]:

@@ -250,193 +250,193 @@
 <context>
     <name>CacheInspectorPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="130" />
         <source>Cache inspector</source>
         <translation>캐시 들여다보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="134" />
         <source>Start</source>
         <translation>시작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="135" />
         <source>Step</source>
         <translation>한 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="130" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="136" />
         <source>Run to end</source>
         <translation>끝까지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
         <source>cached</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
         <source>recompute</source>
         <translation>재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="142" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="143" />
         <source>static (length)</source>
         <translation>정적 (길이)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="144" />
         <source>sliding window (W)</source>
         <translation>슬라이딩 윈도 (W)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="156" />
         <source>What the KV cache holds, step by step, for one layer and one K/V head: the K and V rows (one per position, head_dim numbers each) and how much the newest query looked at each position, for every query head that reads this K/V head. Rows already in the cache never change (max |Δ| = 0) and each step appends exactly one row per layer; in recompute mode the recomputed rows equal the cached ones. That is why caching gives the same tokens.</source>
         <translation>한 레이어, 한 K/V 헤드에 대해 KV 캐시에 무엇이 들어 있는지 스텝마다 보여 줍니다: K 행과 V 행(위치마다 한 행, head_dim개의 수)과, 이 K/V 헤드를 읽는 쿼리 헤드마다 가장 최근 쿼리가 각 위치를 얼마나 보았는지. 캐시에 이미 있는 행은 절대 바뀌지 않고(최대 |Δ| = 0) 스텝마다 레이어당 정확히 한 행이 추가됩니다. 재계산 모드에서는 다시 계산한 행이 캐시된 행과 같습니다. 그래서 캐시를 써도 같은 토큰이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="167" />
         <source>Mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="168" />
         <source>Cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="163" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="169" />
         <source>Static length / window W</source>
         <translation>정적 길이 / 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="170" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="171" />
         <source>Layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="172" />
         <source>K/V head</source>
         <translation>K/V 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="169" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="170" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="175" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="176" />
         <source>head_dim</source>
         <translation>head_dim</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="171" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="177" />
         <source>query head</source>
         <translation>쿼리 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="178" />
         <source>position: token</source>
         <translation>위치: 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="227" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="233" />
         <source>Finished.</source>
         <translation>끝났습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="246" />
         <source>Step {0}: chose {1!r}. {2} rows held;</source>
         <translation>스텝 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="250" />
         <source>the prefill appended {0} rows per layer.</source>
         <translation>프리필이 레이어마다 {0}행을 추가했습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="256" />
         <source>old rows max |Δ| = {0:g} {1}; rows appended per layer: {2}.</source>
         <translation>기존 행 최대 |Δ| = {0:g} {1}; 레이어별 추가 행: {2}.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="260" />
         <source>Recomputed vs cached K/V: max |Δ| = {0:.2g} / {1:.2g} ({2}).</source>
         <translation>재계산한 K/V와 캐시된 K/V: 최대 |Δ| = {0:.2g} / {1:.2g} ({2}).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="264" />
         <source>same dtype</source>
         <translation>같은 dtype</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="264" />
         <source>dtypes differ</source>
         <translation>dtype이 다름</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="326" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="332" />
         <source>K rows: layer {0}, K/V head {1} ({2} rows held)</source>
         <translation>K 행: 레이어 {0}, K/V 헤드 {1} ({2}행 보관)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="331" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="337" />
         <source>V rows</source>
         <translation>V 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="333" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="339" />
         <source>Attention of position {0}</source>
         <translation>위치 {0}의 어텐션</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="335" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="341" />
         <source>({0:.0%} on evicted rows)</source>
         <translation>(밀려난 행에 {0:.0%})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="341" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="347" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="342" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="348" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="343" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="349" />
         <source>rows held</source>
         <translation>보관 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="344" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="350" />
         <source>appended per layer</source>
         <translation>레이어별 추가</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="345" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="351" />
         <source>old rows max |Δ|</source>
         <translation>기존 행 최대 |Δ|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="346" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="352" />
         <source>recompute max |Δ| K</source>
         <translation>재계산 최대 |Δ| K</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="347" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="353" />
         <source>recompute max |Δ| V</source>
         <translation>재계산 최대 |Δ| V</translation>
     </message>
@@ -720,205 +720,205 @@
 <context>
     <name>ChatPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="111" />
         <source>Chat</source>
         <translation>채팅</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="115" />
         <source>Send</source>
         <translation>보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="116" />
         <source>Next scripted turn</source>
         <translation>다음 대본 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="117" />
         <source>New chat</source>
         <translation>새 대화</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="113" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="118" />
         <source>Type what the user says, then Enter</source>
         <translation>사용자의 말을 입력하고 Enter</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="114" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="119" />
         <source>keep the cache across turns (feed only the new tokens)</source>
         <translation>턴이 바뀌어도 캐시 유지 (새 토큰만 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="120" />
         <source>also answer without reuse (re-feed the whole history)</source>
         <translation>재사용 없이도 답하기 (대화 전체를 다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="123" />
         <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical; the time to the first token grows with the history only without reuse.</source>
         <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며, 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="131" />
         <source>User turn</source>
         <translation>사용자 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="132" />
         <source>Reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="133" />
         <source>Compare</source>
         <translation>비교</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="134" />
         <source>Answer tokens at most</source>
         <translation>답변 최대 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="130" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="135" />
         <source>Context limit (tokens)</source>
         <translation>컨텍스트 한도 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="138" />
         <source>Prompt tokens fed per turn</source>
         <translation>턴별 입력한 프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="134" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="139" />
         <location filename="../../kvstudio/ui/labs/chat_lab.py" line="142" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="315" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="147" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="320" />
         <source>turn</source>
         <translation>턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="140" />
         <source>tokens (dashed: running total)</source>
         <translation>토큰 (점선: 누적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="141" />
         <source>Time to first token</source>
         <translation>첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="140" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="145" />
         <source>KV cache after each turn (equal both ways)</source>
         <translation>턴이 끝난 뒤 KV 캐시 (두 방식 같음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="148" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="149" />
         <source>reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="149" />
         <source>re-feed</source>
         <translation>다시 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="230" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="235" />
         <source>Turn {0}</source>
         <translation>턴 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="232" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="237" />
         <source>reuse fed {0} tokens</source>
         <translation>재사용: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="234" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="239" />
         <source>re-feed fed {0} tokens</source>
         <translation>다시 입력: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="241" />
         <source>identical tokens both ways {0}</source>
         <translation>두 방식의 토큰이 같음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="238" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="243" />
         <source>the two ways chose different tokens {0}</source>
         <translation>두 방식이 다른 토큰을 골랐음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="245" />
         <source>the answer was cut at the context limit</source>
         <translation>컨텍스트 한도에서 답이 잘렸음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="274" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="279" />
         <source>User</source>
         <translation>사용자</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="274" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="279" />
         <source>Assistant</source>
         <translation>어시스턴트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="321" />
         <source>history</source>
         <translation>대화 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="317" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
         <source>fed (reuse)</source>
         <translation>입력 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="318" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="323" />
         <source>fed (re-feed)</source>
         <translation>입력 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="319" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="324" />
         <source>TTFT ms (reuse)</source>
         <translation>TTFT ms (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="320" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="325" />
         <source>TTFT ms (re-feed)</source>
         <translation>TTFT ms (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="321" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="326" />
         <source>ms/token (reuse)</source>
         <translation>ms/토큰 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="327" />
         <source>ms/token (re-feed)</source>
         <translation>ms/토큰 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="323" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="328" />
         <source>cache KiB</source>
         <translation>캐시 KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="324" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="329" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="325" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="330" />
         <source>identical</source>
         <translation>같음</translation>
     </message>
@@ -1495,76 +1495,101 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/app/messages.py" line="55" />
+        <source>No model is loaded yet; wait for it or pick a preset.</source>
+        <translation>아직 모델이 불러와지지 않았습니다. 기다리거나 프리셋을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="56" />
+        <source>No config.json at {0}; give a model folder or its config.json.</source>
+        <translation>{0}에 config.json이 없습니다. 모델 폴더나 그 config.json을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="57" />
+        <source>Cannot read {0}: {1}. Give a transformers config.json.</source>
+        <translation>{0}을(를) 읽을 수 없습니다: {1}. transformers config.json을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="58" />
+        <source>{0} is not a JSON object; give a transformers config.json.</source>
+        <translation>{0}은(는) JSON 객체가 아닙니다. transformers config.json을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="59" />
+        <source>{0}: config.json has no positive {1}.</source>
+        <translation>{0}: config.json에 양수 {1} 값이 없습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="61" />
         <source>This turn needs {0} more tokens, but the conversation already holds {1} of its {2} positions. Start a new chat (or raise the context limit) to go on; the conversation so far is kept.</source>
         <translation>이 턴에는 토큰 {0}개가 더 필요하지만 대화가 이미 위치 {2}개 중 {1}개를 쓰고 있습니다. 계속하려면 새 대화를 시작하세요(또는 컨텍스트 한도를 올리세요). 지금까지의 대화는 그대로 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="59" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="65" />
         <source>Type a user turn first (or take the next scripted one).</source>
         <translation>먼저 사용자 턴을 입력하세요(또는 다음 대본 턴을 가져오세요).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="60" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="66" />
         <source>Tick at least one way: reuse the cache, re-feed the history, or both.</source>
         <translation>적어도 한 방식을 고르세요: 캐시 재사용, 대화 다시 입력, 또는 둘 다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="62" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="68" />
         <source>The static cache holds {0} tokens but this run needs {1}; raise its length or generate fewer tokens.</source>
         <translation>정적 캐시는 토큰 {0}개를 담지만 이 실행에는 {1}개가 필요합니다. 길이를 늘리거나 생성할 토큰 수를 줄이세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="66" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="72" />
         <source>Cannot save {0}: the disk is full. Free some space or choose a folder on another drive; nothing was written.</source>
         <translation>{0}을(를) 저장할 수 없습니다. 디스크가 가득 찼습니다. 공간을 비우거나 다른 드라이브의 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="69" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="75" />
         <source>Cannot save {0}: {1} is not writable. Choose a folder you can write to (for example your Documents folder); nothing was written.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1}에 쓸 권한이 없습니다. 쓸 수 있는 폴더(예: 문서 폴더)를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="72" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="78" />
         <source>Cannot save {0} in {1}: {2}. Choose another folder; nothing was written.</source>
         <translation>{1}에 {0}을(를) 저장할 수 없습니다: {2}. 다른 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="74" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="80" />
         <source>Cannot save {0}: {1} does not exist. Choose another folder.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1} 폴더가 없습니다. 다른 폴더를 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="75" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="81" />
         <source>Cannot save {0}: {1} is a file, not a folder. Choose another folder.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1}은(는) 폴더가 아니라 파일입니다. 다른 폴더를 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="77" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="83" />
         <source>Nothing to export yet: run the model or a lab first.</source>
         <translation>아직 내보낼 것이 없습니다. 먼저 모델이나 실습을 실행하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="78" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="84" />
         <source>Nothing to export: no charts were given.</source>
         <translation>내보낼 것이 없습니다. 차트가 없습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="79" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="85" />
         <source>The chart rendered as an empty image; is it visible and sized?</source>
         <translation>차트가 빈 이미지로 그려졌습니다. 차트가 보이고 크기가 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="81" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="87" />
         <source>Qt produced an empty PDF; is the chart visible and sized?</source>
         <translation>Qt가 빈 PDF를 만들었습니다. 차트가 보이고 크기가 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="82" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="88" />
         <source>Qt could not encode the PNG image (out of memory?).</source>
         <translation>Qt가 PNG 이미지를 만들지 못했습니다 (메모리 부족?).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="83" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="89" />
         <source>The SVG export has no drawing in it; is the chart empty?</source>
         <translation>내보낸 SVG에 그림이 없습니다. 차트가 비어 있나요?</translation>
     </message>
@@ -1691,6 +1716,167 @@ step {4}</source>
     </message>
 </context>
 <context>
+    <name>PagedCachePanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="75" />
+        <source>Paged cache</source>
+        <translation>페이지 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="81" />
+        <source>30 answers to one question, sampled with one seed, stored three ways: preallocated to P + N tokens per row, a dynamic cache that grows every row each step, and a paged cache of fixed-size blocks. Rows share the prompt's blocks (a shared block is stored once; a row that appends to a shared, half-full block copies it first), finished rows stop growing, and the only waste is each row's last block.</source>
+        <translation>한 질문에 대한 30개의 답을 같은 시드로 샘플링하고 세 가지 방식으로 저장합니다: 행마다 P + N 토큰을 미리 잡는 방식, 매 단계 모든 행이 자라는 동적 캐시, 고정 크기 블록으로 나눈 페이지 캐시. 행들은 프롬프트 블록을 공유하고(공유 블록은 한 번만 저장되며, 공유된 반쯤 찬 블록에 토큰을 덧붙이는 행은 먼저 그 블록을 복사합니다), 끝난 행은 더 자라지 않으며, 낭비는 각 행의 마지막 블록뿐입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="91" />
+        <source>Samples</source>
+        <translation>샘플 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="92" />
+        <source>New tokens N</source>
+        <translation>새 토큰 수 N</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="93" />
+        <source>Block size b</source>
+        <translation>블록 크기 b</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="94" />
+        <source>Block table at step</source>
+        <translation>블록 테이블을 볼 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="97" />
+        <source>Memory held per step</source>
+        <translation>단계별 차지한 메모리</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="98" />
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="99" />
+        <source>KiB</source>
+        <translation>KiB</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="100" />
+        <source>block (in the row's table)</source>
+        <translation>블록 (행의 테이블 안 순서)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="101" />
+        <source>sample (row)</source>
+        <translation>샘플 (행)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="104" />
+        <source>preallocated (P + N per row)</source>
+        <translation>미리 할당 (행마다 P + N)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="172" />
+        <source>dynamic</source>
+        <translation>동적</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="177" />
+        <source>paged: blocks held</source>
+        <translation>페이지: 차지한 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="184" />
+        <source>paged: slots with tokens</source>
+        <translation>페이지: 토큰이 든 칸</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="110" />
+        <source>shared block</source>
+        <translation>공유 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="111" />
+        <source>own block</source>
+        <translation>자기 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="112" />
+        <source>empty slots</source>
+        <translation>빈 칸</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="167" />
+        <source>preallocated</source>
+        <translation>미리 할당</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="179" />
+        <source>{0} blocks × {1:,} B</source>
+        <translation>블록 {0}개 × {1:,} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="186" />
+        <source>the rest is empty slots in last blocks</source>
+        <translation>나머지는 마지막 블록들의 빈 칸</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="189" />
+        <source>hand count</source>
+        <translation>손 계산</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="191" />
+        <source>P//b = {0} shared + Σ(⌈len/b⌉ − {0}) = {1} blocks</source>
+        <translation>P//b = 공유 {0} + Σ(⌈len/b⌉ − {0}) = 블록 {1}개</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="195" />
+        <source>copies on write</source>
+        <translation>쓰기 시 복사(CoW) 횟수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="196" />
+        <source>same samples in all three</source>
+        <translation>세 캐시 모두 같은 샘플</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="198" />
+        <source>greedy: paged = dynamic</source>
+        <translation>탐욕적 생성: 페이지 = 동적</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="200" />
+        <source>{0} tokens</source>
+        <translation>{0} 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
+        <source>cache</source>
+        <translation>캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
+        <source>held</source>
+        <translation>차지한 양</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
+        <source>how</source>
+        <translation>계산</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="237" />
+        <source>Block tables after step {0}: {1} blocks, {2}</source>
+        <translation>단계 {0} 이후 블록 테이블: 블록 {1}개, {2}</translation>
+    </message>
+</context>
+<context>
     <name>PresenterView</name>
     <message>
         <location filename="../../kvstudio/ui/slides/presenter.py" line="123" />
@@ -1726,6 +1912,253 @@ step {4}</source>
         <location filename="../../kvstudio/ui/slides/presenter.py" line="322" />
         <source>Page Down / → / Space: next step · Page Up / ↑ / ↓: other chart · 1–4: chart · P: play or pause · Home: start over · Esc: back to the window</source>
         <translation>Page Down / → / Space: 다음 스텝 · Page Up / ↑ / ↓: 다른 차트 · 1–4: 차트 선택 · P: 재생·일시정지 · Home: 처음부터 · Esc: 창으로 돌아가기</translation>
+    </message>
+</context>
+<context>
+    <name>ProjectorPanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="86" />
+        <source>Scale projector</source>
+        <translation>규모 예측기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="92" />
+        <source>Bytes per token = 2 · L · H_kv · d · bytes (K and V, every layer); the cache for a batch is batch × context × that, and a sliding window caps the context at W on its layers. Presets use the numbers of each model's published config.json. For the loaded model the projection is checked against a real run.</source>
+        <translation>토큰당 바이트 = 2 · L · H_kv · d · 바이트 (K와 V, 모든 층); 배치의 캐시는 배치 × 문맥 길이 × 그 값이며, 슬라이딩 윈도를 쓰는 층에서는 문맥이 W로 제한됩니다. 프리셋은 각 모델이 공개한 config.json의 숫자를 씁니다. 불러온 모델은 실제 실행으로 예측을 확인합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="98" />
+        <source>the loaded model</source>
+        <translation>불러온 모델</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="99" />
+        <source>config.json…</source>
+        <translation>config.json…</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="102" />
+        <source>Model</source>
+        <translation>모델</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="103" />
+        <source>Context length</source>
+        <translation>문맥 길이</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="104" />
+        <source>Batch</source>
+        <translation>배치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="105" />
+        <source>Bits per cached number</source>
+        <translation>캐시 숫자당 비트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="108" />
+        <source>KV cache for one batch vs context length</source>
+        <translation>문맥 길이에 따른 한 배치의 KV 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="109" />
+        <source>context length (tokens, log scale)</source>
+        <translation>문맥 길이 (토큰, 로그 눈금)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="110" />
+        <source>GiB</source>
+        <translation>GiB</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="113" />
+        <source>KV cache</source>
+        <translation>KV 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="114" />
+        <source>KV cache, 8-bit</source>
+        <translation>KV 캐시, 8비트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="115" />
+        <source>model weights</source>
+        <translation>모델 가중치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="116" />
+        <source>GPU memory (16 / 24 / 40 / 80 GiB)</source>
+        <translation>GPU 메모리 (16 / 24 / 40 / 80 GiB)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
+        <source>Open a config.json</source>
+        <translation>config.json 열기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
+        <source>config (*.json)</source>
+        <translation>설정 (*.json)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="203" />
+        <source>{0}: KV cache for batch {1} vs context length</source>
+        <translation>{0}: 배치 {1}의 문맥 길이별 KV 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="218" />
+        <source>weights ({0:,} parameters × {1} B)</source>
+        <translation>가중치 (파라미터 {0:,}개 × {1} B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="228" />
+        <source>real run: {0} rows × {1} tokens</source>
+        <translation>실제 실행: {0}행 × {1} 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="230" />
+        <source>measured {0:,} B</source>
+        <translation>측정 {0:,} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="231" />
+        <source>projected {0:,} B</source>
+        <translation>예측 {0:,} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="234" />
+        <source>source</source>
+        <translation>출처</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="237" />
+        <source>what changes</source>
+        <translation>바뀌는 것</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="238" />
+        <source>bytes per token</source>
+        <translation>토큰당 바이트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="239" />
+        <source>cache ({0} × {1:,})</source>
+        <translation>캐시 ({0} × {1:,})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="240" />
+        <source>cache + weights</source>
+        <translation>캐시 + 가중치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="247" />
+        <source>as configured</source>
+        <translation>설정 그대로</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="248" />
+        <source>without GQA (H_kv = H)</source>
+        <translation>GQA 없이 (H_kv = H)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="249" />
+        <source>16-bit cache</source>
+        <translation>16비트 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="250" />
+        <source>8-bit cache</source>
+        <translation>8비트 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="251" />
+        <source>window W = 4096</source>
+        <translation>윈도 W = 4096</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="252" />
+        <source>without the window</source>
+        <translation>윈도 없이</translation>
+    </message>
+</context>
+<context>
+    <name>QuantizedCachePanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="65" />
+        <source>Quantized cache</source>
+        <translation>양자화 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="71" />
+        <source>The same greedy run with the model's own cache and with K and V stored in 16 bits, in 8 bits (int8, one float16 scale per token and K/V head) and in 4 bits (two numbers a byte, same scales). Attention sees them dequantized. Bytes are measured from the stored tensors, scales included; the drift is the largest logit change per step while the context still matches.</source>
+        <translation>같은 탐욕적 생성을 모델 자신의 캐시로, 그리고 K와 V를 16비트, 8비트(int8, 토큰과 K/V 헤드마다 float16 스케일 하나), 4비트(한 바이트에 숫자 두 개, 같은 스케일)로 저장해 실행합니다. 어텐션은 역양자화된 값을 봅니다. 바이트는 스케일을 포함해 저장된 텐서에서 측정하고, 오차는 문맥이 아직 같은 동안 단계마다 가장 크게 바뀐 로짓입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="78" />
+        <source>Prompt tokens P</source>
+        <translation>프롬프트 토큰 수 P</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="78" />
+        <source>New tokens N</source>
+        <translation>새 토큰 수 N</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="79" />
+        <source>max |Δlogit| per step (log)</source>
+        <translation>단계별 최대 |Δ로짓| (로그)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="80" />
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="81" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="149" />
+        <source>max |Δlogit|</source>
+        <translation>최대 |Δ로짓|</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="82" />
+        <source>Cache bytes at the end</source>
+        <translation>마지막 캐시 바이트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="83" />
+        <source>KiB</source>
+        <translation>KiB</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="145" />
+        <source>cache</source>
+        <translation>캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="146" />
+        <source>bytes (measured)</source>
+        <translation>바이트 (측정)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="147" />
+        <source>bytes (formula)</source>
+        <translation>바이트 (공식)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="148" />
+        <source>× smaller</source>
+        <translation>× 작아짐</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="150" />
+        <source>first divergent step</source>
+        <translation>처음 달라진 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="151" />
+        <source>answer changed</source>
+        <translation>답이 바뀜</translation>
     </message>
 </context>
 <context>

@@ -51,6 +51,12 @@ TEMPLATES = (
                       "The longest run needs {0} positions but the model has {1}; use shorter "
                       "lengths."),
     QT_TRANSLATE_NOOP("Messages", "Give at least one temperature, e.g. 0.3, 0.7, 1.0, 1.3."),
+    # scale labs (core/scale.py, labs/projector_lab.py)
+    QT_TRANSLATE_NOOP("Messages", "No model is loaded yet; wait for it or pick a preset."),
+    QT_TRANSLATE_NOOP("Messages", "No config.json at {0}; give a model folder or its config.json."),
+    QT_TRANSLATE_NOOP("Messages", "Cannot read {0}: {1}. Give a transformers config.json."),
+    QT_TRANSLATE_NOOP("Messages", "{0} is not a JSON object; give a transformers config.json."),
+    QT_TRANSLATE_NOOP("Messages", "{0}: config.json has no positive {1}."),
     # chat and cache inspector (core/chat.py, core/inspector.py)
     QT_TRANSLATE_NOOP("Messages",
                       "This turn needs {0} more tokens, but the conversation already holds {1} of "

@@ -1,6 +1,6 @@
 """All labs in one page: a tab per lab, one model for all, one slide pack for all.
 
-Owns `LabsPanel`: it creates the five lab panels, hands them the loaded model,
+Owns `LabsPanel`: it creates the eight lab panels, hands them the loaded model,
 collects their charts, numbers and tables for the slide pack, and stops their
 threads on shutdown. It runs nothing itself.
 """
@@ -18,6 +18,9 @@ from kvstudio.ui.labs.base import LabPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 from kvstudio.ui.labs.cache_lab import CacheVsRecomputePanel
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
+from kvstudio.ui.labs.paged_lab import PagedCachePanel
+from kvstudio.ui.labs.projector_lab import ProjectorPanel
+from kvstudio.ui.labs.quant_lab import QuantizedCachePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 from kvstudio.ui.run.engine_adapter import ModelHandle
@@ -53,6 +56,9 @@ class LabsPanel(QWidget):
         self.cutoffs = TopPTopKPanel(exporter)
         self.cache_kinds = CacheKindsPanel(exporter)
         self.sweep = LengthSweepPanel(exporter)
+        self.paged = PagedCachePanel(exporter)
+        self.quantized = QuantizedCachePanel(exporter)
+        self.projector = ProjectorPanel(exporter)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("labTabs")
         for lab in self.labs():
@@ -63,7 +69,16 @@ class LabsPanel(QWidget):
         layout.addWidget(self.tabs)
 
     def labs(self) -> list[LabPanel]:
-        return [self.cache, self.temperature, self.cutoffs, self.cache_kinds, self.sweep]
+        return [
+            self.cache,
+            self.temperature,
+            self.cutoffs,
+            self.cache_kinds,
+            self.sweep,
+            self.paged,
+            self.quantized,
+            self.projector,
+        ]
 
     def set_model(self, model: ModelHandle | None) -> None:
         for lab in self.labs():
