@@ -7,8 +7,10 @@ results into text. Errors the user can fix print one clear line and exit with
 status 2, never a traceback.
 
 Subcommands: ``compare``, ``sample``, ``sweep``, ``bench``, ``info``; plus
-``train``/``eval-model`` (``kvstudio.training.cli``) and ``convert``
-(``kvstudio.hf_cli``) when those modules are present.
+``train``/``eval-model`` (``kvstudio.training.cli``), ``convert``
+(``kvstudio.hf_cli``), ``chat`` (``kvstudio.chat_cli``) and ``project``
+(``kvstudio.scale_cli``, which also prints ``compare --cache paged|fp16|int8|int4``'s
+extra tables) when those modules are present.
 """
 
 from __future__ import annotations
@@ -16,15 +18,16 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 
-from kvstudio.core import formulas
+from kvstudio.core import formulas, limits
 from kvstudio.core.backend import LanguageModel, MiniMindBackend
 from kvstudio.core.checkpoints import default_model, describe, load_any
 from kvstudio.core.experiments import (
@@ -118,16 +121,50 @@ def _float_list(text: str) -> list[float]:
         values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from exc
+    if not all(math.isfinite(v) for v in values):
+        raise argparse.ArgumentTypeError(f"expected finite numbers, got {text!r}")
     if not values:
         raise argparse.ArgumentTypeError("give at least one value")
     return values
 
 
+def _whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from exc
+
+
 def _positive(text: str) -> int:
-    value = int(text)
+    value = _whole(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def _thread_count(text: str) -> int:
+    try:
+        return limits.check_threads(_whole(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--threads ")) from exc
+
+
+def _number(text: str) -> float:
+    """A finite number (argparse's float takes nan and inf)."""
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from exc
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """Mistakes on the command line are one `error:` line and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (see: {self.prog} --help)\n")
 
 
 def _model_options(p: argparse.ArgumentParser) -> None:
@@ -139,7 +176,8 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"))
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument(
-        "--threads", type=_positive, default=1, help="torch CPU threads (default 1: see README)"
+        "--threads", type=_thread_count, default=1,
+        help="torch CPU threads, 1 … the CPU cores (default 1: see README)",
     )
 
 
@@ -163,7 +201,7 @@ def _prompt_options(p: argparse.ArgumentParser, default_tokens: int | None) -> N
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="kvstudio",
         description="KV Studio labs, headless: the KV cache, tokens fed, timing and sampling.",
     )
@@ -202,11 +240,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--new-tokens", type=_positive, default=32, help="token budget per answer")
     s.add_argument("--prompt", default=None, help=f"question (default: {DEFAULT_QUESTION})")
     s.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
-    s.add_argument("--top-k", type=int, default=0, help="0 = off")
-    s.add_argument("--top-p", type=float, default=0.85, help="the course setting 0.85; 1.0 = off")
-    s.add_argument("--repetition-penalty", type=float, default=1.0, help="1.0 = off")
-    s.add_argument("--seed", type=int, default=42)
-    s.add_argument("--show", type=int, default=3, help="most frequent answers to print")
+    s.add_argument("--top-k", type=_whole, default=0, help="0 = off")
+    s.add_argument("--top-p", type=_number, default=0.85, help="the course setting 0.85; 1.0 = off")
+    s.add_argument("--repetition-penalty", type=_number, default=1.0, help="1.0 = off")
+    s.add_argument("--seed", type=_whole, default=42)
+    s.add_argument("--show", type=_whole, default=3, help="most frequent answers to print")
     _model_options(s)
     s.set_defaults(func=cmd_sample)
 
@@ -254,9 +292,24 @@ def _cache_spec(args: argparse.Namespace) -> CacheSpec:
     )
 
 
+def _prompt_text(text: str) -> str:
+    """The prompt as given, if it is text: not empty or blank, valid UTF-8 (ValueError)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # bytes the terminal could not decode (surrogates)
+        raise ValueError(
+            "The prompt is not valid UTF-8 text; set the terminal to UTF-8 or pass the text "
+            "another way."
+        ) from exc
+    if not text.strip():
+        raise ValueError("The prompt is empty: give a question or some text with --prompt.")
+    return text
+
+
 def _prompt_ids(args: argparse.Namespace, tokenizer: TextTokenizer) -> list[int]:
     if args.prompt is not None:
-        text = tokenizer.chat_prompt(args.prompt) if args.chat else args.prompt
+        prompt = _prompt_text(args.prompt)
+        text = tokenizer.chat_prompt(prompt) if args.chat else prompt
         ids = tokenizer.encode(text)
         if not ids:
             raise ValueError("The prompt encodes to no tokens; give some text.")
@@ -446,7 +499,7 @@ def print_single(
 def cmd_sample(args: argparse.Namespace) -> int:
     loaded = _prepare(args)
     tokenizer = loaded.tokenizer
-    question = args.prompt if args.prompt is not None else DEFAULT_QUESTION
+    question = _prompt_text(args.prompt) if args.prompt is not None else DEFAULT_QUESTION
     text = question if args.raw else tokenizer.chat_prompt(question)
     prompt = tokenizer.encode(text)
     if not prompt:

@@ -93,6 +93,8 @@ class MiniMindBackend:
         first = next(model.parameters())
         self.dtype_bytes = first.element_size()
         self.vocab_size = cfg.vocab_size
+        self.max_positions = cfg.max_position_embeddings  # P + N must fit (RoPE table length)
+        self.hidden_size = cfg.hidden_size
         self.eos_token_id: int | None = cfg.eos_token_id
         self.device = first.device
 

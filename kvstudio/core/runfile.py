@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,8 +24,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kvstudio.core import runfile_checks as checks
 from kvstudio.core.cache_spec import CACHE_KINDS, CacheSpec
-from kvstudio.core.records import MODES, Mode, SamplingSettings, StepRecord
+from kvstudio.core.records import Mode, SamplingSettings, StepRecord
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,7 @@ class ModelFacts:
     num_kv_heads: int = 0  # H_kv
     head_dim: int = 0  # d
     dtype_bytes: int = 4  # bytes per cached number
+    max_positions: int = 0  # positions the model handles; 0 = not recorded (older files)
 
 
 @dataclass(frozen=True)
@@ -164,18 +167,19 @@ def save_runs(
 
 # ---- reading -------------------------------------------------------------------------------
 def load_runs(path: str | os.PathLike[str]) -> list[SavedRun]:
-    """Read a run file; every problem is a ValueError naming the file and what to do."""
+    """Read a run file; every problem is a ValueError naming the file and what to do.
+
+    Only a regular file of at most `MAX_RUN_FILE_BYTES` is read (a FIFO or a
+    link to a device is refused at once), and every value is checked before it
+    becomes a record (see ``runfile_checks``).
+    """
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError as exc:
-        raise ValueError(f"{p} does not exist; choose a saved run ({RUN_SUFFIX}).") from exc
-    except OSError as exc:
-        raise ValueError(f"Cannot read {p}: {exc.strerror or exc}.") from exc
-    return loads_runs(raw, str(p))
+    return loads_runs(checks.read_run_bytes(p), str(p))
 
 
 def loads_runs(data: bytes | str, where: str = "the run file") -> list[SavedRun]:
+    if len(data) > checks.MAX_RUN_FILE_BYTES:
+        raise ValueError(f"{where} is too large to be a KV Studio run file.")
     if isinstance(data, bytes):
         try:
             text = data.decode("utf-8")
@@ -207,13 +211,19 @@ def loads_runs(data: bytes | str, where: str = "the run file") -> list[SavedRun]
             else (f"{exc.msg} at line {exc.lineno}")
         )
         raise ValueError(f"{where} is not valid JSON: {hint}. Save the run again.") from exc
+    except RecursionError as exc:
+        raise ValueError(
+            f"{where} is nested far deeper than a run file; it is damaged or not a run file."
+        ) from exc
+    except ValueError as exc:  # e.g. an integer of thousands of digits
+        raise ValueError(f"{where} is not a KV Studio run file ({exc}).") from exc
     if not isinstance(document, dict) or document.get("format") != RUN_FORMAT:
         raise ValueError(
             f'{where} is not a KV Studio run file (expected "format": "{RUN_FORMAT}").'
         )
     version = document.get("version")
-    if not isinstance(version, int):
-        raise ValueError(f"{where} has no format version; save the run again.")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValueError(f"{where} has no valid format version; save the run again.")
     if version > RUN_FORMAT_VERSION:
         raise ValueError(
             f"{where} was saved by a newer KV Studio (format {version}; this one reads up to "
@@ -222,67 +232,88 @@ def loads_runs(data: bytes | str, where: str = "the run file") -> list[SavedRun]
     runs = document.get("runs")
     if not isinstance(runs, list) or not runs:
         raise ValueError(f"{where} holds no runs.")
+    if len(runs) > checks.MAX_RUNS:
+        raise ValueError(f"{where} holds {len(runs)} runs; a run file holds at most "
+                         f"{checks.MAX_RUNS}.")
     return [_run_from_dict(r, f"{where}, run {i + 1}") for i, r in enumerate(runs)]
+
+
+# What each setting in a file may hold; the dataclasses check their own ranges.
+_SAMPLING_FIELDS: dict[str, checks.FieldCheck] = {
+    "temperature": lambda v, w: checks.read_float(v, w, -math.inf, math.inf),
+    "top_k": lambda v, w: checks.read_int(v, w, 0, checks.MAX_TOKEN_ID),
+    "top_p": lambda v, w: checks.read_float(v, w, -math.inf, math.inf),
+    "repetition_penalty": lambda v, w: checks.read_float(v, w, -math.inf, math.inf),
+    "seed": lambda v, w: checks.read_int(v, w, -(1 << 63), (1 << 64) - 1),
+}
+_CACHE_FIELDS: dict[str, checks.FieldCheck] = {
+    "kind": checks.read_str,
+    "max_length": lambda v, w: checks.read_int(v, w, 1, checks.MAX_POSITIONS),
+    "window": lambda v, w: checks.read_int(v, w, 1, checks.MAX_POSITIONS),
+    "block_size": lambda v, w: checks.read_int(v, w, 1, checks.MAX_POSITIONS),
+}
+_FACT_FIELDS: dict[str, checks.FieldCheck] = {
+    "num_layers": lambda v, w: checks.read_int(v, w, 0, checks.MAX_LAYERS),
+    "num_kv_heads": lambda v, w: checks.read_int(v, w, 0, 4096),
+    "head_dim": lambda v, w: checks.read_int(v, w, 0, 65_536),
+    "dtype_bytes": lambda v, w: checks.read_int(v, w, 1, 8),
+    "max_positions": lambda v, w: checks.read_int(v, w, 0, checks.MAX_POSITIONS),
+}
 
 
 def _run_from_dict(data: Any, where: str) -> SavedRun:
     if not isinstance(data, Mapping):
         raise ValueError(f"{where} is not an object.")
-    missing = [
-        k
-        for k in ("model_name", "prompt", "prompt_ids", "mode", "sampling", "max_new_tokens")
-        if k not in data
-    ]
-    if "records" not in data:
-        missing.append("records")
-    if missing:
-        raise ValueError(f"{where} lacks {', '.join(missing)}; the file is incomplete.")
-    mode = data["mode"]
-    if mode not in MODES:
-        raise ValueError(f"{where} has an unknown mode {mode!r} (expected cached or recompute).")
+    checks.require(
+        data,
+        ("model_name", "prompt", "prompt_ids", "mode", "sampling", "max_new_tokens", "records"),
+        where,
+    )
+    mode = checks.read_mode(data["mode"], f"{where}: mode")
     try:
-        sampling = SamplingSettings(**data["sampling"])
-        cache = CacheSpec(**data.get("cache", {}))
-        facts = ModelFacts(**data.get("model", {}))
-        prompt_ids = tuple(int(t) for t in data["prompt_ids"])
-        max_new = int(data["max_new_tokens"])
-    except (TypeError, ValueError) as exc:
+        sampling = checks.read_fields(SamplingSettings, data["sampling"], "sampling",
+                                      _SAMPLING_FIELDS)
+        cache = checks.read_fields(CacheSpec, data.get("cache", {}), "cache", _CACHE_FIELDS)
+        facts = checks.read_fields(ModelFacts, data.get("model", {}), "model", _FACT_FIELDS)
+    except ValueError as exc:
         raise ValueError(f"{where} has bad settings: {exc}") from exc
     if cache.kind not in CACHE_KINDS:
         raise ValueError(f"{where} has an unknown cache kind {cache.kind!r}.")
+    prompt_ids = checks.read_list(
+        data["prompt_ids"], f"{where}: prompt_ids",
+        lambda v, w: checks.read_int(v, w, 0, checks.MAX_TOKEN_ID), min_length=1,
+    )
+    max_new = checks.read_int(data["max_new_tokens"], f"{where}: max_new_tokens", 1,
+                              checks.MAX_POSITIONS)
     raw_records = data["records"]
     if not isinstance(raw_records, list):
         raise ValueError(f"{where}: records must be a list.")
-    records = []
+    checks.check_lengths(where, len(prompt_ids), max_new, len(raw_records), facts.max_positions)
+    records: list[StepRecord] = []
     for i, raw in enumerate(raw_records):
-        try:
-            record = StepRecord.from_dict(raw)
-        except (TypeError, KeyError, ValueError, AttributeError) as exc:
-            raise ValueError(
-                f"{where}, step {i}: not a complete step record ({exc}); the file is damaged."
-            ) from exc
-        if not isinstance(record.tokens_fed, int) or not isinstance(record.elapsed_s, int | float):
-            raise ValueError(f"{where}, step {i}: tokens_fed or elapsed_s is not a number.")
-        if record.step != i:
-            raise ValueError(
-                f"{where}: step {i} is numbered {record.step}; steps must run 0, 1, 2, …"
-            )
-        if record.mode != mode:
-            raise ValueError(f"{where}, step {i}: mode {record.mode!r} differs from the run's.")
-        records.append(record)
+        records.append(checks.read_record(
+            raw, f"{where}, step {i}", step=i, mode=mode, prompt_len=len(prompt_ids),
+            batch=records[0].batch_size if records else None, layers=facts.num_layers,
+        ))
+    pieces = checks.read_list(data.get("prompt_pieces", []), f"{where}: prompt_pieces",
+                              checks.read_str)
+    if pieces and len(pieces) != len(prompt_ids):
+        raise ValueError(f"{where}: prompt_pieces has {len(pieces)} entries for "
+                         f"{len(prompt_ids)} prompt tokens.")
     return SavedRun(
-        model_name=str(data["model_name"]),
-        prompt=str(data["prompt"]),
+        model_name=checks.read_str(data["model_name"], f"{where}: model_name"),
+        prompt=checks.read_str(data["prompt"], f"{where}: prompt"),
         prompt_ids=prompt_ids,
         mode=mode,
         sampling=sampling,
         max_new_tokens=max_new,
         cache=cache,
-        use_chat_template=bool(data.get("use_chat_template", False)),
+        use_chat_template=checks.read_bool(data.get("use_chat_template", False),
+                                           f"{where}: use_chat_template"),
         model=facts,
         records=tuple(records),
-        prompt_pieces=tuple(str(p) for p in data.get("prompt_pieces", ())),
-        note=str(data.get("note", "")),
+        prompt_pieces=pieces,
+        note=checks.read_str(data.get("note", ""), f"{where}: note"),
     )
 
 

@@ -38,6 +38,7 @@ from collections.abc import Iterator, Sequence
 
 import torch
 
+from kvstudio.core import limits
 from kvstudio.core.backend import LanguageModel
 from kvstudio.core.kv_cache import CacheSpec
 from kvstudio.core.records import Candidate, Mode, SamplingSettings, StepRecord
@@ -180,6 +181,12 @@ class Stepper:
                 f"{needed}; raise its length or generate fewer tokens."
             )
 
+        limits.check_run(
+            backend, batch=batch_size, prompt_len=prompt_len, new_tokens=max_new_tokens,
+            cached=mode == "cached", cache_kind=self.cache_spec.kind,
+            cache_length=self.cache_spec.max_length if self.cache_spec.kind == "static"
+            else self.cache_spec.window,
+        )  # positions and memory, before anything is allocated
         device = backend.device
         self.device = device
         self._sync = device.type in ("cuda", "mps")  # CPU work is synchronous already
@@ -303,6 +310,11 @@ class Stepper:
             logits = self.backend.forward_last(fed, self._cache, self._window)  # (G, V)
             logits = logits.index_select(0, groups)  # (B, V), each row its group's logits
             forward_rows = int(fed.shape[0])
+        if bool(logits.isnan().any()):  # (B, V); sampling would pick garbage from NaN
+            raise ValueError(
+                f"The model produced NaN logits at step {step}: its weights are broken (NaN or "
+                "inf inside). Load another checkpoint; this one cannot generate text."
+            )
         out = sample_next(
             logits,
             self.sampling,

@@ -102,6 +102,7 @@ class ClassroomExtras(QObject):
             lab.failed.connect(self._on_lab_failed)
             controller.model_loaded.connect(lab.set_model)
             lab.set_model(controller.model)
+        self.chat.runner.running_changed.connect(self._on_lab_timing_changed)  # TTFT timed too
         self.export_buttons = [
             attach_export(plot, self.exporter) for plot in window.plots().values()
         ]
@@ -127,6 +128,7 @@ class ClassroomExtras(QObject):
 
             self._labs = LabsPanel(self.exporter)
             self._labs.failed.connect(self._on_lab_failed)
+            self._labs.timing_changed.connect(self._on_lab_timing_changed)  # timed labs run alone
             self._labs.set_model(self.window.controller.model)
             self.window.replace_tab(self._labs_page, self._labs)
             self._labs_page.deleteLater()
@@ -321,6 +323,11 @@ class ClassroomExtras(QObject):
 
     def _on_export_failed(self, message: str) -> None:
         self._warn(message)
+
+    def _on_lab_timing_changed(self, _running: bool) -> None:
+        """Live steps wait while a lab that measures times runs (its numbers stay clean)."""
+        labs_timing = self._labs is not None and self._labs.timing
+        self.window.controller.hold_live(labs_timing or self.chat.runner.busy)
 
     def _on_lab_failed(self, message: str) -> None:
         self.window.status.showMessage(message, 15_000)

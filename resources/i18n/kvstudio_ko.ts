@@ -793,7 +793,7 @@
         <location filename="../../kvstudio/ui/labs/chat_lab.py" line="139" />
         <location filename="../../kvstudio/ui/labs/chat_lab.py" line="142" />
         <location filename="../../kvstudio/ui/labs/chat_lab.py" line="147" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="320" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
         <source>turn</source>
         <translation>턴</translation>
     </message>
@@ -833,92 +833,92 @@
         <translation>다시 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="235" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="237" />
         <source>Turn {0}</source>
         <translation>턴 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="239" />
         <source>reuse fed {0} tokens</source>
         <translation>재사용: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="239" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="241" />
         <source>re-feed fed {0} tokens</source>
         <translation>다시 입력: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="241" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="243" />
         <source>identical tokens both ways {0}</source>
         <translation>두 방식의 토큰이 같음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="243" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="245" />
         <source>the two ways chose different tokens {0}</source>
         <translation>두 방식이 다른 토큰을 골랐음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="247" />
         <source>the answer was cut at the context limit</source>
         <translation>컨텍스트 한도에서 답이 잘렸음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="279" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="281" />
         <source>User</source>
         <translation>사용자</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="279" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="281" />
         <source>Assistant</source>
         <translation>어시스턴트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="321" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="323" />
         <source>history</source>
         <translation>대화 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="324" />
         <source>fed (reuse)</source>
         <translation>입력 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="323" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="325" />
         <source>fed (re-feed)</source>
         <translation>입력 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="324" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="326" />
         <source>TTFT ms (reuse)</source>
         <translation>TTFT ms (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="325" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="327" />
         <source>TTFT ms (re-feed)</source>
         <translation>TTFT ms (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="326" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="328" />
         <source>ms/token (reuse)</source>
         <translation>ms/토큰 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="327" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="329" />
         <source>ms/token (re-feed)</source>
         <translation>ms/토큰 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="328" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="330" />
         <source>cache KiB</source>
         <translation>캐시 KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="329" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="331" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="330" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="332" />
         <source>identical</source>
         <translation>같음</translation>
     </message>
@@ -931,88 +931,88 @@
         <translation>실습</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="171" />
+        <location filename="../../kvstudio/ui/classroom.py" line="173" />
         <source>Save run</source>
         <translation>실행 저장</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="173" />
-        <location filename="../../kvstudio/ui/classroom.py" line="191" />
+        <location filename="../../kvstudio/ui/classroom.py" line="175" />
+        <location filename="../../kvstudio/ui/classroom.py" line="193" />
         <source>KV Studio runs (*.json)</source>
         <translation>KV Studio 실행 파일 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="182" />
+        <location filename="../../kvstudio/ui/classroom.py" line="184" />
         <source>Saved the run to {0}</source>
         <translation>실행을 {0}에 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="189" />
+        <location filename="../../kvstudio/ui/classroom.py" line="191" />
         <source>Open saved run</source>
         <translation>저장한 실행 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="270" />
+        <location filename="../../kvstudio/ui/classroom.py" line="272" />
         <source>Lec&amp;ture</source>
         <translation>강의(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="271" />
+        <location filename="../../kvstudio/ui/classroom.py" line="273" />
         <source>Presenter view (projector: one chart, big numbers)</source>
         <translation>발표자 화면 (프로젝터: 차트 하나, 큰 숫자)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="273" />
+        <location filename="../../kvstudio/ui/classroom.py" line="275" />
         <source>Full screen, high contrast: Page Down steps, Page Up / ↑ / ↓ change the chart, P plays and pauses, Home starts over, Esc returns.</source>
         <translation>전체 화면, 고대비: Page Down은 한 스텝, Page Up / ↑ / ↓는 차트 바꾸기, P는 재생·일시정지, Home은 처음부터, Esc는 돌아가기.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="275" />
+        <location filename="../../kvstudio/ui/classroom.py" line="277" />
         <source>Save run…</source>
         <translation>실행 저장…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="276" />
+        <location filename="../../kvstudio/ui/classroom.py" line="278" />
         <source>Open saved run (replay without the model)…</source>
         <translation>저장한 실행 열기 (모델 없이 다시 보기)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="277" />
+        <location filename="../../kvstudio/ui/classroom.py" line="279" />
         <source>Replay</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="278" />
+        <location filename="../../kvstudio/ui/classroom.py" line="280" />
         <source>Next step</source>
         <translation>다음 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="279" />
+        <location filename="../../kvstudio/ui/classroom.py" line="281" />
         <source>Play / pause</source>
         <translation>재생 / 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="280" />
+        <location filename="../../kvstudio/ui/classroom.py" line="282" />
         <source>From the start</source>
         <translation>처음부터</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="281" />
+        <location filename="../../kvstudio/ui/classroom.py" line="283" />
         <source>Back to live</source>
         <translation>실시간으로 돌아가기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="282" />
+        <location filename="../../kvstudio/ui/classroom.py" line="284" />
         <source>Export slide pack (all charts and numbers)…</source>
         <translation>슬라이드 묶음 내보내기 (모든 차트와 수치)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="329" />
+        <location filename="../../kvstudio/ui/classroom.py" line="336" />
         <source>Exported: {0}</source>
         <translation>내보냄: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="339" />
+        <location filename="../../kvstudio/ui/classroom.py" line="346" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
@@ -1113,6 +1113,64 @@
         <location filename="../../kvstudio/ui/panels/controls_panel.py" line="164" />
         <source>Steps per second while playing.</source>
         <translation>재생 중 초당 단계 수.</translation>
+    </message>
+</context>
+<context>
+    <name>CostDialog</name>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="17" />
+        <source>about {0:.0f} s</source>
+        <translation>약 {0:.0f}초</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="19" />
+        <source>about {0:.0f} min</source>
+        <translation>약 {0:.0f}분</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="20" />
+        <source>about {0:.1f} h</source>
+        <translation>약 {0:.1f}시간</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="26" />
+        <source>recompute: P·N + N(N−1)/2 with P = {0:,}, N = {1:,}</source>
+        <translation>재계산: P·N + N(N−1)/2, P = {0:,}, N = {1:,}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="29" />
+        <source>cached: P + (N−1) with P = {0:,}, N = {1:,}</source>
+        <translation>캐시 사용: P + (N−1), P = {0:,}, N = {1:,}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="31" />
+        <source>This run feeds the model {0:,} tokens ({1}).</source>
+        <translation>이 실행은 모델에 토큰 {0:,}개를 넣습니다 ({1}).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="35" />
+        <source>Its time is not known yet: no step has been measured.</source>
+        <translation>아직 잰 단계가 없어 걸릴 시간은 알 수 없습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="38" />
+        <source>At the speed measured so far that takes {0}.</source>
+        <translation>지금까지 잰 속도로는 {0} 걸립니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="41" />
+        <source>Run it? (Cached mode or a shorter prompt costs far less.)</source>
+        <translation>실행할까요? (캐시 사용 모드나 더 짧은 프롬프트가 훨씬 적게 듭니다.)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="48" />
+        <source>A long run</source>
+        <translation>오래 걸리는 실행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="50" />
+        <source>Run</source>
+        <translation>실행</translation>
     </message>
 </context>
 <context>
@@ -1356,57 +1414,57 @@ step {4}</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="106" />
+        <location filename="../../kvstudio/ui/main_window.py" line="108" />
         <source>Live</source>
         <translation>실시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="107" />
+        <location filename="../../kvstudio/ui/main_window.py" line="109" />
         <source>Controls</source>
         <translation>조작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="316" />
+        <location filename="../../kvstudio/ui/main_window.py" line="322" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="351" />
+        <location filename="../../kvstudio/ui/main_window.py" line="357" />
         <source>KV Studio — KV cache and sampling, token by token</source>
         <translation>KV Studio — 토큰 단위로 보는 KV 캐시와 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="352" />
+        <location filename="../../kvstudio/ui/main_window.py" line="358" />
         <source>&amp;File</source>
         <translation>파일(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="353" />
+        <location filename="../../kvstudio/ui/main_window.py" line="359" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="354" />
+        <location filename="../../kvstudio/ui/main_window.py" line="360" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="355" />
+        <location filename="../../kvstudio/ui/main_window.py" line="361" />
         <source>Quit</source>
         <translation>끝내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="356" />
+        <location filename="../../kvstudio/ui/main_window.py" line="362" />
         <source>&amp;Language</source>
         <translation>언어(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="357" />
+        <location filename="../../kvstudio/ui/main_window.py" line="363" />
         <source>System default</source>
         <translation>시스템 기본값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="360" />
+        <location filename="../../kvstudio/ui/main_window.py" line="366" />
         <source>&amp;View</source>
         <translation>보기(&amp;V)</translation>
     </message>
@@ -1445,153 +1503,223 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/app/messages.py" line="38" />
-        <source>Temperature must be 0 (greedy) or positive, got {0}.</source>
-        <translation>온도는 0(탐욕적) 또는 양수여야 합니다. 입력값: {0}</translation>
+        <source>Temperature must be 0 (greedy) or between {0} and {1}, got {2}: dividing logits by a tinier number overflows, and a huge one makes every token equally likely.</source>
+        <translation>온도는 0(탐욕적) 또는 {0}~{1} 사이여야 하는데 {2}입니다. 더 작은 수로 로짓을 나누면 넘치고, 아주 큰 수는 모든 토큰을 똑같이 만듭니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="39" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="42" />
+        <source>Repetition penalty must be between {0} and {1} (1.0 = off), got {2}.</source>
+        <translation>반복 페널티는 {0}~{1} 사이여야 하는데(1.0 = 끔) {2}입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="44" />
         <source>top-k must be 0 (off) or a positive count, got {0}.</source>
         <translation>top-k는 0(끄기) 또는 양의 개수여야 합니다. 입력값: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="40" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="45" />
         <source>top-p must be in (0, 1], got {0}; use 1.0 to turn it off.</source>
         <translation>top-p는 (0, 1] 범위여야 합니다. 입력값: {0}. 끄려면 1.0을 쓰세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="42" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="47" />
         <source>The prompt is empty: type a question for the lab.</source>
         <translation>프롬프트가 비어 있습니다. 실습에 쓸 질문을 입력하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="43" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="48" />
         <source>P + N = {0} is more than the model's {1} positions.</source>
         <translation>P + N = {0}은(는) 모델의 위치 수 {1}보다 많습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="44" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="49" />
         <source>P + N = {0} is more than the model's {1} positions; lower P or N.</source>
         <translation>P + N = {0}은(는) 모델의 위치 수 {1}보다 많습니다. P나 N을 줄이세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="46" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="51" />
         <source>Could not read the lengths {0}: write whole numbers separated by commas, e.g. 16, 32, 64, 128.</source>
         <translation>길이 {0}을(를) 읽을 수 없습니다. 쉼표로 구분한 정수로 쓰세요. 예: 16, 32, 64, 128</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="49" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="54" />
         <source>Give at least one positive length, e.g. 16, 32, 64, 128.</source>
         <translation>양의 길이를 하나 이상 주세요. 예: 16, 32, 64, 128</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="50" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="55" />
         <source>The longest run needs {0} positions but the model has {1}; use shorter lengths.</source>
         <translation>가장 긴 실행에는 위치 {0}개가 필요하지만 모델에는 {1}개뿐입니다. 더 짧은 길이를 쓰세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="53" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="58" />
         <source>Give at least one temperature, e.g. 0.3, 0.7, 1.0, 1.3.</source>
         <translation>온도를 하나 이상 주세요. 예: 0.3, 0.7, 1.0, 1.3</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="55" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="60" />
         <source>No model is loaded yet; wait for it or pick a preset.</source>
         <translation>아직 모델이 불러와지지 않았습니다. 기다리거나 프리셋을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="56" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="61" />
         <source>No config.json at {0}; give a model folder or its config.json.</source>
         <translation>{0}에 config.json이 없습니다. 모델 폴더나 그 config.json을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="57" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="62" />
         <source>Cannot read {0}: {1}. Give a transformers config.json.</source>
         <translation>{0}을(를) 읽을 수 없습니다: {1}. transformers config.json을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="58" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="63" />
         <source>{0} is not a JSON object; give a transformers config.json.</source>
         <translation>{0}은(는) JSON 객체가 아닙니다. transformers config.json을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="59" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="64" />
         <source>{0}: config.json has no positive {1}.</source>
         <translation>{0}: config.json에 양수 {1} 값이 없습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="61" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="66" />
         <source>This turn needs {0} more tokens, but the conversation already holds {1} of its {2} positions. Start a new chat (or raise the context limit) to go on; the conversation so far is kept.</source>
         <translation>이 턴에는 토큰 {0}개가 더 필요하지만 대화가 이미 위치 {2}개 중 {1}개를 쓰고 있습니다. 계속하려면 새 대화를 시작하세요(또는 컨텍스트 한도를 올리세요). 지금까지의 대화는 그대로 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="65" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="70" />
         <source>Type a user turn first (or take the next scripted one).</source>
         <translation>먼저 사용자 턴을 입력하세요(또는 다음 대본 턴을 가져오세요).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="66" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="71" />
         <source>Tick at least one way: reuse the cache, re-feed the history, or both.</source>
         <translation>적어도 한 방식을 고르세요: 캐시 재사용, 대화 다시 입력, 또는 둘 다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="68" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="73" />
         <source>The static cache holds {0} tokens but this run needs {1}; raise its length or generate fewer tokens.</source>
         <translation>정적 캐시는 토큰 {0}개를 담지만 이 실행에는 {1}개가 필요합니다. 길이를 늘리거나 생성할 토큰 수를 줄이세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="72" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="77" />
         <source>Cannot save {0}: the disk is full. Free some space or choose a folder on another drive; nothing was written.</source>
         <translation>{0}을(를) 저장할 수 없습니다. 디스크가 가득 찼습니다. 공간을 비우거나 다른 드라이브의 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="75" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="80" />
         <source>Cannot save {0}: {1} is not writable. Choose a folder you can write to (for example your Documents folder); nothing was written.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1}에 쓸 권한이 없습니다. 쓸 수 있는 폴더(예: 문서 폴더)를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="78" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="83" />
         <source>Cannot save {0} in {1}: {2}. Choose another folder; nothing was written.</source>
         <translation>{1}에 {0}을(를) 저장할 수 없습니다: {2}. 다른 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="80" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="85" />
         <source>Cannot save {0}: {1} does not exist. Choose another folder.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1} 폴더가 없습니다. 다른 폴더를 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="81" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="86" />
         <source>Cannot save {0}: {1} is a file, not a folder. Choose another folder.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1}은(는) 폴더가 아니라 파일입니다. 다른 폴더를 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="83" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="88" />
         <source>Nothing to export yet: run the model or a lab first.</source>
         <translation>아직 내보낼 것이 없습니다. 먼저 모델이나 실습을 실행하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="84" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="89" />
         <source>Nothing to export: no charts were given.</source>
         <translation>내보낼 것이 없습니다. 차트가 없습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="85" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="90" />
         <source>The chart rendered as an empty image; is it visible and sized?</source>
         <translation>차트가 빈 이미지로 그려졌습니다. 차트가 보이고 크기가 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="87" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="92" />
         <source>Qt produced an empty PDF; is the chart visible and sized?</source>
         <translation>Qt가 빈 PDF를 만들었습니다. 차트가 보이고 크기가 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="88" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="93" />
         <source>Qt could not encode the PNG image (out of memory?).</source>
         <translation>Qt가 PNG 이미지를 만들지 못했습니다 (메모리 부족?).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="89" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="94" />
         <source>The SVG export has no drawing in it; is the chart empty?</source>
         <translation>내보낸 SVG에 그림이 없습니다. 차트가 비어 있나요?</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="96" />
+        <source>{0} holds code ({1}) and was refused: KV Studio loads only tensors and never runs code from a file. Use a plain state dict saved with torch.save(model.state_dict(), path).</source>
+        <translation>{0}에는 코드({1})가 들어 있어 거부했습니다. KV Studio는 텐서만 불러오며 파일의 코드를 절대 실행하지 않습니다. torch.save(model.state_dict(), path)로 저장한 일반 state dict를 쓰세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="100" />
+        <source>{0} is empty (0 bytes); download or copy the checkpoint again.</source>
+        <translation>{0}이(가) 비어 있습니다(0바이트). 체크포인트를 다시 내려받거나 복사하세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="102" />
+        <source>Cannot read {0}: it is damaged or not a PyTorch checkpoint. Download or copy it again.</source>
+        <translation>{0}을(를) 읽을 수 없습니다. 손상되었거나 PyTorch 체크포인트가 아닙니다. 다시 내려받거나 복사하세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="105" />
+        <source>The model produced NaN logits at step {0}: its weights are broken (NaN or inf inside). Load another checkpoint; this one cannot generate text.</source>
+        <translation>모델이 {0}단계에서 NaN 로짓을 냈습니다. 가중치가 망가져 있습니다(NaN 또는 inf 포함). 다른 체크포인트를 불러오세요. 이 모델로는 글을 만들 수 없습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="108" />
+        <source>This run ({0} row(s) × {1} positions) needs about {2} of memory but only {3} is free. Use fewer samples, fewer new tokens or a shorter static cache.</source>
+        <translation>이 실행({0}행 × {1}개 위치)에는 메모리가 약 {2} 필요하지만 남은 메모리는 {3}뿐입니다. 샘플 수나 새 토큰 수를 줄이거나 정적 캐시를 짧게 하세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="112" />
+        <source>P + N = {0} + {1} = {2} positions, but the model handles {3}: shorten the prompt or ask for fewer new tokens.</source>
+        <translation>P + N = {0} + {1} = {2}개 위치인데 모델은 {3}개까지만 다룹니다. 프롬프트를 줄이거나 새 토큰을 적게 요청하세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="115" />
+        <source>Cannot load the model ({0}).</source>
+        <translation>모델을 불러올 수 없습니다 ({0}).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="117" />
+        <source>{0} is not a regular file (a device, pipe or folder); choose a saved run (.kvrun.json).</source>
+        <translation>{0}은(는) 일반 파일이 아닙니다(장치, 파이프 또는 폴더). 저장한 실행(.kvrun.json)을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="120" />
+        <source>{0} is larger than {1} MiB, far more than a saved run holds; it is not a KV Studio run file.</source>
+        <translation>{0}은(는) {1} MiB보다 커서 저장한 실행보다 훨씬 큽니다. KV Studio 실행 파일이 아닙니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="123" />
+        <source>{0}: {1} prompt tokens + max_new_tokens {2} is more than the {3} positions a model can have; the file is damaged.</source>
+        <translation>{0}: 프롬프트 토큰 {1}개 + max_new_tokens {2}가 모델이 가질 수 있는 위치 {3}개보다 많습니다. 파일이 손상되었습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="126" />
+        <source>{0} must be between {1} and {2}, got {3}.</source>
+        <translation>{0}은(는) {1}~{2} 사이여야 하는데 {3}입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="127" />
+        <source>{0} must be a whole number, got {1}.</source>
+        <translation>{0}은(는) 정수여야 하는데 {1}입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="128" />
+        <source>{0} must be a finite number between {1} and {2}, got {3}.</source>
+        <translation>{0}은(는) {1}~{2} 사이의 유한한 수여야 하는데 {3}입니다.</translation>
     </message>
 </context>
 <context>
@@ -1718,160 +1846,160 @@ step {4}</source>
 <context>
     <name>PagedCachePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="75" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="80" />
         <source>Paged cache</source>
         <translation>페이지 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="81" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="86" />
         <source>30 answers to one question, sampled with one seed, stored three ways: preallocated to P + N tokens per row, a dynamic cache that grows every row each step, and a paged cache of fixed-size blocks. Rows share the prompt's blocks (a shared block is stored once; a row that appends to a shared, half-full block copies it first), finished rows stop growing, and the only waste is each row's last block.</source>
         <translation>한 질문에 대한 30개의 답을 같은 시드로 샘플링하고 세 가지 방식으로 저장합니다: 행마다 P + N 토큰을 미리 잡는 방식, 매 단계 모든 행이 자라는 동적 캐시, 고정 크기 블록으로 나눈 페이지 캐시. 행들은 프롬프트 블록을 공유하고(공유 블록은 한 번만 저장되며, 공유된 반쯤 찬 블록에 토큰을 덧붙이는 행은 먼저 그 블록을 복사합니다), 끝난 행은 더 자라지 않으며, 낭비는 각 행의 마지막 블록뿐입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="96" />
         <source>Samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="97" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="98" />
         <source>Block size b</source>
         <translation>블록 크기 b</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="99" />
         <source>Block table at step</source>
         <translation>블록 테이블을 볼 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="97" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="102" />
         <source>Memory held per step</source>
         <translation>단계별 차지한 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="98" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="103" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="99" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="104" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="100" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="105" />
         <source>block (in the row's table)</source>
         <translation>블록 (행의 테이블 안 순서)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="101" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="106" />
         <source>sample (row)</source>
         <translation>샘플 (행)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="109" />
         <source>preallocated (P + N per row)</source>
         <translation>미리 할당 (행마다 P + N)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="105" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="177" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="106" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="177" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="182" />
         <source>paged: blocks held</source>
         <translation>페이지: 차지한 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="107" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="184" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="189" />
         <source>paged: slots with tokens</source>
         <translation>페이지: 토큰이 든 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="115" />
         <source>shared block</source>
         <translation>공유 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="116" />
         <source>own block</source>
         <translation>자기 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="117" />
         <source>empty slots</source>
         <translation>빈 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="172" />
         <source>preallocated</source>
         <translation>미리 할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="179" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="184" />
         <source>{0} blocks × {1:,} B</source>
         <translation>블록 {0}개 × {1:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="186" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="191" />
         <source>the rest is empty slots in last blocks</source>
         <translation>나머지는 마지막 블록들의 빈 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="189" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="194" />
         <source>hand count</source>
         <translation>손 계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="191" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="196" />
         <source>P//b = {0} shared + Σ(⌈len/b⌉ − {0}) = {1} blocks</source>
         <translation>P//b = 공유 {0} + Σ(⌈len/b⌉ − {0}) = 블록 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="195" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="200" />
         <source>copies on write</source>
         <translation>쓰기 시 복사(CoW) 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="196" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="201" />
         <source>same samples in all three</source>
         <translation>세 캐시 모두 같은 샘플</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="198" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
         <source>greedy: paged = dynamic</source>
         <translation>탐욕적 생성: 페이지 = 동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="205" />
         <source>{0} tokens</source>
         <translation>{0} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="208" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="208" />
         <source>held</source>
         <translation>차지한 양</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="208" />
         <source>how</source>
         <translation>계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="242" />
         <source>Block tables after step {0}: {1} blocks, {2}</source>
         <translation>단계 {0} 이후 블록 테이블: 블록 {1}개, {2}</translation>
     </message>
@@ -1917,167 +2045,167 @@ step {4}</source>
 <context>
     <name>ProjectorPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="86" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="92" />
         <source>Scale projector</source>
         <translation>규모 예측기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="98" />
         <source>Bytes per token = 2 · L · H_kv · d · bytes (K and V, every layer); the cache for a batch is batch × context × that, and a sliding window caps the context at W on its layers. Presets use the numbers of each model's published config.json. For the loaded model the projection is checked against a real run.</source>
         <translation>토큰당 바이트 = 2 · L · H_kv · d · 바이트 (K와 V, 모든 층); 배치의 캐시는 배치 × 문맥 길이 × 그 값이며, 슬라이딩 윈도를 쓰는 층에서는 문맥이 W로 제한됩니다. 프리셋은 각 모델이 공개한 config.json의 숫자를 씁니다. 불러온 모델은 실제 실행으로 예측을 확인합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="98" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="104" />
         <source>the loaded model</source>
         <translation>불러온 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="99" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="105" />
         <source>config.json…</source>
         <translation>config.json…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="102" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="108" />
         <source>Model</source>
         <translation>모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="103" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="109" />
         <source>Context length</source>
         <translation>문맥 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="110" />
         <source>Batch</source>
         <translation>배치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="111" />
         <source>Bits per cached number</source>
         <translation>캐시 숫자당 비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="108" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="114" />
         <source>KV cache for one batch vs context length</source>
         <translation>문맥 길이에 따른 한 배치의 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="115" />
         <source>context length (tokens, log scale)</source>
         <translation>문맥 길이 (토큰, 로그 눈금)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="116" />
         <source>GiB</source>
         <translation>GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="113" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="119" />
         <source>KV cache</source>
         <translation>KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="114" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="120" />
         <source>KV cache, 8-bit</source>
         <translation>KV 캐시, 8비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="121" />
         <source>model weights</source>
         <translation>모델 가중치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
         <source>GPU memory (16 / 24 / 40 / 80 GiB)</source>
         <translation>GPU 메모리 (16 / 24 / 40 / 80 GiB)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="128" />
         <source>Open a config.json</source>
         <translation>config.json 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="128" />
         <source>config (*.json)</source>
         <translation>설정 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="209" />
         <source>{0}: KV cache for batch {1} vs context length</source>
         <translation>{0}: 배치 {1}의 문맥 길이별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="218" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="224" />
         <source>weights ({0:,} parameters × {1} B)</source>
         <translation>가중치 (파라미터 {0:,}개 × {1} B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="228" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="234" />
         <source>real run: {0} rows × {1} tokens</source>
         <translation>실제 실행: {0}행 × {1} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="230" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="236" />
         <source>measured {0:,} B</source>
         <translation>측정 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="231" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="237" />
         <source>projected {0:,} B</source>
         <translation>예측 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="234" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="240" />
         <source>source</source>
         <translation>출처</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="243" />
         <source>what changes</source>
         <translation>바뀌는 것</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="238" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="244" />
         <source>bytes per token</source>
         <translation>토큰당 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="239" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="245" />
         <source>cache ({0} × {1:,})</source>
         <translation>캐시 ({0} × {1:,})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="246" />
         <source>cache + weights</source>
         <translation>캐시 + 가중치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="253" />
         <source>as configured</source>
         <translation>설정 그대로</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="254" />
         <source>without GQA (H_kv = H)</source>
         <translation>GQA 없이 (H_kv = H)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="255" />
         <source>16-bit cache</source>
         <translation>16비트 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="256" />
         <source>8-bit cache</source>
         <translation>8비트 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="251" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="257" />
         <source>window W = 4096</source>
         <translation>윈도 W = 4096</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="252" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="258" />
         <source>without the window</source>
         <translation>윈도 없이</translation>
     </message>
@@ -2085,78 +2213,78 @@ step {4}</source>
 <context>
     <name>QuantizedCachePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="65" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="70" />
         <source>Quantized cache</source>
         <translation>양자화 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="71" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="76" />
         <source>The same greedy run with the model's own cache and with K and V stored in 16 bits, in 8 bits (int8, one float16 scale per token and K/V head) and in 4 bits (two numbers a byte, same scales). Attention sees them dequantized. Bytes are measured from the stored tensors, scales included; the drift is the largest logit change per step while the context still matches.</source>
         <translation>같은 탐욕적 생성을 모델 자신의 캐시로, 그리고 K와 V를 16비트, 8비트(int8, 토큰과 K/V 헤드마다 float16 스케일 하나), 4비트(한 바이트에 숫자 두 개, 같은 스케일)로 저장해 실행합니다. 어텐션은 역양자화된 값을 봅니다. 바이트는 스케일을 포함해 저장된 텐서에서 측정하고, 오차는 문맥이 아직 같은 동안 단계마다 가장 크게 바뀐 로짓입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="78" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="83" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="78" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="83" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="79" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="84" />
         <source>max |Δlogit| per step (log)</source>
         <translation>단계별 최대 |Δ로짓| (로그)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="80" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="85" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="81" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="149" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="86" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="154" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="82" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="87" />
         <source>Cache bytes at the end</source>
         <translation>마지막 캐시 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="83" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="88" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="145" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="150" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="146" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="151" />
         <source>bytes (measured)</source>
         <translation>바이트 (측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="147" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="152" />
         <source>bytes (formula)</source>
         <translation>바이트 (공식)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="148" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="153" />
         <source>× smaller</source>
         <translation>× 작아짐</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="155" />
         <source>first divergent step</source>
         <translation>처음 달라진 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="156" />
         <source>answer changed</source>
         <translation>답이 바뀜</translation>
     </message>
@@ -2172,22 +2300,47 @@ step {4}</source>
 <context>
     <name>RunController</name>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="92" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="105" />
         <source>Loading the model…</source>
         <translation>모델을 불러오는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="168" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="113" />
+        <source>Loading the embedded model instead.</source>
+        <translation>대신 내장 모델을 불러옵니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/controller.py" line="194" />
+        <source>The lab finished; the live run goes on.</source>
+        <translation>실습이 끝났습니다. 실시간 실행을 이어 갑니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/controller.py" line="202" />
+        <source>A lab is measuring times: {0} live step(s) wait until it ends.</source>
+        <translation>실습이 시간을 재는 중입니다. 실시간 단계 {0}개가 실습이 끝날 때까지 기다립니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/controller.py" line="205" />
+        <source>A lab is measuring times: the live run waits until it ends.</source>
+        <translation>실습이 시간을 재는 중입니다. 실시간 실행은 실습이 끝날 때까지 기다립니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/controller.py" line="221" />
+        <source>Run cancelled before it started.</source>
+        <translation>시작하기 전에 실행을 취소했습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/controller.py" line="264" />
         <source>Back to the live model.</source>
         <translation>실시간 모델로 돌아왔습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="253" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="355" />
         <source>Model ready: {0}</source>
         <translation>모델 준비됨: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="278" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="382" />
         <source>Run finished ({0}). Home starts it again; Reset or a new setting starts a new run.</source>
         <translation>실행이 끝났습니다 ({0}). Home은 처음부터 다시, 초기화나 새 설정은 새 실행을 시작합니다.</translation>
     </message>

@@ -177,6 +177,8 @@ class ChatPanel(LabPanel):
             raise ValueError(
                 "Tick at least one way: reuse the cache, re-feed the history, or both."
             )
+        if self.session is not None and self.session.backend is not model.backend:
+            self.new_chat()  # the model changed while a turn was running
         if self.session is None:
             self.session = chat.ChatSession(
                 model.backend,

@@ -1,8 +1,10 @@
 """All labs in one page: a tab per lab, one model for all, one slide pack for all.
 
 Owns `LabsPanel`: it creates the eight lab panels, hands them the loaded model,
-collects their charts, numbers and tables for the slide pack, and stops their
-threads on shutdown. It runs nothing itself.
+collects their charts, numbers and tables for the slide pack, says when a lab
+that measures time is running (`timing_changed`: the live run waits meanwhile,
+so the lab's timings are not shared with it), and stops their threads on
+shutdown. It runs nothing itself.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ def slide_pack_of(labs: Sequence[LabPanel]) -> SlidePack:
 
 class LabsPanel(QWidget):
     failed = Signal(str)  # a lab's message, for the window's status bar
+    timing_changed = Signal(bool)  # a lab that times the model started (True) or ended
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -64,6 +67,9 @@ class LabsPanel(QWidget):
         for lab in self.labs():
             self.tabs.addTab(lab, lab.title())
             lab.failed.connect(self.failed)
+        self._timing = False
+        for lab in self.timing_labs():
+            lab.runner.running_changed.connect(self._on_lab_running_changed)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)
@@ -79,6 +85,20 @@ class LabsPanel(QWidget):
             self.quantized,
             self.projector,
         ]
+
+    def timing_labs(self) -> list[LabPanel]:
+        """The labs whose results are times: the live model must not step meanwhile."""
+        return [self.cache, self.sweep]
+
+    @property
+    def timing(self) -> bool:
+        return self._timing
+
+    def _on_lab_running_changed(self, _running: bool) -> None:
+        timing = any(lab.runner.busy for lab in self.timing_labs())
+        if timing != self._timing:
+            self._timing = timing
+            self.timing_changed.emit(timing)
 
     def set_model(self, model: ModelHandle | None) -> None:
         for lab in self.labs():

@@ -273,6 +273,39 @@ def encode_prompt(model: ModelHandle, request: RunRequest) -> list[int]:
     return ids
 
 
+COST_WARNING_TOKENS = 50_000  # tokens fed by the formula above which a run asks first
+COST_WARNING_SECONDS = 20.0  # or an estimated time above this
+
+
+@dataclass(frozen=True)
+class RunCost:
+    """What a run will cost before it starts: tokens fed by the course formula, and time."""
+
+    mode: Mode
+    prompt_tokens: int  # P
+    new_tokens: int  # N (the budget; eos may end it sooner)
+    tokens_fed: int  # P+(N−1) cached, P·N+N(N−1)/2 recompute
+    seconds: float | None  # estimate from the measured seconds per token fed; None = unmeasured
+
+    @property
+    def large(self) -> bool:
+        """Worth a question before it starts."""
+        return self.tokens_fed >= COST_WARNING_TOKENS or (
+            self.seconds is not None and self.seconds >= COST_WARNING_SECONDS
+        )
+
+
+def run_cost(
+    model: ModelHandle, request: RunRequest, seconds_per_token: float | None
+) -> RunCost:
+    """The cost of running `request` to its budget; ValueError as `encode_prompt` gives."""
+    ids = encode_prompt(model, request)
+    mode, n = request.settings.mode, request.settings.max_new_tokens
+    fed = formulas.tokens_fed(mode, len(ids), n)
+    seconds = None if seconds_per_token is None else fed * seconds_per_token
+    return RunCost(mode, len(ids), n, fed, seconds)
+
+
 def make_stepper(model: ModelHandle, prompt_ids: list[int], settings: RunSettings) -> Stepper:
     from kvstudio.core.stepper import Stepper
 

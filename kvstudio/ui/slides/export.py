@@ -40,6 +40,7 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QRectF, QS
 from PySide6.QtGui import QColor, QImage, QPageLayout, QPageSize, QPainter, QPdfWriter
 from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsView
 
+from kvstudio.core.folder_write import write_files
 from kvstudio.core.runfile import atomic_write_bytes
 from kvstudio.ui.plots.style import SLIDE_STYLE, PlotStyle, apply_plot_style, slide_style_for
 
@@ -546,16 +547,13 @@ def export_slide_pack(
     """Write every chart (PNG, SVG, PDF, CSV), one PDF with all of them, and the numbers.
 
     `numbers` goes to numbers.json; each of `tables` to <name>.csv. All files
-    are rendered in memory first, then written; if any write fails, the files
-    this call already wrote are removed, so the folder never holds half a pack.
+    are rendered in memory first, then written beside the folder and swapped
+    in (``kvstudio.core.folder_write``): if any write fails (a full disk), the
+    folder keeps exactly what it held before, an earlier pack included.
     """
     out = Path(folder)
     if not charts and not numbers and not tables:
         raise ExportError("Nothing to export yet: run the model or a lab first.")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ExportError(_os_error_message(out / "slides", exc)) from exc
     files: dict[str, bytes] = {}
     for name, chart in charts.items():
         stem = safe_file_stem(name)
@@ -571,15 +569,11 @@ def export_slide_pack(
         ).encode("utf-8")
     for name, rows in (tables or {}).items():
         files[f"{safe_file_stem(name)}.csv"] = rows_to_csv(rows)
-    written: list[Path] = []
     try:
-        for file_name, data in files.items():
-            written.append(atomic_write(out / file_name, data))
-    except ExportError:
-        for path in written:
-            with contextlib.suppress(OSError):
-                path.unlink()
-        raise
+        written = write_files(out, files)
+    except OSError as exc:
+        raise ExportError(_os_error_message(out / "slides", exc)) from exc
+    logger.info("Wrote a slide pack of %d files to %s", len(written), out)
     return written
 
 
