@@ -19,6 +19,7 @@ Phase = Literal["prefill", "decode"]
 MODES: tuple[Mode, ...] = ("cached", "recompute")
 DType = Literal["float32", "float16", "bfloat16"]  # weight dtypes a lab can run the model in
 DTYPES: tuple[DType, ...] = ("float32", "float16", "bfloat16")
+DEFAULT_REPEATS = 5  # rounds per lab timing: one sample of a few ms is mostly noise
 
 
 @dataclass(frozen=True)

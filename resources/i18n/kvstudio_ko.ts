@@ -111,24 +111,81 @@
 <context>
     <name>AnswerHistogramPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="43" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="46" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="140" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="44" />
-        <source>answer (most common first; hover to read)</source>
-        <translation>답 (많은 순; 마우스를 올리면 내용 표시)</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="45" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="47" />
         <source>count</source>
         <translation>횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="46" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="48" />
         <source>T = {0:g}</source>
         <translation>T = {0:g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="69" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
+        <source>answer rank (1 = most common)</source>
+        <translation>답 순위 (1 = 가장 많음)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="71" />
+        <source>answer rank (1 = most common; the last bar: {0} other answers)</source>
+        <translation>답 순위 (1 = 가장 많음; 마지막 막대: 나머지 답 {0}개)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="85" />
+        <source>(other answers)</source>
+        <translation>(나머지 답)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="104" />
+        <source>other</source>
+        <translation>나머지</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="117" />
+        <source>T = {0:g}: {1} distinct of {2}</source>
+        <translation>T = {0:g}: {2}개 중 서로 다른 답 {1}개</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="120" />
+        <source>Distinct answers</source>
+        <translation>서로 다른 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="128" />
+        <source>answer (text)</source>
+        <translation>답 (텍스트)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="130" />
+        <source>T = {0:g}: count (samples)</source>
+        <translation>T = {0:g}: 횟수 (샘플)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="134" />
+        <source>distinct answers</source>
+        <translation>서로 다른 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="136" />
+        <source>samples</source>
+        <translation>샘플 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
+        <source>Distinct answers per temperature</source>
+        <translation>온도별 서로 다른 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
+        <source>temperature</source>
+        <translation>온도</translation>
     </message>
 </context>
 <context>
@@ -192,59 +249,101 @@
 <context>
     <name>CacheBytesPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="53" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="56" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="198" />
         <source>layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="54" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="57" />
         <source>bytes</source>
         <translation>바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="56" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="59" />
         <source>K (used)</source>
         <translation>K (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="57" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="60" />
         <source>V (used)</source>
         <translation>V (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="58" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="61" />
         <source>allocated (static)</source>
         <translation>할당됨 (정적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="59" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="64" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="198" />
         <source>KV cache per layer</source>
         <translation>레이어별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="60" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="65" />
         <source>KV cache: {0} measured (T = {1} tokens)</source>
         <translation>KV 캐시: 측정 {0} (T = {1} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="61" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="66" />
         <source>formula 2·L·T·H_kv·d·bytes = {0}</source>
         <translation>공식 2·L·T·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="62" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="67" />
         <source>KV cache: recompute mode keeps no cache</source>
         <translation>KV 캐시: 재계산 모드는 캐시를 두지 않습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="63" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="68" />
         <source>window cap W = {0}</source>
         <translation>윈도 상한 W = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="64" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="69" />
         <source>(cached run; recompute keeps none)</source>
         <translation>(캐시 실행; 재계산은 캐시 없음)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="162" />
+        <source>KV cache measured {0:,} B = formula 2·L·T·H_kv·d·bytes {1:,} B (T = {2} tokens)</source>
+        <translation>KV 캐시 측정값 {0:,} B = 공식 2·L·T·H_kv·d·bytes {1:,} B (T = {2} 토큰)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="164" />
+        <source>{0:,} B per token · L = {1}, H_kv = {2}, d = {3}, {4} bytes per number</source>
+        <translation>토큰당 {0:,} B · L = {1}, H_kv = {2}, d = {3}, 숫자당 {4}바이트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="168" />
+        <source>static: {0:,} B allocated</source>
+        <translation>정적: {0:,} B 할당</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="185" />
+        <source>K bytes used (B)</source>
+        <translation>K 사용 바이트 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="186" />
+        <source>V bytes used (B)</source>
+        <translation>V 사용 바이트 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="190" />
+        <source>K bytes allocated (B)</source>
+        <translation>K 할당 바이트 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="192" />
+        <source>V bytes allocated (B)</source>
+        <translation>V 할당 바이트 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="196" />
+        <source>window cap, K or V (B)</source>
+        <translation>윈도 상한, K 또는 V (B)</translation>
     </message>
 </context>
 <context>
@@ -444,237 +543,342 @@
 <context>
     <name>CacheKindsPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="70" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="83" />
         <source>Cache kinds</source>
         <translation>캐시 종류</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="76" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="89" />
         <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; the sliding window keeps the last W tokens, so its memory and each query's view stop growing at W. When W covers the whole context the output must match the dynamic cache.</source>
         <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도는 마지막 W 토큰만 보관하므로 메모리와 각 쿼리가 보는 범위가 W에서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="84" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="97" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="85" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="98" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="86" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="99" />
         <source>Sliding window W</source>
         <translation>슬라이딩 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="102" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="242" />
         <source>Cache memory per step</source>
         <translation>단계별 캐시 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="90" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="103" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="241" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="104" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="243" />
         <source>Keys each new token attends to</source>
         <translation>새 토큰이 어텐션하는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="107" />
         <source>attention-mask width</source>
         <translation>어텐션 마스크 너비</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="100" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="113" />
         <source>{0} (allocated)</source>
         <translation>{0} (할당)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="117" />
         <source>{0} (used)</source>
         <translation>{0} (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="179" />
         <source>✗ from step {0}</source>
         <translation>✗ {0}단계부터 다름</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="172" />
-        <source>window W = {0} {1} the context P + N − 1 = {2}</source>
-        <translation>윈도 W = {0}: 문맥 P + N − 1 = {2}{1}</translation>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="199" />
+        <source>tokens</source>
+        <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="174" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="200" />
+        <source>keys seen</source>
+        <translation>보는 키 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="201" />
+        <source>same as dynamic</source>
+        <translation>동적과 같음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="208" />
+        <source>The window W = {0} {1} the context P + N − 1 = {2}.</source>
+        <translation>윈도 W = {0}은(는) 문맥 P + N − 1 = {2}을(를) {1}.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="218" />
+        <source>{0} {1:,} B</source>
+        <translation>{0} {1:,} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="220" />
+        <source>Cache memory after {0} steps: </source>
+        <translation>{0}단계 후 캐시 메모리: </translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="223" />
+        <source>P = {0}, N = {1}</source>
+        <translation>P = {0}, N = {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="234" />
+        <source>{0}: allocated (B)</source>
+        <translation>{0}: 할당 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="237" />
+        <source>{0}: used (B)</source>
+        <translation>{0}: 사용 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="239" />
+        <source>{0}: keys each new token attends to</source>
+        <translation>{0}: 새 토큰이 주의를 기울이는 키 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="210" />
         <source>covers</source>
         <translation>을(를) 덮음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="174" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="210" />
         <source>is shorter than</source>
         <translation>보다 짧음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="180" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="196" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="181" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="190" />
+        <source>W = {0} vs P + N − 1 = {1}</source>
+        <translation>W = {0} 대 P + N − 1 = {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="197" />
         <source>allocated</source>
         <translation>할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="182" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="198" />
         <source>used</source>
         <translation>사용</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="183" />
-        <source>tokens held</source>
-        <translation>보관 토큰</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="184" />
-        <source>mask (last step)</source>
-        <translation>마스크 (마지막 단계)</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="185" />
-        <source>same tokens as dynamic</source>
-        <translation>동적 캐시와 같은 토큰</translation>
     </message>
 </context>
 <context>
     <name>CacheVsRecomputePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="78" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="108" />
         <source>Cache vs recompute</source>
         <translation>캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="84" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="114" />
         <source>Greedy generation on the lab prompt in both modes, after a short warm-up. Cached mode feeds P + (N − 1) tokens in total, recompute P·N + N(N − 1)/2. In 16-bit the two modes' logits drift apart; in fp32 they agree to ~1e-6.</source>
         <translation>짧은 예열 뒤 실습 프롬프트로 두 모드에서 탐욕적 생성을 합니다. 캐시 모드는 모두 P + (N − 1) 토큰을, 재계산 모드는 P·N + N(N − 1)/2 토큰을 모델에 넣습니다. 16비트에서는 두 모드의 로짓이 조금씩 벌어지고, fp32에서는 약 1e-6까지 일치합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="121" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="122" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="123" />
         <source>Warm-up tokens</source>
         <translation>예열 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="125" />
         <source>Number format</source>
         <translation>수 형식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="97" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="208" />
+        <source>min–max</source>
+        <translation>최소–최대</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="211" />
+        <source>cache, measured (bytes)</source>
+        <translation>캐시, 측정값 (바이트)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="216" />
+        <source>speed ratio (recompute / cached), medians</source>
+        <translation>속도 비 (재계산 / 캐시), 중앙값</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="217" />
+        <source>speed ratio per round, min–max</source>
+        <translation>회차별 속도 비, 최소–최대</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="219" />
+        <source>rounds</source>
+        <translation>회차 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="230" />
+        <source>Tokens fed: cached {0:,} (formula P+(N−1) = {1:,}) vs recompute {2:,} (formula P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</source>
+        <translation>입력 토큰: 캐시 {0:,} (공식 P+(N−1) = {1:,}) 대 재계산 {2:,} (공식 P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="235" />
+        <source>recompute took {0:.1f}× as long (median of {1} rounds) · TTFT {2} vs {3} ms · max |Δlogit| {4:.2g}</source>
+        <translation>재계산이 {0:.1f}배 오래 걸림 ({1}회 중앙값) · TTFT {2} 대 {3} ms · 최대 |Δlogit| {4:.2g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="253" />
+        <source>{0}: median time (ms)</source>
+        <translation>{0}: 중앙값 시간 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="255" />
+        <source>{0}: fastest round (ms)</source>
+        <translation>{0}: 가장 빠른 회차 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="257" />
+        <source>{0}: slowest round (ms)</source>
+        <translation>{0}: 가장 느린 회차 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="261" />
+        <source>{0}: tokens fed (tokens)</source>
+        <translation>{0}: 입력 토큰 (토큰)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="265" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="98" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="267" />
+        <source>max |Δlogit| (logit units)</source>
+        <translation>최대 |Δlogit| (로짓 단위)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="269" />
+        <source>Tokens fed per step</source>
+        <translation>단계별 입력 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="245" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="99" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="124" />
+        <source>Rounds (median of)</source>
+        <translation>반복 횟수 (중앙값)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="128" />
+        <source>Time per step (median, band: min–max)</source>
+        <translation>단계별 시간 (중앙값, 띠: 최소–최대)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="130" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="100" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="131" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="266" />
         <source>max |Δlogit| per step, cached vs recompute</source>
         <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="101" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="132" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="102" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="176" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="215" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="152" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="189" />
         <source>✗ first differs at step {0}</source>
         <translation>✗ {0}단계에서 처음 달라짐</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="155" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="193" />
         <source>tokens fed, measured</source>
         <translation>입력 토큰, 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="194" />
         <source>tokens fed, formula</source>
         <translation>입력 토큰, 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="196" />
         <source>measured = formula</source>
         <translation>측정 = 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="202" />
         <source>TTFT (ms)</source>
         <translation>TTFT (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="203" />
         <source>decode ms / token</source>
         <translation>디코드 ms / 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="168" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="204" />
         <source>total (ms)</source>
         <translation>합계 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="169" />
-        <source>cache, measured</source>
-        <translation>캐시, 측정</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="171" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="213" />
         <source>cache, formula 2·L·T·H_kv·d·bytes</source>
         <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="175" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="214" />
         <source>identical tokens</source>
         <translation>토큰 일치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="177" />
-        <source>speed ratio (recompute / cached)</source>
-        <translation>속도 비 (재계산 / 캐시)</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="220" />
         <source>number format</source>
         <translation>수 형식</translation>
     </message>
@@ -682,39 +886,44 @@
 <context>
     <name>ChartExporter</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="78" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="97" />
         <source>PNG image (*.png)</source>
         <translation>PNG 이미지 (*.png)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="79" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="98" />
         <source>SVG vector image (*.svg)</source>
         <translation>SVG 벡터 이미지 (*.svg)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="80" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="99" />
         <source>PDF document (*.pdf)</source>
         <translation>PDF 문서 (*.pdf)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="81" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="100" />
         <source>CSV data (*.csv)</source>
         <translation>CSV 데이터 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="89" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="108" />
         <source>Export chart</source>
         <translation>차트 내보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="113" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="132" />
         <source>Export slide pack to folder</source>
         <translation>슬라이드 묶음을 내보낼 폴더</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="123" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="146" />
         <source>{0} files written to {1}</source>
         <translation>{1}에 파일 {0}개를 저장했습니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="148" />
+        <source>(left out, no data yet: {0})</source>
+        <translation>(아직 데이터가 없어 제외: {0})</translation>
     </message>
 </context>
 <context>
@@ -926,93 +1135,118 @@
 <context>
     <name>ClassroomExtras</name>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="92" />
+        <location filename="../../kvstudio/ui/classroom.py" line="122" />
         <source>Labs</source>
         <translation>실습</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="173" />
+        <location filename="../../kvstudio/ui/classroom.py" line="208" />
         <source>Save run</source>
         <translation>실행 저장</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="175" />
-        <location filename="../../kvstudio/ui/classroom.py" line="193" />
+        <location filename="../../kvstudio/ui/classroom.py" line="210" />
+        <location filename="../../kvstudio/ui/classroom.py" line="228" />
         <source>KV Studio runs (*.json)</source>
         <translation>KV Studio 실행 파일 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="184" />
+        <location filename="../../kvstudio/ui/classroom.py" line="219" />
         <source>Saved the run to {0}</source>
         <translation>실행을 {0}에 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="191" />
+        <location filename="../../kvstudio/ui/classroom.py" line="226" />
         <source>Open saved run</source>
         <translation>저장한 실행 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="272" />
+        <location filename="../../kvstudio/ui/classroom.py" line="244" />
+        <source>No model is loaded yet; wait for it or pick one.</source>
+        <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="254" />
+        <source>Measuring TTFT {0} times in each mode…</source>
+        <translation>모드마다 TTFT를 {0}번 측정하는 중…</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="337" />
         <source>Lec&amp;ture</source>
         <translation>강의(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="273" />
+        <location filename="../../kvstudio/ui/classroom.py" line="338" />
         <source>Presenter view (projector: one chart, big numbers)</source>
         <translation>발표자 화면 (프로젝터: 차트 하나, 큰 숫자)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="275" />
+        <location filename="../../kvstudio/ui/classroom.py" line="340" />
         <source>Full screen, high contrast: Page Down steps, Page Up / ↑ / ↓ change the chart, P plays and pauses, Home starts over, Esc returns.</source>
         <translation>전체 화면, 고대비: Page Down은 한 스텝, Page Up / ↑ / ↓는 차트 바꾸기, P는 재생·일시정지, Home은 처음부터, Esc는 돌아가기.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="277" />
+        <location filename="../../kvstudio/ui/classroom.py" line="342" />
         <source>Save run…</source>
         <translation>실행 저장…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="278" />
+        <location filename="../../kvstudio/ui/classroom.py" line="343" />
         <source>Open saved run (replay without the model)…</source>
         <translation>저장한 실행 열기 (모델 없이 다시 보기)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="279" />
+        <location filename="../../kvstudio/ui/classroom.py" line="344" />
         <source>Replay</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="280" />
+        <location filename="../../kvstudio/ui/classroom.py" line="345" />
         <source>Next step</source>
         <translation>다음 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="281" />
+        <location filename="../../kvstudio/ui/classroom.py" line="346" />
         <source>Play / pause</source>
         <translation>재생 / 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="282" />
+        <location filename="../../kvstudio/ui/classroom.py" line="347" />
         <source>From the start</source>
         <translation>처음부터</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="283" />
+        <location filename="../../kvstudio/ui/classroom.py" line="348" />
         <source>Back to live</source>
         <translation>실시간으로 돌아가기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="284" />
+        <location filename="../../kvstudio/ui/classroom.py" line="349" />
         <source>Export slide pack (all charts and numbers)…</source>
         <translation>슬라이드 묶음 내보내기 (모든 차트와 수치)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="336" />
+        <location filename="../../kvstudio/ui/classroom.py" line="351" />
+        <source>Measure TTFT ×{0} (median, min–max)</source>
+        <translation>TTFT ×{0} 측정 (중앙값, 최소–최대)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="353" />
+        <source>Runs the prompt's prefill {0} times in each mode, interleaved, and shows the median with the fastest and slowest round at step 0 of the time plot.</source>
+        <translation>프롬프트의 프리필을 모드마다 {0}번 번갈아 실행하고, 시간 그래프의 0단계에 중앙값과 가장 빠른·느린 회차를 표시합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="402" />
+        <source>TTFT median of {0}: cached {1:.2f} ms, recompute {2:.2f} ms</source>
+        <translation>TTFT {0}회 중앙값: 캐시 {1:.2f} ms, 재계산 {2:.2f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="417" />
         <source>Exported: {0}</source>
         <translation>내보냄: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="346" />
+        <location filename="../../kvstudio/ui/classroom.py" line="427" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
@@ -1176,7 +1410,7 @@
 <context>
     <name>ExportButton</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="192" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="247" />
         <source>Export this chart (PNG, SVG, PDF, CSV)</source>
         <translation>이 차트 내보내기 (PNG, SVG, PDF, CSV)</translation>
     </message>
@@ -1184,27 +1418,37 @@
 <context>
     <name>ExportMenu</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="149" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="191" />
         <source>Export chart</source>
         <translation>차트 내보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="151" />
-        <source>PNG image, {0} px wide…</source>
-        <translation>PNG 이미지, 가로 {0}px…</translation>
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="194" />
+        <source>PNG image, {0}×{1} px…</source>
+        <translation>PNG 이미지, {0}×{1} px…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="153" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="196" />
+        <source>Slide size</source>
+        <translation>슬라이드 크기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="197" />
+        <source>Headline with the measured numbers</source>
+        <translation>측정값 헤드라인 넣기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="198" />
         <source>SVG vector image…</source>
         <translation>SVG 벡터 이미지…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="154" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="199" />
         <source>PDF (vector)…</source>
         <translation>PDF (벡터)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="155" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="200" />
         <source>Data as CSV…</source>
         <translation>데이터를 CSV로…</translation>
     </message>
@@ -1278,32 +1522,32 @@ step {4}</source>
 <context>
     <name>LabPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="267" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="310" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="268" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="311" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="286" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="329" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="299" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="342" />
         <source>Running…</source>
         <translation>실행 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="345" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="393" />
         <source>Done.</source>
         <translation>완료.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="357" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="405" />
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>
@@ -1311,104 +1555,170 @@ step {4}</source>
 <context>
     <name>LengthSweepPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="97" />
         <source>Length sweep</source>
         <translation>길이 스윕</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="94" />
-        <source>Generates at several lengths in both modes and plots the time per generated token against the context length P + N. With the cache it stays nearly flat; without it, every token re-reads the whole context, so it grows with length. Dashed: best straight line; solid: best parabola.</source>
-        <translation>여러 길이에서 두 모드로 생성하고, 생성 토큰당 시간을 문맥 길이 P + N에 대해 그립니다. 캐시가 있으면 거의 평평하고, 없으면 토큰마다 전체 문맥을 다시 읽으므로 길이에 따라 늘어납니다. 점선: 최적 직선, 실선: 최적 포물선.</translation>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="103" />
+        <source>Generates at several lengths in both modes and plots the time per generated token against the context length P + N. With the cache it stays nearly flat; without it, every token re-reads the whole context, so it grows with length. Each point is the median of several rounds, its bar the fastest and slowest round. Dashed: best straight line; solid: best parabola; a curve is drawn only when it explains the points (R² at least {0:g}).</source>
+        <translation>두 모드로 여러 길이를 생성하고, 생성 토큰당 시간을 문맥 길이 P + N에 대해 그립니다. 캐시가 있으면 거의 평평하고, 없으면 토큰마다 문맥 전체를 다시 읽으므로 길이에 따라 늘어납니다. 각 점은 여러 회차의 중앙값이고, 막대는 가장 빠른 회차와 가장 느린 회차입니다. 점선: 최적 직선, 실선: 최적 포물선. 곡선은 점들을 설명할 때(R² {0:g} 이상)만 그립니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="100" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="111" />
         <source>prompt length P</source>
         <translation>프롬프트 길이 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="101" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="112" />
         <source>new tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="115" />
         <source>Vary</source>
         <translation>바꿀 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="116" />
         <source>Lengths</source>
         <translation>길이 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="117" />
         <source>The other length</source>
         <translation>다른 쪽 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="118" />
+        <source>Rounds (median of)</source>
+        <translation>반복 횟수 (중앙값)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="249" />
         <source>Time per token against context length</source>
         <translation>문맥 길이에 따른 토큰당 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="250" />
         <source>context length P + N (tokens)</source>
         <translation>문맥 길이 P + N (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="124" />
         <source>ms per generated token</source>
         <translation>생성 토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="129" />
         <source>{0}: linear fit</source>
         <translation>{0}: 직선 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="132" />
         <source>{0}: quadratic fit</source>
         <translation>{0}: 2차 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="173" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="223" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="244" />
         <source>linear</source>
         <translation>직선</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="175" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="223" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="245" />
         <source>quadratic</source>
         <translation>2차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="176" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="188" />
         <source>{0:.3g} ms/token</source>
         <translation>{0:.3g} ms/토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="177" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="189" />
         <source>fed {0} (formula {1})</source>
         <translation>입력 {0} (공식 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="183" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="195" />
         <source>mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="183" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="195" />
         <source>fit / run</source>
         <translation>맞춤 / 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="183" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="195" />
         <source>ms per token</source>
         <translation>토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="183" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="195" />
         <source>R² / fed</source>
         <translation>R² / 입력</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="201" />
+        <source>no fit (R² {0:.2f} &lt; {1:g})</source>
+        <translation>맞춤 없음 (R² {0:.2f} &lt; {1:g})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="203" />
+        <source>no fit (the parabola bends down)</source>
+        <translation>맞춤 없음 (포물선이 아래로 휨)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="211" />
+        <source>{0}: {1:.2f} → {2:.2f} ms per token</source>
+        <translation>{0}: 토큰당 {1:.2f} → {2:.2f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="213" />
+        <source>Context {0} → {1} tokens: </source>
+        <translation>문맥 {0} → {1} 토큰: </translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="220" />
+        <source>{0}: no curve fits (flat or noisy)</source>
+        <translation>{0}: 맞는 곡선 없음 (평평하거나 잡음)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="221" />
+        <source>{0}: {1} fit R² {2:.2f}</source>
+        <translation>{0}: {1} 맞춤 R² {2:.2f}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="226" />
+        <source>median of {0} rounds</source>
+        <translation>{0}회 중앙값</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="235" />
+        <source>{0}: median ms per generated token</source>
+        <translation>{0}: 생성 토큰당 ms 중앙값</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="239" />
+        <source>{0}: fastest round (ms per token)</source>
+        <translation>{0}: 가장 빠른 회차 (토큰당 ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="241" />
+        <source>{0}: slowest round (ms per token)</source>
+        <translation>{0}: 가장 느린 회차 (토큰당 ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="247" />
+        <source>{0}: {1} fit (ms per token)</source>
+        <translation>{0}: {1} 맞춤 (토큰당 ms)</translation>
     </message>
 </context>
 <context>
@@ -2019,7 +2329,7 @@ step {4}</source>
     <message>
         <location filename="../../kvstudio/ui/slides/presenter.py" line="127" />
         <source>KV cache per layer</source>
-        <translation>레이어별 KV 캐시</translation>
+        <translation>층별 KV 캐시</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/slides/presenter.py" line="129" />
@@ -2292,7 +2602,7 @@ step {4}</source>
 <context>
     <name>ReplayController</name>
     <message>
-        <location filename="../../kvstudio/ui/run/replay.py" line="136" />
+        <location filename="../../kvstudio/ui/run/replay.py" line="184" />
         <source>Replaying {0} run(s) of {1}; no model is computing.</source>
         <translation>{1}의 실행 {0}개를 다시 봅니다. 모델은 계산하지 않습니다.</translation>
     </message>
@@ -2600,325 +2910,547 @@ step {4}</source>
 <context>
     <name>StepTimePlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="55" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="71" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="222" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="56" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="72" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="222" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="57" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="73" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="58" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="74" />
         <source>cumulative ms (dashed)</source>
         <translation>누적 ms (점선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="62" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="78" />
         <source>{0}: ms per step</source>
         <translation>{0}: 단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="63" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="79" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="64" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="80" />
         <source>prefill = time to first token</source>
         <translation>프리필 = 첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="65" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="81" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="66" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="82" />
+        <source>TTFT median of {0} (bar: min–max)</source>
+        <translation>TTFT {0}회 중앙값 (막대: 최소–최대)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="85" />
         <source>TTFT: {0}</source>
         <translation>첫 토큰: {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="195" />
+        <source>{0}: TTFT {1:.1f} ms</source>
+        <translation>{0}: TTFT {1:.1f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="197" />
+        <source>, {0:.2f} ms per generated token</source>
+        <translation>, 생성 토큰당 {0:.2f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="203" />
+        <source>one measurement per step (Lecture → Measure TTFT repeats it)</source>
+        <translation>단계마다 한 번 측정 (강의 → TTFT 측정으로 반복)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="204" />
+        <source>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</source>
+        <translation>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="207" />
+        <source>TTFT median of {0} rounds: </source>
+        <translation>TTFT {0}회 중앙값: </translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="217" />
+        <source>{0}: time of the step (ms)</source>
+        <translation>{0}: 단계 시간 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="219" />
+        <source>{0}: time so far (ms)</source>
+        <translation>{0}: 누적 시간 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="227" />
+        <source>Time to first token, repeated</source>
+        <translation>첫 토큰까지 시간, 반복 측정</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="227" />
+        <source>round</source>
+        <translation>회차</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="228" />
+        <source>{0}: TTFT (ms)</source>
+        <translation>{0}: TTFT (ms)</translation>
     </message>
 </context>
 <context>
     <name>TemperaturePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="72" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="73" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="78" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="79" />
         <source>Each temperature draws the same number of answers from one seed. Low temperatures repeat one answer; high ones spread out. The same seed must give the same answers in cached and recompute mode.</source>
         <translation>온도마다 같은 시드에서 같은 수의 답을 뽑습니다. 낮은 온도는 한 답을 되풀이하고, 높은 온도는 답이 퍼집니다. 같은 시드는 캐시 모드와 재계산 모드에서 같은 답을 내야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="85" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="86" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="86" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="87" />
         <source>Temperatures</source>
         <translation>온도 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="87" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="88" />
         <source>Samples per temperature</source>
         <translation>온도당 샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="89" />
         <source>New tokens per answer</source>
         <translation>답당 새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="90" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="90" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="91" />
         <source>Check recompute gives the same</source>
         <translation>재계산 모드도 같은지 확인</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="228" />
         <source>How often each answer came up</source>
         <translation>답별 등장 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="95" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="229" />
         <source>answer rank (1 = most frequent)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="95" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="180" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="96" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="187" />
         <source>count</source>
         <translation>횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="96" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="97" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="230" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="97" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="98" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="230" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="152" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="153" />
         <source>T = {0:g} ({1} distinct)</source>
         <translation>T = {0:g} (서로 다른 답 {1}개)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="174" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="158" />
+        <source>answer rank (1 = most frequent; {0} rarer answers beyond rank {1} are listed, not drawn)</source>
+        <translation>답 순위 (1 = 가장 많음; {1}위 밖의 드문 답 {0}개는 목록에만 있고 그리지 않음)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="181" />
         <source>same seed, both modes</source>
         <translation>같은 시드, 두 모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="177" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="184" />
         <source>T</source>
         <translation>T</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="185" />
         <source>distinct</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="179" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="186" />
         <source>most common answer</source>
         <translation>가장 많은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="181" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="188" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="187" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="194" />
         <source>T = {0:g}:</source>
         <translation>T = {0:g}:</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="203" />
+        <source>T = {0:g}: {1}</source>
+        <translation>T = {0:g}: {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="204" />
+        <source>Distinct answers out of {0} per temperature: </source>
+        <translation>온도별 {0}개 중 서로 다른 답: </translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="208" />
+        <source>recompute mode gave the same answers for the same seed</source>
+        <translation>같은 시드에서 재계산 모드도 같은 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="209" />
+        <source>recompute mode gave different answers for the same seed</source>
+        <translation>같은 시드에서 재계산 모드는 다른 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="210" />
+        <source>T = {0:g}: top answer ×{1}</source>
+        <translation>T = {0:g}: 최다 답 ×{1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="222" />
+        <source>T = {0:g}: count (samples)</source>
+        <translation>T = {0:g}: 횟수 (샘플)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="224" />
+        <source>T = {0:g}: answer</source>
+        <translation>T = {0:g}: 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="231" />
+        <source>distinct answers</source>
+        <translation>서로 다른 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="232" />
+        <source>samples</source>
+        <translation>샘플 수</translation>
     </message>
 </context>
 <context>
     <name>TokensFedPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="43" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="45" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="137" />
         <source>Tokens fed to the model per step</source>
         <translation>단계별로 모델에 넣은 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="44" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="46" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="138" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="45" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="47" />
         <source>tokens fed (bars)</source>
         <translation>넣은 토큰 (막대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="46" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="48" />
         <source>cumulative (lines)</source>
         <translation>누적 (선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="50" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="52" />
         <source>{0}: per step</source>
         <translation>{0}: 단계별</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="51" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="53" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="52" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="54" />
         <source>formula P+(N−1)</source>
         <translation>공식 P+(N−1)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="53" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="55" />
         <source>formula P·N+N(N−1)/2</source>
         <translation>공식 P·N+N(N−1)/2</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="113" />
+        <source>{0}: {1:,} tokens fed (formula {2:,})</source>
+        <translation>{0}: 입력 토큰 {1:,} (공식 {2:,})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="118" />
+        <source>P = {0} prompt tokens, N = {1} steps</source>
+        <translation>프롬프트 P = {0} 토큰, N = {1} 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="121" />
+        <source>cached P+(N−1), recompute P·N+N(N−1)/2</source>
+        <translation>캐시 P+(N−1), 재계산 P·N+N(N−1)/2</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="130" />
+        <source>{0}: tokens fed at the step (tokens)</source>
+        <translation>{0}: 그 단계의 입력 토큰 (토큰)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="132" />
+        <source>{0}: tokens fed so far (tokens)</source>
+        <translation>{0}: 누적 입력 토큰 (토큰)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="134" />
+        <source>{0}: formula, so far (tokens)</source>
+        <translation>{0}: 공식, 누적 (토큰)</translation>
     </message>
 </context>
 <context>
     <name>TopPTopKPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="128" />
         <source>Top-p / top-k</source>
         <translation>Top-p / top-k</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="132" />
         <source>Start</source>
         <translation>시작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="133" />
         <source>Step</source>
         <translation>한 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="134" />
         <source>Run to end</source>
         <translation>끝까지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="120" />
-        <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (grey bars are cut); top-p then keeps the most likely tokens until their probability passes p (orange bars are cut). The chosen token is outlined.</source>
-        <translation>막대는 온도를 적용한 뒤 가장 가능성이 높은 다음 토큰 20개입니다. top-k는 상위 k개만 남기고(회색 막대는 잘림), top-p는 확률 합이 p를 넘을 때까지 상위 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시합니다.</translation>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="137" />
+        <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (hollow grey bars are cut) and renormalises them to sum to 1; the green line adds them up, and top-p keeps the most likely tokens until that sum reaches p (orange bars are cut). The chosen token is outlined.</source>
+        <translation>막대는 온도를 적용한 뒤 가장 가능성 높은 다음 토큰 20개입니다. Top-k는 가장 가능성 높은 k개를 남기고(속이 빈 회색 막대는 잘림) 합이 1이 되도록 다시 정규화합니다. 초록 선은 그 누적합이며, top-p는 누적합이 p에 이를 때까지 가능성 높은 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="145" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="146" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="130" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="147" />
         <source>Top-k (0 = off)</source>
         <translation>Top-k (0 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="131" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="148" />
         <source>Top-p (1 = off)</source>
         <translation>Top-p (1 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="149" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="150" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="136" />
-        <source>Next-token distribution</source>
-        <translation>다음 토큰 분포</translation>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="154" />
+        <source>Next-token distribution after temperature and top-k</source>
+        <translation>온도와 top-k 적용 후 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="137" />
-        <source>probability</source>
-        <translation>확률</translation>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="155" />
+        <source>probability (renormalised)</source>
+        <translation>확률 (재정규화)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="158" />
+        <source>cumulative mass</source>
+        <translation>누적 확률</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="203" />
+        <source>Step {0}: chose {1!r} (p = {2:.3f} after top-k and top-p renormalised)</source>
+        <translation>{0}단계: {1!r} 선택 (top-k와 top-p 후 재정규화한 p = {2:.3f})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="269" />
+        <source>top-k = {0}: mass {1:.2f}</source>
+        <translation>top-k = {0}: 확률 {1:.2f}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="273" />
+        <source>p = {0:g}</source>
+        <translation>p = {0:g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="281" />
+        <source>top-p keeps {0}: mass {1:.2f} ≥ {2:g}</source>
+        <translation>top-p가 {0}개 남김: 확률 {1:.2f} ≥ {2:g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="324" />
+        <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
+        <translation>{0}단계: top-k = {1}이(가) 확률 {3:.2f}를 가진 토큰 {2}개를 남김; 재정규화 후 top-p = {4:g}가 확률 {6:.2f} ≥ {4:g}인 {5}개를 남김</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="329" />
+        <source>temperature {0:g} · chose «{1}», p = {2:.3f} after both filters</source>
+        <translation>온도 {0:g} · «{1}» 선택, 두 필터 후 p = {2:.3f}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="345" />
+        <source>Next-token distribution at step {0}</source>
+        <translation>{0}단계의 다음 토큰 분포</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="346" />
+        <source>rank (1 = most likely)</source>
+        <translation>순위 (1 = 가장 가능성 높음)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="348" />
+        <source>token</source>
+        <translation>토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="349" />
+        <source>probability after temperature</source>
+        <translation>온도 적용 후 확률</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="351" />
+        <source>probability after top-k, renormalised</source>
+        <translation>top-k 후 재정규화한 확률</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="353" />
+        <source>cumulative mass after top-k</source>
+        <translation>top-k 후 누적 확률</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="354" />
+        <source>kept by top-k and top-p</source>
+        <translation>top-k와 top-p가 남김</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="363" />
+        <source>after top-k (tokens)</source>
+        <translation>top-k 후 (토큰)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="365" />
+        <source>after top-p (tokens)</source>
+        <translation>top-p 후 (토큰)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="367" />
+        <source>kept mass after top-k (probability)</source>
+        <translation>top-k 후 남은 확률</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="369" />
+        <source>p(chosen) after both filters</source>
+        <translation>두 필터 후 p(선택)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="360" />
         <source>Candidates left after each filter</source>
         <translation>필터별 남은 후보 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="139" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="259" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="299" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="361" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="140" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="161" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="143" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="262" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="302" />
         <source>after top-k</source>
         <translation>top-k 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="144" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="263" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="303" />
         <source>after top-p</source>
         <translation>top-p 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="181" />
-        <source>Step {0}: chose {1!r} (p = {2:.3f})</source>
-        <translation>{0}단계: {1!r} 선택 (p = {2:.3f})</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="229" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="264" />
         <source>the {0} most likely tokens at step {1}</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="235" />
-        <source>top-k = {0}</source>
-        <translation>top-k = {0}</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="242" />
-        <source>top-p = {0:g}: {1} left</source>
-        <translation>top-p = {0:g}: {1}개 남음</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="260" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="300" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="355" />
         <source>chosen</source>
         <translation>선택</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="261" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="301" />
         <source>p(chosen)</source>
         <translation>p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="277" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="317" />
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>

@@ -89,7 +89,7 @@ def test_projector_preset_and_loaded_model(qtbot, exporter, tiny_handle, tmp_pat
 
 
 def test_scale_labs_export_in_the_slide_pack(qtbot, exporter, tiny_handle, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from kvstudio.ui.slides.export import export_slide_pack
+    from kvstudio.ui.slides.export import canvas_named, export_slide_pack
 
     charts, numbers, tables = {}, {}, {}
     panels = []
@@ -106,8 +106,9 @@ def test_scale_labs_export_in_the_slide_pack(qtbot, exporter, tiny_handle, tmp_p
         numbers[cls.__name__] = panel.numbers()
         tables[cls.__name__] = panel.table_rows()
         panels.append(panel)
-    written = export_slide_pack(charts, tmp_path / "pack", numbers, tables, width=800)
-    names = {p.name for p in written}
+    pack = export_slide_pack(charts, tmp_path / "pack", numbers, tables,
+                             canvas_named("16:9 small"))
+    names = {p.name for p in pack.written}
     for chart in ("paged-cache", "quantized-cache", "projector"):
         assert {f"lab-{chart}.{ext}" for ext in ("png", "svg", "pdf", "csv")} <= names
     for panel in panels:

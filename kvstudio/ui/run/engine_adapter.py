@@ -132,6 +132,10 @@ class AnswerCounts:
     temperatures: tuple[float, ...]
     counts: tuple[tuple[tuple[str, int], ...], ...]  # one tuple per temperature
     samples_per_temperature: int
+    prompt: str = ""  # the text as typed (for saving and the slide pack)
+    answer_tokens: int = 0  # the most tokens an answer could have (0 = not known)
+    sampling: SamplingSettings | None = None  # the other knobs (top-k, top-p, seed…)
+    use_chat_template: bool = False
 
     def distinct(self, index: int) -> int:
         return len(self.counts[index])
@@ -346,6 +350,8 @@ def repeated_sampling(
     settings: RunSettings,
     samples: int,
     temperatures: tuple[float, ...],
+    prompt: str = "",
+    use_chat_template: bool = False,
 ) -> Iterator[SamplingProgress | AnswerCounts]:
     """Yield progress, then one `AnswerCounts`: `samples` answers per temperature, batched.
 
@@ -373,6 +379,10 @@ def repeated_sampling(
                     for t in item.temperatures
                 ),
                 item.samples,
+                prompt=prompt,
+                answer_tokens=settings.max_new_tokens,
+                sampling=settings.sampling,
+                use_chat_template=use_chat_template,
             )
         else:
             yield SamplingProgress(item.done, item.total)

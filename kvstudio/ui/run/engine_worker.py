@@ -153,7 +153,8 @@ class GenerationWorker(QObject):
             ids = encode_prompt(self._model, request)
             result: AnswerCounts | None = None
             for item in repeated_sampling(self._model, ids, request.settings, samples,
-                                          temperatures):
+                                          temperatures, request.prompt,
+                                          request.use_chat_template):
                 if self._cancel.is_set():
                     break
                 if isinstance(item, AnswerCounts):
