@@ -23,7 +23,7 @@ class CacheSpec:
 
     kind: CacheKind = "dynamic"
     max_length: int = 2048  # static: preallocated tokens
-    window: int = 64  # sliding: tokens each query may look back on
+    window: int = 64  # sliding: keys each query sees, itself included (transformers' meaning)
     block_size: int = 16  # paged: tokens per block
 
     def __post_init__(self) -> None:

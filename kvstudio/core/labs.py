@@ -423,7 +423,7 @@ class CacheKindsResult:
 
     @property
     def window_covers_context(self) -> bool:
-        """The sliding window holds every token the run ever sees (P + N − 1)."""
+        """Every query sees the whole context: W ≥ P + N − 1 keys (W counts the query itself)."""
         return self.window >= self.prompt_tokens + self.new_tokens - 1
 
     def identical_to_dynamic(self, kind: CacheKind) -> bool:

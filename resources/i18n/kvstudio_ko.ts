@@ -249,99 +249,114 @@
 <context>
     <name>CacheBytesPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="56" />
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="198" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="60" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="216" />
         <source>layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="57" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="61" />
         <source>bytes</source>
         <translation>바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="59" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="63" />
         <source>K (used)</source>
         <translation>K (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="60" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="64" />
         <source>V (used)</source>
         <translation>V (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="61" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="65" />
         <source>allocated (static)</source>
         <translation>할당됨 (정적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="64" />
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="198" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="68" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="216" />
         <source>KV cache per layer</source>
         <translation>레이어별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="65" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="69" />
         <source>KV cache: {0} measured (T = {1} tokens)</source>
         <translation>KV 캐시: 측정 {0} (T = {1} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="66" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="70" />
         <source>formula 2·L·T·H_kv·d·bytes = {0}</source>
         <translation>공식 2·L·T·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="67" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="71" />
         <source>KV cache: recompute mode keeps no cache</source>
         <translation>KV 캐시: 재계산 모드는 캐시를 두지 않습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="68" />
-        <source>window cap W = {0}</source>
-        <translation>윈도 상한 W = {0}</translation>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="72" />
+        <source>window W = {0}: keeps {1} tokens</source>
+        <translation>윈도 W = {0}: {1} 토큰 보관</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="69" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="73" />
+        <source>{0} full</source>
+        <translation>{0} 전체</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="74" />
+        <source>{0} W={1}</source>
+        <translation>{0} W={1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="75" />
+        <source>formula Σ 2·T_l·H_kv·d·bytes = {0}</source>
+        <translation>공식 Σ 2·T_l·H_kv·d·bytes = {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="76" />
         <source>(cached run; recompute keeps none)</source>
         <translation>(캐시 실행; 재계산은 캐시 없음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="162" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="181" />
         <source>KV cache measured {0:,} B = formula 2·L·T·H_kv·d·bytes {1:,} B (T = {2} tokens)</source>
         <translation>KV 캐시 측정값 {0:,} B = 공식 2·L·T·H_kv·d·bytes {1:,} B (T = {2} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="164" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="183" />
         <source>{0:,} B per token · L = {1}, H_kv = {2}, d = {3}, {4} bytes per number</source>
         <translation>토큰당 {0:,} B · L = {1}, H_kv = {2}, d = {3}, 숫자당 {4}바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="168" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="187" />
         <source>static: {0:,} B allocated</source>
         <translation>정적: {0:,} B 할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="185" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="203" />
         <source>K bytes used (B)</source>
         <translation>K 사용 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="186" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="204" />
         <source>V bytes used (B)</source>
         <translation>V 사용 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="190" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="208" />
         <source>K bytes allocated (B)</source>
         <translation>K 할당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="192" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="210" />
         <source>V bytes allocated (B)</source>
         <translation>V 할당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="196" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="214" />
         <source>window cap, K or V (B)</source>
         <translation>윈도 상한, K 또는 V (B)</translation>
     </message>
@@ -349,138 +364,138 @@
 <context>
     <name>CacheInspectorPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="130" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="131" />
         <source>Cache inspector</source>
         <translation>캐시 들여다보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="135" />
         <source>Start</source>
         <translation>시작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="136" />
         <source>Step</source>
         <translation>한 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="137" />
         <source>Run to end</source>
         <translation>끝까지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="139" />
         <source>cached</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="139" />
         <source>recompute</source>
         <translation>재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="142" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="143" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="144" />
         <source>static (length)</source>
         <translation>정적 (길이)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="144" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="145" />
         <source>sliding window (W)</source>
         <translation>슬라이딩 윈도 (W)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="157" />
         <source>What the KV cache holds, step by step, for one layer and one K/V head: the K and V rows (one per position, head_dim numbers each) and how much the newest query looked at each position, for every query head that reads this K/V head. Rows already in the cache never change (max |Δ| = 0) and each step appends exactly one row per layer; in recompute mode the recomputed rows equal the cached ones. That is why caching gives the same tokens.</source>
         <translation>한 레이어, 한 K/V 헤드에 대해 KV 캐시에 무엇이 들어 있는지 스텝마다 보여 줍니다: K 행과 V 행(위치마다 한 행, head_dim개의 수)과, 이 K/V 헤드를 읽는 쿼리 헤드마다 가장 최근 쿼리가 각 위치를 얼마나 보았는지. 캐시에 이미 있는 행은 절대 바뀌지 않고(최대 |Δ| = 0) 스텝마다 레이어당 정확히 한 행이 추가됩니다. 재계산 모드에서는 다시 계산한 행이 캐시된 행과 같습니다. 그래서 캐시를 써도 같은 토큰이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="167" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="168" />
         <source>Mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="168" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="169" />
         <source>Cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="170" />
         <source>Static length / window W</source>
         <translation>정적 길이 / 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="170" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="171" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="171" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="172" />
         <source>Layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="173" />
         <source>K/V head</source>
         <translation>K/V 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="175" />
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="176" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="177" />
         <source>head_dim</source>
         <translation>head_dim</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="177" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="178" />
         <source>query head</source>
         <translation>쿼리 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="179" />
         <source>position: token</source>
         <translation>위치: 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="233" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="234" />
         <source>Finished.</source>
         <translation>끝났습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="247" />
         <source>Step {0}: chose {1!r}. {2} rows held;</source>
         <translation>스텝 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="251" />
         <source>the prefill appended {0} rows per layer.</source>
         <translation>프리필이 레이어마다 {0}행을 추가했습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="256" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="257" />
         <source>old rows max |Δ| = {0:g} {1}; rows appended per layer: {2}.</source>
         <translation>기존 행 최대 |Δ| = {0:g} {1}; 레이어별 추가 행: {2}.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="260" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="261" />
         <source>Recomputed vs cached K/V: max |Δ| = {0:.2g} / {1:.2g} ({2}).</source>
         <translation>재계산한 K/V와 캐시된 K/V: 최대 |Δ| = {0:.2g} / {1:.2g} ({2}).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="264" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="265" />
         <source>same dtype</source>
         <translation>같은 dtype</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="264" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="265" />
         <source>dtypes differ</source>
         <translation>dtype이 다름</translation>
     </message>
@@ -491,13 +506,14 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="337" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="427" />
         <source>V rows</source>
         <translation>V 행</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="339" />
-        <source>Attention of position {0}</source>
-        <translation>위치 {0}의 어텐션</translation>
+        <source>Attention, position {0}</source>
+        <translation>어텐션, 위치 {0}</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="341" />
@@ -506,38 +522,85 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="347" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="442" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="348" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="388" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="349" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="415" />
         <source>rows held</source>
         <translation>보관 행</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="350" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="416" />
         <source>appended per layer</source>
         <translation>레이어별 추가</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="351" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="417" />
         <source>old rows max |Δ|</source>
         <translation>기존 행 최대 |Δ|</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="352" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="418" />
         <source>recompute max |Δ| K</source>
         <translation>재계산 최대 |Δ| K</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="353" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="419" />
         <source>recompute max |Δ| V</source>
         <translation>재계산 최대 |Δ| V</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="365" />
+        <source>Layer {0}, K/V head {1}, step {2}: {3} rows held (cache: {4})</source>
+        <translation>레이어 {0}, K/V 헤드 {1}, 스텝 {2}: {3}행 보관 (캐시: {4})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="372" />
+        <source>old rows max |Δ| over {0} steps: {1:g}; one row appended per layer: {2}</source>
+        <translation>{0}스텝 동안 기존 행 최대 |Δ|: {1:g}; 레이어마다 한 행씩 추가: {2}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="375" />
+        <source>recomputed vs cached K/V max |Δ| {0:.2g} / {1:.2g}</source>
+        <translation>재계산 대 캐시 K/V 최대 |Δ| {0:.2g} / {1:.2g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="387" />
+        <source>position</source>
+        <translation>위치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="406" />
+        <source>cache row</source>
+        <translation>캐시 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="424" />
+        <source>K rows</source>
+        <translation>K 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="430" />
+        <source>Attention of the newest query</source>
+        <translation>가장 최근 쿼리의 어텐션</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="442" />
+        <source>Checks per step</source>
+        <translation>스텝별 확인</translation>
     </message>
 </context>
 <context>
@@ -548,146 +611,146 @@
         <translation>캐시 종류</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="89" />
-        <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; the sliding window keeps the last W tokens, so its memory and each query's view stop growing at W. When W covers the whole context the output must match the dynamic cache.</source>
-        <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도는 마지막 W 토큰만 보관하므로 메모리와 각 쿼리가 보는 범위가 W에서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="97" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="98" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="98" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="99" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="99" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="100" />
         <source>Sliding window W</source>
         <translation>슬라이딩 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="102" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="103" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="243" />
         <source>Cache memory per step</source>
         <translation>단계별 캐시 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="103" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="106" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="241" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="242" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="105" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="105" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="243" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="244" />
         <source>Keys each new token attends to</source>
         <translation>새 토큰이 어텐션하는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="108" />
         <source>attention-mask width</source>
         <translation>어텐션 마스크 너비</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="113" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="114" />
         <source>{0} (allocated)</source>
         <translation>{0} (할당)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="118" />
         <source>{0} (used)</source>
         <translation>{0} (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="179" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="180" />
         <source>✗ from step {0}</source>
         <translation>✗ {0}단계부터 다름</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="199" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="200" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="201" />
         <source>keys seen</source>
         <translation>보는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="201" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="202" />
         <source>same as dynamic</source>
         <translation>동적과 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="209" />
         <source>The window W = {0} {1} the context P + N − 1 = {2}.</source>
         <translation>윈도 W = {0}은(는) 문맥 P + N − 1 = {2}을(를) {1}.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="218" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="219" />
         <source>{0} {1:,} B</source>
         <translation>{0} {1:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="220" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="221" />
         <source>Cache memory after {0} steps: </source>
         <translation>{0}단계 후 캐시 메모리: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="223" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="224" />
         <source>P = {0}, N = {1}</source>
         <translation>P = {0}, N = {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="234" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="235" />
         <source>{0}: allocated (B)</source>
         <translation>{0}: 할당 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="238" />
         <source>{0}: used (B)</source>
         <translation>{0}: 사용 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="239" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="240" />
         <source>{0}: keys each new token attends to</source>
         <translation>{0}: 새 토큰이 주의를 기울이는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="210" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="211" />
         <source>covers</source>
         <translation>을(를) 덮음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="210" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="211" />
         <source>is shorter than</source>
         <translation>보다 짧음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="196" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="197" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="190" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="89" />
+        <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; with a sliding window W each token sees the last W tokens, itself included (transformers' sliding_window), so the cache keeps W − 1 and its memory stops growing there. When W covers the whole context the output must match the dynamic cache.</source>
+        <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도 W에서는 각 토큰이 자기 자신을 포함해 마지막 W 토큰을 보므로(transformers의 sliding_window와 같은 뜻) 캐시는 W − 1 토큰만 보관하고 메모리도 거기서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="191" />
         <source>W = {0} vs P + N − 1 = {1}</source>
         <translation>W = {0} 대 P + N − 1 = {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="197" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="198" />
         <source>allocated</source>
         <translation>할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="198" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="199" />
         <source>used</source>
         <translation>사용</translation>
     </message>
@@ -929,324 +992,370 @@
 <context>
     <name>ChatPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="112" />
         <source>Chat</source>
         <translation>채팅</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="116" />
         <source>Send</source>
         <translation>보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="117" />
         <source>Next scripted turn</source>
         <translation>다음 대본 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="118" />
         <source>New chat</source>
         <translation>새 대화</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="119" />
         <source>Type what the user says, then Enter</source>
         <translation>사용자의 말을 입력하고 Enter</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="120" />
         <source>keep the cache across turns (feed only the new tokens)</source>
         <translation>턴이 바뀌어도 캐시 유지 (새 토큰만 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="121" />
         <source>also answer without reuse (re-feed the whole history)</source>
         <translation>재사용 없이도 답하기 (대화 전체를 다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="124" />
         <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical; the time to the first token grows with the history only without reuse.</source>
         <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며, 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="131" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="132" />
         <source>User turn</source>
         <translation>사용자 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="133" />
         <source>Reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="134" />
         <source>Compare</source>
         <translation>비교</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="135" />
         <source>Answer tokens at most</source>
         <translation>답변 최대 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="136" />
         <source>Context limit (tokens)</source>
         <translation>컨텍스트 한도 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="139" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="391" />
         <source>Prompt tokens fed per turn</source>
         <translation>턴별 입력한 프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="139" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="142" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="147" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="140" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="148" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="323" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="389" />
         <source>turn</source>
         <translation>턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="140" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="141" />
         <source>tokens (dashed: running total)</source>
         <translation>토큰 (점선: 누적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="141" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="142" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="392" />
         <source>Time to first token</source>
         <translation>첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="145" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="146" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="393" />
         <source>KV cache after each turn (equal both ways)</source>
         <translation>턴이 끝난 뒤 KV 캐시 (두 방식 같음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="148" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="149" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="149" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="368" />
         <source>reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="149" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="368" />
         <source>re-feed</source>
         <translation>다시 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="238" />
         <source>Turn {0}</source>
         <translation>턴 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="239" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="240" />
         <source>reuse fed {0} tokens</source>
         <translation>재사용: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="241" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="242" />
         <source>re-feed fed {0} tokens</source>
         <translation>다시 입력: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="243" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="244" />
         <source>identical tokens both ways {0}</source>
         <translation>두 방식의 토큰이 같음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="246" />
         <source>the two ways chose different tokens {0}</source>
         <translation>두 방식이 다른 토큰을 골랐음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="248" />
         <source>the answer was cut at the context limit</source>
         <translation>컨텍스트 한도에서 답이 잘렸음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="281" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="282" />
         <source>User</source>
         <translation>사용자</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="281" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="282" />
         <source>Assistant</source>
         <translation>어시스턴트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="323" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="324" />
         <source>history</source>
         <translation>대화 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="324" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="325" />
         <source>fed (reuse)</source>
         <translation>입력 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="325" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="326" />
         <source>fed (re-feed)</source>
         <translation>입력 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="326" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="327" />
         <source>TTFT ms (reuse)</source>
         <translation>TTFT ms (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="327" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="328" />
         <source>TTFT ms (re-feed)</source>
         <translation>TTFT ms (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="328" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="329" />
         <source>ms/token (reuse)</source>
         <translation>ms/토큰 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="329" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="330" />
         <source>ms/token (re-feed)</source>
         <translation>ms/토큰 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="330" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="331" />
         <source>cache KiB</source>
         <translation>캐시 KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="331" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="332" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="332" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="333" />
         <source>identical</source>
         <translation>같음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="344" />
+        <source>Turn {0}, history {1} tokens</source>
+        <translation>턴 {0}, 대화 길이 {1}토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="347" />
+        <source>reuse fed {0} tokens, TTFT {1:.1f} ms</source>
+        <translation>재사용 {0}토큰 입력, TTFT {1:.1f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="353" />
+        <source>re-feed fed {0} tokens, TTFT {1:.1f} ms</source>
+        <translation>다시 입력 {0}토큰 입력, TTFT {1:.1f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="359" />
+        <source>identical greedy tokens in {0} of {1} compared turns</source>
+        <translation>비교한 턴 {1}개 중 {0}개에서 그리디 토큰이 같음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="381" />
+        <source>{0}: prompt tokens fed</source>
+        <translation>{0}: 입력한 프롬프트 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="383" />
+        <source>{0}: running total</source>
+        <translation>{0}: 누적</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="387" />
+        <source>{0}: TTFT (ms)</source>
+        <translation>{0}: TTFT (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="388" />
+        <source>{0}: cache (bytes)</source>
+        <translation>{0}: 캐시 (바이트)</translation>
     </message>
 </context>
 <context>
     <name>ClassroomExtras</name>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="122" />
+        <location filename="../../kvstudio/ui/classroom.py" line="126" />
         <source>Labs</source>
         <translation>실습</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="208" />
+        <location filename="../../kvstudio/ui/classroom.py" line="212" />
         <source>Save run</source>
         <translation>실행 저장</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="210" />
-        <location filename="../../kvstudio/ui/classroom.py" line="228" />
+        <location filename="../../kvstudio/ui/classroom.py" line="214" />
+        <location filename="../../kvstudio/ui/classroom.py" line="232" />
         <source>KV Studio runs (*.json)</source>
         <translation>KV Studio 실행 파일 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="219" />
+        <location filename="../../kvstudio/ui/classroom.py" line="223" />
         <source>Saved the run to {0}</source>
         <translation>실행을 {0}에 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="226" />
+        <location filename="../../kvstudio/ui/classroom.py" line="230" />
         <source>Open saved run</source>
         <translation>저장한 실행 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="244" />
+        <location filename="../../kvstudio/ui/classroom.py" line="248" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="254" />
+        <location filename="../../kvstudio/ui/classroom.py" line="258" />
         <source>Measuring TTFT {0} times in each mode…</source>
         <translation>모드마다 TTFT를 {0}번 측정하는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="337" />
+        <location filename="../../kvstudio/ui/classroom.py" line="341" />
         <source>Lec&amp;ture</source>
         <translation>강의(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="338" />
+        <location filename="../../kvstudio/ui/classroom.py" line="342" />
         <source>Presenter view (projector: one chart, big numbers)</source>
         <translation>발표자 화면 (프로젝터: 차트 하나, 큰 숫자)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="340" />
+        <location filename="../../kvstudio/ui/classroom.py" line="344" />
         <source>Full screen, high contrast: Page Down steps, Page Up / ↑ / ↓ change the chart, P plays and pauses, Home starts over, Esc returns.</source>
         <translation>전체 화면, 고대비: Page Down은 한 스텝, Page Up / ↑ / ↓는 차트 바꾸기, P는 재생·일시정지, Home은 처음부터, Esc는 돌아가기.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="342" />
+        <location filename="../../kvstudio/ui/classroom.py" line="346" />
         <source>Save run…</source>
         <translation>실행 저장…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="343" />
+        <location filename="../../kvstudio/ui/classroom.py" line="347" />
         <source>Open saved run (replay without the model)…</source>
         <translation>저장한 실행 열기 (모델 없이 다시 보기)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="344" />
+        <location filename="../../kvstudio/ui/classroom.py" line="348" />
         <source>Replay</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="345" />
+        <location filename="../../kvstudio/ui/classroom.py" line="349" />
         <source>Next step</source>
         <translation>다음 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="346" />
+        <location filename="../../kvstudio/ui/classroom.py" line="350" />
         <source>Play / pause</source>
         <translation>재생 / 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="347" />
+        <location filename="../../kvstudio/ui/classroom.py" line="351" />
         <source>From the start</source>
         <translation>처음부터</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="348" />
+        <location filename="../../kvstudio/ui/classroom.py" line="352" />
         <source>Back to live</source>
         <translation>실시간으로 돌아가기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="349" />
+        <location filename="../../kvstudio/ui/classroom.py" line="353" />
         <source>Export slide pack (all charts and numbers)…</source>
         <translation>슬라이드 묶음 내보내기 (모든 차트와 수치)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="351" />
+        <location filename="../../kvstudio/ui/classroom.py" line="355" />
         <source>Measure TTFT ×{0} (median, min–max)</source>
         <translation>TTFT ×{0} 측정 (중앙값, 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="353" />
+        <location filename="../../kvstudio/ui/classroom.py" line="357" />
         <source>Runs the prompt's prefill {0} times in each mode, interleaved, and shows the median with the fastest and slowest round at step 0 of the time plot.</source>
         <translation>프롬프트의 프리필을 모드마다 {0}번 번갈아 실행하고, 시간 그래프의 0단계에 중앙값과 가장 빠른·느린 회차를 표시합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="402" />
+        <location filename="../../kvstudio/ui/classroom.py" line="406" />
         <source>TTFT median of {0}: cached {1:.2f} ms, recompute {2:.2f} ms</source>
         <translation>TTFT {0}회 중앙값: 캐시 {1:.2f} ms, 재계산 {2:.2f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="417" />
+        <location filename="../../kvstudio/ui/classroom.py" line="421" />
         <source>Exported: {0}</source>
         <translation>내보냄: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="427" />
+        <location filename="../../kvstudio/ui/classroom.py" line="431" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
@@ -2910,104 +3019,104 @@ step {4}</source>
 <context>
     <name>StepTimePlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="71" />
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="222" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="74" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="225" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="72" />
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="222" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="75" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="225" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="73" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="76" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="74" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="77" />
         <source>cumulative ms (dashed)</source>
         <translation>누적 ms (점선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="78" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="81" />
         <source>{0}: ms per step</source>
         <translation>{0}: 단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="79" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="82" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="80" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="83" />
         <source>prefill = time to first token</source>
         <translation>프리필 = 첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="81" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="84" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="82" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="85" />
         <source>TTFT median of {0} (bar: min–max)</source>
         <translation>TTFT {0}회 중앙값 (막대: 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="85" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="88" />
         <source>TTFT: {0}</source>
         <translation>첫 토큰: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="195" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="198" />
         <source>{0}: TTFT {1:.1f} ms</source>
         <translation>{0}: TTFT {1:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="197" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="200" />
         <source>, {0:.2f} ms per generated token</source>
         <translation>, 생성 토큰당 {0:.2f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="203" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="206" />
         <source>one measurement per step (Lecture → Measure TTFT repeats it)</source>
         <translation>단계마다 한 번 측정 (강의 → TTFT 측정으로 반복)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="204" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="207" />
         <source>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</source>
         <translation>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="207" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="210" />
         <source>TTFT median of {0} rounds: </source>
         <translation>TTFT {0}회 중앙값: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="217" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="220" />
         <source>{0}: time of the step (ms)</source>
         <translation>{0}: 단계 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="219" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="222" />
         <source>{0}: time so far (ms)</source>
         <translation>{0}: 누적 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="227" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="230" />
         <source>Time to first token, repeated</source>
         <translation>첫 토큰까지 시간, 반복 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="227" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="230" />
         <source>round</source>
         <translation>회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="228" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="231" />
         <source>{0}: TTFT (ms)</source>
         <translation>{0}: TTFT (ms)</translation>
     </message>

@@ -87,9 +87,10 @@ class CacheKindsPanel(LabPanel):
         self.explanation.setText(
             self.tr(
                 "The same greedy run with three caches. Dynamic grows by one token per step; "
-                "static reserves P + N tokens up front; the sliding window keeps the last W "
-                "tokens, so its memory and each query's view stop growing at W. When W covers "
-                "the whole context the output must match the dynamic cache."
+                "static reserves P + N tokens up front; with a sliding window W each token sees "
+                "the last W tokens, itself included (transformers' sliding_window), so the "
+                "cache keeps W − 1 and its memory stops growing there. When W covers the whole "
+                "context the output must match the dynamic cache."
             )
         )
         self.set_field_names(

@@ -25,6 +25,7 @@ from kvstudio.core.records import Mode, SamplingSettings
 if TYPE_CHECKING:
     from kvstudio.core import checkpoints
     from kvstudio.core.backend import LanguageModel
+    from kvstudio.core.cache_layout import CachePlan
     from kvstudio.core.model import MiniMindLM
     from kvstudio.core.stepper import Stepper
     from kvstudio.core.tokenizer import TextTokenizer
@@ -100,6 +101,7 @@ class RunInfo:
     dtype_bytes: int
     eos_id: int | None = None  # the end-of-answer token the run stops at (None: unknown)
     eos_text: str = ""  # its text, e.g. "<|im_end|>"
+    plan: CachePlan | None = None  # per-layer kinds (hybrid models); None: every layer alike
 
     @property
     def mode(self) -> Mode:
@@ -123,6 +125,16 @@ class RunInfo:
         return formulas.cache_bytes(
             self.num_layers, tokens, self.num_kv_heads, self.head_dim, self.dtype_bytes
         )
+
+    def cache_plan(self) -> CachePlan:
+        """What each layer keeps: the model's own plan, or every layer as the cache spec says."""
+        from kvstudio.core.cache_layout import uniform_plan
+
+        return self.plan or uniform_plan(self, self.request.settings.cache)
+
+    def formula_used_bytes(self, positions: int) -> int:
+        """The per-layer formula Σ_l 2·T_l·H_kv·d·bytes after `positions` cached positions."""
+        return self.cache_plan().used_bytes(positions)
 
 
 @dataclass(frozen=True)
@@ -328,6 +340,8 @@ def make_stepper(model: ModelHandle, prompt_ids: list[int], settings: RunSetting
 def run_info(
     run_id: int, model: ModelHandle, request: RunRequest, prompt_ids: list[int]
 ) -> RunInfo:
+    from kvstudio.core.cache_layout import cache_plan
+
     b = model.backend
     eos_id = model.tokenizer.eos_id if model.tokenizer.eos_id is not None else b.eos_token_id
     return RunInfo(
@@ -341,6 +355,7 @@ def run_info(
         dtype_bytes=b.dtype_bytes,
         eos_id=eos_id,
         eos_text=model.tokenizer.token_text(eos_id) if eos_id is not None else "",
+        plan=cache_plan(b, request.settings.cache),
     )
 
 
