@@ -9,20 +9,24 @@ hybrid model's layers are labelled with their kind (full, or W for sliding).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
 
 from kvstudio.core import formulas
-from kvstudio.core.cache_layout import CachePlan
 from kvstudio.core.records import StepRecord
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.plots.base import LivePlot
 from kvstudio.ui.plots.extent import planned_steps
 from kvstudio.ui.run.engine_adapter import RunInfo
 from kvstudio.ui.run.store import RunStore
+
+if TYPE_CHECKING:
+    from kvstudio.core.cache_layout import CachePlan  # (torch: loaded with the first run)
 from kvstudio.ui.slides.chart_data import DataTable, Series
 
 K_COLOUR, V_COLOUR = "#3182bd", "#31a354"
@@ -75,7 +79,7 @@ class CacheBytesPlot(LivePlot):
         self._sliding_tick = self.tr("{0} W={1}")
         self._hybrid_formula_template = self.tr("formula Σ 2·T_l·H_kv·d·bytes = {0}")
         self._cached_run_note = self.tr("(cached run; recompute keeps none)")
-        self.plot_item.setTitle(self._title_empty)
+        self.set_title(self._title_empty)
 
     def refresh(self, store: RunStore) -> None:
         """Draw the current run's cache; in recompute mode the cached run's (recompute has none)."""
@@ -97,7 +101,7 @@ class CacheBytesPlot(LivePlot):
             bars.setOpts(x=[], height=[])
         self._cap.setVisible(False)
         self.summary = self._title_empty
-        self.plot_item.setTitle(self.summary)
+        self.set_title(self.summary)
 
     def _draw(self, info: RunInfo, record: StepRecord, recompute_current: bool = False,
               planned: int | None = None) -> None:
@@ -143,9 +147,9 @@ class CacheBytesPlot(LivePlot):
             if recompute_current:
                 measured = self._cached_run_note + " " + measured
             template = self._formula_template if plan.uniform else self._hybrid_formula_template
-            # Two short lines: one long title would widen the plot past its cell.
+            # Two lines (each wraps again on a narrow plot).
             self.summary = measured + "<br>" + template.format(format_bytes(formula))
-        self.plot_item.setTitle(self.summary, size="9pt")
+        self.set_title(self.summary)
         ticks = self._ticks(plan, len(layers))
         if ticks != self._tick_labels:  # set only when they change (setTicks repaints)
             self._tick_labels = ticks
@@ -227,6 +231,19 @@ class CacheBytesPlot(LivePlot):
                                        info.dtype_bytes) / 2
         measured = max((max(k, v) for k, v in record.cache_layer_bytes), default=0)
         return float(max(planned, measured, 1))
+
+    def layer_bar_rects(self) -> list[QRectF]:
+        """Every drawn K and V bar as a rectangle in scene coordinates (for layout tests)."""
+        rects: list[QRectF] = []
+        for bars in (self._k_used, self._v_used):
+            xs, heights = bars.opts.get("x"), bars.opts.get("height")
+            width = float(bars.opts.get("width") or 0.0)
+            if xs is None or heights is None:
+                continue
+            for x, height in zip(xs, heights, strict=True):
+                rect = QRectF(float(x) - width / 2, 0.0, width, float(height)).normalized()
+                rects.append(bars.mapRectToScene(rect))
+        return rects
 
     def drawn_layer_bytes(self) -> list[tuple[float, float]]:
         """(K, V) heights drawn per layer (what tests compare with the record)."""
