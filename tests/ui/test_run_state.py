@@ -77,6 +77,7 @@ def test_in_a_replay_step_advances_the_replay_and_home_does_not_load_another_run
     assert replay.position() == (2, STEPS)
     assert {t.info.run_id for t in controller.store.traces()} == replayed_ids
     assert window.tokens_plot.bar_heights("cached") == bars[:2]
+    assert window.tokens_plot.x_range()[1] == pytest.approx(STEPS - 0.4)  # the saved length
 
     window.classroom.lecture.set_enabled(True)
     _press(qtbot, Qt.Key.Key_Home)  # the clicker's "start over": the replay, from step 0
@@ -159,7 +160,7 @@ def test_step_history_shows_every_view_as_it_was(qtbot, make_window) -> None:  #
         (float(k), float(v)) for k, v in trace.records[2].cache_layer_bytes]
     assert len(window.generation.chip_texts()) == p + 3
     assert window.status.field_text("step").startswith("Step 3/")
-    assert "step 2 of 5" in window.run_bar.phase_text()
+    assert "looking back at step 2 of 5" in window.run_bar.phase_text()
     assert len(live_tables(window)["cached steps"]) == 3  # exports follow the selected step
     assert window.tokens_plot.x_range()[1] == pytest.approx(STEPS - 0.4)  # axes stay put
 
@@ -230,9 +231,17 @@ def _assert_eos_shown(window, step: int) -> None:  # type: ignore[no-untyped-def
     assert chips.kinds()[-1] == "eos"
     tip = chips.tooltips()[-1]
     assert "end of the answer" in tip and "Part of a character" not in tip
-    assert f"answer finished at step {step}: <|im_end|>" in window.run_bar.phase_text()
+    assert (f"answer finished at step {step} (token {step + 1}): <|im_end|>"
+            in window.run_bar.phase_text())
     assert window.controller.state.phase in (RunPhase.FINISHED, RunPhase.REPLAYING)
     # The axes end with the answer, not at the budget of 16.
     assert window.tokens_plot.x_range()[1] == pytest.approx(step + 1 - 0.4)
     prompt_kinds = chips.kinds()[: window.controller.store.current.info.prompt_len]
     assert "special" in prompt_kinds  # <|im_start|> of the chat template
+
+
+def test_the_axes_span_grows_in_doublings_and_ends_with_the_run() -> None:
+    assert [planned_steps(n, 64, False) for n in (0, 1, 6, 7, 12, 14, 40)] == [
+        8, 8, 8, 16, 16, 32, 64]
+    assert planned_steps(3, 4, False) == 4  # never past the budget
+    assert planned_steps(10, 64, True) == 10  # a finished run fills its axes
