@@ -15,6 +15,7 @@ from kvstudio.core.runfile import SavedRun, load_runs, save_runs
 from kvstudio.ui.classroom import live_tables
 from kvstudio.ui.plots.extent import planned_steps
 from kvstudio.ui.run.state import RunPhase
+from kvstudio.ui.slides.export import export_chart
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000
@@ -143,7 +144,8 @@ def test_run_keys_stay_with_a_text_field(qtbot, make_window) -> None:  # type: i
     window.classroom.lecture.set_enabled(False)
 
 
-def test_step_history_shows_every_view_as_it_was(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_step_history_shows_every_view_as_it_was(qtbot, make_window,  # type: ignore[no-untyped-def]
+                                                 tmp_path: Path) -> None:
     window = make_window(max_new_tokens=STEPS)
     _run_to_end(qtbot, window)
     controller = window.controller
@@ -162,6 +164,9 @@ def test_step_history_shows_every_view_as_it_was(qtbot, make_window) -> None:  #
     assert window.status.field_text("step").startswith("Step 3/")
     assert "looking back at step 2 of 5" in window.run_bar.phase_text()
     assert len(live_tables(window)["cached steps"]) == 3  # exports follow the selected step
+    csv = export_chart(window.tokens_plot, tmp_path / "fed.csv", "csv")
+    bars = [line for line in csv.read_text().splitlines() if ",Cached: per step," in line]
+    assert len(bars) == 3  # the bars of steps 0-2 only
     assert window.tokens_plot.x_range()[1] == pytest.approx(STEPS - 0.4)  # axes stay put
 
     _focus(qtbot, window.generation.chips)
@@ -245,3 +250,21 @@ def test_the_axes_span_grows_in_doublings_and_ends_with_the_run() -> None:
         8, 8, 8, 16, 16, 32, 64]
     assert planned_steps(3, 4, False) == 4  # never past the budget
     assert planned_steps(10, 64, True) == 10  # a finished run fills its axes
+
+
+def test_the_top_p_lab_shows_an_earlier_step_when_its_row_is_selected(  # type: ignore[no-untyped-def]
+        qtbot, make_window) -> None:
+    window = make_window()
+    lab = window.classroom.labs.cutoffs
+    lab.new_tokens.setValue(3)
+    with qtbot.waitSignal(lab.runner.paused, timeout=TIMEOUT):
+        assert lab.run()
+    with qtbot.waitSignal(lab.result_ready, timeout=TIMEOUT):
+        assert lab.run_to_end()
+    qtbot.waitUntil(lambda: len(lab.steps) == 3, timeout=TIMEOUT)
+    lab.table.setCurrentCell(0, 0)  # a click on the first row
+    assert list(lab._bars.opts["height"]) == list(lab.steps[0].probabilities)
+    assert lab.numbers()["shown_step"] == 0
+    assert lab.status.text().startswith("Step 0:")
+    lab.table.setCurrentCell(2, 0)
+    assert list(lab._bars.opts["height"]) == list(lab.steps[2].probabilities)
