@@ -114,25 +114,18 @@ class ChatSession:
         context_limit: int | None = None,
         system: str | None = None,
     ) -> None:
-        if max_new_tokens < 1:
-            raise ValueError(f"Answers need at least one token, not {max_new_tokens}.")
         spec = cache or CacheSpec()
         if spec.kind == "sliding":
             raise ValueError(
                 "The chat keeps the whole conversation: choose the dynamic or the static cache "
                 "(a sliding window would forget earlier turns)."
             )
-        positions = model_positions(backend)
-        limit = positions if context_limit is None else min(context_limit, positions)
-        if spec.kind == "static":
-            limit = min(limit, spec.max_length)
-        if limit < 8:
-            raise ValueError(f"A context limit of {limit} tokens leaves no room for a turn.")
         self.backend = backend
         self.tokenizer = tokenizer
-        self.max_new_tokens = max_new_tokens
         self.cache_spec = spec
-        self.context_limit = limit
+        self.max_new_tokens = max_new_tokens
+        self.context_limit = 0
+        self.set_limits(max_new_tokens, context_limit)
         self.system = system
         self.eos_id = tokenizer.eos_id if tokenizer.eos_id is not None else backend.eos_token_id
         self._im_end = tokenizer.backend.token_to_id(IM_END)
@@ -141,6 +134,19 @@ class ChatSession:
         self.turns: list[ChatTurn] = []
         self._cache: Any | None = None  # the reuse way's cache, kept across turns
         self._cached_tokens = 0  # history tokens that cache holds
+
+    def set_limits(self, max_new_tokens: int, context_limit: int | None) -> None:
+        """Answer length and context limit for the next turns (capped by the model's positions)."""
+        if max_new_tokens < 1:
+            raise ValueError(f"Answers need at least one token, not {max_new_tokens}.")
+        positions = model_positions(self.backend)
+        limit = positions if context_limit is None else min(context_limit, positions)
+        if self.cache_spec.kind == "static":
+            limit = min(limit, self.cache_spec.max_length)
+        if limit < 8:
+            raise ValueError(f"A context limit of {limit} tokens leaves no room for a turn.")
+        self.max_new_tokens = max_new_tokens
+        self.context_limit = limit
 
     # ---- the conversation ----------------------------------------------------------------
     def reset(self) -> None:

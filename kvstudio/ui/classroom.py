@@ -20,7 +20,10 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from kvstudio.core.runfile import RUN_SUFFIX
 from kvstudio.ui.app.messages import localize
-from kvstudio.ui.labs import LabsPanel
+from kvstudio.ui.labs import LabPanel, LabsPanel
+from kvstudio.ui.labs.chat_lab import ChatPanel
+from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
+from kvstudio.ui.labs.labs_panel import slide_pack_of
 from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.slides.export import ChartLike
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
@@ -84,6 +87,15 @@ class ClassroomExtras(QObject):
         window.add_tab(self.labs, lambda: self.tr("Labs"))
         controller.model_loaded.connect(self.labs.set_model)
         self.labs.set_model(controller.model)
+        # Chat and Cache inspector: lab panels with a tab each (issue 15).
+        self.chat = ChatPanel(self.exporter)
+        self.inspector = CacheInspectorPanel(self.exporter)
+        self.tab_labs: list[LabPanel] = [self.chat, self.inspector]
+        for lab in self.tab_labs:
+            window.add_tab(lab, lab.title)
+            lab.failed.connect(self._on_lab_failed)
+            controller.model_loaded.connect(lab.set_model)
+            lab.set_model(controller.model)
         self.export_buttons = [
             attach_export(plot, self.exporter) for plot in window.plots().values()
         ]
@@ -101,7 +113,7 @@ class ClassroomExtras(QObject):
     # ---- what the menu does ----------------------------------------------------------------
     def lecture_charts(self) -> list[ChartLike]:
         charts: list[ChartLike] = list(self.window.plots().values())
-        for lab in self.labs.labs():
+        for lab in [*self.labs.labs(), *self.tab_labs]:
             charts += list(lab.charts().values())
         return charts
 
@@ -157,6 +169,10 @@ class ClassroomExtras(QObject):
     def export_slide_pack(self) -> bool:
         charts: dict[str, ChartLike] = dict(self.window.plots())
         lab_charts, lab_numbers, lab_tables = self.labs.slide_pack()
+        tab_charts, tab_numbers, tab_tables = slide_pack_of(self.tab_labs)
+        lab_charts.update(tab_charts)
+        lab_numbers.update(tab_numbers)
+        lab_tables.update(tab_tables)
         charts.update(lab_charts)
         numbers = {"live": live_numbers(self.window), "labs": lab_numbers}
         tables: dict[str, Any] = {**live_tables(self.window), **lab_tables}
@@ -165,6 +181,8 @@ class ClassroomExtras(QObject):
     def shutdown(self) -> None:
         self.replay.stop()
         self.labs.shutdown()
+        for lab in self.tab_labs:
+            lab.shutdown()
 
     # ---- building ------------------------------------------------------------------------------
     def _build_menu(self) -> None:

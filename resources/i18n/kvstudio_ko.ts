@@ -140,6 +140,200 @@
     </message>
 </context>
 <context>
+    <name>CacheInspectorPanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="124" />
+        <source>Cache inspector</source>
+        <translation>캐시 들여다보기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="128" />
+        <source>Start</source>
+        <translation>시작</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="129" />
+        <source>Step</source>
+        <translation>한 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="130" />
+        <source>Run to end</source>
+        <translation>끝까지</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="132" />
+        <source>cached</source>
+        <translation>캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="132" />
+        <source>recompute</source>
+        <translation>재계산</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="136" />
+        <source>dynamic</source>
+        <translation>동적</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="137" />
+        <source>static (length)</source>
+        <translation>정적 (길이)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
+        <source>sliding window (W)</source>
+        <translation>슬라이딩 윈도 (W)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="150" />
+        <source>What the KV cache holds, step by step, for one layer and one K/V head: the K and V rows (one per position, head_dim numbers each) and how much the newest query looked at each position, for every query head that reads this K/V head. Rows already in the cache never change (max |Δ| = 0) and each step appends exactly one row per layer; in recompute mode the recomputed rows equal the cached ones. That is why caching gives the same tokens.</source>
+        <translation>한 레이어, 한 K/V 헤드에 대해 KV 캐시에 무엇이 들어 있는지 스텝마다 보여 줍니다: K 행과 V 행(위치마다 한 행, head_dim개의 수)과, 이 K/V 헤드를 읽는 쿼리 헤드마다 가장 최근 쿼리가 각 위치를 얼마나 보았는지. 캐시에 이미 있는 행은 절대 바뀌지 않고(최대 |Δ| = 0) 스텝마다 레이어당 정확히 한 행이 추가됩니다. 재계산 모드에서는 다시 계산한 행이 캐시된 행과 같습니다. 그래서 캐시를 써도 같은 토큰이 나옵니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="160" />
+        <source>Prompt</source>
+        <translation>프롬프트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="161" />
+        <source>Mode</source>
+        <translation>모드</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="162" />
+        <source>Cache</source>
+        <translation>캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="163" />
+        <source>Static length / window W</source>
+        <translation>정적 길이 / 윈도 W</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="164" />
+        <source>New tokens</source>
+        <translation>새 토큰 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
+        <source>Layer</source>
+        <translation>레이어</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
+        <source>K/V head</source>
+        <translation>K/V 헤드</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="170" />
+        <source>head_dim</source>
+        <translation>head_dim</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="171" />
+        <source>query head</source>
+        <translation>쿼리 헤드</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="172" />
+        <source>position: token</source>
+        <translation>위치: 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="227" />
+        <source>Finished.</source>
+        <translation>끝났습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="240" />
+        <source>Step {0}: chose {1!r}. {2} rows held;</source>
+        <translation>스텝 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="244" />
+        <source>the prefill appended {0} rows per layer.</source>
+        <translation>프리필이 레이어마다 {0}행을 추가했습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="250" />
+        <source>old rows max |Δ| = {0:g} {1}; rows appended per layer: {2}.</source>
+        <translation>기존 행 최대 |Δ| = {0:g} {1}; 레이어별 추가 행: {2}.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="254" />
+        <source>Recomputed vs cached K/V: max |Δ| = {0:.2g} / {1:.2g} ({2}).</source>
+        <translation>재계산한 K/V와 캐시된 K/V: 최대 |Δ| = {0:.2g} / {1:.2g} ({2}).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="258" />
+        <source>same dtype</source>
+        <translation>같은 dtype</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="258" />
+        <source>dtypes differ</source>
+        <translation>dtype이 다름</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="326" />
+        <source>K rows: layer {0}, K/V head {1} ({2} rows held)</source>
+        <translation>K 행: 레이어 {0}, K/V 헤드 {1} ({2}행 보관)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="331" />
+        <source>V rows</source>
+        <translation>V 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="333" />
+        <source>Attention of position {0}</source>
+        <translation>위치 {0}의 어텐션</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="335" />
+        <source>({0:.0%} on evicted rows)</source>
+        <translation>(밀려난 행에 {0:.0%})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="341" />
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="342" />
+        <source>token</source>
+        <translation>토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="343" />
+        <source>rows held</source>
+        <translation>보관 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="344" />
+        <source>appended per layer</source>
+        <translation>레이어별 추가</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="345" />
+        <source>old rows max |Δ|</source>
+        <translation>기존 행 최대 |Δ|</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="346" />
+        <source>recompute max |Δ| K</source>
+        <translation>재계산 최대 |Δ| K</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="347" />
+        <source>recompute max |Δ| V</source>
+        <translation>재계산 최대 |Δ| V</translation>
+    </message>
+</context>
+<context>
     <name>CacheKindsPanel</name>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="65" />
@@ -416,95 +610,301 @@
     </message>
 </context>
 <context>
+    <name>ChatPanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="106" />
+        <source>Chat</source>
+        <translation>채팅</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="110" />
+        <source>Send</source>
+        <translation>보내기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="111" />
+        <source>Next scripted turn</source>
+        <translation>다음 대본 턴</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="112" />
+        <source>New chat</source>
+        <translation>새 대화</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="113" />
+        <source>Type what the user says, then Enter</source>
+        <translation>사용자의 말을 입력하고 Enter</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="114" />
+        <source>keep the cache across turns (feed only the new tokens)</source>
+        <translation>턴이 바뀌어도 캐시 유지 (새 토큰만 입력)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="115" />
+        <source>also answer without reuse (re-feed the whole history)</source>
+        <translation>재사용 없이도 답하기 (대화 전체를 다시 입력)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="118" />
+        <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical; the time to the first token grows with the history only without reuse.</source>
+        <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며, 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="126" />
+        <source>User turn</source>
+        <translation>사용자 턴</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="127" />
+        <source>Reuse</source>
+        <translation>재사용</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="128" />
+        <source>Compare</source>
+        <translation>비교</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="129" />
+        <source>Answer tokens at most</source>
+        <translation>답변 최대 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="130" />
+        <source>Context limit (tokens)</source>
+        <translation>컨텍스트 한도 (토큰)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="133" />
+        <source>Prompt tokens fed per turn</source>
+        <translation>턴별 입력한 프롬프트 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="142" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="315" />
+        <source>turn</source>
+        <translation>턴</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="135" />
+        <source>tokens (dashed: running total)</source>
+        <translation>토큰 (점선: 누적)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="136" />
+        <source>Time to first token</source>
+        <translation>첫 토큰까지 시간</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="138" />
+        <source>ms</source>
+        <translation>ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="140" />
+        <source>KV cache after each turn (equal both ways)</source>
+        <translation>턴이 끝난 뒤 KV 캐시 (두 방식 같음)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
+        <source>KiB</source>
+        <translation>KiB</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
+        <source>reuse</source>
+        <translation>재사용</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
+        <source>re-feed</source>
+        <translation>다시 입력</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="230" />
+        <source>Turn {0}</source>
+        <translation>턴 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="232" />
+        <source>reuse fed {0} tokens</source>
+        <translation>재사용: {0}토큰 입력</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="234" />
+        <source>re-feed fed {0} tokens</source>
+        <translation>다시 입력: {0}토큰 입력</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="236" />
+        <source>identical tokens both ways {0}</source>
+        <translation>두 방식의 토큰이 같음 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="238" />
+        <source>the two ways chose different tokens {0}</source>
+        <translation>두 방식이 다른 토큰을 골랐음 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="240" />
+        <source>the answer was cut at the context limit</source>
+        <translation>컨텍스트 한도에서 답이 잘렸음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="274" />
+        <source>User</source>
+        <translation>사용자</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="274" />
+        <source>Assistant</source>
+        <translation>어시스턴트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="316" />
+        <source>history</source>
+        <translation>대화 길이</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="317" />
+        <source>fed (reuse)</source>
+        <translation>입력 (재사용)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="318" />
+        <source>fed (re-feed)</source>
+        <translation>입력 (다시 입력)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="319" />
+        <source>TTFT ms (reuse)</source>
+        <translation>TTFT ms (재사용)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="320" />
+        <source>TTFT ms (re-feed)</source>
+        <translation>TTFT ms (다시 입력)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="321" />
+        <source>ms/token (reuse)</source>
+        <translation>ms/토큰 (재사용)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
+        <source>ms/token (re-feed)</source>
+        <translation>ms/토큰 (다시 입력)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="323" />
+        <source>cache KiB</source>
+        <translation>캐시 KiB</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="324" />
+        <source>answer tokens</source>
+        <translation>답변 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="325" />
+        <source>identical</source>
+        <translation>같음</translation>
+    </message>
+</context>
+<context>
     <name>ClassroomExtras</name>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="84" />
+        <location filename="../../kvstudio/ui/classroom.py" line="87" />
         <source>Labs</source>
         <translation>실습</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="125" />
+        <location filename="../../kvstudio/ui/classroom.py" line="137" />
         <source>Save run</source>
         <translation>실행 저장</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="127" />
-        <location filename="../../kvstudio/ui/classroom.py" line="145" />
+        <location filename="../../kvstudio/ui/classroom.py" line="139" />
+        <location filename="../../kvstudio/ui/classroom.py" line="157" />
         <source>KV Studio runs (*.json)</source>
         <translation>KV Studio 실행 파일 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="136" />
+        <location filename="../../kvstudio/ui/classroom.py" line="148" />
         <source>Saved the run to {0}</source>
         <translation>실행을 {0}에 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="143" />
+        <location filename="../../kvstudio/ui/classroom.py" line="155" />
         <source>Open saved run</source>
         <translation>저장한 실행 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="215" />
+        <location filename="../../kvstudio/ui/classroom.py" line="233" />
         <source>Lec&amp;ture</source>
         <translation>강의(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="216" />
+        <location filename="../../kvstudio/ui/classroom.py" line="234" />
         <source>Lecture mode (big text, high contrast)</source>
         <translation>강의 모드 (큰 글자, 높은 대비)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="218" />
+        <location filename="../../kvstudio/ui/classroom.py" line="236" />
         <source>Page Down or N steps, P or B plays and pauses, Home resets.</source>
         <translation>Page Down 또는 N: 한 단계, P 또는 B: 재생/일시정지, Home: 처음으로.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="220" />
+        <location filename="../../kvstudio/ui/classroom.py" line="238" />
         <source>Save run…</source>
         <translation>실행 저장…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="221" />
+        <location filename="../../kvstudio/ui/classroom.py" line="239" />
         <source>Open saved run (replay without the model)…</source>
         <translation>저장한 실행 열기 (모델 없이 다시 보기)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="222" />
+        <location filename="../../kvstudio/ui/classroom.py" line="240" />
         <source>Replay</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="223" />
+        <location filename="../../kvstudio/ui/classroom.py" line="241" />
         <source>Next step</source>
         <translation>다음 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="224" />
+        <location filename="../../kvstudio/ui/classroom.py" line="242" />
         <source>Play / pause</source>
         <translation>재생 / 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="225" />
+        <location filename="../../kvstudio/ui/classroom.py" line="243" />
         <source>From the start</source>
         <translation>처음부터</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="226" />
+        <location filename="../../kvstudio/ui/classroom.py" line="244" />
         <source>Back to live</source>
         <translation>실시간으로 돌아가기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="227" />
+        <location filename="../../kvstudio/ui/classroom.py" line="245" />
         <source>Export slide pack (all charts and numbers)…</source>
         <translation>슬라이드 묶음 내보내기 (모든 차트와 수치)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="253" />
+        <location filename="../../kvstudio/ui/classroom.py" line="271" />
         <source>Exported: {0}</source>
         <translation>내보냄: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="263" />
+        <location filename="../../kvstudio/ui/classroom.py" line="281" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
@@ -987,56 +1387,76 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/app/messages.py" line="55" />
+        <source>This turn needs {0} more tokens, but the conversation already holds {1} of its {2} positions. Start a new chat (or raise the context limit) to go on; the conversation so far is kept.</source>
+        <translation>이 턴에는 토큰 {0}개가 더 필요하지만 대화가 이미 위치 {2}개 중 {1}개를 쓰고 있습니다. 계속하려면 새 대화를 시작하세요(또는 컨텍스트 한도를 올리세요). 지금까지의 대화는 그대로 있습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="59" />
+        <source>Type a user turn first (or take the next scripted one).</source>
+        <translation>먼저 사용자 턴을 입력하세요(또는 다음 대본 턴을 가져오세요).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="60" />
+        <source>Tick at least one way: reuse the cache, re-feed the history, or both.</source>
+        <translation>적어도 한 방식을 고르세요: 캐시 재사용, 대화 다시 입력, 또는 둘 다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="62" />
+        <source>The static cache holds {0} tokens but this run needs {1}; raise its length or generate fewer tokens.</source>
+        <translation>정적 캐시는 토큰 {0}개를 담지만 이 실행에는 {1}개가 필요합니다. 길이를 늘리거나 생성할 토큰 수를 줄이세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="66" />
         <source>Cannot save {0}: the disk is full. Free some space or choose a folder on another drive; nothing was written.</source>
         <translation>{0}을(를) 저장할 수 없습니다. 디스크가 가득 찼습니다. 공간을 비우거나 다른 드라이브의 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="58" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="69" />
         <source>Cannot save {0}: {1} is not writable. Choose a folder you can write to (for example your Documents folder); nothing was written.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1}에 쓸 권한이 없습니다. 쓸 수 있는 폴더(예: 문서 폴더)를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="61" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="72" />
         <source>Cannot save {0} in {1}: {2}. Choose another folder; nothing was written.</source>
         <translation>{1}에 {0}을(를) 저장할 수 없습니다: {2}. 다른 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="63" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="74" />
         <source>Cannot save {0}: {1} does not exist. Choose another folder.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1} 폴더가 없습니다. 다른 폴더를 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="64" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="75" />
         <source>Cannot save {0}: {1} is a file, not a folder. Choose another folder.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1}은(는) 폴더가 아니라 파일입니다. 다른 폴더를 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="66" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="77" />
         <source>Nothing to export yet: run the model or a lab first.</source>
         <translation>아직 내보낼 것이 없습니다. 먼저 모델이나 실습을 실행하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="67" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="78" />
         <source>Nothing to export: no charts were given.</source>
         <translation>내보낼 것이 없습니다. 차트가 없습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="68" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="79" />
         <source>The chart rendered as an empty image; is it visible and sized?</source>
         <translation>차트가 빈 이미지로 그려졌습니다. 차트가 보이고 크기가 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="70" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="81" />
         <source>Qt produced an empty PDF; is the chart visible and sized?</source>
         <translation>Qt가 빈 PDF를 만들었습니다. 차트가 보이고 크기가 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="71" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="82" />
         <source>Qt could not encode the PNG image (out of memory?).</source>
         <translation>Qt가 PNG 이미지를 만들지 못했습니다 (메모리 부족?).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="72" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="83" />
         <source>The SVG export has no drawing in it; is the chart empty?</source>
         <translation>내보낸 SVG에 그림이 없습니다. 차트가 비어 있나요?</translation>
     </message>

@@ -51,6 +51,17 @@ TEMPLATES = (
                       "The longest run needs {0} positions but the model has {1}; use shorter "
                       "lengths."),
     QT_TRANSLATE_NOOP("Messages", "Give at least one temperature, e.g. 0.3, 0.7, 1.0, 1.3."),
+    # chat and cache inspector (core/chat.py, core/inspector.py)
+    QT_TRANSLATE_NOOP("Messages",
+                      "This turn needs {0} more tokens, but the conversation already holds {1} of "
+                      "its {2} positions. Start a new chat (or raise the context limit) to go on; "
+                      "the conversation so far is kept."),
+    QT_TRANSLATE_NOOP("Messages", "Type a user turn first (or take the next scripted one)."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "Tick at least one way: reuse the cache, re-feed the history, or both."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "The static cache holds {0} tokens but this run needs {1}; raise its length "
+                      "or generate fewer tokens."),
     # export (slides/export.py)
     QT_TRANSLATE_NOOP("Messages",
                       "Cannot save {0}: the disk is full. Free some space or choose a folder "

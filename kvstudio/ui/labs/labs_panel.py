@@ -24,6 +24,24 @@ from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.export import ChartLike
 from kvstudio.ui.slides.export_menu import ChartExporter
 
+SlidePack = tuple[dict[str, ChartLike], dict[str, Any], dict[str, Sequence[Mapping[str, Any]]]]
+
+
+def slide_pack_of(labs: Sequence[LabPanel]) -> SlidePack:
+    """Charts, numbers and tables of each of `labs` that has a result (or table rows)."""
+    charts: dict[str, ChartLike] = {}
+    numbers: dict[str, Any] = {}
+    tables: dict[str, Sequence[Mapping[str, Any]]] = {}
+    for lab in labs:
+        if lab.result is None and not lab.table_rows():
+            continue
+        for key, chart in lab.charts().items():
+            charts[f"lab {key}"] = chart
+        key = type(lab).__name__.removesuffix("Panel")
+        numbers[key] = lab.numbers()
+        tables[f"lab {key} table"] = lab.table_rows()
+    return charts, numbers, tables
+
 
 class LabsPanel(QWidget):
     failed = Signal(str)  # a lab's message, for the window's status bar
@@ -55,18 +73,7 @@ class LabsPanel(QWidget):
         self,
     ) -> tuple[dict[str, ChartLike], dict[str, Any], dict[str, Sequence[Mapping[str, Any]]]]:
         """Charts, numbers and tables of every lab that has a result."""
-        charts: dict[str, ChartLike] = {}
-        numbers: dict[str, Any] = {}
-        tables: dict[str, Sequence[Mapping[str, Any]]] = {}
-        for lab in self.labs():
-            if lab.result is None and not lab.table_rows():
-                continue
-            for key, chart in lab.charts().items():
-                charts[f"lab {key}"] = chart
-            key = type(lab).__name__.removesuffix("Panel")
-            numbers[key] = lab.numbers()
-            tables[f"lab {key} table"] = lab.table_rows()
-        return charts, numbers, tables
+        return slide_pack_of(self.labs())
 
     def shutdown(self) -> bool:
         return all([lab.shutdown() for lab in self.labs()])

@@ -1,0 +1,365 @@
+"""The Chat tab: a multi-turn conversation that keeps the KV cache, next to one that does not.
+
+Owns `ChatPanel`. Each Send runs one turn of the core `ChatSession` on the lab
+thread (reusing the cache, re-feeding the whole history, or both) and draws
+what comes back: the transcript, a row per turn in the table, and three charts
+per turn: prompt tokens fed (bars) with the running totals (lines), TTFT, and
+the bytes the cache holds. The panel keeps the session across turns; *New
+chat* starts over. A turn that would not fit the context limit is refused by
+the core with a message and the conversation stays.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QCheckBox, QLineEdit, QPushButton, QTextBrowser, QWidget
+
+from kvstudio.core.chat import ChatSession, ChatTurn, read_turns
+from kvstudio.ui.app.messages import localize
+from kvstudio.ui.app.resources import resources_dir
+from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, int_box, series_colour
+from kvstudio.ui.run.engine_adapter import ModelHandle
+from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.export_menu import ChartExporter
+
+SCRIPT = resources_dir() / "prompts" / "chat_4turns.txt"
+REUSE, REFEED = series_colour(0), series_colour(1)
+BAR_WIDTH = 0.38
+
+
+class ChatPanel(LabPanel):
+    draw_while_running = False  # it times every turn; a redraw would land inside the timing
+
+    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
+        super().__init__(exporter, parent)
+        self.turn_box = QLineEdit()
+        self.turn_box.returnPressed.connect(self._on_run_clicked)
+        self.reuse_box = QCheckBox()
+        self.reuse_box.setChecked(True)
+        self.refeed_box = QCheckBox()
+        self.refeed_box.setChecked(True)
+        self.answer_tokens = int_box(1, 512, 48)
+        self.context_limit = int_box(16, 32768, 1024, 64)
+        for key, widget in (
+            ("turn", self.turn_box),
+            ("reuse", self.reuse_box),
+            ("refeed", self.refeed_box),
+            ("answer", self.answer_tokens),
+            ("limit", self.context_limit),
+        ):
+            self.add_field(key, widget)
+        self.script_button = QPushButton()
+        self.script_button.clicked.connect(self._on_script_clicked)
+        self.new_chat_button = QPushButton()
+        self.new_chat_button.clicked.connect(self._on_new_chat_clicked)
+        self.extra_buttons.insertWidget(2, self.script_button)
+        self.extra_buttons.insertWidget(3, self.new_chat_button)
+        self.transcript = QTextBrowser()
+        self.transcript.setMinimumHeight(120)
+        self.chart_layout.addWidget(self.transcript, 1)
+
+        self.view = pg.GraphicsLayoutWidget()
+        self.view.setBackground("w")
+        self.fed_plot = self.view.addPlot(row=0, col=0)
+        self.ttft_plot = self.view.addPlot(row=0, col=1)
+        self.bytes_plot = self.view.addPlot(row=0, col=2)
+        for plot in (self.fed_plot, self.ttft_plot, self.bytes_plot):
+            plot.showGrid(x=False, y=True, alpha=0.2)
+            plot.addLegend(offset=(8, 8), labelTextColor="#222")
+            plot.getAxis("left").enableAutoSIPrefix(False)
+        self._fed_reuse = pg.BarGraphItem(x=[], height=[], width=BAR_WIDTH, brush=REUSE)
+        self._fed_refeed = pg.BarGraphItem(x=[], height=[], width=BAR_WIDTH, brush=REFEED)
+        self.fed_plot.addItem(self._fed_reuse)
+        self.fed_plot.addItem(self._fed_refeed)
+        dashed = pg.QtCore.Qt.PenStyle.DashLine
+        self._sum_reuse = self.fed_plot.plot([], [], pen=pg.mkPen(REUSE, width=2, style=dashed))
+        self._sum_refeed = self.fed_plot.plot([], [], pen=pg.mkPen(REFEED, width=2, style=dashed))
+        self._ttft_reuse = self._line(self.ttft_plot, REUSE, "o")
+        self._ttft_refeed = self._line(self.ttft_plot, REFEED, "s")
+        self._bytes_reuse = self._line(self.bytes_plot, REUSE, "o", width=6)
+        self._bytes_refeed = self._line(self.bytes_plot, REFEED, "s")  # the same bytes: on top
+        self.add_chart("chat", self.view)
+
+        self.session: ChatSession | None = None
+        self.turns: list[ChatTurn] = []
+        self._script: list[str] = []
+        self._script_next = 0
+        self._pending_text = ""
+        self.retranslate()
+
+    @staticmethod
+    def _line(plot: pg.PlotItem, colour: str, symbol: str, width: int = 2) -> pg.PlotDataItem:
+        return plot.plot(
+            [],
+            [],
+            pen=pg.mkPen(colour, width=width),
+            symbol=symbol,
+            symbolSize=7 + width,
+            symbolBrush=colour,
+        )
+
+    def title(self) -> str:
+        return self.tr("Chat")
+
+    def retranslate(self) -> None:
+        super().retranslate()
+        self.run_button.setText(self.tr("Send"))
+        self.script_button.setText(self.tr("Next scripted turn"))
+        self.new_chat_button.setText(self.tr("New chat"))
+        self.turn_box.setPlaceholderText(self.tr("Type what the user says, then Enter"))
+        self.reuse_box.setText(self.tr("keep the cache across turns (feed only the new tokens)"))
+        self.refeed_box.setText(self.tr("also answer without reuse (re-feed the whole history)"))
+        self.explanation.setText(
+            self.tr(
+                "A conversation in the chat template (ChatML). With reuse the KV cache lives for "
+                "the whole chat, so a turn feeds only its own new tokens; without it every turn "
+                "feeds the whole history again. Both answer greedily, so their tokens must be "
+                "identical; the time to the first token grows with the history only without reuse."
+            )
+        )
+        self.set_field_names(
+            {
+                "turn": self.tr("User turn"),
+                "reuse": self.tr("Reuse"),
+                "refeed": self.tr("Compare"),
+                "answer": self.tr("Answer tokens at most"),
+                "limit": self.tr("Context limit (tokens)"),
+            }
+        )
+        self.fed_plot.setTitle(self.tr("Prompt tokens fed per turn"), color="#222")
+        self.fed_plot.setLabel("bottom", self.tr("turn"))
+        self.fed_plot.setLabel("left", self.tr("tokens (dashed: running total)"))
+        self.ttft_plot.setTitle(self.tr("Time to first token"), color="#222")
+        self.ttft_plot.setLabel("bottom", self.tr("turn"))
+        self.ttft_plot.setLabel("left", self.tr("ms"))
+        self.bytes_plot.setTitle(
+            self.tr("KV cache after each turn (equal both ways)"), color="#222"
+        )
+        self.bytes_plot.setLabel("bottom", self.tr("turn"))
+        self.bytes_plot.setLabel("left", self.tr("KiB"))
+        reuse, refeed = self.tr("reuse"), self.tr("re-feed")
+        for plot, a, b in (
+            (self.fed_plot, self._fed_reuse, self._fed_refeed),
+            (self.ttft_plot, self._ttft_reuse, self._ttft_refeed),
+            (self.bytes_plot, self._bytes_reuse, self._bytes_refeed),
+        ):
+            plot.legend.clear()
+            plot.legend.addItem(a, reuse)
+            plot.legend.addItem(b, refeed)
+        self._fill_transcript()
+        self._fill_table()
+
+    # ---- running a turn ------------------------------------------------------------------------
+    def set_model(self, model: ModelHandle | None) -> None:
+        if model is not self.model:
+            self.new_chat()
+        super().set_model(model)
+
+    def make_job(self, model: ModelHandle) -> JobFactory:
+        if not model.tokenizer.has_chat_tokens:
+            raise ValueError(
+                "This model's tokenizer has no chat tokens; open a chat model (ko-chat)."
+            )
+        text = self.turn_box.text().strip()
+        if not text:
+            raise ValueError("Type a user turn first (or take the next scripted one).")
+        reuse, refeed = self.reuse_box.isChecked(), self.refeed_box.isChecked()
+        if not (reuse or refeed):
+            raise ValueError(
+                "Tick at least one way: reuse the cache, re-feed the history, or both."
+            )
+        if self.session is None:
+            self.session = ChatSession(
+                model.backend,
+                model.tokenizer,
+                max_new_tokens=self.answer_tokens.value(),
+                context_limit=self.context_limit.value(),
+            )
+        session = self.session
+        session.set_limits(self.answer_tokens.value(), self.context_limit.value())
+        session.check_fits(text)  # refuse before anything runs; the message says what to do
+        self._pending_text = text
+        return lambda: session.run_turn(text, reuse=reuse, refeed=refeed)
+
+    def new_chat(self) -> None:
+        """Forget the conversation (the next Send starts a new one)."""
+        if self.runner.busy:
+            return
+        self.session = None
+        self.turns = []
+        self._script_next = 0
+        self.result = None
+        self._draw()
+        self._fill_transcript()
+        self._fill_table()
+        self.set_status(lambda: "")
+
+    def next_scripted_turn(self) -> str:
+        """Put the next line of the lecture's conversation into the turn box."""
+        if not self._script:
+            try:
+                self._script = read_turns(SCRIPT)
+            except ValueError as exc:
+                message = str(exc)
+                self._report(lambda: localize(message))
+                return ""
+        text = self._script[self._script_next % len(self._script)]
+        self._script_next += 1
+        self.turn_box.setText(text)
+        return text
+
+    def clear_views(self) -> None:
+        """A new turn adds to the conversation: nothing is cleared."""
+
+    def show_result(self, result: object) -> None:
+        if not isinstance(result, ChatTurn):
+            return
+        self.turns.append(result)
+        if self.turn_box.text().strip() == self._pending_text:
+            self.turn_box.clear()
+        self._draw()
+        self._fill_transcript()
+        self._fill_table()
+        self.set_status(lambda: self._summary(result))
+
+    def _summary(self, turn: ChatTurn) -> str:
+        parts = [self.tr("Turn {0}").format(turn.turn)]
+        if turn.reuse is not None:
+            parts.append(self.tr("reuse fed {0} tokens").format(turn.reuse.prompt_tokens_fed))
+        if turn.refeed is not None:
+            parts.append(self.tr("re-feed fed {0} tokens").format(turn.refeed.prompt_tokens_fed))
+        if turn.identical is True:
+            parts.append(self.tr("identical tokens both ways {0}").format(CHECK))
+        elif turn.identical is False:
+            parts.append(self.tr("the two ways chose different tokens {0}").format(CROSS))
+        if turn.cut_by_limit:
+            parts.append(self.tr("the answer was cut at the context limit"))
+        return "; ".join(parts)
+
+    # ---- drawing --------------------------------------------------------------------------------
+    def _draw(self) -> None:
+        turns = self.turns
+        x = np.asarray([t.turn for t in turns], dtype=float)
+
+        def series(way: str, value: str) -> tuple[np.ndarray, np.ndarray]:
+            pairs = [(t.turn, getattr(t.way(way), value)) for t in turns if t.way(way)]  # type: ignore[arg-type]
+            if not pairs:
+                return np.array([]), np.array([])
+            xs, ys = zip(*pairs, strict=True)
+            return np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+
+        for way, bars, total, shift in (
+            ("reuse", self._fed_reuse, self._sum_reuse, -BAR_WIDTH / 2),
+            ("refeed", self._fed_refeed, self._sum_refeed, BAR_WIDTH / 2),
+        ):
+            xs, fed = series(way, "prompt_tokens_fed")
+            bars.setOpts(x=xs + shift, height=fed)
+            total.setData(xs, np.cumsum(fed))
+        for way, line in (("reuse", self._ttft_reuse), ("refeed", self._ttft_refeed)):
+            xs, seconds = series(way, "ttft_s")
+            line.setData(xs, seconds * 1000.0)
+        for way, line in (("reuse", self._bytes_reuse), ("refeed", self._bytes_refeed)):
+            xs, nbytes = series(way, "cache_bytes")
+            line.setData(xs, nbytes / 1024.0)
+        ticks = [[(float(t), str(int(t))) for t in x]]
+        for plot in (self.fed_plot, self.ttft_plot, self.bytes_plot):
+            plot.getAxis("bottom").setTicks(ticks if len(x) else None)
+
+    def _fill_transcript(self) -> None:
+        lines = []
+        user, assistant = self.tr("User"), self.tr("Assistant")
+        for turn in self.turns:
+            lines.append(
+                f"<p><b>{html.escape(user)} {turn.turn}:</b> {html.escape(turn.user_text)}</p>"
+            )
+            mark = {True: CHECK, False: CROSS, None: ""}[turn.identical]
+            lines.append(
+                f"<p style='margin-left:16px'><b>{html.escape(assistant)}:</b> "
+                f"{html.escape(turn.answer_text)} <span style='color:#009E73'>{mark}</span></p>"
+            )
+        self.transcript.setHtml("".join(lines))
+        scroll = self.transcript.verticalScrollBar()
+        scroll.setValue(scroll.maximum())
+
+    def _fill_table(self) -> None:
+        def fed(result: Any) -> Any:
+            return result.prompt_tokens_fed if result is not None else "—"
+
+        def ms(result: Any, value: str) -> Any:
+            if result is None:
+                return "—"
+            return result.ttft_s * 1000.0 if value == "ttft" else result.decode_ms_per_token
+
+        rows = [
+            (
+                t.turn,
+                t.history_tokens,
+                fed(t.reuse),
+                fed(t.refeed),
+                ms(t.reuse, "ttft"),
+                ms(t.refeed, "ttft"),
+                ms(t.reuse, "decode"),
+                ms(t.refeed, "decode"),
+                (t.reuse or t.refeed).cache_bytes / 1024.0,  # type: ignore[union-attr]
+                len(t.answer_ids),
+                "—" if t.identical is None else t.identical,
+            )
+            for t in self.turns
+        ]
+        self.table.set_rows(
+            [
+                self.tr("turn"),
+                self.tr("history"),
+                self.tr("fed (reuse)"),
+                self.tr("fed (re-feed)"),
+                self.tr("TTFT ms (reuse)"),
+                self.tr("TTFT ms (re-feed)"),
+                self.tr("ms/token (reuse)"),
+                self.tr("ms/token (re-feed)"),
+                self.tr("cache KiB"),
+                self.tr("answer tokens"),
+                self.tr("identical"),
+            ],
+            rows,
+        )
+        self.table.scrollToBottom()
+
+    def numbers(self) -> dict[str, Any]:
+        def way(result: Any) -> dict[str, Any] | None:
+            if result is None:
+                return None
+            return {
+                "prompt_tokens_fed": result.prompt_tokens_fed,
+                "decode_tokens_fed": result.decode_tokens_fed,
+                "ttft_ms": result.ttft_s * 1000.0,
+                "decode_ms_per_token": result.decode_ms_per_token,
+                "cache_bytes": result.cache_bytes,
+                "token_ids": list(result.token_ids),
+            }
+
+        return {
+            "turns": [
+                {
+                    "turn": t.turn,
+                    "user": t.user_text,
+                    "answer": t.answer_text,
+                    "history_tokens": t.history_tokens,
+                    "new_tokens": t.new_tokens,
+                    "identical": t.identical,
+                    "reuse": way(t.reuse),
+                    "refeed": way(t.refeed),
+                }
+                for t in self.turns
+            ]
+        }
+
+    # ---- slots ----------------------------------------------------------------------------------
+    def _on_script_clicked(self) -> None:
+        self.next_scripted_turn()
+
+    def _on_new_chat_clicked(self) -> None:
+        self.new_chat()

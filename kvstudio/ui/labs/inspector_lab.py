@@ -1,0 +1,414 @@
+"""The Cache inspector tab: the K and V rows the cache holds, and what the newest query read.
+
+Owns `CacheInspectorPanel`. It steps the core `CacheInspector` on the lab
+thread (Start, Step, Run to end) and draws the latest `CacheFrame` for the
+chosen layer and K/V head as three heat maps sharing one position axis
+(labelled with each position's token): K rows and V rows (position × head_dim)
+and the newest query's attention weights (position × the query heads that
+read this K/V head). The newest row is outlined; a static cache's empty slots
+stay empty; a sliding window's evicted rows are gone. The table has one row
+per step with the checks that make caching exact: max |Δ| of the rows already
+held (0), rows appended per layer (1), and in recompute mode max |Δ| between
+recomputed and cached K/V. Switching layer or head redraws without rerunning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QColor, QPen
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGraphicsRectItem,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QWidget,
+)
+
+from kvstudio.core.backend import MiniMindBackend
+from kvstudio.core.inspector import CacheFrame, CacheInspector
+from kvstudio.core.kv_cache import CacheKind, CacheSpec
+from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, int_box, prompt_ids
+from kvstudio.ui.run.engine_adapter import ModelHandle
+from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.export_menu import ChartExporter
+
+DEFAULT_QUESTION = "서울은 어떤 도시인가요?"
+MAX_LABELS = 48  # more rows than this: label every n-th position only
+DIVERGING = pg.colormap.get("CET-D1")  # K and V values: blue < 0 < red
+SEQUENTIAL = pg.colormap.get("viridis")  # attention weights 0 … max
+
+
+class CacheInspectorPanel(LabPanel):
+    start_count = 1  # Start shows the prefill; Step and Run to end continue
+
+    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
+        super().__init__(exporter, parent)
+        self.prompt = QLineEdit(DEFAULT_QUESTION)
+        self.mode = QComboBox()
+        self.kind = QComboBox()
+        self.cache_size = int_box(2, 4096, 64)
+        self.new_tokens = int_box(1, 256, 16)
+        self.layer = int_box(0, 3, 0)
+        self.kv_head = int_box(0, 1, 0)
+        for key, widget in (
+            ("prompt", self.prompt),
+            ("mode", self.mode),
+            ("kind", self.kind),
+            ("size", self.cache_size),
+            ("new", self.new_tokens),
+            ("layer", self.layer),
+            ("head", self.kv_head),
+        ):
+            self.add_field(key, widget)
+        self.layer.valueChanged.connect(self._on_view_changed)
+        self.kv_head.valueChanged.connect(self._on_view_changed)
+        self.step_button = QPushButton()
+        self.step_button.clicked.connect(self._on_step_clicked)
+        self.to_end_button = QPushButton()
+        self.to_end_button.clicked.connect(self._on_to_end_clicked)
+        self.extra_buttons.insertWidget(1, self.step_button)
+        self.extra_buttons.insertWidget(2, self.to_end_button)
+        self.runner.paused.connect(self._on_runner_paused)  # the run waits for Step
+        self.runner.running_changed.connect(self._on_stepping_changed)
+
+        self.view = pg.GraphicsLayoutWidget()
+        self.view.setBackground("w")
+        self.k_plot = self.view.addPlot(row=0, col=0)
+        self.v_plot = self.view.addPlot(row=0, col=1)
+        self.attn_plot = self.view.addPlot(row=0, col=2)
+        layout = self.view.ci.layout
+        for col, stretch in enumerate((5, 4, 2)):  # K carries the token labels
+            layout.setColumnStretchFactor(col, stretch)
+        # Without these the grid gives the narrow attention plot more room than V.
+        self.k_plot.setPreferredWidth(520)  # with the token labels
+        self.v_plot.setPreferredWidth(400)
+        self.attn_plot.setMaximumWidth(260)
+        for plot in (self.v_plot, self.attn_plot):
+            plot.getAxis("left").setStyle(showValues=False)  # rows are labelled on K's axis
+        self.k_image = pg.ImageItem(axisOrder="row-major")
+        self.v_image = pg.ImageItem(axisOrder="row-major")
+        self.attn_image = pg.ImageItem(axisOrder="row-major")
+        self._newest: list[QGraphicsRectItem] = []
+        for plot, image in (
+            (self.k_plot, self.k_image),
+            (self.v_plot, self.v_image),
+            (self.attn_plot, self.attn_image),
+        ):
+            plot.addItem(image)
+            plot.invertY(True)
+            plot.setMenuEnabled(True)
+            plot.getViewBox().setBackgroundColor("#F2F2F2")  # empty slots show this grey
+            outline = QGraphicsRectItem()
+            outline.setPen(QPen(QColor("#000000"), 0))
+            outline.setVisible(False)
+            plot.addItem(outline)
+            self._newest.append(outline)
+        self.v_plot.setYLink(self.k_plot)
+        self.attn_plot.setYLink(self.k_plot)
+        self.frame: CacheFrame | None = None
+        self.frames_seen = 0
+        self.step_rows: list[tuple[Any, ...]] = []
+        self.add_chart("cache-inspector", self.view)
+        split = self.chart_host.parentWidget()
+        if isinstance(split, QSplitter):
+            split.setSizes([900, 320])  # the heat maps need the width more than the table
+        self._on_stepping_changed(False)
+        self.retranslate()
+
+    def title(self) -> str:
+        return self.tr("Cache inspector")
+
+    def retranslate(self) -> None:
+        super().retranslate()
+        self.run_button.setText(self.tr("Start"))
+        self.step_button.setText(self.tr("Step"))
+        self.to_end_button.setText(self.tr("Run to end"))
+        for box, items in (
+            (self.mode, ((self.tr("cached"), "cached"), (self.tr("recompute"), "recompute"))),
+            (
+                self.kind,
+                (
+                    (self.tr("dynamic"), "dynamic"),
+                    (self.tr("static (length)"), "static"),
+                    (self.tr("sliding window (W)"), "sliding"),
+                ),
+            ),
+        ):
+            current = box.currentData()
+            box.clear()
+            for text, data in items:
+                box.addItem(text, data)
+            if current is not None:
+                box.setCurrentIndex(max(0, box.findData(current)))
+        self.explanation.setText(
+            self.tr(
+                "What the KV cache holds, step by step, for one layer and one K/V head: the K "
+                "and V rows (one per position, head_dim numbers each) and how much the newest "
+                "query looked at each position, for every query head that reads this K/V head. "
+                "Rows already in the cache never change (max |Δ| = 0) and each step appends "
+                "exactly one row per layer; in recompute mode the recomputed rows equal the "
+                "cached ones. That is why caching gives the same tokens."
+            )
+        )
+        self.set_field_names(
+            {
+                "prompt": self.tr("Prompt"),
+                "mode": self.tr("Mode"),
+                "kind": self.tr("Cache"),
+                "size": self.tr("Static length / window W"),
+                "new": self.tr("New tokens"),
+                "layer": self.tr("Layer"),
+                "head": self.tr("K/V head"),
+            }
+        )
+        self.k_plot.setLabel("bottom", self.tr("head_dim"))
+        self.v_plot.setLabel("bottom", self.tr("head_dim"))
+        self.attn_plot.setLabel("bottom", self.tr("query head"))
+        self.k_plot.setLabel("left", self.tr("position: token"))
+        self._draw()
+        self._fill_table()
+
+    # ---- running --------------------------------------------------------------------------------
+    def set_model(self, model: ModelHandle | None) -> None:
+        super().set_model(model)
+        backend = model.backend if model is not None else None
+        if backend is not None:
+            self.layer.setMaximum(backend.num_layers - 1)
+            self.kv_head.setMaximum(backend.num_kv_heads - 1)
+
+    def make_job(self, model: ModelHandle) -> JobFactory:
+        backend = model.backend
+        if not isinstance(backend, MiniMindBackend):
+            raise ValueError(
+                "The cache inspector reads our own model's attention; open a KV Studio model "
+                "folder or a MiniMind .pth."
+            )
+        ids = prompt_ids(model, self.prompt.text())
+        size = self.cache_size.value()
+        kind: CacheKind = self.kind.currentData() or "dynamic"
+        spec = CacheSpec(kind, max_length=size, window=size)
+        inspector = CacheInspector(
+            backend,
+            model.tokenizer,
+            ids,
+            mode=self.mode.currentData() or "cached",
+            cache=spec,
+            max_new_tokens=self.new_tokens.value(),
+        )
+        return lambda: iter(inspector)
+
+    def step(self) -> bool:
+        return self.runner.advance(1)
+
+    def run_to_end(self) -> bool:
+        return self.runner.advance(-1)
+
+    def clear_views(self) -> None:
+        self.frame = None
+        self.frames_seen = 0
+        self.step_rows = []
+        self._draw()
+        self._fill_table()
+
+    def show_progress(self, item: object) -> None:
+        if isinstance(item, CacheFrame):
+            self._add_frame(item)
+
+    def show_result(self, result: object) -> None:
+        if isinstance(result, CacheFrame):
+            self._add_frame(result)
+            self.progress.setRange(0, 1)
+            self.progress.setValue(1)
+            self.set_status(lambda: self._summary(result) + " " + self.tr("Finished."))
+
+    def _add_frame(self, frame: CacheFrame) -> None:
+        self.frame = frame
+        self.frames_seen += 1
+        self.progress.setRange(0, self.new_tokens.value())
+        self.progress.setValue(frame.step + 1)
+        self.step_rows.append(self._row(frame))
+        self._draw()
+        self._fill_table()
+        self.set_status(lambda: self._summary(frame))
+
+    def _summary(self, frame: CacheFrame) -> str:
+        text = self.tr("Step {0}: chose {1!r}. {2} rows held;").format(
+            frame.step, frame.token_text, frame.held_rows()
+        )
+        if frame.step == 0:
+            text += " " + self.tr("the prefill appended {0} rows per layer.").format(
+                frame.rows_appended[0]
+            )
+        else:
+            mark = CHECK if frame.old_rows_unchanged else CROSS
+            text += " " + self.tr(
+                "old rows max |Δ| = {0:g} {1}; rows appended per layer: {2}."
+            ).format(max(frame.old_rows_max_delta), mark, ", ".join(map(str, frame.rows_appended)))
+        if frame.recompute_max_delta_k is not None and frame.recompute_max_delta_v is not None:
+            text += " " + self.tr(
+                "Recomputed vs cached K/V: max |Δ| = {0:.2g} / {1:.2g} ({2})."
+            ).format(
+                max(frame.recompute_max_delta_k),
+                max(frame.recompute_max_delta_v),
+                self.tr("same dtype") if frame.recompute_dtype_match else self.tr("dtypes differ"),
+            )
+        return text
+
+    def _row(self, frame: CacheFrame) -> tuple[Any, ...]:
+        recompute_k = max(frame.recompute_max_delta_k) if frame.recompute_max_delta_k else "—"
+        recompute_v = max(frame.recompute_max_delta_v) if frame.recompute_max_delta_v else "—"
+        old = max(frame.old_rows_max_delta) if frame.step > 0 else "—"
+        return (
+            frame.step,
+            _tick(frame.token_text, 12),
+            frame.held_rows(),
+            ", ".join(map(str, frame.rows_appended)),
+            old,
+            recompute_k,
+            recompute_v,
+        )
+
+    # ---- drawing --------------------------------------------------------------------------------
+    def _draw(self) -> None:
+        frame = self.frame
+        if frame is None:
+            for image in (self.k_image, self.v_image, self.attn_image):
+                image.clear()
+            for outline in self._newest:
+                outline.setVisible(False)
+            for plot in (self.k_plot, self.v_plot, self.attn_plot):
+                plot.setTitle("")
+            self.k_plot.getAxis("left").setTicks(None)
+            return
+        layer = min(self.layer.value(), frame.num_layers - 1)
+        head = min(self.kv_head.value(), frame.num_kv_heads - 1)
+        keys = frame.keys[layer, :, head, :]  # (R, d)
+        values = frame.values[layer, :, head, :]  # (R, d)
+        heads = frame.query_heads(head)
+        attention = frame.attention[layer, list(heads), :].T  # (R, n_rep)
+        for image, data in ((self.k_image, keys), (self.v_image, values)):
+            limit = float(np.nanmax(np.abs(data))) if np.isfinite(data).any() else 1.0
+            image.setImage(data, levels=(-limit, limit), autoLevels=False)
+            image.setColorMap(DIVERGING)
+        top = float(np.nanmax(attention)) if np.isfinite(attention).any() else 1.0
+        self.attn_image.setImage(attention, levels=(0.0, max(top, 1e-6)), autoLevels=False)
+        self.attn_image.setColorMap(SEQUENTIAL)
+        rows = len(frame.positions)
+        newest = (
+            frame.positions.index(frame.query_position)
+            if frame.query_position in frame.positions
+            else -1
+        )
+        for outline, width in zip(
+            self._newest, (keys.shape[1], keys.shape[1], len(heads)), strict=True
+        ):
+            outline.setVisible(newest >= 0)
+            outline.setRect(QRectF(0, newest, width, 1))
+        labels = [
+            (r + 0.5, f"{p}: {_tick(text)}" if p >= 0 else "")
+            for r, (p, text) in enumerate(zip(frame.positions, frame.row_texts, strict=True))
+        ]
+        every = max(1, -(-rows // MAX_LABELS))
+        self.k_plot.getAxis("left").setTicks([labels[::every]])
+        self.attn_plot.getAxis("bottom").setTicks(
+            [[(i + 0.5, f"q{h}") for i, h in enumerate(heads)]]
+        )
+        for plot in (self.k_plot, self.v_plot, self.attn_plot):
+            width = len(heads) if plot is self.attn_plot else keys.shape[1]
+            plot.setXRange(0, width, padding=0)
+        self.k_plot.setYRange(0, rows, padding=0)
+        self.k_plot.setTitle(
+            self.tr("K rows: layer {0}, K/V head {1} ({2} rows held)").format(
+                layer, head, frame.held_rows()
+            ),
+            color="#222",
+        )
+        self.v_plot.setTitle(self.tr("V rows"), color="#222")
+        evicted = float(frame.evicted_attention[layer, list(heads)].max())
+        title = self.tr("Attention of position {0}").format(frame.query_position)
+        if evicted > 0:
+            title += " " + self.tr("({0:.0%} on evicted rows)").format(evicted)
+        self.attn_plot.setTitle(title, color="#222")
+
+    def _fill_table(self) -> None:
+        self.table.set_rows(
+            [
+                self.tr("step"),
+                self.tr("token"),
+                self.tr("rows held"),
+                self.tr("appended per layer"),
+                self.tr("old rows max |Δ|"),
+                self.tr("recompute max |Δ| K"),
+                self.tr("recompute max |Δ| V"),
+            ],
+            self.step_rows,
+        )
+        self.table.scrollToBottom()
+
+    def numbers(self) -> dict[str, Any]:
+        frame = self.frame
+        if frame is None:
+            return {}
+        layer, head = self.layer.value(), self.kv_head.value()
+        return {
+            "mode": frame.mode,
+            "cache": frame.cache_kind,
+            "layer": layer,
+            "kv_head": head,
+            "positions": list(frame.positions),
+            "tokens": list(frame.row_texts),
+            "keys": _nested(frame.keys[layer, :, head, :]),
+            "values": _nested(frame.values[layer, :, head, :]),
+            "attention": {
+                f"q{h}": _nested(frame.attention[layer, h, :]) for h in frame.query_heads(head)
+            },
+            "steps": [
+                {
+                    "step": row[0],
+                    "token": row[1],
+                    "rows_held": row[2],
+                    "appended_per_layer": row[3],
+                    "old_rows_max_delta": row[4],
+                    "recompute_max_delta_k": row[5],
+                    "recompute_max_delta_v": row[6],
+                }
+                for row in self.step_rows
+            ],
+        }
+
+    # ---- slots ----------------------------------------------------------------------------------
+    def _on_view_changed(self) -> None:
+        self._draw()
+
+    def _on_step_clicked(self) -> None:
+        self.step()
+
+    def _on_to_end_clicked(self) -> None:
+        self.run_to_end()
+
+    def _on_runner_paused(self) -> None:
+        self._on_stepping_changed(self.runner.busy)
+
+    def _on_stepping_changed(self, running: bool) -> None:
+        can_step = self.runner.has_job and not running
+        self.step_button.setEnabled(can_step)
+        self.to_end_button.setEnabled(can_step)
+
+
+def _nested(array: np.ndarray) -> Any:
+    """A numpy array as nested lists, empty slots (NaN) as None, for numbers.json."""
+    return (
+        [None if np.isnan(v) else float(v) for v in array]
+        if array.ndim == 1
+        else [_nested(row) for row in array]
+    )
+
+
+def _tick(text: str, limit: int = 8) -> str:
+    shown = text.replace("\n", "↵").replace(" ", "␣")
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"

@@ -1,0 +1,98 @@
+"""Screenshots of the Chat and Cache inspector tabs, in Korean (run under Xvfb).
+
+Usage: xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/screenshot_cache_tabs.py \
+           [--out-dir docs] [--lang ko]
+On the embedded chat model it plays the shipped 4-turn conversation
+(resources/prompts/chat_4turns.txt) in the Chat tab with both ways, then
+starts the inspector on a question and steps it a few tokens, grabbing the
+window from the screen after each (docs/chat.png, docs/cache-inspector.png).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtWidgets import QApplication
+from window_harness import open_window
+
+log = logging.getLogger("screenshot")
+
+
+def wait(app: QApplication, condition: Callable[[], bool], timeout: float = 120.0) -> None:
+    """Run the event loop until `condition()`; the loop waits in Qt, so the lab thread's
+    timings are not disturbed by this script holding the GIL."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the window did not get there in time")
+        loop = QEventLoop()
+        QTimer.singleShot(20, loop.quit)
+        loop.exec()
+
+
+def settle(app: QApplication) -> None:
+    for _ in range(60):
+        app.processEvents()
+        time.sleep(0.01)
+
+
+def grab(app: QApplication, window, out: Path) -> None:  # type: ignore[no-untyped-def]
+    settle(app)
+    shot = app.primaryScreen().grabWindow(window.winId())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    shot.save(str(out))
+    log.info("wrote %s (%dx%d)", out, shot.width(), shot.height())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out-dir", default="docs")
+    parser.add_argument("--lang", default="ko")
+    parser.add_argument("--steps", type=int, default=6, help="inspector steps after the prefill")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    app, window = open_window(language=args.lang)
+    out = Path(args.out_dir)
+    try:
+        window.resize(1580, 960)
+        window.move(0, 0)
+        extras = window.classroom
+        wait(app, lambda: extras.chat.model is not None)
+        chat = extras.chat
+        window.tabs.setCurrentWidget(chat)
+        for _ in range(4):
+            chat.next_scripted_turn()
+            before = len(chat.turns)
+            chat.run_button.click()
+            wait(app, lambda before=before: len(chat.turns) > before)
+        grab(app, window, out / "chat.png")
+
+        inspector = extras.inspector
+        window.tabs.setCurrentWidget(inspector)
+        inspector.layer.setValue(1)
+        inspector.run_button.click()
+        wait(app, lambda: inspector.frame is not None and not inspector.runner.busy)
+        for n in range(args.steps):
+            if not inspector.runner.has_job:
+                break  # the answer ended (eos)
+            inspector.step_button.click()
+            wait(
+                app,
+                lambda n=n: inspector.frames_seen >= n + 2 and not inspector.runner.busy,
+            )
+        grab(app, window, out / "cache-inspector.png")
+    finally:
+        window.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,216 @@
+"""The Chat and Cache inspector tabs: typed turns, reuse on/off, heat maps that follow the steps.
+
+Every test here fails if a lab thread is left running (conftest's `no_thread_left_running`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from kvstudio.core.chat import ChatSession, ChatTurn
+from kvstudio.core.inspector import CacheInspector
+from kvstudio.ui.labs.base import CHECK, prompt_ids
+from kvstudio.ui.labs.chat_lab import ChatPanel
+from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
+from kvstudio.ui.run.engine_adapter import ModelHandle
+from kvstudio.ui.slides.export import render_png
+from kvstudio.ui.slides.export_menu import ChartExporter
+
+TIMEOUT = 20_000
+
+
+@pytest.fixture()
+def exporter(tmp_path: Path) -> ChartExporter:
+    return ChartExporter(
+        save_chooser=lambda *a: "", folder_chooser=lambda *a: str(tmp_path / "pack")
+    )
+
+
+@pytest.fixture()
+def make_panel(qtbot, exporter: ChartExporter, tiny_handle: ModelHandle):  # type: ignore[no-untyped-def]
+    """A factory for shown panels on the tiny model; their lab threads stop at teardown."""
+    panels: list[ChatPanel | CacheInspectorPanel] = []
+
+    def make(cls):  # type: ignore[no-untyped-def]
+        panel = cls(exporter)
+        qtbot.addWidget(panel)
+        panel.resize(1200, 800)
+        panel.show()
+        panel.set_model(tiny_handle)
+        panels.append(panel)
+        return panel
+
+    yield make
+    for panel in panels:
+        assert panel.shutdown()
+
+
+def _send(qtbot, panel: ChatPanel, text: str) -> ChatTurn:  # type: ignore[no-untyped-def]
+    panel.turn_box.setFocus()
+    if text.isascii():
+        qtbot.keyClicks(panel.turn_box, text)  # typed key by key
+    else:
+        panel.turn_box.setText(text)  # QTest cannot type Hangul
+    with qtbot.waitSignal(panel.result_ready, timeout=TIMEOUT) as done:
+        qtbot.keyClick(panel.turn_box, Qt.Key.Key_Return)  # Enter sends
+    turn = done.args[0]
+    assert isinstance(turn, ChatTurn)
+    return turn
+
+
+def test_chat_tab_typed_turns_reuse_on_and_off(qtbot, make_panel, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+    panel = make_panel(ChatPanel)
+    panel.answer_tokens.setValue(5)
+    first = _send(qtbot, panel, "hello there")
+    second = _send(qtbot, panel, "오늘 날씨 어때요?")
+    assert panel.turn_box.text() == ""  # sent
+    assert first.identical and second.identical
+    assert second.reuse is not None and second.refeed is not None
+    assert second.reuse.prompt_tokens_fed < second.refeed.prompt_tokens_fed
+    # The table shows both ways' tokens fed and the identical check, as measured.
+    rows = panel.table.rows()
+    assert len(rows) == 2
+    assert rows[1]["fed (reuse)"] == str(second.reuse.prompt_tokens_fed)
+    assert rows[1]["fed (re-feed)"] == str(second.refeed.prompt_tokens_fed)
+    assert rows[1]["identical"] == CHECK
+    assert "identical tokens both ways" in panel.status.text()
+    assert list(panel._fed_refeed.opts["height"]) == [
+        first.refeed.prompt_tokens_fed,  # type: ignore[union-attr]
+        second.refeed.prompt_tokens_fed,
+    ]
+    # The same conversation, answered by the core directly.
+    ref = ChatSession(tiny_handle.backend, tiny_handle.tokenizer, max_new_tokens=5)
+    ref_turns = [
+        t
+        for text in ("hello there", "오늘 날씨 어때요?", "고마워요")
+        for t in ref.run_turn(text)
+        if isinstance(t, ChatTurn)
+    ]
+    # Reuse off: only the re-feed way runs; no identical check to show.
+    panel.reuse_box.setChecked(False)
+    third = _send(qtbot, panel, "고마워요")
+    assert third.reuse is None and third.refeed is not None
+    assert panel.table.rows()[2]["fed (reuse)"] == "—"
+    assert panel.table.rows()[2]["identical"] == "—"
+    assert [t.answer_ids for t in panel.turns] == [t.answer_ids for t in ref_turns]
+    assert "고마워요" in panel.transcript.toPlainText()
+    # Both ways off: a message, nothing runs.
+    panel.refeed_box.setChecked(False)
+    panel.turn_box.setText("또 만나요")
+    assert not panel.run()
+    assert "at least one way" in panel.status.text()
+    assert len(panel.turns) == 3
+    png = render_png(panel.view)
+    assert png.startswith(b"\x89PNG")
+    panel.new_chat()
+    assert panel.turns == [] and panel.table.rowCount() == 0
+
+
+def test_chat_tab_context_limit_message_keeps_the_chat(
+    qtbot, make_panel, tiny_handle: ModelHandle
+) -> None:  # type: ignore[no-untyped-def]
+    panel = make_panel(ChatPanel)
+    panel.answer_tokens.setValue(4)
+    _send(qtbot, panel, "안녕하세요")
+    panel.context_limit.setValue(panel.turns[0].history_tokens + 6)
+    panel.turn_box.setText("오늘 날씨가 정말 좋네요, 어디 갈까요?")
+    assert not panel.run()
+    assert "Start a new chat" in panel.status.text()
+    assert len(panel.turns) == 1 and panel.turn_box.text() != ""  # nothing lost
+
+
+def test_chat_scripted_turns(qtbot, make_panel, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+    panel = make_panel(ChatPanel)
+    first = panel.next_scripted_turn()
+    second = panel.next_scripted_turn()
+    assert first and second and first != second and panel.turn_box.text() == second
+
+
+def _wait_paused(qtbot, panel: CacheInspectorPanel, action) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(panel.runner.paused, timeout=TIMEOUT):
+        assert action()
+
+
+def test_inspector_steps_and_switches_layer_and_head(
+    qtbot, make_panel, tiny_handle: ModelHandle
+) -> None:  # type: ignore[no-untyped-def]
+    panel = make_panel(CacheInspectorPanel)
+    panel.new_tokens.setValue(6)
+    assert panel.layer.maximum() == 1 and panel.kv_head.maximum() == 1  # the tiny model
+    _wait_paused(qtbot, panel, panel.run)
+    frame = panel.frame
+    assert frame is not None and frame.step == 0
+    rows_before = panel.k_image.image.shape[0]
+    assert rows_before == frame.held_rows()
+    _wait_paused(qtbot, panel, panel.step)
+    frame = panel.frame
+    assert frame is not None and frame.step == 1
+    # A step adds one row to the heat map, and the table says the old rows did not change.
+    assert panel.k_image.image.shape == (rows_before + 1, frame.keys.shape[-1])
+    assert panel.table.rows()[1]["old rows max |Δ|"] == "0"
+    assert panel.table.rows()[1]["appended per layer"] == "1, 1"
+    np.testing.assert_array_equal(panel.k_image.image, frame.keys[0, :, 0, :])
+    np.testing.assert_array_equal(panel.attn_image.image, frame.attention[0, [0, 1], :].T)
+    # Layer and head switch redraw from the same frame.
+    panel.layer.setValue(1)
+    panel.kv_head.setValue(1)
+    np.testing.assert_array_equal(panel.k_image.image, frame.keys[1, :, 1, :])
+    np.testing.assert_array_equal(panel.v_image.image, frame.values[1, :, 1, :])
+    np.testing.assert_array_equal(panel.attn_image.image, frame.attention[1, [2, 3], :].T)
+    assert "layer 1, K/V head 1" in panel.k_plot.titleLabel.text
+    labels = panel.k_plot.getAxis("left")._tickLevels[0]
+    assert labels[-1][1].startswith(f"{frame.query_position}: ")
+    # The same tokens as the core inspector.
+    with qtbot.waitSignal(panel.result_ready, timeout=TIMEOUT):
+        assert panel.run_to_end()
+    ids = prompt_ids(tiny_handle, panel.prompt.text())
+    ref = [
+        f.token_id
+        for f in CacheInspector(tiny_handle.backend, tiny_handle.tokenizer, ids, max_new_tokens=6)
+    ]
+    assert [int(r["step"]) for r in panel.table.rows()] == list(range(len(ref)))
+    assert panel.frame is not None and panel.frame.token_id == ref[-1]
+    assert render_png(panel.view).startswith(b"\x89PNG")
+    assert panel.numbers()["steps"][1]["old_rows_max_delta"] == 0.0
+
+
+def test_inspector_static_and_recompute(qtbot, make_panel, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+    panel = make_panel(CacheInspectorPanel)
+    panel.new_tokens.setValue(3)
+    panel.kind.setCurrentIndex(panel.kind.findData("static"))
+    panel.cache_size.setValue(48)
+    panel.mode.setCurrentIndex(panel.mode.findData("recompute"))
+    _wait_paused(qtbot, panel, panel.run)
+    with qtbot.waitSignal(panel.result_ready, timeout=TIMEOUT):
+        assert panel.run_to_end()
+    frame = panel.frame
+    assert frame is not None
+    image = panel.k_image.image
+    assert image.shape[0] == 48  # every slot of the static cache is drawn
+    assert np.isnan(image[frame.held_rows() :]).all()  # empty slots stay empty
+    row = panel.table.rows()[-1]
+    assert float(row["recompute max |Δ| K"]) < 1e-5
+    assert "same dtype" in panel.status.text()
+
+
+def test_inspector_refuses_a_bad_static_length(qtbot, make_panel, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+    panel = make_panel(CacheInspectorPanel)
+    panel.kind.setCurrentIndex(panel.kind.findData("static"))
+    panel.cache_size.setValue(4)
+    assert not panel.run()
+    assert "static cache holds 4" in panel.status.text()
+
+
+def test_window_has_chat_and_inspector_tabs(make_window) -> None:  # type: ignore[no-untyped-def]
+    window = make_window("ko")
+    titles = [window.tabs.tabText(i) for i in range(window.tabs.count())]
+    extras = window.classroom
+    assert window.tabs.indexOf(extras.chat) >= 0 and window.tabs.indexOf(extras.inspector) >= 0
+    assert "채팅" in titles and "캐시 들여다보기" in titles
+    assert extras.chat.model is window.controller.model
+    charts = extras.lecture_charts()
+    assert extras.chat.view in charts and extras.inspector.view in charts
