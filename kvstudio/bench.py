@@ -29,6 +29,7 @@ from pathlib import Path
 
 import torch
 
+from kvstudio.core import limits
 from kvstudio.core.backend import MiniMindBackend
 from kvstudio.core.checkpoints import (
     LoadedModel,
@@ -346,6 +347,8 @@ def run_from_args(args: argparse.Namespace) -> int:
         ) from exc
     if not threads or min(threads) < 1:
         raise ValueError("--threads needs positive counts, e.g. 1,2.")
+    if max(threads) > max(2, limits.max_threads()):  # 1,2 is the default even on one core
+        raise ValueError(f"--threads counts go up to {limits.max_threads()} (the CPU cores here).")
     if min(args.prompt_tokens, args.new_tokens, args.repeats, args.samples) < 1:
         raise ValueError("--prompt-tokens, --new-tokens, --repeats and --samples must be ≥ 1.")
     if not 1 <= args.temperatures <= len(SAMPLING_TEMPERATURES):

@@ -7,8 +7,10 @@ results into text. Errors the user can fix print one clear line and exit with
 status 2, never a traceback.
 
 Subcommands: ``compare``, ``sample``, ``sweep``, ``bench``, ``info``; plus
-``train``/``eval-model`` (``kvstudio.training.cli``) and ``convert``
-(``kvstudio.hf_cli``) when those modules are present.
+``train``/``eval-model`` (``kvstudio.training.cli``), ``convert``
+(``kvstudio.hf_cli``), ``chat`` (``kvstudio.chat_cli``) and ``project``
+(``kvstudio.scale_cli``, which also prints ``compare --cache paged|fp16|int8|int4``'s
+extra tables) when those modules are present.
 """
 
 from __future__ import annotations
@@ -16,15 +18,16 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 
-from kvstudio.core import formulas
+from kvstudio.core import formulas, limits
 from kvstudio.core.backend import LanguageModel, MiniMindBackend
 from kvstudio.core.checkpoints import default_model, describe, load_any
 from kvstudio.core.experiments import (
@@ -38,7 +41,8 @@ from kvstudio.core.experiments import (
     length_sweep,
     repeated_sampling,
 )
-from kvstudio.core.kv_cache import CACHE_KINDS, CacheSpec
+from kvstudio.core.kv_cache import ALL_CACHE_KINDS, CacheSpec
+from kvstudio.core.quantized_cache import QUANT_BITS, formula_bytes_per_token
 from kvstudio.core.records import SamplingSettings
 from kvstudio.core.stepper import Stepper
 from kvstudio.core.tokenizer import TextTokenizer
@@ -47,7 +51,12 @@ log = logging.getLogger(__name__)
 
 DEFAULT_QUESTION = "KV 캐시가 무엇인지 한 문장으로 설명해 주세요."
 # Optional modules that add subcommands through `add_subcommands(subparsers)`.
-EXTENSIONS = ("kvstudio.training.cli", "kvstudio.hf_cli", "kvstudio.chat_cli")
+EXTENSIONS = (
+    "kvstudio.training.cli",
+    "kvstudio.hf_cli",
+    "kvstudio.chat_cli",
+    "kvstudio.scale_cli",
+)
 
 
 # ---- model loading -------------------------------------------------------------------------
@@ -112,16 +121,50 @@ def _float_list(text: str) -> list[float]:
         values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from exc
+    if not all(math.isfinite(v) for v in values):
+        raise argparse.ArgumentTypeError(f"expected finite numbers, got {text!r}")
     if not values:
         raise argparse.ArgumentTypeError("give at least one value")
     return values
 
 
+def _whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from exc
+
+
 def _positive(text: str) -> int:
-    value = int(text)
+    value = _whole(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def _thread_count(text: str) -> int:
+    try:
+        return limits.check_threads(_whole(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--threads ")) from exc
+
+
+def _number(text: str) -> float:
+    """A finite number (argparse's float takes nan and inf)."""
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from exc
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """Mistakes on the command line are one `error:` line and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (see: {self.prog} --help)\n")
 
 
 def _model_options(p: argparse.ArgumentParser) -> None:
@@ -133,14 +176,16 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"))
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument(
-        "--threads", type=_positive, default=1, help="torch CPU threads (default 1: see README)"
+        "--threads", type=_thread_count, default=1,
+        help="torch CPU threads, 1 … the CPU cores (default 1: see README)",
     )
 
 
 def _cache_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cache", default="dynamic", choices=CACHE_KINDS, help="KV cache kind")
+    p.add_argument("--cache", default="dynamic", choices=ALL_CACHE_KINDS, help="KV cache kind")
     p.add_argument("--window", type=_positive, default=64, help="sliding window W (tokens)")
     p.add_argument("--max-length", type=_positive, default=2048, help="static cache length")
+    p.add_argument("--block-size", type=_positive, default=16, help="paged cache block (tokens)")
 
 
 def _prompt_options(p: argparse.ArgumentParser, default_tokens: int | None) -> None:
@@ -156,7 +201,7 @@ def _prompt_options(p: argparse.ArgumentParser, default_tokens: int | None) -> N
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="kvstudio",
         description="KV Studio labs, headless: the KV cache, tokens fed, timing and sampling.",
     )
@@ -175,6 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--new-tokens", type=_positive, default=64, help="N new tokens (default 64)")
     c.add_argument("--mode", default="both", choices=("both", "cached", "recompute"))
     c.add_argument("--stop-at-eos", action="store_true", help="stop when the model writes eos")
+    c.add_argument(
+        "--samples", type=_positive, default=30, help="--cache paged: rows of the sampling run"
+    )
+    c.add_argument(
+        "--sample-tokens", type=_positive, default=48, help="--cache paged: their token budget"
+    )
     _cache_options(c)
     _model_options(c)
     c.set_defaults(func=cmd_compare)
@@ -189,11 +240,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--new-tokens", type=_positive, default=32, help="token budget per answer")
     s.add_argument("--prompt", default=None, help=f"question (default: {DEFAULT_QUESTION})")
     s.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
-    s.add_argument("--top-k", type=int, default=0, help="0 = off")
-    s.add_argument("--top-p", type=float, default=0.85, help="the course setting 0.85; 1.0 = off")
-    s.add_argument("--repetition-penalty", type=float, default=1.0, help="1.0 = off")
-    s.add_argument("--seed", type=int, default=42)
-    s.add_argument("--show", type=int, default=3, help="most frequent answers to print")
+    s.add_argument("--top-k", type=_whole, default=0, help="0 = off")
+    s.add_argument("--top-p", type=_number, default=0.85, help="the course setting 0.85; 1.0 = off")
+    s.add_argument("--repetition-penalty", type=_number, default=1.0, help="1.0 = off")
+    s.add_argument("--seed", type=_whole, default=42)
+    s.add_argument("--show", type=_whole, default=3, help="most frequent answers to print")
     _model_options(s)
     s.set_defaults(func=cmd_sample)
 
@@ -236,12 +287,29 @@ def _prepare(args: argparse.Namespace) -> LoadedBackend:
 
 
 def _cache_spec(args: argparse.Namespace) -> CacheSpec:
-    return CacheSpec(args.cache, max_length=args.max_length, window=args.window)
+    return CacheSpec(
+        args.cache, max_length=args.max_length, window=args.window, block_size=args.block_size
+    )
+
+
+def _prompt_text(text: str) -> str:
+    """The prompt as given, if it is text: not empty or blank, valid UTF-8 (ValueError)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # bytes the terminal could not decode (surrogates)
+        raise ValueError(
+            "The prompt is not valid UTF-8 text; set the terminal to UTF-8 or pass the text "
+            "another way."
+        ) from exc
+    if not text.strip():
+        raise ValueError("The prompt is empty: give a question or some text with --prompt.")
+    return text
 
 
 def _prompt_ids(args: argparse.Namespace, tokenizer: TextTokenizer) -> list[int]:
     if args.prompt is not None:
-        text = tokenizer.chat_prompt(args.prompt) if args.chat else args.prompt
+        prompt = _prompt_text(args.prompt)
+        text = tokenizer.chat_prompt(prompt) if args.chat else prompt
         ids = tokenizer.encode(text)
         if not ids:
             raise ValueError("The prompt encodes to no tokens; give some text.")
@@ -309,11 +377,27 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print_compare(result, backend)
     else:
         print_single(backend, tokenizer, prompt, n, args.mode, spec, args.stop_at_eos)
+    if spec.kind == "paged" or spec.kind in QUANT_BITS:
+        from kvstudio.scale_cli import print_scale_sections
+
+        print_scale_sections(args, backend, tokenizer, prompt)
     return 0
 
 
 def _bytes_formula_note(backend: LanguageModel, run: ModeRun, spec: CacheSpec) -> str:
     tokens = run.records[-1].cache_length
+    if spec.kind == "paged":
+        blocks = -(-tokens // spec.block_size)
+        return (
+            f"2·L·T·H_kv·d·bytes = 2·{backend.num_layers}·{tokens}·{backend.num_kv_heads}·"
+            f"{backend.head_dim}·{backend.dtype_bytes}; held: ⌈{tokens}/{spec.block_size}⌉ = "
+            f"{blocks} blocks"
+        )
+    if spec.kind in QUANT_BITS:
+        per_token = formula_bytes_per_token(
+            spec.kind, backend.num_layers, backend.num_kv_heads, backend.head_dim
+        )
+        return f"T·{per_token} ({spec.kind} layout, scales included), T={tokens}"
     return (
         f"2·L·T·H_kv·d·bytes = 2·{backend.num_layers}·{tokens}·{backend.num_kv_heads}·"
         f"{backend.head_dim}·{backend.dtype_bytes}"
@@ -362,7 +446,12 @@ def print_compare(result: CompareResult, backend: LanguageModel) -> None:
             f"  identical tokens:  NO — first difference at step {result.first_divergent_step} "
             f"({same}/{n} equal)"
         )
-    print(f"  max |Δlogit|:      {result.max_logit_diff:.3g} (over {n} steps, fp rounding only)")
+    why = (
+        f"{result.cache_spec.kind} cache vs recompute"
+        if result.cache_spec.kind in QUANT_BITS
+        else "fp rounding only"
+    )
+    print(f"  max |Δlogit|:      {result.max_logit_diff:.3g} (over {n} steps, {why})")
     print(
         f"  formulas match:    tokens fed {'yes' if ok_fed else 'NO'}, "
         f"cache bytes {'yes' if ok_bytes else 'NO'}"
@@ -410,7 +499,7 @@ def print_single(
 def cmd_sample(args: argparse.Namespace) -> int:
     loaded = _prepare(args)
     tokenizer = loaded.tokenizer
-    question = args.prompt if args.prompt is not None else DEFAULT_QUESTION
+    question = _prompt_text(args.prompt) if args.prompt is not None else DEFAULT_QUESTION
     text = question if args.raw else tokenizer.chat_prompt(question)
     prompt = tokenizer.encode(text)
     if not prompt:

@@ -18,6 +18,8 @@ import torch
 
 from kvstudio.core.kv_cache import CacheSpec, KVCache
 from kvstudio.core.model import MiniMindLM
+from kvstudio.core.paged_cache import PagedKVCache
+from kvstudio.core.quantized_cache import QUANT_BITS, QuantizedKVCache
 
 
 @runtime_checkable
@@ -91,45 +93,62 @@ class MiniMindBackend:
         first = next(model.parameters())
         self.dtype_bytes = first.element_size()
         self.vocab_size = cfg.vocab_size
+        self.max_positions = cfg.max_position_embeddings  # P + N must fit (RoPE table length)
+        self.hidden_size = cfg.hidden_size
         self.eos_token_id: int | None = cfg.eos_token_id
         self.device = first.device
 
-    def new_cache(self, spec: CacheSpec, batch_size: int) -> KVCache:
+    def new_cache(self, spec: CacheSpec, batch_size: int) -> KVCache | PagedKVCache:
         # Layers allocate on their first update, so the batch size is not needed here.
+        if spec.kind == "paged":
+            return PagedKVCache(self.num_layers, spec)
+        if spec.kind in QUANT_BITS:
+            return QuantizedKVCache(self.num_layers, spec)
         return KVCache(self.num_layers, spec)
 
     def forward_last(
         self, input_ids: torch.Tensor, cache: KVCache | None, window: int | None
     ) -> torch.Tensor:
-        logits = self.model(input_ids, cache, window=window, logits_to_keep=1)  # (B, 1, V)
+        # A PagedKVCache comes here too: it quacks like a KVCache (layers with `update`,
+        # `seq_length`, `window`, `visible_start`), typed as KVCache for subclasses' sake.
+        logits = self.model(input_ids, cache, window=window, logits_to_keep=1)
         return logits[:, -1]  # (B, V)
 
-    def select_cache_rows(self, cache: KVCache, rows: torch.Tensor) -> None:
+    def finish_cache_rows(self, cache: KVCache | PagedKVCache, finished: torch.Tensor) -> None:
+        """Rows (R,) bool that produced eos (optional member): a paged cache stops growing them."""
+        if isinstance(cache, PagedKVCache):
+            cache.finish_rows(finished.tolist())
+
+    def select_cache_rows(self, cache: KVCache | PagedKVCache, rows: torch.Tensor) -> None:
         """Keep cache rows `rows` (R,) int64, in that order, repeats allowed (optional member).
 
         The stepper uses it to let rows share work: a prompt's prefill is computed
         once and copied to every row, and rows that have chosen the same tokens so
         far share one row of the cache. The copies are real tensors, so the
-        measured bytes are what the cache really holds.
+        measured bytes are what the cache really holds (a paged cache copies block
+        tables and counts references instead; its shared blocks are stored once).
         """
+        if isinstance(cache, PagedKVCache | QuantizedKVCache):
+            cache.select_rows(rows)
+            return
         for layer in cache:
             if layer.keys is not None and layer.values is not None:
                 layer.keys = layer.keys.index_select(0, rows)  # (R, T, G, d)
                 layer.values = layer.values.index_select(0, rows)
 
-    def cache_layer_bytes(self, cache: KVCache) -> tuple[tuple[int, int], ...]:
+    def cache_layer_bytes(self, cache: KVCache | PagedKVCache) -> tuple[tuple[int, int], ...]:
         return cache.layer_nbytes()
 
-    def cache_length(self, cache: KVCache) -> int:
+    def cache_length(self, cache: KVCache | PagedKVCache) -> int:
         return cache[0].stored_tokens if len(cache) else 0
 
-    def cache_allocated_bytes(self, cache: KVCache) -> int:
+    def cache_allocated_bytes(self, cache: KVCache | PagedKVCache) -> int:
         return cache.nbytes
 
-    def cache_used_bytes(self, cache: KVCache) -> int:
+    def cache_used_bytes(self, cache: KVCache | PagedKVCache) -> int:
         return cache.used_nbytes
 
-    def mask_len(self, cache: KVCache | None, new_tokens: int) -> int:
+    def mask_len(self, cache: KVCache | PagedKVCache | None, new_tokens: int) -> int:
         if cache is None:
             return new_tokens
         return cache.visible_length(new_tokens)

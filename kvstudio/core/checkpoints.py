@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+import pickletools
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -30,7 +31,9 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
+from kvstudio.core import limits
 from kvstudio.core.config import ModelConfig, minimind_intermediate_size
+from kvstudio.core.folder_write import staged_folder
 from kvstudio.core.model import MiniMindLM
 from kvstudio.core.tokenizer import SPECIAL_TOKENS, TextTokenizer
 
@@ -126,6 +129,7 @@ def load_model_folder(
     config = ModelConfig.load(root / CONFIG_FILE)
     if dtype is not None:
         config = replace(config, dtype=dtype)
+    check_model_fits(config, root / CONFIG_FILE)  # before reading or allocating any weights
     weights_path = root / WEIGHTS_FILE
     try:
         state = load_file(str(weights_path))
@@ -150,12 +154,13 @@ def save_model_folder(
     """Write `model` and `tokenizer` as a model folder; returns the folder.
 
     `weights_dtype` ("float16", "bfloat16", "float32") stores the weights in that
-    dtype (default: the model's own). A tied LM head is stored once.
+    dtype (default: the model's own). A tied LM head is stored once. The files
+    are written beside `folder` and swapped in (`folder_write.staged_folder`):
+    a failure (a full disk) leaves what `folder` held before, and a symbolic
+    link in it is replaced, never written through. ValueError says what failed.
     """
     out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
     config = model.config
-    config.save(out / CONFIG_FILE)
     target = _DTYPES[weights_dtype] if weights_dtype else None
     state = {}
     for name, tensor in model.state_dict().items():
@@ -163,8 +168,16 @@ def save_model_folder(
             continue  # the same tensor as model.embed_tokens.weight
         t = tensor.detach().to("cpu")
         state[name] = (t.to(target) if target is not None else t).contiguous()
-    save_file(state, str(out / WEIGHTS_FILE), metadata={"format": "pt"})
-    tokenizer.save(out)
+    try:
+        with staged_folder(out) as staging:
+            config.save(staging / CONFIG_FILE)
+            save_file(state, str(staging / WEIGHTS_FILE), metadata={"format": "pt"})
+            tokenizer.save(staging)
+    except OSError as exc:
+        raise ValueError(
+            f"Cannot save the model to {out}: {exc.strerror or exc}. Free some space or "
+            "choose another folder; what was there is unchanged."
+        ) from exc
     return out
 
 
@@ -176,6 +189,7 @@ def build_model(
     device: str | torch.device = "cpu",
 ) -> MiniMindLM:
     """A `MiniMindLM` for `config` holding the tensors of `state` (cast to the config dtype)."""
+    check_model_fits(config, where)
     model = MiniMindLM(config)
     expected = model.state_dict()
     state = dict(state)
@@ -216,15 +230,51 @@ def build_model(
     return model.to(device).eval()
 
 
+def check_model_fits(config: ModelConfig, where: Path | str = "config.json") -> None:
+    """ValueError if the model `config` describes would not fit in free memory."""
+    limits.check_fits_memory(
+        config.memory_bytes,
+        f"The model in {where} ({config.parameter_count:,} parameters, hidden "
+        f"{config.hidden_size}, {config.max_position_embeddings:,} positions)",
+        hint="Check the sizes in its config.json (hidden_size, num_hidden_layers, "
+        "vocab_size, max_position_embeddings).",
+    )
+
+
 # ---- MiniMind .pth -------------------------------------------------------------------------
-def _unpickler_detail(exc: Exception) -> str:
-    """The line of torch's weights-only error that says what it met (e.g. 'Unsupported global')."""
+def _first_line(exc: BaseException) -> str:
+    """The first non-empty line of an exception's message, or its type (never IndexError)."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    for i, line in enumerate(lines):
-        if "WeightsUnpickler error" in line:
-            rest = line.split("WeightsUnpickler error:", 1)[1].strip()
-            return (rest or (lines[i + 1] if i + 1 < len(lines) else line))[:200]
     return (lines[0] if lines else type(exc).__name__)[:200]
+
+
+def _code_in_pickle(p: Path, exc: Exception) -> str | None:
+    """What code or class a refused pickle names (e.g. "os.system"), or None if it names none.
+
+    Read from torch's refusal ("Unsupported global: GLOBAL io.open …") or, for a
+    bare pickle (any protocol), by listing its opcodes with `pickletools`, which
+    only parses: it imports and runs nothing.
+    """
+    found = re.search(r"GLOBAL ([\w.]+)", str(exc))
+    if found:
+        return found.group(1)
+    try:
+        data = p.read_bytes()[: 1 << 20]
+    except OSError:
+        return None
+    names: list[str] = []
+    strings: list[str] = []
+    try:
+        for opcode, arg, _ in pickletools.genops(data):
+            if opcode.name in ("GLOBAL", "INST") and isinstance(arg, str):
+                names.append(arg.replace(" ", "."))
+            elif opcode.name == "STACK_GLOBAL" and len(strings) >= 2:
+                names.append(f"{strings[-2]}.{strings[-1]}")
+            if isinstance(arg, str):
+                strings.append(arg)
+    except (ValueError, EOFError, pickle.UnpicklingError):
+        pass  # a stream cut short still names what it had
+    return ", ".join(dict.fromkeys(names)) or None
 
 
 def read_pth_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
@@ -232,24 +282,26 @@ def read_pth_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"{p} does not exist. Give the path of a MiniMind .pth file.")
+    if p.stat().st_size == 0:
+        raise ValueError(f"{p} is empty (0 bytes); download or copy the checkpoint again.")
     try:
         obj: Any = torch.load(str(p), map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
-        detail = _unpickler_detail(exc)
-        if "global" not in detail.lower():  # not a reference to code: the bytes are no pickle
+        code = _code_in_pickle(p, exc)
+        if code is None:  # the bytes are no pickle of tensors
             raise ValueError(
-                f"Cannot read {p} ({detail}). The file is damaged or not a PyTorch "
-                "checkpoint; download or copy it again."
+                f"Cannot read {p}: it is damaged or not a PyTorch checkpoint. Download or "
+                "copy it again."
             ) from exc
         raise ValueError(
-            f"{p} was refused: the pickle carries code or objects other than tensors "
-            f"({detail}). Only plain state dicts are loaded, for safety; re-save it with "
+            f"{p} holds code ({code[:120]}) and was refused: KV Studio loads only tensors and "
+            "never runs code from a file. Use a plain state dict saved with "
             "torch.save(model.state_dict(), path)."
         ) from exc
-    except (EOFError, RuntimeError, OSError, ValueError) as exc:
+    except (EOFError, RuntimeError, OSError, ValueError, KeyError, IndexError) as exc:
         raise ValueError(
-            f"Cannot read {p} ({str(exc).splitlines()[0][:200]}). The file is truncated or "
-            "not a PyTorch checkpoint; download or copy it again."
+            f"Cannot read {p}: it is damaged or not a PyTorch checkpoint ({_first_line(exc)}). "
+            "Download or copy it again."
         ) from exc
     if isinstance(obj, dict) and "model" in obj and isinstance(obj["model"], dict):
         obj = obj["model"]  # training checkpoints often wrap the weights

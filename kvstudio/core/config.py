@@ -7,9 +7,43 @@ Owns `ModelConfig` only. It does not know about weights or tokenizers
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
+
+_INT_FIELDS = (
+    "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+    "vocab_size", "max_position_embeddings", "bos_token_id", "eos_token_id",
+)
+_OPTIONAL_INT_FIELDS = ("head_dim", "intermediate_size")
+_FLOAT_FIELDS = ("rope_theta", "rms_norm_eps")
+
+
+def _type_problems(cfg: Any) -> list[str]:
+    """Fields whose value has the wrong type (a string size, a bool count, an inf float)."""
+    problems = []
+
+    def whole(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    for name in _INT_FIELDS:
+        if not whole(getattr(cfg, name)):
+            problems.append(f"{name} must be a whole number, got {getattr(cfg, name)!r}")
+    for name in _OPTIONAL_INT_FIELDS:
+        value = getattr(cfg, name)
+        if value is not None and not whole(value):
+            problems.append(f"{name} must be a whole number or null, got {value!r}")
+    for name in _FLOAT_FIELDS:
+        value = getattr(cfg, name)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
+            value
+        ):
+            problems.append(f"{name} must be a finite number, got {value!r}")
+    for name in ("qk_norm", "tie_word_embeddings"):
+        if not isinstance(getattr(cfg, name), bool):
+            problems.append(f"{name} must be true or false, got {getattr(cfg, name)!r}")
+    return problems
 
 
 def minimind_intermediate_size(hidden_size: int) -> int:
@@ -39,7 +73,18 @@ class ModelConfig:
     dtype: str = "float32"  # run-time dtype; stored weights may be 16-bit
 
     def __post_init__(self) -> None:
+        types = _type_problems(self)
+        if types:  # wrong types first: the size checks below would raise TypeError on them
+            raise ValueError("Invalid model config: " + "; ".join(types) + ".")
         problems = []
+        if self.max_position_embeddings <= 0:
+            problems.append("max_position_embeddings must be positive")
+        if self.head_dim is not None and self.head_dim <= 0:
+            problems.append("head_dim must be positive")
+        if self.intermediate_size is not None and self.intermediate_size <= 0:
+            problems.append("intermediate_size must be positive")
+        if self.rope_theta <= 0 or self.rms_norm_eps <= 0:
+            problems.append("rope_theta and rms_norm_eps must be positive")
         if self.hidden_size <= 0 or self.num_hidden_layers <= 0 or self.vocab_size <= 0:
             problems.append("hidden_size, num_hidden_layers and vocab_size must be positive")
         if self.num_attention_heads <= 0 or self.num_key_value_heads <= 0:
@@ -58,6 +103,23 @@ class ModelConfig:
             problems.append(f"dtype must be float32, float16 or bfloat16, got {self.dtype!r}")
         if problems:
             raise ValueError("Invalid model config: " + "; ".join(problems) + ".")
+
+    @property
+    def parameter_count(self) -> int:
+        """Parameters of a model with this config (arithmetic only, nothing allocated)."""
+        c, d = self.hidden_size, self.resolved_head_dim
+        attention = c * d * (2 * self.num_attention_heads + 2 * self.num_key_value_heads)
+        norms = 2 * c + (2 * d if self.qk_norm else 0)
+        per_layer = attention + 3 * c * self.resolved_intermediate_size + norms
+        embeddings = self.vocab_size * c * (1 if self.tie_word_embeddings else 2)
+        return embeddings + self.num_hidden_layers * per_layer + c
+
+    @property
+    def memory_bytes(self) -> int:
+        """Bytes the model takes in memory: weights in the run dtype plus the RoPE tables."""
+        weight_bytes = 4 if self.dtype == "float32" else 2
+        rope = 2 * self.max_position_embeddings * self.resolved_head_dim * 4  # cos, sin (fp32)
+        return self.parameter_count * weight_bytes + rope
 
     @property
     def resolved_head_dim(self) -> int:

@@ -28,6 +28,7 @@ import torch
 from safetensors.torch import save_file
 
 from kvstudio.core.config import ModelConfig
+from kvstudio.core.folder_write import staged_folder
 from kvstudio.core.model import MiniMindLM
 from kvstudio.core.tokenizer import ENDOFTEXT, IM_END, IM_START, TextTokenizer
 
@@ -149,21 +150,29 @@ def export_hf(
             f"The tokenizer has {tokenizer.vocab_size} tokens but the model only "
             f"{cfg.vocab_size} embeddings; convert with the tokenizer the model was trained with."
         )
-    out.mkdir(parents=True, exist_ok=True)
     config = hf_config_dict(cfg, dtype)
-    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     generation = {
         "bos_token_id": cfg.bos_token_id,
         "eos_token_id": cfg.eos_token_id,
         "pad_token_id": 0,
         "do_sample": False,
     }
-    (out / "generation_config.json").write_text(json.dumps(generation, indent=2) + "\n", "utf-8")
     weights = hf_state_dict(model, dtype)
-    save_file(weights, str(out / "model.safetensors"), metadata={"format": "pt"})
-    if tokenizer is not None:
-        write_tokenizer(tokenizer, out, cfg.max_position_embeddings)
-    else:
+    try:  # written beside `out`, then swapped in: a failure leaves `out` as it was
+        with staged_folder(out) as staging:
+            (staging / "config.json").write_text(json.dumps(config, indent=2) + "\n", "utf-8")
+            (staging / "generation_config.json").write_text(
+                json.dumps(generation, indent=2) + "\n", "utf-8"
+            )
+            save_file(weights, str(staging / "model.safetensors"), metadata={"format": "pt"})
+            if tokenizer is not None:
+                write_tokenizer(tokenizer, staging, cfg.max_position_embeddings)
+    except OSError as exc:
+        raise ValueError(
+            f"Cannot write {out}: {exc.strerror or exc}. Free some space or choose another "
+            "folder; what was there is unchanged."
+        ) from exc
+    if tokenizer is None:
         logger.warning("No tokenizer given: %s holds weights only; copy a tokenizer.json in.", out)
     logger.info("Wrote a %s-layout transformers folder to %s", config["model_type"], out)
     return out

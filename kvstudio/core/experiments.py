@@ -18,10 +18,11 @@ from typing import Literal, TypeVar
 
 import torch
 
-from kvstudio.core import formulas
+from kvstudio.core import formulas, limits
 from kvstudio.core.backend import LanguageModel
 from kvstudio.core.checkpoints import REPO_ROOT
 from kvstudio.core.kv_cache import CacheSpec
+from kvstudio.core.quantized_cache import QUANT_BITS, formula_bytes_per_token
 from kvstudio.core.records import MODES, Mode, SamplingSettings, StepRecord
 from kvstudio.core.stepper import Stepper
 from kvstudio.core.tokenizer import TextTokenizer
@@ -112,6 +113,18 @@ def finish(experiment: Iterator[object], result_type: type[R]) -> R:
     return last
 
 
+def _check_fits(
+    backend: LanguageModel, batch: int, prompt_len: int, new_tokens: int, mode: Mode,
+    spec: CacheSpec,
+) -> None:
+    """P + N within the model's positions and the run within free memory (`limits`)."""
+    limits.check_run(
+        backend, batch=batch, prompt_len=prompt_len, new_tokens=new_tokens,
+        cached=mode == "cached", cache_kind=spec.kind,
+        cache_length=spec.max_length if spec.kind == "static" else spec.window,
+    )
+
+
 # ---- compare modes -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ModeRun:
@@ -187,6 +200,8 @@ def compare_modes(
     """
     spec = cache or CacheSpec()
     greedy = SamplingSettings.greedy_settings(seed)
+    for mode in MODES:  # positions and memory for the full run, before the warm-up
+        _check_fits(backend, 1, len(prompt_ids), new_tokens, mode, spec)
     warm = min(warmup_tokens, new_tokens)
     total = 2 * warm + 2 * new_tokens
     done = 0
@@ -210,18 +225,24 @@ def compare_modes(
                 done += 1
                 yield Progress("compare", "warm-up", done, total)
 
-    runs: dict[Mode, ModeRun] = {}
-    logits: dict[Mode, list[torch.Tensor]] = {}
-    for mode in MODES:
-        stepper = make(mode, new_tokens)
-        per_step: list[torch.Tensor] = []
-        for record in stepper:
+    # Both modes advance in lockstep, so each step's |Δlogit| is taken while both
+    # logits rows exist and only the maximum is kept: memory stays one row per mode
+    # however long the run (keeping every step's logits grew by V floats a step).
+    steppers = {mode: make(mode, new_tokens) for mode in MODES}
+    diffs: list[float] = []
+    while not all(s.finished for s in steppers.values()):
+        rows: dict[Mode, torch.Tensor] = {}
+        for mode, stepper in steppers.items():
+            if stepper.finished:
+                continue
+            record = stepper.step()
             if stepper.last_logits is not None:  # set by every step
-                per_step.append(stepper.last_logits[0].float().clone())  # (V,)
+                rows[mode] = stepper.last_logits[0]  # (V,)
             done += 1
             yield Progress("compare", mode, done, total, record)
-        logits[mode] = per_step
-        runs[mode] = _mode_run(backend, stepper, spec)
+        if len(rows) == 2:
+            diffs.append(float((rows["cached"].float() - rows["recompute"].float()).abs().max()))
+    runs = {mode: _mode_run(backend, stepper, spec) for mode, stepper in steppers.items()}
 
     cached_ids, recompute_ids = runs["cached"].token_ids, runs["recompute"].token_ids
     divergent = next(
@@ -230,10 +251,6 @@ def compare_modes(
     )
     if divergent is None and len(cached_ids) != len(recompute_ids):
         divergent = min(len(cached_ids), len(recompute_ids))
-    diffs = tuple(
-        float((a - b).abs().max())
-        for a, b in zip(logits["cached"], logits["recompute"], strict=False)
-    )
     yield CompareResult(
         model_label=getattr(backend, "name", "model"),
         prompt_tokens=len(prompt_ids),
@@ -243,7 +260,7 @@ def compare_modes(
         recompute=runs["recompute"],
         identical=divergent is None,
         first_divergent_step=divergent,
-        max_abs_logit_diff=diffs,
+        max_abs_logit_diff=tuple(diffs),
     )
 
 
@@ -253,7 +270,13 @@ def _mode_run(backend: LanguageModel, stepper: Stepper, spec: CacheSpec) -> Mode
     prompt = stepper.prompt_len
     fed = tuple(r.tokens_fed for r in records)
     last = records[-1]
-    if stepper.mode == "cached":
+    if stepper.mode == "cached" and spec.kind in QUANT_BITS:
+        cached_tokens = formulas.cache_tokens_after_step(prompt, steps - 1, None)
+        per_token = formula_bytes_per_token(
+            spec.kind, backend.num_layers, backend.num_kv_heads, backend.head_dim
+        )
+        formula_bytes = per_token * cached_tokens * stepper.batch_size
+    elif stepper.mode == "cached":
         cached_tokens = formulas.cache_tokens_after_step(prompt, steps - 1, spec.attention_window)
         formula_bytes = formulas.cache_bytes(
             backend.num_layers,
@@ -340,6 +363,9 @@ def repeated_sampling(
     if samples < 1:
         raise ValueError(f"Draw at least one sample per temperature, got {samples}.")
     base = settings or SamplingSettings(temperature=1.0, top_k=0, top_p=1.0)
+    for temperature in temperatures:  # every setting is valid before the first batch runs
+        replace(base, temperature=float(temperature))
+    _check_fits(backend, samples, len(prompt_ids), new_tokens, mode, cache or CacheSpec())
     total = len(temperatures) * new_tokens
     done = 0
     results = []
@@ -427,6 +453,10 @@ def length_sweep(
     if not values or min(values) < 1:
         raise ValueError("Give positive lengths to sweep, e.g. 8,16,32,64.")
     greedy = SamplingSettings.greedy_settings()
+    longest_p = max(values) if vary == "prompt" else fixed
+    longest_n = fixed if vary == "prompt" else max(values)
+    for mode in modes:  # the longest run must fit before the first one starts
+        _check_fits(backend, 1, longest_p, longest_n, mode, cache or CacheSpec())
     total = len(values) * len(modes)
     warm_up(backend, tokenizer, modes, prompt_text)
     points = []

@@ -301,10 +301,15 @@ class HFBackend:
             cache = transformers.StaticCache(
                 config=self.model.config, max_cache_len=spec.max_length
             )
-        else:
+        elif spec.kind == "sliding":
             raise ValueError(
                 "A transformers model runs its own attention, so KV Studio cannot impose a "
                 f"{spec.window}-token window on it; choose the dynamic or static cache."
+            )
+        else:
+            raise ValueError(
+                f"The {spec.kind} cache runs inside KV Studio's own model; a transformers model "
+                "keeps its own cache, so choose the dynamic or static cache for it."
             )
         return HFCache(cache=cache, spec=spec, batch_size=batch_size)
 

@@ -148,12 +148,21 @@ class CacheInspector:
         self.prompt_len = len(self.tokens)
         # In both modes a cache is built step by step: in cached mode it is the run's cache,
         # in recompute mode the reference the recomputed rows are compared with.
-        self.cache: KVCache = backend.new_cache(self.spec, 1)
+        self.cache: KVCache = self._new_cache()
         self._previous: list[_Held] | None = None
         self._token_text = TokenTexts(tokenizer)
         self._step = 0
         self._done = False
         self.frames: list[CacheFrame] = []
+
+    def _new_cache(self) -> KVCache:
+        cache = self.backend.new_cache(self.spec, 1)
+        if not isinstance(cache, KVCache):  # the paged cache keeps K/V in a block pool
+            raise ValueError(
+                "The inspector reads dynamic, static, sliding or quantized caches; "
+                f"choose one of those instead of {self.spec.kind}."
+            )
+        return cache
 
     @property
     def done(self) -> bool:
@@ -185,7 +194,7 @@ class CacheInspector:
                 query_position, key_start = len(self.tokens) - 1, self._visible_start(ids)
             else:
                 whole = torch.tensor([self.tokens], dtype=torch.long, device=device)  # (1, P+t)
-                fresh = self.backend.new_cache(self.spec, 1)  # what recompute computes, kept
+                fresh = self._new_cache()  # what recompute computes, kept
                 logits = self.model(whole, fresh, logits_to_keep=1, probe=probe)
                 query_position, key_start = len(self.tokens) - 1, 0
                 step_ids = torch.tensor([new_ids], dtype=torch.long, device=device)

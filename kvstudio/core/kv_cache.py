@@ -17,8 +17,11 @@ from typing import Literal
 
 import torch
 
-CacheKind = Literal["dynamic", "static", "sliding"]
-CACHE_KINDS: tuple[CacheKind, ...] = ("dynamic", "static", "sliding")
+CacheKind = Literal["dynamic", "static", "sliding", "paged", "fp16", "int8", "int4"]
+CACHE_KINDS: tuple[CacheKind, ...] = ("dynamic", "static", "sliding")  # the window's kinds
+# Built by their own modules (``paged_cache.py``, ``quantized_cache.py``), for the scale labs.
+SCALE_CACHE_KINDS: tuple[CacheKind, ...] = ("paged", "fp16", "int8", "int4")
+ALL_CACHE_KINDS: tuple[CacheKind, ...] = CACHE_KINDS + SCALE_CACHE_KINDS
 
 
 def _nbytes(t: torch.Tensor | None) -> int:
@@ -138,10 +141,15 @@ class CacheSpec:
     kind: CacheKind = "dynamic"
     max_length: int = 2048  # static: preallocated tokens
     window: int = 64  # sliding: tokens each query may look back on
+    block_size: int = 16  # paged: tokens per block
 
     def __post_init__(self) -> None:
-        if self.kind not in CACHE_KINDS:
-            raise ValueError(f"Unknown cache kind {self.kind!r}; choose one of {CACHE_KINDS}.")
+        if self.kind not in ALL_CACHE_KINDS:
+            raise ValueError(
+                f"Unknown cache kind {self.kind!r}; choose one of {', '.join(ALL_CACHE_KINDS)}."
+            )
+        if self.block_size < 1:
+            raise ValueError(f"A paged cache block holds at least 1 token, got {self.block_size}.")
 
     @property
     def attention_window(self) -> int | None:

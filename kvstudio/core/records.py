@@ -7,8 +7,12 @@ tensors), so they are cheap to send across threads and to write as JSON.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, NamedTuple
+
+MIN_TEMPERATURE, MAX_TEMPERATURE = 1e-6, 100.0  # besides 0 (greedy); smaller overflows fp32
+MIN_PENALTY, MAX_PENALTY = 0.01, 100.0  # repetition penalty; 1.0 = off
 
 Mode = Literal["cached", "recompute"]
 Phase = Literal["prefill", "decode"]
@@ -26,16 +30,34 @@ class SamplingSettings:
     seed: int = 42  # seeds the run's own torch.Generator, never the global RNG
 
     def __post_init__(self) -> None:
-        if self.temperature < 0:
-            raise ValueError(f"Temperature must be 0 (greedy) or positive, got {self.temperature}.")
+        for name in ("temperature", "top_p", "repetition_penalty"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"{name} must be a number, got {value!r}.")
+            if not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value}.")
+        for name in ("top_k", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name} must be a whole number, got {value!r}.")
+        t = self.temperature
+        if t != 0 and not MIN_TEMPERATURE <= t <= MAX_TEMPERATURE:
+            raise ValueError(
+                f"Temperature must be 0 (greedy) or between {MIN_TEMPERATURE:g} and "
+                f"{MAX_TEMPERATURE:g}, got {t:g}: dividing logits by a tinier number "
+                "overflows, and a huge one makes every token equally likely."
+            )
         if self.top_k < 0:
             raise ValueError(f"top-k must be 0 (off) or a positive count, got {self.top_k}.")
         if not 0.0 < self.top_p <= 1.0:
             raise ValueError(f"top-p must be in (0, 1], got {self.top_p}; use 1.0 to turn it off.")
-        if self.repetition_penalty <= 0:
+        if not MIN_PENALTY <= self.repetition_penalty <= MAX_PENALTY:
             raise ValueError(
-                f"Repetition penalty must be positive (1.0 = off), got {self.repetition_penalty}."
+                f"Repetition penalty must be between {MIN_PENALTY:g} and {MAX_PENALTY:g} "
+                f"(1.0 = off), got {self.repetition_penalty:g}."
             )
+        if not -(1 << 63) <= self.seed < (1 << 64):
+            raise ValueError(f"The seed must fit in 64 bits, got {self.seed}.")
 
     @property
     def greedy(self) -> bool:

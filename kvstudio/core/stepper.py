@@ -38,6 +38,7 @@ from collections.abc import Iterator, Sequence
 
 import torch
 
+from kvstudio.core import limits
 from kvstudio.core.backend import LanguageModel
 from kvstudio.core.kv_cache import CacheSpec
 from kvstudio.core.records import Candidate, Mode, SamplingSettings, StepRecord
@@ -180,6 +181,12 @@ class Stepper:
                 f"{needed}; raise its length or generate fewer tokens."
             )
 
+        limits.check_run(
+            backend, batch=batch_size, prompt_len=prompt_len, new_tokens=max_new_tokens,
+            cached=mode == "cached", cache_kind=self.cache_spec.kind,
+            cache_length=self.cache_spec.max_length if self.cache_spec.kind == "static"
+            else self.cache_spec.window,
+        )  # positions and memory, before anything is allocated
         device = backend.device
         self.device = device
         self._sync = device.type in ("cuda", "mps")  # CPU work is synchronous already
@@ -213,6 +220,12 @@ class Stepper:
             self._representatives = torch.tensor(
                 [groups.index(g) for g in range(len(set(groups)))], dtype=torch.long, device=device
             )
+        # Tell the cache which rows finished (a paged cache stops growing them); optional.
+        self._finish_rows = (
+            getattr(backend, "finish_cache_rows", None)
+            if self._cache is not None and stop_at_eos
+            else None
+        )
         self._zero_layers = tuple((0, 0) for _ in range(backend.num_layers))
         # Primed with the prompt's last tokens: a syllable the prompt cut in half is
         # completed by the first new token and shown whole (a UTF-8 character ≤ 4 bytes).
@@ -297,6 +310,11 @@ class Stepper:
             logits = self.backend.forward_last(fed, self._cache, self._window)  # (G, V)
             logits = logits.index_select(0, groups)  # (B, V), each row its group's logits
             forward_rows = int(fed.shape[0])
+        if bool(logits.isnan().any()):  # (B, V); sampling would pick garbage from NaN
+            raise ValueError(
+                f"The model produced NaN logits at step {step}: its weights are broken (NaN or "
+                "inf inside). Load another checkpoint; this one cannot generate text."
+            )
         out = sample_next(
             logits,
             self.sampling,
@@ -351,6 +369,10 @@ class Stepper:
             )
         if self.stop_at_eos and self.eos_id is not None:
             self._finished_t |= next_ids == self.eos_id
+            if self._finish_rows is not None:  # cache rows: one per group when rows share
+                reps = self._representatives
+                rows_done = self._finished_t if reps is None else self._finished_t[reps]
+                self._finish_rows(self._cache, rows_done)
         if last_step:
             for r in range(batch):
                 if not self._finished[r]:

@@ -14,7 +14,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kvstudio.core import limits
+
 DEFAULT_DATA = "../shared/data"
+
+
+def _thread_count(text: str) -> int:
+    try:
+        return limits.check_threads(int(text))
+    except ValueError as exc:
+        cores = limits.max_threads()
+        raise argparse.ArgumentTypeError(f"expected 1 … {cores}, got {text!r}") from exc
 
 
 def _train_options(p: argparse.ArgumentParser, lr: float, steps: int, batch: int) -> None:
@@ -26,7 +36,7 @@ def _train_options(p: argparse.ArgumentParser, lr: float, steps: int, batch: int
     p.add_argument("--lr", type=float, default=lr)
     p.add_argument("--warmup", type=int, default=100, help="warm-up steps")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    p.add_argument("--threads", type=_thread_count, default=1, help="torch threads (default 1)")
     p.add_argument("--eval-every", type=int, default=200)
     p.add_argument("--save-every", type=int, default=200)
     p.add_argument("--log-every", type=int, default=20)
@@ -83,7 +93,7 @@ def add_subcommands(subparsers: Any) -> None:
     ev.add_argument("--prompts", default=None, help="prompt folder (default resources/prompts)")
     ev.add_argument("--samples", type=int, default=30, help="samples per temperature")
     ev.add_argument("--seed", type=int, default=0)
-    ev.add_argument("--threads", type=int, default=1)
+    ev.add_argument("--threads", type=_thread_count, default=1)
     ev.add_argument("--json", default=None, help="also write the figures to this JSON file")
     ev.set_defaults(handler=_cmd_eval)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import pickle
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -90,6 +91,37 @@ def make_optimizer(model: MiniMindLM, s: TrainSettings) -> torch.optim.AdamW:
     return torch.optim.AdamW(groups, lr=s.lr, betas=(0.9, 0.95), eps=1e-8)
 
 
+CHECKPOINT_KEYS = ("model", "optimizer", "generator", "history", "step")
+
+
+def read_checkpoint(path: Path) -> dict[str, Any]:
+    """A trainer checkpoint, read with ``weights_only=True``: tensors and plain data only.
+
+    Nothing in a checkpoint can run code: a pickle that names anything else
+    (a class, a function) is refused with a `ValueError` saying so, and so is
+    a file that is damaged or lacks what resuming needs.
+    """
+    try:
+        ckpt: Any = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        raise ValueError(
+            f"{path} was refused: it holds code or objects other than tensors and plain "
+            "data, and nothing is run from a file. Delete it (or train with --no-resume) "
+            "if you did not make it."
+        ) from exc
+    except (EOFError, RuntimeError, OSError, ValueError, IndexError) as exc:
+        raise ValueError(
+            f"Cannot read {path}: the checkpoint is damaged ({type(exc).__name__}). "
+            "Delete it or train with --no-resume to start over."
+        ) from exc
+    if not isinstance(ckpt, dict) or any(k not in ckpt for k in CHECKPOINT_KEYS):
+        raise ValueError(
+            f"{path} is not a KV Studio trainer checkpoint (it lacks model, optimizer, "
+            "generator, history or step). Delete it or train with --no-resume."
+        )
+    return ckpt
+
+
 def train(
     model: MiniMindLM,
     next_batch: Callable[[torch.Generator], Batch],
@@ -102,6 +134,8 @@ def train(
 
     With `resume`, a ``checkpoint.pt`` in `run_dir` restores model, optimiser,
     batch generator and history, and training continues from its step. The
+    checkpoint holds only tensors and plain data, so it is read with
+    ``weights_only=True`` (see `read_checkpoint`). The
     best validation weights are kept in ``best.pt``.
     """
     s = settings
@@ -116,11 +150,11 @@ def train(
     step = 0
     ckpt_path = run / "checkpoint.pt"
     if resume and ckpt_path.exists():
-        ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=False)
+        ckpt = read_checkpoint(ckpt_path)
         model.load_state_dict(ckpt["model"])
         opt.load_state_dict(ckpt["optimizer"])
         gen.set_state(ckpt["generator"])
-        history, step = ckpt["history"], ckpt["step"]
+        history, step = ckpt["history"], int(ckpt["step"])
         log.info("resumed from %s at step %d", ckpt_path, step)
     best = min((v for _, v in history["valid"]), default=math.inf)
 
@@ -133,7 +167,8 @@ def train(
                 "generator": gen.get_state(),
                 "history": history,
                 "step": step,
-                "settings": asdict(s),
+                # JSON-plain, so the file loads with weights_only=True
+                "settings": json.loads(json.dumps(asdict(s), default=str)),
                 "config": model.config.to_dict(),
             },
             tmp,

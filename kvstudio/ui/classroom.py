@@ -5,7 +5,9 @@ on every live plot, a "Lecture" menu (lecture mode, save and open a run,
 replay controls, export slide pack), and stops the lab threads when the
 window closes. It uses only the window's public extension points
 (`add_tab`, `plots()`, `controller`, `status`, `menuBar()`), so the window
-stays composition and wiring; the work lives in ``labs``, ``export``,
+stays composition and wiring. "Measure TTFT ×k" repeats the live prompt's
+prefill in both modes on a lab thread and hands the medians to the time
+plot; the work lives in ``labs``, ``export``,
 ``lecture_mode`` and ``replay``.
 """
 
@@ -18,6 +20,7 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
+from kvstudio.core import labs as lab_experiments
 from kvstudio.core.runfile import RUN_SUFFIX
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.labs import LabPanel, LabsPanel
@@ -25,6 +28,9 @@ from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
 from kvstudio.ui.labs.labs_panel import slide_pack_of
 from kvstudio.ui.main_window import MainWindow
+from kvstudio.ui.plots.answer_histogram import ordered_answers
+from kvstudio.ui.run.engine_adapter import AnswerCounts, encode_prompt
+from kvstudio.ui.run.lab_worker import GeneratorRunner
 from kvstudio.ui.slides.export import ChartLike
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 from kvstudio.ui.slides.lecture_mode import LectureActions, LectureMode
@@ -71,6 +77,31 @@ def live_tables(window: MainWindow) -> dict[str, list[dict[str, Any]]]:
     return tables
 
 
+def sample_numbers(counts: AnswerCounts) -> dict[str, Any]:
+    """The Sample ×N result for numbers.json."""
+    return {
+        "prompt": counts.prompt,
+        "samples_per_temperature": counts.samples_per_temperature,
+        "answer_tokens": counts.answer_tokens,
+        "temperatures": [
+            {"temperature": t, "distinct": counts.distinct(i),
+             "counts": [list(pair) for pair in counts.counts[i]]}
+            for i, t in enumerate(counts.temperatures)
+        ],
+    }
+
+
+def answer_rows(counts: AnswerCounts) -> list[dict[str, Any]]:
+    """sample-answers.csv: one row per distinct answer, its count at each temperature."""
+    rows = []
+    for rank, (answer, per_t) in enumerate(ordered_answers(counts), start=1):
+        row: dict[str, Any] = {"rank": rank, "answer": answer}
+        for t, n in zip(counts.temperatures, per_t, strict=True):
+            row[f"count at T = {t:g} (of {counts.samples_per_temperature})"] = n
+        rows.append(row)
+    return rows
+
+
 class ClassroomExtras(QObject):
     """Labs, export, lecture mode and saved runs for a `MainWindow`."""
 
@@ -84,6 +115,7 @@ class ClassroomExtras(QObject):
         self.exporter.exported.connect(self._on_exported)
         self.labs = LabsPanel(self.exporter)
         self.labs.failed.connect(self._on_lab_failed)
+        self.labs.timing_changed.connect(self._on_lab_timing_changed)  # timed labs run alone
         window.add_tab(self.labs, lambda: self.tr("Labs"))
         controller.model_loaded.connect(self.labs.set_model)
         self.labs.set_model(controller.model)
@@ -96,10 +128,16 @@ class ClassroomExtras(QObject):
             lab.failed.connect(self._on_lab_failed)
             controller.model_loaded.connect(lab.set_model)
             lab.set_model(controller.model)
+        self.chat.runner.running_changed.connect(self._on_lab_timing_changed)  # TTFT timed too
         self.export_buttons = [
             attach_export(plot, self.exporter) for plot in window.plots().values()
         ]
         self.replay = controller.replay  # the controller owns it: the run state covers replays
+        self.replay.samples_loaded.connect(window.answers.show_counts)
+        self.ttft_repeats = lab_experiments.DEFAULT_REPEATS
+        self.ttft_runner = GeneratorRunner("kvstudio-ttft", parent=self)
+        self.ttft_runner.finished.connect(self._on_ttft_finished)
+        self.ttft_runner.failed.connect(self._on_lab_failed)
         self.lecture = LectureMode(
             window,
             self.lecture_charts,
@@ -141,7 +179,7 @@ class ClassroomExtras(QObject):
         if not path:
             return False
         try:
-            written = self.replay.save(path, name)
+            written = self.replay.save(path, name, self.window.answers.plot.counts)
         except ValueError as exc:
             self._warn(str(exc))
             return False
@@ -166,6 +204,28 @@ class ClassroomExtras(QObject):
         self.window.tabs.setCurrentIndex(0)
         return True
 
+    def measure_ttft(self) -> bool:
+        """Repeat the current prompt's prefill in both modes; the time plot shows medians."""
+        model = self.window.controller.model
+        if model is None:
+            self._on_note(self.tr("No model is loaded yet; wait for it or pick one."))
+            return False
+        request = self.window.current_request()
+        try:
+            ids = encode_prompt(model, request)
+        except ValueError as exc:
+            self._warn(str(exc))
+            return False
+        backend, tokenizer = model.backend, model.tokenizer
+        repeats, cache = self.ttft_repeats, request.settings.cache
+        self._on_note(self.tr("Measuring TTFT {0} times in each mode…").format(repeats))
+        if self.ttft_runner.closed:
+            return False  # the window is closing
+        self.ttft_runner.start(
+            lambda: lab_experiments.repeated_prefill(backend, tokenizer, ids, repeats=repeats,
+                                                     cache=cache))
+        return True
+
     def export_slide_pack(self) -> bool:
         charts: dict[str, ChartLike] = dict(self.window.plots())
         lab_charts, lab_numbers, lab_tables = self.labs.slide_pack()
@@ -176,10 +236,15 @@ class ClassroomExtras(QObject):
         charts.update(lab_charts)
         numbers = {"live": live_numbers(self.window), "labs": lab_numbers}
         tables: dict[str, Any] = {**live_tables(self.window), **lab_tables}
+        counts = self.window.answers.plot.counts
+        if counts is not None:
+            numbers["samples"] = sample_numbers(counts)
+            tables["sample answers"] = answer_rows(counts)  # answers.csv is the chart's
         return self.exporter.export_pack(charts, numbers, tables, self.window) is not None
 
     def shutdown(self) -> None:
         self.replay.stop()
+        self.ttft_runner.shutdown()
         self.labs.shutdown()
         for lab in self.tab_labs:
             lab.shutdown()
@@ -204,6 +269,8 @@ class ClassroomExtras(QObject):
         self.replay_play_action = QAction(self.window)
         self.replay_play_action.triggered.connect(controller.toggle_play)
         self.replay_restart_action = QAction(self.window)
+        self.ttft_action = QAction(self.window)
+        self.ttft_action.triggered.connect(self._on_ttft_triggered)
         self.replay_restart_action.triggered.connect(controller.restart)
         self.back_to_live_action = QAction(self.window)
         self.back_to_live_action.triggered.connect(controller.back_to_live)
@@ -227,6 +294,7 @@ class ClassroomExtras(QObject):
         ):
             self.replay_menu.addAction(action)
         self.menu.addSeparator()
+        self.menu.addAction(self.ttft_action)
         self.menu.addAction(self.pack_action)
 
     def retranslate(self) -> None:
@@ -243,6 +311,12 @@ class ClassroomExtras(QObject):
         self.replay_restart_action.setText(self.tr("From the start"))
         self.back_to_live_action.setText(self.tr("Back to live"))
         self.pack_action.setText(self.tr("Export slide pack (all charts and numbers)…"))
+        self.ttft_action.setText(
+            self.tr("Measure TTFT ×{0} (median, min–max)").format(self.ttft_repeats))
+        self.ttft_action.setToolTip(self.tr(
+            "Runs the prompt's prefill {0} times in each mode, interleaved, and shows the "
+            "median with the fastest and slowest round at step 0 of the time plot."
+        ).format(self.ttft_repeats))
         self.labs.retranslate()
 
     # ---- slots ---------------------------------------------------------------------------------
@@ -261,8 +335,22 @@ class ClassroomExtras(QObject):
     def _on_pack_triggered(self) -> None:
         self.export_slide_pack()
 
+    def _on_ttft_triggered(self) -> None:
+        self.measure_ttft()
+
+    def _on_ttft_finished(self, result: object) -> None:
+        if isinstance(result, lab_experiments.PrefillTimes):
+            self.window.time_plot.show_ttft_repeats(result)
+            cached, recompute = result.ttft_ms("cached"), result.ttft_ms("recompute")
+            self._on_note(self.tr("TTFT median of {0}: cached {1:.2f} ms, recompute {2:.2f} ms"
+                                  ).format(cached.count, cached.median, recompute.median))
+
     def _on_export_failed(self, message: str) -> None:
         self._warn(message)
+
+    def _on_lab_timing_changed(self, _running: bool) -> None:
+        """Live steps wait while a lab that measures times runs (its numbers stay clean)."""
+        self.window.controller.hold_live(self.labs.timing or self.chat.runner.busy)
 
     def _on_lab_failed(self, message: str) -> None:
         self.window.status.showMessage(message, 15_000)
@@ -301,4 +389,5 @@ def install(window: MainWindow) -> ClassroomExtras:
     return ClassroomExtras(window)
 
 
-__all__ = ["ClassroomExtras", "install", "live_numbers", "live_tables"]
+__all__ = ["ClassroomExtras", "answer_rows", "install", "live_numbers", "live_tables",
+           "sample_numbers"]

@@ -31,6 +31,7 @@ from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.panels.answer_panel import AnswerPanel
 from kvstudio.ui.panels.controls_panel import ControlsPanel
+from kvstudio.ui.panels.cost_dialog import confirm_run_cost
 from kvstudio.ui.panels.generation_view import GenerationView
 from kvstudio.ui.panels.model_panel import ModelPanel
 from kvstudio.ui.panels.run_state_bar import RunStateBar
@@ -72,6 +73,7 @@ class MainWindow(QMainWindow):
         self.setStatusBar(self.status)
         self.status.set_runtime(torch_threads, "cpu")
         self.controller = RunController(host, self.current_request, parent=self)
+        self.controller.confirm_cost = lambda cost: confirm_run_cost(self, cost)
 
         self.tabs = QTabWidget()
         self.tabs.setObjectName("tabs")
@@ -112,9 +114,13 @@ class MainWindow(QMainWindow):
         return RunRequest(self.generation.prompt(), self.generation.use_chat_template(),
                           self.sampling.run_settings(self.controls.mode()))
 
-    def start(self) -> None:
-        """Load the remembered model (in the worker); call once the window is shown."""
-        self.controller.load_model(self.settings.model_choice())
+    def start(self, choice: ModelChoice | None = None) -> None:
+        """Load `choice` or the remembered model (in the worker); call once shown.
+
+        A choice is remembered only once it has loaded, so a bad ``--model`` never
+        replaces a good one; if it fails, the embedded model loads instead.
+        """
+        self.controller.load_model(choice or self.settings.model_choice())
 
     def refresh_views(self) -> None:
         store = self.controller.shown()
@@ -302,9 +308,10 @@ class MainWindow(QMainWindow):
         return handled
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        self.controller.host.shutdown()
         self.settings.set_prompt(self.generation.prompt())
         self.settings.set_run_settings(self.current_request().settings)
         self.settings.set_layout(self.saveGeometry(), self.saveState())
         self.settings.sync()
+        self.hide()  # gone at once, even while a long step finishes (the thread is then parked)
+        self.controller.host.shutdown()
         event.accept()

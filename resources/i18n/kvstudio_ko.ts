@@ -3,24 +3,81 @@
 <context>
     <name>AnswerHistogramPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="43" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="46" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="140" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="44" />
-        <source>answer (most common first; hover to read)</source>
-        <translation>답 (많은 순; 마우스를 올리면 내용 표시)</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="45" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="47" />
         <source>count</source>
         <translation>횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="46" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="48" />
         <source>T = {0:g}</source>
         <translation>T = {0:g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="69" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
+        <source>answer rank (1 = most common)</source>
+        <translation>답 순위 (1 = 가장 많음)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="71" />
+        <source>answer rank (1 = most common; the last bar: {0} other answers)</source>
+        <translation>답 순위 (1 = 가장 많음; 마지막 막대: 나머지 답 {0}개)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="85" />
+        <source>(other answers)</source>
+        <translation>(나머지 답)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="104" />
+        <source>other</source>
+        <translation>나머지</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="117" />
+        <source>T = {0:g}: {1} distinct of {2}</source>
+        <translation>T = {0:g}: {2}개 중 서로 다른 답 {1}개</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="120" />
+        <source>Distinct answers</source>
+        <translation>서로 다른 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="128" />
+        <source>answer (text)</source>
+        <translation>답 (텍스트)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="130" />
+        <source>T = {0:g}: count (samples)</source>
+        <translation>T = {0:g}: 횟수 (샘플)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="134" />
+        <source>distinct answers</source>
+        <translation>서로 다른 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="136" />
+        <source>samples</source>
+        <translation>샘플 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
+        <source>Distinct answers per temperature</source>
+        <translation>온도별 서로 다른 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
+        <source>temperature</source>
+        <translation>온도</translation>
     </message>
 </context>
 <context>
@@ -84,196 +141,238 @@
 <context>
     <name>CacheBytesPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="53" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="56" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="198" />
         <source>layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="54" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="57" />
         <source>bytes</source>
         <translation>바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="56" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="59" />
         <source>K (used)</source>
         <translation>K (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="57" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="60" />
         <source>V (used)</source>
         <translation>V (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="58" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="61" />
         <source>allocated (static)</source>
         <translation>할당됨 (정적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="59" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="64" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="198" />
         <source>KV cache per layer</source>
         <translation>레이어별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="60" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="65" />
         <source>KV cache: {0} measured (T = {1} tokens)</source>
         <translation>KV 캐시: 측정 {0} (T = {1} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="61" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="66" />
         <source>formula 2·L·T·H_kv·d·bytes = {0}</source>
         <translation>공식 2·L·T·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="62" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="67" />
         <source>KV cache: recompute mode keeps no cache</source>
         <translation>KV 캐시: 재계산 모드는 캐시를 두지 않습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="63" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="68" />
         <source>window cap W = {0}</source>
         <translation>윈도 상한 W = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="64" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="69" />
         <source>(cached run; recompute keeps none)</source>
         <translation>(캐시 실행; 재계산은 캐시 없음)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="162" />
+        <source>KV cache measured {0:,} B = formula 2·L·T·H_kv·d·bytes {1:,} B (T = {2} tokens)</source>
+        <translation>KV 캐시 측정값 {0:,} B = 공식 2·L·T·H_kv·d·bytes {1:,} B (T = {2} 토큰)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="164" />
+        <source>{0:,} B per token · L = {1}, H_kv = {2}, d = {3}, {4} bytes per number</source>
+        <translation>토큰당 {0:,} B · L = {1}, H_kv = {2}, d = {3}, 숫자당 {4}바이트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="168" />
+        <source>static: {0:,} B allocated</source>
+        <translation>정적: {0:,} B 할당</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="185" />
+        <source>K bytes used (B)</source>
+        <translation>K 사용 바이트 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="186" />
+        <source>V bytes used (B)</source>
+        <translation>V 사용 바이트 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="190" />
+        <source>K bytes allocated (B)</source>
+        <translation>K 할당 바이트 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="192" />
+        <source>V bytes allocated (B)</source>
+        <translation>V 할당 바이트 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="196" />
+        <source>window cap, K or V (B)</source>
+        <translation>윈도 상한, K 또는 V (B)</translation>
     </message>
 </context>
 <context>
     <name>CacheInspectorPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="125" />
         <source>Cache inspector</source>
         <translation>캐시 들여다보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="129" />
         <source>Start</source>
         <translation>시작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="130" />
         <source>Step</source>
         <translation>한 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="130" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="131" />
         <source>Run to end</source>
         <translation>끝까지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="133" />
         <source>cached</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="133" />
         <source>recompute</source>
         <translation>재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="137" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
         <source>static (length)</source>
         <translation>정적 (길이)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="139" />
         <source>sliding window (W)</source>
         <translation>슬라이딩 윈도 (W)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="151" />
         <source>What the KV cache holds, step by step, for one layer and one K/V head: the K and V rows (one per position, head_dim numbers each) and how much the newest query looked at each position, for every query head that reads this K/V head. Rows already in the cache never change (max |Δ| = 0) and each step appends exactly one row per layer; in recompute mode the recomputed rows equal the cached ones. That is why caching gives the same tokens.</source>
         <translation>한 레이어, 한 K/V 헤드에 대해 KV 캐시에 무엇이 들어 있는지 스텝마다 보여 줍니다: K 행과 V 행(위치마다 한 행, head_dim개의 수)과, 이 K/V 헤드를 읽는 쿼리 헤드마다 가장 최근 쿼리가 각 위치를 얼마나 보았는지. 캐시에 이미 있는 행은 절대 바뀌지 않고(최대 |Δ| = 0) 스텝마다 레이어당 정확히 한 행이 추가됩니다. 재계산 모드에서는 다시 계산한 행이 캐시된 행과 같습니다. 그래서 캐시를 써도 같은 토큰이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="161" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="162" />
         <source>Mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="163" />
         <source>Cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="163" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="164" />
         <source>Static length / window W</source>
         <translation>정적 길이 / 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
         <source>Layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="167" />
         <source>K/V head</source>
         <translation>K/V 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="169" />
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="170" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="171" />
         <source>head_dim</source>
         <translation>head_dim</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="171" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="172" />
         <source>query head</source>
         <translation>쿼리 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="173" />
         <source>position: token</source>
         <translation>위치: 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="227" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="228" />
         <source>Finished.</source>
         <translation>끝났습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="241" />
         <source>Step {0}: chose {1!r}. {2} rows held;</source>
         <translation>스텝 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="245" />
         <source>the prefill appended {0} rows per layer.</source>
         <translation>프리필이 레이어마다 {0}행을 추가했습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="251" />
         <source>old rows max |Δ| = {0:g} {1}; rows appended per layer: {2}.</source>
         <translation>기존 행 최대 |Δ| = {0:g} {1}; 레이어별 추가 행: {2}.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="255" />
         <source>Recomputed vs cached K/V: max |Δ| = {0:.2g} / {1:.2g} ({2}).</source>
         <translation>재계산한 K/V와 캐시된 K/V: 최대 |Δ| = {0:.2g} / {1:.2g} ({2}).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="259" />
         <source>same dtype</source>
         <translation>같은 dtype</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="259" />
         <source>dtypes differ</source>
         <translation>dtype이 다름</translation>
     </message>
@@ -284,13 +383,14 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="331" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="421" />
         <source>V rows</source>
         <translation>V 행</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="333" />
-        <source>Attention of position {0}</source>
-        <translation>위치 {0}의 어텐션</translation>
+        <source>Attention, position {0}</source>
+        <translation>어텐션, 위치 {0}</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="335" />
@@ -299,274 +399,426 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="341" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="436" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="342" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="382" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="343" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="409" />
         <source>rows held</source>
         <translation>보관 행</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="344" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="410" />
         <source>appended per layer</source>
         <translation>레이어별 추가</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="345" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="411" />
         <source>old rows max |Δ|</source>
         <translation>기존 행 최대 |Δ|</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="346" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="412" />
         <source>recompute max |Δ| K</source>
         <translation>재계산 최대 |Δ| K</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="347" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="413" />
         <source>recompute max |Δ| V</source>
         <translation>재계산 최대 |Δ| V</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="359" />
+        <source>Layer {0}, K/V head {1}, step {2}: {3} rows held (cache: {4})</source>
+        <translation>레이어 {0}, K/V 헤드 {1}, 스텝 {2}: {3}행 보관 (캐시: {4})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="366" />
+        <source>old rows max |Δ| over {0} steps: {1:g}; one row appended per layer: {2}</source>
+        <translation>{0}스텝 동안 기존 행 최대 |Δ|: {1:g}; 레이어마다 한 행씩 추가: {2}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="369" />
+        <source>recomputed vs cached K/V max |Δ| {0:.2g} / {1:.2g}</source>
+        <translation>재계산 대 캐시 K/V 최대 |Δ| {0:.2g} / {1:.2g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="381" />
+        <source>position</source>
+        <translation>위치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="400" />
+        <source>cache row</source>
+        <translation>캐시 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="418" />
+        <source>K rows</source>
+        <translation>K 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="424" />
+        <source>Attention of the newest query</source>
+        <translation>가장 최근 쿼리의 어텐션</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="436" />
+        <source>Checks per step</source>
+        <translation>스텝별 확인</translation>
     </message>
 </context>
 <context>
     <name>CacheKindsPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="65" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="78" />
         <source>Cache kinds</source>
         <translation>캐시 종류</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="71" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="84" />
         <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; the sliding window keeps the last W tokens, so its memory and each query's view stop growing at W. When W covers the whole context the output must match the dynamic cache.</source>
         <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도는 마지막 W 토큰만 보관하므로 메모리와 각 쿼리가 보는 범위가 W에서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="79" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="92" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="80" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="93" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="81" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="94" />
         <source>Sliding window W</source>
         <translation>슬라이딩 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="84" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="97" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="237" />
         <source>Cache memory per step</source>
         <translation>단계별 캐시 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="85" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="98" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="101" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="236" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="86" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="99" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="87" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="100" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="238" />
         <source>Keys each new token attends to</source>
         <translation>새 토큰이 어텐션하는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="102" />
         <source>attention-mask width</source>
         <translation>어텐션 마스크 너비</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="95" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="108" />
         <source>{0} (allocated)</source>
         <translation>{0} (할당)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="99" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="112" />
         <source>{0} (used)</source>
         <translation>{0} (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="174" />
         <source>✗ from step {0}</source>
         <translation>✗ {0}단계부터 다름</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="167" />
-        <source>window W = {0} {1} the context P + N − 1 = {2}</source>
-        <translation>윈도 W = {0}: 문맥 P + N − 1 = {2}{1}</translation>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="194" />
+        <source>tokens</source>
+        <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="195" />
+        <source>keys seen</source>
+        <translation>보는 키 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="196" />
+        <source>same as dynamic</source>
+        <translation>동적과 같음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="203" />
+        <source>The window W = {0} {1} the context P + N − 1 = {2}.</source>
+        <translation>윈도 W = {0}은(는) 문맥 P + N − 1 = {2}을(를) {1}.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="213" />
+        <source>{0} {1:,} B</source>
+        <translation>{0} {1:,} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="215" />
+        <source>Cache memory after {0} steps: </source>
+        <translation>{0}단계 후 캐시 메모리: </translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="218" />
+        <source>P = {0}, N = {1}</source>
+        <translation>P = {0}, N = {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="229" />
+        <source>{0}: allocated (B)</source>
+        <translation>{0}: 할당 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="232" />
+        <source>{0}: used (B)</source>
+        <translation>{0}: 사용 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="234" />
+        <source>{0}: keys each new token attends to</source>
+        <translation>{0}: 새 토큰이 주의를 기울이는 키 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="205" />
         <source>covers</source>
         <translation>을(를) 덮음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="205" />
         <source>is shorter than</source>
         <translation>보다 짧음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="175" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="191" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="176" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="185" />
+        <source>W = {0} vs P + N − 1 = {1}</source>
+        <translation>W = {0} 대 P + N − 1 = {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="192" />
         <source>allocated</source>
         <translation>할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="177" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="193" />
         <source>used</source>
         <translation>사용</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="178" />
-        <source>tokens held</source>
-        <translation>보관 토큰</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="179" />
-        <source>mask (last step)</source>
-        <translation>마스크 (마지막 단계)</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="180" />
-        <source>same tokens as dynamic</source>
-        <translation>동적 캐시와 같은 토큰</translation>
     </message>
 </context>
 <context>
     <name>CacheVsRecomputePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="73" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="104" />
         <source>Cache vs recompute</source>
         <translation>캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="79" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="110" />
         <source>Greedy generation on the lab prompt in both modes, after a short warm-up. Cached mode feeds P + (N − 1) tokens in total, recompute P·N + N(N − 1)/2. In 16-bit the two modes' logits drift apart; in fp32 they agree to ~1e-6.</source>
         <translation>짧은 예열 뒤 실습 프롬프트로 두 모드에서 탐욕적 생성을 합니다. 캐시 모드는 모두 P + (N − 1) 토큰을, 재계산 모드는 P·N + N(N − 1)/2 토큰을 모델에 넣습니다. 16비트에서는 두 모드의 로짓이 조금씩 벌어지고, fp32에서는 약 1e-6까지 일치합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="86" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="117" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="87" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="118" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="119" />
         <source>Warm-up tokens</source>
         <translation>예열 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="121" />
         <source>Number format</source>
         <translation>수 형식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="203" />
+        <source>min–max</source>
+        <translation>최소–최대</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="206" />
+        <source>cache, measured (bytes)</source>
+        <translation>캐시, 측정값 (바이트)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="211" />
+        <source>speed ratio (recompute / cached), medians</source>
+        <translation>속도 비 (재계산 / 캐시), 중앙값</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="212" />
+        <source>speed ratio per round, min–max</source>
+        <translation>회차별 속도 비, 최소–최대</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="214" />
+        <source>rounds</source>
+        <translation>회차 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="225" />
+        <source>Tokens fed: cached {0:,} (formula P+(N−1) = {1:,}) vs recompute {2:,} (formula P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</source>
+        <translation>입력 토큰: 캐시 {0:,} (공식 P+(N−1) = {1:,}) 대 재계산 {2:,} (공식 P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="230" />
+        <source>recompute took {0:.1f}× as long (median of {1} rounds) · TTFT {2} vs {3} ms · max |Δlogit| {4:.2g}</source>
+        <translation>재계산이 {0:.1f}배 오래 걸림 ({1}회 중앙값) · TTFT {2} 대 {3} ms · 최대 |Δlogit| {4:.2g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="248" />
+        <source>{0}: median time (ms)</source>
+        <translation>{0}: 중앙값 시간 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="250" />
+        <source>{0}: fastest round (ms)</source>
+        <translation>{0}: 가장 빠른 회차 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="252" />
+        <source>{0}: slowest round (ms)</source>
+        <translation>{0}: 가장 느린 회차 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="256" />
+        <source>{0}: tokens fed (tokens)</source>
+        <translation>{0}: 입력 토큰 (토큰)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="260" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="262" />
+        <source>max |Δlogit| (logit units)</source>
+        <translation>최대 |Δlogit| (로짓 단위)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="264" />
+        <source>Tokens fed per step</source>
+        <translation>단계별 입력 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="240" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="120" />
+        <source>Rounds (median of)</source>
+        <translation>반복 횟수 (중앙값)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="124" />
+        <source>Time per step (median, band: min–max)</source>
+        <translation>단계별 시간 (중앙값, 띠: 최소–최대)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="126" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="95" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="261" />
         <source>max |Δlogit| per step, cached vs recompute</source>
         <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="96" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="128" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="97" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="170" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="210" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="146" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="184" />
         <source>✗ first differs at step {0}</source>
         <translation>✗ {0}단계에서 처음 달라짐</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="149" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="188" />
         <source>tokens fed, measured</source>
         <translation>입력 토큰, 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="189" />
         <source>tokens fed, formula</source>
         <translation>입력 토큰, 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="152" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="191" />
         <source>measured = formula</source>
         <translation>측정 = 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="197" />
         <source>TTFT (ms)</source>
         <translation>TTFT (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="198" />
         <source>decode ms / token</source>
         <translation>디코드 ms / 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="199" />
         <source>total (ms)</source>
         <translation>합계 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="163" />
-        <source>cache, measured</source>
-        <translation>캐시, 측정</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="208" />
         <source>cache, formula 2·L·T·H_kv·d·bytes</source>
         <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="209" />
         <source>identical tokens</source>
         <translation>토큰 일치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="171" />
-        <source>speed ratio (recompute / cached)</source>
-        <translation>속도 비 (재계산 / 캐시)</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="215" />
         <source>number format</source>
         <translation>수 형식</translation>
     </message>
@@ -574,337 +826,413 @@
 <context>
     <name>ChartExporter</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="78" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="97" />
         <source>PNG image (*.png)</source>
         <translation>PNG 이미지 (*.png)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="79" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="98" />
         <source>SVG vector image (*.svg)</source>
         <translation>SVG 벡터 이미지 (*.svg)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="80" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="99" />
         <source>PDF document (*.pdf)</source>
         <translation>PDF 문서 (*.pdf)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="81" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="100" />
         <source>CSV data (*.csv)</source>
         <translation>CSV 데이터 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="89" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="108" />
         <source>Export chart</source>
         <translation>차트 내보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="113" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="132" />
         <source>Export slide pack to folder</source>
         <translation>슬라이드 묶음을 내보낼 폴더</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="123" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="146" />
         <source>{0} files written to {1}</source>
         <translation>{1}에 파일 {0}개를 저장했습니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="148" />
+        <source>(left out, no data yet: {0})</source>
+        <translation>(아직 데이터가 없어 제외: {0})</translation>
     </message>
 </context>
 <context>
     <name>ChatPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="107" />
         <source>Chat</source>
         <translation>채팅</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="111" />
         <source>Send</source>
         <translation>보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="112" />
         <source>Next scripted turn</source>
         <translation>다음 대본 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="113" />
         <source>New chat</source>
         <translation>새 대화</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="113" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="114" />
         <source>Type what the user says, then Enter</source>
         <translation>사용자의 말을 입력하고 Enter</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="114" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="115" />
         <source>keep the cache across turns (feed only the new tokens)</source>
         <translation>턴이 바뀌어도 캐시 유지 (새 토큰만 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="116" />
         <source>also answer without reuse (re-feed the whole history)</source>
         <translation>재사용 없이도 답하기 (대화 전체를 다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="119" />
         <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical; the time to the first token grows with the history only without reuse.</source>
         <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며, 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="127" />
         <source>User turn</source>
         <translation>사용자 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="128" />
         <source>Reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="129" />
         <source>Compare</source>
         <translation>비교</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="130" />
         <source>Answer tokens at most</source>
         <translation>답변 최대 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="130" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="131" />
         <source>Context limit (tokens)</source>
         <translation>컨텍스트 한도 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="386" />
         <source>Prompt tokens fed per turn</source>
         <translation>턴별 입력한 프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="134" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="137" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="142" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="315" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="318" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="384" />
         <source>turn</source>
         <translation>턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="136" />
         <source>tokens (dashed: running total)</source>
         <translation>토큰 (점선: 누적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="387" />
         <source>Time to first token</source>
         <translation>첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="139" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="140" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="141" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="388" />
         <source>KV cache after each turn (equal both ways)</source>
         <translation>턴이 끝난 뒤 KV 캐시 (두 방식 같음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="145" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="363" />
         <source>reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="145" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="363" />
         <source>re-feed</source>
         <translation>다시 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="230" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="233" />
         <source>Turn {0}</source>
         <translation>턴 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="232" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="235" />
         <source>reuse fed {0} tokens</source>
         <translation>재사용: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="234" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="237" />
         <source>re-feed fed {0} tokens</source>
         <translation>다시 입력: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="239" />
         <source>identical tokens both ways {0}</source>
         <translation>두 방식의 토큰이 같음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="238" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="241" />
         <source>the two ways chose different tokens {0}</source>
         <translation>두 방식이 다른 토큰을 골랐음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="243" />
         <source>the answer was cut at the context limit</source>
         <translation>컨텍스트 한도에서 답이 잘렸음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="274" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="277" />
         <source>User</source>
         <translation>사용자</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="274" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="277" />
         <source>Assistant</source>
         <translation>어시스턴트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="319" />
         <source>history</source>
         <translation>대화 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="317" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="320" />
         <source>fed (reuse)</source>
         <translation>입력 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="318" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="321" />
         <source>fed (re-feed)</source>
         <translation>입력 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="319" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
         <source>TTFT ms (reuse)</source>
         <translation>TTFT ms (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="320" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="323" />
         <source>TTFT ms (re-feed)</source>
         <translation>TTFT ms (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="321" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="324" />
         <source>ms/token (reuse)</source>
         <translation>ms/토큰 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="325" />
         <source>ms/token (re-feed)</source>
         <translation>ms/토큰 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="323" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="326" />
         <source>cache KiB</source>
         <translation>캐시 KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="324" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="327" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="325" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="328" />
         <source>identical</source>
         <translation>같음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="339" />
+        <source>Turn {0}, history {1} tokens</source>
+        <translation>턴 {0}, 대화 길이 {1}토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="342" />
+        <source>reuse fed {0} tokens, TTFT {1:.1f} ms</source>
+        <translation>재사용 {0}토큰 입력, TTFT {1:.1f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="348" />
+        <source>re-feed fed {0} tokens, TTFT {1:.1f} ms</source>
+        <translation>다시 입력 {0}토큰 입력, TTFT {1:.1f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="354" />
+        <source>identical greedy tokens in {0} of {1} compared turns</source>
+        <translation>비교한 턴 {1}개 중 {0}개에서 그리디 토큰이 같음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="376" />
+        <source>{0}: prompt tokens fed</source>
+        <translation>{0}: 입력한 프롬프트 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="378" />
+        <source>{0}: running total</source>
+        <translation>{0}: 누적</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="382" />
+        <source>{0}: TTFT (ms)</source>
+        <translation>{0}: TTFT (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="383" />
+        <source>{0}: cache (bytes)</source>
+        <translation>{0}: 캐시 (바이트)</translation>
     </message>
 </context>
 <context>
     <name>ClassroomExtras</name>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="87" />
+        <location filename="../../kvstudio/ui/classroom.py" line="119" />
         <source>Labs</source>
         <translation>실습</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="137" />
+        <location filename="../../kvstudio/ui/classroom.py" line="175" />
         <source>Save run</source>
         <translation>실행 저장</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="139" />
-        <location filename="../../kvstudio/ui/classroom.py" line="157" />
+        <location filename="../../kvstudio/ui/classroom.py" line="177" />
+        <location filename="../../kvstudio/ui/classroom.py" line="195" />
         <source>KV Studio runs (*.json)</source>
         <translation>KV Studio 실행 파일 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="148" />
+        <location filename="../../kvstudio/ui/classroom.py" line="186" />
         <source>Saved the run to {0}</source>
         <translation>실행을 {0}에 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="155" />
+        <location filename="../../kvstudio/ui/classroom.py" line="193" />
         <source>Open saved run</source>
         <translation>저장한 실행 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="233" />
+        <location filename="../../kvstudio/ui/classroom.py" line="211" />
+        <source>No model is loaded yet; wait for it or pick one.</source>
+        <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="221" />
+        <source>Measuring TTFT {0} times in each mode…</source>
+        <translation>모드마다 TTFT를 {0}번 측정하는 중…</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="301" />
         <source>Lec&amp;ture</source>
         <translation>강의(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="234" />
+        <location filename="../../kvstudio/ui/classroom.py" line="302" />
         <source>Lecture mode (big text, high contrast)</source>
         <translation>강의 모드 (큰 글자, 높은 대비)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="236" />
+        <location filename="../../kvstudio/ui/classroom.py" line="304" />
         <source>Page Down or N steps, P or B plays and pauses, Home resets.</source>
         <translation>Page Down 또는 N: 한 단계, P 또는 B: 재생/일시정지, Home: 처음으로.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="238" />
+        <location filename="../../kvstudio/ui/classroom.py" line="306" />
         <source>Save run…</source>
         <translation>실행 저장…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="239" />
+        <location filename="../../kvstudio/ui/classroom.py" line="307" />
         <source>Open saved run (replay without the model)…</source>
         <translation>저장한 실행 열기 (모델 없이 다시 보기)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="240" />
+        <location filename="../../kvstudio/ui/classroom.py" line="308" />
         <source>Replay</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="241" />
+        <location filename="../../kvstudio/ui/classroom.py" line="309" />
         <source>Next step</source>
         <translation>다음 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="242" />
+        <location filename="../../kvstudio/ui/classroom.py" line="310" />
         <source>Play / pause</source>
         <translation>재생 / 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="243" />
+        <location filename="../../kvstudio/ui/classroom.py" line="311" />
         <source>From the start</source>
         <translation>처음부터</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="244" />
+        <location filename="../../kvstudio/ui/classroom.py" line="312" />
         <source>Back to live</source>
         <translation>실시간으로 돌아가기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="245" />
+        <location filename="../../kvstudio/ui/classroom.py" line="313" />
         <source>Export slide pack (all charts and numbers)…</source>
         <translation>슬라이드 묶음 내보내기 (모든 차트와 수치)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="271" />
+        <location filename="../../kvstudio/ui/classroom.py" line="315" />
+        <source>Measure TTFT ×{0} (median, min–max)</source>
+        <translation>TTFT ×{0} 측정 (중앙값, 최소–최대)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="317" />
+        <source>Runs the prompt's prefill {0} times in each mode, interleaved, and shows the median with the fastest and slowest round at step 0 of the time plot.</source>
+        <translation>프롬프트의 프리필을 모드마다 {0}번 번갈아 실행하고, 시간 그래프의 0단계에 중앙값과 가장 빠른·느린 회차를 표시합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="345" />
+        <source>TTFT median of {0}: cached {1:.2f} ms, recompute {2:.2f} ms</source>
+        <translation>TTFT {0}회 중앙값: 캐시 {1:.2f} ms, 재계산 {2:.2f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/classroom.py" line="359" />
         <source>Exported: {0}</source>
         <translation>내보냄: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="281" />
+        <location filename="../../kvstudio/ui/classroom.py" line="369" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
@@ -1008,9 +1336,67 @@
     </message>
 </context>
 <context>
+    <name>CostDialog</name>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="17" />
+        <source>about {0:.0f} s</source>
+        <translation>약 {0:.0f}초</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="19" />
+        <source>about {0:.0f} min</source>
+        <translation>약 {0:.0f}분</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="20" />
+        <source>about {0:.1f} h</source>
+        <translation>약 {0:.1f}시간</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="26" />
+        <source>recompute: P·N + N(N−1)/2 with P = {0:,}, N = {1:,}</source>
+        <translation>재계산: P·N + N(N−1)/2, P = {0:,}, N = {1:,}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="29" />
+        <source>cached: P + (N−1) with P = {0:,}, N = {1:,}</source>
+        <translation>캐시 사용: P + (N−1), P = {0:,}, N = {1:,}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="31" />
+        <source>This run feeds the model {0:,} tokens ({1}).</source>
+        <translation>이 실행은 모델에 토큰 {0:,}개를 넣습니다 ({1}).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="35" />
+        <source>Its time is not known yet: no step has been measured.</source>
+        <translation>아직 잰 단계가 없어 걸릴 시간은 알 수 없습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="38" />
+        <source>At the speed measured so far that takes {0}.</source>
+        <translation>지금까지 잰 속도로는 {0} 걸립니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="41" />
+        <source>Run it? (Cached mode or a shorter prompt costs far less.)</source>
+        <translation>실행할까요? (캐시 사용 모드나 더 짧은 프롬프트가 훨씬 적게 듭니다.)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="48" />
+        <source>A long run</source>
+        <translation>오래 걸리는 실행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="50" />
+        <source>Run</source>
+        <translation>실행</translation>
+    </message>
+</context>
+<context>
     <name>ExportButton</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="192" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="247" />
         <source>Export this chart (PNG, SVG, PDF, CSV)</source>
         <translation>이 차트 내보내기 (PNG, SVG, PDF, CSV)</translation>
     </message>
@@ -1018,27 +1404,37 @@
 <context>
     <name>ExportMenu</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="149" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="191" />
         <source>Export chart</source>
         <translation>차트 내보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="151" />
-        <source>PNG image, {0} px wide…</source>
-        <translation>PNG 이미지, 가로 {0}px…</translation>
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="194" />
+        <source>PNG image, {0}×{1} px…</source>
+        <translation>PNG 이미지, {0}×{1} px…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="153" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="196" />
+        <source>Slide size</source>
+        <translation>슬라이드 크기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="197" />
+        <source>Headline with the measured numbers</source>
+        <translation>측정값 헤드라인 넣기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="198" />
         <source>SVG vector image…</source>
         <translation>SVG 벡터 이미지…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="154" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="199" />
         <source>PDF (vector)…</source>
         <translation>PDF (벡터)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="155" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="200" />
         <source>Data as CSV…</source>
         <translation>데이터를 CSV로…</translation>
     </message>
@@ -1112,32 +1508,32 @@ step {4}</source>
 <context>
     <name>LabPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="267" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="310" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="268" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="311" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="286" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="329" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="299" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="342" />
         <source>Running…</source>
         <translation>실행 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="345" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="393" />
         <source>Done.</source>
         <translation>완료.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="357" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="405" />
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>
@@ -1145,160 +1541,226 @@ step {4}</source>
 <context>
     <name>LengthSweepPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="83" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="92" />
         <source>Length sweep</source>
         <translation>길이 스윕</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="89" />
-        <source>Generates at several lengths in both modes and plots the time per generated token against the context length P + N. With the cache it stays nearly flat; without it, every token re-reads the whole context, so it grows with length. Dashed: best straight line; solid: best parabola.</source>
-        <translation>여러 길이에서 두 모드로 생성하고, 생성 토큰당 시간을 문맥 길이 P + N에 대해 그립니다. 캐시가 있으면 거의 평평하고, 없으면 토큰마다 전체 문맥을 다시 읽으므로 길이에 따라 늘어납니다. 점선: 최적 직선, 실선: 최적 포물선.</translation>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="98" />
+        <source>Generates at several lengths in both modes and plots the time per generated token against the context length P + N. With the cache it stays nearly flat; without it, every token re-reads the whole context, so it grows with length. Each point is the median of several rounds, its bar the fastest and slowest round. Dashed: best straight line; solid: best parabola; a curve is drawn only when it explains the points (R² at least {0:g}).</source>
+        <translation>두 모드로 여러 길이를 생성하고, 생성 토큰당 시간을 문맥 길이 P + N에 대해 그립니다. 캐시가 있으면 거의 평평하고, 없으면 토큰마다 문맥 전체를 다시 읽으므로 길이에 따라 늘어납니다. 각 점은 여러 회차의 중앙값이고, 막대는 가장 빠른 회차와 가장 느린 회차입니다. 점선: 최적 직선, 실선: 최적 포물선. 곡선은 점들을 설명할 때(R² {0:g} 이상)만 그립니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="95" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="106" />
         <source>prompt length P</source>
         <translation>프롬프트 길이 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="96" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="107" />
         <source>new tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="99" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="110" />
         <source>Vary</source>
         <translation>바꿀 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="100" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="111" />
         <source>Lengths</source>
         <translation>길이 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="101" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="112" />
         <source>The other length</source>
         <translation>다른 쪽 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="113" />
+        <source>Rounds (median of)</source>
+        <translation>반복 횟수 (중앙값)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="244" />
         <source>Time per token against context length</source>
         <translation>문맥 길이에 따른 토큰당 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="245" />
         <source>context length P + N (tokens)</source>
         <translation>문맥 길이 P + N (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="119" />
         <source>ms per generated token</source>
         <translation>생성 토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="124" />
         <source>{0}: linear fit</source>
         <translation>{0}: 직선 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="127" />
         <source>{0}: quadratic fit</source>
         <translation>{0}: 2차 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="153" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="168" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="218" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="239" />
         <source>linear</source>
         <translation>직선</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="170" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="218" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="240" />
         <source>quadratic</source>
         <translation>2차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="171" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="183" />
         <source>{0:.3g} ms/token</source>
         <translation>{0:.3g} ms/토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="184" />
         <source>fed {0} (formula {1})</source>
         <translation>입력 {0} (공식 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="190" />
         <source>mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="190" />
         <source>fit / run</source>
         <translation>맞춤 / 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="190" />
         <source>ms per token</source>
         <translation>토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="190" />
         <source>R² / fed</source>
         <translation>R² / 입력</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="196" />
+        <source>no fit (R² {0:.2f} &lt; {1:g})</source>
+        <translation>맞춤 없음 (R² {0:.2f} &lt; {1:g})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="198" />
+        <source>no fit (the parabola bends down)</source>
+        <translation>맞춤 없음 (포물선이 아래로 휨)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="206" />
+        <source>{0}: {1:.2f} → {2:.2f} ms per token</source>
+        <translation>{0}: 토큰당 {1:.2f} → {2:.2f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="208" />
+        <source>Context {0} → {1} tokens: </source>
+        <translation>문맥 {0} → {1} 토큰: </translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="215" />
+        <source>{0}: no curve fits (flat or noisy)</source>
+        <translation>{0}: 맞는 곡선 없음 (평평하거나 잡음)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="216" />
+        <source>{0}: {1} fit R² {2:.2f}</source>
+        <translation>{0}: {1} 맞춤 R² {2:.2f}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="221" />
+        <source>median of {0} rounds</source>
+        <translation>{0}회 중앙값</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="230" />
+        <source>{0}: median ms per generated token</source>
+        <translation>{0}: 생성 토큰당 ms 중앙값</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="234" />
+        <source>{0}: fastest round (ms per token)</source>
+        <translation>{0}: 가장 빠른 회차 (토큰당 ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="236" />
+        <source>{0}: slowest round (ms per token)</source>
+        <translation>{0}: 가장 느린 회차 (토큰당 ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="242" />
+        <source>{0}: {1} fit (ms per token)</source>
+        <translation>{0}: {1} 맞춤 (토큰당 ms)</translation>
     </message>
 </context>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="79" />
+        <location filename="../../kvstudio/ui/main_window.py" line="81" />
         <source>Live</source>
         <translation>실시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="80" />
+        <location filename="../../kvstudio/ui/main_window.py" line="82" />
         <source>Controls</source>
         <translation>조작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="240" />
+        <location filename="../../kvstudio/ui/main_window.py" line="246" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="275" />
+        <location filename="../../kvstudio/ui/main_window.py" line="281" />
         <source>KV Studio — KV cache and sampling, token by token</source>
         <translation>KV Studio — 토큰 단위로 보는 KV 캐시와 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="276" />
+        <location filename="../../kvstudio/ui/main_window.py" line="282" />
         <source>&amp;File</source>
         <translation>파일(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="277" />
+        <location filename="../../kvstudio/ui/main_window.py" line="283" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="278" />
+        <location filename="../../kvstudio/ui/main_window.py" line="284" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="279" />
+        <location filename="../../kvstudio/ui/main_window.py" line="285" />
         <source>Quit</source>
         <translation>끝내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="280" />
+        <location filename="../../kvstudio/ui/main_window.py" line="286" />
         <source>&amp;Language</source>
         <translation>언어(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="281" />
+        <location filename="../../kvstudio/ui/main_window.py" line="287" />
         <source>System default</source>
         <translation>시스템 기본값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="284" />
+        <location filename="../../kvstudio/ui/main_window.py" line="290" />
         <source>&amp;View</source>
         <translation>보기(&amp;V)</translation>
     </message>
@@ -1337,128 +1799,223 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/app/messages.py" line="38" />
-        <source>Temperature must be 0 (greedy) or positive, got {0}.</source>
-        <translation>온도는 0(탐욕적) 또는 양수여야 합니다. 입력값: {0}</translation>
+        <source>Temperature must be 0 (greedy) or between {0} and {1}, got {2}: dividing logits by a tinier number overflows, and a huge one makes every token equally likely.</source>
+        <translation>온도는 0(탐욕적) 또는 {0}~{1} 사이여야 하는데 {2}입니다. 더 작은 수로 로짓을 나누면 넘치고, 아주 큰 수는 모든 토큰을 똑같이 만듭니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="39" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="42" />
+        <source>Repetition penalty must be between {0} and {1} (1.0 = off), got {2}.</source>
+        <translation>반복 페널티는 {0}~{1} 사이여야 하는데(1.0 = 끔) {2}입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="44" />
         <source>top-k must be 0 (off) or a positive count, got {0}.</source>
         <translation>top-k는 0(끄기) 또는 양의 개수여야 합니다. 입력값: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="40" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="45" />
         <source>top-p must be in (0, 1], got {0}; use 1.0 to turn it off.</source>
         <translation>top-p는 (0, 1] 범위여야 합니다. 입력값: {0}. 끄려면 1.0을 쓰세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="42" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="47" />
         <source>The prompt is empty: type a question for the lab.</source>
         <translation>프롬프트가 비어 있습니다. 실습에 쓸 질문을 입력하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="43" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="48" />
         <source>P + N = {0} is more than the model's {1} positions.</source>
         <translation>P + N = {0}은(는) 모델의 위치 수 {1}보다 많습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="44" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="49" />
         <source>P + N = {0} is more than the model's {1} positions; lower P or N.</source>
         <translation>P + N = {0}은(는) 모델의 위치 수 {1}보다 많습니다. P나 N을 줄이세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="46" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="51" />
         <source>Could not read the lengths {0}: write whole numbers separated by commas, e.g. 16, 32, 64, 128.</source>
         <translation>길이 {0}을(를) 읽을 수 없습니다. 쉼표로 구분한 정수로 쓰세요. 예: 16, 32, 64, 128</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="49" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="54" />
         <source>Give at least one positive length, e.g. 16, 32, 64, 128.</source>
         <translation>양의 길이를 하나 이상 주세요. 예: 16, 32, 64, 128</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="50" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="55" />
         <source>The longest run needs {0} positions but the model has {1}; use shorter lengths.</source>
         <translation>가장 긴 실행에는 위치 {0}개가 필요하지만 모델에는 {1}개뿐입니다. 더 짧은 길이를 쓰세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="53" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="58" />
         <source>Give at least one temperature, e.g. 0.3, 0.7, 1.0, 1.3.</source>
         <translation>온도를 하나 이상 주세요. 예: 0.3, 0.7, 1.0, 1.3</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="55" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="60" />
+        <source>No model is loaded yet; wait for it or pick a preset.</source>
+        <translation>아직 모델이 불러와지지 않았습니다. 기다리거나 프리셋을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="61" />
+        <source>No config.json at {0}; give a model folder or its config.json.</source>
+        <translation>{0}에 config.json이 없습니다. 모델 폴더나 그 config.json을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="62" />
+        <source>Cannot read {0}: {1}. Give a transformers config.json.</source>
+        <translation>{0}을(를) 읽을 수 없습니다: {1}. transformers config.json을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="63" />
+        <source>{0} is not a JSON object; give a transformers config.json.</source>
+        <translation>{0}은(는) JSON 객체가 아닙니다. transformers config.json을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="64" />
+        <source>{0}: config.json has no positive {1}.</source>
+        <translation>{0}: config.json에 양수 {1} 값이 없습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="66" />
         <source>This turn needs {0} more tokens, but the conversation already holds {1} of its {2} positions. Start a new chat (or raise the context limit) to go on; the conversation so far is kept.</source>
         <translation>이 턴에는 토큰 {0}개가 더 필요하지만 대화가 이미 위치 {2}개 중 {1}개를 쓰고 있습니다. 계속하려면 새 대화를 시작하세요(또는 컨텍스트 한도를 올리세요). 지금까지의 대화는 그대로 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="59" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="70" />
         <source>Type a user turn first (or take the next scripted one).</source>
         <translation>먼저 사용자 턴을 입력하세요(또는 다음 대본 턴을 가져오세요).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="60" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="71" />
         <source>Tick at least one way: reuse the cache, re-feed the history, or both.</source>
         <translation>적어도 한 방식을 고르세요: 캐시 재사용, 대화 다시 입력, 또는 둘 다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="62" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="73" />
         <source>The static cache holds {0} tokens but this run needs {1}; raise its length or generate fewer tokens.</source>
         <translation>정적 캐시는 토큰 {0}개를 담지만 이 실행에는 {1}개가 필요합니다. 길이를 늘리거나 생성할 토큰 수를 줄이세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="66" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="77" />
         <source>Cannot save {0}: the disk is full. Free some space or choose a folder on another drive; nothing was written.</source>
         <translation>{0}을(를) 저장할 수 없습니다. 디스크가 가득 찼습니다. 공간을 비우거나 다른 드라이브의 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="69" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="80" />
         <source>Cannot save {0}: {1} is not writable. Choose a folder you can write to (for example your Documents folder); nothing was written.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1}에 쓸 권한이 없습니다. 쓸 수 있는 폴더(예: 문서 폴더)를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="72" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="83" />
         <source>Cannot save {0} in {1}: {2}. Choose another folder; nothing was written.</source>
         <translation>{1}에 {0}을(를) 저장할 수 없습니다: {2}. 다른 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="74" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="85" />
         <source>Cannot save {0}: {1} does not exist. Choose another folder.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1} 폴더가 없습니다. 다른 폴더를 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="75" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="86" />
         <source>Cannot save {0}: {1} is a file, not a folder. Choose another folder.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1}은(는) 폴더가 아니라 파일입니다. 다른 폴더를 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="77" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="88" />
         <source>Nothing to export yet: run the model or a lab first.</source>
         <translation>아직 내보낼 것이 없습니다. 먼저 모델이나 실습을 실행하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="78" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="89" />
         <source>Nothing to export: no charts were given.</source>
         <translation>내보낼 것이 없습니다. 차트가 없습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="79" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="90" />
         <source>The chart rendered as an empty image; is it visible and sized?</source>
         <translation>차트가 빈 이미지로 그려졌습니다. 차트가 보이고 크기가 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="81" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="92" />
         <source>Qt produced an empty PDF; is the chart visible and sized?</source>
         <translation>Qt가 빈 PDF를 만들었습니다. 차트가 보이고 크기가 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="82" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="93" />
         <source>Qt could not encode the PNG image (out of memory?).</source>
         <translation>Qt가 PNG 이미지를 만들지 못했습니다 (메모리 부족?).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="83" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="94" />
         <source>The SVG export has no drawing in it; is the chart empty?</source>
         <translation>내보낸 SVG에 그림이 없습니다. 차트가 비어 있나요?</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="96" />
+        <source>{0} holds code ({1}) and was refused: KV Studio loads only tensors and never runs code from a file. Use a plain state dict saved with torch.save(model.state_dict(), path).</source>
+        <translation>{0}에는 코드({1})가 들어 있어 거부했습니다. KV Studio는 텐서만 불러오며 파일의 코드를 절대 실행하지 않습니다. torch.save(model.state_dict(), path)로 저장한 일반 state dict를 쓰세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="100" />
+        <source>{0} is empty (0 bytes); download or copy the checkpoint again.</source>
+        <translation>{0}이(가) 비어 있습니다(0바이트). 체크포인트를 다시 내려받거나 복사하세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="102" />
+        <source>Cannot read {0}: it is damaged or not a PyTorch checkpoint. Download or copy it again.</source>
+        <translation>{0}을(를) 읽을 수 없습니다. 손상되었거나 PyTorch 체크포인트가 아닙니다. 다시 내려받거나 복사하세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="105" />
+        <source>The model produced NaN logits at step {0}: its weights are broken (NaN or inf inside). Load another checkpoint; this one cannot generate text.</source>
+        <translation>모델이 {0}단계에서 NaN 로짓을 냈습니다. 가중치가 망가져 있습니다(NaN 또는 inf 포함). 다른 체크포인트를 불러오세요. 이 모델로는 글을 만들 수 없습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="108" />
+        <source>This run ({0} row(s) × {1} positions) needs about {2} of memory but only {3} is free. Use fewer samples, fewer new tokens or a shorter static cache.</source>
+        <translation>이 실행({0}행 × {1}개 위치)에는 메모리가 약 {2} 필요하지만 남은 메모리는 {3}뿐입니다. 샘플 수나 새 토큰 수를 줄이거나 정적 캐시를 짧게 하세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="112" />
+        <source>P + N = {0} + {1} = {2} positions, but the model handles {3}: shorten the prompt or ask for fewer new tokens.</source>
+        <translation>P + N = {0} + {1} = {2}개 위치인데 모델은 {3}개까지만 다룹니다. 프롬프트를 줄이거나 새 토큰을 적게 요청하세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="115" />
+        <source>Cannot load the model ({0}).</source>
+        <translation>모델을 불러올 수 없습니다 ({0}).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="117" />
+        <source>{0} is not a regular file (a device, pipe or folder); choose a saved run (.kvrun.json).</source>
+        <translation>{0}은(는) 일반 파일이 아닙니다(장치, 파이프 또는 폴더). 저장한 실행(.kvrun.json)을 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="120" />
+        <source>{0} is larger than {1} MiB, far more than a saved run holds; it is not a KV Studio run file.</source>
+        <translation>{0}은(는) {1} MiB보다 커서 저장한 실행보다 훨씬 큽니다. KV Studio 실행 파일이 아닙니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="123" />
+        <source>{0}: {1} prompt tokens + max_new_tokens {2} is more than the {3} positions a model can have; the file is damaged.</source>
+        <translation>{0}: 프롬프트 토큰 {1}개 + max_new_tokens {2}가 모델이 가질 수 있는 위치 {3}개보다 많습니다. 파일이 손상되었습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="126" />
+        <source>{0} must be between {1} and {2}, got {3}.</source>
+        <translation>{0}은(는) {1}~{2} 사이여야 하는데 {3}입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="127" />
+        <source>{0} must be a whole number, got {1}.</source>
+        <translation>{0}은(는) 정수여야 하는데 {1}입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="128" />
+        <source>{0} must be a finite number between {1} and {2}, got {3}.</source>
+        <translation>{0}은(는) {1}~{2} 사이의 유한한 수여야 하는데 {3}입니다.</translation>
     </message>
 </context>
 <context>
@@ -1583,9 +2140,417 @@ step {4}</source>
     </message>
 </context>
 <context>
+    <name>PagedCachePanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="75" />
+        <source>Paged cache</source>
+        <translation>페이지 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="81" />
+        <source>30 answers to one question, sampled with one seed, stored three ways: preallocated to P + N tokens per row, a dynamic cache that grows every row each step, and a paged cache of fixed-size blocks. Rows share the prompt's blocks (a shared block is stored once; a row that appends to a shared, half-full block copies it first), finished rows stop growing, and the only waste is each row's last block.</source>
+        <translation>한 질문에 대한 30개의 답을 같은 시드로 샘플링하고 세 가지 방식으로 저장합니다: 행마다 P + N 토큰을 미리 잡는 방식, 매 단계 모든 행이 자라는 동적 캐시, 고정 크기 블록으로 나눈 페이지 캐시. 행들은 프롬프트 블록을 공유하고(공유 블록은 한 번만 저장되며, 공유된 반쯤 찬 블록에 토큰을 덧붙이는 행은 먼저 그 블록을 복사합니다), 끝난 행은 더 자라지 않으며, 낭비는 각 행의 마지막 블록뿐입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="91" />
+        <source>Samples</source>
+        <translation>샘플 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="92" />
+        <source>New tokens N</source>
+        <translation>새 토큰 수 N</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="93" />
+        <source>Block size b</source>
+        <translation>블록 크기 b</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="94" />
+        <source>Block table at step</source>
+        <translation>블록 테이블을 볼 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="97" />
+        <source>Memory held per step</source>
+        <translation>단계별 차지한 메모리</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="98" />
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="99" />
+        <source>KiB</source>
+        <translation>KiB</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="100" />
+        <source>block (in the row's table)</source>
+        <translation>블록 (행의 테이블 안 순서)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="101" />
+        <source>sample (row)</source>
+        <translation>샘플 (행)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="104" />
+        <source>preallocated (P + N per row)</source>
+        <translation>미리 할당 (행마다 P + N)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="172" />
+        <source>dynamic</source>
+        <translation>동적</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="177" />
+        <source>paged: blocks held</source>
+        <translation>페이지: 차지한 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="184" />
+        <source>paged: slots with tokens</source>
+        <translation>페이지: 토큰이 든 칸</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="110" />
+        <source>shared block</source>
+        <translation>공유 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="111" />
+        <source>own block</source>
+        <translation>자기 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="112" />
+        <source>empty slots</source>
+        <translation>빈 칸</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="167" />
+        <source>preallocated</source>
+        <translation>미리 할당</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="179" />
+        <source>{0} blocks × {1:,} B</source>
+        <translation>블록 {0}개 × {1:,} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="186" />
+        <source>the rest is empty slots in last blocks</source>
+        <translation>나머지는 마지막 블록들의 빈 칸</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="189" />
+        <source>hand count</source>
+        <translation>손 계산</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="191" />
+        <source>P//b = {0} shared + Σ(⌈len/b⌉ − {0}) = {1} blocks</source>
+        <translation>P//b = 공유 {0} + Σ(⌈len/b⌉ − {0}) = 블록 {1}개</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="195" />
+        <source>copies on write</source>
+        <translation>쓰기 시 복사(CoW) 횟수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="196" />
+        <source>same samples in all three</source>
+        <translation>세 캐시 모두 같은 샘플</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="198" />
+        <source>greedy: paged = dynamic</source>
+        <translation>탐욕적 생성: 페이지 = 동적</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="200" />
+        <source>{0} tokens</source>
+        <translation>{0} 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
+        <source>cache</source>
+        <translation>캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
+        <source>held</source>
+        <translation>차지한 양</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
+        <source>how</source>
+        <translation>계산</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="237" />
+        <source>Block tables after step {0}: {1} blocks, {2}</source>
+        <translation>단계 {0} 이후 블록 테이블: 블록 {1}개, {2}</translation>
+    </message>
+</context>
+<context>
+    <name>ProjectorPanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="86" />
+        <source>Scale projector</source>
+        <translation>규모 예측기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="92" />
+        <source>Bytes per token = 2 · L · H_kv · d · bytes (K and V, every layer); the cache for a batch is batch × context × that, and a sliding window caps the context at W on its layers. Presets use the numbers of each model's published config.json. For the loaded model the projection is checked against a real run.</source>
+        <translation>토큰당 바이트 = 2 · L · H_kv · d · 바이트 (K와 V, 모든 층); 배치의 캐시는 배치 × 문맥 길이 × 그 값이며, 슬라이딩 윈도를 쓰는 층에서는 문맥이 W로 제한됩니다. 프리셋은 각 모델이 공개한 config.json의 숫자를 씁니다. 불러온 모델은 실제 실행으로 예측을 확인합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="98" />
+        <source>the loaded model</source>
+        <translation>불러온 모델</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="99" />
+        <source>config.json…</source>
+        <translation>config.json…</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="102" />
+        <source>Model</source>
+        <translation>모델</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="103" />
+        <source>Context length</source>
+        <translation>문맥 길이</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="104" />
+        <source>Batch</source>
+        <translation>배치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="105" />
+        <source>Bits per cached number</source>
+        <translation>캐시 숫자당 비트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="108" />
+        <source>KV cache for one batch vs context length</source>
+        <translation>문맥 길이에 따른 한 배치의 KV 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="109" />
+        <source>context length (tokens, log scale)</source>
+        <translation>문맥 길이 (토큰, 로그 눈금)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="110" />
+        <source>GiB</source>
+        <translation>GiB</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="113" />
+        <source>KV cache</source>
+        <translation>KV 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="114" />
+        <source>KV cache, 8-bit</source>
+        <translation>KV 캐시, 8비트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="115" />
+        <source>model weights</source>
+        <translation>모델 가중치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="116" />
+        <source>GPU memory (16 / 24 / 40 / 80 GiB)</source>
+        <translation>GPU 메모리 (16 / 24 / 40 / 80 GiB)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
+        <source>Open a config.json</source>
+        <translation>config.json 열기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
+        <source>config (*.json)</source>
+        <translation>설정 (*.json)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="203" />
+        <source>{0}: KV cache for batch {1} vs context length</source>
+        <translation>{0}: 배치 {1}의 문맥 길이별 KV 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="218" />
+        <source>weights ({0:,} parameters × {1} B)</source>
+        <translation>가중치 (파라미터 {0:,}개 × {1} B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="228" />
+        <source>real run: {0} rows × {1} tokens</source>
+        <translation>실제 실행: {0}행 × {1} 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="230" />
+        <source>measured {0:,} B</source>
+        <translation>측정 {0:,} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="231" />
+        <source>projected {0:,} B</source>
+        <translation>예측 {0:,} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="234" />
+        <source>source</source>
+        <translation>출처</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="237" />
+        <source>what changes</source>
+        <translation>바뀌는 것</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="238" />
+        <source>bytes per token</source>
+        <translation>토큰당 바이트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="239" />
+        <source>cache ({0} × {1:,})</source>
+        <translation>캐시 ({0} × {1:,})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="240" />
+        <source>cache + weights</source>
+        <translation>캐시 + 가중치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="247" />
+        <source>as configured</source>
+        <translation>설정 그대로</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="248" />
+        <source>without GQA (H_kv = H)</source>
+        <translation>GQA 없이 (H_kv = H)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="249" />
+        <source>16-bit cache</source>
+        <translation>16비트 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="250" />
+        <source>8-bit cache</source>
+        <translation>8비트 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="251" />
+        <source>window W = 4096</source>
+        <translation>윈도 W = 4096</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="252" />
+        <source>without the window</source>
+        <translation>윈도 없이</translation>
+    </message>
+</context>
+<context>
+    <name>QuantizedCachePanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="65" />
+        <source>Quantized cache</source>
+        <translation>양자화 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="71" />
+        <source>The same greedy run with the model's own cache and with K and V stored in 16 bits, in 8 bits (int8, one float16 scale per token and K/V head) and in 4 bits (two numbers a byte, same scales). Attention sees them dequantized. Bytes are measured from the stored tensors, scales included; the drift is the largest logit change per step while the context still matches.</source>
+        <translation>같은 탐욕적 생성을 모델 자신의 캐시로, 그리고 K와 V를 16비트, 8비트(int8, 토큰과 K/V 헤드마다 float16 스케일 하나), 4비트(한 바이트에 숫자 두 개, 같은 스케일)로 저장해 실행합니다. 어텐션은 역양자화된 값을 봅니다. 바이트는 스케일을 포함해 저장된 텐서에서 측정하고, 오차는 문맥이 아직 같은 동안 단계마다 가장 크게 바뀐 로짓입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="78" />
+        <source>Prompt tokens P</source>
+        <translation>프롬프트 토큰 수 P</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="78" />
+        <source>New tokens N</source>
+        <translation>새 토큰 수 N</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="79" />
+        <source>max |Δlogit| per step (log)</source>
+        <translation>단계별 최대 |Δ로짓| (로그)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="80" />
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="81" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="149" />
+        <source>max |Δlogit|</source>
+        <translation>최대 |Δ로짓|</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="82" />
+        <source>Cache bytes at the end</source>
+        <translation>마지막 캐시 바이트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="83" />
+        <source>KiB</source>
+        <translation>KiB</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="145" />
+        <source>cache</source>
+        <translation>캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="146" />
+        <source>bytes (measured)</source>
+        <translation>바이트 (측정)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="147" />
+        <source>bytes (formula)</source>
+        <translation>바이트 (공식)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="148" />
+        <source>× smaller</source>
+        <translation>× 작아짐</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="150" />
+        <source>first divergent step</source>
+        <translation>처음 달라진 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="151" />
+        <source>answer changed</source>
+        <translation>답이 바뀜</translation>
+    </message>
+</context>
+<context>
     <name>ReplayController</name>
     <message>
-        <location filename="../../kvstudio/ui/run/replay.py" line="137" />
+        <location filename="../../kvstudio/ui/run/replay.py" line="185" />
         <source>Replaying {0} run(s) of {1}; no model is computing.</source>
         <translation>{1}의 실행 {0}개를 다시 봅니다. 모델은 계산하지 않습니다.</translation>
     </message>
@@ -1593,22 +2558,47 @@ step {4}</source>
 <context>
     <name>RunController</name>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="90" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="103" />
         <source>Loading the model…</source>
         <translation>모델을 불러오는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="164" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="109" />
+        <source>Loading the embedded model instead.</source>
+        <translation>대신 내장 모델을 불러옵니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/controller.py" line="190" />
+        <source>The lab finished; the live run goes on.</source>
+        <translation>실습이 끝났습니다. 실시간 실행을 이어 갑니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/controller.py" line="198" />
+        <source>A lab is measuring times: {0} live step(s) wait until it ends.</source>
+        <translation>실습이 시간을 재는 중입니다. 실시간 단계 {0}개가 실습이 끝날 때까지 기다립니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/controller.py" line="201" />
+        <source>A lab is measuring times: the live run waits until it ends.</source>
+        <translation>실습이 시간을 재는 중입니다. 실시간 실행은 실습이 끝날 때까지 기다립니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/controller.py" line="217" />
+        <source>Run cancelled before it started.</source>
+        <translation>시작하기 전에 실행을 취소했습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/run/controller.py" line="260" />
         <source>Back to the live model.</source>
         <translation>실시간 모델로 돌아왔습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="247" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="349" />
         <source>Model ready: {0}</source>
         <translation>모델 준비됨: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="271" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="375" />
         <source>Run finished: {0}.</source>
         <translation>실행이 끝났습니다: {0}.</translation>
     </message>
@@ -1868,325 +2858,547 @@ step {4}</source>
 <context>
     <name>StepTimePlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="56" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="72" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="223" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="57" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="73" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="223" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="58" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="74" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="59" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="75" />
         <source>cumulative ms (dashed)</source>
         <translation>누적 ms (점선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="63" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="79" />
         <source>{0}: ms per step</source>
         <translation>{0}: 단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="64" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="80" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="65" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="81" />
         <source>prefill = time to first token</source>
         <translation>프리필 = 첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="66" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="82" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="67" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="83" />
+        <source>TTFT median of {0} (bar: min–max)</source>
+        <translation>TTFT {0}회 중앙값 (막대: 최소–최대)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="86" />
         <source>TTFT: {0}</source>
         <translation>첫 토큰: {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="196" />
+        <source>{0}: TTFT {1:.1f} ms</source>
+        <translation>{0}: TTFT {1:.1f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="198" />
+        <source>, {0:.2f} ms per generated token</source>
+        <translation>, 생성 토큰당 {0:.2f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="204" />
+        <source>one measurement per step (Lecture → Measure TTFT repeats it)</source>
+        <translation>단계마다 한 번 측정 (강의 → TTFT 측정으로 반복)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="205" />
+        <source>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</source>
+        <translation>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="208" />
+        <source>TTFT median of {0} rounds: </source>
+        <translation>TTFT {0}회 중앙값: </translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="218" />
+        <source>{0}: time of the step (ms)</source>
+        <translation>{0}: 단계 시간 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="220" />
+        <source>{0}: time so far (ms)</source>
+        <translation>{0}: 누적 시간 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="228" />
+        <source>Time to first token, repeated</source>
+        <translation>첫 토큰까지 시간, 반복 측정</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="228" />
+        <source>round</source>
+        <translation>회차</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="229" />
+        <source>{0}: TTFT (ms)</source>
+        <translation>{0}: TTFT (ms)</translation>
     </message>
 </context>
 <context>
     <name>TemperaturePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="67" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="68" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="73" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="74" />
         <source>Each temperature draws the same number of answers from one seed. Low temperatures repeat one answer; high ones spread out. The same seed must give the same answers in cached and recompute mode.</source>
         <translation>온도마다 같은 시드에서 같은 수의 답을 뽑습니다. 낮은 온도는 한 답을 되풀이하고, 높은 온도는 답이 퍼집니다. 같은 시드는 캐시 모드와 재계산 모드에서 같은 답을 내야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="80" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="81" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="81" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="82" />
         <source>Temperatures</source>
         <translation>온도 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="82" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="83" />
         <source>Samples per temperature</source>
         <translation>온도당 샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="83" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="84" />
         <source>New tokens per answer</source>
         <translation>답당 새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="84" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="85" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="85" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="86" />
         <source>Check recompute gives the same</source>
         <translation>재계산 모드도 같은지 확인</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="223" />
         <source>How often each answer came up</source>
         <translation>답별 등장 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="90" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="224" />
         <source>answer rank (1 = most frequent)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="90" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="175" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="182" />
         <source>count</source>
         <translation>횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="225" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="225" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="147" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="148" />
         <source>T = {0:g} ({1} distinct)</source>
         <translation>T = {0:g} (서로 다른 답 {1}개)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="153" />
+        <source>answer rank (1 = most frequent; {0} rarer answers beyond rank {1} are listed, not drawn)</source>
+        <translation>답 순위 (1 = 가장 많음; {1}위 밖의 드문 답 {0}개는 목록에만 있고 그리지 않음)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="176" />
         <source>same seed, both modes</source>
         <translation>같은 시드, 두 모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="179" />
         <source>T</source>
         <translation>T</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="173" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="180" />
         <source>distinct</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="174" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="181" />
         <source>most common answer</source>
         <translation>가장 많은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="176" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="183" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="182" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="189" />
         <source>T = {0:g}:</source>
         <translation>T = {0:g}:</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="198" />
+        <source>T = {0:g}: {1}</source>
+        <translation>T = {0:g}: {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="199" />
+        <source>Distinct answers out of {0} per temperature: </source>
+        <translation>온도별 {0}개 중 서로 다른 답: </translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="203" />
+        <source>recompute mode gave the same answers for the same seed</source>
+        <translation>같은 시드에서 재계산 모드도 같은 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="204" />
+        <source>recompute mode gave different answers for the same seed</source>
+        <translation>같은 시드에서 재계산 모드는 다른 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="205" />
+        <source>T = {0:g}: top answer ×{1}</source>
+        <translation>T = {0:g}: 최다 답 ×{1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="217" />
+        <source>T = {0:g}: count (samples)</source>
+        <translation>T = {0:g}: 횟수 (샘플)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="219" />
+        <source>T = {0:g}: answer</source>
+        <translation>T = {0:g}: 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="226" />
+        <source>distinct answers</source>
+        <translation>서로 다른 답</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="227" />
+        <source>samples</source>
+        <translation>샘플 수</translation>
     </message>
 </context>
 <context>
     <name>TokensFedPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="44" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="46" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="138" />
         <source>Tokens fed to the model per step</source>
         <translation>단계별로 모델에 넣은 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="45" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="47" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="139" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="46" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="48" />
         <source>tokens fed (bars)</source>
         <translation>넣은 토큰 (막대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="47" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="49" />
         <source>cumulative (lines)</source>
         <translation>누적 (선)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="51" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="53" />
         <source>{0}: per step</source>
         <translation>{0}: 단계별</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="52" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="54" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="53" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="55" />
         <source>formula P+(N−1)</source>
         <translation>공식 P+(N−1)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="54" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="56" />
         <source>formula P·N+N(N−1)/2</source>
         <translation>공식 P·N+N(N−1)/2</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="114" />
+        <source>{0}: {1:,} tokens fed (formula {2:,})</source>
+        <translation>{0}: 입력 토큰 {1:,} (공식 {2:,})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="119" />
+        <source>P = {0} prompt tokens, N = {1} steps</source>
+        <translation>프롬프트 P = {0} 토큰, N = {1} 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="122" />
+        <source>cached P+(N−1), recompute P·N+N(N−1)/2</source>
+        <translation>캐시 P+(N−1), 재계산 P·N+N(N−1)/2</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="131" />
+        <source>{0}: tokens fed at the step (tokens)</source>
+        <translation>{0}: 그 단계의 입력 토큰 (토큰)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="133" />
+        <source>{0}: tokens fed so far (tokens)</source>
+        <translation>{0}: 누적 입력 토큰 (토큰)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="135" />
+        <source>{0}: formula, so far (tokens)</source>
+        <translation>{0}: 공식, 누적 (토큰)</translation>
     </message>
 </context>
 <context>
     <name>TopPTopKPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="123" />
         <source>Top-p / top-k</source>
         <translation>Top-p / top-k</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="127" />
         <source>Start</source>
         <translation>시작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="128" />
         <source>Step</source>
         <translation>한 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="129" />
         <source>Run to end</source>
         <translation>끝까지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="115" />
-        <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (grey bars are cut); top-p then keeps the most likely tokens until their probability passes p (orange bars are cut). The chosen token is outlined.</source>
-        <translation>막대는 온도를 적용한 뒤 가장 가능성이 높은 다음 토큰 20개입니다. top-k는 상위 k개만 남기고(회색 막대는 잘림), top-p는 확률 합이 p를 넘을 때까지 상위 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시합니다.</translation>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="132" />
+        <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (hollow grey bars are cut) and renormalises them to sum to 1; the green line adds them up, and top-p keeps the most likely tokens until that sum reaches p (orange bars are cut). The chosen token is outlined.</source>
+        <translation>막대는 온도를 적용한 뒤 가장 가능성 높은 다음 토큰 20개입니다. Top-k는 가장 가능성 높은 k개를 남기고(속이 빈 회색 막대는 잘림) 합이 1이 되도록 다시 정규화합니다. 초록 선은 그 누적합이며, top-p는 누적합이 p에 이를 때까지 가능성 높은 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="140" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="141" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="142" />
         <source>Top-k (0 = off)</source>
         <translation>Top-k (0 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="143" />
         <source>Top-p (1 = off)</source>
         <translation>Top-p (1 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="144" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="145" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="131" />
-        <source>Next-token distribution</source>
-        <translation>다음 토큰 분포</translation>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="149" />
+        <source>Next-token distribution after temperature and top-k</source>
+        <translation>온도와 top-k 적용 후 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="132" />
-        <source>probability</source>
-        <translation>확률</translation>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="150" />
+        <source>probability (renormalised)</source>
+        <translation>확률 (재정규화)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="153" />
+        <source>cumulative mass</source>
+        <translation>누적 확률</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="198" />
+        <source>Step {0}: chose {1!r} (p = {2:.3f} after top-k and top-p renormalised)</source>
+        <translation>{0}단계: {1!r} 선택 (top-k와 top-p 후 재정규화한 p = {2:.3f})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="264" />
+        <source>top-k = {0}: mass {1:.2f}</source>
+        <translation>top-k = {0}: 확률 {1:.2f}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="268" />
+        <source>p = {0:g}</source>
+        <translation>p = {0:g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="276" />
+        <source>top-p keeps {0}: mass {1:.2f} ≥ {2:g}</source>
+        <translation>top-p가 {0}개 남김: 확률 {1:.2f} ≥ {2:g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="319" />
+        <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
+        <translation>{0}단계: top-k = {1}이(가) 확률 {3:.2f}를 가진 토큰 {2}개를 남김; 재정규화 후 top-p = {4:g}가 확률 {6:.2f} ≥ {4:g}인 {5}개를 남김</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="324" />
+        <source>temperature {0:g} · chose «{1}», p = {2:.3f} after both filters</source>
+        <translation>온도 {0:g} · «{1}» 선택, 두 필터 후 p = {2:.3f}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="340" />
+        <source>Next-token distribution at step {0}</source>
+        <translation>{0}단계의 다음 토큰 분포</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="341" />
+        <source>rank (1 = most likely)</source>
+        <translation>순위 (1 = 가장 가능성 높음)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="343" />
+        <source>token</source>
+        <translation>토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="344" />
+        <source>probability after temperature</source>
+        <translation>온도 적용 후 확률</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="346" />
+        <source>probability after top-k, renormalised</source>
+        <translation>top-k 후 재정규화한 확률</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="348" />
+        <source>cumulative mass after top-k</source>
+        <translation>top-k 후 누적 확률</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="349" />
+        <source>kept by top-k and top-p</source>
+        <translation>top-k와 top-p가 남김</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="358" />
+        <source>after top-k (tokens)</source>
+        <translation>top-k 후 (토큰)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="360" />
+        <source>after top-p (tokens)</source>
+        <translation>top-p 후 (토큰)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="362" />
+        <source>kept mass after top-k (probability)</source>
+        <translation>top-k 후 남은 확률</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="364" />
+        <source>p(chosen) after both filters</source>
+        <translation>두 필터 후 p(선택)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="154" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="355" />
         <source>Candidates left after each filter</source>
         <translation>필터별 남은 후보 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="134" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="155" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="356" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="156" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="138" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="297" />
         <source>after top-k</source>
         <translation>top-k 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="139" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="298" />
         <source>after top-p</source>
         <translation>top-p 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="176" />
-        <source>Step {0}: chose {1!r} (p = {2:.3f})</source>
-        <translation>{0}단계: {1!r} 선택 (p = {2:.3f})</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="224" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="259" />
         <source>the {0} most likely tokens at step {1}</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="230" />
-        <source>top-k = {0}</source>
-        <translation>top-k = {0}</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="237" />
-        <source>top-p = {0:g}: {1} left</source>
-        <translation>top-p = {0:g}: {1}개 남음</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="295" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="350" />
         <source>chosen</source>
         <translation>선택</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="256" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="296" />
         <source>p(chosen)</source>
         <translation>p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="272" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="312" />
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -176,8 +177,9 @@ class Payload:
 def test_pickle_with_code_is_refused(tmp_path: Path) -> None:
     pth = tmp_path / "evil.pth"
     torch.save({"model.embed_tokens.weight": torch.zeros(2, 2), "x": Payload()}, pth)
-    with pytest.raises(ValueError, match="carries code"):
+    with pytest.raises(ValueError, match="holds code") as info:
         read_pth_state_dict(pth)
+    assert "weights_only" not in str(info.value)  # torch's advice to run the code is not passed on
 
 
 def test_file_that_is_no_checkpoint_is_called_damaged_not_code(tmp_path: Path) -> None:
@@ -185,7 +187,40 @@ def test_file_that_is_no_checkpoint_is_called_damaged_not_code(tmp_path: Path) -
     pth.write_text("garbage, not a pickle", encoding="utf-8")
     with pytest.raises(ValueError, match="damaged or not a PyTorch checkpoint") as info:
         read_pth_state_dict(pth)
-    assert "carries code" not in str(info.value)
+    assert "holds code" not in str(info.value)
+
+
+class SystemCall:
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (os.system, ("touch pwned-by-pth",))
+
+
+@pytest.mark.parametrize("protocol", [0, 2, 4])
+def test_bare_pickle_with_code_says_it_holds_code(
+    tmp_path: Path, protocol: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 14.6: a plain pickle (not torch's zip) naming os.system is called code, not damage."""
+    import pickle
+
+    monkeypatch.chdir(tmp_path)
+    pth = tmp_path / "evil.pth"
+    pth.write_bytes(pickle.dumps({"w": SystemCall()}, protocol=protocol))
+    with pytest.raises(ValueError, match="holds code") as info:
+        read_pth_state_dict(pth)
+    assert "system" in str(info.value) and "weights_only" not in str(info.value)
+    assert not (tmp_path / "pwned-by-pth").exists()
+
+
+def test_empty_and_random_pth_are_damaged(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.pth"
+    empty.write_bytes(b"")
+    with pytest.raises(ValueError, match="empty"):
+        read_pth_state_dict(empty)
+    noise = tmp_path / "noise.pth"
+    noise.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(ValueError, match="damaged") as info:
+        read_pth_state_dict(noise)
+    assert "weights_only" not in str(info.value)
 
 
 def test_pth_that_is_not_a_state_dict(tmp_path: Path) -> None:

@@ -17,7 +17,11 @@ from kvstudio.core.runfile import (
     ModelFacts,
     RunReplay,
     SavedRun,
+    SavedSamples,
+    dumps_runs,
+    load_run_file,
     load_runs,
+    loads_run_file,
     loads_runs,
     replay,
     save_runs,
@@ -171,3 +175,172 @@ def test_failed_save_leaves_nothing(
         save_runs(tmp_path / "missing" / "x.kvrun.json", saved)
     with pytest.raises(ValueError, match="no run to save"):
         save_runs(tmp_path / "y.kvrun.json", [])
+
+
+# ---- issue 14.2: every damaged value is refused by the loader ------------------------------
+def _set(path: str, value: object):  # type: ignore[no-untyped-def]
+    """A mutation of the parsed document: the dotted `path` (ints index lists) becomes `value`."""
+
+    def mutate(doc: dict) -> None:  # type: ignore[type-arg]
+        keys = [int(k) if k.isdigit() else k for k in path.split(".")]
+        target = doc
+        for key in keys[:-1]:
+            target = target[key]
+        target[keys[-1]] = value
+
+    return mutate
+
+
+DEEP = 100_000  # levels of nesting: json's C scanner and str() both recurse
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (_set("runs.0.max_new_tokens", 10**18), "max_new_tokens"),
+        (_set("runs.0.max_new_tokens", -3), "max_new_tokens"),
+        (_set("runs.0.max_new_tokens", 2), "holds 6 steps"),
+        (_set("runs.0.max_new_tokens", "64"), "whole number"),
+        (_set("runs.0.records.1.elapsed_s", 1e308), "elapsed_s"),
+        (_set("runs.0.records.1.elapsed_s", float("inf")), "elapsed_s"),
+        (_set("runs.0.records.1.elapsed_s", float("nan")), "elapsed_s"),
+        (_set("runs.0.records.1.cache_allocated_bytes", 10**400), "cache_allocated_bytes"),
+        (_set("runs.0.records.1.cache_used_bytes", float("nan")), "cache_used_bytes"),
+        (_set("runs.0.records.1.cache_layer_bytes.0.0", "lots"), "cache_layer_bytes"),
+        (_set("runs.0.records.1.tokens_fed", "12"), "tokens_fed"),
+        (_set("runs.0.records.1.tokens_fed", 10**9), "tokens_fed"),
+        (_set("runs.0.records.1.attention_mask_shape", [1]), "attention_mask_shape"),
+        (_set("runs.0.records.1.token_ids", []), "token_ids"),
+        (_set("runs.0.records.1.token_texts", []), "token_texts"),
+        (_set("runs.0.records.1.chosen_probability", [7.5]), "chosen_probability"),
+        (_set("runs.0.records.1.top_candidates", [[{"token_id": 1}]]), "lacks text"),
+        (_set("runs.0.records.1.finished", ["no"]), "finished"),
+        (_set("runs.0.records.1.step", True), "step"),
+        (_set("runs.0.prompt_ids", []), "prompt_ids"),
+        (_set("runs.0.prompt_ids", [1, -5]), "prompt_ids"),
+        (_set("runs.0.prompt_pieces", 5), "prompt_pieces"),
+        (_set("runs.0.note", [[]]), "note"),
+        (_set("runs.0.model_name", None), "model_name"),
+        (_set("runs.0.sampling.temperature", "hot"), "temperature"),
+        (_set("runs.0.sampling.top_p", float("nan")), "top_p"),
+        (_set("runs.0.cache.max_length", 10**12), "max_length"),
+        (_set("runs.0.cache.block_size", "big"), "block_size"),
+        (_set("runs.0.cache.block_size", 0), "block_size"),
+        (_set("runs.0.model.num_layers", -1), "num_layers"),
+        (_set("runs.0.model.num_layers", 3), "cache_layer_bytes"),
+        (_set("runs.0.use_chat_template", "yes"), "use_chat_template"),
+        (_set("version", 0), "version"),
+        (_set("version", True), "version"),
+        (_set("runs", [{}] * 100), "at most"),
+    ],
+)
+def test_damaged_values_are_refused_by_the_loader(
+    saved: list[SavedRun], mutate, message: str  # type: ignore[no-untyped-def]
+) -> None:
+    from kvstudio.core.runfile import dumps_runs
+
+    doc = json.loads(dumps_runs(saved))
+    mutate(doc)
+    with pytest.raises(ValueError, match=message):
+        loads_runs(json.dumps(doc))
+
+
+def test_deep_nesting_is_a_clear_error_not_a_recursion(saved: list[SavedRun]) -> None:
+    from kvstudio.core.runfile import dumps_runs
+
+    text = dumps_runs(saved)
+    with pytest.raises(ValueError, match="nested"):
+        loads_runs("[" * DEEP + "]" * DEEP)
+    nested_note = text.replace('"note": ""', '"note": ' + "[" * 900 + "]" * 900, 1)
+    with pytest.raises(ValueError, match="note"):
+        loads_runs(nested_note)
+    with pytest.raises(ValueError, match=r"nested|note"):
+        loads_runs(text.replace('"note": ""', '"note": ' + "[" * DEEP + "]" * DEEP, 1))
+
+
+def test_only_small_regular_files_are_read(
+    saved: list[SavedRun], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FIFO, a link to /dev/zero and an oversized file are refused at once, in little memory."""
+    import threading
+    import tracemalloc
+
+    from kvstudio.core import runfile_checks
+
+    fifo = tmp_path / "pipe.kvrun.json"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.kvrun.json"
+    zero.symlink_to("/dev/zero")
+    big = tmp_path / "big.kvrun.json"
+    big.write_bytes(b" " * 4096)
+    monkeypatch.setattr(runfile_checks, "MAX_RUN_FILE_BYTES", 1024)
+    errors: dict[str, str] = {}
+
+    def load_all() -> None:
+        for name, path in (("fifo", fifo), ("zero", zero), ("big", big), ("dir", tmp_path)):
+            try:
+                load_runs(path)
+            except ValueError as exc:
+                errors[name] = str(exc)
+
+    tracemalloc.start()
+    worker = threading.Thread(target=load_all, daemon=True)
+    worker.start()
+    worker.join(30)  # a liveness bound, not a speed check: before the fix the FIFO never returns
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert not worker.is_alive(), "reading a FIFO blocked"
+    assert "not a regular file" in errors["fifo"] and "not a regular file" in errors["zero"]
+    assert "larger than" in errors["big"] and "not a regular file" in errors["dir"]
+    assert peak < 1024 * 1024  # nothing read from /dev/zero
+    with pytest.raises(ValueError, match="too large"):
+        loads_runs(b" " * 2048)
+
+
+SAMPLES = SavedSamples(
+    prompt="서울은 어떤 도시인가요?",
+    temperatures=(0.3, 1.5),
+    samples_per_temperature=5,
+    answer_tokens=4,
+    counts=((("서울은", 4), ("수도", 1)), (("a", 2), ("b", 1), ("c", 1), ("d", 1))),
+    sampling=SamplingSettings(temperature=0.85, top_k=50, top_p=0.9, seed=42),
+    use_chat_template=True,
+)
+
+
+def test_samples_are_saved_and_read_back(saved: list[SavedRun], tmp_path: Path) -> None:
+    path = save_runs(tmp_path / "run.kvrun.json", saved, samples=[SAMPLES])
+    loaded = load_run_file(path)
+    assert loaded.samples == (SAMPLES,)
+    assert [r.records for r in loaded.runs] == [r.records for r in saved]
+    assert load_run_file(save_runs(tmp_path / "none.kvrun.json", saved)).samples == ()
+    assert len(load_runs(path)) == 2  # readers of runs only are not disturbed
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda s: s.__setitem__("counts", s["counts"][:1]), "must have 2 entries"),
+        (lambda s: s["counts"][0].__setitem__(0, ["서울은", 3]), "add up to 4, not the 5"),
+        (lambda s: s["counts"][0].__setitem__(1, ["서울은", 1]), "counted twice"),
+        (lambda s: s["counts"][1].__setitem__(0, ["a", True]), "whole number"),
+        (lambda s: s["counts"][1].__setitem__(0, "a"), "[answer, count] pair"),
+        (lambda s: s["counts"][1].__setitem__(0, [7, 2]), "must be text"),
+        (lambda s: s.__setitem__("temperatures", [0.3, -1]), "finite number between 0"),
+        (lambda s: s.__setitem__("temperatures", []), "1 to 64 entries"),
+        (lambda s: s.__setitem__("samples_per_temperature", 0), "samples_per_temperature"),
+        (lambda s: s.__setitem__("answer_tokens", "4"), "answer_tokens"),
+        (lambda s: s.__delitem__("prompt"), "lacks prompt"),
+        (lambda s: s.__setitem__("sampling", {"top_k": -1}), "bad sampling settings"),
+        (lambda s: s.__setitem__("use_chat_template", "yes"), "true or false"),
+    ],
+)
+def test_bad_samples_give_clear_errors(saved: list[SavedRun], mutate, message: str) -> None:  # type: ignore[no-untyped-def]
+    document = json.loads(dumps_runs(saved, samples=[SAMPLES]))
+    mutate(document["samples"][0])
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")) as err:
+        loads_run_file(json.dumps(document), "lecture.kvrun.json")
+    assert "lecture.kvrun.json: samples[0]" in str(err.value)
+    document["samples"] = {"not": "a list"}
+    with pytest.raises(ValueError, match="samples must be a list"):
+        loads_run_file(json.dumps(document))

@@ -137,3 +137,36 @@ def test_train_resume_and_export(small_tok: TextTokenizer, tmp_path: Path) -> No
     (tmp_path / "report.json").unlink()
     with pytest.raises(ValueError, match="does not fit"):  # course config vs tiny weights
         export_run_weights(tmp_path / "final.pt", tmp_path / "tok", tmp_path / "model2")
+
+
+class _MakesAFile:
+    """A pickle payload that would create a file if it were unpickled with code allowed."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (open, (str(self.target), "w"))
+
+
+def test_a_hostile_checkpoint_runs_no_code(small_tok: TextTokenizer, tmp_path: Path) -> None:
+    """Issue 14.1: resume reads checkpoint.pt with weights_only=True; code is refused."""
+    marker = tmp_path / "pwned.txt"
+    run = tmp_path / "run"
+    run.mkdir()
+    torch.save({"model": {}, "step": 0, "x": _MakesAFile(marker)}, run / "checkpoint.pt")
+    stream = PackedStream(small_tok, SENTENCES, seq_len=16, seed=0)
+    settings = TrainSettings(steps=1, batch_size=2, warmup_steps=1, eval_batches=1)
+    with pytest.raises(ValueError, match="holds code"):
+        train(tiny(small_tok), lambda g: stream.batch(2, g), stream.eval_batches(2, 1),
+              settings, run)
+    assert not marker.exists()
+    # The trainer's own checkpoint loads with weights_only=True (nothing but tensors and data).
+    train(tiny(small_tok), lambda g: stream.batch(2, g), stream.eval_batches(2, 1), settings,
+          tmp_path / "good")
+    ckpt = torch.load(tmp_path / "good" / "checkpoint.pt", weights_only=True)
+    assert ckpt["step"] == 1 and ckpt["settings"]["steps"] == 1
+    (run / "checkpoint.pt").write_bytes(b"")
+    with pytest.raises(ValueError, match="damaged"):
+        train(tiny(small_tok), lambda g: stream.batch(2, g), stream.eval_batches(2, 1),
+              settings, run)

@@ -3,14 +3,17 @@ save → reopen → replay to the same charts, and the slide pack of the live ru
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt, QThread
 from PySide6.QtWidgets import QApplication
 
-from kvstudio.core.runfile import load_runs
+from kvstudio.core.runfile import load_run_file, load_runs
 from kvstudio.ui.classroom import ClassroomExtras, install
+from kvstudio.ui.slides.chart_data import read_csv_tables
+from kvstudio.ui.slides.export import canvas_named
 from kvstudio.ui.slides.export_menu import ExportButton
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -23,7 +26,7 @@ def _window(make_window, tmp_path: Path):  # type: ignore[no-untyped-def]
     if not isinstance(extras, ClassroomExtras):
         extras = install(window)  # until the window installs it itself
     extras.exporter.folder = tmp_path
-    extras.exporter.width = 960  # half the default: the same code path, faster
+    extras.exporter.canvas = canvas_named("16:9 small")  # the same code path, faster
     extras.exporter.folder_chooser = lambda *a: str(tmp_path / "pack")
     return window, extras
 
@@ -124,9 +127,38 @@ def test_saved_run_replays_to_the_same_charts(qtbot, make_window, tmp_path: Path
     assert "cut short" in extras.last_warning
 
 
+def _sample(qtbot, window, samples: int = 6, temperatures: str = "0.5, 1.5") -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(window.controller.sampling_finished, timeout=TIMEOUT):
+        window.controller.sample(samples, temperatures, 3)
+
+
+def test_saved_run_with_samples_replays_its_histogram(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window, extras = _window(make_window, tmp_path)
+    _run_to_end(qtbot, window, 6)
+    _sample(qtbot, window)
+    histogram = window.answers.plot
+    totals, counts = histogram.bar_totals(), histogram.counts
+    assert counts is not None and sum(totals) == 12
+    lines = window.answers.answer_lines()
+    path = tmp_path / "with-samples.kvrun.json"
+    assert extras.save_run(str(path))
+    saved = load_run_file(path)
+    assert len(saved.samples) == 1 and saved.samples[0].temperatures == (0.5, 1.5)
+    assert saved.samples[0].counts == counts.counts
+
+    histogram.clear_counts()
+    window.answers.show_counts(None)  # as after a cancel: nothing drawn
+    assert histogram.bar_totals() == []
+    assert extras.open_run(str(path))
+    assert histogram.bar_totals() == totals  # the histogram is back, from the file
+    assert window.answers.answer_lines() == lines
+    assert histogram.counts is not None and histogram.counts.prompt == counts.prompt
+
+
 def test_slide_pack_has_every_live_chart_and_lab(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     window, extras = _window(make_window, tmp_path)
     _run_to_end(qtbot, window, 6)
+    _sample(qtbot, window)
     lab = extras.labs.cache_kinds
     lab.prompt_tokens.setValue(8)
     lab.new_tokens.setValue(3)
@@ -136,7 +168,19 @@ def test_slide_pack_has_every_live_chart_and_lab(qtbot, make_window, tmp_path: P
     names = {p.name for p in (tmp_path / "pack").iterdir()}
     for key in window.plots():
         assert {f"{key}.png", f"{key}.svg", f"{key}.pdf", f"{key}.csv"} <= names
-    assert {"lab-cache-kinds.png", "all-charts.pdf", "numbers.json", "cached-steps.csv"} <= names
+    assert {"lab-cache-kinds.png", "all-charts.pdf", "numbers.json", "cached-steps.csv",
+            "sample-answers.csv"} <= names
+    answers = read_csv_tables((tmp_path / "pack" / "sample-answers.csv").read_bytes())[0]
+    assert answers[0] == ["rank", "answer", "count at T = 0.5 (of 6)", "count at T = 1.5 (of 6)"]
+    assert sum(int(r[2]) + int(r[3]) for r in answers[1:]) == 12
+    histogram, per_t = read_csv_tables((tmp_path / "pack" / "answers.csv").read_bytes())
+    assert histogram[0] == ["answer rank (1 = most common)", "answer (text)",
+                            "T = 0.5: count (samples)", "T = 1.5: count (samples)"]
+    assert sum(int(r[2]) + int(r[3]) for r in histogram[1:]) == 12
+    assert per_t[0] == ["temperature", "distinct answers", "samples"]
+    assert [r[0] for r in per_t[1:]] == ["0.5", "1.5"]  # temperatures as x, not 0..n
+    document = json.loads((tmp_path / "pack" / "numbers.json").read_text())
+    assert document["samples"]["samples_per_temperature"] == 6
 
 
 def test_closing_mid_lab_stops_the_lab_thread(  # type: ignore[no-untyped-def]
@@ -150,3 +194,29 @@ def test_closing_mid_lab_stops_the_lab_thread(  # type: ignore[no-untyped-def]
     qtbot.waitUntil(lambda: lab.progress.maximum() > 0, timeout=TIMEOUT)
     window.close()
     assert not any(t.isRunning() for t in no_thread_left_running)
+
+
+def test_live_ttft_is_measured_k_times_and_drawn_as_median_and_range(  # type: ignore[no-untyped-def]
+    qtbot, make_window, tmp_path: Path
+) -> None:
+    window, extras = _window(make_window, tmp_path)
+    _run_to_end(qtbot, window, 6)
+    assert extras.ttft_repeats == 5  # the default
+    extras.ttft_repeats = 3
+    with qtbot.waitSignal(extras.ttft_runner.finished, timeout=TIMEOUT) as done:
+        assert extras.measure_ttft()
+    times = done.args[0]
+    assert [len(times.ms[m]) for m in ("cached", "recompute")] == [3, 3]
+    plot = window.time_plot
+    for mode, x in (("cached", -0.25), ("recompute", 0.25)):
+        spread = times.ttft_ms(mode)
+        assert spread.median == sorted(times.ms[mode])[1]
+        xs, ys = plot._repeat_median[mode].getData()
+        assert list(xs) == [x] and list(ys) == [spread.median]
+        bars = plot._repeat_bars[mode].opts
+        assert bars["top"][0] == pytest.approx(spread.high - spread.median)
+        assert bars["bottom"][0] == pytest.approx(spread.median - spread.low)
+    assert "median of 3 rounds" in plot.headline()
+    repeated = plot.data_tables()[-1]
+    assert repeated.x_header == "round" and repeated.column("Cached: TTFT (ms)") == list(
+        times.ms["cached"])

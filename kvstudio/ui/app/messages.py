@@ -35,7 +35,12 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Messages", "Temperatures must be 0 (greedy) or positive."),
     QT_TRANSLATE_NOOP("Messages", "No model is loaded yet; pick one in the Model menu."),
     # sampling settings (core/records.py)
-    QT_TRANSLATE_NOOP("Messages", "Temperature must be 0 (greedy) or positive, got {0}."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "Temperature must be 0 (greedy) or between {0} and {1}, got {2}: dividing "
+                      "logits by a tinier number overflows, and a huge one makes every token "
+                      "equally likely."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "Repetition penalty must be between {0} and {1} (1.0 = off), got {2}."),
     QT_TRANSLATE_NOOP("Messages", "top-k must be 0 (off) or a positive count, got {0}."),
     QT_TRANSLATE_NOOP("Messages", "top-p must be in (0, 1], got {0}; use 1.0 to turn it off."),
     # labs (labs/*.py)
@@ -51,6 +56,12 @@ TEMPLATES = (
                       "The longest run needs {0} positions but the model has {1}; use shorter "
                       "lengths."),
     QT_TRANSLATE_NOOP("Messages", "Give at least one temperature, e.g. 0.3, 0.7, 1.0, 1.3."),
+    # scale labs (core/scale.py, labs/projector_lab.py)
+    QT_TRANSLATE_NOOP("Messages", "No model is loaded yet; wait for it or pick a preset."),
+    QT_TRANSLATE_NOOP("Messages", "No config.json at {0}; give a model folder or its config.json."),
+    QT_TRANSLATE_NOOP("Messages", "Cannot read {0}: {1}. Give a transformers config.json."),
+    QT_TRANSLATE_NOOP("Messages", "{0} is not a JSON object; give a transformers config.json."),
+    QT_TRANSLATE_NOOP("Messages", "{0}: config.json has no positive {1}."),
     # chat and cache inspector (core/chat.py, core/inspector.py)
     QT_TRANSLATE_NOOP("Messages",
                       "This turn needs {0} more tokens, but the conversation already holds {1} of "
@@ -81,6 +92,40 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Messages", "Qt produced an empty PDF; is the chart visible and sized?"),
     QT_TRANSLATE_NOOP("Messages", "Qt could not encode the PNG image (out of memory?)."),
     QT_TRANSLATE_NOOP("Messages", "The SVG export has no drawing in it; is the chart empty?"),
+    # checkpoints, sizes and broken models (core/checkpoints.py, core/limits.py, core/stepper.py)
+    QT_TRANSLATE_NOOP("Messages",
+                      "{0} holds code ({1}) and was refused: KV Studio loads only tensors and "
+                      "never runs code from a file. Use a plain state dict saved with "
+                      "torch.save(model.state_dict(), path)."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "{0} is empty (0 bytes); download or copy the checkpoint again."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "Cannot read {0}: it is damaged or not a PyTorch checkpoint. Download or "
+                      "copy it again."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "The model produced NaN logits at step {0}: its weights are broken (NaN or "
+                      "inf inside). Load another checkpoint; this one cannot generate text."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "This run ({0} row(s) × {1} positions) needs about {2} of memory but only "
+                      "{3} is free. Use fewer samples, fewer new tokens or a shorter static "
+                      "cache."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "P + N = {0} + {1} = {2} positions, but the model handles {3}: shorten the "
+                      "prompt or ask for fewer new tokens."),
+    QT_TRANSLATE_NOOP("Messages", "Cannot load the model ({0})."),
+    # saved runs (core/runfile.py, core/runfile_checks.py)
+    QT_TRANSLATE_NOOP("Messages",
+                      "{0} is not a regular file (a device, pipe or folder); choose a saved run "
+                      "(.kvrun.json)."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "{0} is larger than {1} MiB, far more than a saved run holds; it is not a "
+                      "KV Studio run file."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "{0}: {1} prompt tokens + max_new_tokens {2} is more than the {3} positions "
+                      "a model can have; the file is damaged."),
+    QT_TRANSLATE_NOOP("Messages", "{0} must be between {1} and {2}, got {3}."),
+    QT_TRANSLATE_NOOP("Messages", "{0} must be a whole number, got {1}."),
+    QT_TRANSLATE_NOOP("Messages", "{0} must be a finite number between {1} and {2}, got {3}."),
 )
 
 _FIELD = re.compile(r"\\\{(\d+)\\\}")

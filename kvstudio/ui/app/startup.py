@@ -17,6 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
+from kvstudio.core import limits
 from kvstudio.ui.app.fonts import app_font, register_bundled_font
 from kvstudio.ui.app.i18n import LanguageSwitcher, language_hint, locale_names_no_language
 from kvstudio.ui.app.settings import AppSettings
@@ -25,6 +26,7 @@ from kvstudio.ui.classroom import install as install_classroom
 from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.run.engine_adapter import ModelChoice, ModelLoader, load_model, set_torch_threads
 from kvstudio.ui.run.engine_worker import EngineHost
+from kvstudio.ui.run.threads import wait_for_parked
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +62,20 @@ def build_window(app: QApplication, settings: AppSettings, loader: ModelLoader,
     return window
 
 
+def _thread_count(text: str) -> int:
+    try:
+        return limits.check_threads(int(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"expected 1 … {limits.max_threads()} (the CPU cores), got {text!r}"
+        ) from exc
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="kvstudio-window", description=__doc__)
     parser.add_argument("--lang", choices=("system", "en", "ko"), default=None,
                         help="UI language (default: the last one chosen, else the system's)")
-    parser.add_argument("--threads", type=int, default=1,
+    parser.add_argument("--threads", type=_thread_count, default=1,
                         help="torch threads for the model (default 1: fastest for tiny models "
                         "on a busy machine)")
     parser.add_argument("--settings", default=None,
@@ -99,11 +110,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     store = (QSettings(args.settings, QSettings.Format.IniFormat) if args.settings
              else QSettings())
     settings = AppSettings(store)
-    if args.model:
-        settings.set_model_choice(model_choice_from_args(args.model, args.tokenizer))
+    choice = model_choice_from_args(args.model, args.tokenizer) if args.model else None
     window = build_window(app, settings, load_model, args.threads, args.lang)
     window.show()
     if settings.language() == "system" and locale_names_no_language():
         window.show_hint(language_hint())  # a Korean class on a bare machine: how to switch
-    window.start()
-    return int(app.exec())
+    window.start(choice)  # remembered once it loads (the model menu does the same)
+    code = int(app.exec())
+    wait_for_parked()  # a step still running when the window closed ends before we exit
+    return code

@@ -10,6 +10,9 @@ from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 from kvstudio.ui.labs.cache_lab import CacheVsRecomputePanel
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.labs.labs_panel import LabsPanel
+from kvstudio.ui.labs.paged_lab import PagedCachePanel
+from kvstudio.ui.labs.projector_lab import ProjectorPanel
+from kvstudio.ui.labs.quant_lab import QuantizedCachePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 
@@ -19,6 +22,9 @@ __all__ = [
     "LabPanel",
     "LabsPanel",
     "LengthSweepPanel",
+    "PagedCachePanel",
+    "ProjectorPanel",
+    "QuantizedCachePanel",
     "TemperaturePanel",
     "TopPTopKPanel",
 ]

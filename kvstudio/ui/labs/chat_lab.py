@@ -24,6 +24,7 @@ from kvstudio.ui.app.resources import resources_dir
 from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, int_box, series_colour
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 SCRIPT = resources_dir() / "prompts" / "chat_4turns.txt"
@@ -172,6 +173,8 @@ class ChatPanel(LabPanel):
             raise ValueError(
                 "Tick at least one way: reuse the cache, re-feed the history, or both."
             )
+        if self.session is not None and self.session.backend is not model.backend:
+            self.new_chat()  # the model changed while a turn was running
         if self.session is None:
             self.session = ChatSession(
                 model.backend,
@@ -327,6 +330,63 @@ class ChatPanel(LabPanel):
             rows,
         )
         self.table.scrollToBottom()
+
+    def headline(self) -> str:
+        """The last turn's prompt tokens and TTFT both ways, and the identical-token count."""
+        if not self.turns:
+            return ""
+        last = self.turns[-1]
+        parts = [self.tr("Turn {0}, history {1} tokens").format(last.turn, last.history_tokens)]
+        if last.reuse is not None:
+            parts.append(
+                self.tr("reuse fed {0} tokens, TTFT {1:.1f} ms").format(
+                    last.reuse.prompt_tokens_fed, last.reuse.ttft_s * 1000.0
+                )
+            )
+        if last.refeed is not None:
+            parts.append(
+                self.tr("re-feed fed {0} tokens, TTFT {1:.1f} ms").format(
+                    last.refeed.prompt_tokens_fed, last.refeed.ttft_s * 1000.0
+                )
+            )
+        compared = [t for t in self.turns if t.identical is not None]
+        same = sum(1 for t in compared if t.identical)
+        second = self.tr("identical greedy tokens in {0} of {1} compared turns").format(
+            same, len(compared)
+        )
+        return " · ".join(parts) + "\n" + second
+
+    def data_tables(self) -> list[DataTable]:
+        """Per turn, both ways: prompt tokens fed (and running totals), TTFT, cache bytes."""
+        if not self.turns:
+            return []
+        names = {"reuse": self.tr("reuse"), "refeed": self.tr("re-feed")}
+
+        def series(way: str, header: str, value: Any) -> Series:
+            done = [(t.turn, t.way(way)) for t in self.turns if t.way(way) is not None]  # type: ignore[arg-type]
+            return Series(
+                header.format(names[way]),
+                tuple(turn for turn, _ in done),
+                tuple(value(result) for _, result in done),
+            )
+
+        fed, totals, ttft, cache = [], [], [], []
+        for way in ("reuse", "refeed"):
+            fed.append(
+                series(way, self.tr("{0}: prompt tokens fed"), lambda r: r.prompt_tokens_fed)
+            )
+            running = series(way, self.tr("{0}: running total"), lambda r: r.prompt_tokens_fed)
+            totals.append(
+                Series(running.header, running.x, tuple(np.cumsum(running.y).tolist()))  # type: ignore[arg-type]
+            )
+            ttft.append(series(way, self.tr("{0}: TTFT (ms)"), lambda r: r.ttft_s * 1000.0))
+            cache.append(series(way, self.tr("{0}: cache (bytes)"), lambda r: r.cache_bytes))
+        turn = self.tr("turn")
+        return [
+            DataTable(self.tr("Prompt tokens fed per turn"), turn, tuple(fed + totals)),
+            DataTable(self.tr("Time to first token"), turn, tuple(ttft)),
+            DataTable(self.tr("KV cache after each turn (equal both ways)"), turn, tuple(cache)),
+        ]
 
     def numbers(self) -> dict[str, Any]:
         def way(result: Any) -> dict[str, Any] | None:

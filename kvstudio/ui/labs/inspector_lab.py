@@ -35,6 +35,7 @@ from kvstudio.core.kv_cache import CacheKind, CacheSpec
 from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, int_box, prompt_ids
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 DEFAULT_QUESTION = "서울은 어떤 도시인가요?"
@@ -87,7 +88,7 @@ class CacheInspectorPanel(LabPanel):
         # Without these the grid gives the narrow attention plot more room than V.
         self.k_plot.setPreferredWidth(520)  # with the token labels
         self.v_plot.setPreferredWidth(400)
-        self.attn_plot.setMaximumWidth(260)
+        self.attn_plot.setPreferredWidth(220)
         for plot in (self.v_plot, self.attn_plot):
             plot.getAxis("left").setStyle(showValues=False)  # rows are labelled on K's axis
         self.k_image = pg.ImageItem(axisOrder="row-major")
@@ -285,8 +286,7 @@ class CacheInspectorPanel(LabPanel):
                 plot.setTitle("")
             self.k_plot.getAxis("left").setTicks(None)
             return
-        layer = min(self.layer.value(), frame.num_layers - 1)
-        head = min(self.kv_head.value(), frame.num_kv_heads - 1)
+        layer, head = self._view()
         keys = frame.keys[layer, :, head, :]  # (R, d)
         values = frame.values[layer, :, head, :]  # (R, d)
         heads = frame.query_heads(head)
@@ -330,7 +330,7 @@ class CacheInspectorPanel(LabPanel):
         )
         self.v_plot.setTitle(self.tr("V rows"), color="#222")
         evicted = float(frame.evicted_attention[layer, list(heads)].max())
-        title = self.tr("Attention of position {0}").format(frame.query_position)
+        title = self.tr("Attention, position {0}").format(frame.query_position)
         if evicted > 0:
             title += " " + self.tr("({0:.0%} on evicted rows)").format(evicted)
         self.attn_plot.setTitle(title, color="#222")
@@ -349,6 +349,105 @@ class CacheInspectorPanel(LabPanel):
             self.step_rows,
         )
         self.table.scrollToBottom()
+
+    def headline(self) -> str:
+        """What the view shows and the exactness checks over every step so far."""
+        frame = self.frame
+        if frame is None:
+            return ""
+        layer, head = self._view()
+        first = self.tr("Layer {0}, K/V head {1}, step {2}: {3} rows held (cache: {4})").format(
+            layer, head, frame.step, frame.held_rows(), self._kind_name(frame.cache_kind)
+        )
+        decode = [row for row in self.step_rows if row[0] > 0]
+        old = max((float(row[4]) for row in decode), default=0.0)
+        one_row = all(row[3] == ", ".join(["1"] * frame.num_layers) for row in decode)
+        second = self.tr(
+            "old rows max |Δ| over {0} steps: {1:g}; one row appended per layer: {2}"
+        ).format(len(decode), old, CHECK if one_row else CROSS)
+        if frame.recompute_max_delta_k is not None and frame.recompute_max_delta_v is not None:
+            second += " · " + self.tr("recomputed vs cached K/V max |Δ| {0:.2g} / {1:.2g}").format(
+                max(frame.recompute_max_delta_k), max(frame.recompute_max_delta_v)
+            )
+        return first + "\n" + second
+
+    def data_tables(self) -> list[DataTable]:
+        """The heat maps' numbers (one row per cache row) and the per-step checks."""
+        frame = self.frame
+        if frame is None:
+            return []
+        layer, head = self._view()
+        rows = tuple(range(len(frame.positions)))
+        position = self.tr("position")
+        token = self.tr("token")
+        labels = (
+            Series(position, rows, tuple(p if p >= 0 else None for p in frame.positions)),
+            Series(token, rows, frame.row_texts),
+        )
+
+        def matrix(data: np.ndarray, prefix: str) -> tuple[Series, ...]:  # (R, columns)
+            return tuple(
+                Series(
+                    f"{prefix}{c}",
+                    rows,
+                    tuple(None if np.isnan(v) else float(v) for v in data[:, c]),
+                )
+                for c in range(data.shape[1])
+            )
+
+        heads = frame.query_heads(head)
+        attention = frame.attention[layer, list(heads), :].T  # (R, n_rep)
+        slot = self.tr("cache row")
+        steps = tuple(row[0] for row in self.step_rows)
+        checks = tuple(
+            Series(
+                header,
+                steps,
+                tuple(row[index] if row[index] != "—" else None for row in self.step_rows),
+            )
+            for index, header in (
+                (2, self.tr("rows held")),
+                (3, self.tr("appended per layer")),
+                (4, self.tr("old rows max |Δ|")),
+                (5, self.tr("recompute max |Δ| K")),
+                (6, self.tr("recompute max |Δ| V")),
+            )
+        )
+        return [
+            DataTable(
+                self.tr("K rows"), slot, labels + matrix(frame.keys[layer, :, head, :], "K d")
+            ),
+            DataTable(
+                self.tr("V rows"), slot, labels + matrix(frame.values[layer, :, head, :], "V d")
+            ),
+            DataTable(
+                self.tr("Attention of the newest query"),
+                slot,
+                labels
+                + tuple(
+                    Series(
+                        f"q{h}",
+                        rows,
+                        tuple(None if np.isnan(v) else float(v) for v in attention[:, i]),
+                    )
+                    for i, h in enumerate(heads)
+                ),
+            ),
+            DataTable(self.tr("Checks per step"), self.tr("step"), checks),
+        ]
+
+    def _kind_name(self, kind: str) -> str:
+        index = self.kind.findData(kind)
+        return self.kind.itemText(index) if index >= 0 else kind
+
+    def _view(self) -> tuple[int, int]:
+        """The layer and K/V head drawn (clamped to the frame)."""
+        frame = self.frame
+        assert frame is not None
+        return (
+            min(self.layer.value(), frame.num_layers - 1),
+            min(self.kv_head.value(), frame.num_kv_heads - 1),
+        )
 
     def numbers(self) -> dict[str, Any]:
         frame = self.frame

@@ -1,8 +1,10 @@
 """All labs in one page: a tab per lab, one model for all, one slide pack for all.
 
-Owns `LabsPanel`: it creates the five lab panels, hands them the loaded model,
-collects their charts, numbers and tables for the slide pack, and stops their
-threads on shutdown. It runs nothing itself.
+Owns `LabsPanel`: it creates the eight lab panels, hands them the loaded model,
+collects their charts, numbers and tables for the slide pack, says when a lab
+that measures time is running (`timing_changed`: the live run waits meanwhile,
+so the lab's timings are not shared with it), and stops their threads on
+shutdown. It runs nothing itself.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from kvstudio.ui.labs.base import LabPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 from kvstudio.ui.labs.cache_lab import CacheVsRecomputePanel
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
+from kvstudio.ui.labs.paged_lab import PagedCachePanel
+from kvstudio.ui.labs.projector_lab import ProjectorPanel
+from kvstudio.ui.labs.quant_lab import QuantizedCachePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 from kvstudio.ui.run.engine_adapter import ModelHandle
@@ -39,12 +44,13 @@ def slide_pack_of(labs: Sequence[LabPanel]) -> SlidePack:
             charts[f"lab {key}"] = chart
         key = type(lab).__name__.removesuffix("Panel")
         numbers[key] = lab.numbers()
-        tables[f"lab {key} table"] = lab.table_rows()
+        tables[f"lab {key} table"] = lab.table_values()
     return charts, numbers, tables
 
 
 class LabsPanel(QWidget):
     failed = Signal(str)  # a lab's message, for the window's status bar
+    timing_changed = Signal(bool)  # a lab that times the model started (True) or ended
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -53,17 +59,46 @@ class LabsPanel(QWidget):
         self.cutoffs = TopPTopKPanel(exporter)
         self.cache_kinds = CacheKindsPanel(exporter)
         self.sweep = LengthSweepPanel(exporter)
+        self.paged = PagedCachePanel(exporter)
+        self.quantized = QuantizedCachePanel(exporter)
+        self.projector = ProjectorPanel(exporter)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("labTabs")
         for lab in self.labs():
             self.tabs.addTab(lab, lab.title())
             lab.failed.connect(self.failed)
+        self._timing = False
+        for lab in self.timing_labs():
+            lab.runner.running_changed.connect(self._on_lab_running_changed)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)
 
     def labs(self) -> list[LabPanel]:
-        return [self.cache, self.temperature, self.cutoffs, self.cache_kinds, self.sweep]
+        return [
+            self.cache,
+            self.temperature,
+            self.cutoffs,
+            self.cache_kinds,
+            self.sweep,
+            self.paged,
+            self.quantized,
+            self.projector,
+        ]
+
+    def timing_labs(self) -> list[LabPanel]:
+        """The labs whose results are times: the live model must not step meanwhile."""
+        return [self.cache, self.sweep]
+
+    @property
+    def timing(self) -> bool:
+        return self._timing
+
+    def _on_lab_running_changed(self, _running: bool) -> None:
+        timing = any(lab.runner.busy for lab in self.timing_labs())
+        if timing != self._timing:
+            self._timing = timing
+            self.timing_changed.emit(timing)
 
     def set_model(self, model: ModelHandle | None) -> None:
         for lab in self.labs():

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from kvstudio.core.records import Mode
 from kvstudio.ui.run.store import RunStore
+from kvstudio.ui.slides.chart_data import DataTable
 
 MODE_COLOURS: dict[Mode, str] = {"cached": "#1f77b4", "recompute": "#e6550d"}
 
@@ -224,6 +225,14 @@ class LivePlot(pg.PlotWidget):
 
     def refresh(self, store: RunStore) -> None:
         raise NotImplementedError
+
+    def headline(self) -> str:
+        """The lesson of the chart with its measured numbers (drawn above exports)."""
+        return ""
+
+    def data_tables(self) -> list[DataTable]:
+        """The numbers drawn, from the records (what a CSV export writes)."""
+        return []
 
     def retranslate(self) -> None:
         raise NotImplementedError

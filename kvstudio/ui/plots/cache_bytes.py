@@ -19,6 +19,7 @@ from kvstudio.ui.plots.base import LivePlot
 from kvstudio.ui.plots.extent import trace_steps
 from kvstudio.ui.run.engine_adapter import RunInfo
 from kvstudio.ui.run.store import RunStore
+from kvstudio.ui.slides.chart_data import DataTable, Series
 
 K_COLOUR, V_COLOUR = "#3182bd", "#31a354"
 
@@ -47,6 +48,8 @@ class CacheBytesPlot(LivePlot):
         self._cap.setVisible(False)
         self._layers = 0
         self.summary = ""
+        self._shown: tuple[RunInfo, StepRecord] | None = None  # what is drawn (for exports)
+        self._static_in_legend = False
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -55,7 +58,9 @@ class CacheBytesPlot(LivePlot):
         self.legend.clear()
         self.legend.addItem(self._k_used, self.tr("K (used)"))
         self.legend.addItem(self._v_used, self.tr("V (used)"))
-        self.legend.addItem(self._allocated, self.tr("allocated (static)"))
+        self._allocated_name = self.tr("allocated (static)")
+        if self._static_in_legend:  # only while a static cache is drawn
+            self.legend.addItem(self._allocated, self._allocated_name)
         self._title_empty = self.tr("KV cache per layer")
         self._measured_template = self.tr("KV cache: {0} measured (T = {1} tokens)")
         self._formula_template = self.tr("formula 2·L·T·H_kv·d·bytes = {0}")
@@ -78,6 +83,8 @@ class CacheBytesPlot(LivePlot):
                    planned=steps)
 
     def _draw_empty(self) -> None:
+        self._shown = None
+        self._show_allocated_in_legend(False)
         for bars in (self._k_used, self._v_used, self._allocated):
             bars.setOpts(x=[], height=[])
         self._cap.setVisible(False)
@@ -90,6 +97,8 @@ class CacheBytesPlot(LivePlot):
         k_alloc = np.asarray([k for k, _ in record.cache_layer_bytes], dtype=float)
         v_alloc = np.asarray([v for _, v in record.cache_layer_bytes], dtype=float)
         static = info.request.settings.cache.kind == "static"
+        self._shown = (info, record)
+        self._show_allocated_in_legend(static)
         n_layers = max(len(layers), 1)
         if static:
             # Used bytes are shared evenly: every layer stores the same tokens.
@@ -130,6 +139,63 @@ class CacheBytesPlot(LivePlot):
         # Headroom above the bars keeps the legend clear of them.
         self.set_ranges((-0.6, len(layers) - 0.4),
                         (0, self._planned_top(info, record, planned) * 1.45))
+
+    def _show_allocated_in_legend(self, static: bool) -> None:
+        if static == self._static_in_legend:
+            return
+        self._static_in_legend = static
+        if static:
+            self.legend.addItem(self._allocated, self._allocated_name)
+        else:
+            self.legend.removeItem(self._allocated)
+
+    def headline(self) -> str:
+        if self._shown is None:
+            return ""
+        info, record = self._shown
+        if info.mode == "recompute":
+            return self._no_cache
+        tokens = record.cache_length
+        formula = info.formula_cache_bytes(tokens)
+        per_token = info.formula_cache_bytes(1)
+        text = self.tr(
+            "KV cache measured {0:,} B = formula 2·L·T·H_kv·d·bytes {1:,} B (T = {2} tokens)"
+        ).format(record.cache_used_bytes, formula, tokens)
+        detail = self.tr("{0:,} B per token · L = {1}, H_kv = {2}, d = {3}, {4} bytes per number"
+                         ).format(per_token, info.num_layers, info.num_kv_heads, info.head_dim,
+                                  info.dtype_bytes)
+        if info.request.settings.cache.kind == "static":
+            detail += " · " + self.tr("static: {0:,} B allocated").format(
+                record.cache_allocated_bytes)
+        return text + "\n" + detail
+
+    def data_tables(self) -> list[DataTable]:
+        if self._shown is None:
+            return []
+        info, record = self._shown
+        layers = tuple(range(len(record.cache_layer_bytes)))
+        if info.request.settings.cache.kind == "static":  # every layer holds the same tokens
+            half: float = record.cache_used_bytes / (2 * max(len(layers), 1))
+            k: tuple[float, ...] = tuple(half for _ in layers)
+            v: tuple[float, ...] = k
+        else:
+            k = tuple(float(kb) for kb, _ in record.cache_layer_bytes)
+            v = tuple(float(vb) for _, vb in record.cache_layer_bytes)
+        series = [
+            Series(self.tr("K bytes used (B)"), layers, k),
+            Series(self.tr("V bytes used (B)"), layers, v),
+        ]
+        if info.request.settings.cache.kind == "static":
+            series += [
+                Series(self.tr("K bytes allocated (B)"), layers,
+                       tuple(kb for kb, _ in record.cache_layer_bytes)),
+                Series(self.tr("V bytes allocated (B)"), layers,
+                       tuple(vb for _, vb in record.cache_layer_bytes)),
+            ]
+        if self._cap.isVisible():
+            series.append(Series(self.tr("window cap, K or V (B)"), layers,
+                                 tuple(float(self._cap.value()) for _ in layers)))
+        return [DataTable(self.tr("KV cache per layer"), self.tr("layer"), tuple(series))]
 
     @staticmethod
     def _planned_top(info: RunInfo, record: StepRecord, steps_spanned: int | None = None) -> float:

@@ -25,9 +25,11 @@ from kvstudio.ui.run.engine_adapter import (
     AnswerCounts,
     ModelChoice,
     ModelHandle,
+    RunCost,
     RunInfo,
     RunRequest,
     parse_temperatures,
+    run_cost,
 )
 from kvstudio.ui.run.engine_worker import EngineHost
 from kvstudio.ui.run.heap import settle_heap
@@ -39,6 +41,7 @@ from kvstudio.ui.run.store import RunStore
 log = logging.getLogger(__name__)
 
 RequestSource = Callable[[], RunRequest]
+CostConfirmer = Callable[[RunCost], bool]  # True = go on
 
 
 class RunController(QObject):
@@ -63,9 +66,19 @@ class RunController(QObject):
         self.sampling = False
         self._request_source = request_source
         self._interval_ms = 120
+        # Asked before a run whose cost is large; the window shows a dialog, tests answer.
+        self.confirm_cost: CostConfirmer = lambda cost: True
+        self._checked: RunRequest | None = None  # the request whose cost was last accepted
+        self._fed_total = 0  # tokens fed over every step seen, for the speed estimate
+        # While a lab times the model, live steps wait (see `hold_live`).
+        self._held = False
+        self.queued_steps = 0
+        self._resume_interval: int | None = None  # play again at this interval when released
+        self._seconds_total = 0.0
         self.pacer = RedrawPacer(parent=self)  # the window registers its views with it
         worker = host.worker
         worker.model_loaded.connect(self._on_model_loaded)
+        worker.load_failed.connect(self._on_load_failed)
         worker.run_started.connect(self._on_run_started)
         worker.step_ready.connect(self._on_step_ready)
         worker.run_finished.connect(self._on_run_finished)
@@ -90,16 +103,27 @@ class RunController(QObject):
         self.note.emit(self.tr("Loading the model…"))
         self.host.load(choice)
 
+    def _on_load_failed(self, choice: ModelChoice) -> None:
+        """With no model at all (start-up), fall back to the embedded one instead of waiting."""
+        if self.model is None and choice != ModelChoice():
+            self.note.emit(self.tr("Loading the embedded model instead."))
+            self.host.load(ModelChoice())
+
     def step(self) -> None:
         """Step: forward through history when looking back, the replay in a replay, else
-        one token of the live model."""
+        one token of the live model (held while a lab measures times)."""
         viewing = self.state.viewing
         if viewing is not None:
             self.view_step(viewing + 1)
         elif self.state.replaying:
             self.replay.step()
+        elif self._held:
+            self.queued_steps += 1
+            self._note_held()
         else:
-            self.host.step(self._request_source())
+            request = self._request_source()
+            if self._cost_accepted(request):
+                self.host.step(request)
 
     def set_playing(self, playing: bool) -> None:
         if playing:
@@ -109,8 +133,16 @@ class RunController(QObject):
                 self.replay.play(self._interval_ms)
             else:
                 self.replay.pause()
+        elif self._held:
+            self._resume_interval = self._interval_ms if playing else None
+            self._note_held()
+            self.playing_changed.emit(False)
         elif playing:
-            self.host.play(self._request_source(), self._interval_ms)
+            request = self._request_source()
+            if self._cost_accepted(request):
+                self.host.play(request, self._interval_ms)
+            else:
+                self.playing_changed.emit(False)  # the Play button goes back up
         else:
             self.host.pause()
 
@@ -121,8 +153,71 @@ class RunController(QObject):
         self._follow_latest()
         if self.state.replaying:
             self.replay.run_to_end()
+            return
+        if self._held:
+            self._resume_interval = 0
+            self._note_held()
+            return
+        request = self._request_source()
+        if self._cost_accepted(request):
+            self.host.play(request, 0)
+
+    def hold_live(self, held: bool) -> None:
+        """While a lab times the model, hold live steps; release runs what was asked meanwhile.
+
+        The lab and the live run share the CPU and the model: a live step during
+        a timed lab would shift the lab's times without a word. Holding them keeps
+        the lab's numbers clean; queued steps and a requested Play run after it.
+        """
+        if held == self._held:
+            return
+        self._held = held
+        if held:
+            if self.playing:
+                self._resume_interval = self._interval_ms
+                self.host.pause()
+            self._note_held()
+            return
+        queued, resume = self.queued_steps, self._resume_interval
+        self.queued_steps, self._resume_interval = 0, None
+        for _ in range(queued):
+            self.step()
+        if resume is not None:
+            if resume == 0:
+                self.run_to_end()
+            else:
+                self.set_playing(True)
+        self.note.emit(self.tr("The lab finished; the live run goes on."))
+
+    @property
+    def held(self) -> bool:
+        return self._held
+
+    def _note_held(self) -> None:
+        if self.queued_steps:
+            self.note.emit(self.tr("A lab is measuring times: {0} live step(s) wait until it "
+                                   "ends.").format(self.queued_steps))
         else:
-            self.host.play(self._request_source(), 0)
+            self.note.emit(self.tr("A lab is measuring times: the live run waits until it ends."))
+
+    @property
+    def seconds_per_token(self) -> float | None:
+        """Measured seconds per token fed over the steps seen so far (None before any)."""
+        return self._seconds_total / self._fed_total if self._fed_total else None
+
+    def _cost_accepted(self, request: RunRequest) -> bool:
+        """Before a new run of `request` that costs a lot, ask `confirm_cost` once."""
+        if self.model is None or request == self._checked:
+            return True
+        try:
+            cost = run_cost(self.model, request, self.seconds_per_token)
+        except ValueError:
+            return True  # the worker reports what is wrong with the request
+        if cost.large and not self.confirm_cost(cost):
+            self.note.emit(self.tr("Run cancelled before it started."))
+            return False
+        self._checked = request
+        return True
 
     def set_interval(self, interval_ms: int) -> None:
         self._interval_ms = interval_ms
@@ -133,6 +228,7 @@ class RunController(QObject):
         """Forget the drawn runs (a replay too: back to the live model)."""
         self.replay.stop()
         self.host.reset()
+        self._checked = None  # the next run is new: a large one asks again
         self.store.clear()
         self.state.update(source="live", playing=False, viewing=None)
         self._sync_state()
@@ -207,7 +303,12 @@ class RunController(QObject):
         if self.store.current is None and not self.playing:
             return
         self._follow_latest()
+        if self._held:
+            return  # the request is read again when the held steps run
         request = self._request_source()
+        if not self._cost_accepted(request):
+            self.host.pause()
+            return
         if self.playing:
             self.host.play(request, self._interval_ms)
         else:
@@ -236,6 +337,7 @@ class RunController(QObject):
     # ---- reports from the worker ---------------------------------------------------------
     def _on_model_loaded(self, model: ModelHandle) -> None:
         self.model = model
+        self._checked, self._fed_total, self._seconds_total = None, 0, 0.0
         self.replay.stop()
         self.store.clear()
         self.state.update(source="live", playing=False, viewing=None)
@@ -256,6 +358,8 @@ class RunController(QObject):
         self.note.emit("")  # an old "run finished" no longer applies
 
     def _on_step_ready(self, run_id: int, record: StepRecord) -> None:
+        self._fed_total += record.tokens_fed * max(record.forward_rows, 1)
+        self._seconds_total += record.elapsed_s
         if self.store.add(run_id, record):
             self._sync_state()
             if self.state.viewing is None:

@@ -128,6 +128,10 @@ class AnswerCounts:
     temperatures: tuple[float, ...]
     counts: tuple[tuple[tuple[str, int], ...], ...]  # one tuple per temperature
     samples_per_temperature: int
+    prompt: str = ""  # the text as typed (for saving and the slide pack)
+    answer_tokens: int = 0  # the most tokens an answer could have (0 = not known)
+    sampling: SamplingSettings | None = None  # the other knobs (top-k, top-p, seed…)
+    use_chat_template: bool = False
 
     def distinct(self, index: int) -> int:
         return len(self.counts[index])
@@ -260,6 +264,39 @@ def encode_prompt(model: ModelHandle, request: RunRequest) -> list[int]:
     return ids
 
 
+COST_WARNING_TOKENS = 50_000  # tokens fed by the formula above which a run asks first
+COST_WARNING_SECONDS = 20.0  # or an estimated time above this
+
+
+@dataclass(frozen=True)
+class RunCost:
+    """What a run will cost before it starts: tokens fed by the course formula, and time."""
+
+    mode: Mode
+    prompt_tokens: int  # P
+    new_tokens: int  # N (the budget; eos may end it sooner)
+    tokens_fed: int  # P+(N−1) cached, P·N+N(N−1)/2 recompute
+    seconds: float | None  # estimate from the measured seconds per token fed; None = unmeasured
+
+    @property
+    def large(self) -> bool:
+        """Worth a question before it starts."""
+        return self.tokens_fed >= COST_WARNING_TOKENS or (
+            self.seconds is not None and self.seconds >= COST_WARNING_SECONDS
+        )
+
+
+def run_cost(
+    model: ModelHandle, request: RunRequest, seconds_per_token: float | None
+) -> RunCost:
+    """The cost of running `request` to its budget; ValueError as `encode_prompt` gives."""
+    ids = encode_prompt(model, request)
+    mode, n = request.settings.mode, request.settings.max_new_tokens
+    fed = formulas.tokens_fed(mode, len(ids), n)
+    seconds = None if seconds_per_token is None else fed * seconds_per_token
+    return RunCost(mode, len(ids), n, fed, seconds)
+
+
 def make_stepper(model: ModelHandle, prompt_ids: list[int], settings: RunSettings) -> Stepper:
     return Stepper(
         model.backend,
@@ -298,6 +335,8 @@ def repeated_sampling(
     settings: RunSettings,
     samples: int,
     temperatures: tuple[float, ...],
+    prompt: str = "",
+    use_chat_template: bool = False,
 ) -> Iterator[SamplingProgress | AnswerCounts]:
     """Yield progress, then one `AnswerCounts`: `samples` answers per temperature, batched.
 
@@ -323,6 +362,10 @@ def repeated_sampling(
                     for t in item.temperatures
                 ),
                 item.samples,
+                prompt=prompt,
+                answer_tokens=settings.max_new_tokens,
+                sampling=settings.sampling,
+                use_chat_template=use_chat_template,
             )
         else:
             yield SamplingProgress(item.done, item.total)

@@ -5,7 +5,8 @@ steps it on request or on its own timer (play), runs repeated sampling, and
 reports through signals carrying frozen records. Cancellation is checked
 between steps. `EngineHost` lives on the UI thread: it owns the QThread, turns
 method calls into queued signals, and stops and waits for the thread on
-shutdown. The window talks only to the host.
+shutdown (``threads.stop_and_wait``, shared with the lab thread). The window
+talks only to the host.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from kvstudio.ui.run.engine_adapter import (
     repeated_sampling,
     run_info,
 )
+from kvstudio.ui.run.threads import stop_and_wait, thread_running
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,7 @@ class GenerationWorker(QObject):
     """Owns the model and the live stepper; every slot runs on the worker thread."""
 
     model_loaded = Signal(object)  # ModelHandle
+    load_failed = Signal(object)  # the ModelChoice that could not be loaded
     run_started = Signal(object)  # RunInfo
     step_ready = Signal(int, object)  # run id, StepRecord
     run_finished = Signal(int)  # run id
@@ -94,6 +97,12 @@ class GenerationWorker(QObject):
         except (ValueError, OSError, RuntimeError, KeyError) as exc:
             log.warning("model load failed: %s", exc)
             self.failed.emit(str(exc))
+            self.load_failed.emit(choice)
+            return
+        except Exception as exc:  # a slot must never raise: anything else is a message too
+            log.exception("model load failed")
+            self.failed.emit(f"Cannot load the model ({type(exc).__name__}: {exc}).")
+            self.load_failed.emit(choice)
             return
         self._model, self._stepper, self._request = model, None, None
         self.model_loaded.emit(model)
@@ -141,7 +150,8 @@ class GenerationWorker(QObject):
             ids = encode_prompt(self._model, request)
             result: AnswerCounts | None = None
             for item in repeated_sampling(self._model, ids, request.settings, samples,
-                                          temperatures):
+                                          temperatures, request.prompt,
+                                          request.use_chat_template):
                 if self._cancel.is_set():
                     break
                 if isinstance(item, AnswerCounts):
@@ -271,19 +281,16 @@ class EngineHost(QObject):
         self.worker.request_cancel()
 
     def is_running(self) -> bool:
-        try:
-            return self._thread.isRunning()
-        except RuntimeError:  # the C++ object is already gone
-            return False
+        return thread_running(self._thread)
 
-    def shutdown(self, timeout_ms: int = 10_000) -> bool:
-        """Stop the play timer, cancel work, quit the thread and wait for it."""
-        if not self.is_running():
-            return True
+    def shutdown(self, timeout_ms: int | None = None) -> bool:
+        """Stop the play timer, cancel work, quit the thread and wait for it.
+
+        False if a step outlasted the wait: the thread is then parked until that
+        step ends (`threads.stop_and_wait`), never destroyed while running.
+        """
+        return stop_and_wait(self._thread, self._request_stop, self.worker, timeout_ms)
+
+    def _request_stop(self) -> None:
         self.worker.request_cancel()
         self._shutdown_requested.emit()
-        self._thread.quit()
-        ok = bool(self._thread.wait(timeout_ms))
-        if not ok:
-            log.error("the engine thread did not stop within %d ms", timeout_ms)
-        return ok

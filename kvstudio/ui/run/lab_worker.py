@@ -10,7 +10,8 @@ Cancellation is checked between items; the generator is closed so its
 which the top-p/top-k lab uses to step a run by hand.
 
 It knows nothing about what the generators compute. The window's engine
-thread (``worker.py``) is separate: it owns the live stepper.
+thread (``engine_worker.py``) is separate: it owns the live stepper. Both stop
+through ``threads.stop_and_wait``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import threading
 from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from kvstudio.ui.run.threads import stop_and_wait, thread_running
 
 log = logging.getLogger(__name__)
 
@@ -204,25 +207,19 @@ class GeneratorRunner(QObject):
 
     def is_running(self) -> bool:
         """Whether the thread is alive (not whether a job is running)."""
-        try:
-            return self._thread.isRunning()
-        except RuntimeError:  # the C++ object is already gone
-            return False
+        return thread_running(self._thread)
 
-    def shutdown(self, timeout_ms: int = 10_000) -> bool:
-        """Cancel, close the generator, quit the thread and wait for it."""
+    def shutdown(self, timeout_ms: int | None = None) -> bool:
+        """Cancel, close the generator, quit the thread and wait for it (`stop_and_wait`)."""
         self._closed = True
-        if not self.is_running():
-            return True
         self._job += 1  # drop whatever the old job still sends
-        self._worker.request_cancel()
-        self._shutdown_requested.emit()
-        self._thread.quit()
-        ok = bool(self._thread.wait(timeout_ms))
-        if not ok:
-            log.error("The lab thread did not stop within %d ms.", timeout_ms)
+        ok = stop_and_wait(self._thread, self._request_stop, self._worker, timeout_ms)
         self._set_busy(False)
         return ok
+
+    def _request_stop(self) -> None:
+        self._worker.request_cancel()
+        self._shutdown_requested.emit()
 
     # ---- worker → UI ----------------------------------------------------------------------
     def _set_busy(self, busy: bool) -> None:

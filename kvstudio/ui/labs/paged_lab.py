@@ -1,0 +1,262 @@
+"""Lab: the paged KV cache — blocks, block tables, shared prompt blocks.
+
+Owns `PagedCachePanel`: it runs `scale_labs.paged_memory` (30 samples of one
+question with a preallocated, a dynamic and a paged cache, same seed) and
+draws the bytes each holds per step next to the paged cache's block table at
+a chosen step: one row per sample, one box per block, filled as far as the
+block holds tokens, shared blocks in their own colour.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QSlider, QWidget
+
+from kvstudio.core import scale_labs
+from kvstudio.core.experiments import lab_prompt_ids
+from kvstudio.ui.app.names import format_bytes
+from kvstudio.ui.labs.base import LabPanel, int_box, prompt_ids, series_colour
+from kvstudio.ui.run.engine_adapter import ModelHandle
+from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.export_menu import ChartExporter
+
+QUESTION = "KV 캐시가 무엇인지 한 문장으로 설명해 주세요."
+SHARED_COLOUR, OWN_COLOUR, EMPTY_COLOUR = "#D55E00", "#0072B2", "#E6E6E6"
+
+
+class PagedCachePanel(LabPanel):
+    draw_while_running = False
+
+    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
+        super().__init__(exporter, parent)
+        self.samples = int_box(1, 64, 30)
+        self.new_tokens = int_box(1, 512, 48)
+        self.block_size = int_box(1, 256, 16)
+        self.step_slider = QSlider(Qt.Orientation.Horizontal)
+        self.step_slider.setRange(0, 0)
+        self.step_slider.valueChanged.connect(self._draw_table)
+        for key, widget in (
+            ("samples", self.samples),
+            ("new", self.new_tokens),
+            ("block", self.block_size),
+            ("step", self.step_slider),
+        ):
+            self.add_field(key, widget)
+
+        self.view = pg.GraphicsLayoutWidget()
+        self.view.setBackground("w")
+        self.bytes_plot = self.view.addPlot(row=0, col=0)
+        self.table_plot = self.view.addPlot(row=0, col=1)
+        self.bytes_plot.showGrid(x=True, y=True, alpha=0.2)
+        self.bytes_plot.addLegend(offset=(8, 8), labelTextColor="#222")
+        self.table_plot.invertY(True)
+        self.table_plot.addLegend(offset=(-8, -8), labelTextColor="#222")
+        self._lines = {
+            "static": self.bytes_plot.plot([], [], pen=pg.mkPen(series_colour(0), width=2.5)),
+            "dynamic": self.bytes_plot.plot([], [], pen=pg.mkPen(series_colour(1), width=2.5)),
+            "paged": self.bytes_plot.plot([], [], pen=pg.mkPen(series_colour(2), width=2.5)),
+            "paged-used": self.bytes_plot.plot(
+                [], [], pen=pg.mkPen(series_colour(2), width=2, style=Qt.PenStyle.DashLine)
+            ),
+        }
+        self._capacity = pg.BarGraphItem(x0=[], y0=[], width=[], height=[], brush=EMPTY_COLOUR)
+        self._own = pg.BarGraphItem(x0=[], y0=[], width=[], height=[], brush=OWN_COLOUR)
+        self._shared = pg.BarGraphItem(x0=[], y0=[], width=[], height=[], brush=SHARED_COLOUR)
+        for item in (self._capacity, self._own, self._shared):
+            self.table_plot.addItem(item)
+        self.add_chart("paged-cache", self.view)
+        self.retranslate()
+
+    def title(self) -> str:
+        return self.tr("Paged cache")
+
+    def retranslate(self) -> None:
+        super().retranslate()
+        self.explanation.setText(
+            self.tr(
+                "30 answers to one question, sampled with one seed, stored three ways: "
+                "preallocated to P + N tokens per row, a dynamic cache that grows every row "
+                "each step, and a paged cache of fixed-size blocks. Rows share the prompt's "
+                "blocks (a shared block is stored once; a row that appends to a shared, "
+                "half-full block copies it first), finished rows stop growing, and the only "
+                "waste is each row's last block."
+            )
+        )
+        self.set_field_names(
+            {
+                "samples": self.tr("Samples"),
+                "new": self.tr("New tokens N"),
+                "block": self.tr("Block size b"),
+                "step": self.tr("Block table at step"),
+            }
+        )
+        self.bytes_plot.setTitle(self.tr("Memory held per step"), color="#222")
+        self.bytes_plot.setLabel("bottom", self.tr("step"))
+        self.bytes_plot.setLabel("left", self.tr("KiB"))
+        self.table_plot.setLabel("bottom", self.tr("block (in the row's table)"))
+        self.table_plot.setLabel("left", self.tr("sample (row)"))
+        legend = self.bytes_plot.legend
+        legend.clear()
+        legend.addItem(self._lines["static"], self.tr("preallocated (P + N per row)"))
+        legend.addItem(self._lines["dynamic"], self.tr("dynamic"))
+        legend.addItem(self._lines["paged"], self.tr("paged: blocks held"))
+        legend.addItem(self._lines["paged-used"], self.tr("paged: slots with tokens"))
+        blocks = self.table_plot.legend
+        blocks.clear()
+        blocks.addItem(self._shared, self.tr("shared block"))
+        blocks.addItem(self._own, self.tr("own block"))
+        blocks.addItem(self._capacity, self.tr("empty slots"))
+        self._draw_table()
+        if isinstance(self.result, scale_labs.PagedLabResult):
+            self.show_result(self.result)
+
+    def make_job(self, model: ModelHandle) -> JobFactory:
+        ids = prompt_ids(model, QUESTION)
+        n, samples, b = self.new_tokens.value(), self.samples.value(), self.block_size.value()
+        if len(ids) + n > model.max_positions:
+            raise ValueError(
+                f"P + N = {len(ids) + n} is more than the model's {model.max_positions} positions."
+            )
+        greedy = lab_prompt_ids(model.tokenizer, min(64, model.max_positions - 32))
+        backend, tokenizer = model.backend, model.tokenizer
+        return lambda: scale_labs.paged_memory(
+            backend,
+            tokenizer,
+            ids,
+            samples=samples,
+            new_tokens=n,
+            block_size=b,
+            greedy_prompt=greedy,
+            greedy_tokens=16,
+        )
+
+    def clear_views(self) -> None:
+        for line in self._lines.values():
+            line.setData([], [])
+        for item in (self._capacity, self._own, self._shared):
+            item.setOpts(x0=[], y0=[], width=[], height=[])
+        self.step_slider.setRange(0, 0)
+        self.table.set_rows([], [])
+
+    def show_result(self, result: object) -> None:
+        if not isinstance(result, scale_labs.PagedLabResult):
+            return
+        series = {
+            "static": result.static_bytes,
+            "dynamic": result.dynamic_bytes,
+            "paged": result.paged_bytes,
+            "paged-used": tuple(s.used_bytes for s in result.paged_steps),
+        }
+        for key, values in series.items():
+            steps = np.arange(len(values), dtype=float)
+            self._lines[key].setData(steps, np.asarray(values, dtype=float) / 1024)
+        last = len(result.paged_steps) - 1
+        self.step_slider.blockSignals(True)
+        self.step_slider.setRange(0, max(last, 0))
+        self.step_slider.setValue(last)
+        self.step_slider.blockSignals(False)
+        self._draw_table()
+        p, b, per = result.prompt_tokens, result.block_size, result.bytes_per_token
+        dynamic_tokens = result.dynamic_bytes[-1] // (result.samples * per)
+        rows: list[tuple[Any, ...]] = [
+            (
+                self.tr("preallocated"),
+                format_bytes(result.static_bytes[-1]),
+                f"{result.samples} × {p + result.new_tokens} × {per:,} B",
+            ),
+            (
+                self.tr("dynamic"),
+                format_bytes(result.dynamic_bytes[-1]),
+                f"{result.samples} × {dynamic_tokens} × {per:,} B",
+            ),
+            (
+                self.tr("paged: blocks held"),
+                format_bytes(result.paged_bytes[-1]),
+                self.tr("{0} blocks × {1:,} B").format(
+                    result.paged_bytes[-1] // result.block_bytes, result.block_bytes
+                ),
+            ),
+            (
+                self.tr("paged: slots with tokens"),
+                format_bytes(result.paged_steps[-1].used_bytes),
+                self.tr("the rest is empty slots in last blocks"),
+            ),
+            (
+                self.tr("hand count"),
+                result.hand_count_blocks * result.block_bytes == result.paged_bytes[-1],
+                self.tr("P//b = {0} shared + Σ(⌈len/b⌉ − {0}) = {1} blocks").format(
+                    p // b, result.hand_count_blocks
+                ),
+            ),
+            (self.tr("copies on write"), result.copies_on_write, ""),
+            (self.tr("same samples in all three"), result.same_samples, ""),
+            (
+                self.tr("greedy: paged = dynamic"),
+                result.greedy_identical,
+                self.tr("{0} tokens").format(result.greedy_tokens),
+            ),
+        ]
+        self.table.set_rows([self.tr("cache"), self.tr("held"), self.tr("how")], rows)
+
+    def _draw_table(self) -> None:
+        result = self.result
+        if not isinstance(result, scale_labs.PagedLabResult) or not result.paged_steps:
+            return
+        index = min(self.step_slider.value(), len(result.paged_steps) - 1)
+        snapshot = result.paged_steps[index]
+        b = result.block_size
+        cap_x: list[int] = []
+        cap_y: list[int] = []
+        own: list[tuple[int, int, float]] = []
+        shared: list[tuple[int, int, float]] = []
+        for r, row in enumerate(snapshot.table):
+            for j, ref in enumerate(row):
+                cap_x.append(j)
+                cap_y.append(r)
+                (shared if ref.shared else own).append((j, r, ref.tokens / b))
+        height = 0.8
+        self._capacity.setOpts(
+            x0=np.asarray(cap_x, float) + 0.05,
+            y0=np.asarray(cap_y, float) - height / 2,
+            width=0.9,
+            height=height,
+        )
+        for item, boxes in ((self._own, own), (self._shared, shared)):
+            data = np.asarray(boxes, dtype=float).reshape(-1, 3)
+            item.setOpts(
+                x0=data[:, 0] + 0.05,
+                y0=data[:, 1] - height / 2,
+                width=data[:, 2] * 0.9,
+                height=height,
+            )
+        self.table_plot.setTitle(
+            self.tr("Block tables after step {0}: {1} blocks, {2}").format(
+                snapshot.step,
+                snapshot.held_bytes // max(result.block_bytes, 1),
+                format_bytes(snapshot.held_bytes),
+            ),
+            color="#222",
+        )
+
+    def numbers(self) -> dict[str, Any]:
+        result = self.result
+        if not isinstance(result, scale_labs.PagedLabResult):
+            return {}
+        return {
+            "prompt_tokens": result.prompt_tokens,
+            "samples": result.samples,
+            "block_size": result.block_size,
+            "static_bytes": list(result.static_bytes),
+            "dynamic_bytes": list(result.dynamic_bytes),
+            "paged_held_bytes": list(result.paged_bytes),
+            "paged_used_bytes": [s.used_bytes for s in result.paged_steps],
+            "row_lengths": list(result.row_lengths),
+            "hand_count_blocks": result.hand_count_blocks,
+            "copies_on_write": result.copies_on_write,
+            "same_samples": result.same_samples,
+            "greedy_identical": result.greedy_identical,
+        }

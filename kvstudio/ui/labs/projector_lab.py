@@ -1,0 +1,289 @@
+"""Lab: the scale projector — what the KV cache of a real model needs.
+
+Owns `ProjectorPanel`: pick the loaded model, a built-in preset (numbers from
+the published config.json) or a local config.json; it runs
+`scale_labs.projector` and draws cache bytes against context length for the
+chosen batch, with lines for common accelerator memory sizes and the model's
+weights, and a table of what GQA, a 16- or 8-bit cache and a window change.
+For the loaded model it also runs the model and shows the projection next to
+the bytes the real cache held.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QPushButton, QWidget
+
+from kvstudio.core import scale, scale_labs
+from kvstudio.core.experiments import lab_prompt_ids
+from kvstudio.ui.app.messages import localize
+from kvstudio.ui.labs.base import LabPanel, int_box, series_colour
+from kvstudio.ui.run.engine_adapter import ModelHandle
+from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.export_menu import ChartExporter
+
+LOADED = "__loaded__"
+
+
+class ProjectorPanel(LabPanel):
+    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
+        super().__init__(exporter, parent)
+        self.config_path: str | None = None
+        self.source = QComboBox()
+        self.source.addItem("", LOADED)
+        for key, geometry in scale.PRESETS.items():
+            self.source.addItem(geometry.name, key)
+        self.open_button = QPushButton()
+        self.open_button.clicked.connect(self._choose_config)
+        picker = QWidget()
+        row = QHBoxLayout(picker)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.source, 1)
+        row.addWidget(self.open_button)
+        self.context = int_box(256, 1 << 20, 32768, 1024)
+        self.batch = int_box(1, 1024, 8)
+        self.bits = QComboBox()
+        for bits in (16, 8, 4, 32):
+            self.bits.addItem(f"{bits}", bits)
+        for key, widget in (
+            ("model", picker),
+            ("context", self.context),
+            ("batch", self.batch),
+            ("bits", self.bits),
+        ):
+            self.add_field(key, widget)
+        self.plot_widget = pg.PlotWidget(background="w")
+        self.plot = self.plot_widget.getPlotItem()
+        self.plot.showGrid(x=True, y=True, alpha=0.2)
+        self.plot.setLogMode(x=True, y=False)
+        self.plot.addLegend(offset=(8, 8), labelTextColor="#222")
+        self._cache = self.plot.plot(
+            [],
+            [],
+            pen=pg.mkPen(series_colour(0), width=3),
+            symbol="o",
+            symbolSize=6,
+            symbolBrush=series_colour(0),
+            symbolPen=None,
+        )
+        self._cache8 = self.plot.plot(
+            [], [], pen=pg.mkPen(series_colour(0), width=2, style=Qt.PenStyle.DashLine)
+        )
+        self._weights = self.plot.plot([], [], pen=pg.mkPen(series_colour(1), width=2.5))
+        self._gpu_lines: list[pg.PlotDataItem] = [
+            self.plot.plot([], [], pen=pg.mkPen("#777", width=1.5, style=Qt.PenStyle.DotLine))
+            for _ in scale.GPU_MEMORY_GIB
+        ]
+        self._gpu_labels: list[pg.TextItem] = []
+        self.add_chart("projector", self.plot_widget)
+        self.retranslate()
+
+    def title(self) -> str:
+        return self.tr("Scale projector")
+
+    def retranslate(self) -> None:
+        super().retranslate()
+        self.explanation.setText(
+            self.tr(
+                "Bytes per token = 2 · L · H_kv · d · bytes (K and V, every layer); the cache "
+                "for a batch is batch × context × that, and a sliding window caps the context "
+                "at W on its layers. Presets use the numbers of each model's published "
+                "config.json. For the loaded model the projection is checked against a real run."
+            )
+        )
+        self.source.setItemText(0, self.tr("the loaded model"))
+        self.open_button.setText(self.tr("config.json…"))
+        self.set_field_names(
+            {
+                "model": self.tr("Model"),
+                "context": self.tr("Context length"),
+                "batch": self.tr("Batch"),
+                "bits": self.tr("Bits per cached number"),
+            }
+        )
+        self.plot.setTitle(self.tr("KV cache for one batch vs context length"), color="#222")
+        self.plot.setLabel("bottom", self.tr("context length (tokens, log scale)"))
+        self.plot.setLabel("left", self.tr("GiB"))
+        legend = self.plot.legend
+        legend.clear()
+        legend.addItem(self._cache, self.tr("KV cache"))
+        legend.addItem(self._cache8, self.tr("KV cache, 8-bit"))
+        legend.addItem(self._weights, self.tr("model weights"))
+        legend.addItem(self._gpu_lines[0], self.tr("GPU memory (16 / 24 / 40 / 80 GiB)"))
+        if isinstance(self.result, scale_labs.ProjectorResult):
+            self.show_result(self.result)
+
+    def _choose_config(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, self.tr("Open a config.json"), "", self.tr("config (*.json)")
+        )
+        if path:
+            self.set_config(path)
+
+    def set_config(self, path: str) -> None:
+        """Use a local config.json (also for scripts and tests)."""
+        try:
+            geometry = scale.load_config(path)
+        except ValueError as exc:
+            message = str(exc)
+            self._report(lambda: localize(message))
+            return
+        self.config_path = path
+        index = self.source.findData(path)
+        if index < 0:
+            self.source.addItem(geometry.name, path)
+            index = self.source.count() - 1
+        self.source.setCurrentIndex(index)
+
+    def _geometry(self, model: ModelHandle | None) -> scale.ModelGeometry:
+        key = self.source.currentData()
+        if key == LOADED:
+            if model is None:
+                raise ValueError("No model is loaded yet; wait for it or pick a preset.")
+            return scale.geometry_of_backend(model.backend)
+        if key in scale.PRESETS:
+            return scale.PRESETS[key]
+        return scale.load_config(str(key))
+
+    def make_job(self, model: ModelHandle) -> JobFactory:
+        geometry = self._geometry(model)
+        context, batch, bits = (
+            self.context.value(),
+            self.batch.value(),
+            int(self.bits.currentData()),
+        )
+        if self.source.currentData() != LOADED:
+            return lambda: scale_labs.projector(geometry, context=context, batch=batch, bits=bits)
+        backend, tokenizer = model.backend, model.tokenizer
+        check_prompt = lab_prompt_ids(tokenizer, min(128, model.max_positions - 16))
+        return lambda: scale_labs.projector(
+            geometry,
+            context=context,
+            batch=batch,
+            bits=bits,
+            backend=backend,
+            tokenizer=tokenizer,
+            check_prompt=check_prompt,
+        )
+
+    def clear_views(self) -> None:
+        for item in (self._cache, self._cache8, self._weights, *self._gpu_lines):
+            item.setData([], [])
+        for label in self._gpu_labels:
+            self.plot.removeItem(label)
+        self._gpu_labels = []
+        self.table.set_rows([], [])
+
+    def show_result(self, result: object) -> None:
+        if not isinstance(result, scale_labs.ProjectorResult):
+            return
+        self.clear_views()
+        g = result.geometry
+        x = np.asarray(result.contexts, dtype=float)
+        gib = float(scale.GIB)
+        self._cache.setData(x, np.asarray(result.cache_bytes, dtype=float) / gib)
+        self._cache8.setData(x, np.asarray(result.cache_bytes_8bit, dtype=float) / gib)
+        ticks = [(float(np.log10(c)), _short_count(c)) for c in result.contexts]
+        self.plot.getAxis("bottom").setTicks([ticks])
+        ends = np.asarray([x[0], x[-1]])
+        self._weights.setData(ends, np.full(2, g.weights_nbytes / gib))
+        top = max(result.cache_bytes[-1] / gib, g.weights_nbytes / gib)
+        for line, size in zip(self._gpu_lines, scale.GPU_MEMORY_GIB, strict=True):
+            if size <= max(top * 1.5, 16):
+                line.setData(ends, np.full(2, float(size)))
+                label = pg.TextItem(f"{size} GiB", color="#555", anchor=(0, 1))
+                label.setPos(np.log10(x[0]), size)
+                self.plot.addItem(label)
+                self._gpu_labels.append(label)
+        self.plot.setTitle(
+            self.tr("{0}: KV cache for batch {1} vs context length").format(g.name, result.batch),
+            color="#222",
+        )
+        rows: list[tuple[Any, ...]] = []
+        for row in result.rows:
+            rows.append(
+                (
+                    self._variant_name(row.label),
+                    row.bytes_per_token,
+                    scale.human_bytes(row.total_bytes),
+                    scale.human_bytes(row.total_bytes + g.weights_nbytes),
+                )
+            )
+        rows.append(
+            (
+                self.tr("weights ({0:,} parameters × {1} B)").format(g.parameters, g.weight_bytes),
+                "",
+                scale.human_bytes(g.weights_nbytes),
+                "",
+            )
+        )
+        if result.check is not None:
+            check = result.check
+            rows.append(
+                (
+                    self.tr("real run: {0} rows × {1} tokens").format(check.batch, check.context),
+                    check.equal,
+                    self.tr("measured {0:,} B").format(check.measured_bytes),
+                    self.tr("projected {0:,} B").format(check.projected_bytes),
+                )
+            )
+        rows.append((self.tr("source"), "", g.source, ""))
+        self.table.set_rows(
+            [
+                self.tr("what changes"),
+                self.tr("bytes per token"),
+                self.tr("cache ({0} × {1:,})").format(result.batch, result.context),
+                self.tr("cache + weights"),
+            ],
+            rows,
+        )
+
+    def _variant_name(self, label: str) -> str:
+        names = {
+            "as configured": self.tr("as configured"),
+            "without GQA (H_kv = H)": self.tr("without GQA (H_kv = H)"),
+            "16-bit cache": self.tr("16-bit cache"),
+            "8-bit cache": self.tr("8-bit cache"),
+            "window W = 4096": self.tr("window W = 4096"),
+            "without the window": self.tr("without the window"),
+        }
+        return names.get(label, label)
+
+    def numbers(self) -> dict[str, Any]:
+        result = self.result
+        if not isinstance(result, scale_labs.ProjectorResult):
+            return {}
+        g = result.geometry
+        out: dict[str, Any] = {
+            "model": g.name,
+            "source": g.source,
+            "layers": g.layers,
+            "kv_heads": g.kv_heads,
+            "head_dim": g.head_dim,
+            "bits": result.bits,
+            "context": result.context,
+            "batch": result.batch,
+            "bytes_per_token": g.bytes_per_token(result.bits),
+            "cache_bytes": g.cache_bytes(result.context, result.batch, result.bits),
+            "weights_bytes": g.weights_nbytes,
+            "variants": {r.label: r.total_bytes for r in result.rows},
+        }
+        if result.check is not None:
+            out["check"] = {
+                "measured_bytes": result.check.measured_bytes,
+                "projected_bytes": result.check.projected_bytes,
+            }
+        return out
+
+
+def _short_count(n: int) -> str:
+    """512 → "512", 32768 → "32K", 1048576 → "1M" (tick labels)."""
+    if n >= 1 << 20 and n % (1 << 20) == 0:
+        return f"{n >> 20}M"
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n >> 10}K"
+    return str(n)

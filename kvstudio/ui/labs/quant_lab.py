@@ -1,0 +1,174 @@
+"""Lab: a quantized KV cache — fewer bytes, and what it costs in logits.
+
+Owns `QuantizedCachePanel`: it runs `scale_labs.quantized_cache` (greedy with
+the model's own cache, then fp16, int8 and int4 caches) and draws max |Δlogit|
+per step for each next to the bytes each cache stores (scales included), with
+a table of bytes, formula, the first divergent step and whether the answer
+changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QWidget
+
+from kvstudio.core import scale_labs
+from kvstudio.core.experiments import lab_prompt_ids
+from kvstudio.ui.app.names import format_bytes
+from kvstudio.ui.labs.base import LabPanel, int_box, series_colour
+from kvstudio.ui.run.engine_adapter import ModelHandle
+from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.export_menu import ChartExporter
+
+KINDS = ("fp16", "int8", "int4")
+
+
+class QuantizedCachePanel(LabPanel):
+    draw_while_running = False
+
+    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
+        super().__init__(exporter, parent)
+        self.prompt_tokens = int_box(1, 4096, 183)
+        self.new_tokens = int_box(1, 2048, 64)
+        self.add_field("prompt", self.prompt_tokens)
+        self.add_field("new", self.new_tokens)
+        self.view = pg.GraphicsLayoutWidget()
+        self.view.setBackground("w")
+        self.drift_plot = self.view.addPlot(row=0, col=0)
+        self.bytes_plot = self.view.addPlot(row=0, col=1)
+        self.drift_plot.showGrid(x=True, y=True, alpha=0.2)
+        self.drift_plot.setLogMode(y=True)
+        self.drift_plot.addLegend(offset=(-8, 8), labelTextColor="#222")
+        self.bytes_plot.showGrid(x=False, y=True, alpha=0.2)
+        self._drift = {
+            kind: self.drift_plot.plot(
+                [],
+                [],
+                pen=pg.mkPen(series_colour(i + 1), width=2.5),
+                symbol="o",
+                symbolSize=4,
+                symbolBrush=series_colour(i + 1),
+                symbolPen=None,
+            )
+            for i, kind in enumerate(KINDS)
+        }
+        self._bars = pg.BarGraphItem(x=[], height=[], width=0.6, brush=series_colour(0))
+        self.bytes_plot.addItem(self._bars)
+        self._bar_labels: list[pg.TextItem] = []
+        self.add_chart("quantized-cache", self.view)
+        self.retranslate()
+
+    def title(self) -> str:
+        return self.tr("Quantized cache")
+
+    def retranslate(self) -> None:
+        super().retranslate()
+        self.explanation.setText(
+            self.tr(
+                "The same greedy run with the model's own cache and with K and V stored in "
+                "16 bits, in 8 bits (int8, one float16 scale per token and K/V head) and in 4 "
+                "bits (two numbers a byte, same scales). Attention sees them dequantized. "
+                "Bytes are measured from the stored tensors, scales included; the drift is the "
+                "largest logit change per step while the context still matches."
+            )
+        )
+        self.set_field_names({"prompt": self.tr("Prompt tokens P"), "new": self.tr("New tokens N")})
+        self.drift_plot.setTitle(self.tr("max |Δlogit| per step (log)"), color="#222")
+        self.drift_plot.setLabel("bottom", self.tr("step"))
+        self.drift_plot.setLabel("left", self.tr("max |Δlogit|"))
+        self.bytes_plot.setTitle(self.tr("Cache bytes at the end"), color="#222")
+        self.bytes_plot.setLabel("left", self.tr("KiB"))
+        legend = self.drift_plot.legend
+        legend.clear()
+        for kind in KINDS:
+            legend.addItem(self._drift[kind], kind)
+        if isinstance(self.result, scale_labs.QuantLabResult):
+            self.show_result(self.result)
+
+    def make_job(self, model: ModelHandle) -> JobFactory:
+        p, n = self.prompt_tokens.value(), self.new_tokens.value()
+        if p + n > model.max_positions:
+            raise ValueError(
+                f"P + N = {p + n} is more than the model's {model.max_positions} positions."
+            )
+        ids = lab_prompt_ids(model.tokenizer, p)
+        backend, tokenizer = model.backend, model.tokenizer
+        return lambda: scale_labs.quantized_cache(backend, tokenizer, ids, new_tokens=n)
+
+    def clear_views(self) -> None:
+        for line in self._drift.values():
+            line.setData([], [])
+        self._bars.setOpts(x=[], height=[])
+        for label in self._bar_labels:
+            self.bytes_plot.removeItem(label)
+        self._bar_labels = []
+        self.table.set_rows([], [])
+
+    def show_result(self, result: object) -> None:
+        if not isinstance(result, scale_labs.QuantLabResult):
+            return
+        self.clear_views()
+        for run in result.runs:
+            diffs = np.maximum(np.asarray(run.max_abs_logit_diff, dtype=float), 1e-7)
+            self._drift[run.kind].setData(np.arange(len(diffs), dtype=float), diffs)
+        ref = result.reference
+        names = [f"fp{ref.bits}", *(run.kind for run in result.runs)]
+        sizes = [ref.cache_bytes / 1024, *(run.cache_bytes / 1024 for run in result.runs)]
+        self._bars.setOpts(x=np.arange(len(sizes), dtype=float), height=sizes)
+        self.bytes_plot.getAxis("bottom").setTicks([list(enumerate(names))])
+        for i, size in enumerate(sizes):
+            label = pg.TextItem(f"{size:,.1f}", color="#222", anchor=(0.5, 1.0))
+            label.setPos(i, size)
+            self.bytes_plot.addItem(label)
+            self._bar_labels.append(label)
+        rows: list[tuple[Any, ...]] = [
+            (f"fp{ref.bits}", format_bytes(ref.cache_bytes), ref.cache_bytes, 1.0, 0.0, "—", False)
+        ]
+        for run in result.runs:
+            step = "—" if run.first_divergent_step is None else run.first_divergent_step
+            rows.append(
+                (
+                    run.kind,
+                    format_bytes(run.cache_bytes),
+                    run.formula_bytes,
+                    ref.cache_bytes / max(run.cache_bytes, 1),
+                    run.max_logit_diff,
+                    step,
+                    run.answer_changed,
+                )
+            )
+        self.table.set_rows(
+            [
+                self.tr("cache"),
+                self.tr("bytes (measured)"),
+                self.tr("bytes (formula)"),
+                self.tr("× smaller"),
+                self.tr("max |Δlogit|"),
+                self.tr("first divergent step"),
+                self.tr("answer changed"),
+            ],
+            rows,
+        )
+
+    def numbers(self) -> dict[str, Any]:
+        result = self.result
+        if not isinstance(result, scale_labs.QuantLabResult):
+            return {}
+        return {
+            "prompt_tokens": result.prompt_tokens,
+            "new_tokens": result.new_tokens,
+            "reference_bytes": result.reference.cache_bytes,
+            "runs": {
+                run.kind: {
+                    "bytes": run.cache_bytes,
+                    "formula_bytes": run.formula_bytes,
+                    "max_abs_logit_diff": list(run.max_abs_logit_diff),
+                    "first_divergent_step": run.first_divergent_step,
+                    "answer_changed": run.answer_changed,
+                }
+                for run in result.runs
+            },
+        }

@@ -1,0 +1,95 @@
+"""Run as a script by test_hardening: close the window while a step outlasts the stop timeout.
+
+A fake backend sleeps in `forward_last` once the model is loaded, so one step
+takes `STEP_SECONDS` while closing waits only `STOP_MS`. Prints "step started"
+and "closed" so the test can see how far it got; the exit status is the test's
+verdict (134 = SIGABRT, what closing did before the fix).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QApplication
+
+import kvstudio.ui  # noqa: F401
+from kvstudio.core.checkpoints import train_fallback_tokenizer
+from kvstudio.core.config import ModelConfig
+from kvstudio.core.model import MiniMindLM
+from kvstudio.ui.app.settings import AppSettings
+from kvstudio.ui.app.startup import build_window
+from kvstudio.ui.run import threads
+from kvstudio.ui.run.engine_adapter import ModelChoice, ModelHandle, wrap_model
+
+STEP_SECONDS = 2.0
+STOP_MS = 200
+started = threading.Event()
+
+
+class SlowBackend:
+    """The tiny model's backend with a slow forward once `slow` is set."""
+
+    def __init__(self, inner: object) -> None:
+        self._inner = inner
+        self.slow = False
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._inner, name)
+
+    def forward_last(self, *args: object) -> object:
+        if self.slow:
+            started.set()
+            time.sleep(STEP_SECONDS)
+        return self._inner.forward_last(*args)  # type: ignore[attr-defined]
+
+
+def main(settings_path: str) -> int:
+    threads.STOP_TIMEOUT_MS = STOP_MS
+    tokenizer = train_fallback_tokenizer()
+    config = ModelConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                         num_key_value_heads=2, vocab_size=tokenizer.vocab_size,
+                         max_position_embeddings=256)
+    handle = wrap_model(MiniMindLM(config).init_weights(0).eval(), tokenizer, "slow",
+                        ModelChoice())
+    backend = SlowBackend(handle.backend)
+    slow_handle = ModelHandle(handle.name, backend, tokenizer, False,  # type: ignore[arg-type]
+                              handle.max_positions, handle.choice)
+    app = QApplication([sys.argv[0]])
+    settings = AppSettings(QSettings(settings_path, QSettings.Format.IniFormat))
+    window = build_window(app, settings, lambda choice: slow_handle)
+    window.show()
+    window.start()
+
+    def when_loaded() -> None:
+        if window.controller.model is None:
+            QTimer.singleShot(20, when_loaded)
+            return
+        backend.slow = True
+        window.controller.step()
+        QTimer.singleShot(20, close_when_started)
+
+    def close_when_started() -> None:
+        if not started.is_set():
+            QTimer.singleShot(20, close_when_started)
+            return
+        window.close()
+        print("closed", flush=True)
+        app.quit()
+
+    QTimer.singleShot(0, when_loaded)
+    code = app.exec()
+    print("step started" if started.is_set() else "no step", flush=True)
+    print(f"parked {len(threads.parked_threads())}", flush=True)
+    threads.wait_for_parked()  # what startup.main does after the event loop
+    print(f"after waiting {len(threads.parked_threads())}", flush=True)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
