@@ -15,6 +15,7 @@ from kvstudio.core.runfile import SavedRun, load_runs, save_runs
 from kvstudio.ui.classroom import live_tables
 from kvstudio.ui.plots.extent import planned_steps
 from kvstudio.ui.run.state import RunPhase
+from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export import export_chart
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -165,8 +166,8 @@ def test_step_history_shows_every_view_as_it_was(qtbot, make_window,  # type: ig
     assert "looking back at step 2 of 5" in window.run_bar.phase_text()
     assert len(live_tables(window)["cached steps"]) == 3  # exports follow the selected step
     csv = export_chart(window.tokens_plot, tmp_path / "fed.csv", "csv")
-    bars = [line for line in csv.read_text().splitlines() if ",Cached: per step," in line]
-    assert len(bars) == 3  # the bars of steps 0-2 only
+    (table,) = read_csv_tables(csv.read_bytes())
+    assert [row[0] for row in table[1:]] == ["0", "1", "2"]  # steps 0-2 only
     assert window.tokens_plot.x_range()[1] == pytest.approx(STEPS - 0.4)  # axes stay put
 
     _focus(qtbot, window.generation.chips)
@@ -263,8 +264,16 @@ def test_the_top_p_lab_shows_an_earlier_step_when_its_row_is_selected(  # type: 
         assert lab.run_to_end()
     qtbot.waitUntil(lambda: len(lab.steps) == 3, timeout=TIMEOUT)
     lab.table.setCurrentCell(0, 0)  # a click on the first row
-    assert list(lab._bars.opts["height"]) == list(lab.steps[0].probabilities)
+    assert list(lab._bars.opts["height"]) == _drawn_heights(lab.steps[0])
     assert lab.numbers()["shown_step"] == 0
     assert lab.status.text().startswith("Step 0:")
     lab.table.setCurrentCell(2, 0)
-    assert list(lab._bars.opts["height"]) == list(lab.steps[2].probabilities)
+    assert list(lab._bars.opts["height"]) == _drawn_heights(lab.steps[2])
+    assert _drawn_heights(lab.steps[0]) != _drawn_heights(lab.steps[2])
+
+
+def _drawn_heights(step) -> list[float]:  # type: ignore[no-untyped-def]
+    """Bars of one step: kept tokens after top-k renormalises, cut ones at their old height."""
+    k, after = step.top_k_cut, step.after_top_k()
+    return [float(after[i] if k is None or i < k else p)
+            for i, p in enumerate(step.probabilities)]
