@@ -46,13 +46,19 @@ from kvstudio.core.experiments import (
     warm_up,
 )
 from kvstudio.core.kv_cache import CACHE_KINDS, CacheKind, CacheSpec
-from kvstudio.core.records import MODES, Mode, SamplingSettings, StepRecord
+from kvstudio.core.records import (
+    DEFAULT_REPEATS,
+    DTYPES,
+    MODES,
+    DType,
+    Mode,
+    SamplingSettings,
+    StepRecord,
+)
 from kvstudio.core.sampling import apply_repetition_penalty, presence_mask
 from kvstudio.core.stepper import Stepper, TokenTexts
 from kvstudio.core.tokenizer import TextTokenizer
 
-DType = Literal["float32", "float16", "bfloat16"]
-DTYPES: tuple[DType, ...] = ("float32", "float16", "bfloat16")
 _TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
@@ -93,7 +99,6 @@ def cache_vs_recompute(
 
 
 # ---- repeated timings ----------------------------------------------------------------------
-DEFAULT_REPEATS = 5  # rounds per timing: one sample of a few ms is mostly noise
 
 
 @dataclass(frozen=True)
@@ -418,7 +423,7 @@ class CacheKindsResult:
 
     @property
     def window_covers_context(self) -> bool:
-        """The sliding window holds every token the run ever sees (P + N − 1)."""
+        """Every query sees the whole context: W ≥ P + N − 1 keys (W counts the query itself)."""
         return self.window >= self.prompt_tokens + self.new_tokens - 1
 
     def identical_to_dynamic(self, kind: CacheKind) -> bool:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kvstudio.core import runfile_checks as checks
-from kvstudio.core.kv_cache import CACHE_KINDS, CacheSpec
+from kvstudio.core.cache_spec import CACHE_KINDS, CacheSpec
 from kvstudio.core.records import Mode, SamplingSettings, StepRecord
 
 log = logging.getLogger(__name__)

@@ -136,8 +136,8 @@ def test_cache_kinds_memory_masks_and_identity(
     )
     sliding = narrow.run("sliding")
     assert not narrow.window_covers_context
-    assert max(sliding.allocated_bytes) == per_token * 8  # stops growing at W
-    assert max(shape[1] for shape in sliding.mask_shapes[1:]) == 8 + 1  # window plus itself
+    assert max(sliding.allocated_bytes) == per_token * 7  # stops growing at W − 1
+    assert max(shape[1] for shape in sliding.mask_shapes[1:]) == 8  # W keys, itself included
 
 
 def test_fit_polynomial_recovers_known_curves() -> None:

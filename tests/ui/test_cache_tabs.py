@@ -237,5 +237,3 @@ def test_window_has_chat_and_inspector_tabs(make_window) -> None:  # type: ignor
     assert window.tabs.indexOf(extras.chat) >= 0 and window.tabs.indexOf(extras.inspector) >= 0
     assert "채팅" in titles and "캐시 들여다보기" in titles
     assert extras.chat.model is window.controller.model
-    charts = extras.lecture_charts()
-    assert extras.chat.view in charts and extras.inspector.view in charts

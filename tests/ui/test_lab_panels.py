@@ -290,7 +290,7 @@ def test_cache_kinds_lab(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # 
     )
     assert result.runs == ref.runs
     _, mask = panel._masks["sliding"].getData()
-    assert list(mask) == [16.0] + [9.0] * 5  # the prompt, then the window plus itself
+    assert list(mask) == [16.0] + [8.0] * 5  # the prompt, then W = 8 keys (itself included)
     rows = panel.table_rows()
     assert rows[0]["same as dynamic"] == "✓"
     assert rows[-1]["cache"] == "W = 8 vs P + N − 1 = 21" and rows[-1]["same as dynamic"] == "✗"

@@ -9,22 +9,27 @@ covers the whole context).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from kvstudio.core import labs
-from kvstudio.core.experiments import Progress, lab_prompt_ids
-from kvstudio.core.kv_cache import CACHE_KINDS, CacheKind
+from kvstudio.core.cache_spec import CACHE_KINDS, CacheKind
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import cache_kind_name
 from kvstudio.ui.labs.base import ByteCount, LabPanel, int_box, series_colour
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
+
+if TYPE_CHECKING:
+    from kvstudio.core import experiments, labs
+else:
+    experiments = LazyModule("kvstudio.core.experiments")  # torch loads when a lab first runs
+    labs = LazyModule("kvstudio.core.labs")  # torch loads when a lab first runs
 
 KIND_COLOURS: dict[CacheKind, str] = {kind: series_colour(i) for i, kind in enumerate(CACHE_KINDS)}
 
@@ -82,9 +87,10 @@ class CacheKindsPanel(LabPanel):
         self.explanation.setText(
             self.tr(
                 "The same greedy run with three caches. Dynamic grows by one token per step; "
-                "static reserves P + N tokens up front; the sliding window keeps the last W "
-                "tokens, so its memory and each query's view stop growing at W. When W covers "
-                "the whole context the output must match the dynamic cache."
+                "static reserves P + N tokens up front; with a sliding window W each token sees "
+                "the last W tokens, itself included (transformers' sliding_window), so the "
+                "cache keeps W − 1 and its memory stops growing there. When W covers the whole "
+                "context the output must match the dynamic cache."
             )
         )
         self.set_field_names(
@@ -111,7 +117,7 @@ class CacheKindsPanel(LabPanel):
             self._bytes["static-used"],
             self.tr("{0} (used)").format(cache_kind_name("static")),
         )
-        if isinstance(self.result, labs.CacheKindsResult):
+        if self.result is not None and isinstance(self.result, labs.CacheKindsResult):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:
@@ -120,7 +126,7 @@ class CacheKindsPanel(LabPanel):
             raise ValueError(
                 f"P + N = {p + n} is more than the model's {model.max_positions} positions."
             )
-        ids = lab_prompt_ids(model.tokenizer, p)
+        ids = experiments.lab_prompt_ids(model.tokenizer, p)
         backend, tokenizer = model.backend, model.tokenizer
         return lambda: labs.cache_kinds(backend, tokenizer, ids, new_tokens=n, window=w)
 
@@ -132,7 +138,7 @@ class CacheKindsPanel(LabPanel):
 
     def show_progress(self, item: object) -> None:
         super().show_progress(item)
-        if not isinstance(item, Progress) or item.record is None:
+        if not isinstance(item, experiments.Progress) or item.record is None:
             return
         kind, record = item.stage, item.record
         if kind not in CACHE_KINDS:

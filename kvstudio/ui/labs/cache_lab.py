@@ -10,17 +10,15 @@ ratio of the medians, and the cache bytes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QWidget
 
-from kvstudio.core import labs
-from kvstudio.core.experiments import Progress
-from kvstudio.core.labs import RepeatedCompare, Spread
-from kvstudio.core.records import MODES, Mode
+from kvstudio.core.records import DTYPES, MODES, Mode
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.labs.base import ByteCount, LabPanel, int_box
 from kvstudio.ui.plots.base import MODE_COLOURS
@@ -29,6 +27,12 @@ from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
+if TYPE_CHECKING:
+    from kvstudio.core import experiments, labs
+else:
+    experiments = LazyModule("kvstudio.core.experiments")  # torch loads when a lab first runs
+    labs = LazyModule("kvstudio.core.labs")  # torch loads when a lab first runs
+
 
 def _band_colour(mode: Mode) -> QColor:
     colour = QColor(MODE_COLOURS[mode])
@@ -36,7 +40,7 @@ def _band_colour(mode: Mode) -> QColor:
     return colour
 
 
-def spread_text(value: Spread, digits: int = 2) -> str:
+def spread_text(value: labs.Spread, digits: int = 2) -> str:
     """"5.10 (4.90–5.60)": the median, then the range of the rounds."""
     if value.count < 2:
         return f"{value.median:.{digits}f}"
@@ -52,7 +56,7 @@ class CacheVsRecomputePanel(LabPanel):
         self.warmup = int_box(0, 64, 4)
         self.repeats = int_box(1, 50, labs.DEFAULT_REPEATS)
         self.dtype = QComboBox()
-        for dtype in labs.DTYPES:
+        for dtype in DTYPES:
             self.dtype.addItem(dtype, dtype)
         self.add_field("prompt", self.prompt_tokens)
         self.add_field("new", self.new_tokens)
@@ -131,7 +135,7 @@ class CacheVsRecomputePanel(LabPanel):
         legend.clear()
         for mode in MODES:
             legend.addItem(self._time_curves[mode], mode_name(mode))
-        if isinstance(self.result, RepeatedCompare):
+        if self.result is not None and isinstance(self.result, labs.RepeatedCompare):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:
@@ -158,14 +162,15 @@ class CacheVsRecomputePanel(LabPanel):
 
     def show_progress(self, item: object) -> None:
         super().show_progress(item)
-        if isinstance(item, Progress) and item.record is not None and item.stage in MODES:
+        if (isinstance(item, experiments.Progress) and item.record is not None
+                and item.stage in MODES):
             mode: Mode = item.record.mode
             self._times[mode].append(item.record.elapsed_s * 1000.0)
             ys = np.asarray(self._times[mode])
             self._time_curves[mode].setData(np.arange(len(ys), dtype=float), ys)
 
     def show_result(self, result: object) -> None:
-        if not isinstance(result, RepeatedCompare):
+        if not isinstance(result, labs.RepeatedCompare):
             return
         for mode in MODES:
             steps = result.step_ms(mode)
@@ -218,7 +223,7 @@ class CacheVsRecomputePanel(LabPanel):
 
     def headline(self) -> str:
         result = self.result
-        if not isinstance(result, RepeatedCompare):
+        if not isinstance(result, labs.RepeatedCompare):
             return ""
         c, r = result.first.cached, result.first.recompute
         first = self.tr(
@@ -235,7 +240,7 @@ class CacheVsRecomputePanel(LabPanel):
 
     def data_tables(self) -> list[DataTable]:
         result = self.result
-        if not isinstance(result, RepeatedCompare):
+        if not isinstance(result, labs.RepeatedCompare):
             return []
         step = self.tr("step (0 = prefill)")
         times: list[Series] = []
@@ -266,7 +271,7 @@ class CacheVsRecomputePanel(LabPanel):
 
     def numbers(self) -> dict[str, Any]:
         result = self.result
-        if not isinstance(result, RepeatedCompare):
+        if not isinstance(result, labs.RepeatedCompare):
             return {}
         first = result.first
         out: dict[str, Any] = {
@@ -295,5 +300,5 @@ class CacheVsRecomputePanel(LabPanel):
         return out
 
 
-def _spread_dict(value: Spread) -> dict[str, float]:
+def _spread_dict(value: labs.Spread) -> dict[str, float]:
     return {"median": value.median, "min": value.low, "max": value.high, "rounds": value.count}

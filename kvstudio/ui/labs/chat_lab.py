@@ -12,13 +12,13 @@ the core with a message and the conversation stays.
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QPushButton, QTextBrowser, QWidget
 
-from kvstudio.core.chat import ChatSession, ChatTurn, read_turns
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.resources import resources_dir
 from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, int_box, series_colour
@@ -26,6 +26,11 @@ from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
+
+if TYPE_CHECKING:
+    from kvstudio.core import chat
+else:
+    chat = LazyModule("kvstudio.core.chat")  # torch loads when the chat first runs
 
 SCRIPT = resources_dir() / "prompts" / "chat_4turns.txt"
 REUSE, REFEED = series_colour(0), series_colour(1)
@@ -85,8 +90,8 @@ class ChatPanel(LabPanel):
         self._bytes_refeed = self._line(self.bytes_plot, REFEED, "s")  # the same bytes: on top
         self.add_chart("chat", self.view)
 
-        self.session: ChatSession | None = None
-        self.turns: list[ChatTurn] = []
+        self.session: chat.ChatSession | None = None
+        self.turns: list[chat.ChatTurn] = []
         self._script: list[str] = []
         self._script_next = 0
         self._pending_text = ""
@@ -176,7 +181,7 @@ class ChatPanel(LabPanel):
         if self.session is not None and self.session.backend is not model.backend:
             self.new_chat()  # the model changed while a turn was running
         if self.session is None:
-            self.session = ChatSession(
+            self.session = chat.ChatSession(
                 model.backend,
                 model.tokenizer,
                 max_new_tokens=self.answer_tokens.value(),
@@ -205,7 +210,7 @@ class ChatPanel(LabPanel):
         """Put the next line of the lecture's conversation into the turn box."""
         if not self._script:
             try:
-                self._script = read_turns(SCRIPT)
+                self._script = chat.read_turns(SCRIPT)
             except ValueError as exc:
                 message = str(exc)
                 self._report(lambda: localize(message))
@@ -219,7 +224,7 @@ class ChatPanel(LabPanel):
         """A new turn adds to the conversation: nothing is cleared."""
 
     def show_result(self, result: object) -> None:
-        if not isinstance(result, ChatTurn):
+        if not isinstance(result, chat.ChatTurn):
             return
         self.turns.append(result)
         if self.turn_box.text().strip() == self._pending_text:
@@ -229,7 +234,7 @@ class ChatPanel(LabPanel):
         self._fill_table()
         self.set_status(lambda: self._summary(result))
 
-    def _summary(self, turn: ChatTurn) -> str:
+    def _summary(self, turn: chat.ChatTurn) -> str:
         parts = [self.tr("Turn {0}").format(turn.turn)]
         if turn.reuse is not None:
             parts.append(self.tr("reuse fed {0} tokens").format(turn.reuse.prompt_tokens_fed))

@@ -12,20 +12,25 @@ distribution again: the lab's step history; exports show that step.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QPushButton, QWidget
 
-from kvstudio.core import labs
 from kvstudio.core.records import SamplingSettings
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.labs.base import LabPanel, float_box, int_box, prompt_ids
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
+
+if TYPE_CHECKING:
+    from kvstudio.core import labs
+else:
+    labs = LazyModule("kvstudio.core.labs")  # torch loads when a lab first runs
 
 BARS = 20
 KEPT, CUT_P, CUT_K = "#0072B2", "#E69F00", "#888888"

@@ -14,7 +14,7 @@ recomputed and cached K/V. Switching layer or head redraws without rerunning.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -29,14 +29,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvstudio.core.backend import MiniMindBackend
-from kvstudio.core.inspector import CacheFrame, CacheInspector
-from kvstudio.core.kv_cache import CacheKind, CacheSpec
+from kvstudio.core.cache_spec import CacheKind, CacheSpec
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, int_box, prompt_ids
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
+
+if TYPE_CHECKING:
+    from kvstudio.core import backend as engine_backend
+    from kvstudio.core import inspector
+else:  # torch loads when the inspector first runs
+    engine_backend = LazyModule("kvstudio.core.backend")
+    inspector = LazyModule("kvstudio.core.inspector")
 
 DEFAULT_QUESTION = "서울은 어떤 도시인가요?"
 MAX_LABELS = 48  # more rows than this: label every n-th position only
@@ -111,7 +117,7 @@ class CacheInspectorPanel(LabPanel):
             self._newest.append(outline)
         self.v_plot.setYLink(self.k_plot)
         self.attn_plot.setYLink(self.k_plot)
-        self.frame: CacheFrame | None = None
+        self.frame: inspector.CacheFrame | None = None
         self.frames_seen = 0
         self.step_rows: list[tuple[Any, ...]] = []
         self.add_chart("cache-inspector", self.view)
@@ -184,7 +190,7 @@ class CacheInspectorPanel(LabPanel):
 
     def make_job(self, model: ModelHandle) -> JobFactory:
         backend = model.backend
-        if not isinstance(backend, MiniMindBackend):
+        if not isinstance(backend, engine_backend.MiniMindBackend):
             raise ValueError(
                 "The cache inspector reads our own model's attention; open a KV Studio model "
                 "folder or a MiniMind .pth."
@@ -193,7 +199,7 @@ class CacheInspectorPanel(LabPanel):
         size = self.cache_size.value()
         kind: CacheKind = self.kind.currentData() or "dynamic"
         spec = CacheSpec(kind, max_length=size, window=size)
-        inspector = CacheInspector(
+        stepper = inspector.CacheInspector(
             backend,
             model.tokenizer,
             ids,
@@ -201,7 +207,7 @@ class CacheInspectorPanel(LabPanel):
             cache=spec,
             max_new_tokens=self.new_tokens.value(),
         )
-        return lambda: iter(inspector)
+        return lambda: iter(stepper)
 
     def step(self) -> bool:
         return self.runner.advance(1)
@@ -217,17 +223,17 @@ class CacheInspectorPanel(LabPanel):
         self._fill_table()
 
     def show_progress(self, item: object) -> None:
-        if isinstance(item, CacheFrame):
+        if isinstance(item, inspector.CacheFrame):
             self._add_frame(item)
 
     def show_result(self, result: object) -> None:
-        if isinstance(result, CacheFrame):
+        if isinstance(result, inspector.CacheFrame):
             self._add_frame(result)
             self.progress.setRange(0, 1)
             self.progress.setValue(1)
             self.set_status(lambda: self._summary(result) + " " + self.tr("Finished."))
 
-    def _add_frame(self, frame: CacheFrame) -> None:
+    def _add_frame(self, frame: inspector.CacheFrame) -> None:
         self.frame = frame
         self.frames_seen += 1
         self.progress.setRange(0, self.new_tokens.value())
@@ -237,7 +243,7 @@ class CacheInspectorPanel(LabPanel):
         self._fill_table()
         self.set_status(lambda: self._summary(frame))
 
-    def _summary(self, frame: CacheFrame) -> str:
+    def _summary(self, frame: inspector.CacheFrame) -> str:
         text = self.tr("Step {0}: chose {1!r}. {2} rows held;").format(
             frame.step, frame.token_text, frame.held_rows()
         )
@@ -260,7 +266,7 @@ class CacheInspectorPanel(LabPanel):
             )
         return text
 
-    def _row(self, frame: CacheFrame) -> tuple[Any, ...]:
+    def _row(self, frame: inspector.CacheFrame) -> tuple[Any, ...]:
         recompute_k = max(frame.recompute_max_delta_k) if frame.recompute_max_delta_k else "—"
         recompute_v = max(frame.recompute_max_delta_v) if frame.recompute_max_delta_v else "—"
         old = max(frame.old_rows_max_delta) if frame.step > 0 else "—"

@@ -10,15 +10,15 @@ fits and the points.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 
-from kvstudio.core import labs
 from kvstudio.core.records import MODES
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.labs.base import LabPanel, int_box
 from kvstudio.ui.plots.base import MODE_COLOURS
@@ -26,6 +26,11 @@ from kvstudio.ui.run.engine_adapter import ModelHandle, split_number_list
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
+
+if TYPE_CHECKING:
+    from kvstudio.core import labs
+else:
+    labs = LazyModule("kvstudio.core.labs")  # torch loads when a lab first runs
 
 
 def parse_lengths(text: str) -> tuple[int, ...]:
@@ -126,7 +131,7 @@ class LengthSweepPanel(LabPanel):
             item.legend.addItem(
                 self._quadratic[mode], self.tr("{0}: quadratic fit").format(mode_name(mode))
             )
-        if isinstance(self.result, labs.SweepLabResult):
+        if self.result is not None and isinstance(self.result, labs.SweepLabResult):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:

@@ -9,18 +9,23 @@ histogram for the same seed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QPlainTextEdit, QWidget
 
-from kvstudio.core import labs
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.labs.base import LabPanel, int_box, prompt_ids, series_colour
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle, parse_temperatures
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
+
+if TYPE_CHECKING:
+    from kvstudio.core import labs
+else:
+    labs = LazyModule("kvstudio.core.labs")  # torch loads when a lab first runs
 
 MAX_RANKS = 15  # answers drawn per temperature; the axis says how many more there are
 
@@ -91,7 +96,7 @@ class TemperaturePanel(LabPanel):
         self.hist_plot.setLabel("left", self.tr("count"))
         self.distinct_plot.setTitle(self.tr("Distinct answers"), color="#222")
         self.distinct_plot.setLabel("bottom", self.tr("temperature"))
-        if isinstance(self.result, labs.TemperatureLabResult):
+        if self.result is not None and isinstance(self.result, labs.TemperatureLabResult):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:

@@ -43,7 +43,7 @@ class AnswerHistogramPlot(LivePlot):
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.plot_item.setTitle(self.tr("Distinct answers over repeated samples"))
+        self.set_title(self.tr("Distinct answers over repeated samples"))
         self.plot_item.setLabel("left", self.tr("count"))
         self._temperature_label = self.tr("T = {0:g}")
         self._set_axis_label(0)

@@ -9,19 +9,22 @@ min–max bar at step 0.
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QWidget
 
-from kvstudio.core.labs import PrefillTimes
 from kvstudio.core.records import MODES, Mode
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.plots.base import MODE_COLOURS, LivePlot, live_curve, mode_pen
 from kvstudio.ui.plots.extent import store_steps
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides.chart_data import DataTable, Series
+
+if TYPE_CHECKING:
+    from kvstudio.core.labs import PrefillTimes  # (torch: imported when TTFT is measured)
 
 LABEL_FILL = (255, 255, 255, 210)  # TTFT labels stay readable over the lines
 
@@ -63,13 +66,12 @@ class StepTimePlot(LivePlot):
             self.plot_item.addItem(self._repeat_median[mode])
         self._y_top = self._total_top = 0.0
         self._store: RunStore | None = None
-        self.legend.setColumnCount(2)  # a shorter legend covers less of the data
         # Before the first run: plain 0…1 axes, not auto-range's guess around the empty label.
         self.set_ranges((0.0, 1.0), (0.0, 1.0), (0.0, 1.0))
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.plot_item.setTitle(self.tr("Time per step"))
+        self.set_title(self.tr("Time per step"))
         self.plot_item.setLabel("bottom", self.tr("step (0 = prefill)"))
         self.plot_item.setLabel("left", self.tr("ms per step"))
         self.plot_item.getAxis("right").setLabel(self.tr("cumulative ms (dashed)"))

@@ -38,12 +38,11 @@ class TokensFedPlot(LivePlot):
             right.addItem(line)
             right.addItem(formula)
             self._bars[mode], self._cumulative[mode], self._formula[mode] = bars, line, formula
-        self.legend.setColumnCount(2)  # a shorter legend covers less of the data
         self._store: RunStore | None = None
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.plot_item.setTitle(self.tr("Tokens fed to the model per step"))
+        self.set_title(self.tr("Tokens fed to the model per step"))
         self.plot_item.setLabel("bottom", self.tr("step (0 = prefill)"))
         self.plot_item.setLabel("left", self.tr("tokens fed (bars)"))
         self.plot_item.getAxis("right").setLabel(self.tr("cumulative (lines)"))
