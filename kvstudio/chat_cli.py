@@ -98,11 +98,11 @@ def run_chat(args: argparse.Namespace) -> int:
     list(session().run_turn(turns[0]))  # warm-up: the first forward builds the fast weights
     rounds: list[list[ChatTurn]] = []
     stopped = ""
-    for _ in range(args.rounds):
+    for index in range(args.rounds):
         chat = session()
         done: list[ChatTurn] = []
-        try:
-            for item in chat_conversation(chat, turns):
+        try:  # odd rounds run the re-feed way first in every turn: interleaved timing
+            for item in chat_conversation(chat, turns, refeed_first=index % 2 == 1):
                 if isinstance(item, ChatTurn):
                     done.append(item)
         except ValueError as exc:  # the context limit: the turns before it still count
@@ -113,7 +113,8 @@ def run_chat(args: argparse.Namespace) -> int:
     print(
         f"Conversation: {args.turns}, {len(turns)} turns, greedy, at most {args.max_new_tokens} "
         f"new tokens per answer, {spec.kind} cache, context limit {shown_limit}, "
-        f"{args.rounds} round(s) (times: medians), {torch.get_num_threads()} torch thread(s)"
+        f"{args.rounds} round(s), ways alternating first (times: medians), "
+        f"{torch.get_num_threads()} torch thread(s)"
     )
     print_table(rounds)
     if stopped:

@@ -7,8 +7,10 @@ results into text. Errors the user can fix print one clear line and exit with
 status 2, never a traceback.
 
 Subcommands: ``compare``, ``sample``, ``sweep``, ``bench``, ``info``; plus
-``train``/``eval-model`` (``kvstudio.training.cli``) and ``convert``
-(``kvstudio.hf_cli``) when those modules are present.
+``train``/``eval-model`` (``kvstudio.training.cli``), ``convert``
+(``kvstudio.hf_cli``), ``chat`` (``kvstudio.chat_cli``) and ``project``
+(``kvstudio.scale_cli``, which also prints ``compare --cache paged|fp16|int8|int4``'s
+extra tables) when those modules are present.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import torch
 
 from kvstudio.core import formulas, limits
 from kvstudio.core.backend import LanguageModel, MiniMindBackend
+from kvstudio.core.cache_layout import cache_plan
 from kvstudio.core.checkpoints import default_model, describe, load_any
 from kvstudio.core.experiments import (
     CompareResult,
@@ -40,7 +43,7 @@ from kvstudio.core.experiments import (
     repeated_sampling,
 )
 from kvstudio.core.kv_cache import ALL_CACHE_KINDS, CacheSpec
-from kvstudio.core.quantized_cache import QUANT_BITS, formula_bytes_per_token
+from kvstudio.core.quantized_cache import QUANT_BITS
 from kvstudio.core.records import SamplingSettings
 from kvstudio.core.stepper import Stepper
 from kvstudio.core.tokenizer import TextTokenizer
@@ -382,24 +385,25 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bytes_formula_note(backend: LanguageModel, run: ModeRun, spec: CacheSpec) -> str:
-    tokens = run.records[-1].cache_length
-    if spec.kind == "paged":
-        blocks = -(-tokens // spec.block_size)
-        return (
-            f"2·L·T·H_kv·d·bytes = 2·{backend.num_layers}·{tokens}·{backend.num_kv_heads}·"
-            f"{backend.head_dim}·{backend.dtype_bytes}; held: ⌈{tokens}/{spec.block_size}⌉ = "
-            f"{blocks} blocks"
-        )
-    if spec.kind in QUANT_BITS:
-        per_token = formula_bytes_per_token(
-            spec.kind, backend.num_layers, backend.num_kv_heads, backend.head_dim
-        )
-        return f"T·{per_token} ({spec.kind} layout, scales included), T={tokens}"
-    return (
-        f"2·L·T·H_kv·d·bytes = 2·{backend.num_layers}·{tokens}·{backend.num_kv_heads}·"
-        f"{backend.head_dim}·{backend.dtype_bytes}"
-    )
+def _bytes_formula_note(run: ModeRun, allocated: bool, spec: CacheSpec) -> str:
+    """'2·L·T·H_kv·d·bytes = 2·4·246·2·32·4' (per layer for a hybrid model: 2·(T_0+…)·…)."""
+    plan = run.cache_plan
+    if plan is None:
+        return ""
+    positions = run.records[0].tokens_fed + len(run.records) - 1  # P + N − 1
+    rows = run.records[-1].batch_size
+    if spec.kind in QUANT_BITS and plan.token_bytes is not None:
+        per_token = plan.token_bytes * len(plan.layers)
+        return f"T·{per_token} ({spec.kind} layout, scales included), T={positions}"
+    numbers = plan.formula_text(positions, allocated=allocated, batch_size=rows)
+    letters = "2·L·T·H_kv·d·bytes" if plan.uniform else "2·ΣT_l·H_kv·d·bytes"
+    if allocated and any(layer.preallocated is not None for layer in plan.layers):
+        letters = letters.replace("T", "M", 1)  # a static cache allocates M tokens per layer
+    note = f"{letters} = {numbers}"
+    if allocated and spec.kind == "paged":
+        blocks = -(-positions // spec.block_size)
+        note += f" (⌈{positions}/{spec.block_size}⌉ = {blocks} blocks)"
+    return note
 
 
 def print_compare(result: CompareResult, backend: LanguageModel) -> None:
@@ -421,21 +425,31 @@ def print_compare(result: CompareResult, backend: LanguageModel) -> None:
             "mean of steps after the prefill",
         ),
         ("total (ms)", _ms(c.total_seconds), _ms(r.total_seconds), ""),
-        ("KV cache bytes (measured)", f"{c.cache_bytes:,}", f"{r.cache_bytes:,}", "from tensors"),
         (
-            "KV cache bytes (formula)",
-            f"{c.cache_bytes_formula:,}",
-            "—",
-            _bytes_formula_note(backend, c, result.cache_spec),
+            "KV allocated (measured)",
+            f"{c.cache_bytes:,}",
+            f"{r.cache_bytes:,}",
+            "storage the cache holds",
         ),
+        (
+            "KV allocated (formula)",
+            f"{c.cache_allocated_formula:,}",
+            "—",
+            _bytes_formula_note(c, True, result.cache_spec),
+        ),
+        ("KV used (measured)", f"{c.cache_used_bytes:,}", f"{r.cache_used_bytes:,}", "real tokens"),
+        ("KV used (formula)", f"{c.cache_bytes_formula:,}", "—",
+         _bytes_formula_note(c, False, result.cache_spec)),
     ]
     print()
     print(f"  {'':<27}{'cached':>14}{'recompute':>14}")
     for label, a, b, note in rows:
         print(f"  {label:<27}{a:>14}{b:>14}   {note}")
     print()
+    if c.cache_plan is not None and not c.cache_plan.uniform:
+        print(f"  cache layers:      {c.cache_plan.kinds_summary()} (each layer's own formula)")
     ok_fed = c.tokens_fed == c.tokens_fed_formula and r.tokens_fed == r.tokens_fed_formula
-    ok_bytes = c.cache_used_bytes == c.cache_bytes_formula
+    ok_bytes = c.allocated_matches and c.used_matches
     same = sum(a == b for a, b in zip(c.token_ids, r.token_ids, strict=False))
     if result.identical:
         print(f"  identical tokens:  yes ({same}/{n})")
@@ -452,7 +466,8 @@ def print_compare(result: CompareResult, backend: LanguageModel) -> None:
     print(f"  max |Δlogit|:      {result.max_logit_diff:.3g} (over {n} steps, {why})")
     print(
         f"  formulas match:    tokens fed {'yes' if ok_fed else 'NO'}, "
-        f"cache bytes {'yes' if ok_bytes else 'NO'}"
+        f"cache bytes {'yes' if ok_bytes else 'NO'} (allocated "
+        f"{'yes' if c.allocated_matches else 'NO'}, used {'yes' if c.used_matches else 'NO'})"
     )
     print(f"  speed:             recompute took {result.speed_ratio:.1f}× as long as cached")
     print(f"  P={p}, N={n}: text (cached): {_short(c.text)!r}")
@@ -489,7 +504,9 @@ def print_single(
     if decode:
         print(f"  decode                 {_ms(sum(decode) / len(decode))} ms/token")
     print(f"  total                  {_ms(sum(r.elapsed_s for r in records))} ms")
-    print(f"  KV cache bytes         {records[-1].cache_allocated_bytes:,}")
+    last = records[-1]
+    print(f"  KV cache bytes         {last.cache_allocated_bytes:,} allocated, "
+          f"{last.cache_used_bytes:,} used")
     print(f"  text                   {_short(stepper.text())!r}")
 
 
@@ -581,6 +598,16 @@ def cmd_info(args: argparse.Namespace) -> int:
         f"KV cache: {b.num_layers} layers × {b.num_kv_heads} KV heads × {b.head_dim} dims × "
         f"{b.dtype_bytes} bytes × 2 (K and V) = {per_token:,} bytes per token"
     )
+    plan = cache_plan(b, CacheSpec())  # the model's own attention, dynamic cache
+    print(f"Layers: {plan.kinds_summary()}")
+    if plan.is_hybrid:
+        tokens = 4096
+        full = formulas.cache_bytes(b.num_layers, tokens, b.num_kv_heads, b.head_dim,
+                                    b.dtype_bytes)
+        print(
+            f"        sliding layers keep at most their window, so at T = {tokens:,} the cache "
+            f"holds {plan.used_bytes(tokens):,} bytes, not {full:,} (every layer full)"
+        )
     print(f"Tokenizer: {loaded.tokenizer.vocab_size} tokens; eos id {loaded.tokenizer.eos_id}")
     return 0
 

@@ -1,10 +1,13 @@
 """Take the README screenshot: the real window, mid-run, in Korean (run under Xvfb).
 
 Usage: xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/screenshot.py \
-           [--out docs/screenshot.png] [--lang ko]
+           [--out docs/screenshot.png] [--lang ko] [--presenter PREFIX]
 It drives the window through its own controls: a cached run to the end, then a
 recompute run stopped part-way (so both modes are drawn), and a "Sample ×N" at
-three temperatures, then grabs the window from the screen.
+three temperatures, then grabs the window from the screen. The window opens at
+the size it chooses for the screen (nothing is resized here). With
+`--presenter PREFIX` it then opens the presenter view and grabs it once per
+chart: PREFIX-1-tokens_fed.png … PREFIX-4-answers.png.
 """
 
 from __future__ import annotations
@@ -36,8 +39,6 @@ def wait(app: QApplication, condition, timeout: float = 120.0) -> None:  # type:
 
 
 def drive_and_grab(app: QApplication, window, args: argparse.Namespace) -> None:  # type: ignore[no-untyped-def]
-    window.resize(1580, 960)
-    window.move(0, 0)
     if args.model != "embedded-chat":
         loaded: list[object] = []
         window.controller.model_loaded.connect(loaded.append)
@@ -67,19 +68,37 @@ def drive_and_grab(app: QApplication, window, args: argparse.Namespace) -> None:
     window.answers._go.click()
     wait(app, lambda: bool(finished), timeout=300)
     window.controller.pacer.flush()
+    settle(app)
+    grab(app, window, args.out)
+    if args.presenter:
+        presenter = window.classroom.presenter
+        presenter.set_enabled(True)
+        for index, chart in enumerate(presenter.charts):
+            presenter.show_chart(index)
+            settle(app)
+            grab(app, presenter, f"{args.presenter}-{index + 1}-{chart.key}.png")
+        presenter.set_enabled(False)
+
+
+def settle(app: QApplication) -> None:
     for _ in range(50):
         app.processEvents()
         time.sleep(0.01)
-    shot = app.primaryScreen().grabWindow(window.winId())
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    shot.save(args.out)
-    log.info("wrote %s (%dx%d)", args.out, shot.width(), shot.height())
+
+
+def grab(app: QApplication, widget, out: str) -> None:  # type: ignore[no-untyped-def]
+    shot = app.primaryScreen().grabWindow(widget.winId())
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    shot.save(out)
+    log.info("wrote %s (%dx%d)", out, shot.width(), shot.height())
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default="docs/screenshot.png")
     parser.add_argument("--lang", default="ko")
+    parser.add_argument("--presenter", default="",
+                        help="also grab the presenter view, one file per chart: PREFIX-N-name.png")
     parser.add_argument("--new-tokens", type=int, default=40)
     parser.add_argument("--recompute-steps", type=int, default=26)
     parser.add_argument("--answer-tokens", type=int, default=4)

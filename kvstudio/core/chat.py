@@ -182,50 +182,69 @@ class ChatSession:
         return added, min(self.max_new_tokens, room)
 
     def run_turn(
-        self, text: str, *, reuse: bool = True, refeed: bool = True
+        self, text: str, *, reuse: bool = True, refeed: bool = True, refeed_first: bool = False
     ) -> Generator[Progress | ChatTurn, None, ChatTurn]:
-        """Answer `text` the chosen ways; yields a `Progress` per way, then the `ChatTurn`."""
+        """Answer `text` the chosen ways; yields a `Progress` per way, then the `ChatTurn`.
+
+        `refeed_first` swaps the order the ways run in (for timing: alternate it between
+        rounds so neither way always runs on a warmer machine).
+        """
         if not (reuse or refeed):
             raise ValueError("Choose at least one way: reuse the cache, re-feed, or both.")
         added, budget = self.check_fits(text)
         prompt = self.history + added  # (P,) the conversation up to the assistant header
-        total = int(reuse) + int(refeed)
+        ways: list[Way] = [w for w in WAYS if (reuse if w == "reuse" else refeed)]
+        if refeed_first:
+            ways.reverse()
         turn_no = len(self.turns) + 1
         results: dict[Way, WayResult] = {}
         cached_before = self._cached_tokens if self._cache is not None else 0
-        if reuse:
-            if self._cache is None:
-                self._cache = self.backend.new_cache(self.cache_spec, 1)
+        committed = False
+        try:
+            for done, way in enumerate(ways, start=1):
+                if way == "reuse":
+                    results["reuse"] = self._answer_reusing(prompt, budget)
+                else:
+                    cache = self.backend.new_cache(self.cache_spec, 1)
+                    results["refeed"] = self._answer("refeed", prompt, cache, budget)
+                    del cache
+                yield Progress("chat", way, done, len(ways))
+            answer = (results.get("reuse") or results["refeed"]).token_ids
+            new_tokens = len(prompt) - cached_before
+            self.history = prompt + list(answer)
+            record = ChatTurn(
+                turn=turn_no,
+                user_text=text,
+                new_tokens=new_tokens,
+                history_tokens=len(prompt),
+                answer_ids=answer,
+                answer_text=self._answer_text(answer),
+                reuse=results.get("reuse"),
+                refeed=results.get("refeed"),
+                cut_by_limit=budget < self.max_new_tokens
+                and len(answer) == budget
+                and answer[-1] != self.eos_id,
+                context_limit=self.context_limit,
+            )
+            self.turns.append(record)
+            committed = True
+        finally:
+            if not committed and reuse:
+                # Cancelled or failed mid-turn: the kept cache may hold part of a turn that
+                # never joined the history. Drop it; the next turn re-feeds (and reuses again).
+                self._cache = None
                 self._cached_tokens = 0
-            result = self._answer("reuse", prompt[self._cached_tokens :], self._cache, budget)
-            results["reuse"] = result
-            self._cached_tokens = len(prompt) + len(result.token_ids) - 1  # last one never fed
-            yield Progress("chat", "reuse", 1, total)
-        if refeed:
-            cache = self.backend.new_cache(self.cache_spec, 1)
-            results["refeed"] = self._answer("refeed", prompt, cache, budget)
-            del cache
-            yield Progress("chat", "refeed", total, total)
-        answer = (results.get("reuse") or results["refeed"]).token_ids
-        new_tokens = len(prompt) - cached_before
-        self.history = prompt + list(answer)
-        record = ChatTurn(
-            turn=turn_no,
-            user_text=text,
-            new_tokens=new_tokens,
-            history_tokens=len(prompt),
-            answer_ids=answer,
-            answer_text=self._answer_text(answer),
-            reuse=results.get("reuse"),
-            refeed=results.get("refeed"),
-            cut_by_limit=budget < self.max_new_tokens
-            and len(answer) == budget
-            and answer[-1] != self.eos_id,
-            context_limit=self.context_limit,
-        )
-        self.turns.append(record)
         yield record
         return record
+
+    def _answer_reusing(self, prompt: Sequence[int], budget: int) -> WayResult:
+        """Feed only what the kept cache lacks, answer, and remember what it now holds."""
+        if self._cache is None:
+            self._cache = self.backend.new_cache(self.cache_spec, 1)
+            self._cached_tokens = 0
+        result = self._answer("reuse", prompt[self._cached_tokens :], self._cache, budget)
+        self._cached_tokens = len(prompt) + len(result.token_ids) - 1  # the last is never fed
+        return result
 
     def _answer_text(self, ids: Sequence[int]) -> str:
         decoder = IncrementalDecoder(self.tokenizer)
@@ -271,11 +290,16 @@ class ChatSession:
 
 
 def chat_conversation(
-    session: ChatSession, turns: Sequence[str], *, reuse: bool = True, refeed: bool = True
+    session: ChatSession,
+    turns: Sequence[str],
+    *,
+    reuse: bool = True,
+    refeed: bool = True,
+    refeed_first: bool = False,
 ) -> Iterator[Progress | ChatTurn]:
     """Run scripted `turns` on `session`: its progress and `ChatTurn`s, one turn after another."""
     for text in turns:
-        yield from session.run_turn(text, reuse=reuse, refeed=refeed)
+        yield from session.run_turn(text, reuse=reuse, refeed=refeed, refeed_first=refeed_first)
 
 
 def read_turns(path: str | Path) -> list[str]:

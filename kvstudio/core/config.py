@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +52,13 @@ def minimind_intermediate_size(hidden_size: int) -> int:
     return 64 * ((width + 64 - 1) // 64)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ModelConfig:
-    """Hyper-parameters of a MiniMind-style decoder. Defaults are the course model."""
+    """Hyper-parameters of a MiniMind-style decoder. Defaults are the course model.
+
+    Two configs are equal when they describe the same model: `head_dim=None`
+    (hidden / heads) equals the number it stands for, and so for `intermediate_size`.
+    """
 
     hidden_size: int = 256  # d_model
     num_hidden_layers: int = 4  # L
@@ -138,12 +142,34 @@ class ModelConfig:
         """How many query heads share one K/V head (what `repeat_kv` repeats)."""
         return self.num_attention_heads // self.num_key_value_heads
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ModelConfig):
+            return NotImplemented
+        return asdict(self.concrete()) == asdict(other.concrete())
+
+    def __hash__(self) -> int:
+        return hash(tuple(asdict(self.concrete()).values()))
+
+    def concrete(self) -> ModelConfig:
+        """The same model with `head_dim` and `intermediate_size` as numbers, never None."""
+        return replace(
+            self,
+            head_dim=self.resolved_head_dim,
+            intermediate_size=self.resolved_intermediate_size,
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Every field, `head_dim` and `intermediate_size` written as numbers (32, 704 for
+        the course model): MiniMind's ``MiniMindConfig`` reads them with ``kwargs.get`` and
+        fails on null. `from_dict` reads both forms."""
+        return asdict(self.concrete())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
-        """Build from a dict, ignoring keys we do not model (MiniMind/HF extras)."""
+        """Build from a dict, ignoring keys we do not model (MiniMind/HF extras).
+
+        `head_dim` and `intermediate_size` may be numbers or null/absent (then the
+        MiniMind defaults: hidden / heads and the 8/3 rule)."""
         known = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in known}
         if "qk_norm" not in data and "use_qk_norm" in data:

@@ -20,9 +20,9 @@ import torch
 
 from kvstudio.core import formulas, limits
 from kvstudio.core.backend import LanguageModel
+from kvstudio.core.cache_layout import CachePlan, cache_plan
 from kvstudio.core.checkpoints import REPO_ROOT
 from kvstudio.core.kv_cache import CacheSpec
-from kvstudio.core.quantized_cache import QUANT_BITS, formula_bytes_per_token
 from kvstudio.core.records import MODES, Mode, SamplingSettings, StepRecord
 from kvstudio.core.stepper import Stepper
 from kvstudio.core.tokenizer import TextTokenizer
@@ -140,8 +140,18 @@ class ModeRun:
     total_seconds: float  # sum of step_seconds
     cache_bytes: int  # measured at the end (allocated; 0 in recompute mode)
     cache_used_bytes: int  # measured at the end, bytes holding real tokens
-    cache_bytes_formula: int  # 2·L·T·H_kv·d·bytes for the tokens the cache should hold
+    cache_bytes_formula: int  # used: Σ_l 2·T_l·H_kv·d·bytes (2·L·T·H_kv·d·bytes if alike)
     records: tuple[StepRecord, ...]
+    cache_allocated_formula: int = 0  # allocated: the used formula, or the static preallocation
+    cache_plan: CachePlan | None = None  # per-layer kinds the formulas used (cached mode)
+
+    @property
+    def allocated_matches(self) -> bool:
+        return self.cache_bytes == self.cache_allocated_formula
+
+    @property
+    def used_matches(self) -> bool:
+        return self.cache_used_bytes == self.cache_bytes_formula
 
     @property
     def ttft_seconds(self) -> float:
@@ -270,24 +280,13 @@ def _mode_run(backend: LanguageModel, stepper: Stepper, spec: CacheSpec) -> Mode
     prompt = stepper.prompt_len
     fed = tuple(r.tokens_fed for r in records)
     last = records[-1]
-    if stepper.mode == "cached" and spec.kind in QUANT_BITS:
-        cached_tokens = formulas.cache_tokens_after_step(prompt, steps - 1, None)
-        per_token = formula_bytes_per_token(
-            spec.kind, backend.num_layers, backend.num_kv_heads, backend.head_dim
-        )
-        formula_bytes = per_token * cached_tokens * stepper.batch_size
-    elif stepper.mode == "cached":
-        cached_tokens = formulas.cache_tokens_after_step(prompt, steps - 1, spec.attention_window)
-        formula_bytes = formulas.cache_bytes(
-            backend.num_layers,
-            cached_tokens,
-            backend.num_kv_heads,
-            backend.head_dim,
-            backend.dtype_bytes,
-            stepper.batch_size,
-        )
+    plan = cache_plan(backend, spec) if stepper.mode == "cached" else None
+    if plan is not None:
+        positions = prompt + steps - 1  # the last token chosen is never fed
+        formula_bytes = plan.used_bytes(positions, stepper.batch_size)
+        allocated_formula = plan.allocated_bytes(positions, stepper.batch_size)
     else:
-        formula_bytes = 0
+        formula_bytes = allocated_formula = 0
     return ModeRun(
         mode=stepper.mode,
         token_ids=tuple(stepper.generated_ids[0]),
@@ -301,6 +300,8 @@ def _mode_run(backend: LanguageModel, stepper: Stepper, spec: CacheSpec) -> Mode
         cache_used_bytes=last.cache_used_bytes,
         cache_bytes_formula=formula_bytes,
         records=records,
+        cache_allocated_formula=allocated_formula,
+        cache_plan=plan,
     )
 
 

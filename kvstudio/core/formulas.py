@@ -5,10 +5,13 @@ many bytes a KV cache holds. Nothing here runs a model; the stepper measures
 the same quantities from real tensors so the two can be compared.
 
 Letters: P prompt tokens, N new tokens, L layers, T cached tokens,
-H_kv K/V heads, d head dimension, W sliding window.
+H_kv K/V heads, d head dimension, W sliding window (keys a query sees, itself
+included, as transformers' ``sliding_window``: a sliding layer keeps W − 1 tokens).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from kvstudio.core.records import Mode
 
@@ -82,14 +85,58 @@ def cache_bytes(
     return 2 * layers * tokens * kv_heads * head_dim * dtype_bytes * batch_size
 
 
+def window_keeps(window: int | None) -> int | None:
+    """Tokens a sliding-window layer keeps between steps: W − 1 (None: no window, no cap).
+
+    W is transformers' ``sliding_window``: each query sees W keys, itself
+    included, so the W − 1 before the next token are all a cache must keep.
+    """
+    if window is None:
+        return None
+    if window < 1:
+        raise ValueError(f"A sliding window must be at least 1 token, got {window}.")
+    return window - 1
+
+
 def cache_tokens_after_step(prompt_tokens: int, step: int, window: int | None = None) -> int:
-    """Tokens the cache holds after step `step`: P + step, capped at W for a sliding window.
+    """Tokens the cache holds after step `step`: P + step, capped at W − 1 for a window W.
 
     After the prefill (step 0) the cache holds the prompt; each decode step adds
     the token fed at that step.
     """
     stored = prompt_tokens + step
-    return min(stored, window) if window is not None else stored
+    keeps = window_keeps(window)
+    return stored if keeps is None else min(stored, keeps)
+
+
+def layer_tokens(tokens: int, layer_windows: Sequence[int | None]) -> list[int]:
+    """Tokens each layer holds when the sequence has `tokens` cached positions.
+
+    `layer_windows` has one entry per layer: None for full attention (T tokens),
+    a window W for sliding attention (min(T, W − 1) tokens).
+    """
+    held = []
+    for window in layer_windows:
+        keeps = window_keeps(window)
+        held.append(tokens if keeps is None else min(tokens, keeps))
+    return held
+
+
+def cache_bytes_layers(
+    tokens_per_layer: Sequence[int],
+    kv_heads: int,
+    head_dim: int,
+    dtype_bytes: int,
+    batch_size: int = 1,
+) -> int:
+    """KV cache size when layers hold different token counts: Σ_l 2·T_l·H_kv·d·bytes (· batch).
+
+    With every T_l = T this is `cache_bytes`; a hybrid model (some sliding layers)
+    holds fewer tokens on its sliding layers.
+    """
+    return sum(
+        cache_bytes(1, t, kv_heads, head_dim, dtype_bytes, batch_size) for t in tokens_per_layer
+    )
 
 
 def cache_bytes_per_step(
@@ -103,7 +150,7 @@ def cache_bytes_per_step(
     window: int | None = None,
     batch_size: int = 1,
 ) -> list[int]:
-    """Cache bytes after each of the N steps (dynamic or sliding cache) for a line plot."""
+    """Cache bytes after each of the N steps (dynamic, or sliding with window W) for a line plot."""
     _check_lengths(prompt_tokens, new_tokens)
     return [
         cache_bytes(

@@ -17,6 +17,7 @@ Both are read. It does not sample, time or record: that is ``stepper.py``.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 from dataclasses import dataclass, field
@@ -26,12 +27,13 @@ from typing import Any
 import torch
 from tokenizers import Tokenizer
 
+from kvstudio.core.cache_layout import CachePlan, plan_from_windows
 from kvstudio.core.kv_cache import CacheSpec
 from kvstudio.core.tokenizer import TextTokenizer
 
 logger = logging.getLogger(__name__)
 
-TRANSFORMERS_RANGE = ">=4.57,<5.19"  # keep in step with pyproject's [hf] extra
+TRANSFORMERS_RANGE = ">=4.57,<5.25"  # keep in step with pyproject's [hf] extra
 INSTALL_HINT = "install the extra: pip install -e '.[hf]'"
 WEIGHT_FILES = (
     "model.safetensors",
@@ -64,6 +66,16 @@ def require_transformers() -> Any:
 def transformers_major() -> int:
     version = str(require_transformers().__version__)
     return int(version.split(".")[0])
+
+
+def cache_argument(model: Any) -> str:
+    """The keyword the model's forward takes its cache by: ``cache`` (transformers 5.24+,
+    where ``past_key_values`` is deprecated) or ``past_key_values`` (before)."""
+    try:
+        names = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):  # a forward without a readable signature
+        return "past_key_values"
+    return "cache" if "cache" in names else "past_key_values"
 
 
 def resolve_dtype(name: str | torch.dtype) -> torch.dtype:
@@ -248,6 +260,8 @@ class HFBackend:
         # Prompt + new tokens must fit (the window checks it before a run).
         self.max_positions: int = int(getattr(cfg, "max_position_embeddings", None) or 2048)
         self._major = transformers_major()
+        self._cache_kwarg = cache_argument(model)
+        self._windows: tuple[int | None, ...] | None = None  # see layer_windows()
 
     # ---- construction --------------------------------------------------------------------
     @classmethod
@@ -349,9 +363,9 @@ class HFBackend:
             input_ids=input_ids,
             attention_mask=mask,
             position_ids=positions[None, :].expand(B, T),  # (B, T)
-            past_key_values=cache.cache,
             use_cache=True,
             logits_to_keep=1,
+            **{self._cache_kwarg: cache.cache},
             **kwargs,
         )
         cache.attention_mask = mask
@@ -395,6 +409,36 @@ class HFBackend:
         if cache is None:
             return new_tokens
         return cache.seq_length + new_tokens
+
+    def layer_windows(self) -> tuple[int | None, ...]:
+        """Per layer, its sliding window W (None = full attention), as transformers builds it.
+
+        Read from the layers of an empty ``DynamicCache(config=…)``: transformers
+        gives a sliding layer (``DynamicSlidingWindowLayer``) to every layer its
+        config marks ``sliding_attention`` in ``layer_types`` (or to all layers
+        when a Mistral-style config only sets ``sliding_window``).
+        """
+        if self._windows is None:
+            probe = require_transformers().DynamicCache(config=self.model.config)
+            layers = getattr(probe, "layers", ())
+            found = [getattr(layer, "sliding_window", None) for layer in layers]
+            found += [None] * (self.num_layers - len(found))
+            self._windows = tuple(None if w is None else int(w) for w in found[: self.num_layers])
+        return self._windows
+
+    def cache_plan(self, spec: CacheSpec) -> CachePlan:
+        """What each layer keeps under `spec`: full layers T tokens (static: M allocated),
+        sliding layers what transformers' sliding layers keep — W − 1 in the dynamic
+        cache (``DynamicSlidingWindowLayer``), min(M, W) allocated and kept in the
+        static one (``StaticSlidingWindowLayer``)."""
+        return plan_from_windows(
+            self.layer_windows(),
+            spec,
+            self.num_kv_heads,
+            self.head_dim,
+            self.dtype_bytes,
+            sliding_keeps_extra=1 if spec.kind == "static" else 0,
+        )
 
     # ---- helpers -------------------------------------------------------------------------
     def _stored_tokens(self, cache: HFCache, keys: torch.Tensor | None) -> int:

@@ -225,7 +225,7 @@ class CacheInspector:
             return 0
         fed = int(ids.shape[1])
         before = end - fed
-        return max(0, before - window)  # a sliding layer keeps W rows and returns them + new
+        return max(0, before - (window - 1))  # a sliding layer keeps W − 1 rows, returns them + new
 
     # ---- building the frame ------------------------------------------------------------------
     def _frame(
@@ -299,7 +299,7 @@ class CacheInspector:
         visible = key_positions <= query_position
         window = self.spec.attention_window
         if window is not None:
-            visible &= key_positions >= query_position - window
+            visible &= key_positions > query_position - window  # W keys, the query's own included
         scores = scores.masked_fill(~visible.to(scores.device)[None, :], float("-inf"))
         return torch.softmax(scores, dim=-1).cpu().numpy()
 

@@ -8,24 +8,37 @@ shrinks the cache by n_heads / n_kv.
 
 This module does not run attention and does not build masks beyond telling
 the model which key positions are visible (``visible_start``).
+
+Every layer **owns its storage**: K/V arriving from the model may be views into
+a wider q|k|v projection buffer, so the first update copies them into tensors
+of their own, and the bytes reported (``nbytes``) are the bytes of the storage
+the layer's tensors hold, not of a view into something larger.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
 import torch
 
-CacheKind = Literal["dynamic", "static", "sliding", "paged", "fp16", "int8", "int4"]
-CACHE_KINDS: tuple[CacheKind, ...] = ("dynamic", "static", "sliding")  # the window's kinds
-# Built by their own modules (``paged_cache.py``, ``quantized_cache.py``), for the scale labs.
-SCALE_CACHE_KINDS: tuple[CacheKind, ...] = ("paged", "fp16", "int8", "int4")
-ALL_CACHE_KINDS: tuple[CacheKind, ...] = CACHE_KINDS + SCALE_CACHE_KINDS
+from kvstudio.core.cache_spec import (
+    ALL_CACHE_KINDS,
+    CACHE_KINDS,
+    SCALE_CACHE_KINDS,
+    CacheKind,
+    CacheSpec,
+)
+
+__all__ = ["ALL_CACHE_KINDS", "CACHE_KINDS", "SCALE_CACHE_KINDS", "CacheKind", "CacheSpec",
+           "DynamicLayer", "KVCache", "SlidingWindowLayer", "StaticLayer"]
 
 
-def _nbytes(t: torch.Tensor | None) -> int:
-    return 0 if t is None else t.nbytes  # numel × element size, of this view
+def storage_nbytes(t: torch.Tensor | None) -> int:
+    """Bytes of the whole storage behind `t` (a view of a larger buffer counts all of it)."""
+    return 0 if t is None else t.untyped_storage().nbytes()
+
+
+def _own(t: torch.Tensor) -> torch.Tensor:
+    """A compact copy with storage of its own (``contiguous()`` may return the view itself)."""
+    return t.clone(memory_format=torch.contiguous_format)
 
 
 class DynamicLayer:
@@ -39,8 +52,9 @@ class DynamicLayer:
     def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Append k, v (B, T_new, n_kv, d); return all keys and values (B, T, n_kv, d)."""
         if self.keys is None or self.values is None:
-            # Own compact copies: k, v may be views into a wider q|k|v projection.
-            self.keys, self.values = k.contiguous(), v.contiguous()
+            # Own copies: k, v may be views into a wider q|k|v projection (for one
+            # token they even look contiguous, so contiguous() would keep the view).
+            self.keys, self.values = _own(k), _own(v)
         else:
             self.keys = torch.cat([self.keys, k], dim=1)
             self.values = torch.cat([self.values, v], dim=1)
@@ -53,8 +67,8 @@ class DynamicLayer:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by this layer's tensors, measured from the tensors."""
-        return _nbytes(self.keys) + _nbytes(self.values)
+        """Bytes of the storage this layer's tensors hold (static: the whole preallocation)."""
+        return storage_nbytes(self.keys) + storage_nbytes(self.values)
 
     @property
     def used_nbytes(self) -> int:
@@ -107,10 +121,12 @@ class StaticLayer(DynamicLayer):
 
 
 class SlidingWindowLayer(DynamicLayer):
-    """Keeps the last `window` tokens; each query looks back on at most `window` tokens.
+    """A window of W keys per query, itself included; keeps the last W − 1 tokens.
 
-    A query at position i attends to keys i - window … i (the window plus itself),
-    so storing exactly `window` past tokens is enough and the bytes stop growing at W.
+    W means what transformers' ``sliding_window`` means (Mistral, Gemma, EXAONE-4,
+    ``DynamicSlidingWindowLayer``): a query at position i attends to keys
+    i − W + 1 … i, so the next token needs only the W − 1 tokens before it and
+    the bytes stop growing at W − 1 tokens. W = 1 lets each token see only itself.
     """
 
     def __init__(self, window: int) -> None:
@@ -119,42 +135,29 @@ class SlidingWindowLayer(DynamicLayer):
             raise ValueError(f"A sliding window must be at least 1 token, got {window}.")
         self.window = window
 
+    @property
+    def keep(self) -> int:
+        """Tokens stored between steps: W − 1."""
+        return self.window - 1
+
     def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         if self.keys is None or self.values is None:
-            full_k, full_v = k.contiguous(), v.contiguous()
+            full_k, full_v = _own(k), _own(v)
         else:
             full_k = torch.cat([self.keys, k], dim=1)  # (B, stored + T_new, n_kv, d)
             full_v = torch.cat([self.values, v], dim=1)
         self.seq_length += k.shape[1]
-        self.keys = full_k[:, -self.window :].clone() if full_k.shape[1] > self.window else full_k
-        self.values = full_v[:, -self.window :].clone() if full_v.shape[1] > self.window else full_v
+        self.keys, self.values = self._last(full_k), self._last(full_v)
         return full_k, full_v  # the new queries still need the keys just past the window
 
+    def _last(self, full: torch.Tensor) -> torch.Tensor:
+        """The last W − 1 tokens of full (B, S, n_kv, d), in storage of their own."""
+        if full.shape[1] <= self.keep:
+            return full  # already its own (a copy or a concatenation)
+        return _own(full[:, full.shape[1] - self.keep :])
+
     def visible_start(self, new_tokens: int) -> int:
-        return max(0, self.seq_length - self.window)
-
-
-@dataclass(frozen=True)
-class CacheSpec:
-    """Which cache to build: kind plus its one size parameter."""
-
-    kind: CacheKind = "dynamic"
-    max_length: int = 2048  # static: preallocated tokens
-    window: int = 64  # sliding: tokens each query may look back on
-    block_size: int = 16  # paged: tokens per block
-
-    def __post_init__(self) -> None:
-        if self.kind not in ALL_CACHE_KINDS:
-            raise ValueError(
-                f"Unknown cache kind {self.kind!r}; choose one of {', '.join(ALL_CACHE_KINDS)}."
-            )
-        if self.block_size < 1:
-            raise ValueError(f"A paged cache block holds at least 1 token, got {self.block_size}.")
-
-    @property
-    def attention_window(self) -> int | None:
-        """The look-back limit attention must respect, or None for full causal attention."""
-        return self.window if self.kind == "sliding" else None
+        return max(0, self.seq_length - self.keep)
 
 
 class KVCache(list[DynamicLayer]):
@@ -196,8 +199,8 @@ class KVCache(list[DynamicLayer]):
         return sum(layer.used_nbytes for layer in self)
 
     def layer_nbytes(self) -> tuple[tuple[int, int], ...]:
-        """(K bytes, V bytes) per layer, measured from the stored tensors."""
-        return tuple((_nbytes(layer.keys), _nbytes(layer.values)) for layer in self)
+        """(K bytes, V bytes) per layer: the storage the layer's tensors hold."""
+        return tuple((storage_nbytes(layer.keys), storage_nbytes(layer.values)) for layer in self)
 
     def reset(self) -> None:
         for layer in self:

@@ -5,14 +5,18 @@ with a frozen result, in the style of ``experiments.py``:
 
 - `cache_vs_recompute`: `compare_modes` on the lab prompt, in a chosen dtype
   (fp32, fp16, bf16) to show the drift that 16-bit arithmetic brings;
+  `repeated_cache_vs_recompute` repeats it in interleaved rounds and reports
+  every timing as a median with its range (`Spread`); `repeated_prefill`
+  does the same for the live run's time to first token;
 - `temperature_lab`: `repeated_sampling` in cached mode and, as a check, in
   recompute mode with the same seed (the histograms must agree);
 - `distribution_steps`: one `DistributionStep` per generated token, with the
   next-token distribution (after temperature, before the cut-offs) and where
   top-k and top-p cut it;
 - `cache_kinds`: dynamic vs static vs sliding-window caches on one prompt;
-- `sweep_with_fits`: `length_sweep` plus linear and quadratic fits of ms per
-  token against context length.
+- `sweep_with_fits`: `length_sweep` (repeated, medians) plus linear and
+  quadratic fits of ms per token against context length; a fit whose R² is
+  below `MIN_R_SQUARED` (or a parabola that bends down) is marked unusable.
 
 It never imports Qt; the panels in ``kvstudio.ui.labs`` draw what it yields.
 """
@@ -20,6 +24,7 @@ It never imports Qt; the panels in ``kvstudio.ui.labs`` draw what it yields.
 from __future__ import annotations
 
 import copy
+import statistics
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -30,6 +35,7 @@ import torch
 from kvstudio.core.backend import LanguageModel, MiniMindBackend
 from kvstudio.core.experiments import (
     CompareResult,
+    ModeRun,
     Progress,
     SamplingResult,
     SweepResult,
@@ -37,15 +43,22 @@ from kvstudio.core.experiments import (
     lab_prompt_ids,
     length_sweep,
     repeated_sampling,
+    warm_up,
 )
 from kvstudio.core.kv_cache import CACHE_KINDS, CacheKind, CacheSpec
-from kvstudio.core.records import MODES, Mode, SamplingSettings, StepRecord
+from kvstudio.core.records import (
+    DEFAULT_REPEATS,
+    DTYPES,
+    MODES,
+    DType,
+    Mode,
+    SamplingSettings,
+    StepRecord,
+)
 from kvstudio.core.sampling import apply_repetition_penalty, presence_mask
 from kvstudio.core.stepper import Stepper, TokenTexts
 from kvstudio.core.tokenizer import TextTokenizer
 
-DType = Literal["float32", "float16", "bfloat16"]
-DTYPES: tuple[DType, ...] = ("float32", "float16", "bfloat16")
 _TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
@@ -83,6 +96,140 @@ def cache_vs_recompute(
     yield from compare_modes(
         model, tokenizer, ids, new_tokens, cache=cache, warmup_tokens=warmup_tokens
     )
+
+
+# ---- repeated timings ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A repeated measurement: its median and the smallest and largest value."""
+
+    median: float
+    low: float
+    high: float
+    count: int  # how many measurements
+
+
+def spread(values: Sequence[float]) -> Spread:
+    if not values:
+        raise ValueError("No measurements to summarise.")
+    return Spread(float(statistics.median(values)), float(min(values)), float(max(values)),
+                  len(values))
+
+
+@dataclass(frozen=True)
+class RepeatedCompare:
+    """Interleaved rounds of `compare_modes` (cached, recompute, cached, …): timing medians.
+
+    Tokens, bytes and Δlogit are the same every round (greedy, same input);
+    they come from the first round. Times are summarised over all rounds.
+    """
+
+    rounds: tuple[CompareResult, ...]
+
+    @property
+    def first(self) -> CompareResult:
+        return self.rounds[0]
+
+    def run(self, mode: Mode) -> ModeRun:
+        return self.first.cached if mode == "cached" else self.first.recompute
+
+    def _runs(self, mode: Mode) -> list[ModeRun]:
+        return [r.cached if mode == "cached" else r.recompute for r in self.rounds]
+
+    def step_ms(self, mode: Mode) -> tuple[Spread, ...]:
+        runs = self._runs(mode)
+        steps = min(len(r.step_seconds) for r in runs)
+        return tuple(spread([1000 * r.step_seconds[i] for r in runs]) for i in range(steps))
+
+    def ttft_ms(self, mode: Mode) -> Spread:
+        return spread([1000 * r.ttft_seconds for r in self._runs(mode)])
+
+    def decode_ms_per_token(self, mode: Mode) -> Spread:
+        return spread([1000 * r.decode_seconds_per_token for r in self._runs(mode)])
+
+    def total_ms(self, mode: Mode) -> Spread:
+        return spread([1000 * r.total_seconds for r in self._runs(mode)])
+
+    @property
+    def speed_ratio(self) -> float:
+        """Median total time of recompute over median total time of cached."""
+        return self.total_ms("recompute").median / max(self.total_ms("cached").median, 1e-9)
+
+    @property
+    def speed_ratios(self) -> Spread:
+        """The ratio in each round (how much it varies)."""
+        return spread([r.speed_ratio for r in self.rounds])
+
+
+def repeated_cache_vs_recompute(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    *,
+    repeats: int = DEFAULT_REPEATS,
+    prompt_tokens: int = 183,
+    new_tokens: int = 64,
+    dtype: DType = "float32",
+    warmup_tokens: int = 4,
+    cache: CacheSpec | None = None,
+) -> Generator[Progress | RepeatedCompare, None, None]:
+    """`cache_vs_recompute` `repeats` times; progress over all rounds, then the medians."""
+    if repeats < 1:
+        raise ValueError("Repeat the measurement at least once.")
+    rounds: list[CompareResult] = []
+    model = backend_in_dtype(backend, dtype)  # once: the rounds then reuse it
+    for index in range(repeats):
+        for item in cache_vs_recompute(
+            model, tokenizer, prompt_tokens=prompt_tokens, new_tokens=new_tokens,
+            dtype=dtype, warmup_tokens=warmup_tokens, cache=cache,
+        ):
+            if isinstance(item, CompareResult):
+                rounds.append(item)
+            else:
+                yield replace(item, stage=f"{item.stage} (round {index + 1}/{repeats})",
+                              done=index * item.total + item.done, total=repeats * item.total)
+    yield RepeatedCompare(tuple(rounds))
+
+
+@dataclass(frozen=True)
+class PrefillTimes:
+    """Time to first token of one prompt, measured `rounds` times per mode (interleaved)."""
+
+    prompt_tokens: int
+    ms: dict[Mode, tuple[float, ...]]  # every round's TTFT, per mode
+
+    def ttft_ms(self, mode: Mode) -> Spread:
+        return spread(self.ms[mode])
+
+
+def repeated_prefill(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    prompt_ids: Sequence[int],
+    *,
+    repeats: int = DEFAULT_REPEATS,
+    cache: CacheSpec | None = None,
+) -> Generator[Progress | PrefillTimes, None, None]:
+    """The live run's TTFT, `repeats` times in each mode (cached, recompute, cached, …).
+
+    The first forward of a run is the prefill in both modes, so the two should
+    agree; one sample of a few ms is mostly noise, the median is not.
+    """
+    if repeats < 1:
+        raise ValueError("Repeat the measurement at least once.")
+    warm_up(backend, tokenizer, MODES)
+    times: dict[Mode, list[float]] = {mode: [] for mode in MODES}
+    greedy = SamplingSettings.greedy_settings()
+    for index in range(repeats):
+        for mode in MODES:
+            stepper = Stepper(backend, tokenizer, list(prompt_ids), mode=mode, sampling=greedy,
+                              max_new_tokens=1, cache=cache, stop_at_eos=False, top_n=0)
+            record = stepper.step()
+            times[mode].append(1000.0 * record.elapsed_s)
+            done = index * len(MODES) + MODES.index(mode) + 1
+            yield Progress("prefill", mode, done, repeats * len(MODES), record)
+    yield PrefillTimes(len(prompt_ids), {mode: tuple(v) for mode, v in times.items()})
 
 
 # ---- temperature ---------------------------------------------------------------------------
@@ -155,6 +302,21 @@ class DistributionStep:
     top_k_cut: int | None  # bars left of this index survive top-k (None: off / beyond bars)
     top_p_cut: int  # bars left of this index survive top-k and top-p
     chosen_rank: int | None  # index of the chosen token among the bars (None: not shown)
+    top_k_mass: float = 1.0  # probability of the top-k survivors before renormalising
+
+    def after_top_k(self) -> tuple[float, ...]:
+        """The bars' probabilities as top-p sees them: renormalised over the top-k survivors.
+
+        Bars cut by top-k get 0. Their running sum is the cumulative mass that
+        top-p compares with p.
+        """
+        k = self.top_k_cut if self.top_k_cut is not None else len(self.probabilities)
+        mass = max(self.top_k_mass, 1e-12)
+        return tuple(p / mass if i < k else 0.0 for i, p in enumerate(self.probabilities))
+
+    def kept_mass(self) -> float:
+        """The renormalised probability of the tokens top-p keeps (≥ p by its definition)."""
+        return float(sum(self.after_top_k()[: self.top_p_cut]))
 
     @property
     def step(self) -> int:
@@ -208,10 +370,12 @@ def distribution_steps(
             if settings.repetition_penalty != 1.0:
                 seen = presence_mask(torch.tensor([history], device=x.device), x.shape[-1])
                 x = apply_repetition_penalty(x, seen, settings.repetition_penalty)
-            probs, ids = torch.topk(torch.softmax(x, dim=-1)[0], min(bars, x.shape[-1]))
+            full = torch.softmax(x, dim=-1)[0]  # (V,)
+            k = record.survivors_top_k[0]
+            top_k_mass = float(torch.topk(full, k).values.sum()) if 0 < k < full.shape[0] else 1.0
+            probs, ids = torch.topk(full, min(bars, x.shape[-1]))
         id_list = [int(i) for i in ids.tolist()]
         chosen = record.token_ids[0]
-        k = record.survivors_top_k[0]
         yield DistributionStep(
             record=record,
             token_ids=tuple(id_list),
@@ -220,6 +384,7 @@ def distribution_steps(
             top_k_cut=k if settings.top_k > 0 and k < len(id_list) else None,
             top_p_cut=min(record.survivors_top_p[0], len(id_list)),
             chosen_rank=id_list.index(chosen) if chosen in id_list else None,
+            top_k_mass=top_k_mass if settings.top_k > 0 else 1.0,
         )
         history.append(chosen)
     records = stepper.records
@@ -258,7 +423,7 @@ class CacheKindsResult:
 
     @property
     def window_covers_context(self) -> bool:
-        """The sliding window holds every token the run ever sees (P + N − 1)."""
+        """Every query sees the whole context: W ≥ P + N − 1 keys (W counts the query itself)."""
         return self.window >= self.prompt_tokens + self.new_tokens - 1
 
     def identical_to_dynamic(self, kind: CacheKind) -> bool:
@@ -332,19 +497,35 @@ class Fit:
         return np.polyval(np.asarray(self.coefficients), np.asarray(x, dtype=float))
 
 
+MIN_R_SQUARED = 0.8  # below this a fitted curve explains too little to be drawn
+
+
 @dataclass(frozen=True)
 class ModeFits:
     mode: Mode
     context: tuple[int, ...]  # P + N of each run
-    ms_per_token: tuple[float, ...]  # total time / N
+    ms_per_token: tuple[float, ...]  # total time / N (median over the rounds)
     linear: Fit
     quadratic: Fit
+    ms_low: tuple[float, ...] = ()  # fastest round per point (empty: one round)
+    ms_high: tuple[float, ...] = ()  # slowest round per point
+
+    def usable(self, fit: Fit) -> bool:
+        """True when the curve means something: R² ≥ MIN_R_SQUARED, and a parabola opens up.
+
+        Flat, noisy timings (the cached mode) give a low R² for any curve; a
+        parabola bending down would predict faster tokens for longer contexts.
+        """
+        if fit.r_squared < MIN_R_SQUARED:
+            return False
+        return not (fit is self.quadratic and fit.coefficients[0] < 0)
 
 
 @dataclass(frozen=True)
 class SweepLabResult:
-    sweep: SweepResult
+    sweep: SweepResult  # times are medians over the rounds
     fits: tuple[ModeFits, ...]
+    repeats: int = 1  # rounds each point was measured
 
     def fits_for(self, mode: Mode) -> ModeFits:
         return next(f for f in self.fits if f.mode == mode)
@@ -364,7 +545,8 @@ def fit_polynomial(x: Sequence[float], y: Sequence[float], degree: int) -> Fit:
     return Fit(tuple(float(c) for c in coeffs), r2)
 
 
-def sweep_fits(sweep: SweepResult) -> tuple[ModeFits, ...]:
+def sweep_fits(sweep: SweepResult, rounds: Sequence[SweepResult] = ()) -> tuple[ModeFits, ...]:
+    """Fits of `sweep` (the medians); `rounds` (every round) give each point's range."""
     out = []
     for mode in MODES:
         points = sweep.series(mode)
@@ -372,6 +554,9 @@ def sweep_fits(sweep: SweepResult) -> tuple[ModeFits, ...]:
             continue
         context = [p.prompt_tokens + p.new_tokens for p in points]
         ms = [1000.0 * p.seconds / p.new_tokens for p in points]
+        per_round = [[1000.0 * p.seconds / p.new_tokens for p in r.series(mode)] for r in rounds]
+        low = tuple(min(v[i] for v in per_round) for i in range(len(ms))) if per_round else ()
+        high = tuple(max(v[i] for v in per_round) for i in range(len(ms))) if per_round else ()
         out.append(
             ModeFits(
                 mode=mode,
@@ -379,9 +564,22 @@ def sweep_fits(sweep: SweepResult) -> tuple[ModeFits, ...]:
                 ms_per_token=tuple(ms),
                 linear=fit_polynomial(context, ms, 1),
                 quadratic=fit_polynomial(context, ms, 2),
+                ms_low=low,
+                ms_high=high,
             )
         )
     return tuple(out)
+
+
+def median_sweep(rounds: Sequence[SweepResult]) -> SweepResult:
+    """One sweep whose times are the medians of the rounds (same points in the same order)."""
+    first = rounds[0]
+    points = []
+    for index, point in enumerate(first.points):
+        seconds = statistics.median(r.points[index].seconds for r in rounds)
+        ttft = statistics.median(r.points[index].ttft_seconds for r in rounds)
+        points.append(replace(point, seconds=seconds, ttft_seconds=ttft))
+    return replace(first, points=tuple(points))
 
 
 def sweep_with_fits(
@@ -391,10 +589,18 @@ def sweep_with_fits(
     vary: Literal["prompt", "new"] = "prompt",
     values: Sequence[int] = (16, 32, 64, 128, 256),
     fixed: int = 32,
+    repeats: int = 1,
 ) -> Generator[Progress | SweepLabResult, None, None]:
-    """`length_sweep`, then ms per token against context length with fitted curves."""
-    for item in length_sweep(backend, tokenizer, vary=vary, values=values, fixed=fixed):
-        if isinstance(item, SweepResult):
-            yield SweepLabResult(item, sweep_fits(item))
-        else:
-            yield item
+    """`length_sweep` `repeats` times, then median ms per token against context with fits."""
+    if repeats < 1:
+        raise ValueError("Repeat the sweep at least once.")
+    rounds: list[SweepResult] = []
+    for index in range(repeats):
+        for item in length_sweep(backend, tokenizer, vary=vary, values=values, fixed=fixed):
+            if isinstance(item, SweepResult):
+                rounds.append(item)
+            else:
+                yield replace(item, done=index * item.total + item.done,
+                              total=repeats * item.total)
+    sweep = median_sweep(rounds) if repeats > 1 else rounds[0]
+    yield SweepLabResult(sweep, sweep_fits(sweep, rounds if repeats > 1 else ()), repeats)

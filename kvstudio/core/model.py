@@ -102,8 +102,9 @@ def attention_mask(
     """Boolean mask (T, S): True where a query may attend to a key.
 
     Queries sit at positions q_start … q_start+T-1 and keys at k_start … q_start+T-1.
-    The causal triangle covers only the newest T columns; with a window, a query at
-    position i also may not look further back than i - window. Returns None when
+    The causal triangle covers only the newest T columns; with a window W, a query at
+    position i sees keys i − W + 1 … i (W keys, itself included, as transformers'
+    ``sliding_window``). Returns None when
     every key is visible to every query (a single decode step inside the window).
     """
     k_end = q_start + new_tokens
@@ -111,7 +112,7 @@ def attention_mask(
     k_pos = torch.arange(k_start, k_end, device=device)[None, :]  # (1, S)
     allowed = k_pos <= q_pos
     if window is not None:
-        allowed &= k_pos >= q_pos - window
+        allowed &= k_pos > q_pos - window
     if bool(allowed.all()):
         return None
     return allowed

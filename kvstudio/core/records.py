@@ -17,6 +17,9 @@ MIN_PENALTY, MAX_PENALTY = 0.01, 100.0  # repetition penalty; 1.0 = off
 Mode = Literal["cached", "recompute"]
 Phase = Literal["prefill", "decode"]
 MODES: tuple[Mode, ...] = ("cached", "recompute")
+DType = Literal["float32", "float16", "bfloat16"]  # weight dtypes a lab can run the model in
+DTYPES: tuple[DType, ...] = ("float32", "float16", "bfloat16")
+DEFAULT_REPEATS = 5  # rounds per lab timing: one sample of a few ms is mostly noise
 
 
 @dataclass(frozen=True)

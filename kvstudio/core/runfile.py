@@ -5,7 +5,8 @@ reading it back with a `ValueError` that says what is wrong for any bad or
 partial file, and `RunReplay`, which hands the saved records out one step at
 a time with no model loaded — for a classroom laptop that should not compute
 live. One file may hold several runs (e.g. the latest cached and recompute
-runs that a window shows side by side).
+runs that a window shows side by side) and the Sample ×N results shown with
+them (`SavedSamples`, under ``"samples"``; older files have none).
 
 It knows nothing about Qt or how runs are drawn.
 """
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kvstudio.core import runfile_checks as checks
-from kvstudio.core.kv_cache import CACHE_KINDS, CacheSpec
+from kvstudio.core.cache_spec import CACHE_KINDS, CacheSpec
 from kvstudio.core.records import Mode, SamplingSettings, StepRecord
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,39 @@ class SavedRun:
     def text(self) -> str:
         """The generated text of row 0, as the records report it."""
         return "".join(r.token_texts[0] for r in self.records if r.token_texts)
+
+
+@dataclass(frozen=True)
+class SavedSamples:
+    """One Sample ×N result: distinct answers and their counts per temperature."""
+
+    prompt: str  # the text as typed
+    temperatures: tuple[float, ...]
+    samples_per_temperature: int  # N
+    answer_tokens: int  # the most tokens each answer could have
+    counts: tuple[tuple[tuple[str, int], ...], ...]  # per temperature: (answer, count), most first
+    sampling: SamplingSettings = field(default_factory=SamplingSettings)  # the other knobs
+    use_chat_template: bool = False
+
+    def distinct(self, index: int) -> int:
+        return len(self.counts[index])
+
+
+MAX_SAMPLE_SETS = 16  # Sample ×N results one file holds
+MAX_SAMPLES = 100_000  # answers per temperature a file may claim
+MAX_TEMPERATURES = 64
+
+
+def samples_to_dict(samples: SavedSamples) -> dict[str, Any]:
+    return {
+        "prompt": samples.prompt,
+        "use_chat_template": samples.use_chat_template,
+        "temperatures": list(samples.temperatures),
+        "samples_per_temperature": samples.samples_per_temperature,
+        "answer_tokens": samples.answer_tokens,
+        "sampling": _dataclass_dict(samples.sampling),
+        "counts": [[[answer, n] for answer, n in row] for row in samples.counts],
+    }
 
 
 # ---- writing -------------------------------------------------------------------------------
@@ -133,24 +167,31 @@ def _dataclass_dict(obj: Any) -> dict[str, Any]:
     return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
-def dumps_runs(runs: Sequence[SavedRun], keep_logits: bool = False) -> str:
-    document = {
+def dumps_runs(
+    runs: Sequence[SavedRun], keep_logits: bool = False, samples: Sequence[SavedSamples] = ()
+) -> str:
+    document: dict[str, Any] = {
         "format": RUN_FORMAT,
         "version": RUN_FORMAT_VERSION,
         "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "runs": [run_to_dict(r, keep_logits) for r in runs],
     }
+    if samples:
+        document["samples"] = [samples_to_dict(s) for s in samples]
     return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
 
 
 def save_runs(
-    path: str | os.PathLike[str], runs: SavedRun | Sequence[SavedRun], keep_logits: bool = False
+    path: str | os.PathLike[str],
+    runs: SavedRun | Sequence[SavedRun],
+    keep_logits: bool = False,
+    samples: Sequence[SavedSamples] = (),
 ) -> Path:
-    """Write one or several runs to `path` atomically; ValueError says why it failed."""
+    """Write runs (and Sample ×N results) to `path` atomically; ValueError says why it failed."""
     items = [runs] if isinstance(runs, SavedRun) else list(runs)
     if not items:
         raise ValueError("There is no run to save yet: step the model at least once.")
-    data = dumps_runs(items, keep_logits).encode("utf-8")
+    data = dumps_runs(items, keep_logits, samples).encode("utf-8")
     target = Path(path)
     if not target.parent.is_dir():
         raise ValueError(f"Cannot save the run: the folder {target.parent} does not exist.")
@@ -314,6 +355,80 @@ def _run_from_dict(data: Any, where: str) -> SavedRun:
         records=tuple(records),
         prompt_pieces=pieces,
         note=checks.read_str(data.get("note", ""), f"{where}: note"),
+    )
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """Everything a run file holds: the runs and the Sample ×N results."""
+
+    runs: tuple[SavedRun, ...]
+    samples: tuple[SavedSamples, ...] = ()
+
+
+def load_run_file(path: str | os.PathLike[str]) -> RunFile:
+    """`load_runs` plus the file's Sample ×N results, every value checked the same way."""
+    p = Path(path)
+    return loads_run_file(checks.read_run_bytes(p), str(p))
+
+
+def loads_run_file(data: bytes | str, where: str = "the run file") -> RunFile:
+    runs = loads_runs(data, where)  # every problem with the file as a whole is reported here
+    document = json.loads(data)  # parsed once already: valid JSON, an object, not too deep
+    raw = document.get("samples", [])
+    samples = checks.read_list(raw, f"{where}: samples", _samples_from_dict,
+                               max_length=MAX_SAMPLE_SETS)
+    return RunFile(tuple(runs), samples)
+
+
+def _temperature(value: Any, where: str) -> float:
+    return checks.read_float(value, where, 0.0, 1e6)
+
+
+def _answer_count(value: Any, where: str) -> tuple[str, int]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise ValueError(f"{where} must be an [answer, count] pair.")
+    return checks.read_str(value[0], f"{where}: answer"), checks.read_int(
+        value[1], f"{where}: count", 1, MAX_SAMPLES)
+
+
+def _samples_from_dict(data: Any, where: str) -> SavedSamples:
+    """A Sample ×N result from a file: every value checked, the counts adding up to N."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where} is not an object.")
+    checks.require(data, ("prompt", "temperatures", "samples_per_temperature", "answer_tokens",
+                          "counts"), where)
+    temperatures = checks.read_list(data["temperatures"], f"{where}: temperatures",
+                                    _temperature, min_length=1, max_length=MAX_TEMPERATURES)
+    n = checks.read_int(data["samples_per_temperature"], f"{where}: samples_per_temperature",
+                        1, MAX_SAMPLES)
+    answer_tokens = checks.read_int(data["answer_tokens"], f"{where}: answer_tokens", 1,
+                                    checks.MAX_POSITIONS)
+    rows = checks.read_list(data["counts"], f"{where}: counts",
+                            lambda v, w: checks.read_list(v, w, _answer_count, max_length=n),
+                            length=len(temperatures))
+    for t, row in zip(temperatures, rows, strict=True):
+        total = sum(c for _, c in row)
+        if total != n:
+            raise ValueError(f"{where}, T = {t:g}: the counts add up to {total}, not the {n} "
+                             "samples; the file is damaged.")
+        if len({a for a, _ in row}) != len(row):
+            raise ValueError(f"{where}, T = {t:g}: an answer is counted twice; the file is "
+                             "damaged.")
+    try:
+        sampling = checks.read_fields(SamplingSettings, data.get("sampling", {}), "sampling",
+                                      _SAMPLING_FIELDS)
+    except ValueError as exc:
+        raise ValueError(f"{where} has bad sampling settings: {exc}") from exc
+    return SavedSamples(
+        prompt=checks.read_str(data["prompt"], f"{where}: prompt"),
+        temperatures=temperatures,
+        samples_per_temperature=n,
+        answer_tokens=answer_tokens,
+        counts=rows,
+        sampling=sampling,
+        use_chat_template=checks.read_bool(data.get("use_chat_template", False),
+                                           f"{where}: use_chat_template"),
     )
 
 

@@ -3,7 +3,7 @@
 Owns the sampling pipeline and what it reports:
 
     temperature → repetition penalty (sign-aware) → top-k (0 = off)
-    → top-p (MiniMind's rule) → greedy (temperature 0) or multinomial
+    → top-p (MiniMind's rule, ties by position) → greedy (temperature 0) or multinomial
 
 and, per row, how many candidates survived top-k and top-p, the chosen token's
 probability and the most likely candidates after filtering. Everything is
@@ -57,9 +57,13 @@ def apply_repetition_penalty(
 ) -> torch.Tensor:
     """Sign-aware penalty: divide positive logits, multiply negative ones, for seen tokens.
 
-    logits (B, V) float, seen (B, V) bool. Dividing a negative logit would *raise*
-    its probability (MiniMind's plain division does exactly that), so negative
-    logits are multiplied instead: both directions make a seen token less likely.
+    logits (B, V) float, seen (B, V) bool. This is the rule of MiniMind's current
+    ``model_minimind.py`` (the minimind-3 code with QK-norm: ``torch.where(score > 0,
+    score / penalty, score * penalty)`` over each row's seen tokens) and of
+    transformers' ``RepetitionPenaltyLogitsProcessor``. MiniMind2's ``generate``
+    divided every seen logit (``logits[i, seen] /= penalty``), which *raises* the
+    probability of a seen token whose logit is negative; KV Studio does not follow
+    that older rule. Both agree on positive logits and when the penalty is 1.0.
     """
     if penalty == 1.0:
         return logits
@@ -75,16 +79,15 @@ def apply_top_k(logits: torch.Tensor, top_k: int) -> torch.Tensor:
     return logits.masked_fill(logits < kth, NEG_INF)
 
 
-def top_p_threshold(probs: torch.Tensor, top_p: float) -> torch.Tensor:
-    """MiniMind's nucleus as a per-row threshold: probs (B, V) → (B, 1).
+def top_p_threshold(probs: torch.Tensor, top_p: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """MiniMind's nucleus size and its smallest kept probability: probs (B, V) → (B, 1), (B, 1).
 
-    Sort descending and keep every token whose cumulative probability *before
-    it* is at most p: the token that first crosses p is kept and the top token
-    always survives. With sorted values only (no argsort) the number m of kept
-    tokens gives the threshold, the m-th largest probability: every token at
-    least that likely is kept, so tokens tied with the last kept one are kept
-    too (as top-k keeps ties with the k-th). Never below the smallest positive
-    float, so a token of probability 0 is never kept.
+    Sort descending and keep every *position* whose cumulative probability
+    before it is at most p: the token that first crosses p is kept and the top
+    token always survives. Returns m, the number of positions kept (≥ 1), and
+    the m-th largest probability (never below the smallest positive float, so
+    a token of probability 0 is never kept). Only sorted values are needed (no
+    argsort); which tokens fill the m places is `top_p_keep`'s job.
     """
     ordered = _sorted_descending(probs)  # (B, V) values only
     cumulative = ordered.cumsum(dim=-1)  # (B, V), non-decreasing
@@ -94,19 +97,47 @@ def top_p_threshold(probs: torch.Tensor, top_p: float) -> torch.Tensor:
     at_most_p = torch.searchsorted(cumulative, target, right=True)  # (B, 1)
     kept = 1 + at_most_p.clamp_(max=probs.shape[-1] - 1)  # (B, 1), m ≥ 1
     threshold = ordered.gather(1, kept - 1)  # (B, 1), the m-th largest probability
-    return threshold.clamp_min(torch.finfo(probs.dtype).tiny)
+    return kept, threshold.clamp_min(torch.finfo(probs.dtype).tiny)
 
 
 def top_p_keep(probs: torch.Tensor, top_p: float) -> torch.Tensor:
-    """The nucleus as a mask: probs (B, V) → keep (B, V) bool (see `top_p_threshold`)."""
+    """MiniMind's nucleus as a mask: probs (B, V) → keep (B, V) bool, exactly m per row.
+
+    MiniMind keeps the first m positions of the sorted list, so when several
+    tokens tie with the m-th largest probability only as many as fit are kept
+    (``[1, 1, 1, 1]`` at p = 0.5 keeps 3). Ties are broken as a *stable*
+    descending sort orders them: the lower token id first. (MiniMind's
+    ``torch.sort`` is not stable, so which tied token it drops is arbitrary;
+    how many it keeps is the same.) Exact ties are rare in fp32 logits and
+    common in bf16/fp16 ones.
+    """
     if top_p >= 1.0:
         return torch.ones_like(probs, dtype=torch.bool)
-    return probs >= top_p_threshold(probs, top_p)
+    kept, threshold = top_p_threshold(probs, top_p)
+    return _drop_surplus_ties(probs, probs >= threshold, kept, threshold)
+
+
+def _drop_surplus_ties(
+    probs: torch.Tensor, keep: torch.Tensor, kept: torch.Tensor, threshold: torch.Tensor
+) -> torch.Tensor:
+    """Drop, per row, the tokens tied at `threshold` beyond the m = `kept` places.
+
+    probs (B, V), keep (B, V) bool = probs ≥ threshold, kept and threshold (B, 1).
+    The tied tokens with the highest ids go first (a stable sort puts them last).
+    Usually nothing is tied past m and `keep` comes back unchanged.
+    """
+    surplus = keep.sum(dim=-1, keepdim=True) - kept  # (B, 1), > 0 only where ties spill over
+    if not bool((surplus > 0).any()):
+        return keep
+    tied = probs == threshold  # (B, V)
+    rank = tied.cumsum(dim=-1)  # (B, V): 1, 2, … along each row's tied tokens, by id
+    places = tied.sum(dim=-1, keepdim=True) - surplus.clamp_min(0)  # (B, 1) ties that fit
+    return keep & (~tied | (rank <= places))
 
 
 def nucleus(probs: torch.Tensor, top_p: float) -> tuple[torch.Tensor, torch.Tensor]:
     """probs (B, V) with the tokens outside the nucleus set to 0 (not renormalised),
-    and the survivors per row (B,) int64. p = 1.0 = off.
+    and the survivors per row (B,) int64. p = 1.0 = off. Same tokens as `top_p_keep`.
 
     On the CPU the masking runs in numpy: torch's comparison to a bool mask and
     the bool × float product take ~10× longer there for a (30, 6400) batch.
@@ -116,12 +147,16 @@ def nucleus(probs: torch.Tensor, top_p: float) -> tuple[torch.Tensor, torch.Tens
             probs.shape[:1], probs.shape[1], dtype=torch.int64, device=probs.device
         )
         return probs, everyone
-    threshold = top_p_threshold(probs, top_p)  # (B, 1)
+    kept, threshold = top_p_threshold(probs, top_p)  # (B, 1) each
     if probs.device.type == "cpu":
         keep = probs.numpy() >= threshold.numpy()  # (B, V) bool
-        kept = torch.from_numpy(probs.numpy() * keep)  # (B, V)
-        return kept, torch.from_numpy(np.count_nonzero(keep, axis=-1).astype(np.int64))
-    keep_t = probs >= threshold
+        counts = np.count_nonzero(keep, axis=-1)  # (B,)
+        if (counts > kept.numpy()[:, 0]).any():  # ties past the m-th place (16-bit logits)
+            keep = _drop_surplus_ties(probs, torch.from_numpy(keep), kept, threshold).numpy()
+            counts = np.count_nonzero(keep, axis=-1)
+        masked = torch.from_numpy(probs.numpy() * keep)  # (B, V)
+        return masked, torch.from_numpy(counts.astype(np.int64))
+    keep_t = _drop_surplus_ties(probs, probs >= threshold, kept, threshold)
     return probs * keep_t, keep_t.sum(dim=-1)
 
 

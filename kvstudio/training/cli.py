@@ -16,7 +16,12 @@ from typing import Any
 
 from kvstudio.core import limits
 
-DEFAULT_DATA = "../shared/data"
+# The training text is not in the repository: docs/data.md says where to get it.
+DATA_HELP = (
+    "folder with the training text (docs/data.md): chatbot_data/ChatbotData.csv, "
+    "question_pair/kor_pair_train.csv and kor_Pair_test.csv, parakqc/paraKQC_v1.txt, "
+    "kornlu/*.tsv (KorSTS, KorNLI XNLI)"
+)
 
 
 def _thread_count(text: str) -> int:
@@ -28,7 +33,7 @@ def _thread_count(text: str) -> int:
 
 
 def _train_options(p: argparse.ArgumentParser, lr: float, steps: int, batch: int) -> None:
-    p.add_argument("--data", default=DEFAULT_DATA, help="folder with the SOURCES.md text")
+    p.add_argument("--data", required=True, metavar="DATA", help=DATA_HELP)
     p.add_argument("--tokenizer", required=True, help="folder with tokenizer.json")
     p.add_argument("--out", required=True, help="run folder (checkpoints, report.json)")
     p.add_argument("--steps", type=int, default=steps)
@@ -51,7 +56,7 @@ def add_subcommands(subparsers: Any) -> None:
     sub = train.add_subparsers(dest="train_command", required=True)
 
     tok = sub.add_parser("tokenizer", help="byte-level BPE with MiniMind's special tokens")
-    tok.add_argument("--data", default=DEFAULT_DATA)
+    tok.add_argument("--data", required=True, metavar="DATA", help=DATA_HELP)
     tok.add_argument("--out", required=True)
     tok.add_argument("--vocab-size", type=int, default=6400)
     tok.add_argument("--seed", type=int, default=0)

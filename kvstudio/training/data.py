@@ -1,6 +1,6 @@
 """Read the course's public Korean text and split the chat pairs deterministically.
 
-Owns file formats of the four sources in ``SOURCES.md`` (ChatbotData, Question_pair,
+Owns file formats of the four sources in ``docs/data.md`` (ChatbotData, Question_pair,
 paraKQC, KorNLU) and the held-out splits. It returns plain Python strings and never
 touches torch. The data folder is always given by the caller (a command-line path):
 nothing here is copied into the project.
@@ -40,8 +40,8 @@ class ChatSplit:
 def _require(path: Path) -> Path:
     if not path.exists():
         raise ValueError(
-            f"{path} does not exist. Pass the folder that holds chatbot_data/, question_pair/, "
-            "parakqc/ and kornlu/ (see SOURCES.md), e.g. --data ../shared/data."
+            f"{path} does not exist. Pass --data the folder that holds chatbot_data/, "
+            "question_pair/, parakqc/ and kornlu/ (docs/data.md says where to get each)."
         )
     return path
 
@@ -60,7 +60,10 @@ def read_chat_pairs(data_dir: str | Path) -> list[ChatPair]:
             if q and a:
                 pairs.append(ChatPair(q, a, int(row.get("label") or 0)))
     if not pairs:
-        raise ValueError(f"{path} has no Q,A rows; is it the ChatbotData.csv from SOURCES.md?")
+        raise ValueError(
+            f"{path} has no Q,A rows; is it ChatbotData.csv from songys/Chatbot_data "
+            "(docs/data.md)?"
+        )
     return pairs
 
 

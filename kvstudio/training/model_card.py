@@ -122,7 +122,9 @@ def render_card(
         "",
         "## Data and licence",
         "",
-        "Public Korean text, read unchanged from `../shared/data` (see its `SOURCES.md`):",
+        "Public Korean text, read unchanged from a data folder laid out as "
+        "[docs/data.md](../../../docs/data.md) describes (where to get each source, its licence "
+        "and the files the training commands read):",
         "",
         "| source | what | licence | used for |",
         "|---|---|---|---|",
@@ -148,7 +150,10 @@ def render_card(
         *_run_rows("pretrain", pretrain_report),
         *[row for name, r in sft_reports if kind == "chat" for row in _run_rows(name, r)],
         "",
-        "Commands (from the repository root):",
+        "Commands (from the repository root; `DATA` is the data folder of "
+        "[docs/data.md](../../../docs/data.md): `chatbot_data/ChatbotData.csv`, "
+        "`question_pair/kor_pair_train.csv` and `kor_Pair_test.csv`, "
+        "`parakqc/paraKQC_v1.txt`, `kornlu/*.tsv`):",
         "",
         "```",
         *commands,

@@ -1,33 +1,45 @@
 """The classroom features, plugged into the main window from one call: `install(window)`.
 
 Owns `ClassroomExtras`: it adds the Labs tab, an export menu and corner button
-on every live plot, a "Lecture" menu (lecture mode, save and open a run,
+on every live plot, a "Lecture" menu (presenter view, save and open a run,
 replay controls, export slide pack), and stops the lab threads when the
 window closes. It uses only the window's public extension points
 (`add_tab`, `plots()`, `controller`, `status`, `menuBar()`), so the window
-stays composition and wiring; the work lives in ``labs``, ``export``,
-``lecture_mode`` and ``replay``.
+stays composition and wiring. "Measure TTFT ×k" repeats the live prompt's
+prefill in both modes on a lab thread and hands the medians to the time
+plot; the work lives in ``labs``, ``export``, ``presenter`` and ``replay``.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
+from kvstudio.core.records import DEFAULT_REPEATS
 from kvstudio.core.runfile import RUN_SUFFIX
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
-from kvstudio.ui.labs import LabPanel, LabsPanel
+from kvstudio.ui.labs.base import LabPanel
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
 from kvstudio.ui.labs.labs_panel import slide_pack_of
 from kvstudio.ui.main_window import MainWindow
+from kvstudio.ui.plots.answer_histogram import ordered_answers
+from kvstudio.ui.run.engine_adapter import AnswerCounts, encode_prompt
+from kvstudio.ui.run.lab_worker import GeneratorRunner
 from kvstudio.ui.slides.export import ChartLike
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
-from kvstudio.ui.slides.lecture_mode import LectureActions, LectureMode
+from kvstudio.ui.slides.presenter import PresenterActions, PresenterView
+
+if TYPE_CHECKING:
+    from kvstudio.core import labs as lab_experiments
+    from kvstudio.ui.labs import LabsPanel
+else:  # torch loads when TTFT is first measured
+    lab_experiments = LazyModule("kvstudio.core.labs")
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +83,33 @@ def live_tables(window: MainWindow) -> dict[str, list[dict[str, Any]]]:
     return tables
 
 
+def sample_numbers(counts: AnswerCounts) -> dict[str, Any]:
+    """The Sample ×N result for numbers.json."""
+    return {
+        "prompt": counts.prompt,
+        "samples_per_temperature": counts.samples_per_temperature,
+        "answer_tokens": counts.answer_tokens,
+        "temperatures": [
+            {"temperature": t, "distinct": counts.distinct(i),
+             "counts": [list(pair) for pair in counts.counts[i]]}
+            for i, t in enumerate(counts.temperatures)
+        ],
+    }
+
+
+def answer_rows(counts: AnswerCounts) -> list[dict[str, Any]]:
+    """sample-answers.csv: one row per distinct answer, its count at each temperature."""
+    rows = []
+    for rank, (answer, per_t) in enumerate(ordered_answers(counts), start=1):
+        row: dict[str, Any] = {"rank": rank, "answer": answer}
+        for t, n in zip(counts.temperatures, per_t, strict=True):
+            row[f"count at T = {t:g} (of {counts.samples_per_temperature})"] = n
+        rows.append(row)
+    return rows
+
+
 class ClassroomExtras(QObject):
-    """Labs, export, lecture mode and saved runs for a `MainWindow`."""
+    """Labs, export, the presenter view and saved runs for a `MainWindow`."""
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
@@ -82,12 +119,14 @@ class ClassroomExtras(QObject):
         self.exporter = ChartExporter(self)
         self.exporter.failed.connect(self._on_export_failed)
         self.exporter.exported.connect(self._on_exported)
-        self.labs = LabsPanel(self.exporter)
-        self.labs.failed.connect(self._on_lab_failed)
-        self.labs.timing_changed.connect(self._on_lab_timing_changed)  # timed labs run alone
-        window.add_tab(self.labs, lambda: self.tr("Labs"))
-        controller.model_loaded.connect(self.labs.set_model)
-        self.labs.set_model(controller.model)
+        # The labs (17 charts) and the presenter view are built when first needed, so the
+        # window is on screen sooner: the labs when their tab opens or the model has loaded.
+        self._labs: LabsPanel | None = None
+        self._labs_page = QWidget()  # until the labs are built
+        window.add_tab(self._labs_page, lambda: self.tr("Labs"))
+        window.tabs.currentChanged.connect(self._on_tab_changed)
+        controller.model_loaded.connect(self._on_model_loaded)
+        self._presenter: PresenterView | None = None
         # Chat and Cache inspector: lab panels with a tab each (issue 15).
         self.chat = ChatPanel(self.exporter)
         self.inspector = CacheInspectorPanel(self.exporter)
@@ -102,23 +141,57 @@ class ClassroomExtras(QObject):
             attach_export(plot, self.exporter) for plot in window.plots().values()
         ]
         self.replay = controller.replay  # the controller owns it: the run state covers replays
-        self.lecture = LectureMode(
-            window,
-            self.lecture_charts,
-            LectureActions(self.step, self.toggle_play, self.reset),
-        )
+        self.replay.samples_loaded.connect(window.answers.show_counts)
+        self.ttft_repeats = DEFAULT_REPEATS
+        self.ttft_runner = GeneratorRunner("kvstudio-ttft", parent=self)
+        self.ttft_runner.finished.connect(self._on_ttft_finished)
+        self.ttft_runner.failed.connect(self._on_lab_failed)
         self._build_menu()
-        self.lecture.toggled.connect(self.lecture_action.setChecked)
+        # A presenter's clicker works on the working window too (the presenter view has its own
+        # keys); text fields keep these keys (see TypingGuard).
+        self._clicker_keys: list[QShortcut] = []
+        for key, action in ((Qt.Key.Key_PageDown, self.step), (Qt.Key.Key_Home, self.reset)):
+            shortcut = QShortcut(QKeySequence(key), window)
+            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+            shortcut.activated.connect(action)
+            self._clicker_keys.append(shortcut)
         window.installEventFilter(self)
         self.retranslate()
 
-    # ---- what the menu does ----------------------------------------------------------------
-    def lecture_charts(self) -> list[ChartLike]:
-        charts: list[ChartLike] = list(self.window.plots().values())
-        for lab in [*self.labs.labs(), *self.tab_labs]:
-            charts += list(lab.charts().values())
-        return charts
+    # ---- built on first use ------------------------------------------------------------------
+    @property
+    def labs(self) -> LabsPanel:
+        """The Labs tab's panel (built now if it was not yet)."""
+        if self._labs is None:
+            from kvstudio.ui.labs import LabsPanel  # 17 charts' modules: imported when needed
 
+            self._labs = LabsPanel(self.exporter)
+            self._labs.failed.connect(self._on_lab_failed)
+            self._labs.timing_changed.connect(self._on_lab_timing_changed)  # timed labs run alone
+            self._labs.set_model(self.window.controller.model)
+            self.window.replace_tab(self._labs_page, self._labs)
+            self._labs_page.deleteLater()
+            if self.window.typing_guard is not None:  # the labs' number boxes keep their keys
+                self.window.typing_guard.guard(self._labs)
+        return self._labs
+
+    @property
+    def presenter(self) -> PresenterView:
+        """The projector window (another view over the same runs; built now if it was not yet)."""
+        if self._presenter is None:
+            controller, window = self.window.controller, self.window
+            self._presenter = PresenterView(
+                controller.store,
+                PresenterActions(self.step, self.toggle_play, self.reset),
+                counts=lambda: window.answers.plot.counts,
+                parent=window,
+            )
+            controller.pacer.add_view(self._presenter.refresh)
+            controller.sampling_finished.connect(self._on_sampling_finished)
+            self._presenter.toggled.connect(self.presenter_action.setChecked)
+        return self._presenter
+
+    # ---- what the menu does ----------------------------------------------------------------
     def step(self) -> None:
         """One step of what is on screen: the replay in a replay, else the live model."""
         self.window.controller.step()
@@ -143,7 +216,7 @@ class ClassroomExtras(QObject):
         if not path:
             return False
         try:
-            written = self.replay.save(path, name)
+            written = self.replay.save(path, name, self.window.answers.plot.counts)
         except ValueError as exc:
             self._warn(str(exc))
             return False
@@ -168,6 +241,28 @@ class ClassroomExtras(QObject):
         self.window.tabs.setCurrentIndex(0)
         return True
 
+    def measure_ttft(self) -> bool:
+        """Repeat the current prompt's prefill in both modes; the time plot shows medians."""
+        model = self.window.controller.model
+        if model is None:
+            self._on_note(self.tr("No model is loaded yet; wait for it or pick one."))
+            return False
+        request = self.window.current_request()
+        try:
+            ids = encode_prompt(model, request)
+        except ValueError as exc:
+            self._warn(str(exc))
+            return False
+        backend, tokenizer = model.backend, model.tokenizer
+        repeats, cache = self.ttft_repeats, request.settings.cache
+        self._on_note(self.tr("Measuring TTFT {0} times in each mode…").format(repeats))
+        if self.ttft_runner.closed:
+            return False  # the window is closing
+        self.ttft_runner.start(
+            lambda: lab_experiments.repeated_prefill(backend, tokenizer, ids, repeats=repeats,
+                                                     cache=cache))
+        return True
+
     def export_slide_pack(self) -> bool:
         charts: dict[str, ChartLike] = dict(self.window.plots())
         lab_charts, lab_numbers, lab_tables = self.labs.slide_pack()
@@ -178,11 +273,19 @@ class ClassroomExtras(QObject):
         charts.update(lab_charts)
         numbers = {"live": live_numbers(self.window), "labs": lab_numbers}
         tables: dict[str, Any] = {**live_tables(self.window), **lab_tables}
+        counts = self.window.answers.plot.counts
+        if counts is not None:
+            numbers["samples"] = sample_numbers(counts)
+            tables["sample answers"] = answer_rows(counts)  # answers.csv is the chart's
         return self.exporter.export_pack(charts, numbers, tables, self.window) is not None
 
     def shutdown(self) -> None:
+        if self._presenter is not None:
+            self._presenter.leave()
         self.replay.stop()
-        self.labs.shutdown()
+        self.ttft_runner.shutdown()
+        if self._labs is not None:
+            self._labs.shutdown()
         for lab in self.tab_labs:
             lab.shutdown()
 
@@ -190,10 +293,10 @@ class ClassroomExtras(QObject):
     def _build_menu(self) -> None:
         self.menu = QMenu(self.window)
         self.window.menuBar().addMenu(self.menu)
-        self.lecture_action = QAction(self.window)
-        self.lecture_action.setCheckable(True)
-        self.lecture_action.setShortcut(QKeySequence("Ctrl+L"))
-        self.lecture_action.toggled.connect(self.lecture.set_enabled)
+        self.presenter_action = QAction(self.window)
+        self.presenter_action.setCheckable(True)
+        self.presenter_action.setShortcuts([QKeySequence("Ctrl+L"), QKeySequence("F5")])
+        self.presenter_action.toggled.connect(self._on_presenter_toggled)
         self.save_action = QAction(self.window)
         self.save_action.setShortcut(QKeySequence.StandardKey.Save)
         self.save_action.triggered.connect(self._on_save_triggered)
@@ -206,6 +309,8 @@ class ClassroomExtras(QObject):
         self.replay_play_action = QAction(self.window)
         self.replay_play_action.triggered.connect(controller.toggle_play)
         self.replay_restart_action = QAction(self.window)
+        self.ttft_action = QAction(self.window)
+        self.ttft_action.triggered.connect(self._on_ttft_triggered)
         self.replay_restart_action.triggered.connect(controller.restart)
         self.back_to_live_action = QAction(self.window)
         self.back_to_live_action.triggered.connect(controller.back_to_live)
@@ -216,7 +321,7 @@ class ClassroomExtras(QObject):
         self.pack_action = QAction(self.window)
         self.pack_action.setShortcut(QKeySequence("Ctrl+Shift+E"))
         self.pack_action.triggered.connect(self._on_pack_triggered)
-        self.menu.addAction(self.lecture_action)
+        self.menu.addAction(self.presenter_action)
         self.menu.addSeparator()
         self.menu.addAction(self.save_action)
         self.menu.addAction(self.open_action)
@@ -229,14 +334,15 @@ class ClassroomExtras(QObject):
         ):
             self.replay_menu.addAction(action)
         self.menu.addSeparator()
+        self.menu.addAction(self.ttft_action)
         self.menu.addAction(self.pack_action)
 
     def retranslate(self) -> None:
         self.menu.setTitle(self.tr("Lec&ture"))
-        self.lecture_action.setText(self.tr("Lecture mode (big text, high contrast)"))
-        self.lecture_action.setToolTip(
-            self.tr("Page Down or N steps, P or B plays and pauses, Home resets.")
-        )
+        self.presenter_action.setText(self.tr("Presenter view (projector: one chart, big numbers)"))
+        self.presenter_action.setToolTip(self.tr(
+            "Full screen, high contrast: Page Down steps, Page Up / ↑ / ↓ change the chart, "
+            "P plays and pauses, Home starts over, Esc returns."))
         self.save_action.setText(self.tr("Save run…"))
         self.open_action.setText(self.tr("Open saved run (replay without the model)…"))
         self.replay_menu.setTitle(self.tr("Replay"))
@@ -245,9 +351,36 @@ class ClassroomExtras(QObject):
         self.replay_restart_action.setText(self.tr("From the start"))
         self.back_to_live_action.setText(self.tr("Back to live"))
         self.pack_action.setText(self.tr("Export slide pack (all charts and numbers)…"))
-        self.labs.retranslate()
+        self.ttft_action.setText(
+            self.tr("Measure TTFT ×{0} (median, min–max)").format(self.ttft_repeats))
+        self.ttft_action.setToolTip(self.tr(
+            "Runs the prompt's prefill {0} times in each mode, interleaved, and shows the "
+            "median with the fastest and slowest round at step 0 of the time plot."
+        ).format(self.ttft_repeats))
+        if self._labs is not None:
+            self._labs.retranslate()
 
     # ---- slots ---------------------------------------------------------------------------------
+    def _on_presenter_toggled(self, enabled: bool) -> None:
+        self.presenter.set_enabled(enabled)
+
+    def _on_sampling_finished(self, _counts: object) -> None:
+        if self._presenter is not None:
+            self._presenter.refresh()
+
+    def _on_tab_changed(self, index: int) -> None:
+        if self.window.tabs.widget(index) is self._labs_page:
+            _ = self.labs
+
+    def _on_model_loaded(self, model: object) -> None:
+        if self._labs is not None:
+            self._labs.set_model(self.window.controller.model)
+        else:  # build them now the window is up, after this event
+            QTimer.singleShot(0, self._build_labs)
+
+    def _build_labs(self) -> None:
+        _ = self.labs
+
     def _on_run_state_changed(self) -> None:
         replaying = self.window.controller.state.replaying
         for action in (self.replay_step_action, self.replay_play_action,
@@ -263,12 +396,23 @@ class ClassroomExtras(QObject):
     def _on_pack_triggered(self) -> None:
         self.export_slide_pack()
 
+    def _on_ttft_triggered(self) -> None:
+        self.measure_ttft()
+
+    def _on_ttft_finished(self, result: object) -> None:
+        if isinstance(result, lab_experiments.PrefillTimes):
+            self.window.time_plot.show_ttft_repeats(result)
+            cached, recompute = result.ttft_ms("cached"), result.ttft_ms("recompute")
+            self._on_note(self.tr("TTFT median of {0}: cached {1:.2f} ms, recompute {2:.2f} ms"
+                                  ).format(cached.count, cached.median, recompute.median))
+
     def _on_export_failed(self, message: str) -> None:
         self._warn(message)
 
     def _on_lab_timing_changed(self, _running: bool) -> None:
         """Live steps wait while a lab that measures times runs (its numbers stay clean)."""
-        self.window.controller.hold_live(self.labs.timing or self.chat.runner.busy)
+        labs_timing = self._labs is not None and self._labs.timing
+        self.window.controller.hold_live(labs_timing or self.chat.runner.busy)
 
     def _on_lab_failed(self, message: str) -> None:
         self.window.status.showMessage(message, 15_000)
@@ -303,8 +447,9 @@ class ClassroomExtras(QObject):
 
 
 def install(window: MainWindow) -> ClassroomExtras:
-    """Add labs, export, lecture mode and saved runs to `window`; keep the returned object."""
+    """Add labs, export, the presenter view and saved runs to `window`; keep the returned object."""
     return ClassroomExtras(window)
 
 
-__all__ = ["ClassroomExtras", "install", "live_numbers", "live_tables"]
+__all__ = ["ClassroomExtras", "answer_rows", "install", "live_numbers", "live_tables",
+           "sample_numbers"]

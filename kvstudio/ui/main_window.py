@@ -2,8 +2,9 @@
 
 Owns `MainWindow` and nothing else: no computing, no run rules (see
 `RunController`), no drawing (see the plots). Extension points for labs and
-export: `add_tab()` adds a page next to the live view, `add_dock()` a side
-panel, and `plots()` gives every live plot (each has `.plot_item`).
+export: `add_tab()` adds a page next to the live view (`replace_tab()` puts the
+page built when first needed in its place), `add_dock()` a side panel, and
+`plots()` gives every live plot (each has `.plot_item`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDockWidget,
     QGridLayout,
     QMainWindow,
@@ -39,12 +41,36 @@ from kvstudio.ui.panels.sampling_panel import SamplingPanel
 from kvstudio.ui.panels.status_bar import RunStatusBar
 from kvstudio.ui.plots import CacheBytesPlot, LivePlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.run.controller import RunController
-from kvstudio.ui.run.engine_adapter import ModelChoice, ModelHandle, RunRequest, torch_threads
+from kvstudio.ui.run.engine_adapter import (
+    ModelChoice,
+    ModelHandle,
+    RunRequest,
+    set_torch_threads,
+)
 from kvstudio.ui.run.engine_worker import EngineHost
 
 log = logging.getLogger(__name__)
 
 TitleSource = Callable[[], str]
+PREFERRED_SIZE = QSize(1500, 920)  # on screens that have the room
+FRAME_ROOM = QSize(16, 48)  # window-manager frame and title bar around the client area
+
+
+def initial_geometry(available: QRect, minimum: QSize) -> QRect:
+    """The client rectangle to open in: the preferred size, shrunk to `available`, centred.
+
+    `minimum` (the window's minimum size) wins when the screen is smaller still.
+    """
+    width = max(min(PREFERRED_SIZE.width(), available.width() - FRAME_ROOM.width()),
+                minimum.width())
+    height = max(min(PREFERRED_SIZE.height(), available.height() - FRAME_ROOM.height()),
+                 minimum.height())
+    rect = QRect(0, 0, width, height)
+    rect.moveCenter(available.center())
+    rect.moveTop(max(available.top() + FRAME_ROOM.height() - FRAME_ROOM.width() // 2,
+                     rect.top()))
+    rect.moveLeft(max(available.left() + FRAME_ROOM.width() // 2, rect.left()))
+    return rect
 
 
 class MainWindow(QMainWindow):
@@ -71,6 +97,7 @@ class MainWindow(QMainWindow):
         self.answers = AnswerPanel()
         self.status = RunStatusBar()
         self.setStatusBar(self.status)
+        self._torch_threads = torch_threads  # set in torch when the first model has loaded
         self.status.set_runtime(torch_threads, "cpu")
         self.controller = RunController(host, self.current_request, parent=self)
         self.controller.confirm_cost = lambda cost: confirm_run_cost(self, cost)
@@ -87,14 +114,29 @@ class MainWindow(QMainWindow):
         self.retranslate()
         self.classroom: Any = None  # set by app.startup.build_window (labs, export, lecture, runs)
         self.typing_guard: Any = None  # set by app.startup.build_window (run keys vs text fields)
-        if self.settings.geometry() is None:
-            self.resize(1500, 920)
+        self.fit_to_screen(restored=self.settings.geometry() is not None)
 
     # ---- extension points ---------------------------------------------------------------------
     def add_tab(self, widget: QWidget, title: TitleSource) -> int:
         """Add a page (a lab, an export view); `title` is re-read on language change."""
         self._tab_titles.append((widget, title))
         return self.tabs.addTab(widget, title())
+
+    def replace_tab(self, old: QWidget, new: QWidget) -> None:
+        """Put `new` where the page `old` is (same title; a page built when first needed)."""
+        index = self.tabs.indexOf(old)
+        if index < 0:
+            return
+        was_current = self.tabs.currentIndex() == index
+        self._tab_titles = [(new if widget is old else widget, title)
+                            for widget, title in self._tab_titles]
+        title = self.tabs.tabText(index)
+        self.tabs.blockSignals(True)  # one page for another: not a page change
+        self.tabs.removeTab(index)
+        self.tabs.insertTab(index, new, title)
+        if was_current:
+            self.tabs.setCurrentIndex(index)
+        self.tabs.blockSignals(False)
 
     def add_dock(self, widget: QWidget, title: TitleSource,
                  area: Qt.DockWidgetArea = Qt.DockWidgetArea.RightDockWidgetArea) -> QDockWidget:
@@ -109,6 +151,20 @@ class MainWindow(QMainWindow):
         """Every live plot by a stable name (export uses `.plot_item` of each)."""
         return {"tokens_fed": self.tokens_plot, "step_time": self.time_plot,
                 "cache_bytes": self.cache_plot, "answers": self.answers.plot}
+
+    def fit_to_screen(self, restored: bool = False) -> None:
+        """Open at a size that fits the screen's available area (a restored layout only if it fits).
+
+        A window saved on a large monitor and reopened on a laptop or projector is
+        fitted again, so nothing falls off the screen's right or bottom edge.
+        """
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is None:
+            return
+        available = screen.availableGeometry()
+        if restored and available.contains(self.frameGeometry()):
+            return
+        self.setGeometry(initial_geometry(available, self.minimumSizeHint()))
 
     def current_request(self) -> RunRequest:
         return RunRequest(self.generation.prompt(), self.generation.use_chat_template(),
@@ -138,6 +194,8 @@ class MainWindow(QMainWindow):
         grid.addWidget(self.time_plot, 0, 1)
         grid.addWidget(self.cache_plot, 1, 0)
         grid.addWidget(self.answers, 1, 1)
+        for column in (0, 1):  # two equal columns, whatever each cell's minimum
+            grid.setColumnStretch(column, 1)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.generation)
         split.addWidget(grid_host)
@@ -152,10 +210,26 @@ class MainWindow(QMainWindow):
             column.addWidget(panel)
         column.addStretch(1)
         scroll = QScrollArea()
+        scroll.setObjectName("controls_scroll")
         scroll.setWidgetResizable(True)
         scroll.setWidget(inner)
-        scroll.setMinimumWidth(300)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._side_scroll = scroll
+        self._fit_side_panel()
         return scroll
+
+    def _fit_side_panel(self) -> None:
+        """As wide as the panels' widest row in this language, plus the vertical scrollbar.
+
+        So the dock never scrolls sideways (its horizontal bar is off, and nothing is cut).
+        """
+        scroll = self._side_scroll
+        inner = scroll.widget()
+        if inner is None:
+            return
+        bar = scroll.verticalScrollBar().sizeHint().width()
+        frame = 2 * scroll.frameWidth()
+        scroll.setMinimumWidth(inner.minimumSizeHint().width() + bar + frame)
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -222,6 +296,7 @@ class MainWindow(QMainWindow):
         c.state.changed.connect(self._on_run_state_changed)
         self._on_run_state_changed()
         c.model_loaded.connect(self._on_model_loaded)
+        c.loading.connect(self.status.set_loading)
         c.problem.connect(self._on_problem)
         c.note.connect(self._on_note)
         c.sampling_started.connect(self._on_sampling_started)
@@ -236,7 +311,8 @@ class MainWindow(QMainWindow):
         self.settings.set_model_choice(model.choice)
         self.model_panel.show_loaded(model)
         self.generation.set_chat_available(model.tokenizer.has_chat_tokens, model.is_chat)
-        self.status.set_runtime(torch_threads(), model.device)
+        # The worker set them for its thread; the UI thread's own count follows (labs, export).
+        self.status.set_runtime(set_torch_threads(self._torch_threads), model.device)
         self.refresh_views()
 
     def _on_problem(self, message: str) -> None:
@@ -292,6 +368,8 @@ class MainWindow(QMainWindow):
             self.tabs.setTabText(self.tabs.indexOf(widget), title())
         for dock, title in self._dock_titles:
             dock.setWindowTitle(title())
+        # The panels retranslate on the same event, in an order Qt does not promise.
+        QTimer.singleShot(0, self._fit_side_panel)
         self.refresh_views()
 
     def changeEvent(self, event: QEvent) -> None:

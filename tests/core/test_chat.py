@@ -222,3 +222,45 @@ def test_chat_command_prints_both_ways(
     code = main(["chat", "--turns", str(tmp_path / "none.txt")])
     _, err = capsys.readouterr()
     assert code == 2 and err.startswith("error: No turns file")
+
+
+def test_the_order_of_the_ways_changes_nothing_but_the_order(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    counting = CountingBackend(tiny_backend)
+    first = turns_of(ChatSession(tiny_backend, tokenizer, max_new_tokens=5), TURNS)
+    swapped_session = ChatSession(counting, tokenizer, max_new_tokens=5)  # type: ignore[arg-type]
+    swapped = [
+        t
+        for t in chat_conversation(swapped_session, TURNS, refeed_first=True)
+        if isinstance(t, ChatTurn)
+    ]
+    for a, b in zip(first, swapped, strict=True):
+        assert a.answer_ids == b.answer_ids and b.identical
+        assert a.reuse is not None and b.reuse is not None and b.refeed is not None
+        assert a.reuse.prompt_tokens_fed == b.reuse.prompt_tokens_fed
+    last = swapped[-1]
+    assert last.refeed is not None
+    # The last turn's first forward was the re-feed's whole history.
+    generated = len(last.answer_ids)
+    assert counting.fed[-2 * generated] == last.history_tokens == last.refeed.prompt_tokens_fed
+
+
+def test_a_cancelled_turn_leaves_the_conversation_as_it_was(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    """Closed after the reuse way ran: no half turn in the history or in the kept cache."""
+    reference = turns_of(ChatSession(tiny_backend, tokenizer, max_new_tokens=5), TURNS[:2])
+    session = ChatSession(tiny_backend, tokenizer, max_new_tokens=5)
+    turns_of(session, TURNS[:1])
+    history = session.history[:]
+    running = session.run_turn(TURNS[1])
+    assert next(running).stage == "reuse"  # type: ignore[union-attr]
+    running.close()  # what the lab thread does on Cancel
+    assert session.history == history and len(session.turns) == 1
+    (again,) = turns_of(session, TURNS[1:2])
+    assert again.answer_ids == reference[1].answer_ids and again.identical
+    assert again.reuse is not None and again.reuse.prompt_tokens_fed == again.history_tokens
+    (third,) = turns_of(session, TURNS[2:])  # and reuse works again after that
+    assert third.reuse is not None and third.reuse.prompt_tokens_fed == third.new_tokens
+    assert third.new_tokens < third.history_tokens

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from kvstudio.core.checkpoints import (
+    MODELS_DIR,
     RANDOM_LABEL,
     default_model,
     describe,
@@ -60,7 +61,7 @@ def test_model_folder_round_trip(
         "tokenizer.json",
     }
     loaded = load_model_folder(folder)
-    assert loaded.config == tiny_model.config
+    assert loaded.config == tiny_model.config  # None and the number it stands for are equal
     assert torch.equal(logits(loaded.model), logits(tiny_model))
     assert loaded.tokenizer.vocab_size == tokenizer.vocab_size
     assert load_any(folder).label == "m"
@@ -251,3 +252,28 @@ def test_default_model_is_labelled() -> None:
         assert "RANDOM WEIGHTS" in describe(loaded)
         assert loaded.config.num_hidden_layers == 4 and loaded.config.num_key_value_heads == 2
     assert loaded.tokenizer.vocab_size == loaded.config.vocab_size
+
+
+def test_config_json_writes_numbers_and_reads_both_forms(tmp_path: Path) -> None:
+    """MiniMind's MiniMindConfig fails on null head_dim / intermediate_size: write numbers."""
+    path = tmp_path / "config.json"
+    ModelConfig().save(path)
+    written = json.loads(path.read_text(encoding="utf-8"))
+    assert (written["head_dim"], written["intermediate_size"]) == (32, 704)
+    nulls = dict(written, head_dim=None, intermediate_size=None)
+    path.write_text(json.dumps(nulls), encoding="utf-8")
+    old_form = ModelConfig.load(path)
+    assert (old_form.resolved_head_dim, old_form.resolved_intermediate_size) == (32, 704)
+    del nulls["head_dim"], nulls["intermediate_size"]
+    path.write_text(json.dumps(nulls), encoding="utf-8")
+    assert ModelConfig.load(path).concrete() == old_form.concrete() == ModelConfig.load(
+        tmp_path / "config.json").concrete()
+
+
+@pytest.mark.parametrize("name", ["ko-chat", "ko-base"])
+def test_shipped_configs_hold_concrete_numbers(name: str) -> None:
+    path = MODELS_DIR / name / "config.json"
+    if not path.is_file():
+        pytest.skip(f"{name} is not shipped")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(data["head_dim"], int) and isinstance(data["intermediate_size"], int)

@@ -49,6 +49,30 @@ def test_compare_single_mode_and_sliding(capsys: pytest.CaptureFixture[str]) -> 
     assert code == 0 and "cache bytes yes" in out
 
 
+def _row(out: str, label: str) -> list[str]:
+    return next(line for line in out.splitlines() if line.strip().startswith(label)).split()
+
+
+def test_compare_static_prints_allocated_and_used_each_against_its_formula(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run_cli(
+        capsys, "compare", "--prompt-tokens", "12", "--new-tokens", "4",
+        "--cache", "static", "--max-length", "64",
+    )
+    assert code == 0
+    _, info, _ = run_cli(capsys, "info")
+    per_token = int(next(line for line in info.splitlines() if "bytes per token" in line)
+                    .split("= ")[1].split()[0].replace(",", ""))
+    allocated, used = per_token * 64, per_token * 15  # M = 64 preallocated; P + N − 1 = 15 used
+    assert _row(out, "KV allocated (measured)")[3] == f"{allocated:,}"
+    assert _row(out, "KV allocated (formula)")[3] == f"{allocated:,}"
+    assert "2·L·M·H_kv·d·bytes" in out and "·64·" in out
+    assert _row(out, "KV used (measured)")[3] == f"{used:,}"
+    assert _row(out, "KV used (formula)")[3] == f"{used:,}"
+    assert "cache bytes yes (allocated yes, used yes)" in out
+
+
 def test_sample_prints_distinct_counts(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(
         capsys, "sample", "--temperatures", "0,1.2", "--samples", "4", "--new-tokens", "4"

@@ -88,7 +88,7 @@ def test_a_non_utf8_prompt_is_one_error_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("hidden_size", 65536, "GiB of memory"),
+        ("hidden_size", 2**24, "GiB of memory"),  # head_dim, FFN stay 32, 704: the embedding
         ("max_position_embeddings", -5, "must be positive"),
         ("max_position_embeddings", 10**11, "GiB of memory"),
         ("hidden_size", "256", "whole number"),

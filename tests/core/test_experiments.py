@@ -55,7 +55,7 @@ def test_compare_modes_with_sliding_window(
     )
     assert result.identical
     assert result.cached.cache_bytes == result.cached.cache_bytes_formula
-    assert result.cached.records[-1].cache_length == 16
+    assert result.cached.records[-1].cache_length == 15  # W − 1 = 15 kept
 
 
 def test_repeated_sampling_batches_and_counts(

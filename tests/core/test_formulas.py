@@ -32,7 +32,17 @@ def test_cache_bytes_course_model() -> None:
 
 def test_cache_bytes_per_step_caps_at_window() -> None:
     sizes = formulas.cache_bytes_per_step(4, 2, 32, 4, prompt_tokens=6, new_tokens=6, window=8)
-    assert sizes == [2048 * t for t in (6, 7, 8, 8, 8, 8)]
+    assert sizes == [2048 * t for t in (6, 7, 7, 7, 7, 7)]  # a window of 8 keeps 7
+
+
+def test_layer_tokens_per_kind_and_hybrid_bytes() -> None:
+    assert formulas.layer_tokens(20, [8, 8, None, 1]) == [7, 7, 20, 0]
+    assert formulas.layer_tokens(5, [8, None]) == [5, 5]
+    # 3 sliding layers of W = 8 and one full layer at T = 20: 2·(7+7+7+20)·2·32·4
+    assert formulas.cache_bytes_layers([7, 7, 7, 20], 2, 32, 4) == 2 * 41 * 2 * 32 * 4
+    assert formulas.cache_bytes_layers([20] * 4, 2, 32, 4) == formulas.cache_bytes(4, 20, 2, 32, 4)
+    with pytest.raises(ValueError):
+        formulas.window_keeps(0)
 
 
 @pytest.mark.parametrize("p, n", [(0, 1), (1, 0), (-1, 5)])

@@ -87,10 +87,10 @@ def test_sliding_window_evicted_rows_leave_the_view(
 ) -> None:
     run = frames(tiny_backend, tokenizer, cache=KINDS["sliding"])
     for frame in run:
-        assert frame.held_rows() == 6
-        assert frame.positions == tuple(range(frame.query_position - 5, frame.query_position + 1))
+        assert frame.held_rows() == 5  # W = 6 keys per query, itself included: 5 kept
+        assert frame.positions == tuple(range(frame.query_position - 4, frame.query_position + 1))
         assert frame.old_rows_unchanged
-    assert run[1].rows_appended == (1, 1) and run[1].old_rows_compared == 5
+    assert run[1].rows_appended == (1, 1) and run[1].old_rows_compared == 4
     # The query saw keys the cache no longer holds: that weight is reported, not hidden.
     total = np.nansum(run[-1].attention, axis=-1) + run[-1].evicted_attention  # (L, H)
     np.testing.assert_allclose(total, 1.0, atol=1e-5)

@@ -136,8 +136,8 @@ def test_cache_kinds_memory_masks_and_identity(
     )
     sliding = narrow.run("sliding")
     assert not narrow.window_covers_context
-    assert max(sliding.allocated_bytes) == per_token * 8  # stops growing at W
-    assert max(shape[1] for shape in sliding.mask_shapes[1:]) == 8 + 1  # window plus itself
+    assert max(sliding.allocated_bytes) == per_token * 7  # stops growing at W − 1
+    assert max(shape[1] for shape in sliding.mask_shapes[1:]) == 8  # W keys, itself included
 
 
 def test_fit_polynomial_recovers_known_curves() -> None:
@@ -160,3 +160,74 @@ def test_sweep_with_fits(tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
     assert len(rec.linear.coefficients) == 2 and len(rec.quadratic.coefficients) == 3
     point = result.sweep.series("recompute")[0]
     assert rec.ms_per_token[0] == pytest.approx(1000 * point.seconds / 3)
+
+
+def test_top_p_sees_the_top_k_survivors_renormalised(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, prompt: list[int]
+) -> None:
+    settings = SamplingSettings(temperature=1.3, top_k=10, top_p=0.85, seed=5)
+    steps = [i for i in labs.distribution_steps(tiny_backend, tokenizer, prompt, settings,
+                                                new_tokens=4)
+             if isinstance(i, labs.DistributionStep)]
+    for s in steps:
+        shown = s.after_top_k()
+        assert sum(shown) == pytest.approx(1.0)  # the 10 survivors renormalised
+        assert s.top_k_mass == pytest.approx(sum(s.probabilities[:10]))
+        assert all(v == 0 for v in shown[10:])
+        assert s.kept_mass() >= 0.85  # what top-p keeps reaches p…
+        if s.top_p_cut > 1:
+            assert sum(shown[: s.top_p_cut - 1]) < 0.85  # …and one token fewer would not
+        # the chosen token's probability after both filters is its share of the kept mass
+        assert s.chosen_rank is not None
+        assert s.record.chosen_probability[0] == pytest.approx(
+            shown[s.chosen_rank] / s.kept_mass(), rel=1e-4)
+
+
+def test_spread_and_repeated_compare_use_medians(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    assert labs.spread([5.0, 1.0, 3.0, 100.0, 4.0]) == labs.Spread(4.0, 1.0, 100.0, 5)
+    result = finish(
+        labs.repeated_cache_vs_recompute(tiny_backend, tokenizer, repeats=3, prompt_tokens=12,
+                                         new_tokens=4),
+        labs.RepeatedCompare,
+    )
+    assert len(result.rounds) == 3
+    assert {r.cached.token_ids for r in result.rounds} == {result.run("cached").token_ids}
+    cached_totals = sorted(1000 * r.cached.total_seconds for r in result.rounds)
+    recompute_totals = sorted(1000 * r.recompute.total_seconds for r in result.rounds)
+    assert result.total_ms("cached").median == pytest.approx(cached_totals[1])
+    assert result.speed_ratio == pytest.approx(recompute_totals[1] / cached_totals[1])
+    first_steps = [1000 * r.recompute.step_seconds[0] for r in result.rounds]
+    ttft = result.step_ms("recompute")[0]
+    assert (ttft.low, ttft.median, ttft.high) == pytest.approx(tuple(sorted(first_steps)))
+    with pytest.raises(ValueError, match="at least once"):
+        list(labs.repeated_cache_vs_recompute(tiny_backend, tokenizer, repeats=0))
+
+
+def test_meaningless_fits_are_not_usable() -> None:
+    x = (10.0, 20.0, 40.0, 80.0, 160.0)
+    flat = (2.0, 2.3, 1.9, 2.2, 2.0)  # the cached mode: flat and noisy
+    bends_down = tuple(0.1 * v - 0.00005 * v * v for v in x)  # nearly straight, bends down
+    for ys, usable_linear, usable_quadratic in ((flat, False, False),
+                                                 (bends_down, True, False),
+                                                 (tuple(0.01 * v * v + 1 for v in x), True,
+                                                  True)):
+        fits = labs.ModeFits("recompute", tuple(int(v) for v in x), ys,
+                             labs.fit_polynomial(x, ys, 1), labs.fit_polynomial(x, ys, 2))
+        assert fits.usable(fits.linear) is usable_linear
+        assert fits.usable(fits.quadratic) is usable_quadratic
+
+
+def test_sweep_rounds_give_medians_and_ranges(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    result = finish(
+        labs.sweep_with_fits(tiny_backend, tokenizer, values=(4, 8), fixed=3, repeats=3),
+        labs.SweepLabResult,
+    )
+    assert result.repeats == 3
+    for fits in result.fits:
+        assert len(fits.ms_low) == len(fits.ms_high) == len(fits.ms_per_token) == 2
+        assert all(lo <= m <= hi for lo, m, hi in
+                   zip(fits.ms_low, fits.ms_per_token, fits.ms_high, strict=True))

@@ -17,7 +17,11 @@ from kvstudio.core.runfile import (
     ModelFacts,
     RunReplay,
     SavedRun,
+    SavedSamples,
+    dumps_runs,
+    load_run_file,
     load_runs,
+    loads_run_file,
     loads_runs,
     replay,
     save_runs,
@@ -291,3 +295,52 @@ def test_only_small_regular_files_are_read(
     assert peak < 1024 * 1024  # nothing read from /dev/zero
     with pytest.raises(ValueError, match="too large"):
         loads_runs(b" " * 2048)
+
+
+SAMPLES = SavedSamples(
+    prompt="서울은 어떤 도시인가요?",
+    temperatures=(0.3, 1.5),
+    samples_per_temperature=5,
+    answer_tokens=4,
+    counts=((("서울은", 4), ("수도", 1)), (("a", 2), ("b", 1), ("c", 1), ("d", 1))),
+    sampling=SamplingSettings(temperature=0.85, top_k=50, top_p=0.9, seed=42),
+    use_chat_template=True,
+)
+
+
+def test_samples_are_saved_and_read_back(saved: list[SavedRun], tmp_path: Path) -> None:
+    path = save_runs(tmp_path / "run.kvrun.json", saved, samples=[SAMPLES])
+    loaded = load_run_file(path)
+    assert loaded.samples == (SAMPLES,)
+    assert [r.records for r in loaded.runs] == [r.records for r in saved]
+    assert load_run_file(save_runs(tmp_path / "none.kvrun.json", saved)).samples == ()
+    assert len(load_runs(path)) == 2  # readers of runs only are not disturbed
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda s: s.__setitem__("counts", s["counts"][:1]), "must have 2 entries"),
+        (lambda s: s["counts"][0].__setitem__(0, ["서울은", 3]), "add up to 4, not the 5"),
+        (lambda s: s["counts"][0].__setitem__(1, ["서울은", 1]), "counted twice"),
+        (lambda s: s["counts"][1].__setitem__(0, ["a", True]), "whole number"),
+        (lambda s: s["counts"][1].__setitem__(0, "a"), "[answer, count] pair"),
+        (lambda s: s["counts"][1].__setitem__(0, [7, 2]), "must be text"),
+        (lambda s: s.__setitem__("temperatures", [0.3, -1]), "finite number between 0"),
+        (lambda s: s.__setitem__("temperatures", []), "1 to 64 entries"),
+        (lambda s: s.__setitem__("samples_per_temperature", 0), "samples_per_temperature"),
+        (lambda s: s.__setitem__("answer_tokens", "4"), "answer_tokens"),
+        (lambda s: s.__delitem__("prompt"), "lacks prompt"),
+        (lambda s: s.__setitem__("sampling", {"top_k": -1}), "bad sampling settings"),
+        (lambda s: s.__setitem__("use_chat_template", "yes"), "true or false"),
+    ],
+)
+def test_bad_samples_give_clear_errors(saved: list[SavedRun], mutate, message: str) -> None:  # type: ignore[no-untyped-def]
+    document = json.loads(dumps_runs(saved, samples=[SAMPLES]))
+    mutate(document["samples"][0])
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")) as err:
+        loads_run_file(json.dumps(document), "lecture.kvrun.json")
+    assert "lecture.kvrun.json: samples[0]" in str(err.value)
+    document["samples"] = {"not": "a list"}
+    with pytest.raises(ValueError, match="samples must be a list"):
+        loads_run_file(json.dumps(document))

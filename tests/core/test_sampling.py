@@ -182,10 +182,51 @@ def test_draws_follow_the_distribution() -> None:
     torch.testing.assert_close(freq, torch.tensor([0.5, 0.3, 0.15, 0.05]), atol=0.015, rtol=0)
 
 
-def test_top_p_keeps_ties_with_the_last_kept_token() -> None:
-    logits = logits_from_probs(0.25, 0.25, 0.25, 0.25)
-    _, _, kept = filter_logits(logits, settings(top_p=0.3))
-    assert kept.tolist() == [4]  # MiniMind's sort would keep 2 of the 4 equal tokens, arbitrarily
+def minimind_top_p_survivors(logits: torch.Tensor, top_p: float) -> list[int]:
+    """How many tokens MiniMind's top-p mask keeps per row (sort positions, not values)."""
+    sorted_logits, _ = torch.sort(logits.float(), descending=True, stable=True)
+    mask = torch.cumsum(torch.softmax(sorted_logits, dim=-1), dim=-1) > top_p
+    mask[..., 1:], mask[..., 0] = mask[..., :-1].clone(), False
+    return (~mask).sum(dim=-1).tolist()
+
+
+def test_top_p_keeps_tied_tokens_by_sort_position_as_minimind_does() -> None:
+    """[1, 1, 1, 1] at p = 0.5: the mass before the 3rd place is 0.5 ≤ p, before the 4th 0.75."""
+    logits = torch.tensor([[1.0, 1.0, 1.0, 1.0]])
+    s = SamplingSettings(temperature=1, top_p=0.5, top_k=0)
+    out = sample_next(logits, s, new_generator(0))
+    assert out.survivors_top_p.tolist() == [3] == minimind_top_p_survivors(logits, 0.5)
+    # A stable sort puts the lowest ids first: token 3 is the one left out.
+    assert top_p_keep(torch.softmax(logits, dim=-1), 0.5).tolist() == [[True, True, True, False]]
+    draws = sample_next(logits.repeat(2000, 1), s, new_generator(1)).token_ids
+    assert set(draws.tolist()) == {0, 1, 2}
+    _, _, kept = filter_logits(logits, s)
+    assert kept.tolist() == [3]
+
+
+def test_top_p_ties_only_trim_the_tokens_tied_at_the_cut() -> None:
+    # 0.4 then four tokens of 0.15: p = 0.6 keeps 0.4 + two of the ties (mass before 3rd = 0.55).
+    logits = logits_from_probs(0.15, 0.4, 0.15, 0.15, 0.15)
+    keep = top_p_keep(torch.softmax(logits, dim=-1), 0.6)
+    assert keep.tolist() == [[True, True, True, False, False]]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_top_p_survivors_match_minimind_on_16_bit_logits(dtype: torch.dtype) -> None:
+    """16-bit logits tie often; the survivor count is MiniMind's on every row."""
+    gen = torch.Generator().manual_seed(3)
+    logits = (torch.randn(64, 6400, generator=gen) * 2.0).to(dtype)  # (B, V) with exact ties
+    for p in (0.5, 0.85, 0.95):
+        expected = minimind_top_p_survivors(logits, p)
+        out = sample_next(logits, settings(top_p=p), new_generator(0))
+        assert out.survivors_top_p.tolist() == expected
+        _, _, kept = filter_logits(logits, settings(top_p=p))
+        assert kept.tolist() == expected
+    # The case the rule is about really happens here: a tie straddles the cut.
+    probs = torch.softmax(logits.float(), dim=-1)
+    kept_at_least = (probs >= torch.sort(probs, descending=True).values.gather(
+        1, torch.tensor(minimind_top_p_survivors(logits, 0.85))[:, None] - 1)).sum(-1)
+    assert (kept_at_least > torch.tensor(minimind_top_p_survivors(logits, 0.85))).any()
 
 
 def test_nucleus_zeroes_what_the_mask_drops() -> None:

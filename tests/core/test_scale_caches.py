@@ -157,6 +157,10 @@ def test_sampling_rows_share_the_prompt_blocks(
         PagedLabResult,
     )
     assert result.same_samples and result.greedy_identical
+    # A row stores its prompt and every token it fed: the one that ended it is never fed,
+    # and a row that finished early stops growing (here rows end after 5, 9 and 10 tokens).
+    assert len(set(result.answer_lengths)) > 1
+    assert result.row_lengths == tuple(20 + n - 1 for n in result.answer_lengths)
     first = result.paged_steps[0].table  # after the prefill: every row holds blocks 0, 1, 2
     assert len({tuple(ref.block for ref in row) for row in first}) == 1
     assert result.paged_steps[0].held_bytes == 3 * result.block_bytes
@@ -277,3 +281,30 @@ def test_geometry_of_the_loaded_model(course_backend: MiniMindBackend) -> None:
     g = geometry_of_backend(course_backend)
     assert g.bytes_per_token(32) == 2048
     assert g.parameters == course_backend.model.num_parameters
+
+
+def test_paged_follows_rows_that_share_identical_histories(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    """The window's repeated sampling shares rows while they agree; paged keeps up with it."""
+    prompt = lab_prompt_ids(tokenizer, 18)
+    runs = []
+    for spec in (CacheSpec("dynamic"), CacheSpec("paged", block_size=4)):
+        stepper = Stepper(
+            tiny_backend,
+            tokenizer,
+            prompt,
+            sampling=SamplingSettings(temperature=0.7, seed=3),
+            max_new_tokens=12,
+            cache=spec,
+            batch_size=8,
+            share_identical_rows=True,
+            top_n=0,
+        )
+        for _ in stepper:
+            pass
+        runs.append(stepper)
+    assert runs[1].generated_ids == runs[0].generated_ids
+    cache = runs[1].cache
+    assert isinstance(cache, PagedKVCache)
+    assert cache.live_blocks <= sum(len(t) for t in cache.tables)  # shared blocks counted once

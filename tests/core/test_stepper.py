@@ -198,9 +198,9 @@ def test_sliding_window_matches_recompute_and_stops_growing(
         tiny_backend.num_layers, tiny_backend.num_kv_heads, tiny_backend.head_dim, 4
     )
     lengths = [r.cache_length for r in cached.records]
-    assert lengths == [min(5 + i, window) for i in range(20)]
+    assert lengths == [min(5 + i, window - 1) for i in range(20)]  # W − 1 kept, as transformers
     assert [r.cache_total_bytes for r in cached.records] == [per_token * n for n in lengths]
-    assert max(r.attention_mask_shape[1] for r in cached.records) == window + 1
+    assert max(r.attention_mask_shape[1] for r in cached.records) == window  # itself included
     # A full (unwindowed) run sees all past tokens, so its answer generally differs.
     full = run(
         tiny_backend, tokenizer, prompt, sampling=GREEDY, max_new_tokens=20, stop_at_eos=False

@@ -17,7 +17,8 @@ from kvstudio.ui.labs.base import CHECK, prompt_ids
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
 from kvstudio.ui.run.engine_adapter import ModelHandle
-from kvstudio.ui.slides.export import render_png
+from kvstudio.ui.slides.chart_data import read_csv_tables
+from kvstudio.ui.slides.export import chart_headline, render_csv, render_png
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 TIMEOUT = 20_000
@@ -106,6 +107,19 @@ def test_chat_tab_typed_turns_reuse_on_and_off(qtbot, make_panel, tiny_handle: M
     assert len(panel.turns) == 3
     png = render_png(panel.view)
     assert png.startswith(b"\x89PNG")
+    # The CSV comes from the turns, not from the drawn bars.
+    fed_table = read_csv_tables(render_csv(panel.view))[0]
+    header = fed_table[0]
+    assert header[0] == "turn"
+    refeed_fed = [row[header.index("re-feed: prompt tokens fed")] for row in fed_table[1:]]
+    assert refeed_fed == [str(t.refeed.prompt_tokens_fed) for t in panel.turns]  # type: ignore[union-attr]
+    reuse_fed = [row[header.index("reuse: prompt tokens fed")] for row in fed_table[1:]]
+    assert reuse_fed == [
+        str(first.reuse.prompt_tokens_fed),
+        str(second.reuse.prompt_tokens_fed),
+        "",
+    ]  # type: ignore[union-attr]
+    assert "identical greedy tokens in 2 of 2 compared turns" in chart_headline(panel.view)
     panel.new_chat()
     assert panel.turns == [] and panel.table.rowCount() == 0
 
@@ -176,6 +190,17 @@ def test_inspector_steps_and_switches_layer_and_head(
     assert panel.frame is not None and panel.frame.token_id == ref[-1]
     assert render_png(panel.view).startswith(b"\x89PNG")
     assert panel.numbers()["steps"][1]["old_rows_max_delta"] == 0.0
+    # CSV: the heat maps' numbers for the layer and head on screen, and the checks per step.
+    k_table, v_table, attention_table, checks = read_csv_tables(render_csv(panel.view))
+    last = panel.frame
+    assert last is not None
+    assert k_table[0][:4] == ["cache row", "position", "token", "K d0"]
+    assert len(k_table) - 1 == last.held_rows()
+    assert float(k_table[1][3]) == float(last.keys[1, 0, 1, 0])
+    assert float(v_table[-1][-1]) == float(last.values[1, -1, 1, -1])
+    assert attention_table[0][3:] == ["q2", "q3"]
+    assert [row[0] for row in checks[1:]] == [str(s) for s in range(len(ref))]
+    assert "old rows max |Δ| over" in chart_headline(panel.view)
 
 
 def test_inspector_static_and_recompute(qtbot, make_panel, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
@@ -212,5 +237,3 @@ def test_window_has_chat_and_inspector_tabs(make_window) -> None:  # type: ignor
     assert window.tabs.indexOf(extras.chat) >= 0 and window.tabs.indexOf(extras.inspector) >= 0
     assert "채팅" in titles and "캐시 들여다보기" in titles
     assert extras.chat.model is window.controller.model
-    charts = extras.lecture_charts()
-    assert extras.chat.view in charts and extras.inspector.view in charts

@@ -1,16 +1,20 @@
-"""The classroom extras in the real window: labs tab, export on every plot, lecture mode,
+"""The classroom extras in the real window: labs tab, export on every plot, presenter view,
 save → reopen → replay to the same charts, and the slide pack of the live run and labs."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt, QThread
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QAction, QFont, QKeySequence, QPalette
+from PySide6.QtWidgets import QApplication, QWidget
 
-from kvstudio.core.runfile import load_runs
+from kvstudio.core.runfile import load_run_file, load_runs
 from kvstudio.ui.classroom import ClassroomExtras, install
+from kvstudio.ui.slides.chart_data import read_csv_tables
+from kvstudio.ui.slides.export import canvas_named
 from kvstudio.ui.slides.export_menu import ExportButton
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -23,7 +27,7 @@ def _window(make_window, tmp_path: Path):  # type: ignore[no-untyped-def]
     if not isinstance(extras, ClassroomExtras):
         extras = install(window)  # until the window installs it itself
     extras.exporter.folder = tmp_path
-    extras.exporter.width = 960  # half the default: the same code path, faster
+    extras.exporter.canvas = canvas_named("16:9 small")  # the same code path, faster
     extras.exporter.folder_chooser = lambda *a: str(tmp_path / "pack")
     return window, extras
 
@@ -51,44 +55,116 @@ def test_install_adds_labs_export_and_menu(qtbot, make_window, tmp_path: Path) -
     assert "Lec&ture" in menus
 
 
-def test_lecture_mode_enlarges_and_restores(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    window, extras = _window(make_window, tmp_path)
+def _presenter_action(window) -> QAction:  # type: ignore[no-untyped-def]
+    """The Lecture menu's Ctrl+L entry (the presenter view)."""
+    for action in window.findChildren(QAction):
+        if QKeySequence("Ctrl+L") in action.shortcuts():
+            return action
+    raise AssertionError("no Ctrl+L action")
+
+
+def _geometries(window) -> dict[str, tuple[object, ...]]:  # type: ignore[no-untyped-def]
+    """Every widget of the window: geometry, visibility and font size, by its path."""
+    out: dict[str, tuple[object, ...]] = {}
+    for index, widget in enumerate([window, *window.findChildren(QWidget)]):
+        if widget.window() is not window:
+            continue  # another top-level window (the presenter view itself, dialogs)
+        key = f"{index}:{type(widget).__name__}:{widget.objectName()}"
+        out[key] = (widget.geometry().getRect(), widget.isVisible(), widget.font().pointSizeF(),
+                    widget.font().pixelSize())
+    return out
+
+
+def test_presenter_view_leaves_the_window_exactly_as_it_was(qtbot, make_window,
+                                                            tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window, _extras = _window(make_window, tmp_path)
+    window.resize(1366, 768)
     _run_to_end(qtbot, window, 6)
     app = QApplication.instance()
     assert isinstance(app, QApplication)
-    size_before = app.font().pointSizeF()
-    axis = window.tokens_plot.plot_item.getAxis("left")
-    font_before = axis.style["tickFont"]
-    pen_before = window.time_plot.plot_item.listDataItems()[0].opts["pen"]
-    extras.lecture_action.trigger()
-    assert extras.lecture.enabled
-    assert app.font().pointSizeF() == pytest.approx(size_before * 1.6)
-    assert axis.style["tickFont"].pixelSize() >= 18
-    window.controller.step()  # the run is over: nothing breaks while big
-    extras.lecture_action.trigger()
-    assert not extras.lecture.enabled
-    assert app.font().pointSizeF() == pytest.approx(size_before)
-    assert axis.style["tickFont"] == font_before
-    assert window.time_plot.plot_item.listDataItems()[0].opts["pen"] == pen_before
+    QApplication.processEvents()
+    before = _geometries(window)
+    font, palette = QFont(app.font()), QPalette(app.palette())
+    axis_font = window.tokens_plot.plot_item.getAxis("left").style["tickFont"]
+    pen = window.time_plot.plot_item.listDataItems()[0].opts["pen"]
+    action = _presenter_action(window)
+    for _ in range(20):
+        action.trigger()
+        QApplication.processEvents()
+        action.trigger()
+        QApplication.processEvents()
+    after = _geometries(window)
+    changed = {k: (before[k], after.get(k)) for k in before if before[k] != after.get(k)}
+    assert not changed
+    assert app.font() == font and app.palette() == palette
+    assert window.tokens_plot.plot_item.getAxis("left").style["tickFont"] == axis_font
+    assert window.time_plot.plot_item.listDataItems()[0].opts["pen"] == pen
 
 
-def test_lecture_keys_drive_the_run(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_presenter_shows_one_chart_with_its_numbers_and_the_clicker_drives(
+        qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     window, extras = _window(make_window, tmp_path)
-    extras.lecture.set_enabled(True)
-    window.setFocus()
-    qtbot.keyClick(window, Qt.Key.Key_PageDown)  # a presenter's clicker
-    qtbot.waitUntil(
-        lambda: (
-            window.controller.store.current is not None
-            and len(window.controller.store.current.records) == 1
-        ),
-        timeout=TIMEOUT,
-    )
-    qtbot.keyClick(window, Qt.Key.Key_P)
-    qtbot.waitUntil(lambda: window.controller.store.current.finished, timeout=TIMEOUT)
-    extras.lecture.set_enabled(False)
-    qtbot.keyClick(window, Qt.Key.Key_Home)  # lecture keys are gone: nothing resets
-    assert len(window.controller.store.current.records) == 6
+    presenter = extras.presenter
+    _presenter_action(window).trigger()
+    qtbot.waitUntil(presenter.isActiveWindow)
+    assert presenter.isFullScreen() and not window.isHidden()
+    assert presenter.font().pixelSize() >= 18  # big type, whatever the app font is
+    store = window.controller.store
+    qtbot.keyClick(presenter, Qt.Key.Key_PageDown)  # a presenter's clicker
+    qtbot.waitUntil(lambda: store.current is not None and len(store.current.records) == 1,
+                    timeout=TIMEOUT)
+    window.controller.pacer.flush()
+    assert presenter.tokens_plot.bar_heights("cached") == [float(store.current.info.prompt_len)]
+    assert presenter._chips.isVisible() and presenter._chips.chip_texts()
+    qtbot.keyClick(presenter, Qt.Key.Key_Down)
+    assert presenter.current_chart().key == "step_time"
+    qtbot.keyClick(presenter, Qt.Key.Key_PageUp)
+    qtbot.keyClick(presenter, Qt.Key.Key_PageUp)
+    assert presenter.current_chart().key == "answers"  # wraps around
+    assert not presenter._chips.isVisible()
+    qtbot.keyClick(presenter, Qt.Key.Key_3)
+    assert presenter.current_chart().key == "cache_bytes"
+    qtbot.keyClick(presenter, Qt.Key.Key_P)
+    qtbot.waitUntil(lambda: store.current.finished, timeout=TIMEOUT)
+    window.controller.pacer.flush()
+    assert presenter.cache_plot.drawn_layer_bytes() == window.cache_plot.drawn_layer_bytes()
+    qtbot.keyClick(presenter, Qt.Key.Key_Escape)
+    assert not presenter.isVisible() and not _presenter_action(window).isChecked()
+    qtbot.keyClick(presenter, Qt.Key.Key_Down)  # hidden: its keys do nothing any more
+    assert presenter.current_chart().key == "cache_bytes"
+
+
+def test_presenter_numbers_come_from_the_runs(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window, extras = _window(make_window, tmp_path)
+    _run_to_end(qtbot, window, 6)
+    window.controls.set_mode("recompute")
+    qtbot.waitUntil(lambda: window.controller.store.current_mode == "recompute", timeout=TIMEOUT)
+    _run_to_end(qtbot, window, 6)
+    window.answers._samples.setValue(5)
+    window.answers._length.setValue(2)
+    window.answers._temps.setText("0.1, 1.5")
+    with qtbot.waitSignal(window.controller.sampling_finished, timeout=TIMEOUT):
+        window.answers._go.click()
+    presenter = extras.presenter
+    presenter.set_enabled(True)
+    store = window.controller.store
+    info = store.trace("cached").info
+    p = info.prompt_len
+    cached, recompute = p + 5, p * 6 + 6 * 5 // 2  # P+(N−1), P·N+N(N−1)/2 for N = 6
+    assert sum(store.trace("recompute").tokens_fed) == recompute
+    assert presenter.headline().big == f"{cached:,} vs {recompute:,} tokens fed"
+    presenter.show_chart(2)
+    per_token = 2 * info.num_layers * info.num_kv_heads * info.head_dim * info.dtype_bytes
+    assert presenter.headline().big == (f"{per_token:,} B per token · {per_token * 100:,} B "
+                                        "per 100 tokens")
+    presenter.show_chart(3)
+    counts = window.answers.plot.counts
+    assert counts is not None
+    assert presenter.headline().big == (f"distinct answers {counts.distinct(0)} / "
+                                        f"{counts.distinct(1)}")
+    assert presenter.answers_plot.bar_totals() == window.answers.plot.bar_totals()
+    assert presenter._big.text() == presenter.headline().big  # what the screen shows
+    presenter.set_enabled(False)
 
 
 def test_saved_run_replays_to_the_same_charts(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -124,9 +200,38 @@ def test_saved_run_replays_to_the_same_charts(qtbot, make_window, tmp_path: Path
     assert "cut short" in extras.last_warning
 
 
+def _sample(qtbot, window, samples: int = 6, temperatures: str = "0.5, 1.5") -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(window.controller.sampling_finished, timeout=TIMEOUT):
+        window.controller.sample(samples, temperatures, 3)
+
+
+def test_saved_run_with_samples_replays_its_histogram(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window, extras = _window(make_window, tmp_path)
+    _run_to_end(qtbot, window, 6)
+    _sample(qtbot, window)
+    histogram = window.answers.plot
+    totals, counts = histogram.bar_totals(), histogram.counts
+    assert counts is not None and sum(totals) == 12
+    lines = window.answers.answer_lines()
+    path = tmp_path / "with-samples.kvrun.json"
+    assert extras.save_run(str(path))
+    saved = load_run_file(path)
+    assert len(saved.samples) == 1 and saved.samples[0].temperatures == (0.5, 1.5)
+    assert saved.samples[0].counts == counts.counts
+
+    histogram.clear_counts()
+    window.answers.show_counts(None)  # as after a cancel: nothing drawn
+    assert histogram.bar_totals() == []
+    assert extras.open_run(str(path))
+    assert histogram.bar_totals() == totals  # the histogram is back, from the file
+    assert window.answers.answer_lines() == lines
+    assert histogram.counts is not None and histogram.counts.prompt == counts.prompt
+
+
 def test_slide_pack_has_every_live_chart_and_lab(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     window, extras = _window(make_window, tmp_path)
     _run_to_end(qtbot, window, 6)
+    _sample(qtbot, window)
     lab = extras.labs.cache_kinds
     lab.prompt_tokens.setValue(8)
     lab.new_tokens.setValue(3)
@@ -136,7 +241,19 @@ def test_slide_pack_has_every_live_chart_and_lab(qtbot, make_window, tmp_path: P
     names = {p.name for p in (tmp_path / "pack").iterdir()}
     for key in window.plots():
         assert {f"{key}.png", f"{key}.svg", f"{key}.pdf", f"{key}.csv"} <= names
-    assert {"lab-cache-kinds.png", "all-charts.pdf", "numbers.json", "cached-steps.csv"} <= names
+    assert {"lab-cache-kinds.png", "all-charts.pdf", "numbers.json", "cached-steps.csv",
+            "sample-answers.csv"} <= names
+    answers = read_csv_tables((tmp_path / "pack" / "sample-answers.csv").read_bytes())[0]
+    assert answers[0] == ["rank", "answer", "count at T = 0.5 (of 6)", "count at T = 1.5 (of 6)"]
+    assert sum(int(r[2]) + int(r[3]) for r in answers[1:]) == 12
+    histogram, per_t = read_csv_tables((tmp_path / "pack" / "answers.csv").read_bytes())
+    assert histogram[0] == ["answer rank (1 = most common)", "answer (text)",
+                            "T = 0.5: count (samples)", "T = 1.5: count (samples)"]
+    assert sum(int(r[2]) + int(r[3]) for r in histogram[1:]) == 12
+    assert per_t[0] == ["temperature", "distinct answers", "samples"]
+    assert [r[0] for r in per_t[1:]] == ["0.5", "1.5"]  # temperatures as x, not 0..n
+    document = json.loads((tmp_path / "pack" / "numbers.json").read_text())
+    assert document["samples"]["samples_per_temperature"] == 6
 
 
 def test_closing_mid_lab_stops_the_lab_thread(  # type: ignore[no-untyped-def]
@@ -150,3 +267,29 @@ def test_closing_mid_lab_stops_the_lab_thread(  # type: ignore[no-untyped-def]
     qtbot.waitUntil(lambda: lab.progress.maximum() > 0, timeout=TIMEOUT)
     window.close()
     assert not any(t.isRunning() for t in no_thread_left_running)
+
+
+def test_live_ttft_is_measured_k_times_and_drawn_as_median_and_range(  # type: ignore[no-untyped-def]
+    qtbot, make_window, tmp_path: Path
+) -> None:
+    window, extras = _window(make_window, tmp_path)
+    _run_to_end(qtbot, window, 6)
+    assert extras.ttft_repeats == 5  # the default
+    extras.ttft_repeats = 3
+    with qtbot.waitSignal(extras.ttft_runner.finished, timeout=TIMEOUT) as done:
+        assert extras.measure_ttft()
+    times = done.args[0]
+    assert [len(times.ms[m]) for m in ("cached", "recompute")] == [3, 3]
+    plot = window.time_plot
+    for mode, x in (("cached", -0.25), ("recompute", 0.25)):
+        spread = times.ttft_ms(mode)
+        assert spread.median == sorted(times.ms[mode])[1]
+        xs, ys = plot._repeat_median[mode].getData()
+        assert list(xs) == [x] and list(ys) == [spread.median]
+        bars = plot._repeat_bars[mode].opts
+        assert bars["top"][0] == pytest.approx(spread.high - spread.median)
+        assert bars["bottom"][0] == pytest.approx(spread.median - spread.low)
+    assert "median of 3 rounds" in plot.headline()
+    repeated = plot.data_tables()[-1]
+    assert repeated.x_header == "round" and repeated.column("Cached: TTFT (ms)") == list(
+        times.ms["cached"])

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import errno
-import io
 import json
 import os
 import re
+import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -29,6 +29,7 @@ from kvstudio.ui.run.engine_adapter import (
 )
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides import export
+from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export_menu import ChartExporter, ExportButton, attach_export
 
 N_NEW = 8
@@ -74,26 +75,53 @@ def _dark_pixels(image: QImage, x0: float, x1: float) -> int:
     return int((strip.max(axis=2) < 110).sum())
 
 
-def test_png_is_wide_crisp_and_has_axis_labels(tokens_plot: TokensFedPlot) -> None:
+def test_png_is_the_canvas_crisp_and_has_axis_labels(tokens_plot: TokensFedPlot) -> None:
     left_axis = tokens_plot.plot_item.getAxis("left")
     pen_before = QColor(left_axis.pen().color())
-    data = export.render_png(tokens_plot, width=1920)
+    data = export.render_png(tokens_plot)
     image = QImage.fromData(data)
-    assert not image.isNull() and image.width() == 1920
-    assert abs(image.height() / image.width() - 400 / 640) < 0.02
+    assert (image.width(), image.height()) == (1920, 1080)
     colours = {image.pixel(x, y) for x in range(0, 1920, 37) for y in range(0, image.height(), 23)}
     assert len(colours) > 10  # not blank
     assert image.pixelColor(3, 3) == QColor("white")  # slide background
     assert _dark_pixels(image, 0.0, 0.06) > 200  # y tick labels and axis title are drawn
-    # the screen theme is back afterwards
+    # the screen theme and the on-screen size are back afterwards
     assert left_axis.pen().color() == pen_before
+    assert tokens_plot.plot_item.sceneBoundingRect().width() == tokens_plot.width()
 
 
-def test_png_width_is_a_choice(tokens_plot: TokensFedPlot) -> None:
-    image = export.render_image(tokens_plot, width=800)
-    assert image.width() == 800
-    with pytest.raises(export.ExportError):
-        export.render_image(tokens_plot, width=4)
+def _pdf_page_sizes(pdf: bytes) -> list[tuple[float, float]]:
+    boxes = re.findall(rb"/MediaBox\s*\[\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*\]", pdf)
+    return [(float(x1) - float(x0), float(y1) - float(y0)) for x0, y0, x1, y1 in boxes]
+
+
+@pytest.mark.parametrize("window", [(640, 400), (420, 760), (1300, 260)])
+def test_every_export_is_the_chosen_canvas_whatever_the_window(
+    qtbot, store: RunStore, korean_font: str, window: tuple[int, int]
+) -> None:  # type: ignore[no-untyped-def]
+    plot = CacheBytesPlot()
+    qtbot.addWidget(plot)
+    plot.resize(*window)
+    plot.show()
+    plot.refresh(store)
+    other = StepTimePlot()
+    qtbot.addWidget(other)
+    other.resize(window[1], window[0])  # another shape again
+    other.show()
+    other.refresh(store)
+    on_screen = plot.plot_item.sceneBoundingRect()
+    for canvas in export.CANVASES:
+        image = QImage.fromData(export.render_png(plot, canvas, headline=plot.headline()))
+        assert (image.width(), image.height()) == (canvas.width, canvas.height)
+        svg = ET.fromstring(export.render_svg(plot, canvas))
+        assert (svg.get("width"), svg.get("height")) == (f"{canvas.width}px", f"{canvas.height}px")
+        pdf = export.render_pdf([plot, other], canvas, headlines=[plot.headline(), None])
+        sizes = _pdf_page_sizes(pdf)
+        assert sizes and all(
+            abs(w - canvas.width * 0.75) < 0.5 and abs(h - canvas.height * 0.75) < 0.5
+            for w, h in sizes
+        ), sizes
+    assert plot.plot_item.sceneBoundingRect() == on_screen  # the screen's layout is back
 
 
 def test_korean_glyphs_render(qtbot, korean_font: str) -> None:  # type: ignore[no-untyped-def]
@@ -101,10 +129,11 @@ def test_korean_glyphs_render(qtbot, korean_font: str) -> None:  # type: ignore[
 
     def title_strip(title: str) -> np.ndarray:
         widget = pg.PlotWidget(background="w", title=title)
+        widget.getPlotItem().plot([0, 1], [0, 1])
         qtbot.addWidget(widget)
         widget.resize(600, 300)
         widget.show()
-        image = export.render_image(widget, width=1200)
+        image = export.render_image(widget, export.canvas_named("16:9 small"))
         rgb = image.convertToFormat(QImage.Format.Format_RGB32)
         arr = pg.functions.ndarray_from_qimage(rgb)
         return arr[: image.height() // 8, :, :3].copy()
@@ -115,44 +144,141 @@ def test_korean_glyphs_render(qtbot, korean_font: str) -> None:  # type: ignore[
     assert (korean != boxes).any()
 
 
-def test_svg_parses_and_holds_the_curves(tokens_plot: TokensFedPlot) -> None:
-    svg = export.render_svg(tokens_plot)
+def test_svg_text_is_outlined_and_bars_keep_their_outlines(tokens_plot: TokensFedPlot) -> None:
+    svg = export.render_svg(tokens_plot, headline="캐시 246 · 재계산 13,728")
     root = ET.fromstring(svg)
     ns = "{http://www.w3.org/2000/svg}"
+    assert not list(root.iter(f"{ns}text"))  # no text a viewer needs a font for
+    labels = " ".join(el.get("aria-label", "") for el in root.iter(f"{ns}path"))
+    assert "Tokens fed" in labels  # still findable
+    headline = root.find(f"{ns}g[@id='headline']")
+    assert headline is not None and len(list(headline)) == 1
     strokes = {el.get("stroke") for el in root.iter() if el.get("stroke")}
     assert "#1f77b4" in strokes  # the cached series colour (dark enough to keep)
     polylines = [el for el in root.iter(f"{ns}polyline")]
     assert len(polylines) >= N_NEW - 1  # the cumulative lines (in the right-axis view)
-    texts = "".join(el.text or "" for el in root.iter(f"{ns}text"))
-    assert "Tokens fed" in texts
-    assert "Malgun Gothic" in svg.decode()  # Korean fallbacks for viewers without Nanum
+    parents = {child: group for group in root.iter(f"{ns}g") for child in group}
+    bars = [el for el in root.iter(f"{ns}rect") if el in parents and el.get("width") != "100%"
+            and parents[el].get("stroke") not in (None, "none")]
+    assert len(bars) >= 2 * N_NEW  # both modes' bars, outlined
+    for rect in bars:  # in page units: outlines keep their width in any viewer
+        matrix = re.search(r"matrix\(([^)]*)\)", parents[rect].get("transform") or "")
+        if matrix is not None:  # a translation at most (legend swatches)
+            a, _, _, d, _, _ = (float(v) for v in matrix.group(1).split(","))
+            assert abs(a) == 1 and abs(d) == 1
+        assert float(rect.get("width") or 0) > 1
 
 
-def test_pdf_has_one_page_per_chart(qtbot, tokens_plot: TokensFedPlot, store: RunStore) -> None:  # type: ignore[no-untyped-def]
+def _ink(image: QImage) -> np.ndarray:
+    rgb = image.convertToFormat(QImage.Format.Format_RGB32)
+    return pg.functions.ndarray_from_qimage(rgb)[:, :, :3].max(axis=2) < 128
+
+
+@pytest.mark.skipif(shutil.which("rsvg-convert") is None, reason="needs rsvg-convert (librsvg)")
+def test_hangul_svg_renders_without_a_korean_font(
+    qtbot, store: RunStore, korean_font: str, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """librsvg under a font config with only DejaVu (no Hangul): the SVG's ink matches the PNG's."""
+    dejavu = [d for d in ("/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/dejavu")
+              if Path(d).is_dir()]
+    if not dejavu:
+        pytest.skip("no DejaVu fonts to build a Korean-less font config from")
+    conf = tmp_path / "fonts.conf"
+    conf.write_text(
+        '<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>'
+        f"<dir>{dejavu[0]}</dir><cachedir>{tmp_path / 'cache'}</cachedir></fontconfig>"
+    )
+    env = {**os.environ, "FONTCONFIG_FILE": str(conf)}
+    if shutil.which("fc-list"):
+        korean = subprocess.run(["fc-list", ":lang=ko"], env=env, capture_output=True, text=True)
+        assert korean.stdout.strip() == ""  # the renderer really has no Korean font
+    plot = TokensFedPlot()
+    qtbot.addWidget(plot)
+    plot.resize(700, 420)
+    plot.show()
+    plot.refresh(store)
+    plot.plot_item.setTitle("모델에 입력된 토큰 수")
+    plot.plot_item.setLabel("left", "토큰 (막대)")
+    canvas = export.canvas_named("16:9 small")
+    head = "캐시: 246 토큰 · 재계산: 13,728 토큰"
+    (tmp_path / "chart.svg").write_bytes(export.render_svg(plot, canvas, headline=head))
+    subprocess.run(["rsvg-convert", str(tmp_path / "chart.svg"), "-o", str(tmp_path / "svg.png")],
+                   env=env, check=True, timeout=60)
+    from_svg = _ink(QImage(str(tmp_path / "svg.png")))
+    from_png = _ink(export.render_image(plot, canvas, headline=head))
+    assert from_svg.shape == from_png.shape
+    for top, bottom in ((0, 60), (0, canvas.height)):  # the Hangul headline and title; all
+        a, b = from_svg[top:bottom], from_png[top:bottom]
+        assert abs(int(a.sum()) - int(b.sum())) < 0.08 * b.sum(), (top, a.sum(), b.sum())
+        # the same pixels are inked (tofu boxes would be ink where glyphs have none)
+        assert (a & b).sum() > 0.8 * b.sum()
+
+
+def test_pdf_pages_are_all_the_canvas(qtbot, tokens_plot: TokensFedPlot, store: RunStore) -> None:  # type: ignore[no-untyped-def]
     others = [StepTimePlot(), CacheBytesPlot()]
-    for plot in others:
+    for plot, size in zip(others, [(300, 700), (900, 250)], strict=True):
         qtbot.addWidget(plot)
-        plot.resize(640, 400)
+        plot.resize(*size)
         plot.show()
         plot.refresh(store)
     pdf = export.render_pdf([tokens_plot, *others])
     assert pdf.startswith(b"%PDF")
     assert len(re.findall(rb"/Type\s*/Page(?!s)", pdf)) == 3
+    assert set(_pdf_page_sizes(pdf)) == {(1440.0, 810.0)}  # 1920×1080 px at 96 dpi
     single = export.render_pdf([tokens_plot])
     assert len(re.findall(rb"/Type\s*/Page(?!s)", single)) == 1
 
 
-def test_csv_numbers_equal_the_records(tokens_plot: TokensFedPlot, store: RunStore) -> None:
-    rows = list(csv.DictReader(io.StringIO(export.render_csv(tokens_plot, "tokens").decode())))
+def _table(data: bytes, index: int = 0) -> list[dict[str, str]]:
+    rows = read_csv_tables(data)[index]
+    return [dict(zip(rows[0], row, strict=True)) for row in rows[1:]]
+
+
+def test_csv_holds_the_records_by_step(tokens_plot: TokensFedPlot, store: RunStore) -> None:
+    rows = _table(export.render_csv(tokens_plot))
+    assert next(iter(rows[0])) == "step (0 = prefill)"
     for mode in MODES:
         trace = store.trace(mode)
         assert trace is not None
         name = "Cached" if mode == "cached" else "Recompute"
-        bars = [r for r in rows if r["series"] == f"{name}: per step"]
-        assert [float(r["y"]) for r in bars] == [float(r.tokens_fed) for r in trace.records]
-        line = [r for r in rows if r["series"] == f"{name}: cumulative"]
-        assert [float(r["y"]) for r in line] == [float(v) for v in trace.tokens_fed_cumulative]
-    assert {r["chart"] for r in rows} == {"tokens"}
+        per_step = f"{name}: tokens fed at the step (tokens)"
+        measured = [(r["step (0 = prefill)"], r[per_step]) for r in rows if r[per_step]]
+        assert measured == [(str(r.step), str(r.tokens_fed)) for r in trace.records]
+        so_far = [r[f"{name}: tokens fed so far (tokens)"] for r in rows][: len(trace.records)]
+        assert so_far == [str(v) for v in trace.tokens_fed_cumulative]
+    assert all("." not in r["step (0 = prefill)"] for r in rows)  # steps, not bar offsets
+
+
+def test_cache_bytes_csv_has_layers_as_x(qtbot, store: RunStore) -> None:  # type: ignore[no-untyped-def]
+    plot = CacheBytesPlot()
+    qtbot.addWidget(plot)
+    plot.resize(500, 300)
+    plot.show()
+    plot.refresh(store)
+    record = store.current.last if store.current is not None else None
+    cached = store.trace("cached")
+    assert cached is not None and cached.last is not None
+    rows = _table(export.render_csv(plot))
+    assert [r["layer"] for r in rows] == [str(i) for i in range(len(cached.last.cache_layer_bytes))]
+    assert [int(r["K bytes used (B)"]) for r in rows] == [k for k, _ in
+                                                          cached.last.cache_layer_bytes]
+    assert "allocated" not in " ".join(rows[0])  # no static cache here
+    assert record is not None
+    head = plot.headline()
+    assert f"{cached.last.cache_used_bytes:,} B" in head and "per token" in head
+    legend = [label.text for _, label in plot.legend.items]
+    assert not any("allocated" in text for text in legend)
+
+
+def test_empty_chart_is_not_exported(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    plot = TokensFedPlot()
+    qtbot.addWidget(plot)
+    plot.show()
+    plot.refresh(RunStore())
+    for fmt in ("png", "svg", "pdf", "csv"):
+        with pytest.raises(export.ExportError, match="no data yet"):
+            export.export_chart(plot, tmp_path / f"empty.{fmt}")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_slide_pack_contains_every_chart(
@@ -163,19 +289,32 @@ def test_slide_pack_contains_every_chart(
     time_plot.resize(640, 400)
     time_plot.show()
     time_plot.refresh(store)
-    charts = {"tokens fed": tokens_plot, "step time": time_plot}
+    empty = TokensFedPlot()
+    qtbot.addWidget(empty)
+    empty.refresh(RunStore())
+    charts = {"tokens fed": tokens_plot, "step time": time_plot, "nothing yet": empty}
     numbers = {"ratio": 3.5, "steps": np.int64(8)}
-    tables = {"lab table": [{"mode": "cached", "ms": 1.25}, {"mode": "recompute", "ms": 4.5}]}
-    written = export.export_slide_pack(charts, tmp_path / "pack", numbers, tables, width=960)
-    names = sorted(p.name for p in written)
+    tables = {"lab table": [{"mode": "cached", "ms": 1.25, "tokens": 13728},
+                            {"mode": "recompute", "ms": 4.5, "tokens": 246}]}
+    canvas = export.canvas_named("16:9 small")
+    pack = export.export_slide_pack(charts, tmp_path / "pack", numbers, tables, canvas)
+    names = sorted(p.name for p in pack.written)
     for stem in ("tokens-fed", "step-time"):
         for ext in ("png", "svg", "pdf", "csv"):
             assert f"{stem}.{ext}" in names
+    assert not any(name.startswith("nothing-yet") for name in names)
+    assert pack.skipped == ("nothing yet",)
     assert "all-charts.pdf" in names and "numbers.json" in names and "lab-table.csv" in names
     assert sorted(p.name for p in (tmp_path / "pack").iterdir()) == names  # nothing else
-    assert json.loads((tmp_path / "pack" / "numbers.json").read_text())["steps"] == 8
+    document = json.loads((tmp_path / "pack" / "numbers.json").read_text())
+    assert document["steps"] == 8 and document["skipped_empty_charts"] == ["nothing yet"]
     all_pdf = (tmp_path / "pack" / "all-charts.pdf").read_bytes()
     assert len(re.findall(rb"/Type\s*/Page(?!s)", all_pdf)) == 2
+    assert set(_pdf_page_sizes(all_pdf)) == {(960.0, 540.0)}
+    image = QImage(str(tmp_path / "pack" / "step-time.png"))
+    assert (image.width(), image.height()) == (1280, 720)
+    lab = (tmp_path / "pack" / "lab-table.csv").read_text().splitlines()
+    assert lab[1] == "cached,1.25,13728"  # numbers, not display strings
 
 
 def test_unwritable_folder_gives_a_message_and_no_file(

@@ -34,7 +34,8 @@ from kvstudio.ui.labs import (
 from kvstudio.ui.labs.base import prompt_ids
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner
-from kvstudio.ui.slides.export import export_slide_pack
+from kvstudio.ui.slides.chart_data import read_csv_tables
+from kvstudio.ui.slides.export import canvas_named, export_slide_pack, render_csv
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 TIMEOUT = 20_000
@@ -127,19 +128,36 @@ def test_cache_lab_matches_compare_modes(qtbot, exporter, tiny_handle: ModelHand
     panel = _panel(qtbot, CacheVsRecomputePanel, exporter, tiny_handle)
     panel.prompt_tokens.setValue(20)
     panel.new_tokens.setValue(6)
+    assert panel.repeats.value() == 5  # the default: timings are medians of 5 rounds
+    panel.repeats.setValue(3)
     result = _run(qtbot, panel)
-    assert isinstance(result, CompareResult)
+    assert isinstance(result, labs.RepeatedCompare) and len(result.rounds) == 3
     ids = lab_prompt_ids(tiny_handle.tokenizer, 20)
     ref = finish(compare_modes(tiny_handle.backend, tiny_handle.tokenizer, ids, 6), CompareResult)
-    assert result.cached.token_ids == ref.cached.token_ids
-    assert result.recompute.tokens_fed == ref.recompute.tokens_fed == 20 * 6 + 6 * 5 // 2
+    assert result.first.cached.token_ids == ref.cached.token_ids
+    assert result.run("recompute").tokens_fed == ref.recompute.tokens_fed == 20 * 6 + 6 * 5 // 2
     rows = {r[""]: r for r in panel.table_rows()}
     assert rows["tokens fed, measured"]["Cached"] == f"{20 + 5:,}"
     assert rows["measured = formula"]["Recompute"] == "✓"
     assert rows["identical tokens"]["Cached"] == "✓"
     _, ys = panel._time_curves["recompute"].getData()
-    assert len(ys) == 6
+    _, low = panel._low["recompute"].getData()
+    _, high = panel._high["recompute"].getData()
+    assert len(ys) == 6 and all(lo <= y <= hi for lo, y, hi in zip(low, ys, high, strict=True))
+    ttft = [1000 * r.recompute.ttft_seconds for r in result.rounds]
+    assert ys[0] == pytest.approx(sorted(ttft)[1])  # the median of three rounds
+    totals = [result.total_ms(m).median for m in ("cached", "recompute")]
+    assert result.speed_ratio == pytest.approx(totals[1] / totals[0])
     assert panel.numbers()["recompute_tokens_fed"] == 135
+    values = {r["quantity"]: r for r in panel.table_values()}
+    assert values["tokens fed, measured"]["Recompute"] == 135  # a number, not "135"
+    assert values["cache, measured (bytes)"]["Cached"] == result.run("cached").cache_bytes
+    head = panel.headline()
+    assert "25" in head and "135" in head and "median of 3 rounds" in head
+    fed = read_csv_tables(render_csv(panel.view))[2]
+    assert fed[0] == ["step (0 = prefill)", "Cached: tokens fed (tokens)",
+                      "Recompute: tokens fed (tokens)"]
+    assert [row[2] for row in fed[1:]] == [str(v) for v in ref.recompute.tokens_fed_per_step]
     panel.shutdown()
 
 
@@ -148,10 +166,12 @@ def test_cache_lab_in_bf16(qtbot, exporter, tiny_handle: ModelHandle) -> None:  
     panel.prompt_tokens.setValue(10)
     panel.new_tokens.setValue(3)
     panel.dtype.setCurrentIndex(panel.dtype.findData("bfloat16"))
+    panel.repeats.setValue(2)
     result = _run(qtbot, panel)
-    assert isinstance(result, CompareResult)
-    assert result.cached.cache_bytes == result.cached.cache_bytes_formula  # 2 bytes per number
-    assert "bfloat16" in result.model_label
+    assert isinstance(result, labs.RepeatedCompare)
+    cached = result.run("cached")
+    assert cached.cache_bytes == cached.cache_bytes_formula  # 2 bytes per number
+    assert all("bfloat16" in r.model_label for r in result.rounds)
     panel.shutdown()
 
 
@@ -213,7 +233,18 @@ def test_cutoff_lab_steps_by_hand(qtbot, exporter, tiny_handle: ModelHandle) -> 
         assert panel.run()
     assert len(panel.steps) == 1 and panel.step_button.isEnabled()
     heights = panel._bars.opts["height"]
-    assert len(heights) == 20 and list(heights) == list(panel.steps[0].probabilities)
+    first = panel.steps[0]
+    assert len(heights) == 20
+    # top-p sees the top-k survivors renormalised: the kept bars and the mass line say so
+    assert sum(heights[:8]) == pytest.approx(1.0)
+    assert list(heights[:8]) == pytest.approx([p / first.top_k_mass
+                                               for p in first.probabilities[:8]])
+    assert list(heights[8:]) == list(first.probabilities[8:])  # cut by top-k: as before
+    _, mass = panel._mass.getData()
+    assert mass[first.top_p_cut - 1] == pytest.approx(first.kept_mass())
+    assert first.kept_mass() >= 0.5
+    if first.top_p_cut > 1:
+        assert mass[first.top_p_cut - 2] < 0.5  # one token fewer would not reach p
     assert panel._k_line.isVisible() and panel._k_line.value() == pytest.approx(7.5)
     with qtbot.waitSignal(panel.runner.paused, timeout=TIMEOUT):
         assert panel.step()
@@ -232,6 +263,16 @@ def test_cutoff_lab_steps_by_hand(qtbot, exporter, tiny_handle: ModelHandle) -> 
     surv = panel._surv_p.yData  # getData() gives log10 values on a log axis
     assert list(surv) == [float(r.survivors_top_p[0]) for r in ref]
     assert not panel.step_button.isEnabled()
+    # every step stays reachable after Run to end, and exports follow the step shown
+    panel.show_step(0)
+    assert "step 0" in panel.dist_plot.getAxis("bottom").labelText
+    assert panel.headline().startswith("Step 0:")
+    # the CSV holds counts (8 after top-k), not their log10 (0.903…) from the log axis
+    survivors = read_csv_tables(render_csv(panel.view))[1]
+    assert survivors[0][:3] == ["step", "after top-k (tokens)", "after top-p (tokens)"]
+    assert [row[1] for row in survivors[1:]] == [str(r.survivors_top_k[0]) for r in ref]
+    assert {row[1] for row in survivors[1:]} == {"8"}
+    assert [row[2] for row in survivors[1:]] == [str(r.survivors_top_p[0]) for r in ref]
     panel.shutdown()
 
 
@@ -249,10 +290,18 @@ def test_cache_kinds_lab(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # 
     )
     assert result.runs == ref.runs
     _, mask = panel._masks["sliding"].getData()
-    assert list(mask) == [16.0] + [9.0] * 5  # the prompt, then the window plus itself
+    assert list(mask) == [16.0] + [8.0] * 5  # the prompt, then W = 8 keys (itself included)
     rows = panel.table_rows()
-    assert rows[0]["same tokens as dynamic"] == "✓"
-    assert "is shorter than" in rows[-1]["cache"]
+    assert rows[0]["same as dynamic"] == "✓"
+    assert rows[-1]["cache"] == "W = 8 vs P + N − 1 = 21" and rows[-1]["same as dynamic"] == "✗"
+    assert "is shorter than" in panel.status.text()
+    for plot in (panel.bytes_plot, panel.mask_plot):
+        assert plot.getViewBox().viewRange()[1][0] == 0  # amounts start at 0
+    assert panel._bytes["dynamic"].zValue() < panel._bytes["static-used"].zValue()
+    memory = read_csv_tables(render_csv(panel.view))[0]
+    assert memory[0][0] == "step" and "Dynamic: allocated (B)" in memory[0]
+    column = memory[0].index("Dynamic: allocated (B)")
+    assert [int(r[column]) for r in memory[1:]] == list(result.runs[0].allocated_bytes)
     panel.shutdown()
 
 
@@ -260,13 +309,24 @@ def test_length_sweep_lab(qtbot, exporter, tiny_handle: ModelHandle) -> None:  #
     panel = _panel(qtbot, LengthSweepPanel, exporter, tiny_handle)
     panel.values.setText("4, 8, 16")
     panel.fixed.setValue(3)
+    panel.repeats.setValue(3)
     result = _run(qtbot, panel)
-    assert isinstance(result, labs.SweepLabResult)
+    assert isinstance(result, labs.SweepLabResult) and result.repeats == 3
     assert all(p.tokens_fed == p.tokens_fed_formula for p in result.sweep.points)
     x, _ = panel._points["recompute"].getData()
     assert list(x) == [7.0, 11.0, 19.0]
-    gx, _ = panel._quadratic["cached"].getData()
-    assert len(gx) == 64
+    rows = panel.table_rows()
+    for fits in result.fits:
+        assert all(lo <= m <= hi for lo, m, hi in zip(fits.ms_low, fits.ms_per_token,
+                                                       fits.ms_high, strict=True))
+        for fit, curve in ((fits.quadratic, panel._quadratic[fits.mode]),
+                           (fits.linear, panel._linear[fits.mode])):
+            gx, _ = curve.getData()
+            drawn = gx is not None and len(gx) == 64
+            assert drawn == fits.usable(fit)  # a meaningless fit is not drawn…
+        said = [r["ms per token"] for r in rows if r["mode"] == fits.mode.capitalize()][:2]
+        for fit, text in zip((fits.linear, fits.quadratic), said, strict=True):
+            assert text.startswith("no fit") != fits.usable(fit)  # …and the table says so
     panel.values.setText("0, 8")
     assert not panel.run()
     panel.shutdown()
@@ -285,8 +345,9 @@ def test_labs_panel_slide_pack(qtbot, exporter, tiny_handle: ModelHandle, tmp_pa
     _run(qtbot, kinds)
     charts, numbers, tables = panel.slide_pack()
     assert list(charts) == ["lab cache-kinds"] and "CacheKinds" in numbers
-    written = export_slide_pack(charts, tmp_path / "pack", numbers, tables, width=800)
-    names = {p.name for p in written}
+    pack = export_slide_pack(charts, tmp_path / "pack", numbers, tables,
+                             canvas_named("16:9 small"))
+    names = {p.name for p in pack.written}
     assert {"lab-cache-kinds.png", "lab-cache-kinds.pdf", "numbers.json"} <= names
     assert "lab-CacheKinds-table.csv" in names
     assert panel.shutdown()

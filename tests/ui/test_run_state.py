@@ -78,7 +78,6 @@ def test_in_a_replay_step_advances_the_replay_and_home_does_not_load_another_run
     assert {t.info.run_id for t in controller.store.traces()} == replayed_ids
     assert window.tokens_plot.bar_heights("cached") == bars[:2]
 
-    window.classroom.lecture.set_enabled(True)
     _press(qtbot, Qt.Key.Key_Home)  # the clicker's "start over": the replay, from step 0
     qtbot.wait(300)
     assert replay.position() == (0, STEPS)
@@ -86,7 +85,6 @@ def test_in_a_replay_step_advances_the_replay_and_home_does_not_load_another_run
     assert controller.store.current is not None and controller.store.current.info.run_id < 0
     _press(qtbot, Qt.Key.Key_PageDown)
     assert replay.position() == (1, STEPS)
-    window.classroom.lecture.set_enabled(False)
 
 
 def test_back_to_live_leaves_the_replay_and_home_restarts_the_live_run(  # type: ignore[no-untyped-def]
@@ -103,13 +101,11 @@ def test_back_to_live_leaves_the_replay_and_home_restarts_the_live_run(  # type:
     live_id = controller.store.current.info.run_id
     assert live_id > 0 and controller.state.phase is RunPhase.PAUSED
 
-    window.classroom.lecture.set_enabled(True)
     _focus(qtbot, window.generation.chips)
     _press(qtbot, Qt.Key.Key_Home)  # restarts what is on screen: the live run, not the replay
     qtbot.waitUntil(lambda: controller.store.current.info.run_id > live_id, timeout=TIMEOUT)
     assert controller.store.current.info.run_id > 0 and _records(window) == 0
     assert not controller.state.replaying
-    window.classroom.lecture.set_enabled(False)
 
 
 def test_after_sample_n_the_right_key_steps(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
@@ -129,7 +125,6 @@ def test_after_sample_n_the_right_key_steps(qtbot, make_window) -> None:  # type
 
 def test_run_keys_stay_with_a_text_field(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window()
-    window.classroom.lecture.set_enabled(True)
     prompt = window.generation._prompt
     _focus(qtbot, prompt)
     for key in (Qt.Key.Key_Right, Qt.Key.Key_PageDown, Qt.Key.Key_Home, Qt.Key.Key_Left):
@@ -139,7 +134,6 @@ def test_run_keys_stay_with_a_text_field(qtbot, make_window) -> None:  # type: i
     _focus(qtbot, window.controls._reset)  # a button has the focus: the keys step
     _press(qtbot, Qt.Key.Key_PageDown)
     qtbot.waitUntil(lambda: _records(window) == 1, timeout=TIMEOUT)
-    window.classroom.lecture.set_enabled(False)
 
 
 def test_step_history_shows_every_view_as_it_was(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]

@@ -86,3 +86,30 @@ def test_projector_preset_and_loaded_model(qtbot, exporter, tiny_handle, tmp_pat
     panel.set_config(str(bad))
     assert "config.json" in panel.status.text()
     panel.shutdown()
+
+
+def test_scale_labs_export_in_the_slide_pack(qtbot, exporter, tiny_handle, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from kvstudio.ui.slides.export import canvas_named, export_slide_pack
+
+    charts, numbers, tables = {}, {}, {}
+    panels = []
+    for cls in (PagedCachePanel, QuantizedCachePanel, ProjectorPanel):
+        panel = _panel(qtbot, cls, exporter, tiny_handle)
+        if cls is PagedCachePanel:
+            panel.samples.setValue(4)
+            panel.new_tokens.setValue(6)
+        if cls is QuantizedCachePanel:
+            panel.prompt_tokens.setValue(12)
+            panel.new_tokens.setValue(4)
+        _run(qtbot, panel)
+        charts.update({f"lab {k}": c for k, c in panel.charts().items()})
+        numbers[cls.__name__] = panel.numbers()
+        tables[cls.__name__] = panel.table_rows()
+        panels.append(panel)
+    pack = export_slide_pack(charts, tmp_path / "pack", numbers, tables,
+                             canvas_named("16:9 small"))
+    names = {p.name for p in pack.written}
+    for chart in ("paged-cache", "quantized-cache", "projector"):
+        assert {f"lab-{chart}.{ext}" for ext in ("png", "svg", "pdf", "csv")} <= names
+    for panel in panels:
+        panel.shutdown()

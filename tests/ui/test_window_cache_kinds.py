@@ -39,10 +39,11 @@ def test_sliding_window_shows_its_cap(qtbot, make_window) -> None:  # type: igno
     window.generation.set_prompt("가나다라마바사 아자차카타파하")
     _run(qtbot, window, 2)
     record = window.controller.store.current.last
-    assert record.cache_length == 4
+    assert record.cache_length == 3  # W = 4 keys per query, itself included: 3 kept
     assert window.cache_plot._cap.isVisible()
     k_cap = window.cache_plot._cap.value()
-    assert all(k <= k_cap for k, _ in window.cache_plot.drawn_layer_bytes())
+    assert all(k == k_cap for k, _ in window.cache_plot.drawn_layer_bytes())  # at the cap
+    assert "keeps 3 tokens" in window.cache_plot._cap.label.format
 
 
 def test_chip_tooltip_shows_the_records_numbers(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
@@ -56,3 +57,32 @@ def test_chip_tooltip_shows_the_records_numbers(qtbot, make_window) -> None:  # 
     assert f"tokens fed this step: {record.tokens_fed}" in tip
     first = chips.tooltip_at(6, 6)
     assert first.startswith("Prompt token id")
+
+
+def test_a_hybrid_models_layers_carry_their_kind(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """3 sliding layers (W = 8, 7 tokens kept) and one full layer, at T = 20 positions."""
+    from kvstudio.core import formulas
+    from kvstudio.core.cache_layout import CachePlan, LayerPlan
+    from kvstudio.core.records import SamplingSettings, StepRecord
+    from kvstudio.ui.plots.cache_bytes import CacheBytesPlot
+    from kvstudio.ui.run.engine_adapter import RunInfo, RunRequest, RunSettings
+
+    plot = CacheBytesPlot()
+    qtbot.addWidget(plot)
+    plan = CachePlan((LayerPlan("sliding", 8, 7),) * 3 + (LayerPlan("full"),), 2, 12, 4)
+    settings = RunSettings("cached", SamplingSettings(), 12, CacheSpec())
+    info = RunInfo(1, RunRequest("x", False, settings), (1,) * 10, ("",) * 10, 4, 2, 12, 4,
+                   plan=plan)
+    per_layer = [formulas.cache_bytes(1, t, 2, 12, 4) // 2 for t in (7, 7, 7, 20)]
+    record = StepRecord(
+        step=10, phase="decode", mode="cached", token_ids=(1,), token_texts=("",), tokens_fed=1,
+        elapsed_s=0.001, cache_layer_bytes=tuple((b, b) for b in per_layer),
+        cache_allocated_bytes=2 * sum(per_layer), cache_used_bytes=2 * sum(per_layer),
+        cache_length=20, attention_mask_shape=(1, 21), survivors_top_k=(1,),
+        survivors_top_p=(1,), chosen_probability=(1.0,), top_candidates=((),), finished=(False,),
+    )
+    plot._draw(info, record)
+    assert plot._tick_labels == ["0 W=8", "1 W=8", "2 W=8", "3 full"]
+    assert not plot._cap.isVisible()  # the cap belongs to a uniform sliding cache
+    assert "Σ" in plot.summary
+    assert info.formula_used_bytes(20) == record.cache_used_bytes  # 2·(7+7+7+20)·2·12·4

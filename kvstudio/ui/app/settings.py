@@ -10,7 +10,7 @@ import logging
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from kvstudio.core.kv_cache import CacheSpec
+from kvstudio.core.cache_spec import CacheSpec
 from kvstudio.core.records import Mode, SamplingSettings
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelChoice, RunSettings
 

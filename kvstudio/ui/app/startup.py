@@ -24,7 +24,12 @@ from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.app.typing_guard import TypingGuard
 from kvstudio.ui.classroom import install as install_classroom
 from kvstudio.ui.main_window import MainWindow
-from kvstudio.ui.run.engine_adapter import ModelChoice, ModelLoader, load_model, set_torch_threads
+from kvstudio.ui.run.engine_adapter import (
+    ModelChoice,
+    ModelLoader,
+    load_model,
+    with_torch_threads,
+)
 from kvstudio.ui.run.engine_worker import EngineHost
 from kvstudio.ui.run.threads import wait_for_parked
 
@@ -46,13 +51,13 @@ def prepare_application(app: QApplication) -> str | None:
 def build_window(app: QApplication, settings: AppSettings, loader: ModelLoader,
                  threads: int = 1, language: str | None = None) -> MainWindow:
     """A wired window (not shown, model not yet loaded: call `.start()`)."""
-    actual_threads = set_torch_threads(threads)
     languages = LanguageSwitcher(app)
     if language is not None:
         settings.set_language(language)  # --lang is remembered, like the Language menu's choice
     languages.apply(settings.language())
-    host = EngineHost(loader)
-    window = MainWindow(settings, host, languages, actual_threads)
+    # torch is imported by the first load, on the worker thread, after the window is shown.
+    host = EngineHost(with_torch_threads(loader, threads))
+    window = MainWindow(settings, host, languages, threads)
     # Labs, export, lecture mode and saved runs plug in through the window's extension
     # points; the window itself never imports them (no import circle).
     window.classroom = install_classroom(window)

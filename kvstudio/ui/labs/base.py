@@ -2,7 +2,8 @@
 
 Owns `LabPanel` (the layout and the run lifecycle on a `GeneratorRunner`),
 `ResultsTable` (a small two-or-more-column table that also exports as CSV
-rows) and a few drawing helpers. Subclasses say which core generator to run
+rows of numbers, not display strings), `ByteCount` (an int shown as KiB/MiB)
+and a few drawing helpers. Subclasses say which core generator to run
 (`make_job`), how to draw an item as it arrives (`show_progress`) and how to
 show the result (`show_result`). The panel never computes: the generator runs
 on the lab thread; the panel only draws what comes back.
@@ -36,8 +37,10 @@ from PySide6.QtWidgets import (
 
 from kvstudio.core.tokenizer import TextTokenizer
 from kvstudio.ui.app.messages import localize
+from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
+from kvstudio.ui.slides.chart_data import ChartContent, ContentFunctions, DataTable, set_content
 from kvstudio.ui.slides.export import ChartLike, plot_items
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 
@@ -46,6 +49,10 @@ log = logging.getLogger(__name__)
 CHECK, CROSS = "✓", "✗"
 # Colour-blind-safe (Okabe–Ito), dark enough for white slides.
 SERIES_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+
+
+class ByteCount(int):
+    """A number of bytes: shown as KiB / MiB in a table, written as the plain number to CSV."""
 
 
 def series_colour(index: int) -> str:
@@ -103,6 +110,8 @@ class ResultsTable(QTableWidget):
         self.setAlternatingRowColors(True)
 
     def set_rows(self, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        self._values = [list(row) for row in rows]
+        self._headers = list(headers)
         self.clear()
         self.setColumnCount(len(headers))
         self.setRowCount(len(rows))
@@ -120,11 +129,28 @@ class ResultsTable(QTableWidget):
         header.setStretchLastSection(True)
 
     def rows(self) -> list[dict[str, str]]:
+        """The rows as shown (display strings)."""
         headers = [_text(self.horizontalHeaderItem(c)) for c in range(self.columnCount())]
         return [
             {h: _text(self.item(r, c)) for c, h in enumerate(headers)}
             for r in range(self.rowCount())
         ]
+
+    def values(self) -> list[dict[str, Any]]:
+        """The rows as measured: numbers stay numbers (bytes as a byte count), for CSV."""
+        headers = getattr(self, "_headers", [])
+        out = []
+        for row in getattr(self, "_values", []):
+            out.append({h or "quantity": _value(v) for h, v in zip(headers, row, strict=False)})
+        return out
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, ByteCount):
+        return int(value)
+    return value
 
 
 def _text(item: QTableWidgetItem | None) -> str:
@@ -134,6 +160,8 @@ def _text(item: QTableWidgetItem | None) -> str:
 def _display(value: Any) -> str:
     if isinstance(value, bool):
         return CHECK if value else CROSS
+    if isinstance(value, ByteCount):
+        return format_bytes(value)
     if isinstance(value, float):
         if value == 0:
             return "0"
@@ -230,9 +258,16 @@ class LabPanel(QWidget):
         for key, text in names.items():
             self._field_labels[key].setText(text)
 
-    def add_chart(self, key: str, widget: pg.GraphicsView) -> pg.GraphicsView:
-        """Show a chart and give it the export menu and button."""
+    def add_chart(
+        self, key: str, widget: pg.GraphicsView, content: ChartContent | None = None
+    ) -> pg.GraphicsView:
+        """Show a chart and give it the export menu and button.
+
+        `content` gives exports the chart's headline and data tables; by default
+        the panel's own `headline` and `data_tables`.
+        """
         self._charts[key] = widget
+        set_content(widget, content or ContentFunctions(self.headline, self.data_tables))
         for plot in plot_items(widget):  # dark axes on white, like the window's live plots
             for side in ("left", "bottom", "right"):
                 plot.getAxis(side).setPen(pg.mkPen("#444"))
@@ -259,6 +294,14 @@ class LabPanel(QWidget):
     def numbers(self) -> dict[str, Any]:
         """The result's numbers for numbers.json in the slide pack."""
         return {}
+
+    def headline(self) -> str:
+        """The lesson of the lab's chart with its measured numbers (above exports)."""
+        return ""
+
+    def data_tables(self) -> list[DataTable]:
+        """The numbers the lab's chart draws, from the result (what its CSV holds)."""
+        return []
 
     def title(self) -> str:
         raise NotImplementedError
@@ -308,7 +351,12 @@ class LabPanel(QWidget):
         return dict(self._charts)
 
     def table_rows(self) -> list[dict[str, str]]:
+        """The results table as shown."""
         return self.table.rows()
+
+    def table_values(self) -> list[dict[str, Any]]:
+        """The results table as numbers (for the slide pack's CSV)."""
+        return self.table.values()
 
     def shutdown(self) -> bool:
         return self.runner.shutdown()

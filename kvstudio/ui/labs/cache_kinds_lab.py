@@ -9,21 +9,27 @@ covers the whole context).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from kvstudio.core import labs
-from kvstudio.core.experiments import Progress, lab_prompt_ids
-from kvstudio.core.kv_cache import CACHE_KINDS, CacheKind
-from kvstudio.ui.app.names import cache_kind_name, format_bytes
-from kvstudio.ui.labs.base import LabPanel, int_box, series_colour
+from kvstudio.core.cache_spec import CACHE_KINDS, CacheKind
+from kvstudio.ui.app.lazy import LazyModule
+from kvstudio.ui.app.names import cache_kind_name
+from kvstudio.ui.labs.base import ByteCount, LabPanel, int_box, series_colour
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
+
+if TYPE_CHECKING:
+    from kvstudio.core import experiments, labs
+else:
+    experiments = LazyModule("kvstudio.core.experiments")  # torch loads when a lab first runs
+    labs = LazyModule("kvstudio.core.labs")  # torch loads when a lab first runs
 
 KIND_COLOURS: dict[CacheKind, str] = {kind: series_colour(i) for i, kind in enumerate(CACHE_KINDS)}
 
@@ -50,13 +56,25 @@ class CacheKindsPanel(LabPanel):
             plot.addLegend(offset=(8, 8), labelTextColor="#222")
         self._bytes: dict[str, pg.PlotDataItem] = {}
         self._masks: dict[str, pg.PlotDataItem] = {}
+        # Dynamic and static-used hold the same bytes, as do dynamic and static masks: the
+        # dynamic line is drawn wide and underneath, the others narrower and dashed on top,
+        # so both stay visible where they coincide.
+        widths = {"dynamic": 6.0, "static": 2.5, "sliding": 2.5}
         for kind in CACHE_KINDS:
             colour = KIND_COLOURS[kind]
-            self._bytes[kind] = self.bytes_plot.plot([], [], pen=pg.mkPen(colour, width=2.5))
-            self._masks[kind] = self.mask_plot.plot([], [], pen=pg.mkPen(colour, width=2.5))
+            style = Qt.PenStyle.SolidLine if kind == "dynamic" else Qt.PenStyle.DashLine
+            pen = pg.mkPen(colour, width=widths[kind], style=style)
+            self._bytes[kind] = self.bytes_plot.plot([], [], pen=pen)
+            self._masks[kind] = self.mask_plot.plot([], [], pen=pen)
+            z = -1 if kind == "dynamic" else 1
+            self._bytes[kind].setZValue(z)
+            self._masks[kind].setZValue(z)
         self._bytes["static-used"] = self.bytes_plot.plot(
-            [], [], pen=pg.mkPen(KIND_COLOURS["static"], width=2, style=Qt.PenStyle.DashLine)
+            [], [], pen=pg.mkPen(KIND_COLOURS["static"], width=2, style=Qt.PenStyle.DotLine)
         )
+        self._bytes["static-used"].setZValue(2)
+        for plot in (self.bytes_plot, self.mask_plot):  # amounts: the axis starts at 0
+            plot.getViewBox().setLimits(yMin=0)
         self._series: dict[str, list[tuple[float, float]]] = {}
         self.add_chart("cache-kinds", self.view)
         self.retranslate()
@@ -69,9 +87,10 @@ class CacheKindsPanel(LabPanel):
         self.explanation.setText(
             self.tr(
                 "The same greedy run with three caches. Dynamic grows by one token per step; "
-                "static reserves P + N tokens up front; the sliding window keeps the last W "
-                "tokens, so its memory and each query's view stop growing at W. When W covers "
-                "the whole context the output must match the dynamic cache."
+                "static reserves P + N tokens up front; with a sliding window W each token sees "
+                "the last W tokens, itself included (transformers' sliding_window), so the "
+                "cache keeps W − 1 and its memory stops growing there. When W covers the whole "
+                "context the output must match the dynamic cache."
             )
         )
         self.set_field_names(
@@ -98,7 +117,7 @@ class CacheKindsPanel(LabPanel):
             self._bytes["static-used"],
             self.tr("{0} (used)").format(cache_kind_name("static")),
         )
-        if isinstance(self.result, labs.CacheKindsResult):
+        if self.result is not None and isinstance(self.result, labs.CacheKindsResult):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:
@@ -107,7 +126,7 @@ class CacheKindsPanel(LabPanel):
             raise ValueError(
                 f"P + N = {p + n} is more than the model's {model.max_positions} positions."
             )
-        ids = lab_prompt_ids(model.tokenizer, p)
+        ids = experiments.lab_prompt_ids(model.tokenizer, p)
         backend, tokenizer = model.backend, model.tokenizer
         return lambda: labs.cache_kinds(backend, tokenizer, ids, new_tokens=n, window=w)
 
@@ -119,7 +138,7 @@ class CacheKindsPanel(LabPanel):
 
     def show_progress(self, item: object) -> None:
         super().show_progress(item)
-        if not isinstance(item, Progress) or item.record is None:
+        if not isinstance(item, experiments.Progress) or item.record is None:
             return
         kind, record = item.stage, item.record
         if kind not in CACHE_KINDS:
@@ -150,6 +169,11 @@ class CacheKindsPanel(LabPanel):
             )
             if run.kind == "static":
                 self._bytes["static-used"].setData(steps, np.asarray(run.used_bytes) / 1024)
+        for plot in (self.bytes_plot, self.mask_plot):
+            plot.enableAutoRange(y=True)
+            top = plot.getViewBox().childrenBounds()[1]
+            if top is not None:
+                plot.setYRange(0, top[1] * 1.1, padding=0)
         rows: list[tuple[Any, ...]] = []
         for run in result.runs:
             divergent = result.first_divergent_step(run.kind)
@@ -157,30 +181,67 @@ class CacheKindsPanel(LabPanel):
             rows.append(
                 (
                     cache_kind_name(run.kind),
-                    format_bytes(run.allocated_bytes[-1]),
-                    format_bytes(run.used_bytes[-1]),
+                    ByteCount(run.allocated_bytes[-1]),
+                    ByteCount(run.used_bytes[-1]),
                     run.cache_length[-1],
-                    f"{run.mask_shapes[-1][0]} × {run.mask_shapes[-1][1]}",
+                    run.mask_shapes[-1][1],
                     same,
                 )
             )
-        covers = self.tr("window W = {0} {1} the context P + N − 1 = {2}").format(
-            result.window,
-            self.tr("covers") if result.window_covers_context else self.tr("is shorter than"),
-            result.prompt_tokens + result.new_tokens - 1,
-        )
-        rows.append((covers, "", "", "", "", ""))
+        covers = self.tr("W = {0} vs P + N − 1 = {1}").format(
+            result.window, result.prompt_tokens + result.new_tokens - 1)
+        rows.append((covers, "", "", "", "", result.window_covers_context))
+        # Short headers: the table sits beside the chart and must fit without scrolling.
         self.table.set_rows(
             [
                 self.tr("cache"),
                 self.tr("allocated"),
                 self.tr("used"),
-                self.tr("tokens held"),
-                self.tr("mask (last step)"),
-                self.tr("same tokens as dynamic"),
+                self.tr("tokens"),
+                self.tr("keys seen"),
+                self.tr("same as dynamic"),
             ],
             rows,
         )
+        self.status.setText(self._covers_text(result))
+
+    def _covers_text(self, result: labs.CacheKindsResult) -> str:
+        return self.tr("The window W = {0} {1} the context P + N − 1 = {2}.").format(
+            result.window,
+            self.tr("covers") if result.window_covers_context else self.tr("is shorter than"),
+            result.prompt_tokens + result.new_tokens - 1,
+        )
+
+    def headline(self) -> str:
+        result = self.result
+        if not isinstance(result, labs.CacheKindsResult):
+            return ""
+        parts = [self.tr("{0} {1:,} B").format(cache_kind_name(run.kind), run.allocated_bytes[-1])
+                 for run in result.runs]
+        first = self.tr("Cache memory after {0} steps: ").format(result.new_tokens) + " · ".join(
+            parts)
+        return first + "\n" + self._covers_text(result) + " " + self.tr(
+            "P = {0}, N = {1}").format(result.prompt_tokens, result.new_tokens)
+
+    def data_tables(self) -> list[DataTable]:
+        result = self.result
+        if not isinstance(result, labs.CacheKindsResult):
+            return []
+        memory: list[Series] = []
+        masks: list[Series] = []
+        for run in result.runs:
+            name = cache_kind_name(run.kind)
+            steps = tuple(range(len(run.allocated_bytes)))
+            memory.append(Series(self.tr("{0}: allocated (B)").format(name), steps,
+                                 tuple(run.allocated_bytes)))
+            if run.kind == "static":
+                memory.append(Series(self.tr("{0}: used (B)").format(name), steps,
+                                     tuple(run.used_bytes)))
+            masks.append(Series(self.tr("{0}: keys each new token attends to").format(name),
+                                steps, tuple(shape[1] for shape in run.mask_shapes)))
+        step = self.tr("step")
+        return [DataTable(self.tr("Cache memory per step"), step, tuple(memory)),
+                DataTable(self.tr("Keys each new token attends to"), step, tuple(masks))]
 
     def numbers(self) -> dict[str, Any]:
         result = self.result

@@ -1,29 +1,50 @@
 """Lab: cache vs recompute on the course prompt (P = 183, N = 64), in fp32, fp16 or bf16.
 
-Owns `CacheVsRecomputePanel`: it runs `labs.cache_vs_recompute` (the engine's
-`compare_modes` on the lab prompt), draws ms per step for both modes as they
-arrive and max |Δlogit| per step at the end, and fills the lab table: tokens
-fed measured vs formula, identical tokens, TTFT, ms/token, totals, the speed
-ratio and the cache bytes.
+Owns `CacheVsRecomputePanel`: it runs `labs.repeated_cache_vs_recompute`
+(the engine's `compare_modes` on the lab prompt, k interleaved rounds), draws
+the median ms per step of both modes with a min–max band and max |Δlogit| per
+step, and fills the lab table: tokens fed measured vs formula, identical
+tokens, TTFT, ms/token and totals as medians (with their range), the speed
+ratio of the medians, and the cache bytes.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QWidget
 
-from kvstudio.core import labs
-from kvstudio.core.experiments import CompareResult, Progress
-from kvstudio.core.records import MODES, Mode
-from kvstudio.ui.app.names import format_bytes, mode_name
-from kvstudio.ui.labs.base import LabPanel, int_box
+from kvstudio.core.records import DTYPES, MODES, Mode
+from kvstudio.ui.app.lazy import LazyModule
+from kvstudio.ui.app.names import mode_name
+from kvstudio.ui.labs.base import ByteCount, LabPanel, int_box
 from kvstudio.ui.plots.base import MODE_COLOURS
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
+
+if TYPE_CHECKING:
+    from kvstudio.core import experiments, labs
+else:
+    experiments = LazyModule("kvstudio.core.experiments")  # torch loads when a lab first runs
+    labs = LazyModule("kvstudio.core.labs")  # torch loads when a lab first runs
+
+
+def _band_colour(mode: Mode) -> QColor:
+    colour = QColor(MODE_COLOURS[mode])
+    colour.setAlpha(60)
+    return colour
+
+
+def spread_text(value: labs.Spread, digits: int = 2) -> str:
+    """"5.10 (4.90–5.60)": the median, then the range of the rounds."""
+    if value.count < 2:
+        return f"{value.median:.{digits}f}"
+    return f"{value.median:.{digits}f} ({value.low:.{digits}f}–{value.high:.{digits}f})"
 
 
 class CacheVsRecomputePanel(LabPanel):
@@ -33,12 +54,14 @@ class CacheVsRecomputePanel(LabPanel):
         self.prompt_tokens = int_box(1, 4096, 183)
         self.new_tokens = int_box(1, 2048, 64)
         self.warmup = int_box(0, 64, 4)
+        self.repeats = int_box(1, 50, labs.DEFAULT_REPEATS)
         self.dtype = QComboBox()
-        for dtype in labs.DTYPES:
+        for dtype in DTYPES:
             self.dtype.addItem(dtype, dtype)
         self.add_field("prompt", self.prompt_tokens)
         self.add_field("new", self.new_tokens)
         self.add_field("warmup", self.warmup)
+        self.add_field("repeats", self.repeats)
         self.add_field("dtype", self.dtype)
 
         self.view = pg.GraphicsLayoutWidget()
@@ -62,6 +85,18 @@ class CacheVsRecomputePanel(LabPanel):
             )
             for mode in MODES
         }
+        # The range of the rounds at each step, shaded behind the median line.
+        self._low: dict[Mode, pg.PlotDataItem] = {}
+        self._high: dict[Mode, pg.PlotDataItem] = {}
+        self._bands: dict[Mode, pg.FillBetweenItem] = {}
+        for mode in MODES:
+            low = pg.PlotDataItem([], [], pen=pg.mkPen(None))
+            high = pg.PlotDataItem([], [], pen=pg.mkPen(None))
+            band = pg.FillBetweenItem(low, high, brush=_band_colour(mode))
+            for item in (low, high, band):
+                self.time_plot.addItem(item)
+            band.setZValue(-10)
+            self._low[mode], self._high[mode], self._bands[mode] = low, high, band
         self._diff_curve = self.diff_plot.plot(
             [], [], pen=pg.mkPen("#444", width=2), symbol="o", symbolSize=4, symbolBrush="#444"
         )
@@ -86,10 +121,11 @@ class CacheVsRecomputePanel(LabPanel):
                 "prompt": self.tr("Prompt tokens P"),
                 "new": self.tr("New tokens N"),
                 "warmup": self.tr("Warm-up tokens"),
+                "repeats": self.tr("Rounds (median of)"),
                 "dtype": self.tr("Number format"),
             }
         )
-        self.time_plot.setTitle(self.tr("Time per step"), color="#222")
+        self.time_plot.setTitle(self.tr("Time per step (median, band: min–max)"), color="#222")
         self.time_plot.setLabel("bottom", self.tr("step (0 = prefill)"))
         self.time_plot.setLabel("left", self.tr("ms"))
         self.diff_plot.setTitle(self.tr("max |Δlogit| per step, cached vs recompute"), color="#222")
@@ -99,52 +135,60 @@ class CacheVsRecomputePanel(LabPanel):
         legend.clear()
         for mode in MODES:
             legend.addItem(self._time_curves[mode], mode_name(mode))
-        if isinstance(self.result, CompareResult):
+        if self.result is not None and isinstance(self.result, labs.RepeatedCompare):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:
         backend, tokenizer = model.backend, model.tokenizer
         p, n = self.prompt_tokens.value(), self.new_tokens.value()
         warm, dtype = self.warmup.value(), self.dtype.currentData()
+        repeats = self.repeats.value()
         if p + n > model.max_positions:
             raise ValueError(
                 f"P + N = {p + n} is more than the model's {model.max_positions} positions; "
                 "lower P or N."
             )
-        return lambda: labs.cache_vs_recompute(
-            backend, tokenizer, prompt_tokens=p, new_tokens=n, dtype=dtype, warmup_tokens=warm
+        return lambda: labs.repeated_cache_vs_recompute(
+            backend, tokenizer, repeats=repeats, prompt_tokens=p, new_tokens=n, dtype=dtype,
+            warmup_tokens=warm,
         )
 
     def clear_views(self) -> None:
         self._times = {m: [] for m in MODES}
-        for curve in self._time_curves.values():
+        for curve in (*self._time_curves.values(), *self._low.values(), *self._high.values()):
             curve.setData([], [])
         self._diff_curve.setData([], [])
         self.table.set_rows([], [])
 
     def show_progress(self, item: object) -> None:
         super().show_progress(item)
-        if isinstance(item, Progress) and item.record is not None and item.stage in MODES:
+        if (isinstance(item, experiments.Progress) and item.record is not None
+                and item.stage in MODES):
             mode: Mode = item.record.mode
             self._times[mode].append(item.record.elapsed_s * 1000.0)
             ys = np.asarray(self._times[mode])
             self._time_curves[mode].setData(np.arange(len(ys), dtype=float), ys)
 
     def show_result(self, result: object) -> None:
-        if not isinstance(result, CompareResult):
+        if not isinstance(result, labs.RepeatedCompare):
             return
-        for mode, run in (("cached", result.cached), ("recompute", result.recompute)):
-            ms = np.asarray(run.step_seconds) * 1000.0
-            self._time_curves[mode].setData(np.arange(len(ms), dtype=float), ms)  # type: ignore[index]
-        diffs = np.asarray(result.max_abs_logit_diff, dtype=float)
+        for mode in MODES:
+            steps = result.step_ms(mode)
+            x = np.arange(len(steps), dtype=float)
+            self._time_curves[mode].setData(x, np.asarray([s.median for s in steps]))
+            self._low[mode].setData(x, np.asarray([s.low for s in steps]))
+            self._high[mode].setData(x, np.asarray([s.high for s in steps]))
+        first = result.first
+        diffs = np.asarray(first.max_abs_logit_diff, dtype=float)
         diffs[diffs <= 0] = np.nan  # an exact 0 (the shared prefill) has no place on a log axis
         self._diff_curve.setData(np.arange(len(diffs), dtype=float), diffs, connect="finite")
-        c, r = result.cached, result.recompute
+        c, r = first.cached, first.recompute
         identical = (
             "✓"
-            if result.identical
-            else self.tr("✗ first differs at step {0}").format(result.first_divergent_step)
+            if first.identical
+            else self.tr("✗ first differs at step {0}").format(first.first_divergent_step)
         )
+        ratios = result.speed_ratios
         rows: list[tuple[str, Any, Any]] = [
             (self.tr("tokens fed, measured"), c.tokens_fed, r.tokens_fed),
             (self.tr("tokens fed, formula"), c.tokens_fed_formula, r.tokens_fed_formula),
@@ -153,50 +197,108 @@ class CacheVsRecomputePanel(LabPanel):
                 c.tokens_fed == c.tokens_fed_formula,
                 r.tokens_fed == r.tokens_fed_formula,
             ),
-            (self.tr("TTFT (ms)"), c.ttft_seconds * 1000, r.ttft_seconds * 1000),
-            (
-                self.tr("decode ms / token"),
-                c.decode_seconds_per_token * 1000,
-                r.decode_seconds_per_token * 1000,
-            ),
-            (self.tr("total (ms)"), c.total_seconds * 1000, r.total_seconds * 1000),
-            (self.tr("cache, measured"), format_bytes(c.cache_bytes), format_bytes(r.cache_bytes)),
-            (
-                self.tr("cache, formula 2·L·T·H_kv·d·bytes"),
-                format_bytes(c.cache_bytes_formula),
-                "—",
-            ),
+        ]
+        for label, value in (
+            (self.tr("TTFT (ms)"), result.ttft_ms),
+            (self.tr("decode ms / token"), result.decode_ms_per_token),
+            (self.tr("total (ms)"), result.total_ms),
+        ):
+            rows.append((label, value("cached").median, value("recompute").median))
+            if len(result.rounds) > 1:
+                rows.append((label + " " + self.tr("min–max"),
+                             spread_text(value("cached")), spread_text(value("recompute"))))
+        rows += [
+            (self.tr("cache, measured (bytes)"), ByteCount(c.cache_bytes),
+             ByteCount(r.cache_bytes)),
+            (self.tr("cache, formula 2·L·T·H_kv·d·bytes"), ByteCount(c.cache_bytes_formula), ""),
             (self.tr("identical tokens"), identical, ""),
-            (self.tr("max |Δlogit|"), result.max_logit_diff, ""),
-            (self.tr("speed ratio (recompute / cached)"), f"{result.speed_ratio:.1f}×", ""),
+            (self.tr("max |Δlogit|"), first.max_logit_diff, ""),
+            (self.tr("speed ratio (recompute / cached), medians"), result.speed_ratio, ""),
+            (self.tr("speed ratio per round, min–max"),
+             f"{ratios.low:.1f}–{ratios.high:.1f}", ""),
+            (self.tr("rounds"), len(result.rounds), ""),
             (self.tr("number format"), self.dtype.currentText(), ""),
         ]
         self.table.set_rows(["", mode_name("cached"), mode_name("recompute")], rows)
 
+    def headline(self) -> str:
+        result = self.result
+        if not isinstance(result, labs.RepeatedCompare):
+            return ""
+        c, r = result.first.cached, result.first.recompute
+        first = self.tr(
+            "Tokens fed: cached {0:,} (formula P+(N−1) = {1:,}) vs recompute {2:,} "
+            "(formula P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}"
+        ).format(c.tokens_fed, c.tokens_fed_formula, r.tokens_fed, r.tokens_fed_formula,
+                 result.first.prompt_tokens, result.first.new_tokens)
+        second = self.tr(
+            "recompute took {0:.1f}× as long (median of {1} rounds) · TTFT {2} vs {3} ms · "
+            "max |Δlogit| {4:.2g}"
+        ).format(result.speed_ratio, len(result.rounds), spread_text(result.ttft_ms("cached")),
+                 spread_text(result.ttft_ms("recompute")), result.first.max_logit_diff)
+        return first + "\n" + second
+
+    def data_tables(self) -> list[DataTable]:
+        result = self.result
+        if not isinstance(result, labs.RepeatedCompare):
+            return []
+        step = self.tr("step (0 = prefill)")
+        times: list[Series] = []
+        fed: list[Series] = []
+        for mode in MODES:
+            name = mode_name(mode)
+            spreads = result.step_ms(mode)
+            x = tuple(range(len(spreads)))
+            times += [
+                Series(self.tr("{0}: median time (ms)").format(name), x,
+                       tuple(s.median for s in spreads)),
+                Series(self.tr("{0}: fastest round (ms)").format(name), x,
+                       tuple(s.low for s in spreads)),
+                Series(self.tr("{0}: slowest round (ms)").format(name), x,
+                       tuple(s.high for s in spreads)),
+            ]
+            per_step = result.run(mode).tokens_fed_per_step
+            fed.append(Series(self.tr("{0}: tokens fed (tokens)").format(name),
+                              tuple(range(len(per_step))), tuple(per_step)))
+        diffs = result.first.max_abs_logit_diff
+        return [
+            DataTable(self.tr("Time per step"), step, tuple(times)),
+            DataTable(self.tr("max |Δlogit| per step, cached vs recompute"), step,
+                      (Series(self.tr("max |Δlogit| (logit units)"),
+                              tuple(range(len(diffs))), tuple(diffs)),)),
+            DataTable(self.tr("Tokens fed per step"), step, tuple(fed)),
+        ]
+
     def numbers(self) -> dict[str, Any]:
         result = self.result
-        if not isinstance(result, CompareResult):
+        if not isinstance(result, labs.RepeatedCompare):
             return {}
-        return {
-            "model": result.model_label,
-            "prompt_tokens": result.prompt_tokens,
-            "new_tokens": result.new_tokens,
-            "identical": result.identical,
-            "first_divergent_step": result.first_divergent_step,
-            "max_abs_logit_diff": list(result.max_abs_logit_diff),
-            "speed_ratio": result.speed_ratio,
-            **{
-                f"{run.mode}_{key}": value
-                for run in (result.cached, result.recompute)
-                for key, value in (
-                    ("tokens_fed", run.tokens_fed),
-                    ("tokens_fed_formula", run.tokens_fed_formula),
-                    ("ttft_ms", run.ttft_seconds * 1000),
-                    ("decode_ms_per_token", run.decode_seconds_per_token * 1000),
-                    ("total_ms", run.total_seconds * 1000),
-                    ("cache_bytes", run.cache_bytes),
-                    ("cache_bytes_formula", run.cache_bytes_formula),
-                    ("step_ms", [s * 1000 for s in run.step_seconds]),
-                )
-            },
+        first = result.first
+        out: dict[str, Any] = {
+            "model": first.model_label,
+            "prompt_tokens": first.prompt_tokens,
+            "new_tokens": first.new_tokens,
+            "rounds": len(result.rounds),
+            "identical": first.identical,
+            "first_divergent_step": first.first_divergent_step,
+            "max_abs_logit_diff": list(first.max_abs_logit_diff),
+            "speed_ratio_of_medians": result.speed_ratio,
+            "speed_ratio_per_round": [r.speed_ratio for r in result.rounds],
         }
+        for mode in MODES:
+            run = result.run(mode)
+            out.update({
+                f"{mode}_tokens_fed": run.tokens_fed,
+                f"{mode}_tokens_fed_formula": run.tokens_fed_formula,
+                f"{mode}_cache_bytes": run.cache_bytes,
+                f"{mode}_cache_bytes_formula": run.cache_bytes_formula,
+                f"{mode}_ttft_ms": _spread_dict(result.ttft_ms(mode)),
+                f"{mode}_decode_ms_per_token": _spread_dict(result.decode_ms_per_token(mode)),
+                f"{mode}_total_ms": _spread_dict(result.total_ms(mode)),
+                f"{mode}_step_ms_median": [s.median for s in result.step_ms(mode)],
+            })
+        return out
+
+
+def _spread_dict(value: labs.Spread) -> dict[str, float]:
+    return {"median": value.median, "min": value.low, "max": value.high, "rounds": value.count}

@@ -12,19 +12,25 @@ the core with a message and the conversation stays.
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QPushButton, QTextBrowser, QWidget
 
-from kvstudio.core.chat import ChatSession, ChatTurn, read_turns
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.resources import resources_dir
 from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, int_box, series_colour
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
+
+if TYPE_CHECKING:
+    from kvstudio.core import chat
+else:
+    chat = LazyModule("kvstudio.core.chat")  # torch loads when the chat first runs
 
 SCRIPT = resources_dir() / "prompts" / "chat_4turns.txt"
 REUSE, REFEED = series_colour(0), series_colour(1)
@@ -84,8 +90,8 @@ class ChatPanel(LabPanel):
         self._bytes_refeed = self._line(self.bytes_plot, REFEED, "s")  # the same bytes: on top
         self.add_chart("chat", self.view)
 
-        self.session: ChatSession | None = None
-        self.turns: list[ChatTurn] = []
+        self.session: chat.ChatSession | None = None
+        self.turns: list[chat.ChatTurn] = []
         self._script: list[str] = []
         self._script_next = 0
         self._pending_text = ""
@@ -172,8 +178,10 @@ class ChatPanel(LabPanel):
             raise ValueError(
                 "Tick at least one way: reuse the cache, re-feed the history, or both."
             )
+        if self.session is not None and self.session.backend is not model.backend:
+            self.new_chat()  # the model changed while a turn was running
         if self.session is None:
-            self.session = ChatSession(
+            self.session = chat.ChatSession(
                 model.backend,
                 model.tokenizer,
                 max_new_tokens=self.answer_tokens.value(),
@@ -202,7 +210,7 @@ class ChatPanel(LabPanel):
         """Put the next line of the lecture's conversation into the turn box."""
         if not self._script:
             try:
-                self._script = read_turns(SCRIPT)
+                self._script = chat.read_turns(SCRIPT)
             except ValueError as exc:
                 message = str(exc)
                 self._report(lambda: localize(message))
@@ -216,7 +224,7 @@ class ChatPanel(LabPanel):
         """A new turn adds to the conversation: nothing is cleared."""
 
     def show_result(self, result: object) -> None:
-        if not isinstance(result, ChatTurn):
+        if not isinstance(result, chat.ChatTurn):
             return
         self.turns.append(result)
         if self.turn_box.text().strip() == self._pending_text:
@@ -226,7 +234,7 @@ class ChatPanel(LabPanel):
         self._fill_table()
         self.set_status(lambda: self._summary(result))
 
-    def _summary(self, turn: ChatTurn) -> str:
+    def _summary(self, turn: chat.ChatTurn) -> str:
         parts = [self.tr("Turn {0}").format(turn.turn)]
         if turn.reuse is not None:
             parts.append(self.tr("reuse fed {0} tokens").format(turn.reuse.prompt_tokens_fed))
@@ -327,6 +335,63 @@ class ChatPanel(LabPanel):
             rows,
         )
         self.table.scrollToBottom()
+
+    def headline(self) -> str:
+        """The last turn's prompt tokens and TTFT both ways, and the identical-token count."""
+        if not self.turns:
+            return ""
+        last = self.turns[-1]
+        parts = [self.tr("Turn {0}, history {1} tokens").format(last.turn, last.history_tokens)]
+        if last.reuse is not None:
+            parts.append(
+                self.tr("reuse fed {0} tokens, TTFT {1:.1f} ms").format(
+                    last.reuse.prompt_tokens_fed, last.reuse.ttft_s * 1000.0
+                )
+            )
+        if last.refeed is not None:
+            parts.append(
+                self.tr("re-feed fed {0} tokens, TTFT {1:.1f} ms").format(
+                    last.refeed.prompt_tokens_fed, last.refeed.ttft_s * 1000.0
+                )
+            )
+        compared = [t for t in self.turns if t.identical is not None]
+        same = sum(1 for t in compared if t.identical)
+        second = self.tr("identical greedy tokens in {0} of {1} compared turns").format(
+            same, len(compared)
+        )
+        return " · ".join(parts) + "\n" + second
+
+    def data_tables(self) -> list[DataTable]:
+        """Per turn, both ways: prompt tokens fed (and running totals), TTFT, cache bytes."""
+        if not self.turns:
+            return []
+        names = {"reuse": self.tr("reuse"), "refeed": self.tr("re-feed")}
+
+        def series(way: str, header: str, value: Any) -> Series:
+            done = [(t.turn, t.way(way)) for t in self.turns if t.way(way) is not None]  # type: ignore[arg-type]
+            return Series(
+                header.format(names[way]),
+                tuple(turn for turn, _ in done),
+                tuple(value(result) for _, result in done),
+            )
+
+        fed, totals, ttft, cache = [], [], [], []
+        for way in ("reuse", "refeed"):
+            fed.append(
+                series(way, self.tr("{0}: prompt tokens fed"), lambda r: r.prompt_tokens_fed)
+            )
+            running = series(way, self.tr("{0}: running total"), lambda r: r.prompt_tokens_fed)
+            totals.append(
+                Series(running.header, running.x, tuple(np.cumsum(running.y).tolist()))  # type: ignore[arg-type]
+            )
+            ttft.append(series(way, self.tr("{0}: TTFT (ms)"), lambda r: r.ttft_s * 1000.0))
+            cache.append(series(way, self.tr("{0}: cache (bytes)"), lambda r: r.cache_bytes))
+        turn = self.tr("turn")
+        return [
+            DataTable(self.tr("Prompt tokens fed per turn"), turn, tuple(fed + totals)),
+            DataTable(self.tr("Time to first token"), turn, tuple(ttft)),
+            DataTable(self.tr("KV cache after each turn (equal both ways)"), turn, tuple(cache)),
+        ]
 
     def numbers(self) -> dict[str, Any]:
         def way(result: Any) -> dict[str, Any] | None:

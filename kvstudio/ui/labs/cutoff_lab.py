@@ -1,30 +1,40 @@
 """Lab: top-k and top-p, step by step: the next-token distribution and where each filter cuts.
 
 Owns `TopPTopKPanel`: it pulls `labs.distribution_steps` one step at a time
-(Step) or to the end, draws the 20 most likely next tokens as bars (kept,
-cut by top-p, cut by top-k; the chosen one outlined) with both cut-offs as
-vertical lines, the survivors of each filter per step as lines, and a row per
-step in the table. Selecting a row (click, or ↑/↓ in the table) shows that
-step's distribution again: the lab's step history; exports show that step.
+(Step) or to the end and draws what top-p really sees: the 20 most likely next
+tokens after the temperature and top-k, renormalised (bars cut by top-k are
+hollow at their probability before top-k), their cumulative mass as a line,
+p as a level and the top-p cut, so the kept mass reads ≥ p; the chosen token
+is outlined. Below, the survivors of each filter per step; a row per step in
+the table. Selecting a row (click, or ↑/↓ in the table) shows that step's
+distribution again: the lab's step history; exports show that step.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QPushButton, QWidget
 
-from kvstudio.core import labs
 from kvstudio.core.records import SamplingSettings
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.labs.base import LabPanel, float_box, int_box, prompt_ids
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
+if TYPE_CHECKING:
+    from kvstudio.core import labs
+else:
+    labs = LazyModule("kvstudio.core.labs")  # torch loads when a lab first runs
+
 BARS = 20
-KEPT, CUT_P, CUT_K = "#0072B2", "#E69F00", "#BBBBBB"
+KEPT, CUT_P, CUT_K = "#0072B2", "#E69F00", "#888888"
+MASS = "#009E73"  # the cumulative-mass line and the p level
 
 
 class TopPTopKPanel(LabPanel):
@@ -66,17 +76,29 @@ class TopPTopKPanel(LabPanel):
             plot.showGrid(x=False, y=True, alpha=0.2)
         self._bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=KEPT)
         self.dist_plot.addItem(self._bars)
+        self._mass = pg.PlotDataItem([], [], pen=pg.mkPen(MASS, width=2.5), symbol="o",
+                                     symbolSize=5, symbolBrush=MASS, symbolPen=None)
+        self.dist_plot.addItem(self._mass)
+        self._p_level = pg.InfiniteLine(
+            angle=0, pen=pg.mkPen(MASS, width=1.5, style=Qt.PenStyle.DashLine), label="",
+            labelOpts={"position": 0.97, "color": MASS, "anchors": [(1, 1), (1, 1)]},
+        )
+        self._p_level.setVisible(False)
+        self.dist_plot.addItem(self._p_level, ignoreBounds=True)
+        self.dist_plot.addLegend(offset=(-8, 8), labelTextColor="#222")
+        self.dist_plot.setYRange(0, 1.08, padding=0)
+        self.dist_plot.getViewBox().setMouseEnabled(y=False)
         self._k_line = pg.InfiniteLine(
             angle=90,
             pen=pg.mkPen("#555", width=2, style=pg.QtCore.Qt.PenStyle.DashLine),
             label="",
-            labelOpts={"position": 0.92, "color": "#333", "anchors": [(1, 0), (1, 0)]},
+            labelOpts={"position": 0.55, "color": "#333", "anchors": [(0, 0), (0, 0)]},
         )
         self._p_line = pg.InfiniteLine(
             angle=90,
             pen=pg.mkPen("#D55E00", width=2),
             label="",
-            labelOpts={"position": 0.80, "color": "#D55E00", "anchors": [(1, 0), (1, 0)]},
+            labelOpts={"position": 0.42, "color": "#D55E00", "anchors": [(0, 0), (0, 0)]},
         )
         for line in (self._k_line, self._p_line):
             line.setVisible(False)
@@ -113,9 +135,9 @@ class TopPTopKPanel(LabPanel):
         self.explanation.setText(
             self.tr(
                 "The bars are the 20 most likely next tokens after the temperature. Top-k keeps "
-                "the k most likely (grey bars are cut); top-p then keeps the most likely tokens "
-                "until their probability passes p (orange bars are cut). The chosen token is "
-                "outlined."
+                "the k most likely (hollow grey bars are cut) and renormalises them to sum to 1; "
+                "the green line adds them up, and top-p keeps the most likely tokens until that "
+                "sum reaches p (orange bars are cut). The chosen token is outlined."
             )
         )
         self.set_field_names(
@@ -128,8 +150,12 @@ class TopPTopKPanel(LabPanel):
                 "seed": self.tr("Seed"),
             }
         )
-        self.dist_plot.setTitle(self.tr("Next-token distribution"), color="#222")
-        self.dist_plot.setLabel("left", self.tr("probability"))
+        self.dist_plot.setTitle(
+            self.tr("Next-token distribution after temperature and top-k"), color="#222")
+        self.dist_plot.setLabel("left", self.tr("probability (renormalised)"))
+        dist_legend = self.dist_plot.legend
+        dist_legend.clear()
+        dist_legend.addItem(self._mass, self.tr("cumulative mass"))
         self.surv_plot.setTitle(self.tr("Candidates left after each filter"), color="#222")
         self.surv_plot.setLabel("bottom", self.tr("step"))
         self.surv_plot.setLabel("left", self.tr("tokens"))
@@ -173,7 +199,8 @@ class TopPTopKPanel(LabPanel):
         self.shown = index
         item = self.shown_step()
         self._draw_step(item)
-        self.set_status(lambda: self.tr("Step {0}: chose {1!r} (p = {2:.3f})").format(
+        self.set_status(lambda: self.tr(
+            "Step {0}: chose {1!r} (p = {2:.3f} after top-k and top-p renormalised)").format(
             item.step, _chosen_text(item), item.record.chosen_probability[0]))
 
     def clear_views(self) -> None:
@@ -184,6 +211,8 @@ class TopPTopKPanel(LabPanel):
             line.setVisible(False)
         self._surv_k.setData([], [])
         self._surv_p.setData([], [])
+        self._mass.setData([], [])
+        self._p_level.setVisible(False)
         self.table.set_rows([], [])
 
     def show_progress(self, item: object) -> None:
@@ -200,41 +229,57 @@ class TopPTopKPanel(LabPanel):
 
     def _draw_step(self, item: labs.DistributionStep) -> None:
         n = len(item.probabilities)
-        colours = []
+        k = item.top_k_cut
+        shown = item.after_top_k()
+        heights: list[float] = []
+        colours: list[str | None] = []
+        pens: list[pg.QtGui.QPen] = []
         for i in range(n):
-            if item.top_k_cut is not None and i >= item.top_k_cut:
-                colours.append(CUT_K)
-            elif i >= item.top_p_cut:
-                colours.append(CUT_P)
-            else:
-                colours.append(KEPT)
-        pens = [pg.mkPen(None)] * n
+            if k is not None and i >= k:  # cut by top-k: hollow, at its probability before
+                heights.append(item.probabilities[i])
+                colours.append(None)
+                pens.append(pg.mkPen(CUT_K, width=1.5, style=Qt.PenStyle.DashLine))
+                continue
+            heights.append(shown[i])
+            colours.append(KEPT if i < item.top_p_cut else CUT_P)
+            pens.append(pg.mkPen(None))
         if item.chosen_rank is not None:
             pens[item.chosen_rank] = pg.mkPen("#000000", width=3)
         self._bars.setOpts(
             x=np.arange(n, dtype=float),
-            height=np.asarray(item.probabilities, dtype=float),
+            height=np.asarray(heights, dtype=float),
             brushes=colours,
             pens=pens,
         )
-        self.dist_plot.getAxis("bottom").setTicks(
-            [[(float(i), _tick(t)) for i, t in enumerate(item.token_texts)]]
-        )
+        kept_by_k = k if k is not None else n
+        cumulative = np.cumsum(np.asarray(shown[:kept_by_k], dtype=float))
+        self._mass.setData(np.arange(len(cumulative), dtype=float), cumulative)
+        # Two tick levels: when the axis is narrow pyqtgraph drops the second, not overlaps.
+        texts = [_tick(t) for t in item.token_texts]
+        self.dist_plot.getAxis("bottom").setTicks([
+            [(float(i), texts[i]) for i in range(0, n, 2)],
+            [(float(i), texts[i]) for i in range(1, n, 2)],
+        ])
         self.dist_plot.setLabel(
             "bottom", self.tr("the {0} most likely tokens at step {1}").format(n, item.step)
         )
-        k = item.top_k_cut
         self._k_line.setVisible(k is not None)
         if k is not None:
             self._k_line.setValue(k - 0.5)
-            self._k_line.label.setFormat(self.tr("top-k = {0}").format(self.top_k.value()))
+            self._k_line.label.setFormat(self.tr("top-k = {0}: mass {1:.2f}").format(
+                self.top_k.value(), item.top_k_mass))
+        p = self.top_p.value()
+        self._p_level.setValue(p)
+        self._p_level.label.setFormat(self.tr("p = {0:g}").format(p))
+        self._p_level.setVisible(p < 1)
         p_cut = item.top_p_cut
         p_cuts_inside = p_cut < n and (k is None or p_cut < k)
         self._p_line.setVisible(p_cuts_inside)
         if p_cuts_inside:
             self._p_line.setValue(p_cut - 0.5)
             self._p_line.label.setFormat(
-                self.tr("top-p = {0:g}: {1} left").format(self.top_p.value(), p_cut)
+                self.tr("top-p keeps {0}: mass {1:.2f} ≥ {2:g}").format(
+                    p_cut, item.kept_mass(), p)
             )
 
     def _fill_table(self) -> None:
@@ -271,6 +316,62 @@ class TopPTopKPanel(LabPanel):
             text = result.text
             self.set_status(lambda: self.tr("Finished. Text: {0}").format(text))
 
+    def headline(self) -> str:
+        if not self.steps:
+            return ""
+        item = self.shown_step()
+        first = self.tr(
+            "Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; "
+            "renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}"
+        ).format(item.step, self.top_k.value(), item.record.survivors_top_k[0],
+                 item.top_k_mass, self.top_p.value(), item.record.survivors_top_p[0],
+                 item.kept_mass())
+        second = self.tr("temperature {0:g} · chose «{1}», p = {2:.3f} after both filters"
+                         ).format(self.temperature.value(), _chosen_text(item),
+                                  item.record.chosen_probability[0])
+        return first + "\n" + second
+
+    def data_tables(self) -> list[DataTable]:
+        if not self.steps:
+            return []
+        item = self.shown_step()
+        ranks = tuple(range(1, len(item.probabilities) + 1))
+        renormalised = item.after_top_k()
+        cumulative = tuple(float(v) for v in np.cumsum(renormalised))
+        kept = tuple(i < item.top_p_cut for i in range(len(ranks)))
+        steps = tuple(s.step for s in self.steps)
+        return [
+            DataTable(
+                self.tr("Next-token distribution at step {0}").format(item.step),
+                self.tr("rank (1 = most likely)"),
+                (
+                    Series(self.tr("token"), ranks, item.token_texts),
+                    Series(self.tr("probability after temperature"), ranks,
+                           item.probabilities),
+                    Series(self.tr("probability after top-k, renormalised"), ranks,
+                           renormalised),
+                    Series(self.tr("cumulative mass after top-k"), ranks, cumulative),
+                    Series(self.tr("kept by top-k and top-p"), ranks, kept),
+                    Series(self.tr("chosen"), ranks,
+                           tuple(i == item.chosen_rank for i in range(len(ranks)))),
+                ),
+            ),
+            DataTable(
+                self.tr("Candidates left after each filter"),
+                self.tr("step"),
+                (
+                    Series(self.tr("after top-k (tokens)"), steps,
+                           tuple(s.record.survivors_top_k[0] for s in self.steps)),
+                    Series(self.tr("after top-p (tokens)"), steps,
+                           tuple(s.record.survivors_top_p[0] for s in self.steps)),
+                    Series(self.tr("kept mass after top-k (probability)"), steps,
+                           tuple(s.top_k_mass for s in self.steps)),
+                    Series(self.tr("p(chosen) after both filters"), steps,
+                           tuple(s.record.chosen_probability[0] for s in self.steps)),
+                ),
+            ),
+        ]
+
     def numbers(self) -> dict[str, Any]:
         return {
             "settings": {
@@ -286,6 +387,9 @@ class TopPTopKPanel(LabPanel):
                     "chosen": _chosen_text(s),
                     "token_texts": list(s.token_texts),
                     "probabilities": list(s.probabilities),
+                    "top_k_mass": s.top_k_mass,
+                    "after_top_k_renormalised": list(s.after_top_k()),
+                    "kept_mass_after_top_p": s.kept_mass(),
                     "survivors_top_k": s.record.survivors_top_k[0],
                     "survivors_top_p": s.record.survivors_top_p[0],
                 }

@@ -14,7 +14,7 @@ recomputed and cached K/V. Switching layer or head redraws without rerunning.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -29,13 +29,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvstudio.core.backend import MiniMindBackend
-from kvstudio.core.inspector import CacheFrame, CacheInspector
-from kvstudio.core.kv_cache import CacheKind, CacheSpec
+from kvstudio.core.cache_spec import CacheKind, CacheSpec
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, int_box, prompt_ids
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
+
+if TYPE_CHECKING:
+    from kvstudio.core import backend as engine_backend
+    from kvstudio.core import inspector
+else:  # torch loads when the inspector first runs
+    engine_backend = LazyModule("kvstudio.core.backend")
+    inspector = LazyModule("kvstudio.core.inspector")
 
 DEFAULT_QUESTION = "서울은 어떤 도시인가요?"
 MAX_LABELS = 48  # more rows than this: label every n-th position only
@@ -87,7 +94,7 @@ class CacheInspectorPanel(LabPanel):
         # Without these the grid gives the narrow attention plot more room than V.
         self.k_plot.setPreferredWidth(520)  # with the token labels
         self.v_plot.setPreferredWidth(400)
-        self.attn_plot.setMaximumWidth(260)
+        self.attn_plot.setPreferredWidth(220)
         for plot in (self.v_plot, self.attn_plot):
             plot.getAxis("left").setStyle(showValues=False)  # rows are labelled on K's axis
         self.k_image = pg.ImageItem(axisOrder="row-major")
@@ -110,7 +117,7 @@ class CacheInspectorPanel(LabPanel):
             self._newest.append(outline)
         self.v_plot.setYLink(self.k_plot)
         self.attn_plot.setYLink(self.k_plot)
-        self.frame: CacheFrame | None = None
+        self.frame: inspector.CacheFrame | None = None
         self.frames_seen = 0
         self.step_rows: list[tuple[Any, ...]] = []
         self.add_chart("cache-inspector", self.view)
@@ -183,7 +190,7 @@ class CacheInspectorPanel(LabPanel):
 
     def make_job(self, model: ModelHandle) -> JobFactory:
         backend = model.backend
-        if not isinstance(backend, MiniMindBackend):
+        if not isinstance(backend, engine_backend.MiniMindBackend):
             raise ValueError(
                 "The cache inspector reads our own model's attention; open a KV Studio model "
                 "folder or a MiniMind .pth."
@@ -192,7 +199,7 @@ class CacheInspectorPanel(LabPanel):
         size = self.cache_size.value()
         kind: CacheKind = self.kind.currentData() or "dynamic"
         spec = CacheSpec(kind, max_length=size, window=size)
-        inspector = CacheInspector(
+        stepper = inspector.CacheInspector(
             backend,
             model.tokenizer,
             ids,
@@ -200,7 +207,7 @@ class CacheInspectorPanel(LabPanel):
             cache=spec,
             max_new_tokens=self.new_tokens.value(),
         )
-        return lambda: iter(inspector)
+        return lambda: iter(stepper)
 
     def step(self) -> bool:
         return self.runner.advance(1)
@@ -216,17 +223,17 @@ class CacheInspectorPanel(LabPanel):
         self._fill_table()
 
     def show_progress(self, item: object) -> None:
-        if isinstance(item, CacheFrame):
+        if isinstance(item, inspector.CacheFrame):
             self._add_frame(item)
 
     def show_result(self, result: object) -> None:
-        if isinstance(result, CacheFrame):
+        if isinstance(result, inspector.CacheFrame):
             self._add_frame(result)
             self.progress.setRange(0, 1)
             self.progress.setValue(1)
             self.set_status(lambda: self._summary(result) + " " + self.tr("Finished."))
 
-    def _add_frame(self, frame: CacheFrame) -> None:
+    def _add_frame(self, frame: inspector.CacheFrame) -> None:
         self.frame = frame
         self.frames_seen += 1
         self.progress.setRange(0, self.new_tokens.value())
@@ -236,7 +243,7 @@ class CacheInspectorPanel(LabPanel):
         self._fill_table()
         self.set_status(lambda: self._summary(frame))
 
-    def _summary(self, frame: CacheFrame) -> str:
+    def _summary(self, frame: inspector.CacheFrame) -> str:
         text = self.tr("Step {0}: chose {1!r}. {2} rows held;").format(
             frame.step, frame.token_text, frame.held_rows()
         )
@@ -259,7 +266,7 @@ class CacheInspectorPanel(LabPanel):
             )
         return text
 
-    def _row(self, frame: CacheFrame) -> tuple[Any, ...]:
+    def _row(self, frame: inspector.CacheFrame) -> tuple[Any, ...]:
         recompute_k = max(frame.recompute_max_delta_k) if frame.recompute_max_delta_k else "—"
         recompute_v = max(frame.recompute_max_delta_v) if frame.recompute_max_delta_v else "—"
         old = max(frame.old_rows_max_delta) if frame.step > 0 else "—"
@@ -285,8 +292,7 @@ class CacheInspectorPanel(LabPanel):
                 plot.setTitle("")
             self.k_plot.getAxis("left").setTicks(None)
             return
-        layer = min(self.layer.value(), frame.num_layers - 1)
-        head = min(self.kv_head.value(), frame.num_kv_heads - 1)
+        layer, head = self._view()
         keys = frame.keys[layer, :, head, :]  # (R, d)
         values = frame.values[layer, :, head, :]  # (R, d)
         heads = frame.query_heads(head)
@@ -330,7 +336,7 @@ class CacheInspectorPanel(LabPanel):
         )
         self.v_plot.setTitle(self.tr("V rows"), color="#222")
         evicted = float(frame.evicted_attention[layer, list(heads)].max())
-        title = self.tr("Attention of position {0}").format(frame.query_position)
+        title = self.tr("Attention, position {0}").format(frame.query_position)
         if evicted > 0:
             title += " " + self.tr("({0:.0%} on evicted rows)").format(evicted)
         self.attn_plot.setTitle(title, color="#222")
@@ -349,6 +355,105 @@ class CacheInspectorPanel(LabPanel):
             self.step_rows,
         )
         self.table.scrollToBottom()
+
+    def headline(self) -> str:
+        """What the view shows and the exactness checks over every step so far."""
+        frame = self.frame
+        if frame is None:
+            return ""
+        layer, head = self._view()
+        first = self.tr("Layer {0}, K/V head {1}, step {2}: {3} rows held (cache: {4})").format(
+            layer, head, frame.step, frame.held_rows(), self._kind_name(frame.cache_kind)
+        )
+        decode = [row for row in self.step_rows if row[0] > 0]
+        old = max((float(row[4]) for row in decode), default=0.0)
+        one_row = all(row[3] == ", ".join(["1"] * frame.num_layers) for row in decode)
+        second = self.tr(
+            "old rows max |Δ| over {0} steps: {1:g}; one row appended per layer: {2}"
+        ).format(len(decode), old, CHECK if one_row else CROSS)
+        if frame.recompute_max_delta_k is not None and frame.recompute_max_delta_v is not None:
+            second += " · " + self.tr("recomputed vs cached K/V max |Δ| {0:.2g} / {1:.2g}").format(
+                max(frame.recompute_max_delta_k), max(frame.recompute_max_delta_v)
+            )
+        return first + "\n" + second
+
+    def data_tables(self) -> list[DataTable]:
+        """The heat maps' numbers (one row per cache row) and the per-step checks."""
+        frame = self.frame
+        if frame is None:
+            return []
+        layer, head = self._view()
+        rows = tuple(range(len(frame.positions)))
+        position = self.tr("position")
+        token = self.tr("token")
+        labels = (
+            Series(position, rows, tuple(p if p >= 0 else None for p in frame.positions)),
+            Series(token, rows, frame.row_texts),
+        )
+
+        def matrix(data: np.ndarray, prefix: str) -> tuple[Series, ...]:  # (R, columns)
+            return tuple(
+                Series(
+                    f"{prefix}{c}",
+                    rows,
+                    tuple(None if np.isnan(v) else float(v) for v in data[:, c]),
+                )
+                for c in range(data.shape[1])
+            )
+
+        heads = frame.query_heads(head)
+        attention = frame.attention[layer, list(heads), :].T  # (R, n_rep)
+        slot = self.tr("cache row")
+        steps = tuple(row[0] for row in self.step_rows)
+        checks = tuple(
+            Series(
+                header,
+                steps,
+                tuple(row[index] if row[index] != "—" else None for row in self.step_rows),
+            )
+            for index, header in (
+                (2, self.tr("rows held")),
+                (3, self.tr("appended per layer")),
+                (4, self.tr("old rows max |Δ|")),
+                (5, self.tr("recompute max |Δ| K")),
+                (6, self.tr("recompute max |Δ| V")),
+            )
+        )
+        return [
+            DataTable(
+                self.tr("K rows"), slot, labels + matrix(frame.keys[layer, :, head, :], "K d")
+            ),
+            DataTable(
+                self.tr("V rows"), slot, labels + matrix(frame.values[layer, :, head, :], "V d")
+            ),
+            DataTable(
+                self.tr("Attention of the newest query"),
+                slot,
+                labels
+                + tuple(
+                    Series(
+                        f"q{h}",
+                        rows,
+                        tuple(None if np.isnan(v) else float(v) for v in attention[:, i]),
+                    )
+                    for i, h in enumerate(heads)
+                ),
+            ),
+            DataTable(self.tr("Checks per step"), self.tr("step"), checks),
+        ]
+
+    def _kind_name(self, kind: str) -> str:
+        index = self.kind.findData(kind)
+        return self.kind.itemText(index) if index >= 0 else kind
+
+    def _view(self) -> tuple[int, int]:
+        """The layer and K/V head drawn (clamped to the frame)."""
+        frame = self.frame
+        assert frame is not None
+        return (
+            min(self.layer.value(), frame.num_layers - 1),
+            min(self.kv_head.value(), frame.num_kv_heads - 1),
+        )
 
     def numbers(self) -> dict[str, Any]:
         frame = self.frame

@@ -44,7 +44,7 @@ def slide_pack_of(labs: Sequence[LabPanel]) -> SlidePack:
             charts[f"lab {key}"] = chart
         key = type(lab).__name__.removesuffix("Panel")
         numbers[key] = lab.numbers()
-        tables[f"lab {key} table"] = lab.table_rows()
+        tables[f"lab {key} table"] = lab.table_values()
     return charts, numbers, tables
 
 

@@ -9,20 +9,25 @@ block holds tokens, shared blocks in their own colour.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSlider, QWidget
 
-from kvstudio.core import scale_labs
-from kvstudio.core.experiments import lab_prompt_ids
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.labs.base import LabPanel, int_box, prompt_ids, series_colour
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
+
+if TYPE_CHECKING:
+    from kvstudio.core import experiments, scale_labs
+else:  # torch loads when the lab first runs
+    experiments = LazyModule("kvstudio.core.experiments")
+    scale_labs = LazyModule("kvstudio.core.scale_labs")
 
 QUESTION = "KV 캐시가 무엇인지 한 문장으로 설명해 주세요."
 SHARED_COLOUR, OWN_COLOUR, EMPTY_COLOUR = "#D55E00", "#0072B2", "#E6E6E6"
@@ -111,7 +116,7 @@ class PagedCachePanel(LabPanel):
         blocks.addItem(self._own, self.tr("own block"))
         blocks.addItem(self._capacity, self.tr("empty slots"))
         self._draw_table()
-        if isinstance(self.result, scale_labs.PagedLabResult):
+        if self.result is not None and isinstance(self.result, scale_labs.PagedLabResult):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:
@@ -121,7 +126,7 @@ class PagedCachePanel(LabPanel):
             raise ValueError(
                 f"P + N = {len(ids) + n} is more than the model's {model.max_positions} positions."
             )
-        greedy = lab_prompt_ids(model.tokenizer, min(64, model.max_positions - 32))
+        greedy = experiments.lab_prompt_ids(model.tokenizer, min(64, model.max_positions - 32))
         backend, tokenizer = model.backend, model.tokenizer
         return lambda: scale_labs.paged_memory(
             backend,

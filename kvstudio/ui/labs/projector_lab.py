@@ -11,20 +11,26 @@ the bytes the real cache held.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QPushButton, QWidget
 
-from kvstudio.core import scale, scale_labs
-from kvstudio.core.experiments import lab_prompt_ids
+from kvstudio.core import scale
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.labs.base import LabPanel, int_box, series_colour
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
+
+if TYPE_CHECKING:
+    from kvstudio.core import experiments, scale_labs
+else:  # torch loads when the lab first runs
+    experiments = LazyModule("kvstudio.core.experiments")
+    scale_labs = LazyModule("kvstudio.core.scale_labs")
 
 LOADED = "__loaded__"
 
@@ -114,7 +120,7 @@ class ProjectorPanel(LabPanel):
         legend.addItem(self._cache8, self.tr("KV cache, 8-bit"))
         legend.addItem(self._weights, self.tr("model weights"))
         legend.addItem(self._gpu_lines[0], self.tr("GPU memory (16 / 24 / 40 / 80 GiB)"))
-        if isinstance(self.result, scale_labs.ProjectorResult):
+        if self.result is not None and isinstance(self.result, scale_labs.ProjectorResult):
             self.show_result(self.result)
 
     def _choose_config(self) -> None:
@@ -159,7 +165,7 @@ class ProjectorPanel(LabPanel):
         if self.source.currentData() != LOADED:
             return lambda: scale_labs.projector(geometry, context=context, batch=batch, bits=bits)
         backend, tokenizer = model.backend, model.tokenizer
-        check_prompt = lab_prompt_ids(tokenizer, min(128, model.max_positions - 16))
+        check_prompt = experiments.lab_prompt_ids(tokenizer, min(128, model.max_positions - 16))
         return lambda: scale_labs.projector(
             geometry,
             context=context,

@@ -9,19 +9,24 @@ changed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
-from kvstudio.core import scale_labs
-from kvstudio.core.experiments import lab_prompt_ids
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.labs.base import LabPanel, int_box, series_colour
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
+
+if TYPE_CHECKING:
+    from kvstudio.core import experiments, scale_labs
+else:  # torch loads when the lab first runs
+    experiments = LazyModule("kvstudio.core.experiments")
+    scale_labs = LazyModule("kvstudio.core.scale_labs")
 
 KINDS = ("fp16", "int8", "int4")
 
@@ -85,7 +90,7 @@ class QuantizedCachePanel(LabPanel):
         legend.clear()
         for kind in KINDS:
             legend.addItem(self._drift[kind], kind)
-        if isinstance(self.result, scale_labs.QuantLabResult):
+        if self.result is not None and isinstance(self.result, scale_labs.QuantLabResult):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:
@@ -94,7 +99,7 @@ class QuantizedCachePanel(LabPanel):
             raise ValueError(
                 f"P + N = {p + n} is more than the model's {model.max_positions} positions."
             )
-        ids = lab_prompt_ids(model.tokenizer, p)
+        ids = experiments.lab_prompt_ids(model.tokenizer, p)
         backend, tokenizer = model.backend, model.tokenizer
         return lambda: scale_labs.quantized_cache(backend, tokenizer, ids, new_tokens=n)
 

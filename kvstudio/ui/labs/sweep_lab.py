@@ -1,28 +1,36 @@
 """Lab: ms per token against context length, both modes, with linear and quadratic fits.
 
 Owns `LengthSweepPanel`: it runs `labs.sweep_with_fits` (the engine's
-`length_sweep` plus least-squares fits) and draws the measured points with
-the fitted line (dashed) and parabola (solid) for each mode, and a table of
-the fits and the points.
+`length_sweep` repeated k times, medians, plus least-squares fits) and draws
+the median points with min–max bars, the fitted line (dashed) and parabola
+(solid) for each mode where the fit means something (R² ≥ the threshold, a
+parabola opening up; otherwise the table says "no fit"), and a table of the
+fits and the points.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 
-from kvstudio.core import labs
 from kvstudio.core.records import MODES
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.labs.base import LabPanel, int_box
 from kvstudio.ui.plots.base import MODE_COLOURS
 from kvstudio.ui.run.engine_adapter import ModelHandle, split_number_list
 from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
+
+if TYPE_CHECKING:
+    from kvstudio.core import labs
+else:
+    labs = LazyModule("kvstudio.core.labs")  # torch loads when a lab first runs
 
 
 def parse_lengths(text: str) -> tuple[int, ...]:
@@ -57,7 +65,9 @@ class LengthSweepPanel(LabPanel):
         self.vary.addItem("", "new")
         self.values = QLineEdit("16, 32, 64, 128, 256")
         self.fixed = int_box(1, 4096, 32)
-        for key, widget in (("vary", self.vary), ("values", self.values), ("fixed", self.fixed)):
+        self.repeats = int_box(1, 50, labs.DEFAULT_REPEATS)
+        for key, widget in (("vary", self.vary), ("values", self.values), ("fixed", self.fixed),
+                            ("repeats", self.repeats)):
             self.add_field(key, widget)
 
         self.plot = pg.PlotWidget(background="w")
@@ -67,6 +77,7 @@ class LengthSweepPanel(LabPanel):
         self._points: dict[str, pg.PlotDataItem] = {}
         self._linear: dict[str, pg.PlotDataItem] = {}
         self._quadratic: dict[str, pg.PlotDataItem] = {}
+        self._ranges: dict[str, pg.ErrorBarItem] = {}
         for mode in MODES:
             colour = MODE_COLOURS[mode]
             self._points[mode] = item.plot(
@@ -76,6 +87,9 @@ class LengthSweepPanel(LabPanel):
                 [], [], pen=pg.mkPen(colour, width=1.5, style=Qt.PenStyle.DashLine)
             )
             self._quadratic[mode] = item.plot([], [], pen=pg.mkPen(colour, width=2.5))
+            self._ranges[mode] = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0),
+                                                 pen=pg.mkPen(colour, width=1.5), beam=4)
+            item.addItem(self._ranges[mode])
         self.add_chart("length-sweep", self.plot)
         self.retranslate()
 
@@ -89,8 +103,10 @@ class LengthSweepPanel(LabPanel):
                 "Generates at several lengths in both modes and plots the time per generated "
                 "token against the context length P + N. With the cache it stays nearly flat; "
                 "without it, every token re-reads the whole context, so it grows with length. "
-                "Dashed: best straight line; solid: best parabola."
-            )
+                "Each point is the median of several rounds, its bar the fastest and slowest "
+                "round. Dashed: best straight line; solid: best parabola; a curve is drawn only "
+                "when it explains the points (R² at least {0:g})."
+            ).format(labs.MIN_R_SQUARED)
         )
         self.vary.setItemText(0, self.tr("prompt length P"))
         self.vary.setItemText(1, self.tr("new tokens N"))
@@ -99,6 +115,7 @@ class LengthSweepPanel(LabPanel):
                 "vary": self.tr("Vary"),
                 "values": self.tr("Lengths"),
                 "fixed": self.tr("The other length"),
+                "repeats": self.tr("Rounds (median of)"),
             }
         )
         item = self.plot.getPlotItem()
@@ -114,12 +131,13 @@ class LengthSweepPanel(LabPanel):
             item.legend.addItem(
                 self._quadratic[mode], self.tr("{0}: quadratic fit").format(mode_name(mode))
             )
-        if isinstance(self.result, labs.SweepLabResult):
+        if self.result is not None and isinstance(self.result, labs.SweepLabResult):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:
         values = parse_lengths(self.values.text())
         vary, fixed = self.vary.currentData(), self.fixed.value()
+        repeats = self.repeats.value()
         longest = max(values) + fixed
         if longest > model.max_positions:
             raise ValueError(
@@ -128,13 +146,15 @@ class LengthSweepPanel(LabPanel):
             )
         backend, tokenizer = model.backend, model.tokenizer
         return lambda: labs.sweep_with_fits(
-            backend, tokenizer, vary=vary, values=values, fixed=fixed
+            backend, tokenizer, vary=vary, values=values, fixed=fixed, repeats=repeats
         )
 
     def clear_views(self) -> None:
         for items in (self._points, self._linear, self._quadratic):
             for data_item in items.values():
                 data_item.setData([], [])
+        for bars in self._ranges.values():
+            bars.setData(x=np.zeros(0), y=np.zeros(0), top=np.zeros(0), bottom=np.zeros(0))
         self.table.set_rows([], [])
 
     def show_result(self, result: object) -> None:
@@ -143,26 +163,23 @@ class LengthSweepPanel(LabPanel):
         rows: list[tuple[Any, ...]] = []
         for fits in result.fits:
             x = np.asarray(fits.context, dtype=float)
-            self._points[fits.mode].setData(x, np.asarray(fits.ms_per_token))
+            ms = np.asarray(fits.ms_per_token, dtype=float)
+            self._points[fits.mode].setData(x, ms)
+            if fits.ms_low:
+                self._ranges[fits.mode].setData(
+                    x=x, y=ms, top=np.asarray(fits.ms_high) - ms,
+                    bottom=ms - np.asarray(fits.ms_low))
             grid = np.linspace(float(x.min()), float(x.max()), 64)
-            self._linear[fits.mode].setData(grid, fits.linear(grid))
-            self._quadratic[fits.mode].setData(grid, fits.quadratic(grid))
-            rows.append(
-                (
-                    mode_name(fits.mode),
-                    self.tr("linear"),
-                    _poly_text(fits.linear.coefficients),
-                    fits.linear.r_squared,
-                )
-            )
-            rows.append(
-                (
-                    mode_name(fits.mode),
-                    self.tr("quadratic"),
-                    _poly_text(fits.quadratic.coefficients),
-                    fits.quadratic.r_squared,
-                )
-            )
+            for fit, curve, kind in ((fits.linear, self._linear[fits.mode], self.tr("linear")),
+                                     (fits.quadratic, self._quadratic[fits.mode],
+                                      self.tr("quadratic"))):
+                if fits.usable(fit):
+                    curve.setData(grid, fit(grid))
+                    shown = _poly_text(fit.coefficients)
+                else:
+                    curve.setData([], [])
+                    shown = self._no_fit_text(fits, fit)
+                rows.append((mode_name(fits.mode), kind, shown, fit.r_squared))
         for point in result.sweep.points:
             rows.append(
                 (
@@ -179,12 +196,67 @@ class LengthSweepPanel(LabPanel):
             rows,
         )
 
+    def _no_fit_text(self, fits: labs.ModeFits, fit: labs.Fit) -> str:
+        if fit.r_squared < labs.MIN_R_SQUARED:
+            return self.tr("no fit (R² {0:.2f} < {1:g})").format(fit.r_squared,
+                                                                 labs.MIN_R_SQUARED)
+        return self.tr("no fit (the parabola bends down)")
+
+    def headline(self) -> str:
+        result = self.result
+        if not isinstance(result, labs.SweepLabResult):
+            return ""
+        parts = []
+        for fits in result.fits:
+            parts.append(self.tr("{0}: {1:.2f} → {2:.2f} ms per token").format(
+                mode_name(fits.mode), fits.ms_per_token[0], fits.ms_per_token[-1]))
+        first = self.tr("Context {0} → {1} tokens: ").format(
+            result.fits[0].context[0], result.fits[0].context[-1]) + " · ".join(parts)
+        fitted = []
+        for fits in result.fits:
+            best = max((f for f in (fits.linear, fits.quadratic) if fits.usable(f)),
+                       key=lambda f: f.r_squared, default=None)
+            fitted.append(
+                self.tr("{0}: no curve fits (flat or noisy)").format(mode_name(fits.mode))
+                if best is None else self.tr("{0}: {1} fit R² {2:.2f}").format(
+                    mode_name(fits.mode),
+                    self.tr("linear") if best is fits.linear else self.tr("quadratic"),
+                    best.r_squared))
+        return first + "\n" + " · ".join(fitted) + " · " + self.tr(
+            "median of {0} rounds").format(result.repeats)
+
+    def data_tables(self) -> list[DataTable]:
+        result = self.result
+        if not isinstance(result, labs.SweepLabResult):
+            return []
+        series: list[Series] = []
+        for fits in result.fits:
+            name = mode_name(fits.mode)
+            series.append(Series(self.tr("{0}: median ms per generated token").format(name),
+                                 fits.context, fits.ms_per_token))
+            if fits.ms_low:
+                series += [
+                    Series(self.tr("{0}: fastest round (ms per token)").format(name),
+                           fits.context, fits.ms_low),
+                    Series(self.tr("{0}: slowest round (ms per token)").format(name),
+                           fits.context, fits.ms_high),
+                ]
+            for fit, kind in ((fits.linear, self.tr("linear")),
+                              (fits.quadratic, self.tr("quadratic"))):
+                if fits.usable(fit):
+                    series.append(Series(self.tr("{0}: {1} fit (ms per token)").format(
+                        name, kind), fits.context, tuple(float(v) for v in fit(fits.context))))
+        return [DataTable(self.tr("Time per token against context length"),
+                          self.tr("context length P + N (tokens)"), tuple(series))]
+
     def numbers(self) -> dict[str, Any]:
         result = self.result
         if not isinstance(result, labs.SweepLabResult):
             return {}
         return {
             "vary": result.sweep.vary,
+            "rounds": result.repeats,
+            "min_r_squared": labs.MIN_R_SQUARED,
             "points": [
                 {
                     "mode": p.mode,
@@ -202,6 +274,10 @@ class LengthSweepPanel(LabPanel):
                     "linear_r2": f.linear.r_squared,
                     "quadratic": list(f.quadratic.coefficients),
                     "quadratic_r2": f.quadratic.r_squared,
+                    "linear_usable": f.usable(f.linear),
+                    "quadratic_usable": f.usable(f.quadratic),
+                    "ms_per_token_min": list(f.ms_low),
+                    "ms_per_token_max": list(f.ms_high),
                 }
                 for f in result.fits
             },

@@ -9,19 +9,25 @@ histogram for the same seed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QPlainTextEdit, QWidget
 
-from kvstudio.core import labs
+from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.labs.base import LabPanel, int_box, prompt_ids, series_colour
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle, parse_temperatures
 from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
-MAX_RANKS = 15  # answers drawn per temperature; the rest are counted in the table
+if TYPE_CHECKING:
+    from kvstudio.core import labs
+else:
+    labs = LazyModule("kvstudio.core.labs")  # torch loads when a lab first runs
+
+MAX_RANKS = 15  # answers drawn per temperature; the axis says how many more there are
 
 
 class TemperaturePanel(LabPanel):
@@ -90,7 +96,7 @@ class TemperaturePanel(LabPanel):
         self.hist_plot.setLabel("left", self.tr("count"))
         self.distinct_plot.setTitle(self.tr("Distinct answers"), color="#222")
         self.distinct_plot.setLabel("bottom", self.tr("temperature"))
-        if isinstance(self.result, labs.TemperatureLabResult):
+        if self.result is not None and isinstance(self.result, labs.TemperatureLabResult):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:
@@ -146,6 +152,12 @@ class TemperaturePanel(LabPanel):
                 self.hist_plot.legend.addItem(
                     bars, self.tr("T = {0:g} ({1} distinct)").format(t.temperature, t.distinct)
                 )
+        hidden = sum(max(0, len(t.counts) - MAX_RANKS) for t in temps)
+        label = self.tr("answer rank (1 = most frequent)")
+        if hidden:
+            label = self.tr("answer rank (1 = most frequent; {0} rarer answers beyond rank {1} "
+                            "are listed, not drawn)").format(hidden, MAX_RANKS)
+        self.hist_plot.setLabel("bottom", label)
         self._distinct_bars.setOpts(
             x=np.arange(k, dtype=float),
             height=np.asarray([t.distinct for t in temps], dtype=float),
@@ -182,6 +194,44 @@ class TemperaturePanel(LabPanel):
             lines.append(self.tr("T = {0:g}:").format(t.temperature))
             lines += [f"  {count:>3} × {_short(answer, 80)}" for answer, count in t.counts]
         self.answers.setPlainText("\n".join(lines))
+
+    def headline(self) -> str:
+        result = self.result
+        if not isinstance(result, labs.TemperatureLabResult):
+            return ""
+        temps = result.cached.temperatures
+        parts = [self.tr("T = {0:g}: {1}").format(t.temperature, t.distinct) for t in temps]
+        first = self.tr("Distinct answers out of {0} per temperature: ").format(
+            result.cached.samples) + " · ".join(parts)
+        same = result.same_in_both_modes
+        check = "" if same is None else (
+            self.tr("recompute mode gave the same answers for the same seed") if same
+            else self.tr("recompute mode gave different answers for the same seed"))
+        most = [self.tr("T = {0:g}: top answer ×{1}").format(t.temperature, t.counts[0][1])
+                for t in temps if t.counts]
+        return first + "\n" + " · ".join([*most, check] if check else most)
+
+    def data_tables(self) -> list[DataTable]:
+        result = self.result
+        if not isinstance(result, labs.TemperatureLabResult):
+            return []
+        temps = result.cached.temperatures
+        series: list[Series] = []
+        for t in temps:
+            r = tuple(range(1, len(t.counts) + 1))
+            series.append(Series(self.tr("T = {0:g}: count (samples)").format(t.temperature), r,
+                                 tuple(c for _, c in t.counts)))
+            series.append(Series(self.tr("T = {0:g}: answer").format(t.temperature), r,
+                                 tuple(a for a, _ in t.counts)))
+        values = tuple(t.temperature for t in temps)
+        return [
+            DataTable(self.tr("How often each answer came up"),
+                      self.tr("answer rank (1 = most frequent)"), tuple(series)),
+            DataTable(self.tr("Distinct answers"), self.tr("temperature"), (
+                Series(self.tr("distinct answers"), values, tuple(t.distinct for t in temps)),
+                Series(self.tr("samples"), values, tuple(result.cached.samples for _ in temps)),
+            )),
+        ]
 
     def numbers(self) -> dict[str, Any]:
         result = self.result

@@ -65,7 +65,7 @@ class AnswerPanel(QWidget):
         split.addWidget(self._answers)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
-        self._answers.setMinimumWidth(200)
+        self._answers.setMinimumWidth(150)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row)

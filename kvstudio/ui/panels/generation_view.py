@@ -54,10 +54,11 @@ class GenerationView(QWidget):
     prompt_edited = Signal()
     chat_template_toggled = Signal(bool)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, chips_only: bool = False) -> None:
         super().__init__(parent)
         self._prompt = QPlainTextEdit()
         self._prompt.setMaximumHeight(70)
+        self._prompt.setMinimumHeight(44)  # two lines: small screens keep room for the plots
         self._chat = QCheckBox()
         self._chat.setChecked(True)
         self._header = QLabel()
@@ -67,6 +68,7 @@ class GenerationView(QWidget):
         scroll.setWidget(self._chips)
         scroll.setFrameShape(QFrame.Shape.StyledPanel)
         scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        scroll.setMinimumHeight(40)
         self._scroll = scroll
         self._prompt_label = QLabel()
 
@@ -83,6 +85,9 @@ class GenerationView(QWidget):
         layout.addLayout(self._header_row)
         layout.addWidget(scroll, 1)
 
+        if chips_only:  # the presenter view: the run's tokens, no editor
+            for widget in (self._prompt_label, self._chat, self._prompt):
+                widget.hide()
         self._run_id: int | None = None
         self._shown_records = 0
         self._store: RunStore | None = None
@@ -144,6 +149,11 @@ class GenerationView(QWidget):
         rect = self._chips.last_rect()
         if rect is not None:
             self._scroll.ensureVisible(int(rect.center().x()), int(rect.bottom()), 10, 10)
+
+    def redraw(self, store: RunStore) -> None:
+        """Measure and lay out every chip again (after a font change), then refresh."""
+        self._run_id = None
+        self.refresh(store)
 
     def _rebuild(self, trace: RunTrace) -> None:
         self._clear_chips()

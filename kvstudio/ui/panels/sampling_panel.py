@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvstudio.core.kv_cache import CACHE_KINDS, CacheSpec
+from kvstudio.core.cache_spec import CACHE_KINDS, CacheSpec
 from kvstudio.core.records import Mode, SamplingSettings
 from kvstudio.ui.app.names import cache_kind_name
 from kvstudio.ui.run.engine_adapter import RunSettings

@@ -1,13 +1,14 @@
 """The status bar: mode, step n/N, tokens fed, cache, TTFT, ms/token, tokens/s, threads, device.
 
-Owns `RunStatusBar`, which formats the current trace's numbers into labels
-and shows transient messages (errors, hints) on the left.
+Owns `RunStatusBar`, which formats the current trace's numbers into labels,
+shows transient messages (errors, hints) on the left, and a busy bar while a
+model loads (`set_loading`).
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent
-from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
+from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
 
 from kvstudio.ui.app.names import format_bytes, mode_name
 from kvstudio.ui.run.store import RunStore
@@ -18,6 +19,13 @@ FIELDS = ("mode", "step", "fed", "cache", "ttft", "ms_token", "tok_s", "threads"
 class RunStatusBar(QStatusBar):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._loading = QProgressBar()
+        self._loading.setObjectName("model_loading")
+        self._loading.setRange(0, 0)  # busy: no percentage to show
+        self._loading.setMaximumWidth(220)
+        self._loading.setTextVisible(True)
+        self._loading.hide()
+        self.addPermanentWidget(self._loading)
         self._labels = {name: QLabel() for name in FIELDS}
         for label in self._labels.values():
             self.addPermanentWidget(label)
@@ -28,6 +36,13 @@ class RunStatusBar(QStatusBar):
     def set_runtime(self, threads: int, device: str) -> None:
         self._threads, self._device = threads, device
         self._labels["threads"].setText(self._t["threads"].format(threads, device))
+
+    def set_loading(self, loading: bool) -> None:
+        """Show or hide the busy bar that says a model is loading."""
+        self._loading.setVisible(loading)
+
+    def is_loading(self) -> bool:
+        return not self._loading.isHidden()
 
     def field_text(self, name: str) -> str:
         return self._labels[name].text()
@@ -54,6 +69,7 @@ class RunStatusBar(QStatusBar):
         self._labels["tok_s"].setText(t["tok_s"].format("—" if tok_s is None else f"{tok_s:.0f}"))
 
     def retranslate(self) -> None:
+        self._loading.setFormat(self.tr("Loading the model…"))
         self._t = {
             "mode": self.tr("Mode: {0}"),
             "step": self.tr("Step {0}/{1}"),

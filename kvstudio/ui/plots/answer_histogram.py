@@ -2,7 +2,9 @@
 
 Owns the drawing of an `AnswerCounts`: one bar group per temperature, answers
 ordered by their total count, the answer text in a hover tooltip (the panel
-around it lists them too).
+around it lists them too). Past `MAX_BARS` answers the rest share one last
+"other" bar and the axis says how many it holds; exports get every answer
+with its count per temperature.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from PySide6.QtWidgets import QWidget
 from kvstudio.ui.plots.base import LivePlot
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore
+from kvstudio.ui.slides.chart_data import DataTable, Series
 
 PALETTE = ("#1f77b4", "#e6550d", "#31a354", "#756bb1", "#636363", "#d62728")
-MAX_BARS = 40  # the rest are summed into the side list only
+MAX_BARS = 40  # answers drawn one by one; the rest share an "other" bar
 
 
 def ordered_answers(counts: AnswerCounts) -> list[tuple[str, list[int]]]:
@@ -40,10 +43,10 @@ class AnswerHistogramPlot(LivePlot):
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.plot_item.setTitle(self.tr("Distinct answers over repeated samples"))
-        self.plot_item.setLabel("bottom", self.tr("answer (most common first; hover to read)"))
+        self.set_title(self.tr("Distinct answers over repeated samples"))
         self.plot_item.setLabel("left", self.tr("count"))
         self._temperature_label = self.tr("T = {0:g}")
+        self._set_axis_label(0)
         if self._counts is not None:
             self.show_counts(self._counts)
 
@@ -57,10 +60,30 @@ class AnswerHistogramPlot(LivePlot):
         self.legend.clear()
         self._answers, self._counts = [], None
 
+    @property
+    def counts(self) -> AnswerCounts | None:
+        """What is drawn (None before Sample ×N)."""
+        return self._counts
+
+    def _set_axis_label(self, folded: int) -> None:
+        text = self.tr("answer rank (1 = most common)")
+        if folded:
+            text = self.tr("answer rank (1 = most common; the last bar: {0} other answers)"
+                           ).format(folded)
+        self.plot_item.setLabel("bottom", text)
+
     def show_counts(self, counts: AnswerCounts) -> None:
         self.clear_counts()
         self._counts = counts
-        self._answers = ordered_answers(counts)[:MAX_BARS]
+        every_answer = ordered_answers(counts)
+        self._answers = every_answer[:MAX_BARS]
+        rest = every_answer[MAX_BARS:]
+        if rest:  # one bar for the rest, so every sample is drawn somewhere
+            self._answers = every_answer[: MAX_BARS - 1]
+            rest = every_answer[MAX_BARS - 1:]
+            totals = [sum(c[i] for _, c in rest) for i in range(len(counts.temperatures))]
+            self._answers.append((self.tr("(other answers)"), totals))
+        self._set_axis_label(len(rest))
         k = max(len(counts.temperatures), 1)
         width = 0.8 / k
         x = np.arange(len(self._answers), dtype=float)
@@ -74,15 +97,51 @@ class AnswerHistogramPlot(LivePlot):
             self.legend.addItem(bars, self._temperature_label.format(temperature))
             self._groups.append(bars)
         every = 1 if len(self._answers) <= 20 else 5  # rank labels stay readable
-        self.plot_item.getAxis("bottom").setTicks(
-            [[(float(i), str(i + 1)) for i in range(len(self._answers)) if i == 0
-              or (i + 1) % every == 0]])
+        ticks = [(float(i), str(i + 1)) for i in range(len(self._answers))
+                 if i == 0 or (i + 1) % every == 0]
+        if rest:
+            ticks = [t for t in ticks if t[0] < len(self._answers) - 2]
+            ticks.append((float(len(self._answers) - 1), self.tr("other")))
+        self.plot_item.getAxis("bottom").setTicks([ticks])
         # Headroom above the tallest bar keeps the legend (top left) off the bars.
         top = max((max(c) for _, c in self._answers), default=1)
         view = self.plot_item.vb
         view.setXRange(-0.6, max(len(self._answers), 1) - 0.4, padding=0)
         view.setYRange(0, top * 1.6, padding=0)
         self.fit_tick_space()
+
+    def headline(self) -> str:
+        counts = self._counts
+        if counts is None:
+            return ""
+        parts = [self.tr("T = {0:g}: {1} distinct of {2}").format(
+            t, counts.distinct(i), counts.samples_per_temperature)
+            for i, t in enumerate(counts.temperatures)]
+        return self.tr("Distinct answers") + " · " + " · ".join(parts)
+
+    def data_tables(self) -> list[DataTable]:
+        counts = self._counts
+        if counts is None:
+            return []
+        answers = ordered_answers(counts)
+        ranks = tuple(range(1, len(answers) + 1))
+        series = [Series(self.tr("answer (text)"), ranks, tuple(a for a, _ in answers))]
+        for i, t in enumerate(counts.temperatures):
+            series.append(Series(self.tr("T = {0:g}: count (samples)").format(t), ranks,
+                                 tuple(c[i] for _, c in answers)))
+        temps = tuple(counts.temperatures)
+        summary = (
+            Series(self.tr("distinct answers"), temps,
+                   tuple(counts.distinct(i) for i in range(len(temps)))),
+            Series(self.tr("samples"), temps,
+                   tuple(counts.samples_per_temperature for _ in temps)),
+        )
+        return [
+            DataTable(self.tr("Distinct answers over repeated samples"),
+                      self.tr("answer rank (1 = most common)"), tuple(series)),
+            DataTable(self.tr("Distinct answers per temperature"), self.tr("temperature"),
+                      summary),
+        ]
 
     def bar_totals(self) -> list[int]:
         return [sum(c) for _, c in self._answers]

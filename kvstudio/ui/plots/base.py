@@ -3,19 +3,22 @@
 Owns the plumbing every plot needs (colours per mode, a second y axis linked
 to the first for cumulative series, fixed ranges whose y axes are laid out
 for their tick labels before they paint and whose repaint waits for the next
-event-loop turn, retranslation on language change) and nothing about what is
-drawn.
+event-loop turn, retranslation on language change) and the plot's frame: a
+title that wraps to the plot's width instead of widening it, and a legend
+laid out under the plot (`PlotLegend`), never on the data, in as many columns
+as the width allows. Nothing about what is drawn.
 """
 
 from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, QTimer
-from PySide6.QtGui import QColor, QFont, QPainter, QPicture
+from PySide6.QtGui import QColor, QFont, QPainter, QPicture, QResizeEvent
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from kvstudio.core.records import Mode
 from kvstudio.ui.run.store import RunStore
+from kvstudio.ui.slides.chart_data import DataTable
 
 MODE_COLOURS: dict[Mode, str] = {"cached": "#1f77b4", "recompute": "#e6550d"}
 
@@ -85,12 +88,58 @@ def live_curve(pen: pg.QtGui.QPen) -> pg.PlotDataItem:
     return pg.PlotDataItem(pen=pen, dynamicRangeLimit=None, skipFiniteCheck=True)
 
 
+LEGEND_ROW = 4  # PlotItem's grid: 0 title, 1 top axis, 2 view box, 3 bottom axis, 4 legend
+
+
+class PlotLegend(pg.LegendItem):
+    """A legend in its own row under the plot (the data stays uncovered), as wide as it fits.
+
+    pyqtgraph's legend floats over the view box; this one sits in the PlotItem's
+    grid, so the plot's layout makes room for it, and `fit_width` re-flows its
+    entries into as many columns as the plot is wide (one column at worst).
+    """
+
+    def __init__(self, label_colour: str = "#222") -> None:
+        super().__init__(offset=None, horSpacing=14, verSpacing=-6, labelTextColor=label_colour)
+        self._width_limit = 0.0
+
+    def updateSize(self) -> None:
+        """Size from the entries' grid, then tell the plot's layout (instead of moving to 0, 0)."""
+        self.layout.invalidate()
+        hint = self.layout.effectiveSizeHint(Qt.SizeHint.PreferredSize)
+        self.setMinimumSize(hint)
+        self.setMaximumSize(hint)
+        self.resize(hint)
+        self.updateGeometry()
+
+    def fit_width(self, width: float) -> None:
+        """Re-flow into the most columns whose width fits `width` (pixels)."""
+        self._width_limit = width
+        count = len(self.items)
+        if count == 0:
+            return
+        for columns in range(count, 0, -1):
+            if columns != self.columnCount:
+                self.setColumnCount(columns)
+            if self.layout.effectiveSizeHint(Qt.SizeHint.PreferredSize).width() <= width:
+                break
+        self.updateSize()
+
+    def addItem(self, item: object, name: str) -> None:  # type: ignore[override]
+        super().addItem(item, name)
+        if self._width_limit > 0:
+            self.fit_width(self._width_limit)
+
+    def mouseDragEvent(self, ev: object) -> None:  # type: ignore[override]
+        """Not draggable: it has its own row."""
+
+
 class LivePlot(pg.PlotWidget):
     """A plot that redraws from a `RunStore`. Subclasses create their items once."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent, background="w")
-        self.setMinimumSize(280, 200)
+        self.setMinimumSize(240, 150)  # a 1280×720 screen has room for two rows of these
         item = self.plot_item
         # No grid: pyqtgraph draws grid lines as part of each axis, so every range change
         # repainted the whole plot area from Python (80-100 ms stalls when playing).
@@ -99,8 +148,12 @@ class LivePlot(pg.PlotWidget):
             axis = item.getAxis(side)
             axis.setPen(pg.mkPen("#444"))
             axis.setTextPen(pg.mkPen("#222"))
-        self.legend = item.addLegend(offset=(8, 8), labelTextColor="#222")
-        self.legend.setBrush(pg.mkBrush(255, 255, 255, 200))
+        self.legend = PlotLegend()
+        item.layout.addItem(self.legend, LEGEND_ROW, 0, 1, 3)
+        item.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignHCenter)
+        item.legend = self.legend  # PlotItem.addItem(name=…) and exporters find it there
+        self.title_size = "10pt"
+        self._title = ""
         self.right_view: pg.ViewBox | None = None
         self._tick_space_for: dict[str, tuple[object, ...]] = {}  # what fit_tick_space measured
         self._tick_width: dict[str, int] = {}
@@ -127,6 +180,45 @@ class LivePlot(pg.PlotWidget):
         # range change, and it only ever applied to ranges below 1 or above 1e9 (unitless).
         for side in ("left", "bottom", "right", "top"):
             item.getAxis(side).enableAutoSIPrefix(False)
+
+    # ---- title and legend fit the plot's width -------------------------------------------
+    def set_title(self, text: str, size: str | None = None) -> None:
+        """Set the title; it wraps to the plot's width (a long title never widens the plot)."""
+        self._title = text
+        self.plot_item.setTitle(text, size=size or self.title_size)
+        self.fit_frame()
+
+    def title_text(self) -> str:
+        return self._title
+
+    def fit_frame(self) -> None:
+        """Wrap the title and re-flow the legend for the current width."""
+        item = self.plot_item
+        if item is None:  # closed: pyqtgraph has let go of its PlotItem
+            return
+        width = max(float(self.width()) - 16.0, 60.0)
+        label = item.titleLabel
+        if label.isVisible():
+            # The title's cell is the view box's column, between the y axes.
+            axes = sum(item.getAxis(side).width() for side in ("left", "right")
+                       if item.getAxis(side).isVisible())
+            title_width = max(width - axes, 60.0)
+            text = label.item
+            text.setTextWidth(-1)
+            if text.boundingRect().width() > title_width:
+                text.setTextWidth(title_width)  # wrap at word boundaries
+            label.updateMin()
+            height = label.itemRect().height()
+            label.setMaximumHeight(height)
+            item.layout.setRowFixedHeight(0, height)
+            label.resizeEvent(None)  # re-centre the text in its row
+        self.legend.fit_width(width)
+        item.layout.activate()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if getattr(self, "legend", None) is not None:  # pyqtgraph resizes during __init__
+            self.fit_frame()
 
     @property
     def plot_item(self) -> pg.PlotItem:
@@ -220,10 +312,18 @@ class LivePlot(pg.PlotWidget):
                 axis.setWidth(axis.fixedWidth)  # re-applies the axis width from textWidth
                 resized = True
         if resized:
-            self.plot_item.layout.activate()
+            self.fit_frame()  # the title's cell changed width: wrap it again (and lay out)
 
     def refresh(self, store: RunStore) -> None:
         raise NotImplementedError
+
+    def headline(self) -> str:
+        """The lesson of the chart with its measured numbers (drawn above exports)."""
+        return ""
+
+    def data_tables(self) -> list[DataTable]:
+        """The numbers drawn, from the records (what a CSV export writes)."""
+        return []
 
     def retranslate(self) -> None:
         raise NotImplementedError

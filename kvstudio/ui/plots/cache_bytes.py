@@ -1,24 +1,33 @@
 """KV cache bytes per layer (K and V side by side) for the current run's latest step.
 
 Owns the drawing of `StepRecord.cache_layer_bytes` next to the formula
-2·L·T·H_kv·d·bytes and the measured total; a static cache shows allocated
-(outline) against used (filled); a sliding window shows its cap per layer.
+2·L·T·H_kv·d·bytes (per layer, Σ_l 2·T_l·H_kv·d·bytes, for a hybrid model) and
+the measured total; a static cache shows allocated (outline) against used
+(filled); a sliding window shows its cap per layer (W − 1 tokens kept); a
+hybrid model's layers are labelled with their kind (full, or W for sliding).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
 
+from kvstudio.core import formulas
 from kvstudio.core.records import StepRecord
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.plots.base import LivePlot
 from kvstudio.ui.plots.extent import planned_steps
 from kvstudio.ui.run.engine_adapter import RunInfo
 from kvstudio.ui.run.store import RunStore
+
+if TYPE_CHECKING:
+    from kvstudio.core.cache_layout import CachePlan  # (torch: loaded with the first run)
+from kvstudio.ui.slides.chart_data import DataTable, Series
 
 K_COLOUR, V_COLOUR = "#3182bd", "#31a354"
 
@@ -45,8 +54,10 @@ class CacheBytesPlot(LivePlot):
         for item in (self._allocated, self._k_used, self._v_used, self._cap):
             self.plot_item.addItem(item)
         self._cap.setVisible(False)
-        self._layers = 0
+        self._tick_labels: list[str] = []
         self.summary = ""
+        self._shown: tuple[RunInfo, StepRecord] | None = None  # what is drawn (for exports)
+        self._static_in_legend = False
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -55,14 +66,19 @@ class CacheBytesPlot(LivePlot):
         self.legend.clear()
         self.legend.addItem(self._k_used, self.tr("K (used)"))
         self.legend.addItem(self._v_used, self.tr("V (used)"))
-        self.legend.addItem(self._allocated, self.tr("allocated (static)"))
+        self._allocated_name = self.tr("allocated (static)")
+        if self._static_in_legend:  # only while a static cache is drawn
+            self.legend.addItem(self._allocated, self._allocated_name)
         self._title_empty = self.tr("KV cache per layer")
         self._measured_template = self.tr("KV cache: {0} measured (T = {1} tokens)")
         self._formula_template = self.tr("formula 2·L·T·H_kv·d·bytes = {0}")
         self._no_cache = self.tr("KV cache: recompute mode keeps no cache")
-        self._cap_template = self.tr("window cap W = {0}")
+        self._cap_template = self.tr("window W = {0}: keeps {1} tokens")
+        self._full_tick = self.tr("{0} full")
+        self._sliding_tick = self.tr("{0} W={1}")
+        self._hybrid_formula_template = self.tr("formula Σ 2·T_l·H_kv·d·bytes = {0}")
         self._cached_run_note = self.tr("(cached run; recompute keeps none)")
-        self.plot_item.setTitle(self._title_empty)
+        self.set_title(self._title_empty)
 
     def refresh(self, store: RunStore) -> None:
         """Draw the current run's cache; in recompute mode the cached run's (recompute has none)."""
@@ -78,11 +94,13 @@ class CacheBytesPlot(LivePlot):
                    planned=steps)
 
     def _draw_empty(self) -> None:
+        self._shown = None
+        self._show_allocated_in_legend(False)
         for bars in (self._k_used, self._v_used, self._allocated):
             bars.setOpts(x=[], height=[])
         self._cap.setVisible(False)
         self.summary = self._title_empty
-        self.plot_item.setTitle(self.summary)
+        self.set_title(self.summary)
 
     def _draw(self, info: RunInfo, record: StepRecord, recompute_current: bool = False,
               planned: int | None = None) -> None:
@@ -90,12 +108,16 @@ class CacheBytesPlot(LivePlot):
         k_alloc = np.asarray([k for k, _ in record.cache_layer_bytes], dtype=float)
         v_alloc = np.asarray([v for _, v in record.cache_layer_bytes], dtype=float)
         static = info.request.settings.cache.kind == "static"
-        n_layers = max(len(layers), 1)
+        self._shown = (info, record)
+        self._show_allocated_in_legend(static)
         if static:
-            # Used bytes are shared evenly: every layer stores the same tokens.
-            half_used = record.cache_used_bytes / (2 * n_layers)
-            k_used = np.full(len(layers), half_used)
-            v_used = np.full(len(layers), half_used)
+            # Used bytes split by the tokens each layer holds (evenly unless layers differ).
+            held = np.asarray(info.cache_plan().used_tokens(info.prompt_len + record.step),
+                              dtype=float)
+            if len(held) != len(layers) or held.sum() == 0:
+                held = np.ones(len(layers))
+            k_used = record.cache_used_bytes / 2 * held / held.sum()
+            v_used = k_used.copy()
             self._allocated.setOpts(x=np.concatenate([layers - 0.2, layers + 0.2]),
                                     height=np.concatenate([k_alloc, v_alloc]))
         else:
@@ -103,47 +125,123 @@ class CacheBytesPlot(LivePlot):
             self._allocated.setOpts(x=[], height=[])
         self._k_used.setOpts(x=layers - 0.2, height=k_used)
         self._v_used.setOpts(x=layers + 0.2, height=v_used)
-        window = info.request.settings.cache.window
-        if info.request.settings.cache.kind == "sliding" and info.mode == "cached":
-            cap = info.formula_cache_bytes(window) / (2 * info.num_layers)
+        plan = info.cache_plan()
+        first = plan.layers[0] if plan.layers else None
+        if first is not None and plan.uniform and first.keeps is not None \
+                and info.mode == "cached":
+            cap = formulas.cache_bytes(1, first.keeps, info.num_kv_heads, info.head_dim,
+                                       info.dtype_bytes) / 2  # K (or V) of one layer
             self._cap.setValue(cap)
-            self._cap.label.setFormat(self._cap_template.format(window))
+            self._cap.label.setFormat(self._cap_template.format(first.window, first.keeps))
             self._cap.setVisible(True)
         else:
             self._cap.setVisible(False)
         if info.mode == "recompute":
             self.summary = self._no_cache
         else:
-            formula = info.formula_cache_bytes(record.cache_length)
+            formula = info.formula_used_bytes(info.prompt_len + record.step)
             measured = self._measured_template.format(format_bytes(record.cache_used_bytes),
                                                       record.cache_length)
             if recompute_current:
                 measured = self._cached_run_note + " " + measured
-            # Two short lines: one long title would widen the plot past its cell.
-            self.summary = measured + "<br>" + self._formula_template.format(
-                format_bytes(formula))
-        self.plot_item.setTitle(self.summary, size="9pt")
-        if len(layers) != self._layers:  # integer layer ticks, set once (setTicks repaints)
-            self._layers = len(layers)
-            self.plot_item.getAxis("bottom").setTicks([[(float(i), str(i)) for i in
-                                                         range(self._layers)]])
+            template = self._formula_template if plan.uniform else self._hybrid_formula_template
+            # Two lines (each wraps again on a narrow plot).
+            self.summary = measured + "<br>" + template.format(format_bytes(formula))
+        self.set_title(self.summary)
+        ticks = self._ticks(plan, len(layers))
+        if ticks != self._tick_labels:  # set only when they change (setTicks repaints)
+            self._tick_labels = ticks
+            self.plot_item.getAxis("bottom").setTicks([list(enumerate(ticks))])
         # Headroom above the bars keeps the legend clear of them.
         self.set_ranges((-0.6, len(layers) - 0.4),
                         (0, self._planned_top(info, record, planned) * 1.45))
 
+    def _ticks(self, plan: CachePlan, count: int) -> list[str]:
+        """Layer numbers; with mixed layer kinds, each with its kind ("0 W=8", "3 full")."""
+        if plan.uniform or len(plan.layers) != count:
+            return [str(i) for i in range(count)]
+        return [self._sliding_tick.format(i, layer.window) if layer.kind == "sliding"
+                else self._full_tick.format(i) for i, layer in enumerate(plan.layers)]
+
+    def _show_allocated_in_legend(self, static: bool) -> None:
+        if static == self._static_in_legend:
+            return
+        self._static_in_legend = static
+        if static:
+            self.legend.addItem(self._allocated, self._allocated_name)
+        else:
+            self.legend.removeItem(self._allocated)
+
+    def headline(self) -> str:
+        if self._shown is None:
+            return ""
+        info, record = self._shown
+        if info.mode == "recompute":
+            return self._no_cache
+        tokens = record.cache_length
+        formula = info.formula_used_bytes(info.prompt_len + record.step)  # per layer if mixed
+        per_token = info.formula_cache_bytes(1)
+        text = self.tr(
+            "KV cache measured {0:,} B = formula 2·L·T·H_kv·d·bytes {1:,} B (T = {2} tokens)"
+        ).format(record.cache_used_bytes, formula, tokens)
+        detail = self.tr("{0:,} B per token · L = {1}, H_kv = {2}, d = {3}, {4} bytes per number"
+                         ).format(per_token, info.num_layers, info.num_kv_heads, info.head_dim,
+                                  info.dtype_bytes)
+        if info.request.settings.cache.kind == "static":
+            detail += " · " + self.tr("static: {0:,} B allocated").format(
+                record.cache_allocated_bytes)
+        return text + "\n" + detail
+
+    def data_tables(self) -> list[DataTable]:
+        if self._shown is None:
+            return []
+        info, record = self._shown
+        layers = tuple(range(len(record.cache_layer_bytes)))
+        if info.request.settings.cache.kind == "static":  # used, as drawn: by tokens per layer
+            k: tuple[float, ...] = tuple(float(kb) for kb, _ in self.drawn_layer_bytes())
+            v: tuple[float, ...] = tuple(float(vb) for _, vb in self.drawn_layer_bytes())
+        else:
+            k = tuple(float(kb) for kb, _ in record.cache_layer_bytes)
+            v = tuple(float(vb) for _, vb in record.cache_layer_bytes)
+        series = [
+            Series(self.tr("K bytes used (B)"), layers, k),
+            Series(self.tr("V bytes used (B)"), layers, v),
+        ]
+        if info.request.settings.cache.kind == "static":
+            series += [
+                Series(self.tr("K bytes allocated (B)"), layers,
+                       tuple(kb for kb, _ in record.cache_layer_bytes)),
+                Series(self.tr("V bytes allocated (B)"), layers,
+                       tuple(vb for _, vb in record.cache_layer_bytes)),
+            ]
+        if self._cap.isVisible():
+            series.append(Series(self.tr("window cap, K or V (B)"), layers,
+                                 tuple(float(self._cap.value()) for _ in layers)))
+        return [DataTable(self.tr("KV cache per layer"), self.tr("layer"), tuple(series))]
+
     @staticmethod
     def _planned_top(info: RunInfo, record: StepRecord, steps_spanned: int | None = None) -> float:
         """The largest per-layer K (or V) bar within the steps the plots span: fix y to it."""
-        spec = info.request.settings.cache
         steps = info.max_new_tokens if steps_spanned is None else steps_spanned
-        tokens = info.prompt_len + steps
-        if spec.kind == "static":
-            tokens = spec.max_length
-        elif spec.kind == "sliding":
-            tokens = min(tokens, spec.window)
-        planned = info.formula_cache_bytes(tokens) / (2 * max(info.num_layers, 1))
+        positions = info.prompt_len + steps
+        tokens = max(info.cache_plan().allocated_tokens(positions), default=0)
+        planned = formulas.cache_bytes(1, tokens, info.num_kv_heads, info.head_dim,
+                                       info.dtype_bytes) / 2
         measured = max((max(k, v) for k, v in record.cache_layer_bytes), default=0)
         return float(max(planned, measured, 1))
+
+    def layer_bar_rects(self) -> list[QRectF]:
+        """Every drawn K and V bar as a rectangle in scene coordinates (for layout tests)."""
+        rects: list[QRectF] = []
+        for bars in (self._k_used, self._v_used):
+            xs, heights = bars.opts.get("x"), bars.opts.get("height")
+            width = float(bars.opts.get("width") or 0.0)
+            if xs is None or heights is None:
+                continue
+            for x, height in zip(xs, heights, strict=True):
+                rect = QRectF(float(x) - width / 2, 0.0, width, float(height)).normalized()
+                rects.append(bars.mapRectToScene(rect))
+        return rects
 
     def drawn_layer_bytes(self) -> list[tuple[float, float]]:
         """(K, V) heights drawn per layer (what tests compare with the record)."""

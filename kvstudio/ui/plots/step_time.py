@@ -1,12 +1,15 @@
 """Elapsed time per step (ms) with the prefill (time to first token) marked, and cumulative time.
 
 Owns the drawing of `StepRecord.elapsed_s` for the latest run of both modes:
-per-step lines against the left axis, cumulative dashed against the right.
+per-step lines against the left axis, cumulative dashed against the right;
+and, after "Measure TTFT ×k", the repeated prefill's median per mode with its
+min–max bar at step 0.
 """
 
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
@@ -18,6 +21,10 @@ from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.plots.base import MODE_COLOURS, LivePlot, live_curve, mode_pen
 from kvstudio.ui.plots.extent import store_steps
 from kvstudio.ui.run.store import RunStore
+from kvstudio.ui.slides.chart_data import DataTable, Series
+
+if TYPE_CHECKING:
+    from kvstudio.core.labs import PrefillTimes  # (torch: imported when TTFT is measured)
 
 LABEL_FILL = (255, 255, 255, 210)  # TTFT labels stay readable over the lines
 
@@ -46,14 +53,25 @@ class StepTimePlot(LivePlot):
             self._ttft[mode], self._ttft_label[mode] = ttft, label
         self._ttft_both = pg.TextItem(color="#222", anchor=(0, 1), fill=LABEL_FILL)
         self.plot_item.addItem(self._ttft_both)
+        # Repeated TTFT (median and min–max per mode), drawn beside step 0.
+        self._repeats: PrefillTimes | None = None
+        self._repeat_bars = {mode: pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), beam=0.2,
+                                                   pen=mode_pen(mode, 2)) for mode in MODES}
+        self._repeat_median = {mode: pg.ScatterPlotItem(size=11, symbol="d",
+                                                        brush=MODE_COLOURS[mode],
+                                                        pen=pg.mkPen("#222"))
+                               for mode in MODES}
+        for mode in MODES:
+            self.plot_item.addItem(self._repeat_bars[mode])
+            self.plot_item.addItem(self._repeat_median[mode])
         self._y_top = self._total_top = 0.0
-        self.legend.setColumnCount(2)  # a shorter legend covers less of the data
+        self._store: RunStore | None = None
         # Before the first run: plain 0…1 axes, not auto-range's guess around the empty label.
         self.set_ranges((0.0, 1.0), (0.0, 1.0), (0.0, 1.0))
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.plot_item.setTitle(self.tr("Time per step"))
+        self.set_title(self.tr("Time per step"))
         self.plot_item.setLabel("bottom", self.tr("step (0 = prefill)"))
         self.plot_item.setLabel("left", self.tr("ms per step"))
         self.plot_item.getAxis("right").setLabel(self.tr("cumulative ms (dashed)"))
@@ -64,9 +82,13 @@ class StepTimePlot(LivePlot):
             self.legend.addItem(self._cumulative[mode], self.tr("{0}: cumulative").format(name))
         self.legend.addItem(self._ttft["cached"], self.tr("prefill = time to first token"))
         self._ttft_text = self.tr("TTFT {0:.1f} ms")
+        self._repeat_name = self.tr("TTFT median of {0} (bar: min–max)")
+        if self._repeats is not None:
+            self.show_ttft_repeats(self._repeats)
         self._ttft_both_text = self.tr("TTFT: {0}")  # {0}: "Cached 5.8 ms · Recompute 6.1 ms"
 
     def refresh(self, store: RunStore) -> None:
+        self._store = store
         for mode in MODES:
             trace = store.trace(mode)
             if trace is None or not trace.records:
@@ -140,3 +162,72 @@ class StepTimePlot(LivePlot):
     def per_step_ms(self, mode: Mode) -> list[float]:
         _, y = self._per_step[mode].getData()
         return [] if y is None else [float(v) for v in y]
+
+    _REPEAT_X: dict[Mode, float] = {"cached": -0.25, "recompute": 0.25}  # noqa: RUF012
+
+    def show_ttft_repeats(self, times: PrefillTimes | None) -> None:
+        """Draw a repeated TTFT measurement (None: remove it)."""
+        self._repeats = times
+        for mode in MODES:
+            legend_item = self._repeat_median[mode]
+            self.legend.removeItem(legend_item)
+            if times is None:
+                self._repeat_bars[mode].setData(x=np.zeros(0), y=np.zeros(0))
+                self._repeat_median[mode].setData([], [])
+                continue
+            value = times.ttft_ms(mode)
+            x = np.asarray([self._REPEAT_X[mode]])
+            y = np.asarray([value.median])
+            self._repeat_bars[mode].setData(x=x, y=y, top=np.asarray([value.high - value.median]),
+                                            bottom=np.asarray([value.median - value.low]))
+            self._repeat_median[mode].setData(x, y)
+        if times is not None:
+            self.legend.addItem(self._repeat_median["cached"],
+                                self._repeat_name.format(len(times.ms["cached"])))
+            top = max(times.ttft_ms(m).high for m in MODES)
+            if top * 1.5 > self._y_top:
+                self._y_top = top * 2.5
+                self.plot_item.vb.setRange(yRange=(0, self._y_top), padding=0)
+                self.ranges_changed()
+
+    def headline(self) -> str:
+        traces = [t for t in self._store.traces() if t.records] if self._store else []
+        parts = []
+        for trace in traces:
+            decode = trace.decode_ms_per_token
+            text = self.tr("{0}: TTFT {1:.1f} ms").format(mode_name(trace.mode), trace.step_ms[0])
+            if decode is not None:
+                text += self.tr(", {0:.2f} ms per generated token").format(decode)
+            parts.append(text)
+        if not parts:
+            return ""
+        if self._repeats is None:
+            return " · ".join(parts) + "\n" + self.tr(
+                "one measurement per step (Lecture → Measure TTFT repeats it)")
+        repeated = [self.tr("{0} {1:.2f} ms ({2:.2f}–{3:.2f})").format(
+            mode_name(m), s.median, s.low, s.high)
+            for m in MODES for s in [self._repeats.ttft_ms(m)]]
+        return " · ".join(parts) + "\n" + self.tr("TTFT median of {0} rounds: ").format(
+            len(self._repeats.ms["cached"])) + " · ".join(repeated)
+
+    def data_tables(self) -> list[DataTable]:
+        traces = [t for t in self._store.traces() if t.records] if self._store else []
+        series: list[Series] = []
+        for trace in traces:
+            name = mode_name(trace.mode)
+            steps = tuple(trace.steps)
+            series += [
+                Series(self.tr("{0}: time of the step (ms)").format(name), steps,
+                       tuple(trace.step_ms)),
+                Series(self.tr("{0}: time so far (ms)").format(name), steps,
+                       tuple(trace.cumulative_ms)),
+            ]
+        tables = [DataTable(self.tr("Time per step"), self.tr("step (0 = prefill)"),
+                            tuple(series))]
+        if self._repeats is not None:
+            rounds = tuple(range(1, len(self._repeats.ms["cached"]) + 1))
+            tables.append(DataTable(
+                self.tr("Time to first token, repeated"), self.tr("round"),
+                tuple(Series(self.tr("{0}: TTFT (ms)").format(mode_name(m)), rounds,
+                             self._repeats.ms[m]) for m in MODES)))
+        return tables

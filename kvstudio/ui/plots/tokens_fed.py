@@ -16,7 +16,8 @@ from kvstudio.core.records import MODES, Mode
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.plots.base import LivePlot, live_curve, mode_brush, mode_pen
 from kvstudio.ui.plots.extent import store_steps
-from kvstudio.ui.run.store import RunStore
+from kvstudio.ui.run.store import RunStore, RunTrace
+from kvstudio.ui.slides.chart_data import DataTable, Series
 
 BAR_OFFSET: dict[Mode, float] = {"cached": -0.2, "recompute": 0.2}
 
@@ -37,11 +38,11 @@ class TokensFedPlot(LivePlot):
             right.addItem(line)
             right.addItem(formula)
             self._bars[mode], self._cumulative[mode], self._formula[mode] = bars, line, formula
-        self.legend.setColumnCount(2)  # a shorter legend covers less of the data
+        self._store: RunStore | None = None
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.plot_item.setTitle(self.tr("Tokens fed to the model per step"))
+        self.set_title(self.tr("Tokens fed to the model per step"))
         self.plot_item.setLabel("bottom", self.tr("step (0 = prefill)"))
         self.plot_item.setLabel("left", self.tr("tokens fed (bars)"))
         self.plot_item.getAxis("right").setLabel(self.tr("cumulative (lines)"))
@@ -54,6 +55,7 @@ class TokensFedPlot(LivePlot):
         self.legend.addItem(self._formula["recompute"], self.tr("formula P·N+N(N−1)/2"))
 
     def refresh(self, store: RunStore) -> None:
+        self._store = store
         for mode in MODES:
             trace = store.trace(mode)
             if trace is None:
@@ -99,3 +101,38 @@ class TokensFedPlot(LivePlot):
     def cumulative_values(self, mode: Mode) -> list[float]:
         _, y = self._cumulative[mode].getData()
         return [] if y is None else [float(v) for v in y]
+
+    def _traces(self) -> list[RunTrace]:
+        return [t for t in self._store.traces() if t.records] if self._store is not None else []
+
+    def headline(self) -> str:
+        parts = []
+        for trace in self._traces():
+            steps = len(trace.records)
+            formula = trace.info.formula_cumulative(steps)[-1]
+            parts.append(self.tr("{0}: {1:,} tokens fed (formula {2:,})").format(
+                mode_name(trace.mode), sum(trace.tokens_fed), formula))
+        if not parts:
+            return ""
+        first = self._traces()[0].info
+        setting = self.tr("P = {0} prompt tokens, N = {1} steps").format(
+            first.prompt_len, max(len(t.records) for t in self._traces()))
+        return " · ".join(parts) + "\n" + setting + " · " + self.tr(
+            "cached P+(N−1), recompute P·N+N(N−1)/2")
+
+    def data_tables(self) -> list[DataTable]:
+        series: list[Series] = []
+        for trace in self._traces():
+            name = mode_name(trace.mode)
+            steps = tuple(trace.steps)
+            planned = trace.info.formula_cumulative(len(trace.records))  # as drawn
+            series += [
+                Series(self.tr("{0}: tokens fed at the step (tokens)").format(name), steps,
+                       tuple(trace.tokens_fed)),
+                Series(self.tr("{0}: tokens fed so far (tokens)").format(name), steps,
+                       tuple(trace.tokens_fed_cumulative)),
+                Series(self.tr("{0}: formula, so far (tokens)").format(name),
+                       tuple(range(len(planned))), tuple(planned)),
+            ]
+        return [DataTable(self.tr("Tokens fed to the model per step"),
+                          self.tr("step (0 = prefill)"), tuple(series))]

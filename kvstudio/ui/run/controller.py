@@ -48,6 +48,7 @@ class RunController(QObject):
     playing_changed = Signal(bool)
     model_loaded = Signal(object)  # ModelHandle
     problem = Signal(str)  # a message for the user (already actionable)
+    loading = Signal(bool)  # a model load started (True) or ended, loaded or failed (False)
     sampling_started = Signal()
     note = Signal(str)  # a short status message
     run_finished = Signal()
@@ -64,6 +65,7 @@ class RunController(QObject):
         self.model: ModelHandle | None = None
         self.playing = False  # the live worker's play timer (the state knows the replay's)
         self.sampling = False
+        self.loading_model = False
         self._request_source = request_source
         self._interval_ms = 120
         # Asked before a run whose cost is large; the window shows a dialog, tests answer.
@@ -101,6 +103,8 @@ class RunController(QObject):
     # ---- intents ---------------------------------------------------------------------------------
     def load_model(self, choice: ModelChoice) -> None:
         self.note.emit(self.tr("Loading the model…"))
+        self.loading_model = True
+        self.loading.emit(True)
         self.host.load(choice)
 
     def _on_load_failed(self, choice: ModelChoice) -> None:
@@ -336,6 +340,8 @@ class RunController(QObject):
 
     # ---- reports from the worker ---------------------------------------------------------
     def _on_model_loaded(self, model: ModelHandle) -> None:
+        self.loading_model = False
+        self.loading.emit(False)
         self.model = model
         self._checked, self._fed_total, self._seconds_total = None, 0, 0.0
         self.replay.stop()
@@ -412,6 +418,9 @@ class RunController(QObject):
                           stop=trace.stop if trace is not None else None)
 
     def _on_failed(self, message: str) -> None:
+        if self.loading_model:  # the worker works in order: this is the load failing
+            self.loading_model = False
+            self.loading.emit(False)
         self.problem.emit(message)
 
     def _on_sampling_finished(self, counts: AnswerCounts | None) -> None:

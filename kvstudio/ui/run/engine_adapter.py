@@ -5,6 +5,10 @@ Owns the small value types the window passes around (`ModelChoice`,
 thin functions that call `kvstudio.core`: load a model, encode a prompt, make a
 stepper, run repeated sampling. If a core name changes, only this module
 changes. It imports no Qt, so it can be tested and reused headless.
+
+It imports torch (and the core modules that need it) only when a function
+needs them, on the worker thread: the window's value types come without
+torch, so the window is on screen before torch has loaded (start-up).
 """
 
 from __future__ import annotations
@@ -12,18 +16,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import torch
-
-from kvstudio.core import checkpoints, experiments, formulas
-from kvstudio.core.backend import LanguageModel, MiniMindBackend
-from kvstudio.core.hf_backend import is_hf_folder, load_hf_backend
-from kvstudio.core.kv_cache import CacheSpec
-from kvstudio.core.model import MiniMindLM
+from kvstudio.core import formulas
+from kvstudio.core.cache_spec import CacheSpec
 from kvstudio.core.records import Mode, SamplingSettings
-from kvstudio.core.stepper import Stepper
-from kvstudio.core.tokenizer import TextTokenizer
+
+if TYPE_CHECKING:
+    from kvstudio.core import checkpoints
+    from kvstudio.core.backend import LanguageModel
+    from kvstudio.core.cache_layout import CachePlan
+    from kvstudio.core.model import MiniMindLM
+    from kvstudio.core.stepper import Stepper
+    from kvstudio.core.tokenizer import TextTokenizer
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +101,7 @@ class RunInfo:
     dtype_bytes: int
     eos_id: int | None = None  # the end-of-answer token the run stops at (None: unknown)
     eos_text: str = ""  # its text, e.g. "<|im_end|>"
+    plan: CachePlan | None = None  # per-layer kinds (hybrid models); None: every layer alike
 
     @property
     def mode(self) -> Mode:
@@ -120,6 +126,16 @@ class RunInfo:
             self.num_layers, tokens, self.num_kv_heads, self.head_dim, self.dtype_bytes
         )
 
+    def cache_plan(self) -> CachePlan:
+        """What each layer keeps: the model's own plan, or every layer as the cache spec says."""
+        from kvstudio.core.cache_layout import uniform_plan
+
+        return self.plan or uniform_plan(self, self.request.settings.cache)
+
+    def formula_used_bytes(self, positions: int) -> int:
+        """The per-layer formula Σ_l 2·T_l·H_kv·d·bytes after `positions` cached positions."""
+        return self.cache_plan().used_bytes(positions)
+
 
 @dataclass(frozen=True)
 class AnswerCounts:
@@ -128,6 +144,10 @@ class AnswerCounts:
     temperatures: tuple[float, ...]
     counts: tuple[tuple[tuple[str, int], ...], ...]  # one tuple per temperature
     samples_per_temperature: int
+    prompt: str = ""  # the text as typed (for saving and the slide pack)
+    answer_tokens: int = 0  # the most tokens an answer could have (0 = not known)
+    sampling: SamplingSettings | None = None  # the other knobs (top-k, top-p, seed…)
+    use_chat_template: bool = False
 
     def distinct(self, index: int) -> int:
         return len(self.counts[index])
@@ -175,6 +195,8 @@ def looks_like_chat(name: str, tokenizer: TextTokenizer) -> bool:
 
 def wrap_loaded(loaded: checkpoints.LoadedModel, choice: ModelChoice) -> ModelHandle:
     """The engine's `LoadedModel` → what the window keeps (backend, tokenizer, facts)."""
+    from kvstudio.core.backend import MiniMindBackend
+
     backend = MiniMindBackend(loaded.model, name=loaded.label)
     return ModelHandle(
         name=loaded.label,
@@ -191,6 +213,8 @@ def wrap_model(
     model: MiniMindLM, tokenizer: TextTokenizer, name: str, choice: ModelChoice
 ) -> ModelHandle:
     """A `MiniMindLM` + tokenizer already in memory (tests, scripts) → ModelHandle."""
+    from kvstudio.core.backend import MiniMindBackend
+
     return ModelHandle(
         name=name,
         backend=MiniMindBackend(model, name=name),
@@ -203,6 +227,8 @@ def wrap_model(
 
 def wrap_hf_folder(choice: ModelChoice) -> ModelHandle:
     """A local transformers folder (Llama, Qwen3, EXAONE …) → ModelHandle, on the CPU in fp32."""
+    from kvstudio.core.hf_backend import load_hf_backend
+
     backend, tokenizer = load_hf_backend(choice.path)
     return ModelHandle(
         name=backend.name,
@@ -216,6 +242,9 @@ def wrap_hf_folder(choice: ModelChoice) -> ModelHandle:
 
 def load_model(choice: ModelChoice) -> ModelHandle:
     """Load what the user picked; raises ValueError with an actionable message."""
+    from kvstudio.core import checkpoints
+    from kvstudio.core.hf_backend import is_hf_folder
+
     if choice.kind == "folder":
         if is_hf_folder(choice.path):  # a transformers folder (needs the [hf] extra)
             return wrap_hf_folder(choice)
@@ -294,6 +323,8 @@ def run_cost(
 
 
 def make_stepper(model: ModelHandle, prompt_ids: list[int], settings: RunSettings) -> Stepper:
+    from kvstudio.core.stepper import Stepper
+
     return Stepper(
         model.backend,
         model.tokenizer,
@@ -309,6 +340,8 @@ def make_stepper(model: ModelHandle, prompt_ids: list[int], settings: RunSetting
 def run_info(
     run_id: int, model: ModelHandle, request: RunRequest, prompt_ids: list[int]
 ) -> RunInfo:
+    from kvstudio.core.cache_layout import cache_plan
+
     b = model.backend
     eos_id = model.tokenizer.eos_id if model.tokenizer.eos_id is not None else b.eos_token_id
     return RunInfo(
@@ -322,6 +355,7 @@ def run_info(
         dtype_bytes=b.dtype_bytes,
         eos_id=eos_id,
         eos_text=model.tokenizer.token_text(eos_id) if eos_id is not None else "",
+        plan=cache_plan(b, request.settings.cache),
     )
 
 
@@ -331,12 +365,16 @@ def repeated_sampling(
     settings: RunSettings,
     samples: int,
     temperatures: tuple[float, ...],
+    prompt: str = "",
+    use_chat_template: bool = False,
 ) -> Iterator[SamplingProgress | AnswerCounts]:
     """Yield progress, then one `AnswerCounts`: `samples` answers per temperature, batched.
 
     Runs the engine's `experiments.repeated_sampling` with the run's other knobs
     (top-k, top-p, penalty, seed); an empty `temperatures` means the current one.
     """
+    from kvstudio.core import experiments
+
     temps = temperatures or (settings.sampling.temperature,)
     for item in experiments.repeated_sampling(
         model.backend,
@@ -356,16 +394,41 @@ def repeated_sampling(
                     for t in item.temperatures
                 ),
                 item.samples,
+                prompt=prompt,
+                answer_tokens=settings.max_new_tokens,
+                sampling=settings.sampling,
+                use_chat_template=use_chat_template,
             )
         else:
             yield SamplingProgress(item.done, item.total)
 
 
+def warm_up(model: ModelHandle) -> None:
+    """One forward before the first run, so its TTFT is not the model's first-ever forward."""
+    from kvstudio.core.experiments import warm_up as warm_up_backend
+
+    warm_up_backend(model.backend, model.tokenizer)
+
+
 def set_torch_threads(count: int) -> int:
     """Set torch's intra-op threads on purpose (1 keeps tiny matmuls fast on a busy machine)."""
+    import torch
+
     torch.set_num_threads(max(1, count))
     return torch.get_num_threads()
 
 
 def torch_threads() -> int:
+    import torch
+
     return torch.get_num_threads()
+
+
+def with_torch_threads(loader: ModelLoader, threads: int) -> ModelLoader:
+    """`loader` that first sets torch's threads: torch is imported there, on the worker thread."""
+
+    def load(choice: ModelChoice) -> ModelHandle:
+        set_torch_threads(threads)
+        return loader(choice)
+
+    return load

@@ -15,11 +15,10 @@ import logging
 import os
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
-from kvstudio.core.experiments import warm_up
-from kvstudio.core.stepper import Stepper
 from kvstudio.ui.run.engine_adapter import (
     AnswerCounts,
     ModelChoice,
@@ -30,8 +29,12 @@ from kvstudio.ui.run.engine_adapter import (
     make_stepper,
     repeated_sampling,
     run_info,
+    warm_up,
 )
 from kvstudio.ui.run.threads import stop_and_wait, thread_running
+
+if TYPE_CHECKING:
+    from kvstudio.core.stepper import Stepper
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +96,7 @@ class GenerationWorker(QObject):
         try:
             model = self._loader(choice)
             # So the first run's TTFT is not also the model's first-ever forward.
-            warm_up(model.backend, model.tokenizer)
+            warm_up(model)
         except (ValueError, OSError, RuntimeError, KeyError) as exc:
             log.warning("model load failed: %s", exc)
             self.failed.emit(str(exc))
@@ -150,7 +153,8 @@ class GenerationWorker(QObject):
             ids = encode_prompt(self._model, request)
             result: AnswerCounts | None = None
             for item in repeated_sampling(self._model, ids, request.settings, samples,
-                                          temperatures):
+                                          temperatures, request.prompt,
+                                          request.use_chat_template):
                 if self._cancel.is_set():
                     break
                 if isinstance(item, AnswerCounts):

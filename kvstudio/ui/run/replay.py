@@ -1,10 +1,13 @@
 """Saved runs in the window: save what the plots show, reopen it, replay it step by step.
 
 Owns the translation between the window's `RunTrace`/`RunInfo` and the
-core's `SavedRun` (``kvstudio.core.runfile``), and `ReplayController`, which
-feeds a saved run's records into the window's `RunStore` one step at a time
-(by key or on a timer) with no model loaded. The plots redraw from the store
-exactly as they do for a live run, so a replayed run draws the same charts.
+core's `SavedRun` (``kvstudio.core.runfile``), between `AnswerCounts` and
+`SavedSamples` (Sample ×N results travel in the same file), and
+`ReplayController`, which feeds a saved run's records into the window's
+`RunStore` one step at a time (by key or on a timer) with no model loaded.
+The plots redraw from the store exactly as they do for a live run, so a
+replayed run draws the same charts; saved samples come back through
+`samples_loaded` for the answer histogram.
 """
 
 from __future__ import annotations
@@ -15,9 +18,17 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from kvstudio.core.runfile import ModelFacts, RunReplay, SavedRun, load_runs, save_runs
+from kvstudio.core.records import SamplingSettings
+from kvstudio.core.runfile import (
+    ModelFacts,
+    RunReplay,
+    SavedRun,
+    SavedSamples,
+    load_run_file,
+    save_runs,
+)
 from kvstudio.core.tokenizer import IM_END
-from kvstudio.ui.run.engine_adapter import RunInfo, RunRequest, RunSettings
+from kvstudio.ui.run.engine_adapter import AnswerCounts, RunInfo, RunRequest, RunSettings
 from kvstudio.ui.run.store import RunStore, RunTrace
 
 log = logging.getLogger(__name__)
@@ -45,6 +56,30 @@ def saved_run_from_trace(trace: RunTrace, model_name: str) -> SavedRun:
 def saved_runs_from_store(store: RunStore, model_name: str) -> list[SavedRun]:
     """Every run the window shows (one per mode), with the records it has so far."""
     return [saved_run_from_trace(t, model_name) for t in store.traces() if t.records]
+
+
+def saved_samples_from_counts(counts: AnswerCounts) -> SavedSamples:
+    return SavedSamples(
+        prompt=counts.prompt,
+        temperatures=tuple(counts.temperatures),
+        samples_per_temperature=counts.samples_per_temperature,
+        answer_tokens=max(counts.answer_tokens, 1),
+        counts=tuple(tuple(row) for row in counts.counts),
+        sampling=counts.sampling or SamplingSettings(),
+        use_chat_template=counts.use_chat_template,
+    )
+
+
+def answer_counts_from_saved(samples: SavedSamples) -> AnswerCounts:
+    return AnswerCounts(
+        temperatures=samples.temperatures,
+        counts=samples.counts,
+        samples_per_temperature=samples.samples_per_temperature,
+        prompt=samples.prompt,
+        answer_tokens=samples.answer_tokens,
+        sampling=samples.sampling,
+        use_chat_template=samples.use_chat_template,
+    )
 
 
 def saved_eos(run: SavedRun) -> tuple[int | None, str]:
@@ -93,11 +128,13 @@ class ReplayController(QObject):
     playing_changed = Signal(bool)
     finished = Signal()
     loaded = Signal(str)  # a description for the status bar
+    samples_loaded = Signal(object)  # AnswerCounts of the file's last Sample ×N result
 
     def __init__(self, store: RunStore, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.store = store
         self.runs: list[SavedRun] = []
+        self.samples: list[SavedSamples] = []
         self.model_name = ""
         self._replays: list[tuple[int, RunReplay]] = []
         self._next_id = -1  # live runs count up from 1; replayed ones count down from -1
@@ -106,13 +143,24 @@ class ReplayController(QObject):
         self._timer.timeout.connect(self._on_timer_timeout)
 
     # ---- files ------------------------------------------------------------------------------
-    def save(self, path: str | Path, model_name: str) -> Path:
-        """Save what the store holds; ValueError (with what to do) if nothing or it fails."""
-        return save_runs(path, saved_runs_from_store(self.store, model_name))
+    def save(
+        self, path: str | Path, model_name: str, samples: AnswerCounts | None = None
+    ) -> Path:
+        """Save what the store holds (and the Sample ×N result shown); ValueError if it fails."""
+        saved = [saved_samples_from_counts(samples)] if samples is not None else []
+        return save_runs(path, saved_runs_from_store(self.store, model_name), samples=saved)
 
     def load(self, path: str | Path) -> list[SavedRun]:
-        """Read a run file (ValueError saying what is wrong); `start()` shows it."""
-        return load_runs(path)
+        """Read a run file (ValueError saying what is wrong); `start()` shows it.
+
+        The file's Sample ×N results are kept in `samples` and the last one goes
+        out through `samples_loaded` (for the answer histogram).
+        """
+        loaded = load_run_file(path)
+        self.samples = list(loaded.samples)
+        if self.samples:
+            self.samples_loaded.emit(answer_counts_from_saved(self.samples[-1]))
+        return list(loaded.runs)
 
     def open(self, path: str | Path) -> list[SavedRun]:
         """Load a run file and show its prompt; steps come with `step()` / `play()`."""

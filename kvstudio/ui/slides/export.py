@@ -4,14 +4,17 @@ Owns turning a pyqtgraph chart (a `PlotItem`, a `GraphicsLayout`, or the
 `PlotWidget` / `GraphicsLayoutWidget` that shows one) into bytes, and writing
 those bytes so that a file is either complete or absent:
 
-- PNG at a chosen width (default 1920 px) in the light slide theme,
-- SVG through pyqtgraph's exporter (works on the pinned Qt 6.10),
-- vector PDF through `QPdfWriter` at 96 dpi, one page per chart,
-- CSV of the data each chart plots (long format: chart, plot, series, x, y),
+- every image on a fixed *slide canvas* (16:9 1920×1080 by default, 1280×720,
+  4:3 1440×1080): the chart is laid out at the canvas size for the render,
+  whatever its size on screen, under an optional headline with its numbers,
+- PNG of exactly the canvas, vector PDF with every page the canvas (96 dpi),
+- SVG through pyqtgraph's exporter, with text turned into glyph outlines and
+  bars into page coordinates (``svg_outlines.py``),
+- CSV of the chart's data from its records (``chart_data.py``),
 - a *slide pack*: every chart in every format plus the numbers as CSV/JSON.
 
 The slide theme is applied only while rendering and restored afterwards (see
-``plot_style.py``); layout is settled before each render so that axes are
+``plots/style.py``); layout is settled before each render so that axes are
 never blank. The menu and button that put this behind a chart live in
 ``export_menu.py``. Failures raise `ExportError` with a message a lecturer
 can act on.
@@ -29,30 +32,54 @@ import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pyqtgraph as pg
-from pyqtgraph.exporters import ImageExporter, SVGExporter
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QRectF, QSizeF
-from PySide6.QtGui import QColor, QImage, QPageLayout, QPageSize, QPainter, QPdfWriter
-from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsView
+from pyqtgraph.exporters import SVGExporter
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QPointF, QRectF, QSizeF, Qt
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QImage,
+    QPageLayout,
+    QPageSize,
+    QPainter,
+    QPainterPath,
+    QPdfWriter,
+)
+from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsView, QGraphicsWidget
 
 from kvstudio.core.folder_write import write_files
 from kvstudio.core.runfile import atomic_write_bytes
-from kvstudio.ui.plots.style import SLIDE_STYLE, PlotStyle, apply_plot_style, slide_style_for
+from kvstudio.ui.plots.style import (
+    SLIDE_REFERENCE_WIDTH,
+    SLIDE_STYLE,
+    PlotStyle,
+    apply_plot_style,
+    slide_style_for,
+)
+from kvstudio.ui.slides.chart_data import (
+    DataTable,
+    Series,
+    content_of,
+    format_cell,
+    tables_to_csv,
+)
+from kvstudio.ui.slides.svg_outlines import compose_canvas, path_data
 
 logger = logging.getLogger(__name__)
 
 ExportFormat = Literal["png", "svg", "pdf", "csv"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("png", "svg", "pdf", "csv")
-DEFAULT_PNG_WIDTH = 1920  # px; crisp on a 1080p projector and in a 16:9 slide
-# Korean fonts a viewer may have when it opens our SVG (text stays text in SVG).
-SVG_FONT_FALLBACKS = "'Malgun Gothic', 'Apple SD Gothic Neo', 'Noto Sans CJK KR', sans-serif"
 
 ChartLike = Any  # PlotItem | GraphicsLayout | PlotWidget | GraphicsLayoutWidget
+SCRATCH_DIVISOR = 4
+
+
 
 
 class ExportError(RuntimeError):
@@ -162,8 +189,8 @@ def settle_layout(item: QGraphicsItem, max_rounds: int = 12) -> None:
         rect = item.sceneBoundingRect()
         # A quarter-size scratch paint is enough: axes measure their labels in item units.
         scratch = QImage(
-            max(1, int(rect.width() / 4)),
-            max(1, int(rect.height() / 4)),
+            max(1, int(rect.width() / SCRATCH_DIVISOR)),
+            max(1, int(rect.height() / SCRATCH_DIVISOR)),
             QImage.Format.Format_RGB32,
         )
         painter = QPainter(scratch)
@@ -193,6 +220,7 @@ def slide_theme(
     restorer = apply_plot_style(item, style)
     extras = [apply_plot_style(view, style) for view in companion_views(item)]
     try:
+        _reserve_tick_text_height(item)
         settle_layout(item)
         yield style
     finally:
@@ -200,6 +228,157 @@ def slide_theme(
             extra.restore()
         restorer.restore()
         settle_layout(item)
+
+
+def _reserve_tick_text_height(item: QGraphicsItem) -> None:
+    """Give horizontal axes a line of tick text: pyqtgraph measures only the ascent.
+
+    Without it the slide's large tick labels hang below the axis and the
+    page's bottom edge cuts them. The theme's restorer puts the old height back.
+    """
+    for plot in [item] if isinstance(item, pg.PlotItem) else plot_items(item):
+        for side in ("bottom", "top"):
+            axis = plot.getAxis(side)
+            font = axis.style.get("tickFont")
+            if not axis.isVisible() or font is None:
+                continue
+            needed = QFontMetricsF(font).height()
+            if axis.textHeight < needed:
+                axis.textHeight = needed
+                axis._updateHeight()
+
+
+# ---- the slide canvas ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class SlideCanvas:
+    """The page every export is drawn on, whatever the size of the chart on screen."""
+
+    key: str  # stable name (settings, file names)
+    width: int  # px (PNG pixels; PDF at 96 dpi; SVG user units)
+    height: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.key} · {self.width}×{self.height}"
+
+
+CANVASES: tuple[SlideCanvas, ...] = (
+    SlideCanvas("16:9", 1920, 1080),  # a full-HD slide (the default)
+    SlideCanvas("16:9 small", 1280, 720),  # lighter files, still a whole slide
+    SlideCanvas("4:3", 1440, 1080),  # older projectors and slide masters
+)
+DEFAULT_CANVAS = CANVASES[0]
+
+
+def canvas_named(key: str) -> SlideCanvas:
+    for canvas in CANVASES:
+        if canvas.key == key:
+            return canvas
+    raise ExportError(
+        f"Unknown slide size {key!r}; use one of {', '.join(c.key for c in CANVASES)}."
+    )
+
+
+@dataclass(frozen=True)
+class _Headline:
+    """Headline lines laid out for a canvas: font, line height, band height."""
+
+    lines: tuple[str, ...]
+    font: QFont
+    line_height: float
+    band: float  # the chart starts this far down the page
+    margin: float
+    colour: str
+
+    def baselines(self) -> list[float]:
+        top = self.margin * 0.6
+        return [top + self.line_height * (i + 0.8) for i in range(len(self.lines))]
+
+
+def _headline(text: str | None, canvas: SlideCanvas, style: PlotStyle) -> _Headline:
+    lines = tuple(line.strip() for line in (text or "").splitlines() if line.strip())[:3]
+    scale = canvas.width / SLIDE_REFERENCE_WIDTH
+    font = QFont(style.font_family) if style.font_family else QFont()
+    font.setPixelSize(max(1, round(style.title_px * 0.78 * scale)))
+    font.setBold(False)
+    line_height = QFontMetricsF(font).lineSpacing()
+    margin = 24 * scale
+    band = line_height * len(lines) + margin if lines else margin / 2
+    return _Headline(lines, font, line_height, band, margin, style.foreground)
+
+
+def _fit_line(line: str, font: QFont, width: float) -> str:
+    """Shorten a headline line with an ellipsis rather than let it run off the page."""
+    return QFontMetricsF(font).elidedText(line, Qt.TextElideMode.ElideRight, width)
+
+
+def _draw_headline(painter: QPainter, head: _Headline, canvas: SlideCanvas) -> None:
+    painter.setFont(head.font)
+    painter.setPen(QColor(head.colour))
+    for line, y in zip(head.lines, head.baselines(), strict=True):
+        painter.drawText(
+            QPointF(head.margin, y), _fit_line(line, head.font, canvas.width - 2 * head.margin)
+        )
+
+
+def _headline_paths(head: _Headline, canvas: SlideCanvas) -> list[tuple[str, str]]:
+    out = []
+    for line, y in zip(head.lines, head.baselines(), strict=True):
+        path = QPainterPath()
+        path.addText(
+            QPointF(head.margin, y), head.font,
+            _fit_line(line, head.font, canvas.width - 2 * head.margin),
+        )
+        out.append((path_data(path), head.colour))
+    return out
+
+
+@contextlib.contextmanager
+def on_canvas(item: QGraphicsItem, size: QSizeF) -> Iterator[None]:
+    """Lay the chart out at `size` (logical px) for one render; put it back afterwards.
+
+    The chart is the item the window shows; while it is laid out at the slide's
+    size its views do not repaint, so the screen does not flicker.
+    """
+    if not isinstance(item, QGraphicsWidget):
+        yield
+        return
+    scene = _scene_of(item)
+    old = item.geometry()
+    views = [view for view in scene.views() if view.updatesEnabled()]
+    for view in views:
+        view.setUpdatesEnabled(False)
+    layout = QGraphicsWidget.layout(item)  # PlotItem shadows layout() with an attribute
+    try:
+        item.setGeometry(QRectF(old.topLeft(), size))
+        if layout is not None:
+            layout.activate()
+        yield
+    finally:
+        item.setGeometry(old)
+        if layout is not None:
+            layout.activate()
+        for view in views:
+            view.setUpdatesEnabled(True)
+
+
+@contextlib.contextmanager
+def _prepared(
+    chart: ChartLike, canvas: SlideCanvas, style: PlotStyle | None, headline: str | None
+) -> Iterator[tuple[QGraphicsItem, _Headline, PlotStyle | None]]:
+    """The chart laid out below its headline on `canvas`, themed; everything restored after."""
+    item = chart_item(chart)
+    head = _headline(headline, canvas, style or SLIDE_STYLE)
+    rect = _chart_rect(head, canvas)
+    size = QSizeF(rect.width(), rect.height())
+    with on_canvas(item, size), _maybe_theme(item, canvas.width, style) as used:
+        yield item, head, used
+
+
+def _chart_rect(head: _Headline, canvas: SlideCanvas) -> QRectF:
+    """Where the chart goes: below the headline, a small margin left, right and below."""
+    side = head.margin / 2
+    return QRectF(side, head.band, canvas.width - 2 * side, canvas.height - head.band - side)
 
 
 # ---- rendering to bytes --------------------------------------------------------------------
@@ -213,31 +392,44 @@ def _image_to_png(image: QImage) -> bytes:
     return bytes(data.data())
 
 
+def _paint_page(
+    painter: QPainter, item: QGraphicsItem, head: _Headline, canvas: SlideCanvas, background: str
+) -> None:
+    page = QRectF(0, 0, canvas.width, canvas.height)
+    painter.fillRect(page, QColor(background))
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+    if head.lines:
+        _draw_headline(painter, head, canvas)
+    _scene_of(item).render(painter, _chart_rect(head, canvas), item.sceneBoundingRect())
+
+
 def render_image(
     chart: ChartLike,
-    width: int = DEFAULT_PNG_WIDTH,
+    canvas: SlideCanvas = DEFAULT_CANVAS,
     style: PlotStyle | None = SLIDE_STYLE,
+    headline: str | None = None,
 ) -> QImage:
-    """The chart as an image `width` px wide; `style` None = as it looks on screen."""
-    if width < 16:
-        raise ExportError(f"An image must be at least 16 px wide, got {width}.")
-    item = chart_item(chart)
-    with _maybe_theme(item, device_width=width, style=style) as used:
-        exporter = ImageExporter(item)
-        params = exporter.parameters()
-        params["width"] = int(width)
-        if used is not None:
-            params["background"] = QColor(used.background)
-        image = exporter.export(toBytes=True)
-    if not isinstance(image, QImage) or image.isNull():
-        raise ExportError("The chart rendered as an empty image; is it visible and sized?")
+    """The chart on a `canvas`-sized image; `style` None = its on-screen colours."""
+    image = QImage(canvas.width, canvas.height, QImage.Format.Format_ARGB32)
+    if image.isNull():
+        raise ExportError(f"Cannot allocate a {canvas.width}×{canvas.height} image.")
+    with _prepared(chart, canvas, style, headline) as (item, head, used):
+        painter = QPainter(image)
+        try:
+            _paint_page(painter, item, head, canvas, used.background if used else "#ffffff")
+        finally:
+            painter.end()
     return image
 
 
 def render_png(
-    chart: ChartLike, width: int = DEFAULT_PNG_WIDTH, style: PlotStyle | None = SLIDE_STYLE
+    chart: ChartLike,
+    canvas: SlideCanvas = DEFAULT_CANVAS,
+    style: PlotStyle | None = SLIDE_STYLE,
+    headline: str | None = None,
 ) -> bytes:
-    return _image_to_png(render_image(chart, width, style))
+    return _image_to_png(render_image(chart, canvas, style, headline))
 
 
 @contextlib.contextmanager
@@ -252,16 +444,26 @@ def _maybe_theme(
             yield used
 
 
-def render_svg(chart: ChartLike, style: PlotStyle | None = SLIDE_STYLE) -> bytes:
-    """The chart as SVG; checked to parse and to contain path data."""
-    item = chart_item(chart)
-    # Viewers (librsvg, some office suites) ignore non-scaling strokes on bars drawn in
-    # data coordinates, which merges the bars into one block: fill-only bars in SVG.
-    svg_style = replace(style, bar_outline=False) if style is not None else None
-    with _maybe_theme(item, device_width=None, style=svg_style) as used:
+def render_svg(
+    chart: ChartLike,
+    canvas: SlideCanvas = DEFAULT_CANVAS,
+    style: PlotStyle | None = SLIDE_STYLE,
+    headline: str | None = None,
+) -> bytes:
+    """The chart as SVG on the canvas, text as glyph outlines; checked to parse and hold paths.
+
+    Outlines need no font on the reader's machine (Hangul shows on a system
+    without a Korean font); bars are moved into page coordinates so their
+    outlines survive viewers that ignore non-scaling strokes.
+    """
+    with _prepared(chart, canvas, style, headline) as (item, head, used):
         exporter = SVGExporter(_svg_source(item))
-        if used is not None:
-            exporter.parameters()["background"] = QColor(used.background)
+        params = exporter.parameters()
+        rect = item.sceneBoundingRect()
+        params["width"] = rect.width()
+        params["height"] = rect.height()
+        background = used.background if used is not None else "#ffffff"
+        params["background"] = QColor(background)
         try:
             data = exporter.export(toBytes=True)
         except ValueError as exc:  # pyqtgraph#3495: Qt >= 6.11 ends closed paths with " Z"
@@ -270,7 +472,16 @@ def render_svg(chart: ChartLike, style: PlotStyle | None = SLIDE_STYLE) -> bytes
                 "newer and pyqtgraph 0.14.0; install PySide6-Essentials 6.10 (see "
                 "STACK-NOTES) or export PDF instead."
             ) from exc
-    text = _svg_font_fallbacks(bytes(data).decode("utf-8"))
+        try:
+            chart_at = _chart_rect(head, canvas).topLeft()
+            text = compose_canvas(
+                bytes(data).decode("utf-8"), canvas.width, canvas.height,
+                (chart_at.x(), chart_at.y()), background, _headline_paths(head, canvas),
+            )
+        except ET.ParseError as exc:
+            raise ExportError(
+                f"The SVG export is not valid XML ({exc}); please report this."
+            ) from exc
     _check_svg(text)
     return text.encode("utf-8")
 
@@ -290,19 +501,6 @@ def _svg_source(item: QGraphicsItem) -> QGraphicsItem | pg.GraphicsScene:
     return item
 
 
-def _svg_font_fallbacks(svg: str) -> str:
-    """Let viewers without NanumGothic fall back to another Korean font, not boxes."""
-    return re.sub(
-        r'font-family="([^"]*)"',
-        lambda m: (
-            f'font-family="{m.group(1)}, {SVG_FONT_FALLBACKS}"'
-            if "Nanum" in m.group(1)
-            else m.group(0)
-        ),
-        svg,
-    )
-
-
 def _check_svg(svg: str) -> None:
     try:
         root = ET.fromstring(svg)
@@ -318,48 +516,43 @@ def _check_svg(svg: str) -> None:
         raise ExportError("The SVG export has no drawing in it; is the chart empty?")
 
 
-def render_pdf(charts: Sequence[ChartLike], style: PlotStyle | None = SLIDE_STYLE) -> bytes:
-    """A vector PDF with one page per chart, each page the size of its chart.
-
-    QPdfWriter at 96 dpi so one chart pixel is one PDF pixel; the page is the
-    item's `sceneBoundingRect()` (the scene's rect includes unrelated items);
-    `scene.render(painter, target, source)` draws just that rectangle.
-    """
+def render_pdf(
+    charts: Sequence[ChartLike],
+    canvas: SlideCanvas = DEFAULT_CANVAS,
+    style: PlotStyle | None = SLIDE_STYLE,
+    headlines: Sequence[str | None] | None = None,
+) -> bytes:
+    """A vector PDF, one page per chart, every page the canvas (96 dpi: 1 px = 0.75 pt)."""
     if not charts:
         raise ExportError("Nothing to export: no charts were given.")
+    heads = list(headlines) if headlines is not None else [None] * len(charts)
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     writer = QPdfWriter(buffer)
     writer.setResolution(96)
     writer.setCreator("KV Studio")
+    writer.setPageLayout(
+        QPageLayout(
+            QPageSize(
+                QSizeF(canvas.width * 0.75, canvas.height * 0.75),  # px → pt
+                QPageSize.Unit.Point,
+                f"slide {canvas.key}",
+                QPageSize.SizeMatchPolicy.ExactMatch,
+            ),
+            QPageLayout.Orientation.Portrait,
+            QMarginsF(0, 0, 0, 0),
+        )
+    )
     painter: QPainter | None = None
     try:
-        for chart in charts:
-            item = chart_item(chart)
-            with _maybe_theme(item, device_width=None, style=style) as used:
-                source = item.sceneBoundingRect()
-                layout = QPageLayout(
-                    QPageSize(
-                        QSizeF(source.width() * 0.75, source.height() * 0.75),  # px → pt
-                        QPageSize.Unit.Point,
-                        "chart",
-                        QPageSize.SizeMatchPolicy.ExactMatch,
-                    ),
-                    QPageLayout.Orientation.Portrait,
-                    QMarginsF(0, 0, 0, 0),
-                )
-                writer.setPageLayout(layout)
+        for index, chart in enumerate(charts):
+            with _prepared(chart, canvas, style, heads[index]) as (item, head, used):
                 if painter is None:
-                    painter = QPainter(writer)  # the first page takes the layout set above
+                    painter = QPainter(writer)
                 else:
                     writer.newPage()
-                target = QRectF(0, 0, source.width(), source.height())
-                background = QColor(used.background) if used is not None else QColor("white")
-                painter.fillRect(target, background)
-                painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-                painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
-                _scene_of(item).render(painter, target, source)
+                _paint_page(painter, item, head, canvas, used.background if used else "#ffffff")
     finally:
         if painter is not None:
             painter.end()
@@ -372,7 +565,10 @@ def render_pdf(charts: Sequence[ChartLike], style: PlotStyle | None = SLIDE_STYL
 
 # ---- data ----------------------------------------------------------------------------------
 def plotted_data(chart: ChartLike) -> list[SeriesData]:
-    """The numbers each plot in the chart draws: curves, scatter points and bars."""
+    """The numbers each plot in the chart draws (a fallback for charts with no content).
+
+    Log axes are undone (pyqtgraph keeps the original data in xData/yData).
+    """
     out: list[SeriesData] = []
     root = chart_item(chart)
     extra_items = [i for view in companion_views(root) for i in view.addedItems]
@@ -403,7 +599,7 @@ def _legend_names(plot: pg.PlotItem) -> dict[int, str]:
 
 def plain_text(html: str | None) -> str:
     """Text of a title or label without its HTML tags."""
-    return re.sub(r"<[^>]+>", "", html or "").strip()
+    return re.sub(r"<[^>]+>", "", re.sub(r"<br\s*/?>", "\n", html or "")).strip()
 
 
 def _series_name(item: Any) -> str:
@@ -426,27 +622,50 @@ def _item_xy(item: Any) -> tuple[np.ndarray, np.ndarray] | None:
             return None
         h = np.broadcast_to(np.asarray(height, dtype=float), np.shape(np.atleast_1d(x)))
         return np.atleast_1d(np.asarray(x, dtype=float)), np.asarray(h, dtype=float)
-    if isinstance(item, pg.PlotDataItem | pg.PlotCurveItem | pg.ScatterPlotItem):
+    if isinstance(item, pg.PlotDataItem):
+        x, y = item.xData, item.yData  # the data as set, before log10 of a log axis
+    elif isinstance(item, pg.PlotCurveItem | pg.ScatterPlotItem):
         x, y = item.getData()
-        if x is None or y is None:
-            return np.array([]), np.array([])
-        return np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    return None
+    else:
+        return None
+    if x is None or y is None:
+        return np.array([]), np.array([])
+    return np.asarray(x, dtype=float), np.asarray(y, dtype=float)
 
 
-def render_csv(chart: ChartLike, chart_name: str = "chart") -> bytes:
-    """CSV of `plotted_data`: one row per point, exact float round-trip."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["chart", "plot", "series", "x", "y"])
+def chart_tables(chart: ChartLike) -> list[DataTable]:
+    """The chart's data tables: from its content (the records) or, failing that, its items."""
+    content = content_of(chart)
+    if content is not None:
+        found = content.data_tables()
+        if found:
+            return found
+    tables: dict[str, list[Series]] = {}  # a chart whose owner gives no data: its items
     for s in plotted_data(chart):
-        for x, y in zip(s.x, s.y, strict=True):
-            writer.writerow([chart_name, s.plot, s.series, repr(x), repr(y)])
-    return buf.getvalue().encode("utf-8")
+        tables.setdefault(s.plot, []).append(Series(s.series, s.x, s.y))
+    return [DataTable(plot, "x", tuple(series)) for plot, series in tables.items()]
+
+
+def chart_headline(chart: ChartLike) -> str:
+    content = content_of(chart)
+    return content.headline() if content is not None else ""
+
+
+def chart_is_empty(chart: ChartLike) -> bool:
+    tables = chart_tables(chart)
+    return not tables or all(t.empty for t in tables)
+
+
+def render_csv(chart: ChartLike) -> bytes:
+    """CSV of the chart's data: one table per plot, x first, one named column per series."""
+    tables = [t for t in chart_tables(chart) if not t.empty]
+    if not tables:
+        raise ExportError(_EMPTY_MESSAGE)
+    return tables_to_csv(tables)
 
 
 def rows_to_csv(rows: Sequence[Mapping[str, Any]]) -> bytes:
-    """A results table (list of dicts with the same keys) as CSV."""
+    """A results table (list of dicts with the same keys) as CSV, numbers as numbers."""
     buf = io.StringIO()
     if rows:
         fields = list(rows[0].keys())
@@ -460,11 +679,17 @@ def rows_to_csv(rows: Sequence[Mapping[str, Any]]) -> bytes:
 
 
 def _csv_value(value: Any) -> Any:
-    if isinstance(value, float):
-        return repr(value)
     if isinstance(value, list | tuple):
         return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool | int | float) or value is None:
+        return format_cell(value)
     return value
+
+
+_EMPTY_MESSAGE = (
+    "This chart has no data yet, so there is nothing to export: run the model (or the lab) "
+    "first, then export again."
+)
 
 
 # ---- writing -------------------------------------------------------------------------------
@@ -508,25 +733,31 @@ def export_chart(
     chart: ChartLike,
     path: str | os.PathLike[str],
     fmt: ExportFormat | None = None,
-    width: int = DEFAULT_PNG_WIDTH,
+    canvas: SlideCanvas = DEFAULT_CANVAS,
     style: PlotStyle | None = SLIDE_STYLE,
-    chart_name: str | None = None,
+    headline: bool = True,
 ) -> Path:
-    """Export one chart; the format comes from `fmt` or the file's suffix."""
+    """Export one chart on `canvas`; the format comes from `fmt` or the file's suffix.
+
+    An empty chart is refused with a message (it would be a blank slide).
+    """
     target = Path(path)
     kind = fmt or target.suffix.lower().lstrip(".")
-    if kind == "png":
-        data = render_png(chart, width, style)
-    elif kind == "svg":
-        data = render_svg(chart, style)
-    elif kind == "pdf":
-        data = render_pdf([chart], style)
-    elif kind == "csv":
-        data = render_csv(chart, chart_name or target.stem)
-    else:
+    if kind not in EXPORT_FORMATS:
         raise ExportError(
             f"Unknown export format {kind!r}; use one of {', '.join(EXPORT_FORMATS)}."
         )
+    if chart_is_empty(chart):
+        raise ExportError(_EMPTY_MESSAGE)
+    head = chart_headline(chart) if headline else None
+    if kind == "png":
+        data = render_png(chart, canvas, style, head)
+    elif kind == "svg":
+        data = render_svg(chart, canvas, style, head)
+    elif kind == "pdf":
+        data = render_pdf([chart], canvas, style, [head])
+    else:
+        data = render_csv(chart)
     return atomic_write(target, data)
 
 
@@ -536,36 +767,58 @@ def safe_file_stem(name: str) -> str:
     return stem or "chart"
 
 
+@dataclass(frozen=True)
+class SlidePack:
+    """What `export_slide_pack` wrote, and the charts it left out because they were empty."""
+
+    written: tuple[Path, ...]
+    skipped: tuple[str, ...]
+
+
 def export_slide_pack(
     charts: Mapping[str, ChartLike],
     folder: str | os.PathLike[str],
     numbers: Mapping[str, Any] | None = None,
     tables: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-    width: int = DEFAULT_PNG_WIDTH,
+    canvas: SlideCanvas = DEFAULT_CANVAS,
     style: PlotStyle | None = SLIDE_STYLE,
-) -> list[Path]:
+    headline: bool = True,
+) -> SlidePack:
     """Write every chart (PNG, SVG, PDF, CSV), one PDF with all of them, and the numbers.
 
-    `numbers` goes to numbers.json; each of `tables` to <name>.csv. All files
-    are rendered in memory first, then written beside the folder and swapped
-    in (``kvstudio.core.folder_write``): if any write fails (a full disk), the
-    folder keeps exactly what it held before, an earlier pack included.
+    Every image is `canvas`-sized and every PDF page the same size. Charts with
+    no data are left out and named in `SlidePack.skipped` (and in
+    numbers.json). `numbers` goes to numbers.json; each of `tables` to
+    <name>.csv. All files are rendered in memory first, then written beside
+    the folder and swapped in (``kvstudio.core.folder_write``): if any write
+    fails (a full disk), the folder keeps exactly what it held before, an
+    earlier pack included.
     """
     out = Path(folder)
-    if not charts and not numbers and not tables:
+    drawn = {name: chart for name, chart in charts.items() if not chart_is_empty(chart)}
+    skipped = tuple(name for name in charts if name not in drawn)
+    if not drawn and not numbers and not tables:
         raise ExportError("Nothing to export yet: run the model or a lab first.")
     files: dict[str, bytes] = {}
-    for name, chart in charts.items():
+    heads: list[str | None] = []
+    for name, chart in drawn.items():
         stem = safe_file_stem(name)
-        files[f"{stem}.png"] = render_png(chart, width, style)
-        files[f"{stem}.svg"] = render_svg(chart, style)
-        files[f"{stem}.pdf"] = render_pdf([chart], style)
-        files[f"{stem}.csv"] = render_csv(chart, name)
-    if len(charts) > 1:
-        files["all-charts.pdf"] = render_pdf(list(charts.values()), style)
-    if numbers:
+        head = chart_headline(chart) if headline else None
+        heads.append(head)
+        files[f"{stem}.png"] = render_png(chart, canvas, style, head)
+        files[f"{stem}.svg"] = render_svg(chart, canvas, style, head)
+        files[f"{stem}.pdf"] = render_pdf([chart], canvas, style, [head])
+        files[f"{stem}.csv"] = render_csv(chart)
+    if len(drawn) > 1:
+        files["all-charts.pdf"] = render_pdf(list(drawn.values()), canvas, style, heads)
+    if numbers or skipped:
+        document = dict(numbers or {})
+        document["slide_canvas"] = {"size": canvas.key, "width_px": canvas.width,
+                                    "height_px": canvas.height}
+        if skipped:
+            document["skipped_empty_charts"] = list(skipped)
         files["numbers.json"] = (
-            json.dumps(numbers, ensure_ascii=False, indent=2, default=_json_default) + "\n"
+            json.dumps(document, ensure_ascii=False, indent=2, default=_json_default) + "\n"
         ).encode("utf-8")
     for name, rows in (tables or {}).items():
         files[f"{safe_file_stem(name)}.csv"] = rows_to_csv(rows)
@@ -574,7 +827,7 @@ def export_slide_pack(
     except OSError as exc:
         raise ExportError(_os_error_message(out / "slides", exc)) from exc
     logger.info("Wrote a slide pack of %d files to %s", len(written), out)
-    return written
+    return SlidePack(tuple(written), skipped)
 
 
 def _json_default(value: Any) -> Any:

@@ -1,9 +1,11 @@
 """Export behind every chart: a context-menu entry, a corner button, and the slide pack action.
 
 Owns `ChartExporter` (asks where to save, calls ``export.py``, reports the
-outcome as signals and remembers the last folder), `ExportMenu` (PNG, SVG,
-PDF, CSV for one chart) and `ExportButton` (a small tool button in a chart's
-corner that opens that menu), and `attach_export`, which gives a chart both.
+outcome as signals, remembers the last folder, the slide size and whether
+charts carry their headline), `ExportMenu` (PNG, SVG, PDF, CSV for one chart,
+the slide size, the headline switch) and `ExportButton` (a small tool button
+in a chart's corner that opens that menu), and `attach_export`, which gives a
+chart both.
 The file dialogs are injectable so tests never open one.
 """
 
@@ -16,13 +18,16 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QFileDialog, QMenu, QStyle, QToolButton, QWidget
 
 from kvstudio.ui.slides.export import (
-    DEFAULT_PNG_WIDTH,
+    CANVASES,
+    DEFAULT_CANVAS,
     ChartLike,
     ExportError,
     ExportFormat,
+    SlideCanvas,
     chart_item,
     export_chart,
     export_slide_pack,
@@ -53,10 +58,11 @@ def _dialog_folder(parent: QWidget | None, caption: str, start: str) -> str:
 
 
 class ChartExporter(QObject):
-    """Shared by every chart: where to save, how wide, and what happened."""
+    """Shared by every chart: where to save, the slide size, headlines, and what happened."""
 
     exported = Signal(str)  # a path written (for the status bar)
     failed = Signal(str)  # a message the user can act on
+    options_changed = Signal()  # the slide size or the headline switch changed
 
     def __init__(
         self,
@@ -64,14 +70,27 @@ class ChartExporter(QObject):
         *,
         save_chooser: SaveChooser | None = None,
         folder_chooser: FolderChooser | None = None,
-        width: int = DEFAULT_PNG_WIDTH,
+        canvas: SlideCanvas = DEFAULT_CANVAS,
         folder: Path | None = None,
+        headline: bool = True,
     ) -> None:
         super().__init__(parent)
         self.save_chooser: SaveChooser = save_chooser or _dialog_save
         self.folder_chooser: FolderChooser = folder_chooser or _dialog_folder
-        self.width = width
+        self.canvas = canvas
+        self.headline = headline  # draw each chart's headline (its measured numbers)
         self.folder = folder or Path.home()
+        self.last_skipped: tuple[str, ...] = ()  # empty charts the last slide pack left out
+
+    def set_canvas(self, canvas: SlideCanvas) -> None:
+        if canvas != self.canvas:
+            self.canvas = canvas
+            self.options_changed.emit()
+
+    def set_headline(self, on: bool) -> None:
+        if on != self.headline:
+            self.headline = on
+            self.options_changed.emit()
 
     def filters(self, fmt: ExportFormat) -> str:
         return {
@@ -93,7 +112,7 @@ class ChartExporter(QObject):
         if path.suffix.lower() != f".{fmt}":
             path = path.with_name(path.name + f".{fmt}")
         try:
-            written = export_chart(chart, path, fmt, width=self.width, chart_name=name)
+            written = export_chart(chart, path, fmt, canvas=self.canvas, headline=self.headline)
         except ExportError as exc:
             self.failed.emit(str(exc))
             return None
@@ -115,13 +134,21 @@ class ChartExporter(QObject):
         if not chosen:
             return None
         try:
-            written = export_slide_pack(charts, Path(chosen), numbers, tables, width=self.width)
+            pack = export_slide_pack(
+                charts, Path(chosen), numbers, tables, canvas=self.canvas,
+                headline=self.headline,
+            )
         except ExportError as exc:
             self.failed.emit(str(exc))
             return None
         self.folder = Path(chosen)
-        self.exported.emit(self.tr("{0} files written to {1}").format(len(written), chosen))
-        return written
+        self.last_skipped = pack.skipped
+        message = self.tr("{0} files written to {1}").format(len(pack.written), chosen)
+        if pack.skipped:
+            message += " " + self.tr("(left out, no data yet: {0})").format(
+                ", ".join(pack.skipped))
+        self.exported.emit(message)
+        return list(pack.written)
 
 
 class ExportMenu(QMenu):
@@ -143,13 +170,31 @@ class ExportMenu(QMenu):
         self._actions["svg"].triggered.connect(self._on_svg_triggered)
         self._actions["pdf"].triggered.connect(self._on_pdf_triggered)
         self._actions["csv"].triggered.connect(self._on_csv_triggered)
-        self.retranslate()
+        self.addSeparator()
+        self.size_menu = self.addMenu("")
+        self._sizes = QActionGroup(self)
+        self._size_actions: dict[str, QAction] = {}
+        for canvas in CANVASES:
+            action = self.size_menu.addAction(canvas.label)
+            action.setCheckable(True)
+            action.setData(canvas.key)
+            self._sizes.addAction(action)
+            self._size_actions[canvas.key] = action
+        self._sizes.triggered.connect(self._on_size_triggered)
+        self.headline_action = self.addAction("")
+        self.headline_action.setCheckable(True)
+        self.headline_action.toggled.connect(self._exporter.set_headline)
+        exporter.options_changed.connect(self._on_options_changed)
+        self._on_options_changed()
 
     def retranslate(self) -> None:
         self.setTitle(self.tr("Export chart"))
+        canvas = self._exporter.canvas
         self._actions["png"].setText(
-            self.tr("PNG image, {0} px wide…").format(self._exporter.width)
+            self.tr("PNG image, {0}×{1} px…").format(canvas.width, canvas.height)
         )
+        self.size_menu.setTitle(self.tr("Slide size"))
+        self.headline_action.setText(self.tr("Headline with the measured numbers"))
         self._actions["svg"].setText(self.tr("SVG vector image…"))
         self._actions["pdf"].setText(self.tr("PDF (vector)…"))
         self._actions["csv"].setText(self.tr("Data as CSV…"))
@@ -168,6 +213,16 @@ class ExportMenu(QMenu):
 
     def _on_csv_triggered(self) -> None:
         self.export("csv")
+
+    def _on_size_triggered(self, action: QAction) -> None:
+        for canvas in CANVASES:
+            if canvas.key == action.data():
+                self._exporter.set_canvas(canvas)
+
+    def _on_options_changed(self) -> None:
+        self._size_actions[self._exporter.canvas.key].setChecked(True)
+        self.headline_action.setChecked(self._exporter.headline)
+        self.retranslate()
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:

@@ -1,0 +1,157 @@
+"""What a chart teaches, as data: its headline and the tables a CSV export writes.
+
+Owns `DataTable` (one table per plot: an x column and one named column per
+series, units in the headers), `ChartContent` (the protocol a chart's owner
+implements so exports can ask for both), `content_of` (finds it for a chart
+or the widget that shows it) and `tables_to_csv`. The numbers come from the
+records the chart was drawn from, never from the drawn items: no log10 of a
+log axis, no bar offsets.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+Cell = float | int | str | None
+
+CONTENT_ATTRIBUTE = "kvstudio_chart_content"  # set on a chart widget by `set_content`
+
+
+@dataclass(frozen=True)
+class Series:
+    """One column of a table: its header (name and unit) and its values at x."""
+
+    header: str
+    x: tuple[Cell, ...]
+    y: tuple[Cell, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.x) != len(self.y):
+            raise ValueError(f"Series {self.header!r}: {len(self.x)} x but {len(self.y)} y.")
+
+
+@dataclass(frozen=True)
+class DataTable:
+    """One plot's numbers: rows are the x values of all series (sorted), one column each."""
+
+    title: str  # the plot it belongs to (for a reader; not written as a row)
+    x_header: str  # e.g. "step (0 = prefill)", "layer", "temperature"
+    series: tuple[Series, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not any(s.x for s in self.series)
+
+    def header(self) -> list[str]:
+        return [self.x_header, *(s.header for s in self.series)]
+
+    def rows(self) -> list[list[Cell]]:
+        """One row per distinct x (in first-seen order when x are not all numbers)."""
+        order: list[Cell] = []
+        seen: set[Any] = set()
+        for s in self.series:
+            for x in s.x:
+                key = _key(x)
+                if key not in seen:
+                    seen.add(key)
+                    order.append(x)
+        if all(isinstance(x, int | float) for x in order):
+            order.sort(key=lambda v: float(v))  # type: ignore[arg-type]
+        lookup = [{_key(x): y for x, y in zip(s.x, s.y, strict=True)} for s in self.series]
+        return [[x, *(values.get(_key(x)) for values in lookup)] for x in order]
+
+    def column(self, header: str) -> list[Cell]:
+        """The values under `header` in row order (blank cells as None); for tests and CSV."""
+        index = self.header().index(header)
+        return [row[index] for row in self.rows()]
+
+
+def _key(x: Cell) -> Any:
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    return x
+
+
+@runtime_checkable
+class ChartContent(Protocol):
+    """What an exported chart says: a headline with its measured numbers, and its data."""
+
+    def headline(self) -> str: ...
+
+    def data_tables(self) -> list[DataTable]: ...
+
+
+@dataclass(frozen=True)
+class ContentFunctions:
+    """A `ChartContent` made of two callables (for lab panels that own several charts)."""
+
+    headline_fn: Callable[[], str]
+    tables_fn: Callable[[], list[DataTable]]
+
+    def headline(self) -> str:
+        return self.headline_fn()
+
+    def data_tables(self) -> list[DataTable]:
+        return self.tables_fn()
+
+
+def set_content(widget: object, content: ChartContent) -> None:
+    """Tell exports where a chart widget's headline and data come from."""
+    setattr(widget, CONTENT_ATTRIBUTE, content)
+
+
+def content_of(chart: object) -> ChartContent | None:
+    """The chart's content: the chart itself when it implements it, or what was set on it."""
+    found = getattr(chart, CONTENT_ATTRIBUTE, None)
+    if isinstance(found, ChartContent):
+        return found
+    if isinstance(chart, ChartContent):
+        return chart
+    return None
+
+
+def format_cell(value: Cell) -> str:
+    """Numbers as they were measured: integers without ".0", floats round-trip exactly."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        if value.is_integer() and abs(value) < 2**53:
+            return str(int(value))
+        return repr(value)
+    return str(value)
+
+
+def tables_to_csv(tables: Sequence[DataTable]) -> bytes:
+    """Each table as a header row and its rows; several tables are separated by a blank line."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    for index, table in enumerate(tables):
+        if index:
+            buf.write("\n")
+        writer.writerow(table.header())
+        for row in table.rows():
+            writer.writerow([format_cell(v) for v in row])
+    return buf.getvalue().encode("utf-8")
+
+
+def read_csv_tables(data: bytes | str) -> list[list[list[str]]]:
+    """The tables of a CSV written by `tables_to_csv` (header row first in each)."""
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    tables: list[list[list[str]]] = [[]]
+    for row in csv.reader(io.StringIO(text)):  # a blank line (an empty row) ends a table
+        if row:
+            tables[-1].append(row)
+        elif tables[-1]:
+            tables.append([])
+    return [t for t in tables if t]

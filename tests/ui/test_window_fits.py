@@ -1,0 +1,101 @@
+"""The window fits laptop and projector screens: every plot whole, legends off the data,
+the controls dock without a horizontal scrollbar, in English and Korean.
+
+The window is resized to common screen sizes after a cached run and a
+recompute step (the KV-cache plot then has its longest title), with answers
+sampled at three temperatures (the histogram has its legend).
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QRect, QRectF
+from PySide6.QtWidgets import QApplication, QScrollArea
+
+from kvstudio.ui.main_window import FRAME_ROOM, initial_geometry
+from kvstudio.ui.plots.base import LivePlot
+
+pytestmark = pytest.mark.usefixtures("qapp")
+TIMEOUT = 20_000
+SCREENS = [(1280, 720), (1366, 768)]
+
+
+def _visible_scene_rect(plot: LivePlot) -> QRectF:
+    """The part of the plot's scene its view actually shows."""
+    return plot.mapToScene(plot.viewport().rect()).boundingRect()
+
+
+def _settle(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    window.controller.pacer.flush()
+    for _ in range(3):
+        QApplication.processEvents()
+        qtbot.wait(30)
+
+
+def _fill_every_plot(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    store = window.controller.store
+    window.controller.run_to_end()
+    qtbot.waitUntil(lambda: store.current is not None and store.current.finished, timeout=TIMEOUT)
+    window.controls.set_mode("recompute")
+    qtbot.waitUntil(lambda: store.current_mode == "recompute", timeout=TIMEOUT)
+    window.controller.step()
+    qtbot.waitUntil(lambda: store.current is not None and store.current.mode == "recompute"
+                    and len(store.current.records) == 1, timeout=TIMEOUT)
+    window.answers._samples.setValue(4)
+    window.answers._length.setValue(2)
+    window.answers._temps.setText("0.1, 0.8, 1.5")
+    with qtbot.waitSignal(window.controller.sampling_finished, timeout=TIMEOUT):
+        window.answers._go.click()
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+@pytest.mark.parametrize("size", SCREENS, ids=[f"{w}x{h}" for w, h in SCREENS])
+def test_every_plot_is_whole_on_small_screens(qtbot, make_window, language: str,
+                                              size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(language=language, max_new_tokens=6)
+    _fill_every_plot(qtbot, window)
+    window.resize(*size)
+    _settle(qtbot, window)
+    assert window.width() <= size[0] and window.height() <= size[1]  # it can be that small
+
+    cache = window.cache_plot
+    bars = cache.layer_bar_rects()
+    layers = len(window.controller.store.trace("cached").records[-1].cache_layer_bytes)
+    assert layers >= 2 and len(bars) == 2 * layers  # K and V of every layer
+    view_box = cache.plot_item.vb.sceneBoundingRect()
+    shown = _visible_scene_rect(cache).intersected(view_box)
+    for rect in bars:
+        assert shown.adjusted(-1, -1, 1, 1).contains(rect), (rect, shown)
+
+    for name, plot in window.plots().items():
+        legend = plot.legend.sceneBoundingRect()
+        assert plot.legend.isVisible() and legend.width() > 0, name
+        assert _visible_scene_rect(plot).adjusted(-1, -1, 1, 1).contains(legend), (name, legend)
+        # Outside the data: the legend never covers the view box.
+        assert not legend.intersects(plot.plot_item.vb.sceneBoundingRect()), name
+        title = plot.plot_item.titleLabel
+        assert _visible_scene_rect(plot).adjusted(-1, -1, 1, 1).contains(
+            title.mapRectToScene(title.itemRect())), name
+
+    scroll = window.findChild(QScrollArea, "controls_scroll")
+    assert scroll is not None
+    assert not scroll.horizontalScrollBar().isVisible()
+    assert scroll.horizontalScrollBar().maximum() == 0
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_window_opens_inside_every_screen(qtbot, make_window, language: str) -> None:  # type: ignore[no-untyped-def]
+    """The opening size fits each screen's available area, and the window can be that small."""
+    window = make_window(language=language)
+    minimum = window.minimumSizeHint()
+    for width, height in [*SCREENS, (1280, 800), (1600, 900), (1920, 1080)]:
+        available = QRect(0, 0, width, height - 40)  # a desktop panel takes 40 px
+        rect = initial_geometry(available, minimum)
+        frame = rect.adjusted(-FRAME_ROOM.width() // 2, -(FRAME_ROOM.height()
+                              - FRAME_ROOM.width() // 2), FRAME_ROOM.width() // 2,
+                              FRAME_ROOM.width() // 2)
+        assert available.contains(frame), (width, height, frame)
+        assert rect.width() >= minimum.width() and rect.height() >= minimum.height()
+    # The window itself opened with that rule on the screen it is on.
+    expected = initial_geometry(window.screen().availableGeometry(), window.minimumSizeHint())
+    assert window.size() == expected.size()
