@@ -2140,6 +2140,11 @@ step {4}</source>
         <source>{0} must be a finite number between {1} and {2}, got {3}.</source>
         <translation>{0}은(는) {1}~{2} 사이의 유한한 수여야 하는데 {3}입니다.</translation>
     </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="129" />
+        <source>{0} must be a finite number, got {1}.</source>
+        <translation>{0}은(는) 유한한 수여야 하는데 {1}입니다.</translation>
+    </message>
 </context>
 <context>
     <name>ModelPanel</name>
