@@ -2150,6 +2150,11 @@ step {4}</source>
         <source>{0} must be a finite number between {1} and {2}, got {3}.</source>
         <translation>{0}은(는) {1}~{2} 사이의 유한한 수여야 하는데 {3}입니다.</translation>
     </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="129" />
+        <source>{0} must be a finite number, got {1}.</source>
+        <translation>{0}은(는) 유한한 수여야 하는데 {1}입니다.</translation>
+    </message>
 </context>
 <context>
     <name>ModelPanel</name>
@@ -2721,7 +2726,7 @@ step {4}</source>
 <context>
     <name>ReplayController</name>
     <message>
-        <location filename="../../kvstudio/ui/run/replay.py" line="184" />
+        <location filename="../../kvstudio/ui/run/replay.py" line="185" />
         <source>Replaying {0} run(s) of {1}; no model is computing.</source>
         <translation>{1}의 실행 {0}개를 다시 봅니다. 모델은 계산하지 않습니다.</translation>
     </message>
@@ -2769,9 +2774,9 @@ step {4}</source>
         <translation>모델 준비됨: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="382" />
-        <source>Run finished ({0}). Home starts it again; Reset or a new setting starts a new run.</source>
-        <translation>실행이 끝났습니다 ({0}). Home은 처음부터 다시, 초기화나 새 설정은 새 실행을 시작합니다.</translation>
+        <location filename="../../kvstudio/ui/run/controller.py" line="381" />
+        <source>Run finished: {0}.</source>
+        <translation>실행이 끝났습니다: {0}.</translation>
     </message>
 </context>
 <context>
@@ -2802,27 +2807,27 @@ step {4}</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="100" />
-        <source>answer finished at step {0}: {1}</source>
-        <translation>{0}단계에서 답이 끝남: {1}</translation>
+        <location filename="../../kvstudio/ui/run/state.py" line="101" />
+        <source>answer finished at step {0} (token {1}): {2}</source>
+        <translation>{0}단계({1}번째 토큰)에서 답이 끝남: {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="102" />
-        <source>token budget reached at step {0}</source>
-        <translation>{0}단계에서 최대 토큰 수에 도달</translation>
+        <location filename="../../kvstudio/ui/run/state.py" line="103" />
+        <source>token budget reached at step {0} (token {1})</source>
+        <translation>{0}단계({1}번째 토큰)에서 최대 토큰 수에 도달</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="109" />
-        <source>looking back at step {0} of {1} (→ forward, End = latest)</source>
-        <translation>{1}단계 중 {0}단계를 되돌아보는 중 (→ 앞으로, End = 최신)</translation>
+        <location filename="../../kvstudio/ui/run/state.py" line="111" />
+        <source>looking back at step {0} of {1}</source>
+        <translation>{1}단계 중 {0}단계를 되돌아보는 중</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="112" />
+        <location filename="../../kvstudio/ui/run/state.py" line="114" />
         <source>{0} of {1} steps</source>
         <translation>{1}단계 중 {0}단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="114" />
+        <location filename="../../kvstudio/ui/run/state.py" line="116" />
         <source>playing</source>
         <translation>재생 중</translation>
     </message>
@@ -2858,6 +2863,11 @@ step {4}</source>
         <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="105" />
         <source>Close the replay and step the loaded model again.</source>
         <translation>다시 보기를 닫고 불러온 모델로 다시 실행합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="107" />
+        <source>→ or Space: next step · ←: one step back · End: latest · Home (lecture mode): start again what is on screen</source>
+        <translation>→ 또는 Space: 다음 단계 · ←: 한 단계 뒤로 · End: 최신 · Home(강의 모드): 화면의 실행을 처음부터 다시</translation>
     </message>
 </context>
 <context>

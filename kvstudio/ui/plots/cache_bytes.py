@@ -21,7 +21,7 @@ from kvstudio.core import formulas
 from kvstudio.core.records import StepRecord
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.plots.base import LivePlot
-from kvstudio.ui.plots.extent import planned_steps
+from kvstudio.ui.plots.extent import trace_steps
 from kvstudio.ui.run.engine_adapter import RunInfo
 from kvstudio.ui.run.store import RunStore
 
@@ -90,7 +90,7 @@ class CacheBytesPlot(LivePlot):
         if trace is None or record is None:
             self._draw_empty()
             return
-        steps = planned_steps(trace.total_steps, trace.info.max_new_tokens, trace.finished)
+        steps = trace_steps(trace)
         self._draw(trace.info, record, recompute_current=store.current_mode == "recompute",
                    planned=steps)
 
