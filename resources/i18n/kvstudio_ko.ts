@@ -2280,162 +2280,220 @@ step {4}</source>
 <context>
     <name>PagedCachePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="80" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="83" />
         <source>Paged cache</source>
         <translation>페이지 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="86" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="89" />
         <source>30 answers to one question, sampled with one seed, stored three ways: preallocated to P + N tokens per row, a dynamic cache that grows every row each step, and a paged cache of fixed-size blocks. Rows share the prompt's blocks (a shared block is stored once; a row that appends to a shared, half-full block copies it first), finished rows stop growing, and the only waste is each row's last block.</source>
         <translation>한 질문에 대한 30개의 답을 같은 시드로 샘플링하고 세 가지 방식으로 저장합니다: 행마다 P + N 토큰을 미리 잡는 방식, 매 단계 모든 행이 자라는 동적 캐시, 고정 크기 블록으로 나눈 페이지 캐시. 행들은 프롬프트 블록을 공유하고(공유 블록은 한 번만 저장되며, 공유된 반쯤 찬 블록에 토큰을 덧붙이는 행은 먼저 그 블록을 복사합니다), 끝난 행은 더 자라지 않으며, 낭비는 각 행의 마지막 블록뿐입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="96" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="99" />
         <source>Samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="97" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="100" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="98" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="101" />
         <source>Block size b</source>
         <translation>블록 크기 b</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="99" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="102" />
         <source>Block table at step</source>
         <translation>블록 테이블을 볼 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="102" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="299" />
         <source>Memory held per step</source>
         <translation>단계별 차지한 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="103" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="299" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="107" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="108" />
         <source>block (in the row's table)</source>
         <translation>블록 (행의 테이블 안 순서)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="301" />
         <source>sample (row)</source>
         <translation>샘플 (행)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="112" />
         <source>preallocated (P + N per row)</source>
         <translation>미리 할당 (행마다 P + N)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="110" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="177" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="113" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="180" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="111" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="182" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="114" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="185" />
         <source>paged: blocks held</source>
         <translation>페이지: 차지한 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="112" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="189" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="192" />
         <source>paged: slots with tokens</source>
         <translation>페이지: 토큰이 든 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="118" />
         <source>shared block</source>
         <translation>공유 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="119" />
         <source>own block</source>
         <translation>자기 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="120" />
         <source>empty slots</source>
         <translation>빈 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="175" />
         <source>preallocated</source>
         <translation>미리 할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="184" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="187" />
         <source>{0} blocks × {1:,} B</source>
         <translation>블록 {0}개 × {1:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="191" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="194" />
         <source>the rest is empty slots in last blocks</source>
         <translation>나머지는 마지막 블록들의 빈 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="194" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="197" />
         <source>hand count</source>
         <translation>손 계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="196" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="199" />
         <source>P//b = {0} shared + Σ(⌈len/b⌉ − {0}) = {1} blocks</source>
         <translation>P//b = 공유 {0} + Σ(⌈len/b⌉ − {0}) = 블록 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
         <source>copies on write</source>
         <translation>쓰기 시 복사(CoW) 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="201" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="204" />
         <source>same samples in all three</source>
         <translation>세 캐시 모두 같은 샘플</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="206" />
         <source>greedy: paged = dynamic</source>
         <translation>탐욕적 생성: 페이지 = 동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="205" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="208" />
         <source>{0} tokens</source>
         <translation>{0} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="211" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="211" />
         <source>held</source>
         <translation>차지한 양</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="211" />
         <source>how</source>
         <translation>계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="245" />
         <source>Block tables after step {0}: {1} blocks, {2}</source>
         <translation>단계 {0} 이후 블록 테이블: 블록 {1}개, {2}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="264" />
+        <source>{0} answers held at the end: preallocated {1} · dynamic {2} · paged {3}</source>
+        <translation>답 {0}개가 끝에 차지한 메모리: 미리 할당 {1} · 동적 {2} · 페이지 {3}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="267" />
+        <source>paged: {0} blocks of {1} tokens ({2} shared prompt blocks), {3} copies on write; {4:.1f}× less than preallocated</source>
+        <translation>페이지: {1}토큰 블록 {0}개 (공유 프롬프트 블록 {2}개), 쓰기 시 복사 {3}회; 미리 할당보다 {4:.1f}배 적음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="271" />
+        <source>P = {0}, N = {1}, {2} B per token</source>
+        <translation>P = {0}, N = {1}, 토큰당 {2} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="281" />
+        <source>preallocated (B)</source>
+        <translation>미리 할당 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="283" />
+        <source>dynamic (B)</source>
+        <translation>동적 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="285" />
+        <source>paged: blocks held (B)</source>
+        <translation>페이지: 차지한 블록 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="286" />
+        <source>paged: slots with tokens (B)</source>
+        <translation>페이지: 토큰이 든 칸 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="292" />
+        <source>blocks held</source>
+        <translation>차지한 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="293" />
+        <source>shared blocks</source>
+        <translation>공유 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="295" />
+        <source>tokens stored</source>
+        <translation>저장한 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="300" />
+        <source>Block tables after step {0}</source>
+        <translation>{0}단계 후 블록 테이블</translation>
     </message>
 </context>
 <context>
@@ -2479,167 +2537,228 @@ step {4}</source>
 <context>
     <name>ProjectorPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="96" />
         <source>Scale projector</source>
         <translation>규모 예측기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="98" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="102" />
         <source>Bytes per token = 2 · L · H_kv · d · bytes (K and V, every layer); the cache for a batch is batch × context × that, and a sliding window caps the context at W on its layers. Presets use the numbers of each model's published config.json. For the loaded model the projection is checked against a real run.</source>
         <translation>토큰당 바이트 = 2 · L · H_kv · d · 바이트 (K와 V, 모든 층); 배치의 캐시는 배치 × 문맥 길이 × 그 값이며, 슬라이딩 윈도를 쓰는 층에서는 문맥이 W로 제한됩니다. 프리셋은 각 모델이 공개한 config.json의 숫자를 씁니다. 불러온 모델은 실제 실행으로 예측을 확인합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="108" />
         <source>the loaded model</source>
         <translation>불러온 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="109" />
         <source>config.json…</source>
         <translation>config.json…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="108" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="112" />
         <source>Model</source>
         <translation>모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="113" />
         <source>Context length</source>
         <translation>문맥 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="114" />
         <source>Batch</source>
         <translation>배치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="115" />
         <source>Bits per cached number</source>
         <translation>캐시 숫자당 비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="114" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="118" />
         <source>KV cache for one batch vs context length</source>
         <translation>문맥 길이에 따른 한 배치의 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="119" />
         <source>context length (tokens, log scale)</source>
         <translation>문맥 길이 (토큰, 로그 눈금)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="120" />
         <source>GiB</source>
         <translation>GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="123" />
         <source>KV cache</source>
         <translation>KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="124" />
         <source>KV cache, 8-bit</source>
         <translation>KV 캐시, 8비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="125" />
         <source>model weights</source>
         <translation>모델 가중치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="126" />
         <source>GPU memory (16 / 24 / 40 / 80 GiB)</source>
         <translation>GPU 메모리 (16 / 24 / 40 / 80 GiB)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="132" />
         <source>Open a config.json</source>
         <translation>config.json 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="132" />
         <source>config (*.json)</source>
         <translation>설정 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="209" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="213" />
         <source>{0}: KV cache for batch {1} vs context length</source>
         <translation>{0}: 배치 {1}의 문맥 길이별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="224" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="228" />
         <source>weights ({0:,} parameters × {1} B)</source>
         <translation>가중치 (파라미터 {0:,}개 × {1} B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="234" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="238" />
         <source>real run: {0} rows × {1} tokens</source>
         <translation>실제 실행: {0}행 × {1} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="240" />
         <source>measured {0:,} B</source>
         <translation>측정 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="241" />
         <source>projected {0:,} B</source>
         <translation>예측 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="244" />
         <source>source</source>
         <translation>출처</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="243" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="303" />
         <source>what changes</source>
         <translation>바뀌는 것</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="248" />
         <source>bytes per token</source>
         <translation>토큰당 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="245" />
-        <source>cache ({0} × {1:,})</source>
-        <translation>캐시 ({0} × {1:,})</translation>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="249" />
+        <source>cache ({0} × {1:,}), GiB</source>
+        <translation>캐시 ({0} × {1:,}), GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="246" />
-        <source>cache + weights</source>
-        <translation>캐시 + 가중치</translation>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="250" />
+        <source>cache + weights, GiB</source>
+        <translation>캐시 + 가중치, GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="262" />
+        <source>{0}: {1:,} B per token ({2}-bit) → {3} for batch {4} × {5:,} tokens</source>
+        <translation>{0}: 토큰당 {1:,} B ({2}비트) → 배치 {4} × {5:,} 토큰에 {3}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="267" />
+        <source>with the weights ({0}): {1}; fits in GPU memory (GiB): {2}</source>
+        <translation>가중치({0})까지: {1}; GPU 메모리(GiB)에 들어가는지: {2}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="273" />
+        <source>real run, {0} rows × {1} tokens: measured {2:,} B, projected {3:,} B</source>
+        <translation>실제 실행, {0}행 × {1}토큰: 측정 {2:,} B, 예측 {3:,} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="286" />
+        <source>KV cache, {0}-bit (B)</source>
+        <translation>KV 캐시, {0}비트 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="288" />
+        <source>KV cache, 8-bit (B)</source>
+        <translation>KV 캐시, 8비트 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="289" />
+        <source>model weights (B)</source>
+        <translation>모델 가중치 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="293" />
+        <source>bytes per token (B)</source>
+        <translation>토큰당 바이트 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="295" />
+        <source>cache (B)</source>
+        <translation>캐시 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="296" />
+        <source>cache + weights (B)</source>
+        <translation>캐시 + 가중치 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="300" />
+        <source>KV cache for batch {0} vs context length</source>
+        <translation>배치 {0}의 KV 캐시와 컨텍스트 길이</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="301" />
+        <source>context length (tokens)</source>
+        <translation>컨텍스트 길이 (토큰)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="302" />
+        <source>What changes at {0:,} tokens, batch {1}</source>
+        <translation>{0:,} 토큰, 배치 {1}에서 바뀌는 것</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="308" />
         <source>as configured</source>
         <translation>설정 그대로</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="309" />
         <source>without GQA (H_kv = H)</source>
         <translation>GQA 없이 (H_kv = H)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="310" />
         <source>16-bit cache</source>
         <translation>16비트 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="256" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="311" />
         <source>8-bit cache</source>
         <translation>8비트 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="312" />
         <source>window W = 4096</source>
         <translation>윈도 W = 4096</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="313" />
         <source>without the window</source>
         <translation>윈도 없이</translation>
     </message>
@@ -2647,80 +2766,139 @@ step {4}</source>
 <context>
     <name>QuantizedCachePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="70" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="73" />
         <source>Quantized cache</source>
         <translation>양자화 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="76" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="79" />
         <source>The same greedy run with the model's own cache and with K and V stored in 16 bits, in 8 bits (int8, one float16 scale per token and K/V head) and in 4 bits (two numbers a byte, same scales). Attention sees them dequantized. Bytes are measured from the stored tensors, scales included; the drift is the largest logit change per step while the context still matches.</source>
         <translation>같은 탐욕적 생성을 모델 자신의 캐시로, 그리고 K와 V를 16비트, 8비트(int8, 토큰과 K/V 헤드마다 float16 스케일 하나), 4비트(한 바이트에 숫자 두 개, 같은 스케일)로 저장해 실행합니다. 어텐션은 역양자화된 값을 봅니다. 바이트는 스케일을 포함해 저장된 텐서에서 측정하고, 오차는 문맥이 아직 같은 동안 단계마다 가장 크게 바뀐 로짓입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="83" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="86" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="83" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="86" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="84" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="87" />
         <source>max |Δlogit| per step (log)</source>
         <translation>단계별 최대 |Δ로짓| (로그)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="85" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="204" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="86" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="154" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="157" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="87" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="90" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="205" />
         <source>Cache bytes at the end</source>
         <translation>마지막 캐시 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="91" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="153" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="205" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="154" />
         <source>bytes (measured)</source>
         <translation>바이트 (측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="152" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="155" />
         <source>bytes (formula)</source>
         <translation>바이트 (공식)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="153" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="200" />
         <source>× smaller</source>
         <translation>× 작아짐</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="155" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="158" />
         <source>first divergent step</source>
         <translation>처음 달라진 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="159" />
         <source>answer changed</source>
         <translation>답이 바뀜</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="169" />
+        <source>fp{0} {1}</source>
+        <translation>fp{0} {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="172" />
+        <source>{0} {1} ({2:.1f}× smaller)</source>
+        <translation>{0} {1} ({2:.1f}배 작음)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="175" />
+        <source>none</source>
+        <translation>없음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="178" />
+        <source>Cache bytes after {0} + {1} tokens: </source>
+        <translation>{0} + {1} 토큰 후 캐시 바이트: </translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="180" />
+        <source>max |Δlogit|: </source>
+        <translation>최대 |Δlogit|: </translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="181" />
+        <source>first divergent step: </source>
+        <translation>처음 달라진 단계: </translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="189" />
+        <source>{0}: max |Δlogit|</source>
+        <translation>{0}: 최대 |Δlogit|</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="197" />
+        <source>bytes (measured, B)</source>
+        <translation>바이트 (측정, B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="198" />
+        <source>bytes (formula, B)</source>
+        <translation>바이트 (공식, B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="199" />
+        <source>bits per number</source>
+        <translation>숫자당 비트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="204" />
+        <source>max |Δlogit| per step</source>
+        <translation>단계별 최대 |Δlogit|</translation>
     </message>
 </context>
 <context>

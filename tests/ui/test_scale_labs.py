@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from kvstudio.core import scale_labs
+from kvstudio.core import scale, scale_labs
+from kvstudio.core.quantized_cache import formula_bytes_per_token
 from kvstudio.ui.labs import PagedCachePanel, ProjectorPanel, QuantizedCachePanel
 from kvstudio.ui.run.engine_adapter import ModelHandle
+from kvstudio.ui.slides.chart_data import read_csv_tables
+from kvstudio.ui.slides.export import render_csv
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 TIMEOUT = 30_000
@@ -113,3 +116,94 @@ def test_scale_labs_export_in_the_slide_pack(qtbot, exporter, tiny_handle, tmp_p
         assert {f"lab-{chart}.{ext}" for ext in ("png", "svg", "pdf", "csv")} <= names
     for panel in panels:
         panel.shutdown()
+
+
+def _ints(column: list[list[str]], index: int) -> list[int]:
+    return [int(row[index]) for row in column[1:]]
+
+
+def test_paged_lab_csv_and_headline_from_the_record(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
+    panel = _panel(qtbot, PagedCachePanel, exporter, tiny_handle)
+    panel.samples.setValue(5)
+    panel.new_tokens.setValue(10)
+    panel.block_size.setValue(4)
+    result = _run(qtbot, panel)
+    assert isinstance(result, scale_labs.PagedLabResult)
+    memory, blocks = read_csv_tables(render_csv(panel.view))
+    assert memory[0] == ["step", "preallocated (B)", "dynamic (B)", "paged: blocks held (B)",
+                         "paged: slots with tokens (B)"]
+    # Real steps as x (no bar offsets such as 0.05 or -0.2), bytes as measured.
+    assert [row[0] for row in memory[1:]] == [str(s.step) for s in result.paged_steps]
+    assert _ints(memory, 1) == list(result.static_bytes)
+    assert _ints(memory, 2) == list(result.dynamic_bytes)
+    assert _ints(memory, 3) == list(result.paged_bytes)
+    assert _ints(memory, 3)[-1] == result.hand_count_blocks * result.block_bytes
+    # The block tables at the slider's step: one row per sample, blocks and tokens as counts.
+    assert blocks[0] == ["sample (row)", "blocks held", "shared blocks", "tokens stored"]
+    assert [row[0] for row in blocks[1:]] == [str(r) for r in range(result.samples)]
+    assert _ints(blocks, 3) == list(result.row_lengths)
+    panel.step_slider.setValue(0)  # the prefill: every row holds P tokens
+    at_prefill = read_csv_tables(render_csv(panel.view))[1]
+    assert set(_ints(at_prefill, 3)) == {result.prompt_tokens}
+    head = panel.headline()
+    assert f"{result.samples} answers held" in head
+    assert f"{result.copies_on_write} copies on write" in head
+    blocks_held = result.paged_bytes[-1] // result.block_bytes
+    assert f"paged: {blocks_held} blocks of 4 tokens" in head
+    table = {row["cache"]: row for row in panel.table_values()}
+    assert table["preallocated"]["held"] == result.static_bytes[-1]  # a number, not "12.0 KiB"
+    panel.shutdown()
+
+
+def test_quant_lab_csv_bytes_match_the_layout_formula(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
+    panel = _panel(qtbot, QuantizedCachePanel, exporter, tiny_handle)
+    panel.prompt_tokens.setValue(20)
+    panel.new_tokens.setValue(8)
+    result = _run(qtbot, panel)
+    assert isinstance(result, scale_labs.QuantLabResult)
+    drift, sizes = read_csv_tables(render_csv(panel.view))
+    assert drift[0] == ["step", "fp16: max |Δlogit|", "int8: max |Δlogit|",
+                        "int4: max |Δlogit|"]
+    assert [row[0] for row in drift[1:]] == [str(i) for i in range(len(drift) - 1)]
+    int4 = result.run("int4")
+    # The drift as measured, not its log10 (the axis is log).
+    assert [float(row[3]) for row in drift[1:len(int4.max_abs_logit_diff) + 1]] == list(
+        int4.max_abs_logit_diff)
+    assert [row[0] for row in sizes[1:]] == ["fp32", "fp16", "int8", "int4"]
+    backend = tiny_handle.backend
+    L, G, d = backend.num_layers, backend.num_kv_heads, backend.head_dim
+    for row in sizes[2:]:
+        run = result.run(row[0])
+        assert int(row[1]) == run.cache_bytes  # measured from the stored tensors
+        assert int(row[2]) == formula_bytes_per_token(row[0], L, G, d) * run.cache_tokens
+        assert int(row[1]) == int(row[2])
+    head = panel.headline()
+    ratio = result.reference.cache_bytes / int4.cache_bytes
+    assert "int4" in head and f"({ratio:.1f}× smaller)" in head
+    assert "max |Δlogit|: fp16" in head and "first divergent step: " in head
+    values = panel.table_values()
+    assert values[3]["bytes (measured)"] == int4.cache_bytes  # a number in the pack's CSV
+    panel.shutdown()
+
+
+def test_projector_csv_x_is_context_tokens_and_y_bytes(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
+    panel = _panel(qtbot, ProjectorPanel, exporter, tiny_handle)
+    panel.source.setCurrentIndex(panel.source.findData("llama-3.1-8b"))
+    result = _run(qtbot, panel)
+    assert isinstance(result, scale_labs.ProjectorResult)
+    curve, variants = read_csv_tables(render_csv(panel.plot_widget))
+    assert curve[0] == ["context length (tokens)", "KV cache, 16-bit (B)", "KV cache, 8-bit (B)",
+                        "model weights (B)"]
+    # The axis is log in x: the CSV holds token counts (256 … 32768), not 2.4 … 4.5.
+    assert _ints(curve, 0) == list(result.contexts) == scale.context_points(32768)
+    geometry = scale.PRESETS["llama-3.1-8b"]
+    assert _ints(curve, 1) == [geometry.cache_bytes(c, 8, 16) for c in result.contexts]
+    assert _ints(curve, 1)[-1] == 32 * 1024**3
+    assert variants[0][0] == "what changes" and variants[1][0] == "as configured"
+    assert int(variants[1][1]) == 131072  # bytes per token: 2 · 32 · 8 · 128 · 2
+    head = panel.headline()
+    assert head.startswith("Llama")
+    assert "131,072 B per token (16-bit) → 32.00 GiB for batch 8 × 32,768 tokens" in head
+    assert "fits in GPU memory (GiB): 16 ✗ 24 ✗ 40 ✗ 80 ✓" in head
+    assert panel.table_values()[0]["cache (8 × 32,768), GiB"] == 32.0
+    panel.shutdown()

@@ -4,7 +4,9 @@ Owns `PagedCachePanel`: it runs `scale_labs.paged_memory` (30 samples of one
 question with a preallocated, a dynamic and a paged cache, same seed) and
 draws the bytes each holds per step next to the paged cache's block table at
 a chosen step: one row per sample, one box per block, filled as far as the
-block holds tokens, shared blocks in their own colour.
+block holds tokens, shared blocks in their own colour. Exports get a headline
+with the bytes each way holds at the end and data tables written from the
+result record (real steps and rows as x, bytes in bytes).
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from PySide6.QtWidgets import QSlider, QWidget
 
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
-from kvstudio.ui.labs.base import LabPanel, int_box, prompt_ids, series_colour
+from kvstudio.ui.labs.base import ByteCount, LabPanel, int_box, prompt_ids, series_colour
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
@@ -170,24 +173,24 @@ class PagedCachePanel(LabPanel):
         rows: list[tuple[Any, ...]] = [
             (
                 self.tr("preallocated"),
-                format_bytes(result.static_bytes[-1]),
+                ByteCount(result.static_bytes[-1]),
                 f"{result.samples} × {p + result.new_tokens} × {per:,} B",
             ),
             (
                 self.tr("dynamic"),
-                format_bytes(result.dynamic_bytes[-1]),
+                ByteCount(result.dynamic_bytes[-1]),
                 f"{result.samples} × {dynamic_tokens} × {per:,} B",
             ),
             (
                 self.tr("paged: blocks held"),
-                format_bytes(result.paged_bytes[-1]),
+                ByteCount(result.paged_bytes[-1]),
                 self.tr("{0} blocks × {1:,} B").format(
                     result.paged_bytes[-1] // result.block_bytes, result.block_bytes
                 ),
             ),
             (
                 self.tr("paged: slots with tokens"),
-                format_bytes(result.paged_steps[-1].used_bytes),
+                ByteCount(result.paged_steps[-1].used_bytes),
                 self.tr("the rest is empty slots in last blocks"),
             ),
             (
@@ -246,6 +249,57 @@ class PagedCachePanel(LabPanel):
             ),
             color="#222",
         )
+
+    def _step_index(self, result: scale_labs.PagedLabResult) -> int:
+        """The step the block-table view shows (the slider's)."""
+        return max(0, min(self.step_slider.value(), len(result.paged_steps) - 1))
+
+    def headline(self) -> str:
+        result = self.result
+        if not isinstance(result, scale_labs.PagedLabResult) or not result.paged_steps:
+            return ""
+        static, dynamic = result.static_bytes[-1], result.dynamic_bytes[-1]
+        paged = result.paged_bytes[-1]
+        blocks = paged // max(result.block_bytes, 1)
+        first = self.tr("{0} answers held at the end: preallocated {1} · dynamic {2} · "
+                        "paged {3}").format(result.samples, format_bytes(static),
+                                            format_bytes(dynamic), format_bytes(paged))
+        second = self.tr("paged: {0} blocks of {1} tokens ({2} shared prompt blocks), "
+                         "{3} copies on write; {4:.1f}× less than preallocated").format(
+            blocks, result.block_size, result.shared_prompt_blocks, result.copies_on_write,
+            static / max(paged, 1))
+        third = self.tr("P = {0}, N = {1}, {2} B per token").format(
+            result.prompt_tokens, result.new_tokens, result.bytes_per_token)
+        return f"{first}\n{second}. {third}"
+
+    def data_tables(self) -> list[DataTable]:
+        result = self.result
+        if not isinstance(result, scale_labs.PagedLabResult) or not result.paged_steps:
+            return []
+        steps = tuple(s.step for s in result.paged_steps)  # step 0 = the prefill
+        memory = (
+            Series(self.tr("preallocated (B)"), tuple(range(len(result.static_bytes))),
+                   tuple(result.static_bytes)),
+            Series(self.tr("dynamic (B)"), tuple(range(len(result.dynamic_bytes))),
+                   tuple(result.dynamic_bytes)),
+            Series(self.tr("paged: blocks held (B)"), steps, tuple(result.paged_bytes)),
+            Series(self.tr("paged: slots with tokens (B)"), steps,
+                   tuple(s.used_bytes for s in result.paged_steps)),
+        )
+        snapshot = result.paged_steps[self._step_index(result)]
+        rows = tuple(range(len(snapshot.table)))
+        tables = (
+            Series(self.tr("blocks held"), rows, tuple(len(row) for row in snapshot.table)),
+            Series(self.tr("shared blocks"), rows,
+                   tuple(sum(1 for ref in row if ref.shared) for row in snapshot.table)),
+            Series(self.tr("tokens stored"), rows,
+                   tuple(sum(ref.tokens for ref in row) for row in snapshot.table)),
+        )
+        return [
+            DataTable(self.tr("Memory held per step"), self.tr("step"), memory),
+            DataTable(self.tr("Block tables after step {0}").format(snapshot.step),
+                      self.tr("sample (row)"), tables),
+        ]
 
     def numbers(self) -> dict[str, Any]:
         result = self.result

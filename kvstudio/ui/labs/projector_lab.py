@@ -6,7 +6,10 @@ the published config.json) or a local config.json; it runs
 chosen batch, with lines for common accelerator memory sizes and the model's
 weights, and a table of what GQA, a 16- or 8-bit cache and a window change.
 For the loaded model it also runs the model and shows the projection next to
-the bytes the real cache held.
+the bytes the real cache held. Exports get a headline (bytes per token and the
+cache for the chosen context and batch against GPU memory) and data tables
+written from the result record: context length in tokens as x, bytes as y
+(the axis is log in x; the CSV holds the token counts, not their log10).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from kvstudio.ui.app.messages import localize
 from kvstudio.ui.labs.base import LabPanel, int_box, series_colour
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
@@ -215,15 +219,15 @@ class ProjectorPanel(LabPanel):
                 (
                     self._variant_name(row.label),
                     row.bytes_per_token,
-                    scale.human_bytes(row.total_bytes),
-                    scale.human_bytes(row.total_bytes + g.weights_nbytes),
+                    row.total_bytes / gib,
+                    (row.total_bytes + g.weights_nbytes) / gib,
                 )
             )
         rows.append(
             (
                 self.tr("weights ({0:,} parameters × {1} B)").format(g.parameters, g.weight_bytes),
                 "",
-                scale.human_bytes(g.weights_nbytes),
+                g.weights_nbytes / gib,
                 "",
             )
         )
@@ -242,11 +246,62 @@ class ProjectorPanel(LabPanel):
             [
                 self.tr("what changes"),
                 self.tr("bytes per token"),
-                self.tr("cache ({0} × {1:,})").format(result.batch, result.context),
-                self.tr("cache + weights"),
+                self.tr("cache ({0} × {1:,}), GiB").format(result.batch, result.context),
+                self.tr("cache + weights, GiB"),
             ],
             rows,
         )
+
+    def headline(self) -> str:
+        result = self.result
+        if not isinstance(result, scale_labs.ProjectorResult):
+            return ""
+        g = result.geometry
+        per_token = g.bytes_per_token(result.bits)
+        total = g.cache_bytes(result.context, result.batch, result.bits)
+        first = self.tr("{0}: {1:,} B per token ({2}-bit) → {3} for batch {4} × {5:,} "
+                        "tokens").format(g.name, per_token, result.bits,
+                                         scale.human_bytes(total), result.batch, result.context)
+        fits = " ".join(f"{gib} {'✓' if ok else '✗'}"
+                        for gib, ok in scale.fits_in(total, g.weights_nbytes))
+        second = self.tr("with the weights ({0}): {1}; fits in GPU memory (GiB): {2}").format(
+            scale.human_bytes(g.weights_nbytes), scale.human_bytes(total + g.weights_nbytes),
+            fits)
+        lines = [first, second]
+        if result.check is not None:
+            check = result.check
+            lines.append(self.tr("real run, {0} rows × {1} tokens: measured {2:,} B, "
+                                 "projected {3:,} B").format(check.batch, check.context,
+                                                             check.measured_bytes,
+                                                             check.projected_bytes))
+        return "\n".join(lines)
+
+    def data_tables(self) -> list[DataTable]:
+        result = self.result
+        if not isinstance(result, scale_labs.ProjectorResult):
+            return []
+        g = result.geometry
+        x = tuple(result.contexts)
+        curve = (
+            Series(self.tr("KV cache, {0}-bit (B)").format(result.bits), x,
+                   tuple(result.cache_bytes)),
+            Series(self.tr("KV cache, 8-bit (B)"), x, tuple(result.cache_bytes_8bit)),
+            Series(self.tr("model weights (B)"), x, tuple(g.weights_nbytes for _ in x)),
+        )
+        names = tuple(self._variant_name(row.label) for row in result.rows)
+        variants = (
+            Series(self.tr("bytes per token (B)"), names,
+                   tuple(row.bytes_per_token for row in result.rows)),
+            Series(self.tr("cache (B)"), names, tuple(row.total_bytes for row in result.rows)),
+            Series(self.tr("cache + weights (B)"), names,
+                   tuple(row.total_bytes + g.weights_nbytes for row in result.rows)),
+        )
+        return [
+            DataTable(self.tr("KV cache for batch {0} vs context length").format(result.batch),
+                      self.tr("context length (tokens)"), curve),
+            DataTable(self.tr("What changes at {0:,} tokens, batch {1}").format(
+                result.context, result.batch), self.tr("what changes"), variants),
+        ]
 
     def _variant_name(self, label: str) -> str:
         names = {

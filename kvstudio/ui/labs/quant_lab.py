@@ -4,7 +4,9 @@ Owns `QuantizedCachePanel`: it runs `scale_labs.quantized_cache` (greedy with
 the model's own cache, then fp16, int8 and int4 caches) and draws max |Δlogit|
 per step for each next to the bytes each cache stores (scales included), with
 a table of bytes, formula, the first divergent step and whether the answer
-changed.
+changed. Exports get a headline (bytes and × smaller per kind, max |Δlogit|,
+first divergent step) and data tables written from the result record: the
+drift as measured (not its log10) per step, the bytes per kind.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from PySide6.QtWidgets import QWidget
 
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
-from kvstudio.ui.labs.base import LabPanel, int_box, series_colour
+from kvstudio.ui.labs.base import ByteCount, LabPanel, int_box, series_colour
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
@@ -130,14 +133,14 @@ class QuantizedCachePanel(LabPanel):
             self.bytes_plot.addItem(label)
             self._bar_labels.append(label)
         rows: list[tuple[Any, ...]] = [
-            (f"fp{ref.bits}", format_bytes(ref.cache_bytes), ref.cache_bytes, 1.0, 0.0, "—", False)
+            (f"fp{ref.bits}", ByteCount(ref.cache_bytes), ref.formula_bytes, 1.0, 0.0, "—", False)
         ]
         for run in result.runs:
             step = "—" if run.first_divergent_step is None else run.first_divergent_step
             rows.append(
                 (
                     run.kind,
-                    format_bytes(run.cache_bytes),
+                    ByteCount(run.cache_bytes),
                     run.formula_bytes,
                     ref.cache_bytes / max(run.cache_bytes, 1),
                     run.max_logit_diff,
@@ -157,6 +160,50 @@ class QuantizedCachePanel(LabPanel):
             ],
             rows,
         )
+
+    def headline(self) -> str:
+        result = self.result
+        if not isinstance(result, scale_labs.QuantLabResult):
+            return ""
+        ref = result.reference
+        sizes = [self.tr("fp{0} {1}").format(ref.bits, format_bytes(ref.cache_bytes))]
+        drifts, steps = [], []
+        for run in result.runs:
+            sizes.append(self.tr("{0} {1} ({2:.1f}× smaller)").format(
+                run.kind, format_bytes(run.cache_bytes), ref.cache_bytes / max(run.cache_bytes, 1)))
+            drifts.append(f"{run.kind} {run.max_logit_diff:.3g}")
+            steps.append(f"{run.kind} " + (self.tr("none") if run.first_divergent_step is None
+                                           else str(run.first_divergent_step)))
+        return "\n".join((
+            self.tr("Cache bytes after {0} + {1} tokens: ").format(
+                result.prompt_tokens, result.new_tokens) + " · ".join(sizes),
+            self.tr("max |Δlogit|: ") + " · ".join(drifts) + "; "
+            + self.tr("first divergent step: ") + " · ".join(steps),
+        ))
+
+    def data_tables(self) -> list[DataTable]:
+        result = self.result
+        if not isinstance(result, scale_labs.QuantLabResult):
+            return []
+        drift = tuple(
+            Series(self.tr("{0}: max |Δlogit|").format(run.kind),
+                   tuple(range(len(run.max_abs_logit_diff))), tuple(run.max_abs_logit_diff))
+            for run in result.runs
+        )
+        ref = result.reference
+        every = (ref, *result.runs)
+        names = tuple(f"fp{ref.bits}" if run is ref else run.kind for run in every)
+        sizes = (
+            Series(self.tr("bytes (measured, B)"), names, tuple(run.cache_bytes for run in every)),
+            Series(self.tr("bytes (formula, B)"), names, tuple(run.formula_bytes for run in every)),
+            Series(self.tr("bits per number"), names, tuple(run.bits for run in every)),
+            Series(self.tr("× smaller"), names,
+                   tuple(ref.cache_bytes / max(run.cache_bytes, 1) for run in every)),
+        )
+        return [
+            DataTable(self.tr("max |Δlogit| per step"), self.tr("step"), drift),
+            DataTable(self.tr("Cache bytes at the end"), self.tr("cache"), sizes),
+        ]
 
     def numbers(self) -> dict[str, Any]:
         result = self.result
