@@ -37,9 +37,13 @@ from kvstudio.ui.labs import (
     CacheVsRecomputePanel,
     LabPanel,
     LengthSweepPanel,
+    PagedCachePanel,
+    ProjectorPanel,
+    QuantizedCachePanel,
     TemperaturePanel,
     TopPTopKPanel,
 )
+from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.labs_panel import slide_pack_of
 from kvstudio.ui.plots import AnswerHistogramPlot, CacheBytesPlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.run.engine_adapter import (
@@ -65,6 +69,8 @@ NEW_TOKENS = 32
 TEMPERATURES = (0.3, 0.85, 1.5)
 SAMPLES = 30
 ANSWER_TOKENS = 8
+CHAT_TURNS = 4  # the shipped conversation (resources/prompts)
+PROJECTED_MODEL = "llama-3.1-8b"  # a real model's numbers make the projector's lesson
 
 
 def live_charts(model: ModelHandle) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
@@ -118,15 +124,24 @@ def run_lab(panel: LabPanel, model: ModelHandle) -> None:
     panel.resize(1500, 850)
     panel.show()
     panel.set_model(model)
-    loop = QEventLoop()
-    panel.result_ready.connect(loop.quit)
-    panel.failed.connect(loop.quit)
-    if isinstance(panel, TopPTopKPanel):  # Start shows one step; Run to end does the rest
-        panel.runner.paused.connect(panel.run_to_end)
-    QTimer.singleShot(0, panel.run)
-    loop.exec()
-    if panel.result is None:
-        raise SystemExit(f"{type(panel).__name__} did not finish: {panel.status.text()}")
+    if isinstance(panel, ProjectorPanel):
+        panel.source.setCurrentIndex(panel.source.findData(PROJECTED_MODEL))
+    turns = CHAT_TURNS if isinstance(panel, ChatPanel) else 1
+    for _ in range(turns):
+        if isinstance(panel, ChatPanel):
+            panel.next_scripted_turn()
+        panel.result = None
+        loop = QEventLoop()
+        panel.result_ready.connect(loop.quit)
+        panel.failed.connect(loop.quit)
+        if isinstance(panel, TopPTopKPanel):
+            panel.runner.paused.connect(panel.run_to_end)  # Start shows one step
+        QTimer.singleShot(0, panel.run)
+        loop.exec()
+        panel.result_ready.disconnect(loop.quit)
+        panel.failed.disconnect(loop.quit)
+        if panel.result is None:
+            raise SystemExit(f"{type(panel).__name__} did not finish: {panel.status.text()}")
 
 
 def main() -> int:
@@ -145,7 +160,8 @@ def main() -> int:
     exporter = ChartExporter()
     lab_panels: list[LabPanel] = [
         CacheVsRecomputePanel(exporter), TemperaturePanel(exporter), TopPTopKPanel(exporter),
-        CacheKindsPanel(exporter), LengthSweepPanel(exporter),
+        CacheKindsPanel(exporter), LengthSweepPanel(exporter), PagedCachePanel(exporter),
+        QuantizedCachePanel(exporter), ProjectorPanel(exporter), ChatPanel(exporter),
     ]
     for panel in lab_panels:
         log.info("running %s…", panel.title())

@@ -2311,13 +2311,13 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/paged_lab.py" line="105" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="299" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="305" />
         <source>Memory held per step</source>
         <translation>단계별 차지한 메모리</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/paged_lab.py" line="106" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="299" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="305" />
         <source>step</source>
         <translation>단계</translation>
     </message>
@@ -2333,7 +2333,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/paged_lab.py" line="109" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="301" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="307" />
         <source>sample (row)</source>
         <translation>샘플 (행)</translation>
     </message>
@@ -2344,19 +2344,19 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/paged_lab.py" line="113" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="180" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="186" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/paged_lab.py" line="114" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="185" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="191" />
         <source>paged: blocks held</source>
         <translation>페이지: 차지한 블록</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/paged_lab.py" line="115" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="192" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="198" />
         <source>paged: slots with tokens</source>
         <translation>페이지: 토큰이 든 칸</translation>
     </message>
@@ -2376,122 +2376,122 @@ step {4}</source>
         <translation>빈 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="175" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="181" />
         <source>preallocated</source>
         <translation>미리 할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="187" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="193" />
         <source>{0} blocks × {1:,} B</source>
         <translation>블록 {0}개 × {1:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="194" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="200" />
         <source>the rest is empty slots in last blocks</source>
         <translation>나머지는 마지막 블록들의 빈 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="197" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
         <source>hand count</source>
         <translation>손 계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="199" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="205" />
         <source>P//b = {0} shared + Σ(⌈len/b⌉ − {0}) = {1} blocks</source>
         <translation>P//b = 공유 {0} + Σ(⌈len/b⌉ − {0}) = 블록 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="209" />
         <source>copies on write</source>
         <translation>쓰기 시 복사(CoW) 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="210" />
         <source>same samples in all three</source>
         <translation>세 캐시 모두 같은 샘플</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="206" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="212" />
         <source>greedy: paged = dynamic</source>
         <translation>탐욕적 생성: 페이지 = 동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="214" />
         <source>{0} tokens</source>
         <translation>{0} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="217" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="217" />
         <source>held</source>
         <translation>차지한 양</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="217" />
         <source>how</source>
         <translation>계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="251" />
         <source>Block tables after step {0}: {1} blocks, {2}</source>
         <translation>단계 {0} 이후 블록 테이블: 블록 {1}개, {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="264" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="270" />
         <source>{0} answers held at the end: preallocated {1} · dynamic {2} · paged {3}</source>
         <translation>답 {0}개가 끝에 차지한 메모리: 미리 할당 {1} · 동적 {2} · 페이지 {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="267" />
-        <source>paged: {0} blocks of {1} tokens ({2} shared prompt blocks), {3} copies on write; {4:.1f}× less than preallocated</source>
-        <translation>페이지: {1}토큰 블록 {0}개 (공유 프롬프트 블록 {2}개), 쓰기 시 복사 {3}회; 미리 할당보다 {4:.1f}배 적음</translation>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="273" />
+        <source>paged: {0} blocks of {1} tokens, shared prompt blocks: {2}, copies on write: {3}</source>
+        <translation>페이지: {1}토큰 블록 {0}개, 공유 프롬프트 블록 {2}개, 쓰기 시 복사 {3}회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="271" />
-        <source>P = {0}, N = {1}, {2} B per token</source>
-        <translation>P = {0}, N = {1}, 토큰당 {2} B</translation>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="276" />
+        <source>paged holds {0:.1f}× less than preallocated · P = {1}, N = {2}, {3:,} B per token</source>
+        <translation>페이지가 미리 할당보다 {0:.1f}배 적게 차지 · P = {1}, N = {2}, 토큰당 {3:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="281" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="287" />
         <source>preallocated (B)</source>
         <translation>미리 할당 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="283" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="289" />
         <source>dynamic (B)</source>
         <translation>동적 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="285" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="291" />
         <source>paged: blocks held (B)</source>
         <translation>페이지: 차지한 블록 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="286" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="292" />
         <source>paged: slots with tokens (B)</source>
         <translation>페이지: 토큰이 든 칸 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="292" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="298" />
         <source>blocks held</source>
         <translation>차지한 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="293" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="299" />
         <source>shared blocks</source>
         <translation>공유 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="295" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="301" />
         <source>tokens stored</source>
         <translation>저장한 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="300" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="306" />
         <source>Block tables after step {0}</source>
         <translation>{0}단계 후 블록 테이블</translation>
     </message>
@@ -2622,143 +2622,143 @@ step {4}</source>
         <translation>설정 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="213" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="216" />
         <source>{0}: KV cache for batch {1} vs context length</source>
         <translation>{0}: 배치 {1}의 문맥 길이별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="228" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="231" />
         <source>weights ({0:,} parameters × {1} B)</source>
         <translation>가중치 (파라미터 {0:,}개 × {1} B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="238" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="241" />
         <source>real run: {0} rows × {1} tokens</source>
         <translation>실제 실행: {0}행 × {1} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="243" />
         <source>measured {0:,} B</source>
         <translation>측정 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="241" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="244" />
         <source>projected {0:,} B</source>
         <translation>예측 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="247" />
         <source>source</source>
         <translation>출처</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="247" />
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="303" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="306" />
         <source>what changes</source>
         <translation>바뀌는 것</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="251" />
         <source>bytes per token</source>
         <translation>토큰당 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="252" />
         <source>cache ({0} × {1:,}), GiB</source>
         <translation>캐시 ({0} × {1:,}), GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="253" />
         <source>cache + weights, GiB</source>
         <translation>캐시 + 가중치, GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="262" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="265" />
         <source>{0}: {1:,} B per token ({2}-bit) → {3} for batch {4} × {5:,} tokens</source>
         <translation>{0}: 토큰당 {1:,} B ({2}비트) → 배치 {4} × {5:,} 토큰에 {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="267" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="270" />
         <source>with the weights ({0}): {1}; fits in GPU memory (GiB): {2}</source>
         <translation>가중치({0})까지: {1}; GPU 메모리(GiB)에 들어가는지: {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="273" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="276" />
         <source>real run, {0} rows × {1} tokens: measured {2:,} B, projected {3:,} B</source>
         <translation>실제 실행, {0}행 × {1}토큰: 측정 {2:,} B, 예측 {3:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="286" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="289" />
         <source>KV cache, {0}-bit (B)</source>
         <translation>KV 캐시, {0}비트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="288" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="291" />
         <source>KV cache, 8-bit (B)</source>
         <translation>KV 캐시, 8비트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="289" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="292" />
         <source>model weights (B)</source>
         <translation>모델 가중치 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="293" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="296" />
         <source>bytes per token (B)</source>
         <translation>토큰당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="295" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="298" />
         <source>cache (B)</source>
         <translation>캐시 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="296" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="299" />
         <source>cache + weights (B)</source>
         <translation>캐시 + 가중치 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="300" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="303" />
         <source>KV cache for batch {0} vs context length</source>
         <translation>배치 {0}의 KV 캐시와 컨텍스트 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="301" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="304" />
         <source>context length (tokens)</source>
         <translation>컨텍스트 길이 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="302" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="305" />
         <source>What changes at {0:,} tokens, batch {1}</source>
         <translation>{0:,} 토큰, 배치 {1}에서 바뀌는 것</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="311" />
         <source>as configured</source>
         <translation>설정 그대로</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="312" />
         <source>without GQA (H_kv = H)</source>
         <translation>GQA 없이 (H_kv = H)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="313" />
         <source>16-bit cache</source>
         <translation>16비트 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="314" />
         <source>8-bit cache</source>
         <translation>8비트 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="312" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="315" />
         <source>window W = 4096</source>
         <translation>윈도 W = 4096</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="313" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="316" />
         <source>without the window</source>
         <translation>윈도 없이</translation>
     </message>
@@ -2792,7 +2792,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/quant_lab.py" line="88" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="205" />
         <source>step</source>
         <translation>단계</translation>
     </message>
@@ -2804,7 +2804,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/quant_lab.py" line="90" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="205" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="206" />
         <source>Cache bytes at the end</source>
         <translation>마지막 캐시 바이트</translation>
     </message>
@@ -2815,7 +2815,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/quant_lab.py" line="153" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="205" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="206" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
@@ -2831,7 +2831,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/quant_lab.py" line="156" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="201" />
         <source>× smaller</source>
         <translation>× 작아짐</translation>
     </message>
@@ -2846,14 +2846,14 @@ step {4}</source>
         <translation>답이 바뀜</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="169" />
-        <source>fp{0} {1}</source>
-        <translation>fp{0} {1}</translation>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="178" />
+        <source>KV cache after {0} + {1} tokens: </source>
+        <translation>{0} + {1} 토큰 후 KV 캐시: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="172" />
-        <source>{0} {1} ({2:.1f}× smaller)</source>
-        <translation>{0} {1} ({2:.1f}배 작음)</translation>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="180" />
+        <source>smaller than fp{0}: </source>
+        <translation>fp{0} 대비 작아진 배수: </translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/quant_lab.py" line="175" />
@@ -2861,42 +2861,37 @@ step {4}</source>
         <translation>없음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="178" />
-        <source>Cache bytes after {0} + {1} tokens: </source>
-        <translation>{0} + {1} 토큰 후 캐시 바이트: </translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="180" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="181" />
         <source>max |Δlogit|: </source>
         <translation>최대 |Δlogit|: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="181" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="182" />
         <source>first divergent step: </source>
         <translation>처음 달라진 단계: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="189" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="190" />
         <source>{0}: max |Δlogit|</source>
         <translation>{0}: 최대 |Δlogit|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="197" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="198" />
         <source>bytes (measured, B)</source>
         <translation>바이트 (측정, B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="198" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="199" />
         <source>bytes (formula, B)</source>
         <translation>바이트 (공식, B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="199" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="200" />
         <source>bits per number</source>
         <translation>숫자당 비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="205" />
         <source>max |Δlogit| per step</source>
         <translation>단계별 최대 |Δlogit|</translation>
     </message>

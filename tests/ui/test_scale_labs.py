@@ -147,9 +147,11 @@ def test_paged_lab_csv_and_headline_from_the_record(qtbot, exporter, tiny_handle
     assert set(_ints(at_prefill, 3)) == {result.prompt_tokens}
     head = panel.headline()
     assert f"{result.samples} answers held" in head
-    assert f"{result.copies_on_write} copies on write" in head
+    assert f"copies on write: {result.copies_on_write}" in head
     blocks_held = result.paged_bytes[-1] // result.block_bytes
     assert f"paged: {blocks_held} blocks of 4 tokens" in head
+    ratio = result.static_bytes[-1] / result.paged_bytes[-1]
+    assert f"paged holds {ratio:.1f}× less than preallocated" in head
     table = {row["cache"]: row for row in panel.table_values()}
     assert table["preallocated"]["held"] == result.static_bytes[-1]  # a number, not "12.0 KiB"
     panel.shutdown()
@@ -179,7 +181,7 @@ def test_quant_lab_csv_bytes_match_the_layout_formula(qtbot, exporter, tiny_hand
         assert int(row[1]) == int(row[2])
     head = panel.headline()
     ratio = result.reference.cache_bytes / int4.cache_bytes
-    assert "int4" in head and f"({ratio:.1f}× smaller)" in head
+    assert "smaller than fp32: fp16 2.0× · int8" in head and f"int4 {ratio:.1f}×" in head
     assert "max |Δlogit|: fp16" in head and "first divergent step: " in head
     values = panel.table_values()
     assert values[3]["bytes (measured)"] == int4.cache_bytes  # a number in the pack's CSV

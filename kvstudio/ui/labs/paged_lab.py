@@ -162,6 +162,12 @@ class PagedCachePanel(LabPanel):
         for key, values in series.items():
             steps = np.arange(len(values), dtype=float)
             self._lines[key].setData(steps, np.asarray(values, dtype=float) / 1024)
+        top = max((max(values, default=0) for values in series.values()), default=0) / 1024
+        self.bytes_plot.setYRange(0, max(top, 1.0) * 1.35, padding=0)  # room for the legend
+        widest = max((len(row) for s in result.paged_steps for row in s.table), default=0)
+        self.table_plot.getAxis("bottom").setTicks(
+            [[(j + 0.5, str(j)) for j in range(widest)]]
+        )
         last = len(result.paged_steps) - 1
         self.step_slider.blockSignals(True)
         self.step_slider.setRange(0, max(last, 0))
@@ -264,13 +270,13 @@ class PagedCachePanel(LabPanel):
         first = self.tr("{0} answers held at the end: preallocated {1} · dynamic {2} · "
                         "paged {3}").format(result.samples, format_bytes(static),
                                             format_bytes(dynamic), format_bytes(paged))
-        second = self.tr("paged: {0} blocks of {1} tokens ({2} shared prompt blocks), "
-                         "{3} copies on write; {4:.1f}× less than preallocated").format(
-            blocks, result.block_size, result.shared_prompt_blocks, result.copies_on_write,
-            static / max(paged, 1))
-        third = self.tr("P = {0}, N = {1}, {2} B per token").format(
-            result.prompt_tokens, result.new_tokens, result.bytes_per_token)
-        return f"{first}\n{second}. {third}"
+        second = self.tr("paged: {0} blocks of {1} tokens, shared prompt blocks: {2}, "
+                         "copies on write: {3}").format(
+            blocks, result.block_size, result.shared_prompt_blocks, result.copies_on_write)
+        third = self.tr("paged holds {0:.1f}× less than preallocated · P = {1}, N = {2}, "
+                        "{3:,} B per token").format(static / max(paged, 1), result.prompt_tokens,
+                                                    result.new_tokens, result.bytes_per_token)
+        return "\n".join((first, second, third))
 
     def data_tables(self) -> list[DataTable]:
         result = self.result

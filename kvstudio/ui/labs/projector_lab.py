@@ -202,13 +202,16 @@ class ProjectorPanel(LabPanel):
         ends = np.asarray([x[0], x[-1]])
         self._weights.setData(ends, np.full(2, g.weights_nbytes / gib))
         top = max(result.cache_bytes[-1] / gib, g.weights_nbytes / gib)
+        highest = top
         for line, size in zip(self._gpu_lines, scale.GPU_MEMORY_GIB, strict=True):
             if size <= max(top * 1.5, 16):
+                highest = max(highest, float(size))
                 line.setData(ends, np.full(2, float(size)))
                 label = pg.TextItem(f"{size} GiB", color="#555", anchor=(0, 1))
                 label.setPos(np.log10(x[0]), size)
                 self.plot.addItem(label)
                 self._gpu_labels.append(label)
+        self.plot.setYRange(0, highest * 1.3, padding=0)  # the legend sits above every line
         self.plot.setTitle(
             self.tr("{0}: KV cache for batch {1} vs context length").format(g.name, result.batch),
             color="#222",

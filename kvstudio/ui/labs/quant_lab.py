@@ -166,17 +166,18 @@ class QuantizedCachePanel(LabPanel):
         if not isinstance(result, scale_labs.QuantLabResult):
             return ""
         ref = result.reference
-        sizes = [self.tr("fp{0} {1}").format(ref.bits, format_bytes(ref.cache_bytes))]
-        drifts, steps = [], []
+        sizes = [f"fp{ref.bits} {format_bytes(ref.cache_bytes)}"]
+        smaller, drifts, steps = [], [], []
         for run in result.runs:
-            sizes.append(self.tr("{0} {1} ({2:.1f}× smaller)").format(
-                run.kind, format_bytes(run.cache_bytes), ref.cache_bytes / max(run.cache_bytes, 1)))
+            sizes.append(f"{run.kind} {format_bytes(run.cache_bytes)}")
+            smaller.append(f"{run.kind} {ref.cache_bytes / max(run.cache_bytes, 1):.1f}×")
             drifts.append(f"{run.kind} {run.max_logit_diff:.3g}")
             steps.append(f"{run.kind} " + (self.tr("none") if run.first_divergent_step is None
                                            else str(run.first_divergent_step)))
         return "\n".join((
-            self.tr("Cache bytes after {0} + {1} tokens: ").format(
+            self.tr("KV cache after {0} + {1} tokens: ").format(
                 result.prompt_tokens, result.new_tokens) + " · ".join(sizes),
+            self.tr("smaller than fp{0}: ").format(ref.bits) + " · ".join(smaller),
             self.tr("max |Δlogit|: ") + " · ".join(drifts) + "; "
             + self.tr("first divergent step: ") + " · ".join(steps),
         ))
