@@ -71,6 +71,9 @@ def test_every_plot_is_whole_on_small_screens(qtbot, make_window, language: str,
         legend = plot.legend.sceneBoundingRect()
         assert plot.legend.isVisible() and legend.width() > 0, name
         assert _visible_scene_rect(plot).adjusted(-1, -1, 1, 1).contains(legend), (name, legend)
+        for _, label in plot.legend.items:  # every entry's text, not only the legend's box
+            text = label.mapRectToScene(label.itemRect())
+            assert _visible_scene_rect(plot).adjusted(-1, -1, 1, 1).contains(text), (name, text)
         # Outside the data: the legend never covers the view box.
         assert not legend.intersects(plot.plot_item.vb.sceneBoundingRect()), name
         title = plot.plot_item.titleLabel
