@@ -11,6 +11,7 @@ as the width allows. Nothing about what is drawn.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import cast
 
 import pyqtgraph as pg
@@ -104,6 +105,7 @@ class PlotLegend(pg.LegendItem):
     def __init__(self, label_colour: str = "#222") -> None:
         super().__init__(offset=None, horSpacing=14, verSpacing=-6, labelTextColor=label_colour)
         self._width_limit = 0.0
+        self.after_fit: Callable[[], None] | None = None  # the plot takes its size back
 
     def updateSize(self) -> None:
         """Size from the entries' grid, then tell the plot's layout (instead of moving to 0, 0)."""
@@ -134,6 +136,8 @@ class PlotLegend(pg.LegendItem):
         columns = next((n for n in range(count, 0, -1) if self.width_for(n) <= width), 1)
         self._arrange(columns)
         self.updateSize()
+        if self.after_fit is not None:
+            self.after_fit()
 
     def _arrange(self, columns: int) -> None:
         """Entry i at row i // columns, column i % columns, in a fresh grid (pyqtgraph's own
@@ -186,6 +190,7 @@ class LivePlot(pg.PlotWidget):
         item.layout.addItem(self.legend, LEGEND_ROW, 0, 1, 3)
         item.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignHCenter)
         item.legend = self.legend  # PlotItem.addItem(name=…) and exporters find it there
+        self.legend.after_fit = self._fit_item_to_view
         self.title_size = "10pt"
         self._title = ""
         self.right_view: pg.ViewBox | None = None
@@ -246,8 +251,23 @@ class LivePlot(pg.PlotWidget):
             label.setMaximumHeight(height)
             item.layout.setRowFixedHeight(0, height)
             label.resizeEvent(None)  # re-centre the text in its row
-        self.legend.fit_width(width)
+        self.legend.fit_width(width)  # (ends with _fit_item_to_view)
+
+    def _fit_item_to_view(self) -> None:
+        """Lay the plot out at the view's size again.
+
+        A legend or title that was wider for a moment (entries added one by one,
+        a title before it wraps) makes the PlotItem grow to its minimum width, and
+        nothing shrinks it back until the widget is resized: the right axis and
+        the last bars would stay off screen.
+        """
+        item = self.plot_item
+        if item is None:
+            return
         item.layout.activate()
+        view = QRectF(0.0, 0.0, float(self.width()), float(self.height()))
+        if self.autoPixelRange and item.geometry() != view:
+            item.setGeometry(view)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
