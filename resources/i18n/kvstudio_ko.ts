@@ -1,114 +1,6 @@
 <?xml version='1.0' encoding='utf-8'?>
 <TS version="2.1" language="ko_KR">
 <context>
-    <name />
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="43" />
-        <source>Step to feed the model</source>
-        <translation>한 스텝 진행하면 모델에 넣은 토큰이 나옵니다</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="43" />
-        <source>Tokens fed appear after a step.</source>
-        <translation>스텝을 진행하면 입력 토큰 수가 표시됩니다.</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="46" />
-        <source>{0} vs {1} tokens fed</source>
-        <translation>입력 토큰 {0} 대 {1}</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="49" />
-        <source>{0} tokens fed ({1})</source>
-        <translation>입력 토큰 {0} ({1})</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="56" />
-        <source>P+(N−1)</source>
-        <translation>P+(N−1)</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="56" />
-        <source>P·N+N(N−1)/2</source>
-        <translation>P·N+N(N−1)/2</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="57" />
-        <source>{0}: P = {1}, N = {2} → {3} = {4}</source>
-        <translation>{0}: P = {1}, N = {2} → {3} = {4}</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="62" />
-        <source>recompute fed {0:.1f}× as many</source>
-        <translation>재계산은 {0:.1f}배를 입력</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="70" />
-        <source>Step to time the model</source>
-        <translation>스텝을 진행하면 시간이 측정됩니다</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="76" />
-        <source>{0}: {1:.1f} ms/token</source>
-        <translation>{0}: 토큰당 {1:.1f} ms</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="77" />
-        <source>{0}: time to first token {1:.1f} ms, {2} steps</source>
-        <translation>{0}: 첫 토큰까지 {1:.1f} ms, {2} 스텝</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="79" />
-        <source>TTFT {0:.1f} ms</source>
-        <translation>첫 토큰 {0:.1f} ms</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="86" />
-        <source>Step to fill the cache</source>
-        <translation>스텝을 진행하면 캐시가 채워집니다</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="89" />
-        <source>{0} B per token · {1} B per 100 tokens</source>
-        <translation>토큰당 {0} B · 100 토큰당 {1} B</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="91" />
-        <source>2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}</source>
-        <translation>2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="95" />
-        <source>measured now: {0} B for T = {1} tokens</source>
-        <translation>지금 측정값: T = {1} 토큰에 {0} B</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="98" />
-        <source>recompute keeps no cache</source>
-        <translation>재계산은 캐시를 두지 않습니다</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="104" />
-        <source>Sample ×N to count answers</source>
-        <translation>N번 샘플링으로 답을 세어 보세요</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="107" />
-        <source>distinct answers {0}</source>
-        <translation>서로 다른 답 {0}</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="108" />
-        <source>T = {0}</source>
-        <translation>T = {0}</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="109" />
-        <source>{0} samples per temperature</source>
-        <translation>온도마다 샘플 {0}개</translation>
-    </message>
-</context>
-<context>
     <name>AnswerHistogramPlot</name>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="46" />
@@ -249,114 +141,114 @@
 <context>
     <name>CacheBytesPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="60" />
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="216" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="64" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="220" />
         <source>layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="61" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="65" />
         <source>bytes</source>
         <translation>바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="63" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="67" />
         <source>K (used)</source>
         <translation>K (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="64" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="68" />
         <source>V (used)</source>
         <translation>V (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="65" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="69" />
         <source>allocated (static)</source>
         <translation>할당됨 (정적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="68" />
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="216" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="72" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="220" />
         <source>KV cache per layer</source>
         <translation>레이어별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="69" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="73" />
         <source>KV cache: {0} measured (T = {1} tokens)</source>
         <translation>KV 캐시: 측정 {0} (T = {1} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="70" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="74" />
         <source>formula 2·L·T·H_kv·d·bytes = {0}</source>
         <translation>공식 2·L·T·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="71" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="75" />
         <source>KV cache: recompute mode keeps no cache</source>
         <translation>KV 캐시: 재계산 모드는 캐시를 두지 않습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="72" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="76" />
         <source>window W = {0}: keeps {1} tokens</source>
         <translation>윈도 W = {0}: {1} 토큰 보관</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="73" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="77" />
         <source>{0} full</source>
         <translation>{0} 전체</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="74" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="78" />
         <source>{0} W={1}</source>
         <translation>{0} W={1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="75" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="79" />
         <source>formula Σ 2·T_l·H_kv·d·bytes = {0}</source>
         <translation>공식 Σ 2·T_l·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="76" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="80" />
         <source>(cached run; recompute keeps none)</source>
         <translation>(캐시 실행; 재계산은 캐시 없음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="181" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="185" />
         <source>KV cache measured {0:,} B = formula 2·L·T·H_kv·d·bytes {1:,} B (T = {2} tokens)</source>
         <translation>KV 캐시 측정값 {0:,} B = 공식 2·L·T·H_kv·d·bytes {1:,} B (T = {2} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="183" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="187" />
         <source>{0:,} B per token · L = {1}, H_kv = {2}, d = {3}, {4} bytes per number</source>
         <translation>토큰당 {0:,} B · L = {1}, H_kv = {2}, d = {3}, 숫자당 {4}바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="187" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="191" />
         <source>static: {0:,} B allocated</source>
         <translation>정적: {0:,} B 할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="203" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="207" />
         <source>K bytes used (B)</source>
         <translation>K 사용 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="204" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="208" />
         <source>V bytes used (B)</source>
         <translation>V 사용 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="208" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="212" />
         <source>K bytes allocated (B)</source>
         <translation>K 할당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="210" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="214" />
         <source>V bytes allocated (B)</source>
         <translation>V 할당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="214" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="218" />
         <source>window cap, K or V (B)</source>
         <translation>윈도 상한, K 또는 V (B)</translation>
     </message>
@@ -1626,6 +1518,114 @@ step {4}</source>
         <location filename="../../kvstudio/ui/panels/generation_view.py" line="204" />
         <source>{0}: the end of the answer. The model chose this special token at step {1}, so the run stopped here.</source>
         <translation>{0}: 답의 끝. 모델이 {1}단계에서 이 특수 토큰을 골라 실행이 여기서 멈췄습니다.</translation>
+    </message>
+</context>
+<context>
+    <name>Headlines</name>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="38" />
+        <source>Step to feed the model</source>
+        <translation>한 스텝 진행하면 모델에 넣은 토큰이 나옵니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="39" />
+        <source>Tokens fed appear after a step.</source>
+        <translation>스텝을 진행하면 입력 토큰 수가 표시됩니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="43" />
+        <source>{0} vs {1} tokens fed</source>
+        <translation>입력 토큰 {0} 대 {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="48" />
+        <source>{0} tokens fed ({1})</source>
+        <translation>입력 토큰 {0} ({1})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="58" />
+        <source>P+(N−1)</source>
+        <translation>P+(N−1)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="60" />
+        <source>P·N+N(N−1)/2</source>
+        <translation>P·N+N(N−1)/2</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="63" />
+        <source>{0}: P = {1}, N = {2} → {3} = {4}</source>
+        <translation>{0}: P = {1}, N = {2} → {3} = {4}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="71" />
+        <source>recompute fed {0:.1f}× as many</source>
+        <translation>재계산은 {0:.1f}배를 입력</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="81" />
+        <source>Step to time the model</source>
+        <translation>스텝을 진행하면 시간이 측정됩니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="88" />
+        <source>{0}: {1:.1f} ms/token</source>
+        <translation>{0}: 토큰당 {1:.1f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="93" />
+        <source>{0}: time to first token {1:.1f} ms, {2} steps</source>
+        <translation>{0}: 첫 토큰까지 {1:.1f} ms, {2} 스텝</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="100" />
+        <source>TTFT {0:.1f} ms</source>
+        <translation>첫 토큰 {0:.1f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="110" />
+        <source>Step to fill the cache</source>
+        <translation>스텝을 진행하면 캐시가 채워집니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="113" />
+        <source>{0} B per token · {1} B per 100 tokens</source>
+        <translation>토큰당 {0} B · 100 토큰당 {1} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="117" />
+        <source>2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}</source>
+        <translation>2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="124" />
+        <source>measured now: {0} B for T = {1} tokens</source>
+        <translation>지금 측정값: T = {1} 토큰에 {0} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="129" />
+        <source>recompute keeps no cache</source>
+        <translation>재계산은 캐시를 두지 않습니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="135" />
+        <source>Sample ×N to count answers</source>
+        <translation>N번 샘플링으로 답을 세어 보세요</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="139" />
+        <source>distinct answers {0}</source>
+        <translation>서로 다른 답 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="141" />
+        <source>T = {0}</source>
+        <translation>T = {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="142" />
+        <source>{0} samples per temperature</source>
+        <translation>온도마다 샘플 {0}개</translation>
     </message>
 </context>
 <context>
