@@ -1,14 +1,17 @@
-"""Regenerate the example exports in docs/exports/ (what a lecturer gets from the window).
+"""Regenerate the example slide pack in docs/exports/ (what a lecturer gets from the window).
 
 Usage: QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/export_examples.py [OUT_DIR]
 
-Runs the seeded course model (random weights until a trained one ships: the
-text is noise, the counts, bytes and times are real) greedily in both modes,
-draws the window's live plots and the cache-vs-recompute lab, and exports:
-
-- cache-vs-recompute.png  the lab chart, 1920 px wide, slide theme
-- tokens-fed.svg          the live tokens-fed plot as SVG
-- live-charts.pdf         tokens fed, time per step, cache bytes: one page each
+Runs the shipped ``ko-chat`` model (resources/models/ko-chat, not random
+weights) the way a lecture would: the chat prompt greedily in both modes,
+Sample ×N at three temperatures, the live TTFT repeated five times, and every
+lab with its defaults (cache vs recompute at P = 183, N = 64 over five rounds;
+the temperature lab; top-p/top-k run to the end; cache kinds; the length
+sweep over five rounds). Then it writes the slide pack exactly as
+Lecture → Export slide pack does: every chart as PNG, SVG, PDF and CSV on a
+16:9 1920×1080 canvas with its headline, all-charts.pdf, numbers.json and the
+tables as CSV. Times are this machine's; tokens, bytes and answers are the
+model's.
 """
 
 from __future__ import annotations
@@ -17,24 +20,39 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import torch
 from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
 import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
-from kvstudio.core.checkpoints import random_model
+from kvstudio.core import labs as lab_experiments
+from kvstudio.core.experiments import finish
 from kvstudio.core.records import MODES, SamplingSettings
 from kvstudio.ui.app.startup import prepare_application
-from kvstudio.ui.labs import CacheVsRecomputePanel
-from kvstudio.ui.plots import CacheBytesPlot, StepTimePlot, TokensFedPlot
+from kvstudio.ui.classroom import answer_rows, sample_numbers
+from kvstudio.ui.labs import (
+    CacheKindsPanel,
+    CacheVsRecomputePanel,
+    LabPanel,
+    LengthSweepPanel,
+    TemperaturePanel,
+    TopPTopKPanel,
+)
+from kvstudio.ui.labs.labs_panel import slide_pack_of
+from kvstudio.ui.plots import AnswerHistogramPlot, CacheBytesPlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.run.engine_adapter import (
+    AnswerCounts,
     ModelChoice,
+    ModelHandle,
     RunRequest,
     RunSettings,
+    encode_prompt,
+    load_model,
     make_stepper,
+    repeated_sampling,
     run_info,
-    wrap_loaded,
 )
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides import export
@@ -42,45 +60,110 @@ from kvstudio.ui.slides.export_menu import ChartExporter
 
 log = logging.getLogger("export_examples")
 
+PROMPT = "KV 캐시는 무엇인가요?"  # the window's default question, in the chat template
+NEW_TOKENS = 32
+TEMPERATURES = (0.3, 0.85, 1.5)
+SAMPLES = 30
+ANSWER_TOKENS = 8
+
+
+def live_charts(model: ModelHandle) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The window's four live plots after a greedy run in both modes and Sample ×N."""
+    store = RunStore()
+    for run_id, mode in enumerate(reversed(MODES), start=1):  # cached last: the current run
+        settings = RunSettings(mode, SamplingSettings.greedy_settings(), NEW_TOKENS)
+        request = RunRequest(PROMPT, True, settings)
+        ids = encode_prompt(model, request)
+        store.begin(run_info(run_id, model, request, ids))
+        for record in make_stepper(model, ids, settings):
+            store.add(run_id, record)
+        store.finish(run_id)
+    tokens, times, cache, answers = (TokensFedPlot(), StepTimePlot(), CacheBytesPlot(),
+                                     AnswerHistogramPlot())
+    plots = {"tokens_fed": tokens, "step_time": times, "cache_bytes": cache, "answers": answers}
+    for plot in plots.values():
+        plot.resize(640, 420)  # any size: exports are laid out on the slide canvas
+        plot.show()
+        plot.refresh(store)
+    sample_settings = RunSettings("cached", SamplingSettings(), ANSWER_TOKENS)
+    request = RunRequest(PROMPT, True, sample_settings)
+    counts = [item for item in repeated_sampling(
+        model, encode_prompt(model, request), sample_settings, SAMPLES, TEMPERATURES, PROMPT, True)
+        if isinstance(item, AnswerCounts)][-1]
+    answers.show_counts(counts)
+    prefill = finish(
+        lab_experiments.repeated_prefill(model.backend, model.tokenizer,
+                                         encode_prompt(model, RunRequest(PROMPT, True, RunSettings(
+                                             "cached", SamplingSettings.greedy_settings(), 1)))),
+        lab_experiments.PrefillTimes,
+    )
+    times.show_ttft_repeats(prefill)
+    numbers: dict[str, Any] = {"samples": sample_numbers(counts)}
+    tables: dict[str, Any] = {"sample answers": answer_rows(counts)}
+    for trace in store.traces():
+        numbers[trace.mode] = {
+            "prompt_tokens": trace.info.prompt_len,
+            "steps": len(trace.records),
+            "tokens_fed": sum(trace.tokens_fed),
+            "ttft_ms": trace.ttft_ms,
+            "decode_ms_per_token": trace.decode_ms_per_token,
+            "text": trace.generated_text,
+        }
+    numbers["ttft_repeated_ms"] = {m: list(prefill.ms[m]) for m in MODES}
+    return plots, numbers, tables
+
+
+def run_lab(panel: LabPanel, model: ModelHandle) -> None:
+    """Run a lab to its result on its own thread, as its Run button does."""
+    panel.resize(1500, 850)
+    panel.show()
+    panel.set_model(model)
+    loop = QEventLoop()
+    panel.result_ready.connect(loop.quit)
+    panel.failed.connect(loop.quit)
+    if isinstance(panel, TopPTopKPanel):  # Start shows one step; Run to end does the rest
+        panel.runner.paused.connect(panel.run_to_end)
+    QTimer.singleShot(0, panel.run)
+    loop.exec()
+    if panel.result is None:
+        raise SystemExit(f"{type(panel).__name__} did not finish: {panel.status.text()}")
+
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/exports")
-    out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # read when the QApplication starts
     app = QApplication.instance() or QApplication([])
     prepare_application(app)  # type: ignore[arg-type]
-    model = wrap_loaded(random_model(0), ModelChoice())
+    model = load_model(ModelChoice("embedded-chat"))
+    if model.is_random:
+        raise SystemExit("The shipped ko-chat model is missing; this pack must come from it.")
+    log.info("model: %s", model.name)
 
-    store = RunStore()
-    for run_id, mode in enumerate(reversed(MODES), start=1):  # cached last: the current run
-        settings = RunSettings(mode, SamplingSettings.greedy_settings(), 24)
-        request = RunRequest("KV 캐시는 무엇인가요? 한 문단으로 설명해 주세요.", False, settings)
-        ids = model.tokenizer.encode(request.prompt)
-        store.begin(run_info(run_id, model, request, ids))
-        for record in make_stepper(model, ids, settings):
-            store.add(run_id, record)
-    plots = [TokensFedPlot(), StepTimePlot(), CacheBytesPlot()]
-    for plot in plots:
-        plot.resize(800, 480)
-        plot.show()
-        plot.refresh(store)
-    export.export_chart(plots[0], out / "tokens-fed.svg")
-    export.atomic_write(out / "live-charts.pdf", export.render_pdf(plots))
-
-    lab = CacheVsRecomputePanel(ChartExporter())
-    lab.resize(1500, 800)
-    lab.show()
-    lab.set_model(model)
-    loop = QEventLoop()
-    lab.result_ready.connect(loop.quit)
-    lab.failed.connect(loop.quit)
-    QTimer.singleShot(0, lab.run)
-    loop.exec()
-    export.export_chart(lab.view, out / "cache-vs-recompute.png")
-    lab.shutdown()
-    log.info("wrote %s", ", ".join(sorted(p.name for p in out.iterdir())))
+    charts, numbers, tables = live_charts(model)
+    exporter = ChartExporter()
+    lab_panels: list[LabPanel] = [
+        CacheVsRecomputePanel(exporter), TemperaturePanel(exporter), TopPTopKPanel(exporter),
+        CacheKindsPanel(exporter), LengthSweepPanel(exporter),
+    ]
+    for panel in lab_panels:
+        log.info("running %s…", panel.title())
+        run_lab(panel, model)
+        if isinstance(panel, TopPTopKPanel):
+            panel.show_step(0)  # the first answer token: top-p has a real choice there
+    lab_charts, lab_numbers, lab_tables = slide_pack_of(lab_panels)
+    charts.update(lab_charts)
+    tables.update(lab_tables)
+    document = {"model": model.name, "live": numbers, "labs": lab_numbers}
+    for old in out.glob("*"):
+        if old.is_file():
+            old.unlink()
+    pack = export.export_slide_pack(charts, out, document, tables)
+    for panel in lab_panels:
+        panel.shutdown()
+    log.info("wrote %d files to %s%s", len(pack.written), out,
+             f" (left out, empty: {', '.join(pack.skipped)})" if pack.skipped else "")
     return 0
 
 

@@ -104,6 +104,8 @@ def read_float(value: Any, where: str, low: float, high: float) -> float:
     except OverflowError as exc:
         raise ValueError(f"{where} is too large, got {_show(value)}.") from exc
     if not math.isfinite(number) or not low <= number <= high:
+        if math.isinf(low) and math.isinf(high):
+            raise ValueError(f"{where} must be a finite number, got {_show(value)}.")
         raise ValueError(f"{where} must be a finite number between {low:g} and {high:g}, "
                          f"got {_show(value)}.")
     return number

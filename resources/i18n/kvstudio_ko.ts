@@ -4,7 +4,7 @@
     <name>AnswerHistogramPlot</name>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="46" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="140" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
@@ -20,7 +20,7 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="69" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
         <source>answer rank (1 = most common)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
@@ -40,42 +40,42 @@
         <translation>나머지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="117" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="118" />
         <source>T = {0:g}: {1} distinct of {2}</source>
         <translation>T = {0:g}: {2}개 중 서로 다른 답 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="120" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="121" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="128" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="129" />
         <source>answer (text)</source>
         <translation>답 (텍스트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="130" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="131" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="134" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="135" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="136" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="137" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="143" />
         <source>Distinct answers per temperature</source>
         <translation>온도별 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="143" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
@@ -141,114 +141,114 @@
 <context>
     <name>CacheBytesPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="64" />
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="220" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="65" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="222" />
         <source>layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="65" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="66" />
         <source>bytes</source>
         <translation>바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="67" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="68" />
         <source>K (used)</source>
         <translation>K (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="68" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="69" />
         <source>V (used)</source>
         <translation>V (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="69" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="70" />
         <source>allocated (static)</source>
         <translation>할당됨 (정적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="72" />
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="220" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="73" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="222" />
         <source>KV cache per layer</source>
         <translation>레이어별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="73" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="74" />
         <source>KV cache: {0} measured (T = {1} tokens)</source>
         <translation>KV 캐시: 측정 {0} (T = {1} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="74" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="75" />
         <source>formula 2·L·T·H_kv·d·bytes = {0}</source>
         <translation>공식 2·L·T·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="75" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="76" />
         <source>KV cache: recompute mode keeps no cache</source>
         <translation>KV 캐시: 재계산 모드는 캐시를 두지 않습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="76" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="77" />
         <source>window W = {0}: keeps {1} tokens</source>
         <translation>윈도 W = {0}: {1} 토큰 보관</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="77" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="78" />
         <source>{0} full</source>
         <translation>{0} 전체</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="78" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="79" />
         <source>{0} W={1}</source>
         <translation>{0} W={1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="79" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="80" />
         <source>formula Σ 2·T_l·H_kv·d·bytes = {0}</source>
         <translation>공식 Σ 2·T_l·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="80" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="81" />
         <source>(cached run; recompute keeps none)</source>
         <translation>(캐시 실행; 재계산은 캐시 없음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="185" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="187" />
         <source>KV cache measured {0:,} B = formula 2·L·T·H_kv·d·bytes {1:,} B (T = {2} tokens)</source>
         <translation>KV 캐시 측정값 {0:,} B = 공식 2·L·T·H_kv·d·bytes {1:,} B (T = {2} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="187" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="189" />
         <source>{0:,} B per token · L = {1}, H_kv = {2}, d = {3}, {4} bytes per number</source>
         <translation>토큰당 {0:,} B · L = {1}, H_kv = {2}, d = {3}, 숫자당 {4}바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="191" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="193" />
         <source>static: {0:,} B allocated</source>
         <translation>정적: {0:,} B 할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="207" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="209" />
         <source>K bytes used (B)</source>
         <translation>K 사용 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="208" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="210" />
         <source>V bytes used (B)</source>
         <translation>V 사용 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="212" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="214" />
         <source>K bytes allocated (B)</source>
         <translation>K 할당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="214" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="216" />
         <source>V bytes allocated (B)</source>
         <translation>V 할당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="218" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="220" />
         <source>window cap, K or V (B)</source>
         <translation>윈도 상한, K 또는 V (B)</translation>
     </message>
@@ -680,78 +680,68 @@
         <translation>수 형식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="208" />
-        <source>min–max</source>
-        <translation>최소–최대</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="213" />
         <source>cache, measured (bytes)</source>
         <translation>캐시, 측정값 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="216" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="218" />
         <source>speed ratio (recompute / cached), medians</source>
         <translation>속도 비 (재계산 / 캐시), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="217" />
-        <source>speed ratio per round, min–max</source>
-        <translation>회차별 속도 비, 최소–최대</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="219" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="221" />
         <source>rounds</source>
         <translation>회차 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="230" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="232" />
         <source>Tokens fed: cached {0:,} (formula P+(N−1) = {1:,}) vs recompute {2:,} (formula P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</source>
         <translation>입력 토큰: 캐시 {0:,} (공식 P+(N−1) = {1:,}) 대 재계산 {2:,} (공식 P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="235" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="237" />
         <source>recompute took {0:.1f}× as long (median of {1} rounds) · TTFT {2} vs {3} ms · max |Δlogit| {4:.2g}</source>
         <translation>재계산이 {0:.1f}배 오래 걸림 ({1}회 중앙값) · TTFT {2} 대 {3} ms · 최대 |Δlogit| {4:.2g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="255" />
         <source>{0}: median time (ms)</source>
         <translation>{0}: 중앙값 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="257" />
         <source>{0}: fastest round (ms)</source>
         <translation>{0}: 가장 빠른 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="259" />
         <source>{0}: slowest round (ms)</source>
         <translation>{0}: 가장 느린 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="261" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="263" />
         <source>{0}: tokens fed (tokens)</source>
         <translation>{0}: 입력 토큰 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="265" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="267" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="267" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="269" />
         <source>max |Δlogit| (logit units)</source>
         <translation>최대 |Δlogit| (로짓 단위)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="269" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="271" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="129" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="247" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
@@ -772,7 +762,7 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="131" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="266" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="268" />
         <source>max |Δlogit| per step, cached vs recompute</source>
         <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
     </message>
@@ -783,7 +773,7 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="133" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="215" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="217" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
@@ -809,31 +799,51 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="202" />
-        <source>TTFT (ms)</source>
-        <translation>TTFT (ms)</translation>
+        <source>TTFT (ms), median</source>
+        <translation>TTFT (ms), 중앙값</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="203" />
-        <source>decode ms / token</source>
-        <translation>디코드 ms / 토큰</translation>
+        <source>decode ms / token, median</source>
+        <translation>디코드 토큰당 ms, 중앙값</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="204" />
-        <source>total (ms)</source>
-        <translation>합계 (ms)</translation>
+        <source>total (ms), median</source>
+        <translation>전체 (ms), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="213" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="208" />
+        <source>fastest round</source>
+        <translation>가장 빠른 회차</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="210" />
+        <source>slowest round</source>
+        <translation>가장 느린 회차</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="215" />
         <source>cache, formula 2·L·T·H_kv·d·bytes</source>
         <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="214" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="216" />
         <source>identical tokens</source>
         <translation>토큰 일치</translation>
     </message>
     <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="219" />
+        <source>speed ratio, lowest round</source>
+        <translation>속도 비, 가장 낮은 회차</translation>
+    </message>
+    <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="220" />
+        <source>speed ratio, highest round</source>
+        <translation>속도 비, 가장 높은 회차</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="222" />
         <source>number format</source>
         <translation>수 형식</translation>
     </message>
@@ -2140,6 +2150,11 @@ step {4}</source>
         <source>{0} must be a finite number between {1} and {2}, got {3}.</source>
         <translation>{0}은(는) {1}~{2} 사이의 유한한 수여야 하는데 {3}입니다.</translation>
     </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="129" />
+        <source>{0} must be a finite number, got {1}.</source>
+        <translation>{0}은(는) 유한한 수여야 하는데 {1}입니다.</translation>
+    </message>
 </context>
 <context>
     <name>ModelPanel</name>
@@ -2711,7 +2726,7 @@ step {4}</source>
 <context>
     <name>ReplayController</name>
     <message>
-        <location filename="../../kvstudio/ui/run/replay.py" line="184" />
+        <location filename="../../kvstudio/ui/run/replay.py" line="185" />
         <source>Replaying {0} run(s) of {1}; no model is computing.</source>
         <translation>{1}의 실행 {0}개를 다시 봅니다. 모델은 계산하지 않습니다.</translation>
     </message>
@@ -2759,9 +2774,9 @@ step {4}</source>
         <translation>모델 준비됨: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="382" />
-        <source>Run finished ({0}). Home starts it again; Reset or a new setting starts a new run.</source>
-        <translation>실행이 끝났습니다 ({0}). Home은 처음부터 다시, 초기화나 새 설정은 새 실행을 시작합니다.</translation>
+        <location filename="../../kvstudio/ui/run/controller.py" line="381" />
+        <source>Run finished: {0}.</source>
+        <translation>실행이 끝났습니다: {0}.</translation>
     </message>
 </context>
 <context>
@@ -2792,27 +2807,27 @@ step {4}</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="100" />
-        <source>answer finished at step {0}: {1}</source>
-        <translation>{0}단계에서 답이 끝남: {1}</translation>
+        <location filename="../../kvstudio/ui/run/state.py" line="101" />
+        <source>answer finished at step {0} (token {1}): {2}</source>
+        <translation>{0}단계({1}번째 토큰)에서 답이 끝남: {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="102" />
-        <source>token budget reached at step {0}</source>
-        <translation>{0}단계에서 최대 토큰 수에 도달</translation>
+        <location filename="../../kvstudio/ui/run/state.py" line="103" />
+        <source>token budget reached at step {0} (token {1})</source>
+        <translation>{0}단계({1}번째 토큰)에서 최대 토큰 수에 도달</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="109" />
-        <source>looking back at step {0} of {1} (→ forward, End = latest)</source>
-        <translation>{1}단계 중 {0}단계를 되돌아보는 중 (→ 앞으로, End = 최신)</translation>
+        <location filename="../../kvstudio/ui/run/state.py" line="111" />
+        <source>looking back at step {0} of {1}</source>
+        <translation>{1}단계 중 {0}단계를 되돌아보는 중</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="112" />
+        <location filename="../../kvstudio/ui/run/state.py" line="114" />
         <source>{0} of {1} steps</source>
         <translation>{1}단계 중 {0}단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="114" />
+        <location filename="../../kvstudio/ui/run/state.py" line="116" />
         <source>playing</source>
         <translation>재생 중</translation>
     </message>
@@ -2848,6 +2863,11 @@ step {4}</source>
         <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="105" />
         <source>Close the replay and step the loaded model again.</source>
         <translation>다시 보기를 닫고 불러온 모델로 다시 실행합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="107" />
+        <source>→ or Space: next step · ←: one step back · End: latest · Home (lecture mode): start again what is on screen</source>
+        <translation>→ 또는 Space: 다음 단계 · ←: 한 단계 뒤로 · End: 최신 · Home(강의 모드): 화면의 실행을 처음부터 다시</translation>
     </message>
 </context>
 <context>
@@ -3433,95 +3453,95 @@ step {4}</source>
         <translation>{0}단계: {1!r} 선택 (top-k와 top-p 후 재정규화한 p = {2:.3f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="269" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="281" />
         <source>top-k = {0}: mass {1:.2f}</source>
         <translation>top-k = {0}: 확률 {1:.2f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="273" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="285" />
         <source>p = {0:g}</source>
         <translation>p = {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="281" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="293" />
         <source>top-p keeps {0}: mass {1:.2f} ≥ {2:g}</source>
         <translation>top-p가 {0}개 남김: 확률 {1:.2f} ≥ {2:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="324" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="336" />
         <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
         <translation>{0}단계: top-k = {1}이(가) 확률 {3:.2f}를 가진 토큰 {2}개를 남김; 재정규화 후 top-p = {4:g}가 확률 {6:.2f} ≥ {4:g}인 {5}개를 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="329" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="341" />
         <source>temperature {0:g} · chose «{1}», p = {2:.3f} after both filters</source>
         <translation>온도 {0:g} · «{1}» 선택, 두 필터 후 p = {2:.3f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="345" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="357" />
         <source>Next-token distribution at step {0}</source>
         <translation>{0}단계의 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="346" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="358" />
         <source>rank (1 = most likely)</source>
         <translation>순위 (1 = 가장 가능성 높음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="348" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="360" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="349" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="361" />
         <source>probability after temperature</source>
         <translation>온도 적용 후 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="351" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="363" />
         <source>probability after top-k, renormalised</source>
         <translation>top-k 후 재정규화한 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="353" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="365" />
         <source>cumulative mass after top-k</source>
         <translation>top-k 후 누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="354" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="366" />
         <source>kept by top-k and top-p</source>
         <translation>top-k와 top-p가 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="363" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="375" />
         <source>after top-k (tokens)</source>
         <translation>top-k 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="365" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="377" />
         <source>after top-p (tokens)</source>
         <translation>top-p 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="367" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="379" />
         <source>kept mass after top-k (probability)</source>
         <translation>top-k 후 남은 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="369" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="381" />
         <source>p(chosen) after both filters</source>
         <translation>두 필터 후 p(선택)</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="159" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="360" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="372" />
         <source>Candidates left after each filter</source>
         <translation>필터별 남은 후보 수</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="160" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="299" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="361" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="373" />
         <source>step</source>
         <translation>단계</translation>
     </message>
@@ -3532,34 +3552,34 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="164" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="302" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="314" />
         <source>after top-k</source>
         <translation>top-k 뒤</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="165" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="303" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="315" />
         <source>after top-p</source>
         <translation>top-p 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="264" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="276" />
         <source>the {0} most likely tokens at step {1}</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="300" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="355" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="312" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="367" />
         <source>chosen</source>
         <translation>선택</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="301" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="313" />
         <source>p(chosen)</source>
         <translation>p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="317" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="329" />
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>

@@ -365,3 +365,30 @@ def test_export_menu_and_button(qtbot, tokens_plot: TokensFedPlot, tmp_path: Pat
     assert "does not exist" in failure.args[0]
     exporter.save_chooser = lambda *a: ""  # cancelled: nothing happens
     assert exporter.export_one(tokens_plot, "x", "csv") is None
+
+
+def test_menu_chooses_the_slide_size_and_the_headline(  # type: ignore[no-untyped-def]
+    qtbot, tokens_plot: TokensFedPlot, tmp_path: Path
+) -> None:
+    target = tmp_path / "slide"
+    exporter = ChartExporter(save_chooser=lambda *a: str(target))
+    menu = attach_export(tokens_plot, exporter).menu()
+    four_three = next(a for a in menu.size_menu.actions() if a.data() == "4:3")
+    four_three.trigger()
+    assert exporter.canvas == export.canvas_named("4:3")
+    assert menu._actions["png"].text().startswith("PNG image, 1440×1080")
+    with qtbot.waitSignal(exporter.exported):
+        menu.export("png")
+    with_headline = QImage(str(target.with_suffix(".png")))
+    assert (with_headline.width(), with_headline.height()) == (1440, 1080)
+    menu.headline_action.setChecked(False)
+    assert exporter.headline is False
+    with qtbot.waitSignal(exporter.exported):
+        menu.export("png")
+    without = QImage(str(target.with_suffix(".png")))
+    canvas = export.canvas_named("4:3")
+    expected_with = export.render_image(tokens_plot, canvas, headline=tokens_plot.headline())
+    expected_without = export.render_image(tokens_plot, canvas, headline=None)
+    assert (_ink(with_headline) == _ink(expected_with)).all()
+    assert (_ink(without) == _ink(expected_without)).all()
+    assert not (_ink(with_headline) == _ink(without)).all()

@@ -15,6 +15,8 @@ from kvstudio.core.runfile import SavedRun, load_runs, save_runs
 from kvstudio.ui.classroom import live_tables
 from kvstudio.ui.plots.extent import planned_steps
 from kvstudio.ui.run.state import RunPhase
+from kvstudio.ui.slides.chart_data import read_csv_tables
+from kvstudio.ui.slides.export import export_chart
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000
@@ -77,6 +79,7 @@ def test_in_a_replay_step_advances_the_replay_and_home_does_not_load_another_run
     assert replay.position() == (2, STEPS)
     assert {t.info.run_id for t in controller.store.traces()} == replayed_ids
     assert window.tokens_plot.bar_heights("cached") == bars[:2]
+    assert window.tokens_plot.x_range()[1] == pytest.approx(STEPS - 0.4)  # the saved length
 
     _press(qtbot, Qt.Key.Key_Home)  # the clicker's "start over": the replay, from step 0
     qtbot.wait(300)
@@ -136,7 +139,8 @@ def test_run_keys_stay_with_a_text_field(qtbot, make_window) -> None:  # type: i
     qtbot.waitUntil(lambda: _records(window) == 1, timeout=TIMEOUT)
 
 
-def test_step_history_shows_every_view_as_it_was(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_step_history_shows_every_view_as_it_was(qtbot, make_window,  # type: ignore[no-untyped-def]
+                                                 tmp_path: Path) -> None:
     window = make_window(max_new_tokens=STEPS)
     _run_to_end(qtbot, window)
     controller = window.controller
@@ -153,8 +157,11 @@ def test_step_history_shows_every_view_as_it_was(qtbot, make_window) -> None:  #
         (float(k), float(v)) for k, v in trace.records[2].cache_layer_bytes]
     assert len(window.generation.chip_texts()) == p + 3
     assert window.status.field_text("step").startswith("Step 3/")
-    assert "step 2 of 5" in window.run_bar.phase_text()
+    assert "looking back at step 2 of 5" in window.run_bar.phase_text()
     assert len(live_tables(window)["cached steps"]) == 3  # exports follow the selected step
+    csv = export_chart(window.tokens_plot, tmp_path / "fed.csv", "csv")
+    (table,) = read_csv_tables(csv.read_bytes())
+    assert [row[0] for row in table[1:]] == ["0", "1", "2"]  # steps 0-2 only
     assert window.tokens_plot.x_range()[1] == pytest.approx(STEPS - 0.4)  # axes stay put
 
     _focus(qtbot, window.generation.chips)
@@ -224,9 +231,43 @@ def _assert_eos_shown(window, step: int) -> None:  # type: ignore[no-untyped-def
     assert chips.kinds()[-1] == "eos"
     tip = chips.tooltips()[-1]
     assert "end of the answer" in tip and "Part of a character" not in tip
-    assert f"answer finished at step {step}: <|im_end|>" in window.run_bar.phase_text()
+    assert (f"answer finished at step {step} (token {step + 1}): <|im_end|>"
+            in window.run_bar.phase_text())
     assert window.controller.state.phase in (RunPhase.FINISHED, RunPhase.REPLAYING)
     # The axes end with the answer, not at the budget of 16.
     assert window.tokens_plot.x_range()[1] == pytest.approx(step + 1 - 0.4)
     prompt_kinds = chips.kinds()[: window.controller.store.current.info.prompt_len]
     assert "special" in prompt_kinds  # <|im_start|> of the chat template
+
+
+def test_the_axes_span_grows_in_doublings_and_ends_with_the_run() -> None:
+    assert [planned_steps(n, 64, False) for n in (0, 1, 6, 7, 12, 14, 40)] == [
+        8, 8, 8, 16, 16, 32, 64]
+    assert planned_steps(3, 4, False) == 4  # never past the budget
+    assert planned_steps(10, 64, True) == 10  # a finished run fills its axes
+
+
+def test_the_top_p_lab_shows_an_earlier_step_when_its_row_is_selected(  # type: ignore[no-untyped-def]
+        qtbot, make_window) -> None:
+    window = make_window()
+    lab = window.classroom.labs.cutoffs
+    lab.new_tokens.setValue(3)
+    with qtbot.waitSignal(lab.runner.paused, timeout=TIMEOUT):
+        assert lab.run()
+    with qtbot.waitSignal(lab.result_ready, timeout=TIMEOUT):
+        assert lab.run_to_end()
+    qtbot.waitUntil(lambda: len(lab.steps) == 3, timeout=TIMEOUT)
+    lab.table.setCurrentCell(0, 0)  # a click on the first row
+    assert list(lab._bars.opts["height"]) == _drawn_heights(lab.steps[0])
+    assert lab.numbers()["shown_step"] == 0
+    assert lab.status.text().startswith("Step 0:")
+    lab.table.setCurrentCell(2, 0)
+    assert list(lab._bars.opts["height"]) == _drawn_heights(lab.steps[2])
+    assert _drawn_heights(lab.steps[0]) != _drawn_heights(lab.steps[2])
+
+
+def _drawn_heights(step) -> list[float]:  # type: ignore[no-untyped-def]
+    """Bars of one step: kept tokens after top-k renormalises, cut ones at their old height."""
+    k, after = step.top_k_cut, step.after_top_k()
+    return [float(after[i] if k is None or i < k else p)
+            for i, p in enumerate(step.probabilities)]

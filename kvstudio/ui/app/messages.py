@@ -126,6 +126,7 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Messages", "{0} must be between {1} and {2}, got {3}."),
     QT_TRANSLATE_NOOP("Messages", "{0} must be a whole number, got {1}."),
     QT_TRANSLATE_NOOP("Messages", "{0} must be a finite number between {1} and {2}, got {3}."),
+    QT_TRANSLATE_NOOP("Messages", "{0} must be a finite number, got {1}."),
 )
 
 _FIELD = re.compile(r"\\\{(\d+)\\\}")

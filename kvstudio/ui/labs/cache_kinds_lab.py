@@ -59,7 +59,7 @@ class CacheKindsPanel(LabPanel):
         # Dynamic and static-used hold the same bytes, as do dynamic and static masks: the
         # dynamic line is drawn wide and underneath, the others narrower and dashed on top,
         # so both stay visible where they coincide.
-        widths = {"dynamic": 6.0, "static": 2.5, "sliding": 2.5}
+        widths = {"dynamic": 9.0, "static": 2.5, "sliding": 2.5}
         for kind in CACHE_KINDS:
             colour = KIND_COLOURS[kind]
             style = Qt.PenStyle.SolidLine if kind == "dynamic" else Qt.PenStyle.DashLine

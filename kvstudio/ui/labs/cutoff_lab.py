@@ -224,8 +224,20 @@ class TopPTopKPanel(LabPanel):
         steps = np.arange(len(self.steps), dtype=float)
         self._surv_k.setData(steps, [float(s.record.survivors_top_k[0]) for s in self.steps])
         self._surv_p.setData(steps, [float(s.record.survivors_top_p[0]) for s in self.steps])
+        self._label_survivor_axis()
         self._fill_table()
         self.show_step(None)  # a new step: show it
+
+    def _label_survivor_axis(self) -> None:
+        """1, 2, 5, 10, 20, 50 … on the log axis: its own labels (1…9 each) overlap."""
+        top = max((s.record.survivors_top_k[0] for s in self.steps), default=1)
+        values = [m * 10**e for e in range(7) for m in (1, 2, 5) if m * 10**e <= top * 2]
+        self.surv_plot.getAxis("left").setTicks(
+            [[(float(np.log10(v)), f"{v:,}") for v in values]])
+        steps = len(self.steps)
+        every = max(1, int(np.ceil(steps / 16)))
+        self.surv_plot.getAxis("bottom").setTicks(
+            [[(float(i), str(i)) for i in range(0, steps, every)]])
 
     def _draw_step(self, item: labs.DistributionStep) -> None:
         n = len(item.probabilities)

@@ -209,7 +209,7 @@ class TemperaturePanel(LabPanel):
             else self.tr("recompute mode gave different answers for the same seed"))
         most = [self.tr("T = {0:g}: top answer ×{1}").format(t.temperature, t.counts[0][1])
                 for t in temps if t.counts]
-        return first + "\n" + " · ".join([*most, check] if check else most)
+        return "\n".join([first, " · ".join(most), *([check] if check else [])])
 
     def data_tables(self) -> list[DataTable]:
         result = self.result

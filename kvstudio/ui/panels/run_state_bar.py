@@ -103,6 +103,9 @@ class RunStateBar(QWidget):
         self._live.setText(self.tr("Back to live"))
         self._live.setToolTip(self.tr(
             "Close the replay and step the loaded model again."))
+        self._phase.setToolTip(self.tr(
+            "→ or Space: next step · ←: one step back · End: latest · Home (lecture mode): "
+            "start again what is on screen"))
         if self._state is not None:
             self.show_state(self._state)
 

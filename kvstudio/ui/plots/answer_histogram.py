@@ -106,7 +106,8 @@ class AnswerHistogramPlot(LivePlot):
         # Headroom above the tallest bar keeps the legend (top left) off the bars.
         top = max((max(c) for _, c in self._answers), default=1)
         view = self.plot_item.vb
-        view.setXRange(-0.6, max(len(self._answers), 1) - 0.4, padding=0)
+        right = max(len(self._answers), 1) - 0.4 + (0.8 if rest else 0.0)  # room for "other"
+        view.setXRange(-0.6, right, padding=0)
         view.setYRange(0, top * 1.6, padding=0)
         self.fit_tick_space()
 

@@ -21,7 +21,7 @@ from kvstudio.core import formulas
 from kvstudio.core.records import StepRecord
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.plots.base import LivePlot
-from kvstudio.ui.plots.extent import planned_steps
+from kvstudio.ui.plots.extent import trace_steps
 from kvstudio.ui.run.engine_adapter import RunInfo
 from kvstudio.ui.run.store import RunStore
 
@@ -57,6 +57,7 @@ class CacheBytesPlot(LivePlot):
         self._tick_labels: list[str] = []
         self.summary = ""
         self._shown: tuple[RunInfo, StepRecord] | None = None  # what is drawn (for exports)
+        self._drawn_kv: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
         self._static_in_legend = False
         self.retranslate()
 
@@ -89,7 +90,7 @@ class CacheBytesPlot(LivePlot):
         if trace is None or record is None:
             self._draw_empty()
             return
-        steps = planned_steps(trace.total_steps, trace.info.max_new_tokens, trace.finished)
+        steps = trace_steps(trace)
         self._draw(trace.info, record, recompute_current=store.current_mode == "recompute",
                    planned=steps)
 
@@ -125,6 +126,7 @@ class CacheBytesPlot(LivePlot):
             self._allocated.setOpts(x=[], height=[])
         self._k_used.setOpts(x=layers - 0.2, height=k_used)
         self._v_used.setOpts(x=layers + 0.2, height=v_used)
+        self._drawn_kv = (tuple(float(b) for b in k_used), tuple(float(b) for b in v_used))
         plan = info.cache_plan()
         first = plan.layers[0] if plan.layers else None
         if first is not None and plan.uniform and first.keeps is not None \

@@ -25,6 +25,8 @@ def planned_steps(done: int, budget: int, finished: bool) -> int:
 
 
 def trace_steps(trace: RunTrace) -> int:
+    if trace.known_steps:  # a replay: the saved run's length is known from the start
+        return trace.known_steps
     return planned_steps(trace.total_steps, trace.info.max_new_tokens, trace.finished)
 
 

@@ -378,9 +378,7 @@ class RunController(QObject):
         self.run_finished.emit()
         trace = self.store.current
         if trace is not None and trace.info.run_id == run_id:
-            stop = self.state.stop_text()
-            self.note.emit(self.tr("Run finished ({0}). Home starts it again; Reset or a new "
-                                   "setting starts a new run.").format(stop))
+            self.note.emit(self.tr("Run finished: {0}.").format(self.state.stop_text()))
 
     def _on_playing_changed(self, playing: bool) -> None:
         self.playing = playing

@@ -177,7 +177,8 @@ class ReplayController(QObject):
         for run in runs:
             run_id = self._next_id
             self._next_id -= 1
-            self.store.begin(run_info_from_saved(run, run_id))
+            trace = self.store.begin(run_info_from_saved(run, run_id))
+            trace.known_steps = len(run.records)  # the axes span the saved run from its start
             self._replays.append((run_id, RunReplay(run)))
         self.changed.emit()
         self.loaded.emit(

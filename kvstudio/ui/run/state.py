@@ -93,26 +93,28 @@ class RunState(QObject):
         }[self.phase]
 
     def stop_text(self) -> str:
-        """"answer finished at step 10: <|im_end|>" or "token budget reached at step 63"."""
+        """"answer finished at step 9 (token 10): <|im_end|>" or "token budget reached at
+        step 63 (token 64)". Steps count from 0 (the prefill) as on the x axes."""
         if self.stop is None:
             return ""
         if self.stop.at_eos:
-            return self.tr("answer finished at step {0}: {1}").format(
-                self.stop.step, self.stop.token)
-        return self.tr("token budget reached at step {0}").format(self.stop.step)
+            return self.tr("answer finished at step {0} (token {1}): {2}").format(
+                self.stop.step, self.stop.step + 1, self.stop.token)
+        return self.tr("token budget reached at step {0} (token {1})").format(
+            self.stop.step, self.stop.step + 1)
 
     def describe(self) -> str:
         """One line for the state label: the phase, the step looked at, how the run ended."""
         parts = [self.phase_name()]
         if self.has_run:
             if self.viewing is not None:
-                parts.append(self.tr("looking back at step {0} of {1} (→ forward, End = latest)")
-                             .format(self.viewing, max(self.steps - 1, 0)))
+                parts.append(self.tr("looking back at step {0} of {1}").format(
+                    self.viewing, max(self.steps - 1, 0)))
             elif self.replaying and not self.finished:
                 parts.append(self.tr("{0} of {1} steps").format(self.steps, self.budget))
             if self.replaying and self.playing:
                 parts.append(self.tr("playing"))
         stop = self.stop_text()
-        if stop and self.finished:
+        if stop and self.finished and self.viewing is None:
             parts.append(stop)
         return " · ".join(parts)

@@ -36,6 +36,7 @@ class RunTrace:
     records: list[StepRecord] = field(default_factory=list)
     finished: bool = False
     total: int | None = None  # steps of the whole run when this is a view of an earlier step
+    known_steps: int | None = None  # steps a saved run has in all (a replay knows its length)
 
     @property
     def total_steps(self) -> int:
@@ -172,5 +173,6 @@ class RunStore:
         view.revision = self.revision
         for mode, trace in self._traces.items():
             shown = [r for r in trace.records if r.step <= step]
-            view._traces[mode] = RunTrace(trace.info, shown, trace.finished, trace.total_steps)
+            view._traces[mode] = RunTrace(trace.info, shown, trace.finished, trace.total_steps,
+                                          trace.known_steps)
         return view
