@@ -1,114 +1,6 @@
 <?xml version='1.0' encoding='utf-8'?>
 <TS version="2.1" language="ko_KR">
 <context>
-    <name />
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="43" />
-        <source>Step to feed the model</source>
-        <translation>한 스텝 진행하면 모델에 넣은 토큰이 나옵니다</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="43" />
-        <source>Tokens fed appear after a step.</source>
-        <translation>스텝을 진행하면 입력 토큰 수가 표시됩니다.</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="46" />
-        <source>{0} vs {1} tokens fed</source>
-        <translation>입력 토큰 {0} 대 {1}</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="49" />
-        <source>{0} tokens fed ({1})</source>
-        <translation>입력 토큰 {0} ({1})</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="56" />
-        <source>P+(N−1)</source>
-        <translation>P+(N−1)</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="56" />
-        <source>P·N+N(N−1)/2</source>
-        <translation>P·N+N(N−1)/2</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="57" />
-        <source>{0}: P = {1}, N = {2} → {3} = {4}</source>
-        <translation>{0}: P = {1}, N = {2} → {3} = {4}</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="62" />
-        <source>recompute fed {0:.1f}× as many</source>
-        <translation>재계산은 {0:.1f}배를 입력</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="70" />
-        <source>Step to time the model</source>
-        <translation>스텝을 진행하면 시간이 측정됩니다</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="76" />
-        <source>{0}: {1:.1f} ms/token</source>
-        <translation>{0}: 토큰당 {1:.1f} ms</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="77" />
-        <source>{0}: time to first token {1:.1f} ms, {2} steps</source>
-        <translation>{0}: 첫 토큰까지 {1:.1f} ms, {2} 스텝</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="79" />
-        <source>TTFT {0:.1f} ms</source>
-        <translation>첫 토큰 {0:.1f} ms</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="86" />
-        <source>Step to fill the cache</source>
-        <translation>스텝을 진행하면 캐시가 채워집니다</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="89" />
-        <source>{0} B per token · {1} B per 100 tokens</source>
-        <translation>토큰당 {0} B · 100 토큰당 {1} B</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="91" />
-        <source>2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}</source>
-        <translation>2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="95" />
-        <source>measured now: {0} B for T = {1} tokens</source>
-        <translation>지금 측정값: T = {1} 토큰에 {0} B</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="98" />
-        <source>recompute keeps no cache</source>
-        <translation>재계산은 캐시를 두지 않습니다</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="104" />
-        <source>Sample ×N to count answers</source>
-        <translation>N번 샘플링으로 답을 세어 보세요</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="107" />
-        <source>distinct answers {0}</source>
-        <translation>서로 다른 답 {0}</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="108" />
-        <source>T = {0}</source>
-        <translation>T = {0}</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="109" />
-        <source>{0} samples per temperature</source>
-        <translation>온도마다 샘플 {0}개</translation>
-    </message>
-</context>
-<context>
     <name>AnswerHistogramPlot</name>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="46" />
@@ -1636,6 +1528,114 @@ step {4}</source>
         <location filename="../../kvstudio/ui/panels/generation_view.py" line="204" />
         <source>{0}: the end of the answer. The model chose this special token at step {1}, so the run stopped here.</source>
         <translation>{0}: 답의 끝. 모델이 {1}단계에서 이 특수 토큰을 골라 실행이 여기서 멈췄습니다.</translation>
+    </message>
+</context>
+<context>
+    <name>Headlines</name>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="38" />
+        <source>Step to feed the model</source>
+        <translation>한 스텝 진행하면 모델에 넣은 토큰이 나옵니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="39" />
+        <source>Tokens fed appear after a step.</source>
+        <translation>스텝을 진행하면 입력 토큰 수가 표시됩니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="43" />
+        <source>{0} vs {1} tokens fed</source>
+        <translation>입력 토큰 {0} 대 {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="48" />
+        <source>{0} tokens fed ({1})</source>
+        <translation>입력 토큰 {0} ({1})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="58" />
+        <source>P+(N−1)</source>
+        <translation>P+(N−1)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="60" />
+        <source>P·N+N(N−1)/2</source>
+        <translation>P·N+N(N−1)/2</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="63" />
+        <source>{0}: P = {1}, N = {2} → {3} = {4}</source>
+        <translation>{0}: P = {1}, N = {2} → {3} = {4}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="71" />
+        <source>recompute fed {0:.1f}× as many</source>
+        <translation>재계산은 {0:.1f}배를 입력</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="81" />
+        <source>Step to time the model</source>
+        <translation>스텝을 진행하면 시간이 측정됩니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="88" />
+        <source>{0}: {1:.1f} ms/token</source>
+        <translation>{0}: 토큰당 {1:.1f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="93" />
+        <source>{0}: time to first token {1:.1f} ms, {2} steps</source>
+        <translation>{0}: 첫 토큰까지 {1:.1f} ms, {2} 스텝</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="100" />
+        <source>TTFT {0:.1f} ms</source>
+        <translation>첫 토큰 {0:.1f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="110" />
+        <source>Step to fill the cache</source>
+        <translation>스텝을 진행하면 캐시가 채워집니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="113" />
+        <source>{0} B per token · {1} B per 100 tokens</source>
+        <translation>토큰당 {0} B · 100 토큰당 {1} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="117" />
+        <source>2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}</source>
+        <translation>2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="124" />
+        <source>measured now: {0} B for T = {1} tokens</source>
+        <translation>지금 측정값: T = {1} 토큰에 {0} B</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="129" />
+        <source>recompute keeps no cache</source>
+        <translation>재계산은 캐시를 두지 않습니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="135" />
+        <source>Sample ×N to count answers</source>
+        <translation>N번 샘플링으로 답을 세어 보세요</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="139" />
+        <source>distinct answers {0}</source>
+        <translation>서로 다른 답 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="141" />
+        <source>T = {0}</source>
+        <translation>T = {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="142" />
+        <source>{0} samples per temperature</source>
+        <translation>온도마다 샘플 {0}개</translation>
     </message>
 </context>
 <context>

@@ -293,3 +293,15 @@ def test_live_ttft_is_measured_k_times_and_drawn_as_median_and_range(  # type: i
     repeated = plot.data_tables()[-1]
     assert repeated.x_header == "round" and repeated.column("Cached: TTFT (ms)") == list(
         times.ms["cached"])
+
+
+def test_presenter_numbers_are_in_the_window_language(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(language="ko", max_new_tokens=3)
+    presenter = window.classroom.presenter
+    _run_to_end(qtbot, window, 3)
+    presenter.set_enabled(True)
+    fed = sum(window.controller.store.current.tokens_fed)
+    assert presenter.headline().big == f"입력 토큰 {fed:,} (캐시)"
+    presenter.show_chart(3)
+    assert presenter.headline().big == "N번 샘플링으로 답을 세어 보세요"
+    presenter.set_enabled(False)

@@ -8,6 +8,7 @@ sampled at three temperatures (the histogram has its legend).
 
 from __future__ import annotations
 
+import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QRect, QRectF
 from PySide6.QtWidgets import QApplication, QScrollArea
@@ -71,6 +72,9 @@ def test_every_plot_is_whole_on_small_screens(qtbot, make_window, language: str,
         legend = plot.legend.sceneBoundingRect()
         assert plot.legend.isVisible() and legend.width() > 0, name
         assert _visible_scene_rect(plot).adjusted(-1, -1, 1, 1).contains(legend), (name, legend)
+        for _, label in plot.legend.items:  # every entry's text, not only the legend's box
+            text = label.mapRectToScene(label.itemRect())
+            assert _visible_scene_rect(plot).adjusted(-1, -1, 1, 1).contains(text), (name, text)
         # Outside the data: the legend never covers the view box.
         assert not legend.intersects(plot.plot_item.vb.sceneBoundingRect()), name
         title = plot.plot_item.titleLabel
@@ -99,3 +103,21 @@ def test_window_opens_inside_every_screen(qtbot, make_window, language: str) -> 
     # The window itself opened with that rule on the screen it is on.
     expected = initial_geometry(window.screen().availableGeometry(), window.minimumSizeHint())
     assert window.size() == expected.size()
+
+
+def test_a_plot_takes_its_view_size_back_after_a_wide_moment(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    """Something wider than the plot for a moment (here a legend entry) makes the PlotItem
+    grow; once everything fits again the plot is laid out at its view's size again."""
+    window = make_window(language="ko", max_new_tokens=6)
+    window.resize(1366, 768)
+    _settle(qtbot, window)
+    plot = window.time_plot
+    extra = pg.PlotDataItem()
+    plot.legend.addItem(extra, "x" * 200)  # wider than any plot
+    _settle(qtbot, window)
+    assert plot.plot_item.geometry().width() > plot.width()
+    plot.legend.removeItem(extra)
+    _settle(qtbot, window)
+    assert plot.plot_item.geometry().width() <= plot.width() + 1
+    assert _visible_scene_rect(plot).adjusted(-1, -1, 1, 1).contains(
+        plot.plot_item.getAxis("right").sceneBoundingRect())

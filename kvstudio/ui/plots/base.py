@@ -11,10 +11,13 @@ as the width allows. Nothing about what is drawn.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import cast
+
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter, QPicture, QResizeEvent
-from PySide6.QtWidgets import QGraphicsItem, QWidget
+from PySide6.QtWidgets import QGraphicsGridLayout, QGraphicsItem, QWidget
 
 from kvstudio.core.records import Mode
 from kvstudio.ui.run.store import RunStore
@@ -102,6 +105,7 @@ class PlotLegend(pg.LegendItem):
     def __init__(self, label_colour: str = "#222") -> None:
         super().__init__(offset=None, horSpacing=14, verSpacing=-6, labelTextColor=label_colour)
         self._width_limit = 0.0
+        self.after_fit: Callable[[], None] | None = None  # the plot takes its size back
 
     def updateSize(self) -> None:
         """Size from the entries' grid, then tell the plot's layout (instead of moving to 0, 0)."""
@@ -112,21 +116,55 @@ class PlotLegend(pg.LegendItem):
         self.resize(hint)
         self.updateGeometry()
 
+    def width_for(self, columns: int) -> float:
+        """The legend's width with `columns` entries per row, from its entries' own widths."""
+        spacing = self.layout.horizontalSpacing()
+        widths = [0.0] * columns
+        for index, (sample, label) in enumerate(self.items):
+            entry = sample.boundingRect().width() + spacing + label.itemRect().width()
+            widths[index % columns] = max(widths[index % columns], entry)
+        left, _, right, _ = cast(tuple[float, float, float, float],
+                                 self.layout.getContentsMargins())
+        return sum(widths) + spacing * (columns - 1) + left + right + 4
+
     def fit_width(self, width: float) -> None:
-        """Re-flow into the most columns whose width fits `width` (pixels)."""
+        """Re-flow into the most columns whose width fits `width` (pixels); one at worst."""
         self._width_limit = width
         count = len(self.items)
         if count == 0:
             return
-        for columns in range(count, 0, -1):
-            if columns != self.columnCount:
-                self.setColumnCount(columns)
-            if self.layout.effectiveSizeHint(Qt.SizeHint.PreferredSize).width() <= width:
-                break
+        columns = next((n for n in range(count, 0, -1) if self.width_for(n) <= width), 1)
+        self._arrange(columns)
         self.updateSize()
+        if self.after_fit is not None:
+            self.after_fit()
+
+    def _arrange(self, columns: int) -> None:
+        """Entry i at row i // columns, column i % columns, in a fresh grid (pyqtgraph's own
+        re-flow keeps the old grid's column count and widths)."""
+        old: QGraphicsGridLayout = self.layout  # type: ignore[has-type]
+        grid = QGraphicsGridLayout()
+        grid.setHorizontalSpacing(old.horizontalSpacing())
+        grid.setVerticalSpacing(old.verticalSpacing())
+        grid.setContentsMargins(*old.getContentsMargins())  # type: ignore[misc]
+        for index, (sample, label) in enumerate(self.items):
+            row, column = divmod(index, columns)
+            grid.addItem(sample, row, 2 * column, alignment=Qt.AlignmentFlag.AlignVCenter)
+            grid.addItem(label, row, 2 * column + 1)
+        for index in range(old.count() - 1, -1, -1):
+            old.removeAt(index)  # the entries now belong to the new grid
+        self.setLayout(grid)  # deletes the old (empty) grid
+        self.layout = grid
+        self.columnCount = columns
+        self.rowCount = max(1, -(-len(self.items) // columns))
 
     def addItem(self, item: object, name: str) -> None:  # type: ignore[override]
         super().addItem(item, name)
+        if self._width_limit > 0:
+            self.fit_width(self._width_limit)
+
+    def removeItem(self, item: object) -> None:  # type: ignore[override]
+        super().removeItem(item)
         if self._width_limit > 0:
             self.fit_width(self._width_limit)
 
@@ -152,6 +190,7 @@ class LivePlot(pg.PlotWidget):
         item.layout.addItem(self.legend, LEGEND_ROW, 0, 1, 3)
         item.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignHCenter)
         item.legend = self.legend  # PlotItem.addItem(name=…) and exporters find it there
+        self.legend.after_fit = self._fit_item_to_view
         self.title_size = "10pt"
         self._title = ""
         self.right_view: pg.ViewBox | None = None
@@ -212,8 +251,23 @@ class LivePlot(pg.PlotWidget):
             label.setMaximumHeight(height)
             item.layout.setRowFixedHeight(0, height)
             label.resizeEvent(None)  # re-centre the text in its row
-        self.legend.fit_width(width)
+        self.legend.fit_width(width)  # (ends with _fit_item_to_view)
+
+    def _fit_item_to_view(self) -> None:
+        """Lay the plot out at the view's size again.
+
+        A legend or title that was wider for a moment (entries added one by one,
+        a title before it wraps) makes the PlotItem grow to its minimum width, and
+        nothing shrinks it back until the widget is resized: the right axis and
+        the last bars would stay off screen.
+        """
+        item = self.plot_item
+        if item is None:
+            return
         item.layout.activate()
+        view = QRectF(0.0, 0.0, float(self.width()), float(self.height()))
+        if self.autoPixelRange and item.geometry() != view:
+            item.setGeometry(view)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -19,12 +19,6 @@ from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore
 
-CONTEXT = "Headlines"
-
-
-def tr(text: str) -> str:
-    return QCoreApplication.translate(CONTEXT, text)
-
 
 @dataclass(frozen=True)
 class Headline:
@@ -40,71 +34,113 @@ def count(n: float) -> str:
 def tokens_fed(store: RunStore) -> Headline:
     totals = {t.mode: t for t in store.traces() if t.records}
     if not totals:
-        return Headline(tr("Step to feed the model"), [tr("Tokens fed appear after a step.")])
+        return Headline(
+            QCoreApplication.translate("Headlines", "Step to feed the model"),
+            [QCoreApplication.translate("Headlines", "Tokens fed appear after a step.")],
+        )
     fed = {mode: sum(trace.tokens_fed) for mode, trace in totals.items()}
     if len(fed) == 2:
-        big = tr("{0} vs {1} tokens fed").format(count(fed["cached"]), count(fed["recompute"]))
+        big = QCoreApplication.translate("Headlines", "{0} vs {1} tokens fed").format(
+            count(fed["cached"]), count(fed["recompute"])
+        )
     else:
-        (mode, total), = fed.items()
-        big = tr("{0} tokens fed ({1})").format(count(total), mode_name(mode))
+        ((mode, total),) = fed.items()
+        big = QCoreApplication.translate("Headlines", "{0} tokens fed ({1})").format(
+            count(total), mode_name(mode)
+        )
     lines = []
     for mode in MODES:
         trace = totals.get(mode)
         if trace is None:
             continue
         p, n = trace.info.prompt_len, len(trace.records)
-        formula = tr("P+(N−1)") if mode == "cached" else tr("P·N+N(N−1)/2")
-        lines.append(tr("{0}: P = {1}, N = {2} → {3} = {4}").format(
-            mode_name(mode), p, n, formula, count(trace.info.formula_cumulative(n)[-1])))
+        formula = (
+            QCoreApplication.translate("Headlines", "P+(N−1)")
+            if mode == "cached"
+            else QCoreApplication.translate("Headlines", "P·N+N(N−1)/2")
+        )
+        lines.append(
+            QCoreApplication.translate("Headlines", "{0}: P = {1}, N = {2} → {3} = {4}").format(
+                mode_name(mode), p, n, formula, count(trace.info.formula_cumulative(n)[-1])
+            )
+        )
     if len(fed) == 2 and fed["cached"] > 0:
         same_n = len(totals["cached"].records) == len(totals["recompute"].records)
         if same_n:
-            lines.append(tr("recompute fed {0:.1f}× as many").format(
-                fed["recompute"] / fed["cached"]))
+            lines.append(
+                QCoreApplication.translate("Headlines", "recompute fed {0:.1f}× as many").format(
+                    fed["recompute"] / fed["cached"]
+                )
+            )
     return Headline(big, lines)
 
 
 def step_time(store: RunStore) -> Headline:
     traces = [t for t in store.traces() if t.records]
     if not traces:
-        return Headline(tr("Step to time the model"), [])
+        return Headline(QCoreApplication.translate("Headlines", "Step to time the model"), [])
     parts, lines = [], []
     for trace in traces:
         per_token = trace.decode_ms_per_token
         ttft = trace.ttft_ms or 0.0
         if per_token is not None:
-            parts.append(tr("{0}: {1:.1f} ms/token").format(mode_name(trace.mode), per_token))
-        lines.append(tr("{0}: time to first token {1:.1f} ms, {2} steps").format(
-            mode_name(trace.mode), ttft, len(trace.records)))
-    big = " · ".join(parts) if parts else tr("TTFT {0:.1f} ms").format(traces[0].ttft_ms or 0.0)
+            parts.append(
+                QCoreApplication.translate("Headlines", "{0}: {1:.1f} ms/token").format(
+                    mode_name(trace.mode), per_token
+                )
+            )
+        lines.append(
+            QCoreApplication.translate(
+                "Headlines", "{0}: time to first token {1:.1f} ms, {2} steps"
+            ).format(mode_name(trace.mode), ttft, len(trace.records))
+        )
+    big = (
+        " · ".join(parts)
+        if parts
+        else QCoreApplication.translate("Headlines", "TTFT {0:.1f} ms").format(
+            traces[0].ttft_ms or 0.0
+        )
+    )
     return Headline(big, lines)
 
 
 def cache_bytes(store: RunStore) -> Headline:
     trace = store.trace("cached") or store.current
     if trace is None:
-        return Headline(tr("Step to fill the cache"), [])
+        return Headline(QCoreApplication.translate("Headlines", "Step to fill the cache"), [])
     info = trace.info
     per_token = info.formula_cache_bytes(1)
-    big = tr("{0} B per token · {1} B per 100 tokens").format(
-        count(per_token), count(info.formula_cache_bytes(100)))
-    lines = [tr("2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}").format(
-        info.num_layers, info.num_kv_heads, info.head_dim, info.dtype_bytes)]
+    big = QCoreApplication.translate("Headlines", "{0} B per token · {1} B per 100 tokens").format(
+        count(per_token), count(info.formula_cache_bytes(100))
+    )
+    lines = [
+        QCoreApplication.translate("Headlines", "2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}").format(
+            info.num_layers, info.num_kv_heads, info.head_dim, info.dtype_bytes
+        )
+    ]
     record = trace.last
     if trace.mode == "cached" and record is not None:
-        lines.append(tr("measured now: {0} B for T = {1} tokens").format(
-            count(record.cache_used_bytes), record.cache_length))
+        lines.append(
+            QCoreApplication.translate(
+                "Headlines", "measured now: {0} B for T = {1} tokens"
+            ).format(count(record.cache_used_bytes), record.cache_length)
+        )
     elif trace.mode == "recompute":
-        lines.append(tr("recompute keeps no cache"))
+        lines.append(QCoreApplication.translate("Headlines", "recompute keeps no cache"))
     return Headline(big, lines)
 
 
 def answers(counts: AnswerCounts | None) -> Headline:
     if counts is None or not counts.temperatures:
-        return Headline(tr("Sample ×N to count answers"), [])
+        return Headline(QCoreApplication.translate("Headlines", "Sample ×N to count answers"), [])
     distinct = " / ".join(str(counts.distinct(i)) for i in range(len(counts.temperatures)))
     temps = " / ".join(f"{t:g}" for t in counts.temperatures)
-    return Headline(tr("distinct answers {0}").format(distinct), [
-        tr("T = {0}").format(temps),
-        tr("{0} samples per temperature").format(counts.samples_per_temperature),
-    ])
+    return Headline(
+        QCoreApplication.translate("Headlines", "distinct answers {0}").format(distinct),
+        [
+            QCoreApplication.translate("Headlines", "T = {0}").format(temps),
+            QCoreApplication.translate("Headlines", "{0} samples per temperature").format(
+                counts.samples_per_temperature
+            ),
+        ],
+    )
