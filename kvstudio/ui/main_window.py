@@ -112,7 +112,7 @@ class MainWindow(QMainWindow):
         self._restore()
         self._wire()
         self.retranslate()
-        self.classroom: Any = None  # set by app.startup.build_window (labs, export, lecture, runs)
+        self.classroom: Any = None  # set by app.startup.build_window (labs, export, presenter…)
         self.typing_guard: Any = None  # set by app.startup.build_window (run keys vs text fields)
         self.fit_to_screen(restored=self.settings.geometry() is not None)
 

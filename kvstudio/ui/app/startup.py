@@ -58,7 +58,7 @@ def build_window(app: QApplication, settings: AppSettings, loader: ModelLoader,
     # torch is imported by the first load, on the worker thread, after the window is shown.
     host = EngineHost(with_torch_threads(loader, threads))
     window = MainWindow(settings, host, languages, threads)
-    # Labs, export, lecture mode and saved runs plug in through the window's extension
+    # Labs, export, the presenter view and saved runs plug in through the window's extension
     # points; the window itself never imports them (no import circle).
     window.classroom = install_classroom(window)
     # Run keys work wherever the focus is, except in a text field or table (they keep them).

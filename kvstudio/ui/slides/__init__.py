@@ -1,3 +1,3 @@
 """Charts for slides: exporters (PNG, SVG, PDF, CSV), the export menu, the slide pack and the
-lecture view's theme.
+presenter view and its headline numbers.
 """
