@@ -21,7 +21,7 @@ from kvstudio.core.records import DTYPES, MODES, Mode
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.labs.base import ByteCount, LabPanel, int_box
-from kvstudio.ui.plots.base import MODE_COLOURS
+from kvstudio.ui.plots.base import MODE_COLOURS, add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
@@ -68,7 +68,7 @@ class CacheVsRecomputePanel(LabPanel):
         self.view.setBackground("w")
         self.time_plot = self.view.addPlot(row=0, col=0)
         self.diff_plot = self.view.addPlot(row=0, col=1)
-        self.time_plot.addLegend(offset=(8, 8), labelTextColor="#222")
+        add_legend_row(self.time_plot)
         self.diff_plot.setLogMode(y=True)
         self.diff_plot.getAxis("left").enableAutoSIPrefix(False)  # "x1e-06" on a log axis misleads
         for plot in (self.time_plot, self.diff_plot):

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QCheckBox, QLineEdit, QPlainTextEdit, QWidget
 
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.labs.base import LabPanel, int_box, prompt_ids, series_colour
+from kvstudio.ui.plots.base import add_legend_row
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle, parse_temperatures
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
@@ -58,7 +59,7 @@ class TemperaturePanel(LabPanel):
         self.view.ci.layout.setColumnStretchFactor(1, 1)
         for plot in (self.hist_plot, self.distinct_plot):
             plot.showGrid(x=False, y=True, alpha=0.2)
-        self.hist_plot.addLegend(offset=(-8, 8), labelTextColor="#222")
+        add_legend_row(self.hist_plot)
         self._bars: list[pg.BarGraphItem] = []
         self._distinct_bars = pg.BarGraphItem(x=[], height=[], width=0.6, brush="#0072B2")
         self.distinct_plot.addItem(self._distinct_bars)
