@@ -1,9 +1,10 @@
 """Run as a script by test_hardening: close the window while a step outlasts the stop timeout.
 
-A fake backend sleeps in `forward_last` once the model is loaded, so one step
-takes `STEP_SECONDS` while closing waits only `STOP_MS`. Prints "step started"
-and "closed" so the test can see how far it got; the exit status is the test's
-verdict (134 = SIGABRT, what closing did before the fix).
+A fake backend blocks in `forward_last` once the model is loaded until the
+script releases it after the event loop has ended (at most `STEP_SECONDS`), so
+the step outlasts the `STOP_MS` that closing waits however loaded the machine
+is. Prints "step started" and "closed" so the test can see how far it got; the
+exit status is the test's verdict (134 = SIGABRT, what closing did before the fix).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -27,9 +27,10 @@ from kvstudio.ui.app.startup import build_window
 from kvstudio.ui.run import threads
 from kvstudio.ui.run.engine_adapter import ModelChoice, ModelHandle, wrap_model
 
-STEP_SECONDS = 2.0
+STEP_SECONDS = 60.0  # an upper bound: the step is released once the window has closed
 STOP_MS = 200
 started = threading.Event()
+release = threading.Event()
 
 
 class SlowBackend:
@@ -45,7 +46,7 @@ class SlowBackend:
     def forward_last(self, *args: object) -> object:
         if self.slow:
             started.set()
-            time.sleep(STEP_SECONDS)
+            release.wait(STEP_SECONDS)
         return self._inner.forward_last(*args)  # type: ignore[attr-defined]
 
 
@@ -86,6 +87,7 @@ def main(settings_path: str) -> int:
     code = app.exec()
     print("step started" if started.is_set() else "no step", flush=True)
     print(f"parked {len(threads.parked_threads())}", flush=True)
+    release.set()  # the long step ends now, after the window closed and the loop ended
     threads.wait_for_parked()  # what startup.main does after the event loop
     print(f"after waiting {len(threads.parked_threads())}", flush=True)
     return code
