@@ -680,68 +680,73 @@
         <translation>수 형식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="213" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="208" />
         <source>cache, measured (bytes)</source>
         <translation>캐시, 측정값 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="218" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="213" />
+        <source>first divergent step</source>
+        <translation>처음 달라진 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="215" />
         <source>speed ratio (recompute / cached), medians</source>
         <translation>속도 비 (재계산 / 캐시), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="221" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="218" />
         <source>rounds</source>
         <translation>회차 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="232" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="229" />
         <source>Tokens fed: cached {0:,} (formula P+(N−1) = {1:,}) vs recompute {2:,} (formula P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</source>
         <translation>입력 토큰: 캐시 {0:,} (공식 P+(N−1) = {1:,}) 대 재계산 {2:,} (공식 P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="234" />
         <source>recompute took {0:.1f}× as long (median of {1} rounds) · TTFT {2} vs {3} ms · max |Δlogit| {4:.2g}</source>
         <translation>재계산이 {0:.1f}배 오래 걸림 ({1}회 중앙값) · TTFT {2} 대 {3} ms · 최대 |Δlogit| {4:.2g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="252" />
         <source>{0}: median time (ms)</source>
         <translation>{0}: 중앙값 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="254" />
         <source>{0}: fastest round (ms)</source>
         <translation>{0}: 가장 빠른 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="259" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="256" />
         <source>{0}: slowest round (ms)</source>
         <translation>{0}: 가장 느린 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="263" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="260" />
         <source>{0}: tokens fed (tokens)</source>
         <translation>{0}: 입력 토큰 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="267" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="264" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="269" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="266" />
         <source>max |Δlogit| (logit units)</source>
         <translation>최대 |Δlogit| (로짓 단위)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="271" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="268" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="129" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="244" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
@@ -762,7 +767,7 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="131" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="268" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="265" />
         <source>max |Δlogit| per step, cached vs recompute</source>
         <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
     </message>
@@ -773,77 +778,72 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="133" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="217" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="214" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="189" />
-        <source>✗ first differs at step {0}</source>
-        <translation>✗ {0}단계에서 처음 달라짐</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="193" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="188" />
         <source>tokens fed, measured</source>
         <translation>입력 토큰, 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="194" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="189" />
         <source>tokens fed, formula</source>
         <translation>입력 토큰, 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="196" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="191" />
         <source>measured = formula</source>
         <translation>측정 = 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="202" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="197" />
         <source>TTFT (ms), median</source>
         <translation>TTFT (ms), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="198" />
         <source>decode ms / token, median</source>
         <translation>디코드 토큰당 ms, 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="199" />
         <source>total (ms), median</source>
         <translation>전체 (ms), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="203" />
         <source>fastest round</source>
         <translation>가장 빠른 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="210" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="205" />
         <source>slowest round</source>
         <translation>가장 느린 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="215" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="210" />
         <source>cache, formula 2·L·T·H_kv·d·bytes</source>
         <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="216" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="211" />
         <source>identical tokens</source>
         <translation>토큰 일치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="219" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="216" />
         <source>speed ratio, lowest round</source>
         <translation>속도 비, 가장 낮은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="220" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="217" />
         <source>speed ratio, highest round</source>
         <translation>속도 비, 가장 높은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="222" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="219" />
         <source>number format</source>
         <translation>수 형식</translation>
     </message>
