@@ -254,7 +254,7 @@ class TemperatureLabResult:
     def same_answers_count(self) -> tuple[int, int] | None:
         """(samples whose answer is the same in both modes, all samples); None: not checked.
 
-        Cached and recompute logits differ by float rounding (about 1e-6 in fp32: a
+        Cached and recompute logits differ by float rounding (about 1e-5 in fp32: a
         one-row product rounds differently from a many-row one), so a draw that sits
         right at a boundary of the cumulative distribution can tip the other way.
         """

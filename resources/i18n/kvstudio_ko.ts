@@ -3323,8 +3323,8 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="79" />
-        <source>Each temperature draws the same number of answers from one seed. Low temperatures repeat one answer; high ones spread out. The same seed gives the same answers in cached and recompute mode, except where float rounding (the two modes' logits differ by about 1e-6) tips a draw that sits right at a boundary.</source>
-        <translation>온도마다 같은 시드에서 같은 수의 답을 뽑습니다. 낮은 온도는 한 답을 되풀이하고, 높은 온도는 답이 퍼집니다. 같은 시드는 캐시 모드와 재계산 모드에서 같은 답을 냅니다. 다만 두 모드의 로짓은 부동소수점 반올림 때문에 1e-6 정도 다르므로, 경계에 딱 걸린 뽑기는 다른 쪽으로 넘어갈 수 있습니다.</translation>
+        <source>Each temperature draws the same number of answers from one seed. Low temperatures repeat one answer; high ones spread out. The same seed gives the same answers in cached and recompute mode, except where float rounding (the two modes' logits differ by about 1e-5) tips a draw that sits right at a boundary.</source>
+        <translation>온도마다 같은 시드에서 같은 수의 답을 뽑습니다. 낮은 온도는 한 답을 되풀이하고, 높은 온도는 답이 퍼집니다. 같은 시드는 캐시 모드와 재계산 모드에서 같은 답을 냅니다. 다만 두 모드의 로짓은 부동소수점 반올림 때문에 1e-5 정도 다르므로, 경계에 딱 걸린 뽑기는 다른 쪽으로 넘어갈 수 있습니다.</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="87" />

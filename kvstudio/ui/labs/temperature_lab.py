@@ -79,7 +79,7 @@ class TemperaturePanel(LabPanel):
                 "Each temperature draws the same number of answers from one seed. Low "
                 "temperatures repeat one answer; high ones spread out. The same seed gives the "
                 "same answers in cached and recompute mode, except where float rounding (the two "
-                "modes' logits differ by about 1e-6) tips a draw that sits right at a boundary."
+                "modes' logits differ by about 1e-5) tips a draw that sits right at a boundary."
             )
         )
         self.set_field_names(
