@@ -183,11 +183,6 @@ class CacheVsRecomputePanel(LabPanel):
         diffs[diffs <= 0] = np.nan  # an exact 0 (the shared prefill) has no place on a log axis
         self._diff_curve.setData(np.arange(len(diffs), dtype=float), diffs, connect="finite")
         c, r = first.cached, first.recompute
-        identical = (
-            "✓"
-            if first.identical
-            else self.tr("✗ first differs at step {0}").format(first.first_divergent_step)
-        )
         ratios = result.speed_ratios
         rows: list[tuple[str, Any, Any]] = [
             (self.tr("tokens fed, measured"), c.tokens_fed, r.tokens_fed),
@@ -213,7 +208,9 @@ class CacheVsRecomputePanel(LabPanel):
             (self.tr("cache, measured (bytes)"), ByteCount(c.cache_bytes),
              ByteCount(r.cache_bytes)),
             (self.tr("cache, formula 2·L·T·H_kv·d·bytes"), ByteCount(c.cache_bytes_formula), ""),
-            (self.tr("identical tokens"), identical, ""),
+            (self.tr("identical tokens"), first.identical, ""),  # a bool: ✓ / ✗, CSV true/false
+            *([] if first.identical else
+              [(self.tr("first divergent step"), first.first_divergent_step, "")]),
             (self.tr("max |Δlogit|"), first.max_logit_diff, ""),
             (self.tr("speed ratio (recompute / cached), medians"), result.speed_ratio, ""),
             (self.tr("speed ratio, lowest round"), ratios.low, ""),
