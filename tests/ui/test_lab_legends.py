@@ -2,15 +2,16 @@
 
 Every lab of the Labs tab, and the Chat tab, is run on the tiny model in the
 window at 1366×768 (and 1280×720 in Korean); each of their plots that has a
-legend must show it whole, in its own row under the plot, never over the
-view box. The same holds when a chart is laid out and themed for a slide export.
+legend must show it in its own row under the plot, never over the view box,
+and the plot with its title and legend must be whole on screen. The same holds
+when a chart is laid out and themed for a slide export.
 """
 
 from __future__ import annotations
 
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QSizeF
+from PySide6.QtCore import QRectF, QSizeF
 from PySide6.QtWidgets import QApplication
 
 from kvstudio.ui.labs.base import LabPanel
@@ -55,7 +56,9 @@ def _legend_plots(lab: LabPanel) -> list[tuple[str, pg.PlotItem]]:
             if plot.legend is not None and plot.legend.items]
 
 
-def _assert_legend_off_the_data(name: str, plot: pg.PlotItem) -> None:
+def _assert_legend_off_the_data(name: str, plot: pg.PlotItem, shown: QRectF | None) -> None:
+    """The legend is under the data, and (with `shown`, the view's visible scene rect) its
+    plot, title and entries are whole on screen."""
     legend = plot.legend
     box = legend.sceneBoundingRect()
     assert legend.isVisible() and box.width() > 0, name
@@ -66,6 +69,10 @@ def _assert_legend_off_the_data(name: str, plot: pg.PlotItem) -> None:
     for _, label in legend.items:  # every entry's text is inside its plot, off the data
         text = label.mapRectToScene(label.itemRect())
         assert whole.contains(text) and not text.intersects(data), (name, label.text, text)
+    if shown is not None:
+        title = plot.titleLabel
+        for part in (plot.sceneBoundingRect(), title.mapRectToScene(title.itemRect())):
+            assert shown.adjusted(-1, -1, 1, 1).contains(part), (name, part, shown)
 
 
 @pytest.mark.parametrize(("language", "size"), CASES,
@@ -100,7 +107,9 @@ def test_lab_legends_stay_off_the_data(qtbot, make_window, language: str,
         plots = _legend_plots(lab)
         assert plots, f"{name} draws no legend"
         for key, plot in plots:
-            _assert_legend_off_the_data(f"{name}:{key}", plot)
+            view = plot.scene().views()[0]
+            shown = view.mapToScene(view.viewport().rect()).boundingRect()
+            _assert_legend_off_the_data(f"{name}:{key}", plot, shown)
             checked += 1
         # On the slide canvas (as an export lays it out, themed): still off the data.
         for chart in lab.charts().values():
@@ -109,6 +118,6 @@ def test_lab_legends_stay_off_the_data(qtbot, make_window, language: str,
             with on_canvas(item, QSizeF(canvas.width, canvas.height)), \
                     slide_theme(item, canvas.width):
                 for key, plot in _legend_plots(lab):
-                    _assert_legend_off_the_data(f"{name}:{key} on {canvas.key}", plot)
+                    _assert_legend_off_the_data(f"{name}:{key} on {canvas.key}", plot, None)
         assert lab.shutdown()
     assert checked >= 11  # every lab plot that has a legend (some labs have two)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import cast
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QRectF, Qt, QTimer
+from PySide6.QtCore import QEvent, QRectF, QSizeF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter, QPicture, QResizeEvent
 from PySide6.QtWidgets import QGraphicsGridLayout, QGraphicsItem, QWidget
 
@@ -110,12 +110,16 @@ class PlotLegend(pg.LegendItem):
         # Re-flow for the plot's current width after the entries' text changed size (the
         # slide theme calls it); set by `add_legend_row` for legends that follow their plot.
         self.refit: Callable[[], None] | None = None
+        # A legend that follows its plot never holds the plot wider than the layout gives it
+        # (it re-flows to the narrower width instead); a LivePlot's takes its view size back.
+        self.narrows = False
 
     def updateSize(self) -> None:
         """Size from the entries' grid, then tell the plot's layout (instead of moving to 0, 0)."""
         self.layout.invalidate()
         hint = self.layout.effectiveSizeHint(Qt.SizeHint.PreferredSize)
-        self.setMinimumSize(hint)
+        self.setMinimumSize(QSizeF(min(hint.width(), 40.0), hint.height()) if self.narrows
+                            else hint)
         self.setMaximumSize(hint)
         self.resize(hint)
         self.updateGeometry()
@@ -211,6 +215,7 @@ def add_legend_row(plot: pg.PlotItem, label_colour: str = "#222",
     plot.legend = legend
     if follow_width:
         def refit() -> None:
+            fit_title(plot, max(plot.width() - LEGEND_MARGIN, 60.0), narrows=True)
             legend.fit_width(max(plot.width() - LEGEND_MARGIN, 60.0))
 
         def width_changed() -> None:
@@ -218,9 +223,47 @@ def add_legend_row(plot: pg.PlotItem, label_colour: str = "#222",
                 refit()
 
         legend.refit = refit
+        legend.narrows = True
+        # A new title (a step, a language) is wrapped again once it is set.
+        plot.titleLabel.item.document().contentsChanged.connect(
+            lambda: QTimer.singleShot(0, plot, refit))
         plot.geometryChanged.connect(width_changed)
         refit()
     return legend
+
+
+def fit_title(plot: pg.PlotItem, width: float, narrows: bool = False) -> None:
+    """Wrap `plot`'s title at word boundaries to `width` (pixels, axes included).
+
+    `narrows`: the title never holds the plot wider than its layout gives it
+    (a plot in a `GraphicsLayoutWidget`; it wraps again when its width changes).
+    """
+    label = plot.titleLabel
+    if not label.isVisible():
+        return
+    # The title's cell is the view box's column, between the y axes.
+    axes = sum(plot.getAxis(side).width() for side in ("left", "right")
+               if plot.getAxis(side).isVisible())
+    title_width = max(width - axes, 60.0)
+    text = label.item
+    text.setTextWidth(-1)
+    if text.boundingRect().width() > title_width:
+        text.setTextWidth(title_width)  # wrap at word boundaries
+    if narrows and not getattr(label, "narrows", False):
+        label.narrows = True
+        full_update_min = label.updateMin
+
+        def narrow_update_min() -> None:  # pyqtgraph calls it on every resize and new text
+            full_update_min()
+            label.setMinimumWidth(60.0)
+            label._sizeHint[Qt.SizeHint.MinimumSize] = (60.0, label.minimumHeight())
+
+        label.updateMin = narrow_update_min
+    label.updateMin()
+    height = label.itemRect().height()
+    label.setMaximumHeight(height)
+    plot.layout.setRowFixedHeight(0, height)
+    label.resizeEvent(None)  # re-centre the text in its row
 
 
 class LivePlot(pg.PlotWidget):
@@ -284,21 +327,7 @@ class LivePlot(pg.PlotWidget):
         if item is None:  # closed: pyqtgraph has let go of its PlotItem
             return
         width = max(float(self.width()) - LEGEND_MARGIN, 60.0)
-        label = item.titleLabel
-        if label.isVisible():
-            # The title's cell is the view box's column, between the y axes.
-            axes = sum(item.getAxis(side).width() for side in ("left", "right")
-                       if item.getAxis(side).isVisible())
-            title_width = max(width - axes, 60.0)
-            text = label.item
-            text.setTextWidth(-1)
-            if text.boundingRect().width() > title_width:
-                text.setTextWidth(title_width)  # wrap at word boundaries
-            label.updateMin()
-            height = label.itemRect().height()
-            label.setMaximumHeight(height)
-            item.layout.setRowFixedHeight(0, height)
-            label.resizeEvent(None)  # re-centre the text in its row
+        fit_title(item, width)
         self.legend.fit_width(width)  # (ends with _fit_item_to_view)
 
     def _fit_item_to_view(self) -> None:
