@@ -35,13 +35,13 @@ class WrappingTitle(pg.LabelItem):
         option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.item.document().setDefaultTextOption(option)
 
-    def resizeEvent(self, ev: object) -> None:  # noqa: N802  (Qt's name)
+    def resizeEvent(self, ev: object) -> None:
         width = max(1.0, self.rect().width())
         if abs(self.item.textWidth() - width) > 0.5:
             self.item.setTextWidth(width)  # wrap to the plot's width (keeps through setText)
         super().resizeEvent(ev)
 
-    def updateMin(self) -> None:  # noqa: N802  (pyqtgraph's name)
+    def updateMin(self) -> None:
         """Ask for the wrapped text's height but no width: the column decides the width."""
         height = self.itemRect().height()
         self.setMinimumWidth(1)
