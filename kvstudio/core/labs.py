@@ -250,6 +250,22 @@ class TemperatureLabResult:
             for a, b in zip(self.cached.temperatures, self.recompute.temperatures, strict=True)
         )
 
+    @property
+    def same_answers_count(self) -> tuple[int, int] | None:
+        """(samples whose answer is the same in both modes, all samples); None: not checked.
+
+        Cached and recompute logits differ by float rounding (about 1e-5 in fp32: a
+        one-row product rounds differently from a many-row one), so a draw that sits
+        right at a boundary of the cumulative distribution can tip the other way.
+        """
+        if self.recompute is None:
+            return None
+        same = total = 0
+        for a, b in zip(self.cached.temperatures, self.recompute.temperatures, strict=True):
+            same += sum(x == y for x, y in zip(a.answers, b.answers, strict=True))
+            total += len(a.answers)
+        return same, total
+
 
 def temperature_lab(
     backend: LanguageModel,

@@ -680,68 +680,73 @@
         <translation>수 형식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="213" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="208" />
         <source>cache, measured (bytes)</source>
         <translation>캐시, 측정값 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="218" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="213" />
+        <source>first divergent step</source>
+        <translation>처음 달라진 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="215" />
         <source>speed ratio (recompute / cached), medians</source>
         <translation>속도 비 (재계산 / 캐시), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="221" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="218" />
         <source>rounds</source>
         <translation>회차 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="232" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="229" />
         <source>Tokens fed: cached {0:,} (formula P+(N−1) = {1:,}) vs recompute {2:,} (formula P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</source>
         <translation>입력 토큰: 캐시 {0:,} (공식 P+(N−1) = {1:,}) 대 재계산 {2:,} (공식 P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="234" />
         <source>recompute took {0:.1f}× as long (median of {1} rounds) · TTFT {2} vs {3} ms · max |Δlogit| {4:.2g}</source>
         <translation>재계산이 {0:.1f}배 오래 걸림 ({1}회 중앙값) · TTFT {2} 대 {3} ms · 최대 |Δlogit| {4:.2g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="252" />
         <source>{0}: median time (ms)</source>
         <translation>{0}: 중앙값 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="254" />
         <source>{0}: fastest round (ms)</source>
         <translation>{0}: 가장 빠른 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="259" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="256" />
         <source>{0}: slowest round (ms)</source>
         <translation>{0}: 가장 느린 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="263" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="260" />
         <source>{0}: tokens fed (tokens)</source>
         <translation>{0}: 입력 토큰 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="267" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="264" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="269" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="266" />
         <source>max |Δlogit| (logit units)</source>
         <translation>최대 |Δlogit| (로짓 단위)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="271" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="268" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="129" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="244" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
@@ -762,7 +767,7 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="131" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="268" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="265" />
         <source>max |Δlogit| per step, cached vs recompute</source>
         <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
     </message>
@@ -773,77 +778,72 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="133" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="217" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="214" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="189" />
-        <source>✗ first differs at step {0}</source>
-        <translation>✗ {0}단계에서 처음 달라짐</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="193" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="188" />
         <source>tokens fed, measured</source>
         <translation>입력 토큰, 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="194" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="189" />
         <source>tokens fed, formula</source>
         <translation>입력 토큰, 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="196" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="191" />
         <source>measured = formula</source>
         <translation>측정 = 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="202" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="197" />
         <source>TTFT (ms), median</source>
         <translation>TTFT (ms), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="198" />
         <source>decode ms / token, median</source>
         <translation>디코드 토큰당 ms, 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="199" />
         <source>total (ms), median</source>
         <translation>전체 (ms), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="203" />
         <source>fastest round</source>
         <translation>가장 빠른 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="210" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="205" />
         <source>slowest round</source>
         <translation>가장 느린 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="215" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="210" />
         <source>cache, formula 2·L·T·H_kv·d·bytes</source>
         <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="216" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="211" />
         <source>identical tokens</source>
         <translation>토큰 일치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="219" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="216" />
         <source>speed ratio, lowest round</source>
         <translation>속도 비, 가장 낮은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="220" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="217" />
         <source>speed ratio, highest round</source>
         <translation>속도 비, 가장 높은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="222" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="219" />
         <source>number format</source>
         <translation>수 형식</translation>
     </message>
@@ -3323,152 +3323,152 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="79" />
-        <source>Each temperature draws the same number of answers from one seed. Low temperatures repeat one answer; high ones spread out. The same seed must give the same answers in cached and recompute mode.</source>
-        <translation>온도마다 같은 시드에서 같은 수의 답을 뽑습니다. 낮은 온도는 한 답을 되풀이하고, 높은 온도는 답이 퍼집니다. 같은 시드는 캐시 모드와 재계산 모드에서 같은 답을 내야 합니다.</translation>
+        <source>Each temperature draws the same number of answers from one seed. Low temperatures repeat one answer; high ones spread out. The same seed gives the same answers in cached and recompute mode, except where float rounding (the two modes' logits differ by about 1e-5) tips a draw that sits right at a boundary.</source>
+        <translation>온도마다 같은 시드에서 같은 수의 답을 뽑습니다. 낮은 온도는 한 답을 되풀이하고, 높은 온도는 답이 퍼집니다. 같은 시드는 캐시 모드와 재계산 모드에서 같은 답을 냅니다. 다만 두 모드의 로짓은 부동소수점 반올림 때문에 1e-5 정도 다르므로, 경계에 딱 걸린 뽑기는 다른 쪽으로 넘어갈 수 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="86" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="87" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="87" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="88" />
         <source>Temperatures</source>
         <translation>온도 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="89" />
         <source>Samples per temperature</source>
         <translation>온도당 샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="90" />
         <source>New tokens per answer</source>
         <translation>답당 새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="90" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="91" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="92" />
         <source>Check recompute gives the same</source>
         <translation>재계산 모드도 같은지 확인</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="94" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="228" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="95" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="232" />
         <source>How often each answer came up</source>
         <translation>답별 등장 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="95" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="156" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="229" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="96" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="233" />
         <source>answer rank (1 = most frequent)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="96" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="187" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="97" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="189" />
         <source>count</source>
         <translation>횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="97" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="230" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="98" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="234" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="98" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="230" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="99" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="234" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="153" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="154" />
         <source>T = {0:g} ({1} distinct)</source>
         <translation>T = {0:g} (서로 다른 답 {1}개)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="159" />
         <source>answer rank (1 = most frequent; {0} rarer answers beyond rank {1} are listed, not drawn)</source>
         <translation>답 순위 (1 = 가장 많음; {1}위 밖의 드문 답 {0}개는 목록에만 있고 그리지 않음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="181" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="183" />
         <source>same seed, both modes</source>
         <translation>같은 시드, 두 모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="184" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="186" />
         <source>T</source>
         <translation>T</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="185" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="187" />
         <source>distinct</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="186" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="188" />
         <source>most common answer</source>
         <translation>가장 많은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="188" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="190" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="194" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="196" />
         <source>T = {0:g}:</source>
         <translation>T = {0:g}:</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="205" />
         <source>T = {0:g}: {1}</source>
         <translation>T = {0:g}: {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="206" />
         <source>Distinct answers out of {0} per temperature: </source>
         <translation>온도별 {0}개 중 서로 다른 답: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="210" />
         <source>recompute mode gave the same answers for the same seed</source>
         <translation>같은 시드에서 재계산 모드도 같은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="209" />
-        <source>recompute mode gave different answers for the same seed</source>
-        <translation>같은 시드에서 재계산 모드는 다른 답</translation>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="212" />
+        <source>recompute mode gave the same answer for {0} of {1} samples (float rounding tipped the others)</source>
+        <translation>재계산 모드는 {1}개 샘플 중 {0}개에서 같은 답 (나머지는 부동소수점 반올림으로 갈림)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="210" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="214" />
         <source>T = {0:g}: top answer ×{1}</source>
         <translation>T = {0:g}: 최다 답 ×{1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="222" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="226" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="224" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="228" />
         <source>T = {0:g}: answer</source>
         <translation>T = {0:g}: 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="231" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="235" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="232" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="236" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -87,6 +89,14 @@ def test_temperature_lab_matches_repeated_sampling_and_both_modes_agree(
     )
     assert [t.counts for t in result.cached.temperatures] == [t.counts for t in ref.temperatures]
     assert result.same_in_both_modes is True
+    assert result.same_answers_count == (12, 12)
+    # One answer tipped the other way in recompute mode: counted, not hidden.
+    first, *rest = result.recompute.temperatures
+    tipped = replace(first, answers=(first.answers[0] + "!", *first.answers[1:]))
+    one_off = labs.TemperatureLabResult(
+        result.cached, replace(result.recompute, temperatures=(tipped, *rest))
+    )
+    assert one_off.same_in_both_modes is False and one_off.same_answers_count == (11, 12)
     only_cached = finish(
         labs.temperature_lab(
             tiny_backend, tokenizer, prompt, temps, samples=3, new_tokens=2, check_both_modes=False
@@ -94,6 +104,7 @@ def test_temperature_lab_matches_repeated_sampling_and_both_modes_agree(
         labs.TemperatureLabResult,
     )
     assert only_cached.recompute is None and only_cached.same_in_both_modes is None
+    assert only_cached.same_answers_count is None
 
 
 def test_distribution_steps_follow_the_stepper(

@@ -140,6 +140,9 @@ def test_cache_lab_matches_compare_modes(qtbot, exporter, tiny_handle: ModelHand
     assert rows["tokens fed, measured"]["Cached"] == f"{20 + 5:,}"
     assert rows["measured = formula"]["Recompute"] == "✓"
     assert rows["identical tokens"]["Cached"] == "✓"
+    values = {r["quantity"]: r for r in panel.table_values()}
+    assert values["identical tokens"]["Cached"] is True  # the CSV gets a bool, not "✓"
+    assert "first divergent step" not in values
     _, ys = panel._time_curves["recompute"].getData()
     _, low = panel._low["recompute"].getData()
     _, high = panel._high["recompute"].getData()

@@ -105,15 +105,25 @@ def test_window_opens_inside_every_screen(qtbot, make_window, language: str) -> 
     assert window.size() == expected.size()
 
 
-def test_a_plot_takes_its_view_size_back_after_a_wide_moment(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
-    """Something wider than the plot for a moment (here a legend entry) makes the PlotItem
-    grow; once everything fits again the plot is laid out at its view's size again."""
+def test_a_plot_takes_its_view_size_back_after_a_wide_moment(qtbot, make_window,
+                                                             monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Something wider than the plot for a moment (here a legend entry that is not wrapped)
+    makes the PlotItem grow; once everything fits again the plot is laid out at its view's
+    size again. A legend entry wider than the plot is wrapped, so the plot stays whole."""
     window = make_window(language="ko", max_new_tokens=6)
     window.resize(1366, 768)
     _settle(qtbot, window)
     plot = window.time_plot
     extra = pg.PlotDataItem()
-    plot.legend.addItem(extra, "x" * 200)  # wider than any plot
+    plot.legend.addItem(extra, "x" * 200)  # wider than any plot: wrapped
+    _settle(qtbot, window)
+    assert plot.plot_item.geometry().width() <= plot.width() + 1
+    label = plot.legend.items[-1][1]
+    assert _visible_scene_rect(plot).adjusted(-1, -1, 1, 1).contains(
+        label.mapRectToScene(label.itemRect()))
+    plot.legend.removeItem(extra)
+    monkeypatch.setattr(plot.legend, "_wrap_labels", lambda width: None)  # kept on one line
+    plot.legend.addItem(extra, "x" * 200)
     _settle(qtbot, window)
     assert plot.plot_item.geometry().width() > plot.width()
     plot.legend.removeItem(extra)

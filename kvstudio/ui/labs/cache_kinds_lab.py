@@ -20,6 +20,7 @@ from kvstudio.core.cache_spec import CACHE_KINDS, CacheKind
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import cache_kind_name
 from kvstudio.ui.labs.base import ByteCount, LabPanel, int_box, series_colour
+from kvstudio.ui.plots.base import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
@@ -53,7 +54,7 @@ class CacheKindsPanel(LabPanel):
         self.mask_plot = self.view.addPlot(row=0, col=1)
         for plot in (self.bytes_plot, self.mask_plot):
             plot.showGrid(x=True, y=True, alpha=0.2)
-            plot.addLegend(offset=(8, 8), labelTextColor="#222")
+            add_legend_row(plot)
         self._bytes: dict[str, pg.PlotDataItem] = {}
         self._masks: dict[str, pg.PlotDataItem] = {}
         # Dynamic and static-used hold the same bytes, as do dynamic and static masks: the

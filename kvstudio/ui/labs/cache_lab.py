@@ -21,7 +21,7 @@ from kvstudio.core.records import DTYPES, MODES, Mode
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.labs.base import ByteCount, LabPanel, int_box
-from kvstudio.ui.plots.base import MODE_COLOURS
+from kvstudio.ui.plots.base import MODE_COLOURS, add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
@@ -68,7 +68,7 @@ class CacheVsRecomputePanel(LabPanel):
         self.view.setBackground("w")
         self.time_plot = self.view.addPlot(row=0, col=0)
         self.diff_plot = self.view.addPlot(row=0, col=1)
-        self.time_plot.addLegend(offset=(8, 8), labelTextColor="#222")
+        add_legend_row(self.time_plot)
         self.diff_plot.setLogMode(y=True)
         self.diff_plot.getAxis("left").enableAutoSIPrefix(False)  # "x1e-06" on a log axis misleads
         for plot in (self.time_plot, self.diff_plot):
@@ -183,11 +183,6 @@ class CacheVsRecomputePanel(LabPanel):
         diffs[diffs <= 0] = np.nan  # an exact 0 (the shared prefill) has no place on a log axis
         self._diff_curve.setData(np.arange(len(diffs), dtype=float), diffs, connect="finite")
         c, r = first.cached, first.recompute
-        identical = (
-            "✓"
-            if first.identical
-            else self.tr("✗ first differs at step {0}").format(first.first_divergent_step)
-        )
         ratios = result.speed_ratios
         rows: list[tuple[str, Any, Any]] = [
             (self.tr("tokens fed, measured"), c.tokens_fed, r.tokens_fed),
@@ -213,7 +208,9 @@ class CacheVsRecomputePanel(LabPanel):
             (self.tr("cache, measured (bytes)"), ByteCount(c.cache_bytes),
              ByteCount(r.cache_bytes)),
             (self.tr("cache, formula 2·L·T·H_kv·d·bytes"), ByteCount(c.cache_bytes_formula), ""),
-            (self.tr("identical tokens"), identical, ""),
+            (self.tr("identical tokens"), first.identical, ""),  # a bool: ✓ / ✗, CSV true/false
+            *([] if first.identical else
+              [(self.tr("first divergent step"), first.first_divergent_step, "")]),
             (self.tr("max |Δlogit|"), first.max_logit_diff, ""),
             (self.tr("speed ratio (recompute / cached), medians"), result.speed_ratio, ""),
             (self.tr("speed ratio, lowest round"), ratios.low, ""),

@@ -22,6 +22,7 @@ from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.resources import resources_dir
 from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, int_box, series_colour
+from kvstudio.ui.plots.base import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
@@ -75,7 +76,7 @@ class ChatPanel(LabPanel):
         self.bytes_plot = self.view.addPlot(row=0, col=2)
         for plot in (self.fed_plot, self.ttft_plot, self.bytes_plot):
             plot.showGrid(x=False, y=True, alpha=0.2)
-            plot.addLegend(offset=(8, 8), labelTextColor="#222")
+            add_legend_row(plot)
             plot.getAxis("left").enableAutoSIPrefix(False)
         self._fed_reuse = pg.BarGraphItem(x=[], height=[], width=BAR_WIDTH, brush=REUSE)
         self._fed_refeed = pg.BarGraphItem(x=[], height=[], width=BAR_WIDTH, brush=REFEED)

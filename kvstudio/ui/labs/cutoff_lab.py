@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QLineEdit, QPushButton, QWidget
 from kvstudio.core.records import SamplingSettings
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.labs.base import LabPanel, float_box, int_box, prompt_ids
+from kvstudio.ui.plots.base import add_legend_row
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
@@ -85,7 +86,7 @@ class TopPTopKPanel(LabPanel):
         )
         self._p_level.setVisible(False)
         self.dist_plot.addItem(self._p_level, ignoreBounds=True)
-        self.dist_plot.addLegend(offset=(-8, 8), labelTextColor="#222")
+        add_legend_row(self.dist_plot)
         self.dist_plot.setYRange(0, 1.08, padding=0)
         self.dist_plot.getViewBox().setMouseEnabled(y=False)
         self._k_line = pg.InfiniteLine(
@@ -103,7 +104,7 @@ class TopPTopKPanel(LabPanel):
         for line in (self._k_line, self._p_line):
             line.setVisible(False)
             self.dist_plot.addItem(line, ignoreBounds=True)
-        self.surv_plot.addLegend(offset=(-8, 8), labelTextColor="#222")
+        add_legend_row(self.surv_plot)
         self.surv_plot.setLogMode(y=True)
         self.dist_plot.getAxis("left").enableAutoSIPrefix(False)
         self._surv_k = self.surv_plot.plot(

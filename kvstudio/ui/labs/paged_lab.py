@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QSlider, QWidget
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.labs.base import ByteCount, LabPanel, int_box, prompt_ids, series_colour
+from kvstudio.ui.plots.base import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
@@ -60,9 +61,9 @@ class PagedCachePanel(LabPanel):
         self.bytes_plot = self.view.addPlot(row=0, col=0)
         self.table_plot = self.view.addPlot(row=0, col=1)
         self.bytes_plot.showGrid(x=True, y=True, alpha=0.2)
-        self.bytes_plot.addLegend(offset=(8, 8), labelTextColor="#222")
+        add_legend_row(self.bytes_plot)
         self.table_plot.invertY(True)
-        self.table_plot.addLegend(offset=(-8, -8), labelTextColor="#222")
+        add_legend_row(self.table_plot)
         self._lines = {
             "static": self.bytes_plot.plot([], [], pen=pg.mkPen(series_colour(0), width=2.5)),
             "dynamic": self.bytes_plot.plot([], [], pen=pg.mkPen(series_colour(1), width=2.5)),

@@ -25,6 +25,7 @@ from kvstudio.core import scale
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.labs.base import LabPanel, int_box, series_colour
+from kvstudio.ui.plots.base import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
@@ -70,7 +71,7 @@ class ProjectorPanel(LabPanel):
         self.plot = self.plot_widget.getPlotItem()
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.setLogMode(x=True, y=False)
-        self.plot.addLegend(offset=(8, 8), labelTextColor="#222")
+        add_legend_row(self.plot)
         self._cache = self.plot.plot(
             [],
             [],

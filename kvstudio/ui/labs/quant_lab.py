@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QWidget
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.labs.base import ByteCount, LabPanel, int_box, series_colour
+from kvstudio.ui.plots.base import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
@@ -49,7 +50,7 @@ class QuantizedCachePanel(LabPanel):
         self.bytes_plot = self.view.addPlot(row=0, col=1)
         self.drift_plot.showGrid(x=True, y=True, alpha=0.2)
         self.drift_plot.setLogMode(y=True)
-        self.drift_plot.addLegend(offset=(-8, 8), labelTextColor="#222")
+        add_legend_row(self.drift_plot)
         self.bytes_plot.showGrid(x=False, y=True, alpha=0.2)
         self._drift = {
             kind: self.drift_plot.plot(

@@ -21,7 +21,7 @@ from kvstudio.core.records import MODES
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.labs.base import LabPanel, int_box
-from kvstudio.ui.plots.base import MODE_COLOURS
+from kvstudio.ui.plots.base import MODE_COLOURS, add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle, split_number_list
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
@@ -73,7 +73,7 @@ class LengthSweepPanel(LabPanel):
         self.plot = pg.PlotWidget(background="w")
         item = self.plot.getPlotItem()
         item.showGrid(x=True, y=True, alpha=0.2)
-        item.addLegend(offset=(8, 8), labelTextColor="#222")
+        add_legend_row(item)
         self._points: dict[str, pg.PlotDataItem] = {}
         self._linear: dict[str, pg.PlotDataItem] = {}
         self._quadratic: dict[str, pg.PlotDataItem] = {}

@@ -16,7 +16,8 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QPlainTextEdit, QWidget
 
 from kvstudio.ui.app.lazy import LazyModule
-from kvstudio.ui.labs.base import LabPanel, int_box, prompt_ids, series_colour
+from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, int_box, prompt_ids, series_colour
+from kvstudio.ui.plots.base import add_legend_row
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle, parse_temperatures
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
@@ -58,7 +59,7 @@ class TemperaturePanel(LabPanel):
         self.view.ci.layout.setColumnStretchFactor(1, 1)
         for plot in (self.hist_plot, self.distinct_plot):
             plot.showGrid(x=False, y=True, alpha=0.2)
-        self.hist_plot.addLegend(offset=(-8, 8), labelTextColor="#222")
+        add_legend_row(self.hist_plot)
         self._bars: list[pg.BarGraphItem] = []
         self._distinct_bars = pg.BarGraphItem(x=[], height=[], width=0.6, brush="#0072B2")
         self.distinct_plot.addItem(self._distinct_bars)
@@ -77,8 +78,9 @@ class TemperaturePanel(LabPanel):
         self.explanation.setText(
             self.tr(
                 "Each temperature draws the same number of answers from one seed. Low "
-                "temperatures repeat one answer; high ones spread out. The same seed must give "
-                "the same answers in cached and recompute mode."
+                "temperatures repeat one answer; high ones spread out. The same seed gives the "
+                "same answers in cached and recompute mode, except where float rounding (the two "
+                "modes' logits differ by about 1e-5) tips a draw that sits right at a boundary."
             )
         )
         self.set_field_names(
@@ -166,8 +168,9 @@ class TemperaturePanel(LabPanel):
         self.distinct_plot.getAxis("bottom").setTicks(
             [[(float(i), f"{t.temperature:g}") for i, t in enumerate(temps)]]
         )
-        same = result.same_in_both_modes
-        check = "—" if same is None else ("✓" if same else "✗")
+        counted = result.same_answers_count
+        check: Any = "—" if counted is None else (
+            CHECK if counted[0] == counted[1] else f"{CROSS} {counted[0]} / {counted[1]}")
         rows: list[tuple[Any, ...]] = [
             (
                 f"{t.temperature:g}",
@@ -203,10 +206,12 @@ class TemperaturePanel(LabPanel):
         parts = [self.tr("T = {0:g}: {1}").format(t.temperature, t.distinct) for t in temps]
         first = self.tr("Distinct answers out of {0} per temperature: ").format(
             result.cached.samples) + " · ".join(parts)
-        same = result.same_in_both_modes
-        check = "" if same is None else (
-            self.tr("recompute mode gave the same answers for the same seed") if same
-            else self.tr("recompute mode gave different answers for the same seed"))
+        counted = result.same_answers_count
+        check = "" if counted is None else (
+            self.tr("recompute mode gave the same answers for the same seed")
+            if counted[0] == counted[1]
+            else self.tr("recompute mode gave the same answer for {0} of {1} samples (float "
+                         "rounding tipped the others)").format(*counted))
         most = [self.tr("T = {0:g}: top answer ×{1}").format(t.temperature, t.counts[0][1])
                 for t in temps if t.counts]
         return "\n".join([first, " · ".join(most), *([check] if check else [])])

@@ -99,13 +99,17 @@ class PlotLegend(pg.LegendItem):
 
     pyqtgraph's legend floats over the view box; this one sits in the PlotItem's
     grid, so the plot's layout makes room for it, and `fit_width` re-flows its
-    entries into as many columns as the plot is wide (one column at worst).
+    entries into as many columns as the plot is wide (one column at worst, its
+    entries' text wrapped when even one column is wider than the plot).
     """
 
     def __init__(self, label_colour: str = "#222") -> None:
         super().__init__(offset=None, horSpacing=14, verSpacing=-6, labelTextColor=label_colour)
         self._width_limit = 0.0
         self.after_fit: Callable[[], None] | None = None  # the plot takes its size back
+        # Re-flow for the plot's current width after the entries' text changed size (the
+        # slide theme calls it); set by `add_legend_row` for legends that follow their plot.
+        self.refit: Callable[[], None] | None = None
 
     def updateSize(self) -> None:
         """Size from the entries' grid, then tell the plot's layout (instead of moving to 0, 0)."""
@@ -133,11 +137,28 @@ class PlotLegend(pg.LegendItem):
         count = len(self.items)
         if count == 0:
             return
+        self._wrap_labels(None)  # measure every entry on one line
         columns = next((n for n in range(count, 0, -1) if self.width_for(n) <= width), 1)
+        if columns == 1 and self.width_for(1) > width:
+            self._wrap_labels(width)  # a plot narrower than its longest entry
         self._arrange(columns)
         self.updateSize()
         if self.after_fit is not None:
             self.after_fit()
+
+    def _wrap_labels(self, width: float | None) -> None:
+        """Wrap each entry's text at word boundaries to fit a column `width` wide (None: unwrap)."""
+        spacing = self.layout.horizontalSpacing()
+        left, _, right, _ = cast(tuple[float, float, float, float],
+                                 self.layout.getContentsMargins())
+        for sample, label in self.items:
+            text = label.item
+            text.setTextWidth(-1)
+            if width is not None:
+                room = width - sample.boundingRect().width() - spacing - left - right - 4
+                if text.boundingRect().width() > room:
+                    text.setTextWidth(max(room, 24.0))
+            label.updateMin()
 
     def _arrange(self, columns: int) -> None:
         """Entry i at row i // columns, column i % columns, in a fresh grid (pyqtgraph's own
@@ -172,6 +193,36 @@ class PlotLegend(pg.LegendItem):
         """Not draggable: it has its own row."""
 
 
+LEGEND_MARGIN = 16.0  # pixels the legend leaves free of the plot's width
+
+
+def add_legend_row(plot: pg.PlotItem, label_colour: str = "#222",
+                   follow_width: bool = True) -> PlotLegend:
+    """Give `plot` a `PlotLegend` in its own row under the data (instead of `addLegend`).
+
+    `PlotItem.addItem(name=…)`, `plot.legend` and the exporters find it as they
+    find pyqtgraph's own legend. `follow_width`: re-flow the entries whenever the
+    plot's width changes (a plot inside a `GraphicsLayoutWidget`, a chart laid
+    out on a slide canvas); a `LivePlot` re-flows from its widget's width instead.
+    """
+    legend = PlotLegend(label_colour)
+    plot.layout.addItem(legend, LEGEND_ROW, 0, 1, 3)
+    plot.layout.setAlignment(legend, Qt.AlignmentFlag.AlignHCenter)
+    plot.legend = legend
+    if follow_width:
+        def refit() -> None:
+            legend.fit_width(max(plot.width() - LEGEND_MARGIN, 60.0))
+
+        def width_changed() -> None:
+            if max(plot.width() - LEGEND_MARGIN, 60.0) != legend._width_limit:
+                refit()
+
+        legend.refit = refit
+        plot.geometryChanged.connect(width_changed)
+        refit()
+    return legend
+
+
 class LivePlot(pg.PlotWidget):
     """A plot that redraws from a `RunStore`. Subclasses create their items once."""
 
@@ -186,10 +237,7 @@ class LivePlot(pg.PlotWidget):
             axis = item.getAxis(side)
             axis.setPen(pg.mkPen("#444"))
             axis.setTextPen(pg.mkPen("#222"))
-        self.legend = PlotLegend()
-        item.layout.addItem(self.legend, LEGEND_ROW, 0, 1, 3)
-        item.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignHCenter)
-        item.legend = self.legend  # PlotItem.addItem(name=…) and exporters find it there
+        self.legend = add_legend_row(item, follow_width=False)
         self.legend.after_fit = self._fit_item_to_view
         self.title_size = "10pt"
         self._title = ""
@@ -235,7 +283,7 @@ class LivePlot(pg.PlotWidget):
         item = self.plot_item
         if item is None:  # closed: pyqtgraph has let go of its PlotItem
             return
-        width = max(float(self.width()) - 16.0, 60.0)
+        width = max(float(self.width()) - LEGEND_MARGIN, 60.0)
         label = item.titleLabel
         if label.isVisible():
             # The title's cell is the view box's column, between the y axes.

@@ -285,7 +285,7 @@ def _style_legend(legend: pg.LegendItem, style: PlotStyle, restorer: StyleRestor
         for label, opts in old_label_opts:
             label.opts = dict(opts)
             label.setText(label.text)  # setAttr alone does not re-render the text
-        legend.updateSize()
+        _resize_legend(legend)
 
     restorer.push(undo)
     # A legend ignores the painter's scale, so a 1920-px PNG drew it at screen size;
@@ -299,7 +299,16 @@ def _style_legend(legend: pg.LegendItem, style: PlotStyle, restorer: StyleRestor
     legend.setLabelTextSize(f"{max(1, round(style.legend_px))}px")
     for _, label in legend.items:
         label.setText(label.text)
-    legend.updateSize()
+    _resize_legend(legend)
+
+
+def _resize_legend(legend: pg.LegendItem) -> None:
+    """Size the legend for its entries' new text; one under its plot re-flows to fit the width."""
+    refit = getattr(legend, "refit", None)  # a PlotLegend that follows its plot's width
+    if refit is not None:
+        refit()
+    else:
+        legend.updateSize()
 
 
 def _style_data_item(item: pg.PlotDataItem, style: PlotStyle, restorer: StyleRestorer) -> None:
