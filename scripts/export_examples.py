@@ -1,24 +1,34 @@
 """Regenerate the example slide pack in docs/exports/ (what a lecturer gets from the window).
 
-Usage: QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/export_examples.py [OUT_DIR]
+Usage: QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/export_examples.py \
+           [--only cache-inspector] [OUT_DIR]
 
 Runs the shipped ``ko-chat`` model (resources/models/ko-chat, not random
 weights) the way a lecture would: the chat prompt greedily in both modes,
 Sample ×N at three temperatures, the live TTFT repeated five times, and every
 lab with its defaults (cache vs recompute at P = 183, N = 64 over five rounds;
 the temperature lab; top-p/top-k run to the end; cache kinds; the length
-sweep over five rounds). Then it writes the slide pack exactly as
+sweep over five rounds; the 4-turn chat; the cache inspector stepped to the
+end). Then it writes the slide pack exactly as
 Lecture → Export slide pack does: every chart as PNG, SVG, PDF and CSV on a
 16:9 1920×1080 canvas with its headline, all-charts.pdf, numbers.json and the
 tables as CSV. Times are this machine's; tokens, bytes and answers are the
 model's.
+
+``--only cache-inspector`` runs just the Cache inspector and writes just its
+files (the same names as in the whole pack: lab-cache-inspector.png/.svg/
+.pdf/.csv and lab-CacheInspector-table.csv) into OUT_DIR, leaving the other
+files there as they are, and puts its numbers under "labs" in numbers.json;
+all-charts.pdf gains its page only when the whole pack is made again.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import logging
 import os
-import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +54,7 @@ from kvstudio.ui.labs import (
     TopPTopKPanel,
 )
 from kvstudio.ui.labs.chat_lab import ChatPanel
+from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
 from kvstudio.ui.labs.labs_panel import slide_pack_of
 from kvstudio.ui.plots import AnswerHistogramPlot, CacheBytesPlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.run.engine_adapter import (
@@ -134,7 +145,7 @@ def run_lab(panel: LabPanel, model: ModelHandle) -> None:
         loop = QEventLoop()
         panel.result_ready.connect(loop.quit)
         panel.failed.connect(loop.quit)
-        if isinstance(panel, TopPTopKPanel):
+        if isinstance(panel, TopPTopKPanel | CacheInspectorPanel):
             panel.runner.paused.connect(panel.run_to_end)  # Start shows one step
         QTimer.singleShot(0, panel.run)
         loop.exec()
@@ -144,9 +155,36 @@ def run_lab(panel: LabPanel, model: ModelHandle) -> None:
             raise SystemExit(f"{type(panel).__name__} did not finish: {panel.status.text()}")
 
 
+def only_inspector(model: ModelHandle, out: Path) -> int:
+    """Run the Cache inspector alone and put its files into `out` beside the rest of the pack."""
+    panel = CacheInspectorPanel(ChartExporter())
+    log.info("running %s…", panel.title())
+    run_lab(panel, model)
+    charts, lab_numbers, tables = slide_pack_of([panel])
+    with tempfile.TemporaryDirectory() as scratch:
+        pack = export.export_slide_pack(charts, scratch, {"labs": lab_numbers}, tables)
+        files = {path.name: path.read_bytes() for path in pack.written}
+    written = json.loads(files["numbers.json"])  # the numbers as the pack encodes them
+    numbers_file = out / "numbers.json"
+    document = json.loads(numbers_file.read_text("utf-8")) if numbers_file.exists() else {}
+    document.setdefault("labs", {}).update(written["labs"])
+    out.mkdir(parents=True, exist_ok=True)
+    files["numbers.json"] = (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode()
+    for name, data in files.items():
+        export.atomic_write(out / name, data)
+    panel.shutdown()
+    log.info("wrote %s to %s", ", ".join(sorted(files)), out)
+    return 0
+
+
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/exports")
+    parser = argparse.ArgumentParser(description="Regenerate the example slide pack.")
+    parser.add_argument("out", nargs="?", default="docs/exports", help="the pack's folder")
+    parser.add_argument("--only", choices=["cache-inspector"],
+                        help="run just this lab and write just its files into the folder")
+    args = parser.parse_args()
+    out = Path(args.out)
     torch.set_num_threads(1)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # read when the QApplication starts
     app = QApplication.instance() or QApplication([])
@@ -155,6 +193,8 @@ def main() -> int:
     if model.is_random:
         raise SystemExit("The shipped ko-chat model is missing; this pack must come from it.")
     log.info("model: %s", model.name)
+    if args.only == "cache-inspector":
+        return only_inspector(model, out)
 
     charts, numbers, tables = live_charts(model)
     exporter = ChartExporter()
@@ -162,6 +202,7 @@ def main() -> int:
         CacheVsRecomputePanel(exporter), TemperaturePanel(exporter), TopPTopKPanel(exporter),
         CacheKindsPanel(exporter), LengthSweepPanel(exporter), PagedCachePanel(exporter),
         QuantizedCachePanel(exporter), ProjectorPanel(exporter), ChatPanel(exporter),
+        CacheInspectorPanel(exporter),
     ]
     for panel in lab_panels:
         log.info("running %s…", panel.title())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
 
 from kvstudio.core.chat import ChatSession, ChatTurn
 from kvstudio.core.inspector import CacheInspector
@@ -17,6 +17,7 @@ from kvstudio.ui.labs.base import CHECK, prompt_ids
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
 from kvstudio.ui.run.engine_adapter import ModelHandle
+from kvstudio.ui.slides import export
 from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export import chart_headline, render_csv, render_png
 from kvstudio.ui.slides.export_menu import ChartExporter
@@ -237,3 +238,61 @@ def test_window_has_chat_and_inspector_tabs(make_window) -> None:  # type: ignor
     assert window.tabs.indexOf(extras.chat) >= 0 and window.tabs.indexOf(extras.inspector) >= 0
     assert "채팅" in titles and "캐시 들여다보기" in titles
     assert extras.chat.model is window.controller.model
+
+
+def _panel_parts(plot) -> list[QRectF]:  # type: ignore[no-untyped-def]
+    """Scene rects of what a heat-map panel draws: its view, its shown axes, its title text."""
+    parts = [plot.getViewBox().sceneBoundingRect()]
+    parts += [
+        plot.getAxis(side).sceneBoundingRect()
+        for side in ("left", "bottom")
+        if plot.getAxis(side).isVisible()
+    ]
+    title = plot.titleLabel.item
+    parts.append(title.mapRectToScene(title.boundingRect()))
+    return parts
+
+
+def test_inspector_export_keeps_every_panel_whole_on_each_canvas(
+    qtbot, make_panel, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """K, V and attention each sit whole on the slide canvas, side by side, titles inside."""
+    panel = make_panel(CacheInspectorPanel)
+    panel.new_tokens.setValue(8)
+    _wait_paused(qtbot, panel, panel.run)
+    for _ in range(3):
+        _wait_paused(qtbot, panel, panel.step)
+    seen: dict[str, list[tuple[QRectF, list[QRectF]]]] = {}
+    paint_page = export._paint_page
+
+    def spy(painter, item, head, canvas, background):  # type: ignore[no-untyped-def]
+        seen[canvas.key] = [(item.sceneBoundingRect(), [])] + [
+            (QRectF(), _panel_parts(plot))
+            for plot in (panel.k_plot, panel.v_plot, panel.attn_plot)
+        ]
+        paint_page(painter, item, head, canvas, background)
+
+    monkeypatch.setattr(export, "_paint_page", spy)
+    headline = chart_headline(panel.view)
+    for canvas in export.CANVASES:
+        assert render_png(panel.view, canvas, headline=headline).startswith(b"\x89PNG")
+        (chart, _), *panels = seen[canvas.key]
+        # The chart was laid out at the canvas's width (less the page margins), not the screen's.
+        assert canvas.width * 0.9 < chart.width() <= canvas.width
+        assert chart.height() <= canvas.height
+        page = chart.adjusted(-0.5, -0.5, 0.5, 0.5)
+        whole = []
+        for _, parts in panels:
+            for part in parts:
+                assert page.contains(part), (canvas.key, part, chart)
+            united = parts[0]
+            for part in parts[1:]:
+                united = united.united(part)
+            whole.append(united)
+        for i, a in enumerate(whole):
+            for b in whole[i + 1 :]:
+                overlap = a.intersected(b)
+                assert overlap.width() < 0.5 or overlap.height() < 0.5, (canvas.key, a, b)
+        # The three views are level: their rows (one per cache position) line up.
+        tops = {round(parts[0].top(), 1) for _, parts in panels}
+        assert len(tops) == 1, (canvas.key, tops)

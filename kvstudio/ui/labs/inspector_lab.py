@@ -32,6 +32,11 @@ from PySide6.QtWidgets import (
 from kvstudio.core.cache_spec import CacheKind, CacheSpec
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, int_box, prompt_ids
+from kvstudio.ui.plots.fixed_columns import (
+    FixedColumns,
+    WrappingTitle,
+    use_wrapping_title,
+)
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
@@ -48,6 +53,7 @@ DEFAULT_QUESTION = "서울은 어떤 도시인가요?"
 MAX_LABELS = 48  # more rows than this: label every n-th position only
 DIVERGING = pg.colormap.get("CET-D1")  # K and V values: blue < 0 < red
 SEQUENTIAL = pg.colormap.get("viridis")  # attention weights 0 … max
+COLUMN_SHARES = (0.43, 0.33, 0.24)  # K (with the token labels), V, attention
 
 
 class CacheInspectorPanel(LabPanel):
@@ -88,13 +94,14 @@ class CacheInspectorPanel(LabPanel):
         self.k_plot = self.view.addPlot(row=0, col=0)
         self.v_plot = self.view.addPlot(row=0, col=1)
         self.attn_plot = self.view.addPlot(row=0, col=2)
-        layout = self.view.ci.layout
-        for col, stretch in enumerate((5, 4, 2)):  # K carries the token labels
-            layout.setColumnStretchFactor(col, stretch)
-        # Without these the grid gives the narrow attention plot more room than V.
-        self.k_plot.setPreferredWidth(520)  # with the token labels
-        self.v_plot.setPreferredWidth(400)
-        self.attn_plot.setPreferredWidth(220)
+        # Fixed shares of the width at every size (window and slide canvases): K carries the
+        # token labels; titles wrap instead of pushing a plot under its neighbour.
+        self._columns = FixedColumns(
+            self.view.ci, (self.k_plot, self.v_plot, self.attn_plot), COLUMN_SHARES
+        )
+        titles: list[WrappingTitle] = []
+        for plot in (self.k_plot, self.v_plot, self.attn_plot):
+            use_wrapping_title(plot, titles)
         for plot in (self.v_plot, self.attn_plot):
             plot.getAxis("left").setStyle(showValues=False)  # rows are labelled on K's axis
         self.k_image = pg.ImageItem(axisOrder="row-major")

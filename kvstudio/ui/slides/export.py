@@ -344,6 +344,11 @@ def on_canvas(item: QGraphicsItem, size: QSizeF) -> Iterator[None]:
         yield
         return
     scene = _scene_of(item)
+    app = QApplication.instance()
+    if app is not None:
+        # A chart just shown may still have a resize queued; delivered during the render
+        # (settle_layout processes events) it would lay the chart out at its screen size.
+        app.processEvents()
     old = item.geometry()
     views = [view for view in scene.views() if view.updatesEnabled()]
     for view in views:
