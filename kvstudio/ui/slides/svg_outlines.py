@@ -206,7 +206,7 @@ def sharpen_small_images(root: ET.Element) -> int:
         data = image.get(href) or image.get("href") or ""
         if not data.startswith(PNG_DATA):
             continue
-        picture = QImage.fromData(base64.b64decode(data[len(PNG_DATA):]), b"PNG")
+        picture = QImage.fromData(base64.b64decode(data[len(PNG_DATA):]))
         longer = max(picture.width(), picture.height())
         if picture.isNull() or longer >= SHARP_SIDE:
             continue
