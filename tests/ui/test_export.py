@@ -392,3 +392,35 @@ def test_menu_chooses_the_slide_size_and_the_headline(  # type: ignore[no-untype
     assert (_ink(with_headline) == _ink(expected_with)).all()
     assert (_ink(without) == _ink(expected_without)).all()
     assert not (_ink(with_headline) == _ink(without)).all()
+
+
+def test_svg_heat_map_cells_stay_sharp_squares(qapp) -> None:  # type: ignore[no-untyped-def]
+    """A heat map's one-pixel-per-cell raster is enlarged nearest-neighbour in the SVG."""
+    import base64
+
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    from kvstudio.ui.slides.svg_outlines import SHARP_SIDE, XLINK_NS, compose_canvas
+
+    cells = QImage(2, 1, QImage.Format.Format_RGB32)
+    cells.setPixelColor(0, 0, QColor("#ff0000"))
+    cells.setPixelColor(1, 0, QColor("#0000ff"))
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    cells.save(buffer, "PNG")  # type: ignore[call-overload]
+    buffer.close()
+    href = "data:image/png;base64," + base64.b64encode(bytes(data.data())).decode()
+    svg = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="{XLINK_NS}">'
+        f'<image x="0" y="0" width="2" height="1" xlink:href="{href}"/></svg>'
+    )
+    root = ET.fromstring(compose_canvas(svg, 100, 50, (0, 0), "#ffffff", []))
+    (image,) = [el for el in root.iter() if el.tag.endswith("}image")]
+    assert (image.get("width"), image.get("height")) == ("2", "1")  # same place on the page
+    encoded = image.get(f"{{{XLINK_NS}}}href") or ""
+    big = QImage.fromData(base64.b64decode(encoded.split(",", 1)[1]))
+    assert (big.width(), big.height()) == (SHARP_SIDE, SHARP_SIDE // 2)
+    half = SHARP_SIDE // 2
+    assert big.pixelColor(half - 1, 0) == QColor("#ff0000")  # no blend at the cell edge
+    assert big.pixelColor(half, half - 1) == QColor("#0000ff")

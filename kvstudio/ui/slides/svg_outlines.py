@@ -10,6 +10,10 @@ Owns the post-processing of the SVG pyqtgraph writes:
   around rects with a non-scaling stroke) are baked into page coordinates, so
   their outlines keep their width in viewers that ignore non-scaling strokes
   (librsvg merged the bars into one block);
+- small embedded rasters (a heat map: one pixel per cell) are enlarged with
+  nearest-neighbour copies, so cells stay sharp squares in viewers that
+  ignore ``image-rendering`` and smooth the image (librsvg blurred the
+  Cache inspector's K, V and attention maps into gradients);
 - `compose_canvas` puts the chart on a slide-sized page under a headline.
 
 It does not render charts (see ``export.py``).
@@ -17,12 +21,13 @@ It does not render charts (see ``export.py``).
 
 from __future__ import annotations
 
+import base64
 import re
 import xml.etree.ElementTree as ET
 from functools import lru_cache
 
-from PySide6.QtCore import QPointF
-from PySide6.QtGui import QFont, QPainterPath
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPointF, Qt
+from PySide6.QtGui import QFont, QImage, QPainterPath
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
@@ -30,6 +35,9 @@ ET.register_namespace("", SVG_NS)
 ET.register_namespace("xlink", XLINK_NS)
 
 _MATRIX = re.compile(r"matrix\(([^)]*)\)")
+PNG_DATA = "data:image/png;base64,"
+SHARP_SIDE = 512  # px: a small raster is enlarged until its longer side is at least this
+SHARP_MAX_PIXELS = 4_000_000  # never enlarge past this many pixels
 _NUMBER_PAIR = re.compile(r"(-?[\d.]+(?:e-?\d+)?),(-?[\d.]+(?:e-?\d+)?)")
 
 
@@ -185,6 +193,43 @@ def _map_pairs(data: str, sx: float, sy: float, tx: float, ty: float) -> str:
 
 
 # ---- the page ----------------------------------------------------------------------------
+def sharpen_small_images(root: ET.Element) -> int:
+    """Enlarge small embedded PNGs by a whole factor, nearest neighbour; return how many.
+
+    The ``<image>`` keeps its width and height (user units), so only its
+    resolution grows: a viewer that smooths the scaled image blurs a sliver
+    at each cell edge instead of the whole cell.
+    """
+    count = 0
+    href = f"{{{XLINK_NS}}}href"
+    for image in root.iter(_q("image")):
+        data = image.get(href) or image.get("href") or ""
+        if not data.startswith(PNG_DATA):
+            continue
+        picture = QImage.fromData(base64.b64decode(data[len(PNG_DATA):]))
+        longer = max(picture.width(), picture.height())
+        if picture.isNull() or longer >= SHARP_SIDE:
+            continue
+        factor = -(-SHARP_SIDE // longer)
+        while factor > 1 and picture.width() * picture.height() * factor**2 > SHARP_MAX_PIXELS:
+            factor -= 1
+        if factor <= 1:
+            continue
+        big = picture.scaled(
+            picture.width() * factor, picture.height() * factor,
+            Qt.AspectRatioMode.IgnoreAspectRatio, Qt.TransformationMode.FastTransformation,
+        )
+        encoded = QByteArray()
+        buffer = QBuffer(encoded)
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        big.save(buffer, "PNG")  # type: ignore[call-overload]  # stubs say bytes; str works
+        buffer.close()
+        text = PNG_DATA + base64.b64encode(bytes(encoded.data())).decode("ascii")
+        image.set(href if image.get(href) is not None else "href", text)
+        count += 1
+    return count
+
+
 def compose_canvas(
     svg: str,
     width: int,
@@ -200,6 +245,7 @@ def compose_canvas(
     root = ET.fromstring(svg)
     text_to_paths(root)
     bake_scaled_groups(root)
+    sharpen_small_images(root)
     root.set("width", f"{width}px")
     root.set("height", f"{height}px")
     root.attrib.pop("viewBox", None)
