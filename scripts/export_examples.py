@@ -28,6 +28,7 @@ import argparse
 import json
 import logging
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -193,9 +194,19 @@ def main() -> int:
     if model.is_random:
         raise SystemExit("The shipped ko-chat model is missing; this pack must come from it.")
     log.info("model: %s", model.name)
-    if args.only == "cache-inspector":
-        return only_inspector(model, out)
+    code = only_inspector(model, out) if args.only == "cache-inspector" else full_pack(model, out)
+    # Leave without tearing the widgets down one by one: dropping the unparented cache-lab
+    # panel in Python's garbage collector segfaults (PySide6 6.10 + pyqtgraph; the window
+    # parents its panels and exits cleanly). Every file is already written atomically.
+    app.processEvents()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
+
+def full_pack(model: ModelHandle, out: Path) -> int:
+    """Every live chart and every lab, run on `model`, exported into `out`."""
     charts, numbers, tables = live_charts(model)
     exporter = ChartExporter()
     lab_panels: list[LabPanel] = [
