@@ -28,7 +28,6 @@ import argparse
 import json
 import logging
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -195,14 +194,7 @@ def main() -> int:
         raise SystemExit("The shipped ko-chat model is missing; this pack must come from it.")
     log.info("model: %s", model.name)
     code = only_inspector(model, out) if args.only == "cache-inspector" else full_pack(model, out)
-    # Leave without tearing the widgets down one by one: dropping the unparented cache-lab
-    # panel in Python's garbage collector segfaults (PySide6 6.10 + pyqtgraph; the window
-    # parents its panels and exits cleanly). Every file is already written atomically.
-    app.processEvents()
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    return code
 
 
 def full_pack(model: ModelHandle, out: Path) -> int:

@@ -6,7 +6,6 @@ the machine has two cores and tiny matmuls slow down badly when they compete.
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 
 import pytest
@@ -55,29 +54,3 @@ def course_backend(tokenizer: TextTokenizer) -> MiniMindBackend:
     """Course geometry (hidden 256, 4 layers, 2 KV heads × 32, fp32); vocab = the tokenizer's."""
     cfg = replace(ModelConfig(), vocab_size=tokenizer.vocab_size, max_position_embeddings=1024)
     return MiniMindBackend(MiniMindLM(cfg).init_weights(7).eval(), name="course")
-
-
-# ---- leaving the test process ----------------------------------------------------------------
-# Known defect (stop 10): a `CacheVsRecomputePanel` freed by Python's garbage collector can
-# crash inside QWidget's destructor (a child deleted twice; PySide6 6.10, bisected to the
-# cache-lab rework 39e42e4). The window parents its panels and exits cleanly; only the
-# interpreter's final teardown of the test process hits it, after every test has passed or
-# failed. So the process leaves with pytest's own exit status once the summary is printed,
-# skipping that teardown. Remove this once the double delete is fixed.
-_exit_status: list[int] = []
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    _exit_status.append(int(exitstatus))
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if _exit_status and os.environ.get("KVSTUDIO_TEST_TEARDOWN") != "1":
-        import logging
-        import sys
-
-        logging.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(_exit_status[-1])

@@ -40,7 +40,7 @@ from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
-from kvstudio.ui.slides.chart_data import ChartContent, ContentFunctions, DataTable, set_content
+from kvstudio.ui.slides.chart_data import ChartContent, DataTable, OwnerContent, set_content
 from kvstudio.ui.slides.export import ChartLike, plot_items
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 
@@ -267,7 +267,7 @@ class LabPanel(QWidget):
         the panel's own `headline` and `data_tables`.
         """
         self._charts[key] = widget
-        set_content(widget, content or ContentFunctions(self.headline, self.data_tables))
+        set_content(widget, content or OwnerContent(self))
         for plot in plot_items(widget):  # dark axes on white, like the window's live plots
             for side in ("left", "bottom", "right"):
                 plot.getAxis(side).setPen(pg.mkPen("#444"))

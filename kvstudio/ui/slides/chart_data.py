@@ -13,7 +13,8 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -86,18 +87,27 @@ class ChartContent(Protocol):
     def data_tables(self) -> list[DataTable]: ...
 
 
-@dataclass(frozen=True)
-class ContentFunctions:
-    """A `ChartContent` made of two callables (for lab panels that own several charts)."""
+class OwnerContent:
+    """The content of a chart that its owner (a lab panel) provides, held by a weak reference.
 
-    headline_fn: Callable[[], str]
-    tables_fn: Callable[[], list[DataTable]]
+    The chart widget is the owner's child; a strong reference back to the owner
+    would make a cycle (owner → chart → content → owner) that only Python's
+    garbage collector frees, in no set order. PySide6 6.10 can crash freeing a
+    widget tree that way (a child widget's destructor walks to a parent already
+    gone). Weakly held, the owner is freed by reference count, parent first.
+    Once the owner is gone, the chart has no headline and no data.
+    """
+
+    def __init__(self, owner: ChartContent) -> None:
+        self._owner = weakref.ref(owner)
 
     def headline(self) -> str:
-        return self.headline_fn()
+        owner = self._owner()
+        return owner.headline() if owner is not None else ""
 
     def data_tables(self) -> list[DataTable]:
-        return self.tables_fn()
+        owner = self._owner()
+        return owner.data_tables() if owner is not None else []
 
 
 def set_content(widget: object, content: ChartContent) -> None:
