@@ -35,6 +35,7 @@ from kvstudio.ui.run.engine_adapter import (
     load_model,
     wrap_model,
 )
+from kvstudio.ui.run.heap import install_gui_thread_collector
 
 
 class TrackedThread(QThread):
@@ -45,6 +46,15 @@ class TrackedThread(QThread):
     def start(self, *args: object) -> None:
         TrackedThread.started_threads.append(self)
         super().start(*args)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def gc_on_the_gui_thread(qapp: QApplication) -> Iterator[None]:
+    """The window's garbage-collector policy for every window test: cycles are freed on the
+    GUI thread only, never on an engine or lab thread (`kvstudio.ui.run.heap`)."""
+    collector = install_gui_thread_collector(qapp)
+    yield
+    collector.stop()
 
 
 @pytest.fixture(autouse=True)

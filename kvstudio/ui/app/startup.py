@@ -31,13 +31,18 @@ from kvstudio.ui.run.engine_adapter import (
     with_torch_threads,
 )
 from kvstudio.ui.run.engine_worker import EngineHost
+from kvstudio.ui.run.heap import install_gui_thread_collector
 from kvstudio.ui.run.threads import wait_for_parked
 
 log = logging.getLogger(__name__)
 
 
 def prepare_application(app: QApplication) -> str | None:
-    """Register NanumGothic and make it the application font; return its family."""
+    """Register NanumGothic and make it the application font; return its family.
+
+    Also moves Python's cyclic garbage collection onto the GUI thread (see `run.heap`).
+    """
+    install_gui_thread_collector(app)
     family = register_bundled_font()
     app.setFont(app_font(family))
     # The model thread holds the GIL between torch calls; a shorter switch interval lets

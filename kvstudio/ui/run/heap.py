@@ -1,12 +1,82 @@
-"""The window process's garbage-collector policy: the loaded heap stays out of full collections.
+"""The window process's garbage-collector policy: cycles are freed on the GUI thread only,
+and the loaded heap stays out of full collections.
 
-Owns `settle_heap()`, which the run controller calls once a model is loaded.
+Owns `GuiThreadCollector` (installed by `app.startup.prepare_application`)
+and `settle_heap()` (which the run controller calls once a model is loaded).
 Nothing here runs at import time.
+
+Why the GUI thread: Python's cyclic collector runs in whichever thread happens
+to allocate past a threshold. When that is the model or lab thread, it frees
+whatever Qt objects sit in unreachable cycles (a closed dialog's pyqtgraph
+items, an old panel) from that thread. Shiboken then hands the widget's
+deletion to the GUI thread while the worker, inside a QObject destructor,
+holds Qt's connection lock and waits for the GIL that the GUI thread holds
+while it waits for that lock: both threads stop for good (seen in CI: the lab
+thread in a tokenizer call, the GUI thread in `QObject::~QObject`). So the
+automatic collector is switched off and the same thresholds are checked on a
+GUI-thread timer instead, as pyqtgraph's own `GarbageCollector` recipe does.
 """
 
 from __future__ import annotations
 
 import gc
+
+from PySide6.QtCore import QCoreApplication, QObject, QTimer
+
+COLLECT_INTERVAL_MS = 200  # how often the GUI thread checks the collector's counts
+
+
+class GuiThreadCollector(QObject):
+    """Runs Python's cyclic garbage collector on the GUI thread, on a timer.
+
+    Each tick collects the generations whose allocation counts passed their
+    thresholds (`gc.get_threshold()`), exactly what the automatic collector
+    would have done, only never on a worker thread. Reference counting still
+    frees everything that is not in a cycle, at once, in any thread.
+    """
+
+    def __init__(self, parent: QObject | None = None,
+                 interval_ms: int = COLLECT_INTERVAL_MS) -> None:
+        super().__init__(parent)
+        self._timer = QTimer(self)
+        self._timer.setInterval(interval_ms)
+        self._timer.timeout.connect(self.collect_due)
+        self.collections = [0, 0, 0]  # per generation, for tests and diagnostics
+
+    def start(self) -> None:
+        gc.disable()
+        self._timer.start()
+
+    def stop(self) -> None:
+        """Hand collection back to Python (the automatic collector)."""
+        self._timer.stop()
+        gc.enable()
+
+    @property
+    def active(self) -> bool:
+        return self._timer.isActive()
+
+    def collect_due(self) -> int:
+        """Collect what the thresholds say is due; return the oldest generation collected
+        (-1 for none)."""
+        counts, thresholds = gc.get_count(), gc.get_threshold()
+        generation = -1
+        for g in range(3):
+            if thresholds[g] > 0 and counts[g] > thresholds[g]:
+                generation = g
+        if generation >= 0:
+            gc.collect(generation)
+            self.collections[generation] += 1
+        return generation
+
+
+def install_gui_thread_collector(app: QCoreApplication) -> GuiThreadCollector:
+    """Make sure `app` has a running `GuiThreadCollector` (one per application)."""
+    found = app.findChild(GuiThreadCollector)
+    collector = found if isinstance(found, GuiThreadCollector) else GuiThreadCollector(app)
+    if not collector.active:
+        collector.start()
+    return collector
 
 
 def settle_heap() -> int:
@@ -14,12 +84,11 @@ def settle_heap() -> int:
 
     A full (generation 2) collection walks every object the GC tracks. With
     torch, the model, the Qt wrappers and pyqtgraph loaded that took 130-150 ms,
-    in whichever thread happened to allocate, holding the GIL: about once per
-    half minute of playing the window froze that long. After freezing, full
-    collections walk only what was made since (the runs' records and plot
-    data) and take a few milliseconds. Frozen objects are still freed by
-    reference counting; cycles among them wait for the next model load, which
-    unfreezes, collects and freezes again.
+    holding the GIL: about once per half minute of playing the window froze
+    that long. After freezing, full collections walk only what was made since
+    (the runs' records and plot data) and take a few milliseconds. Frozen
+    objects are still freed by reference counting; cycles among them wait for
+    the next model load, which unfreezes, collects and freezes again.
     """
     gc.unfreeze()
     gc.collect()
