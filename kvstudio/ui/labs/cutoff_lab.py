@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QLineEdit, QWidget
 
 from kvstudio.core.records import SamplingSettings
 from kvstudio.ui.app.lazy import LazyModule
-from kvstudio.ui.labs.base import LabPanel, float_box, int_box, prompt_ids
+from kvstudio.ui.labs.base import float_box, int_box, prompt_ids
+from kvstudio.ui.labs.step_navigation import SteppedLabPanel
 from kvstudio.ui.plots.base import add_legend_row
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
@@ -38,9 +39,7 @@ KEPT, CUT_P, CUT_K = "#0072B2", "#E69F00", "#888888"
 MASS = "#009E73"  # the cumulative-mass line and the p level
 
 
-class TopPTopKPanel(LabPanel):
-    start_count = 1  # Run shows the first step; Step and Run to end continue
-
+class TopPTopKPanel(SteppedLabPanel):
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
         self.prompt = QLineEdit(DEFAULT_PROMPT)
@@ -58,14 +57,6 @@ class TopPTopKPanel(LabPanel):
             ("seed", self.seed),
         ):
             self.add_field(key, widget)
-        self.step_button = QPushButton()
-        self.step_button.clicked.connect(self._on_step_clicked)
-        self.to_end_button = QPushButton()
-        self.to_end_button.clicked.connect(self._on_to_end_clicked)
-        self.extra_buttons.insertWidget(1, self.step_button)
-        self.extra_buttons.insertWidget(2, self.to_end_button)
-        self.runner.paused.connect(self._on_runner_paused)
-        self.runner.running_changed.connect(self._on_stepping_changed)
 
         self.view = pg.GraphicsLayoutWidget()
         self.view.setBackground("w")
@@ -122,7 +113,6 @@ class TopPTopKPanel(LabPanel):
         self.shown: int | None = None  # the step drawn when looking back (None = the latest)
         self.table.currentCellChanged.connect(self._on_table_row_changed)
         self.add_chart("top-k-top-p", self.view)
-        self._on_stepping_changed(False)
         self.retranslate()
 
     def title(self) -> str:
@@ -130,9 +120,6 @@ class TopPTopKPanel(LabPanel):
 
     def retranslate(self) -> None:
         super().retranslate()
-        self.run_button.setText(self.tr("Start"))
-        self.step_button.setText(self.tr("Step"))
-        self.to_end_button.setText(self.tr("Run to end"))
         self.explanation.setText(
             self.tr(
                 "The bars are the 20 most likely next tokens after the temperature. Top-k keeps "
@@ -181,11 +168,9 @@ class TopPTopKPanel(LabPanel):
             backend, tokenizer, ids, settings, new_tokens=new, bars=BARS
         )
 
-    def step(self) -> bool:
-        return self.runner.advance(1)
-
-    def run_to_end(self) -> bool:
-        return self.runner.advance(-1)
+    def run_is_over(self) -> bool:
+        """After the last step only the summary is left: collect it without another click."""
+        return bool(self.steps) and self.steps[-1].record.all_finished
 
     def shown_step(self) -> labs.DistributionStep:
         """The step the distribution shows: the one selected in the table, else the latest."""
@@ -414,26 +399,6 @@ class TopPTopKPanel(LabPanel):
     def _on_table_row_changed(self, row: int, _column: int, _old_row: int, _old: int) -> None:
         if 0 <= row < len(self.steps):
             self.show_step(row)
-
-    def _on_step_clicked(self) -> None:
-        self.step()
-
-    def _on_to_end_clicked(self) -> None:
-        self.run_to_end()
-
-    def _on_runner_paused(self) -> None:
-        self._finish_if_last()
-
-    def _on_stepping_changed(self, running: bool) -> None:
-        can_step = self.runner.has_job and not running
-        self.step_button.setEnabled(can_step)
-        self.to_end_button.setEnabled(can_step)
-
-    def _finish_if_last(self) -> None:
-        """After the last step only the summary is left: collect it without another click."""
-        if self.steps and self.steps[-1].record.all_finished:
-            self.runner.advance(-1)
-        self._on_stepping_changed(self.runner.busy)
 
 
 def _chosen_text(step: labs.DistributionStep) -> str:

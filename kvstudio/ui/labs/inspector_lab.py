@@ -24,14 +24,14 @@ from PySide6.QtWidgets import (
     QComboBox,
     QGraphicsRectItem,
     QLineEdit,
-    QPushButton,
     QSplitter,
     QWidget,
 )
 
 from kvstudio.core.cache_spec import CacheKind, CacheSpec
 from kvstudio.ui.app.lazy import LazyModule
-from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, int_box, prompt_ids
+from kvstudio.ui.labs.base import CHECK, CROSS, int_box, prompt_ids
+from kvstudio.ui.labs.step_navigation import SteppedLabPanel
 from kvstudio.ui.plots.fixed_columns import (
     FixedColumns,
     WrappingTitle,
@@ -56,9 +56,7 @@ SEQUENTIAL = pg.colormap.get("viridis")  # attention weights 0 … max
 COLUMN_SHARES = (0.43, 0.33, 0.24)  # K (with the token labels), V, attention
 
 
-class CacheInspectorPanel(LabPanel):
-    start_count = 1  # Start shows the prefill; Step and Run to end continue
-
+class CacheInspectorPanel(SteppedLabPanel):  # Start shows the prefill
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
         self.prompt = QLineEdit(DEFAULT_QUESTION)
@@ -80,14 +78,6 @@ class CacheInspectorPanel(LabPanel):
             self.add_field(key, widget)
         self.layer.valueChanged.connect(self._on_view_changed)
         self.kv_head.valueChanged.connect(self._on_view_changed)
-        self.step_button = QPushButton()
-        self.step_button.clicked.connect(self._on_step_clicked)
-        self.to_end_button = QPushButton()
-        self.to_end_button.clicked.connect(self._on_to_end_clicked)
-        self.extra_buttons.insertWidget(1, self.step_button)
-        self.extra_buttons.insertWidget(2, self.to_end_button)
-        self.runner.paused.connect(self._on_runner_paused)  # the run waits for Step
-        self.runner.running_changed.connect(self._on_stepping_changed)
 
         self.view = pg.GraphicsLayoutWidget()
         self.view.setBackground("w")
@@ -131,7 +121,6 @@ class CacheInspectorPanel(LabPanel):
         split = self.chart_host.parentWidget()
         if isinstance(split, QSplitter):
             split.setSizes([900, 320])  # the heat maps need the width more than the table
-        self._on_stepping_changed(False)
         self.retranslate()
 
     def title(self) -> str:
@@ -139,9 +128,6 @@ class CacheInspectorPanel(LabPanel):
 
     def retranslate(self) -> None:
         super().retranslate()
-        self.run_button.setText(self.tr("Start"))
-        self.step_button.setText(self.tr("Step"))
-        self.to_end_button.setText(self.tr("Run to end"))
         for box, items in (
             (self.mode, ((self.tr("cached"), "cached"), (self.tr("recompute"), "recompute"))),
             (
@@ -215,12 +201,6 @@ class CacheInspectorPanel(LabPanel):
             max_new_tokens=self.new_tokens.value(),
         )
         return lambda: iter(stepper)
-
-    def step(self) -> bool:
-        return self.runner.advance(1)
-
-    def run_to_end(self) -> bool:
-        return self.runner.advance(-1)
 
     def clear_views(self) -> None:
         self.frame = None
@@ -496,20 +476,6 @@ class CacheInspectorPanel(LabPanel):
     # ---- slots ----------------------------------------------------------------------------------
     def _on_view_changed(self) -> None:
         self._draw()
-
-    def _on_step_clicked(self) -> None:
-        self.step()
-
-    def _on_to_end_clicked(self) -> None:
-        self.run_to_end()
-
-    def _on_runner_paused(self) -> None:
-        self._on_stepping_changed(self.runner.busy)
-
-    def _on_stepping_changed(self, running: bool) -> None:
-        can_step = self.runner.has_job and not running
-        self.step_button.setEnabled(can_step)
-        self.to_end_button.setEnabled(can_step)
 
 
 def _nested(array: np.ndarray) -> Any:
