@@ -53,7 +53,7 @@ def live_numbers(window: MainWindow) -> dict[str, Any]:
             "prompt": info.request.prompt,
             "prompt_tokens": info.prompt_len,
             "steps": len(trace.records),
-            "tokens_fed": sum(trace.tokens_fed),
+            "tokens_fed": trace.tokens_fed_total,
             "ttft_ms": trace.ttft_ms,
             "decode_ms_per_token": trace.decode_ms_per_token,
             "cache_bytes": trace.last.cache_total_bytes if trace.last else 0,

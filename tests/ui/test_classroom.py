@@ -167,6 +167,58 @@ def test_presenter_numbers_come_from_the_runs(qtbot, make_window, tmp_path: Path
     presenter.set_enabled(False)
 
 
+def test_chart_and_presenter_headlines_share_numbers(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Each live chart's export headline and the presenter's panel read the same numbers
+    (`RunTrace` / `RunStore`): the full texts, with every number taken from the records."""
+    window, extras = _window(make_window, tmp_path)
+    _run_to_end(qtbot, window, 6)
+    window.controls.set_mode("recompute")
+    qtbot.waitUntil(lambda: window.controller.store.current_mode == "recompute", timeout=TIMEOUT)
+    _run_to_end(qtbot, window, 6)
+    presenter = extras.presenter
+    presenter.set_enabled(True)
+    store = window.controller.store
+    cached, recompute = store.trace("cached"), store.trace("recompute")
+    info, p = cached.info, cached.info.prompt_len
+    fed_c, fed_r = sum(cached.tokens_fed), sum(recompute.tokens_fed)
+    assert (fed_c, fed_r) == (p + 5, p * 6 + 15)  # the formulas, for N = 6
+    assert window.tokens_plot.headline() == (
+        f"Cached: {fed_c:,} tokens fed (formula {fed_c:,}) · "
+        f"Recompute: {fed_r:,} tokens fed (formula {fed_r:,})\n"
+        f"P = {p} prompt tokens, N = 6 steps · cached P+(N−1), recompute P·N+N(N−1)/2")
+    assert presenter.headline().lines == [
+        f"Cached: P = {p}, N = 6 → P+(N−1) = {fed_c:,}",
+        f"Recompute: P = {p}, N = 6 → P·N+N(N−1)/2 = {fed_r:,}",
+        f"recompute fed {fed_r / fed_c:.1f}× as many"]
+    ms = {t.mode: t.records[0].elapsed_s * 1000 for t in (cached, recompute)}
+    per_token = {t.mode: 1000 * sum(r.elapsed_s for r in t.records[1:]) / 5
+                 for t in (cached, recompute)}
+    assert window.time_plot.headline() == (
+        f"Cached: TTFT {ms['cached']:.1f} ms, {per_token['cached']:.2f} ms per generated token"
+        f" · Recompute: TTFT {ms['recompute']:.1f} ms, {per_token['recompute']:.2f} ms per "
+        "generated token\none measurement per step (Lecture → Measure TTFT repeats it)")
+    presenter.show_chart(1)
+    assert presenter.headline().big == (f"Cached: {per_token['cached']:.1f} ms/token · "
+                                        f"Recompute: {per_token['recompute']:.1f} ms/token")
+    assert presenter.headline().lines == [
+        f"Cached: time to first token {ms['cached']:.1f} ms, 6 steps",
+        f"Recompute: time to first token {ms['recompute']:.1f} ms, 6 steps"]
+    # Recompute is current and keeps no cache: the chart and the panel show the cached run's.
+    last = cached.records[-1]
+    shape = (info.num_layers, info.num_kv_heads, info.head_dim, info.dtype_bytes)
+    one = 2 * shape[0] * shape[1] * shape[2] * shape[3]
+    assert window.cache_plot.headline() == (
+        f"KV cache measured {last.cache_used_bytes:,} B = formula 2·L·T·H_kv·d·bytes "
+        f"{one * (p + 5):,} B (T = {last.cache_length} tokens)\n"
+        f"{one:,} B per token · L = {shape[0]}, H_kv = {shape[1]}, d = {shape[2]}, "
+        f"{shape[3]} bytes per number")
+    presenter.show_chart(2)
+    assert presenter.headline().lines == [
+        "2·L·H_kv·d·bytes = 2·{}·{}·{}·{}".format(*shape),
+        f"measured now: {last.cache_used_bytes:,} B for T = {last.cache_length} tokens"]
+    presenter.set_enabled(False)
+
+
 def test_saved_run_replays_to_the_same_charts(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     window, extras = _window(make_window, tmp_path)
     _run_to_end(qtbot, window, 6)

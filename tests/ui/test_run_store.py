@@ -38,6 +38,40 @@ def test_store_keeps_one_trace_per_mode_and_drops_stale_records(tiny_model, toke
     assert not store.add(1, recompute.records[0])  # run 1 is not recompute's live run
 
 
+def _begin(store: RunStore, handle, run_id: int, mode: str, prompt: str = "안녕하세요"):  # type: ignore[no-untyped-def]
+    request = RunRequest(prompt, True, RunSettings(mode, SamplingSettings.greedy_settings(), 5))
+    ids = encode_prompt(handle, request)
+    return store.begin(run_info(run_id, handle, request, ids)), ids, request
+
+
+def test_headline_totals_and_the_runs_each_chart_is_about(tiny_model, tokenizer) -> None:  # type: ignore[no-untyped-def]
+    """What the charts' export headlines and the presenter's headline panel both read."""
+    handle = wrap_model(tiny_model, tokenizer, "tiny", ModelChoice())
+    store = RunStore()
+    assert store.stepped_traces() == [] and store.cache_trace is None
+    cached, ids, request = _begin(store, handle, 1, "cached")
+    assert store.stepped_traces() == [] and store.cache_trace is cached  # begun, no step yet
+    assert cached.tokens_fed_total == 0 and cached.formula_total == 0
+    stepper = Stepper(handle.backend, tokenizer, ids, mode="cached", max_new_tokens=3,
+                      sampling=request.settings.sampling, stop_at_eos=False)
+    for record in stepper:
+        store.add(1, record)
+    p = cached.info.prompt_len
+    assert cached.tokens_fed_total == p + 2 == cached.formula_total  # P + (N − 1), N = 3
+    assert cached.formula_cumulative == [p, p + 1, p + 2]
+    recompute, ids, request = _begin(store, handle, 2, "recompute")
+    assert store.stepped_traces() == [cached]  # the recompute run has no step yet
+    assert store.cache_trace is cached  # recompute keeps no cache: the cached run is shown
+    for record in Stepper(handle.backend, tokenizer, ids, mode="recompute", max_new_tokens=3,
+                          sampling=request.settings.sampling, stop_at_eos=False):
+        store.add(2, record)
+    assert store.stepped_traces() == [cached, recompute]
+    assert recompute.tokens_fed_total == 3 * p + 3 == recompute.formula_total  # P·N + N(N−1)/2
+    alone = RunStore()
+    only_recompute, _, _ = _begin(alone, handle, 3, "recompute")
+    assert alone.cache_trace is only_recompute  # no cached run: the current one
+
+
 def test_parse_temperatures() -> None:
     assert parse_temperatures("") == ()
     assert parse_temperatures("0.5, 1.0 1.5") == (0.5, 1.0, 1.5)

@@ -59,7 +59,7 @@ class RunStatusBar(QStatusBar):
         last = trace.last
         self._labels["step"].setText(t["step"].format(len(trace.records),
                                                       trace.info.max_new_tokens))
-        self._labels["fed"].setText(t["fed"].format(sum(trace.tokens_fed)))
+        self._labels["fed"].setText(t["fed"].format(trace.tokens_fed_total))
         self._labels["cache"].setText(t["cache"].format(
             format_bytes(last.cache_allocated_bytes if last else 0)))
         ttft, ms_token, tok_s = trace.ttft_ms, trace.decode_ms_per_token, trace.tokens_per_second

@@ -83,9 +83,7 @@ class CacheBytesPlot(LivePlot):
 
     def refresh(self, store: RunStore) -> None:
         """Draw the current run's cache; in recompute mode the cached run's (recompute has none)."""
-        trace = store.current
-        if trace is not None and trace.mode == "recompute":
-            trace = store.trace("cached") or trace
+        trace = store.cache_trace
         record = trace.last if trace is not None else None
         if trace is None or record is None:
             self._draw_empty()

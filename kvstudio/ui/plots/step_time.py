@@ -20,7 +20,7 @@ from kvstudio.core.records import MODES, Mode
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.plots.base import MODE_COLOURS, LivePlot, live_curve, mode_pen
 from kvstudio.ui.plots.extent import store_steps
-from kvstudio.ui.run.store import RunStore
+from kvstudio.ui.run.store import RunStore, RunTrace
 from kvstudio.ui.slides.chart_data import DataTable, Series
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ class StepTimePlot(LivePlot):
         Every range change repaints an axis from scratch (tens of milliseconds on
         a busy machine), so noise and each new run must not rescale the plot.
         """
-        traces = [t for t in store.traces() if t.records]
+        traces = store.stepped_traces()
         if not traces:
             self._y_top = self._total_top = 0.0
             return
@@ -190,12 +190,14 @@ class StepTimePlot(LivePlot):
                 self.plot_item.vb.setRange(yRange=(0, self._y_top), padding=0)
                 self.ranges_changed()
 
+    def _traces(self) -> list[RunTrace]:
+        return self._store.stepped_traces() if self._store else []
+
     def headline(self) -> str:
-        traces = [t for t in self._store.traces() if t.records] if self._store else []
         parts = []
-        for trace in traces:
+        for trace in self._traces():
             decode = trace.decode_ms_per_token
-            text = self.tr("{0}: TTFT {1:.1f} ms").format(mode_name(trace.mode), trace.step_ms[0])
+            text = self.tr("{0}: TTFT {1:.1f} ms").format(mode_name(trace.mode), trace.ttft_ms)
             if decode is not None:
                 text += self.tr(", {0:.2f} ms per generated token").format(decode)
             parts.append(text)
@@ -211,9 +213,8 @@ class StepTimePlot(LivePlot):
             len(self._repeats.ms["cached"])) + " · ".join(repeated)
 
     def data_tables(self) -> list[DataTable]:
-        traces = [t for t in self._store.traces() if t.records] if self._store else []
         series: list[Series] = []
-        for trace in traces:
+        for trace in self._traces():
             name = mode_name(trace.mode)
             steps = tuple(trace.steps)
             series += [

@@ -67,7 +67,7 @@ class TokensFedPlot(LivePlot):
             self._bars[mode].setOpts(x=steps + BAR_OFFSET[mode],
                                      height=np.asarray(trace.tokens_fed, dtype=float))
             self._cumulative[mode].setData(steps, np.asarray(trace.tokens_fed_cumulative, float))
-            formula = trace.info.formula_cumulative(len(trace.records))  # as far as the run goes
+            formula = trace.formula_cumulative  # as far as the run goes
             self._formula[mode].setData(np.arange(len(formula), dtype=float),
                                         np.asarray(formula, dtype=float))
         self._fit_ranges(store)
@@ -103,15 +103,13 @@ class TokensFedPlot(LivePlot):
         return [] if y is None else [float(v) for v in y]
 
     def _traces(self) -> list[RunTrace]:
-        return [t for t in self._store.traces() if t.records] if self._store is not None else []
+        return self._store.stepped_traces() if self._store is not None else []
 
     def headline(self) -> str:
         parts = []
         for trace in self._traces():
-            steps = len(trace.records)
-            formula = trace.info.formula_cumulative(steps)[-1]
             parts.append(self.tr("{0}: {1:,} tokens fed (formula {2:,})").format(
-                mode_name(trace.mode), sum(trace.tokens_fed), formula))
+                mode_name(trace.mode), trace.tokens_fed_total, trace.formula_total))
         if not parts:
             return ""
         first = self._traces()[0].info
@@ -125,7 +123,7 @@ class TokensFedPlot(LivePlot):
         for trace in self._traces():
             name = mode_name(trace.mode)
             steps = tuple(trace.steps)
-            planned = trace.info.formula_cumulative(len(trace.records))  # as drawn
+            planned = trace.formula_cumulative  # as drawn
             series += [
                 Series(self.tr("{0}: tokens fed at the step (tokens)").format(name), steps,
                        tuple(trace.tokens_fed)),

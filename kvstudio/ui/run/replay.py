@@ -55,7 +55,7 @@ def saved_run_from_trace(trace: RunTrace, model_name: str) -> SavedRun:
 
 def saved_runs_from_store(store: RunStore, model_name: str) -> list[SavedRun]:
     """Every run the window shows (one per mode), with the records it has so far."""
-    return [saved_run_from_trace(t, model_name) for t in store.traces() if t.records]
+    return [saved_run_from_trace(t, model_name) for t in store.stepped_traces()]
 
 
 def saved_samples_from_counts(counts: AnswerCounts) -> SavedSamples:

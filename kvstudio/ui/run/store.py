@@ -1,10 +1,12 @@
 """The runs the window draws: the latest run of each mode, as the worker reported it.
 
 Owns `RunTrace` (one run's info plus its records, with the series the plots
-draw) and `RunStore` (one trace per mode, so the previous run of the other
-mode stays drawn for comparison), how a run stopped (`StopReason`), and the
-store as it was at an earlier step (`RunStore.at_step`, for scrubbing back
-through a run). Plain Python: no Qt, easy to test.
+draw and the totals their headlines state) and `RunStore` (one trace per mode,
+so the previous run of the other mode stays drawn for comparison, and which of
+them each chart is about), how a run stopped (`StopReason`), and the store as
+it was at an earlier step (`RunStore.at_step`, for scrubbing back through a
+run). The live charts' export headlines and the presenter view's headline
+panel both read their numbers here. Plain Python: no Qt, easy to test.
 """
 
 from __future__ import annotations
@@ -76,6 +78,22 @@ class RunTrace:
             total += r.tokens_fed
             out.append(total)
         return out
+
+    @property
+    def tokens_fed_total(self) -> int:
+        """Tokens fed to the model over the steps so far, as measured."""
+        return sum(self.tokens_fed)
+
+    @property
+    def formula_cumulative(self) -> list[int]:
+        """The course formula's running total of tokens fed, as far as the run goes."""
+        return self.info.formula_cumulative(len(self.records))
+
+    @property
+    def formula_total(self) -> int:
+        """The course formula's tokens fed for the steps so far: P+(N−1) or P·N+N(N−1)/2."""
+        formula = self.formula_cumulative
+        return formula[-1] if formula else 0
 
     @property
     def step_ms(self) -> list[float]:
@@ -157,6 +175,16 @@ class RunStore:
 
     def traces(self) -> list[RunTrace]:
         return [self._traces[m] for m in MODES if m in self._traces]
+
+    def stepped_traces(self) -> list[RunTrace]:
+        """The runs with at least one step, in mode order (what the charts' numbers cover)."""
+        return [t for t in self.traces() if t.records]
+
+    @property
+    def cache_trace(self) -> RunTrace | None:
+        """The run whose KV cache is shown: the cached run if there is one (recompute keeps
+        no cache), else the current run."""
+        return self.trace("cached") or self.current
 
     def longest_steps(self) -> int:
         """Steps of the longest run on screen (what a step scrubber spans)."""

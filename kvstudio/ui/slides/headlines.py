@@ -4,8 +4,10 @@ Owns `Headline` (one large line and a few smaller ones) and one function per
 chart: tokens fed ("246 vs 13,728 tokens fed"), time per step (TTFT and
 ms/token per mode), KV cache ("2,048 B per token · 204,800 B per 100 tokens")
 and repeated sampling ("distinct answers 10 / 29 / 30"). Every number comes
-from the run's records or the model's shapes, never from a constant. The
-presenter view shows them; nothing here draws.
+from the run's records or the model's shapes, never from a constant: read
+from `RunTrace` / `RunStore` (totals, formulas, the runs with steps, the run
+whose cache is shown) and `AnswerCounts`, the same sources the charts' export
+headlines read. The presenter view shows them; nothing here draws.
 """
 
 from __future__ import annotations
@@ -32,13 +34,13 @@ def count(n: float) -> str:
 
 
 def tokens_fed(store: RunStore) -> Headline:
-    totals = {t.mode: t for t in store.traces() if t.records}
+    totals = {t.mode: t for t in store.stepped_traces()}
     if not totals:
         return Headline(
             QCoreApplication.translate("Headlines", "Step to feed the model"),
             [QCoreApplication.translate("Headlines", "Tokens fed appear after a step.")],
         )
-    fed = {mode: sum(trace.tokens_fed) for mode, trace in totals.items()}
+    fed = {mode: trace.tokens_fed_total for mode, trace in totals.items()}
     if len(fed) == 2:
         big = QCoreApplication.translate("Headlines", "{0} vs {1} tokens fed").format(
             count(fed["cached"]), count(fed["recompute"])
@@ -61,7 +63,7 @@ def tokens_fed(store: RunStore) -> Headline:
         )
         lines.append(
             QCoreApplication.translate("Headlines", "{0}: P = {1}, N = {2} → {3} = {4}").format(
-                mode_name(mode), p, n, formula, count(trace.info.formula_cumulative(n)[-1])
+                mode_name(mode), p, n, formula, count(trace.formula_total)
             )
         )
     if len(fed) == 2 and fed["cached"] > 0:
@@ -76,7 +78,7 @@ def tokens_fed(store: RunStore) -> Headline:
 
 
 def step_time(store: RunStore) -> Headline:
-    traces = [t for t in store.traces() if t.records]
+    traces = store.stepped_traces()
     if not traces:
         return Headline(QCoreApplication.translate("Headlines", "Step to time the model"), [])
     parts, lines = [], []
@@ -105,7 +107,7 @@ def step_time(store: RunStore) -> Headline:
 
 
 def cache_bytes(store: RunStore) -> Headline:
-    trace = store.trace("cached") or store.current
+    trace = store.cache_trace
     if trace is None:
         return Headline(QCoreApplication.translate("Headlines", "Step to fill the cache"), [])
     info = trace.info
