@@ -20,14 +20,12 @@ from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
-    QSpinBox,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -57,23 +55,6 @@ class ByteCount(int):
 
 def series_colour(index: int) -> str:
     return SERIES_COLOURS[index % len(SERIES_COLOURS)]
-
-
-def int_box(lo: int, hi: int, value: int, step: int = 1) -> QSpinBox:
-    box = QSpinBox()
-    box.setRange(lo, hi)
-    box.setValue(value)
-    box.setSingleStep(step)
-    return box
-
-
-def float_box(lo: float, hi: float, value: float, step: float, decimals: int = 2) -> QDoubleSpinBox:
-    box = QDoubleSpinBox()
-    box.setRange(lo, hi)
-    box.setDecimals(decimals)
-    box.setSingleStep(step)
-    box.setValue(value)
-    return box
 
 
 def prompt_ids(model: ModelHandle, text: str) -> list[int]:

@@ -21,7 +21,8 @@ from PySide6.QtWidgets import QCheckBox, QLineEdit, QPushButton, QTextBrowser, Q
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.resources import resources_dir
-from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, int_box, series_colour
+from kvstudio.ui.app.spin_boxes import int_box
+from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, series_colour
 from kvstudio.ui.plots.base import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory

@@ -21,7 +21,8 @@ from PySide6.QtWidgets import QLineEdit, QWidget
 
 from kvstudio.core.records import SamplingSettings
 from kvstudio.ui.app.lazy import LazyModule
-from kvstudio.ui.labs.base import float_box, int_box, prompt_ids
+from kvstudio.ui.app.spin_boxes import float_box, int_box
+from kvstudio.ui.labs.base import prompt_ids
 from kvstudio.ui.labs.step_navigation import SteppedLabPanel
 from kvstudio.ui.plots.base import add_legend_row
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle

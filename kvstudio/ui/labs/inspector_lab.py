@@ -30,7 +30,8 @@ from PySide6.QtWidgets import (
 
 from kvstudio.core.cache_spec import CacheKind, CacheSpec
 from kvstudio.ui.app.lazy import LazyModule
-from kvstudio.ui.labs.base import CHECK, CROSS, int_box, prompt_ids
+from kvstudio.ui.app.spin_boxes import int_box
+from kvstudio.ui.labs.base import CHECK, CROSS, prompt_ids
 from kvstudio.ui.labs.step_navigation import SteppedLabPanel
 from kvstudio.ui.plots.fixed_columns import (
     FixedColumns,

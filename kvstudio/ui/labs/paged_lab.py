@@ -20,7 +20,8 @@ from PySide6.QtWidgets import QSlider, QWidget
 
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
-from kvstudio.ui.labs.base import ByteCount, LabPanel, int_box, prompt_ids, series_colour
+from kvstudio.ui.app.spin_boxes import int_box
+from kvstudio.ui.labs.base import ByteCount, LabPanel, prompt_ids, series_colour
 from kvstudio.ui.plots.base import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory

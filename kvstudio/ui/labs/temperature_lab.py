@@ -16,7 +16,8 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QPlainTextEdit, QWidget
 
 from kvstudio.ui.app.lazy import LazyModule
-from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, int_box, prompt_ids, series_colour
+from kvstudio.ui.app.spin_boxes import int_box
+from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, prompt_ids, series_colour
 from kvstudio.ui.plots.base import add_legend_row
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle, parse_temperatures
 from kvstudio.ui.run.lab_worker import JobFactory

@@ -15,12 +15,12 @@ from PySide6.QtWidgets import (
     QListWidget,
     QProgressBar,
     QPushButton,
-    QSpinBox,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
+from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot, ordered_answers
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 
@@ -35,13 +35,9 @@ class AnswerPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.plot = AnswerHistogramPlot()
-        self._samples = QSpinBox()
-        self._samples.setRange(1, 512)
-        self._samples.setValue(DEFAULT_SAMPLES)
+        self._samples = int_box(1, 512, DEFAULT_SAMPLES)
         self._temps = QLineEdit()
-        self._length = QSpinBox()
-        self._length.setRange(1, 512)
-        self._length.setValue(DEFAULT_ANSWER_TOKENS)
+        self._length = int_box(1, 512, DEFAULT_ANSWER_TOKENS)
         self._length_label = QLabel()
         self._go = QPushButton()
         self._cancel = QPushButton()

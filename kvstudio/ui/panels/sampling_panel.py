@@ -13,11 +13,9 @@ from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QLabel,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -25,6 +23,7 @@ from PySide6.QtWidgets import (
 from kvstudio.core.cache_spec import CACHE_KINDS, CacheSpec
 from kvstudio.core.records import Mode, SamplingSettings
 from kvstudio.ui.app.names import cache_kind_name
+from kvstudio.ui.app.spin_boxes import float_box, int_box
 from kvstudio.ui.run.engine_adapter import RunSettings
 
 COURSE = SamplingSettings()
@@ -33,39 +32,23 @@ COURSE_STATIC_LENGTH = 512
 COURSE_WINDOW = 32
 
 
-def _double(lo: float, hi: float, step: float, value: float, decimals: int = 2) -> QDoubleSpinBox:
-    box = QDoubleSpinBox()
-    box.setRange(lo, hi)
-    box.setSingleStep(step)
-    box.setDecimals(decimals)
-    box.setValue(value)
-    return box
-
-
-def _int(lo: int, hi: int, value: int) -> QSpinBox:
-    box = QSpinBox()
-    box.setRange(lo, hi)
-    box.setValue(value)
-    return box
-
-
 class SamplingPanel(QWidget):
     settings_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._greedy = QCheckBox()
-        self._temperature = _double(0.05, 3.0, 0.05, COURSE.temperature)
-        self._top_k = _int(0, 1000, COURSE.top_k)
-        self._top_p = _double(0.01, 1.0, 0.05, COURSE.top_p)
-        self._penalty = _double(0.5, 3.0, 0.05, COURSE.repetition_penalty)
-        self._seed = _int(0, 2_147_483_647, COURSE.seed)
-        self._max_new = _int(1, 4096, COURSE_MAX_NEW_TOKENS)
+        self._temperature = float_box(0.05, 3.0, COURSE.temperature, 0.05)
+        self._top_k = int_box(0, 1000, COURSE.top_k)
+        self._top_p = float_box(0.01, 1.0, COURSE.top_p, 0.05)
+        self._penalty = float_box(0.5, 3.0, COURSE.repetition_penalty, 0.05)
+        self._seed = int_box(0, 2_147_483_647, COURSE.seed)
+        self._max_new = int_box(1, 4096, COURSE_MAX_NEW_TOKENS)
         self._cache_kind = QComboBox()
         for kind in CACHE_KINDS:
             self._cache_kind.addItem("", kind)
-        self._static_length = _int(8, 32768, COURSE_STATIC_LENGTH)
-        self._window = _int(1, 32768, COURSE_WINDOW)
+        self._static_length = int_box(8, 32768, COURSE_STATIC_LENGTH)
+        self._window = int_box(1, 32768, COURSE_WINDOW)
 
         self._sampling_box = QGroupBox()
         form = QFormLayout(self._sampling_box)
