@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvstudio.ui.app.i18n import LanguageSwitcher
+from kvstudio.ui.app.i18n import LanguageSwitcher, RetranslateOnLanguageChange
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.panels.answer_panel import AnswerPanel
@@ -73,7 +73,7 @@ def initial_geometry(available: QRect, minimum: QSize) -> QRect:
     return rect
 
 
-class MainWindow(QMainWindow):
+class MainWindow(RetranslateOnLanguageChange, QMainWindow):
     def __init__(self, settings: AppSettings, host: EngineHost, languages: LanguageSwitcher,
                  torch_threads: int) -> None:
         super().__init__()
@@ -371,11 +371,6 @@ class MainWindow(QMainWindow):
         # The panels retranslate on the same event, in an order Qt does not promise.
         QTimer.singleShot(0, self._fit_side_panel)
         self.refresh_views()
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def event(self, event: QEvent) -> bool:
         handled = super().event(event)

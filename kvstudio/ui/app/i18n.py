@@ -1,7 +1,8 @@
 """Switches the UI language at run time: installs the Korean .qm, or none for English.
 
 Owns `LanguageSwitcher`. Installing or removing a translator makes Qt send
-LanguageChange to every widget; each widget's `retranslate()` does the rest.
+LanguageChange to every widget; each widget's `retranslate()` does the rest,
+called by `RetranslateOnLanguageChange`, the mixin every such widget lists.
 """
 
 from __future__ import annotations
@@ -9,13 +10,34 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QObject, QTranslator, Signal
+from PySide6.QtCore import (
+    QCoreApplication,
+    QEvent,
+    QLibraryInfo,
+    QLocale,
+    QObject,
+    QTranslator,
+    Signal,
+)
 
 from kvstudio.ui.app.resources import translations_dir
 
 log = logging.getLogger(__name__)
 
 LANGUAGES = ("system", "en", "ko")
+
+
+class RetranslateOnLanguageChange:
+    """For a widget that sets its texts in `retranslate()`: it runs again on every language
+    switch. List it before the Qt class: `class Panel(RetranslateOnLanguageChange, QWidget)`."""
+
+    def retranslate(self) -> None:
+        raise NotImplementedError
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)  # type: ignore[misc]  # the Qt class listed after this one
 
 
 def resolve_language(code: str, locale: QLocale | None = None) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.run.engine_adapter import ModelHandle
@@ -154,7 +155,7 @@ def _display(value: Any) -> str:
     return str(value)
 
 
-class LabPanel(QWidget):
+class LabPanel(RetranslateOnLanguageChange, QWidget):
     """One lab: parameters on top, the chart and the results table side by side."""
 
     result_ready = Signal(object)  # the experiment's result record
@@ -394,11 +395,6 @@ class LabPanel(QWidget):
         self.progress.setValue(0)
         self.set_status(message)
         self.failed.emit(message())
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.shutdown()

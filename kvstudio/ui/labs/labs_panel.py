@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
+from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.labs.base import LabPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 from kvstudio.ui.labs.cache_lab import CacheVsRecomputePanel
@@ -48,7 +49,7 @@ def slide_pack_of(labs: Sequence[LabPanel]) -> SlidePack:
     return charts, numbers, tables
 
 
-class LabsPanel(QWidget):
+class LabsPanel(RetranslateOnLanguageChange, QWidget):
     failed = Signal(str)  # a lab's message, for the window's status bar
     timing_changed = Signal(bool)  # a lab that times the model started (True) or ended
 
@@ -116,11 +117,6 @@ class LabsPanel(QWidget):
     def retranslate(self) -> None:
         for index, lab in enumerate(self.labs()):
             self.tabs.setTabText(index, lab.title())
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.shutdown()

@@ -7,7 +7,7 @@ in the worker; this panel only asks and shows.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot, ordered_answers
 from kvstudio.ui.run.engine_adapter import AnswerCounts
@@ -28,7 +29,7 @@ DEFAULT_SAMPLES = 30
 DEFAULT_ANSWER_TOKENS = 8  # short answers repeat, so the counts mean something
 
 
-class AnswerPanel(QWidget):
+class AnswerPanel(RetranslateOnLanguageChange, QWidget):
     sample_requested = Signal(int, str, int)  # samples, temperatures text, answer tokens
     cancel_requested = Signal()
 
@@ -120,8 +121,3 @@ class AnswerPanel(QWidget):
         self._length.setToolTip(self.tr(
             "Answer length: each sample generates at most this many tokens. Short answers "
             "repeat, long ones are almost always all different."))
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)

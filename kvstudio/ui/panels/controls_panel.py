@@ -7,7 +7,7 @@ live here with the button they press.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -22,13 +22,14 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.core.records import Mode
+from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 
 # Play speeds, slowest first: milliseconds between steps (0 = as fast as the model goes).
 SPEED_INTERVALS_MS = (1000, 500, 250, 120, 60, 30, 15, 0)
 DEFAULT_SPEED_INDEX = 3
 
 
-class ControlsPanel(QWidget):
+class ControlsPanel(RetranslateOnLanguageChange, QWidget):
     step_requested = Signal()
     play_toggled = Signal(bool)
     interval_changed = Signal(int)  # ms between steps while playing
@@ -164,8 +165,3 @@ class ControlsPanel(QWidget):
         self._speed.setToolTip(self.tr("Steps per second while playing."))
         self._update_play_text()
         self._update_speed_text()
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)

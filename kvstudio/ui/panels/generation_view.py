@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.core.records import StepRecord
+from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.panels.token_chips import TokenChipsView
 from kvstudio.ui.run.store import RunStore, RunTrace
@@ -48,7 +49,7 @@ def chip_text(piece: str) -> str:
     return shown if shown.strip() else shown.replace(" ", "␣")
 
 
-class GenerationView(QWidget):
+class GenerationView(RetranslateOnLanguageChange, QWidget):
     """Prompt in, chips out. It does not start runs: the window reads `prompt()`."""
 
     prompt_edited = Signal()
@@ -208,8 +209,3 @@ class GenerationView(QWidget):
         elif self._store is not None:  # chips and header again, in the new language
             self._run_id = None
             self.refresh(self._store)
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)

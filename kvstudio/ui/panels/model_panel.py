@@ -6,7 +6,7 @@ loading happens in the worker. It shows what is loaded once the worker says so.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -17,13 +17,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.run.engine_adapter import ModelChoice, ModelHandle
 
 EMBEDDED = ("embedded-chat", "embedded-base")
 OPENED = "opened"  # the combo's third entry while a folder or .pth model is loaded
 
 
-class ModelPanel(QWidget):
+class ModelPanel(RetranslateOnLanguageChange, QWidget):
     model_chosen = Signal(object)  # ModelChoice
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -118,8 +119,3 @@ class ModelPanel(QWidget):
         self._open_pth.setToolTip(self.tr(
             "A MiniMind checkpoint (.pth state dict), then the folder holding its tokenizer."))
         self._update_loaded_text()
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)

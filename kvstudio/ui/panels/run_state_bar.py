@@ -9,10 +9,11 @@ and keys into signals; the controller decides what they mean.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider, QWidget
 
+from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.run.state import RunPhase, RunState
 
 PHASE_COLOURS = {  # (background, text): readable on a projector, distinct without colour names
@@ -24,7 +25,7 @@ PHASE_COLOURS = {  # (background, text): readable on a projector, distinct witho
 }
 
 
-class RunStateBar(QWidget):
+class RunStateBar(RetranslateOnLanguageChange, QWidget):
     view_requested = Signal(object)  # a step index to look at, or None for the latest
     back_requested = Signal()  # one step back in history
     latest_requested = Signal()
@@ -108,8 +109,3 @@ class RunStateBar(QWidget):
             "start again what is on screen"))
         if self._state is not None:
             self.show_state(self._state)
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)

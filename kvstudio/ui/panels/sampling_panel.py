@@ -9,7 +9,7 @@ core records (they raise ValueError with a message).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from kvstudio.core.cache_spec import CACHE_KINDS, CacheSpec
 from kvstudio.core.records import Mode, SamplingSettings
+from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.names import cache_kind_name
 from kvstudio.ui.app.spin_boxes import float_box, int_box
 from kvstudio.ui.run.engine_adapter import RunSettings
@@ -32,7 +33,7 @@ COURSE_STATIC_LENGTH = 512
 COURSE_WINDOW = 32
 
 
-class SamplingPanel(QWidget):
+class SamplingPanel(RetranslateOnLanguageChange, QWidget):
     settings_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -172,8 +173,3 @@ class SamplingPanel(QWidget):
             "Tokens a sliding-window cache keeps; each query looks back at most W tokens."))
         for index, kind in enumerate(CACHE_KINDS):
             self._cache_kind.setItemText(index, cache_kind_name(kind))
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)

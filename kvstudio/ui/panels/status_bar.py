@@ -7,16 +7,16 @@ model loads (`set_loading`).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
 
+from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.names import format_bytes, mode_name
 from kvstudio.ui.run.store import RunStore
 
 FIELDS = ("mode", "step", "fed", "cache", "ttft", "ms_token", "tok_s", "threads")
 
 
-class RunStatusBar(QStatusBar):
+class RunStatusBar(RetranslateOnLanguageChange, QStatusBar):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._loading = QProgressBar()
@@ -84,8 +84,3 @@ class RunStatusBar(QStatusBar):
         if self._store is not None:
             self.refresh(self._store)
         self.clearMessage()  # a passing message in the old language would linger for seconds
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)

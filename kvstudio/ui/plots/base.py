@@ -15,11 +15,12 @@ from collections.abc import Callable
 from typing import cast
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QRectF, QSizeF, Qt, QTimer
+from PySide6.QtCore import QRectF, QSizeF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter, QPicture, QResizeEvent
 from PySide6.QtWidgets import QGraphicsGridLayout, QGraphicsItem, QWidget
 
 from kvstudio.core.records import Mode
+from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides.chart_data import DataTable
 
@@ -266,7 +267,7 @@ def fit_title(plot: pg.PlotItem, width: float, narrows: bool = False) -> None:
     label.resizeEvent(None)  # re-centre the text in its row
 
 
-class LivePlot(pg.PlotWidget):
+class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
     """A plot that redraws from a `RunStore`. Subclasses create their items once."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -455,11 +456,3 @@ class LivePlot(pg.PlotWidget):
     def data_tables(self) -> list[DataTable]:
         """The numbers drawn, from the records (what a CSV export writes)."""
         return []
-
-    def retranslate(self) -> None:
-        raise NotImplementedError
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)

@@ -21,6 +21,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QFileDialog, QMenu, QStyle, QToolButton, QWidget
 
+from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.slides.export import (
     CANVASES,
     DEFAULT_CANVAS,
@@ -151,7 +152,7 @@ class ChartExporter(QObject):
         return list(pack.written)
 
 
-class ExportMenu(QMenu):
+class ExportMenu(RetranslateOnLanguageChange, QMenu):
     """PNG / SVG / PDF / CSV for one chart."""
 
     def __init__(
@@ -224,13 +225,8 @@ class ExportMenu(QMenu):
         self.headline_action.setChecked(self._exporter.headline)
         self.retranslate()
 
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
-
-class ExportButton(QToolButton):
+class ExportButton(RetranslateOnLanguageChange, QToolButton):
     """A small button that opens a chart's `ExportMenu`; it sits in the chart's top-right corner."""
 
     def __init__(self, menu: ExportMenu, parent: QWidget | None = None) -> None:
@@ -245,11 +241,6 @@ class ExportButton(QToolButton):
 
     def retranslate(self) -> None:
         self.setToolTip(self.tr("Export this chart (PNG, SVG, PDF, CSV)"))
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
 
 class _CornerKeeper(QObject):

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent, QColor, QFont, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.panels.generation_view import GenerationView
 from kvstudio.ui.plots import CacheBytesPlot, LivePlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
@@ -96,7 +97,7 @@ def high_contrast_palette(base: QPalette) -> QPalette:
     return palette
 
 
-class PresenterView(QWidget):
+class PresenterView(RetranslateOnLanguageChange, QWidget):
     """Full-screen projector view over a `RunStore`; `enter()` shows it, `leave()` hides it."""
 
     toggled = Signal(bool)
@@ -322,11 +323,6 @@ class PresenterView(QWidget):
             "Page Down / → / Space: next step · Page Up / ↑ / ↓: other chart · 1–4: chart · "
             "P: play or pause · Home: start over · Esc: back to the window"))
         self.refresh()
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.LanguageChange:
-            self.retranslate()
-        super().changeEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Closing the projector window (a window manager's ✕) leaves the view."""
