@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from kvstudio.core import formulas
+
 GIB = 1024**3
 MEMORY_FRACTION = 0.9  # refuse a run whose estimate exceeds this share of the free memory
 
@@ -95,8 +97,9 @@ def run_bytes(
     (the prefill when cached, the whole sequence when recomputing).
     """
     total = prompt_len + new_tokens
-    per_token = 2 * backend.num_layers * backend.num_kv_heads * backend.head_dim
-    per_token *= backend.dtype_bytes
+    per_token = formulas.bytes_per_token(
+        backend.num_layers, backend.num_kv_heads, backend.head_dim, backend.dtype_bytes
+    )
     if cached:
         tokens = {"static": cache_length, "sliding": min(total, cache_length or total)}.get(
             cache_kind, total

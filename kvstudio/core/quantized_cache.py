@@ -27,6 +27,7 @@ from typing import Literal
 
 import torch
 
+from kvstudio.core import formulas
 from kvstudio.core.kv_cache import CacheSpec, DynamicLayer, KVCache
 
 QuantKind = Literal["fp16", "int8", "int4"]
@@ -73,7 +74,7 @@ def formula_bytes_per_token(kind: str, layers: int, kv_heads: int, head_dim: int
     """Bytes one token takes in this layout, every layer, K and V, scales included."""
     bits = QUANT_BITS[kind]
     if bits == 16:
-        return 2 * layers * kv_heads * head_dim * 2
+        return formulas.bytes_per_token(layers, kv_heads, head_dim, 2)
     return 2 * layers * kv_heads * (head_dim * bits // 8 + SCALE_BYTES)
 
 

@@ -59,16 +59,23 @@ class ModelGeometry:
     def weights_nbytes(self) -> int:
         return self.parameters * self.weight_bytes
 
+    def layer_token_bytes(self, bits: int = 16) -> int:
+        """2 · H_kv · d · bytes, bytes = bits / 8: one token's K and V in one layer.
+
+        Counted in bits (not ``formulas``' whole bytes): a 4-bit cache stores half a byte.
+        """
+        return 2 * self.kv_heads * self.head_dim * bits // 8
+
     def bytes_per_token(self, bits: int = 16) -> int:
-        """2 · L · H_kv · d · bytes, with bytes = bits / 8 (before any window)."""
-        return 2 * self.layers * self.kv_heads * self.head_dim * bits // 8
+        """2 · L · H_kv · d · bytes (before any window)."""
+        return self.layers * self.layer_token_bytes(bits)
 
     def cache_bytes(self, context: int, batch: int = 1, bits: int = 16) -> int:
         """Bytes of `batch` rows of `context` tokens; window layers hold at most W tokens."""
-        per_layer_token = 2 * self.kv_heads * self.head_dim * bits // 8
         full_layers = self.layers - self.window_layers
         windowed = min(context, self.window) if self.window else context
-        return batch * per_layer_token * (full_layers * context + self.window_layers * windowed)
+        tokens = full_layers * context + self.window_layers * windowed  # Σ_l T_l
+        return batch * self.layer_token_bytes(bits) * tokens
 
 
 # ---- presets --------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
+from kvstudio.core import formulas
 from kvstudio.core.backend import LanguageModel
 from kvstudio.core.experiments import Progress
 from kvstudio.core.kv_cache import CacheSpec
@@ -169,13 +170,15 @@ def paged_memory(
             yield Progress("paged", "greedy", done, total, record)
         greedy_ids.append(stepper.generated_ids[0])
 
-    per_token = 2 * backend.num_layers * backend.num_kv_heads * backend.head_dim
+    per_token = formulas.bytes_per_token(
+        backend.num_layers, backend.num_kv_heads, backend.head_dim, backend.dtype_bytes
+    )
     yield PagedLabResult(
         prompt_tokens=P,
         new_tokens=new_tokens,
         samples=samples,
         block_size=block_size,
-        bytes_per_token=per_token * backend.dtype_bytes,
+        bytes_per_token=per_token,
         block_bytes=(k_bytes + v_bytes) * backend.num_layers,
         static_bytes=tuple(series["static"]),
         dynamic_bytes=tuple(series["dynamic"]),
@@ -265,7 +268,7 @@ def quantized_cache(
         tokens = last.cache_length
         if kind == "reference":
             reference_logits, reference_ids = logits, ids
-            per_token = 2 * L * G * d * backend.dtype_bytes
+            per_token = formulas.bytes_per_token(L, G, d, backend.dtype_bytes)
             bits = backend.dtype_bytes * 8
             divergent = None
             diffs: tuple[float, ...] = tuple(0.0 for _ in logits)

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from kvstudio.core import formulas
 from kvstudio.core.config import ModelConfig
 
 SOURCES = [
@@ -84,7 +85,9 @@ def render_card(
     root = Path(folder)
     cfg = ModelConfig.load(root / "config.json")
     weights_mb = (root / "model.safetensors").stat().st_size / 1e6
-    kv_per_token = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * cfg.resolved_head_dim * 4
+    kv_per_token = formulas.bytes_per_token(  # fp32 cache
+        cfg.num_hidden_layers, cfg.num_key_value_heads, cfg.resolved_head_dim, 4
+    )
     title = "chat (SFT)" if kind == "chat" else "base (pretrained)"
     lines = [
         f"# {root.name}: KV Studio's embedded Korean {title} model",

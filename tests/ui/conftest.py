@@ -36,6 +36,7 @@ from kvstudio.ui.run.engine_adapter import (
     wrap_model,
 )
 from kvstudio.ui.run.heap import install_gui_thread_collector
+from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class TrackedThread(QThread):
@@ -80,6 +81,14 @@ def no_thread_left_running(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[QTh
 @pytest.fixture(scope="session")
 def tiny_handle(tiny_model: MiniMindLM, tokenizer: TextTokenizer) -> ModelHandle:
     return wrap_model(tiny_model, tokenizer, "tiny-test", ModelChoice("embedded-chat"))
+
+
+@pytest.fixture()
+def exporter(tmp_path: Path) -> ChartExporter:
+    """The lab panels' exporter: no file dialogs, slide packs go to tmp_path / "pack"."""
+    return ChartExporter(
+        save_chooser=lambda *a: "", folder_chooser=lambda *a: str(tmp_path / "pack")
+    )
 
 
 @pytest.fixture

@@ -5,10 +5,9 @@ Every test here fails if a lab thread is left running (conftest's `no_thread_lef
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from lab_helpers import show_lab
 from PySide6.QtCore import QRectF, Qt
 
 from kvstudio.core.chat import ChatSession, ChatTurn
@@ -26,23 +25,12 @@ TIMEOUT = 20_000
 
 
 @pytest.fixture()
-def exporter(tmp_path: Path) -> ChartExporter:
-    return ChartExporter(
-        save_chooser=lambda *a: "", folder_chooser=lambda *a: str(tmp_path / "pack")
-    )
-
-
-@pytest.fixture()
 def make_panel(qtbot, exporter: ChartExporter, tiny_handle: ModelHandle):  # type: ignore[no-untyped-def]
     """A factory for shown panels on the tiny model; their lab threads stop at teardown."""
     panels: list[ChatPanel | CacheInspectorPanel] = []
 
     def make(cls):  # type: ignore[no-untyped-def]
-        panel = cls(exporter)
-        qtbot.addWidget(panel)
-        panel.resize(1200, 800)
-        panel.show()
-        panel.set_model(tiny_handle)
+        panel = show_lab(qtbot, cls, exporter, tiny_handle, size=(1200, 800))
         panels.append(panel)
         return panel
 

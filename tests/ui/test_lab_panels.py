@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lab_helpers import LAB_TIMEOUT_MS, run_lab, show_lab
 from PySide6.QtCore import QThread
 
 from kvstudio.core import labs
@@ -36,31 +37,6 @@ from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner
 from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export import canvas_named, export_slide_pack, render_csv
-from kvstudio.ui.slides.export_menu import ChartExporter
-
-TIMEOUT = 20_000
-
-
-@pytest.fixture()
-def exporter(tmp_path: Path) -> ChartExporter:
-    return ChartExporter(
-        save_chooser=lambda *a: "", folder_chooser=lambda *a: str(tmp_path / "pack")
-    )
-
-
-def _panel(qtbot, cls, exporter: ChartExporter, model: ModelHandle):  # type: ignore[no-untyped-def]
-    panel = cls(exporter)
-    qtbot.addWidget(panel)
-    panel.resize(1000, 700)
-    panel.show()
-    panel.set_model(model)
-    return panel
-
-
-def _run(qtbot, panel) -> object:  # type: ignore[no-untyped-def]
-    with qtbot.waitSignal(panel.result_ready, timeout=TIMEOUT) as blocker:
-        assert panel.run()
-    return blocker.args[0]
 
 
 # ---- the worker ----------------------------------------------------------------------------
@@ -74,17 +50,17 @@ def test_runner_progress_finished_and_stepping(qtbot) -> None:  # type: ignore[n
     runner = GeneratorRunner()
     seen: list[object] = []
     runner.progress.connect(seen.append)
-    with qtbot.waitSignal(runner.finished, timeout=TIMEOUT) as done:
+    with qtbot.waitSignal(runner.finished, timeout=LAB_TIMEOUT_MS) as done:
         runner.start(lambda: _counting(3))
     assert done.args == ["result"] and [p.done for p in seen] == [1, 2, 3]  # type: ignore[attr-defined]
     seen.clear()
-    with qtbot.waitSignal(runner.paused, timeout=TIMEOUT):
+    with qtbot.waitSignal(runner.paused, timeout=LAB_TIMEOUT_MS):
         runner.start(lambda: _counting(3), count=1)
     assert len(seen) == 1 and runner.has_job
-    with qtbot.waitSignal(runner.paused, timeout=TIMEOUT):
+    with qtbot.waitSignal(runner.paused, timeout=LAB_TIMEOUT_MS):
         assert runner.advance(1)
     assert len(seen) == 2
-    with qtbot.waitSignal(runner.finished, timeout=TIMEOUT):
+    with qtbot.waitSignal(runner.finished, timeout=LAB_TIMEOUT_MS):
         assert runner.advance(-1)
     assert len(seen) == 3 and not runner.has_job
     assert runner.shutdown() and not runner.is_running()
@@ -107,7 +83,7 @@ def test_runner_cancel_and_failure(qtbot) -> None:  # type: ignore[no-untyped-de
         finally:
             closed.append(True)
 
-    with qtbot.waitSignal(runner.cancelled, timeout=TIMEOUT):
+    with qtbot.waitSignal(runner.cancelled, timeout=LAB_TIMEOUT_MS):
         runner.start(endless)
         qtbot.wait(30)
         runner.cancel()
@@ -117,7 +93,7 @@ def test_runner_cancel_and_failure(qtbot) -> None:  # type: ignore[no-untyped-de
         yield 1
         raise ValueError("The lab needs a model with a cache.")
 
-    with qtbot.waitSignal(runner.failed, timeout=TIMEOUT) as failure:
+    with qtbot.waitSignal(runner.failed, timeout=LAB_TIMEOUT_MS) as failure:
         runner.start(broken)
     assert failure.args == ["The lab needs a model with a cache."]
     assert runner.shutdown()
@@ -125,12 +101,12 @@ def test_runner_cancel_and_failure(qtbot) -> None:  # type: ignore[no-untyped-de
 
 # ---- the labs ------------------------------------------------------------------------------
 def test_cache_lab_matches_compare_modes(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
-    panel = _panel(qtbot, CacheVsRecomputePanel, exporter, tiny_handle)
+    panel = show_lab(qtbot, CacheVsRecomputePanel, exporter, tiny_handle)
     panel.prompt_tokens.setValue(20)
     panel.new_tokens.setValue(6)
     assert panel.repeats.value() == 5  # the default: timings are medians of 5 rounds
     panel.repeats.setValue(3)
-    result = _run(qtbot, panel)
+    result = run_lab(qtbot, panel)
     assert isinstance(result, labs.RepeatedCompare) and len(result.rounds) == 3
     ids = lab_prompt_ids(tiny_handle.tokenizer, 20)
     ref = finish(compare_modes(tiny_handle.backend, tiny_handle.tokenizer, ids, 6), CompareResult)
@@ -165,12 +141,12 @@ def test_cache_lab_matches_compare_modes(qtbot, exporter, tiny_handle: ModelHand
 
 
 def test_cache_lab_in_bf16(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
-    panel = _panel(qtbot, CacheVsRecomputePanel, exporter, tiny_handle)
+    panel = show_lab(qtbot, CacheVsRecomputePanel, exporter, tiny_handle)
     panel.prompt_tokens.setValue(10)
     panel.new_tokens.setValue(3)
     panel.dtype.setCurrentIndex(panel.dtype.findData("bfloat16"))
     panel.repeats.setValue(2)
-    result = _run(qtbot, panel)
+    result = run_lab(qtbot, panel)
     assert isinstance(result, labs.RepeatedCompare)
     cached = result.run("cached")
     assert cached.cache_bytes == cached.cache_bytes_formula  # 2 bytes per number
@@ -181,11 +157,11 @@ def test_cache_lab_in_bf16(qtbot, exporter, tiny_handle: ModelHandle) -> None:  
 def test_temperature_lab_matches_repeated_sampling(
     qtbot, exporter, tiny_handle: ModelHandle
 ) -> None:  # type: ignore[no-untyped-def]
-    panel = _panel(qtbot, TemperaturePanel, exporter, tiny_handle)
+    panel = show_lab(qtbot, TemperaturePanel, exporter, tiny_handle)
     panel.temperatures.setText("0.5, 1.5")
     panel.samples.setValue(5)
     panel.new_tokens.setValue(3)
-    result = _run(qtbot, panel)
+    result = run_lab(qtbot, panel)
     assert isinstance(result, labs.TemperatureLabResult)
     ids = prompt_ids(tiny_handle, panel.prompt.text())
     ref = finish(
@@ -210,7 +186,7 @@ def test_temperature_lab_matches_repeated_sampling(
 
 
 def test_temperature_lab_bad_input_and_cancel(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
-    panel = _panel(qtbot, TemperaturePanel, exporter, tiny_handle)
+    panel = show_lab(qtbot, TemperaturePanel, exporter, tiny_handle)
     panel.temperatures.setText("warm, hot")
     with qtbot.waitSignal(panel.failed) as failure:
         assert not panel.run()
@@ -218,9 +194,9 @@ def test_temperature_lab_bad_input_and_cancel(qtbot, exporter, tiny_handle: Mode
     panel.temperatures.setText("0.7, 1.0, 1.3, 1.6")
     panel.samples.setValue(64)
     panel.new_tokens.setValue(64)
-    with qtbot.waitSignal(panel.runner.cancelled, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.runner.cancelled, timeout=LAB_TIMEOUT_MS):
         assert panel.run()
-        qtbot.waitUntil(lambda: panel.progress.maximum() > 0, timeout=TIMEOUT)
+        qtbot.waitUntil(lambda: panel.progress.maximum() > 0, timeout=LAB_TIMEOUT_MS)
         panel.cancel()
     assert panel.status.text() == "Cancelled." and panel.result is None
     assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
@@ -228,11 +204,11 @@ def test_temperature_lab_bad_input_and_cancel(qtbot, exporter, tiny_handle: Mode
 
 
 def test_cutoff_lab_steps_by_hand(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
-    panel = _panel(qtbot, TopPTopKPanel, exporter, tiny_handle)
+    panel = show_lab(qtbot, TopPTopKPanel, exporter, tiny_handle)
     panel.new_tokens.setValue(4)
     panel.top_k.setValue(8)
     panel.top_p.setValue(0.5)
-    with qtbot.waitSignal(panel.runner.paused, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.runner.paused, timeout=LAB_TIMEOUT_MS):
         assert panel.run()
     assert len(panel.steps) == 1 and panel.step_button.isEnabled()
     heights = panel._bars.opts["height"]
@@ -249,10 +225,10 @@ def test_cutoff_lab_steps_by_hand(qtbot, exporter, tiny_handle: ModelHandle) -> 
     if first.top_p_cut > 1:
         assert mass[first.top_p_cut - 2] < 0.5  # one token fewer would not reach p
     assert panel._k_line.isVisible() and panel._k_line.value() == pytest.approx(7.5)
-    with qtbot.waitSignal(panel.runner.paused, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.runner.paused, timeout=LAB_TIMEOUT_MS):
         assert panel.step()
     assert len(panel.steps) == 2 and panel.table.rowCount() == 2
-    with qtbot.waitSignal(panel.result_ready, timeout=TIMEOUT) as done:
+    with qtbot.waitSignal(panel.result_ready, timeout=LAB_TIMEOUT_MS) as done:
         assert panel.run_to_end()
     assert isinstance(done.args[0], labs.DistributionRun)
     settings = SamplingSettings(temperature=0.9, top_k=8, top_p=0.5, seed=42)
@@ -280,11 +256,11 @@ def test_cutoff_lab_steps_by_hand(qtbot, exporter, tiny_handle: ModelHandle) -> 
 
 
 def test_cache_kinds_lab(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
-    panel = _panel(qtbot, CacheKindsPanel, exporter, tiny_handle)
+    panel = show_lab(qtbot, CacheKindsPanel, exporter, tiny_handle)
     panel.prompt_tokens.setValue(16)
     panel.new_tokens.setValue(6)
     panel.window_size.setValue(8)
-    result = _run(qtbot, panel)
+    result = run_lab(qtbot, panel)
     assert isinstance(result, labs.CacheKindsResult)
     ids = lab_prompt_ids(tiny_handle.tokenizer, 16)
     ref = finish(
@@ -309,11 +285,11 @@ def test_cache_kinds_lab(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # 
 
 
 def test_length_sweep_lab(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
-    panel = _panel(qtbot, LengthSweepPanel, exporter, tiny_handle)
+    panel = show_lab(qtbot, LengthSweepPanel, exporter, tiny_handle)
     panel.values.setText("4, 8, 16")
     panel.fixed.setValue(3)
     panel.repeats.setValue(3)
-    result = _run(qtbot, panel)
+    result = run_lab(qtbot, panel)
     assert isinstance(result, labs.SweepLabResult) and result.repeats == 3
     assert all(p.tokens_fed == p.tokens_fed_formula for p in result.sweep.points)
     x, _ = panel._points["recompute"].getData()
@@ -345,7 +321,7 @@ def test_labs_panel_slide_pack(qtbot, exporter, tiny_handle: ModelHandle, tmp_pa
     kinds.prompt_tokens.setValue(8)
     kinds.new_tokens.setValue(3)
     panel.tabs.setCurrentWidget(kinds)
-    _run(qtbot, kinds)
+    run_lab(qtbot, kinds)
     charts, numbers, tables = panel.slide_pack()
     assert list(charts) == ["lab cache-kinds"] and "CacheKinds" in numbers
     pack = export_slide_pack(charts, tmp_path / "pack", numbers, tables,

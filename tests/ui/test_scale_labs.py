@@ -3,49 +3,35 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
+from lab_helpers import run_lab, show_lab
+from PySide6.QtWidgets import QComboBox
 
 from kvstudio.core import scale, scale_labs
 from kvstudio.core.quantized_cache import formula_bytes_per_token
 from kvstudio.ui.labs import PagedCachePanel, ProjectorPanel, QuantizedCachePanel
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export import render_csv
-from kvstudio.ui.slides.export_menu import ChartExporter
 
-TIMEOUT = 30_000
-
-
-@pytest.fixture()
-def exporter(tmp_path: Path) -> ChartExporter:
-    return ChartExporter(
-        save_chooser=lambda *a: "", folder_chooser=lambda *a: str(tmp_path / "pack")
-    )
+SCALE_LAB_TIMEOUT_MS = 30_000  # each scale lab runs several generations
 
 
-def _panel(qtbot, cls, exporter: ChartExporter, model: ModelHandle):  # type: ignore[no-untyped-def]
-    panel = cls(exporter)
-    qtbot.addWidget(panel)
-    panel.resize(1100, 700)
-    panel.show()
-    panel.set_model(model)
-    return panel
-
-
-def _run(qtbot, panel) -> object:  # type: ignore[no-untyped-def]
-    with qtbot.waitSignal(panel.result_ready, timeout=TIMEOUT) as blocker:
-        assert panel.run()
-    return blocker.args[0]
+def _ran(qtbot, cls, exporter, model, **inputs):  # type: ignore[no-untyped-def]
+    """A shown `cls` panel with `inputs` set (spin boxes: value; combo boxes: item data),
+    run once: (panel, result)."""
+    panel = show_lab(qtbot, cls, exporter, model, size=(1100, 700))
+    for name, value in inputs.items():
+        widget = getattr(panel, name)
+        if isinstance(widget, QComboBox):
+            widget.setCurrentIndex(widget.findData(value))
+        else:
+            widget.setValue(value)
+    return panel, run_lab(qtbot, panel, SCALE_LAB_TIMEOUT_MS)
 
 
 def test_paged_lab_table_and_block_view(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
-    panel = _panel(qtbot, PagedCachePanel, exporter, tiny_handle)
-    panel.samples.setValue(6)
-    panel.new_tokens.setValue(12)
-    panel.block_size.setValue(4)
-    result = _run(qtbot, panel)
+    panel, result = _ran(qtbot, PagedCachePanel, exporter, tiny_handle,
+                         samples=6, new_tokens=12, block_size=4)
     assert isinstance(result, scale_labs.PagedLabResult)
     rows = panel.table_rows()
     assert rows[4]["held"] == "✓"  # the hand count matches the measured bytes
@@ -59,10 +45,8 @@ def test_paged_lab_table_and_block_view(qtbot, exporter, tiny_handle) -> None:  
 
 
 def test_quantized_lab_table(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
-    panel = _panel(qtbot, QuantizedCachePanel, exporter, tiny_handle)
-    panel.prompt_tokens.setValue(20)
-    panel.new_tokens.setValue(8)
-    result = _run(qtbot, panel)
+    panel, result = _ran(qtbot, QuantizedCachePanel, exporter, tiny_handle,
+                         prompt_tokens=20, new_tokens=8)
     assert isinstance(result, scale_labs.QuantLabResult)
     rows = panel.table_rows()
     assert [r["cache"] for r in rows] == ["fp32", "fp16", "int8", "int4"]
@@ -73,14 +57,12 @@ def test_quantized_lab_table(qtbot, exporter, tiny_handle) -> None:  # type: ign
 
 
 def test_projector_preset_and_loaded_model(qtbot, exporter, tiny_handle, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    panel = _panel(qtbot, ProjectorPanel, exporter, tiny_handle)
-    panel.source.setCurrentIndex(panel.source.findData("llama-3.1-8b"))
-    result = _run(qtbot, panel)
+    panel, result = _ran(qtbot, ProjectorPanel, exporter, tiny_handle, source="llama-3.1-8b")
     assert isinstance(result, scale_labs.ProjectorResult)
     assert panel.numbers()["cache_bytes"] == 32 * 1024**3  # 8 × 32,768 × 128 KiB
     panel.source.setCurrentIndex(0)  # the loaded model: projection checked by a real run
     panel.bits.setCurrentIndex(panel.bits.findData(32))
-    result = _run(qtbot, panel)
+    result = run_lab(qtbot, panel, SCALE_LAB_TIMEOUT_MS)
     assert isinstance(result, scale_labs.ProjectorResult) and result.check is not None
     assert result.check.equal
     assert any(row["bytes per token"] == "✓" for row in panel.table_rows())
@@ -96,15 +78,10 @@ def test_scale_labs_export_in_the_slide_pack(qtbot, exporter, tiny_handle, tmp_p
 
     charts, numbers, tables = {}, {}, {}
     panels = []
-    for cls in (PagedCachePanel, QuantizedCachePanel, ProjectorPanel):
-        panel = _panel(qtbot, cls, exporter, tiny_handle)
-        if cls is PagedCachePanel:
-            panel.samples.setValue(4)
-            panel.new_tokens.setValue(6)
-        if cls is QuantizedCachePanel:
-            panel.prompt_tokens.setValue(12)
-            panel.new_tokens.setValue(4)
-        _run(qtbot, panel)
+    for cls, inputs in ((PagedCachePanel, {"samples": 4, "new_tokens": 6}),
+                        (QuantizedCachePanel, {"prompt_tokens": 12, "new_tokens": 4}),
+                        (ProjectorPanel, {})):
+        panel, _ = _ran(qtbot, cls, exporter, tiny_handle, **inputs)
         charts.update({f"lab {k}": c for k, c in panel.charts().items()})
         numbers[cls.__name__] = panel.numbers()
         tables[cls.__name__] = panel.table_rows()
@@ -123,11 +100,8 @@ def _ints(column: list[list[str]], index: int) -> list[int]:
 
 
 def test_paged_lab_csv_and_headline_from_the_record(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
-    panel = _panel(qtbot, PagedCachePanel, exporter, tiny_handle)
-    panel.samples.setValue(5)
-    panel.new_tokens.setValue(10)
-    panel.block_size.setValue(4)
-    result = _run(qtbot, panel)
+    panel, result = _ran(qtbot, PagedCachePanel, exporter, tiny_handle,
+                         samples=5, new_tokens=10, block_size=4)
     assert isinstance(result, scale_labs.PagedLabResult)
     memory, blocks = read_csv_tables(render_csv(panel.view))
     assert memory[0] == ["step", "preallocated (B)", "dynamic (B)", "paged: blocks held (B)",
@@ -158,10 +132,8 @@ def test_paged_lab_csv_and_headline_from_the_record(qtbot, exporter, tiny_handle
 
 
 def test_quant_lab_csv_bytes_match_the_layout_formula(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
-    panel = _panel(qtbot, QuantizedCachePanel, exporter, tiny_handle)
-    panel.prompt_tokens.setValue(20)
-    panel.new_tokens.setValue(8)
-    result = _run(qtbot, panel)
+    panel, result = _ran(qtbot, QuantizedCachePanel, exporter, tiny_handle,
+                         prompt_tokens=20, new_tokens=8)
     assert isinstance(result, scale_labs.QuantLabResult)
     drift, sizes = read_csv_tables(render_csv(panel.view))
     assert drift[0] == ["step", "fp16: max |Δlogit|", "int8: max |Δlogit|",
@@ -189,9 +161,7 @@ def test_quant_lab_csv_bytes_match_the_layout_formula(qtbot, exporter, tiny_hand
 
 
 def test_projector_csv_x_is_context_tokens_and_y_bytes(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
-    panel = _panel(qtbot, ProjectorPanel, exporter, tiny_handle)
-    panel.source.setCurrentIndex(panel.source.findData("llama-3.1-8b"))
-    result = _run(qtbot, panel)
+    panel, result = _ran(qtbot, ProjectorPanel, exporter, tiny_handle, source="llama-3.1-8b")
     assert isinstance(result, scale_labs.ProjectorResult)
     curve, variants = read_csv_tables(render_csv(panel.plot_widget))
     assert curve[0] == ["context length (tokens)", "KV cache, 16-bit (B)", "KV cache, 8-bit (B)",

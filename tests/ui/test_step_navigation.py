@@ -8,9 +8,9 @@ without another click.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from lab_helpers import LAB_TIMEOUT_MS, show_lab
 
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
@@ -18,25 +18,12 @@ from kvstudio.ui.labs.step_navigation import SteppedLabPanel
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.export_menu import ChartExporter
 
-TIMEOUT = 20_000
-
-
-@pytest.fixture()
-def exporter(tmp_path: Path) -> ChartExporter:
-    return ChartExporter(
-        save_chooser=lambda *a: "", folder_chooser=lambda *a: str(tmp_path / "pack")
-    )
-
 
 @pytest.fixture(params=[TopPTopKPanel, CacheInspectorPanel])
 def panel(  # type: ignore[no-untyped-def]
     request, qtbot, exporter: ChartExporter, tiny_handle: ModelHandle
 ) -> Iterator[SteppedLabPanel]:
-    panel = request.param(exporter)
-    qtbot.addWidget(panel)
-    panel.resize(1000, 700)
-    panel.show()
-    panel.set_model(tiny_handle)
+    panel = show_lab(qtbot, request.param, exporter, tiny_handle)
     yield panel
     panel.shutdown()
 
@@ -51,15 +38,15 @@ def test_step_buttons_wait_for_a_paused_run(qtbot, panel: SteppedLabPanel) -> No
         "Start", "Step", "Run to end"]
     assert _buttons(panel) == (False, False)  # nothing to step yet
     assert not panel.step() and not panel.run_to_end()
-    with qtbot.waitSignal(panel.runner.paused, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.runner.paused, timeout=LAB_TIMEOUT_MS):
         panel.run_button.click()
     assert _buttons(panel) == (True, True)
     rows = panel.table.rowCount()
-    with qtbot.waitSignal(panel.runner.paused, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.runner.paused, timeout=LAB_TIMEOUT_MS):
         panel.step_button.click()
         assert _buttons(panel) == (False, False)  # while the step runs
     assert _buttons(panel) == (True, True) and panel.table.rowCount() == rows + 1
-    with qtbot.waitSignal(panel.result_ready, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.result_ready, timeout=LAB_TIMEOUT_MS):
         panel.to_end_button.click()
     assert _buttons(panel) == (False, False)  # the run is over
     assert panel.table.rowCount() > rows + 1
@@ -68,14 +55,12 @@ def test_step_buttons_wait_for_a_paused_run(qtbot, panel: SteppedLabPanel) -> No
 def test_cutoff_lab_collects_the_summary_after_the_last_step(  # type: ignore[no-untyped-def]
     qtbot, exporter: ChartExporter, tiny_handle: ModelHandle
 ) -> None:
-    panel = TopPTopKPanel(exporter)
-    qtbot.addWidget(panel)
-    panel.set_model(tiny_handle)
+    panel = show_lab(qtbot, TopPTopKPanel, exporter, tiny_handle)
     panel.new_tokens.setValue(2)
-    with qtbot.waitSignal(panel.runner.paused, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.runner.paused, timeout=LAB_TIMEOUT_MS):
         panel.run_button.click()
     assert not panel.run_is_over()
-    with qtbot.waitSignal(panel.result_ready, timeout=TIMEOUT):  # no Run to end needed
+    with qtbot.waitSignal(panel.result_ready, timeout=LAB_TIMEOUT_MS):  # no Run to end needed
         panel.step_button.click()
     assert len(panel.steps) == 2 and panel.run_is_over()
     assert _buttons(panel) == (False, False)

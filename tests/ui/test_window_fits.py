@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QRect, QRectF
+from PySide6.QtCore import QPoint, QRect, QRectF
 from PySide6.QtWidgets import QApplication, QScrollArea
 
 from kvstudio.ui.main_window import FRAME_ROOM, initial_geometry
@@ -69,6 +69,8 @@ def test_every_plot_is_whole_on_small_screens(qtbot, make_window, language: str,
         assert shown.adjusted(-1, -1, 1, 1).contains(rect), (rect, shown)
 
     for name, plot in window.plots().items():
+        on_window = QRect(plot.mapTo(window, QPoint(0, 0)), plot.size())
+        assert window.rect().contains(on_window), (name, on_window, window.rect())
         legend = plot.legend.sceneBoundingRect()
         assert plot.legend.isVisible() and legend.width() > 0, name
         assert _visible_scene_rect(plot).adjusted(-1, -1, 1, 1).contains(legend), (name, legend)
@@ -80,6 +82,23 @@ def test_every_plot_is_whole_on_small_screens(qtbot, make_window, language: str,
         title = plot.plot_item.titleLabel
         assert _visible_scene_rect(plot).adjusted(-1, -1, 1, 1).contains(
             title.mapRectToScene(title.itemRect())), name
+        for side in ("left", "right", "bottom"):  # every axis title is shown whole
+            axis = plot.plot_item.getAxis(side)
+            if not axis.isVisible() or not axis.label.isVisible() or not axis.labelText:
+                continue
+            margin = axis.label.document().documentMargin()  # blank around the text
+            text = axis.label.mapRectToScene(
+                axis.label.boundingRect().adjusted(margin, margin, -margin, -margin))
+            assert _visible_scene_rect(plot).adjusted(-1, -1, 1, 1).contains(text), (name, side)
+            along = axis.sceneBoundingRect()  # and no longer than its axis
+            if side == "bottom":
+                assert text.width() <= along.width() + 1, (name, side, text, along)
+            else:
+                assert text.height() <= along.height() + 1, (name, side, text, along)
+
+    temperatures = window.answers._temps  # the Sample ×N temperatures read whole
+    shown = temperatures.fontMetrics().horizontalAdvance(temperatures.text())
+    assert shown < temperatures.contentsRect().width() - 4, (shown, temperatures.width())
 
     scroll = window.findChild(QScrollArea, "controls_scroll")
     assert scroll is not None

@@ -38,6 +38,9 @@ class AnswerPanel(RetranslateOnLanguageChange, QWidget):
         self.plot = AnswerHistogramPlot()
         self._samples = int_box(1, 512, DEFAULT_SAMPLES)
         self._temps = QLineEdit()
+        # Three temperatures read whole however narrow the panel gets (it scrolled at 1366×768).
+        three = self._temps.fontMetrics().horizontalAdvance("0.1, 0.8, 1.5")
+        self._temps.setMinimumWidth(three + 24)
         self._length = int_box(1, 512, DEFAULT_ANSWER_TOKENS)
         self._length_label = QLabel()
         self._go = QPushButton()
@@ -112,10 +115,12 @@ class AnswerPanel(RetranslateOnLanguageChange, QWidget):
         self._go.setToolTip(self.tr(
             "Generate N answers to the prompt in one batch and count the distinct ones."))
         self._samples.setToolTip(self.tr("N: samples per temperature."))
-        self._temps_label.setText(self.tr("Temperatures"))
+        self._temps_label.setText(self.tr("T ="))  # as the legend writes them: T = 0.8
         self._temps.setPlaceholderText(self.tr("current, or e.g. 0.3, 0.85, 1.5"))
         self._temps.setToolTip(self.tr(
-            "Leave empty to use the current temperature, or list several separated by commas."))
+            "Temperatures: leave empty to use the current temperature, or list several "
+            "separated by commas."))
+        self._temps_label.setToolTip(self._temps.toolTip())
         self._cancel.setText(self.tr("Cancel"))
         self._length_label.setText(self.tr("Tokens"))
         self._length.setToolTip(self.tr(

@@ -46,7 +46,7 @@ class AnswerHistogramPlot(LivePlot):
         self.set_title(self.tr("Distinct answers over repeated samples"))
         self.plot_item.setLabel("left", self.tr("count"))
         self._temperature_label = self.tr("T = {0:g}")
-        self._set_axis_label(0)
+        self._set_axis_label()
         if self._counts is not None:
             self.show_counts(self._counts)
 
@@ -65,12 +65,8 @@ class AnswerHistogramPlot(LivePlot):
         """What is drawn (None before Sample ×N)."""
         return self._counts
 
-    def _set_axis_label(self, folded: int) -> None:
-        text = self.tr("answer rank (1 = most common)")
-        if folded:
-            text = self.tr("answer rank (1 = most common; the last bar: {0} other answers)"
-                           ).format(folded)
-        self.plot_item.setLabel("bottom", text)
+    def _set_axis_label(self) -> None:
+        self.plot_item.setLabel("bottom", self.tr("answer rank (1 = most common)"))
 
     def show_counts(self, counts: AnswerCounts) -> None:
         self.clear_counts()
@@ -83,7 +79,7 @@ class AnswerHistogramPlot(LivePlot):
             rest = every_answer[MAX_BARS - 1:]
             totals = [sum(c[i] for _, c in rest) for i in range(len(counts.temperatures))]
             self._answers.append((self.tr("(other answers)"), totals))
-        self._set_axis_label(len(rest))
+        self._set_axis_label()
         k = max(len(counts.temperatures), 1)
         width = 0.8 / k
         x = np.arange(len(self._answers), dtype=float)
@@ -101,7 +97,9 @@ class AnswerHistogramPlot(LivePlot):
                  if i == 0 or (i + 1) % every == 0]
         if rest:
             ticks = [t for t in ticks if t[0] < len(self._answers) - 2]
-            ticks.append((float(len(self._answers) - 1), self.tr("other")))
+            # The last bar holds every answer past the others: its tick says how many.
+            ticks.append((float(len(self._answers) - 1),
+                          self.tr("other {0}").format(len(rest))))
         self.plot_item.getAxis("bottom").setTicks([ticks])
         # Headroom above the tallest bar keeps the legend (top left) off the bars.
         top = max((max(c) for _, c in self._answers), default=1)

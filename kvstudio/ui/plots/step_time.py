@@ -74,7 +74,7 @@ class StepTimePlot(LivePlot):
         self.set_title(self.tr("Time per step"))
         self.plot_item.setLabel("bottom", self.tr("step (0 = prefill)"))
         self.plot_item.setLabel("left", self.tr("ms per step"))
-        self.plot_item.getAxis("right").setLabel(self.tr("cumulative ms (dashed)"))
+        self.plot_item.getAxis("right").setLabel(self.tr("cumulative ms"))
         self.legend.clear()
         for mode in MODES:
             name = mode_name(mode)

@@ -16,9 +16,10 @@ into both.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFont, QPen
@@ -81,20 +82,35 @@ def slide_style_for(
     )
 
 
+Item = TypeVar("Item")
+
+
 class StyleRestorer:
-    """Undo log for `apply_plot_style`: calling `restore()` replays it in reverse, once."""
+    """Undo log for `apply_plot_style`: calling `restore()` replays it in reverse, once.
+
+    Each entry holds its chart item weakly and gets it as its argument: a
+    restorer kept for later (the presenter keeps its own while it is shown)
+    must not keep alive an item that its chart has dropped meanwhile, such as a
+    legend entry replaced on a language switch or the bars of an old sample.
+    Kept alive, such an orphan outlived the QApplication and crashed the
+    process at exit. An entry whose item is gone is skipped.
+    """
 
     def __init__(self) -> None:
-        self._undo: list[Callable[[], None]] = []
+        self._undo: list[tuple[weakref.ref[Any], Callable[[Any], None]]] = []
 
-    def push(self, undo: Callable[[], None]) -> None:
-        self._undo.append(undo)
+    def push(self, item: Item, undo: Callable[[Item], None]) -> None:
+        """Remember `undo(item)`; `undo` must reach the item only through its argument."""
+        self._undo.append((weakref.ref(item), undo))
 
     def restore(self) -> None:
         while self._undo:
-            undo = self._undo.pop()
+            ref, undo = self._undo.pop()
+            item = ref()
+            if item is None:
+                continue
             try:
-                undo()
+                undo(item)
             except RuntimeError:  # the item was deleted meanwhile: nothing to restore
                 logger.debug("Skipped restoring a deleted chart item.")
 
@@ -203,12 +219,12 @@ def _fit_title_row(plot: pg.PlotItem, restorer: StyleRestorer) -> None:
     layout = plot.layout
     old = (layout.rowMinimumHeight(0), layout.rowMaximumHeight(0), label.maximumHeight())
 
-    def undo() -> None:
-        layout.setRowMinimumHeight(0, old[0])
-        layout.setRowMaximumHeight(0, old[1])
-        label.setMaximumHeight(old[2])
+    def undo(plot: pg.PlotItem) -> None:
+        plot.layout.setRowMinimumHeight(0, old[0])
+        plot.layout.setRowMaximumHeight(0, old[1])
+        plot.titleLabel.setMaximumHeight(old[2])
 
-    restorer.push(undo)
+    restorer.push(plot, undo)
     needed = label.itemRect().height() + 4
     label.setMaximumHeight(max(old[2], needed))
     layout.setRowFixedHeight(0, max(old[0], needed))
@@ -223,14 +239,14 @@ def _style_axis(axis: pg.AxisItem, style: PlotStyle, restorer: StyleRestorer) ->
     # the live plots never let pyqtgraph narrow it again (see plots/base.py).
     old_text_size = (axis.textWidth, axis.textHeight)
 
-    def undo() -> None:
+    def undo(axis: pg.AxisItem) -> None:
         axis._pen, axis._textPen, axis._tickPen = old_pen, old_text_pen, old_tick_pen
         axis.labelStyle = old_label_style
         axis.setTickFont(old_font)
         axis.textWidth, axis.textHeight = old_text_size
         axis._updateLabel()  # also re-applies the axis size
 
-    restorer.push(undo)
+    restorer.push(axis, undo)
     axis_pen = QPen(QColor(style.foreground))
     axis_pen.setWidthF(style.axis_pen_px)
     axis_pen.setCosmetic(True)
@@ -254,11 +270,11 @@ def _style_axis(axis: pg.AxisItem, style: PlotStyle, restorer: StyleRestorer) ->
 def _style_label(label: pg.LabelItem, style: PlotStyle, restorer: StyleRestorer) -> None:
     old_opts = dict(label.opts)
 
-    def undo() -> None:
+    def undo(label: pg.LabelItem) -> None:
         label.opts = dict(old_opts)
         label.setText(label.text)  # the text as it is now: it may have been retranslated
 
-    restorer.push(undo)
+    restorer.push(label, undo)
     new: dict[str, Any] = {
         "color": style.foreground,
         "size": f"{max(1, round(style.title_px))}px",
@@ -272,22 +288,26 @@ def _style_label(label: pg.LabelItem, style: PlotStyle, restorer: StyleRestorer)
 def _style_legend(legend: pg.LegendItem, style: PlotStyle, restorer: StyleRestorer) -> None:
     old_opts = dict(legend.opts)
 
-    old_label_opts = [(label, dict(label.opts)) for _, label in legend.items]
+    # Entries are matched by identity when undoing: one replaced meanwhile (a language
+    # switch rebuilds the legend) is new, already drawn in the legend's current style.
+    old_label_opts = {id(label): dict(label.opts) for _, label in legend.items}
     ignores = QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations
     old_ignores = bool(legend.flags() & ignores)
 
-    def undo() -> None:
+    def undo(legend: pg.LegendItem) -> None:
         legend.setFlag(ignores, old_ignores)
         legend.setPen(old_opts["pen"])
         legend.setBrush(old_opts["brush"])
         legend.opts["labelTextColor"] = old_opts["labelTextColor"]
         legend.opts["labelTextSize"] = old_opts["labelTextSize"]
-        for label, opts in old_label_opts:
-            label.opts = dict(opts)
-            label.setText(label.text)  # setAttr alone does not re-render the text
+        for _, label in legend.items:
+            opts = old_label_opts.get(id(label))
+            if opts is not None:
+                label.opts = dict(opts)
+                label.setText(label.text)  # setAttr alone does not re-render the text
         _resize_legend(legend)
 
-    restorer.push(undo)
+    restorer.push(legend, undo)
     # A legend ignores the painter's scale, so a 1920-px PNG drew it at screen size;
     # its parent (the ViewBox) is never scaled, so following transforms changes nothing else.
     legend.setFlag(ignores, False)
@@ -318,12 +338,12 @@ def _style_data_item(item: pg.PlotDataItem, style: PlotStyle, restorer: StyleRes
         return
     pen = pg.mkPen(old_pen) if old_pen is not None else None
 
-    def undo() -> None:
+    def undo(item: pg.PlotDataItem) -> None:
         item.setPen(old_pen)
         if old_symbol_pen is not None:
             item.setSymbolPen(old_symbol_pen)
 
-    restorer.push(undo)
+    restorer.push(item, undo)
     if pen is not None:
         item.setPen(_restyled_pen(pen, style, style.line_px))
     if old_symbol_pen is not None:
@@ -335,14 +355,14 @@ def _style_curve(item: pg.PlotCurveItem, style: PlotStyle, restorer: StyleRestor
     old_pen = item.opts.get("pen")
     if old_pen is None:
         return
-    restorer.push(lambda: item.setPen(old_pen))
+    restorer.push(item, lambda item: item.setPen(old_pen))
     item.setPen(_restyled_pen(pg.mkPen(old_pen), style, style.line_px))
 
 
 def _style_bars(item: pg.BarGraphItem, style: PlotStyle, restorer: StyleRestorer) -> None:
     keys = ("pen", "pens", "brush", "brushes")
     old = {k: item.opts.get(k) for k in keys}
-    restorer.push(lambda: item.setOpts(**old))
+    restorer.push(item, lambda item: item.setOpts(**old))
     new: dict[str, Any] = {}
     if not style.bar_outline:
         new["pen"] = pg.mkPen(None)
@@ -369,7 +389,7 @@ def _readable_brush(brush: Any, style: PlotStyle) -> Any:
 
 def _style_infinite_line(line: pg.InfiniteLine, style: PlotStyle, restorer: StyleRestorer) -> None:
     old_pen = line.pen
-    restorer.push(lambda: line.setPen(old_pen))
+    restorer.push(line, lambda line: line.setPen(old_pen))
     line.setPen(_restyled_pen(pg.mkPen(old_pen), style, style.line_px * 0.6))
 
 
@@ -377,11 +397,11 @@ def _style_text(item: pg.TextItem, style: PlotStyle, restorer: StyleRestorer) ->
     old_colour = QColor(item.color)
     old_font = QFont(item.textItem.font())
 
-    def undo() -> None:
+    def undo(item: pg.TextItem) -> None:
         item.setColor(old_colour)
         item.setFont(old_font)
 
-    restorer.push(undo)
+    restorer.push(item, undo)
     item.setColor(readable_colour(old_colour, style.max_luminance))
     item.setFont(_font(style, style.text_px))
 
@@ -390,5 +410,5 @@ def _style_viewbox(vb: pg.ViewBox, style: PlotStyle, restorer: StyleRestorer) ->
     old = vb.state.get("background")
     if old is None:
         return  # transparent: the page/scene background shows through
-    restorer.push(lambda: vb.setBackgroundColor(old))
+    restorer.push(vb, lambda vb: vb.setBackgroundColor(old))
     vb.setBackgroundColor(style.background)

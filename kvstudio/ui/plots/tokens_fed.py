@@ -45,7 +45,7 @@ class TokensFedPlot(LivePlot):
         self.set_title(self.tr("Tokens fed to the model per step"))
         self.plot_item.setLabel("bottom", self.tr("step (0 = prefill)"))
         self.plot_item.setLabel("left", self.tr("tokens fed (bars)"))
-        self.plot_item.getAxis("right").setLabel(self.tr("cumulative (lines)"))
+        self.plot_item.getAxis("right").setLabel(self.tr("cumulative"))
         self.legend.clear()
         for mode in MODES:
             name = mode_name(mode)

@@ -19,6 +19,7 @@ GUI-thread timer instead, as pyqtgraph's own `GarbageCollector` recipe does.
 
 from __future__ import annotations
 
+import atexit
 import gc
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer
@@ -71,12 +72,28 @@ class GuiThreadCollector(QObject):
 
 
 def install_gui_thread_collector(app: QCoreApplication) -> GuiThreadCollector:
-    """Make sure `app` has a running `GuiThreadCollector` (one per application)."""
+    """Make sure `app` has a running `GuiThreadCollector` (one per application).
+
+    Cycles still waiting at exit are collected before PySide tears down what is
+    left (its own exit hook deletes every remaining Qt object in no set order;
+    a pyqtgraph item freed that way calls back into a Python that is shutting
+    down and crashes): on `aboutToQuit`, and again at interpreter exit for a
+    process that never quits its event loop (tests, scripts).
+    """
     found = app.findChild(GuiThreadCollector)
-    collector = found if isinstance(found, GuiThreadCollector) else GuiThreadCollector(app)
+    if isinstance(found, GuiThreadCollector):
+        collector = found
+    else:
+        collector = GuiThreadCollector(app)
+        app.aboutToQuit.connect(_collect_everything)
+        atexit.register(_collect_everything)  # runs before PySide's own exit hook (LIFO)
     if not collector.active:
         collector.start()
     return collector
+
+
+def _collect_everything() -> None:
+    gc.collect()
 
 
 def settle_heap() -> int:
