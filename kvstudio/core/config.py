@@ -12,6 +12,10 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from kvstudio.core.small_files import read_capped
+
+MAX_CONFIG_BYTES = 1024 * 1024  # a model's config.json is well under 10 KB
+
 _INT_FIELDS = (
     "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
     "vocab_size", "max_position_embeddings", "bos_token_id", "eos_token_id",
@@ -188,10 +192,15 @@ class ModelConfig:
     @classmethod
     def load(cls, path: str | Path) -> ModelConfig:
         p = Path(path)
+        if not p.exists():
+            raise ValueError(f"{p} does not exist: a model folder needs a config.json.")
+        raw = read_capped(p, MAX_CONFIG_BYTES, "a model's config.json")
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise ValueError(f"{p} does not exist: a model folder needs a config.json.") from exc
+            data = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{p} is not UTF-8 text ({exc.reason}); a config.json is JSON text."
+            ) from exc
         except json.JSONDecodeError as exc:
             raise ValueError(
                 f"{p} is not valid JSON ({exc.msg} at line {exc.lineno}); fix or replace the file."

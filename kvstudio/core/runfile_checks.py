@@ -18,14 +18,13 @@ It knows nothing about Qt, and does not build `SavedRun` itself.
 from __future__ import annotations
 
 import math
-import os
-import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
 from kvstudio.core.records import MODES, Candidate, Mode, StepRecord
+from kvstudio.core.small_files import read_capped
 
 MAX_RUN_FILE_BYTES = 64 * 1024 * 1024  # a saved run is ≈1 KB per step: room for ~30,000 steps
 MAX_POSITIONS = 131_072  # prompt + new tokens in any run file (the largest contexts stepped)
@@ -41,48 +40,10 @@ T = TypeVar("T")
 
 # ---- reading the file ------------------------------------------------------------------------
 def read_run_bytes(path: Path, limit: int | None = None) -> bytes:
-    """The file's bytes, if it is a regular file of at most `limit` bytes; else ValueError.
-
-    Opened without blocking, so a FIFO cannot hang the caller, and read with a
-    cap, so a link to an endless device cannot fill memory.
-    """
+    """The run file's bytes, if it is a regular file of at most `limit` bytes; else ValueError
+    (see `small_files.read_capped`)."""
     limit = MAX_RUN_FILE_BYTES if limit is None else limit
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError as exc:
-        raise ValueError(f"{path} does not exist; choose a saved run (.kvrun.json).") from exc
-    except OSError as exc:
-        raise ValueError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(
-                f"{path} is not a regular file (a device, pipe or folder); choose a saved "
-                "run (.kvrun.json)."
-            )
-        if info.st_size > limit:
-            raise ValueError(_too_big(path, limit))
-        chunks, total = [], 0
-        while True:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > limit:
-                raise ValueError(_too_big(path, limit))
-        return b"".join(chunks)
-    except OSError as exc:
-        raise ValueError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
-    finally:
-        os.close(fd)
-
-
-def _too_big(path: Path, limit: int) -> str:
-    return (
-        f"{path} is larger than {limit // (1024 * 1024)} MiB, far more than a saved run "
-        "holds; it is not a KV Studio run file."
-    )
+    return read_capped(path, limit, "a saved run (.kvrun.json)")
 
 
 # ---- small typed readers -----------------------------------------------------------------------

@@ -134,6 +134,24 @@ def test_broken_config(good_folder: Path) -> None:
         load_model_folder(good_folder)
 
 
+def test_config_that_is_huge_a_pipe_or_not_text(good_folder: Path) -> None:
+    """A config.json is read with a size cap, never blocks, and must be UTF-8 JSON."""
+    config = good_folder / "config.json"
+    data = json.loads(config.read_text(encoding="utf-8"))
+    data["padding"] = "x" * (2 * 1024 * 1024)  # valid JSON, 2 MiB: refused before parsing
+    config.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match="larger than 1 MiB.*config.json"):
+        load_model_folder(good_folder)
+    config.unlink()
+    os.mkfifo(config)  # nothing will ever write to it: reading must not wait
+    with pytest.raises(ValueError, match="not a regular file"):
+        load_model_folder(good_folder)
+    config.unlink()
+    config.write_bytes(b'{"hidden_size": 64}\xff')  # Latin-1 junk after the JSON
+    with pytest.raises(ValueError, match="not UTF-8"):
+        load_model_folder(good_folder)
+
+
 def test_shape_mismatch(good_folder: Path) -> None:
     data = json.loads((good_folder / "config.json").read_text(encoding="utf-8"))
     data["intermediate_size"] = 96
