@@ -8,6 +8,7 @@ for folders and .pth files (so bad-checkpoint messages are the engine's).
 
 from __future__ import annotations
 
+import gc
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -17,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, QThread
+from PySide6.QtCore import QEvent, QSettings, QThread
 from PySide6.QtWidgets import QApplication
 
 import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
@@ -56,6 +57,25 @@ def gc_on_the_gui_thread(qapp: QApplication) -> Iterator[None]:
     collector = install_gui_thread_collector(qapp)
     yield
     collector.stop()
+    _delete_every_window(qapp)
+
+
+def _delete_every_window(app: QApplication) -> None:
+    """Delete what the tests left on screen while Python is whole, parents first.
+
+    Fixtures keep some windows and panels alive to the end of the session. Left
+    to PySide's own exit hook, they are deleted in no set order after their
+    wrappers were marked dead, and a pyqtgraph item's Python handler then fails
+    inside Qt and crashes the process (the window itself exits cleanly: its
+    `main()` drops it before the interpreter ends).
+    """
+    gc.collect()
+    for widget in app.topLevelWidgets():
+        widget.close()
+        widget.deleteLater()
+    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    app.processEvents()
+    gc.collect()
 
 
 @pytest.fixture(autouse=True)
