@@ -8,7 +8,6 @@ for folders and .pth files (so bad-checkpoint messages are the engine's).
 
 from __future__ import annotations
 
-import gc
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -18,14 +17,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QEvent, QSettings, QThread
+from PySide6.QtCore import QSettings, QThread
 from PySide6.QtWidgets import QApplication
 
 import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
 from kvstudio.core.model import MiniMindLM
 from kvstudio.core.tokenizer import TextTokenizer
 from kvstudio.ui.app.settings import AppSettings
-from kvstudio.ui.app.startup import build_window, prepare_application
+from kvstudio.ui.app.startup import build_window, delete_every_window, prepare_application
 from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.panels.controls_panel import SPEED_INTERVALS_MS
 from kvstudio.ui.run import engine_worker as worker_module
@@ -57,25 +56,7 @@ def gc_on_the_gui_thread(qapp: QApplication) -> Iterator[None]:
     collector = install_gui_thread_collector(qapp)
     yield
     collector.stop()
-    _delete_every_window(qapp)
-
-
-def _delete_every_window(app: QApplication) -> None:
-    """Delete what the tests left on screen while Python is whole, parents first.
-
-    Fixtures keep some windows and panels alive to the end of the session. Left
-    to PySide's own exit hook, they are deleted in no set order after their
-    wrappers were marked dead, and a pyqtgraph item's Python handler then fails
-    inside Qt and crashes the process (the window itself exits cleanly: its
-    `main()` drops it before the interpreter ends).
-    """
-    gc.collect()
-    for widget in app.topLevelWidgets():
-        widget.close()
-        widget.deleteLater()
-    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    app.processEvents()
-    gc.collect()
+    delete_every_window(qapp)  # what fixtures kept alive, before the interpreter exits
 
 
 @pytest.fixture(autouse=True)

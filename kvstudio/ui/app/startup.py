@@ -8,13 +8,15 @@ settings file). Nothing happens at import time.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import QSettings
+import shiboken6
+from PySide6.QtCore import QEvent, QSettings
 from PySide6.QtWidgets import QApplication
 
 from kvstudio.core import limits
@@ -51,6 +53,25 @@ def prepare_application(app: QApplication) -> str | None:
     # Antialiased lines cost several times more to paint; live plots stay crisp without.
     pg.setConfigOptions(antialias=False)
     return family
+
+
+def delete_every_window(app: QApplication) -> None:
+    """Delete every top-level widget, parents first, while Python is whole; then collect.
+
+    Run before the interpreter exits by anything that keeps windows or panels
+    alive to its end (scripts, the test session): left to PySide's exit hook,
+    they are deleted in no set order after their Python wrappers were marked
+    dead, and a pyqtgraph item's Python handler then fails inside Qt (a
+    printed traceback at best, a crash at worst).
+    """
+    gc.collect()
+    for widget in app.topLevelWidgets():
+        if shiboken6.isValid(widget):  # closing one can delete another (its menus, dialogs)
+            widget.close()
+            widget.deleteLater()
+    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    app.processEvents()
+    gc.collect()
 
 
 def build_window(app: QApplication, settings: AppSettings, loader: ModelLoader,
@@ -128,4 +149,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     window.start(choice)  # remembered once it loads (the model menu does the same)
     code = int(app.exec())
     wait_for_parked()  # a step still running when the window closed ends before we exit
+    del window
+    delete_every_window(app)
     return code

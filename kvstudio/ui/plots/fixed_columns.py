@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pyqtgraph as pg
+import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextOption
 
@@ -58,7 +59,7 @@ class WrappingTitle(pg.LabelItem):
 
     def _level_row(self) -> None:
         """Give every title of the row the height of the tallest (PlotItem.setTitle fixes 30)."""
-        shown = [t for t in self._row if t._plot is not None and t.isVisible()]
+        shown = [t for t in self._row if _alive(t) and t.isVisible()]
         if not shown:
             return
         needed = max(t.itemRect().height() for t in shown) + TITLE_PAD
@@ -67,6 +68,14 @@ class WrappingTitle(pg.LabelItem):
             if layout.rowMaximumHeight(0) != needed or layout.rowMinimumHeight(0) != needed:
                 title.setMaximumHeight(needed)
                 layout.setRowFixedHeight(0, needed)
+
+
+def _alive(title: WrappingTitle) -> bool:
+    """Whether the title, its plot and the plot's layout still exist (while a chart is torn
+    down, Qt resizes the titles left after their layout went)."""
+    plot = title._plot
+    return (plot is not None and shiboken6.isValid(title) and shiboken6.isValid(plot)
+            and shiboken6.isValid(plot.layout))
 
 
 def use_wrapping_title(plot: pg.PlotItem, row: list[WrappingTitle]) -> WrappingTitle:
