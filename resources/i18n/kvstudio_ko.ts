@@ -30,11 +30,6 @@
         <translation>(나머지 답)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="102" />
-        <source>other {0}</source>
-        <translation>나머지 {0}</translation>
-    </message>
-    <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="116" />
         <source>T = {0:g}: {1} distinct of {2}</source>
         <translation>T = {0:g}: {2}개 중 서로 다른 답 {1}개</translation>

@@ -11,10 +11,12 @@ from __future__ import annotations
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPoint, QRect, QRectF
+from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QApplication, QScrollArea
 
 from kvstudio.ui.main_window import FRAME_ROOM, initial_geometry
 from kvstudio.ui.plots.base import LivePlot
+from kvstudio.ui.run.engine_adapter import AnswerCounts
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000
@@ -150,3 +152,26 @@ def test_a_plot_takes_its_view_size_back_after_a_wide_moment(qtbot, make_window,
     assert plot.plot_item.geometry().width() <= plot.width() + 1
     assert _visible_scene_rect(plot).adjusted(-1, -1, 1, 1).contains(
         plot.plot_item.getAxis("right").sceneBoundingRect())
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+@pytest.mark.parametrize("size", SCREENS, ids=[f"{w}x{h}" for w, h in SCREENS])
+def test_the_folded_answers_bar_is_labelled_on_a_laptop_screen(
+    qtbot, make_window, language: str, size: tuple[int, int]  # type: ignore[no-untyped-def]
+) -> None:
+    """Past 40 answers the rest share the last bar; its tick ("+N") is drawn, not dropped for
+    want of room at the axis' end (a longer "other N" was, at 1366×768)."""
+    window = make_window(language=language)
+    window.resize(*size)
+    answers = tuple(tuple((f"answer {t}-{i}", 1) for i in range(30)) for t in range(3))
+    window.answers.show_counts(AnswerCounts((0.1, 0.8, 1.5), answers, 30))
+    _settle(qtbot, window)
+    axis = window.answers.plot.plot_item.getAxis("bottom")
+    image = QImage(8, 8, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        drawn = [text for _, _, text in axis.generateDrawSpecs(painter)[2]]
+    finally:
+        painter.end()
+    assert drawn[-1] == "+51", drawn  # 90 answers: 39 bars of their own, 51 in the last
+    assert "1" in drawn

@@ -3,7 +3,7 @@
 Owns the drawing of an `AnswerCounts`: one bar group per temperature, answers
 ordered by their total count, the answer text in a hover tooltip (the panel
 around it lists them too). Past `MAX_BARS` answers the rest share one last
-"other" bar and the axis says how many it holds; exports get every answer
+"other" bar whose tick says how many it holds ("+32"); exports get every answer
 with its count per temperature.
 """
 
@@ -97,15 +97,17 @@ class AnswerHistogramPlot(LivePlot):
                  if i == 0 or (i + 1) % every == 0]
         if rest:
             ticks = [t for t in ticks if t[0] < len(self._answers) - 2]
-            # The last bar holds every answer past the others: its tick says how many.
-            ticks.append((float(len(self._answers) - 1),
-                          self.tr("other {0}").format(len(rest))))
+            # The last bar holds every answer past the others; its tick says how many, short
+            # enough to be drawn at the axis' end on a laptop screen ("other 32" was dropped).
+            ticks.append((float(len(self._answers) - 1), f"+{len(rest)}"))
         self.plot_item.getAxis("bottom").setTicks([ticks])
         # Headroom above the tallest bar keeps the legend (top left) off the bars.
         top = max((max(c) for _, c in self._answers), default=1)
         view = self.plot_item.vb
-        right = max(len(self._answers), 1) - 0.4 + (0.8 if rest else 0.0)  # room for "other"
-        view.setXRange(-0.6, right, padding=0)
+        # Room right of the folded bar for half its "+N" label: pyqtgraph drops a tick label
+        # that sticks out of the axis (2 bar widths ≈ 12 px on the narrowest plot).
+        right = max(len(self._answers), 1) - 0.4 + (2.0 if rest else 0.0)
+        view.setXRange(-1.0, right, padding=0)  # room for half of the "1" label, too
         view.setYRange(0, top * 1.6, padding=0)
         self.fit_tick_space()
 
