@@ -12,10 +12,10 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPoint, QRect, QRectF
 from PySide6.QtGui import QImage, QPainter
-from PySide6.QtWidgets import QApplication, QScrollArea
+from PySide6.QtWidgets import QApplication, QScrollArea, QWidget
 
 from kvstudio.ui.main_window import FRAME_ROOM, initial_geometry
-from kvstudio.ui.plots.base import LivePlot
+from kvstudio.ui.plots.base import CORNER_BUTTON_NAME, LivePlot
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -82,8 +82,12 @@ def test_every_plot_is_whole_on_small_screens(qtbot, make_window, language: str,
         # Outside the data: the legend never covers the view box.
         assert not legend.intersects(plot.plot_item.vb.sceneBoundingRect()), name
         title = plot.plot_item.titleLabel
-        assert _visible_scene_rect(plot).adjusted(-1, -1, 1, 1).contains(
-            title.mapRectToScene(title.itemRect())), name
+        title_rect = title.mapRectToScene(title.itemRect())
+        assert _visible_scene_rect(plot).adjusted(-1, -1, 1, 1).contains(title_rect), name
+        button = plot.findChild(QWidget, CORNER_BUTTON_NAME)  # the export button, top right
+        assert button is not None and button.isVisible(), name
+        on_plot = plot.mapFromScene(title_rect).boundingRect()
+        assert not on_plot.intersects(button.geometry()), (name, on_plot, button.geometry())
         for side in ("left", "right", "bottom"):  # every axis title is shown whole
             axis = plot.plot_item.getAxis(side)
             if not axis.isVisible() or not axis.label.isVisible() or not axis.labelText:

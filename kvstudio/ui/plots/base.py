@@ -199,6 +199,7 @@ class PlotLegend(pg.LegendItem):
 
 
 LEGEND_MARGIN = 16.0  # pixels the legend leaves free of the plot's width
+CORNER_BUTTON_NAME = "exportButton"  # a chart's export button, in its top-right corner
 
 
 def add_legend_row(plot: pg.PlotItem, label_colour: str = "#222",
@@ -233,19 +234,26 @@ def add_legend_row(plot: pg.PlotItem, label_colour: str = "#222",
     return legend
 
 
-def fit_title(plot: pg.PlotItem, width: float, narrows: bool = False) -> None:
+def fit_title(plot: pg.PlotItem, width: float, narrows: bool = False,
+              corner_x: float | None = None) -> None:
     """Wrap `plot`'s title at word boundaries to `width` (pixels, axes included).
 
     `narrows`: the title never holds the plot wider than its layout gives it
     (a plot in a `GraphicsLayoutWidget`; it wraps again when its width changes).
+    `corner_x`: where, in the plot's coordinates, the top-right corner that must
+    stay free begins (a chart's export button sits there); the title is centred
+    in its cell, so it wraps early enough that its right half ends before it.
     """
     label = plot.titleLabel
     if not label.isVisible():
         return
     # The title's cell is the view box's column, between the y axes.
-    axes = sum(plot.getAxis(side).width() for side in ("left", "right")
-               if plot.getAxis(side).isVisible())
-    title_width = max(width - axes, 60.0)
+    left, right = (plot.getAxis(side).width() if plot.getAxis(side).isVisible() else 0.0
+                   for side in ("left", "right"))
+    title_width = max(width - left - right, 60.0)
+    if corner_x is not None:
+        centre = (left + plot.width() - right) / 2
+        title_width = max(min(title_width, 2 * (corner_x - centre)), 60.0)
     text = label.item
     text.setTextWidth(-1)
     if text.boundingRect().width() > title_width:
@@ -328,8 +336,16 @@ class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
         if item is None:  # closed: pyqtgraph has let go of its PlotItem
             return
         width = max(float(self.width()) - LEGEND_MARGIN, 60.0)
-        fit_title(item, width)
+        fit_title(item, width, corner_x=self._corner_x())
         self.legend.fit_width(width)  # (ends with _fit_item_to_view)
+
+    def _corner_x(self) -> float | None:
+        """Where the export button in the top-right corner begins, less a small gap (None
+        without one). The plot item fills the widget, so widget and item x are the same."""
+        button = self.findChild(QWidget, CORNER_BUTTON_NAME)
+        if button is None or button.isHidden():
+            return None
+        return float(button.x()) - 4.0
 
     def _fit_item_to_view(self) -> None:
         """Lay the plot out at the view's size again.

@@ -22,6 +22,7 @@ from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QFileDialog, QMenu, QStyle, QToolButton, QWidget
 
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
+from kvstudio.ui.plots.base import CORNER_BUTTON_NAME
 from kvstudio.ui.slides.export import (
     CANVASES,
     DEFAULT_CANVAS,
@@ -231,7 +232,7 @@ class ExportButton(RetranslateOnLanguageChange, QToolButton):
 
     def __init__(self, menu: ExportMenu, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setObjectName("exportButton")
+        self.setObjectName(CORNER_BUTTON_NAME)  # plots keep their titles clear of it
         self.setMenu(menu)
         self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_DialogSaveButton))
