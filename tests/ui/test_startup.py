@@ -45,6 +45,62 @@ window.close()
 """
 
 
+MAIN_RUNS_AND_QUITS = r"""
+import sys, tempfile
+from dataclasses import replace
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from kvstudio.ui.app import startup
+from kvstudio.ui.main_window import MainWindow
+
+app = QApplication([sys.argv[0]])
+done = []
+
+def window():
+    return next(w for w in app.topLevelWidgets() if isinstance(w, MainWindow))
+
+def tick():  # one stage per tick: load, run to the end, presenter on and off, labs, close
+    w = window()
+    store = w.controller.store
+    if w.controller.model is None or done == ["closing"]:
+        return
+    if not done:
+        w.sampling.set_run_settings(replace(w.sampling.run_settings("cached"), max_new_tokens=8))
+        w.controller.run_to_end()
+        done.append("run")
+    elif done == ["run"] and store.current is not None and store.current.finished:
+        w.classroom.presenter.set_enabled(True)
+        done.append("presenter")
+    elif done == ["run", "presenter"]:
+        w.classroom.presenter.set_enabled(False)
+        w.tabs.setCurrentIndex(1)  # the labs are built
+        done.append("labs")
+    elif done == ["run", "presenter", "labs"]:
+        done[:] = ["closing"]
+        print("closing after a run, the presenter view and the labs", flush=True)
+        w.close()
+
+timer = QTimer()
+timer.timeout.connect(tick)
+timer.start(100)
+code = startup.main(["--settings", tempfile.mkdtemp() + "/s.ini", "--lang", "ko"])
+print("main returned", code, flush=True)
+sys.exit(code)
+"""
+
+
+def test_the_real_window_runs_and_exits_cleanly() -> None:
+    """`main()` as `python main.py` runs it: a run, the presenter view and the labs, then
+    closing ends the process with status 0 (no crash while Qt and Python tear down)."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", MAIN_RUNS_AND_QUITS], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert "closing after a run, the presenter view and the labs" in done.stdout, done.stderr
+    assert "main returned 0" in done.stdout
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "Error calling" not in done.stderr
+
+
 def test_the_window_is_shown_before_torch_is_imported() -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", SHOW_BEFORE_TORCH], cwd=ROOT, env=env,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyqtgraph as pg
 import shiboken6
-from PySide6.QtCore import QEvent, QSettings
+from PySide6.QtCore import QEvent, QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
 from kvstudio.core import limits
@@ -59,14 +59,18 @@ def delete_every_window(app: QApplication) -> None:
     """Delete every top-level widget, parents first, while Python is whole; then collect.
 
     Run before the interpreter exits by anything that keeps windows or panels
-    alive to its end (scripts, the test session): left to PySide's exit hook,
+    alive to its end (scripts, the test session; `main()` drops its window and
+    needs it not): left to PySide's exit hook,
     they are deleted in no set order after their Python wrappers were marked
     dead, and a pyqtgraph item's Python handler then fails inside Qt (a
     printed traceback at best, a crash at worst).
     """
     gc.collect()
     for widget in app.topLevelWidgets():
-        if shiboken6.isValid(widget):  # closing one can delete another (its menus, dialogs)
+        # Windows only: a menu is deleted with its owner (pyqtgraph's view menus are its
+        # items' to delete; deleting them first crashed when the items went).
+        if (shiboken6.isValid(widget) and widget.parent() is None
+                and widget.windowType() != Qt.WindowType.Popup):
             widget.close()
             widget.deleteLater()
     app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
@@ -149,6 +153,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     window.start(choice)  # remembered once it loads (the model menu does the same)
     code = int(app.exec())
     wait_for_parked()  # a step still running when the window closed ends before we exit
-    del window
-    delete_every_window(app)
     return code
