@@ -4,7 +4,7 @@
     <name>AnswerHistogramPlot</name>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="46" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="139" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
@@ -20,7 +20,7 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="69" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="140" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
         <source>answer rank (1 = most common)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
@@ -30,42 +30,42 @@
         <translation>(나머지 답)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="116" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="118" />
         <source>T = {0:g}: {1} distinct of {2}</source>
         <translation>T = {0:g}: {2}개 중 서로 다른 답 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="119" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="121" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="127" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="129" />
         <source>answer (text)</source>
         <translation>답 (텍스트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="129" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="131" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="133" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="135" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="135" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="137" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="143" />
         <source>Distinct answers per temperature</source>
         <translation>온도별 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="143" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
@@ -826,42 +826,42 @@
 <context>
     <name>ChartExporter</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="98" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="99" />
         <source>PNG image (*.png)</source>
         <translation>PNG 이미지 (*.png)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="99" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="100" />
         <source>SVG vector image (*.svg)</source>
         <translation>SVG 벡터 이미지 (*.svg)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="100" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="101" />
         <source>PDF document (*.pdf)</source>
         <translation>PDF 문서 (*.pdf)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="101" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="102" />
         <source>CSV data (*.csv)</source>
         <translation>CSV 데이터 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="109" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="110" />
         <source>Export chart</source>
         <translation>차트 내보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="133" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="134" />
         <source>Export slide pack to folder</source>
         <translation>슬라이드 묶음을 내보낼 폴더</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="147" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="148" />
         <source>{0} files written to {1}</source>
         <translation>{1}에 파일 {0}개를 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="149" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="150" />
         <source>(left out, no data yet: {0})</source>
         <translation>(아직 데이터가 없어 제외: {0})</translation>
     </message>
@@ -1396,7 +1396,7 @@
 <context>
     <name>ExportButton</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="243" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="244" />
         <source>Export this chart (PNG, SVG, PDF, CSV)</source>
         <translation>이 차트 내보내기 (PNG, SVG, PDF, CSV)</translation>
     </message>
@@ -1404,37 +1404,37 @@
 <context>
     <name>ExportMenu</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="192" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="193" />
         <source>Export chart</source>
         <translation>차트 내보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="195" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="196" />
         <source>PNG image, {0}×{1} px…</source>
         <translation>PNG 이미지, {0}×{1} px…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="197" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="198" />
         <source>Slide size</source>
         <translation>슬라이드 크기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="198" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="199" />
         <source>Headline with the measured numbers</source>
         <translation>측정값 헤드라인 넣기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="199" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="200" />
         <source>SVG vector image…</source>
         <translation>SVG 벡터 이미지…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="200" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="201" />
         <source>PDF (vector)…</source>
         <translation>PDF (벡터)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="201" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="202" />
         <source>Data as CSV…</source>
         <translation>데이터를 CSV로…</translation>
     </message>
@@ -3204,9 +3204,19 @@ step {4}</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="76" />
+        <source>ms</source>
+        <translation>ms</translation>
+    </message>
+    <message>
         <location filename="../../kvstudio/ui/plots/step_time.py" line="77" />
         <source>cumulative ms</source>
         <translation>누적 ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="77" />
+        <source>Σ ms</source>
+        <translation>Σ ms</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/plots/step_time.py" line="81" />
@@ -3484,6 +3494,11 @@ step {4}</source>
         <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="47" />
         <source>tokens fed (bars)</source>
         <translation>넣은 토큰 (막대)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="47" />
+        <source>tokens</source>
+        <translation>토큰</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="48" />

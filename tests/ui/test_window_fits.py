@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QPoint, QRect, QRectF
+from PySide6.QtCore import QPoint, QRect, QRectF, QSize, QSizeF
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QApplication, QScrollArea, QWidget
 
 from kvstudio.ui.main_window import FRAME_ROOM, initial_geometry
 from kvstudio.ui.plots.base import CORNER_BUTTON_NAME, LivePlot
 from kvstudio.ui.run.engine_adapter import AnswerCounts
+from kvstudio.ui.slides.export import on_canvas
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000
@@ -26,6 +27,12 @@ SCREENS = [(1280, 720), (1366, 768)]
 def _visible_scene_rect(plot: LivePlot) -> QRectF:
     """The part of the plot's scene its view actually shows."""
     return plot.mapToScene(plot.viewport().rect()).boundingRect()
+
+
+def _opening_size(window, screen: tuple[int, int]) -> QSize:  # type: ignore[no-untyped-def]
+    """The size the window opens at on a screen of that size with nothing else on it
+    (1280×720 gives 1264×632: the frame and title bar take the rest)."""
+    return initial_geometry(QRect(0, 0, *screen), window.minimumSizeHint()).size()
 
 
 def _settle(qtbot, window) -> None:  # type: ignore[no-untyped-def]
@@ -57,7 +64,7 @@ def test_every_plot_is_whole_on_small_screens(qtbot, make_window, language: str,
                                               size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
     window = make_window(language=language, max_new_tokens=6)
     _fill_every_plot(qtbot, window)
-    window.resize(*size)
+    window.resize(_opening_size(window, size))
     _settle(qtbot, window)
     assert window.width() <= size[0] and window.height() <= size[1]  # it can be that small
 
@@ -166,7 +173,7 @@ def test_the_folded_answers_bar_is_labelled_on_a_laptop_screen(
     """Past 40 answers the rest share the last bar; its tick ("+N") is drawn, not dropped for
     want of room at the axis' end (a longer "other N" was, at 1366×768)."""
     window = make_window(language=language)
-    window.resize(*size)
+    window.resize(_opening_size(window, size))
     answers = tuple(tuple((f"answer {t}-{i}", 1) for i in range(30)) for t in range(3))
     window.answers.show_counts(AnswerCounts((0.1, 0.8, 1.5), answers, 30))
     _settle(qtbot, window)
@@ -179,3 +186,21 @@ def test_the_folded_answers_bar_is_labelled_on_a_laptop_screen(
         painter.end()
     assert drawn[-1] == "+51", drawn  # 90 answers: 39 bars of their own, 51 in the last
     assert "1" in drawn
+
+
+def test_short_axis_titles_on_a_small_screen_full_ones_on_a_slide(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    """A y axis about 60 px long shows the short title ("Σ ms"); laid out on a slide it
+    has room again and the export gets the full one ("cumulative ms"); back on screen, short."""
+    window = make_window(language="en", max_new_tokens=6)
+    _fill_every_plot(qtbot, window)
+    window.resize(_opening_size(window, (1280, 720)))
+    _settle(qtbot, window)
+    plot = window.plots()["step_time"]
+    assert plot.axis_title("right") == "Σ ms"
+    with on_canvas(plot.plot_item, QSizeF(1600, 900)):
+        assert plot.axis_title("right") == "cumulative ms"
+        assert plot.axis_title("left") == "ms per step"
+    assert plot.axis_title("right") == "Σ ms"
+    window.resize(1900, 1000)  # a big screen: the full titles
+    _settle(qtbot, window)
+    assert plot.axis_title("right") == "cumulative ms"

@@ -294,6 +294,7 @@ class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
         self.title_size = "10pt"
         self._title = ""
         self.right_view: pg.ViewBox | None = None
+        self._axis_titles: dict[str, tuple[str, str]] = {}  # side: (full, short)
         self._tick_space_for: dict[str, tuple[object, ...]] = {}  # what fit_tick_space measured
         self._tick_width: dict[str, int] = {}
         # A new range is laid out in one event-loop turn and painted in the next (see
@@ -338,6 +339,34 @@ class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
         width = max(float(self.width()) - LEGEND_MARGIN, 60.0)
         fit_title(item, width, corner_x=self._corner_x())
         self.legend.fit_width(width)  # (ends with _fit_item_to_view)
+        self._fit_axis_titles()
+
+    def set_axis_title(self, side: str, full: str, short: str = "") -> None:
+        """Title an axis; where the axis is shorter than `full`, it shows `short` instead
+        (on a laptop screen the y axes of the live plots are about 60 px long)."""
+        if side not in self._axis_titles:  # refit whenever the axis is laid out anew (a
+            # resize, or an export laying the chart out on a slide, where it has room again)
+            self.plot_item.getAxis(side).geometryChanged.connect(self._fit_axis_titles)
+        self._axis_titles[side] = (full, short or full)
+        self.plot_item.setLabel(side, full)
+        self._fit_axis_titles()
+
+    def axis_title(self, side: str) -> str:
+        """The axis title shown now (the full or the short one)."""
+        return str(self.plot_item.getAxis(side).labelText)
+
+    def _fit_axis_titles(self) -> None:
+        for side, (full, short) in self._axis_titles.items():
+            axis = self.plot_item.getAxis(side)
+            length = axis.width() if side in ("top", "bottom") else axis.height()
+            if length <= 0:
+                continue  # not laid out yet
+            if axis.labelText != full:
+                axis.setLabel(full)
+            # The text with its blank margins, unrotated: pyqtgraph centres that on the axis.
+            needed = axis.label.boundingRect().width()
+            if needed > length and short != full:
+                axis.setLabel(short)
 
     def _corner_x(self) -> float | None:
         """Where the export button in the top-right corner begins, less a small gap (None

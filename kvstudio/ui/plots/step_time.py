@@ -73,8 +73,8 @@ class StepTimePlot(LivePlot):
     def retranslate(self) -> None:
         self.set_title(self.tr("Time per step"))
         self.plot_item.setLabel("bottom", self.tr("step (0 = prefill)"))
-        self.plot_item.setLabel("left", self.tr("ms per step"))
-        self.plot_item.getAxis("right").setLabel(self.tr("cumulative ms"))
+        self.set_axis_title("left", self.tr("ms per step"), self.tr("ms"))
+        self.set_axis_title("right", self.tr("cumulative ms"), self.tr("Σ ms"))
         self.legend.clear()
         for mode in MODES:
             name = mode_name(mode)

@@ -44,8 +44,8 @@ class TokensFedPlot(LivePlot):
     def retranslate(self) -> None:
         self.set_title(self.tr("Tokens fed to the model per step"))
         self.plot_item.setLabel("bottom", self.tr("step (0 = prefill)"))
-        self.plot_item.setLabel("left", self.tr("tokens fed (bars)"))
-        self.plot_item.getAxis("right").setLabel(self.tr("cumulative"))
+        self.set_axis_title("left", self.tr("tokens fed (bars)"), self.tr("tokens"))
+        self.set_axis_title("right", self.tr("cumulative"), "Σ")
         self.legend.clear()
         for mode in MODES:
             name = mode_name(mode)
