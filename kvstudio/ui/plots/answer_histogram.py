@@ -46,7 +46,7 @@ class AnswerHistogramPlot(LivePlot):
         self.set_title(self.tr("Distinct answers over repeated samples"))
         self.plot_item.setLabel("left", self.tr("count"))
         self._temperature_label = self.tr("T = {0:g}")
-        self._set_axis_label()
+        self.plot_item.setLabel("bottom", self.tr("answer rank (1 = most common)"))
         if self._counts is not None:
             self.show_counts(self._counts)
 
@@ -65,9 +65,6 @@ class AnswerHistogramPlot(LivePlot):
         """What is drawn (None before Sample ×N)."""
         return self._counts
 
-    def _set_axis_label(self) -> None:
-        self.plot_item.setLabel("bottom", self.tr("answer rank (1 = most common)"))
-
     def show_counts(self, counts: AnswerCounts) -> None:
         self.clear_counts()
         self._counts = counts
@@ -79,7 +76,6 @@ class AnswerHistogramPlot(LivePlot):
             rest = every_answer[MAX_BARS - 1:]
             totals = [sum(c[i] for _, c in rest) for i in range(len(counts.temperatures))]
             self._answers.append((self.tr("(other answers)"), totals))
-        self._set_axis_label()
         k = max(len(counts.temperatures), 1)
         width = 0.8 / k
         x = np.arange(len(self._answers), dtype=float)

@@ -295,6 +295,7 @@ class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
         self._title = ""
         self.right_view: pg.ViewBox | None = None
         self._axis_titles: dict[str, tuple[str, str]] = {}  # side: (full, short)
+        self._full_title_width: dict[str, float] = {}  # side: the full title's width, px
         self._tick_space_for: dict[str, tuple[object, ...]] = {}  # what fit_tick_space measured
         self._tick_width: dict[str, int] = {}
         # A new range is laid out in one event-loop turn and painted in the next (see
@@ -348,7 +349,8 @@ class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
             # resize, or an export laying the chart out on a slide, where it has room again)
             self.plot_item.getAxis(side).geometryChanged.connect(self._fit_axis_titles)
         self._axis_titles[side] = (full, short or full)
-        self.plot_item.setLabel(side, full)
+        self.plot_item.setLabel(side, full)  # measured as it is shown (a new language)
+        self._full_title_width[side] = self.plot_item.getAxis(side).label.boundingRect().width()
         self._fit_axis_titles()
 
     def axis_title(self, side: str) -> str:
@@ -356,17 +358,22 @@ class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
         return str(self.plot_item.getAxis(side).labelText)
 
     def _fit_axis_titles(self) -> None:
+        """Show each axis' full title where it fits, else its short one.
+
+        Runs on every resize and axis layout, so it sets a label only when the choice
+        changes; the full title's width is measured while it is shown (the text with its
+        blank margins, unrotated: pyqtgraph centres that on the axis) and kept.
+        """
         for side, (full, short) in self._axis_titles.items():
             axis = self.plot_item.getAxis(side)
             length = axis.width() if side in ("top", "bottom") else axis.height()
             if length <= 0:
                 continue  # not laid out yet
-            if axis.labelText != full:
-                axis.setLabel(full)
-            # The text with its blank margins, unrotated: pyqtgraph centres that on the axis.
-            needed = axis.label.boundingRect().width()
-            if needed > length and short != full:
-                axis.setLabel(short)
+            if axis.labelText == full:
+                self._full_title_width[side] = axis.label.boundingRect().width()
+            wanted = short if self._full_title_width[side] > length else full
+            if axis.labelText != wanted:
+                axis.setLabel(wanted)
 
     def _corner_x(self) -> float | None:
         """Where the export button in the top-right corner begins, less a small gap (None
