@@ -40,7 +40,8 @@ import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
 from kvstudio.core import labs as lab_experiments
 from kvstudio.core.experiments import finish
 from kvstudio.core.records import MODES, SamplingSettings
-from kvstudio.ui.app.startup import delete_every_window, prepare_application
+from kvstudio.ui.app.shutdown import tear_down
+from kvstudio.ui.app.startup import prepare_application
 from kvstudio.ui.classroom import answer_rows, sample_numbers
 from kvstudio.ui.labs import (
     CacheKindsPanel,
@@ -194,7 +195,7 @@ def main() -> int:
         raise SystemExit("The shipped ko-chat model is missing; this pack must come from it.")
     log.info("model: %s", model.name)
     code = only_inspector(model, out) if args.only == "cache-inspector" else full_pack(model, out)
-    delete_every_window(app)  # type: ignore[arg-type]  # what it built, before Python ends
+    tear_down(app)  # type: ignore[arg-type]  # what it built, before Python ends
     return code
 
 

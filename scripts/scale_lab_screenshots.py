@@ -16,7 +16,8 @@ from pathlib import Path
 from PySide6.QtWidgets import QApplication
 
 from kvstudio.ui.app.i18n import LanguageSwitcher
-from kvstudio.ui.app.startup import delete_every_window, prepare_application
+from kvstudio.ui.app.shutdown import tear_down
+from kvstudio.ui.app.startup import prepare_application
 from kvstudio.ui.labs import PagedCachePanel, ProjectorPanel, QuantizedCachePanel
 from kvstudio.ui.run.engine_adapter import ModelChoice, load_model
 from kvstudio.ui.slides.export_menu import ChartExporter
@@ -61,7 +62,7 @@ def main() -> int:
         print(f"wrote {path}")
         panel.shutdown()
         panel.close()
-    delete_every_window(app)  # what it built, parents first, before Python ends
+    tear_down(app)  # what it built, before Python ends
     return 0
 
 

@@ -24,7 +24,8 @@ import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
 from kvstudio.core.model import MiniMindLM
 from kvstudio.core.tokenizer import TextTokenizer
 from kvstudio.ui.app.settings import AppSettings
-from kvstudio.ui.app.startup import build_window, delete_every_window, prepare_application
+from kvstudio.ui.app.shutdown import tear_down
+from kvstudio.ui.app.startup import build_window, prepare_application
 from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.panels.controls_panel import SPEED_INTERVALS_MS
 from kvstudio.ui.run import engine_worker as worker_module
@@ -56,7 +57,7 @@ def gc_on_the_gui_thread(qapp: QApplication) -> Iterator[None]:
     collector = install_gui_thread_collector(qapp)
     yield
     collector.stop()
-    delete_every_window(qapp)  # what fixtures kept alive, before the interpreter exits
+    tear_down(qapp)  # what fixtures kept alive, before the interpreter exits
 
 
 @pytest.fixture(autouse=True)

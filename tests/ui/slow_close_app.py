@@ -3,8 +3,12 @@
 A fake backend blocks in `forward_last` once the model is loaded until the
 script releases it after the event loop has ended (at most `STEP_SECONDS`), so
 the step outlasts the `STOP_MS` that closing waits however loaded the machine
-is. Prints "step started" and "closed" so the test can see how far it got; the
-exit status is the test's verdict (134 = SIGABRT, what closing did before the fix).
+is. The application is prepared and finished exactly as `startup.main` does
+(`prepare_application`, then `finish`: wait for the parked step, delete every
+Qt object). Prints "step started", "closed" and how many Qt objects were left
+for PySide's exit hook so the test can see how far it got; the exit status is
+the test's verdict (134 = SIGABRT, what closing did before the parking fix;
+139 = SIGSEGV, what PySide's exit hook did in one exit in four before `finish`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from kvstudio.core.checkpoints import train_fallback_tokenizer
 from kvstudio.core.config import ModelConfig
 from kvstudio.core.model import MiniMindLM
 from kvstudio.ui.app.settings import AppSettings
-from kvstudio.ui.app.startup import build_window
+from kvstudio.ui.app.shutdown import python_owned_qt_objects
+from kvstudio.ui.app.startup import build_window, finish, prepare_application
 from kvstudio.ui.run import threads
 from kvstudio.ui.run.engine_adapter import ModelChoice, ModelHandle, wrap_model
 
@@ -62,6 +67,7 @@ def main(settings_path: str) -> int:
     slow_handle = ModelHandle(handle.name, backend, tokenizer, False,  # type: ignore[arg-type]
                               handle.max_positions, handle.choice)
     app = QApplication([sys.argv[0]])
+    prepare_application(app)
     settings = AppSettings(QSettings(settings_path, QSettings.Format.IniFormat))
     window = build_window(app, settings, lambda choice: slow_handle)
     window.show()
@@ -88,8 +94,9 @@ def main(settings_path: str) -> int:
     print("step started" if started.is_set() else "no step", flush=True)
     print(f"parked {len(threads.parked_threads())}", flush=True)
     release.set()  # the long step ends now, after the window closed and the loop ended
-    threads.wait_for_parked()  # what startup.main does after the event loop
+    finish(app)  # what startup.main does after the event loop
     print(f"after waiting {len(threads.parked_threads())}", flush=True)
+    print(f"left for the exit hook {len(python_owned_qt_objects())}", flush=True)
     return code
 
 

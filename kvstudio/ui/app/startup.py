@@ -8,21 +8,20 @@ settings file). Nothing happens at import time.
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import pyqtgraph as pg
-import shiboken6
-from PySide6.QtCore import QEvent, QSettings, Qt
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from kvstudio.core import limits
 from kvstudio.ui.app.fonts import app_font, register_bundled_font
 from kvstudio.ui.app.i18n import LanguageSwitcher, language_hint, locale_names_no_language
 from kvstudio.ui.app.settings import AppSettings
+from kvstudio.ui.app.shutdown import tear_down
 from kvstudio.ui.app.typing_guard import TypingGuard
 from kvstudio.ui.classroom import install as install_classroom
 from kvstudio.ui.main_window import MainWindow
@@ -53,29 +52,6 @@ def prepare_application(app: QApplication) -> str | None:
     # Antialiased lines cost several times more to paint; live plots stay crisp without.
     pg.setConfigOptions(antialias=False)
     return family
-
-
-def delete_every_window(app: QApplication) -> None:
-    """Delete every top-level widget, parents first, while Python is whole; then collect.
-
-    Run before the interpreter exits by anything that keeps windows or panels
-    alive to its end (scripts, the test session; `main()` drops its window and
-    needs it not): left to PySide's exit hook,
-    they are deleted in no set order after their Python wrappers were marked
-    dead, and a pyqtgraph item's Python handler then fails inside Qt (a
-    printed traceback at best, a crash at worst).
-    """
-    gc.collect()
-    for widget in app.topLevelWidgets():
-        # Windows only: a menu is deleted with its owner (pyqtgraph's view menus are its
-        # items' to delete; deleting them first crashed when the items went).
-        if (shiboken6.isValid(widget) and widget.parent() is None
-                and widget.windowType() != Qt.WindowType.Popup):
-            widget.close()
-            widget.deleteLater()
-    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    app.processEvents()
-    gc.collect()
 
 
 def build_window(app: QApplication, settings: AppSettings, loader: ModelLoader,
@@ -152,5 +128,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         window.show_hint(language_hint())  # a Korean class on a bare machine: how to switch
     window.start(choice)  # remembered once it loads (the model menu does the same)
     code = int(app.exec())
-    wait_for_parked()  # a step still running when the window closed ends before we exit
+    finish(app)
     return code
+
+
+def finish(app: QApplication) -> None:
+    """After the event loop: wait for a step still running, then delete every Qt object.
+
+    A step still running when the window closed ends first (its thread was
+    parked); then `shutdown.tear_down` deletes the windows and their charts while
+    Python is whole, so PySide's exit hook finds nothing left to delete.
+    """
+    wait_for_parked()
+    tear_down(app)
