@@ -18,6 +18,14 @@ model. A turn that would run past the context limit (the model's positions,
 or a smaller limit the caller sets) is refused with `ContextFullError`
 before anything runs, and the conversation stays as it was.
 
+A turn yields a `Progress` after every forward call, so whoever drives it
+(the lab thread, which checks for Cancel between items) can stop it within one
+step. For the same reason a long prefill is fed in chunks of at most
+`PREFILL_CHUNK_TOKENS` on the same cache (each chunk continues the cached
+sequence, as a reuse turn does): a 16,000-token history is 16 steps, not one.
+Its tokens fed and its TTFT are the chunks' together; times are summed over
+the forward calls only, never over the time a caller spends between items.
+
 It does not know about Qt; `chat_conversation` runs a scripted list of turns
 for the CLI and the tests.
 """
@@ -40,6 +48,9 @@ from kvstudio.core.tokenizer import IM_END, IncrementalDecoder, TextTokenizer
 Way = Literal["reuse", "refeed"]
 WAYS: tuple[Way, ...] = ("reuse", "refeed")
 DEFAULT_MAX_NEW_TOKENS = 48  # ko-chat answers are one or two sentences
+# The longest forward a prefill makes: Cancel waits for at most one such step. Under the
+# default context limit (1,024) every prefill is one forward, as before chunking.
+PREFILL_CHUNK_TOKENS = 1024
 
 
 class ContextFullError(ValueError):
@@ -51,9 +62,9 @@ class WayResult:
     """One turn answered one way, measured."""
 
     way: Way
-    prompt_tokens_fed: int  # tokens in this turn's prefill tensor
+    prompt_tokens_fed: int  # tokens in this turn's prefill tensors (its chunks together)
     decode_tokens_fed: int  # tokens fed after the prefill (one per further answer token)
-    ttft_s: float  # prefill + first choice (perf_counter)
+    ttft_s: float  # prefill (every chunk) + first choice (perf_counter)
     decode_s: float  # the decode steps together
     cache_bytes: int  # bytes the cache holds after the turn, measured from its tensors
     cache_tokens: int  # tokens the cache holds after the turn
@@ -101,6 +112,18 @@ def model_positions(backend: LanguageModel) -> int:
     return int(positions) if positions else 2048
 
 
+class _StepCount:
+    """A turn's forward calls as `Progress`: planned up front, counted as they run."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total  # forward calls if no answer ends early at eos
+        self.done = 0
+
+    def step(self, way: Way) -> Progress:
+        self.done += 1
+        return Progress("chat", way, self.done, self.total)
+
+
 class ChatSession:
     """A conversation you add turns to; `run_turn` is a generator (progress, then a `ChatTurn`)."""
 
@@ -113,6 +136,7 @@ class ChatSession:
         cache: CacheSpec | None = None,
         context_limit: int | None = None,
         system: str | None = None,
+        prefill_chunk: int = PREFILL_CHUNK_TOKENS,
     ) -> None:
         spec = cache or CacheSpec()
         if spec.kind == "sliding":
@@ -120,9 +144,12 @@ class ChatSession:
                 "The chat keeps the whole conversation: choose the dynamic or the static cache "
                 "(a sliding window would forget earlier turns)."
             )
+        if prefill_chunk < 1:
+            raise ValueError(f"A prefill chunk needs at least one token, not {prefill_chunk}.")
         self.backend = backend
         self.tokenizer = tokenizer
         self.cache_spec = spec
+        self.prefill_chunk = prefill_chunk  # the most tokens one forward call is fed
         self.max_new_tokens = max_new_tokens
         self.context_limit = 0
         self.set_limits(max_new_tokens, context_limit)
@@ -184,10 +211,12 @@ class ChatSession:
     def run_turn(
         self, text: str, *, reuse: bool = True, refeed: bool = True, refeed_first: bool = False
     ) -> Generator[Progress | ChatTurn, None, ChatTurn]:
-        """Answer `text` the chosen ways; yields a `Progress` per way, then the `ChatTurn`.
+        """Answer `text` the chosen ways; yields a `Progress` per forward call, then the `ChatTurn`.
 
-        `refeed_first` swaps the order the ways run in (for timing: alternate it between
-        rounds so neither way always runs on a warmer machine).
+        The progress's stage is the way running; `done` / `total` count forward calls
+        (total: as if no answer ended early). `refeed_first` swaps the order the ways
+        run in (for timing: alternate it between rounds so neither way always runs on
+        a warmer machine).
         """
         if not (reuse or refeed):
             raise ValueError("Choose at least one way: reuse the cache, re-feed, or both.")
@@ -199,16 +228,22 @@ class ChatSession:
         turn_no = len(self.turns) + 1
         results: dict[Way, WayResult] = {}
         cached_before = self._cached_tokens if self._cache is not None else 0
+        feeds = {"reuse": len(prompt) - cached_before, "refeed": len(prompt)}
+        planned = {w: self._chunks(feeds[w]) + budget - 1 for w in ways}
+        steps = _StepCount(sum(planned.values()))
         committed = False
         try:
-            for done, way in enumerate(ways, start=1):
+            for way in ways:
+                way_ends_at = steps.done + planned[way]
                 if way == "reuse":
-                    results["reuse"] = self._answer_reusing(prompt, budget)
+                    results["reuse"] = yield from self._answer_reusing(prompt, budget, steps)
                 else:
                     cache = self.backend.new_cache(self.cache_spec, 1)
-                    results["refeed"] = self._answer("refeed", prompt, cache, budget)
+                    results["refeed"] = yield from self._answer(
+                        "refeed", prompt, cache, budget, steps
+                    )
                     del cache
-                yield Progress("chat", way, done, len(ways))
+                steps.done = way_ends_at  # an answer that ended at eos skips its other steps
             answer = (results.get("reuse") or results["refeed"]).token_ids
             new_tokens = len(prompt) - cached_before
             self.history = prompt + list(answer)
@@ -237,12 +272,19 @@ class ChatSession:
         yield record
         return record
 
-    def _answer_reusing(self, prompt: Sequence[int], budget: int) -> WayResult:
+    def _chunks(self, tokens: int) -> int:
+        """Forward calls a prefill of `tokens` takes."""
+        return max(1, -(-tokens // self.prefill_chunk))
+
+    def _answer_reusing(
+        self, prompt: Sequence[int], budget: int, steps: _StepCount
+    ) -> Generator[Progress, None, WayResult]:
         """Feed only what the kept cache lacks, answer, and remember what it now holds."""
         if self._cache is None:
             self._cache = self.backend.new_cache(self.cache_spec, 1)
             self._cached_tokens = 0
-        result = self._answer("reuse", prompt[self._cached_tokens :], self._cache, budget)
+        feed = prompt[self._cached_tokens :]
+        result = yield from self._answer("reuse", feed, self._cache, budget, steps)
         self._cached_tokens = len(prompt) + len(result.token_ids) - 1  # the last is never fed
         return result
 
@@ -255,28 +297,41 @@ class ChatSession:
         return decoder.text.strip()
 
     # ---- one way -----------------------------------------------------------------------------
-    def _answer(self, way: Way, feed: Sequence[int], cache: Any, budget: int) -> WayResult:
-        """Prefill `feed` on `cache`, then choose greedily until eos or `budget` tokens."""
+    def _answer(
+        self, way: Way, feed: Sequence[int], cache: Any, budget: int, steps: _StepCount
+    ) -> Generator[Progress, None, WayResult]:
+        """Prefill `feed` on `cache`, then choose greedily until eos or `budget` tokens.
+
+        Yields a `Progress` after every forward call (each prefill chunk, each decode
+        step); only the forward calls are timed, not the time spent between items.
+        """
         backend = self.backend
         device = backend.device
-        with torch.inference_mode():
-            ids = torch.tensor([list(feed)], dtype=torch.long, device=device)  # (1, T)
-            start = time.perf_counter()
-            logits = backend.forward_last(ids, cache, None)  # (1, V)
-            token = int(logits[0].argmax())
-            ttft = time.perf_counter() - start
-            prompt_fed = int(ids.shape[1])
-            answer = [token]
-            decode_fed = 0
-            decode_s = 0.0
-            while token != self.eos_id and len(answer) < budget:
+        prompt_fed = 0
+        ttft = 0.0
+        for first in range(0, len(feed), self.prefill_chunk):
+            chunk = list(feed[first : first + self.prefill_chunk])
+            with torch.inference_mode():
+                ids = torch.tensor([chunk], dtype=torch.long, device=device)  # (1, T)
+                start = time.perf_counter()
+                logits = backend.forward_last(ids, cache, None)  # (1, V)
+                token = int(logits[0].argmax())  # the first answer token after the last chunk
+                ttft += time.perf_counter() - start
+            prompt_fed += int(ids.shape[1])
+            yield steps.step(way)
+        answer = [token]
+        decode_fed = 0
+        decode_s = 0.0
+        while token != self.eos_id and len(answer) < budget:
+            with torch.inference_mode():
                 step_ids = torch.tensor([[token]], dtype=torch.long, device=device)  # (1, 1)
                 start = time.perf_counter()
                 logits = backend.forward_last(step_ids, cache, None)
                 token = int(logits[0].argmax())
                 decode_s += time.perf_counter() - start
-                decode_fed += int(step_ids.shape[1])
-                answer.append(token)
+            decode_fed += int(step_ids.shape[1])
+            answer.append(token)
+            yield steps.step(way)
         return WayResult(
             way=way,
             prompt_tokens_fed=prompt_fed,

@@ -283,6 +283,12 @@ class ClassroomExtras(QObject):
         if self._presenter is not None:
             self._presenter.leave()
         self.replay.stop()
+        # Every lab thread is told to stop first, so they finish their steps side by side;
+        # then each is waited for (a chat turn or a lab stops after the step it is in).
+        labs = [*(self._labs.labs() if self._labs is not None else []), *self.tab_labs]
+        self.ttft_runner.cancel()
+        for lab in labs:
+            lab.cancel()
         self.ttft_runner.shutdown()
         if self._labs is not None:
             self._labs.shutdown()
@@ -440,6 +446,9 @@ class ClassroomExtras(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.window and event.type() == QEvent.Type.Close:
+            # This filter sees the close before the window's own closeEvent (which hides it):
+            # hide it here, so it is gone at once while the labs finish their steps.
+            self.window.hide()
             self.shutdown()
         elif watched is self.window and event.type() == QEvent.Type.LanguageChange:
             self.retranslate()

@@ -7,6 +7,7 @@ the stepper run on the whole history.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from kvstudio.core.chat import (
     read_turns,
 )
 from kvstudio.core.checkpoints import MODELS_DIR, load_model_folder
+from kvstudio.core.experiments import Progress
 from kvstudio.core.kv_cache import CacheSpec
 from kvstudio.core.records import SamplingSettings
 from kvstudio.core.stepper import Stepper
@@ -264,3 +266,95 @@ def test_a_cancelled_turn_leaves_the_conversation_as_it_was(
     (third,) = turns_of(session, TURNS[2:])  # and reuse works again after that
     assert third.reuse is not None and third.reuse.prompt_tokens_fed == third.new_tokens
     assert third.new_tokens < third.history_tokens
+
+
+class CancelDuringStep:
+    """A backend whose forward call number `at` is running when the user presses Cancel.
+
+    Counts the forward calls that start after the cancel: a turn that checks for
+    Cancel between steps makes none (the one in flight finishes, nothing follows).
+    """
+
+    def __init__(self, inner: MiniMindBackend, at: int) -> None:
+        self.inner = inner
+        self.at = at
+        self.calls = 0
+        self.cancel = threading.Event()
+        self.after_cancel = 0
+
+    def forward_last(self, input_ids: torch.Tensor, cache: Any, window: int | None) -> Any:
+        self.calls += 1
+        if self.cancel.is_set():
+            self.after_cancel += 1
+        elif self.calls == self.at:
+            self.cancel.set()  # Cancel comes while this step runs
+        return self.inner.forward_last(input_ids, cache, window)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def drive_like_the_lab_thread(items: Any, cancel: threading.Event) -> list[object]:
+    """What `GeneratorWorker` does: Cancel is checked between items, then the generator closed."""
+    seen = []
+    for item in items:
+        seen.append(item)
+        if cancel.is_set():
+            items.close()
+            break
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("at", "chunk"),
+    [
+        (1, None),  # during the reuse way's prefill (one chunk: the default size)
+        (3, None),  # during a decode step
+        (2, 8),  # during the second chunk of a prefill fed 8 tokens at a time
+    ],
+)
+def test_cancel_during_a_turn_stops_after_the_step_in_flight(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, at: int, chunk: int | None
+) -> None:
+    """Cancel takes effect within one forward call, not after a whole way (issue 19)."""
+    budget = 10
+    (reference,) = turns_of(ChatSession(tiny_backend, tokenizer, max_new_tokens=budget), TURNS[:1])
+    assert len(reference.answer_ids) == budget  # no early eos: the way has steps left to skip
+    assert reference.history_tokens > 2 * 8  # the 8-token chunks make three or more steps
+    backend = CancelDuringStep(tiny_backend, at)
+    sizes = {} if chunk is None else {"prefill_chunk": chunk}
+    session = ChatSession(backend, tokenizer, max_new_tokens=budget, **sizes)  # type: ignore[arg-type]
+    seen = drive_like_the_lab_thread(session.run_turn(TURNS[0]), backend.cancel)
+    assert backend.calls == at and backend.after_cancel == 0
+    progress = [item for item in seen if isinstance(item, Progress)]
+    assert len(progress) == len(seen) == at  # one progress record per forward call
+    assert [p.done for p in progress] == list(range(1, at + 1))
+    assert session.history == [] and session.turns == []  # nothing of the turn stays
+
+
+def test_a_prefill_fed_in_chunks_answers_and_counts_as_one(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    """Chunked prefill: the same answers, tokens fed, cache and identical check, more steps."""
+    whole = ChatSession(tiny_backend, tokenizer, max_new_tokens=6)
+    counting = CountingBackend(tiny_backend)
+    chunked = ChatSession(counting, tokenizer, max_new_tokens=6, prefill_chunk=8)  # type: ignore[arg-type]
+    for text in TURNS:
+        (a,) = [t for t in whole.run_turn(text) if isinstance(t, ChatTurn)]
+        counting.fed.clear()
+        items = list(chunked.run_turn(text))
+        b = items[-1]
+        assert isinstance(b, ChatTurn)
+        assert b.answer_ids == a.answer_ids and b.identical and b.new_tokens == a.new_tokens
+        for x, y in ((a.reuse, b.reuse), (a.refeed, b.refeed)):
+            assert x is not None and y is not None
+            assert y.prompt_tokens_fed == x.prompt_tokens_fed
+            assert y.decode_tokens_fed == x.decode_tokens_fed
+            assert (y.cache_tokens, y.cache_bytes) == (x.cache_tokens, x.cache_bytes)
+        assert b.reuse is not None and b.refeed is not None
+        assert max(counting.fed) <= 8  # no forward call was fed more than a chunk
+        assert sum(counting.fed) == b.reuse.tokens_fed + b.refeed.tokens_fed
+        progress = [item for item in items if isinstance(item, Progress)]
+        assert len(progress) == len(counting.fed)  # a progress record per forward call
+        assert progress[-1].done == progress[-1].total  # the bar ends full
+    assert chunked.history == whole.history

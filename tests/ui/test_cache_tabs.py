@@ -5,6 +5,11 @@ Every test here fails if a lab thread is left running (conftest's `no_thread_lef
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
 import numpy as np
 import pytest
 from lab_helpers import show_lab
@@ -15,7 +20,9 @@ from kvstudio.core.inspector import CacheInspector
 from kvstudio.ui.labs.base import CHECK, prompt_ids
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
+from kvstudio.ui.run import threads
 from kvstudio.ui.run.engine_adapter import ModelHandle
+from kvstudio.ui.run.lab_worker import GeneratorWorker
 from kvstudio.ui.slides import export
 from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export import chart_headline, render_csv, render_png
@@ -131,6 +138,100 @@ def test_chat_scripted_turns(qtbot, make_panel, tiny_handle: ModelHandle) -> Non
     first = panel.next_scripted_turn()
     second = panel.next_scripted_turn()
     assert first and second and first != second and panel.turn_box.text() == second
+
+
+class StepInFlightAtStop:
+    """The tiny model's backend whose forward call number `at` is running when the lab
+    thread is asked to stop (Cancel, or closing the window): that call lasts until the
+    stop is asked for. Counts the forward calls that start after it."""
+
+    def __init__(self, inner: Any, at: int, stop_asked: threading.Event) -> None:
+        self._inner = inner
+        self.at = at
+        self.stop_asked = stop_asked
+        self.running = threading.Event()  # call `at` has started
+        self.calls = 0
+        self.after_stop = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def forward_last(self, *args: Any) -> Any:
+        self.calls += 1
+        if self.stop_asked.is_set():
+            self.after_stop += 1
+        elif self.calls == self.at:
+            self.running.set()
+            self.stop_asked.wait(TIMEOUT / 1000)
+        return self._inner.forward_last(*args)
+
+
+def _watch_stops(
+    monkeypatch: pytest.MonkeyPatch, also: Callable[[], None] = lambda: None
+) -> threading.Event:
+    """An event set once any lab thread is asked to stop (after the flag is set)."""
+    asked = threading.Event()
+    request_cancel = GeneratorWorker.request_cancel
+
+    def request_and_note(worker: GeneratorWorker) -> None:
+        also()
+        request_cancel(worker)
+        asked.set()
+
+    monkeypatch.setattr(GeneratorWorker, "request_cancel", request_and_note)
+    return asked
+
+
+def _start_slow_turn(qtbot, panel: ChatPanel, model: ModelHandle, at: int, asked):  # type: ignore[no-untyped-def]
+    backend = StepInFlightAtStop(model.backend, at, asked)
+    panel.set_model(replace(model, backend=backend))
+    panel.answer_tokens.setValue(12)
+    panel.turn_box.setText("hello there")
+    assert panel.run()
+    qtbot.waitUntil(backend.running.is_set, timeout=TIMEOUT)
+    return backend
+
+
+def test_chat_cancel_mid_turn_stops_after_the_step_in_flight(
+    qtbot, make_panel, tiny_handle: ModelHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Cancel during the reuse way's second step: nothing after that step runs (issue 19)."""
+    reference = ChatSession(tiny_handle.backend, tiny_handle.tokenizer, max_new_tokens=12)
+    (expected,) = [t for t in reference.run_turn("hello there") if isinstance(t, ChatTurn)]
+    assert len(expected.answer_ids) == 12  # no early eos: the way has ten steps left to skip
+    panel = make_panel(ChatPanel)
+    backend = _start_slow_turn(qtbot, panel, tiny_handle, 2, _watch_stops(monkeypatch))
+    with qtbot.waitSignal(panel.runner.cancelled, timeout=TIMEOUT):
+        panel.cancel_button.click()
+    assert (backend.calls, backend.after_stop) == (2, 0)
+    assert panel.turns == [] and panel.status.text() == "Cancelled."
+    # The next Send answers as if the cancelled turn had never run, with the same numbers.
+    panel.turn_box.clear()
+    turn = _send(qtbot, panel, "hello there")
+    assert turn.answer_ids == expected.answer_ids and turn.identical
+    for got, want in ((turn.reuse, expected.reuse), (turn.refeed, expected.refeed)):
+        assert got is not None and want is not None
+        assert (got.prompt_tokens_fed, got.decode_tokens_fed, got.cache_bytes) == (
+            want.prompt_tokens_fed,
+            want.decode_tokens_fed,
+            want.cache_bytes,
+        )
+
+
+def test_closing_the_window_mid_chat_turn_hides_it_and_stops_after_the_step(
+    qtbot, make_window, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Closed during a chat prefill: the window is hidden before anything waits, the chat
+    thread stops after the step in flight and is not left parked (issue 19)."""
+    window = make_window()
+    chat = window.classroom.chat
+    visible_when_asked: list[bool] = []
+    asked = _watch_stops(monkeypatch, lambda: visible_when_asked.append(window.isVisible()))
+    backend = _start_slow_turn(qtbot, chat, window.controller.model, 1, asked)
+    window.close()  # returns once the lab threads have stopped (or were parked)
+    assert visible_when_asked and not any(visible_when_asked)
+    assert (backend.calls, backend.after_stop) == (1, 0)
+    assert not chat.runner.is_running() and threads.parked_threads() == []
 
 
 def _wait_paused(qtbot, panel: CacheInspectorPanel, action) -> None:  # type: ignore[no-untyped-def]

@@ -6,7 +6,9 @@ what comes back: the transcript, a row per turn in the table, and three charts
 per turn: prompt tokens fed (bars) with the running totals (lines), TTFT, and
 the bytes the cache holds. The panel keeps the session across turns; *New
 chat* starts over. A turn that would not fit the context limit is refused by
-the core with a message and the conversation stays.
+the core with a message and the conversation stays. The core yields after every
+forward call, so Cancel (or closing the window) stops a turn after the step it
+is in, and the turn leaves nothing behind.
 """
 
 from __future__ import annotations
