@@ -133,8 +133,8 @@ def staged_folder(target: str | os.PathLike[str]) -> Iterator[Path]:
     atomic (see the module docstring). On an exception nothing in `target`
     changes (and `target` is not created) and the exception propagates.
     Leftovers of an earlier killed write are repaired first (`recover`).
-    Raises `OSError` (e.g. ENOSPC, EACCES) or `NotADirectoryError` if
-    `target` is a file or a broken link.
+    Raises `OSError` (e.g. ENOSPC; EACCES also for a read-only `target`) or
+    `NotADirectoryError` if `target` is a file or a broken link.
     """
     out = Path(target)
     if out.is_symlink():
@@ -144,6 +144,8 @@ def staged_folder(target: str | os.PathLike[str]) -> Iterator[Path]:
     recover(out)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(20, "a file with this name is in the way", str(out))
+    if out.is_dir() and not os.access(out, os.W_OK):  # a read-only folder is not replaced
+        raise PermissionError(errno.EACCES, "Permission denied", str(out))
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=STAGING_SUFFIX,
                                     dir=out.parent))
@@ -206,9 +208,11 @@ def _link_tree(source: Path, dest: Path) -> None:
 
 def _exchange_call() -> Callable[[Path, Path], int] | None:
     """A function that swaps two paths atomically (0 or an errno), or None on this system."""
+    if not sys.platform.startswith(("linux", "darwin")):
+        return None  # Windows and the rest: two renames
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:  # Windows, or no C library to load
+    except (OSError, TypeError):  # no C library to load
         return None
     if sys.platform.startswith("linux") and hasattr(libc, "renameat2"):
         renameat2 = libc.renameat2

@@ -163,3 +163,23 @@ def test_a_link_to_a_folder_stays_a_link(tmp_path: Path) -> None:
     with pytest.raises(NotADirectoryError):
         folder_write.write_files(tmp_path / "broken", {"a.txt": b"1"})
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_read_only_folder_is_refused_not_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Swapping whole folders needs only the parent writable; a read-only pack stays as it is."""
+    pack = tmp_path / "pack"
+    folder_write.write_files(pack, {"a.txt": b"1"})
+    real_access = os.access
+
+    def access(path: object, mode: int, **kwargs: object) -> bool:  # as for a non-root user
+        if Path(str(path)) == pack and mode & os.W_OK:
+            return False
+        return real_access(path, mode, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "access", access)
+    with pytest.raises(PermissionError):
+        folder_write.write_files(pack, {"a.txt": b"2"})
+    assert _tree(pack) == {"a.txt": "1"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pack"]
