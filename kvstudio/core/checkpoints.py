@@ -18,6 +18,7 @@ It does not run models (``backend.py``, ``stepper.py``) or train them
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import pickle
 import pickletools
@@ -33,7 +34,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from kvstudio.core import limits
 from kvstudio.core.config import ModelConfig, minimind_intermediate_size
-from kvstudio.core.folder_write import staged_folder
+from kvstudio.core.folder_write import recover, staged_folder
 from kvstudio.core.model import MiniMindLM
 from kvstudio.core.tokenizer import SPECIAL_TOKENS, TextTokenizer
 
@@ -114,6 +115,9 @@ def load_model_folder(
     `dtype` overrides the config's run dtype ("float32" by default in our configs).
     """
     root = Path(folder)
+    if not root.exists():
+        with contextlib.suppress(OSError):
+            recover(root)  # a save killed mid-swap where folders cannot be exchanged atomically
     if not root.is_dir():
         raise ValueError(
             f"{root} is not a folder. Choose a model folder holding {CONFIG_FILE}, "

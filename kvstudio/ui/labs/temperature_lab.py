@@ -60,7 +60,7 @@ class TemperaturePanel(LabPanel):
         self.view.ci.layout.setColumnStretchFactor(1, 1)
         for plot in (self.hist_plot, self.distinct_plot):
             plot.showGrid(x=False, y=True, alpha=0.2)
-        add_legend_row(self.hist_plot)
+        self._legend = add_legend_row(self.hist_plot)
         self._bars: list[pg.BarGraphItem] = []
         self._distinct_bars = pg.BarGraphItem(x=[], height=[], width=0.6, brush="#0072B2")
         self.distinct_plot.addItem(self._distinct_bars)
@@ -122,11 +122,10 @@ class TemperaturePanel(LabPanel):
         )
 
     def clear_views(self) -> None:
+        self._legend.clear()  # first: removing a plot item removes its entry (and re-flows)
         for bars in self._bars:
             self.hist_plot.removeItem(bars)
         self._bars = []
-        if self.hist_plot.legend is not None:
-            self.hist_plot.legend.clear()
         self._distinct_bars.setOpts(x=[], height=[])
         self.answers.clear()
         self.table.set_rows([], [])
@@ -138,21 +137,21 @@ class TemperaturePanel(LabPanel):
         temps = result.cached.temperatures
         k = len(temps)
         width = 0.8 / max(k, 1)
-        for i, t in enumerate(temps):
-            counts = [c for _, c in t.counts[:MAX_RANKS]]
-            x = np.arange(1, len(counts) + 1, dtype=float) - 0.4 + width * (i + 0.5)
-            colour = series_colour(i)
-            bars = pg.BarGraphItem(
-                x=x,
-                height=np.asarray(counts, dtype=float),
-                width=width * 0.9,
-                brush=colour,
-                pen=pg.mkPen(colour),
-            )
-            self.hist_plot.addItem(bars)
-            self._bars.append(bars)
-            if self.hist_plot.legend is not None:
-                self.hist_plot.legend.addItem(
+        with self._legend.adding():  # one legend layout for all the temperatures
+            for i, t in enumerate(temps):
+                counts = [c for _, c in t.counts[:MAX_RANKS]]
+                x = np.arange(1, len(counts) + 1, dtype=float) - 0.4 + width * (i + 0.5)
+                colour = series_colour(i)
+                bars = pg.BarGraphItem(
+                    x=x,
+                    height=np.asarray(counts, dtype=float),
+                    width=width * 0.9,
+                    brush=colour,
+                    pen=pg.mkPen(colour),
+                )
+                self.hist_plot.addItem(bars)
+                self._bars.append(bars)
+                self._legend.addItem(
                     bars, self.tr("T = {0:g} ({1} distinct)").format(t.temperature, t.distinct)
                 )
         hidden = sum(max(0, len(t.counts) - MAX_RANKS) for t in temps)

@@ -54,10 +54,10 @@ class AnswerHistogramPlot(LivePlot):
         """Repeated sampling does not come from the live run; nothing to do per step."""
 
     def clear_counts(self) -> None:
+        self.legend.clear()  # first: removing a plot item removes its entry (and re-flows)
         for bars in self._groups:
             self.plot_item.removeItem(bars)
         self._groups.clear()
-        self.legend.clear()
         self._answers, self._counts = [], None
 
     @property
@@ -79,15 +79,16 @@ class AnswerHistogramPlot(LivePlot):
         k = max(len(counts.temperatures), 1)
         width = 0.8 / k
         x = np.arange(len(self._answers), dtype=float)
-        for t_index, temperature in enumerate(counts.temperatures):
-            colour = QColor(PALETTE[t_index % len(PALETTE)])
-            heights = np.asarray([c[t_index] for _, c in self._answers], dtype=float)
-            offset = -0.4 + width * (t_index + 0.5)
-            bars = pg.BarGraphItem(x=x + offset, height=heights, width=width * 0.95,
-                                   brush=colour, pen=pg.mkPen(colour.darker(130)))
-            self.plot_item.addItem(bars)
-            self.legend.addItem(bars, self._temperature_label.format(temperature))
-            self._groups.append(bars)
+        with self.legend.adding():  # one legend layout for all the temperatures
+            for t_index, temperature in enumerate(counts.temperatures):
+                colour = QColor(PALETTE[t_index % len(PALETTE)])
+                heights = np.asarray([c[t_index] for _, c in self._answers], dtype=float)
+                offset = -0.4 + width * (t_index + 0.5)
+                bars = pg.BarGraphItem(x=x + offset, height=heights, width=width * 0.95,
+                                       brush=colour, pen=pg.mkPen(colour.darker(130)))
+                self.plot_item.addItem(bars)
+                self.legend.addItem(bars, self._temperature_label.format(temperature))
+                self._groups.append(bars)
         every = 1 if len(self._answers) <= 20 else 5  # rank labels stay readable
         ticks = [(float(i), str(i + 1)) for i in range(len(self._answers))
                  if i == 0 or (i + 1) % every == 0]

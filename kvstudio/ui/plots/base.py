@@ -11,7 +11,8 @@ as the width allows. Nothing about what is drawn.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
 from typing import cast
 
 import pyqtgraph as pg
@@ -102,11 +103,18 @@ class PlotLegend(pg.LegendItem):
     grid, so the plot's layout makes room for it, and `fit_width` re-flows its
     entries into as many columns as the plot is wide (one column at worst, its
     entries' text wrapped when even one column is wider than the plot).
+
+    One re-flow measures every entry once and lays the grid out once, so it
+    costs time in proportion to the number of entries. `addItem` re-flows after
+    each entry; add many at once with `add_entries` (or inside `adding()`),
+    which lays the legend out once at the end: 1,000 temperatures are then
+    1,000 entries' work, not a million.
     """
 
     def __init__(self, label_colour: str = "#222") -> None:
         super().__init__(offset=None, horSpacing=14, verSpacing=-6, labelTextColor=label_colour)
         self._width_limit = 0.0
+        self._adding = 0  # > 0 inside `adding()`: entries are laid out when it ends
         self.after_fit: Callable[[], None] | None = None  # the plot takes its size back
         # Re-flow for the plot's current width after the entries' text changed size (the
         # slide theme calls it); set by `add_legend_row` for legends that follow their plot.
@@ -117,6 +125,8 @@ class PlotLegend(pg.LegendItem):
 
     def updateSize(self) -> None:
         """Size from the entries' grid, then tell the plot's layout (instead of moving to 0, 0)."""
+        if self._adding:
+            return  # laid out once, when `adding()` ends
         self.layout.invalidate()
         hint = self.layout.effectiveSizeHint(Qt.SizeHint.PreferredSize)
         self.setMinimumSize(QSizeF(min(hint.width(), 40.0), hint.height()) if self.narrows
@@ -125,26 +135,58 @@ class PlotLegend(pg.LegendItem):
         self.resize(hint)
         self.updateGeometry()
 
-    def width_for(self, columns: int) -> float:
-        """The legend's width with `columns` entries per row, from its entries' own widths."""
+    def _entry_widths(self) -> list[float]:
+        """Each entry's width on one row: its sample, the spacing, its label."""
+        spacing = self.layout.horizontalSpacing()
+        return [sample.boundingRect().width() + spacing + label.itemRect().width()
+                for sample, label in self.items]
+
+    def _width_with(self, entries: list[float], columns: int) -> float:
+        """The legend's width with `columns` entries per row, for entries this wide."""
         spacing = self.layout.horizontalSpacing()
         widths = [0.0] * columns
-        for index, (sample, label) in enumerate(self.items):
-            entry = sample.boundingRect().width() + spacing + label.itemRect().width()
-            widths[index % columns] = max(widths[index % columns], entry)
+        for index, entry in enumerate(entries):
+            column = index % columns
+            widths[column] = max(widths[column], entry)
         left, _, right, _ = cast(tuple[float, float, float, float],
                                  self.layout.getContentsMargins())
         return sum(widths) + spacing * (columns - 1) + left + right + 4
 
+    def width_for(self, columns: int) -> float:
+        """The legend's width with `columns` entries per row, from its entries' own widths."""
+        return self._width_with(self._entry_widths(), columns)
+
+    def _most_columns(self, entries: list[float], width: float) -> int:
+        """The most columns (one at least) whose legend fits `width`.
+
+        With n columns the first n entries sit side by side, so their sum bounds
+        the width from below: only the few counts whose first entries fit (as
+        many as the plot's width has room for, however many entries there are)
+        are measured, from the most down.
+        """
+        spacing = self.layout.horizontalSpacing()
+        left, _, right, _ = cast(tuple[float, float, float, float],
+                                 self.layout.getContentsMargins())
+        most, first_n = 1, 0.0
+        for n, entry in enumerate(entries, start=1):
+            first_n += entry
+            if first_n + spacing * (n - 1) + left + right + 4 > width:
+                break
+            most = n
+        return next((n for n in range(most, 0, -1) if self._width_with(entries, n) <= width), 1)
+
     def fit_width(self, width: float) -> None:
         """Re-flow into the most columns whose width fits `width` (pixels); one at worst."""
         self._width_limit = width
+        if self._adding:
+            return  # `adding()` re-flows once at its end
         count = len(self.items)
         if count == 0:
             return
         self._wrap_labels(None)  # measure every entry on one line
-        columns = next((n for n in range(count, 0, -1) if self.width_for(n) <= width), 1)
-        if columns == 1 and self.width_for(1) > width:
+        entries = self._entry_widths()
+        columns = self._most_columns(entries, width)
+        if columns == 1 and self._width_with(entries, 1) > width:
             self._wrap_labels(width)  # a plot narrower than its longest entry
         self._arrange(columns)
         self.updateSize()
@@ -173,16 +215,41 @@ class PlotLegend(pg.LegendItem):
         grid.setHorizontalSpacing(old.horizontalSpacing())
         grid.setVerticalSpacing(old.verticalSpacing())
         grid.setContentsMargins(*old.getContentsMargins())  # type: ignore[misc]
+        for index in range(old.count() - 1, -1, -1):
+            old.removeAt(index)  # the entries move to the new grid
         for index, (sample, label) in enumerate(self.items):
             row, column = divmod(index, columns)
             grid.addItem(sample, row, 2 * column, alignment=Qt.AlignmentFlag.AlignVCenter)
             grid.addItem(label, row, 2 * column + 1)
-        for index in range(old.count() - 1, -1, -1):
-            old.removeAt(index)  # the entries now belong to the new grid
         self.setLayout(grid)  # deletes the old (empty) grid
         self.layout = grid
         self.columnCount = columns
         self.rowCount = max(1, -(-len(self.items) // columns))
+
+    @contextlib.contextmanager
+    def adding(self) -> Iterator[None]:
+        """Entries added (or removed) inside are laid out once, when the block ends."""
+        self._adding += 1
+        try:
+            yield
+        finally:
+            self._adding -= 1
+            if not self._adding:
+                if self._width_limit > 0:
+                    self.fit_width(self._width_limit)
+                else:  # not fitted to a width yet: pyqtgraph's own order, its column count
+                    self._arrange(self.columnCount)
+                    self.updateSize()
+
+    def add_entries(self, entries: Iterable[tuple[object, str]]) -> None:
+        """Add (item, name) entries in order with one layout at the end."""
+        with self.adding():
+            for item, name in entries:
+                self.addItem(item, name)
+
+    def _addItemToLayout(self, sample: object, label: object) -> None:
+        if not self._adding:  # inside `adding()` the grid is built once, at its end
+            super()._addItemToLayout(sample, label)
 
     def addItem(self, item: object, name: str) -> None:  # type: ignore[override]
         super().addItem(item, name)
@@ -190,9 +257,10 @@ class PlotLegend(pg.LegendItem):
             self.fit_width(self._width_limit)
 
     def removeItem(self, item: object) -> None:  # type: ignore[override]
+        count = len(self.items)
         super().removeItem(item)
-        if self._width_limit > 0:
-            self.fit_width(self._width_limit)
+        if len(self.items) != count and self._width_limit > 0:  # (a plot's item without an
+            self.fit_width(self._width_limit)  # entry is not in the legend: nothing moved)
 
     def mouseDragEvent(self, ev: object) -> None:  # type: ignore[override]
         """Not draggable: it has its own row."""

@@ -797,7 +797,8 @@ def export_slide_pack(
     <name>.csv. All files are rendered in memory first, then written beside
     the folder and swapped in (``kvstudio.core.folder_write``): if any write
     fails (a full disk), the folder keeps exactly what it held before, an
-    earlier pack included.
+    earlier pack included; a kill at any moment leaves the earlier pack or
+    the new one whole, and the next export removes what it left beside.
     """
     out = Path(folder)
     drawn = {name: chart for name, chart in charts.items() if not chart_is_empty(chart)}
