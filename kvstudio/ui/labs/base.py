@@ -63,7 +63,7 @@ def prompt_ids(model: ModelHandle, text: str) -> list[int]:
     tokenizer: TextTokenizer = model.tokenizer
     if not text.strip():
         raise ValueError("The prompt is empty: type a question for the lab.")
-    return tokenizer.encode(tokenizer.chat_prompt(text) if model.is_chat else text)
+    return tokenizer.chat_ids(text) if model.is_chat else tokenizer.encode(text)
 
 
 def white_plot(title: str = "") -> pg.PlotWidget:
