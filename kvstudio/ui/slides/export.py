@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import errno
+import html
 import io
 import json
 import logging
@@ -602,9 +603,10 @@ def _legend_names(plot: pg.PlotItem) -> dict[int, str]:
     return {id(sample.item): plain_text(label.text) for sample, label in legend.items}
 
 
-def plain_text(html: str | None) -> str:
-    """Text of a title or label without its HTML tags."""
-    return re.sub(r"<[^>]+>", "", re.sub(r"<br\s*/?>", "\n", html or "")).strip()
+def plain_text(markup: str | None) -> str:
+    """Text of a title or label without its HTML tags (escaped text comes back as typed)."""
+    text = re.sub(r"<[^>]+>", "", re.sub(r"<br\s*/?>", "\n", markup or ""))
+    return html.unescape(text).strip()
 
 
 def _series_name(item: Any) -> str:
