@@ -11,10 +11,13 @@ in a widget that does not parse it.
 from __future__ import annotations
 
 import ast
+import csv
+import io
 import json
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from lab_helpers import run_lab, show_lab
 from PySide6 import QtGui
@@ -24,11 +27,19 @@ from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
 from kvstudio.core.chat import ChatTurn
 from kvstudio.core.tokenizer import IM_END, IM_START
-from kvstudio.ui.classroom import ClassroomExtras
+from kvstudio.ui.classroom import ClassroomExtras, answer_rows, live_tables
 from kvstudio.ui.labs import ProjectorPanel
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.panels import token_chips
-from kvstudio.ui.run.engine_adapter import ModelHandle, RunRequest, RunSettings, encode_prompt
+from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
+from kvstudio.ui.run.engine_adapter import (
+    AnswerCounts,
+    ModelHandle,
+    RunRequest,
+    RunSettings,
+    encode_prompt,
+)
+from kvstudio.ui.slides.export import render_csv, rows_to_csv
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000
@@ -225,3 +236,54 @@ def test_labels_message_boxes_and_tooltips_are_made_one_way() -> None:
                 if not _safe_tooltip(tip):
                     problems.append(f"{where}: {name}({ast.unparse(tip)})")
     assert not problems, "\n".join(problems)
+
+
+FORMULAS = ['=HYPERLINK("http://example.invalid","x")', "@SUM(A1:A2)", "+1+2", "-2+3",
+            "\tTAB", "\rCR"]
+
+
+def _read(data: bytes) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(data.decode("utf-8"))))
+
+
+def test_csv_text_cells_that_look_like_formulas_are_neutralised(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """sample-answers.csv and the histogram's CSV: formula-like answers get a leading ', the
+    counts stay numbers; a plain answer is untouched."""
+    answers = [*FORMULAS, "그냥 답"]
+    counts = AnswerCounts(temperatures=(0.7,), counts=(tuple((a, 1) for a in answers),),
+                          samples_per_temperature=len(answers), prompt="=1+1")
+    rows = _read(rows_to_csv(answer_rows(counts)))  # what the slide pack writes
+    header, body = rows[0], rows[1:]
+    by_answer = {row[header.index("answer")]: row for row in body}
+    assert set(by_answer) == {"'" + a for a in FORMULAS} | {"그냥 답"}
+    assert all(row[header.index("rank")].isdigit() for row in body)
+    plot = AnswerHistogramPlot()
+    qtbot.addWidget(plot)
+    plot.show_counts(counts)
+    cells = {cell for row in _read(render_csv(plot)) for cell in row}
+    assert {"'" + a for a in FORMULAS} <= cells and not set(FORMULAS) & cells
+
+
+def test_csv_numbers_stay_numbers_whatever_their_sign() -> None:
+    rows = [{"token": "-", "delta": -3.5, "count": np.int64(-2), "ratio": np.float32(-0.5),
+             "flag": True, "ids": [-1, 2], "note": None}]
+    header, row = _read(rows_to_csv(rows))
+    cell = dict(zip(header, row, strict=True))
+    assert cell == {"token": "'-", "delta": "-3.5", "count": "-2", "ratio": "-0.5",
+                    "flag": "true", "ids": "[-1, 2]", "note": ""}
+
+
+def test_a_live_runs_token_pieces_are_neutralised_in_its_steps_csv(  # type: ignore[no-untyped-def]
+    qtbot, make_window
+) -> None:
+    window = make_window(max_new_tokens=2)
+    window.controller.run_to_end()
+    qtbot.waitUntil(lambda: window.controller.store.current is not None
+                    and window.controller.store.current.finished, timeout=TIMEOUT)
+    trace = window.controller.store.current
+    first = trace.records[0]
+    trace.records[0] = replace(first, token_texts=("=cmd|' /C calc'!A0", *first.token_texts[1:]))
+    (rows,) = live_tables(window).values()
+    header, *body = _read(rows_to_csv(rows))
+    assert body[0][header.index("token")] == "'=cmd|' /C calc'!A0"
+    assert float(body[0][header.index("elapsed_ms")]) >= 0  # numbers are plain numbers
