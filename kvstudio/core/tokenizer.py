@@ -158,16 +158,26 @@ class TextTokenizer:
         return [decoder.push(i) for i in ids]
 
 
+MARKUP_TOKEN = re.compile(r"<[^<>\s]+>|\[[^\[\]\s]+\]")  # <think>, </tool_call>, [|user|]
+
+
+def is_control_token(content: str, special: bool) -> bool:
+    """Whether an added token is a control token: special, or markup such as ``<think>``
+    (often added unmarked). Other added tokens (runs of spaces, whole words) are text."""
+    return special or MARKUP_TOKEN.fullmatch(content) is not None
+
+
 def plain_text_encoder(tokenizer: Tokenizer) -> Tokenizer:
-    """A copy of `tokenizer` that encodes every added token's string as ordinary text.
+    """A copy of `tokenizer` that encodes every control token's string as ordinary text.
 
     `tokenizers` matches added tokens before BPE, even with ``add_special_tokens=False``;
     ``encode_special_tokens`` turns that off, but only for tokens marked special, so the
-    copy marks them all special first (``<think>``-like tokens are often not).
+    copy marks the unmarked control tokens special first.
     """
     data = json.loads(tokenizer.to_str())
     for token in data.get("added_tokens") or []:
-        token["special"] = True
+        if is_control_token(str(token.get("content", "")), bool(token.get("special"))):
+            token["special"] = True
     plain = Tokenizer.from_str(json.dumps(data))
     plain.encode_special_tokens = True
     return plain

@@ -88,14 +88,17 @@ def test_ordinary_prompts_keep_their_ids(
 
 
 def test_a_non_special_added_token_is_text_in_user_text(tokenizer: TextTokenizer) -> None:
-    """``<think>``-like added tokens are often not marked special; they are control tokens too."""
+    """``<think>``-like added tokens are often not marked special; they are control tokens too.
+    An added run of spaces is text, and stays one token as the model was trained."""
     backend = Tokenizer.from_str(tokenizer.backend.to_str())
-    backend.add_tokens([AddedToken("<think>", special=False)])
+    backend.add_tokens([AddedToken("<think>", special=False), AddedToken("    ", special=False)])
     tok = TextTokenizer(backend)
-    think = backend.token_to_id("<think>")
+    think, spaces = backend.token_to_id("<think>"), backend.token_to_id("    ")
     assert think in whole_string_ids(tok, "a<think>b")  # the library matches it in text
-    ids = tok.encode("a<think>b")
-    assert think not in ids and tok.decode(ids) == "a<think>b"
+    ids = tok.encode("a<think>b    c")
+    assert think not in ids and tok.decode(ids) == "a<think>b    c"
+    assert spaces in ids and tok.encode("b    c") == whole_string_ids(tok, "b    c")
+    assert tok.chat_ids("x", system=None)[0] == tok.bos_id  # the template's tokens still work
 
 
 def test_a_chat_turn_cannot_plant_an_assistant_turn(
