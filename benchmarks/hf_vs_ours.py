@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         results = [(e, m, s, t) for (e, m, _), (s, t) in zip(rows, timed, strict=True)]
         sampled: list[tuple[float, list[int]]] = []
         if args.sampling:
-            question = loaded.tokenizer.encode(loaded.tokenizer.chat_prompt(SAMPLING_QUESTION))
+            question = loaded.tokenizer.chat_ids(SAMPLING_QUESTION)
             sampled = _time_rows(
                 [
                     _sample_ours(ours, loaded),

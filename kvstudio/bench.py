@@ -181,7 +181,7 @@ def sampling_seconds(
     new_tokens: int,
 ) -> float:
     """Wall time of the whole repeated-sampling experiment (exactly `new_tokens` per row)."""
-    prompt = loaded.tokenizer.encode(loaded.tokenizer.chat_prompt(SAMPLING_QUESTION))
+    prompt = loaded.tokenizer.chat_ids(SAMPLING_QUESTION)
     start = time.perf_counter()
     for _ in repeated_sampling(
         backend,

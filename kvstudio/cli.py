@@ -310,8 +310,7 @@ def _prompt_text(text: str) -> str:
 def _prompt_ids(args: argparse.Namespace, tokenizer: TextTokenizer) -> list[int]:
     if args.prompt is not None:
         prompt = _prompt_text(args.prompt)
-        text = tokenizer.chat_prompt(prompt) if args.chat else prompt
-        ids = tokenizer.encode(text)
+        ids = tokenizer.chat_ids(prompt) if args.chat else tokenizer.encode(prompt)
         if not ids:
             raise ValueError("The prompt encodes to no tokens; give some text.")
         return ids
@@ -515,8 +514,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     loaded = _prepare(args)
     tokenizer = loaded.tokenizer
     question = _prompt_text(args.prompt) if args.prompt is not None else DEFAULT_QUESTION
-    text = question if args.raw else tokenizer.chat_prompt(question)
-    prompt = tokenizer.encode(text)
+    prompt = tokenizer.encode(question) if args.raw else tokenizer.chat_ids(question)
     if not prompt:
         raise ValueError("The prompt encodes to no tokens; give some text.")
     settings = SamplingSettings(

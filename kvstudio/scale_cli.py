@@ -159,12 +159,11 @@ def print_scale_sections(
 ) -> None:
     """The tables `compare` adds for the scale cache kinds."""
     if args.cache == "paged":
-        question = tokenizer.chat_prompt(DEFAULT_QUESTION)
         result = finish(
             paged_memory(
                 backend,
                 tokenizer,
-                tokenizer.encode(question),
+                tokenizer.chat_ids(DEFAULT_QUESTION),
                 samples=args.samples,
                 new_tokens=args.sample_tokens,
                 block_size=args.block_size,

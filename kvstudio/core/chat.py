@@ -193,7 +193,7 @@ class ChatSession:
                 closing.append(self._im_end)  # an answer cut by the token budget
             closing += self._newline
         system = self.system if not self.history else None
-        return closing + self.tokenizer.encode(self.tokenizer.chat_prompt(text, system=system))
+        return closing + self.tokenizer.chat_ids(text, system=system)
 
     def check_fits(self, text: str) -> tuple[list[int], int]:
         """(the turn's tokens, the answer's token budget), or ContextFullError."""

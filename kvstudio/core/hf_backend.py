@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -151,8 +152,9 @@ class HFTextTokenizer(TextTokenizer):
     """Our tokenizer wrapper over a transformers folder: its own chat template and end of turn.
 
     Text ↔ ids still go through ``tokenizer.json`` (the `tokenizers` library, as for
-    our models); only `chat_prompt` asks transformers to render the model's
-    Jinja chat template (EXAONE's ``[|user|]``, Llama-3's headers, ChatML …).
+    our models); only `chat_segments` asks transformers to render the model's
+    Jinja chat template (EXAONE's ``[|user|]``, Llama-3's headers, ChatML …), and
+    the user's text in it is still encoded as plain text.
     """
 
     def __init__(
@@ -168,11 +170,42 @@ class HFTextTokenizer(TextTokenizer):
             self.eos_id = eos_id
         self.has_chat_tokens = self.chat_template is not None or self.has_chat_tokens
 
-    def chat_prompt(self, question: str, system: str | None = None) -> str:
+    def chat_segments(self, question: str, system: str | None = None) -> list[tuple[str, bool]]:
+        """The model's template rendered around the texts, as (text, is_template) segments.
+
+        The template is rendered twice: with the texts, and with a marker in place of
+        each. Where the markers come back exactly (the template does not rewrite its
+        messages), the text between them is template and the texts are plain text.
+        """
         if self._hf is None or self.chat_template is None:
-            return super().chat_prompt(question, system)
-        messages = [{"role": "system", "content": system}] if system else []
-        messages.append({"role": "user", "content": question})
+            return super().chat_segments(question, system)
+        texts = [system, question] if system else [question]
+        rendered = self._render(texts)
+        markers = [f"\ue000kvstudio-text-{i}\ue001" for i in range(len(texts))]
+        marked = self._render(markers)
+        pieces = re.split("(" + "|".join(map(re.escape, markers)) + ")", marked)
+        segments = [
+            (texts[markers.index(piece)], False) if index % 2 else (piece, True)
+            for index, piece in enumerate(pieces)
+        ]
+        if len(pieces) == 2 * len(texts) + 1 and "".join(t for t, _ in segments) == rendered:
+            return segments
+        # The template rewrites what it is given: only text without control tokens is safe.
+        for text in texts:
+            found = self._control.search(text) if self._control is not None else None
+            if found:
+                raise ValueError(
+                    f"The text holds {found.group(0)!r}, one of the model's control tokens, and "
+                    "this model's chat template rewrites its messages, so it cannot be sent as "
+                    "plain text: remove it or turn the chat template off."
+                )
+        return [(rendered, True)]
+
+    def _render(self, texts: list[str]) -> str:
+        """The template around [system,] user texts, up to the assistant's answer."""
+        roles = ["system", "user"] if len(texts) == 2 else ["user"]
+        messages = [{"role": r, "content": t} for r, t in zip(roles, texts, strict=True)]
+        assert self._hf is not None  # only called when the folder has a template
         text = self._hf.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         return str(text)
 

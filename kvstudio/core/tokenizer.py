@@ -5,11 +5,19 @@ byte-level BPE can split a Hangul syllable (3 UTF-8 bytes) across tokens, so
 a token decoded alone shows ``�``. ``IncrementalDecoder`` holds such bytes back
 until the syllable is complete. Training the tokenizer lives in
 ``kvstudio.training``.
+
+Text is always encoded as text: ``<|im_start|>`` typed by a user (or found in
+a file) becomes ordinary BPE pieces, never the control token, so nobody can
+plant a fake assistant turn. Only the chat template inserts control tokens:
+`chat_ids` builds a prompt from template parts (their control tokens
+recognised) and the user's text (plain), so the ids are the same as encoding
+the whole ChatML string whenever the text holds no control-token string.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -33,6 +41,8 @@ class TextTokenizer:
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         self._tk = tokenizer
+        self._plain = plain_text_encoder(tokenizer)
+        self._control = control_token_pattern(tokenizer)
         self.vocab_size: int = tokenizer.get_vocab_size(with_added_tokens=True)
         self.eos_id = self._id_or_none(IM_END)
         self.endoftext_id = self._id_or_none(ENDOFTEXT)
@@ -85,7 +95,33 @@ class TextTokenizer:
 
     # ---- text ↔ ids ----------------------------------------------------------------------
     def encode(self, text: str) -> list[int]:
-        return list(self._tk.encode(text, add_special_tokens=False).ids)
+        """`text` as text: a control-token string in it (``<|im_end|>``) becomes plain pieces."""
+        return list(self._plain.encode(text, add_special_tokens=False).ids)
+
+    def encode_template(self, segments: Sequence[tuple[str, bool]]) -> list[int]:
+        """Ids for a prompt given as (text, is_template) segments.
+
+        Control-token strings are recognised in template segments only; everything
+        else is plain text. Plain text between two control tokens is encoded in one
+        piece (template text and user text together), exactly as the tokenizer splits
+        a whole prompt string, so a normal prompt gets the ids it always had.
+        """
+        ids: list[int] = []
+        plain: list[str] = []
+        for text, is_template in segments:
+            if not is_template or self._control is None:
+                plain.append(text)
+                continue
+            # split() with the pattern's group: text, token, text, token, …, text
+            for index, piece in enumerate(self._control.split(text)):
+                token_id = self._tk.token_to_id(piece) if index % 2 else None
+                if token_id is None:
+                    plain.append(piece)
+                    continue
+                ids += self.encode("".join(plain))
+                plain = []
+                ids.append(token_id)
+        return ids + self.encode("".join(plain))
 
     def decode(self, ids: Iterable[int], skip_special_tokens: bool = False) -> str:
         return str(self._tk.decode(list(ids), skip_special_tokens=skip_special_tokens))
@@ -94,18 +130,69 @@ class TextTokenizer:
         """A single token's text for tables (may be � for a partial syllable)."""
         return self.decode([token_id])
 
-    def chat_prompt(self, question: str, system: str | None = None) -> str:
-        """ChatML for one user turn, ending where the assistant's answer begins."""
-        parts = []
+    def chat_segments(self, question: str, system: str | None = None) -> list[tuple[str, bool]]:
+        """ChatML for one user turn as (text, is_template) segments; see `encode_template`."""
+        segments: list[tuple[str, bool]] = []
         if system:
-            parts.append(f"{IM_START}system\n{system}{IM_END}\n")
-        parts.append(f"{IM_START}user\n{question}{IM_END}\n{IM_START}assistant\n")
-        return "".join(parts)
+            segments += [(f"{IM_START}system\n", True), (system, False), (f"{IM_END}\n", True)]
+        segments += [(f"{IM_START}user\n", True), (question, False)]
+        segments.append((f"{IM_END}\n{IM_START}assistant\n", True))
+        return segments
+
+    def chat_ids(self, question: str, system: str | None = None) -> list[int]:
+        """One user turn's prompt ids, ending where the assistant's answer begins.
+
+        The template's control tokens are the only ones: `question` and `system` are
+        encoded as text whatever they contain.
+        """
+        return self.encode_template(self.chat_segments(question, system))
+
+    def chat_prompt(self, question: str, system: str | None = None) -> str:
+        """The text of `chat_ids` (to show or compare); encode a turn with `chat_ids`, since
+        `encode` would read this string's control tokens as plain text."""
+        return "".join(text for text, _ in self.chat_segments(question, system))
 
     def token_pieces(self, ids: Sequence[int]) -> list[str]:
         """The text each token adds to the running decode; '' while a syllable is incomplete."""
         decoder = IncrementalDecoder(self)
         return [decoder.push(i) for i in ids]
+
+
+MARKUP_TOKEN = re.compile(r"<[^<>\s]+>|\[[^\[\]\s]+\]")  # <think>, </tool_call>, [|user|]
+
+
+def is_control_token(content: str, special: bool) -> bool:
+    """Whether an added token is a control token: special, or markup such as ``<think>``
+    (often added unmarked). Other added tokens (runs of spaces, whole words) are text."""
+    return special or MARKUP_TOKEN.fullmatch(content) is not None
+
+
+def plain_text_encoder(tokenizer: Tokenizer) -> Tokenizer:
+    """A copy of `tokenizer` that encodes every control token's string as ordinary text.
+
+    `tokenizers` matches added tokens before BPE, even with ``add_special_tokens=False``;
+    ``encode_special_tokens`` turns that off, but only for tokens marked special, so the
+    copy marks the unmarked control tokens special first.
+    """
+    data = json.loads(tokenizer.to_str())
+    for token in data.get("added_tokens") or []:
+        if is_control_token(str(token.get("content", "")), bool(token.get("special"))):
+            token["special"] = True
+    plain = Tokenizer.from_str(json.dumps(data))
+    plain.encode_special_tokens = True
+    return plain
+
+
+def control_token_pattern(tokenizer: Tokenizer) -> re.Pattern[str] | None:
+    """A regex matching any added token's string (longest first), as one group; None if none."""
+    contents = sorted(
+        {t.content for t in tokenizer.get_added_tokens_decoder().values() if t.content},
+        key=len,
+        reverse=True,
+    )
+    if not contents:
+        return None
+    return re.compile("(" + "|".join(re.escape(c) for c in contents) + ")")
 
 
 class IncrementalDecoder:

@@ -73,7 +73,7 @@ def encode_chat(
     """ChatML ids and per-token targets (answer + <|im_end|> only); truncated to max_len."""
     if tokenizer.eos_id is None:
         raise ValueError("The tokenizer has no <|im_end|> token; train it with kvstudio's recipe.")
-    prompt = tokenizer.encode(tokenizer.chat_prompt(pair.question))
+    prompt = tokenizer.chat_ids(pair.question)
     answer = [*tokenizer.encode(pair.answer), tokenizer.eos_id]
     ids = (prompt + answer + tokenizer.encode("\n"))[: max_len + 1]
     # Target of position i is ids[i+1], kept only where ids[i+1] belongs to the answer.

@@ -92,7 +92,7 @@ def generate(
 
 def chat_answer(backend: MiniMindBackend, tokenizer: TextTokenizer, question: str) -> str:
     """The greedy answer to one question in ChatML."""
-    ids = tokenizer.encode(tokenizer.chat_prompt(question))
+    ids = tokenizer.chat_ids(question)
     return generate(backend, tokenizer, ids, ANSWER_TOKENS).text().strip()
 
 
@@ -161,7 +161,7 @@ def evaluate_model(
         per_t: dict[str, list[int]] = {f"{t:g}": [] for t in TEMPERATURES}
         examples: dict[str, dict[str, list[str]]] = {}
         for q in prompts["chat_questions"]:
-            ids = tok.encode(tok.chat_prompt(q))
+            ids = tok.chat_ids(q)
             examples[q] = {}
             for t in TEMPERATURES:
                 rows = generate(
@@ -204,7 +204,7 @@ def greedy_agreement(
     cases: list[tuple[list[int], int]] = [(tokenizer.encode(prompts["lab_long"]), 64)]
     cases += [(tokenizer.encode(s), CONTINUATION_TOKENS) for s in prompts["sentence_starts"]]
     for q in [*prompts["heldout_questions"], *prompts["chat_questions"]]:
-        cases.append((tokenizer.encode(tokenizer.chat_prompt(q)), ANSWER_TOKENS))
+        cases.append((tokenizer.chat_ids(q), ANSWER_TOKENS))
     same = 0
     differing: list[str] = []
     for ids, n in cases:

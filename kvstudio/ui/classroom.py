@@ -23,6 +23,7 @@ from kvstudio.core.records import DEFAULT_REPEATS
 from kvstudio.core.runfile import RUN_SUFFIX
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
+from kvstudio.ui.app.plain_text import message_box
 from kvstudio.ui.labs.base import LabPanel
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
@@ -432,7 +433,7 @@ class ClassroomExtras(QObject):
     def _warn(self, message: str) -> None:
         message = localize(message)  # export and file errors, in the window's language
         self.window.status.showMessage(message, 15_000)
-        box = QMessageBox(
+        box = message_box(
             QMessageBox.Icon.Warning,
             self.tr("KV Studio"),
             message,

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from kvstudio.ui.app.i18n import LanguageSwitcher, RetranslateOnLanguageChange
 from kvstudio.ui.app.messages import localize
+from kvstudio.ui.app.plain_text import message_box
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.panels.answer_panel import AnswerPanel
 from kvstudio.ui.panels.controls_panel import ControlsPanel
@@ -319,7 +320,7 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         message = localize(message)  # the engine's English, in the window's language
         self.last_problem = message
         self.status.showMessage(message, 15_000)
-        box = QMessageBox(QMessageBox.Icon.Warning, self.tr("KV Studio"), message,
+        box = message_box(QMessageBox.Icon.Warning, self.tr("KV Studio"), message,
                           QMessageBox.StandardButton.Ok, self)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.setWindowModality(Qt.WindowModality.WindowModal)
@@ -328,7 +329,7 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
     def show_hint(self, message: str) -> None:
         """A non-blocking note the user should not miss (e.g. how to switch language)."""
         self.last_hint = message
-        box = QMessageBox(QMessageBox.Icon.Information, "KV Studio", message,
+        box = message_box(QMessageBox.Icon.Information, "KV Studio", message,
                           QMessageBox.StandardButton.Ok, self)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()

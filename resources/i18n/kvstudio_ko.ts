@@ -3,69 +3,69 @@
 <context>
     <name>AnswerHistogramPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="46" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="48" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="139" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="47" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="49" />
         <source>count</source>
         <translation>횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="48" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="50" />
         <source>T = {0:g}</source>
         <translation>T = {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="69" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="51" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="140" />
         <source>answer rank (1 = most common)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="81" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="80" />
         <source>(other answers)</source>
         <translation>(나머지 답)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="118" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="116" />
         <source>T = {0:g}: {1} distinct of {2}</source>
         <translation>T = {0:g}: {2}개 중 서로 다른 답 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="121" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="119" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="129" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="127" />
         <source>answer (text)</source>
         <translation>답 (텍스트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="131" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="129" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="135" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="133" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="137" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="135" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="143" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
         <source>Distinct answers per temperature</source>
         <translation>온도별 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="143" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
@@ -1121,118 +1121,118 @@
 <context>
     <name>ClassroomExtras</name>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="126" />
+        <location filename="../../kvstudio/ui/classroom.py" line="127" />
         <source>Labs</source>
         <translation>실습</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="212" />
+        <location filename="../../kvstudio/ui/classroom.py" line="213" />
         <source>Save run</source>
         <translation>실행 저장</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="214" />
-        <location filename="../../kvstudio/ui/classroom.py" line="232" />
+        <location filename="../../kvstudio/ui/classroom.py" line="215" />
+        <location filename="../../kvstudio/ui/classroom.py" line="233" />
         <source>KV Studio runs (*.json)</source>
         <translation>KV Studio 실행 파일 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="223" />
+        <location filename="../../kvstudio/ui/classroom.py" line="224" />
         <source>Saved the run to {0}</source>
         <translation>실행을 {0}에 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="230" />
+        <location filename="../../kvstudio/ui/classroom.py" line="231" />
         <source>Open saved run</source>
         <translation>저장한 실행 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="248" />
+        <location filename="../../kvstudio/ui/classroom.py" line="249" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="258" />
+        <location filename="../../kvstudio/ui/classroom.py" line="259" />
         <source>Measuring TTFT {0} times in each mode…</source>
         <translation>모드마다 TTFT를 {0}번 측정하는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="341" />
+        <location filename="../../kvstudio/ui/classroom.py" line="342" />
         <source>Lec&amp;ture</source>
         <translation>강의(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="342" />
+        <location filename="../../kvstudio/ui/classroom.py" line="343" />
         <source>Presenter view (projector: one chart, big numbers)</source>
         <translation>발표자 화면 (프로젝터: 차트 하나, 큰 숫자)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="344" />
+        <location filename="../../kvstudio/ui/classroom.py" line="345" />
         <source>Full screen, high contrast: Page Down steps, Page Up / ↑ / ↓ change the chart, P plays and pauses, Home starts over, Esc returns.</source>
         <translation>전체 화면, 고대비: Page Down은 한 스텝, Page Up / ↑ / ↓는 차트 바꾸기, P는 재생·일시정지, Home은 처음부터, Esc는 돌아가기.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="346" />
+        <location filename="../../kvstudio/ui/classroom.py" line="347" />
         <source>Save run…</source>
         <translation>실행 저장…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="347" />
+        <location filename="../../kvstudio/ui/classroom.py" line="348" />
         <source>Open saved run (replay without the model)…</source>
         <translation>저장한 실행 열기 (모델 없이 다시 보기)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="348" />
+        <location filename="../../kvstudio/ui/classroom.py" line="349" />
         <source>Replay</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="349" />
+        <location filename="../../kvstudio/ui/classroom.py" line="350" />
         <source>Next step</source>
         <translation>다음 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="350" />
+        <location filename="../../kvstudio/ui/classroom.py" line="351" />
         <source>Play / pause</source>
         <translation>재생 / 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="351" />
+        <location filename="../../kvstudio/ui/classroom.py" line="352" />
         <source>From the start</source>
         <translation>처음부터</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="352" />
+        <location filename="../../kvstudio/ui/classroom.py" line="353" />
         <source>Back to live</source>
         <translation>실시간으로 돌아가기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="353" />
+        <location filename="../../kvstudio/ui/classroom.py" line="354" />
         <source>Export slide pack (all charts and numbers)…</source>
         <translation>슬라이드 묶음 내보내기 (모든 차트와 수치)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="355" />
+        <location filename="../../kvstudio/ui/classroom.py" line="356" />
         <source>Measure TTFT ×{0} (median, min–max)</source>
         <translation>TTFT ×{0} 측정 (중앙값, 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="357" />
+        <location filename="../../kvstudio/ui/classroom.py" line="358" />
         <source>Runs the prompt's prefill {0} times in each mode, interleaved, and shows the median with the fastest and slowest round at step 0 of the time plot.</source>
         <translation>프롬프트의 프리필을 모드마다 {0}번 번갈아 실행하고, 시간 그래프의 0단계에 중앙값과 가장 빠른·느린 회차를 표시합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="406" />
+        <location filename="../../kvstudio/ui/classroom.py" line="407" />
         <source>TTFT median of {0}: cached {1:.2f} ms, recompute {2:.2f} ms</source>
         <translation>TTFT {0}회 중앙값: 캐시 {1:.2f} ms, 재계산 {2:.2f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="421" />
+        <location filename="../../kvstudio/ui/classroom.py" line="422" />
         <source>Exported: {0}</source>
         <translation>내보냄: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="431" />
+        <location filename="../../kvstudio/ui/classroom.py" line="432" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
@@ -1338,57 +1338,57 @@
 <context>
     <name>CostDialog</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="17" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="18" />
         <source>about {0:.0f} s</source>
         <translation>약 {0:.0f}초</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="19" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="20" />
         <source>about {0:.0f} min</source>
         <translation>약 {0:.0f}분</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="20" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="21" />
         <source>about {0:.1f} h</source>
         <translation>약 {0:.1f}시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="26" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="27" />
         <source>recompute: P·N + N(N−1)/2 with P = {0:,}, N = {1:,}</source>
         <translation>재계산: P·N + N(N−1)/2, P = {0:,}, N = {1:,}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="29" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="30" />
         <source>cached: P + (N−1) with P = {0:,}, N = {1:,}</source>
         <translation>캐시 사용: P + (N−1), P = {0:,}, N = {1:,}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="31" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="32" />
         <source>This run feeds the model {0:,} tokens ({1}).</source>
         <translation>이 실행은 모델에 토큰 {0:,}개를 넣습니다 ({1}).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="35" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="36" />
         <source>Its time is not known yet: no step has been measured.</source>
         <translation>아직 잰 단계가 없어 걸릴 시간은 알 수 없습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="38" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="39" />
         <source>At the speed measured so far that takes {0}.</source>
         <translation>지금까지 잰 속도로는 {0} 걸립니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="41" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="42" />
         <source>Run it? (Cached mode or a shorter prompt costs far less.)</source>
         <translation>실행할까요? (캐시 사용 모드나 더 짧은 프롬프트가 훨씬 적게 듭니다.)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="48" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="49" />
         <source>A long run</source>
         <translation>오래 걸리는 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="50" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="51" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
@@ -1616,32 +1616,32 @@ step {4}</source>
 <context>
     <name>LabPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="292" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="293" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="293" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="294" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="312" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="324" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="325" />
         <source>Running…</source>
         <translation>실행 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="375" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="376" />
         <source>Done.</source>
         <translation>완료.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="387" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="388" />
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>
@@ -1818,57 +1818,57 @@ step {4}</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="108" />
+        <location filename="../../kvstudio/ui/main_window.py" line="109" />
         <source>Live</source>
         <translation>실시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="109" />
+        <location filename="../../kvstudio/ui/main_window.py" line="110" />
         <source>Controls</source>
         <translation>조작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="322" />
+        <location filename="../../kvstudio/ui/main_window.py" line="323" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="357" />
+        <location filename="../../kvstudio/ui/main_window.py" line="358" />
         <source>KV Studio — KV cache and sampling, token by token</source>
         <translation>KV Studio — 토큰 단위로 보는 KV 캐시와 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="358" />
+        <location filename="../../kvstudio/ui/main_window.py" line="359" />
         <source>&amp;File</source>
         <translation>파일(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="359" />
+        <location filename="../../kvstudio/ui/main_window.py" line="360" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="360" />
+        <location filename="../../kvstudio/ui/main_window.py" line="361" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="361" />
+        <location filename="../../kvstudio/ui/main_window.py" line="362" />
         <source>Quit</source>
         <translation>끝내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="362" />
+        <location filename="../../kvstudio/ui/main_window.py" line="363" />
         <source>&amp;Language</source>
         <translation>언어(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="363" />
+        <location filename="../../kvstudio/ui/main_window.py" line="364" />
         <source>System default</source>
         <translation>시스템 기본값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="366" />
+        <location filename="../../kvstudio/ui/main_window.py" line="367" />
         <source>&amp;View</source>
         <translation>보기(&amp;V)</translation>
     </message>
@@ -1996,137 +1996,142 @@ step {4}</source>
         <translation>먼저 사용자 턴을 입력하세요(또는 다음 대본 턴을 가져오세요).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="71" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="72" />
+        <source>The text holds {0}, one of the model's control tokens, and this model's chat template rewrites its messages, so it cannot be sent as plain text: remove it or turn the chat template off.</source>
+        <translation>글에 모델의 제어 토큰 {0}이(가) 들어 있는데, 이 모델의 채팅 템플릿은 메시지를 고쳐 쓰므로 평범한 글로 보낼 수 없습니다. 그 토큰을 지우거나 채팅 템플릿을 끄세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="76" />
         <source>Tick at least one way: reuse the cache, re-feed the history, or both.</source>
         <translation>적어도 한 방식을 고르세요: 캐시 재사용, 대화 다시 입력, 또는 둘 다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="73" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="78" />
         <source>The static cache holds {0} tokens but this run needs {1}; raise its length or generate fewer tokens.</source>
         <translation>정적 캐시는 토큰 {0}개를 담지만 이 실행에는 {1}개가 필요합니다. 길이를 늘리거나 생성할 토큰 수를 줄이세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="77" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="82" />
         <source>Cannot save {0}: the disk is full. Free some space or choose a folder on another drive; nothing was written.</source>
         <translation>{0}을(를) 저장할 수 없습니다. 디스크가 가득 찼습니다. 공간을 비우거나 다른 드라이브의 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="80" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="85" />
         <source>Cannot save {0}: {1} is not writable. Choose a folder you can write to (for example your Documents folder); nothing was written.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1}에 쓸 권한이 없습니다. 쓸 수 있는 폴더(예: 문서 폴더)를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="83" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="88" />
         <source>Cannot save {0} in {1}: {2}. Choose another folder; nothing was written.</source>
         <translation>{1}에 {0}을(를) 저장할 수 없습니다: {2}. 다른 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="85" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="90" />
         <source>Cannot save {0}: {1} does not exist. Choose another folder.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1} 폴더가 없습니다. 다른 폴더를 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="86" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="91" />
         <source>Cannot save {0}: {1} is a file, not a folder. Choose another folder.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1}은(는) 폴더가 아니라 파일입니다. 다른 폴더를 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="88" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="93" />
         <source>Nothing to export yet: run the model or a lab first.</source>
         <translation>아직 내보낼 것이 없습니다. 먼저 모델이나 실습을 실행하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="89" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="94" />
         <source>Nothing to export: no charts were given.</source>
         <translation>내보낼 것이 없습니다. 차트가 없습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="90" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="95" />
         <source>The chart rendered as an empty image; is it visible and sized?</source>
         <translation>차트가 빈 이미지로 그려졌습니다. 차트가 보이고 크기가 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="92" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="97" />
         <source>Qt produced an empty PDF; is the chart visible and sized?</source>
         <translation>Qt가 빈 PDF를 만들었습니다. 차트가 보이고 크기가 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="93" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="98" />
         <source>Qt could not encode the PNG image (out of memory?).</source>
         <translation>Qt가 PNG 이미지를 만들지 못했습니다 (메모리 부족?).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="94" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="99" />
         <source>The SVG export has no drawing in it; is the chart empty?</source>
         <translation>내보낸 SVG에 그림이 없습니다. 차트가 비어 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="96" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="101" />
         <source>{0} holds code ({1}) and was refused: KV Studio loads only tensors and never runs code from a file. Use a plain state dict saved with torch.save(model.state_dict(), path).</source>
         <translation>{0}에는 코드({1})가 들어 있어 거부했습니다. KV Studio는 텐서만 불러오며 파일의 코드를 절대 실행하지 않습니다. torch.save(model.state_dict(), path)로 저장한 일반 state dict를 쓰세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="100" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="105" />
         <source>{0} is empty (0 bytes); download or copy the checkpoint again.</source>
         <translation>{0}이(가) 비어 있습니다(0바이트). 체크포인트를 다시 내려받거나 복사하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="102" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="107" />
         <source>Cannot read {0}: it is damaged or not a PyTorch checkpoint. Download or copy it again.</source>
         <translation>{0}을(를) 읽을 수 없습니다. 손상되었거나 PyTorch 체크포인트가 아닙니다. 다시 내려받거나 복사하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="105" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="110" />
         <source>The model produced NaN logits at step {0}: its weights are broken (NaN or inf inside). Load another checkpoint; this one cannot generate text.</source>
         <translation>모델이 {0}단계에서 NaN 로짓을 냈습니다. 가중치가 망가져 있습니다(NaN 또는 inf 포함). 다른 체크포인트를 불러오세요. 이 모델로는 글을 만들 수 없습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="108" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="113" />
         <source>This run ({0} row(s) × {1} positions) needs about {2} of memory but only {3} is free. Use fewer samples, fewer new tokens or a shorter static cache.</source>
         <translation>이 실행({0}행 × {1}개 위치)에는 메모리가 약 {2} 필요하지만 남은 메모리는 {3}뿐입니다. 샘플 수나 새 토큰 수를 줄이거나 정적 캐시를 짧게 하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="112" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="117" />
         <source>P + N = {0} + {1} = {2} positions, but the model handles {3}: shorten the prompt or ask for fewer new tokens.</source>
         <translation>P + N = {0} + {1} = {2}개 위치인데 모델은 {3}개까지만 다룹니다. 프롬프트를 줄이거나 새 토큰을 적게 요청하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="115" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="120" />
         <source>Cannot load the model ({0}).</source>
         <translation>모델을 불러올 수 없습니다 ({0}).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="117" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="122" />
         <source>{0} is not a regular file (a device, pipe or folder); choose a saved run (.kvrun.json).</source>
         <translation>{0}은(는) 일반 파일이 아닙니다(장치, 파이프 또는 폴더). 저장한 실행(.kvrun.json)을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="120" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="125" />
         <source>{0} is larger than {1} MiB, far more than a saved run holds; it is not a KV Studio run file.</source>
         <translation>{0}은(는) {1} MiB보다 커서 저장한 실행보다 훨씬 큽니다. KV Studio 실행 파일이 아닙니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="123" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="128" />
         <source>{0}: {1} prompt tokens + max_new_tokens {2} is more than the {3} positions a model can have; the file is damaged.</source>
         <translation>{0}: 프롬프트 토큰 {1}개 + max_new_tokens {2}가 모델이 가질 수 있는 위치 {3}개보다 많습니다. 파일이 손상되었습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="126" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="131" />
         <source>{0} must be between {1} and {2}, got {3}.</source>
         <translation>{0}은(는) {1}~{2} 사이여야 하는데 {3}입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="127" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="132" />
         <source>{0} must be a whole number, got {1}.</source>
         <translation>{0}은(는) 정수여야 하는데 {1}입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="128" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="133" />
         <source>{0} must be a finite number between {1} and {2}, got {3}.</source>
         <translation>{0}은(는) {1}~{2} 사이의 유한한 수여야 하는데 {3}입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="129" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="134" />
         <source>{0} must be a finite number, got {1}.</source>
         <translation>{0}은(는) 유한한 수여야 하는데 {1}입니다.</translation>
     </message>
@@ -2512,228 +2517,228 @@ step {4}</source>
 <context>
     <name>ProjectorPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="98" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="99" />
         <source>Scale projector</source>
         <translation>규모 예측기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="105" />
         <source>Bytes per token = 2 · L · H_kv · d · bytes (K and V, every layer); the cache for a batch is batch × context × that, and a sliding window caps the context at W on its layers. Presets use the numbers of each model's published config.json. For the loaded model the projection is checked against a real run.</source>
         <translation>토큰당 바이트 = 2 · L · H_kv · d · 바이트 (K와 V, 모든 층); 배치의 캐시는 배치 × 문맥 길이 × 그 값이며, 슬라이딩 윈도를 쓰는 층에서는 문맥이 W로 제한됩니다. 프리셋은 각 모델이 공개한 config.json의 숫자를 씁니다. 불러온 모델은 실제 실행으로 예측을 확인합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="111" />
         <source>the loaded model</source>
         <translation>불러온 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="112" />
         <source>config.json…</source>
         <translation>config.json…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="114" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="115" />
         <source>Model</source>
         <translation>모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="116" />
         <source>Context length</source>
         <translation>문맥 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="117" />
         <source>Batch</source>
         <translation>배치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="118" />
         <source>Bits per cached number</source>
         <translation>캐시 숫자당 비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="121" />
         <source>KV cache for one batch vs context length</source>
         <translation>문맥 길이에 따른 한 배치의 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
         <source>context length (tokens, log scale)</source>
         <translation>문맥 길이 (토큰, 로그 눈금)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="123" />
         <source>GiB</source>
         <translation>GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="126" />
         <source>KV cache</source>
         <translation>KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="127" />
         <source>KV cache, 8-bit</source>
         <translation>KV 캐시, 8비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="128" />
         <source>model weights</source>
         <translation>모델 가중치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="129" />
         <source>GPU memory (16 / 24 / 40 / 80 GiB)</source>
         <translation>GPU 메모리 (16 / 24 / 40 / 80 GiB)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="135" />
         <source>Open a config.json</source>
         <translation>config.json 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="135" />
         <source>config (*.json)</source>
         <translation>설정 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="218" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="219" />
         <source>{0}: KV cache for batch {1} vs context length</source>
         <translation>{0}: 배치 {1}의 문맥 길이별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="233" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="236" />
         <source>weights ({0:,} parameters × {1} B)</source>
         <translation>가중치 (파라미터 {0:,}개 × {1} B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="243" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="246" />
         <source>real run: {0} rows × {1} tokens</source>
         <translation>실제 실행: {0}행 × {1} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="248" />
         <source>measured {0:,} B</source>
         <translation>측정 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="249" />
         <source>projected {0:,} B</source>
         <translation>예측 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="252" />
         <source>source</source>
         <translation>출처</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="252" />
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="311" />
         <source>what changes</source>
         <translation>바뀌는 것</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="256" />
         <source>bytes per token</source>
         <translation>토큰당 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="257" />
         <source>cache ({0} × {1:,}), GiB</source>
         <translation>캐시 ({0} × {1:,}), GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="258" />
         <source>cache + weights, GiB</source>
         <translation>캐시 + 가중치, GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="267" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="270" />
         <source>{0}: {1:,} B per token ({2}-bit) → {3} for batch {4} × {5:,} tokens</source>
         <translation>{0}: 토큰당 {1:,} B ({2}비트) → 배치 {4} × {5:,} 토큰에 {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="272" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="275" />
         <source>with the weights ({0}): {1}; fits in GPU memory (GiB): {2}</source>
         <translation>가중치({0})까지: {1}; GPU 메모리(GiB)에 들어가는지: {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="278" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="281" />
         <source>real run, {0} rows × {1} tokens: measured {2:,} B, projected {3:,} B</source>
         <translation>실제 실행, {0}행 × {1}토큰: 측정 {2:,} B, 예측 {3:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="291" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="294" />
         <source>KV cache, {0}-bit (B)</source>
         <translation>KV 캐시, {0}비트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="293" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="296" />
         <source>KV cache, 8-bit (B)</source>
         <translation>KV 캐시, 8비트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="297" />
         <source>model weights (B)</source>
         <translation>모델 가중치 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="298" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="301" />
         <source>bytes per token (B)</source>
         <translation>토큰당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="300" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="303" />
         <source>cache (B)</source>
         <translation>캐시 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="301" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="304" />
         <source>cache + weights (B)</source>
         <translation>캐시 + 가중치 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="305" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="308" />
         <source>KV cache for batch {0} vs context length</source>
         <translation>배치 {0}의 KV 캐시와 컨텍스트 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="306" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="309" />
         <source>context length (tokens)</source>
         <translation>컨텍스트 길이 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="307" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="310" />
         <source>What changes at {0:,} tokens, batch {1}</source>
         <translation>{0:,} 토큰, 배치 {1}에서 바뀌는 것</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="313" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="316" />
         <source>as configured</source>
         <translation>설정 그대로</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="314" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="317" />
         <source>without GQA (H_kv = H)</source>
         <translation>GQA 없이 (H_kv = H)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="315" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="318" />
         <source>16-bit cache</source>
         <translation>16비트 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="319" />
         <source>8-bit cache</source>
         <translation>8비트 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="317" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="320" />
         <source>window W = 4096</source>
         <translation>윈도 W = 4096</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="318" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="321" />
         <source>without the window</source>
         <translation>윈도 없이</translation>
     </message>
@@ -2983,37 +2988,37 @@ step {4}</source>
 <context>
     <name>RunStateBar</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="98" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="99" />
         <source>step {0} / {1}</source>
         <translation>단계 {0} / {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="100" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="101" />
         <source>Step history: drag to see every plot and chip as they were at that step (← back, → forward, End = latest). Exports show the step selected here.</source>
         <translation>단계 기록: 끌어서 그 단계의 모든 그래프와 토큰을 봅니다 (← 뒤로, → 앞으로, End = 최신). 내보내기도 여기서 고른 단계를 보여 줍니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="102" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="103" />
         <source>Latest</source>
         <translation>최신</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="103" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="104" />
         <source>Show the latest step again (End).</source>
         <translation>최신 단계를 다시 보여 줍니다 (End).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="104" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="105" />
         <source>Back to live</source>
         <translation>실시간으로 돌아가기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="106" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="107" />
         <source>Close the replay and step the loaded model again.</source>
         <translation>다시 보기를 닫고 불러온 모델로 다시 실행합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="108" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="109" />
         <source>→ or Space: next step · ←: one step back · End: latest · Home (lecture mode): start again what is on screen</source>
         <translation>→ 또는 Space: 다음 단계 · ←: 한 단계 뒤로 · End: 최신 · Home(강의 모드): 화면의 실행을 처음부터 다시</translation>
     </message>
@@ -3021,47 +3026,47 @@ step {4}</source>
 <context>
     <name>RunStatusBar</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="72" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="73" />
         <source>Loading the model…</source>
         <translation>모델을 불러오는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="74" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="75" />
         <source>Mode: {0}</source>
         <translation>모드: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="75" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="76" />
         <source>Step {0}/{1}</source>
         <translation>단계 {0}/{1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="76" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="77" />
         <source>Tokens fed: {0}</source>
         <translation>넣은 토큰: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="77" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="78" />
         <source>Cache: {0}</source>
         <translation>캐시: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="78" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="79" />
         <source>TTFT: {0} ms</source>
         <translation>첫 토큰 시간: {0} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="79" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="80" />
         <source>{0} ms/token</source>
         <translation>토큰당 {0} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="80" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="81" />
         <source>{0} tokens/s</source>
         <translation>초당 {0} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="81" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="82" />
         <source>torch threads: {0} · {1}</source>
         <translation>torch 스레드: {0} · {1}</translation>
     </message>
@@ -3069,117 +3074,117 @@ step {4}</source>
 <context>
     <name>SamplingPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="133" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="136" />
         <source>Sampling</source>
         <translation>샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="134" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="137" />
         <source>KV cache</source>
         <translation>KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="136" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="139" />
         <source>Greedy</source>
         <translation>그리디</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="137" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="140" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="138" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="141" />
         <source>Top-k</source>
         <translation>Top-k</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="139" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="142" />
         <source>Top-p</source>
         <translation>Top-p</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="140" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="143" />
         <source>Repetition penalty</source>
         <translation>반복 페널티</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="141" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="144" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="142" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="145" />
         <source>Max new tokens</source>
         <translation>최대 새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="143" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="146" />
         <source>Cache kind</source>
         <translation>캐시 종류</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="144" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="147" />
         <source>Static length</source>
         <translation>정적 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="145" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="148" />
         <source>Window W</source>
         <translation>윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="152" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="153" />
         <source>Always take the most likely token (temperature 0). Same prompt, same answer.</source>
         <translation>항상 가장 확률 높은 토큰을 고릅니다 (온도 0). 같은 프롬프트면 같은 답이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="154" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="155" />
         <source>Divides the logits before softmax: below 1 sharpens the distribution, above 1 flattens it and answers vary more. Course default 0.85.</source>
         <translation>소프트맥스 전에 로짓을 나눕니다. 1보다 작으면 분포가 뾰족해지고, 1보다 크면 평평해져 답이 더 다양해집니다. 강의 기본값 0.85.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="157" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="158" />
         <source>Keep only the k most likely tokens before sampling. 0 = off (course default).</source>
         <translation>샘플링 전에 확률 높은 토큰 k개만 남깁니다. 0 = 끔 (강의 기본값).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="158" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="159" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="160" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="161" />
         <source>Keep the smallest set of likely tokens whose probabilities add up to p (nucleus sampling). 1.0 = off; course default 0.85.</source>
         <translation>확률 합이 p에 이르는 가장 작은 토큰 집합만 남깁니다 (뉴클리어스 샘플링). 1.0 = 끔, 강의 기본값 0.85.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="163" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="164" />
         <source>Makes tokens already in the text less likely; 1.0 = off (course default).</source>
         <translation>이미 글에 나온 토큰이 덜 나오게 합니다. 1.0 = 끔 (강의 기본값).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="165" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="166" />
         <source>Seeds this run's random generator: the same seed gives the same samples.</source>
         <translation>이 실행의 난수 생성기 시드입니다. 같은 시드면 같은 샘플이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="166" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="167" />
         <source>The most tokens a run generates (N).</source>
         <translation>한 실행이 생성하는 최대 토큰 수 (N).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="168" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="169" />
         <source>Dynamic grows by one token per step; static is allocated once for its length; a sliding window keeps only the last W tokens.</source>
         <translation>동적 캐시는 단계마다 한 토큰씩 늘고, 정적 캐시는 길이만큼 한 번에 할당되며, 슬라이딩 윈도는 마지막 W개 토큰만 보관합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="171" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="172" />
         <source>Tokens a static cache preallocates; prompt + new tokens must fit.</source>
         <translation>정적 캐시가 미리 할당하는 토큰 수. 프롬프트 + 새 토큰이 들어가야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="173" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="174" />
         <source>Tokens a sliding-window cache keeps; each query looks back at most W tokens.</source>
         <translation>슬라이딩 윈도 캐시가 보관하는 토큰 수. 각 쿼리는 최대 W개 토큰까지만 돌아봅니다.</translation>
     </message>

@@ -163,7 +163,7 @@ def test_context_limit_refuses_a_turn_before_running(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
 ) -> None:
     counting = CountingBackend(tiny_backend)
-    first_len = len(tokenizer.encode(tokenizer.chat_prompt(TURNS[0])))
+    first_len = len(tokenizer.chat_ids(TURNS[0]))
     session = ChatSession(counting, tokenizer, max_new_tokens=6, context_limit=first_len + 3)  # type: ignore[arg-type]
     (turn,) = turns_of(session, TURNS[:1])
     assert len(turn.answer_ids) <= 3  # the answer was cut to fit the limit

@@ -61,7 +61,7 @@ def test_compare_modes_with_sliding_window(
 def test_repeated_sampling_batches_and_counts(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
 ) -> None:
-    prompt = tokenizer.encode(tokenizer.chat_prompt("안녕하세요?"))
+    prompt = tokenizer.chat_ids("안녕하세요?")
     result = finish(
         repeated_sampling(tiny_backend, tokenizer, prompt, [0.0, 1.5], samples=6, new_tokens=8),
         SamplingResult,

@@ -27,7 +27,7 @@ KINDS = {
 
 
 def prompt(tok: TextTokenizer) -> list[int]:
-    return tok.encode(tok.chat_prompt("서울은 어떤 도시인가요?"))
+    return tok.chat_ids("서울은 어떤 도시인가요?")
 
 
 def frames(backend: MiniMindBackend, tok: TextTokenizer, **kw: object) -> list[CacheFrame]:

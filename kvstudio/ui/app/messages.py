@@ -68,6 +68,11 @@ TEMPLATES = (
                       "its {2} positions. Start a new chat (or raise the context limit) to go on; "
                       "the conversation so far is kept."),
     QT_TRANSLATE_NOOP("Messages", "Type a user turn first (or take the next scripted one)."),
+    # typed control tokens (core/hf_backend.py)
+    QT_TRANSLATE_NOOP("Messages",
+                      "The text holds {0}, one of the model's control tokens, and this model's "
+                      "chat template rewrites its messages, so it cannot be sent as plain text: "
+                      "remove it or turn the chat template off."),
     QT_TRANSLATE_NOOP("Messages",
                       "Tick at least one way: reuse the cache, re-feed the history, or both."),
     QT_TRANSLATE_NOOP("Messages",

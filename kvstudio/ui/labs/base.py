@@ -37,6 +37,7 @@ from kvstudio.core.tokenizer import TextTokenizer
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.names import format_bytes
+from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
 from kvstudio.ui.slides.chart_data import ChartContent, DataTable, OwnerContent, set_content
@@ -63,7 +64,7 @@ def prompt_ids(model: ModelHandle, text: str) -> list[int]:
     tokenizer: TextTokenizer = model.tokenizer
     if not text.strip():
         raise ValueError("The prompt is empty: type a question for the lab.")
-    return tokenizer.encode(tokenizer.chat_prompt(text) if model.is_chat else text)
+    return tokenizer.chat_ids(text) if model.is_chat else tokenizer.encode(text)
 
 
 def white_plot(title: str = "") -> pg.PlotWidget:
@@ -195,10 +196,10 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self.progress = QProgressBar()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
-        self.status = QLabel()
+        self.status = plain_label()
         self.status.setWordWrap(True)
         self._status_text: Callable[[], str] = str  # re-read on a language switch
-        self.explanation = QLabel()
+        self.explanation = plain_label()
         self.explanation.setWordWrap(True)
         self.table = ResultsTable()
         self.chart_host = QWidget()
@@ -231,7 +232,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
     # ---- for subclasses -----------------------------------------------------------------
     def add_field(self, key: str, widget: QWidget) -> QWidget:
         """A labelled parameter; its label is set by `set_field_names` (on retranslate)."""
-        label = QLabel()
+        label = plain_label()
         self._field_labels[key] = label
         self.form.addRow(label, widget)
         return widget

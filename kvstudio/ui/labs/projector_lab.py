@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QPushButton, 
 from kvstudio.core import scale
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
+from kvstudio.ui.app.plain_text import html_text
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import LabPanel, series_colour
 from kvstudio.ui.plots.base import add_legend_row
@@ -215,7 +216,9 @@ class ProjectorPanel(LabPanel):
                 self._gpu_labels.append(label)
         self.plot.setYRange(0, highest * 1.3, padding=0)  # the legend sits above every line
         self.plot.setTitle(
-            self.tr("{0}: KV cache for batch {1} vs context length").format(g.name, result.batch),
+            self.tr("{0}: KV cache for batch {1} vs context length").format(
+                html_text(g.name), result.batch  # the name of a config's folder: any text
+            ),
             color="#222",
         )
         rows: list[tuple[Any, ...]] = []

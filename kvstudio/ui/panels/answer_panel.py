@@ -10,7 +10,6 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QListWidget,
     QProgressBar,
@@ -21,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
+from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot, ordered_answers
 from kvstudio.ui.run.engine_adapter import AnswerCounts
@@ -42,7 +42,7 @@ class AnswerPanel(RetranslateOnLanguageChange, QWidget):
         three = self._temps.fontMetrics().horizontalAdvance("0.1, 0.8, 1.5")
         self._temps.setMinimumWidth(three + 24)
         self._length = int_box(1, 512, DEFAULT_ANSWER_TOKENS)
-        self._length_label = QLabel()
+        self._length_label = plain_label()
         self._go = QPushButton()
         self._cancel = QPushButton()
         self._cancel.setEnabled(False)
@@ -50,7 +50,7 @@ class AnswerPanel(RetranslateOnLanguageChange, QWidget):
         self._progress.setTextVisible(True)
         self._answers = QListWidget()
         self._answers.setWordWrap(True)
-        self._temps_label = QLabel()
+        self._temps_label = plain_label()
 
         row = QHBoxLayout()
         row.addWidget(self._go)

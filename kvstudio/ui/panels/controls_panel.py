@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
-    QLabel,
     QPushButton,
     QSlider,
     QVBoxLayout,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from kvstudio.core.records import Mode
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
+from kvstudio.ui.app.plain_text import plain_label
 
 # Play speeds, slowest first: milliseconds between steps (0 = as fast as the model goes).
 SPEED_INTERVALS_MS = (1000, 500, 250, 120, 60, 30, 15, 0)
@@ -47,8 +47,8 @@ class ControlsPanel(RetranslateOnLanguageChange, QWidget):
         self._speed = QSlider(Qt.Orientation.Horizontal)
         self._speed.setRange(0, len(SPEED_INTERVALS_MS) - 1)
         self._speed.setValue(DEFAULT_SPEED_INDEX)
-        self._speed_label = QLabel()
-        self._speed_value = QLabel()
+        self._speed_label = plain_label()
+        self._speed_value = plain_label()
 
         self._cached = QPushButton()
         self._recompute = QPushButton()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from kvstudio.ui.app.plain_text import message_box
 from kvstudio.ui.run.engine_adapter import RunCost
 
 
@@ -44,7 +45,7 @@ def cost_message(cost: RunCost) -> str:
 
 def confirm_run_cost(parent: QWidget, cost: RunCost) -> bool:
     """Ask; True if the user chose to run."""
-    box = QMessageBox(QMessageBox.Icon.Question,
+    box = message_box(QMessageBox.Icon.Question,
                       QCoreApplication.translate("CostDialog", "A long run"),
                       cost_message(cost), QMessageBox.StandardButton.Cancel, parent)
     run = box.addButton(QCoreApplication.translate("CostDialog", "Run"),

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QScrollArea,
     QSizePolicy,
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import (
 from kvstudio.core.records import StepRecord
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.names import mode_name
+from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.panels.token_chips import TokenChipsView
 from kvstudio.ui.run.store import RunStore, RunTrace
 
@@ -62,7 +62,7 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         self._prompt.setMinimumHeight(44)  # two lines: small screens keep room for the plots
         self._chat = QCheckBox()
         self._chat.setChecked(True)
-        self._header = QLabel()
+        self._header = plain_label()
         self._chips = TokenChipsView()
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -71,7 +71,7 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         scroll.setMinimumHeight(40)
         self._scroll = scroll
-        self._prompt_label = QLabel()
+        self._prompt_label = plain_label()
 
         top = QHBoxLayout()
         top.addWidget(self._prompt_label)

@@ -11,13 +11,13 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QGroupBox,
-    QLabel,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
+from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.run.engine_adapter import ModelChoice, ModelHandle
 
 EMBEDDED = ("embedded-chat", "embedded-base")
@@ -35,7 +35,7 @@ class ModelPanel(RetranslateOnLanguageChange, QWidget):
             self._embedded.addItem("", kind)
         self._open_folder = QPushButton()
         self._open_pth = QPushButton()
-        self._loaded = QLabel()
+        self._loaded = plain_label()
         self._loaded.setWordWrap(True)
         inner = QVBoxLayout(self._box)
         for widget in (self._embedded, self._open_folder, self._open_pth, self._loaded):

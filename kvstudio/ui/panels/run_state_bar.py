@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QSlider, QWidget
 
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
+from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.run.state import RunPhase, RunState
 
 PHASE_COLOURS = {  # (background, text): readable on a projector, distinct without colour names
@@ -33,14 +34,14 @@ class RunStateBar(RetranslateOnLanguageChange, QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._phase = QLabel()
+        self._phase = plain_label()
         self._phase.setObjectName("runPhase")
         self._phase.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self._slider = QSlider(Qt.Orientation.Horizontal)
         self._slider.setRange(0, 0)
         self._slider.setMinimumWidth(120)
         self._slider.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # arrows stay the run's keys
-        self._step = QLabel()
+        self._step = plain_label()
         self._latest = QPushButton()
         self._latest.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self._live = QPushButton()

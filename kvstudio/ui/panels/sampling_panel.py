@@ -24,6 +24,7 @@ from kvstudio.core.cache_spec import CACHE_KINDS, CacheSpec
 from kvstudio.core.records import Mode, SamplingSettings
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.names import cache_kind_name
+from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import float_box, int_box
 from kvstudio.ui.run.engine_adapter import RunSettings
 
@@ -53,21 +54,23 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
 
         self._sampling_box = QGroupBox()
         form = QFormLayout(self._sampling_box)
-        self._rows: dict[str, QWidget | None] = {}
+        self._rows: dict[str, QLabel] = {}
         fields: tuple[tuple[str, QWidget], ...] = (
             ("greedy", self._greedy), ("temperature", self._temperature),
             ("top_k", self._top_k), ("top_p", self._top_p), ("penalty", self._penalty),
             ("seed", self._seed), ("max_new", self._max_new))
         for key, widget in fields:
-            form.addRow(key, widget)
-            self._rows[key] = form.labelForField(widget)
+            label = plain_label()
+            form.addRow(label, widget)
+            self._rows[key] = label
         self._cache_box = QGroupBox()
         cache_form = QFormLayout(self._cache_box)
         cache_fields: tuple[tuple[str, QWidget], ...] = (
             ("kind", self._cache_kind), ("static", self._static_length), ("window", self._window))
         for key, widget in cache_fields:
-            cache_form.addRow(key, widget)
-            self._rows[key] = cache_form.labelForField(widget)
+            label = plain_label()
+            cache_form.addRow(label, widget)
+            self._rows[key] = label
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self._sampling_box)
@@ -145,9 +148,7 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
             "window": self.tr("Window W"),
         }
         for key, text in labels.items():
-            label = self._rows.get(key)
-            if isinstance(label, QLabel):
-                label.setText(text)
+            self._rows[key].setText(text)
         self._greedy.setToolTip(self.tr(
             "Always take the most likely token (temperature 0). Same prompt, same answer."))
         self._temperature.setToolTip(self.tr(

@@ -7,10 +7,11 @@ model loads (`set_loading`).
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
+from PySide6.QtWidgets import QProgressBar, QStatusBar, QWidget
 
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.names import format_bytes, mode_name
+from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.run.store import RunStore
 
 FIELDS = ("mode", "step", "fed", "cache", "ttft", "ms_token", "tok_s", "threads")
@@ -26,7 +27,7 @@ class RunStatusBar(RetranslateOnLanguageChange, QStatusBar):
         self._loading.setTextVisible(True)
         self._loading.hide()
         self.addPermanentWidget(self._loading)
-        self._labels = {name: QLabel() for name in FIELDS}
+        self._labels = {name: plain_label() for name in FIELDS}
         for label in self._labels.values():
             self.addPermanentWidget(label)
         self._threads, self._device = 1, "cpu"

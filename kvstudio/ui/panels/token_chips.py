@@ -14,6 +14,8 @@ from PySide6.QtCore import QEvent, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QHelpEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
+from kvstudio.ui.app.plain_text import plain_tooltip
+
 PAD_X, PAD_Y, GAP, MARGIN = 4.0, 2.0, 3.0, 4.0
 
 
@@ -161,7 +163,7 @@ class TokenChipsView(QWidget):
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
             tip = self.tooltip_at(event.pos().x(), event.pos().y())
             if tip:
-                QToolTip.showText(event.globalPos(), tip, self)
+                QToolTip.showText(event.globalPos(), plain_tooltip(tip), self)
             else:
                 QToolTip.hideText()
             return True

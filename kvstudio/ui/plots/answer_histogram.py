@@ -2,9 +2,10 @@
 
 Owns the drawing of an `AnswerCounts`: one bar group per temperature, answers
 ordered by their total count, the answer text in a hover tooltip (the panel
-around it lists them too). Past `MAX_BARS` answers the rest share one last
-"other" bar whose tick says how many it holds ("+32"); exports get every answer
-with its count per temperature.
+around it lists them too; shown as plain text, since an answer read from a run
+file may hold HTML). Past `MAX_BARS` answers the rest share one last "other"
+bar whose tick says how many it holds ("+32"); exports get every answer with
+its count per temperature.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
 
+from kvstudio.ui.app.plain_text import plain_tooltip
 from kvstudio.ui.plots.base import LivePlot
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore
@@ -159,4 +161,5 @@ class AnswerHistogramPlot(LivePlot):
             self.setToolTip("")
             return
         counts = dict(self._answers)[answer]
-        self.setToolTip(f"«{answer or '∅'}»\n" + " · ".join(str(n) for n in counts))
+        text = f"«{answer or '∅'}»\n" + " · ".join(str(n) for n in counts)
+        self.setToolTip(plain_tooltip(text))

@@ -271,8 +271,9 @@ def encode_prompt(model: ModelHandle, request: RunRequest) -> list[int]:
     if not text:
         raise ValueError("The prompt is empty: type a question or some text, then step again.")
     if request.use_chat_template and model.tokenizer.has_chat_tokens:
-        text = model.tokenizer.chat_prompt(text)
-    ids = model.tokenizer.encode(text)
+        ids = model.tokenizer.chat_ids(text)
+    else:
+        ids = model.tokenizer.encode(text)
     needed = len(ids) + request.settings.max_new_tokens
     if needed > model.max_positions:
         raise ValueError(

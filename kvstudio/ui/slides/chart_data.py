@@ -3,9 +3,15 @@
 Owns `DataTable` (one table per plot: an x column and one named column per
 series, units in the headers), `ChartContent` (the protocol a chart's owner
 implements so exports can ask for both), `content_of` (finds it for a chart
-or the widget that shows it) and `tables_to_csv`. The numbers come from the
-records the chart was drawn from, never from the drawn items: no log10 of a
-log axis, no bar offsets.
+or the widget that shows it), `tables_to_csv` and `csv_rows`, the one CSV
+writer every export uses. The numbers come from the records the chart was drawn
+from, never from the drawn items: no log10 of a log axis, no bar offsets.
+
+CSV cells are decided by the value's type, not its text: numbers are written as
+measured (``-3.5`` stays a number), and a text cell (an answer, a prompt, a
+token piece, a header) that begins like a spreadsheet formula (``= + - @``, a
+tab or a carriage return) gets a leading ``'``, as OWASP recommends, so
+``=HYPERLINK(…)`` in an answer is shown as text instead of run.
 """
 
 from __future__ import annotations
@@ -13,8 +19,9 @@ from __future__ import annotations
 import csv
 import io
 import math
+import numbers
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -142,17 +149,50 @@ def format_cell(value: Cell) -> str:
     return str(value)
 
 
-def tables_to_csv(tables: Sequence[DataTable]) -> bytes:
-    """Each table as a header row and its rows; several tables are separated by a blank line."""
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as a formula
+
+
+def csv_text(text: str) -> str:
+    """A text cell a spreadsheet shows as text: one that starts like a formula gets a "'"."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def csv_cell(value: object) -> str:
+    """One CSV cell: a number as measured (`format_cell`), text neutralised (`csv_text`).
+
+    Numbers are told by type (numpy's included), so a negative number stays a number.
+    """
+    if value is None or isinstance(value, bool | int | float):
+        return format_cell(value)
+    if isinstance(value, numbers.Integral):
+        return format_cell(int(value))
+    if isinstance(value, numbers.Real):
+        return format_cell(float(value))
+    return csv_text(str(value))
+
+
+def csv_rows(tables: Iterable[Iterable[Iterable[object]]]) -> bytes:
+    """UTF-8 CSV of `tables` (each a header row, then its rows), a blank line between tables.
+
+    Every cell goes through `csv_cell`, so no export writes a formula a spreadsheet runs.
+    """
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    for index, table in enumerate(tables):
+    # csv quotes a cell holding the line terminator ("\n") but not a lone "\r", which then
+    # splits the row for any reader: a row with one is written fully quoted.
+    quoting_all = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    for index, rows in enumerate(tables):
         if index:
             buf.write("\n")
-        writer.writerow(table.header())
-        for row in table.rows():
-            writer.writerow([format_cell(v) for v in row])
+        for row in rows:
+            cells = [csv_cell(v) for v in row]
+            (quoting_all if any("\r" in c for c in cells) else writer).writerow(cells)
     return buf.getvalue().encode("utf-8")
+
+
+def tables_to_csv(tables: Sequence[DataTable]) -> bytes:
+    """Each table as a header row and its rows; several tables are separated by a blank line."""
+    return csv_rows([table.header(), *table.rows()] for table in tables)
 
 
 def read_csv_tables(data: bytes | str) -> list[list[list[str]]]:

@@ -23,9 +23,8 @@ can act on.
 from __future__ import annotations
 
 import contextlib
-import csv
 import errno
-import io
+import html
 import json
 import logging
 import os
@@ -66,7 +65,7 @@ from kvstudio.ui.slides.chart_data import (
     DataTable,
     Series,
     content_of,
-    format_cell,
+    csv_rows,
     tables_to_csv,
 )
 from kvstudio.ui.slides.svg_outlines import compose_canvas, path_data
@@ -602,9 +601,10 @@ def _legend_names(plot: pg.PlotItem) -> dict[int, str]:
     return {id(sample.item): plain_text(label.text) for sample, label in legend.items}
 
 
-def plain_text(html: str | None) -> str:
-    """Text of a title or label without its HTML tags."""
-    return re.sub(r"<[^>]+>", "", re.sub(r"<br\s*/?>", "\n", html or "")).strip()
+def plain_text(markup: str | None) -> str:
+    """Text of a title or label without its HTML tags (escaped text comes back as typed)."""
+    text = re.sub(r"<[^>]+>", "", re.sub(r"<br\s*/?>", "\n", markup or ""))
+    return html.unescape(text).strip()
 
 
 def _series_name(item: Any) -> str:
@@ -671,23 +671,19 @@ def render_csv(chart: ChartLike) -> bytes:
 
 def rows_to_csv(rows: Sequence[Mapping[str, Any]]) -> bytes:
     """A results table (list of dicts with the same keys) as CSV, numbers as numbers."""
-    buf = io.StringIO()
-    if rows:
-        fields = list(rows[0].keys())
-        for row in rows[1:]:
-            fields += [k for k in row if k not in fields]
-        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: _csv_value(v) for k, v in row.items()})
-    return buf.getvalue().encode("utf-8")
+    if not rows:
+        return b""
+    fields = list(rows[0].keys())
+    for row in rows[1:]:
+        fields += [k for k in row if k not in fields]
+    body = [[_csv_value(row.get(k)) for k in fields] for row in rows]
+    return csv_rows([[fields, *body]])
 
 
 def _csv_value(value: Any) -> Any:
+    """Lists as JSON text; everything else as it is (`csv_cell` tells numbers from text)."""
     if isinstance(value, list | tuple):
         return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, bool | int | float) or value is None:
-        return format_cell(value)
     return value
 
 

@@ -25,13 +25,13 @@ from PySide6.QtGui import QCloseEvent, QColor, QFont, QKeySequence, QPalette, QS
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
-    QLabel,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
+from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.panels.generation_view import GenerationView
 from kvstudio.ui.plots import CacheBytesPlot, LivePlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
@@ -133,18 +133,18 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         ]
         self.index = 0
 
-        self._heading = QLabel()
-        self._position = QLabel()
+        self._heading = plain_label()
+        self._position = plain_label()
         self._chips = GenerationView(chips_only=True)
         self._stack = QStackedWidget()
         for chart in self.charts:
             self._stack.addWidget(chart.plot)
-        self._big = QLabel()
+        self._big = plain_label()
         self._big.setWordWrap(True)
-        self._details = QLabel()
+        self._details = plain_label()
         self._details.setWordWrap(True)
         self._details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self._keys = QLabel()
+        self._keys = plain_label()
         self._keys.setWordWrap(True)
 
         top = QHBoxLayout()
@@ -254,7 +254,7 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         self._position.setText(self.tr("chart {0} of {1}").format(self.index + 1,
                                                                    len(self.charts)))
         self._big.setText(headline.big)
-        self._details.setText("<br>".join(headline.lines))
+        self._details.setText("\n".join(headline.lines))
 
     # ---- look ------------------------------------------------------------------------------
     def _size_type(self, screen_height: int) -> None:
