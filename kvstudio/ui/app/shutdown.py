@@ -34,7 +34,8 @@ from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsView, QWidge
 
 def _delete_now(app: QCoreApplication, widgets: list[QWidget]) -> None:
     for widget in widgets:
-        widget.close()
+        if not getattr(widget, "closed", False):  # pyqtgraph's views refuse a second close()
+            widget.close()
         widget.deleteLater()
     app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
