@@ -382,8 +382,8 @@ class ClassroomExtras(QObject):
     def _on_model_loaded(self, model: object) -> None:
         if self._labs is not None:
             self._labs.set_model(self.window.controller.model)
-        else:  # build them now the window is up, after this event
-            QTimer.singleShot(0, self._build_labs)
+        else:  # build them now the window is up, after this event (not once it is gone)
+            QTimer.singleShot(0, self.window, self._build_labs)
 
     def _build_labs(self) -> None:
         _ = self.labs

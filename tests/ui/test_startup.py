@@ -106,6 +106,40 @@ def test_the_real_window_runs_and_exits_cleanly() -> None:
     assert "Traceback" not in done.stderr and "Error calling" not in done.stderr
 
 
+MAIN_CLOSES_AS_THE_MODEL_LOADS = r"""
+import sys, tempfile
+from PySide6.QtWidgets import QApplication
+from kvstudio.ui.app import startup
+from kvstudio.ui.main_window import MainWindow
+
+app = QApplication([sys.argv[0]])
+build = startup.build_window
+
+def build_and_close_on_load(*args, **kwargs):
+    window = build(*args, **kwargs)
+    # Connected after the classroom's own slot, which queues the labs' build: the window
+    # closes before that build runs (a lecturer quitting the moment the model is up).
+    window.controller.model_loaded.connect(lambda model: (window.close(), app.exit(0)))
+    return window
+
+startup.build_window = build_and_close_on_load
+code = startup.main(["--settings", tempfile.mkdtemp() + "/s.ini", "--lang", "ko"])
+print("main returned", code, flush=True)
+sys.exit(code)
+"""
+
+
+def test_closing_as_the_model_loads_exits_cleanly() -> None:
+    """The labs are built just after the model loads; a window closed before that build
+    ran exits 0 without building them (the build ran during tear-down and raised)."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", MAIN_CLOSES_AS_THE_MODEL_LOADS], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert "main returned 0" in done.stdout, done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+
+
 def test_the_window_is_shown_before_torch_is_imported() -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", SHOW_BEFORE_TORCH], cwd=ROOT, env=env,

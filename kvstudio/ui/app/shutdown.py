@@ -66,7 +66,8 @@ def tear_down(app: QApplication) -> None:
         if shiboken6.isValid(view):
             _delete_now(app, [view])
     _delete_now(app, _parentless(app, popups=False))  # windows (their widgets go with them)
-    app.processEvents()  # deletions queued by the windows' own destructors
+    # Deletions the windows' destructors queued; no other event is delivered any more (a
+    # timer still pending, such as a lab build, must not run against deleted windows).
     app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     gc.collect()  # the windows' Python wrappers, now empty shells, and their cycles
     _delete_now(app, _parentless(app, popups=True))  # menus whose view boxes are gone
