@@ -120,7 +120,7 @@ def test_chat_tab_context_limit_message_keeps_the_chat(
     panel.answer_tokens.setValue(4)
     _send(qtbot, panel, "안녕하세요")
     panel.context_limit.setValue(panel.turns[0].history_tokens + 6)
-    panel.turn_box.setText("오늘 날씨가 정말 좋네요, 어디 갈까요?")
+    panel.turn_box.setText("안녕하세요")  # it would fit a new chat: so that is what to do
     assert not panel.run()
     assert "Start a new chat" in panel.status.text()
     assert len(panel.turns) == 1 and panel.turn_box.text() != ""  # nothing lost
@@ -284,3 +284,4 @@ def test_inspector_export_keeps_every_panel_whole_on_each_canvas(
         # The three views are level: their rows (one per cache position) line up.
         tops = {round(parts[0].top(), 1) for _, parts in panels}
         assert len(tops) == 1, (canvas.key, tops)
+
