@@ -285,3 +285,18 @@ def test_inspector_export_keeps_every_panel_whole_on_each_canvas(
         tops = {round(parts[0].top(), 1) for _, parts in panels}
         assert len(tops) == 1, (canvas.key, tops)
 
+
+def test_a_paste_cut_by_the_turn_box_says_so(qtbot, make_panel) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QApplication
+
+    panel = make_panel(ChatPanel)
+    QApplication.clipboard().setText("가" * 1_000_000)  # a 1 MB paste
+    panel.turn_box.paste()
+    limit = panel.turn_box.maxLength()
+    assert len(panel.turn_box.text()) == limit == 32_767  # explicit, and said on screen:
+    assert f"at most {limit:,} characters" in panel.status.text()
+    assert "cut" in panel.status.text() and "Shorten the turn" in panel.status.text()
+    panel.turn_box.setText("안녕하세요")  # a short turn says nothing of the kind
+    panel.set_status(lambda: "")
+    panel.turn_box.setText("안녕하세요!")
+    assert panel.status.text() == ""
