@@ -29,6 +29,7 @@ from pathlib import Path
 
 import torch
 
+from kvstudio import cli_args
 from kvstudio.core import limits
 from kvstudio.core.backend import MiniMindBackend
 from kvstudio.core.checkpoints import (
@@ -54,6 +55,7 @@ TARGET_SAMPLING_S = 1.5  # 30 samples × 5 temperatures × 32 tokens, batched
 SAMPLING_TEMPERATURES = (0.3, 0.7, 1.0, 1.3, 1.6)
 SAMPLING_QUESTION = "KV 캐시가 무엇인가요?"  # the chat question sampled 30 times
 STEPPER_TOP_N = 10  # candidates each timed step reports (the window shows 10)
+MAX_REPEATS = 1000  # the best of more repeats than this changes nothing
 
 
 @dataclass(frozen=True)
@@ -329,12 +331,18 @@ def format_results(results: Sequence[BenchResult], label: str) -> str:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="model folder or .pth (default: course model)")
     p.add_argument("--threads", default="1,2", help="torch thread counts to try (default 1,2)")
-    p.add_argument("--prompt-tokens", type=int, default=183)
-    p.add_argument("--new-tokens", type=int, default=64)
-    p.add_argument("--repeats", type=int, default=5, help="runs per measurement (median)")
-    p.add_argument("--samples", type=int, default=30)
-    p.add_argument("--temperatures", type=int, default=5, help="how many temperatures")
-    p.add_argument("--sample-tokens", type=int, default=32)
+    p.add_argument("--prompt-tokens", type=cli_args.tokens, default=183)
+    p.add_argument("--new-tokens", type=cli_args.tokens, default=64)
+    p.add_argument(
+        "--repeats", type=cli_args.bounded(1, MAX_REPEATS), default=5,
+        help="runs per measurement (median)",
+    )
+    p.add_argument("--samples", type=cli_args.rows, default=30)
+    p.add_argument(
+        "--temperatures", type=cli_args.bounded(1, len(SAMPLING_TEMPERATURES)), default=5,
+        help="how many temperatures",
+    )
+    p.add_argument("--sample-tokens", type=cli_args.tokens, default=32)
     p.add_argument("--json", default=None, help="also write the numbers to this JSON file")
 
 

@@ -5,30 +5,45 @@ list) and its table: per turn, both ways, the tokens fed for the prompt, TTFT,
 decode ms/token and the cache's bytes, then whether the greedy answers were
 identical. The conversation runs in ``kvstudio.core.chat``; with
 ``--rounds R`` it runs R times from scratch and the times are medians (the
-tokens fed are the same every round).
+tokens fed are the same every round). Before any turn runs, the turns file is
+read capped (``core.chat.read_turns``), ``--context-limit`` is capped at the
+model's positions, two static caches must fit the free memory, and a
+conversation that would feed 50,000 tokens or more needs ``--yes``; each turn
+done is reported on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 
+from kvstudio import cli_args
+from kvstudio.core import formulas, limits
+from kvstudio.core.backend import LanguageModel
 from kvstudio.core.chat import (
     DEFAULT_MAX_NEW_TOKENS,
     ChatSession,
     ChatTurn,
     WayResult,
     chat_conversation,
+    conversation_cost,
+    model_positions,
     read_turns,
 )
+from kvstudio.core.experiments import Progress
 from kvstudio.core.kv_cache import CacheSpec
+
+MAX_ROUNDS = 100  # medians of more rounds than this change nothing
 
 
 def add_subcommands(subparsers: Any) -> None:
+    from kvstudio.cli import add_yes_option
+
     p = subparsers.add_parser(
         "chat",
         help="a multi-turn chat with and without KV-cache reuse, turn by turn",
@@ -42,48 +57,74 @@ def add_subcommands(subparsers: Any) -> None:
     p.add_argument("--turns", required=True, help="UTF-8 text file, one user turn per line")
     p.add_argument(
         "--max-new-tokens",
-        type=_positive,
+        type=cli_args.tokens,
         default=DEFAULT_MAX_NEW_TOKENS,
         help=f"answer length limit per turn (default {DEFAULT_MAX_NEW_TOKENS}; eos ends sooner)",
     )
     p.add_argument(
         "--context-limit",
-        type=_positive,
+        type=cli_args.tokens,
         default=None,
-        help="positions the conversation may use (default: the model's)",
+        help="positions the conversation may use (default and most: the model's)",
     )
     p.add_argument("--cache", default="dynamic", choices=("dynamic", "static"))
     p.add_argument("--system", default=None, help="a system message before the first turn")
     p.add_argument(
-        "--rounds", type=_positive, default=3, help="run the conversation R times; median times"
+        "--rounds", type=cli_args.bounded(1, MAX_ROUNDS), default=3,
+        help="run the conversation R times; median times",
     )
     p.add_argument("--model", default=None, help="model folder or MiniMind .pth (default: ko-chat)")
     p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"))
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
-    p.add_argument("--threads", type=_positive, default=1, help="torch CPU threads (default 1)")
+    p.add_argument(
+        "--threads", type=cli_args.thread_count, default=1,
+        help="torch CPU threads, 1 … the CPU cores (default 1)",
+    )
+    add_yes_option(p)
     p.set_defaults(func=run_chat)
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _context_limit(args: argparse.Namespace, backend: LanguageModel) -> int | None:
+    """--context-limit, capped at the model's positions (saying so on stderr)."""
+    positions = model_positions(backend)
+    limit: int | None = args.context_limit
+    if limit is not None and limit > positions:
+        print(
+            f"note: --context-limit {limit:,} is more than the model's {positions:,} positions; "
+            f"using {positions:,}.",
+            file=sys.stderr,
+        )
+        limit = positions
+    return limit
+
+
+def _check_static_memory(backend: LanguageModel, spec: CacheSpec) -> None:
+    """Two static caches (the kept one and a re-feed's) are allocated whole: they must fit."""
+    if spec.kind != "static":
+        return
+    per_token = formulas.bytes_per_token(
+        backend.num_layers, backend.num_kv_heads, backend.head_dim, backend.dtype_bytes
+    )
+    limits.check_fits_memory(
+        2 * spec.max_length * per_token,
+        f"Two static caches of {spec.max_length:,} tokens (reuse and re-feed)",
+        backend.device,
+        "Use a smaller --context-limit or the dynamic cache.",
+    )
 
 
 def run_chat(args: argparse.Namespace) -> int:
-    from kvstudio.cli import _prepare  # the CLI's one way of opening a model
+    from kvstudio.cli import _prepare, _ProgressLine, confirm_cost, utf8_argument
 
+    system = None if args.system is None else utf8_argument(args.system, "The system message")
     turns = read_turns(args.turns)
     loaded = _prepare(args)
     backend, tokenizer = loaded.backend, loaded.tokenizer
     if not tokenizer.has_chat_tokens:
         raise ValueError("This tokenizer has no ChatML tokens; the chat needs a chat model.")
-    limit = args.context_limit
-    spec = CacheSpec(args.cache, max_length=limit or 4096)
+    limit = _context_limit(args, backend)
+    spec = CacheSpec(args.cache, max_length=min(limit or 4096, model_positions(backend)))
+    _check_static_memory(backend, spec)
 
     def session() -> ChatSession:
         return ChatSession(
@@ -92,24 +133,41 @@ def run_chat(args: argparse.Namespace) -> int:
             max_new_tokens=args.max_new_tokens,
             cache=spec,
             context_limit=limit,
-            system=args.system,
+            system=system,
         )
 
+    cost = conversation_cost(session(), turns)
+    first = conversation_cost(session(), turns[:1])
+    confirm_cost(
+        args, args.rounds * cost.tokens_fed + first.tokens_fed,
+        f"This conversation ({cost.turns:,} of {len(turns):,} turns fit, both ways, "
+        f"{args.rounds} round(s))",
+        "use fewer turns, fewer --rounds, a smaller --max-new-tokens or --context-limit",
+    )
     list(session().run_turn(turns[0]))  # warm-up: the first forward builds the fast weights
     rounds: list[list[ChatTurn]] = []
     stopped = ""
-    for index in range(args.rounds):
-        chat = session()
-        done: list[ChatTurn] = []
-        try:  # odd rounds run the re-feed way first in every turn: interleaved timing
-            for item in chat_conversation(chat, turns, refeed_first=index % 2 == 1):
-                if isinstance(item, ChatTurn):
-                    done.append(item)
-        except ValueError as exc:  # the context limit: the turns before it still count
-            stopped = str(exc)
-        rounds.append(done)
-    first = rounds[0]
-    shown_limit = first[0].context_limit if first else limit
+    progress = _ProgressLine()
+    total = args.rounds * max(cost.turns, 1)
+    try:
+        for index in range(args.rounds):
+            chat = session()
+            done: list[ChatTurn] = []
+            try:  # odd rounds run the re-feed way first in every turn: interleaved timing
+                for item in chat_conversation(chat, turns, refeed_first=index % 2 == 1):
+                    if isinstance(item, ChatTurn):
+                        done.append(item)
+                        progress(Progress(
+                            "chat", f"round {index + 1} of {args.rounds}, turn {item.turn}",
+                            index * max(cost.turns, 1) + item.turn, total,
+                        ))
+            except ValueError as exc:  # the context limit: the turns before it still count
+                stopped = str(exc)
+            rounds.append(done)
+    finally:
+        progress.close()
+    first_round = rounds[0]
+    shown_limit = first_round[0].context_limit if first_round else limit
     print(
         f"Conversation: {args.turns}, {len(turns)} turns, greedy, at most {args.max_new_tokens} "
         f"new tokens per answer, {spec.kind} cache, context limit {shown_limit}, "

@@ -4,7 +4,10 @@ Owns argument parsing, model loading for the command line (`load_backend`) and
 printing the lab tables. The work itself happens in ``kvstudio.core``
 (experiments, formulas) and ``kvstudio.bench``; this module only turns their
 results into text. Errors the user can fix print one clear line and exit with
-status 2, never a traceback.
+status 2, never a traceback: number arguments have bounded types
+(``kvstudio.cli_args``), sizes are checked against the model before any work,
+and a run past the window's cost threshold (``core.costs``) needs ``--yes``
+(`confirm_cost`). Long runs show progress on stderr (`drain`).
 
 Subcommands: ``compare``, ``sample``, ``sweep``, ``bench``, ``info``; plus
 ``train``/``eval-model`` (``kvstudio.training.cli``), ``convert``
@@ -18,8 +21,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
-import math
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +30,8 @@ from typing import Any, NoReturn
 
 import torch
 
-from kvstudio.core import formulas, limits
+from kvstudio import cli_args
+from kvstudio.core import costs, formulas
 from kvstudio.core.backend import LanguageModel, MiniMindBackend
 from kvstudio.core.cache_layout import cache_plan
 from kvstudio.core.checkpoints import default_model, describe, load_any
@@ -37,6 +41,7 @@ from kvstudio.core.experiments import (
     Progress,
     SamplingResult,
     SweepResult,
+    check_fits,
     compare_modes,
     lab_prompt_ids,
     length_sweep,
@@ -44,7 +49,7 @@ from kvstudio.core.experiments import (
 )
 from kvstudio.core.kv_cache import ALL_CACHE_KINDS, CacheSpec
 from kvstudio.core.quantized_cache import QUANT_BITS
-from kvstudio.core.records import SamplingSettings
+from kvstudio.core.records import MODES, Mode, SamplingSettings
 from kvstudio.core.stepper import Stepper
 from kvstudio.core.tokenizer import TextTokenizer
 
@@ -105,60 +110,7 @@ def _optional_module(name: str) -> Any | None:
 
 
 # ---- argument parsing ----------------------------------------------------------------------
-def _int_list(text: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers, got {text!r}"
-        ) from exc
-    if not values:
-        raise argparse.ArgumentTypeError("give at least one value")
-    return values
-
-
-def _float_list(text: str) -> list[float]:
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from exc
-    if not all(math.isfinite(v) for v in values):
-        raise argparse.ArgumentTypeError(f"expected finite numbers, got {text!r}")
-    if not values:
-        raise argparse.ArgumentTypeError("give at least one value")
-    return values
-
-
-def _whole(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from exc
-
-
-def _positive(text: str) -> int:
-    value = _whole(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _thread_count(text: str) -> int:
-    try:
-        return limits.check_threads(_whole(text))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix("--threads ")) from exc
-
-
-def _number(text: str) -> float:
-    """A finite number (argparse's float takes nan and inf)."""
-    try:
-        value = float(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from exc
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return value
+# Every number argument has a bounded type from ``kvstudio.cli_args`` (shared by all subcommands).
 
 
 class _Parser(argparse.ArgumentParser):
@@ -177,23 +129,26 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"))
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument(
-        "--threads", type=_thread_count, default=1,
+        "--threads", type=cli_args.thread_count, default=1,
         help="torch CPU threads, 1 … the CPU cores (default 1: see README)",
     )
 
 
 def _cache_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache", default="dynamic", choices=ALL_CACHE_KINDS, help="KV cache kind")
-    p.add_argument("--window", type=_positive, default=64, help="sliding window W (tokens)")
-    p.add_argument("--max-length", type=_positive, default=2048, help="static cache length")
-    p.add_argument("--block-size", type=_positive, default=16, help="paged cache block (tokens)")
+    p.add_argument("--window", type=cli_args.tokens, default=64, help="sliding window W (tokens)")
+    p.add_argument("--max-length", type=cli_args.tokens, default=2048, help="static cache length")
+    p.add_argument(
+        "--block-size", type=cli_args.tokens, default=16,
+        help="paged cache block (tokens; at most the model's positions)",
+    )
 
 
 def _prompt_options(p: argparse.ArgumentParser, default_tokens: int | None) -> None:
     group = p.add_mutually_exclusive_group()
     group.add_argument(
         "--prompt-tokens",
-        type=_positive,
+        type=cli_args.tokens,
         default=default_tokens,
         help="build a prompt of exactly P tokens from the lab text (cut or repeated)",
     )
@@ -218,17 +173,21 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     _prompt_options(c, 183)
-    c.add_argument("--new-tokens", type=_positive, default=64, help="N new tokens (default 64)")
+    c.add_argument(
+        "--new-tokens", type=cli_args.tokens, default=64, help="N new tokens (default 64)"
+    )
     c.add_argument("--mode", default="both", choices=("both", "cached", "recompute"))
     c.add_argument("--stop-at-eos", action="store_true", help="stop when the model writes eos")
     c.add_argument(
-        "--samples", type=_positive, default=30, help="--cache paged: rows of the sampling run"
+        "--samples", type=cli_args.rows, default=30, help="--cache paged: rows of the sampling run"
     )
     c.add_argument(
-        "--sample-tokens", type=_positive, default=48, help="--cache paged: their token budget"
+        "--sample-tokens", type=cli_args.tokens, default=48,
+        help="--cache paged: their token budget",
     )
     _cache_options(c)
     _model_options(c)
+    add_yes_option(c)
     c.set_defaults(func=cmd_compare)
 
     s = sub.add_parser(
@@ -236,25 +195,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="repeated sampling: distinct answers per temperature",
         description="n samples per temperature, one batch of n rows each, same seed.",
     )
-    s.add_argument("--temperatures", type=_float_list, default=[0.3, 0.7, 1.0, 1.3])
-    s.add_argument("--samples", type=_positive, default=30, help="samples per temperature")
-    s.add_argument("--new-tokens", type=_positive, default=32, help="token budget per answer")
+    s.add_argument("--temperatures", type=cli_args.number_list, default=[0.3, 0.7, 1.0, 1.3])
+    s.add_argument("--samples", type=cli_args.rows, default=30, help="samples per temperature")
+    s.add_argument(
+        "--new-tokens", type=cli_args.tokens, default=32, help="token budget per answer"
+    )
     s.add_argument("--prompt", default=None, help=f"question (default: {DEFAULT_QUESTION})")
     s.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
-    s.add_argument("--top-k", type=_whole, default=0, help="0 = off")
-    s.add_argument("--top-p", type=_number, default=0.85, help="the course setting 0.85; 1.0 = off")
-    s.add_argument("--repetition-penalty", type=_number, default=1.0, help="1.0 = off")
-    s.add_argument("--seed", type=_whole, default=42)
-    s.add_argument("--show", type=_whole, default=3, help="most frequent answers to print")
+    s.add_argument(
+        "--top-k", type=cli_args.bounded(0, cli_args.MAX_COUNT), default=0, help="0 = off"
+    )
+    s.add_argument(
+        "--top-p", type=cli_args.number, default=0.85, help="the course setting 0.85; 1.0 = off"
+    )
+    s.add_argument("--repetition-penalty", type=cli_args.number, default=1.0, help="1.0 = off")
+    s.add_argument("--seed", type=cli_args.seed, default=42)
+    s.add_argument(
+        "--show", type=cli_args.bounded(0, cli_args.MAX_COUNT), default=3,
+        help="most frequent answers to print",
+    )
     _model_options(s)
+    add_yes_option(s)
     s.set_defaults(func=cmd_sample)
 
     w = sub.add_parser("sweep", help="time and tokens fed as P or N grows")
     w.add_argument("--vary", choices=("new", "prompt"), default="new")
-    w.add_argument("--values", type=_int_list, default=[8, 16, 32, 64, 128])
-    w.add_argument("--fixed", type=_positive, default=64, help="the other length")
+    w.add_argument("--values", type=cli_args.token_list, default=[8, 16, 32, 64, 128])
+    w.add_argument("--fixed", type=cli_args.tokens, default=64, help="the other length")
     _cache_options(w)
     _model_options(w)
+    add_yes_option(w)
     w.set_defaults(func=cmd_sweep)
 
     i = sub.add_parser("info", help="describe the model and its KV cache geometry")
@@ -293,15 +263,21 @@ def _cache_spec(args: argparse.Namespace) -> CacheSpec:
     )
 
 
-def _prompt_text(text: str) -> str:
-    """The prompt as given, if it is text: not empty or blank, valid UTF-8 (ValueError)."""
+def utf8_argument(text: str, what: str = "The prompt") -> str:
+    """`text` as given on the command line, if it is valid UTF-8 (ValueError naming `what`)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:  # bytes the terminal could not decode (surrogates)
         raise ValueError(
-            "The prompt is not valid UTF-8 text; set the terminal to UTF-8 or pass the text "
+            f"{what} is not valid UTF-8 text; set the terminal to UTF-8 or pass the text "
             "another way."
         ) from exc
+    return text
+
+
+def _prompt_text(text: str) -> str:
+    """The prompt as given, if it is text: not empty or blank, valid UTF-8 (ValueError)."""
+    utf8_argument(text)
     if not text.strip():
         raise ValueError("The prompt is empty: give a question or some text with --prompt.")
     return text
@@ -326,24 +302,46 @@ def _short(text: str, width: int = 70) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-class _ProgressLine:
-    """A one-line progress indicator on stderr (only on a terminal)."""
+PROGRESS_EVERY_S = 10.0  # off a terminal, a progress line at most this often
 
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
+
+class _ProgressLine:
+    """Progress on stderr, so a long run never looks hung.
+
+    On a terminal one line is rewritten in place; elsewhere (a pipe, a log
+    file) a plain line is written every `PROGRESS_EVERY_S` seconds, so short
+    runs print none.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.tty = sys.stderr.isatty()
+        self.clock = clock
+        self.last = clock()
 
     def __call__(self, item: object) -> None:
-        if self.enabled and isinstance(item, Progress):
+        if not isinstance(item, Progress):
+            return
+        if self.tty:
             sys.stderr.write(f"\r  {item.stage:<24} {item.fraction:6.1%}")
+            sys.stderr.flush()
+            return
+        now = self.clock()
+        if now - self.last >= PROGRESS_EVERY_S:
+            self.last = now
+            sys.stderr.write(
+                f"  {item.experiment}, {item.stage}: {item.done:,} of {item.total:,} "
+                f"({item.fraction:.0%})\n"
+            )
             sys.stderr.flush()
 
     def close(self) -> None:
-        if self.enabled:
+        if self.tty:
             sys.stderr.write("\r" + " " * 40 + "\r")
 
 
-def _drain(experiment: Any, result_type: type) -> Any:
-    progress = _ProgressLine()
+def drain(experiment: Any, result_type: type, progress: _ProgressLine | None = None) -> Any:
+    """Run `experiment` to its `result_type` record, showing its `Progress` on stderr."""
+    progress = progress or _ProgressLine()
     result = None
     try:
         for item in experiment:
@@ -357,6 +355,32 @@ def _drain(experiment: Any, result_type: type) -> Any:
     return result
 
 
+
+
+def add_yes_option(p: argparse.ArgumentParser) -> None:
+    """``--yes``: run even past the cost threshold (`confirm_cost`)."""
+    p.add_argument(
+        "--yes", action="store_true",
+        help=f"run even when it feeds the model {costs.COST_WARNING_TOKENS:,} tokens or more "
+        "(without it such a run is refused, as the window asks first)",
+    )
+
+
+def confirm_cost(args: argparse.Namespace, tokens_fed: int, what: str, hint: str) -> None:
+    """Refuse a run past the window's cost threshold (`costs.is_costly`) unless ``--yes``.
+
+    The command line cannot show the window's question, so it asks for the
+    answer up front: the message says what the run costs and what to change.
+    """
+    if not costs.is_costly(tokens_fed) or getattr(args, "yes", False):
+        return
+    raise ValueError(
+        f"{what} feeds the model about {tokens_fed:,} tokens, past the "
+        f"{costs.COST_WARNING_TOKENS:,} at which KV Studio asks first (it may take many "
+        f"minutes). Add --yes to run it anyway, or {hint}."
+    )
+
+
 # ---- compare -------------------------------------------------------------------------------
 def cmd_compare(args: argparse.Namespace) -> int:
     loaded = _prepare(args)
@@ -364,13 +388,31 @@ def cmd_compare(args: argparse.Namespace) -> int:
     prompt = _prompt_ids(args, tokenizer)
     spec = _cache_spec(args)
     n = args.new_tokens
+    modes: tuple[Mode, ...] = MODES if args.mode == "both" else (args.mode,)
+    for mode in modes:  # positions and memory first: a run that cannot fit is not priced
+        check_fits(backend, 1, len(prompt), n, mode, spec)
+    fed = sum(costs.generation_cost(mode, len(prompt), n).tokens_fed for mode in modes)
+    if spec.kind == "paged":  # three caches for the sampling run, then a greedy check
+        question = len(tokenizer.chat_ids(DEFAULT_QUESTION))
+        check_fits(backend, args.samples, question, args.sample_tokens, "cached", spec)
+        fed += 3 * costs.generation_cost(
+            "cached", question, args.sample_tokens, rows=args.samples
+        ).tokens_fed
+        fed += 2 * costs.generation_cost("cached", len(prompt), n).tokens_fed
+    elif spec.kind in QUANT_BITS:  # the model's own cache and three quantized ones
+        fed += 4 * costs.generation_cost("cached", len(prompt), n).tokens_fed
+    confirm_cost(
+        args, fed, f"This comparison (P={len(prompt):,}, N={n:,})",
+        "use a shorter prompt, fewer new tokens or --mode cached"
+        + (" (or fewer --samples / --sample-tokens)" if spec.kind == "paged" else ""),
+    )
     print(
         f"Prompt: P={len(prompt)} tokens, N={n} new tokens, {spec.kind} cache"
         + (f" (W={spec.window})" if spec.kind == "sliding" else "")
         + f", greedy, {torch.get_num_threads()} torch thread(s), {backend.device}"
     )
     if args.mode == "both":
-        result: CompareResult = _drain(
+        result: CompareResult = drain(
             compare_modes(backend, tokenizer, prompt, n, cache=spec, stop_at_eos=args.stop_at_eos),
             CompareResult,
         )
@@ -491,7 +533,14 @@ def print_single(
         cache=spec,
         stop_at_eos=stop_at_eos,
     )
-    records = list(stepper)
+    progress = _ProgressLine()
+    records = []
+    try:
+        for record in stepper:
+            records.append(record)
+            progress(Progress("compare", mode, len(records), n, record))
+    finally:
+        progress.close()
     steps = len(records)
     fed = sum(r.tokens_fed for r in records)
     formula = formulas.tokens_fed(stepper.mode, len(prompt), steps)
@@ -524,13 +573,23 @@ def cmd_sample(args: argparse.Namespace) -> int:
         repetition_penalty=args.repetition_penalty,
         seed=args.seed,
     )
+    check_fits(loaded.backend, args.samples, len(prompt), args.new_tokens, "cached", CacheSpec())
+    fed = len(args.temperatures) * costs.generation_cost(
+        "cached", len(prompt), args.new_tokens, rows=args.samples
+    ).tokens_fed
+    confirm_cost(
+        args, fed,
+        f"Sampling {args.samples:,} × {len(args.temperatures):,} temperature(s) × "
+        f"{args.new_tokens:,} tokens",
+        "ask for fewer samples, temperatures or new tokens",
+    )
     print(
         f"Prompt: {_short(question)!r} ({len(prompt)} tokens); {args.samples} samples × "
         f"{len(args.temperatures)} temperatures, ≤{args.new_tokens} new tokens, "
         f"top-k {args.top_k or 'off'}, top-p {args.top_p if args.top_p < 1 else 'off'}, "
         f"seed {args.seed}, {torch.get_num_threads()} torch thread(s)"
     )
-    result: SamplingResult = _drain(
+    result: SamplingResult = drain(
         repeated_sampling(
             loaded.backend,
             tokenizer,
@@ -563,7 +622,14 @@ def print_sampling(result: SamplingResult, show: int) -> None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     loaded = _prepare(args)
     spec = _cache_spec(args)
-    result: SweepResult = _drain(
+    runs = [(v, args.fixed) if args.vary == "prompt" else (args.fixed, v) for v in args.values]
+    for mode in MODES:  # the longest run must fit (as length_sweep checks), then the cost
+        check_fits(loaded.backend, 1, max(p for p, _ in runs), max(n for _, n in runs), mode,
+                   spec)
+    fed = sum(costs.generation_cost(mode, p, n).tokens_fed for p, n in runs for mode in MODES)
+    confirm_cost(args, fed, f"This sweep of {len(runs):,} length(s)",
+                 "sweep fewer or shorter lengths")
+    result: SweepResult = drain(
         length_sweep(
             loaded.backend,
             loaded.tokenizer,

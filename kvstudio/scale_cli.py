@@ -12,6 +12,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
+from kvstudio import cli_args
 from kvstudio.core.backend import LanguageModel
 from kvstudio.core.experiments import finish
 from kvstudio.core.scale import (
@@ -37,17 +38,14 @@ from kvstudio.core.tokenizer import TextTokenizer
 DEFAULT_QUESTION = "KV 캐시가 무엇인지 한 문장으로 설명해 주세요."
 
 
+MAX_PROJECTED_CONTEXT = 1 << 30  # tokens per row a projection may ask about (arithmetic only)
+MAX_PROJECTED_BATCH = 1 << 20
+
+
 def _bits(text: str) -> int:
-    value = int(text)
+    value = cli_args.whole(text)
     if value not in (32, 16, 8, 4):
         raise argparse.ArgumentTypeError(f"bits must be 32, 16, 8 or 4, got {value}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
@@ -65,15 +63,24 @@ def add_subcommands(subparsers: Any) -> None:
     source = p.add_mutually_exclusive_group()
     source.add_argument("--preset", default=None, help=f"one of: {', '.join(PRESETS)}")
     source.add_argument("--config", default=None, help="a config.json or a transformers folder")
-    p.add_argument("--context", type=_positive, default=32768, help="tokens per row (32768)")
-    p.add_argument("--batch", type=_positive, default=8, help="rows (default 8)")
+    p.add_argument(
+        "--context", type=cli_args.bounded(1, MAX_PROJECTED_CONTEXT, "tokens"), default=32768,
+        help="tokens per row (32768)",
+    )
+    p.add_argument(
+        "--batch", type=cli_args.bounded(1, MAX_PROJECTED_BATCH, "rows"), default=8,
+        help="rows (default 8)",
+    )
     p.add_argument(
         "--bits", type=_bits, default=None, help="bits per cached number (16; loaded: its dtype)"
     )
     p.add_argument("--model", default=None, help="without --preset/--config: this model")
     p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"))
     p.add_argument("--device", default="cpu")
-    p.add_argument("--threads", type=_positive, default=1)
+    p.add_argument(
+        "--threads", type=cli_args.thread_count, default=1,
+        help="torch CPU threads, 1 … the CPU cores (default 1)",
+    )
     p.set_defaults(func=run_project)
 
 
@@ -157,9 +164,11 @@ def print_scale_sections(
     tokenizer: TextTokenizer,
     prompt: Sequence[int],
 ) -> None:
-    """The tables `compare` adds for the scale cache kinds."""
+    """The tables `compare` adds for the scale cache kinds (progress on stderr as they run)."""
+    from kvstudio.cli import drain
+
     if args.cache == "paged":
-        result = finish(
+        result = drain(
             paged_memory(
                 backend,
                 tokenizer,
@@ -175,7 +184,7 @@ def print_scale_sections(
         print_paged(result)
     elif args.cache in ("fp16", "int8", "int4"):
         kinds = ("fp16", "int8", "int4")
-        result_q = finish(
+        result_q = drain(
             quantized_cache(backend, tokenizer, prompt, new_tokens=args.new_tokens, kinds=kinds),
             QuantLabResult,
         )

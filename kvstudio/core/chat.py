@@ -27,22 +27,25 @@ Its tokens fed and its TTFT are the chunks' together; times are summed over
 the forward calls only, never over the time a caller spends between items.
 
 It does not know about Qt; `chat_conversation` runs a scripted list of turns
-for the CLI and the tests.
+for the CLI and the tests, `conversation_cost` says what such a list would
+feed before it runs, and `read_turns` reads one from a size-capped file.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 import torch
 
+from kvstudio.core import limits
 from kvstudio.core.backend import LanguageModel
 from kvstudio.core.experiments import Progress
 from kvstudio.core.kv_cache import CacheSpec
+from kvstudio.core.small_files import read_text
 from kvstudio.core.tokenizer import IM_END, IncrementalDecoder, TextTokenizer
 
 Way = Literal["reuse", "refeed"]
@@ -146,6 +149,11 @@ class ChatSession:
             )
         if prefill_chunk < 1:
             raise ValueError(f"A prefill chunk needs at least one token, not {prefill_chunk}.")
+        positions = model_positions(backend)
+        if spec.kind == "static" and spec.max_length > positions:
+            # Sized from the model's positions, never from a larger limit asked for: the
+            # conversation cannot use more, and the static cache allocates all of it at once.
+            spec = replace(spec, max_length=positions)
         self.backend = backend
         self.tokenizer = tokenizer
         self.cache_spec = spec
@@ -196,17 +204,43 @@ class ChatSession:
         return closing + self.tokenizer.chat_ids(text, system=system)
 
     def check_fits(self, text: str) -> tuple[list[int], int]:
-        """(the turn's tokens, the answer's token budget), or ContextFullError."""
+        """(the turn's tokens, the answer's token budget), or ContextFullError.
+
+        Also refuses, before anything is allocated, a turn whose cache and
+        activations would not fit in the free memory (`limits.check_run`).
+        """
         added = self.turn_tokens(text)
         prompt_len = len(self.history) + len(added)
         room = self.context_limit - prompt_len
         if room < 1:
-            raise ContextFullError(
-                f"This turn needs {len(added)} more tokens, but the conversation already holds "
-                f"{len(self.history)} of its {self.context_limit} positions. Start a new chat "
-                "(or raise the context limit) to go on; the conversation so far is kept."
+            raise ContextFullError(self._full_message(text, len(added)))
+        budget = min(self.max_new_tokens, room)
+        limits.check_run(
+            self.backend, batch=1, prompt_len=prompt_len, new_tokens=budget, cached=True,
+            cache_kind=self.cache_spec.kind, cache_length=self.cache_spec.max_length,
+        )
+        return added, budget
+
+    def _full_message(self, text: str, added: int) -> str:
+        """Why `text` (`added` tokens here) does not fit, and what to do that can help."""
+        limit = self.context_limit
+        can_raise = limit < model_positions(self.backend) and (
+            self.cache_spec.kind != "static" or limit < self.cache_spec.max_length
+        )
+        alone = len(self.tokenizer.chat_ids(text, system=self.system))
+        if alone >= limit:  # it would not fit as the first turn of a new chat either
+            return (
+                f"This turn needs {alone} tokens, but the context limit is {limit} positions "
+                "and the answer needs at least one more: shorten the turn"
+                + (" (or raise the context limit)" if can_raise else "")
+                + ("; the conversation so far is kept." if self.history else ".")
             )
-        return added, min(self.max_new_tokens, room)
+        return (
+            f"This turn needs {added} more tokens, but the conversation already holds "
+            f"{len(self.history)} of its {limit} positions. Start a new chat"
+            + (" (or raise the context limit)" if can_raise else "")
+            + " to go on; the conversation so far is kept."
+        )
 
     def run_turn(
         self, text: str, *, reuse: bool = True, refeed: bool = True, refeed_first: bool = False
@@ -344,6 +378,43 @@ class ChatSession:
         )
 
 
+@dataclass(frozen=True)
+class ConversationCost:
+    """What a scripted conversation will feed the model, estimated before anything runs."""
+
+    turns: int  # turns that fit the context limit (the conversation stops at the first that not)
+    reuse_tokens_fed: int  # keeping the cache: each turn's new tokens, then its answer
+    refeed_tokens_fed: int  # re-feeding: the whole history every turn, then its answer
+
+    @property
+    def tokens_fed(self) -> int:
+        return self.reuse_tokens_fed + self.refeed_tokens_fed
+
+
+def conversation_cost(session: ChatSession, turns: Sequence[str]) -> ConversationCost:
+    """The tokens `turns` would feed on a new conversation of `session`'s settings, both ways.
+
+    Every answer is counted at its full budget (eos may end it sooner), as the
+    window's cost estimate counts N; nothing runs and the session is not changed.
+    """
+    tokenizer = session.tokenizer
+    limit, budget_max = session.context_limit, session.max_new_tokens
+    closing = 1 + len(session._newline)  # the end of the previous answer, then a line break
+    history = reuse = refeed = fitted = 0
+    for text in turns:
+        system = session.system if not history else None
+        added = len(tokenizer.chat_ids(text, system=system))
+        added += closing if history else 0
+        if history + added >= limit:
+            break  # refused as ContextFullError: the conversation stops here
+        budget = min(budget_max, limit - history - added)
+        reuse += added + (1 if history else 0) + budget - 1  # + the answer's last token
+        refeed += history + added + budget - 1
+        history += added + budget
+        fitted += 1
+    return ConversationCost(fitted, reuse, refeed)
+
+
 def chat_conversation(
     session: ChatSession,
     turns: Sequence[str],
@@ -357,18 +428,20 @@ def chat_conversation(
         yield from session.run_turn(text, reuse=reuse, refeed=refeed, refeed_first=refeed_first)
 
 
+MAX_TURNS_FILE_BYTES = 16 * 1024 * 1024  # a lecture's script is a few KB; 16 MiB is plenty
+
+
 def read_turns(path: str | Path) -> list[str]:
-    """A UTF-8 text file, one user turn per line (blank lines skipped)."""
+    """A UTF-8 text file, one user turn per line (blank lines skipped).
+
+    Read with `small_files.read_text`: a regular file of at most
+    `MAX_TURNS_FILE_BYTES`, so ``/dev/zero`` or a FIFO is refused at once.
+    """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        message = f"No turns file at {p}; give a UTF-8 text file, one turn per line."
-        raise ValueError(message) from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{p} is not UTF-8 text ({exc.reason}); save it as UTF-8.") from None
-    except OSError as exc:
-        raise ValueError(f"{p} could not be read: {exc.strerror or exc}.") from None
+    expected = "a UTF-8 text file, one turn per line"
+    if not p.exists():
+        raise ValueError(f"No turns file at {p}; give {expected}.")
+    text = read_text(p, MAX_TURNS_FILE_BYTES, expected)
     turns = [line.strip() for line in text.splitlines() if line.strip()]
     if not turns:
         raise ValueError(f"{p} has no turns; write one user turn per line.")

@@ -12,9 +12,11 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from kvstudio.core.small_files import read_capped
+from kvstudio.core.runfile_checks import read_int
+from kvstudio.core.small_files import read_json
 
 MAX_CONFIG_BYTES = 1024 * 1024  # a model's config.json is well under 10 KB
+MAX_CONFIG_INT = 2**31 - 1  # no size in any model's config comes near this (int32's largest)
 
 _INT_FIELDS = (
     "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
@@ -48,6 +50,18 @@ def _type_problems(cfg: Any) -> list[str]:
         if not isinstance(getattr(cfg, name), bool):
             problems.append(f"{name} must be true or false, got {getattr(cfg, name)!r}")
     return problems
+
+
+def config_int(
+    value: Any, field: str, where: str, *, low: int = 1, high: int = MAX_CONFIG_INT
+) -> int:
+    """A size read from a config file: a whole number (not a bool, not a float such as
+    1e30, NaN or Infinity) from `low` to `high`; else ValueError naming the file and field.
+
+    The one check for a config's numbers wherever one is read for sizes (the
+    projector's configs in ``scale``, from the command line and the window alike).
+    """
+    return read_int(value, f"{where}: {field}", low, high)
 
 
 def minimind_intermediate_size(hidden_size: int) -> int:
@@ -194,17 +208,10 @@ class ModelConfig:
         p = Path(path)
         if not p.exists():
             raise ValueError(f"{p} does not exist: a model folder needs a config.json.")
-        raw = read_capped(p, MAX_CONFIG_BYTES, "a model's config.json")
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            raise ValueError(
-                f"{p} is not UTF-8 text ({exc.reason}); a config.json is JSON text."
-            ) from exc
-        except json.JSONDecodeError as exc:
-            raise ValueError(
-                f"{p} is not valid JSON ({exc.msg} at line {exc.lineno}); fix or replace the file."
-            ) from exc
+        data = read_json(p, MAX_CONFIG_BYTES, "a model's config.json")
         if not isinstance(data, dict):
             raise ValueError(f"{p} must hold a JSON object with the model's settings.")
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except ValueError as exc:  # name the file: the fields alone do not say which one
+            raise ValueError(f"{p}: {exc}") from exc

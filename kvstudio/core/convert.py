@@ -27,9 +27,10 @@ from typing import Any, Literal
 import torch
 from safetensors.torch import save_file
 
-from kvstudio.core.config import ModelConfig
+from kvstudio.core.config import MAX_CONFIG_BYTES, ModelConfig
 from kvstudio.core.folder_write import staged_folder
 from kvstudio.core.model import MiniMindLM
+from kvstudio.core.small_files import read_json
 from kvstudio.core.tokenizer import ENDOFTEXT, IM_END, IM_START, TextTokenizer
 
 logger = logging.getLogger(__name__)
@@ -112,7 +113,7 @@ def write_tokenizer(tokenizer: TextTokenizer, out: Path, max_length: int) -> Non
     """tokenizer.json + tokenizer_config.json + special_tokens_map.json for AutoTokenizer."""
     tokenizer.save(out)
     config_path = out / "tokenizer_config.json"
-    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config = read_json(config_path, MAX_CONFIG_BYTES, "a tokenizer_config.json")
     config["model_max_length"] = max_length
     config_path.write_text(json.dumps(config, ensure_ascii=False, indent=2) + "\n", "utf-8")
     special = {

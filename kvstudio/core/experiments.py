@@ -24,6 +24,7 @@ from kvstudio.core.cache_layout import CachePlan, cache_plan
 from kvstudio.core.checkpoints import REPO_ROOT
 from kvstudio.core.kv_cache import CacheSpec
 from kvstudio.core.records import MODES, Mode, SamplingSettings, StepRecord
+from kvstudio.core.small_files import read_text
 from kvstudio.core.stepper import Stepper
 from kvstudio.core.tokenizer import TextTokenizer
 
@@ -40,6 +41,7 @@ LAB_TEXT = (
 )
 
 LAB_PROMPT_FILE = REPO_ROOT / "resources" / "prompts" / "lab_long.txt"
+MAX_PROMPT_FILE_BYTES = 1024 * 1024  # the lab's long prompt is about 2 KB
 
 
 @dataclass(frozen=True)
@@ -60,8 +62,8 @@ class Progress:
 def lab_text() -> str:
     """The lab's long prompt: resources/prompts/lab_long.txt when shipped, else LAB_TEXT."""
     try:
-        return LAB_PROMPT_FILE.read_text(encoding="utf-8")
-    except OSError:
+        return read_text(LAB_PROMPT_FILE, MAX_PROMPT_FILE_BYTES, "the lab's prompt text")
+    except ValueError:
         return LAB_TEXT
 
 
@@ -113,7 +115,7 @@ def finish(experiment: Iterator[object], result_type: type[R]) -> R:
     return last
 
 
-def _check_fits(
+def check_fits(
     backend: LanguageModel, batch: int, prompt_len: int, new_tokens: int, mode: Mode,
     spec: CacheSpec,
 ) -> None:
@@ -122,6 +124,7 @@ def _check_fits(
         backend, batch=batch, prompt_len=prompt_len, new_tokens=new_tokens,
         cached=mode == "cached", cache_kind=spec.kind,
         cache_length=spec.max_length if spec.kind == "static" else spec.window,
+        block_size=spec.block_size,
     )
 
 
@@ -211,7 +214,7 @@ def compare_modes(
     spec = cache or CacheSpec()
     greedy = SamplingSettings.greedy_settings(seed)
     for mode in MODES:  # positions and memory for the full run, before the warm-up
-        _check_fits(backend, 1, len(prompt_ids), new_tokens, mode, spec)
+        check_fits(backend, 1, len(prompt_ids), new_tokens, mode, spec)
     warm = min(warmup_tokens, new_tokens)
     total = 2 * warm + 2 * new_tokens
     done = 0
@@ -366,7 +369,7 @@ def repeated_sampling(
     base = settings or SamplingSettings(temperature=1.0, top_k=0, top_p=1.0)
     for temperature in temperatures:  # every setting is valid before the first batch runs
         replace(base, temperature=float(temperature))
-    _check_fits(backend, samples, len(prompt_ids), new_tokens, mode, cache or CacheSpec())
+    check_fits(backend, samples, len(prompt_ids), new_tokens, mode, cache or CacheSpec())
     total = len(temperatures) * new_tokens
     done = 0
     results = []
@@ -457,7 +460,7 @@ def length_sweep(
     longest_p = max(values) if vary == "prompt" else fixed
     longest_n = fixed if vary == "prompt" else max(values)
     for mode in modes:  # the longest run must fit before the first one starts
-        _check_fits(backend, 1, longest_p, longest_n, mode, cache or CacheSpec())
+        check_fits(backend, 1, longest_p, longest_n, mode, cache or CacheSpec())
     total = len(values) * len(modes)
     warm_up(backend, tokenizer, modes, prompt_text)
     points = []

@@ -18,7 +18,6 @@ Both are read. It does not sample, time or record: that is ``stepper.py``.
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 import re
 from dataclasses import dataclass, field
@@ -29,7 +28,9 @@ import torch
 from tokenizers import Tokenizer
 
 from kvstudio.core.cache_layout import CachePlan, plan_from_windows
+from kvstudio.core.config import MAX_CONFIG_BYTES
 from kvstudio.core.kv_cache import CacheSpec
+from kvstudio.core.small_files import read_json
 from kvstudio.core.tokenizer import TextTokenizer
 
 logger = logging.getLogger(__name__)
@@ -121,8 +122,8 @@ def is_hf_folder(path: str | Path) -> bool:
     if not config.is_file():
         return False
     try:
-        data = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        data = read_json(config, MAX_CONFIG_BYTES, "a transformers config.json")
+    except ValueError:
         return False
     model_type = data.get("model_type") if isinstance(data, dict) else None
     return isinstance(model_type, str) and model_type not in ("", "minimind")

@@ -3,8 +3,9 @@
 Owns the arithmetic that says, before anything is allocated, whether a run of
 B rows × (P + N) positions fits the model's positions and the free memory,
 whether a model config's weights fit in memory, and how many torch threads
-make sense. Every refusal is a `ValueError` saying how much was asked, how
-much there is, and what to change. The estimates count the big tensors only
+make sense, and the largest length any setting may name before the model
+is known (`MAX_TOKENS`). Every refusal is a `ValueError` saying how much was
+asked, how much there is, and what to change. The estimates count the big tensors only
 (weights, KV cache, logits, one layer's activations), so they are a lower
 bound: a refused run could never have fitted.
 
@@ -20,6 +21,12 @@ from kvstudio.core import formulas
 
 GIB = 1024**3
 MEMORY_FRACTION = 0.9  # refuse a run whose estimate exceeds this share of the free memory
+# The most tokens any length setting may name (prompt, new tokens, cache lengths, windows,
+# blocks, context limits) before the model is even known: 16 Mi positions, past any model's
+# context, and small enough that no index arithmetic on it overflows. The model's own
+# positions are checked next (`check_run`).
+MAX_TOKENS = 1 << 24
+MAX_ROWS = 1 << 20  # samples in one batch (the free memory is checked next)
 
 
 def max_threads() -> int:
@@ -88,11 +95,15 @@ def run_bytes(
     cached: bool,
     cache_kind: str = "dynamic",
     cache_length: int = 0,
+    block_size: int = 0,
 ) -> int:
     """A lower bound of the bytes one run allocates beyond the weights.
 
     KV cache (cached mode: 2·L·T·H_kv·d·bytes per row, T = P + N, the static
-    length, or the window), the token buffer, the logits of one step (with the
+    length, or the window; a paged cache holds whole blocks of `block_size`:
+    the prompt's full blocks once and, from the first new token on, at least
+    one block per row, and never fewer than the 4 its pool starts with; rows
+    that end early give their blocks back), the token buffer, the logits of one step (with the
     sampling pipeline's copies) and one layer's activations for the widest step
     (the prefill when cached, the whole sequence when recomputing).
     """
@@ -100,7 +111,11 @@ def run_bytes(
     per_token = formulas.bytes_per_token(
         backend.num_layers, backend.num_kv_heads, backend.head_dim, backend.dtype_bytes
     )
-    if cached:
+    if cached and cache_kind == "paged" and block_size > 0:
+        shared = prompt_len // block_size  # full prompt blocks, shared by every row
+        cache = max(4, shared + batch) * block_size * per_token
+        widest = prompt_len
+    elif cached:
         tokens = {"static": cache_length, "sliding": min(total, cache_length or total)}.get(
             cache_kind, total
         )
@@ -125,6 +140,7 @@ def check_run(
     cached: bool,
     cache_kind: str = "dynamic",
     cache_length: int = 0,
+    block_size: int = 0,
 ) -> None:
     """Refuse, before any work, a run past the model's positions or the free memory."""
     positions = getattr(backend, "max_positions", None)
@@ -139,8 +155,15 @@ def check_run(
             f"A static cache of {cache_length:,} tokens is longer than the model's "
             f"{positions:,} positions; it could never fill. Use at most {positions:,}."
         )
+    if cached and cache_kind == "paged" and positions and block_size > positions:
+        raise ValueError(
+            f"A paged cache block of {block_size:,} tokens is longer than the model's "
+            f"{positions:,} positions; one block would hold more than any sequence. Use a "
+            "block of 16 to 256 tokens."
+        )
     need = run_bytes(backend, batch=batch, prompt_len=prompt_len, new_tokens=new_tokens,
-                     cached=cached, cache_kind=cache_kind, cache_length=cache_length)
+                     cached=cached, cache_kind=cache_kind, cache_length=cache_length,
+                     block_size=block_size)
     check_fits_memory(
         need,
         f"This run ({batch:,} row(s) × {needed:,} positions)",

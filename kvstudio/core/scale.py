@@ -15,10 +15,13 @@ labs check it against bytes measured from a real run of the loaded model.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from kvstudio.core.config import MAX_CONFIG_BYTES, config_int
+from kvstudio.core.runfile_checks import read_bool
+from kvstudio.core.small_files import read_json
 
 GIB = 1024**3
 GPU_MEMORY_GIB: tuple[int, ...] = (16, 24, 40, 80)  # common accelerator memory sizes
@@ -167,24 +170,37 @@ def preset(name: str) -> ModelGeometry:
 
 # ---- config.json ----------------------------------------------------------------------------
 def geometry_from_config(raw: dict[str, Any], name: str, source: str = "") -> ModelGeometry:
-    """A transformers (or MiniMind) config dict → geometry; a missing field is named."""
+    """A transformers (or MiniMind) config dict → geometry; a missing or bad field is named.
+
+    Every size goes through `config.config_int` (a whole number, not a bool, in
+    1 … `MAX_CONFIG_INT`), so Infinity, NaN, 1e30, ``true``, a list or a negative
+    count is refused with the file and the field in the message, never projected.
+    """
+    where = source or name
     cfg = raw.get("text_config", raw) if isinstance(raw.get("text_config"), dict) else raw
+
+    def given(key: str) -> bool:
+        return cfg.get(key) is not None
 
     def need(*keys: str) -> int:
         for key in keys:
-            value = cfg.get(key)
-            if isinstance(value, int) and value > 0:
-                return value
-        raise ValueError(f"{name}: config.json has no positive {' / '.join(keys)}.")
+            if given(key):
+                return config_int(cfg[key], key, where)
+        raise ValueError(
+            f"{where}: config.json has no {' / '.join(keys)}; give a transformers config.json."
+        )
+
+    def optional(key: str, default: int) -> int:
+        return config_int(cfg[key], key, where) if given(key) else default
 
     hidden = need("hidden_size", "n_embd", "d_model")
     layers = need("num_hidden_layers", "num_layers", "n_layer")
     heads = need("num_attention_heads", "n_head")
-    kv_heads = cfg.get("num_key_value_heads") or heads
-    head_dim = cfg.get("head_dim") or hidden // heads
-    window = cfg.get("sliding_window")
-    if cfg.get("use_sliding_window") is False or not isinstance(window, int) or window <= 0:
-        window = None
+    kv_heads = optional("num_key_value_heads", heads)
+    head_dim = optional("head_dim", max(hidden // heads, 1))
+    window: int | None = None
+    if given("sliding_window") and cfg.get("use_sliding_window") is not False:
+        window = config_int(cfg["sliding_window"], "sliding_window", where)
     layer_types = cfg.get("layer_types")
     if window is None:
         window_layers = 0
@@ -193,35 +209,33 @@ def geometry_from_config(raw: dict[str, Any], name: str, source: str = "") -> Mo
         window = window if window_layers else None
     else:
         window_layers = layers
+    tied = read_bool(cfg.get("tie_word_embeddings", False), f"{where}: tie_word_embeddings")
     dtype = str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16")
     return ModelGeometry(
         name=name,
         layers=layers,
         heads=heads,
-        kv_heads=int(kv_heads),
-        head_dim=int(head_dim),
+        kv_heads=kv_heads,
+        head_dim=head_dim,
         hidden=hidden,
-        intermediate=int(cfg.get("intermediate_size") or 4 * hidden),
-        vocab=int(cfg.get("vocab_size") or 0),
-        tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        intermediate=optional("intermediate_size", 4 * hidden),
+        vocab=need("vocab_size"),
+        tied_embeddings=tied,
         window=window,
         window_layers=window_layers,
-        max_positions=int(cfg.get("max_position_embeddings") or 0),
+        max_positions=optional("max_position_embeddings", 0),
         weight_bytes=4 if "32" in dtype else 2,
         source=source,
     )
 
 
 def load_config(path: str | Path) -> ModelGeometry:
-    """A model folder (its config.json) or a config.json file."""
+    """A model folder (its config.json) or a config.json file; ValueError naming what is wrong."""
     p = Path(path).expanduser()
     file = p / "config.json" if p.is_dir() else p
-    if not file.is_file():
+    if not file.exists():
         raise ValueError(f"No config.json at {p}; give a model folder or its config.json.")
-    try:
-        raw = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"Cannot read {file}: {exc}. Give a transformers config.json.") from exc
+    raw = read_json(file, MAX_CONFIG_BYTES, "a transformers config.json")
     if not isinstance(raw, dict):
         raise ValueError(f"{file} is not a JSON object; give a transformers config.json.")
     name = file.parent.name if file.name == "config.json" else file.stem

@@ -5,15 +5,22 @@ Owns `read_capped`: the file is opened without blocking (a FIFO cannot hang
 the caller), must be a regular file (not a device, pipe or folder), and is
 read with a cap (a link to ``/dev/zero`` or a mistaken multi-gigabyte file
 cannot fill memory). Every refusal is a `ValueError` naming the file and what
-to choose instead. Run files (``runfile_checks``) and model configs
-(``config``) read through it.
+to choose instead. `read_text` and `read_json` add the decoding (UTF-8, then
+JSON that is not nested absurdly deep), with the same kind of messages.
+
+Every text or JSON file the app reads goes through here: run files
+(``runfile_checks``), model and projector configs (``config``, ``scale``),
+tokenizer files, chat turns, prompts, training data and reports.
+Checkpoints and safetensors are read by their own loaders (``checkpoints``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 MIB = 1024 * 1024
 
@@ -57,3 +64,40 @@ def read_capped(path: Path, limit: int, expected: str) -> bytes:
 def _too_big(path: Path, limit: int, expected: str) -> str:
     size = f"{limit // MIB} MiB" if limit >= MIB else f"{limit // 1024} KiB"
     return f"{path} is larger than {size}, far more than {expected} holds; choose {expected}."
+
+
+def read_text(path: Path, limit: int, expected: str, *, encoding: str = "utf-8") -> str:
+    """The file as text (`read_capped`, then decoded); ValueError naming the file if not text.
+
+    `encoding` may be ``"utf-8-sig"`` for files a spreadsheet saved (a BOM first).
+    """
+    raw = read_capped(path, limit, expected)
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{path} is not UTF-8 text ({exc.reason}); save it as UTF-8 or choose {expected}."
+        ) from None
+
+
+def read_json(path: Path, limit: int, expected: str) -> Any:
+    """The file's JSON value (`read_text`, then parsed); ValueError naming the file if not JSON.
+
+    Arrays nested thousands deep (the parser recurses once per level) and numbers
+    of thousands of digits are refused with the same kind of message.
+    """
+    text = read_text(path, limit, expected)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it or choose "
+            f"{expected}."
+        ) from None
+    except RecursionError:
+        raise ValueError(
+            f"{path} is nested thousands of levels deep; it is damaged or not {expected}."
+        ) from None
+    except ValueError as exc:  # e.g. an integer of thousands of digits
+        raise ValueError(f"{path} cannot be read as JSON ({exc}); choose {expected}.") from None
+

@@ -186,6 +186,7 @@ class Stepper:
             cached=mode == "cached", cache_kind=self.cache_spec.kind,
             cache_length=self.cache_spec.max_length if self.cache_spec.kind == "static"
             else self.cache_spec.window,
+            block_size=self.cache_spec.block_size,
         )  # positions and memory, before anything is allocated
         device = backend.device
         self.device = device

@@ -23,9 +23,12 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
+from kvstudio.core.small_files import read_text
+
 REPLACEMENT = "\ufffd"
 ENDOFTEXT, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 SPECIAL_TOKENS = (ENDOFTEXT, IM_START, IM_END)  # MiniMind's ids 0, 1, 2
+MAX_TOKENIZER_BYTES = 64 * 1024 * 1024  # MiniMind's is 0.5 MB; the largest vocabularies ~35 MB
 
 # ChatML, as MiniMind's tokenizer_config.json writes it (Jinja, for transformers users).
 CHAT_TEMPLATE = (
@@ -63,8 +66,9 @@ class TextTokenizer:
                 f"No tokenizer found at {p}. Put the model's tokenizer.json in the model folder "
                 "(or choose the folder that holds it)."
             )
+        text = read_text(p, MAX_TOKENIZER_BYTES, "a tokenizer.json")  # no FIFO, no /dev/zero
         try:
-            return cls(Tokenizer.from_file(str(p)))
+            return cls(Tokenizer.from_str(text))
         except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
             raise ValueError(
                 f"{p} is not a readable tokenizer.json ({exc}). Re-export it with the "

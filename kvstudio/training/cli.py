@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kvstudio.core import limits
+from kvstudio import cli_args
 
 # The training text is not in the repository: docs/data.md says where to get it.
 DATA_HELP = (
@@ -22,30 +22,27 @@ DATA_HELP = (
     "question_pair/kor_pair_train.csv and kor_Pair_test.csv, parakqc/paraKQC_v1.txt, "
     "kornlu/*.tsv (KorSTS, KorNLI XNLI)"
 )
-
-
-def _thread_count(text: str) -> int:
-    try:
-        return limits.check_threads(int(text))
-    except ValueError as exc:
-        cores = limits.max_threads()
-        raise argparse.ArgumentTypeError(f"expected 1 … {cores}, got {text!r}") from exc
+_count = cli_args.bounded(0, cli_args.MAX_COUNT)  # a count that may be 0 (no warm-up)
 
 
 def _train_options(p: argparse.ArgumentParser, lr: float, steps: int, batch: int) -> None:
     p.add_argument("--data", required=True, metavar="DATA", help=DATA_HELP)
     p.add_argument("--tokenizer", required=True, help="folder with tokenizer.json")
     p.add_argument("--out", required=True, help="run folder (checkpoints, report.json)")
-    p.add_argument("--steps", type=int, default=steps)
-    p.add_argument("--batch-size", type=int, default=batch)
-    p.add_argument("--lr", type=float, default=lr)
-    p.add_argument("--warmup", type=int, default=100, help="warm-up steps")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=_thread_count, default=1, help="torch threads (default 1)")
-    p.add_argument("--eval-every", type=int, default=200)
-    p.add_argument("--save-every", type=int, default=200)
-    p.add_argument("--log-every", type=int, default=20)
-    p.add_argument("--eval-batches", type=int, default=20, help="validation batches")
+    p.add_argument("--steps", type=cli_args.positive, default=steps)
+    p.add_argument("--batch-size", type=cli_args.rows, default=batch)
+    p.add_argument("--lr", type=cli_args.number, default=lr)
+    p.add_argument("--warmup", type=_count, default=100, help="warm-up steps")
+    p.add_argument("--seed", type=cli_args.seed, default=0)
+    p.add_argument(
+        "--threads", type=cli_args.thread_count, default=1, help="torch threads (default 1)"
+    )
+    p.add_argument("--eval-every", type=cli_args.positive, default=200)
+    p.add_argument("--save-every", type=cli_args.positive, default=200)
+    p.add_argument("--log-every", type=cli_args.positive, default=20)
+    p.add_argument(
+        "--eval-batches", type=cli_args.positive, default=20, help="validation batches"
+    )
     p.add_argument("--bf16", action="store_true", help="bf16 autocast (measure first)")
     p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint")
 
@@ -58,19 +55,19 @@ def add_subcommands(subparsers: Any) -> None:
     tok = sub.add_parser("tokenizer", help="byte-level BPE with MiniMind's special tokens")
     tok.add_argument("--data", required=True, metavar="DATA", help=DATA_HELP)
     tok.add_argument("--out", required=True)
-    tok.add_argument("--vocab-size", type=int, default=6400)
-    tok.add_argument("--seed", type=int, default=0)
+    tok.add_argument("--vocab-size", type=cli_args.bounded(256, 1 << 20), default=6400)
+    tok.add_argument("--seed", type=cli_args.seed, default=0)
     tok.set_defaults(handler=_cmd_tokenizer)
 
     pre = sub.add_parser("pretrain", help="pretrain the course model on plain text")
     _train_options(pre, lr=3e-3, steps=2000, batch=32)
-    pre.add_argument("--seq-len", type=int, default=256)
+    pre.add_argument("--seq-len", type=cli_args.tokens, default=256)
     pre.set_defaults(handler=_cmd_pretrain)
 
     sft = sub.add_parser("sft", help="fine-tune on ChatbotData in ChatML, loss on answers")
     _train_options(sft, lr=1e-3, steps=2000, batch=64)
     sft.add_argument("--init", required=True, help="pretrained weights (best.pt, .safetensors)")
-    sft.add_argument("--max-len", type=int, default=128)
+    sft.add_argument("--max-len", type=cli_args.tokens, default=128)
     sft.set_defaults(handler=_cmd_sft)
 
     exp = sub.add_parser("export", help="write a shipped model folder from a run's weights")
@@ -96,9 +93,11 @@ def add_subcommands(subparsers: Any) -> None:
     ev.add_argument("model", help="model folder (config.json, model.safetensors, tokenizer.json)")
     ev.add_argument("--kind", choices=["auto", "base", "chat"], default="auto")
     ev.add_argument("--prompts", default=None, help="prompt folder (default resources/prompts)")
-    ev.add_argument("--samples", type=int, default=30, help="samples per temperature")
-    ev.add_argument("--seed", type=int, default=0)
-    ev.add_argument("--threads", type=_thread_count, default=1)
+    ev.add_argument(
+        "--samples", type=cli_args.rows, default=30, help="samples per temperature"
+    )
+    ev.add_argument("--seed", type=cli_args.seed, default=0)
+    ev.add_argument("--threads", type=cli_args.thread_count, default=1)
     ev.add_argument("--json", default=None, help="also write the figures to this JSON file")
     ev.set_defaults(handler=_cmd_eval)
 

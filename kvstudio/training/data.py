@@ -9,14 +9,18 @@ nothing here is copied into the project.
 from __future__ import annotations
 
 import csv
+import io
 import logging
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from kvstudio.core.small_files import read_text
+
 log = logging.getLogger(__name__)
 
 CHAT_FILE = Path("chatbot_data") / "ChatbotData.csv"
+MAX_DATA_FILE_BYTES = 1024 * 1024 * 1024  # the largest source file (KorNLI) is ~100 MB
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,13 @@ def _require(path: Path) -> Path:
     return path
 
 
+def _open_text(path: Path) -> io.StringIO:
+    """The data file as text (size-capped, a regular file; a spreadsheet's BOM dropped)."""
+    text = read_text(path, MAX_DATA_FILE_BYTES, "a data file from docs/data.md",
+                     encoding="utf-8-sig")
+    return io.StringIO(text, newline="")
+
+
 def _clean(text: str) -> str:
     return " ".join(text.replace("\ufeff", "").split())
 
@@ -54,7 +65,7 @@ def read_chat_pairs(data_dir: str | Path) -> list[ChatPair]:
     """All ChatbotData pairs in file order (columns Q, A, label)."""
     path = _require(Path(data_dir) / CHAT_FILE)
     pairs: list[ChatPair] = []
-    with path.open(encoding="utf-8-sig", newline="") as f:
+    with _open_text(path) as f:
         for row in csv.DictReader(f):
             q, a = _clean(row.get("Q") or ""), _clean(row.get("A") or "")
             if q and a:
@@ -84,7 +95,7 @@ def split_chat(
 
 def _read_tsv_columns(path: Path, columns: tuple[str, ...]) -> list[str]:
     out: list[str] = []
-    with path.open(encoding="utf-8-sig", newline="") as f:
+    with _open_text(path) as f:
         reader = csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         for row in reader:
             out.extend(_clean(row.get(c) or "") for c in columns)
@@ -97,11 +108,11 @@ def read_other_texts(data_dir: str | Path) -> list[str]:
     texts: list[str] = []
     for name in ("kor_pair_train.csv", "kor_Pair_test.csv"):
         path = _require(root / "question_pair" / name)
-        with path.open(encoding="utf-8-sig", newline="") as f:
+        with _open_text(path) as f:
             for row in csv.DictReader(f):
                 texts += [_clean(row.get("question1") or ""), _clean(row.get("question2") or "")]
     para = _require(root / "parakqc" / "paraKQC_v1.txt")
-    for line in para.read_text(encoding="utf-8").splitlines():
+    for line in _open_text(para).getvalue().splitlines():
         texts.append(_clean(line.split("\t")[-1]))
     kornlu = _require(root / "kornlu")
     for path in sorted(kornlu.glob("*.tsv")):

@@ -15,7 +15,6 @@ It reads the prompts in ``resources/prompts`` (or another folder) and never trai
 
 from __future__ import annotations
 
-import json
 import logging
 import statistics
 import time
@@ -29,6 +28,7 @@ import torch
 from kvstudio.core.backend import MiniMindBackend
 from kvstudio.core.checkpoints import load_model_folder
 from kvstudio.core.records import SamplingSettings
+from kvstudio.core.small_files import read_json, read_text
 from kvstudio.core.stepper import Stepper
 from kvstudio.core.tokenizer import REPLACEMENT, TextTokenizer
 
@@ -39,6 +39,7 @@ TEMPERATURES = (0.3, 1.2)
 TOP_P = 0.85  # the course setting; top-k stays off
 ANSWER_TOKENS = 64  # ChatbotData answers are short; this is generous
 CONTINUATION_TOKENS = 32
+MAX_PROMPT_BYTES = 16 * 1024 * 1024  # the shipped prompt files are a few KB each
 
 
 def read_prompts(folder: str | Path | None = None) -> dict[str, Any]:
@@ -47,13 +48,10 @@ def read_prompts(folder: str | Path | None = None) -> dict[str, Any]:
     if not root.is_dir():
         raise ValueError(f"{root} is not a prompt folder (lab_long.txt, chat_questions.json, …).")
     out: dict[str, Any] = {}
-    try:
-        for name in ("lab_long", "lab_short"):
-            out[name] = (root / f"{name}.txt").read_text(encoding="utf-8")
-        for name in ("chat_questions", "heldout_questions", "sentence_starts"):
-            out[name] = json.loads((root / f"{name}.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"Cannot read the prompts in {root}: {exc}") from exc
+    for name in ("lab_long", "lab_short"):
+        out[name] = read_text(root / f"{name}.txt", MAX_PROMPT_BYTES, "a prompt (UTF-8 text)")
+    for name in ("chat_questions", "heldout_questions", "sentence_starts"):
+        out[name] = read_json(root / f"{name}.json", MAX_PROMPT_BYTES, "a JSON list of prompts")
     return out
 
 

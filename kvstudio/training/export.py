@@ -11,7 +11,6 @@ MiniMind names (``model.embed_tokens.weight``, ``model.layers.N.self_attn.q_proj
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,9 @@ from safetensors.torch import load_file
 from kvstudio.core.checkpoints import save_model_folder
 from kvstudio.core.config import ModelConfig
 from kvstudio.core.model import MiniMindLM
+from kvstudio.core.small_files import read_json
 from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.training.model_card import MAX_REPORT_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +51,8 @@ def run_config(weights: str | Path, vocab_size: int) -> ModelConfig:
     if (folder / "config.json").exists():
         return ModelConfig.load(folder / "config.json")
     if (folder / "report.json").exists():
-        report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
-        if isinstance(report.get("config"), dict):
+        report = read_json(folder / "report.json", MAX_REPORT_BYTES, "a training report (JSON)")
+        if isinstance(report, dict) and isinstance(report.get("config"), dict):
             return ModelConfig.from_dict(report["config"])
     return ModelConfig(vocab_size=vocab_size)
 

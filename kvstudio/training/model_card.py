@@ -7,7 +7,6 @@ trains their own model gets an honest card the same way.
 
 from __future__ import annotations
 
-import json
 import platform
 import subprocess
 from pathlib import Path
@@ -15,6 +14,9 @@ from typing import Any
 
 from kvstudio.core import formulas
 from kvstudio.core.config import ModelConfig
+from kvstudio.core.small_files import read_json
+
+MAX_REPORT_BYTES = 64 * 1024 * 1024  # report.json and eval JSON: a few hundred KB
 
 SOURCES = [
     (
@@ -48,7 +50,9 @@ def cpu_name() -> str:
 def _read(path: str | Path | None) -> dict[str, Any]:
     if path is None or not Path(path).exists():
         return {}
-    data: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = read_json(Path(path), MAX_REPORT_BYTES, "a training report (JSON)")
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} must hold a JSON object (a training report).")
     return data
 
 

@@ -4,7 +4,7 @@
     <name>AnswerHistogramPlot</name>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="48" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="139" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="140" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
@@ -20,7 +20,7 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="51" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="140" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
         <source>answer rank (1 = most common)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
@@ -30,42 +30,42 @@
         <translation>(나머지 답)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="116" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="117" />
         <source>T = {0:g}: {1} distinct of {2}</source>
         <translation>T = {0:g}: {2}개 중 서로 다른 답 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="119" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="120" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="127" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="128" />
         <source>answer (text)</source>
         <translation>답 (텍스트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="129" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="130" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="133" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="134" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="135" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="136" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
         <source>Distinct answers per temperature</source>
         <translation>온도별 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
@@ -869,253 +869,258 @@
 <context>
     <name>ChatPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="114" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="119" />
         <source>Chat</source>
         <translation>채팅</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="123" />
         <source>Send</source>
         <translation>보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="124" />
         <source>Next scripted turn</source>
         <translation>다음 대본 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="125" />
         <source>New chat</source>
         <translation>새 대화</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="126" />
         <source>Type what the user says, then Enter</source>
         <translation>사용자의 말을 입력하고 Enter</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="127" />
         <source>keep the cache across turns (feed only the new tokens)</source>
         <translation>턴이 바뀌어도 캐시 유지 (새 토큰만 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="128" />
         <source>also answer without reuse (re-feed the whole history)</source>
         <translation>재사용 없이도 답하기 (대화 전체를 다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="131" />
         <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical; the time to the first token grows with the history only without reuse.</source>
         <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며, 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="139" />
         <source>User turn</source>
         <translation>사용자 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="140" />
         <source>Reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="141" />
         <source>Compare</source>
         <translation>비교</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="142" />
         <source>Answer tokens at most</source>
         <translation>답변 최대 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
         <source>Context limit (tokens)</source>
         <translation>컨텍스트 한도 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="141" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="393" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="146" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="398" />
         <source>Prompt tokens fed per turn</source>
         <translation>턴별 입력한 프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="142" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="145" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="147" />
         <location filename="../../kvstudio/ui/labs/chat_lab.py" line="150" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="325" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="391" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="155" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="330" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="396" />
         <source>turn</source>
         <translation>턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="148" />
         <source>tokens (dashed: running total)</source>
         <translation>토큰 (점선: 누적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="394" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="149" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="399" />
         <source>Time to first token</source>
         <translation>첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="146" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="151" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="148" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="395" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="153" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="400" />
         <source>KV cache after each turn (equal both ways)</source>
         <translation>턴이 끝난 뒤 KV 캐시 (두 방식 같음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="156" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="152" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="370" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="375" />
         <source>reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="152" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="370" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="375" />
         <source>re-feed</source>
         <translation>다시 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="245" />
         <source>Turn {0}</source>
         <translation>턴 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="247" />
         <source>reuse fed {0} tokens</source>
         <translation>재사용: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="249" />
         <source>re-feed fed {0} tokens</source>
         <translation>다시 입력: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="251" />
         <source>identical tokens both ways {0}</source>
         <translation>두 방식의 토큰이 같음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="253" />
         <source>the two ways chose different tokens {0}</source>
         <translation>두 방식이 다른 토큰을 골랐음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="255" />
         <source>the answer was cut at the context limit</source>
         <translation>컨텍스트 한도에서 답이 잘렸음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="284" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="289" />
         <source>User</source>
         <translation>사용자</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="284" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="289" />
         <source>Assistant</source>
         <translation>어시스턴트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="326" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="331" />
         <source>history</source>
         <translation>대화 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="327" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="332" />
         <source>fed (reuse)</source>
         <translation>입력 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="328" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="333" />
         <source>fed (re-feed)</source>
         <translation>입력 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="329" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="334" />
         <source>TTFT ms (reuse)</source>
         <translation>TTFT ms (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="330" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="335" />
         <source>TTFT ms (re-feed)</source>
         <translation>TTFT ms (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="331" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="336" />
         <source>ms/token (reuse)</source>
         <translation>ms/토큰 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="332" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="337" />
         <source>ms/token (re-feed)</source>
         <translation>ms/토큰 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="333" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="338" />
         <source>cache KiB</source>
         <translation>캐시 KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="334" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="339" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="335" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="340" />
         <source>identical</source>
         <translation>같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="346" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="351" />
         <source>Turn {0}, history {1} tokens</source>
         <translation>턴 {0}, 대화 길이 {1}토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="349" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="354" />
         <source>reuse fed {0} tokens, TTFT {1:.1f} ms</source>
         <translation>재사용 {0}토큰 입력, TTFT {1:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="355" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="360" />
         <source>re-feed fed {0} tokens, TTFT {1:.1f} ms</source>
         <translation>다시 입력 {0}토큰 입력, TTFT {1:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="361" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="366" />
         <source>identical greedy tokens in {0} of {1} compared turns</source>
         <translation>비교한 턴 {1}개 중 {0}개에서 그리디 토큰이 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="383" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="388" />
         <source>{0}: prompt tokens fed</source>
         <translation>{0}: 입력한 프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="385" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="390" />
         <source>{0}: running total</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="389" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="394" />
         <source>{0}: TTFT (ms)</source>
         <translation>{0}: TTFT (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="390" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="395" />
         <source>{0}: cache (bytes)</source>
         <translation>{0}: 캐시 (바이트)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="438" />
+        <source>The turn box holds at most {0:,} characters, so a longer paste was cut there. Shorten the turn: a conversation holds at most {1:,} tokens.</source>
+        <translation>턴 입력란에는 최대 {0:,}자까지 들어가므로 더 긴 붙여 넣기는 거기서 잘렸습니다. 턴을 줄이세요. 대화에는 토큰이 최대 {1:,}개까지만 들어갑니다.</translation>
     </message>
 </context>
 <context>
@@ -1157,82 +1162,82 @@
         <translation>모드마다 TTFT를 {0}번 측정하는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="342" />
+        <location filename="../../kvstudio/ui/classroom.py" line="348" />
         <source>Lec&amp;ture</source>
         <translation>강의(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="343" />
+        <location filename="../../kvstudio/ui/classroom.py" line="349" />
         <source>Presenter view (projector: one chart, big numbers)</source>
         <translation>발표자 화면 (프로젝터: 차트 하나, 큰 숫자)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="345" />
+        <location filename="../../kvstudio/ui/classroom.py" line="351" />
         <source>Full screen, high contrast: Page Down steps, Page Up / ↑ / ↓ change the chart, P plays and pauses, Home starts over, Esc returns.</source>
         <translation>전체 화면, 고대비: Page Down은 한 스텝, Page Up / ↑ / ↓는 차트 바꾸기, P는 재생·일시정지, Home은 처음부터, Esc는 돌아가기.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="347" />
+        <location filename="../../kvstudio/ui/classroom.py" line="353" />
         <source>Save run…</source>
         <translation>실행 저장…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="348" />
+        <location filename="../../kvstudio/ui/classroom.py" line="354" />
         <source>Open saved run (replay without the model)…</source>
         <translation>저장한 실행 열기 (모델 없이 다시 보기)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="349" />
+        <location filename="../../kvstudio/ui/classroom.py" line="355" />
         <source>Replay</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="350" />
+        <location filename="../../kvstudio/ui/classroom.py" line="356" />
         <source>Next step</source>
         <translation>다음 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="351" />
+        <location filename="../../kvstudio/ui/classroom.py" line="357" />
         <source>Play / pause</source>
         <translation>재생 / 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="352" />
+        <location filename="../../kvstudio/ui/classroom.py" line="358" />
         <source>From the start</source>
         <translation>처음부터</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="353" />
+        <location filename="../../kvstudio/ui/classroom.py" line="359" />
         <source>Back to live</source>
         <translation>실시간으로 돌아가기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="354" />
+        <location filename="../../kvstudio/ui/classroom.py" line="360" />
         <source>Export slide pack (all charts and numbers)…</source>
         <translation>슬라이드 묶음 내보내기 (모든 차트와 수치)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="356" />
+        <location filename="../../kvstudio/ui/classroom.py" line="362" />
         <source>Measure TTFT ×{0} (median, min–max)</source>
         <translation>TTFT ×{0} 측정 (중앙값, 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="358" />
+        <location filename="../../kvstudio/ui/classroom.py" line="364" />
         <source>Runs the prompt's prefill {0} times in each mode, interleaved, and shows the median with the fastest and slowest round at step 0 of the time plot.</source>
         <translation>프롬프트의 프리필을 모드마다 {0}번 번갈아 실행하고, 시간 그래프의 0단계에 중앙값과 가장 빠른·느린 회차를 표시합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="407" />
+        <location filename="../../kvstudio/ui/classroom.py" line="413" />
         <source>TTFT median of {0}: cached {1:.2f} ms, recompute {2:.2f} ms</source>
         <translation>TTFT {0}회 중앙값: 캐시 {1:.2f} ms, 재계산 {2:.2f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="422" />
+        <location filename="../../kvstudio/ui/classroom.py" line="428" />
         <source>Exported: {0}</source>
         <translation>내보냄: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="432" />
+        <location filename="../../kvstudio/ui/classroom.py" line="438" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
@@ -1972,168 +1977,223 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/app/messages.py" line="62" />
-        <source>Cannot read {0}: {1}. Give a transformers config.json.</source>
-        <translation>{0}을(를) 읽을 수 없습니다: {1}. transformers config.json을 고르세요.</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="63" />
         <source>{0} is not a JSON object; give a transformers config.json.</source>
         <translation>{0}은(는) JSON 객체가 아닙니다. transformers config.json을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="64" />
-        <source>{0}: config.json has no positive {1}.</source>
-        <translation>{0}: config.json에 양수 {1} 값이 없습니다.</translation>
+        <location filename="../../kvstudio/ui/app/messages.py" line="63" />
+        <source>{0}: config.json has no {1}; give a transformers config.json.</source>
+        <translation>{0}: config.json에 {1}이(가) 없습니다. transformers config.json을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="66" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="65" />
+        <source>{0} must be true or false, got {1}.</source>
+        <translation>{0}은(는) true 또는 false여야 하는데 {1}입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="67" />
         <source>This turn needs {0} more tokens, but the conversation already holds {1} of its {2} positions. Start a new chat (or raise the context limit) to go on; the conversation so far is kept.</source>
         <translation>이 턴에는 토큰 {0}개가 더 필요하지만 대화가 이미 위치 {2}개 중 {1}개를 쓰고 있습니다. 계속하려면 새 대화를 시작하세요(또는 컨텍스트 한도를 올리세요). 지금까지의 대화는 그대로 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="70" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="71" />
+        <source>This turn needs {0} more tokens, but the conversation already holds {1} of its {2} positions. Start a new chat to go on; the conversation so far is kept.</source>
+        <translation>이 턴에는 토큰 {0}개가 더 필요하지만 대화가 이미 위치 {2}개 중 {1}개를 쓰고 있습니다. 계속하려면 새 대화를 시작하세요. 지금까지의 대화는 그대로 있습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="75" />
+        <source>This turn needs {0} tokens, but the context limit is {1} positions and the answer needs at least one more: shorten the turn (or raise the context limit).</source>
+        <translation>이 턴에는 토큰 {0}개가 필요하지만 컨텍스트 한도는 위치 {1}개이고 답에도 적어도 하나가 더 필요합니다. 턴을 줄이세요(또는 컨텍스트 한도를 올리세요).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="79" />
+        <source>This turn needs {0} tokens, but the context limit is {1} positions and the answer needs at least one more: shorten the turn.</source>
+        <translation>이 턴에는 토큰 {0}개가 필요하지만 컨텍스트 한도는 위치 {1}개이고 답에도 적어도 하나가 더 필요합니다. 턴을 줄이세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="82" />
+        <source>This turn needs {0} tokens, but the context limit is {1} positions and the answer needs at least one more: shorten the turn (or raise the context limit); the conversation so far is kept.</source>
+        <translation>이 턴에는 토큰 {0}개가 필요하지만 컨텍스트 한도는 위치 {1}개이고 답에도 적어도 하나가 더 필요합니다. 턴을 줄이세요(또는 컨텍스트 한도를 올리세요). 지금까지의 대화는 그대로 있습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="86" />
+        <source>This turn needs {0} tokens, but the context limit is {1} positions and the answer needs at least one more: shorten the turn; the conversation so far is kept.</source>
+        <translation>이 턴에는 토큰 {0}개가 필요하지만 컨텍스트 한도는 위치 {1}개이고 답에도 적어도 하나가 더 필요합니다. 턴을 줄이세요. 지금까지의 대화는 그대로 있습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="90" />
         <source>Type a user turn first (or take the next scripted one).</source>
         <translation>먼저 사용자 턴을 입력하세요(또는 다음 대본 턴을 가져오세요).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="72" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="92" />
         <source>The text holds {0}, one of the model's control tokens, and this model's chat template rewrites its messages, so it cannot be sent as plain text: remove it or turn the chat template off.</source>
         <translation>글에 모델의 제어 토큰 {0}이(가) 들어 있는데, 이 모델의 채팅 템플릿은 메시지를 고쳐 쓰므로 평범한 글로 보낼 수 없습니다. 그 토큰을 지우거나 채팅 템플릿을 끄세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="76" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="96" />
         <source>Tick at least one way: reuse the cache, re-feed the history, or both.</source>
         <translation>적어도 한 방식을 고르세요: 캐시 재사용, 대화 다시 입력, 또는 둘 다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="78" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="98" />
         <source>The static cache holds {0} tokens but this run needs {1}; raise its length or generate fewer tokens.</source>
         <translation>정적 캐시는 토큰 {0}개를 담지만 이 실행에는 {1}개가 필요합니다. 길이를 늘리거나 생성할 토큰 수를 줄이세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="82" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="102" />
         <source>Cannot save {0}: the disk is full. Free some space or choose a folder on another drive; nothing was written.</source>
         <translation>{0}을(를) 저장할 수 없습니다. 디스크가 가득 찼습니다. 공간을 비우거나 다른 드라이브의 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="85" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="105" />
         <source>Cannot save {0}: {1} is not writable. Choose a folder you can write to (for example your Documents folder); nothing was written.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1}에 쓸 권한이 없습니다. 쓸 수 있는 폴더(예: 문서 폴더)를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="88" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="108" />
         <source>Cannot save {0} in {1}: {2}. Choose another folder; nothing was written.</source>
         <translation>{1}에 {0}을(를) 저장할 수 없습니다: {2}. 다른 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="90" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="110" />
         <source>Cannot save {0}: {1} does not exist. Choose another folder.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1} 폴더가 없습니다. 다른 폴더를 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="91" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="111" />
         <source>Cannot save {0}: {1} is a file, not a folder. Choose another folder.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1}은(는) 폴더가 아니라 파일입니다. 다른 폴더를 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="93" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="113" />
         <source>Nothing to export yet: run the model or a lab first.</source>
         <translation>아직 내보낼 것이 없습니다. 먼저 모델이나 실습을 실행하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="94" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="114" />
         <source>Nothing to export: no charts were given.</source>
         <translation>내보낼 것이 없습니다. 차트가 없습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="95" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="115" />
         <source>The chart rendered as an empty image; is it visible and sized?</source>
         <translation>차트가 빈 이미지로 그려졌습니다. 차트가 보이고 크기가 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="97" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="117" />
         <source>Qt produced an empty PDF; is the chart visible and sized?</source>
         <translation>Qt가 빈 PDF를 만들었습니다. 차트가 보이고 크기가 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="98" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="118" />
         <source>Qt could not encode the PNG image (out of memory?).</source>
         <translation>Qt가 PNG 이미지를 만들지 못했습니다 (메모리 부족?).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="99" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="119" />
         <source>The SVG export has no drawing in it; is the chart empty?</source>
         <translation>내보낸 SVG에 그림이 없습니다. 차트가 비어 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="101" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="121" />
         <source>{0} holds code ({1}) and was refused: KV Studio loads only tensors and never runs code from a file. Use a plain state dict saved with torch.save(model.state_dict(), path).</source>
         <translation>{0}에는 코드({1})가 들어 있어 거부했습니다. KV Studio는 텐서만 불러오며 파일의 코드를 절대 실행하지 않습니다. torch.save(model.state_dict(), path)로 저장한 일반 state dict를 쓰세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="105" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="125" />
         <source>{0} is empty (0 bytes); download or copy the checkpoint again.</source>
         <translation>{0}이(가) 비어 있습니다(0바이트). 체크포인트를 다시 내려받거나 복사하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="107" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="127" />
         <source>Cannot read {0}: it is damaged or not a PyTorch checkpoint. Download or copy it again.</source>
         <translation>{0}을(를) 읽을 수 없습니다. 손상되었거나 PyTorch 체크포인트가 아닙니다. 다시 내려받거나 복사하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="110" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="130" />
         <source>The model produced NaN logits at step {0}: its weights are broken (NaN or inf inside). Load another checkpoint; this one cannot generate text.</source>
         <translation>모델이 {0}단계에서 NaN 로짓을 냈습니다. 가중치가 망가져 있습니다(NaN 또는 inf 포함). 다른 체크포인트를 불러오세요. 이 모델로는 글을 만들 수 없습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="113" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="133" />
         <source>This run ({0} row(s) × {1} positions) needs about {2} of memory but only {3} is free. Use fewer samples, fewer new tokens or a shorter static cache.</source>
         <translation>이 실행({0}행 × {1}개 위치)에는 메모리가 약 {2} 필요하지만 남은 메모리는 {3}뿐입니다. 샘플 수나 새 토큰 수를 줄이거나 정적 캐시를 짧게 하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="117" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="137" />
         <source>P + N = {0} + {1} = {2} positions, but the model handles {3}: shorten the prompt or ask for fewer new tokens.</source>
         <translation>P + N = {0} + {1} = {2}개 위치인데 모델은 {3}개까지만 다룹니다. 프롬프트를 줄이거나 새 토큰을 적게 요청하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="120" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="140" />
         <source>Cannot load the model ({0}).</source>
         <translation>모델을 불러올 수 없습니다 ({0}).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="122" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="142" />
         <source>{0} is not a regular file (a device, pipe or folder); choose a saved run (.kvrun.json).</source>
         <translation>{0}은(는) 일반 파일이 아닙니다(장치, 파이프 또는 폴더). 저장한 실행(.kvrun.json)을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="125" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="145" />
         <source>{0} is larger than {1} MiB, far more than a saved run holds; it is not a KV Studio run file.</source>
         <translation>{0}은(는) {1} MiB보다 커서 저장한 실행보다 훨씬 큽니다. KV Studio 실행 파일이 아닙니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="128" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="148" />
         <source>{0}: {1} prompt tokens + max_new_tokens {2} is more than the {3} positions a model can have; the file is damaged.</source>
         <translation>{0}: 프롬프트 토큰 {1}개 + max_new_tokens {2}가 모델이 가질 수 있는 위치 {3}개보다 많습니다. 파일이 손상되었습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="131" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="151" />
         <source>{0} must be between {1} and {2}, got {3}.</source>
         <translation>{0}은(는) {1}~{2} 사이여야 하는데 {3}입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="132" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="152" />
         <source>{0} must be a whole number, got {1}.</source>
         <translation>{0}은(는) 정수여야 하는데 {1}입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="133" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="153" />
         <source>{0} must be a finite number between {1} and {2}, got {3}.</source>
         <translation>{0}은(는) {1}~{2} 사이의 유한한 수여야 하는데 {3}입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="134" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="154" />
         <source>{0} must be a finite number, got {1}.</source>
         <translation>{0}은(는) 유한한 수여야 하는데 {1}입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="156" />
+        <source>{0} is not a regular file (a device, pipe or folder); choose {1}.</source>
+        <translation>{0}은(는) 일반 파일이 아닙니다(장치, 파이프 또는 폴더). {1}을(를) 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="158" />
+        <source>{0} does not exist; choose {1}.</source>
+        <translation>{0}이(가) 없습니다. {1}을(를) 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="159" />
+        <source>{0} is not UTF-8 text ({1}); save it as UTF-8 or choose {2}.</source>
+        <translation>{0}은(는) UTF-8 텍스트가 아닙니다({1}). UTF-8로 저장하거나 {2}을(를) 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="160" />
+        <source>{0} is not valid JSON ({1} at line {2}); fix it or choose {3}.</source>
+        <translation>{0}은(는) 올바른 JSON이 아닙니다({2}번째 줄: {1}). 고치거나 {3}을(를) 고르세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="161" />
+        <source>{0} is nested thousands of levels deep; it is damaged or not {1}.</source>
+        <translation>{0}은(는) 수천 단계로 중첩되어 있습니다. 손상되었거나 {1}이(가) 아닙니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/app/messages.py" line="163" />
+        <source>{0} cannot be read as JSON ({1}); choose {2}.</source>
+        <translation>{0}을(를) JSON으로 읽을 수 없습니다({1}). {2}을(를) 고르세요.</translation>
     </message>
 </context>
 <context>
@@ -3366,117 +3426,117 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="97" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="234" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="233" />
         <source>How often each answer came up</source>
         <translation>답별 등장 횟수</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="98" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="159" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="235" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="234" />
         <source>answer rank (1 = most frequent)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="99" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="191" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="190" />
         <source>count</source>
         <translation>횟수</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="100" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="235" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="101" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="235" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="155" />
         <source>T = {0:g} ({1} distinct)</source>
         <translation>T = {0:g} (서로 다른 답 {1}개)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="160" />
         <source>answer rank (1 = most frequent; {0} rarer answers beyond rank {1} are listed, not drawn)</source>
         <translation>답 순위 (1 = 가장 많음; {1}위 밖의 드문 답 {0}개는 목록에만 있고 그리지 않음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="185" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="184" />
         <source>same seed, both modes</source>
         <translation>같은 시드, 두 모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="188" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="187" />
         <source>T</source>
         <translation>T</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="189" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="188" />
         <source>distinct</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="190" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="189" />
         <source>most common answer</source>
         <translation>가장 많은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="192" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="191" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="198" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="197" />
         <source>T = {0:g}:</source>
         <translation>T = {0:g}:</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="207" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="206" />
         <source>T = {0:g}: {1}</source>
         <translation>T = {0:g}: {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="207" />
         <source>Distinct answers out of {0} per temperature: </source>
         <translation>온도별 {0}개 중 서로 다른 답: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="212" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="211" />
         <source>recompute mode gave the same answers for the same seed</source>
         <translation>같은 시드에서 재계산 모드도 같은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="214" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="213" />
         <source>recompute mode gave the same answer for {0} of {1} samples (float rounding tipped the others)</source>
         <translation>재계산 모드는 {1}개 샘플 중 {0}개에서 같은 답 (나머지는 부동소수점 반올림으로 갈림)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="216" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="215" />
         <source>T = {0:g}: top answer ×{1}</source>
         <translation>T = {0:g}: 최다 답 ×{1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="228" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="227" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="230" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="229" />
         <source>T = {0:g}: answer</source>
         <translation>T = {0:g}: 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="236" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="238" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="237" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>

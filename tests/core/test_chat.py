@@ -170,8 +170,8 @@ def test_context_limit_refuses_a_turn_before_running(
     assert turn.cut_by_limit == (turn.answer_ids[-1] != tokenizer.eos_id)
     history = session.history[:]
     counting.fed.clear()
-    with pytest.raises(ContextFullError, match="Start a new chat"):
-        list(session.run_turn(TURNS[1]))
+    with pytest.raises(ContextFullError, match="Start a new chat"):  # fits a new chat alone
+        list(session.run_turn(TURNS[0]))
     assert counting.fed == []  # nothing ran
     assert session.history == history and len(session.turns) == 1  # nothing lost
     session.reset()
@@ -358,3 +358,45 @@ def test_a_prefill_fed_in_chunks_answers_and_counts_as_one(
         assert len(progress) == len(counting.fed)  # a progress record per forward call
         assert progress[-1].done == progress[-1].total  # the bar ends full
     assert chunked.history == whole.history
+# ---- issue 19.4: sizes from the model, messages that say what helps, the cost up front -------
+def test_a_static_cache_is_sized_from_the_model_not_the_limit_asked_for(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    positions = tiny_backend.model.config.max_position_embeddings
+    session = ChatSession(tiny_backend, tokenizer, cache=CacheSpec("static", max_length=10**7),
+                          context_limit=10**7)
+    assert session.cache_spec.max_length == positions == session.context_limit
+
+
+def test_an_oversized_first_turn_says_shorten_it(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    long_turn = "안녕하세요 " * 400  # far more tokens than the tiny model's 1024 positions
+    at_max = ChatSession(tiny_backend, tokenizer)  # the limit is the model's own
+    with pytest.raises(ContextFullError) as info:
+        at_max.check_fits(long_turn)
+    assert "shorten the turn." in str(info.value) and "raise" not in str(info.value)
+    below = ChatSession(tiny_backend, tokenizer, context_limit=64)
+    with pytest.raises(ContextFullError, match=r"shorten the turn \(or raise the context limit\)"):
+        below.check_fits(long_turn)
+
+
+def test_conversation_cost_counts_what_the_turns_feed(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    from kvstudio.core.chat import conversation_cost
+
+    counting = CountingBackend(tiny_backend)
+    session = ChatSession(counting, tokenizer, max_new_tokens=4)  # type: ignore[arg-type]
+    cost = conversation_cost(session, TURNS)
+    done = turns_of(session, TURNS)
+    assert cost.turns == len(done) == len(TURNS)
+    reuse = sum(t.reuse.tokens_fed for t in done if t.reuse)
+    refeed = sum(t.refeed.tokens_fed for t in done if t.refeed)
+    assert sum(counting.fed) == reuse + refeed
+    # Every answer counted at its budget: exact when none ended early, an upper bound else.
+    assert all(len(t.answer_ids) == 4 for t in done)  # the seeded tiny model never chose eos
+    assert (cost.reuse_tokens_fed, cost.refeed_tokens_fed) == (reuse, refeed)
+    tight = ChatSession(tiny_backend, tokenizer, max_new_tokens=4,
+                        context_limit=done[1].history_tokens)
+    assert conversation_cost(tight, TURNS).turns == 1  # the second turn would not fit

@@ -5,6 +5,7 @@ counts, empty or non-UTF-8 prompts, damaged checkpoints and config files."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -13,8 +14,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from kvstudio import bench, cli
 from kvstudio.cli import main
-from kvstudio.core import experiments, limits
+from kvstudio.core import chat, experiments, limits, paged_cache
 from kvstudio.core.backend import MiniMindBackend
 from kvstudio.core.checkpoints import MODELS_DIR, load_model_folder
 from kvstudio.core.config import ModelConfig
@@ -147,3 +149,214 @@ def test_compare_keeps_no_logits_per_step(
     )
     assert len(result.max_abs_logit_diff) == 12 and result.identical
     assert clones["n"] == 0
+
+
+# ---- issue 19.4: every input bounded before any work -------------------------------------------
+SHIPPED_TURNS = MODELS_DIR.parent / "prompts" / "chat_4turns.txt"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _cli(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`python -m kvstudio ARGV` in a child with a time limit: a hang fails, never blocks."""
+    return subprocess.run(
+        [sys.executable, "-m", "kvstudio", *argv],
+        capture_output=True, text=True, check=False, timeout=timeout,
+        env={"PYTHONPATH": str(REPO), "LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"},
+    )
+
+
+def _refuse_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make any model loading fail loudly: a check that should come first did not."""
+
+    def loaded(args: object) -> None:
+        raise AssertionError("the model was loaded: the argument was not refused first")
+
+    monkeypatch.setattr(cli, "_prepare", loaded)
+    monkeypatch.setattr(bench, "bench_model", loaded)
+
+
+def test_a_turns_fifo_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "turns.fifo"
+    os.mkfifo(fifo)
+    try:
+        done = _cli("chat", "--turns", str(fifo), timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("chat --turns FIFO hung (it waited for a writer)")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"error: {fifo} is not a regular file (a device, pipe or folder); choose a UTF-8 text "
+        "file, one turn per line."
+    ]
+
+
+def test_a_turns_device_is_refused_at_once(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _refuse_work(monkeypatch)  # (reading /dev/zero uncapped ran out of memory at 3.2 GB)
+    assert "not a regular file" in _one_error_line(capsys, ["chat", "--turns", "/dev/zero"])
+
+
+def test_a_turns_file_is_read_with_a_cap(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _refuse_work(monkeypatch)
+    huge = tmp_path / "huge.txt"
+    with huge.open("wb") as fh:  # sparse: no disk used
+        fh.truncate(16 * 1024 * 1024 + 1)
+    assert "is larger than 16 MiB" in _one_error_line(capsys, ["chat", "--turns", str(huge)])
+    assert chat.MAX_TURNS_FILE_BYTES == 16 * 1024 * 1024  # the cap the file was just past
+
+
+def _many_turns(tmp_path: Path, count: int) -> Path:
+    path = tmp_path / "turns.txt"
+    path.write_text("\n".join(f"질문 {i}: 오늘 무엇을 할까요?" for i in range(count)),
+                    encoding="utf-8")
+    return path
+
+
+def test_a_long_chat_is_refused_without_yes(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    ran: list[str] = []
+
+    def no_turns(self: chat.ChatSession, text: str, **kwargs: object) -> object:
+        ran.append(text)
+        raise AssertionError("a turn ran before the cost was accepted")
+
+    monkeypatch.setattr(chat.ChatSession, "run_turn", no_turns)
+    line = _one_error_line(capsys, ["chat", "--turns", str(_many_turns(tmp_path, 10_000))])
+    assert "--yes" in line and "tokens" in line and "fewer turns" in line
+    assert ran == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["compare", "--new-tokens", "20000", "--mode", "recompute"],
+        ["compare", "--new-tokens", "2000"],  # both modes: the recompute half costs
+        ["sample", "--samples", "500", "--temperatures", ",".join(["1.0"] * 20)],
+        ["sweep", "--values", "4000,8000"],
+    ],
+)
+def test_long_runs_are_refused_without_yes(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    def no_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the run started before its cost was accepted")
+
+    for name in ("compare_modes", "print_single", "repeated_sampling", "length_sweep"):
+        monkeypatch.setattr(cli, name, no_run)
+    line = _one_error_line(capsys, argv)
+    assert "Add --yes to run it anyway" in line and "tokens" in line
+
+
+def test_yes_runs_a_long_run(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[tuple[int, int]] = []
+
+    def counted(backend: object, tokenizer: object, prompt: list[int], n: int,
+                **kwargs: object) -> object:
+        started.append((len(prompt), n))
+        raise ValueError("stopped here by the test")
+
+    monkeypatch.setattr(cli, "compare_modes", counted)
+    line = _one_error_line(capsys, ["compare", "--new-tokens", "2000", "--yes"])
+    assert line == "error: stopped here by the test" and started == [(183, 2000)]
+
+
+def test_long_runs_print_progress_off_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "PROGRESS_EVERY_S", 0.0)  # a line for every item
+    assert main(["chat", "--turns", str(SHIPPED_TURNS), "--rounds", "1",
+                 "--max-new-tokens", "4"]) == 0
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if line.startswith("  chat,")] == [
+        f"  chat, round 1 of 1, turn {t}: {t} of 4 ({t / 4:.0%})" for t in range(1, 5)
+    ]
+    assert main(["compare", "--prompt-tokens", "8", "--new-tokens", "3"]) == 0
+    assert "  compare, recompute: 12 of 12 (100%)" in capsys.readouterr().err
+
+
+def test_the_chat_context_limit_is_capped_at_the_model(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["chat", "--turns", str(SHIPPED_TURNS), "--rounds", "1", "--max-new-tokens", "2",
+                 "--context-limit", "10000000"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert ("note: --context-limit 10,000,000 is more than the model's 32,768 positions; "
+            "using 32,768.") in err
+    assert "context limit 32768" in out
+
+
+def test_two_static_chat_caches_must_fit_the_free_memory(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(limits, "available_memory_bytes", lambda device="cpu": 64 * 1024**2)
+    line = _one_error_line(capsys, ["chat", "--turns", str(SHIPPED_TURNS), "--cache", "static",
+                                    "--context-limit", "32768"])
+    assert "Two static caches of 32,768 tokens" in line and "64.0 MiB is free" in line
+
+
+def test_a_paged_block_is_bounded_before_any_pool_is_allocated(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_pool(*args: object) -> None:
+        raise AssertionError("a block pool was allocated")
+
+    monkeypatch.setattr(paged_cache.PagedKVCache, "_ensure_pools", no_pool)
+    line = _one_error_line(capsys, ["compare", "--cache", "paged", "--block-size", "3000000"])
+    assert "A paged cache block of 3,000,000 tokens is longer than the model's 32,768" in line
+    for huge in ("1000000000", "99999999999999999999999"):
+        line = _one_error_line(capsys, ["compare", "--cache", "paged", "--block-size", huge])
+        assert line.startswith("error: argument --block-size: must be at most 16,777,216 tokens")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["chat", "--turns", "x", "--context-limit", "99999999999999999999999"],
+         "argument --context-limit: must be at most 16,777,216 tokens, got a number of 23 digits"),
+        (["compare", "--cache", "sliding", "--window", "99999999999999999999999"],
+         "argument --window: must be at most 16,777,216 tokens"),
+        (["compare", "--prompt-tokens", "99999999999999999999999"], "--prompt-tokens: must be at"),
+        (["sweep", "--values", "8,99999999999999999999999"], "--values: expected comma-separated"),
+        (["sample", "--seed", str(2**70)], "--seed: must be at most"),
+        (["sample", "--temperatures", ",".join(["1"] * 1001)], "at most 1,000 values"),
+        (["project", "--context", str(10**40)], "--context: must be at most"),
+        (["bench", "--repeats", "99999999999999999999999"], "--repeats: must be at most"),
+        (["chat", "--turns", "x", "--threads", "1000"], "between 1 and"),
+        (["project", "--threads", "1000"], "between 1 and"),
+        (["eval-model", "m", "--threads", "1000"], "between 1 and"),
+        (["chat", "--turns", "x", "--rounds", "0"], "at least 1"),
+    ],
+)
+def test_number_arguments_are_bounded(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str],
+    message: str,
+) -> None:
+    _refuse_work(monkeypatch)
+    assert message in _one_error_line(capsys, argv)
+
+
+def test_the_threads_check_is_one_for_every_subcommand(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _refuse_work(monkeypatch)
+    lines = {
+        command: _one_error_line(capsys, [*command.split(), "--threads", "1000"])
+        for command in ("compare", "chat --turns x", "project")
+    }
+    assert len({line.split(" (see: ")[0] for line in lines.values()}) == 1, lines
+
+
+def test_a_non_utf8_system_message_is_one_error_line() -> None:
+    done = _cli("chat", "--turns", str(SHIPPED_TURNS), "--system",
+                b"\xff\xfe bad".decode("utf-8", "surrogateescape"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "error: The system message is not valid UTF-8 text; set the terminal to UTF-8 or pass "
+        "the text another way."
+    ]

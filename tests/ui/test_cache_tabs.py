@@ -127,7 +127,7 @@ def test_chat_tab_context_limit_message_keeps_the_chat(
     panel.answer_tokens.setValue(4)
     _send(qtbot, panel, "안녕하세요")
     panel.context_limit.setValue(panel.turns[0].history_tokens + 6)
-    panel.turn_box.setText("오늘 날씨가 정말 좋네요, 어디 갈까요?")
+    panel.turn_box.setText("안녕하세요")  # it would fit a new chat: so that is what to do
     assert not panel.run()
     assert "Start a new chat" in panel.status.text()
     assert len(panel.turns) == 1 and panel.turn_box.text() != ""  # nothing lost
@@ -385,3 +385,19 @@ def test_inspector_export_keeps_every_panel_whole_on_each_canvas(
         # The three views are level: their rows (one per cache position) line up.
         tops = {round(parts[0].top(), 1) for _, parts in panels}
         assert len(tops) == 1, (canvas.key, tops)
+
+
+def test_a_paste_cut_by_the_turn_box_says_so(qtbot, make_panel) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QApplication
+
+    panel = make_panel(ChatPanel)
+    QApplication.clipboard().setText("가" * 1_000_000)  # a 1 MB paste
+    panel.turn_box.paste()
+    limit = panel.turn_box.maxLength()
+    assert len(panel.turn_box.text()) == limit == 32_767  # explicit, and said on screen:
+    assert f"at most {limit:,} characters" in panel.status.text()
+    assert "cut" in panel.status.text() and "Shorten the turn" in panel.status.text()
+    panel.turn_box.setText("안녕하세요")  # a short turn says nothing of the kind
+    panel.set_status(lambda: "")
+    panel.turn_box.setText("안녕하세요!")
+    assert panel.status.text() == ""

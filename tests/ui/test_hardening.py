@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings
 
-from kvstudio.core import folder_write
+from kvstudio.core import costs, folder_write
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.classroom import ClassroomExtras
-from kvstudio.ui.run import engine_adapter
 from kvstudio.ui.run.engine_adapter import ModelChoice, RunCost
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -89,7 +88,7 @@ def test_a_costly_run_asks_first_and_can_be_cancelled(
     qtbot, make_window, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
 ) -> None:
     window = make_window(max_new_tokens=8)
-    monkeypatch.setattr(engine_adapter, "COST_WARNING_TOKENS", 50)
+    monkeypatch.setattr(costs, "COST_WARNING_TOKENS", 50)
     asked: list[RunCost] = []
     answer = {"go": False}
 

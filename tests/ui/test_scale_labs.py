@@ -179,3 +179,49 @@ def test_projector_csv_x_is_context_tokens_and_y_bytes(qtbot, exporter, tiny_han
     assert "fits in GPU memory (GiB): 16 ✗ 24 ✗ 40 ✗ 80 ✓" in head
     assert panel.table_values()[0]["cache (8 × 32,768), GiB"] == 32.0
     panel.shutdown()
+
+
+BAD_CONFIGS = {  # field: (JSON text of its value, what the message says)
+    "head_dim": ("Infinity", "head_dim must be a whole number, got inf"),
+    "num_key_value_heads": ("[8]", "num_key_value_heads must be a whole number, got a list of 1"),
+    "vocab_size": ('{"n": 1}', "vocab_size must be a whole number, got an object"),
+    "intermediate_size": ("-32", "intermediate_size must be between 1 and 2,147,483,647, got -32"),
+    "max_position_embeddings": ("true", "max_position_embeddings must be a whole number, got True"),
+}
+
+
+def test_projector_shows_what_is_wrong_with_a_config(  # type: ignore[no-untyped-def]
+    qtbot, exporter, tiny_handle, tmp_path
+) -> None:
+    """The same check as `kvstudio project`: on screen, naming the file and the field."""
+    panel = show_lab(qtbot, ProjectorPanel, exporter, tiny_handle)
+    good = {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+            "vocab_size": 32000}
+    for field, (value, message) in BAD_CONFIGS.items():
+        path = tmp_path / field / "config.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps({**good, field: "@"}).replace('"@"', value))
+        panel.set_config(str(path))  # raised TypeError/OverflowError, or took it, before
+        assert panel.status.text() == f"{path}: {message}."
+        assert panel.source.findData(str(path)) == -1  # not offered as a model
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    panel.set_config(str(deep))
+    assert "nested thousands of levels deep" in panel.status.text()
+    panel.shutdown()
+
+
+def test_projector_refuses_a_config_that_went_bad_after_it_was_chosen(  # type: ignore[no-untyped-def]
+    qtbot, exporter, tiny_handle, tmp_path
+) -> None:
+    panel = show_lab(qtbot, ProjectorPanel, exporter, tiny_handle)
+    path = tmp_path / "config.json"
+    good = {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+            "head_dim": 128, "vocab_size": 32000}
+    path.write_text(json.dumps(good))
+    panel.set_config(str(path))
+    path.write_text(json.dumps({**good, "head_dim": -32}))  # edited on disk since
+    assert not panel.run()
+    assert panel.status.text() == f"{path}: head_dim must be between 1 and 2,147,483,647, got -32."
+    assert panel.result is None and panel.table_rows() == []  # no "Done." with −32 GiB
+    panel.shutdown()

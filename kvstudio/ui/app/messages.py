@@ -59,14 +59,34 @@ TEMPLATES = (
     # scale labs (core/scale.py, labs/projector_lab.py)
     QT_TRANSLATE_NOOP("Messages", "No model is loaded yet; wait for it or pick a preset."),
     QT_TRANSLATE_NOOP("Messages", "No config.json at {0}; give a model folder or its config.json."),
-    QT_TRANSLATE_NOOP("Messages", "Cannot read {0}: {1}. Give a transformers config.json."),
     QT_TRANSLATE_NOOP("Messages", "{0} is not a JSON object; give a transformers config.json."),
-    QT_TRANSLATE_NOOP("Messages", "{0}: config.json has no positive {1}."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "{0}: config.json has no {1}; give a transformers config.json."),
+    QT_TRANSLATE_NOOP("Messages", "{0} must be true or false, got {1}."),
     # chat and cache inspector (core/chat.py, core/inspector.py)
     QT_TRANSLATE_NOOP("Messages",
                       "This turn needs {0} more tokens, but the conversation already holds {1} of "
                       "its {2} positions. Start a new chat (or raise the context limit) to go on; "
                       "the conversation so far is kept."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "This turn needs {0} more tokens, but the conversation already holds {1} of "
+                      "its {2} positions. Start a new chat to go on; the conversation so far is "
+                      "kept."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "This turn needs {0} tokens, but the context limit is {1} positions and the "
+                      "answer needs at least one more: shorten the turn (or raise the context "
+                      "limit)."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "This turn needs {0} tokens, but the context limit is {1} positions and the "
+                      "answer needs at least one more: shorten the turn."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "This turn needs {0} tokens, but the context limit is {1} positions and the "
+                      "answer needs at least one more: shorten the turn (or raise the context "
+                      "limit); the conversation so far is kept."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "This turn needs {0} tokens, but the context limit is {1} positions and the "
+                      "answer needs at least one more: shorten the turn; the conversation so far "
+                      "is kept."),
     QT_TRANSLATE_NOOP("Messages", "Type a user turn first (or take the next scripted one)."),
     # typed control tokens (core/hf_backend.py)
     QT_TRANSLATE_NOOP("Messages",
@@ -132,6 +152,15 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Messages", "{0} must be a whole number, got {1}."),
     QT_TRANSLATE_NOOP("Messages", "{0} must be a finite number between {1} and {2}, got {3}."),
     QT_TRANSLATE_NOOP("Messages", "{0} must be a finite number, got {1}."),
+    # any file read as text or JSON (core/small_files.py), after the run files' own wording
+    QT_TRANSLATE_NOOP("Messages",
+                      "{0} is not a regular file (a device, pipe or folder); choose {1}."),
+    QT_TRANSLATE_NOOP("Messages", "{0} does not exist; choose {1}."),
+    QT_TRANSLATE_NOOP("Messages", "{0} is not UTF-8 text ({1}); save it as UTF-8 or choose {2}."),
+    QT_TRANSLATE_NOOP("Messages", "{0} is not valid JSON ({1} at line {2}); fix it or choose {3}."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "{0} is nested thousands of levels deep; it is damaged or not {1}."),
+    QT_TRANSLATE_NOOP("Messages", "{0} cannot be read as JSON ({1}); choose {2}."),
 )
 
 _FIELD = re.compile(r"\\\{(\d+)\\\}")

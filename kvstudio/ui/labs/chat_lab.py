@@ -39,6 +39,7 @@ else:
 SCRIPT = resources_dir() / "prompts" / "chat_4turns.txt"
 REUSE, REFEED = series_colour(0), series_colour(1)
 BAR_WIDTH = 0.38
+MAX_TURN_CHARACTERS = 32_767  # the turn box's length (Qt's default, here on purpose and said)
 
 
 class ChatPanel(LabPanel):
@@ -47,7 +48,9 @@ class ChatPanel(LabPanel):
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
         self.turn_box = QLineEdit()
+        self.turn_box.setMaxLength(MAX_TURN_CHARACTERS)  # a longer paste is cut: said on screen
         self.turn_box.returnPressed.connect(self._on_run_clicked)
+        self.turn_box.textChanged.connect(self._on_turn_text_changed)
         self.reuse_box = QCheckBox()
         self.reuse_box.setChecked(True)
         self.refeed_box = QCheckBox()
@@ -427,6 +430,16 @@ class ChatPanel(LabPanel):
         }
 
     # ---- slots ----------------------------------------------------------------------------------
+    def _on_turn_text_changed(self, text: str) -> None:
+        """A full box means a paste was (or may have been) cut at the limit: say so."""
+        if len(text) >= self.turn_box.maxLength():
+            self.set_status(
+                lambda: self.tr(
+                    "The turn box holds at most {0:,} characters, so a longer paste was cut "
+                    "there. Shorten the turn: a conversation holds at most {1:,} tokens."
+                ).format(self.turn_box.maxLength(), self.context_limit.maximum())
+            )
+
     def _on_script_clicked(self) -> None:
         self.next_scripted_turn()
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from kvstudio.core import formulas
 from kvstudio.core.cache_spec import CacheSpec
+from kvstudio.core.costs import RunCost, generation_cost
 from kvstudio.core.records import Mode, SamplingSettings
 
 if TYPE_CHECKING:
@@ -290,37 +291,15 @@ def encode_prompt(model: ModelHandle, request: RunRequest) -> list[int]:
     return ids
 
 
-COST_WARNING_TOKENS = 50_000  # tokens fed by the formula above which a run asks first
-COST_WARNING_SECONDS = 20.0  # or an estimated time above this
-
-
-@dataclass(frozen=True)
-class RunCost:
-    """What a run will cost before it starts: tokens fed by the course formula, and time."""
-
-    mode: Mode
-    prompt_tokens: int  # P
-    new_tokens: int  # N (the budget; eos may end it sooner)
-    tokens_fed: int  # P+(N−1) cached, P·N+N(N−1)/2 recompute
-    seconds: float | None  # estimate from the measured seconds per token fed; None = unmeasured
-
-    @property
-    def large(self) -> bool:
-        """Worth a question before it starts."""
-        return self.tokens_fed >= COST_WARNING_TOKENS or (
-            self.seconds is not None and self.seconds >= COST_WARNING_SECONDS
-        )
-
-
 def run_cost(
     model: ModelHandle, request: RunRequest, seconds_per_token: float | None
 ) -> RunCost:
-    """The cost of running `request` to its budget; ValueError as `encode_prompt` gives."""
+    """The cost of running `request` to its budget (`costs.generation_cost`, the rule the
+    command line uses too); ValueError as `encode_prompt` gives."""
     ids = encode_prompt(model, request)
-    mode, n = request.settings.mode, request.settings.max_new_tokens
-    fed = formulas.tokens_fed(mode, len(ids), n)
-    seconds = None if seconds_per_token is None else fed * seconds_per_token
-    return RunCost(mode, len(ids), n, fed, seconds)
+    return generation_cost(
+        request.settings.mode, len(ids), request.settings.max_new_tokens, seconds_per_token
+    )
 
 
 def make_stepper(model: ModelHandle, prompt_ids: list[int], settings: RunSettings) -> Stepper:

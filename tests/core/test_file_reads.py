@@ -1,0 +1,96 @@
+"""Every text or JSON file the app reads goes through `small_files` (issue 19.4): a regular
+file only, never more than a stated size, and a message that names the file.
+
+A FIFO that could hang a reader, or ``/dev/zero`` that could fill memory, is never
+opened here by code that might not be capped: the cases use a link to ``/dev/null``
+(a device that reads as empty) and sparse files just past each cap.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from kvstudio.core import small_files, tokenizer
+from kvstudio.core.config import ModelConfig
+from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.training import data, evaluate, export
+
+PACKAGE = Path(__file__).resolve().parents[2] / "kvstudio"
+# Readers that are not text or JSON files a user points at, each for its reason.
+NOT_TEXT_FILES = {
+    "core/small_files.py": "the one capped reader itself",
+    "core/checkpoints.py": "weights: torch.load / safetensors, read by their own loaders",
+}
+READS = re.compile(r"\.read_text\(|\.read_bytes\(|json\.load\(|\bopen\([^)]*(\"r|encoding)")
+
+
+def _sparse(path: Path, size: int) -> Path:
+    with path.open("wb") as fh:
+        fh.truncate(size)  # no disk used
+    return path
+
+
+def test_no_module_reads_a_file_around_the_capped_reader() -> None:
+    found = []
+    for source in sorted(PACKAGE.rglob("*.py")):
+        name = source.relative_to(PACKAGE).as_posix()
+        if name in NOT_TEXT_FILES:
+            continue
+        for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("#")[0]
+            if READS.search(code) and "/proc/meminfo" not in code:
+                found.append(f"{name}:{number}: {line.strip()}")
+    assert found == [], "read these through kvstudio.core.small_files:\n" + "\n".join(found)
+
+
+def test_a_tokenizer_file_is_capped(tmp_path: Path) -> None:
+    huge = _sparse(tmp_path / "tokenizer.json", 64 * 1024 * 1024 + 1)
+    with pytest.raises(ValueError, match=r"tokenizer\.json is larger than 64 MiB"):
+        TextTokenizer.from_file(huge)
+    assert tokenizer.MAX_TOKENIZER_BYTES == 64 * 1024 * 1024  # the cap the file was just past
+    device = tmp_path / "device" / "tokenizer.json"
+    device.parent.mkdir()
+    device.symlink_to("/dev/null")
+    with pytest.raises(ValueError, match="not a regular file"):
+        TextTokenizer.from_file(device.parent)
+
+
+def test_training_data_and_prompts_are_read_capped(tmp_path: Path) -> None:
+    chat_file = tmp_path / data.CHAT_FILE
+    chat_file.parent.mkdir(parents=True)
+    chat_file.symlink_to("/dev/null")
+    with pytest.raises(ValueError, match=r"ChatbotData\.csv is not a regular file"):
+        data.read_chat_pairs(tmp_path)
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    (prompts / "lab_long.txt").symlink_to("/dev/null")
+    with pytest.raises(ValueError, match=r"lab_long\.txt is not a regular file"):
+        evaluate.read_prompts(prompts)
+
+
+def test_a_training_report_is_read_as_json_with_its_name(tmp_path: Path) -> None:
+    (tmp_path / "report.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"report\.json is nested thousands of levels deep"):
+        export.run_config(tmp_path / "best.pt", 6400)
+
+
+def test_a_model_config_message_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"hidden_size": float("nan")}), encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        ModelConfig.load(path)
+    assert str(info.value).startswith(f"{path}: Invalid model config: hidden_size must be")
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(ValueError, match="nested thousands of levels deep"):
+        ModelConfig.load(path)
+
+
+def test_read_json_refuses_numbers_too_long_to_convert(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text('{"head_dim": ' + "9" * 5000 + "}", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"x\.json cannot be read as JSON"):
+        small_files.read_json(path, 1 << 20, "a config.json")
