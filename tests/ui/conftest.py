@@ -8,6 +8,7 @@ for folders and .pth files (so bad-checkpoint messages are the engine's).
 
 from __future__ import annotations
 
+import gc
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -58,6 +59,17 @@ def gc_on_the_gui_thread(qapp: QApplication) -> Iterator[None]:
     yield
     collector.stop()
     tear_down(qapp)  # what fixtures kept alive, before the interpreter exits
+
+
+@pytest.fixture(autouse=True)
+def gc_policy_kept() -> Iterator[None]:
+    """A test that switches Python's automatic collector back on fails (and it is switched
+    off again): the rest of the session would collect on lab threads, which deadlocks."""
+    yield
+    if gc.isenabled():
+        gc.disable()
+        pytest.fail("the test left automatic garbage collection on (the GUI-thread "
+                    "collector's policy is off; restore what gc.isenabled() said)")
 
 
 @pytest.fixture(autouse=True)

@@ -95,6 +95,22 @@ def test_a_cycle_dropped_while_a_worker_allocates_is_freed_on_the_gui_thread(
     del made
 
 
+def test_the_collector_switches_automatic_collection_off_again(
+    qtbot, qapp: QApplication  # type: ignore[no-untyped-def]
+) -> None:
+    """Something (a test, a library) calling gc.enable() does not undo the policy for good:
+    the next tick switches the automatic collector off again."""
+    prepare_application(qapp)
+    (collector,) = qapp.findChildren(GuiThreadCollector)
+    before = collector.reenabled
+    gc.enable()
+    try:
+        qtbot.waitUntil(lambda: not gc.isenabled(), timeout=5_000)
+    finally:
+        gc.disable()
+    assert collector.reenabled == before + 1
+
+
 def test_the_collector_collects_only_generations_that_are_due(qapp: QApplication) -> None:
     collector = GuiThreadCollector()
     gc.collect()

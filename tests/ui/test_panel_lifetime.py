@@ -47,6 +47,7 @@ def test_every_lab_is_covered() -> None:
 @pytest.mark.parametrize("cls", PANELS, ids=lambda cls: cls.__name__)
 def test_lab_panel_is_freed_without_the_garbage_collector(qapp: QApplication, cls) -> None:  # type: ignore[no-untyped-def]
     gc.collect()
+    automatic = gc.isenabled()  # off in this session: the GUI-thread collector's policy
     gc.disable()  # only reference counting may free it
     try:
         panel = cls(ChartExporter())
@@ -58,4 +59,5 @@ def test_lab_panel_is_freed_without_the_garbage_collector(qapp: QApplication, cl
         qapp.processEvents()
         assert alive() is None, f"{cls.__name__} is kept alive by a reference cycle"
     finally:
-        gc.enable()
+        if automatic:  # as it was; switching it on here left the rest of the session to
+            gc.enable()  # automatic collections on lab threads (a hang in test_scale_labs)

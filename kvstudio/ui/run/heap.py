@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import atexit
 import gc
+import logging
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer
+
+log = logging.getLogger(__name__)
 
 COLLECT_INTERVAL_MS = 200  # how often the GUI thread checks the collector's counts
 
@@ -43,6 +46,7 @@ class GuiThreadCollector(QObject):
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self.collect_due)
         self.collections = [0, 0, 0]  # per generation, for tests and diagnostics
+        self.reenabled = 0  # how often something else had switched the automatic collector on
 
     def start(self) -> None:
         gc.disable()
@@ -59,7 +63,16 @@ class GuiThreadCollector(QObject):
 
     def collect_due(self) -> int:
         """Collect what the thresholds say is due; return the oldest generation collected
-        (-1 for none)."""
+        (-1 for none).
+
+        Also switches the automatic collector off again if something switched it
+        on (any library may call `gc.enable()`): left on, it would sooner or later
+        run on a lab thread and deadlock there.
+        """
+        if gc.isenabled():
+            log.warning("automatic garbage collection was switched on; switching it off again")
+            gc.disable()
+            self.reenabled += 1
         counts, thresholds = gc.get_count(), gc.get_threshold()
         generation = -1
         for g in range(3):
