@@ -4,7 +4,7 @@
     python benchmarks/hf_vs_ours.py --model resources/models/ko-chat --prompt-tokens 183
 
 The model (ours) is converted to a transformers folder in a temp directory
-(``kvstudio.core.convert``), so both engines run identical weights. Rows:
+(``kvstudio.files.convert``), so both engines run identical weights. Rows:
 
 - ours · Stepper: our MiniMindLM driven by our stepper, every record on;
 - transformers · generate: ``model.generate`` greedy, ``min_new_tokens = N``, with
@@ -37,15 +37,15 @@ from pathlib import Path
 
 import torch
 
-from kvstudio.bench import SAMPLING_QUESTION, SAMPLING_TEMPERATURES, sampling_seconds
-from kvstudio.core.backend import LanguageModel, MiniMindBackend
-from kvstudio.core.checkpoints import LoadedModel, default_model, describe, load_any
-from kvstudio.core.convert import export_hf
-from kvstudio.core.experiments import lab_prompt_ids
-from kvstudio.core.hf_backend import INSTALL_HINT, HFBackend
-from kvstudio.core.records import SamplingSettings
-from kvstudio.core.stepper import Stepper
-from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.cli.bench import SAMPLING_QUESTION, SAMPLING_TEMPERATURES, sampling_seconds
+from kvstudio.engine.backends.hf import INSTALL_HINT, HFBackend
+from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.checkpoints import LoadedModel, default_model, describe, load_any
+from kvstudio.files.convert import export_hf
+from kvstudio.labs.experiments import lab_prompt_ids
 
 
 def _stepper_run(

@@ -2,7 +2,7 @@
 
 import sys
 
-from kvstudio.cli import main
+from kvstudio.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

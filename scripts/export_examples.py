@@ -37,9 +37,9 @@ from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
 import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
-from kvstudio.core import labs as lab_experiments
-from kvstudio.core.experiments import finish
-from kvstudio.core.records import MODES, SamplingSettings
+from kvstudio.engine.records import MODES, SamplingSettings
+from kvstudio.labs import window_labs as lab_experiments
+from kvstudio.labs.experiments import finish
 from kvstudio.ui.app.shutdown import tear_down
 from kvstudio.ui.app.startup import prepare_application
 from kvstudio.ui.classroom import answer_rows, sample_numbers

@@ -11,11 +11,11 @@ from dataclasses import replace
 import pytest
 import torch
 
-from kvstudio.core.backend import MiniMindBackend
-from kvstudio.core.checkpoints import train_fallback_tokenizer
-from kvstudio.core.config import ModelConfig
-from kvstudio.core.model import MiniMindLM
-from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.engine.backends.minimind import MiniMindBackend
+from kvstudio.engine.config import ModelConfig
+from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.checkpoints import train_fallback_tokenizer
 
 torch.set_num_threads(1)
 

@@ -1,7 +1,7 @@
 """Training the embedded models: tokenizer, pretraining, SFT, evaluation, export.
 
 Owns everything that *changes* weights or the vocabulary; the engine in
-``kvstudio.core`` only runs them. Modules:
+``kvstudio.engine`` only runs them. Modules:
 
 - ``data``: read the public Korean text and the chat pairs, split them by seed;
 - ``tokenizer_train``: a byte-level BPE with MiniMind's special tokens;
@@ -9,7 +9,7 @@ Owns everything that *changes* weights or the vocabulary; the engine in
 - ``trainer``: one small training loop (AdamW, cosine schedule, checkpoints, report);
 - ``export``: write and read a shipped model folder (safetensors, MiniMind names);
 - ``generate`` / ``evaluate``: a plain cached generation loop and the quality figures;
-- ``cli``: the ``train`` and ``eval-model`` subcommands.
+- their subcommands ``train`` and ``eval-model`` live in ``kvstudio.cli.train``.
 
 Importing this package loads no data and no weights.
 """

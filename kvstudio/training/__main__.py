@@ -1,5 +1,5 @@
 """``python -m kvstudio.training``: the training commands without the main CLI."""
 
-from kvstudio.training.cli import main
+from kvstudio.cli.train import main
 
 raise SystemExit(main())

@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvstudio.core.small_files import read_text
+from kvstudio.engine.small_files import read_text
 
 log = logging.getLogger(__name__)
 

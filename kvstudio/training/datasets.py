@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import torch
 
-from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.training.data import ChatPair
 
 IGNORE = -100  # target id that takes no loss

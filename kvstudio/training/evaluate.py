@@ -25,12 +25,12 @@ from typing import Any
 
 import torch
 
-from kvstudio.core.backend import MiniMindBackend
-from kvstudio.core.checkpoints import load_model_folder
-from kvstudio.core.records import SamplingSettings
-from kvstudio.core.small_files import read_json, read_text
-from kvstudio.core.stepper import Stepper
-from kvstudio.core.tokenizer import REPLACEMENT, TextTokenizer
+from kvstudio.engine.backends.minimind import MiniMindBackend
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.small_files import read_json, read_text
+from kvstudio.engine.tokenizer import REPLACEMENT, TextTokenizer
+from kvstudio.files.checkpoints import load_model_folder
 
 log = logging.getLogger(__name__)
 

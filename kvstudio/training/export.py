@@ -18,11 +18,11 @@ from typing import Any
 import torch
 from safetensors.torch import load_file
 
-from kvstudio.core.checkpoints import save_model_folder
-from kvstudio.core.config import ModelConfig
-from kvstudio.core.model import MiniMindLM
-from kvstudio.core.small_files import read_json
-from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.engine.config import ModelConfig
+from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.small_files import read_json
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.checkpoints import save_model_folder
 from kvstudio.training.model_card import MAX_REPORT_BYTES
 
 log = logging.getLogger(__name__)
@@ -77,8 +77,8 @@ def check_stored_dtype(
     weights: str | Path, folder: str | Path, prompts_dir: str | Path | None = None
 ) -> dict[str, Any]:
     """Greedy outputs of the run's fp32 weights vs the folder's stored (16-bit) weights."""
-    from kvstudio.core.backend import MiniMindBackend
-    from kvstudio.core.checkpoints import load_model_folder
+    from kvstudio.engine.backends.minimind import MiniMindBackend
+    from kvstudio.files.checkpoints import load_model_folder
     from kvstudio.training.evaluate import greedy_agreement
 
     loaded = load_model_folder(folder)  # stored dtype, cast to fp32 at load

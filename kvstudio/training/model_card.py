@@ -12,9 +12,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from kvstudio.core import formulas
-from kvstudio.core.config import ModelConfig
-from kvstudio.core.small_files import read_json
+from kvstudio.engine import formulas
+from kvstudio.engine.config import ModelConfig
+from kvstudio.engine.small_files import read_json
 
 MAX_REPORT_BYTES = 64 * 1024 * 1024  # report.json and eval JSON: a few hundred KB
 

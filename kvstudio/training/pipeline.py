@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kvstudio.core.config import ModelConfig
-from kvstudio.core.model import MiniMindLM
-from kvstudio.core.tokenizer import IM_END, IM_START, TextTokenizer
+from kvstudio.engine.config import ModelConfig
+from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.tokenizer import IM_END, IM_START, TextTokenizer
 from kvstudio.training import data
 from kvstudio.training.datasets import ChatExamples, PackedStream
 from kvstudio.training.export import load_state_dict_file

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from kvstudio.core.tokenizer import SPECIAL_TOKENS, TextTokenizer
+from kvstudio.engine.tokenizer import SPECIAL_TOKENS, TextTokenizer
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Owns the optimisation recipe (AdamW, linear warm-up then cosine decay, gradient
 clipping), the progress line (loss, lr, tokens/s), periodic validation, resumable
 checkpoints in a run folder, and the final ``report.json``. What a batch is comes
-from the caller (``datasets.py``); what the model is comes from ``kvstudio.core``.
+from the caller (``datasets.py``); what the model is comes from ``kvstudio.engine``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from kvstudio.core.model import MiniMindLM
+from kvstudio.engine.model import MiniMindLM
 from kvstudio.training.datasets import IGNORE
 
 log = logging.getLogger(__name__)

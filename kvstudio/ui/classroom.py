@@ -19,8 +19,8 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
-from kvstudio.core.records import DEFAULT_REPEATS
-from kvstudio.core.runfile import RUN_SUFFIX
+from kvstudio.engine.records import DEFAULT_REPEATS
+from kvstudio.files.runfile import RUN_SUFFIX
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import message_box
@@ -37,10 +37,10 @@ from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 from kvstudio.ui.slides.presenter import PresenterActions, PresenterView
 
 if TYPE_CHECKING:
-    from kvstudio.core import labs as lab_experiments
+    from kvstudio.labs import window_labs as lab_experiments
     from kvstudio.ui.labs import LabsPanel
 else:  # torch loads when TTFT is first measured
-    lab_experiments = LazyModule("kvstudio.core.labs")
+    lab_experiments = LazyModule("kvstudio.labs.window_labs")
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from kvstudio.core import folder_write
+from kvstudio.files import folder_write
 
 COUNTED = frozenset({
     "open", "os.mkdir", "os.chmod", "os.link", "os.symlink", "os.rename", "os.remove",

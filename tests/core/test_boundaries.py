@@ -13,9 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 CHECK = """
 import sys
-import kvstudio.core.backend, kvstudio.core.checkpoints, kvstudio.core.experiments
-import kvstudio.core.formulas, kvstudio.core.sampling, kvstudio.core.stepper
-import kvstudio.cli, kvstudio.bench
+import kvstudio.engine.backends.minimind, kvstudio.files.checkpoints, kvstudio.labs.experiments
+import kvstudio.engine.formulas, kvstudio.engine.sampling, kvstudio.engine.generate
+import kvstudio.cli.main, kvstudio.cli.bench
 bad = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'shiboken6')
              or m.startswith('kvstudio.ui'))
 print(','.join(bad))

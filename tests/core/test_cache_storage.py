@@ -10,12 +10,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kvstudio.core.backend import MiniMindBackend
-from kvstudio.core.cache_layout import cache_plan
-from kvstudio.core.kv_cache import ALL_CACHE_KINDS, CacheSpec, KVCache
-from kvstudio.core.records import SamplingSettings
-from kvstudio.core.stepper import Stepper
-from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.engine.backends.minimind import MiniMindBackend
+from kvstudio.engine.cache.kv_cache import ALL_CACHE_KINDS, CacheSpec, KVCache
+from kvstudio.engine.cache.layout import cache_plan
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.tokenizer import TextTokenizer
 
 GREEDY = SamplingSettings.greedy_settings()
 

@@ -14,21 +14,21 @@ from typing import Any
 import pytest
 import torch
 
-from kvstudio.cli import main
-from kvstudio.core.backend import MiniMindBackend
-from kvstudio.core.chat import (
+from kvstudio.cli.main import main
+from kvstudio.engine.backends.minimind import MiniMindBackend
+from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
+from kvstudio.labs.chat import (
     ChatSession,
     ChatTurn,
     ContextFullError,
     chat_conversation,
     read_turns,
 )
-from kvstudio.core.checkpoints import MODELS_DIR, load_model_folder
-from kvstudio.core.experiments import Progress
-from kvstudio.core.kv_cache import CacheSpec
-from kvstudio.core.records import SamplingSettings
-from kvstudio.core.stepper import Stepper
-from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.labs.experiments import Progress
 
 TURNS = ["안녕하세요", "오늘 날씨 어때요?", "고마워요"]
 SHIPPED = MODELS_DIR.parent / "prompts" / "chat_4turns.txt"
@@ -384,7 +384,7 @@ def test_an_oversized_first_turn_says_shorten_it(
 def test_conversation_cost_counts_what_the_turns_feed(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
 ) -> None:
-    from kvstudio.core.chat import conversation_cost
+    from kvstudio.labs.chat import conversation_cost
 
     counting = CountingBackend(tiny_backend)
     session = ChatSession(counting, tokenizer, max_new_tokens=4)  # type: ignore[arg-type]

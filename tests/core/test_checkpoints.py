@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from kvstudio.core.checkpoints import (
+from kvstudio.engine.config import ModelConfig
+from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.checkpoints import (
     MODELS_DIR,
     RANDOM_LABEL,
     default_model,
@@ -22,9 +25,6 @@ from kvstudio.core.checkpoints import (
     read_pth_state_dict,
     save_model_folder,
 )
-from kvstudio.core.config import ModelConfig
-from kvstudio.core.model import MiniMindLM
-from kvstudio.core.tokenizer import TextTokenizer
 
 MINIMIND_KEYS = {
     "model.embed_tokens.weight",
@@ -171,7 +171,7 @@ def test_wrong_layer_count(good_folder: Path) -> None:
 def test_tokenizer_vocab_must_match_embedding(
     good_folder: Path, tmp_path: Path, tiny_model: MiniMindLM
 ) -> None:
-    from kvstudio.core.checkpoints import train_fallback_tokenizer
+    from kvstudio.files.checkpoints import train_fallback_tokenizer
 
     train_fallback_tokenizer(vocab_size=300).save(good_folder)
     with pytest.raises(ValueError, match="embedding has"):
@@ -253,7 +253,7 @@ def test_pth_that_is_not_a_state_dict(tmp_path: Path) -> None:
 
 
 def test_pth_tokenizer_mismatch(tmp_path: Path, tiny_model: MiniMindLM) -> None:
-    from kvstudio.core.checkpoints import train_fallback_tokenizer
+    from kvstudio.files.checkpoints import train_fallback_tokenizer
 
     pth = tmp_path / "m.pth"
     torch.save(tiny_model.state_dict(), pth)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from kvstudio.core import formulas
-from kvstudio.core.backend import MiniMindBackend
-from kvstudio.core.experiments import (
+from kvstudio.engine import formulas
+from kvstudio.engine.backends.minimind import MiniMindBackend
+from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.labs.experiments import (
     CompareResult,
     Progress,
     SamplingResult,
@@ -17,8 +19,6 @@ from kvstudio.core.experiments import (
     length_sweep,
     repeated_sampling,
 )
-from kvstudio.core.kv_cache import CacheSpec
-from kvstudio.core.tokenizer import TextTokenizer
 
 
 def test_lab_prompt_has_exactly_p_tokens(tokenizer: TextTokenizer) -> None:
@@ -113,9 +113,9 @@ def test_warm_up_prepares_the_model_before_any_timed_run(tokenizer: TextTokenize
     """After it the inference weights exist, so no run's first step builds them."""
     from dataclasses import replace
 
-    from kvstudio.core.config import ModelConfig
-    from kvstudio.core.experiments import warm_up
-    from kvstudio.core.model import MiniMindLM
+    from kvstudio.engine.config import ModelConfig
+    from kvstudio.engine.model import MiniMindLM
+    from kvstudio.labs.experiments import warm_up
 
     cfg = replace(ModelConfig(), num_hidden_layers=1, vocab_size=tokenizer.vocab_size)
     model = MiniMindLM(cfg).init_weights(1).eval()

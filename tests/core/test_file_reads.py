@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from kvstudio.core import small_files, tokenizer
-from kvstudio.core.config import ModelConfig
-from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.engine import small_files, tokenizer
+from kvstudio.engine.config import ModelConfig
+from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.training import data, evaluate, export
 
 PACKAGE = Path(__file__).resolve().parents[2] / "kvstudio"
 # Readers that are not text or JSON files a user points at, each for its reason.
 NOT_TEXT_FILES = {
-    "core/small_files.py": "the one capped reader itself",
-    "core/checkpoints.py": "weights: torch.load / safetensors, read by their own loaders",
+    "engine/small_files.py": "the one capped reader itself",
+    "files/checkpoints.py": "weights: torch.load / safetensors, read by their own loaders",
 }
 READS = re.compile(r"\.read_text\(|\.read_bytes\(|json\.load\(|\bopen\([^)]*(\"r|encoding)")
 
@@ -44,7 +44,7 @@ def test_no_module_reads_a_file_around_the_capped_reader() -> None:
             code = line.split("#")[0]
             if READS.search(code) and "/proc/meminfo" not in code:
                 found.append(f"{name}:{number}: {line.strip()}")
-    assert found == [], "read these through kvstudio.core.small_files:\n" + "\n".join(found)
+    assert found == [], "read these through kvstudio.engine.small_files:\n" + "\n".join(found)
 
 
 def test_a_tokenizer_file_is_capped(tmp_path: Path) -> None:

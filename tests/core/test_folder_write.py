@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from kvstudio.core import folder_write
-from kvstudio.core.checkpoints import load_model_folder, save_model_folder
-from kvstudio.core.model import MiniMindLM
-from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files import folder_write
+from kvstudio.files.checkpoints import load_model_folder, save_model_folder
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
@@ -87,7 +87,7 @@ def test_save_model_folder_on_a_full_disk_keeps_the_earlier_model(
     tiny_model: MiniMindLM, tokenizer: TextTokenizer, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from kvstudio.core import checkpoints
+    from kvstudio.files import checkpoints
 
     folder = save_model_folder(tiny_model, tokenizer, tmp_path / "model")
     before = _snapshot(folder)
@@ -125,7 +125,7 @@ def test_convert_on_a_full_disk_leaves_no_half_folder(
     tiny_model: MiniMindLM, tokenizer: TextTokenizer, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from kvstudio.core import convert
+    from kvstudio.files import convert
 
     def full_disk(state, path, metadata=None):  # type: ignore[no-untyped-def]
         Path(path).write_bytes(b"half")

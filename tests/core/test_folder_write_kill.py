@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from kvstudio.core import folder_write
+from kvstudio.files import folder_write
 
 CHILD = Path(__file__).with_name("folder_write_kill_child.py")
 OLD = {
@@ -140,7 +140,7 @@ def test_leftovers_of_the_old_non_atomic_swap_are_repaired(tmp_path: Path) -> No
 
 def test_a_missing_folder_is_restored_from_its_backup_on_load(tmp_path: Path) -> None:
     """A two-rename swap killed between the renames: the model folder's load puts it back."""
-    from kvstudio.core.checkpoints import load_model_folder
+    from kvstudio.files.checkpoints import load_model_folder
 
     backup = tmp_path / ".model.abcdefgh.old"
     backup.mkdir()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvstudio.core import formulas
+from kvstudio.engine import formulas
 
 
 def test_tokens_fed_lab_numbers() -> None:

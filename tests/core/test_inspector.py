@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import torch
 
-from kvstudio.core.backend import MiniMindBackend
-from kvstudio.core.checkpoints import MODELS_DIR, load_model_folder
-from kvstudio.core.inspector import CacheFrame, CacheInspector
-from kvstudio.core.kv_cache import CacheSpec
-from kvstudio.core.model import apply_rope
-from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.engine.backends.minimind import MiniMindBackend
+from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.model import apply_rope
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
+from kvstudio.labs.inspector import CacheFrame, CacheInspector
 
 KINDS = {
     "dynamic": CacheSpec("dynamic"),

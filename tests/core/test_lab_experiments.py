@@ -7,9 +7,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from kvstudio.core import formulas, labs
-from kvstudio.core.backend import MiniMindBackend
-from kvstudio.core.experiments import (
+from kvstudio.engine import formulas
+from kvstudio.engine.backends.minimind import MiniMindBackend
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.labs import window_labs as labs
+from kvstudio.labs.experiments import (
     CompareResult,
     Progress,
     SamplingResult,
@@ -18,9 +22,6 @@ from kvstudio.core.experiments import (
     lab_prompt_ids,
     repeated_sampling,
 )
-from kvstudio.core.records import SamplingSettings
-from kvstudio.core.stepper import Stepper
-from kvstudio.core.tokenizer import TextTokenizer
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kvstudio.core.config import ModelConfig
-from kvstudio.core.inference import apply_rope_fast, signed_sin
-from kvstudio.core.kv_cache import CacheSpec, KVCache
-from kvstudio.core.model import Attention, MiniMindLM, apply_rope, rope_tables
+from kvstudio.engine.cache.kv_cache import CacheSpec, KVCache
+from kvstudio.engine.config import ModelConfig
+from kvstudio.engine.inference import apply_rope_fast, signed_sin
+from kvstudio.engine.model import Attention, MiniMindLM, apply_rope, rope_tables
 
 
 def _model(qk_norm: bool = False) -> MiniMindLM:

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from kvstudio.core.backend import MiniMindBackend
-from kvstudio.core.kv_cache import CacheSpec
-from kvstudio.core.records import SamplingSettings
-from kvstudio.core.runfile import (
+from kvstudio.engine.backends.minimind import MiniMindBackend
+from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.runfile import (
     RUN_FORMAT_VERSION,
     ModelFacts,
     RunReplay,
@@ -26,8 +28,6 @@ from kvstudio.core.runfile import (
     replay,
     save_runs,
 )
-from kvstudio.core.stepper import Stepper
-from kvstudio.core.tokenizer import TextTokenizer
 
 
 def _run(backend: MiniMindBackend, tokenizer: TextTokenizer, mode: str = "cached") -> SavedRun:
@@ -113,7 +113,7 @@ def test_logits_are_dropped_unless_asked(
     ],
 )
 def test_bad_files_give_clear_errors(saved: list[SavedRun], mutate, message: str) -> None:  # type: ignore[no-untyped-def]
-    from kvstudio.core.runfile import dumps_runs
+    from kvstudio.files.runfile import dumps_runs
 
     text = dumps_runs(saved)
     assert f'"version": {RUN_FORMAT_VERSION}' in text
@@ -123,7 +123,7 @@ def test_bad_files_give_clear_errors(saved: list[SavedRun], mutate, message: str
 
 def test_a_file_cut_anywhere_says_it_is_cut_short(saved: list[SavedRun]) -> None:
     """Inside a string, after a comma, between brackets: always the same clear message."""
-    from kvstudio.core.runfile import dumps_runs
+    from kvstudio.files.runfile import dumps_runs
 
     text = dumps_runs(saved)
     for end in range(40, len(text) - 1, max(1, len(text) // 97)):
@@ -133,7 +133,7 @@ def test_a_file_cut_anywhere_says_it_is_cut_short(saved: list[SavedRun]) -> None
 
 def test_old_files_with_logits_max_still_load(saved: list[SavedRun]) -> None:
     """Earlier versions wrote a per-row `logits_max`; it is ignored now."""
-    from kvstudio.core.runfile import dumps_runs
+    from kvstudio.files.runfile import dumps_runs
 
     doc = json.loads(dumps_runs(saved))
     for record in doc["runs"][0]["records"]:
@@ -142,7 +142,7 @@ def test_old_files_with_logits_max_still_load(saved: list[SavedRun]) -> None:
 
 
 def test_steps_out_of_order_are_rejected(saved: list[SavedRun]) -> None:
-    from kvstudio.core.runfile import dumps_runs
+    from kvstudio.files.runfile import dumps_runs
 
     doc = json.loads(dumps_runs(saved))
     doc["runs"][0]["records"].reverse()
@@ -237,7 +237,7 @@ DEEP = 100_000  # levels of nesting: json's C scanner and str() both recurse
 def test_damaged_values_are_refused_by_the_loader(
     saved: list[SavedRun], mutate, message: str  # type: ignore[no-untyped-def]
 ) -> None:
-    from kvstudio.core.runfile import dumps_runs
+    from kvstudio.files.runfile import dumps_runs
 
     doc = json.loads(dumps_runs(saved))
     mutate(doc)
@@ -246,7 +246,7 @@ def test_damaged_values_are_refused_by_the_loader(
 
 
 def test_deep_nesting_is_a_clear_error_not_a_recursion(saved: list[SavedRun]) -> None:
-    from kvstudio.core.runfile import dumps_runs
+    from kvstudio.files.runfile import dumps_runs
 
     text = dumps_runs(saved)
     with pytest.raises(ValueError, match="nested"):
@@ -265,7 +265,7 @@ def test_only_small_regular_files_are_read(
     import threading
     import tracemalloc
 
-    from kvstudio.core import runfile_checks
+    from kvstudio.files import runfile_checks
 
     fifo = tmp_path / "pipe.kvrun.json"
     os.mkfifo(fifo)

@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from kvstudio.core.records import SamplingSettings
-from kvstudio.core.sampling import (
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.sampling import (
     _inverse_cdf,
     apply_repetition_penalty,
     apply_top_p,

@@ -12,15 +12,17 @@ from pathlib import Path
 import pytest
 import torch
 
-from kvstudio.core.backend import MiniMindBackend
-from kvstudio.core.checkpoints import MODELS_DIR, load_model_folder
-from kvstudio.core.experiments import finish, lab_prompt_ids
-from kvstudio.core.kv_cache import CacheSpec
-from kvstudio.core.paged_cache import PagedKVCache
-from kvstudio.core.quantized_cache import dequantize, formula_bytes_per_token, quantize
-from kvstudio.core.records import SamplingSettings
-from kvstudio.core.scale import PRESETS, geometry_of_backend, load_config, preset, variants
-from kvstudio.core.scale_labs import (
+from kvstudio.engine.backends.minimind import MiniMindBackend
+from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.cache.paged import PagedKVCache
+from kvstudio.engine.cache.quantized import dequantize, formula_bytes_per_token, quantize
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
+from kvstudio.labs.experiments import finish, lab_prompt_ids
+from kvstudio.labs.scale import PRESETS, geometry_of_backend, load_config, preset, variants
+from kvstudio.labs.scale_labs import (
     PagedLabResult,
     ProjectionCheck,
     QuantLabResult,
@@ -28,8 +30,6 @@ from kvstudio.core.scale_labs import (
     projection_check,
     quantized_cache,
 )
-from kvstudio.core.stepper import Stepper
-from kvstudio.core.tokenizer import TextTokenizer
 
 
 def _greedy(backend, tokenizer, prompt, spec, n=24, **kw):  # type: ignore[no-untyped-def]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kvstudio.core.checkpoints import REPO_ROOT
+from kvstudio.files.checkpoints import REPO_ROOT
 
 OUTSIDE = "../" + "shared"  # the development machine's folder next to the clone
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".json", ".txt", ".cfg", ".ini", ".yml", ".yaml", ""}
@@ -51,8 +51,8 @@ def test_the_data_sources_are_documented_in_the_repository() -> None:
 def test_training_commands_take_the_data_folder_as_an_argument(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    pytest.importorskip("kvstudio.training.cli")
-    from kvstudio.cli import main
+    pytest.importorskip("kvstudio.cli.train")
+    from kvstudio.cli.main import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["train", "tokenizer", "--out", "unused"])

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 import pytest
 import torch
 
-from kvstudio.core import formulas
-from kvstudio.core.backend import LanguageModel, MiniMindBackend
-from kvstudio.core.config import ModelConfig
-from kvstudio.core.kv_cache import CacheSpec
-from kvstudio.core.model import MiniMindLM
-from kvstudio.core.records import SamplingSettings, StepRecord
-from kvstudio.core.stepper import Stepper
-from kvstudio.core.tokenizer import REPLACEMENT, TextTokenizer
+from kvstudio.engine import formulas
+from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
+from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.config import ModelConfig
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.records import SamplingSettings, StepRecord
+from kvstudio.engine.tokenizer import REPLACEMENT, TextTokenizer
 
 GREEDY = SamplingSettings.greedy_settings()
 

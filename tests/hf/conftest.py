@@ -15,7 +15,7 @@ pytest.importorskip("transformers", reason="transformers is not installed: pip i
 
 from hf_fixtures import make_tokenizer
 
-from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.engine.tokenizer import TextTokenizer
 
 
 @pytest.fixture(autouse=True)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from kvstudio.core.config import ModelConfig
-from kvstudio.core.model import MiniMindLM
-from kvstudio.core.tokenizer import SPECIAL_TOKENS, TextTokenizer
+from kvstudio.engine.config import ModelConfig
+from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.tokenizer import SPECIAL_TOKENS, TextTokenizer
 
 VOCAB = 320
 TEXT = [

@@ -10,16 +10,16 @@ import pytest
 import torch
 from hf_fixtures import VOCAB, tiny_model
 
-from kvstudio.core import formulas
-from kvstudio.core.backend import LanguageModel, MiniMindBackend
-from kvstudio.core.checkpoints import MODELS_DIR, load_model_folder, save_model_folder
-from kvstudio.core.convert import export_hf, hf_config_dict
-from kvstudio.core.experiments import CompareResult, compare_modes, finish
-from kvstudio.core.hf_backend import HFBackend, is_hf_folder, load_hf_backend, resolve_dtype
-from kvstudio.core.kv_cache import CacheSpec
-from kvstudio.core.records import SamplingSettings, StepRecord
-from kvstudio.core.stepper import Stepper
-from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.engine import formulas
+from kvstudio.engine.backends.hf import HFBackend, is_hf_folder, load_hf_backend, resolve_dtype
+from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
+from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.records import SamplingSettings, StepRecord
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder, save_model_folder
+from kvstudio.files.convert import export_hf, hf_config_dict
+from kvstudio.labs.experiments import CompareResult, compare_modes, finish
 
 transformers = pytest.importorskip("transformers")
 
@@ -269,7 +269,7 @@ def test_config_dict_writes_both_rope_spellings() -> None:
 def test_cli_convert_from_a_model_folder_and_a_minimind_pth(
     tokenizer: TextTokenizer, tmp_path: Path
 ) -> None:
-    from kvstudio.hf_cli import main
+    from kvstudio.cli.convert import main
 
     model = tiny_model(qk_norm=True)
     src = save_model_folder(model, tokenizer, tmp_path / "ours")
@@ -328,10 +328,11 @@ def test_core_never_imports_transformers_and_says_how_to_install_it(
     export_hf(tiny_model(), tokenizer, tmp_folder)
     code = (  # one subprocess for both checks: importing torch there takes seconds
         "import sys\n"
-        "import kvstudio.core, kvstudio.core.hf_backend, kvstudio.core.convert, kvstudio.hf_cli\n"
+        "import kvstudio.engine, kvstudio.engine.backends.hf, kvstudio.files.convert\n"
+        "import kvstudio.cli.convert\n"
         "print('transformers' in sys.modules)\n"
         "sys.modules['transformers'] = None\n"  # what an absent package looks like
-        "from kvstudio.core.hf_backend import load_hf_backend\n"
+        "from kvstudio.engine.backends.hf import load_hf_backend\n"
         "try:\n"
         f"    load_hf_backend({str(tmp_folder)!r})\n"
         "except ValueError as exc:\n"
@@ -347,7 +348,7 @@ def test_core_never_imports_transformers_and_says_how_to_install_it(
 def test_kvstudio_compare_accepts_a_transformers_folder(
     tokenizer: TextTokenizer, tmp_folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from kvstudio.cli import main
+    from kvstudio.cli.main import main
 
     export_hf(tiny_model(), tokenizer, tmp_folder)
     argv = ["compare", "--model", str(tmp_folder), "--prompt-tokens", "16", "--new-tokens", "8"]

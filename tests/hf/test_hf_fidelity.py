@@ -11,16 +11,16 @@ import pytest
 import torch
 from hf_fixtures import VOCAB, tiny_model
 
-from kvstudio.core import formulas
-from kvstudio.core.backend import MiniMindBackend
-from kvstudio.core.cache_layout import cache_plan
-from kvstudio.core.convert import export_hf
-from kvstudio.core.experiments import CompareResult, compare_modes, finish
-from kvstudio.core.hf_backend import load_hf_backend
-from kvstudio.core.kv_cache import CacheSpec
-from kvstudio.core.records import SamplingSettings
-from kvstudio.core.stepper import Stepper
-from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.engine import formulas
+from kvstudio.engine.backends.hf import load_hf_backend
+from kvstudio.engine.backends.minimind import MiniMindBackend
+from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.cache.layout import cache_plan
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.convert import export_hf
+from kvstudio.labs.experiments import CompareResult, compare_modes, finish
 
 transformers = pytest.importorskip("transformers")
 
@@ -129,7 +129,7 @@ def test_hybrid_model_bytes_follow_the_per_layer_formula(
 def test_compare_and_info_show_a_hybrid_model(
     tokenizer: TextTokenizer, tmp_folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from kvstudio.cli import main
+    from kvstudio.cli.main import main
 
     folder = hybrid_folder(tmp_folder, tokenizer)
     argv = ["compare", "--model", str(folder), "--prompt-tokens", "12", "--new-tokens", "6"]
@@ -145,7 +145,7 @@ def test_compare_and_info_show_a_hybrid_model(
 
 def test_the_cache_goes_by_the_keyword_the_forward_takes() -> None:
     """transformers 5.24 deprecates ``past_key_values`` for ``cache``; older ones only know it."""
-    from kvstudio.core.hf_backend import cache_argument
+    from kvstudio.engine.backends.hf import cache_argument
 
     class New:
         def forward(self, input_ids: object, cache: object = None, **kwargs: object) -> None: ...

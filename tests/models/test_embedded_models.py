@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from safetensors import safe_open
 
-from kvstudio.core.backend import MiniMindBackend
-from kvstudio.core.checkpoints import MODELS_DIR, LoadedModel, load_model_folder
-from kvstudio.core.config import ModelConfig
-from kvstudio.core.kv_cache import KVCache
+from kvstudio.engine.backends.minimind import MiniMindBackend
+from kvstudio.engine.cache.kv_cache import KVCache
+from kvstudio.engine.config import ModelConfig
+from kvstudio.files.checkpoints import MODELS_DIR, LoadedModel, load_model_folder
 from kvstudio.training.evaluate import PROMPTS_DIR, chat_answer, continuation, generate
 
 NAMES = ("ko-base", "ko-chat")

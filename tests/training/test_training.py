@@ -13,10 +13,10 @@ import pytest
 import torch
 from safetensors import safe_open
 
-from kvstudio.core.checkpoints import load_model_folder
-from kvstudio.core.config import ModelConfig
-from kvstudio.core.model import MiniMindLM
-from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.engine.config import ModelConfig
+from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.checkpoints import load_model_folder
 from kvstudio.training import data
 from kvstudio.training.datasets import IGNORE, ChatExamples, PackedStream, encode_chat
 from kvstudio.training.export import export_run_weights

@@ -22,8 +22,8 @@ from PySide6.QtCore import QSettings, QThread
 from PySide6.QtWidgets import QApplication
 
 import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
-from kvstudio.core.model import MiniMindLM
-from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.app.shutdown import tear_down
 from kvstudio.ui.app.startup import build_window, prepare_application

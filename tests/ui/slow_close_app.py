@@ -23,9 +23,9 @@ from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
 import kvstudio.ui  # noqa: F401
-from kvstudio.core.checkpoints import train_fallback_tokenizer
-from kvstudio.core.config import ModelConfig
-from kvstudio.core.model import MiniMindLM
+from kvstudio.engine.config import ModelConfig
+from kvstudio.engine.model import MiniMindLM
+from kvstudio.files.checkpoints import train_fallback_tokenizer
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.app.shutdown import python_owned_qt_objects
 from kvstudio.ui.app.startup import build_window, finish, prepare_application

@@ -15,8 +15,8 @@ import pytest
 from lab_helpers import show_lab
 from PySide6.QtCore import QRectF, Qt
 
-from kvstudio.core.chat import ChatSession, ChatTurn
-from kvstudio.core.inspector import CacheInspector
+from kvstudio.labs.chat import ChatSession, ChatTurn
+from kvstudio.labs.inspector import CacheInspector
 from kvstudio.ui.labs.base import CHECK, prompt_ids
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt, QThread
 from PySide6.QtGui import QAction, QFont, QKeySequence, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
-from kvstudio.core.runfile import load_run_file, load_runs
+from kvstudio.files.runfile import load_run_file, load_runs
 from kvstudio.ui.classroom import ClassroomExtras, install
 from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export import canvas_named

@@ -17,7 +17,7 @@ import pytest
 from PySide6.QtGui import QColor, QFont, QImage, QRawFont
 from PySide6.QtWidgets import QApplication
 
-from kvstudio.core.records import MODES, SamplingSettings
+from kvstudio.engine.records import MODES, SamplingSettings
 from kvstudio.ui.app.fonts import register_bundled_font
 from kvstudio.ui.plots import CacheBytesPlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.run.engine_adapter import (

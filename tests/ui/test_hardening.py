@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings
 
-from kvstudio.core import costs, folder_write
+from kvstudio.engine import costs
+from kvstudio.files import folder_write
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.classroom import ClassroomExtras
 from kvstudio.ui.run.engine_adapter import ModelChoice, RunCost

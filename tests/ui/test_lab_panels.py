@@ -12,8 +12,10 @@ import pytest
 from lab_helpers import LAB_TIMEOUT_MS, run_lab, show_lab
 from PySide6.QtCore import QThread
 
-from kvstudio.core import labs
-from kvstudio.core.experiments import (
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.labs import window_labs as labs
+from kvstudio.labs.experiments import (
     CompareResult,
     Progress,
     SamplingResult,
@@ -22,8 +24,6 @@ from kvstudio.core.experiments import (
     lab_prompt_ids,
     repeated_sampling,
 )
-from kvstudio.core.records import SamplingSettings
-from kvstudio.core.stepper import Stepper
 from kvstudio.ui.labs import (
     CacheKindsPanel,
     CacheVsRecomputePanel,

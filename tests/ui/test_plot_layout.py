@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 from PySide6.QtGui import QPainter, QPicture
 
-from kvstudio.core import formulas
+from kvstudio.engine import formulas
 from kvstudio.ui.plots.base import LivePlot, tick_text_width
 from kvstudio.ui.plots.extent import FIRST_SPAN
 

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
-from kvstudio.core.runfile import SavedRun, load_runs, save_runs
+from kvstudio.files.runfile import SavedRun, load_runs, save_runs
 from kvstudio.ui.classroom import live_tables
 from kvstudio.ui.plots.extent import planned_steps
 from kvstudio.ui.run.state import RunPhase

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kvstudio.core.records import SamplingSettings
-from kvstudio.core.stepper import Stepper
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.records import SamplingSettings
 from kvstudio.ui.run.engine_adapter import (
     ModelChoice,
     RunRequest,

@@ -7,8 +7,8 @@ import json
 from lab_helpers import run_lab, show_lab
 from PySide6.QtWidgets import QComboBox
 
-from kvstudio.core import scale, scale_labs
-from kvstudio.core.quantized_cache import formula_bytes_per_token
+from kvstudio.engine.cache.quantized import formula_bytes_per_token
+from kvstudio.labs import scale, scale_labs
 from kvstudio.ui.labs import PagedCachePanel, ProjectorPanel, QuantizedCachePanel
 from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export import render_csv

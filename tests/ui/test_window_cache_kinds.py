@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from kvstudio.core.kv_cache import CacheSpec
+from kvstudio.engine.cache.kv_cache import CacheSpec
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -61,9 +61,9 @@ def test_chip_tooltip_shows_the_records_numbers(qtbot, make_window) -> None:  # 
 
 def test_a_hybrid_models_layers_carry_their_kind(qtbot) -> None:  # type: ignore[no-untyped-def]
     """3 sliding layers (W = 8, 7 tokens kept) and one full layer, at T = 20 positions."""
-    from kvstudio.core import formulas
-    from kvstudio.core.cache_layout import CachePlan, LayerPlan
-    from kvstudio.core.records import SamplingSettings, StepRecord
+    from kvstudio.engine import formulas
+    from kvstudio.engine.cache.layout import CachePlan, LayerPlan
+    from kvstudio.engine.records import SamplingSettings, StepRecord
     from kvstudio.ui.plots.cache_bytes import CacheBytesPlot
     from kvstudio.ui.run.engine_adapter import RunInfo, RunRequest, RunSettings
 

@@ -127,7 +127,7 @@ def test_model_flag_becomes_the_model_menu_choice(tmp_path: Path) -> None:
 
 def test_model_picker_names_an_opened_folder(qtbot, make_window, tiny_model, tokenizer,  # type: ignore[no-untyped-def]
                                              tmp_path: Path) -> None:
-    from kvstudio.core.checkpoints import save_model_folder
+    from kvstudio.files.checkpoints import save_model_folder
 
     window = make_window()
     panel = window.model_panel

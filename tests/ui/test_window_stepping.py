@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from kvstudio.core import formulas
+from kvstudio.engine import formulas
 
 pytestmark = pytest.mark.usefixtures("qapp")
 

@@ -34,7 +34,7 @@ TEMPLATES = (
                       "e.g. 0.5, 1.0, 1.5."),
     QT_TRANSLATE_NOOP("Messages", "Temperatures must be 0 (greedy) or positive."),
     QT_TRANSLATE_NOOP("Messages", "No model is loaded yet; pick one in the Model menu."),
-    # sampling settings (core/records.py)
+    # sampling settings (engine/records.py)
     QT_TRANSLATE_NOOP("Messages",
                       "Temperature must be 0 (greedy) or between {0} and {1}, got {2}: dividing "
                       "logits by a tinier number overflows, and a huge one makes every token "
@@ -56,14 +56,14 @@ TEMPLATES = (
                       "The longest run needs {0} positions but the model has {1}; use shorter "
                       "lengths."),
     QT_TRANSLATE_NOOP("Messages", "Give at least one temperature, e.g. 0.3, 0.7, 1.0, 1.3."),
-    # scale labs (core/scale.py, labs/projector_lab.py)
+    # scale labs (labs/scale.py, labs/projector_lab.py)
     QT_TRANSLATE_NOOP("Messages", "No model is loaded yet; wait for it or pick a preset."),
     QT_TRANSLATE_NOOP("Messages", "No config.json at {0}; give a model folder or its config.json."),
     QT_TRANSLATE_NOOP("Messages", "{0} is not a JSON object; give a transformers config.json."),
     QT_TRANSLATE_NOOP("Messages",
                       "{0}: config.json has no {1}; give a transformers config.json."),
     QT_TRANSLATE_NOOP("Messages", "{0} must be true or false, got {1}."),
-    # chat and cache inspector (core/chat.py, core/inspector.py)
+    # chat and cache inspector (labs/chat.py, labs/inspector.py)
     QT_TRANSLATE_NOOP("Messages",
                       "This turn needs {0} more tokens, but the conversation already holds {1} of "
                       "its {2} positions. Start a new chat (or raise the context limit) to go on; "
@@ -88,7 +88,7 @@ TEMPLATES = (
                       "answer needs at least one more: shorten the turn; the conversation so far "
                       "is kept."),
     QT_TRANSLATE_NOOP("Messages", "Type a user turn first (or take the next scripted one)."),
-    # typed control tokens (core/hf_backend.py)
+    # typed control tokens (engine/backends/hf.py)
     QT_TRANSLATE_NOOP("Messages",
                       "The text holds {0}, one of the model's control tokens, and this model's "
                       "chat template rewrites its messages, so it cannot be sent as plain text: "
@@ -117,7 +117,7 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Messages", "Qt produced an empty PDF; is the chart visible and sized?"),
     QT_TRANSLATE_NOOP("Messages", "Qt could not encode the PNG image (out of memory?)."),
     QT_TRANSLATE_NOOP("Messages", "The SVG export has no drawing in it; is the chart empty?"),
-    # checkpoints, sizes and broken models (core/checkpoints.py, core/limits.py, core/stepper.py)
+    # checkpoints, sizes, broken models (files/checkpoints.py, engine/limits.py, engine/generate.py)
     QT_TRANSLATE_NOOP("Messages",
                       "{0} holds code ({1}) and was refused: KV Studio loads only tensors and "
                       "never runs code from a file. Use a plain state dict saved with "
@@ -138,7 +138,7 @@ TEMPLATES = (
                       "P + N = {0} + {1} = {2} positions, but the model handles {3}: shorten the "
                       "prompt or ask for fewer new tokens."),
     QT_TRANSLATE_NOOP("Messages", "Cannot load the model ({0})."),
-    # saved runs (core/runfile.py, core/runfile_checks.py)
+    # saved runs (files/runfile.py, files/runfile_checks.py)
     QT_TRANSLATE_NOOP("Messages",
                       "{0} is not a regular file (a device, pipe or folder); choose a saved run "
                       "(.kvrun.json)."),
@@ -152,7 +152,7 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Messages", "{0} must be a whole number, got {1}."),
     QT_TRANSLATE_NOOP("Messages", "{0} must be a finite number between {1} and {2}, got {3}."),
     QT_TRANSLATE_NOOP("Messages", "{0} must be a finite number, got {1}."),
-    # any file read as text or JSON (core/small_files.py), after the run files' own wording
+    # any file read as text or JSON (engine/small_files.py), after the run files' own wording
     QT_TRANSLATE_NOOP("Messages",
                       "{0} is not a regular file (a device, pipe or folder); choose {1}."),
     QT_TRANSLATE_NOOP("Messages", "{0} does not exist; choose {1}."),

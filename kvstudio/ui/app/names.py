@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication
 
-from kvstudio.core.records import Mode
+from kvstudio.engine.records import Mode
 
 
 def mode_name(mode: Mode) -> str:

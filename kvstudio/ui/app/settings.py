@@ -10,8 +10,8 @@ import logging
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from kvstudio.core.cache_spec import CacheSpec
-from kvstudio.core.records import Mode, SamplingSettings
+from kvstudio.engine.cache.spec import CacheSpec
+from kvstudio.engine.records import Mode, SamplingSettings
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelChoice, RunSettings
 
 log = logging.getLogger(__name__)

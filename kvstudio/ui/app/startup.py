@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
-from kvstudio.core import limits
+from kvstudio.engine import limits
 from kvstudio.ui.app.fonts import app_font, register_bundled_font
 from kvstudio.ui.app.i18n import LanguageSwitcher, language_hint, locale_names_no_language
 from kvstudio.ui.app.settings import AppSettings

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvstudio.core.tokenizer import TextTokenizer
+from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.names import format_bytes

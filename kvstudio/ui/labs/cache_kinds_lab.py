@@ -16,7 +16,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from kvstudio.core.cache_spec import CACHE_KINDS, CacheKind
+from kvstudio.engine.cache.spec import CACHE_KINDS, CacheKind
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import cache_kind_name
 from kvstudio.ui.app.spin_boxes import int_box
@@ -28,10 +28,11 @@ from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.core import experiments, labs
+    from kvstudio.labs import experiments
+    from kvstudio.labs import window_labs as labs
 else:
-    experiments = LazyModule("kvstudio.core.experiments")  # torch loads when a lab first runs
-    labs = LazyModule("kvstudio.core.labs")  # torch loads when a lab first runs
+    experiments = LazyModule("kvstudio.labs.experiments")  # torch loads when a lab first runs
+    labs = LazyModule("kvstudio.labs.window_labs")  # torch loads when a lab first runs
 
 KIND_COLOURS: dict[CacheKind, str] = {kind: series_colour(i) for i, kind in enumerate(CACHE_KINDS)}
 

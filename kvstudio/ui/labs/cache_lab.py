@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QWidget
 
-from kvstudio.core.records import DTYPES, MODES, Mode
+from kvstudio.engine.records import DTYPES, MODES, Mode
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.spin_boxes import int_box
@@ -29,10 +29,11 @@ from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.core import experiments, labs
+    from kvstudio.labs import experiments
+    from kvstudio.labs import window_labs as labs
 else:
-    experiments = LazyModule("kvstudio.core.experiments")  # torch loads when a lab first runs
-    labs = LazyModule("kvstudio.core.labs")  # torch loads when a lab first runs
+    experiments = LazyModule("kvstudio.labs.experiments")  # torch loads when a lab first runs
+    labs = LazyModule("kvstudio.labs.window_labs")  # torch loads when a lab first runs
 
 
 def _band_colour(mode: Mode) -> QColor:

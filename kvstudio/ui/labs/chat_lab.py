@@ -32,9 +32,9 @@ from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.core import chat
+    from kvstudio.labs import chat
 else:
-    chat = LazyModule("kvstudio.core.chat")  # torch loads when the chat first runs
+    chat = LazyModule("kvstudio.labs.chat")  # torch loads when the chat first runs
 
 SCRIPT = resources_dir() / "prompts" / "chat_4turns.txt"
 REUSE, REFEED = series_colour(0), series_colour(1)

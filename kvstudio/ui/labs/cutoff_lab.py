@@ -19,7 +19,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QWidget
 
-from kvstudio.core.records import SamplingSettings
+from kvstudio.engine.records import SamplingSettings
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import float_box, int_box
 from kvstudio.ui.labs.base import prompt_ids
@@ -31,9 +31,9 @@ from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.core import labs
+    from kvstudio.labs import window_labs as labs
 else:
-    labs = LazyModule("kvstudio.core.labs")  # torch loads when a lab first runs
+    labs = LazyModule("kvstudio.labs.window_labs")  # torch loads when a lab first runs
 
 BARS = 20
 KEPT, CUT_P, CUT_K = "#0072B2", "#E69F00", "#888888"

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvstudio.core.cache_spec import CacheKind, CacheSpec
+from kvstudio.engine.cache.spec import CacheKind, CacheSpec
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import CHECK, CROSS, prompt_ids
@@ -44,11 +44,11 @@ from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.core import backend as engine_backend
-    from kvstudio.core import inspector
+    from kvstudio.engine.backends import minimind as engine_backend
+    from kvstudio.labs import inspector
 else:  # torch loads when the inspector first runs
-    engine_backend = LazyModule("kvstudio.core.backend")
-    inspector = LazyModule("kvstudio.core.inspector")
+    engine_backend = LazyModule("kvstudio.engine.backends.minimind")
+    inspector = LazyModule("kvstudio.labs.inspector")
 
 DEFAULT_QUESTION = "서울은 어떤 도시인가요?"
 MAX_LABELS = 48  # more rows than this: label every n-th position only

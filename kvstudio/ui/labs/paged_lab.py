@@ -29,10 +29,10 @@ from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.core import experiments, scale_labs
+    from kvstudio.labs import experiments, scale_labs
 else:  # torch loads when the lab first runs
-    experiments = LazyModule("kvstudio.core.experiments")
-    scale_labs = LazyModule("kvstudio.core.scale_labs")
+    experiments = LazyModule("kvstudio.labs.experiments")
+    scale_labs = LazyModule("kvstudio.labs.scale_labs")
 
 QUESTION = "KV 캐시가 무엇인지 한 문장으로 설명해 주세요."
 SHARED_COLOUR, OWN_COLOUR, EMPTY_COLOUR = "#D55E00", "#0072B2", "#E6E6E6"

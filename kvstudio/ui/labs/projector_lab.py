@@ -21,7 +21,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QPushButton, QWidget
 
-from kvstudio.core import scale
+from kvstudio.labs import scale
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import html_text
@@ -34,10 +34,10 @@ from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.core import experiments, scale_labs
+    from kvstudio.labs import experiments, scale_labs
 else:  # torch loads when the lab first runs
-    experiments = LazyModule("kvstudio.core.experiments")
-    scale_labs = LazyModule("kvstudio.core.scale_labs")
+    experiments = LazyModule("kvstudio.labs.experiments")
+    scale_labs = LazyModule("kvstudio.labs.scale_labs")
 
 LOADED = "__loaded__"
 

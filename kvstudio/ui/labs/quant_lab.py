@@ -28,10 +28,10 @@ from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.core import experiments, scale_labs
+    from kvstudio.labs import experiments, scale_labs
 else:  # torch loads when the lab first runs
-    experiments = LazyModule("kvstudio.core.experiments")
-    scale_labs = LazyModule("kvstudio.core.scale_labs")
+    experiments = LazyModule("kvstudio.labs.experiments")
+    scale_labs = LazyModule("kvstudio.labs.scale_labs")
 
 KINDS = ("fp16", "int8", "int4")
 

@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 
-from kvstudio.core.records import MODES
+from kvstudio.engine.records import MODES
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.spin_boxes import int_box
@@ -29,9 +29,9 @@ from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.core import labs
+    from kvstudio.labs import window_labs as labs
 else:
-    labs = LazyModule("kvstudio.core.labs")  # torch loads when a lab first runs
+    labs = LazyModule("kvstudio.labs.window_labs")  # torch loads when a lab first runs
 
 
 def parse_lengths(text: str) -> tuple[int, ...]:

@@ -25,9 +25,9 @@ from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.core import labs
+    from kvstudio.labs import window_labs as labs
 else:
-    labs = LazyModule("kvstudio.core.labs")  # torch loads when a lab first runs
+    labs = LazyModule("kvstudio.labs.window_labs")  # torch loads when a lab first runs
 
 MAX_RANKS = 15  # answers drawn per temperature; the axis says how many more there are
 

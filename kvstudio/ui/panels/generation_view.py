@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvstudio.core.records import StepRecord
+from kvstudio.engine.records import StepRecord
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.plain_text import plain_label

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvstudio.core.cache_spec import CACHE_KINDS, CacheSpec
-from kvstudio.core.records import Mode, SamplingSettings
+from kvstudio.engine.cache.spec import CACHE_KINDS, CacheSpec
+from kvstudio.engine.records import Mode, SamplingSettings
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.names import cache_kind_name
 from kvstudio.ui.app.plain_text import plain_label

@@ -20,7 +20,7 @@ from PySide6.QtCore import QRectF, QSizeF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter, QPicture, QResizeEvent
 from PySide6.QtWidgets import QGraphicsGridLayout, QGraphicsItem, QWidget
 
-from kvstudio.core.records import Mode
+from kvstudio.engine.records import Mode
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides.chart_data import DataTable

@@ -17,8 +17,8 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
 
-from kvstudio.core import formulas
-from kvstudio.core.records import StepRecord
+from kvstudio.engine import formulas
+from kvstudio.engine.records import StepRecord
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.plots.base import LivePlot
 from kvstudio.ui.plots.extent import trace_steps
@@ -26,7 +26,7 @@ from kvstudio.ui.run.engine_adapter import RunInfo
 from kvstudio.ui.run.store import RunStore
 
 if TYPE_CHECKING:
-    from kvstudio.core.cache_layout import CachePlan  # (torch: loaded with the first run)
+    from kvstudio.engine.cache.layout import CachePlan  # (torch: loaded with the first run)
 from kvstudio.ui.slides.chart_data import DataTable, Series
 
 K_COLOUR, V_COLOUR = "#3182bd", "#31a354"

@@ -16,7 +16,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QWidget
 
-from kvstudio.core.records import MODES, Mode
+from kvstudio.engine.records import MODES, Mode
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.plots.base import MODE_COLOURS, LivePlot, live_curve, mode_pen
 from kvstudio.ui.plots.extent import store_steps
@@ -24,7 +24,7 @@ from kvstudio.ui.run.store import RunStore, RunTrace
 from kvstudio.ui.slides.chart_data import DataTable, Series
 
 if TYPE_CHECKING:
-    from kvstudio.core.labs import PrefillTimes  # (torch: imported when TTFT is measured)
+    from kvstudio.labs.window_labs import PrefillTimes  # (torch: imported when TTFT is measured)
 
 LABEL_FILL = (255, 255, 255, 210)  # TTFT labels stay readable over the lines
 

@@ -12,7 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
-from kvstudio.core.records import MODES, Mode
+from kvstudio.engine.records import MODES, Mode
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.plots.base import LivePlot, live_curve, mode_brush, mode_pen
 from kvstudio.ui.plots.extent import store_steps

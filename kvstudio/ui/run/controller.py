@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from PySide6.QtCore import QObject, Signal
 
-from kvstudio.core.records import StepRecord
+from kvstudio.engine.records import StepRecord
 from kvstudio.ui.run.engine_adapter import (
     AnswerCounts,
     ModelChoice,

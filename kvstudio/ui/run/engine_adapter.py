@@ -2,7 +2,7 @@
 
 Owns the small value types the window passes around (`ModelChoice`,
 `RunSettings`, `RunRequest`, `RunInfo`, `ModelHandle`, `AnswerCounts`) and
-thin functions that call `kvstudio.core`: load a model, encode a prompt, make a
+thin functions that call the engine, labs and files: load a model, encode a prompt, make a
 stepper, run repeated sampling. If a core name changes, only this module
 changes. It imports no Qt, so it can be tested and reused headless.
 
@@ -18,18 +18,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from kvstudio.core import formulas
-from kvstudio.core.cache_spec import CacheSpec
-from kvstudio.core.costs import RunCost, generation_cost
-from kvstudio.core.records import Mode, SamplingSettings
+from kvstudio.engine import formulas
+from kvstudio.engine.cache.spec import CacheSpec
+from kvstudio.engine.costs import RunCost, generation_cost
+from kvstudio.engine.records import Mode, SamplingSettings
 
 if TYPE_CHECKING:
-    from kvstudio.core import checkpoints
-    from kvstudio.core.backend import LanguageModel
-    from kvstudio.core.cache_layout import CachePlan
-    from kvstudio.core.model import MiniMindLM
-    from kvstudio.core.stepper import Stepper
-    from kvstudio.core.tokenizer import TextTokenizer
+    from kvstudio.engine.backends.minimind import LanguageModel
+    from kvstudio.engine.cache.layout import CachePlan
+    from kvstudio.engine.generate import Stepper
+    from kvstudio.engine.model import MiniMindLM
+    from kvstudio.engine.tokenizer import TextTokenizer
+    from kvstudio.files import checkpoints
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ class RunInfo:
 
     def cache_plan(self) -> CachePlan:
         """What each layer keeps: the model's own plan, or every layer as the cache spec says."""
-        from kvstudio.core.cache_layout import uniform_plan
+        from kvstudio.engine.cache.layout import uniform_plan
 
         return self.plan or uniform_plan(self, self.request.settings.cache)
 
@@ -196,7 +196,7 @@ def looks_like_chat(name: str, tokenizer: TextTokenizer) -> bool:
 
 def wrap_loaded(loaded: checkpoints.LoadedModel, choice: ModelChoice) -> ModelHandle:
     """The engine's `LoadedModel` → what the window keeps (backend, tokenizer, facts)."""
-    from kvstudio.core.backend import MiniMindBackend
+    from kvstudio.engine.backends.minimind import MiniMindBackend
 
     backend = MiniMindBackend(loaded.model, name=loaded.label)
     return ModelHandle(
@@ -214,7 +214,7 @@ def wrap_model(
     model: MiniMindLM, tokenizer: TextTokenizer, name: str, choice: ModelChoice
 ) -> ModelHandle:
     """A `MiniMindLM` + tokenizer already in memory (tests, scripts) → ModelHandle."""
-    from kvstudio.core.backend import MiniMindBackend
+    from kvstudio.engine.backends.minimind import MiniMindBackend
 
     return ModelHandle(
         name=name,
@@ -228,7 +228,7 @@ def wrap_model(
 
 def wrap_hf_folder(choice: ModelChoice) -> ModelHandle:
     """A local transformers folder (Llama, Qwen3, EXAONE …) → ModelHandle, on the CPU in fp32."""
-    from kvstudio.core.hf_backend import load_hf_backend
+    from kvstudio.engine.backends.hf import load_hf_backend
 
     backend, tokenizer = load_hf_backend(choice.path)
     return ModelHandle(
@@ -243,8 +243,8 @@ def wrap_hf_folder(choice: ModelChoice) -> ModelHandle:
 
 def load_model(choice: ModelChoice) -> ModelHandle:
     """Load what the user picked; raises ValueError with an actionable message."""
-    from kvstudio.core import checkpoints
-    from kvstudio.core.hf_backend import is_hf_folder
+    from kvstudio.engine.backends.hf import is_hf_folder
+    from kvstudio.files import checkpoints
 
     if choice.kind == "folder":
         if is_hf_folder(choice.path):  # a transformers folder (needs the [hf] extra)
@@ -303,7 +303,7 @@ def run_cost(
 
 
 def make_stepper(model: ModelHandle, prompt_ids: list[int], settings: RunSettings) -> Stepper:
-    from kvstudio.core.stepper import Stepper
+    from kvstudio.engine.generate import Stepper
 
     return Stepper(
         model.backend,
@@ -320,7 +320,7 @@ def make_stepper(model: ModelHandle, prompt_ids: list[int], settings: RunSetting
 def run_info(
     run_id: int, model: ModelHandle, request: RunRequest, prompt_ids: list[int]
 ) -> RunInfo:
-    from kvstudio.core.cache_layout import cache_plan
+    from kvstudio.engine.cache.layout import cache_plan
 
     b = model.backend
     eos_id = model.tokenizer.eos_id if model.tokenizer.eos_id is not None else b.eos_token_id
@@ -353,7 +353,7 @@ def repeated_sampling(
     Runs the engine's `experiments.repeated_sampling` with the run's other knobs
     (top-k, top-p, penalty, seed); an empty `temperatures` means the current one.
     """
-    from kvstudio.core import experiments
+    from kvstudio.labs import experiments
 
     temps = temperatures or (settings.sampling.temperature,)
     for item in experiments.repeated_sampling(
@@ -385,7 +385,7 @@ def repeated_sampling(
 
 def warm_up(model: ModelHandle) -> None:
     """One forward before the first run, so its TTFT is not the model's first-ever forward."""
-    from kvstudio.core.experiments import warm_up as warm_up_backend
+    from kvstudio.labs.experiments import warm_up as warm_up_backend
 
     warm_up_backend(model.backend, model.tokenizer)
 

@@ -34,7 +34,7 @@ from kvstudio.ui.run.engine_adapter import (
 from kvstudio.ui.run.threads import stop_and_wait, thread_running
 
 if TYPE_CHECKING:
-    from kvstudio.core.stepper import Stepper
+    from kvstudio.engine.generate import Stepper
 
 log = logging.getLogger(__name__)
 

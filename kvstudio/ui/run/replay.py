@@ -1,7 +1,7 @@
 """Saved runs in the window: save what the plots show, reopen it, replay it step by step.
 
 Owns the translation between the window's `RunTrace`/`RunInfo` and the
-core's `SavedRun` (``kvstudio.core.runfile``), between `AnswerCounts` and
+core's `SavedRun` (``kvstudio.files.runfile``), between `AnswerCounts` and
 `SavedSamples` (Sample ×N results travel in the same file), and
 `ReplayController`, which feeds a saved run's records into the window's
 `RunStore` one step at a time (by key or on a timer) with no model loaded.
@@ -18,8 +18,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from kvstudio.core.records import SamplingSettings
-from kvstudio.core.runfile import (
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.tokenizer import IM_END
+from kvstudio.files.runfile import (
     ModelFacts,
     RunReplay,
     SavedRun,
@@ -27,7 +28,6 @@ from kvstudio.core.runfile import (
     load_run_file,
     save_runs,
 )
-from kvstudio.core.tokenizer import IM_END
 from kvstudio.ui.run.engine_adapter import AnswerCounts, RunInfo, RunRequest, RunSettings
 from kvstudio.ui.run.store import RunStore, RunTrace
 

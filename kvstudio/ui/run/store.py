@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kvstudio.core.records import MODES, Mode, StepRecord
+from kvstudio.engine.records import MODES, Mode, StepRecord
 from kvstudio.ui.run.engine_adapter import RunInfo
 
 

@@ -52,8 +52,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsView, QGraphicsWidget
 
-from kvstudio.core.folder_write import write_files
-from kvstudio.core.runfile import atomic_write_bytes
+from kvstudio.files.folder_write import write_files
+from kvstudio.files.runfile import atomic_write_bytes
 from kvstudio.ui.plots.style import (
     SLIDE_REFERENCE_WIDTH,
     SLIDE_STYLE,
@@ -791,7 +791,7 @@ def export_slide_pack(
     no data are left out and named in `SlidePack.skipped` (and in
     numbers.json). `numbers` goes to numbers.json; each of `tables` to
     <name>.csv. All files are rendered in memory first, then written beside
-    the folder and swapped in (``kvstudio.core.folder_write``): if any write
+    the folder and swapped in (``kvstudio.files.folder_write``): if any write
     fails (a full disk), the folder keeps exactly what it held before, an
     earlier pack included; a kill at any moment leaves the earlier pack or
     the new one whole, and the next export removes what it left beside.

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QCoreApplication
 
-from kvstudio.core.records import MODES
+from kvstudio.engine.records import MODES
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore

@@ -1,0 +1,271 @@
+"""`kvstudio project`, and the extra tables of `kvstudio compare --cache paged|fp16|int8|int4`.
+
+Owns argument parsing and printing for the scale labs; the numbers come from
+``kvstudio.labs.scale`` (the projector) and ``kvstudio.labs.scale_labs`` (the
+paged and quantized runs). Registered by ``kvstudio.cli.main`` through its
+``EXTENSIONS`` hook, like ``hf_cli``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from kvstudio.cli import args as cli_args
+from kvstudio.engine.backends.minimind import LanguageModel
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.labs.experiments import finish
+from kvstudio.labs.scale import (
+    PRESETS,
+    ModelGeometry,
+    fits_in,
+    geometry_of_backend,
+    human_bytes,
+    load_config,
+    preset,
+    variants,
+)
+from kvstudio.labs.scale_labs import (
+    PagedLabResult,
+    ProjectionCheck,
+    QuantLabResult,
+    paged_memory,
+    projection_check,
+    quantized_cache,
+)
+
+DEFAULT_QUESTION = "KV 캐시가 무엇인지 한 문장으로 설명해 주세요."
+
+
+MAX_PROJECTED_CONTEXT = 1 << 30  # tokens per row a projection may ask about (arithmetic only)
+MAX_PROJECTED_BATCH = 1 << 20
+
+
+def _bits(text: str) -> int:
+    value = cli_args.whole(text)
+    if value not in (32, 16, 8, 4):
+        raise argparse.ArgumentTypeError(f"bits must be 32, 16, 8 or 4, got {value}")
+    return value
+
+
+def add_subcommands(subparsers: Any) -> None:
+    """Register `project` on the `kvstudio` command's subparsers."""
+    p = subparsers.add_parser(
+        "project",
+        help="KV cache bytes for a real model: context × batch, from its config.json",
+        description=(
+            "Bytes per token 2·L·H_kv·d·bytes and the cache for a context length × batch, for "
+            "a preset (numbers from the published config.json), any local config.json, or the "
+            "loaded model (then also checked against bytes measured in a real run)."
+        ),
+    )
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--preset", default=None, help=f"one of: {', '.join(PRESETS)}")
+    source.add_argument("--config", default=None, help="a config.json or a transformers folder")
+    p.add_argument(
+        "--context", type=cli_args.bounded(1, MAX_PROJECTED_CONTEXT, "tokens"), default=32768,
+        help="tokens per row (32768)",
+    )
+    p.add_argument(
+        "--batch", type=cli_args.bounded(1, MAX_PROJECTED_BATCH, "rows"), default=8,
+        help="rows (default 8)",
+    )
+    p.add_argument(
+        "--bits", type=_bits, default=None, help="bits per cached number (16; loaded: its dtype)"
+    )
+    p.add_argument("--model", default=None, help="without --preset/--config: this model")
+    p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"))
+    p.add_argument("--device", default="cpu")
+    p.add_argument(
+        "--threads", type=cli_args.thread_count, default=1,
+        help="torch CPU threads, 1 … the CPU cores (default 1)",
+    )
+    p.set_defaults(func=run_project)
+
+
+def run_project(args: argparse.Namespace) -> int:
+    check: ProjectionCheck | None = None
+    bits = args.bits or 16
+    if args.preset is not None:
+        geometry = preset(args.preset)
+    elif args.config is not None:
+        geometry = load_config(args.config)
+    else:
+        from kvstudio.cli.main import _prepare
+
+        loaded = _prepare(args)
+        geometry = geometry_of_backend(loaded.backend)
+        bits = args.bits or 8 * loaded.backend.dtype_bytes
+        check = _check_loaded(loaded.backend, loaded.tokenizer, args)
+    print_projection(geometry, args.context, args.batch, bits)
+    if check is not None:
+        ok = "equal ✓" if check.equal else "DIFFERENT ✗"
+        print(
+            f"\n  check: a real run of {check.batch} row(s) × {check.context} tokens holds "
+            f"{check.measured_bytes:,} bytes (measured from the cache tensors); the projection "
+            f"for that length says {check.projected_bytes:,}: {ok}"
+        )
+    return 0
+
+
+def _check_loaded(
+    backend: LanguageModel, tokenizer: TextTokenizer, args: argparse.Namespace
+) -> ProjectionCheck:
+    from kvstudio.labs.experiments import lab_prompt_ids
+
+    limit = getattr(getattr(backend, "model", None), "rope_cos", None)
+    positions = int(limit.shape[0]) if limit is not None else 512
+    context = max(2, min(args.context, positions, 256))
+    new = min(8, context - 1)
+    prompt = lab_prompt_ids(tokenizer, context - new + 1)
+    batch = min(args.batch, 8)
+    run = projection_check(backend, tokenizer, prompt, batch=batch, new_tokens=new)
+    return finish(run, ProjectionCheck)
+
+
+def print_projection(g: ModelGeometry, context: int, batch: int, bits: int) -> None:
+    per_token = g.bytes_per_token(bits)
+    total = g.cache_bytes(context, batch, bits)
+    print(f"Model: {g.name}")
+    print(f"  source: {g.source}")
+    window = f", window W={g.window} on {g.window_layers} of {g.layers} layers" if g.window else ""
+    print(
+        f"  L={g.layers} layers, H={g.heads} query heads, H_kv={g.kv_heads} K/V heads, "
+        f"d={g.head_dim}{window}"
+    )
+    print(
+        f"  bytes per token = 2·L·H_kv·d·bytes = 2·{g.layers}·{g.kv_heads}·{g.head_dim}·"
+        f"{bits / 8:g} = {per_token:,} ({human_bytes(per_token)})"
+    )
+    held = min(context, g.window) if g.window and g.window_layers == g.layers else context
+    print(
+        f"  cache for batch {batch} × context {context:,}"
+        + (f" (the window keeps {held:,})" if held != context else "")
+        + f" = {total:,} bytes = {human_bytes(total)}"
+    )
+    weights = g.weights_nbytes
+    print(
+        f"  weights: {g.parameters:,} parameters × {g.weight_bytes} bytes = {human_bytes(weights)}"
+        + ("" if g.parameters_measured is not None else " (counted from the config)")
+    )
+    fits = ", ".join(f"{gib} GiB {'✓' if ok else '✗'}" for gib, ok in fits_in(total, weights))
+    print(f"  cache + weights = {human_bytes(total + weights)}: fits in {fits}")
+    print()
+    print(f"  {'what changes':<28}{'bytes/token':>14}{'cache':>14}")
+    for row in variants(g, context, batch, bits):
+        print(f"  {row.label:<28}{row.bytes_per_token:>14,}{human_bytes(row.total_bytes):>14}")
+
+
+# ---- compare --cache paged | fp16 | int8 | int4 --------------------------------------------
+def print_scale_sections(
+    args: argparse.Namespace,
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    prompt: Sequence[int],
+) -> None:
+    """The tables `compare` adds for the scale cache kinds (progress on stderr as they run)."""
+    from kvstudio.cli.main import drain
+
+    if args.cache == "paged":
+        result = drain(
+            paged_memory(
+                backend,
+                tokenizer,
+                tokenizer.chat_ids(DEFAULT_QUESTION),
+                samples=args.samples,
+                new_tokens=args.sample_tokens,
+                block_size=args.block_size,
+                greedy_prompt=prompt,
+                greedy_tokens=args.new_tokens,
+            ),
+            PagedLabResult,
+        )
+        print_paged(result)
+    elif args.cache in ("fp16", "int8", "int4"):
+        kinds = ("fp16", "int8", "int4")
+        result_q = drain(
+            quantized_cache(backend, tokenizer, prompt, new_tokens=args.new_tokens, kinds=kinds),
+            QuantLabResult,
+        )
+        print_quantized(result_q)
+
+
+def print_paged(r: PagedLabResult) -> None:
+    print()
+    print(
+        f"Paged cache, block size b={r.block_size}: {r.samples} samples of one question "
+        f"(P={r.prompt_tokens}, budget N={r.new_tokens}, T=1.0, top-p 0.85, seed 42), "
+        "three caches, same draws"
+    )
+    lengths = sorted(r.answer_lengths)
+    print(f"  answer lengths (tokens, eos included): {lengths[0]} … {lengths[-1]}")
+    steps = len(r.dynamic_bytes)
+    print(f"  the run took {steps} steps; bytes held at the end, measured from the tensors:")
+    per = r.bytes_per_token
+    rows = [
+        (
+            "preallocated (static)",
+            r.static_bytes[-1],
+            f"{r.samples} rows × (P+N = {r.prompt_tokens + r.new_tokens}) × {per:,}",
+        ),
+        (
+            "dynamic",
+            r.dynamic_bytes[-1],
+            f"{r.samples} rows × {r.dynamic_bytes[-1] // (r.samples * per)} tokens × {per:,}",
+        ),
+        (
+            "paged (blocks held)",
+            r.paged_bytes[-1],
+            f"{r.paged_bytes[-1] // r.block_bytes} blocks × {r.block_bytes:,}",
+        ),
+        (
+            "paged (slots with tokens)",
+            r.paged_steps[-1].used_bytes,
+            "the rest: empty slots of last blocks",
+        ),
+    ]
+    for label, value, note in rows:
+        print(f"  {label:<27}{value:>12,}   {note}")
+    print(
+        f"  hand count: P//b = {r.shared_prompt_blocks} shared prompt block(s) + Σ(⌈len/b⌉ − "
+        f"{r.shared_prompt_blocks}) = {r.hand_count_blocks} blocks "
+        f"({'matches' if r.hand_count_blocks * r.block_bytes == r.paged_bytes[-1] else 'DIFFERS'})"
+    )
+    print(
+        f"  copies on write: {r.copies_on_write}; same samples in all three: "
+        f"{'yes' if r.same_samples else 'NO'}; pool tensors: {r.paged_steps[-1].pool_bytes:,} bytes"
+    )
+    print(
+        f"  greedy, {r.greedy_tokens} tokens: paged chooses the dynamic cache's tokens: "
+        f"{'yes' if r.greedy_identical else 'NO'}"
+    )
+
+
+def print_quantized(r: QuantLabResult) -> None:
+    print()
+    ref = r.reference
+    print(
+        f"Quantized caches vs the model's own (fp{ref.bits}) cache: greedy, P={r.prompt_tokens}, "
+        f"N={r.new_tokens}, cache holds {ref.cache_tokens} tokens"
+    )
+    print(
+        f"  {'cache':<8}{'bytes':>11}{'formula':>11}{'× smaller':>11}"
+        f"{'max |Δlogit|':>14}{'diverges at':>13}  answer"
+    )
+    name = f"fp{ref.bits}"
+    print(
+        f"  {name:<8}{ref.cache_bytes:>11,}{ref.formula_bytes:>11,}{1:>11.2f}"
+        f"{'—':>14}{'—':>13}  reference"
+    )
+    for run in r.runs:
+        ratio = ref.cache_bytes / max(run.cache_bytes, 1)
+        step = "—" if run.first_divergent_step is None else f"step {run.first_divergent_step}"
+        changed = "changed" if run.answer_changed else "same"
+        print(
+            f"  {run.kind:<8}{run.cache_bytes:>11,}{run.formula_bytes:>11,}{ratio:>11.2f}"
+            f"{run.max_logit_diff:>14.3g}{step:>13}  {changed}"
+        )
+    print("  layouts: fp16 2 bytes a number; int8 1 byte + a float16 scale per token and K/V head;")
+    print("  int4 two numbers a byte + the same scales. max |Δlogit| is over the steps whose")
+    print("  context still equals the reference's (up to and including the first divergent step).")

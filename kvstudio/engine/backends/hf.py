@@ -1,0 +1,530 @@
+"""Drive a local Hugging Face causal LM through the stepper's `LanguageModel` interface.
+
+Owns `HFBackend` (the adapter), `HFCache` (a transformers cache plus the
+bookkeeping the stepper measures: positions seen, the attention mask grown
+each step), `HFTextTokenizer` (the folder's tokenizer with its own chat
+template) and `load_hf_backend` (open a *local* folder, never the hub).
+
+transformers is imported lazily, inside the functions that need it, so
+importing ``kvstudio.engine`` never imports it; it is the optional extra
+``pip install -e '.[hf]'``. Supported range: see ``TRANSFORMERS_RANGE``.
+
+Cache bytes are read from the cache's own tensors. transformers' Cache API
+moved across versions: 4.56+ keeps ``cache.layers[i].keys / .values``
+(B, G, S, d); older releases kept ``cache.key_cache[i] / value_cache[i]``.
+Both are read. It does not sample, time or record: that is ``generate.py``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from tokenizers import Tokenizer
+
+from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.cache.layout import CachePlan, plan_from_windows
+from kvstudio.engine.config import MAX_CONFIG_BYTES
+from kvstudio.engine.small_files import read_json
+from kvstudio.engine.tokenizer import TextTokenizer
+
+logger = logging.getLogger(__name__)
+
+TRANSFORMERS_RANGE = ">=4.57,<5.25"  # keep in step with pyproject's [hf] extra
+INSTALL_HINT = "install the extra: pip install -e '.[hf]'"
+WEIGHT_FILES = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
+DTYPE_NAMES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+    "half": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+}
+
+
+def require_transformers() -> Any:
+    """Import transformers or raise a ValueError that says how to install it."""
+    try:
+        import transformers
+    except ImportError as exc:
+        raise ValueError(
+            f"Running a Hugging Face model needs the transformers library; {INSTALL_HINT}"
+        ) from exc
+    return transformers
+
+
+def transformers_major() -> int:
+    version = str(require_transformers().__version__)
+    return int(version.split(".")[0])
+
+
+def cache_argument(model: Any) -> str:
+    """The keyword the model's forward takes its cache by: ``cache`` (transformers 5.24+,
+    where ``past_key_values`` is deprecated) or ``past_key_values`` (before)."""
+    try:
+        names = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):  # a forward without a readable signature
+        return "past_key_values"
+    return "cache" if "cache" in names else "past_key_values"
+
+
+def resolve_dtype(name: str | torch.dtype) -> torch.dtype:
+    """'fp32' / 'float16' / 'bf16' … → torch dtype, with a clear error for anything else."""
+    if isinstance(name, torch.dtype):
+        if name in DTYPE_NAMES.values():
+            return name
+        raise ValueError(f"dtype must be float32, float16 or bfloat16, got {name}.")
+    key = name.strip().lower().removeprefix("torch.")
+    if key not in DTYPE_NAMES:
+        raise ValueError(f"dtype must be fp32, fp16 or bf16 (or float32 …), got {name!r}.")
+    return DTYPE_NAMES[key]
+
+
+def resolve_device(name: str | torch.device | None) -> torch.device:
+    """'auto' picks cuda, then mps, then cpu; an explicit device must be present."""
+    if isinstance(name, torch.device):
+        name = str(name)
+    key = (name or "auto").strip().lower()
+    mps_ok = hasattr(torch.backends, "mps") and torch.backends.mps.is_available()
+    if key == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        return torch.device("mps" if mps_ok else "cpu")
+    device = torch.device(key)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("CUDA was asked for but torch sees no CUDA GPU; use --device cpu or auto.")
+    if device.type == "mps" and not mps_ok:
+        raise ValueError("MPS was asked for but this torch has no Apple GPU; use --device cpu.")
+    if device.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"device must be cpu, cuda, mps or auto, got {name!r}.")
+    return device
+
+
+def is_hf_folder(path: str | Path) -> bool:
+    """True for a transformers folder: config.json naming a transformers ``model_type``.
+
+    Our own folders (config.json written by `ModelConfig`) carry no ``model_type``,
+    and MiniMind's remote-code folders (``model_type: minimind``) are ours to load.
+    """
+    config = Path(path) / "config.json"
+    if not config.is_file():
+        return False
+    try:
+        data = read_json(config, MAX_CONFIG_BYTES, "a transformers config.json")
+    except ValueError:
+        return False
+    model_type = data.get("model_type") if isinstance(data, dict) else None
+    return isinstance(model_type, str) and model_type not in ("", "minimind")
+
+
+def check_hf_folder(path: str | Path) -> Path:
+    """Say clearly what a folder lacks before transformers gives a long traceback."""
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise ValueError(
+            f"{folder} is not a folder. Give the local folder that holds the model's "
+            "config.json, weights and tokenizer.json (models are never downloaded)."
+        )
+    if not (folder / "config.json").is_file():
+        raise ValueError(f"{folder} has no config.json; it is not a transformers model folder.")
+    if not any((folder / f).is_file() for f in WEIGHT_FILES) and not any(
+        folder.glob("*.safetensors")
+    ):
+        raise ValueError(
+            f"{folder} has a config.json but no weights (model.safetensors or pytorch_model.bin); "
+            "copy the weight files in (large ones may still be Git LFS pointers)."
+        )
+    return folder
+
+
+class HFTextTokenizer(TextTokenizer):
+    """Our tokenizer wrapper over a transformers folder: its own chat template and end of turn.
+
+    Text ↔ ids still go through ``tokenizer.json`` (the `tokenizers` library, as for
+    our models); only `chat_segments` asks transformers to render the model's
+    Jinja chat template (EXAONE's ``[|user|]``, Llama-3's headers, ChatML …), and
+    the user's text in it is still encoded as plain text.
+    """
+
+    def __init__(
+        self, tokenizer: Tokenizer, hf_tokenizer: Any | None = None, eos_id: int | None = None
+    ) -> None:
+        super().__init__(tokenizer)
+        self._hf = hf_tokenizer
+        template = getattr(hf_tokenizer, "chat_template", None)
+        if isinstance(template, dict):  # several named templates: take the default one
+            template = template.get("default")
+        self.chat_template: str | None = template if isinstance(template, str) else None
+        if eos_id is not None:
+            self.eos_id = eos_id
+        self.has_chat_tokens = self.chat_template is not None or self.has_chat_tokens
+
+    def chat_segments(self, question: str, system: str | None = None) -> list[tuple[str, bool]]:
+        """The model's template rendered around the texts, as (text, is_template) segments.
+
+        The template is rendered twice: with the texts, and with a marker in place of
+        each. Where the markers come back exactly (the template does not rewrite its
+        messages), the text between them is template and the texts are plain text.
+        """
+        if self._hf is None or self.chat_template is None:
+            return super().chat_segments(question, system)
+        texts = [system, question] if system else [question]
+        rendered = self._render(texts)
+        markers = [f"\ue000kvstudio-text-{i}\ue001" for i in range(len(texts))]
+        marked = self._render(markers)
+        pieces = re.split("(" + "|".join(map(re.escape, markers)) + ")", marked)
+        segments = [
+            (texts[markers.index(piece)], False) if index % 2 else (piece, True)
+            for index, piece in enumerate(pieces)
+        ]
+        if len(pieces) == 2 * len(texts) + 1 and "".join(t for t, _ in segments) == rendered:
+            return segments
+        # The template rewrites what it is given: only text without control tokens is safe.
+        for text in texts:
+            found = self._control.search(text) if self._control is not None else None
+            if found:
+                raise ValueError(
+                    f"The text holds {found.group(0)!r}, one of the model's control tokens, and "
+                    "this model's chat template rewrites its messages, so it cannot be sent as "
+                    "plain text: remove it or turn the chat template off."
+                )
+        return [(rendered, True)]
+
+    def _render(self, texts: list[str]) -> str:
+        """The template around [system,] user texts, up to the assistant's answer."""
+        roles = ["system", "user"] if len(texts) == 2 else ["user"]
+        messages = [{"role": r, "content": t} for r, t in zip(roles, texts, strict=True)]
+        assert self._hf is not None  # only called when the folder has a template
+        text = self._hf.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return str(text)
+
+
+def load_hf_tokenizer(folder: Path) -> HFTextTokenizer:
+    """The folder's tokenizer.json (or a fast tokenizer transformers builds) plus its template."""
+    transformers = require_transformers()
+    has_json = (folder / "tokenizer.json").is_file()
+    hf_tok: Any | None = None
+    try:
+        hf_tok = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    except Exception as exc:  # transformers raises OSError, ValueError, ImportError …
+        if not has_json:
+            raise ValueError(
+                f"{folder} has no tokenizer.json and transformers could not build one ({exc}). "
+                "Copy the model's tokenizer.json into the folder."
+            ) from exc
+        logger.warning(
+            "%s: no chat template (transformers: %s); plain tokenizer.json.", folder, exc
+        )
+    backend: Tokenizer | None = None
+    if has_json:
+        backend = TextTokenizer.from_file(folder / "tokenizer.json").backend
+    else:
+        backend = getattr(hf_tok, "backend_tokenizer", None)
+        if not isinstance(backend, Tokenizer):
+            raise ValueError(
+                f"{folder} only has a slow (Python) tokenizer; save a fast one with "
+                "AutoTokenizer.from_pretrained(..., use_fast=True).save_pretrained(folder)."
+            )
+    return HFTextTokenizer(backend, hf_tok)
+
+
+def _layer_tensors(cache: Any) -> list[tuple[torch.Tensor | None, torch.Tensor | None]]:
+    """[(K, V)] per layer across transformers versions: ``layers[i].keys`` or ``key_cache[i]``."""
+    layers = getattr(cache, "layers", None)
+    if layers is not None:
+        return [(getattr(layer, "keys", None), getattr(layer, "values", None)) for layer in layers]
+    keys = getattr(cache, "key_cache", None)
+    values = getattr(cache, "value_cache", None)
+    if keys is None or values is None:
+        raise ValueError(
+            f"Cannot read K/V tensors from {type(cache).__name__}; use transformers "
+            f"{TRANSFORMERS_RANGE}."
+        )
+    return list(zip(keys, values, strict=False))
+
+
+def _nbytes(t: torch.Tensor | None) -> int:
+    return 0 if t is None else t.numel() * t.element_size()
+
+
+@dataclass
+class HFCache:
+    """A transformers cache plus what the stepper needs to know about it."""
+
+    cache: Any  # transformers DynamicCache or StaticCache
+    spec: CacheSpec
+    batch_size: int
+    seq_length: int = 0  # positions processed (the next token's position)
+    attention_mask: torch.Tensor | None = field(default=None, repr=False)  # (B, past + new)
+
+
+class HFBackend:
+    """`LanguageModel` for a transformers causal LM (Llama, Qwen3, EXAONE-4 …)."""
+
+    def __init__(self, model: Any, name: str = "hf", eos_token_id: int | None = None) -> None:
+        # Multimodal configs nest the decoder's settings; get_text_config() finds them.
+        get_text = getattr(model.config, "get_text_config", None)
+        cfg = get_text() if get_text is not None else model.config
+        self.model = model.eval()
+        self.config = cfg
+        self.name = name
+        self.num_layers: int = int(cfg.num_hidden_layers)
+        heads = int(cfg.num_attention_heads)
+        self.num_kv_heads: int = int(getattr(cfg, "num_key_value_heads", None) or heads)
+        self.head_dim: int = int(getattr(cfg, "head_dim", None) or cfg.hidden_size // heads)
+        first = next(model.parameters())
+        self.dtype_bytes: int = first.element_size()
+        self.dtype: torch.dtype = first.dtype
+        head = model.get_output_embeddings()
+        self.vocab_size: int = int(head.weight.shape[0]) if head is not None else cfg.vocab_size
+        self.eos_token_id: int | None = eos_token_id
+        self.device: torch.device = first.device
+        # Prompt + new tokens must fit (the window checks it before a run).
+        self.max_positions: int = int(getattr(cfg, "max_position_embeddings", None) or 2048)
+        self._major = transformers_major()
+        self._cache_kwarg = cache_argument(model)
+        self._windows: tuple[int | None, ...] | None = None  # see layer_windows()
+
+    # ---- construction --------------------------------------------------------------------
+    @classmethod
+    def from_folder(
+        cls,
+        path: str | Path,
+        *,
+        dtype: str | torch.dtype = "float32",
+        device: str | torch.device | None = "cpu",
+        attn_implementation: str | None = "sdpa",
+    ) -> HFBackend:
+        """Open a local folder (no hub access) on `device` in `dtype`."""
+        transformers = require_transformers()
+        folder = check_hf_folder(path)
+        torch_dtype = resolve_dtype(dtype)
+        target = resolve_device(device)
+        if target.type == "cpu" and torch_dtype == torch.float16:
+            logger.warning("fp16 on the CPU is slow and may be inexact; bf16 or fp32 suit the CPU.")
+        transformers.utils.logging.disable_progress_bar()
+        kwargs: dict[str, Any] = {"local_files_only": True, "dtype": torch_dtype}
+        if attn_implementation:
+            kwargs["attn_implementation"] = attn_implementation
+        auto = transformers.AutoModelForCausalLM
+        try:
+            try:
+                model = auto.from_pretrained(str(folder), **kwargs)
+            except ValueError as exc:
+                if "attn_implementation" not in kwargs or "sdpa" not in str(exc).lower():
+                    raise
+                # An architecture without an SDPA kernel: fall back to its default attention.
+                logger.info("%s: %s; using the model's default attention.", folder.name, exc)
+                del kwargs["attn_implementation"]
+                model = auto.from_pretrained(str(folder), **kwargs)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ValueError(
+                f"transformers could not open {folder} as a causal LM: {exc}. Check the folder is "
+                f"complete and that transformers {TRANSFORMERS_RANGE} knows its model_type."
+            ) from exc
+        model = model.to(target)
+        eos = _first_id(getattr(model.generation_config, "eos_token_id", None))
+        if eos is None:
+            eos = _first_id(getattr(model.config, "eos_token_id", None))
+        return cls(model, name=folder.name, eos_token_id=eos)
+
+    # ---- the LanguageModel protocol ------------------------------------------------------
+    def new_cache(self, spec: CacheSpec, batch_size: int) -> HFCache:
+        transformers = require_transformers()
+        if spec.kind == "dynamic":
+            cache = transformers.DynamicCache(config=self.model.config)
+        elif spec.kind == "static":
+            cache = transformers.StaticCache(
+                config=self.model.config, max_cache_len=spec.max_length
+            )
+        elif spec.kind == "sliding":
+            raise ValueError(
+                "A transformers model runs its own attention, so KV Studio cannot impose a "
+                f"{spec.window}-token window on it; choose the dynamic or static cache."
+            )
+        else:
+            raise ValueError(
+                f"The {spec.kind} cache runs inside KV Studio's own model; a transformers model "
+                "keeps its own cache, so choose the dynamic or static cache for it."
+            )
+        return HFCache(cache=cache, spec=spec, batch_size=batch_size)
+
+    def forward_last(
+        self, input_ids: torch.Tensor, cache: HFCache | None, window: int | None
+    ) -> torch.Tensor:
+        B, T = input_ids.shape
+        if cache is None:
+            if window is not None:
+                raise ValueError(
+                    "A sliding attention window cannot be imposed on a transformers model; "
+                    "choose the dynamic or static cache."
+                )
+            mask = torch.ones(B, T, dtype=torch.long, device=input_ids.device)  # (B, T)
+            out = self.model(
+                input_ids=input_ids, attention_mask=mask, use_cache=False, logits_to_keep=1
+            )
+            return out.logits[:, -1]  # (B, V)
+        past = cache.seq_length
+        if cache.spec.kind == "static" and past + T > cache.spec.max_length:
+            raise ValueError(
+                f"The static cache holds {cache.spec.max_length} tokens but this step needs "
+                f"{past + T}; raise the static cache length or use the dynamic cache."
+            )
+        # Grow the mask by the new columns as generate() does: (B, past) → (B, past + T).
+        new_cols = torch.ones(B, T, dtype=torch.long, device=input_ids.device)
+        mask = (
+            new_cols
+            if cache.attention_mask is None
+            else torch.cat([cache.attention_mask, new_cols], dim=1)
+        )
+        positions = torch.arange(past, past + T, device=input_ids.device)  # (T,)
+        kwargs: dict[str, Any] = {}
+        if self._major < 5:
+            kwargs["cache_position"] = positions  # 4.x indexes the static cache with it
+        out = self.model(
+            input_ids=input_ids,
+            attention_mask=mask,
+            position_ids=positions[None, :].expand(B, T),  # (B, T)
+            use_cache=True,
+            logits_to_keep=1,
+            **{self._cache_kwarg: cache.cache},
+            **kwargs,
+        )
+        cache.attention_mask = mask
+        cache.seq_length = past + T
+        return out.logits[:, -1]  # (B, V)
+
+    def select_cache_rows(self, cache: HFCache, rows: torch.Tensor) -> None:
+        """Keep cache rows `rows` (R,), in that order (see `MiniMindBackend.select_cache_rows`).
+
+        transformers' beam-search `reorder_cache` does exactly this per layer; the
+        attention mask (B, past) follows the rows.
+        """
+        cache.cache.reorder_cache(rows)
+        if cache.attention_mask is not None:
+            cache.attention_mask = cache.attention_mask.index_select(0, rows)  # (R, past)
+        cache.batch_size = int(rows.shape[0])
+
+    def cache_layer_bytes(self, cache: HFCache) -> tuple[tuple[int, int], ...]:
+        pairs = _layer_tensors(cache.cache)
+        sizes = [(_nbytes(k), _nbytes(v)) for k, v in pairs]
+        sizes += [(0, 0)] * (self.num_layers - len(sizes))  # lazily created layers
+        return tuple(sizes[: self.num_layers])
+
+    def cache_length(self, cache: HFCache) -> int:
+        stored = [self._stored_tokens(cache, k) for k, _ in _layer_tensors(cache.cache)]
+        return max(stored, default=0)
+
+    def cache_allocated_bytes(self, cache: HFCache) -> int:
+        return sum(k + v for k, v in self.cache_layer_bytes(cache))
+
+    def cache_used_bytes(self, cache: HFCache) -> int:
+        used = 0
+        for k, v in _layer_tensors(cache.cache):
+            if k is None or v is None or k.dim() < 2 or k.shape[-2] == 0:
+                continue
+            tokens = self._stored_tokens(cache, k)
+            used += (_nbytes(k) + _nbytes(v)) * tokens // k.shape[-2]  # (B, G, S, d): S = -2
+        return used
+
+    def mask_len(self, cache: HFCache | None, new_tokens: int) -> int:
+        if cache is None:
+            return new_tokens
+        return cache.seq_length + new_tokens
+
+    def layer_windows(self) -> tuple[int | None, ...]:
+        """Per layer, its sliding window W (None = full attention), as transformers builds it.
+
+        Read from the layers of an empty ``DynamicCache(config=…)``: transformers
+        gives a sliding layer (``DynamicSlidingWindowLayer``) to every layer its
+        config marks ``sliding_attention`` in ``layer_types`` (or to all layers
+        when a Mistral-style config only sets ``sliding_window``).
+        """
+        if self._windows is None:
+            probe = require_transformers().DynamicCache(config=self.model.config)
+            layers = getattr(probe, "layers", ())
+            found = [getattr(layer, "sliding_window", None) for layer in layers]
+            found += [None] * (self.num_layers - len(found))
+            self._windows = tuple(None if w is None else int(w) for w in found[: self.num_layers])
+        return self._windows
+
+    def cache_plan(self, spec: CacheSpec) -> CachePlan:
+        """What each layer keeps under `spec`: full layers T tokens (static: M allocated),
+        sliding layers what transformers' sliding layers keep — W − 1 in the dynamic
+        cache (``DynamicSlidingWindowLayer``), min(M, W) allocated and kept in the
+        static one (``StaticSlidingWindowLayer``)."""
+        return plan_from_windows(
+            self.layer_windows(),
+            spec,
+            self.num_kv_heads,
+            self.head_dim,
+            self.dtype_bytes,
+            sliding_keeps_extra=1 if spec.kind == "static" else 0,
+        )
+
+    # ---- helpers -------------------------------------------------------------------------
+    def _stored_tokens(self, cache: HFCache, keys: torch.Tensor | None) -> int:
+        if keys is None or keys.dim() < 2:
+            return 0
+        rows = int(keys.shape[-2])  # (B, G, S, d)
+        if cache.spec.kind == "static":
+            return min(cache.seq_length, rows)  # rows = preallocated length
+        return rows
+
+
+def _all_ids(value: Any) -> list[int]:
+    if isinstance(value, int):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [int(v) for v in value if isinstance(v, int)]
+    return []
+
+
+def _first_id(value: Any) -> int | None:
+    if isinstance(value, int):
+        return value
+    if isinstance(value, (list, tuple)) and value and isinstance(value[0], int):
+        return int(value[0])
+    return None
+
+
+def load_hf_backend(
+    path: str | Path,
+    *,
+    dtype: str | torch.dtype = "float32",
+    device: str | torch.device | None = "cpu",
+) -> tuple[HFBackend, HFTextTokenizer]:
+    """Open a local transformers folder as (backend, tokenizer) for the stepper and labs.
+
+    One end-of-sequence id serves both (the stepper stops a row on it): the
+    tokenizer's eos token when the generation config lists it (Llama-3-Instruct's
+    ``<|eot_id|>``, EXAONE's ``[|endofturn|]``), else the first id listed.
+    """
+    require_transformers()
+    folder = check_hf_folder(path)
+    tokenizer = load_hf_tokenizer(folder)
+    backend = HFBackend.from_folder(folder, dtype=dtype, device=device)
+    listed = _all_ids(getattr(backend.model.generation_config, "eos_token_id", None))
+    listed = listed or _all_ids(getattr(backend.config, "eos_token_id", None))
+    own = getattr(tokenizer._hf, "eos_token_id", None)
+    eos = own if isinstance(own, int) and (not listed or own in listed) else None
+    if eos is None and listed:
+        eos = listed[0]
+    if eos is None:
+        eos = tokenizer.eos_id
+    backend.eos_token_id = eos
+    tokenizer.eos_id = eos
+    logger.info("%s: end of sequence id %s", folder.name, eos)
+    return backend, tokenizer

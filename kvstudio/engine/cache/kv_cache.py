@@ -1,0 +1,207 @@
+"""The KV cache: a list of per-layer objects that each own their K and V tensors.
+
+Mirrors transformers' cache layers (``DynamicLayer``, ``StaticLayer``,
+``SlidingWindowLayer``) with a few verbs: ``update(k, v) -> (K, V)``,
+``seq_length``, ``nbytes`` and ``reset``. K/V are stored **after RoPE and
+before ``repeat_kv``**, shaped (B, T, n_kv, d), so grouped-query attention
+shrinks the cache by n_heads / n_kv.
+
+This module does not run attention and does not build masks beyond telling
+the model which key positions are visible (``visible_start``).
+
+Every layer **owns its storage**: K/V arriving from the model may be views into
+a wider q|k|v projection buffer, so the first update copies them into tensors
+of their own, and the bytes reported (``nbytes``) are the bytes of the storage
+the layer's tensors hold, not of a view into something larger.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from kvstudio.engine.cache.spec import (
+    ALL_CACHE_KINDS,
+    CACHE_KINDS,
+    SCALE_CACHE_KINDS,
+    CacheKind,
+    CacheSpec,
+)
+
+__all__ = ["ALL_CACHE_KINDS", "CACHE_KINDS", "SCALE_CACHE_KINDS", "CacheKind", "CacheSpec",
+           "DynamicLayer", "KVCache", "SlidingWindowLayer", "StaticLayer"]
+
+
+def storage_nbytes(t: torch.Tensor | None) -> int:
+    """Bytes of the whole storage behind `t` (a view of a larger buffer counts all of it)."""
+    return 0 if t is None else t.untyped_storage().nbytes()
+
+
+def _own(t: torch.Tensor) -> torch.Tensor:
+    """A compact copy with storage of its own (``contiguous()`` may return the view itself)."""
+    return t.clone(memory_format=torch.contiguous_format)
+
+
+class DynamicLayer:
+    """Grows by concatenation: every step appends the new K/V (what MiniMind does)."""
+
+    def __init__(self) -> None:
+        self.keys: torch.Tensor | None = None  # (B, T, n_kv, d)
+        self.values: torch.Tensor | None = None  # (B, T, n_kv, d)
+        self.seq_length = 0  # positions seen so far
+
+    def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Append k, v (B, T_new, n_kv, d); return all keys and values (B, T, n_kv, d)."""
+        if self.keys is None or self.values is None:
+            # Own copies: k, v may be views into a wider q|k|v projection (for one
+            # token they even look contiguous, so contiguous() would keep the view).
+            self.keys, self.values = _own(k), _own(v)
+        else:
+            self.keys = torch.cat([self.keys, k], dim=1)
+            self.values = torch.cat([self.values, v], dim=1)
+        self.seq_length += k.shape[1]
+        return self.keys, self.values
+
+    def visible_start(self, new_tokens: int) -> int:
+        """Position of the first key that `update` will return for `new_tokens` more tokens."""
+        return 0
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the storage this layer's tensors hold (static: the whole preallocation)."""
+        return storage_nbytes(self.keys) + storage_nbytes(self.values)
+
+    @property
+    def used_nbytes(self) -> int:
+        return self.nbytes
+
+    @property
+    def stored_tokens(self) -> int:
+        return 0 if self.keys is None else self.keys.shape[1]
+
+    def reset(self) -> None:
+        self.keys = self.values = None
+        self.seq_length = 0
+
+
+class StaticLayer(DynamicLayer):
+    """Preallocated to `max_length` on the first update and written in place."""
+
+    def __init__(self, max_length: int) -> None:
+        super().__init__()
+        if max_length <= 0:
+            raise ValueError(f"A static cache needs a positive maximum length, got {max_length}.")
+        self.max_length = max_length
+
+    def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        B, T_new, n_kv, d = k.shape
+        if self.keys is None or self.values is None:
+            self.keys = torch.zeros(B, self.max_length, n_kv, d, dtype=k.dtype, device=k.device)
+            self.values = torch.zeros_like(self.keys)
+        end = self.seq_length + T_new
+        if end > self.max_length:
+            raise ValueError(
+                f"The static cache holds {self.max_length} tokens but this step needs {end}; "
+                "raise the static cache length or use the dynamic cache."
+            )
+        self.keys[:, self.seq_length : end] = k
+        self.values[:, self.seq_length : end] = v
+        self.seq_length = end
+        return self.keys[:, :end], self.values[:, :end]  # views, no copy
+
+    @property
+    def used_nbytes(self) -> int:
+        if self.keys is None:
+            return 0
+        per_token = self.keys[:, :1].numel() * self.keys.element_size()
+        return 2 * per_token * self.seq_length
+
+    @property
+    def stored_tokens(self) -> int:
+        return self.seq_length
+
+
+class SlidingWindowLayer(DynamicLayer):
+    """A window of W keys per query, itself included; keeps the last W − 1 tokens.
+
+    W means what transformers' ``sliding_window`` means (Mistral, Gemma, EXAONE-4,
+    ``DynamicSlidingWindowLayer``): a query at position i attends to keys
+    i − W + 1 … i, so the next token needs only the W − 1 tokens before it and
+    the bytes stop growing at W − 1 tokens. W = 1 lets each token see only itself.
+    """
+
+    def __init__(self, window: int) -> None:
+        super().__init__()
+        if window <= 0:
+            raise ValueError(f"A sliding window must be at least 1 token, got {window}.")
+        self.window = window
+
+    @property
+    def keep(self) -> int:
+        """Tokens stored between steps: W − 1."""
+        return self.window - 1
+
+    def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.keys is None or self.values is None:
+            full_k, full_v = _own(k), _own(v)
+        else:
+            full_k = torch.cat([self.keys, k], dim=1)  # (B, stored + T_new, n_kv, d)
+            full_v = torch.cat([self.values, v], dim=1)
+        self.seq_length += k.shape[1]
+        self.keys, self.values = self._last(full_k), self._last(full_v)
+        return full_k, full_v  # the new queries still need the keys just past the window
+
+    def _last(self, full: torch.Tensor) -> torch.Tensor:
+        """The last W − 1 tokens of full (B, S, n_kv, d), in storage of their own."""
+        if full.shape[1] <= self.keep:
+            return full  # already its own (a copy or a concatenation)
+        return _own(full[:, full.shape[1] - self.keep :])
+
+    def visible_start(self, new_tokens: int) -> int:
+        return max(0, self.seq_length - self.keep)
+
+
+class KVCache(list[DynamicLayer]):
+    """One cache layer per transformer layer, all of one kind."""
+
+    def __init__(self, num_layers: int, spec: CacheSpec | None = None) -> None:
+        self.spec = spec or CacheSpec()
+        super().__init__(self._make_layer() for _ in range(num_layers))
+
+    def _make_layer(self) -> DynamicLayer:
+        if self.spec.kind == "static":
+            return StaticLayer(self.spec.max_length)
+        if self.spec.kind == "sliding":
+            return SlidingWindowLayer(self.spec.window)
+        return DynamicLayer()
+
+    @property
+    def seq_length(self) -> int:
+        """Positions processed so far (the next token's position)."""
+        return self[0].seq_length if self else 0
+
+    @property
+    def window(self) -> int | None:
+        return self.spec.attention_window
+
+    def visible_start(self, new_tokens: int) -> int:
+        return self[0].visible_start(new_tokens) if self else 0
+
+    def visible_length(self, new_tokens: int) -> int:
+        """Keys the next forward of `new_tokens` will see: the mask is (B, this)."""
+        return self.seq_length + new_tokens - self.visible_start(new_tokens)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(layer.nbytes for layer in self)
+
+    @property
+    def used_nbytes(self) -> int:
+        return sum(layer.used_nbytes for layer in self)
+
+    def layer_nbytes(self) -> tuple[tuple[int, int], ...]:
+        """(K bytes, V bytes) per layer: the storage the layer's tensors hold."""
+        return tuple((storage_nbytes(layer.keys), storage_nbytes(layer.values)) for layer in self)
+
+    def reset(self) -> None:
+        for layer in self:
+            layer.reset()

@@ -1,0 +1,155 @@
+"""A quantized KV cache: K and V stored in fewer bits, dequantized for attention.
+
+Owns `QuantizedKVCache` (the kinds ``fp16``, ``int8`` and ``int4``) and the
+quantize / dequantize functions it uses. Layout of one layer, for B rows and
+T tokens (G K/V heads, head_dim d):
+
+- ``fp16``: K and V as float16 (B, T, G, d); no scales. 2 bytes a number.
+- ``int8``: K and V as int8 (B, T, G, d), symmetric, **one float16 scale per
+  token and K/V head** (B, T, G, 1) = max|x| / 127 over the head's d numbers.
+  d + 2 bytes per token and head.
+- ``int4``: two 4-bit numbers per byte, uint8 (B, T, G, d/2), values −7 … 7
+  stored as 1 … 15, one float16 scale per token and head = max|x| / 7.
+  d/2 + 2 bytes per token and head. Really packed: the tensor holds half a
+  byte per number.
+
+Every `update` quantizes the new tokens (the newest token too, so attention
+never sees an unquantized key), appends them, and returns the whole cache
+dequantized to the model's dtype: that dequantized copy is a temporary of the
+step, the cache holds only the quantized tensors and scales, and `nbytes`
+measures exactly those. Bytes per token, all layers: 2·L·G·(d·bits/8 + 2)
+(int8, int4) or 2·L·G·d·2 (fp16) — `formula_bytes_per_token`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+
+from kvstudio.engine import formulas
+from kvstudio.engine.cache.kv_cache import CacheSpec, DynamicLayer, KVCache
+
+QuantKind = Literal["fp16", "int8", "int4"]
+QUANT_BITS: dict[str, int] = {"fp16": 16, "int8": 8, "int4": 4}
+SCALE_BYTES = 2  # one float16 scale per token and K/V head
+_QMAX = {8: 127, 4: 7}
+
+
+def quantize(x: torch.Tensor, bits: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """x (B, T, G, d) → stored tensor and per-token-per-head scales (B, T, G, 1) or None."""
+    if bits == 16:
+        return x.to(torch.float16), None
+    qmax = _QMAX[bits]
+    absmax = x.detach().abs().amax(dim=-1, keepdim=True).float()  # (B, T, G, 1)
+    scale = (absmax / qmax).to(torch.float16)
+    scale = torch.where(scale == 0, torch.ones_like(scale), scale)  # all-zero head: any scale
+    q = torch.round(x.float() / scale.float()).clamp_(-qmax, qmax)  # (B, T, G, d) integers
+    if bits == 8:
+        return q.to(torch.int8), scale
+    if x.shape[-1] % 2:
+        raise ValueError(f"A 4-bit cache packs two numbers a byte; head_dim {x.shape[-1]} is odd.")
+    u = (q + 8).to(torch.uint8)  # 1 … 15
+    packed = u[..., 0::2] | (u[..., 1::2] << 4)  # (B, T, G, d/2): even index low, odd high
+    return packed, scale
+
+
+def dequantize(
+    stored: torch.Tensor, scale: torch.Tensor | None, bits: int, dtype: torch.dtype
+) -> torch.Tensor:
+    """The stored tensor back to numbers (B, T, G, d) in `dtype`."""
+    if bits == 16:
+        return stored.to(dtype)
+    assert scale is not None
+    if bits == 8:
+        values = stored.float()
+    else:
+        low = (stored & 0x0F).float()
+        high = (stored >> 4).float()
+        values = torch.stack([low, high], dim=-1).flatten(-2) - 8.0  # (B, T, G, d)
+    return (values * scale.float()).to(dtype)
+
+
+def formula_bytes_per_token(kind: str, layers: int, kv_heads: int, head_dim: int) -> int:
+    """Bytes one token takes in this layout, every layer, K and V, scales included."""
+    bits = QUANT_BITS[kind]
+    if bits == 16:
+        return formulas.bytes_per_token(layers, kv_heads, head_dim, 2)
+    return 2 * layers * kv_heads * (head_dim * bits // 8 + SCALE_BYTES)
+
+
+class QuantizedLayer(DynamicLayer):
+    """Stores K, V quantized (`keys`, `values` hold the stored tensors) plus their scales."""
+
+    def __init__(self, bits: int) -> None:
+        super().__init__()
+        self.bits = bits
+        self.key_scales: torch.Tensor | None = None  # (B, T, G, 1) float16
+        self.value_scales: torch.Tensor | None = None
+
+    def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        qk, sk = quantize(k, self.bits)
+        qv, sv = quantize(v, self.bits)
+        if self.keys is None or self.values is None:
+            self.keys, self.values, self.key_scales, self.value_scales = qk, qv, sk, sv
+        else:
+            self.keys = torch.cat([self.keys, qk], dim=1)
+            self.values = torch.cat([self.values, qv], dim=1)
+            if sk is not None and sv is not None:
+                self.key_scales = torch.cat([self.key_scales, sk], dim=1)  # type: ignore[list-item]
+                self.value_scales = torch.cat([self.value_scales, sv], dim=1)  # type: ignore[list-item]
+        self.seq_length += k.shape[1]
+        return (
+            dequantize(self.keys, self.key_scales, self.bits, k.dtype),
+            dequantize(self.values, self.value_scales, self.bits, v.dtype),
+        )
+
+    def part_nbytes(self) -> tuple[int, int]:
+        """(K bytes, V bytes) stored, each including its scales."""
+
+        def size(t: torch.Tensor | None) -> int:
+            return 0 if t is None else t.nbytes
+
+        return size(self.keys) + size(self.key_scales), size(self.values) + size(self.value_scales)
+
+    @property
+    def nbytes(self) -> int:
+        k, v = self.part_nbytes()
+        return k + v
+
+    @property
+    def used_nbytes(self) -> int:
+        return self.nbytes
+
+    def select_rows(self, rows: torch.Tensor) -> None:
+        for name in ("keys", "values", "key_scales", "value_scales"):
+            tensor = getattr(self, name)
+            if tensor is not None:
+                setattr(self, name, tensor.index_select(0, rows))
+
+    def reset(self) -> None:
+        super().reset()
+        self.key_scales = self.value_scales = None
+
+
+class QuantizedKVCache(KVCache):
+    """A `KVCache` whose layers store K and V in fp16, int8 or int4."""
+
+    def __init__(self, num_layers: int, spec: CacheSpec) -> None:
+        if spec.kind not in QUANT_BITS:
+            raise ValueError(f"{spec.kind!r} is not a quantized cache kind (fp16, int8, int4).")
+        self.bits = QUANT_BITS[spec.kind]
+        super().__init__(num_layers, spec)
+
+    def _make_layer(self) -> DynamicLayer:
+        return QuantizedLayer(self.bits)
+
+    def layer_nbytes(self) -> tuple[tuple[int, int], ...]:
+        return tuple(
+            layer.part_nbytes() if isinstance(layer, QuantizedLayer) else (0, 0) for layer in self
+        )
+
+    def select_rows(self, rows: torch.Tensor) -> None:
+        for layer in self:
+            if isinstance(layer, QuantizedLayer):
+                layer.select_rows(rows)

@@ -1,0 +1,249 @@
+"""Tokenizer wrapper: byte-level BPE from a ``tokenizer.json``, ChatML prompts, clean decoding.
+
+Owns text ↔ ids and the one subtle part of showing text token by token:
+byte-level BPE can split a Hangul syllable (3 UTF-8 bytes) across tokens, so
+a token decoded alone shows ``�``. ``IncrementalDecoder`` holds such bytes back
+until the syllable is complete. Training the tokenizer lives in
+``kvstudio.training``.
+
+Text is always encoded as text: ``<|im_start|>`` typed by a user (or found in
+a file) becomes ordinary BPE pieces, never the control token, so nobody can
+plant a fake assistant turn. Only the chat template inserts control tokens:
+`chat_ids` builds a prompt from template parts (their control tokens
+recognised) and the user's text (plain), so the ids are the same as encoding
+the whole ChatML string whenever the text holds no control-token string.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from tokenizers import Tokenizer
+
+from kvstudio.engine.small_files import read_text
+
+REPLACEMENT = "\ufffd"
+ENDOFTEXT, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
+SPECIAL_TOKENS = (ENDOFTEXT, IM_START, IM_END)  # MiniMind's ids 0, 1, 2
+MAX_TOKENIZER_BYTES = 64 * 1024 * 1024  # MiniMind's is 0.5 MB; the largest vocabularies ~35 MB
+
+# ChatML, as MiniMind's tokenizer_config.json writes it (Jinja, for transformers users).
+CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+
+
+class TextTokenizer:
+    """A `tokenizers.Tokenizer` plus the few ids and templates the engine needs."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self._tk = tokenizer
+        self._plain = plain_text_encoder(tokenizer)
+        self._control = control_token_pattern(tokenizer)
+        self.vocab_size: int = tokenizer.get_vocab_size(with_added_tokens=True)
+        self.eos_id = self._id_or_none(IM_END)
+        self.endoftext_id = self._id_or_none(ENDOFTEXT)
+        self.bos_id = self._id_or_none(IM_START)
+        self.has_chat_tokens = self.bos_id is not None and self.eos_id is not None
+
+    def _id_or_none(self, token: str) -> int | None:
+        return self._tk.token_to_id(token)
+
+    # ---- loading -------------------------------------------------------------------------
+    @classmethod
+    def from_file(cls, path: str | Path) -> TextTokenizer:
+        p = Path(path)
+        if p.is_dir():
+            p = p / "tokenizer.json"
+        if not p.exists():
+            raise ValueError(
+                f"No tokenizer found at {p}. Put the model's tokenizer.json in the model folder "
+                "(or choose the folder that holds it)."
+            )
+        text = read_text(p, MAX_TOKENIZER_BYTES, "a tokenizer.json")  # no FIFO, no /dev/zero
+        try:
+            return cls(Tokenizer.from_str(text))
+        except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
+            raise ValueError(
+                f"{p} is not a readable tokenizer.json ({exc}). Re-export it with the "
+                "`tokenizers` library or copy it again from the model's folder."
+            ) from exc
+
+    def save(self, folder: str | Path) -> None:
+        """Write tokenizer.json and a tokenizer_config.json carrying the chat template."""
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        self._tk.save(str(out / "tokenizer.json"))
+        config = {
+            "tokenizer_class": "PreTrainedTokenizerFast",
+            "bos_token": IM_START,
+            "eos_token": IM_END,
+            "pad_token": ENDOFTEXT,
+            "unk_token": ENDOFTEXT,
+            "model_max_length": 32768,
+            "chat_template": CHAT_TEMPLATE,
+        }
+        (out / "tokenizer_config.json").write_text(
+            json.dumps(config, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+        )
+
+    @property
+    def backend(self) -> Tokenizer:
+        return self._tk
+
+    # ---- text ↔ ids ----------------------------------------------------------------------
+    def encode(self, text: str) -> list[int]:
+        """`text` as text: a control-token string in it (``<|im_end|>``) becomes plain pieces."""
+        return list(self._plain.encode(text, add_special_tokens=False).ids)
+
+    def encode_template(self, segments: Sequence[tuple[str, bool]]) -> list[int]:
+        """Ids for a prompt given as (text, is_template) segments.
+
+        Control-token strings are recognised in template segments only; everything
+        else is plain text. Plain text between two control tokens is encoded in one
+        piece (template text and user text together), exactly as the tokenizer splits
+        a whole prompt string, so a normal prompt gets the ids it always had.
+        """
+        ids: list[int] = []
+        plain: list[str] = []
+        for text, is_template in segments:
+            if not is_template or self._control is None:
+                plain.append(text)
+                continue
+            # split() with the pattern's group: text, token, text, token, …, text
+            for index, piece in enumerate(self._control.split(text)):
+                token_id = self._tk.token_to_id(piece) if index % 2 else None
+                if token_id is None:
+                    plain.append(piece)
+                    continue
+                ids += self.encode("".join(plain))
+                plain = []
+                ids.append(token_id)
+        return ids + self.encode("".join(plain))
+
+    def decode(self, ids: Iterable[int], skip_special_tokens: bool = False) -> str:
+        return str(self._tk.decode(list(ids), skip_special_tokens=skip_special_tokens))
+
+    def token_text(self, token_id: int) -> str:
+        """A single token's text for tables (may be � for a partial syllable)."""
+        return self.decode([token_id])
+
+    def chat_segments(self, question: str, system: str | None = None) -> list[tuple[str, bool]]:
+        """ChatML for one user turn as (text, is_template) segments; see `encode_template`."""
+        segments: list[tuple[str, bool]] = []
+        if system:
+            segments += [(f"{IM_START}system\n", True), (system, False), (f"{IM_END}\n", True)]
+        segments += [(f"{IM_START}user\n", True), (question, False)]
+        segments.append((f"{IM_END}\n{IM_START}assistant\n", True))
+        return segments
+
+    def chat_ids(self, question: str, system: str | None = None) -> list[int]:
+        """One user turn's prompt ids, ending where the assistant's answer begins.
+
+        The template's control tokens are the only ones: `question` and `system` are
+        encoded as text whatever they contain.
+        """
+        return self.encode_template(self.chat_segments(question, system))
+
+    def chat_prompt(self, question: str, system: str | None = None) -> str:
+        """The text of `chat_ids` (to show or compare); encode a turn with `chat_ids`, since
+        `encode` would read this string's control tokens as plain text."""
+        return "".join(text for text, _ in self.chat_segments(question, system))
+
+    def token_pieces(self, ids: Sequence[int]) -> list[str]:
+        """The text each token adds to the running decode; '' while a syllable is incomplete."""
+        decoder = IncrementalDecoder(self)
+        return [decoder.push(i) for i in ids]
+
+
+MARKUP_TOKEN = re.compile(r"<[^<>\s]+>|\[[^\[\]\s]+\]")  # <think>, </tool_call>, [|user|]
+
+
+def is_control_token(content: str, special: bool) -> bool:
+    """Whether an added token is a control token: special, or markup such as ``<think>``
+    (often added unmarked). Other added tokens (runs of spaces, whole words) are text."""
+    return special or MARKUP_TOKEN.fullmatch(content) is not None
+
+
+def plain_text_encoder(tokenizer: Tokenizer) -> Tokenizer:
+    """A copy of `tokenizer` that encodes every control token's string as ordinary text.
+
+    `tokenizers` matches added tokens before BPE, even with ``add_special_tokens=False``;
+    ``encode_special_tokens`` turns that off, but only for tokens marked special, so the
+    copy marks the unmarked control tokens special first.
+    """
+    data = json.loads(tokenizer.to_str())
+    for token in data.get("added_tokens") or []:
+        if is_control_token(str(token.get("content", "")), bool(token.get("special"))):
+            token["special"] = True
+    plain = Tokenizer.from_str(json.dumps(data))
+    plain.encode_special_tokens = True
+    return plain
+
+
+def control_token_pattern(tokenizer: Tokenizer) -> re.Pattern[str] | None:
+    """A regex matching any added token's string (longest first), as one group; None if none."""
+    contents = sorted(
+        {t.content for t in tokenizer.get_added_tokens_decoder().values() if t.content},
+        key=len,
+        reverse=True,
+    )
+    if not contents:
+        return None
+    return re.compile("(" + "|".join(re.escape(c) for c in contents) + ")")
+
+
+class IncrementalDecoder:
+    """Decode a growing id sequence piece by piece without ever emitting ``�``.
+
+    Keeps two offsets (as vLLM's detokenizer does): text before `read_offset` has
+    been emitted; decoding restarts at `prefix_offset`, a clean token boundary,
+    so a byte sequence is never cut in the middle.
+    """
+
+    def __init__(
+        self, tokenizer: TextTokenizer, ids: Sequence[int] = (), context: Sequence[int] = ()
+    ) -> None:
+        """`ids` are decoded into `text`; `context` (e.g. the prompt's last tokens) only
+        sets where decoding starts, so a syllable begun in the prompt and finished by
+        the first new token comes out whole instead of as ``�``."""
+        self._tok = tokenizer
+        self.ids: list[int] = []
+        self._prefix_offset = 0
+        self._read_offset = 0
+        self.text = ""
+        for i in context:
+            self.push(i)
+        self.text = ""
+        for i in ids:
+            self.push(i)
+
+    def push(self, token_id: int) -> str:
+        """Add one token; return the new complete text it releases (maybe '')."""
+        self.ids.append(token_id)
+        prefix = self._tok.decode(self.ids[self._prefix_offset : self._read_offset])
+        full = self._tok.decode(self.ids[self._prefix_offset :])
+        if full.endswith(REPLACEMENT) and len(self.ids) - self._read_offset < 4:
+            return ""  # wait: the syllable's remaining bytes come in the next token(s)
+        piece = full[len(prefix) :]
+        self._prefix_offset = self._read_offset
+        self._read_offset = len(self.ids)
+        self.text += piece
+        return piece
+
+    def flush(self) -> str:
+        """Release whatever is held back (at the end of a run), even if incomplete."""
+        if self._read_offset == len(self.ids):
+            return ""
+        prefix = self._tok.decode(self.ids[self._prefix_offset : self._read_offset])
+        full = self._tok.decode(self.ids[self._prefix_offset :])
+        piece = full[len(prefix) :]
+        self._prefix_offset = self._read_offset = len(self.ids)
+        self.text += piece
+        return piece

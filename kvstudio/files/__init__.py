@@ -1,0 +1,1 @@
+"""What users hand us and what we write: checkpoints, conversion, run files, atomic folders."""

@@ -1,0 +1,498 @@
+"""Loading and saving models: our model folders, MiniMind ``.pth`` state dicts, the default model.
+
+Owns everything between files on disk and a ready `MiniMindLM` + `TextTokenizer`:
+
+- a model folder: ``config.json`` + ``model.safetensors`` + ``tokenizer.json``
+  (weights may be stored in fp16/bf16; they are cast to the run dtype, fp32 by default);
+- a MiniMind ``.pth`` state dict, read with ``torch.load(weights_only=True)``
+  (a pickle that carries code is refused), plus a tokenizer folder; the
+  architecture is inferred from the tensor shapes, the rest taken from a
+  config file or MiniMind's defaults;
+- `default_model()`: the shipped model in ``resources/models`` if present, else a
+  seeded random-initialised course model, clearly labelled as such.
+
+Every failure is a `ValueError` whose message says what is wrong and what to do.
+It does not run models (``engine/backends``, ``engine/generate.py``) or train them
+(``kvstudio.training``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import pickle
+import pickletools
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+from kvstudio.engine import limits
+from kvstudio.engine.config import ModelConfig, minimind_intermediate_size
+from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.tokenizer import SPECIAL_TOKENS, TextTokenizer
+from kvstudio.files.folder_write import recover, staged_folder
+
+log = logging.getLogger(__name__)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+MODELS_DIR = REPO_ROOT / "resources" / "models"
+DEFAULT_MODEL_NAMES = ("ko-chat", "ko-base")  # tried in this order
+RANDOM_LABEL = "random-initialised"
+CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE = "config.json", "model.safetensors", "tokenizer.json"
+_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+# A few sentences to train a throwaway byte-level BPE when no tokenizer ships yet.
+_FALLBACK_SENTENCES = (
+    "안녕하세요. 오늘은 KV 캐시가 무엇인지 함께 살펴보겠습니다.",
+    "언어 모델은 한 번에 한 토큰씩 다음 단어를 예측합니다.",
+    "캐시를 쓰면 앞에서 계산한 키와 값을 다시 계산하지 않아도 됩니다.",
+    "온도를 높이면 답이 다양해지고, 낮추면 가장 그럴듯한 답을 고릅니다.",
+    "서울의 가을 하늘은 맑고 높습니다. 학생들은 도서관에서 공부합니다.",
+    "The quick brown fox jumps over the lazy dog. 1 2 3 4 5 6 7 8 9 0",
+)
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model ready to run, with where it came from."""
+
+    model: MiniMindLM
+    tokenizer: TextTokenizer
+    config: ModelConfig
+    label: str  # "ko-chat", a folder name, or "random-initialised (…)"
+    source: Path | None  # folder or file it was loaded from; None for a random model
+
+    @property
+    def is_random(self) -> bool:
+        return self.source is None
+
+
+# ---- tokenizers ----------------------------------------------------------------------------
+def train_fallback_tokenizer(vocab_size: int = 512) -> TextTokenizer:
+    """A tiny byte-level BPE trained in memory on built-in Korean/English sentences.
+
+    Special tokens get MiniMind's ids 0, 1, 2. The result has as many tokens as
+    the sentences allow (a few hundred), never padded: the random model that uses
+    it is sized to this vocabulary, so every id decodes to real text.
+    """
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=list(SPECIAL_TOKENS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tk.train_from_iterator(list(_FALLBACK_SENTENCES) * 4, trainer)
+    return TextTokenizer(tk)
+
+
+def _check_vocab(tokenizer: TextTokenizer, embedding_rows: int, where: Path) -> None:
+    if tokenizer.vocab_size != embedding_rows:
+        raise ValueError(
+            f"The tokenizer in {where} has {tokenizer.vocab_size} tokens but the model's "
+            f"embedding has {embedding_rows} rows. Use the tokenizer.json that was trained "
+            "with this model (they must match one to one)."
+        )
+
+
+# ---- model folders -------------------------------------------------------------------------
+def load_model_folder(
+    folder: str | Path,
+    *,
+    dtype: str | None = None,
+    device: str | torch.device = "cpu",
+) -> LoadedModel:
+    """Load ``config.json`` + ``model.safetensors`` + ``tokenizer.json`` from `folder`.
+
+    `dtype` overrides the config's run dtype ("float32" by default in our configs).
+    """
+    root = Path(folder)
+    if not root.exists():
+        with contextlib.suppress(OSError):
+            recover(root)  # a save killed mid-swap where folders cannot be exchanged atomically
+    if not root.is_dir():
+        raise ValueError(
+            f"{root} is not a folder. Choose a model folder holding {CONFIG_FILE}, "
+            f"{WEIGHTS_FILE} and {TOKENIZER_FILE}."
+        )
+    missing = [n for n in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE) if not (root / n).exists()]
+    if missing:
+        raise ValueError(
+            f"The model folder {root} is missing {', '.join(missing)}. A model folder needs "
+            f"{CONFIG_FILE}, {WEIGHTS_FILE} and {TOKENIZER_FILE}; copy the missing file(s) in "
+            "or save the model again."
+        )
+    config = ModelConfig.load(root / CONFIG_FILE)
+    if dtype is not None:
+        config = replace(config, dtype=dtype)
+    check_model_fits(config, root / CONFIG_FILE)  # before reading or allocating any weights
+    weights_path = root / WEIGHTS_FILE
+    try:
+        state = load_file(str(weights_path))
+    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
+        raise ValueError(
+            f"Cannot read {weights_path} ({exc}). The file is truncated or not safetensors; "
+            "copy it again or re-save the model."
+        ) from exc
+    tokenizer = TextTokenizer.from_file(root / TOKENIZER_FILE)
+    model = build_model(config, state, where=weights_path, device=device)
+    _check_vocab(tokenizer, config.vocab_size, root)
+    return LoadedModel(model, tokenizer, config, label=root.name, source=root)
+
+
+def save_model_folder(
+    model: MiniMindLM,
+    tokenizer: TextTokenizer,
+    folder: str | Path,
+    *,
+    weights_dtype: str | None = None,
+) -> Path:
+    """Write `model` and `tokenizer` as a model folder; returns the folder.
+
+    `weights_dtype` ("float16", "bfloat16", "float32") stores the weights in that
+    dtype (default: the model's own). A tied LM head is stored once. The files
+    are written beside `folder` and swapped in (`folder_write.staged_folder`):
+    a failure (a full disk) leaves what `folder` held before, and a symbolic
+    link in it is replaced, never written through. ValueError says what failed.
+    """
+    out = Path(folder)
+    config = model.config
+    target = _DTYPES[weights_dtype] if weights_dtype else None
+    state = {}
+    for name, tensor in model.state_dict().items():
+        if config.tie_word_embeddings and name == "lm_head.weight":
+            continue  # the same tensor as model.embed_tokens.weight
+        t = tensor.detach().to("cpu")
+        state[name] = (t.to(target) if target is not None else t).contiguous()
+    try:
+        with staged_folder(out) as staging:
+            config.save(staging / CONFIG_FILE)
+            save_file(state, str(staging / WEIGHTS_FILE), metadata={"format": "pt"})
+            tokenizer.save(staging)
+    except OSError as exc:
+        raise ValueError(
+            f"Cannot save the model to {out}: {exc.strerror or exc}. Free some space or "
+            "choose another folder; what was there is unchanged."
+        ) from exc
+    return out
+
+
+def build_model(
+    config: ModelConfig,
+    state: dict[str, torch.Tensor],
+    *,
+    where: Path | str = "the checkpoint",
+    device: str | torch.device = "cpu",
+) -> MiniMindLM:
+    """A `MiniMindLM` for `config` holding the tensors of `state` (cast to the config dtype)."""
+    check_model_fits(config, where)
+    model = MiniMindLM(config)
+    expected = model.state_dict()
+    state = dict(state)
+    if config.tie_word_embeddings:
+        state.pop("lm_head.weight", None)
+    missing = [k for k in expected if k not in state and k != "lm_head.weight"]
+    if not config.tie_word_embeddings and "lm_head.weight" not in state:
+        missing.append("lm_head.weight")
+    if missing:
+        raise ValueError(
+            f"{where} lacks {len(missing)} tensor(s) the model needs (first: {missing[0]}). "
+            "It was saved from a different architecture; check config.json "
+            "(num_hidden_layers, qk_norm, tie_word_embeddings)."
+        )
+    unexpected = [k for k in state if k not in expected]
+    if unexpected:
+        raise ValueError(
+            f"{where} has {len(unexpected)} tensor(s) this model does not use "
+            f"(first: {unexpected[0]}). Mixture-of-experts and other variants are not "
+            "supported; use a dense MiniMind checkpoint or fix config.json."
+        )
+    for key, tensor in state.items():
+        want = tuple(expected[key].shape)
+        if tuple(tensor.shape) != want:
+            raise ValueError(
+                f"{where}: tensor {key} has shape {tuple(tensor.shape)} but config.json asks for "
+                f"{want}. The config does not belong to these weights; use the matching "
+                "config.json (hidden_size, heads, head_dim, vocab_size)."
+            )
+        if not tensor.is_floating_point():
+            raise ValueError(
+                f"{where}: tensor {key} is not floating point; this is not a model checkpoint."
+            )
+    run_dtype = _DTYPES[config.dtype]
+    state = {k: v.to(run_dtype) for k, v in state.items()}
+    model = model.to(run_dtype)
+    model.load_state_dict(state, strict=False)
+    return model.to(device).eval()
+
+
+def check_model_fits(config: ModelConfig, where: Path | str = "config.json") -> None:
+    """ValueError if the model `config` describes would not fit in free memory."""
+    limits.check_fits_memory(
+        config.memory_bytes,
+        f"The model in {where} ({config.parameter_count:,} parameters, hidden "
+        f"{config.hidden_size}, {config.max_position_embeddings:,} positions)",
+        hint="Check the sizes in its config.json (hidden_size, num_hidden_layers, "
+        "vocab_size, max_position_embeddings).",
+    )
+
+
+# ---- MiniMind .pth -------------------------------------------------------------------------
+def _first_line(exc: BaseException) -> str:
+    """The first non-empty line of an exception's message, or its type (never IndexError)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return (lines[0] if lines else type(exc).__name__)[:200]
+
+
+def _code_in_pickle(p: Path, exc: Exception) -> str | None:
+    """What code or class a refused pickle names (e.g. "os.system"), or None if it names none.
+
+    Read from torch's refusal ("Unsupported global: GLOBAL io.open …") or, for a
+    bare pickle (any protocol), by listing its opcodes with `pickletools`, which
+    only parses: it imports and runs nothing.
+    """
+    found = re.search(r"GLOBAL ([\w.]+)", str(exc))
+    if found:
+        return found.group(1)
+    try:
+        data = p.read_bytes()[: 1 << 20]
+    except OSError:
+        return None
+    names: list[str] = []
+    strings: list[str] = []
+    try:
+        for opcode, arg, _ in pickletools.genops(data):
+            if opcode.name in ("GLOBAL", "INST") and isinstance(arg, str):
+                names.append(arg.replace(" ", "."))
+            elif opcode.name == "STACK_GLOBAL" and len(strings) >= 2:
+                names.append(f"{strings[-2]}.{strings[-1]}")
+            if isinstance(arg, str):
+                strings.append(arg)
+    except (ValueError, EOFError, pickle.UnpicklingError):
+        pass  # a stream cut short still names what it had
+    return ", ".join(dict.fromkeys(names)) or None
+
+
+def read_pth_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
+    """Read a ``.pth`` state dict safely (no code execution), stripping DDP/compile prefixes."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"{p} does not exist. Give the path of a MiniMind .pth file.")
+    if p.stat().st_size == 0:
+        raise ValueError(f"{p} is empty (0 bytes); download or copy the checkpoint again.")
+    try:
+        obj: Any = torch.load(str(p), map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        code = _code_in_pickle(p, exc)
+        if code is None:  # the bytes are no pickle of tensors
+            raise ValueError(
+                f"Cannot read {p}: it is damaged or not a PyTorch checkpoint. Download or "
+                "copy it again."
+            ) from exc
+        raise ValueError(
+            f"{p} holds code ({code[:120]}) and was refused: KV Studio loads only tensors and "
+            "never runs code from a file. Use a plain state dict saved with "
+            "torch.save(model.state_dict(), path)."
+        ) from exc
+    except (EOFError, RuntimeError, OSError, ValueError, KeyError, IndexError) as exc:
+        raise ValueError(
+            f"Cannot read {p}: it is damaged or not a PyTorch checkpoint ({_first_line(exc)}). "
+            "Download or copy it again."
+        ) from exc
+    if isinstance(obj, dict) and "model" in obj and isinstance(obj["model"], dict):
+        obj = obj["model"]  # training checkpoints often wrap the weights
+    if not isinstance(obj, dict) or not all(isinstance(v, torch.Tensor) for v in obj.values()):
+        raise ValueError(
+            f"{p} does not hold a state dict (a mapping of names to tensors); save it with "
+            "torch.save(model.state_dict(), path)."
+        )
+    state: dict[str, torch.Tensor] = {}
+    for key, tensor in obj.items():
+        name = re.sub(r"^(module\.|_orig_mod\.)+", "", str(key))
+        state[name] = tensor
+    return state
+
+
+def infer_config(
+    state: dict[str, torch.Tensor], base: ModelConfig | None = None, *, where: str = "checkpoint"
+) -> ModelConfig:
+    """Fill in what the shapes tell (vocab, hidden, layers, K/V width, QK-norm, FFN width).
+
+    The number of query heads cannot be read from shapes (only their total width),
+    so it comes from `base` (a config file) or MiniMind's default of 8; with
+    QK-norm the head dimension is read from the norm's weight.
+    """
+    base = base or ModelConfig()
+    try:
+        embed = state["model.embed_tokens.weight"]  # (V, C)
+        q = state["model.layers.0.self_attn.q_proj.weight"]  # (H·d, C)
+        k = state["model.layers.0.self_attn.k_proj.weight"]  # (G·d, C)
+        gate = state["model.layers.0.mlp.gate_proj.weight"]  # (F, C)
+    except KeyError as exc:
+        raise ValueError(
+            f"{where} lacks {exc.args[0]}, so it is not a MiniMind state dict (expected names "
+            "like model.layers.0.self_attn.q_proj.weight). Export the model's state_dict()."
+        ) from exc
+    vocab, hidden = int(embed.shape[0]), int(embed.shape[1])
+    layer_ids = {int(m.group(1)) for k_ in state if (m := re.match(r"model\.layers\.(\d+)\.", k_))}
+    layers = max(layer_ids) + 1
+    qk_norm = "model.layers.0.self_attn.q_norm.weight" in state
+    if qk_norm:
+        head_dim = int(state["model.layers.0.self_attn.q_norm.weight"].shape[0])
+    elif base.head_dim is not None:
+        head_dim = base.head_dim
+    else:
+        head_dim = q.shape[0] // base.num_attention_heads
+    if head_dim <= 0 or q.shape[0] % head_dim or k.shape[0] % head_dim:
+        raise ValueError(
+            f"{where}: q_proj width {q.shape[0]} and k_proj width {k.shape[0]} cannot be split "
+            f"into heads of {head_dim}; give a config.json with the right num_attention_heads "
+            "and head_dim."
+        )
+    heads = q.shape[0] // head_dim
+    # Keep head_dim implicit (minimind2) when hidden = heads · d and nothing says otherwise.
+    implicit = head_dim * heads == hidden and base.head_dim is None and not qk_norm
+    ffn = int(gate.shape[0])
+    return replace(
+        base,
+        vocab_size=int(vocab),
+        hidden_size=int(hidden),
+        num_hidden_layers=layers,
+        num_attention_heads=int(heads),
+        num_key_value_heads=int(k.shape[0] // head_dim),
+        head_dim=None if implicit else head_dim,
+        intermediate_size=None if ffn == minimind_intermediate_size(hidden) else ffn,
+        qk_norm=qk_norm,
+        tie_word_embeddings="lm_head.weight" not in state
+        or bool(torch.equal(state["lm_head.weight"], embed)),
+    )
+
+
+def load_minimind_pth(
+    pth_path: str | Path,
+    tokenizer_folder: str | Path,
+    *,
+    config_path: str | Path | None = None,
+    dtype: str = "float32",
+    device: str | torch.device = "cpu",
+) -> LoadedModel:
+    """Load a MiniMind ``.pth`` state dict plus the tokenizer folder that goes with it."""
+    p = Path(pth_path)
+    state = read_pth_state_dict(p)
+    base = ModelConfig.load(config_path) if config_path is not None else ModelConfig()
+    config = replace(infer_config(state, base, where=str(p)), dtype=dtype)
+    tokenizer = TextTokenizer.from_file(tokenizer_folder)
+    _check_vocab(tokenizer, config.vocab_size, Path(tokenizer_folder))
+    model = build_model(config, state, where=p, device=device)
+    return LoadedModel(model, tokenizer, config, label=p.stem, source=p)
+
+
+def load_any(
+    path: str | Path,
+    *,
+    tokenizer_folder: str | Path | None = None,
+    dtype: str | None = None,
+    device: str | torch.device = "cpu",
+) -> LoadedModel:
+    """A model folder, or a ``.pth`` file (tokenizer from `tokenizer_folder` or its folder)."""
+    p = Path(path)
+    if p.is_dir():
+        return load_model_folder(p, dtype=dtype, device=device)
+    if p.suffix in (".pth", ".pt", ".bin"):
+        config_path = p.parent / CONFIG_FILE
+        return load_minimind_pth(
+            p,
+            tokenizer_folder if tokenizer_folder is not None else p.parent,
+            config_path=config_path if config_path.exists() else None,
+            dtype=dtype or "float32",
+            device=device,
+        )
+    if not p.exists():
+        raise ValueError(f"{p} does not exist. Give a model folder or a MiniMind .pth file.")
+    raise ValueError(
+        f"{p} is neither a model folder nor a .pth file. Give a folder with {CONFIG_FILE}, "
+        f"{WEIGHTS_FILE} and {TOKENIZER_FILE}, or a MiniMind .pth state dict."
+    )
+
+
+# ---- the default model ---------------------------------------------------------------------
+def shipped_model_folders(models_dir: Path = MODELS_DIR) -> list[Path]:
+    """Complete model folders under resources/models, preferred ones first."""
+    found = []
+    for name in DEFAULT_MODEL_NAMES:
+        folder = models_dir / name
+        if all((folder / n).exists() for n in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE)):
+            found.append(folder)
+    return found
+
+
+def random_model(
+    seed: int = 0,
+    *,
+    config: ModelConfig | None = None,
+    tokenizer: TextTokenizer | None = None,
+    device: str | torch.device = "cpu",
+) -> LoadedModel:
+    """A seeded random-initialised course model with a tokenizer it matches.
+
+    The tokenizer is the first shipped ``tokenizer.json`` found under
+    resources/models, or else a tiny BPE trained in memory. The vocabulary is
+    sized to the tokenizer (not padded to 6400), so every sampled id decodes to text;
+    all cache geometry (layers, K/V heads, head_dim) is the course model's.
+    """
+    if tokenizer is None:
+        shipped = sorted(MODELS_DIR.glob(f"*/{TOKENIZER_FILE}")) if MODELS_DIR.is_dir() else []
+        tokenizer = None
+        for path in shipped:
+            try:
+                tokenizer = TextTokenizer.from_file(path)
+                break
+            except ValueError as exc:
+                log.warning("Skipping %s: %s", path, exc)
+        if tokenizer is None:
+            tokenizer = train_fallback_tokenizer()
+    base = config or ModelConfig()
+    cfg = replace(base, vocab_size=tokenizer.vocab_size)
+    if tokenizer.eos_id is not None:
+        cfg = replace(cfg, eos_token_id=tokenizer.eos_id)
+    model = MiniMindLM(cfg).init_weights(seed).to(_DTYPES[cfg.dtype]).to(device).eval()
+    label = f"{RANDOM_LABEL} (seed {seed}, vocab {cfg.vocab_size})"
+    return LoadedModel(model, tokenizer, cfg, label=label, source=None)
+
+
+def default_model(
+    *, dtype: str | None = None, device: str | torch.device = "cpu", seed: int = 0
+) -> LoadedModel:
+    """The shipped model (ko-chat, else ko-base) or, until one exists, a random course model.
+
+    Check `LoadedModel.is_random` (or the label) and tell the user when the
+    answers come from random weights.
+    """
+    for folder in shipped_model_folders():
+        try:
+            return load_model_folder(folder, dtype=dtype, device=device)
+        except ValueError as exc:
+            log.warning("Shipped model %s could not be loaded: %s", folder, exc)
+    cfg = ModelConfig(dtype=dtype) if dtype else None
+    return random_model(seed, config=cfg, device=device)
+
+
+def describe(loaded: LoadedModel) -> str:
+    """One line for logs and the CLI header."""
+    c = loaded.config
+    text = (
+        f"{loaded.label}: {loaded.model.num_parameters / 1e6:.2f} M parameters, "
+        f"{c.num_hidden_layers} layers, hidden {c.hidden_size}, {c.num_attention_heads} heads / "
+        f"{c.num_key_value_heads} KV heads × {c.resolved_head_dim}, vocab {c.vocab_size}, {c.dtype}"
+    )
+    if loaded.is_random:
+        text += " — RANDOM WEIGHTS: the text is meaningless, the measurements are real"
+    return text

@@ -1,0 +1,320 @@
+"""Checks for everything a run file holds, before any of it reaches a record or a plot.
+
+Owns reading a run file safely (a regular file only, never more than
+`MAX_RUN_FILE_BYTES`, so a FIFO or a link to ``/dev/zero`` is refused at once)
+and the field checks `runfile.loads_runs` applies: every number finite and in
+range, every list the right length, and the numbers consistent with each other
+(steps numbered 0, 1, 2 …, at most `max_new_tokens` records, prompt plus new
+tokens within the positions a model can have). A bad value is a `ValueError`
+naming the field and what is wrong, so nothing damaged is drawn, replayed or
+exported later.
+
+To check a new part of the file, add a function that takes the parsed value
+and a `where` string and returns the typed value, built from the small
+readers here (`read_int`, `read_float`, `read_str`, `read_list`, `read_fields`).
+It knows nothing about Qt, and does not build `SavedRun` itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING, fields
+from pathlib import Path
+from typing import Any, TypeVar
+
+from kvstudio.engine.records import MODES, Candidate, Mode, StepRecord
+from kvstudio.engine.small_files import read_capped
+
+MAX_RUN_FILE_BYTES = 64 * 1024 * 1024  # a saved run is ≈1 KB per step: room for ~30,000 steps
+MAX_POSITIONS = 131_072  # prompt + new tokens in any run file (the largest contexts stepped)
+MAX_BATCH = 4096  # rows per record
+MAX_LAYERS = 1024
+MAX_BYTES = 1 << 50  # one pebibyte: more than any cache this app can hold
+MAX_SECONDS = 86_400.0  # one step taking more than a day is a damaged number
+MAX_TOKEN_ID = (1 << 31) - 1
+MAX_RUNS = 64
+
+T = TypeVar("T")
+
+
+# ---- reading the file ------------------------------------------------------------------------
+def read_run_bytes(path: Path, limit: int | None = None) -> bytes:
+    """The run file's bytes, if it is a regular file of at most `limit` bytes; else ValueError
+    (see `small_files.read_capped`)."""
+    limit = MAX_RUN_FILE_BYTES if limit is None else limit
+    return read_capped(path, limit, "a saved run (.kvrun.json)")
+
+
+# ---- small typed readers -----------------------------------------------------------------------
+def read_int(value: Any, where: str, low: int, high: int) -> int:
+    """An integer (not a bool, not a float) in [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{where} must be a whole number, got {_show(value)}.")
+    if not low <= value <= high:
+        raise ValueError(f"{where} must be between {low:,} and {high:,}, got {_show(value)}.")
+    return value
+
+
+def read_float(value: Any, where: str, low: float, high: float) -> float:
+    """A finite number in [low, high] (integers allowed)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{where} must be a number, got {_show(value)}.")
+    try:
+        number = float(value)
+    except OverflowError as exc:
+        raise ValueError(f"{where} is too large, got {_show(value)}.") from exc
+    if not math.isfinite(number) or not low <= number <= high:
+        if math.isinf(low) and math.isinf(high):
+            raise ValueError(f"{where} must be a finite number, got {_show(value)}.")
+        raise ValueError(f"{where} must be a finite number between {low:g} and {high:g}, "
+                         f"got {_show(value)}.")
+    return number
+
+
+def read_bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{where} must be true or false, got {_show(value)}.")
+    return value
+
+
+def read_str(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{where} must be text, got {_show(value)}.")
+    return value
+
+
+def read_list(
+    value: Any,
+    where: str,
+    item: Callable[[Any, str], T],
+    *,
+    length: int | None = None,
+    min_length: int = 0,
+    max_length: int = MAX_POSITIONS,
+) -> tuple[T, ...]:
+    """A list whose items pass `item`; `length` (if given) or the bounds fix its size."""
+    if not isinstance(value, list):
+        raise ValueError(f"{where} must be a list, got {_show(value)}.")
+    if length is not None and len(value) != length:
+        raise ValueError(f"{where} must have {length} entries, got {len(value)}.")
+    if not min_length <= len(value) <= max_length:
+        raise ValueError(
+            f"{where} must have {min_length} to {max_length:,} entries, got {len(value):,}."
+        )
+    return tuple(item(v, f"{where}[{i}]") for i, v in enumerate(value))
+
+
+FieldCheck = Callable[[Any, str], Any]
+
+
+def read_fields(
+    cls: type[T], value: Any, where: str, checks: Mapping[str, FieldCheck]
+) -> T:
+    """A frozen dataclass from an object: each known field passes its check, the rest default.
+
+    A field without its own check is checked by the type of its default (a
+    bounded whole number, a finite number, text or true/false), so a setting
+    added to the dataclass later is still checked; the dataclass's own
+    validation then checks its range. Keys the dataclass does not have are
+    ignored, so files written by a version with more settings still open.
+    """
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where} must be an object, got {_show(value)}.")
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        if f.name not in value:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise ValueError(f"{where} lacks {f.name}; the file is incomplete.")
+            continue
+        check = checks.get(f.name) or _check_like(f.default)
+        if check is None:
+            raise ValueError(f"{where}.{f.name} cannot be read from a file.")
+        kwargs[f.name] = check(value[f.name], f"{where}.{f.name}")
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where} is not valid: {exc}") from exc
+
+
+def _check_like(default: Any) -> FieldCheck | None:
+    """A check for a field from the type of its default value (None if it has no plain type)."""
+    if isinstance(default, bool):
+        return read_bool
+    if isinstance(default, int):
+        return lambda v, w: read_int(v, w, -(1 << 63), (1 << 63) - 1)
+    if isinstance(default, float):
+        return lambda v, w: read_float(v, w, -math.inf, math.inf)
+    if isinstance(default, str):
+        return read_str
+    return None
+
+
+def _show(value: Any) -> str:
+    """A short, safe description of a bad value (never the repr of a deep structure)."""
+    if isinstance(value, bool | float) or value is None:
+        return repr(value)
+    if isinstance(value, int):
+        digits = len(str(abs(value))) if abs(value) < 10**40 else 41
+        return repr(value) if digits <= 40 else f"a number of {digits}+ digits"
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 40 else repr(value[:40] + "…")
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__
+
+
+def _mode(value: Any, where: str) -> Mode:
+    if value not in MODES:
+        raise ValueError(
+            f"{where} is an unknown mode {_show(value)} (expected cached or recompute)."
+        )
+    return value  # type: ignore[no-any-return]
+
+
+def read_mode(value: Any, where: str) -> Mode:
+    return _mode(value, where)
+
+
+# ---- step records ------------------------------------------------------------------------------
+def _token_id(value: Any, where: str) -> int:
+    return read_int(value, where, 0, MAX_TOKEN_ID)
+
+
+def _count(value: Any, where: str) -> int:
+    return read_int(value, where, 0, MAX_TOKEN_ID)
+
+
+def _probability(value: Any, where: str) -> float:
+    return read_float(value, where, 0.0, 1.0)
+
+
+def _byte_count(value: Any, where: str) -> int:
+    return read_int(value, where, 0, MAX_BYTES)
+
+
+def _layer_bytes(value: Any, where: str) -> tuple[int, int]:
+    k, v = read_list(value, where, _byte_count, length=2)
+    return k, v
+
+
+def _candidate(value: Any, where: str) -> Candidate:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where} must be an object, got {_show(value)}.")
+    for key in ("token_id", "text", "probability"):
+        if key not in value:
+            raise ValueError(f"{where} lacks {key}.")
+    return Candidate(
+        _token_id(value["token_id"], f"{where}.token_id"),
+        read_str(value["text"], f"{where}.text"),
+        _probability(value["probability"], f"{where}.probability"),
+    )
+
+
+def _logit(value: Any, where: str) -> float:
+    if value == -math.inf:  # a masked logit is a real value
+        return -math.inf
+    return read_float(value, where, -math.inf, math.inf)
+
+
+RECORD_KEYS = (
+    "step", "phase", "mode", "token_ids", "token_texts", "tokens_fed", "elapsed_s",
+    "cache_layer_bytes", "cache_allocated_bytes", "cache_used_bytes", "cache_length",
+    "attention_mask_shape", "survivors_top_k", "survivors_top_p", "chosen_probability",
+    "top_candidates", "finished",
+)
+
+
+def read_record(
+    raw: Any, where: str, *, step: int, mode: Mode, prompt_len: int, batch: int | None,
+    layers: int,
+) -> StepRecord:
+    """One step record, checked field by field against the run it belongs to.
+
+    `batch` is the first record's row count (None for the first record);
+    `layers` the model's layer count (0 if the file does not say).
+    """
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"{where} must be an object, got {_show(raw)}.")
+    missing = [k for k in RECORD_KEYS if k not in raw]
+    if missing:
+        raise ValueError(
+            f"{where} is not a complete step record (lacks {', '.join(missing)}); "
+            "the file is damaged."
+        )
+    number = read_int(raw["step"], f"{where}.step", 0, MAX_POSITIONS)
+    if number != step:
+        raise ValueError(f"{where} is numbered {number}; steps must run 0, 1, 2, …")
+    phase = raw["phase"]
+    if phase not in ("prefill", "decode"):
+        raise ValueError(f"{where}.phase must be prefill or decode, got {_show(phase)}.")
+    if raw["mode"] != mode:
+        raise ValueError(f"{where}: mode {_show(raw['mode'])} differs from the run's.")
+    ids = read_list(raw["token_ids"], f"{where}.token_ids", _token_id, min_length=1,
+                    max_length=MAX_BATCH)
+    rows = len(ids) if batch is None else batch
+    if len(ids) != rows:
+        raise ValueError(f"{where} has {len(ids)} rows but the run's first step has {rows}.")
+    known = prompt_len + step  # tokens known before this step
+    layer_bytes = read_list(raw["cache_layer_bytes"], f"{where}.cache_layer_bytes",
+                            _layer_bytes, max_length=MAX_LAYERS,
+                            **({"length": layers} if layers else {}))
+    allocated = _byte_count(raw["cache_allocated_bytes"], f"{where}.cache_allocated_bytes")
+    used = _byte_count(raw["cache_used_bytes"], f"{where}.cache_used_bytes")
+    if used > allocated:
+        raise ValueError(f"{where}: the cache uses {used:,} bytes but holds only {allocated:,}.")
+    mask = read_list(raw["attention_mask_shape"], f"{where}.attention_mask_shape",
+                     lambda v, w: read_int(v, w, 1, max(MAX_POSITIONS, MAX_BATCH)), length=2)
+    forward_rows = read_int(raw.get("forward_rows", 0), f"{where}.forward_rows", 0, rows)
+    last_logits = raw.get("last_logits")
+    return StepRecord(
+        step=number,
+        phase=phase,
+        mode=mode,
+        token_ids=ids,
+        token_texts=read_list(raw["token_texts"], f"{where}.token_texts", read_str,
+                              length=rows),
+        tokens_fed=read_int(raw["tokens_fed"], f"{where}.tokens_fed", 1, known),
+        elapsed_s=read_float(raw["elapsed_s"], f"{where}.elapsed_s", 0.0, MAX_SECONDS),
+        cache_layer_bytes=layer_bytes,
+        cache_allocated_bytes=allocated,
+        cache_used_bytes=used,
+        cache_length=read_int(raw["cache_length"], f"{where}.cache_length", 0, known),
+        attention_mask_shape=(mask[0], mask[1]),
+        survivors_top_k=read_list(raw["survivors_top_k"], f"{where}.survivors_top_k", _count,
+                                  length=rows),
+        survivors_top_p=read_list(raw["survivors_top_p"], f"{where}.survivors_top_p", _count,
+                                  length=rows),
+        chosen_probability=read_list(raw["chosen_probability"],
+                                     f"{where}.chosen_probability", _probability, length=rows),
+        top_candidates=read_list(
+            raw["top_candidates"], f"{where}.top_candidates",
+            lambda v, w: read_list(v, w, _candidate, max_length=1000), length=rows),
+        finished=read_list(raw["finished"], f"{where}.finished", read_bool, length=rows),
+        last_logits=None if last_logits is None else read_list(
+            last_logits, f"{where}.last_logits", _logit, max_length=1 << 22),
+        forward_rows=forward_rows,
+    )
+
+
+def check_lengths(where: str, prompt_len: int, max_new_tokens: int, records: int,
+                  max_positions: int) -> None:
+    """Prompt and budget fit the positions, and the records fit the budget."""
+    limit = max_positions or MAX_POSITIONS
+    if prompt_len + max_new_tokens > limit:
+        raise ValueError(
+            f"{where}: {prompt_len:,} prompt tokens + max_new_tokens {max_new_tokens:,} is "
+            f"more than the {limit:,} positions a model can have; the file is damaged."
+        )
+    if records > max_new_tokens:
+        raise ValueError(
+            f"{where} holds {records:,} steps but max_new_tokens is {max_new_tokens:,}."
+        )
+
+
+def require(data: Mapping[str, Any], keys: Sequence[str], where: str) -> None:
+    missing = [k for k in keys if k not in data]
+    if missing:
+        raise ValueError(f"{where} lacks {', '.join(missing)}; the file is incomplete.")

@@ -1,0 +1,448 @@
+"""A multi-turn ChatML conversation, run two ways: reusing the KV cache across turns, and not.
+
+Owns `ChatSession` (the conversation: its token history, the cache kept
+across turns, the context limit) and the frozen records it yields per turn:
+`ChatTurn` with one `WayResult` per way.
+
+- **reuse**: one cache lives for the whole conversation. A new turn feeds
+  only the tokens the cache does not hold yet: the previous answer's last
+  token (chosen but never fed), the end of that answer, the user's turn and
+  the assistant header.
+- **refeed**: every turn starts from an empty cache and feeds the whole
+  conversation so far (what a server without prefix caching does).
+
+Both decode with a cache inside the turn and choose greedily (argmax), so
+the answers must be the same token for token; `ChatTurn.identical` says
+whether they were. Tokens fed are counted from the tensors passed to the
+model. A turn that would run past the context limit (the model's positions,
+or a smaller limit the caller sets) is refused with `ContextFullError`
+before anything runs, and the conversation stays as it was.
+
+A turn yields a `Progress` after every forward call, so whoever drives it
+(the lab thread, which checks for Cancel between items) can stop it within one
+step. For the same reason a long prefill is fed in chunks of at most
+`PREFILL_CHUNK_TOKENS` on the same cache (each chunk continues the cached
+sequence, as a reuse turn does): a 16,000-token history is 16 steps, not one.
+Its tokens fed and its TTFT are the chunks' together; times are summed over
+the forward calls only, never over the time a caller spends between items.
+
+It does not know about Qt; `chat_conversation` runs a scripted list of turns
+for the CLI and the tests, `conversation_cost` says what such a list would
+feed before it runs, and `read_turns` reads one from a size-capped file.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+
+from kvstudio.engine import limits
+from kvstudio.engine.backends.minimind import LanguageModel
+from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.small_files import read_text
+from kvstudio.engine.tokenizer import IM_END, IncrementalDecoder, TextTokenizer
+from kvstudio.labs.experiments import Progress
+
+Way = Literal["reuse", "refeed"]
+WAYS: tuple[Way, ...] = ("reuse", "refeed")
+DEFAULT_MAX_NEW_TOKENS = 48  # ko-chat answers are one or two sentences
+# The longest forward a prefill makes: Cancel waits for at most one such step. Under the
+# default context limit (1,024) every prefill is one forward, as before chunking.
+PREFILL_CHUNK_TOKENS = 1024
+
+
+class ContextFullError(ValueError):
+    """A turn does not fit in the context limit; nothing was run and nothing changed."""
+
+
+@dataclass(frozen=True)
+class WayResult:
+    """One turn answered one way, measured."""
+
+    way: Way
+    prompt_tokens_fed: int  # tokens in this turn's prefill tensors (its chunks together)
+    decode_tokens_fed: int  # tokens fed after the prefill (one per further answer token)
+    ttft_s: float  # prefill (every chunk) + first choice (perf_counter)
+    decode_s: float  # the decode steps together
+    cache_bytes: int  # bytes the cache holds after the turn, measured from its tensors
+    cache_tokens: int  # tokens the cache holds after the turn
+    token_ids: tuple[int, ...]  # the answer, eos included when the model chose it
+
+    @property
+    def tokens_fed(self) -> int:
+        return self.prompt_tokens_fed + self.decode_tokens_fed
+
+    @property
+    def decode_ms_per_token(self) -> float:
+        return 1000.0 * self.decode_s / self.decode_tokens_fed if self.decode_tokens_fed else 0.0
+
+
+@dataclass(frozen=True)
+class ChatTurn:
+    """One user turn and the assistant's answer, with both ways' measurements."""
+
+    turn: int  # 1, 2, …
+    user_text: str
+    new_tokens: int  # tokens the cache did not hold yet when the turn began (reuse's prompt)
+    history_tokens: int  # the whole conversation up to the assistant header (refeed's prompt)
+    answer_ids: tuple[int, ...]  # what went into the history
+    answer_text: str
+    reuse: WayResult | None  # None when that way was not run this turn
+    refeed: WayResult | None
+    cut_by_limit: bool  # the answer was cut short because the context limit was reached
+    context_limit: int  # positions the conversation may use
+
+    @property
+    def identical(self) -> bool | None:
+        """Both ways chose the same tokens (None when only one way ran)."""
+        if self.reuse is None or self.refeed is None:
+            return None
+        return self.reuse.token_ids == self.refeed.token_ids
+
+    def way(self, way: Way) -> WayResult | None:
+        return self.reuse if way == "reuse" else self.refeed
+
+
+def model_positions(backend: LanguageModel) -> int:
+    """The model's position limit (its RoPE table), from its config."""
+    config = getattr(getattr(backend, "model", None), "config", None)
+    positions = getattr(config, "max_position_embeddings", None)
+    return int(positions) if positions else 2048
+
+
+class _StepCount:
+    """A turn's forward calls as `Progress`: planned up front, counted as they run."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total  # forward calls if no answer ends early at eos
+        self.done = 0
+
+    def step(self, way: Way) -> Progress:
+        self.done += 1
+        return Progress("chat", way, self.done, self.total)
+
+
+class ChatSession:
+    """A conversation you add turns to; `run_turn` is a generator (progress, then a `ChatTurn`)."""
+
+    def __init__(
+        self,
+        backend: LanguageModel,
+        tokenizer: TextTokenizer,
+        *,
+        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+        cache: CacheSpec | None = None,
+        context_limit: int | None = None,
+        system: str | None = None,
+        prefill_chunk: int = PREFILL_CHUNK_TOKENS,
+    ) -> None:
+        spec = cache or CacheSpec()
+        if spec.kind == "sliding":
+            raise ValueError(
+                "The chat keeps the whole conversation: choose the dynamic or the static cache "
+                "(a sliding window would forget earlier turns)."
+            )
+        if prefill_chunk < 1:
+            raise ValueError(f"A prefill chunk needs at least one token, not {prefill_chunk}.")
+        positions = model_positions(backend)
+        if spec.kind == "static" and spec.max_length > positions:
+            # Sized from the model's positions, never from a larger limit asked for: the
+            # conversation cannot use more, and the static cache allocates all of it at once.
+            spec = replace(spec, max_length=positions)
+        self.backend = backend
+        self.tokenizer = tokenizer
+        self.cache_spec = spec
+        self.prefill_chunk = prefill_chunk  # the most tokens one forward call is fed
+        self.max_new_tokens = max_new_tokens
+        self.context_limit = 0
+        self.set_limits(max_new_tokens, context_limit)
+        self.system = system
+        self.eos_id = tokenizer.eos_id if tokenizer.eos_id is not None else backend.eos_token_id
+        self._im_end = tokenizer.backend.token_to_id(IM_END)
+        self._newline = tokenizer.encode("\n")
+        self.history: list[int] = []  # every token of the conversation, answers included
+        self.turns: list[ChatTurn] = []
+        self._cache: Any | None = None  # the reuse way's cache, kept across turns
+        self._cached_tokens = 0  # history tokens that cache holds
+
+    def set_limits(self, max_new_tokens: int, context_limit: int | None) -> None:
+        """Answer length and context limit for the next turns (capped by the model's positions)."""
+        if max_new_tokens < 1:
+            raise ValueError(f"Answers need at least one token, not {max_new_tokens}.")
+        positions = model_positions(self.backend)
+        limit = positions if context_limit is None else min(context_limit, positions)
+        if self.cache_spec.kind == "static":
+            limit = min(limit, self.cache_spec.max_length)
+        if limit < 8:
+            raise ValueError(f"A context limit of {limit} tokens leaves no room for a turn.")
+        self.max_new_tokens = max_new_tokens
+        self.context_limit = limit
+
+    # ---- the conversation ----------------------------------------------------------------
+    def reset(self) -> None:
+        """Start a new conversation (the reuse cache is dropped)."""
+        self.history = []
+        self.turns = []
+        self._cache = None
+        self._cached_tokens = 0
+
+    def turn_tokens(self, text: str) -> list[int]:
+        """Tokens the history grows by before the answer: close the last answer, user, header."""
+        if not text.strip():
+            raise ValueError("The turn is empty: type what the user says.")
+        closing: list[int] = []
+        if self.history:
+            if self.history[-1] != self._im_end and self._im_end is not None:
+                closing.append(self._im_end)  # an answer cut by the token budget
+            closing += self._newline
+        system = self.system if not self.history else None
+        return closing + self.tokenizer.chat_ids(text, system=system)
+
+    def check_fits(self, text: str) -> tuple[list[int], int]:
+        """(the turn's tokens, the answer's token budget), or ContextFullError.
+
+        Also refuses, before anything is allocated, a turn whose cache and
+        activations would not fit in the free memory (`limits.check_run`).
+        """
+        added = self.turn_tokens(text)
+        prompt_len = len(self.history) + len(added)
+        room = self.context_limit - prompt_len
+        if room < 1:
+            raise ContextFullError(self._full_message(text, len(added)))
+        budget = min(self.max_new_tokens, room)
+        limits.check_run(
+            self.backend, batch=1, prompt_len=prompt_len, new_tokens=budget, cached=True,
+            cache_kind=self.cache_spec.kind, cache_length=self.cache_spec.max_length,
+        )
+        return added, budget
+
+    def _full_message(self, text: str, added: int) -> str:
+        """Why `text` (`added` tokens here) does not fit, and what to do that can help."""
+        limit = self.context_limit
+        can_raise = limit < model_positions(self.backend) and (
+            self.cache_spec.kind != "static" or limit < self.cache_spec.max_length
+        )
+        alone = len(self.tokenizer.chat_ids(text, system=self.system))
+        if alone >= limit:  # it would not fit as the first turn of a new chat either
+            return (
+                f"This turn needs {alone} tokens, but the context limit is {limit} positions "
+                "and the answer needs at least one more: shorten the turn"
+                + (" (or raise the context limit)" if can_raise else "")
+                + ("; the conversation so far is kept." if self.history else ".")
+            )
+        return (
+            f"This turn needs {added} more tokens, but the conversation already holds "
+            f"{len(self.history)} of its {limit} positions. Start a new chat"
+            + (" (or raise the context limit)" if can_raise else "")
+            + " to go on; the conversation so far is kept."
+        )
+
+    def run_turn(
+        self, text: str, *, reuse: bool = True, refeed: bool = True, refeed_first: bool = False
+    ) -> Generator[Progress | ChatTurn, None, ChatTurn]:
+        """Answer `text` the chosen ways; yields a `Progress` per forward call, then the `ChatTurn`.
+
+        The progress's stage is the way running; `done` / `total` count forward calls
+        (total: as if no answer ended early). `refeed_first` swaps the order the ways
+        run in (for timing: alternate it between rounds so neither way always runs on
+        a warmer machine).
+        """
+        if not (reuse or refeed):
+            raise ValueError("Choose at least one way: reuse the cache, re-feed, or both.")
+        added, budget = self.check_fits(text)
+        prompt = self.history + added  # (P,) the conversation up to the assistant header
+        ways: list[Way] = [w for w in WAYS if (reuse if w == "reuse" else refeed)]
+        if refeed_first:
+            ways.reverse()
+        turn_no = len(self.turns) + 1
+        results: dict[Way, WayResult] = {}
+        cached_before = self._cached_tokens if self._cache is not None else 0
+        feeds = {"reuse": len(prompt) - cached_before, "refeed": len(prompt)}
+        planned = {w: self._chunks(feeds[w]) + budget - 1 for w in ways}
+        steps = _StepCount(sum(planned.values()))
+        committed = False
+        try:
+            for way in ways:
+                way_ends_at = steps.done + planned[way]
+                if way == "reuse":
+                    results["reuse"] = yield from self._answer_reusing(prompt, budget, steps)
+                else:
+                    cache = self.backend.new_cache(self.cache_spec, 1)
+                    results["refeed"] = yield from self._answer(
+                        "refeed", prompt, cache, budget, steps
+                    )
+                    del cache
+                steps.done = way_ends_at  # an answer that ended at eos skips its other steps
+            answer = (results.get("reuse") or results["refeed"]).token_ids
+            new_tokens = len(prompt) - cached_before
+            self.history = prompt + list(answer)
+            record = ChatTurn(
+                turn=turn_no,
+                user_text=text,
+                new_tokens=new_tokens,
+                history_tokens=len(prompt),
+                answer_ids=answer,
+                answer_text=self._answer_text(answer),
+                reuse=results.get("reuse"),
+                refeed=results.get("refeed"),
+                cut_by_limit=budget < self.max_new_tokens
+                and len(answer) == budget
+                and answer[-1] != self.eos_id,
+                context_limit=self.context_limit,
+            )
+            self.turns.append(record)
+            committed = True
+        finally:
+            if not committed and reuse:
+                # Cancelled or failed mid-turn: the kept cache may hold part of a turn that
+                # never joined the history. Drop it; the next turn re-feeds (and reuses again).
+                self._cache = None
+                self._cached_tokens = 0
+        yield record
+        return record
+
+    def _chunks(self, tokens: int) -> int:
+        """Forward calls a prefill of `tokens` takes."""
+        return max(1, -(-tokens // self.prefill_chunk))
+
+    def _answer_reusing(
+        self, prompt: Sequence[int], budget: int, steps: _StepCount
+    ) -> Generator[Progress, None, WayResult]:
+        """Feed only what the kept cache lacks, answer, and remember what it now holds."""
+        if self._cache is None:
+            self._cache = self.backend.new_cache(self.cache_spec, 1)
+            self._cached_tokens = 0
+        feed = prompt[self._cached_tokens :]
+        result = yield from self._answer("reuse", feed, self._cache, budget, steps)
+        self._cached_tokens = len(prompt) + len(result.token_ids) - 1  # the last is never fed
+        return result
+
+    def _answer_text(self, ids: Sequence[int]) -> str:
+        decoder = IncrementalDecoder(self.tokenizer)
+        for token in ids:
+            if token != self.eos_id:
+                decoder.push(token)
+        decoder.flush()
+        return decoder.text.strip()
+
+    # ---- one way -----------------------------------------------------------------------------
+    def _answer(
+        self, way: Way, feed: Sequence[int], cache: Any, budget: int, steps: _StepCount
+    ) -> Generator[Progress, None, WayResult]:
+        """Prefill `feed` on `cache`, then choose greedily until eos or `budget` tokens.
+
+        Yields a `Progress` after every forward call (each prefill chunk, each decode
+        step); only the forward calls are timed, not the time spent between items.
+        """
+        backend = self.backend
+        device = backend.device
+        prompt_fed = 0
+        ttft = 0.0
+        for first in range(0, len(feed), self.prefill_chunk):
+            chunk = list(feed[first : first + self.prefill_chunk])
+            with torch.inference_mode():
+                ids = torch.tensor([chunk], dtype=torch.long, device=device)  # (1, T)
+                start = time.perf_counter()
+                logits = backend.forward_last(ids, cache, None)  # (1, V)
+                token = int(logits[0].argmax())  # the first answer token after the last chunk
+                ttft += time.perf_counter() - start
+            prompt_fed += int(ids.shape[1])
+            yield steps.step(way)
+        answer = [token]
+        decode_fed = 0
+        decode_s = 0.0
+        while token != self.eos_id and len(answer) < budget:
+            with torch.inference_mode():
+                step_ids = torch.tensor([[token]], dtype=torch.long, device=device)  # (1, 1)
+                start = time.perf_counter()
+                logits = backend.forward_last(step_ids, cache, None)
+                token = int(logits[0].argmax())
+                decode_s += time.perf_counter() - start
+            decode_fed += int(step_ids.shape[1])
+            answer.append(token)
+            yield steps.step(way)
+        return WayResult(
+            way=way,
+            prompt_tokens_fed=prompt_fed,
+            decode_tokens_fed=decode_fed,
+            ttft_s=ttft,
+            decode_s=decode_s,
+            cache_bytes=backend.cache_allocated_bytes(cache),
+            cache_tokens=backend.cache_length(cache),
+            token_ids=tuple(answer),
+        )
+
+
+@dataclass(frozen=True)
+class ConversationCost:
+    """What a scripted conversation will feed the model, estimated before anything runs."""
+
+    turns: int  # turns that fit the context limit (the conversation stops at the first that not)
+    reuse_tokens_fed: int  # keeping the cache: each turn's new tokens, then its answer
+    refeed_tokens_fed: int  # re-feeding: the whole history every turn, then its answer
+
+    @property
+    def tokens_fed(self) -> int:
+        return self.reuse_tokens_fed + self.refeed_tokens_fed
+
+
+def conversation_cost(session: ChatSession, turns: Sequence[str]) -> ConversationCost:
+    """The tokens `turns` would feed on a new conversation of `session`'s settings, both ways.
+
+    Every answer is counted at its full budget (eos may end it sooner), as the
+    window's cost estimate counts N; nothing runs and the session is not changed.
+    """
+    tokenizer = session.tokenizer
+    limit, budget_max = session.context_limit, session.max_new_tokens
+    closing = 1 + len(session._newline)  # the end of the previous answer, then a line break
+    history = reuse = refeed = fitted = 0
+    for text in turns:
+        system = session.system if not history else None
+        added = len(tokenizer.chat_ids(text, system=system))
+        added += closing if history else 0
+        if history + added >= limit:
+            break  # refused as ContextFullError: the conversation stops here
+        budget = min(budget_max, limit - history - added)
+        reuse += added + (1 if history else 0) + budget - 1  # + the answer's last token
+        refeed += history + added + budget - 1
+        history += added + budget
+        fitted += 1
+    return ConversationCost(fitted, reuse, refeed)
+
+
+def chat_conversation(
+    session: ChatSession,
+    turns: Sequence[str],
+    *,
+    reuse: bool = True,
+    refeed: bool = True,
+    refeed_first: bool = False,
+) -> Iterator[Progress | ChatTurn]:
+    """Run scripted `turns` on `session`: its progress and `ChatTurn`s, one turn after another."""
+    for text in turns:
+        yield from session.run_turn(text, reuse=reuse, refeed=refeed, refeed_first=refeed_first)
+
+
+MAX_TURNS_FILE_BYTES = 16 * 1024 * 1024  # a lecture's script is a few KB; 16 MiB is plenty
+
+
+def read_turns(path: str | Path) -> list[str]:
+    """A UTF-8 text file, one user turn per line (blank lines skipped).
+
+    Read with `small_files.read_text`: a regular file of at most
+    `MAX_TURNS_FILE_BYTES`, so ``/dev/zero`` or a FIFO is refused at once.
+    """
+    p = Path(path)
+    expected = "a UTF-8 text file, one turn per line"
+    if not p.exists():
+        raise ValueError(f"No turns file at {p}; give {expected}.")
+    text = read_text(p, MAX_TURNS_FILE_BYTES, expected)
+    turns = [line.strip() for line in text.splitlines() if line.strip()]
+    if not turns:
+        raise ValueError(f"{p} has no turns; write one user turn per line.")
+    return turns

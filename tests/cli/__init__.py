@@ -1,0 +1,1 @@
+"""Engine tests (no Qt). A package, so its module names never clash with tests/ui."""

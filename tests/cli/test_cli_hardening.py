@@ -1,0 +1,365 @@
+"""The CLI refuses bad input up front (issue 14.4–14.6): exit 2 and one `error:` line, before
+any model work, for sizes past the positions or the memory, non-finite settings, bad thread
+counts, empty or non-UTF-8 prompts, damaged checkpoints and config files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from kvstudio.cli import bench
+from kvstudio.cli import main as cli
+from kvstudio.cli.main import main
+from kvstudio.engine import limits
+from kvstudio.engine.backends.minimind import MiniMindBackend
+from kvstudio.engine.cache import paged as paged_cache
+from kvstudio.engine.config import ModelConfig
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
+from kvstudio.labs import chat, experiments
+
+
+def _one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's mistakes
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    assert code == 2, (out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["compare", "--new-tokens", "100000"], "positions"),
+        (["compare", "--prompt-tokens", "32000", "--new-tokens", "1000"], "positions"),
+        (["compare", "--cache", "static", "--max-length", "10000000"], "static cache"),
+        (["sweep", "--values", "8,40000"], "positions"),
+        (["sample", "--temperatures", "nan"], "finite"),
+        (["sample", "--temperatures", "inf"], "finite"),
+        (["sample", "--temperatures", "1e-39"], "Temperature"),
+        (["sample", "--repetition-penalty", "nan"], "finite"),
+        (["sample", "--repetition-penalty", "1e-300"], "Repetition penalty"),
+        (["compare", "--threads", "1000"], "--threads"),
+        (["compare", "--threads", "1e11"], "whole number"),
+        (["sample", "--prompt", ""], "prompt is empty"),
+        (["compare", "--prompt", "   "], "prompt is empty"),
+        (["compare", "--new-tokens", "0"], "at least 1"),
+        (["compare", "--mode", "turbo"], "invalid choice"),
+    ],
+)
+def test_mistakes_exit_2_with_one_error_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert message in _one_error_line(capsys, argv)
+
+
+def test_sizes_past_free_memory_are_refused_up_front(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(limits, "available_memory_bytes", lambda device="cpu": 256 * 1024**2)
+    line = _one_error_line(capsys, ["sample", "--samples", "100000"])
+    assert "GiB of memory" in line and "256.0 MiB is free" in line
+
+
+def test_a_non_utf8_prompt_is_one_error_line(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "kvstudio", "compare", "--prompt", b"\xff\xfe".decode(
+            "utf-8", "surrogateescape")],
+        capture_output=True, text=True, check=False,
+        env={"PYTHONPATH": str(Path(__file__).resolve().parents[2]), "LC_ALL": "C.UTF-8"},
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: The prompt is not valid UTF-8 text; set the terminal to UTF-8 or pass the "
+        "text another way."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("hidden_size", 2**24, "GiB of memory"),  # head_dim, FFN stay 32, 704: the embedding
+        ("max_position_embeddings", -5, "must be positive"),
+        ("max_position_embeddings", 10**11, "GiB of memory"),
+        ("hidden_size", "256", "whole number"),
+        ("num_hidden_layers", True, "whole number"),
+    ],
+)
+def test_config_sizes_are_checked_before_any_allocation(
+    tmp_path: Path, field: str, value: object, message: str
+) -> None:
+    source = MODELS_DIR / "ko-chat"
+    if not source.is_dir():
+        pytest.skip("no shipped model")
+    folder = tmp_path / "model"
+    shutil.copytree(source, folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    config[field] = value
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(ValueError, match=message):
+        load_model_folder(folder)
+
+
+def test_nan_weights_are_reported_as_a_broken_model(
+    tiny_config: ModelConfig, tokenizer: TextTokenizer
+) -> None:
+    model = MiniMindLM(tiny_config).init_weights(0).eval()
+    with torch.no_grad():
+        model.model.embed_tokens.weight[5] = float("nan")
+    backend = MiniMindBackend(model, name="broken")
+    ids = [5, 6, 7]
+    for settings in (SamplingSettings.greedy_settings(), SamplingSettings(temperature=1.0)):
+        stepper = Stepper(backend, tokenizer, ids, sampling=settings, max_new_tokens=3)
+        with pytest.raises(ValueError, match="NaN logits"):
+            stepper.step()
+    with pytest.raises(ValueError, match="NaN logits"):
+        experiments.finish(
+            experiments.compare_modes(backend, tokenizer, ids, 3), experiments.CompareResult
+        )
+
+
+def test_compare_keeps_no_logits_per_step(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only max |Δlogit| per step is kept: no logits row outlives its step."""
+    clones = {"n": 0}
+    real_clone = torch.Tensor.clone
+
+    def counting_clone(self: torch.Tensor, *args: object, **kwargs: object) -> torch.Tensor:
+        if self.dim() == 1 and self.shape[0] == tiny_backend.vocab_size:
+            clones["n"] += 1
+        return real_clone(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(torch.Tensor, "clone", counting_clone)
+    result = experiments.finish(
+        experiments.compare_modes(tiny_backend, tokenizer, [5, 6, 7], 12),
+        experiments.CompareResult,
+    )
+    assert len(result.max_abs_logit_diff) == 12 and result.identical
+    assert clones["n"] == 0
+
+
+# ---- issue 19.4: every input bounded before any work -------------------------------------------
+SHIPPED_TURNS = MODELS_DIR.parent / "prompts" / "chat_4turns.txt"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _cli(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`python -m kvstudio ARGV` in a child with a time limit: a hang fails, never blocks."""
+    return subprocess.run(
+        [sys.executable, "-m", "kvstudio", *argv],
+        capture_output=True, text=True, check=False, timeout=timeout,
+        env={"PYTHONPATH": str(REPO), "LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"},
+    )
+
+
+def _refuse_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make any model loading fail loudly: a check that should come first did not."""
+
+    def loaded(args: object) -> None:
+        raise AssertionError("the model was loaded: the argument was not refused first")
+
+    monkeypatch.setattr(cli, "_prepare", loaded)
+    monkeypatch.setattr(bench, "bench_model", loaded)
+
+
+def test_a_turns_fifo_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "turns.fifo"
+    os.mkfifo(fifo)
+    try:
+        done = _cli("chat", "--turns", str(fifo), timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("chat --turns FIFO hung (it waited for a writer)")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"error: {fifo} is not a regular file (a device, pipe or folder); choose a UTF-8 text "
+        "file, one turn per line."
+    ]
+
+
+def test_a_turns_device_is_refused_at_once(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _refuse_work(monkeypatch)  # (reading /dev/zero uncapped ran out of memory at 3.2 GB)
+    assert "not a regular file" in _one_error_line(capsys, ["chat", "--turns", "/dev/zero"])
+
+
+def test_a_turns_file_is_read_with_a_cap(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _refuse_work(monkeypatch)
+    huge = tmp_path / "huge.txt"
+    with huge.open("wb") as fh:  # sparse: no disk used
+        fh.truncate(16 * 1024 * 1024 + 1)
+    assert "is larger than 16 MiB" in _one_error_line(capsys, ["chat", "--turns", str(huge)])
+    assert chat.MAX_TURNS_FILE_BYTES == 16 * 1024 * 1024  # the cap the file was just past
+
+
+def _many_turns(tmp_path: Path, count: int) -> Path:
+    path = tmp_path / "turns.txt"
+    path.write_text("\n".join(f"질문 {i}: 오늘 무엇을 할까요?" for i in range(count)),
+                    encoding="utf-8")
+    return path
+
+
+def test_a_long_chat_is_refused_without_yes(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    ran: list[str] = []
+
+    def no_turns(self: chat.ChatSession, text: str, **kwargs: object) -> object:
+        ran.append(text)
+        raise AssertionError("a turn ran before the cost was accepted")
+
+    monkeypatch.setattr(chat.ChatSession, "run_turn", no_turns)
+    line = _one_error_line(capsys, ["chat", "--turns", str(_many_turns(tmp_path, 10_000))])
+    assert "--yes" in line and "tokens" in line and "fewer turns" in line
+    assert ran == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["compare", "--new-tokens", "20000", "--mode", "recompute"],
+        ["compare", "--new-tokens", "2000"],  # both modes: the recompute half costs
+        ["sample", "--samples", "500", "--temperatures", ",".join(["1.0"] * 20)],
+        ["sweep", "--values", "4000,8000"],
+    ],
+)
+def test_long_runs_are_refused_without_yes(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    def no_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the run started before its cost was accepted")
+
+    for name in ("compare_modes", "print_single", "repeated_sampling", "length_sweep"):
+        monkeypatch.setattr(cli, name, no_run)
+    line = _one_error_line(capsys, argv)
+    assert "Add --yes to run it anyway" in line and "tokens" in line
+
+
+def test_yes_runs_a_long_run(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[tuple[int, int]] = []
+
+    def counted(backend: object, tokenizer: object, prompt: list[int], n: int,
+                **kwargs: object) -> object:
+        started.append((len(prompt), n))
+        raise ValueError("stopped here by the test")
+
+    monkeypatch.setattr(cli, "compare_modes", counted)
+    line = _one_error_line(capsys, ["compare", "--new-tokens", "2000", "--yes"])
+    assert line == "error: stopped here by the test" and started == [(183, 2000)]
+
+
+def test_long_runs_print_progress_off_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "PROGRESS_EVERY_S", 0.0)  # a line for every item
+    assert main(["chat", "--turns", str(SHIPPED_TURNS), "--rounds", "1",
+                 "--max-new-tokens", "4"]) == 0
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if line.startswith("  chat,")] == [
+        f"  chat, round 1 of 1, turn {t}: {t} of 4 ({t / 4:.0%})" for t in range(1, 5)
+    ]
+    assert main(["compare", "--prompt-tokens", "8", "--new-tokens", "3"]) == 0
+    assert "  compare, recompute: 12 of 12 (100%)" in capsys.readouterr().err
+
+
+def test_the_chat_context_limit_is_capped_at_the_model(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["chat", "--turns", str(SHIPPED_TURNS), "--rounds", "1", "--max-new-tokens", "2",
+                 "--context-limit", "10000000"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert ("note: --context-limit 10,000,000 is more than the model's 32,768 positions; "
+            "using 32,768.") in err
+    assert "context limit 32768" in out
+
+
+def test_two_static_chat_caches_must_fit_the_free_memory(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(limits, "available_memory_bytes", lambda device="cpu": 64 * 1024**2)
+    line = _one_error_line(capsys, ["chat", "--turns", str(SHIPPED_TURNS), "--cache", "static",
+                                    "--context-limit", "32768"])
+    assert "Two static caches of 32,768 tokens" in line and "64.0 MiB is free" in line
+
+
+def test_a_paged_block_is_bounded_before_any_pool_is_allocated(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_pool(*args: object) -> None:
+        raise AssertionError("a block pool was allocated")
+
+    monkeypatch.setattr(paged_cache.PagedKVCache, "_ensure_pools", no_pool)
+    line = _one_error_line(capsys, ["compare", "--cache", "paged", "--block-size", "3000000"])
+    assert "A paged cache block of 3,000,000 tokens is longer than the model's 32,768" in line
+    for huge in ("1000000000", "99999999999999999999999"):
+        line = _one_error_line(capsys, ["compare", "--cache", "paged", "--block-size", huge])
+        assert line.startswith("error: argument --block-size: must be at most 16,777,216 tokens")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["chat", "--turns", "x", "--context-limit", "99999999999999999999999"],
+         "argument --context-limit: must be at most 16,777,216 tokens, got a number of 23 digits"),
+        (["compare", "--cache", "sliding", "--window", "99999999999999999999999"],
+         "argument --window: must be at most 16,777,216 tokens"),
+        (["compare", "--prompt-tokens", "99999999999999999999999"], "--prompt-tokens: must be at"),
+        (["sweep", "--values", "8,99999999999999999999999"], "--values: expected comma-separated"),
+        (["sample", "--seed", str(2**70)], "--seed: must be at most"),
+        (["sample", "--temperatures", ",".join(["1"] * 1001)], "at most 1,000 values"),
+        (["project", "--context", str(10**40)], "--context: must be at most"),
+        (["bench", "--repeats", "99999999999999999999999"], "--repeats: must be at most"),
+        (["chat", "--turns", "x", "--threads", "1000"], "between 1 and"),
+        (["project", "--threads", "1000"], "between 1 and"),
+        (["eval-model", "m", "--threads", "1000"], "between 1 and"),
+        (["chat", "--turns", "x", "--rounds", "0"], "at least 1"),
+    ],
+)
+def test_number_arguments_are_bounded(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str],
+    message: str,
+) -> None:
+    _refuse_work(monkeypatch)
+    assert message in _one_error_line(capsys, argv)
+
+
+def test_the_threads_check_is_one_for_every_subcommand(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _refuse_work(monkeypatch)
+    lines = {
+        command: _one_error_line(capsys, [*command.split(), "--threads", "1000"])
+        for command in ("compare", "chat --turns x", "project")
+    }
+    assert len({line.split(" (see: ")[0] for line in lines.values()}) == 1, lines
+
+
+def test_a_non_utf8_system_message_is_one_error_line() -> None:
+    done = _cli("chat", "--turns", str(SHIPPED_TURNS), "--system",
+                b"\xff\xfe bad".decode("utf-8", "surrogateescape"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "error: The system message is not valid UTF-8 text; set the terminal to UTF-8 or pass "
+        "the text another way."
+    ]
