@@ -12,8 +12,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from kvstudio.engine.small_files import read_json
-from kvstudio.files.runfile_checks import read_int
+from kvstudio.engine.small_files import read_int, read_json
 
 MAX_CONFIG_BYTES = 1024 * 1024  # a model's config.json is well under 10 KB
 MAX_CONFIG_INT = 2**31 - 1  # no size in any model's config comes near this (int32's largest)

@@ -27,6 +27,15 @@ from typing import Any
 
 from kvstudio.engine.cache.spec import CACHE_KINDS, CacheSpec
 from kvstudio.engine.records import Mode, SamplingSettings, StepRecord
+from kvstudio.engine.small_files import (
+    FieldCheck,
+    read_bool,
+    read_fields,
+    read_float,
+    read_int,
+    read_list,
+    read_str,
+)
 from kvstudio.files import runfile_checks as checks
 
 log = logging.getLogger(__name__)
@@ -280,25 +289,25 @@ def loads_runs(data: bytes | str, where: str = "the run file") -> list[SavedRun]
 
 
 # What each setting in a file may hold; the dataclasses check their own ranges.
-_SAMPLING_FIELDS: dict[str, checks.FieldCheck] = {
-    "temperature": lambda v, w: checks.read_float(v, w, -math.inf, math.inf),
-    "top_k": lambda v, w: checks.read_int(v, w, 0, checks.MAX_TOKEN_ID),
-    "top_p": lambda v, w: checks.read_float(v, w, -math.inf, math.inf),
-    "repetition_penalty": lambda v, w: checks.read_float(v, w, -math.inf, math.inf),
-    "seed": lambda v, w: checks.read_int(v, w, -(1 << 63), (1 << 64) - 1),
+_SAMPLING_FIELDS: dict[str, FieldCheck] = {
+    "temperature": lambda v, w: read_float(v, w, -math.inf, math.inf),
+    "top_k": lambda v, w: read_int(v, w, 0, checks.MAX_TOKEN_ID),
+    "top_p": lambda v, w: read_float(v, w, -math.inf, math.inf),
+    "repetition_penalty": lambda v, w: read_float(v, w, -math.inf, math.inf),
+    "seed": lambda v, w: read_int(v, w, -(1 << 63), (1 << 64) - 1),
 }
-_CACHE_FIELDS: dict[str, checks.FieldCheck] = {
-    "kind": checks.read_str,
-    "max_length": lambda v, w: checks.read_int(v, w, 1, checks.MAX_POSITIONS),
-    "window": lambda v, w: checks.read_int(v, w, 1, checks.MAX_POSITIONS),
-    "block_size": lambda v, w: checks.read_int(v, w, 1, checks.MAX_POSITIONS),
+_CACHE_FIELDS: dict[str, FieldCheck] = {
+    "kind": read_str,
+    "max_length": lambda v, w: read_int(v, w, 1, checks.MAX_POSITIONS),
+    "window": lambda v, w: read_int(v, w, 1, checks.MAX_POSITIONS),
+    "block_size": lambda v, w: read_int(v, w, 1, checks.MAX_POSITIONS),
 }
-_FACT_FIELDS: dict[str, checks.FieldCheck] = {
-    "num_layers": lambda v, w: checks.read_int(v, w, 0, checks.MAX_LAYERS),
-    "num_kv_heads": lambda v, w: checks.read_int(v, w, 0, 4096),
-    "head_dim": lambda v, w: checks.read_int(v, w, 0, 65_536),
-    "dtype_bytes": lambda v, w: checks.read_int(v, w, 1, 8),
-    "max_positions": lambda v, w: checks.read_int(v, w, 0, checks.MAX_POSITIONS),
+_FACT_FIELDS: dict[str, FieldCheck] = {
+    "num_layers": lambda v, w: read_int(v, w, 0, checks.MAX_LAYERS),
+    "num_kv_heads": lambda v, w: read_int(v, w, 0, 4096),
+    "head_dim": lambda v, w: read_int(v, w, 0, 65_536),
+    "dtype_bytes": lambda v, w: read_int(v, w, 1, 8),
+    "max_positions": lambda v, w: read_int(v, w, 0, checks.MAX_POSITIONS),
 }
 
 
@@ -312,19 +321,19 @@ def _run_from_dict(data: Any, where: str) -> SavedRun:
     )
     mode = checks.read_mode(data["mode"], f"{where}: mode")
     try:
-        sampling = checks.read_fields(SamplingSettings, data["sampling"], "sampling",
+        sampling = read_fields(SamplingSettings, data["sampling"], "sampling",
                                       _SAMPLING_FIELDS)
-        cache = checks.read_fields(CacheSpec, data.get("cache", {}), "cache", _CACHE_FIELDS)
-        facts = checks.read_fields(ModelFacts, data.get("model", {}), "model", _FACT_FIELDS)
+        cache = read_fields(CacheSpec, data.get("cache", {}), "cache", _CACHE_FIELDS)
+        facts = read_fields(ModelFacts, data.get("model", {}), "model", _FACT_FIELDS)
     except ValueError as exc:
         raise ValueError(f"{where} has bad settings: {exc}") from exc
     if cache.kind not in CACHE_KINDS:
         raise ValueError(f"{where} has an unknown cache kind {cache.kind!r}.")
-    prompt_ids = checks.read_list(
+    prompt_ids = read_list(
         data["prompt_ids"], f"{where}: prompt_ids",
-        lambda v, w: checks.read_int(v, w, 0, checks.MAX_TOKEN_ID), min_length=1,
+        lambda v, w: read_int(v, w, 0, checks.MAX_TOKEN_ID), min_length=1,
     )
-    max_new = checks.read_int(data["max_new_tokens"], f"{where}: max_new_tokens", 1,
+    max_new = read_int(data["max_new_tokens"], f"{where}: max_new_tokens", 1,
                               checks.MAX_POSITIONS)
     raw_records = data["records"]
     if not isinstance(raw_records, list):
@@ -336,25 +345,25 @@ def _run_from_dict(data: Any, where: str) -> SavedRun:
             raw, f"{where}, step {i}", step=i, mode=mode, prompt_len=len(prompt_ids),
             batch=records[0].batch_size if records else None, layers=facts.num_layers,
         ))
-    pieces = checks.read_list(data.get("prompt_pieces", []), f"{where}: prompt_pieces",
-                              checks.read_str)
+    pieces = read_list(data.get("prompt_pieces", []), f"{where}: prompt_pieces",
+                              read_str)
     if pieces and len(pieces) != len(prompt_ids):
         raise ValueError(f"{where}: prompt_pieces has {len(pieces)} entries for "
                          f"{len(prompt_ids)} prompt tokens.")
     return SavedRun(
-        model_name=checks.read_str(data["model_name"], f"{where}: model_name"),
-        prompt=checks.read_str(data["prompt"], f"{where}: prompt"),
+        model_name=read_str(data["model_name"], f"{where}: model_name"),
+        prompt=read_str(data["prompt"], f"{where}: prompt"),
         prompt_ids=prompt_ids,
         mode=mode,
         sampling=sampling,
         max_new_tokens=max_new,
         cache=cache,
-        use_chat_template=checks.read_bool(data.get("use_chat_template", False),
+        use_chat_template=read_bool(data.get("use_chat_template", False),
                                            f"{where}: use_chat_template"),
         model=facts,
         records=tuple(records),
         prompt_pieces=pieces,
-        note=checks.read_str(data.get("note", ""), f"{where}: note"),
+        note=read_str(data.get("note", ""), f"{where}: note"),
     )
 
 
@@ -376,19 +385,19 @@ def loads_run_file(data: bytes | str, where: str = "the run file") -> RunFile:
     runs = loads_runs(data, where)  # every problem with the file as a whole is reported here
     document = json.loads(data)  # parsed once already: valid JSON, an object, not too deep
     raw = document.get("samples", [])
-    samples = checks.read_list(raw, f"{where}: samples", _samples_from_dict,
+    samples = read_list(raw, f"{where}: samples", _samples_from_dict,
                                max_length=MAX_SAMPLE_SETS)
     return RunFile(tuple(runs), samples)
 
 
 def _temperature(value: Any, where: str) -> float:
-    return checks.read_float(value, where, 0.0, 1e6)
+    return read_float(value, where, 0.0, 1e6)
 
 
 def _answer_count(value: Any, where: str) -> tuple[str, int]:
     if not isinstance(value, list) or len(value) != 2:
         raise ValueError(f"{where} must be an [answer, count] pair.")
-    return checks.read_str(value[0], f"{where}: answer"), checks.read_int(
+    return read_str(value[0], f"{where}: answer"), read_int(
         value[1], f"{where}: count", 1, MAX_SAMPLES)
 
 
@@ -398,14 +407,14 @@ def _samples_from_dict(data: Any, where: str) -> SavedSamples:
         raise ValueError(f"{where} is not an object.")
     checks.require(data, ("prompt", "temperatures", "samples_per_temperature", "answer_tokens",
                           "counts"), where)
-    temperatures = checks.read_list(data["temperatures"], f"{where}: temperatures",
+    temperatures = read_list(data["temperatures"], f"{where}: temperatures",
                                     _temperature, min_length=1, max_length=MAX_TEMPERATURES)
-    n = checks.read_int(data["samples_per_temperature"], f"{where}: samples_per_temperature",
+    n = read_int(data["samples_per_temperature"], f"{where}: samples_per_temperature",
                         1, MAX_SAMPLES)
-    answer_tokens = checks.read_int(data["answer_tokens"], f"{where}: answer_tokens", 1,
+    answer_tokens = read_int(data["answer_tokens"], f"{where}: answer_tokens", 1,
                                     checks.MAX_POSITIONS)
-    rows = checks.read_list(data["counts"], f"{where}: counts",
-                            lambda v, w: checks.read_list(v, w, _answer_count, max_length=n),
+    rows = read_list(data["counts"], f"{where}: counts",
+                            lambda v, w: read_list(v, w, _answer_count, max_length=n),
                             length=len(temperatures))
     for t, row in zip(temperatures, rows, strict=True):
         total = sum(c for _, c in row)
@@ -416,18 +425,18 @@ def _samples_from_dict(data: Any, where: str) -> SavedSamples:
             raise ValueError(f"{where}, T = {t:g}: an answer is counted twice; the file is "
                              "damaged.")
     try:
-        sampling = checks.read_fields(SamplingSettings, data.get("sampling", {}), "sampling",
+        sampling = read_fields(SamplingSettings, data.get("sampling", {}), "sampling",
                                       _SAMPLING_FIELDS)
     except ValueError as exc:
         raise ValueError(f"{where} has bad sampling settings: {exc}") from exc
     return SavedSamples(
-        prompt=checks.read_str(data["prompt"], f"{where}: prompt"),
+        prompt=read_str(data["prompt"], f"{where}: prompt"),
         temperatures=temperatures,
         samples_per_temperature=n,
         answer_tokens=answer_tokens,
         counts=rows,
         sampling=sampling,
-        use_chat_template=checks.read_bool(data.get("use_chat_template", False),
+        use_chat_template=read_bool(data.get("use_chat_template", False),
                                            f"{where}: use_chat_template"),
     )
 

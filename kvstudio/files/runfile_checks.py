@@ -11,20 +11,28 @@ exported later.
 
 To check a new part of the file, add a function that takes the parsed value
 and a `where` string and returns the typed value, built from the small
-readers here (`read_int`, `read_float`, `read_str`, `read_list`, `read_fields`).
+readers in ``kvstudio.engine.small_files`` (`read_int`, `read_float`, `read_str`,
+`read_list`, `read_fields`).
 It knows nothing about Qt, and does not build `SavedRun` itself.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import MISSING, fields
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from kvstudio.engine.records import MODES, Candidate, Mode, StepRecord
-from kvstudio.engine.small_files import read_capped
+from kvstudio.engine.small_files import (
+    read_bool,
+    read_capped,
+    read_float,
+    read_int,
+    read_list,
+    read_str,
+)
+from kvstudio.engine.small_files import show_value as _show
 
 MAX_RUN_FILE_BYTES = 64 * 1024 * 1024  # a saved run is ≈1 KB per step: room for ~30,000 steps
 MAX_POSITIONS = 131_072  # prompt + new tokens in any run file (the largest contexts stepped)
@@ -44,126 +52,6 @@ def read_run_bytes(path: Path, limit: int | None = None) -> bytes:
     (see `small_files.read_capped`)."""
     limit = MAX_RUN_FILE_BYTES if limit is None else limit
     return read_capped(path, limit, "a saved run (.kvrun.json)")
-
-
-# ---- small typed readers -----------------------------------------------------------------------
-def read_int(value: Any, where: str, low: int, high: int) -> int:
-    """An integer (not a bool, not a float) in [low, high]."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{where} must be a whole number, got {_show(value)}.")
-    if not low <= value <= high:
-        raise ValueError(f"{where} must be between {low:,} and {high:,}, got {_show(value)}.")
-    return value
-
-
-def read_float(value: Any, where: str, low: float, high: float) -> float:
-    """A finite number in [low, high] (integers allowed)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{where} must be a number, got {_show(value)}.")
-    try:
-        number = float(value)
-    except OverflowError as exc:
-        raise ValueError(f"{where} is too large, got {_show(value)}.") from exc
-    if not math.isfinite(number) or not low <= number <= high:
-        if math.isinf(low) and math.isinf(high):
-            raise ValueError(f"{where} must be a finite number, got {_show(value)}.")
-        raise ValueError(f"{where} must be a finite number between {low:g} and {high:g}, "
-                         f"got {_show(value)}.")
-    return number
-
-
-def read_bool(value: Any, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"{where} must be true or false, got {_show(value)}.")
-    return value
-
-
-def read_str(value: Any, where: str) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{where} must be text, got {_show(value)}.")
-    return value
-
-
-def read_list(
-    value: Any,
-    where: str,
-    item: Callable[[Any, str], T],
-    *,
-    length: int | None = None,
-    min_length: int = 0,
-    max_length: int = MAX_POSITIONS,
-) -> tuple[T, ...]:
-    """A list whose items pass `item`; `length` (if given) or the bounds fix its size."""
-    if not isinstance(value, list):
-        raise ValueError(f"{where} must be a list, got {_show(value)}.")
-    if length is not None and len(value) != length:
-        raise ValueError(f"{where} must have {length} entries, got {len(value)}.")
-    if not min_length <= len(value) <= max_length:
-        raise ValueError(
-            f"{where} must have {min_length} to {max_length:,} entries, got {len(value):,}."
-        )
-    return tuple(item(v, f"{where}[{i}]") for i, v in enumerate(value))
-
-
-FieldCheck = Callable[[Any, str], Any]
-
-
-def read_fields(
-    cls: type[T], value: Any, where: str, checks: Mapping[str, FieldCheck]
-) -> T:
-    """A frozen dataclass from an object: each known field passes its check, the rest default.
-
-    A field without its own check is checked by the type of its default (a
-    bounded whole number, a finite number, text or true/false), so a setting
-    added to the dataclass later is still checked; the dataclass's own
-    validation then checks its range. Keys the dataclass does not have are
-    ignored, so files written by a version with more settings still open.
-    """
-    if not isinstance(value, Mapping):
-        raise ValueError(f"{where} must be an object, got {_show(value)}.")
-    kwargs: dict[str, Any] = {}
-    for f in fields(cls):  # type: ignore[arg-type]
-        if f.name not in value:
-            if f.default is MISSING and f.default_factory is MISSING:
-                raise ValueError(f"{where} lacks {f.name}; the file is incomplete.")
-            continue
-        check = checks.get(f.name) or _check_like(f.default)
-        if check is None:
-            raise ValueError(f"{where}.{f.name} cannot be read from a file.")
-        kwargs[f.name] = check(value[f.name], f"{where}.{f.name}")
-    try:
-        return cls(**kwargs)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{where} is not valid: {exc}") from exc
-
-
-def _check_like(default: Any) -> FieldCheck | None:
-    """A check for a field from the type of its default value (None if it has no plain type)."""
-    if isinstance(default, bool):
-        return read_bool
-    if isinstance(default, int):
-        return lambda v, w: read_int(v, w, -(1 << 63), (1 << 63) - 1)
-    if isinstance(default, float):
-        return lambda v, w: read_float(v, w, -math.inf, math.inf)
-    if isinstance(default, str):
-        return read_str
-    return None
-
-
-def _show(value: Any) -> str:
-    """A short, safe description of a bad value (never the repr of a deep structure)."""
-    if isinstance(value, bool | float) or value is None:
-        return repr(value)
-    if isinstance(value, int):
-        digits = len(str(abs(value))) if abs(value) < 10**40 else 41
-        return repr(value) if digits <= 40 else f"a number of {digits}+ digits"
-    if isinstance(value, str):
-        return repr(value) if len(value) <= 40 else repr(value[:40] + "…")
-    if isinstance(value, list):
-        return f"a list of {len(value)}"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
 
 
 def _mode(value: Any, where: str) -> Mode:

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kvstudio.engine.config import MAX_CONFIG_BYTES, config_int
-from kvstudio.engine.small_files import read_json
-from kvstudio.files.runfile_checks import read_bool
+from kvstudio.engine.small_files import read_bool, read_json
 
 GIB = 1024**3
 GPU_MEMORY_GIB: tuple[int, ...] = (16, 24, 40, 80)  # common accelerator memory sizes
