@@ -1,12 +1,12 @@
 """`kvstudio chat --turns FILE`: a scripted conversation, with and without cache reuse.
 
-Owns the `chat` subcommand (registered through ``kvstudio.cli.main``'s extension
-list) and its table: per turn, both ways, the tokens fed for the prompt, TTFT,
-decode ms/token and the cache's bytes, then whether the greedy answers were
-identical. The conversation runs in ``kvstudio.labs.chat``; with
+Owns the `chat` subcommand (registered on the one parser in
+``kvstudio.cli.main``) and its table: per turn, both ways, the tokens fed for
+the prompt, TTFT, decode ms/token and the cache's bytes, then whether the
+greedy answers were identical. The conversation runs in ``kvstudio.labs.chat``; with
 ``--rounds R`` it runs R times from scratch and the times are medians (the
 tokens fed are the same every round). Before any turn runs, the turns file is
-read capped (``core.chat.read_turns``), ``--context-limit`` is capped at the
+read capped (``labs.chat.read_turns``), ``--context-limit`` is capped at the
 model's positions, two static caches must fit the free memory, and a
 conversation that would feed 50,000 tokens or more needs ``--yes``; each turn
 done is reported on stderr.
@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from kvstudio.cli import args as cli_args
+from kvstudio.cli import common
 from kvstudio.engine import formulas, limits
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CacheSpec
@@ -42,8 +43,6 @@ MAX_ROUNDS = 100  # medians of more rounds than this change nothing
 
 
 def add_subcommands(subparsers: Any) -> None:
-    from kvstudio.cli.main import add_yes_option
-
     p = subparsers.add_parser(
         "chat",
         help="a multi-turn chat with and without KV-cache reuse, turn by turn",
@@ -80,7 +79,7 @@ def add_subcommands(subparsers: Any) -> None:
         "--threads", type=cli_args.thread_count, default=1,
         help="torch CPU threads, 1 … the CPU cores (default 1)",
     )
-    add_yes_option(p)
+    common.add_yes_option(p)
     p.set_defaults(func=run_chat)
 
 
@@ -114,11 +113,12 @@ def _check_static_memory(backend: LanguageModel, spec: CacheSpec) -> None:
 
 
 def run_chat(args: argparse.Namespace) -> int:
-    from kvstudio.cli.main import _prepare, _ProgressLine, confirm_cost, utf8_argument
-
-    system = None if args.system is None else utf8_argument(args.system, "The system message")
+    system = (
+        None if args.system is None
+        else common.utf8_argument(args.system, "The system message")
+    )
     turns = read_turns(args.turns)
-    loaded = _prepare(args)
+    loaded = common.prepare(args)
     backend, tokenizer = loaded.backend, loaded.tokenizer
     if not tokenizer.has_chat_tokens:
         raise ValueError("This tokenizer has no ChatML tokens; the chat needs a chat model.")
@@ -138,7 +138,7 @@ def run_chat(args: argparse.Namespace) -> int:
 
     cost = conversation_cost(session(), turns)
     first = conversation_cost(session(), turns[:1])
-    confirm_cost(
+    common.confirm_cost(
         args, args.rounds * cost.tokens_fed + first.tokens_fed,
         f"This conversation ({cost.turns:,} of {len(turns):,} turns fit, both ways, "
         f"{args.rounds} round(s))",
@@ -147,7 +147,7 @@ def run_chat(args: argparse.Namespace) -> int:
     list(session().run_turn(turns[0]))  # warm-up: the first forward builds the fast weights
     rounds: list[list[ChatTurn]] = []
     stopped = ""
-    progress = _ProgressLine()
+    progress = common.ProgressLine()
     total = args.rounds * max(cost.turns, 1)
     try:
         for index in range(args.rounds):

@@ -1,4 +1,4 @@
-"""The `kvstudio convert` command, and the hook `kvstudio.cli.main` uses to open
+"""The `kvstudio convert` command, and the hook `kvstudio.cli.common` uses to open
 transformers folders.
 
 Owns the argument parsing and printing for the Hugging Face side of the CLI.
@@ -65,7 +65,7 @@ def run_convert(args: argparse.Namespace) -> int:
 
 
 def open_hf_folder(path: Path, dtype: str, device: str) -> tuple[Any, TextTokenizer, str]:
-    """(backend, tokenizer, description) for a transformers folder, for `cli.load_backend`."""
+    """(backend, tokenizer, description) for a transformers folder, for `common.load_backend`."""
     backend, tokenizer = load_hf_backend(path, dtype=dtype, device=device)
     import transformers  # already imported by load_hf_backend; only for the version
 

@@ -1,45 +1,44 @@
 """The `kvstudio` command: the labs, headless (also `python -m kvstudio`).
 
-Owns argument parsing, model loading for the command line (`load_backend`) and
-printing the lab tables. The work itself happens in ``kvstudio.labs``
-(experiments), ``kvstudio.engine`` (formulas) and ``kvstudio.cli.bench``; this
-module only turns their results into text. Errors the user can fix print one clear
-line and exit with status 2, never a traceback: number arguments have bounded types
+Owns the one parser (`build_parser`; every subcommand module registers its
+own subcommands on it), `main`, and the lab subcommands with their tables.
+The work itself happens in ``kvstudio.labs`` (experiments), ``kvstudio.engine``
+(formulas) and ``kvstudio.cli.bench``; this module only turns their results
+into text. Errors the user can fix print one clear line and exit with status
+2, never a traceback: number arguments have bounded types
 (``kvstudio.cli.args``), sizes are checked against the model before any work,
 and a run past the window's cost threshold (``engine.costs``) needs ``--yes``
-(`confirm_cost`). Long runs show progress on stderr (`drain`).
+(``common.confirm_cost``). Long runs show progress on stderr
+(``common.drain``); model loading is ``common.load_backend``.
 
 Subcommands: ``compare``, ``sample``, ``sweep``, ``bench``, ``info``; plus
 ``train``/``eval-model`` (``kvstudio.cli.train``), ``convert``
 (``kvstudio.cli.convert``), ``chat`` (``kvstudio.cli.chat``) and ``project``
-(``kvstudio.cli.project``, which also prints ``compare --cache paged|fp16|int8|int4``'s
-extra tables) when those modules are present.
+(``kvstudio.cli.project``, which also prints ``compare --cache
+paged|fp16|int8|int4``'s extra tables). They are imported like any module: a
+broken one fails at once, loudly.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import sys
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import torch
 
 from kvstudio.cli import args as cli_args
+from kvstudio.cli import bench, chat, common, convert, project, train
 from kvstudio.engine import costs, formulas
-from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
+from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import ALL_CACHE_KINDS, CacheSpec
 from kvstudio.engine.cache.layout import cache_plan
 from kvstudio.engine.cache.quantized import QUANT_BITS
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import MODES, Mode, SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.files.checkpoints import default_model, describe, load_any
 from kvstudio.labs.experiments import (
     CompareResult,
     ModeRun,
@@ -56,57 +55,6 @@ from kvstudio.labs.experiments import (
 log = logging.getLogger(__name__)
 
 DEFAULT_QUESTION = "KV 캐시가 무엇인지 한 문장으로 설명해 주세요."
-# Optional modules that add subcommands through `add_subcommands(subparsers)`.
-EXTENSIONS = (
-    "kvstudio.cli.train",
-    "kvstudio.cli.convert",
-    "kvstudio.cli.chat",
-    "kvstudio.cli.project",
-)
-
-
-# ---- model loading -------------------------------------------------------------------------
-@dataclass(frozen=True)
-class LoadedBackend:
-    """What every subcommand runs on."""
-
-    backend: LanguageModel
-    tokenizer: TextTokenizer
-    description: str  # one line for the table header
-    is_random: bool  # True for the random-initialised fallback model
-
-
-def load_backend(
-    path: str | Path | None, dtype: str = "float32", device: str = "cpu"
-) -> LoadedBackend:
-    """Open `path` (a model folder, a MiniMind .pth, or a transformers folder) or the default.
-
-    The one place the CLI turns a path into a backend; other backends hook in here.
-    """
-    if device != "cpu" and device.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"--device {device} was asked for but torch sees no CUDA GPU.")
-    if path is None:
-        loaded = default_model(dtype=dtype, device=device)
-        backend = MiniMindBackend(loaded.model, name=loaded.label)
-        return LoadedBackend(backend, loaded.tokenizer, describe(loaded), loaded.is_random)
-    p = Path(path)
-    hf = _optional_module("kvstudio.cli.convert")
-    if hf is not None and hf.looks_like_hf_folder(p):
-        backend, tokenizer, description = hf.open_hf_folder(p, dtype, device)
-        return LoadedBackend(backend, tokenizer, description, False)
-    loaded = load_any(p, dtype=dtype, device=device)
-    backend = MiniMindBackend(loaded.model, name=loaded.label)
-    return LoadedBackend(backend, loaded.tokenizer, describe(loaded), False)
-
-
-def _optional_module(name: str) -> Any | None:
-    try:
-        return importlib.import_module(name)
-    except ImportError as exc:
-        if exc.name is not None and name.startswith(exc.name):
-            return None  # the module itself is absent: that extension is simply not installed
-        log.warning("%s could not be imported: %s", name, exc)
-        return None
 
 
 # ---- argument parsing ----------------------------------------------------------------------
@@ -187,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _cache_options(c)
     _model_options(c)
-    add_yes_option(c)
+    common.add_yes_option(c)
     c.set_defaults(func=cmd_compare)
 
     s = sub.add_parser(
@@ -215,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="most frequent answers to print",
     )
     _model_options(s)
-    add_yes_option(s)
+    common.add_yes_option(s)
     s.set_defaults(func=cmd_sample)
 
     w = sub.add_parser("sweep", help="time and tokens fed as P or N grows")
@@ -224,60 +172,32 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--fixed", type=cli_args.tokens, default=64, help="the other length")
     _cache_options(w)
     _model_options(w)
-    add_yes_option(w)
+    common.add_yes_option(w)
     w.set_defaults(func=cmd_sweep)
 
     i = sub.add_parser("info", help="describe the model and its KV cache geometry")
     _model_options(i)
     i.set_defaults(func=cmd_info)
 
-    from kvstudio.cli import bench
-
     b = sub.add_parser("bench", help="speed: cached/recompute ms per token, TTFT, overhead")
     bench.add_arguments(b)
     b.set_defaults(func=bench.run_from_args)
 
-    for name in EXTENSIONS:
-        module = _optional_module(name)
-        if module is not None and hasattr(module, "add_subcommands"):
-            module.add_subcommands(sub)
+    for module in (train, convert, chat, project):  # each registers its own subcommands
+        module.add_subcommands(sub)
     return parser
 
 
 # ---- helpers -------------------------------------------------------------------------------
-def _prepare(args: argparse.Namespace) -> LoadedBackend:
-    torch.set_num_threads(args.threads)
-    loaded = load_backend(args.model, args.dtype, args.device)
-    print(f"Model: {loaded.description}")
-    if loaded.is_random:
-        print(
-            "       No trained model found in resources/models: this is a random-initialised "
-            "course model.\n       Tokens fed, bytes and times are real; the text is noise."
-        )
-    return loaded
-
-
 def _cache_spec(args: argparse.Namespace) -> CacheSpec:
     return CacheSpec(
         args.cache, max_length=args.max_length, window=args.window, block_size=args.block_size
     )
 
 
-def utf8_argument(text: str, what: str = "The prompt") -> str:
-    """`text` as given on the command line, if it is valid UTF-8 (ValueError naming `what`)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:  # bytes the terminal could not decode (surrogates)
-        raise ValueError(
-            f"{what} is not valid UTF-8 text; set the terminal to UTF-8 or pass the text "
-            "another way."
-        ) from exc
-    return text
-
-
 def _prompt_text(text: str) -> str:
     """The prompt as given, if it is text: not empty or blank, valid UTF-8 (ValueError)."""
-    utf8_argument(text)
+    common.utf8_argument(text)
     if not text.strip():
         raise ValueError("The prompt is empty: give a question or some text with --prompt.")
     return text
@@ -302,88 +222,9 @@ def _short(text: str, width: int = 70) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-PROGRESS_EVERY_S = 10.0  # off a terminal, a progress line at most this often
-
-
-class _ProgressLine:
-    """Progress on stderr, so a long run never looks hung.
-
-    On a terminal one line is rewritten in place; elsewhere (a pipe, a log
-    file) a plain line is written every `PROGRESS_EVERY_S` seconds, so short
-    runs print none.
-    """
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self.tty = sys.stderr.isatty()
-        self.clock = clock
-        self.last = clock()
-
-    def __call__(self, item: object) -> None:
-        if not isinstance(item, Progress):
-            return
-        if self.tty:
-            sys.stderr.write(f"\r  {item.stage:<24} {item.fraction:6.1%}")
-            sys.stderr.flush()
-            return
-        now = self.clock()
-        if now - self.last >= PROGRESS_EVERY_S:
-            self.last = now
-            sys.stderr.write(
-                f"  {item.experiment}, {item.stage}: {item.done:,} of {item.total:,} "
-                f"({item.fraction:.0%})\n"
-            )
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.tty:
-            sys.stderr.write("\r" + " " * 40 + "\r")
-
-
-def drain(experiment: Any, result_type: type, progress: _ProgressLine | None = None) -> Any:
-    """Run `experiment` to its `result_type` record, showing its `Progress` on stderr."""
-    progress = progress or _ProgressLine()
-    result = None
-    try:
-        for item in experiment:
-            progress(item)
-            if isinstance(item, result_type):
-                result = item
-    finally:
-        progress.close()
-    if result is None:
-        raise ValueError("The experiment ended without a result.")
-    return result
-
-
-
-
-def add_yes_option(p: argparse.ArgumentParser) -> None:
-    """``--yes``: run even past the cost threshold (`confirm_cost`)."""
-    p.add_argument(
-        "--yes", action="store_true",
-        help=f"run even when it feeds the model {costs.COST_WARNING_TOKENS:,} tokens or more "
-        "(without it such a run is refused, as the window asks first)",
-    )
-
-
-def confirm_cost(args: argparse.Namespace, tokens_fed: int, what: str, hint: str) -> None:
-    """Refuse a run past the window's cost threshold (`costs.is_costly`) unless ``--yes``.
-
-    The command line cannot show the window's question, so it asks for the
-    answer up front: the message says what the run costs and what to change.
-    """
-    if not costs.is_costly(tokens_fed) or getattr(args, "yes", False):
-        return
-    raise ValueError(
-        f"{what} feeds the model about {tokens_fed:,} tokens, past the "
-        f"{costs.COST_WARNING_TOKENS:,} at which KV Studio asks first (it may take many "
-        f"minutes). Add --yes to run it anyway, or {hint}."
-    )
-
-
 # ---- compare -------------------------------------------------------------------------------
 def cmd_compare(args: argparse.Namespace) -> int:
-    loaded = _prepare(args)
+    loaded = common.prepare(args)
     backend, tokenizer = loaded.backend, loaded.tokenizer
     prompt = _prompt_ids(args, tokenizer)
     spec = _cache_spec(args)
@@ -401,7 +242,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         fed += 2 * costs.generation_cost("cached", len(prompt), n).tokens_fed
     elif spec.kind in QUANT_BITS:  # the model's own cache and three quantized ones
         fed += 4 * costs.generation_cost("cached", len(prompt), n).tokens_fed
-    confirm_cost(
+    common.confirm_cost(
         args, fed, f"This comparison (P={len(prompt):,}, N={n:,})",
         "use a shorter prompt, fewer new tokens or --mode cached"
         + (" (or fewer --samples / --sample-tokens)" if spec.kind == "paged" else ""),
@@ -412,7 +253,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         + f", greedy, {torch.get_num_threads()} torch thread(s), {backend.device}"
     )
     if args.mode == "both":
-        result: CompareResult = drain(
+        result: CompareResult = common.drain(
             compare_modes(backend, tokenizer, prompt, n, cache=spec, stop_at_eos=args.stop_at_eos),
             CompareResult,
         )
@@ -420,9 +261,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         print_single(backend, tokenizer, prompt, n, args.mode, spec, args.stop_at_eos)
     if spec.kind == "paged" or spec.kind in QUANT_BITS:
-        from kvstudio.cli.project import print_scale_sections
-
-        print_scale_sections(args, backend, tokenizer, prompt)
+        project.print_scale_sections(args, backend, tokenizer, prompt)
     return 0
 
 
@@ -533,7 +372,7 @@ def print_single(
         cache=spec,
         stop_at_eos=stop_at_eos,
     )
-    progress = _ProgressLine()
+    progress = common.ProgressLine()
     records = []
     try:
         for record in stepper:
@@ -560,7 +399,7 @@ def print_single(
 
 # ---- sample --------------------------------------------------------------------------------
 def cmd_sample(args: argparse.Namespace) -> int:
-    loaded = _prepare(args)
+    loaded = common.prepare(args)
     tokenizer = loaded.tokenizer
     question = _prompt_text(args.prompt) if args.prompt is not None else DEFAULT_QUESTION
     prompt = tokenizer.encode(question) if args.raw else tokenizer.chat_ids(question)
@@ -577,7 +416,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     fed = len(args.temperatures) * costs.generation_cost(
         "cached", len(prompt), args.new_tokens, rows=args.samples
     ).tokens_fed
-    confirm_cost(
+    common.confirm_cost(
         args, fed,
         f"Sampling {args.samples:,} × {len(args.temperatures):,} temperature(s) × "
         f"{args.new_tokens:,} tokens",
@@ -589,7 +428,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
         f"top-k {args.top_k or 'off'}, top-p {args.top_p if args.top_p < 1 else 'off'}, "
         f"seed {args.seed}, {torch.get_num_threads()} torch thread(s)"
     )
-    result: SamplingResult = drain(
+    result: SamplingResult = common.drain(
         repeated_sampling(
             loaded.backend,
             tokenizer,
@@ -620,16 +459,16 @@ def print_sampling(result: SamplingResult, show: int) -> None:
 
 # ---- sweep ---------------------------------------------------------------------------------
 def cmd_sweep(args: argparse.Namespace) -> int:
-    loaded = _prepare(args)
+    loaded = common.prepare(args)
     spec = _cache_spec(args)
     runs = [(v, args.fixed) if args.vary == "prompt" else (args.fixed, v) for v in args.values]
     for mode in MODES:  # the longest run must fit (as length_sweep checks), then the cost
         check_fits(loaded.backend, 1, max(p for p, _ in runs), max(n for _, n in runs), mode,
                    spec)
     fed = sum(costs.generation_cost(mode, p, n).tokens_fed for p, n in runs for mode in MODES)
-    confirm_cost(args, fed, f"This sweep of {len(runs):,} length(s)",
+    common.confirm_cost(args, fed, f"This sweep of {len(runs):,} length(s)",
                  "sweep fewer or shorter lengths")
-    result: SweepResult = drain(
+    result: SweepResult = common.drain(
         length_sweep(
             loaded.backend,
             loaded.tokenizer,
@@ -655,7 +494,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 # ---- info ----------------------------------------------------------------------------------
 def cmd_info(args: argparse.Namespace) -> int:
-    loaded = _prepare(args)
+    loaded = common.prepare(args)
     b = loaded.backend
     per_token = formulas.bytes_per_token(b.num_layers, b.num_kv_heads, b.head_dim, b.dtype_bytes)
     print(

@@ -2,8 +2,8 @@
 
 Owns argument parsing and printing for the scale labs; the numbers come from
 ``kvstudio.labs.scale`` (the projector) and ``kvstudio.labs.scale_labs`` (the
-paged and quantized runs). Registered by ``kvstudio.cli.main`` through its
-``EXTENSIONS`` hook, like ``hf_cli``.
+paged and quantized runs). Registered on the one parser in
+``kvstudio.cli.main``, like every subcommand module.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kvstudio.cli import args as cli_args
+from kvstudio.cli import common
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.experiments import finish
@@ -92,9 +93,7 @@ def run_project(args: argparse.Namespace) -> int:
     elif args.config is not None:
         geometry = load_config(args.config)
     else:
-        from kvstudio.cli.main import _prepare
-
-        loaded = _prepare(args)
+        loaded = common.prepare(args)
         geometry = geometry_of_backend(loaded.backend)
         bits = args.bits or 8 * loaded.backend.dtype_bytes
         check = _check_loaded(loaded.backend, loaded.tokenizer, args)
@@ -165,10 +164,8 @@ def print_scale_sections(
     prompt: Sequence[int],
 ) -> None:
     """The tables `compare` adds for the scale cache kinds (progress on stderr as they run)."""
-    from kvstudio.cli.main import drain
-
     if args.cache == "paged":
-        result = drain(
+        result = common.drain(
             paged_memory(
                 backend,
                 tokenizer,
@@ -184,7 +181,7 @@ def print_scale_sections(
         print_paged(result)
     elif args.cache in ("fp16", "int8", "int4"):
         kinds = ("fp16", "int8", "int4")
-        result_q = drain(
+        result_q = common.drain(
             quantized_cache(backend, tokenizer, prompt, new_tokens=args.new_tokens, kinds=kinds),
             QuantLabResult,
         )

@@ -1,8 +1,7 @@
 """Command line for training: ``kvstudio train tokenizer|pretrain|sft|export`` and ``eval-model``.
 
-Owns argument parsing only; the work is in ``pipeline``, ``export`` and ``evaluate``.
-``add_subcommands`` plugs into the main ``kvstudio`` parser; ``python -m
-kvstudio.training`` runs the same commands on their own.
+Owns argument parsing only; the work is in ``kvstudio.training`` (``pipeline``, ``export``
+and ``evaluate``). ``add_subcommands`` plugs into the one ``kvstudio`` parser (``main``).
 """
 
 from __future__ import annotations
@@ -215,16 +214,3 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             json.dumps(figures, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
         )
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m kvstudio.training train ...`` / ``eval-model ...``."""
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    parser = argparse.ArgumentParser(prog="python -m kvstudio.training")
-    add_subcommands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    try:
-        return int(args.handler(args))
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2

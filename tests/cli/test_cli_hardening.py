@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kvstudio.cli import bench
+from kvstudio.cli import bench, common
 from kvstudio.cli import main as cli
 from kvstudio.cli.main import main
 from kvstudio.engine import limits
@@ -174,7 +174,7 @@ def _refuse_work(monkeypatch: pytest.MonkeyPatch) -> None:
     def loaded(args: object) -> None:
         raise AssertionError("the model was loaded: the argument was not refused first")
 
-    monkeypatch.setattr(cli, "_prepare", loaded)
+    monkeypatch.setattr(common, "prepare", loaded)
     monkeypatch.setattr(bench, "bench_model", loaded)
 
 
@@ -271,7 +271,7 @@ def test_yes_runs_a_long_run(
 def test_long_runs_print_progress_off_a_terminal(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "PROGRESS_EVERY_S", 0.0)  # a line for every item
+    monkeypatch.setattr(common, "PROGRESS_EVERY_S", 0.0)  # a line for every item
     assert main(["chat", "--turns", str(SHIPPED_TURNS), "--rounds", "1",
                  "--max-new-tokens", "4"]) == 0
     err = capsys.readouterr().err

@@ -1,0 +1,167 @@
+"""What every `kvstudio` subcommand shares: loading the model, progress, the cost question.
+
+Owns `load_backend` (a path, or the default model, to a backend; the one
+place the CLI turns a path into a model), `prepare` (the threads, the model
+and the line that says which model runs), `utf8_argument`, the progress line
+on stderr (`ProgressLine`, `drain`) and the cost threshold (`add_yes_option`,
+`confirm_cost`). The subcommand modules (``main``, ``chat``, ``project`` …)
+import it; it imports none of them but ``convert``, which opens transformers
+folders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kvstudio.cli import convert
+from kvstudio.engine import costs
+from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.checkpoints import default_model, describe, load_any
+from kvstudio.labs.experiments import Progress
+
+
+# ---- model loading -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LoadedBackend:
+    """What every subcommand runs on."""
+
+    backend: LanguageModel
+    tokenizer: TextTokenizer
+    description: str  # one line for the table header
+    is_random: bool  # True for the random-initialised fallback model
+
+
+def load_backend(
+    path: str | Path | None, dtype: str = "float32", device: str = "cpu"
+) -> LoadedBackend:
+    """Open `path` (a model folder, a MiniMind .pth, or a transformers folder) or the default.
+
+    The one place the CLI turns a path into a backend; other backends hook in here.
+    """
+    if device != "cpu" and device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"--device {device} was asked for but torch sees no CUDA GPU.")
+    if path is None:
+        loaded = default_model(dtype=dtype, device=device)
+        backend = MiniMindBackend(loaded.model, name=loaded.label)
+        return LoadedBackend(backend, loaded.tokenizer, describe(loaded), loaded.is_random)
+    p = Path(path)
+    if convert.looks_like_hf_folder(p):
+        backend, tokenizer, description = convert.open_hf_folder(p, dtype, device)
+        return LoadedBackend(backend, tokenizer, description, False)
+    loaded = load_any(p, dtype=dtype, device=device)
+    backend = MiniMindBackend(loaded.model, name=loaded.label)
+    return LoadedBackend(backend, loaded.tokenizer, describe(loaded), False)
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+def prepare(args: argparse.Namespace) -> LoadedBackend:
+    """Set the torch threads, load `--model` and say which model runs (and if it is random)."""
+    torch.set_num_threads(args.threads)
+    loaded = load_backend(args.model, args.dtype, args.device)
+    print(f"Model: {loaded.description}")
+    if loaded.is_random:
+        print(
+            "       No trained model found in resources/models: this is a random-initialised "
+            "course model.\n       Tokens fed, bytes and times are real; the text is noise."
+        )
+    return loaded
+
+
+def utf8_argument(text: str, what: str = "The prompt") -> str:
+    """`text` as given on the command line, if it is valid UTF-8 (ValueError naming `what`)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # bytes the terminal could not decode (surrogates)
+        raise ValueError(
+            f"{what} is not valid UTF-8 text; set the terminal to UTF-8 or pass the text "
+            "another way."
+        ) from exc
+    return text
+
+
+PROGRESS_EVERY_S = 10.0  # off a terminal, a progress line at most this often
+
+
+class ProgressLine:
+    """Progress on stderr, so a long run never looks hung.
+
+    On a terminal one line is rewritten in place; elsewhere (a pipe, a log
+    file) a plain line is written every `PROGRESS_EVERY_S` seconds, so short
+    runs print none.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.tty = sys.stderr.isatty()
+        self.clock = clock
+        self.last = clock()
+
+    def __call__(self, item: object) -> None:
+        if not isinstance(item, Progress):
+            return
+        if self.tty:
+            sys.stderr.write(f"\r  {item.stage:<24} {item.fraction:6.1%}")
+            sys.stderr.flush()
+            return
+        now = self.clock()
+        if now - self.last >= PROGRESS_EVERY_S:
+            self.last = now
+            sys.stderr.write(
+                f"  {item.experiment}, {item.stage}: {item.done:,} of {item.total:,} "
+                f"({item.fraction:.0%})\n"
+            )
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            sys.stderr.write("\r" + " " * 40 + "\r")
+
+
+def drain(experiment: Any, result_type: type, progress: ProgressLine | None = None) -> Any:
+    """Run `experiment` to its `result_type` record, showing its `Progress` on stderr."""
+    progress = progress or ProgressLine()
+    result = None
+    try:
+        for item in experiment:
+            progress(item)
+            if isinstance(item, result_type):
+                result = item
+    finally:
+        progress.close()
+    if result is None:
+        raise ValueError("The experiment ended without a result.")
+    return result
+
+
+
+
+def add_yes_option(p: argparse.ArgumentParser) -> None:
+    """``--yes``: run even past the cost threshold (`confirm_cost`)."""
+    p.add_argument(
+        "--yes", action="store_true",
+        help=f"run even when it feeds the model {costs.COST_WARNING_TOKENS:,} tokens or more "
+        "(without it such a run is refused, as the window asks first)",
+    )
+
+
+def confirm_cost(args: argparse.Namespace, tokens_fed: int, what: str, hint: str) -> None:
+    """Refuse a run past the window's cost threshold (`costs.is_costly`) unless ``--yes``.
+
+    The command line cannot show the window's question, so it asks for the
+    answer up front: the message says what the run costs and what to change.
+    """
+    if not costs.is_costly(tokens_fed) or getattr(args, "yes", False):
+        return
+    raise ValueError(
+        f"{what} feeds the model about {tokens_fed:,} tokens, past the "
+        f"{costs.COST_WARNING_TOKENS:,} at which KV Studio asks first (it may take many "
+        f"minutes). Add --yes to run it anyway, or {hint}."
+    )
