@@ -97,7 +97,7 @@ def resolve_device(name: str | torch.device | None) -> torch.device:
     if isinstance(name, torch.device):
         name = str(name)
     key = (name or "auto").strip().lower()
-    mps_ok = hasattr(torch.backends, "mps") and torch.backends.mps.is_available()
+    mps_ok = torch.backends.mps.is_available()
     if key == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda")
