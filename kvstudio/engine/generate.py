@@ -26,8 +26,10 @@ With ``stop_at_eos=False`` eos is banned until the budget is spent
 (transformers' ``min_new_tokens``), so exactly `max_new_tokens` tokens are
 generated and the formulas apply.
 
-It does not know about Qt, threads or plots; it never decodes the whole text per
-step (each row has an `IncrementalDecoder`).
+A run's settings are one `RunSettings`; row sharing is `RowGroups`; the cache is
+measured through its own verbs (``cache/base.py``) and the tokenizer shows single
+tokens (`TokenTexts`). It does not know about Qt, threads or plots; it never
+decodes the whole text per step (each row has an `IncrementalDecoder`).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from kvstudio.engine.tokenizer import IncrementalDecoder, TextTokenizer, TokenTe
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RunSettings", "Stepper", "TokenTexts"]
+__all__ = ["RunSettings", "Stepper"]
 
 
 @dataclass(frozen=True)
