@@ -33,7 +33,8 @@ import torch
 from kvstudio.cli import args as cli_args
 from kvstudio.engine import limits
 from kvstudio.engine.backends.minimind import MiniMindBackend
-from kvstudio.engine.cache.kv_cache import KVCache
+from kvstudio.engine.cache.base import CacheLayer, KVCache
+from kvstudio.engine.cache.kinds import make_cache
 from kvstudio.engine.config import ModelConfig
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.model import MiniMindLM
@@ -119,7 +120,7 @@ def bare_decode(
         return out.token_ids[:, None]
 
     with torch.inference_mode():
-        cache = KVCache(model.config.num_hidden_layers)
+        cache = make_cache(model.config.num_hidden_layers)
         token = choose(model(prompt, cache, logits_to_keep=1)[:, -1])  # (1, 1)
         start, cpu = time.perf_counter(), time.process_time()
         for _ in range(new_tokens - 1):
@@ -164,7 +165,7 @@ class _FixedLogits(MiniMindBackend):
         self._logits = torch.randn(1, self.vocab_size, generator=torch.Generator().manual_seed(0))
 
     def forward_last(
-        self, input_ids: torch.Tensor, cache: KVCache | None, window: int | None
+        self, input_ids: torch.Tensor, cache: KVCache[CacheLayer] | None, window: int | None
     ) -> torch.Tensor:
         return self._logits.expand(input_ids.shape[0], -1).to(self.device)
 

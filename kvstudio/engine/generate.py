@@ -26,8 +26,10 @@ With ``stop_at_eos=False`` eos is banned until the budget is spent
 (transformers' ``min_new_tokens``), so exactly `max_new_tokens` tokens are
 generated and the formulas apply.
 
-It does not know about Qt, threads or plots; it never decodes the whole text per
-step (each row has an `IncrementalDecoder`).
+A run's settings are one `RunSettings`; row sharing is `RowGroups`; the cache is
+measured through its own verbs (``cache/base.py``) and the tokenizer shows single
+tokens (`TokenTexts`). It does not know about Qt, threads or plots; it never
+decodes the whole text per step (each row has an `IncrementalDecoder`).
 """
 
 from __future__ import annotations
@@ -35,77 +37,52 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import torch
 
 from kvstudio.engine import limits
 from kvstudio.engine.backends.minimind import LanguageModel
-from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.cache.base import Cache
+from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.records import Candidate, Mode, SamplingSettings, StepRecord
-from kvstudio.engine.sampling import new_generator, presence_mask, sample_next
-from kvstudio.engine.tokenizer import REPLACEMENT, IncrementalDecoder, TextTokenizer
+from kvstudio.engine.sampling import SampleOutput, new_generator, presence_mask, sample_next
+from kvstudio.engine.tokenizer import IncrementalDecoder, TextTokenizer, TokenTexts
 
 log = logging.getLogger(__name__)
 
-
-class TokenTexts:
-    """Memoised text of single tokens for candidate chips.
-
-    A byte-level token that is only part of a UTF-8 character (half a Hangul
-    syllable) would decode to ``�``; such tokens are shown as their bytes,
-    e.g. ``<0xEB><0x8B>``, so no chip ever shows ``�``.
-    """
-
-    def __init__(self, tokenizer: TextTokenizer) -> None:
-        self._tokenizer = tokenizer
-        self._texts: dict[int, str] = {}
-
-    def __call__(self, token_id: int) -> str:
-        text = self._texts.get(token_id)
-        if text is None:
-            text = self._tokenizer.decode([token_id])
-            if REPLACEMENT in text:
-                text = _byte_notation(self._tokenizer, token_id)
-            self._texts[token_id] = text
-        return text
+__all__ = ["RunSettings", "Stepper"]
 
 
-def _byte_notation(tokenizer: TextTokenizer, token_id: int) -> str:
-    piece = tokenizer.backend.id_to_token(token_id) or ""
-    raw = _bytelevel_to_bytes(piece)
-    if raw is None:
-        return f"<id {token_id}>"
-    return "".join(f"<0x{b:02X}>" for b in raw)
+@dataclass(frozen=True)
+class RunSettings:
+    """How one run generates (everything but the model, the tokenizer and the prompt)."""
 
+    mode: Mode = "cached"  # cached: feed the new token on the cache; recompute: the whole sequence
+    sampling: SamplingSettings = field(default_factory=SamplingSettings)
+    max_new_tokens: int = 64  # N, the token budget
+    cache: CacheSpec = field(default_factory=CacheSpec)  # which cache (cached mode)
+    batch_size: int = 1  # rows: one prompt shared by all, or one prompt per row
+    stop_at_eos: bool = True  # False: eos banned until N tokens (transformers' min_new_tokens)
+    top_n: int = 10  # candidates kept per row and step
+    keep_logits: bool = False  # keep row 0's raw logits in every record
+    share_prefill: bool = True  # rows with one prompt: one prefill, copied to every row
+    share_identical_rows: bool = False  # rows with one history so far: one forward row
 
-def _bytelevel_to_bytes(piece: str) -> bytes | None:
-    """Undo GPT-2's byte→unicode mapping used by byte-level BPE vocabularies."""
-    table = _unicode_to_byte()
-    try:
-        return bytes(table[ch] for ch in piece)
-    except KeyError:
-        return None
-
-
-_U2B: dict[str, int] = {}
-
-
-def _unicode_to_byte() -> dict[str, int]:
-    if not _U2B:
-        printable = (
-            list(range(ord("!"), ord("~") + 1))
-            + list(range(ord("¡"), ord("¬") + 1))
-            + list(range(ord("®"), ord("ÿ") + 1))
-        )
-        codes = printable[:]
-        extra = 0
-        for b in range(256):
-            if b not in printable:
-                printable.append(b)
-                codes.append(256 + extra)
-                extra += 1
-        _U2B.update({chr(c): b for b, c in zip(printable, codes, strict=True)})
-    return _U2B
+    def __post_init__(self) -> None:
+        if self.sampling is None:  # callers may pass None for "the default"
+            object.__setattr__(self, "sampling", SamplingSettings())
+        if self.cache is None:
+            object.__setattr__(self, "cache", CacheSpec())
+        if self.mode not in ("cached", "recompute"):
+            raise ValueError(f"Unknown mode {self.mode!r}; choose 'cached' or 'recompute'.")
+        if self.max_new_tokens < 1:
+            raise ValueError(
+                f"Generate at least one new token, got max_new_tokens={self.max_new_tokens}."
+            )
+        if self.batch_size < 1:
+            raise ValueError(f"Batch size must be at least 1, got {self.batch_size}.")
 
 
 def _synchronize(device: torch.device) -> None:
@@ -115,11 +92,75 @@ def _synchronize(device: torch.device) -> None:
         torch.mps.synchronize()
 
 
+class RowGroups:
+    """Rows that share work, fed to the model as one "forward row" each.
+
+    At first the rows with one prompt share its prefill; with
+    ``share_identical_rows`` every group of rows with one history so far
+    shares a forward row, and a group splits (its cache row copied) when its
+    rows choose different tokens. The cache then holds one row per group.
+    """
+
+    def __init__(self, rows: list[list[int]], share_prefill: bool, share_all: bool,
+                 device: torch.device) -> None:
+        batch = len(rows)
+        self.batch_size = batch
+        self.share_all = share_all and batch > 1  # go on sharing after the prefill
+        first_of: dict[tuple[int, ...], int] = {}
+        if (share_prefill or self.share_all) and batch > 1:
+            groups = [first_of.setdefault(tuple(row), len(first_of)) for row in rows]
+        else:
+            groups = list(range(batch))
+        self.groups: torch.Tensor | None = None  # (B,) forward row of each row; None = its own
+        self.representatives: torch.Tensor | None = None  # (G,) one row of each group
+        if len(set(groups)) < batch:
+            self.groups = torch.tensor(groups, dtype=torch.long, device=device)
+            self.representatives = torch.tensor(
+                [groups.index(g) for g in range(len(set(groups)))], dtype=torch.long, device=device
+            )
+
+    def forward(
+        self, backend: LanguageModel, tokens: torch.Tensor, cache: Cache | None,
+        window: int | None,
+    ) -> tuple[torch.Tensor, int]:
+        """tokens (B, T) → logits (B, V), each row its group's, and the rows fed to the model."""
+        if self.groups is None or self.representatives is None:
+            return backend.forward_last(tokens, cache, window), int(tokens.shape[0])
+        fed = tokens.index_select(0, self.representatives)  # (G, T): one row per group
+        logits = backend.forward_last(fed, cache, window)  # (G, V)
+        return logits.index_select(0, self.groups), int(fed.shape[0])  # (B, V)
+
+    def cache_rows(self, per_row: torch.Tensor) -> torch.Tensor:
+        """A per-row tensor (B,) → one entry per cache row (G,)."""
+        return per_row if self.representatives is None else per_row[self.representatives]
+
+    def regroup(self, next_ids: torch.Tensor, vocab_size: int, cache: Cache | None) -> None:
+        """After a shared step: split the groups whose rows chose different tokens (B,)."""
+        groups, reps = self.groups, self.representatives
+        if groups is None or reps is None:
+            return
+        if self.share_all:
+            key = groups * vocab_size + next_ids  # (B,) history → its own key
+            unique, new_groups = torch.unique(key, sorted=True, return_inverse=True)
+            count = int(unique.shape[0])
+            if count < self.batch_size:
+                if cache is not None and count != int(reps.shape[0]):
+                    cache.select_rows(unique // vocab_size)  # (G',) forward row each continues
+                self.groups, self.representatives = new_groups, _first_rows(new_groups, count)
+                return
+        # From now on every row has its own history: forward row r continues row r's.
+        if cache is not None:
+            cache.select_rows(groups)
+        self.groups = self.representatives = None
+
+
 class Stepper:
     """One generation run; call `step()` for the next token or iterate for all of them.
 
     `prompt_ids` is one prompt (shared by every row) or one prompt per row (all
-    the same length; there is no padding). Step 0 is the prefill.
+    the same length; there is no padding). Step 0 is the prefill. Settings come
+    as a `RunSettings`; keywords (``mode="recompute"``, ``max_new_tokens=8`` …)
+    change single fields of it.
     """
 
     def __init__(
@@ -127,117 +168,59 @@ class Stepper:
         backend: LanguageModel,
         tokenizer: TextTokenizer,
         prompt_ids: Sequence[int] | Sequence[Sequence[int]],
-        *,
-        mode: Mode = "cached",
-        sampling: SamplingSettings | None = None,
-        max_new_tokens: int = 64,
-        cache: CacheSpec | None = None,
-        batch_size: int = 1,
-        stop_at_eos: bool = True,
-        top_n: int = 10,
-        keep_logits: bool = False,
-        share_prefill: bool = True,
-        share_identical_rows: bool = False,
+        settings: RunSettings | None = None,
+        **changes: Any,
     ) -> None:
-        if mode not in ("cached", "recompute"):
-            raise ValueError(f"Unknown mode {mode!r}; choose 'cached' or 'recompute'.")
-        if max_new_tokens < 1:
-            raise ValueError(
-                f"Generate at least one new token, got max_new_tokens={max_new_tokens}."
-            )
-        if batch_size < 1:
-            raise ValueError(f"Batch size must be at least 1, got {batch_size}.")
-        rows = _prompt_rows(prompt_ids, batch_size)
-        batch_size = len(rows)
-        prompt_len = len(rows[0])
-        if prompt_len == 0:
-            raise ValueError("The prompt is empty; type some text or give at least one token.")
-        vocab = backend.vocab_size
-        bad = [t for row in rows for t in row if not 0 <= t < vocab]
-        if bad:
-            raise ValueError(
-                f"Prompt token id {bad[0]} is outside the model's vocabulary (0 … {vocab - 1}); "
-                "use the tokenizer that belongs to this model."
-            )
-        self.backend = backend
-        self.tokenizer = tokenizer
-        self.mode: Mode = mode
-        self.sampling = sampling or SamplingSettings()
-        self.max_new_tokens = max_new_tokens
-        self.cache_spec = cache or CacheSpec()
-        self.batch_size = batch_size
-        self.stop_at_eos = stop_at_eos
-        self.top_n = top_n
-        self.keep_logits = keep_logits
-        self.prompt_len = prompt_len
+        self.settings = settings = replace(settings or RunSettings(), **changes)
+        rows = _prompt_rows(prompt_ids, settings.batch_size)
+        _check_prompt(rows, backend.vocab_size)
+        self.backend, self.tokenizer = backend, tokenizer
+        self.mode: Mode = settings.mode
+        self.sampling, self.cache_spec = settings.sampling, settings.cache
+        self.max_new_tokens, self.stop_at_eos = settings.max_new_tokens, settings.stop_at_eos
+        self.batch_size, self.prompt_len = len(rows), len(rows[0])
         self.eos_id: int | None = (
             tokenizer.eos_id if tokenizer.eos_id is not None else backend.eos_token_id
         )
-        needed = prompt_len + max_new_tokens
-        static = self.cache_spec.kind == "static" and mode == "cached"
-        if static and needed > self.cache_spec.max_length:
-            raise ValueError(
-                f"The static cache holds {self.cache_spec.max_length} tokens but this run needs "
-                f"{needed}; raise its length or generate fewer tokens."
-            )
-
-        limits.check_run(
-            backend, batch=batch_size, prompt_len=prompt_len, new_tokens=max_new_tokens,
-            cached=mode == "cached", cache_kind=self.cache_spec.kind,
-            cache_length=self.cache_spec.max_length if self.cache_spec.kind == "static"
-            else self.cache_spec.window,
-            block_size=self.cache_spec.block_size,
-        )  # positions and memory, before anything is allocated
-        device = backend.device
-        self.device = device
+        self._check_fits()  # cache length, positions and memory, before anything is allocated
+        self.device = device = backend.device
         self._sync = device.type in ("cuda", "mps")  # CPU work is synchronous already
-        self._window = self.cache_spec.attention_window
         self._generator = new_generator(self.sampling.seed, device)
         with torch.inference_mode():
-            # The whole sequence lives in one buffer: prompt, then one column per step.
             self._tokens = torch.empty(
-                batch_size, prompt_len + max_new_tokens, dtype=torch.long, device=device
-            )  # (B, P + N)
-            self._tokens[:, :prompt_len] = torch.tensor(rows, dtype=torch.long, device=device)
-            self._seen: torch.Tensor | None = None
+                self.batch_size, self.prompt_len + self.max_new_tokens, dtype=torch.long,
+                device=device,
+            )  # (B, P + N): the whole sequence in one buffer, one column per step
+            self._tokens[:, : self.prompt_len] = torch.tensor(rows, dtype=torch.long, device=device)
+            self._seen: torch.Tensor | None = None  # (B, V) tokens seen, for the penalty
             if self.sampling.repetition_penalty != 1.0:
-                self._seen = presence_mask(self._tokens[:, :prompt_len], vocab)  # (B, V)
-            self._finished_t = torch.zeros(batch_size, dtype=torch.bool, device=device)  # (B,)
-        self._cache = backend.new_cache(self.cache_spec, batch_size) if mode == "cached" else None
-        # Rows that share work are fed to the model as one "forward row": at first the
-        # rows with one prompt (their prefill), and with share_identical_rows every group
-        # of rows with one history. Needs the backend's `select_cache_rows` when cached.
-        can_select = self._cache is None or hasattr(backend, "select_cache_rows")
-        self._share_rows = share_identical_rows and batch_size > 1 and can_select
-        first_of: dict[tuple[int, ...], int] = {}
-        if (share_prefill or self._share_rows) and batch_size > 1 and can_select:
-            groups = [first_of.setdefault(tuple(row), len(first_of)) for row in rows]
-        else:
-            groups = list(range(batch_size))
-        self._groups: torch.Tensor | None = None  # (B,) forward row of each row; None = own
-        self._representatives: torch.Tensor | None = None  # (G,) one row of each group
-        if len(set(groups)) < batch_size:
-            self._groups = torch.tensor(groups, dtype=torch.long, device=device)
-            self._representatives = torch.tensor(
-                [groups.index(g) for g in range(len(set(groups)))], dtype=torch.long, device=device
-            )
-        # Tell the cache which rows finished (a paged cache stops growing them); optional.
-        self._finish_rows = (
-            getattr(backend, "finish_cache_rows", None)
-            if self._cache is not None and stop_at_eos
-            else None
+                self._seen = presence_mask(self._tokens[:, : self.prompt_len], backend.vocab_size)
+            self._finished_t = torch.zeros(self.batch_size, dtype=torch.bool, device=device)
+        self._cache: Cache | None = (
+            backend.new_cache(self.cache_spec, self.batch_size) if self.mode == "cached" else None
         )
-        self._zero_layers = tuple((0, 0) for _ in range(backend.num_layers))
+        self._rows = RowGroups(rows, settings.share_prefill, settings.share_identical_rows, device)
         # Primed with the prompt's last tokens: a syllable the prompt cut in half is
         # completed by the first new token and shown whole (a UTF-8 character ≤ 4 bytes).
         self._decoders = [IncrementalDecoder(tokenizer, context=row[-4:]) for row in rows]
         self._token_text = TokenTexts(tokenizer)
-        self._generated: list[list[int]] = [[] for _ in range(batch_size)]
-        self._finished = [False] * batch_size
+        self._generated: list[list[int]] = [[] for _ in rows]
+        self._finished = [False] * self.batch_size
         self._step = 0
         self._done = False
         self.last_logits: torch.Tensor | None = None  # (B, V) raw logits of the latest step
         self.records: list[StepRecord] = []
+
+    def _check_fits(self) -> None:
+        spec, cached = self.cache_spec, self.mode == "cached"
+        if cached:
+            spec.check_room(self.prompt_len + self.max_new_tokens)
+        limits.check_run(
+            self.backend, batch=self.batch_size, prompt_len=self.prompt_len,
+            new_tokens=self.max_new_tokens, cached=cached, cache_kind=spec.kind,
+            cache_length=spec.max_length if spec.kind == "static" else spec.window,
+            block_size=spec.block_size,
+        )
 
     # ---- state ---------------------------------------------------------------------------
     @property
@@ -256,7 +239,7 @@ class Stepper:
         return [list(row) for row in self._generated]
 
     @property
-    def cache(self) -> object | None:
+    def cache(self) -> Cache | None:
         """The backend's cache object (None in recompute mode)."""
         return self._cache
 
@@ -283,130 +266,46 @@ class Stepper:
             return self._step_inner()
 
     def _step_inner(self) -> StepRecord:
-        step, batch, prompt_len = self._step, self.batch_size, self.prompt_len
-        seq_len = prompt_len + step  # tokens known before this step
-        if self._cache is not None:
-            # narrow() is a view like [:, a:b] without Python's slice parsing (hot path).
-            input_ids = (
-                self._tokens.narrow(1, 0, prompt_len)  # (B, P)
-                if step == 0
-                else self._tokens.narrow(1, seq_len - 1, 1)  # (B, 1)
-            )
-        else:
-            input_ids = self._tokens.narrow(1, 0, seq_len)  # (B, P + step): the whole sequence
-        tokens_fed = int(input_ids.shape[1])
-        mask_len = self.backend.mask_len(self._cache, tokens_fed)
+        step, cache = self._step, self._cache
+        known = self.prompt_len + step  # tokens in the sequence before this step
+        ids = self._tokens.narrow(1, 0, known)  # (B, known): narrow() is [:, :known], faster
+        # The lesson: with a cache only the newest token is fed (the prompt at step 0);
+        # without one the whole sequence is fed again, every step.
+        cached_decode = cache is not None and step > 0
+        tokens_to_feed = ids.narrow(1, known - 1, 1) if cached_decode else ids  # (B, 1) or all
+        fed = int(tokens_to_feed.shape[1])
+        mask_len = cache.visible_length(fed) if cache is not None else fed
+
+        started = self._clock()
+        logits, forward_rows = self._rows.forward(
+            self.backend, tokens_to_feed, cache, self.cache_spec.attention_window
+        )  # (B, V)
+        _check_logits(logits, step)
+        out = self._sample(logits)
+        next_ids = self._append(out.token_ids, known)  # (B,)
+        elapsed = self._clock() - started
+
         last_step = step + 1 >= self.max_new_tokens
-        banned = self.eos_id if (not self.stop_at_eos and self.eos_id is not None) else None
-
-        if self._sync:
-            _synchronize(self.device)
-        t0 = time.perf_counter()
-        groups, representatives = self._groups, self._representatives
-        if groups is None or representatives is None:
-            logits = self.backend.forward_last(input_ids, self._cache, self._window)  # (B, V)
-            forward_rows = batch
-        else:  # one forward row per group of rows with the same history
-            fed = input_ids.index_select(0, representatives)  # (G, T)
-            logits = self.backend.forward_last(fed, self._cache, self._window)  # (G, V)
-            logits = logits.index_select(0, groups)  # (B, V), each row its group's logits
-            forward_rows = int(fed.shape[0])
-        if bool(logits.isnan().any()):  # (B, V); sampling would pick garbage from NaN
-            raise ValueError(
-                f"The model produced NaN logits at step {step}: its weights are broken (NaN or "
-                "inf inside). Load another checkpoint; this one cannot generate text."
-            )
-        out = sample_next(
-            logits,
-            self.sampling,
-            self._generator,
-            seen=self._seen,
-            top_n=self.top_n,
-            banned_token=banned,
-        )
-        next_ids = out.token_ids  # (B,)
-        if self.stop_at_eos and self.eos_id is not None:
-            # Rows that already finished keep receiving eos (MiniMind's batch semantics).
-            next_ids = next_ids.masked_fill(self._finished_t, self.eos_id)
-        self._tokens.select(1, seq_len).copy_(next_ids)  # column seq_len
-        if groups is not None:
-            self._regroup(groups, next_ids)
-        if self._seen is not None:
-            self._seen.scatter_(1, next_ids[:, None], True)
-        if self._sync:
-            _synchronize(self.device)
-        elapsed = time.perf_counter() - t0
-
-        # One small transfer per field (no per-element .item(), no stacking kernels).
-        token_ids: list[int] = next_ids.tolist()
-        surv_k: list[int] = out.survivors_top_k.tolist()
-        surv_p: list[int] = out.survivors_top_p.tolist()
-        chosen: list[float] = out.chosen_probability.tolist()
-        prob_rows: list[list[float]] = out.top_probs.tolist()  # B × n candidate probabilities
-        id_rows: list[list[int]] = out.top_ids.tolist()  # B × n candidate ids
         self.last_logits = logits
-        last_logits = tuple(logits[0].float().tolist()) if self.keep_logits else None
-
-        texts: list[str] = []
-        candidates = []
-        token_text = self._token_text
-        for r, tid in enumerate(token_ids):
-            if self._finished[r]:
-                texts.append("")  # padding eos after the row ended
-            else:
-                self._generated[r].append(tid)
-                is_eos = self.stop_at_eos and tid == self.eos_id
-                texts.append("" if is_eos else self._decoders[r].push(tid))
-                if is_eos:
-                    self._finished[r] = True
-            candidates.append(
-                tuple(
-                    [
-                        Candidate(i, token_text(i), p)
-                        for i, p in zip(id_rows[r], prob_rows[r], strict=True)
-                        if p > 0.0
-                    ]
-                )
-            )
-        if self.stop_at_eos and self.eos_id is not None:
-            self._finished_t |= next_ids == self.eos_id
-            if self._finish_rows is not None:  # cache rows: one per group when rows share
-                reps = self._representatives
-                rows_done = self._finished_t if reps is None else self._finished_t[reps]
-                self._finish_rows(self._cache, rows_done)
-        if last_step:
-            for r in range(batch):
-                if not self._finished[r]:
-                    texts[r] += self._decoders[r].flush()
-        finished_rows = tuple(True for _ in range(batch)) if last_step else tuple(self._finished)
-
-        if self._cache is not None:
-            layer_bytes = self.backend.cache_layer_bytes(self._cache)
-            allocated = self.backend.cache_allocated_bytes(self._cache)
-            used = self.backend.cache_used_bytes(self._cache)
-            cache_length = self.backend.cache_length(self._cache)
-        else:
-            layer_bytes, allocated, used, cache_length = self._zero_layers, 0, 0, 0
-
+        token_ids: list[int] = next_ids.tolist()  # one transfer, no per-element .item()
+        texts, candidates = self._read_tokens(out, token_ids, last_step)
+        self._tell_cache_finished(next_ids)
         record = StepRecord(
             step=step,
             phase="prefill" if step == 0 else "decode",
             mode=self.mode,
             token_ids=tuple(token_ids),
-            token_texts=tuple(texts),
-            tokens_fed=tokens_fed,
+            token_texts=texts,
+            tokens_fed=fed,
             elapsed_s=elapsed,
-            cache_layer_bytes=layer_bytes,
-            cache_allocated_bytes=allocated,
-            cache_used_bytes=used,
-            cache_length=cache_length,
-            attention_mask_shape=(batch, mask_len),
-            survivors_top_k=tuple(surv_k),
-            survivors_top_p=tuple(surv_p),
-            chosen_probability=tuple(chosen),
-            top_candidates=tuple(candidates),
-            finished=finished_rows,
-            last_logits=last_logits,
+            **self._measure_cache(),
+            attention_mask_shape=(self.batch_size, mask_len),
+            survivors_top_k=tuple(out.survivors_top_k.tolist()),
+            survivors_top_p=tuple(out.survivors_top_p.tolist()),
+            chosen_probability=tuple(out.chosen_probability.tolist()),
+            top_candidates=candidates,
+            finished=(True,) * self.batch_size if last_step else tuple(self._finished),
+            last_logits=tuple(logits[0].float().tolist()) if self.settings.keep_logits else None,
             forward_rows=forward_rows,
         )
         self._step += 1
@@ -414,28 +313,96 @@ class Stepper:
         self.records.append(record)
         return record
 
-    def _regroup(self, groups: torch.Tensor, next_ids: torch.Tensor) -> None:
-        """After a shared step: split the groups whose rows chose different tokens.
+    # ---- the parts of a step -------------------------------------------------------------
+    def _clock(self) -> float:
+        """perf_counter once the device has finished its queued work (a GPU runs ahead)."""
+        if self._sync:
+            _synchronize(self.device)
+        return time.perf_counter()
 
-        `groups` (B,) is each row's forward row before this step. The cache keeps one
-        row per new group, copied from the forward row it continues.
-        """
-        if self._share_rows:
-            key = groups * self.backend.vocab_size + next_ids  # (B,) history → its own key
-            unique, new_groups = torch.unique(key, sorted=True, return_inverse=True)
-            count = int(unique.shape[0])
-            if count < self.batch_size:
-                parents = unique // self.backend.vocab_size  # (G',) forward row each continues
-                unchanged = count == int(self._representatives.shape[0])  # type: ignore[union-attr]
-                if self._cache is not None and not unchanged:
-                    self.backend.select_cache_rows(self._cache, parents)  # type: ignore[attr-defined]
-                self._groups = new_groups
-                self._representatives = _first_rows(new_groups, count)
-                return
-        # From now on every row has its own history: forward row r continues row r's.
+    def _sample(self, logits: torch.Tensor) -> SampleOutput:
+        """MiniMind's sampling of logits (B, V); eos banned while ``stop_at_eos`` is off."""
+        banned = self.eos_id if not self.stop_at_eos else None
+        return sample_next(
+            logits, self.sampling, self._generator, seen=self._seen,
+            top_n=self.settings.top_n, banned_token=banned,
+        )
+
+    def _append(self, chosen: torch.Tensor, column: int) -> torch.Tensor:
+        """Write the chosen ids (B,) as the sequence's next column; returns what was written."""
+        next_ids = chosen
+        if self.stop_at_eos and self.eos_id is not None:
+            # Rows that already finished keep receiving eos (MiniMind's batch semantics).
+            next_ids = next_ids.masked_fill(self._finished_t, self.eos_id)
+        self._tokens.select(1, column).copy_(next_ids)
+        self._rows.regroup(next_ids, self.backend.vocab_size, self._cache)
+        if self._seen is not None:
+            self._seen.scatter_(1, next_ids[:, None], True)
+        return next_ids
+
+    def _read_tokens(
+        self, out: SampleOutput, token_ids: list[int], last_step: bool
+    ) -> tuple[tuple[str, ...], tuple[tuple[Candidate, ...], ...]]:
+        """Each row's new text piece (finishing rows at eos) and its candidate chips."""
+        # One small transfer per field (no per-element .item(), no stacking kernels).
+        prob_rows: list[list[float]] = out.top_probs.tolist()  # B × n candidate probabilities
+        id_rows: list[list[int]] = out.top_ids.tolist()  # B × n candidate ids
+        texts: list[str] = []
+        for r, tid in enumerate(token_ids):
+            if self._finished[r]:
+                texts.append("")  # padding eos after the row ended
+                continue
+            self._generated[r].append(tid)
+            is_eos = self.stop_at_eos and tid == self.eos_id
+            self._finished[r] = is_eos
+            text = "" if is_eos else self._decoders[r].push(tid)
+            texts.append(text + self._decoders[r].flush() if last_step and not is_eos else text)
+        candidates = tuple(
+            tuple(
+                Candidate(i, self._token_text(i), p)
+                for i, p in zip(ids, probs, strict=True)
+                if p > 0.0
+            )
+            for ids, probs in zip(id_rows, prob_rows, strict=True)
+        )
+        return tuple(texts), candidates
+
+    def _tell_cache_finished(self, next_ids: torch.Tensor) -> None:
+        """Rows that produced eos (B,): a paged cache stops growing them."""
+        if not self.stop_at_eos or self.eos_id is None:
+            return
+        self._finished_t |= next_ids == self.eos_id
         if self._cache is not None:
-            self.backend.select_cache_rows(self._cache, groups)  # type: ignore[attr-defined]
-        self._groups = self._representatives = None
+            self._cache.finish_rows(self._rows.cache_rows(self._finished_t))
+
+    def _measure_cache(self) -> dict[str, Any]:
+        """The cache's bytes and length, read from its tensors (zeros in recompute mode)."""
+        cache = self._cache
+        if cache is None:
+            layers = tuple((0, 0) for _ in range(self.backend.num_layers))
+            return {"cache_layer_bytes": layers, "cache_allocated_bytes": 0,
+                    "cache_used_bytes": 0, "cache_length": 0}
+        return {"cache_layer_bytes": cache.layer_nbytes(), "cache_allocated_bytes": cache.nbytes,
+                "cache_used_bytes": cache.used_nbytes, "cache_length": cache.stored_tokens}
+
+
+def _check_logits(logits: torch.Tensor, step: int) -> None:
+    if bool(logits.isnan().any()):  # (B, V); sampling would pick garbage from NaN
+        raise ValueError(
+            f"The model produced NaN logits at step {step}: its weights are broken (NaN or "
+            "inf inside). Load another checkpoint; this one cannot generate text."
+        )
+
+
+def _check_prompt(rows: list[list[int]], vocab: int) -> None:
+    if not rows[0]:
+        raise ValueError("The prompt is empty; type some text or give at least one token.")
+    bad = [t for row in rows for t in row if not 0 <= t < vocab]
+    if bad:
+        raise ValueError(
+            f"Prompt token id {bad[0]} is outside the model's vocabulary (0 … {vocab - 1}); "
+            "use the tokenizer that belongs to this model."
+        )
 
 
 def _first_rows(groups: torch.Tensor, count: int) -> torch.Tensor:

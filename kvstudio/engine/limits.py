@@ -125,10 +125,20 @@ def run_bytes(
         cache = batch * total * per_token // max(backend.num_layers, 1)  # one layer at a time
         widest = total
     logits = 4 * batch * backend.vocab_size * 4  # logits, probabilities, sorted, mask (fp32)
-    hidden = int(getattr(backend, "hidden_size", 0) or 0)
+    hidden = int(backend.hidden_size)
     activations = batch * widest * hidden * 8 * backend.dtype_bytes  # x, q|k|v, FFN, residual
     tokens_buffer = batch * total * 8
     return cache + logits + activations + tokens_buffer
+
+
+def check_positions(positions: int, prompt_len: int, new_tokens: int) -> None:
+    """The one position check: prompt and new tokens must fit the model's positions (RoPE)."""
+    needed = prompt_len + new_tokens
+    if positions and needed > positions:
+        raise ValueError(
+            f"P + N = {prompt_len:,} + {new_tokens:,} = {needed:,} positions, but the model "
+            f"handles {positions:,}: shorten the prompt or ask for fewer new tokens."
+        )
 
 
 def check_run(
@@ -143,13 +153,9 @@ def check_run(
     block_size: int = 0,
 ) -> None:
     """Refuse, before any work, a run past the model's positions or the free memory."""
-    positions = getattr(backend, "max_positions", None)
+    positions = backend.max_positions
+    check_positions(positions, prompt_len, new_tokens)
     needed = prompt_len + new_tokens
-    if positions and needed > positions:
-        raise ValueError(
-            f"P + N = {prompt_len:,} + {new_tokens:,} = {needed:,} positions, but the model "
-            f"handles {positions:,}: shorten the prompt or ask for fewer new tokens."
-        )
     if cached and cache_kind == "static" and positions and cache_length > positions:
         raise ValueError(
             f"A static cache of {cache_length:,} tokens is longer than the model's "
@@ -167,7 +173,7 @@ def check_run(
     check_fits_memory(
         need,
         f"This run ({batch:,} row(s) × {needed:,} positions)",
-        getattr(backend, "device", "cpu"),
+        backend.device,
         "Use fewer samples, fewer new tokens or a shorter static cache.",
     )
 

@@ -3,7 +3,8 @@
 Owns text ↔ ids and the one subtle part of showing text token by token:
 byte-level BPE can split a Hangul syllable (3 UTF-8 bytes) across tokens, so
 a token decoded alone shows ``�``. ``IncrementalDecoder`` holds such bytes back
-until the syllable is complete. Training the tokenizer lives in
+until the syllable is complete; ``TokenTexts`` shows a lone token as its bytes
+(``<0xEB><0x8B>``), read through GPT-2's byte-level table. Training the tokenizer lives in
 ``kvstudio.training``.
 
 Text is always encoded as text: ``<|im_start|>`` typed by a user (or found in
@@ -247,3 +248,64 @@ class IncrementalDecoder:
         self._prefix_offset = self._read_offset = len(self.ids)
         self.text += piece
         return piece
+
+
+class TokenTexts:
+    """Memoised text of single tokens for candidate chips.
+
+    A byte-level token that is only part of a UTF-8 character (half a Hangul
+    syllable) would decode to ``�``; such tokens are shown as their bytes,
+    e.g. ``<0xEB><0x8B>``, so no chip ever shows ``�``.
+    """
+
+    def __init__(self, tokenizer: TextTokenizer) -> None:
+        self._tokenizer = tokenizer
+        self._texts: dict[int, str] = {}
+
+    def __call__(self, token_id: int) -> str:
+        text = self._texts.get(token_id)
+        if text is None:
+            text = self._tokenizer.decode([token_id])
+            if REPLACEMENT in text:
+                text = byte_notation(self._tokenizer, token_id)
+            self._texts[token_id] = text
+        return text
+
+
+def byte_notation(tokenizer: TextTokenizer, token_id: int) -> str:
+    """A token's raw bytes as ``<0xEB><0x8B>`` (or ``<id 7>`` if it is not byte-level)."""
+    piece = tokenizer.backend.id_to_token(token_id) or ""
+    raw = bytelevel_to_bytes(piece)
+    if raw is None:
+        return f"<id {token_id}>"
+    return "".join(f"<0x{b:02X}>" for b in raw)
+
+
+def bytelevel_to_bytes(piece: str) -> bytes | None:
+    """Undo GPT-2's byte→unicode mapping used by byte-level BPE vocabularies."""
+    table = _unicode_to_byte()
+    try:
+        return bytes(table[ch] for ch in piece)
+    except KeyError:
+        return None
+
+
+_U2B: dict[str, int] = {}  # GPT-2's printable stand-in character → the byte it stands for
+
+
+def _unicode_to_byte() -> dict[str, int]:
+    if not _U2B:
+        printable = (
+            list(range(ord("!"), ord("~") + 1))
+            + list(range(ord("¡"), ord("¬") + 1))
+            + list(range(ord("®"), ord("ÿ") + 1))
+        )
+        codes = printable[:]
+        extra = 0
+        for b in range(256):
+            if b not in printable:
+                printable.append(b)
+                codes.append(256 + extra)
+                extra += 1
+        _U2B.update({chr(c): b for b, c in zip(printable, codes, strict=True)})
+    return _U2B

@@ -37,12 +37,13 @@ import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import torch
 
 from kvstudio.engine import limits
 from kvstudio.engine.backends.minimind import LanguageModel
+from kvstudio.engine.cache.base import Cache
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.small_files import read_text
 from kvstudio.engine.tokenizer import IM_END, IncrementalDecoder, TextTokenizer
@@ -109,10 +110,8 @@ class ChatTurn:
 
 
 def model_positions(backend: LanguageModel) -> int:
-    """The model's position limit (its RoPE table), from its config."""
-    config = getattr(getattr(backend, "model", None), "config", None)
-    positions = getattr(config, "max_position_embeddings", None)
-    return int(positions) if positions else 2048
+    """The model's position limit (its RoPE table)."""
+    return int(backend.max_positions)
 
 
 class _StepCount:
@@ -167,7 +166,7 @@ class ChatSession:
         self._newline = tokenizer.encode("\n")
         self.history: list[int] = []  # every token of the conversation, answers included
         self.turns: list[ChatTurn] = []
-        self._cache: Any | None = None  # the reuse way's cache, kept across turns
+        self._cache: Cache | None = None  # the reuse way's cache, kept across turns
         self._cached_tokens = 0  # history tokens that cache holds
 
     def set_limits(self, max_new_tokens: int, context_limit: int | None) -> None:
@@ -332,7 +331,7 @@ class ChatSession:
 
     # ---- one way -----------------------------------------------------------------------------
     def _answer(
-        self, way: Way, feed: Sequence[int], cache: Any, budget: int, steps: _StepCount
+        self, way: Way, feed: Sequence[int], cache: Cache, budget: int, steps: _StepCount
     ) -> Generator[Progress, None, WayResult]:
         """Prefill `feed` on `cache`, then choose greedily until eos or `budget` tokens.
 
@@ -372,8 +371,8 @@ class ChatSession:
             decode_tokens_fed=decode_fed,
             ttft_s=ttft,
             decode_s=decode_s,
-            cache_bytes=backend.cache_allocated_bytes(cache),
-            cache_tokens=backend.cache_length(cache),
+            cache_bytes=cache.nbytes,
+            cache_tokens=cache.stored_tokens,
             token_ids=tuple(answer),
         )
 

@@ -265,7 +265,7 @@ def compare_modes(
     if divergent is None and len(cached_ids) != len(recompute_ids):
         divergent = min(len(cached_ids), len(recompute_ids))
     yield CompareResult(
-        model_label=getattr(backend, "name", "model"),
+        model_label=backend.name,
         prompt_tokens=len(prompt_ids),
         new_tokens=new_tokens,
         cache_spec=spec,
@@ -403,7 +403,7 @@ def repeated_sampling(
             )
         )
     yield SamplingResult(
-        model_label=getattr(backend, "name", "model"),
+        model_label=backend.name,
         prompt_tokens=len(prompt_ids),
         samples=samples,
         new_tokens=new_tokens,
@@ -496,5 +496,5 @@ def length_sweep(
             done += 1
             yield Progress("sweep", f"{mode} P={prompt_tokens} N={new_tokens}", done, total)
     yield SweepResult(
-        model_label=getattr(backend, "name", "model"), vary=vary, points=tuple(points)
+        model_label=backend.name, vary=vary, points=tuple(points)
     )

@@ -33,11 +33,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from kvstudio.engine import limits
 from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
-from kvstudio.engine.cache.kv_cache import CacheSpec, KVCache
-from kvstudio.engine.generate import TokenTexts
+from kvstudio.engine.cache.kinds import dense_layers
+from kvstudio.engine.cache.kv_cache import CacheSpec, DynamicLayer, KVCache
 from kvstudio.engine.records import Mode
-from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.engine.tokenizer import TextTokenizer, TokenTexts
 
 
 @dataclass(frozen=True)
@@ -121,18 +122,13 @@ class CacheInspector:
         if max_new_tokens < 1:
             raise ValueError("Generate at least one new token.")
         self.spec = cache or CacheSpec()
-        needed = len(prompt_ids) + max_new_tokens
-        if self.spec.kind == "static" and needed > self.spec.max_length:
+        if self.spec.kind == "paged":  # the paged cache keeps K/V in a block pool
             raise ValueError(
-                f"The static cache holds {self.spec.max_length} tokens but this run needs "
-                f"{needed}; raise its length or generate fewer tokens."
+                "The inspector reads dynamic, static, sliding or quantized caches; "
+                f"choose one of those instead of {self.spec.kind}."
             )
-        positions = backend.model.config.max_position_embeddings
-        if needed > positions:
-            raise ValueError(
-                f"This run needs {needed} positions but the model has {positions}; "
-                "use a shorter prompt or fewer new tokens."
-            )
+        self.spec.check_room(len(prompt_ids) + max_new_tokens)
+        limits.check_positions(backend.max_positions, len(prompt_ids), max_new_tokens)
         self.backend = backend
         self.model = backend.model
         self.tokenizer = tokenizer
@@ -148,21 +144,16 @@ class CacheInspector:
         self.prompt_len = len(self.tokens)
         # In both modes a cache is built step by step: in cached mode it is the run's cache,
         # in recompute mode the reference the recomputed rows are compared with.
-        self.cache: KVCache = self._new_cache()
+        self.cache: KVCache[DynamicLayer] = self._new_cache()
         self._previous: list[_Held] | None = None
         self._token_text = TokenTexts(tokenizer)
         self._step = 0
         self._done = False
         self.frames: list[CacheFrame] = []
 
-    def _new_cache(self) -> KVCache:
-        cache = self.backend.new_cache(self.spec, 1)
-        if not isinstance(cache, KVCache):  # the paged cache keeps K/V in a block pool
-            raise ValueError(
-                "The inspector reads dynamic, static, sliding or quantized caches; "
-                f"choose one of those instead of {self.spec.kind}."
-            )
-        return cache
+    def _new_cache(self) -> KVCache[DynamicLayer]:
+        # Dense and quantized layers hold K and V in tensors of their own: they can be read.
+        return KVCache(dense_layers(self.backend.num_layers, self.spec), self.spec)
 
     @property
     def done(self) -> bool:
@@ -304,7 +295,7 @@ class CacheInspector:
         return torch.softmax(scores, dim=-1).cpu().numpy()
 
 
-def _held_rows(cache: KVCache) -> list[_Held]:
+def _held_rows(cache: KVCache[DynamicLayer]) -> list[_Held]:
     """Clones of the rows each layer holds now, with the position of the first one."""
     held = []
     for layer in cache:
@@ -343,7 +334,7 @@ def _compare_held(
 
 
 def _compare_caches(
-    recomputed: KVCache, cached: KVCache
+    recomputed: KVCache[DynamicLayer], cached: KVCache[DynamicLayer]
 ) -> tuple[tuple[float, ...], tuple[float, ...], bool]:
     """max |Δ| of K and of V per layer between the rows both hold, and whether dtypes agree."""
     dk, dv = [], []

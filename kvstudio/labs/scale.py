@@ -243,15 +243,17 @@ def load_config(path: str | Path) -> ModelGeometry:
 
 def geometry_of_backend(backend: Any) -> ModelGeometry:
     """The loaded model's geometry, read from the backend (and its weights when it has them)."""
-    model = getattr(backend, "model", None)
+    model = getattr(backend, "model", None)  # ours and transformers' both keep the module
     config = getattr(model, "config", None)
     heads = int(getattr(config, "num_attention_heads", backend.num_kv_heads))
-    hidden = int(getattr(config, "hidden_size", heads * backend.head_dim))
+    hidden = int(backend.hidden_size)
+    import torch  # here, not at the top: the scale tables read configs without torch
+
     parameters = None
-    if model is not None and hasattr(model, "parameters"):
+    if isinstance(model, torch.nn.Module):
         parameters = sum(p.numel() for p in model.parameters())
     return ModelGeometry(
-        name=str(getattr(backend, "name", "model")),
+        name=str(backend.name),
         layers=backend.num_layers,
         heads=heads,
         kv_heads=backend.num_kv_heads,
@@ -260,7 +262,7 @@ def geometry_of_backend(backend: Any) -> ModelGeometry:
         intermediate=int(getattr(config, "intermediate_size", 0) or 0),
         vocab=backend.vocab_size,
         tied_embeddings=True,
-        max_positions=int(getattr(config, "max_position_embeddings", 0) or 0),
+        max_positions=int(backend.max_positions),
         weight_bytes=backend.dtype_bytes,
         source="the loaded model",
         parameters_measured=parameters,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 
@@ -133,8 +134,8 @@ def paged_memory(
         series[kind] = []
         for record in stepper:
             series[kind].append(record.cache_allocated_bytes)
-            cache = stepper.cache
-            if isinstance(cache, PagedKVCache):
+            if kind == "paged":
+                cache = cast(PagedKVCache, stepper.cache)  # the paged spec makes a paged cache
                 paged_cache = cache
                 paged_steps.append(
                     PagedStep(

@@ -34,7 +34,7 @@ import torch
 
 from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
 from kvstudio.engine.cache.kv_cache import CACHE_KINDS, CacheKind, CacheSpec
-from kvstudio.engine.generate import Stepper, TokenTexts
+from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import (
     DEFAULT_REPEATS,
     DTYPES,
@@ -45,7 +45,7 @@ from kvstudio.engine.records import (
     StepRecord,
 )
 from kvstudio.engine.sampling import apply_repetition_penalty, presence_mask
-from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.engine.tokenizer import TextTokenizer, TokenTexts
 from kvstudio.labs.experiments import (
     CompareResult,
     ModeRun,

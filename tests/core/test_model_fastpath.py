@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kvstudio.engine.cache.kv_cache import CacheSpec, KVCache
+from kvstudio.engine.cache.kinds import make_cache
+from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.config import ModelConfig
 from kvstudio.engine.inference import apply_rope_fast, signed_sin
 from kvstudio.engine.model import Attention, MiniMindLM, apply_rope, rope_tables
@@ -52,7 +53,7 @@ def test_inference_path_decodes_like_module_path(kind: str, qk_norm: bool) -> No
     spec = CacheSpec(kind, max_length=32, window=8)  # type: ignore[arg-type]
     results = []
     for grad in (False, True):
-        cache = KVCache(2, spec)
+        cache = make_cache(2, spec)
         with torch.set_grad_enabled(grad):
             logits = [model(ids[:, :12], cache)]
             logits += [model(ids[:, t : t + 1], cache) for t in range(12, 20)]
@@ -108,7 +109,7 @@ def test_qk_norm_model_chunk_on_cache_matches_full_forward() -> None:
     model = _model(qk_norm=True)
     ids = torch.randint(0, 97, (1, 40))
     with torch.no_grad():
-        cache = KVCache(2)
+        cache = make_cache(2)
         model(ids[:, :31], cache)
         chunk = model(ids[:, 31:], cache)  # 9 tokens on top of 31 cached ones
         full = model(ids)

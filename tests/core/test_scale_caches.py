@@ -97,7 +97,7 @@ def _fill(cache: PagedKVCache, lengths: list[int], heads: int = 2, d: int = 8) -
     for t in range(longest):
         for layer in cache:
             layer.update(k + t, k - t)
-        cache.finish_rows([t + 1 >= n for n in lengths])
+        cache.finish_rows(torch.tensor([t + 1 >= n for n in lengths]))
 
 
 def test_block_counts_and_bytes_match_a_hand_count() -> None:

@@ -9,7 +9,9 @@ import torch
 
 from kvstudio.engine import formulas
 from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
+from kvstudio.engine.cache.base import Cache
 from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.cache.layout import CachePlan, uniform_plan
 from kvstudio.engine.config import ModelConfig
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.model import MiniMindLM
@@ -272,11 +274,43 @@ def test_records_are_plain_and_round_trip(
 
 
 # ---- a scripted backend: exact control over what the "model" prefers -----------------------
+class ScriptedCache:
+    """A `Cache` that only counts tokens: 8 bytes of K and 8 of V per token, one layer."""
+
+    def __init__(self) -> None:
+        self.seq_length = 0
+
+    @property
+    def stored_tokens(self) -> int:
+        return self.seq_length
+
+    def visible_length(self, new_tokens: int) -> int:
+        return self.seq_length + new_tokens
+
+    def layer_nbytes(self) -> tuple[tuple[int, int], ...]:
+        return ((8 * self.seq_length, 8 * self.seq_length),)
+
+    @property
+    def nbytes(self) -> int:
+        return 16 * self.seq_length
+
+    @property
+    def used_nbytes(self) -> int:
+        return self.nbytes
+
+    def select_rows(self, rows: torch.Tensor) -> None:
+        pass
+
+    def finish_rows(self, finished: torch.Tensor) -> None:
+        pass
+
+
 class ScriptedBackend:
     """A `LanguageModel` whose logits put each row's next scripted token on top."""
 
     name = "scripted"
-    num_layers, num_kv_heads, head_dim, dtype_bytes = 1, 1, 2, 4
+    num_layers, num_kv_heads, head_dim, dtype_bytes, hidden_size = 1, 1, 2, 4, 2
+    max_positions = 2048
     eos_token_id: int | None = None
     device = torch.device("cpu")
 
@@ -285,11 +319,11 @@ class ScriptedBackend:
         self.scripts = scripts
         self.calls = 0
 
-    def new_cache(self, spec: CacheSpec, batch_size: int) -> list[int]:
-        return [0]
+    def new_cache(self, spec: CacheSpec, batch_size: int) -> ScriptedCache:
+        return ScriptedCache()
 
     def forward_last(
-        self, input_ids: torch.Tensor, cache: list[int] | None, window: int | None
+        self, input_ids: torch.Tensor, cache: ScriptedCache | None, window: int | None
     ) -> torch.Tensor:
         step = self.calls
         self.calls += 1
@@ -297,27 +331,16 @@ class ScriptedBackend:
         for row, script in enumerate(self.scripts):
             logits[row, script[min(step, len(script) - 1)]] = 10.0
         if cache is not None:
-            cache[0] += input_ids.shape[1]
+            cache.seq_length += input_ids.shape[1]
         return logits
 
-    def cache_layer_bytes(self, cache: list[int]) -> tuple[tuple[int, int], ...]:
-        return ((8 * cache[0], 8 * cache[0]),)
-
-    def cache_length(self, cache: list[int]) -> int:
-        return cache[0]
-
-    def cache_allocated_bytes(self, cache: list[int]) -> int:
-        return 16 * cache[0]
-
-    def cache_used_bytes(self, cache: list[int]) -> int:
-        return 16 * cache[0]
-
-    def mask_len(self, cache: list[int] | None, new_tokens: int) -> int:
-        return new_tokens + (cache[0] if cache else 0)
+    def cache_plan(self, spec: CacheSpec) -> CachePlan:
+        return uniform_plan(self, spec)
 
 
 def test_scripted_backend_satisfies_protocol(tokenizer: TextTokenizer) -> None:
     assert isinstance(ScriptedBackend(10, [[1]]), LanguageModel)
+    assert isinstance(ScriptedCache(), Cache)
 
 
 def test_batch_rows_keep_receiving_eos(tokenizer: TextTokenizer) -> None:
@@ -325,7 +348,9 @@ def test_batch_rows_keep_receiving_eos(tokenizer: TextTokenizer) -> None:
     assert eos is not None
     a, b = tokenizer.encode("가나")[:1] * 2, tokenizer.encode("다")[:1] * 5
     backend = ScriptedBackend(tokenizer.vocab_size, [[a[0], eos, 7, 7, 7], [b[0]] * 3 + [eos, 9]])
-    s = run(backend, tokenizer, [5, 6], sampling=GREEDY, max_new_tokens=10, batch_size=2)
+    # Each row follows its own script, so the rows must not share their prompt's prefill.
+    s = run(backend, tokenizer, [5, 6], sampling=GREEDY, max_new_tokens=10, batch_size=2,
+            share_prefill=False)
     assert [r.finished for r in s.records] == [
         (False, False),
         (True, False),

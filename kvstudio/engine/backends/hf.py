@@ -1,4 +1,4 @@
-"""Drive a local Hugging Face causal LM through the stepper's `LanguageModel` interface.
+"""Drive a local Hugging Face causal LM through the generator's `LanguageModel` interface.
 
 Owns `HFBackend` (the adapter), `HFCache` (a transformers cache plus the
 bookkeeping the stepper measures: positions seen, the attention mask grown
@@ -97,7 +97,7 @@ def resolve_device(name: str | torch.device | None) -> torch.device:
     if isinstance(name, torch.device):
         name = str(name)
     key = (name or "auto").strip().lower()
-    mps_ok = hasattr(torch.backends, "mps") and torch.backends.mps.is_available()
+    mps_ok = torch.backends.mps.is_available()
     if key == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda")
@@ -261,13 +261,62 @@ def _nbytes(t: torch.Tensor | None) -> int:
 
 @dataclass
 class HFCache:
-    """A transformers cache plus what the stepper needs to know about it."""
+    """A transformers cache plus what the generator measures: the `Cache` verbs (``base.py``).
+
+    Bytes and lengths are read from the transformers cache's own tensors, shaped
+    (B, G, S, d); the attention mask (B, past) grows by the new columns each step.
+    """
 
     cache: Any  # transformers DynamicCache or StaticCache
     spec: CacheSpec
     batch_size: int
+    num_layers: int  # L: layers a lazily built cache may not have yet count as empty
     seq_length: int = 0  # positions processed (the next token's position)
     attention_mask: torch.Tensor | None = field(default=None, repr=False)  # (B, past + new)
+
+    def _stored(self, keys: torch.Tensor | None) -> int:
+        if keys is None or keys.dim() < 2:
+            return 0
+        rows = int(keys.shape[-2])  # (B, G, S, d)
+        if self.spec.kind == "static":
+            return min(self.seq_length, rows)  # rows = preallocated length
+        return rows
+
+    @property
+    def stored_tokens(self) -> int:
+        return max((self._stored(k) for k, _ in _layer_tensors(self.cache)), default=0)
+
+    def visible_length(self, new_tokens: int) -> int:
+        return self.seq_length + new_tokens
+
+    def layer_nbytes(self) -> tuple[tuple[int, int], ...]:
+        sizes = [(_nbytes(k), _nbytes(v)) for k, v in _layer_tensors(self.cache)]
+        sizes += [(0, 0)] * (self.num_layers - len(sizes))  # lazily created layers
+        return tuple(sizes[: self.num_layers])
+
+    @property
+    def nbytes(self) -> int:
+        return sum(k + v for k, v in self.layer_nbytes())
+
+    @property
+    def used_nbytes(self) -> int:
+        used = 0
+        for k, v in _layer_tensors(self.cache):
+            if k is None or v is None or k.dim() < 2 or k.shape[-2] == 0:
+                continue
+            used += (_nbytes(k) + _nbytes(v)) * self._stored(k) // k.shape[-2]  # S = dim -2
+        return used
+
+    def select_rows(self, rows: torch.Tensor) -> None:
+        """Keep cache rows `rows` (R,), in that order: transformers' beam-search
+        `reorder_cache` does exactly this per layer; the attention mask (B, past) follows."""
+        self.cache.reorder_cache(rows)
+        if self.attention_mask is not None:
+            self.attention_mask = self.attention_mask.index_select(0, rows)  # (R, past)
+        self.batch_size = int(rows.shape[0])
+
+    def finish_rows(self, finished: torch.Tensor) -> None:
+        """A transformers cache keeps a column per step for every row: nothing to do."""
 
 
 class HFBackend:
@@ -289,6 +338,7 @@ class HFBackend:
         self.dtype: torch.dtype = first.dtype
         head = model.get_output_embeddings()
         self.vocab_size: int = int(head.weight.shape[0]) if head is not None else cfg.vocab_size
+        self.hidden_size: int = int(cfg.hidden_size)
         self.eos_token_id: int | None = eos_token_id
         self.device: torch.device = first.device
         # Prompt + new tokens must fit (the window checks it before a run).
@@ -359,7 +409,7 @@ class HFBackend:
                 f"The {spec.kind} cache runs inside KV Studio's own model; a transformers model "
                 "keeps its own cache, so choose the dynamic or static cache for it."
             )
-        return HFCache(cache=cache, spec=spec, batch_size=batch_size)
+        return HFCache(cache=cache, spec=spec, batch_size=batch_size, num_layers=self.num_layers)
 
     def forward_last(
         self, input_ids: torch.Tensor, cache: HFCache | None, window: int | None
@@ -377,11 +427,7 @@ class HFBackend:
             )
             return out.logits[:, -1]  # (B, V)
         past = cache.seq_length
-        if cache.spec.kind == "static" and past + T > cache.spec.max_length:
-            raise ValueError(
-                f"The static cache holds {cache.spec.max_length} tokens but this step needs "
-                f"{past + T}; raise the static cache length or use the dynamic cache."
-            )
+        cache.spec.check_room(past + T)
         # Grow the mask by the new columns as generate() does: (B, past) → (B, past + T).
         new_cols = torch.ones(B, T, dtype=torch.long, device=input_ids.device)
         mask = (
@@ -405,44 +451,6 @@ class HFBackend:
         cache.attention_mask = mask
         cache.seq_length = past + T
         return out.logits[:, -1]  # (B, V)
-
-    def select_cache_rows(self, cache: HFCache, rows: torch.Tensor) -> None:
-        """Keep cache rows `rows` (R,), in that order (see `MiniMindBackend.select_cache_rows`).
-
-        transformers' beam-search `reorder_cache` does exactly this per layer; the
-        attention mask (B, past) follows the rows.
-        """
-        cache.cache.reorder_cache(rows)
-        if cache.attention_mask is not None:
-            cache.attention_mask = cache.attention_mask.index_select(0, rows)  # (R, past)
-        cache.batch_size = int(rows.shape[0])
-
-    def cache_layer_bytes(self, cache: HFCache) -> tuple[tuple[int, int], ...]:
-        pairs = _layer_tensors(cache.cache)
-        sizes = [(_nbytes(k), _nbytes(v)) for k, v in pairs]
-        sizes += [(0, 0)] * (self.num_layers - len(sizes))  # lazily created layers
-        return tuple(sizes[: self.num_layers])
-
-    def cache_length(self, cache: HFCache) -> int:
-        stored = [self._stored_tokens(cache, k) for k, _ in _layer_tensors(cache.cache)]
-        return max(stored, default=0)
-
-    def cache_allocated_bytes(self, cache: HFCache) -> int:
-        return sum(k + v for k, v in self.cache_layer_bytes(cache))
-
-    def cache_used_bytes(self, cache: HFCache) -> int:
-        used = 0
-        for k, v in _layer_tensors(cache.cache):
-            if k is None or v is None or k.dim() < 2 or k.shape[-2] == 0:
-                continue
-            tokens = self._stored_tokens(cache, k)
-            used += (_nbytes(k) + _nbytes(v)) * tokens // k.shape[-2]  # (B, G, S, d): S = -2
-        return used
-
-    def mask_len(self, cache: HFCache | None, new_tokens: int) -> int:
-        if cache is None:
-            return new_tokens
-        return cache.seq_length + new_tokens
 
     def layer_windows(self) -> tuple[int | None, ...]:
         """Per layer, its sliding window W (None = full attention), as transformers builds it.
@@ -473,15 +481,6 @@ class HFBackend:
             self.dtype_bytes,
             sliding_keeps_extra=1 if spec.kind == "static" else 0,
         )
-
-    # ---- helpers -------------------------------------------------------------------------
-    def _stored_tokens(self, cache: HFCache, keys: torch.Tensor | None) -> int:
-        if keys is None or keys.dim() < 2:
-            return 0
-        rows = int(keys.shape[-2])  # (B, G, S, d)
-        if cache.spec.kind == "static":
-            return min(cache.seq_length, rows)  # rows = preallocated length
-        return rows
 
 
 def _all_ids(value: Any) -> list[int]:

@@ -1,10 +1,11 @@
-"""The KV cache: a list of per-layer objects that each own their K and V tensors.
+"""The dense KV cache kinds: dynamic, static and sliding layers, each owning its K and V.
 
 Mirrors transformers' cache layers (``DynamicLayer``, ``StaticLayer``,
-``SlidingWindowLayer``) with a few verbs: ``update(k, v) -> (K, V)``,
-``seq_length``, ``nbytes`` and ``reset``. K/V are stored **after RoPE and
-before ``repeat_kv``**, shaped (B, T, n_kv, d), so grouped-query attention
-shrinks the cache by n_heads / n_kv.
+``SlidingWindowLayer``); the verbs they share are `CacheLayer`'s
+(``base.py``): ``update(k, v) -> (K, V)``, ``seq_length``, ``visible_start``,
+``nbytes`` / ``used_nbytes``, ``select_rows``, ``reset``. K/V are stored
+**after RoPE and before ``repeat_kv``**, shaped (B, T, n_kv, d), so grouped-query
+attention shrinks the cache by n_heads / n_kv.
 
 This module does not run attention and does not build masks beyond telling
 the model which key positions are visible (``visible_start``).
@@ -19,16 +20,18 @@ from __future__ import annotations
 
 import torch
 
+from kvstudio.engine.cache.base import CacheLayer, KVCache
 from kvstudio.engine.cache.spec import (
     ALL_CACHE_KINDS,
     CACHE_KINDS,
     SCALE_CACHE_KINDS,
     CacheKind,
     CacheSpec,
+    check_static_room,
 )
 
 __all__ = ["ALL_CACHE_KINDS", "CACHE_KINDS", "SCALE_CACHE_KINDS", "CacheKind", "CacheSpec",
-           "DynamicLayer", "KVCache", "SlidingWindowLayer", "StaticLayer"]
+           "DynamicLayer", "KVCache", "SlidingWindowLayer", "StaticLayer", "dense_layer"]
 
 
 def storage_nbytes(t: torch.Tensor | None) -> int:
@@ -41,7 +44,7 @@ def _own(t: torch.Tensor) -> torch.Tensor:
     return t.clone(memory_format=torch.contiguous_format)
 
 
-class DynamicLayer:
+class DynamicLayer(CacheLayer):
     """Grows by concatenation: every step appends the new K/V (what MiniMind does)."""
 
     def __init__(self) -> None:
@@ -61,22 +64,19 @@ class DynamicLayer:
         self.seq_length += k.shape[1]
         return self.keys, self.values
 
-    def visible_start(self, new_tokens: int) -> int:
-        """Position of the first key that `update` will return for `new_tokens` more tokens."""
-        return 0
-
-    @property
-    def nbytes(self) -> int:
+    def part_nbytes(self) -> tuple[int, int]:
         """Bytes of the storage this layer's tensors hold (static: the whole preallocation)."""
-        return storage_nbytes(self.keys) + storage_nbytes(self.values)
-
-    @property
-    def used_nbytes(self) -> int:
-        return self.nbytes
+        return storage_nbytes(self.keys), storage_nbytes(self.values)
 
     @property
     def stored_tokens(self) -> int:
         return 0 if self.keys is None else self.keys.shape[1]
+
+    def select_rows(self, rows: torch.Tensor) -> None:
+        """Real copies of the rows kept, so the measured bytes are what the cache holds."""
+        if self.keys is not None and self.values is not None:
+            self.keys = self.keys.index_select(0, rows)  # (R, T, G, d)
+            self.values = self.values.index_select(0, rows)
 
     def reset(self) -> None:
         self.keys = self.values = None
@@ -98,11 +98,7 @@ class StaticLayer(DynamicLayer):
             self.keys = torch.zeros(B, self.max_length, n_kv, d, dtype=k.dtype, device=k.device)
             self.values = torch.zeros_like(self.keys)
         end = self.seq_length + T_new
-        if end > self.max_length:
-            raise ValueError(
-                f"The static cache holds {self.max_length} tokens but this step needs {end}; "
-                "raise the static cache length or use the dynamic cache."
-            )
+        check_static_room(self.max_length, end)
         self.keys[:, self.seq_length : end] = k
         self.values[:, self.seq_length : end] = v
         self.seq_length = end
@@ -160,48 +156,10 @@ class SlidingWindowLayer(DynamicLayer):
         return max(0, self.seq_length - self.keep)
 
 
-class KVCache(list[DynamicLayer]):
-    """One cache layer per transformer layer, all of one kind."""
-
-    def __init__(self, num_layers: int, spec: CacheSpec | None = None) -> None:
-        self.spec = spec or CacheSpec()
-        super().__init__(self._make_layer() for _ in range(num_layers))
-
-    def _make_layer(self) -> DynamicLayer:
-        if self.spec.kind == "static":
-            return StaticLayer(self.spec.max_length)
-        if self.spec.kind == "sliding":
-            return SlidingWindowLayer(self.spec.window)
-        return DynamicLayer()
-
-    @property
-    def seq_length(self) -> int:
-        """Positions processed so far (the next token's position)."""
-        return self[0].seq_length if self else 0
-
-    @property
-    def window(self) -> int | None:
-        return self.spec.attention_window
-
-    def visible_start(self, new_tokens: int) -> int:
-        return self[0].visible_start(new_tokens) if self else 0
-
-    def visible_length(self, new_tokens: int) -> int:
-        """Keys the next forward of `new_tokens` will see: the mask is (B, this)."""
-        return self.seq_length + new_tokens - self.visible_start(new_tokens)
-
-    @property
-    def nbytes(self) -> int:
-        return sum(layer.nbytes for layer in self)
-
-    @property
-    def used_nbytes(self) -> int:
-        return sum(layer.used_nbytes for layer in self)
-
-    def layer_nbytes(self) -> tuple[tuple[int, int], ...]:
-        """(K bytes, V bytes) per layer: the storage the layer's tensors hold."""
-        return tuple((storage_nbytes(layer.keys), storage_nbytes(layer.values)) for layer in self)
-
-    def reset(self) -> None:
-        for layer in self:
-            layer.reset()
+def dense_layer(spec: CacheSpec) -> DynamicLayer:
+    """The dynamic, static or sliding layer `spec` names."""
+    if spec.kind == "static":
+        return StaticLayer(spec.max_length)
+    if spec.kind == "sliding":
+        return SlidingWindowLayer(spec.window)
+    return DynamicLayer()

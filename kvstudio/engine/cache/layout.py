@@ -3,7 +3,7 @@
 Owns `LayerPlan` (one layer: full or sliding attention, its window W, the most
 tokens it keeps, what a static cache allocates up front) and `CachePlan` (all
 layers plus the cache geometry), and `cache_plan(backend, spec)`, which asks a
-backend for its plan or derives the plain one from the `CacheSpec`.
+backend for its plan (`uniform_plan` derives the plain one from the `CacheSpec`).
 
 Why per layer: a hybrid model (EXAONE-4.0's larger models, Gemma, gpt-oss,
 Mistral-style configs with ``layer_types``) mixes sliding-window and full
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kvstudio.engine import formulas
-from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.cache.quantized import QUANT_BITS, formula_bytes_per_token
+from kvstudio.engine.cache.spec import CacheSpec
 
 LayerKind = Literal["full", "sliding"]
 
@@ -147,14 +147,10 @@ def uniform_plan(backend: Any, spec: CacheSpec) -> CachePlan:
 
 
 def cache_plan(backend: Any, spec: CacheSpec) -> CachePlan:
-    """The backend's own plan (its ``cache_plan(spec)``, e.g. a hybrid transformers model),
-    or the uniform one that `spec` implies."""
-    own = getattr(backend, "cache_plan", None)
-    if callable(own):
-        plan = own(spec)
-        if isinstance(plan, CachePlan):
-            return plan
-    return uniform_plan(backend, spec)
+    """The backend's plan for `spec`: uniform for our model, per layer for a hybrid
+    transformers model (every `LanguageModel` has ``cache_plan``)."""
+    plan: CachePlan = backend.cache_plan(spec)
+    return plan
 
 
 def plan_from_windows(

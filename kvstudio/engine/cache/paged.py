@@ -1,6 +1,7 @@
 """A paged KV cache: a pool of fixed-size blocks and a block table per row (vLLM's idea).
 
-Owns `PagedKVCache`. Every layer has one key pool and one value pool, shaped
+Owns `PagedKVCache`, a `KVCache` of `PagedLayer`s. Every layer has one key
+pool and one value pool, shaped
 (blocks, b, H_kv, d); a row's tokens live in the blocks its **block table**
 lists, in order, so position p of row r sits in block ``table[r][p // b]`` at
 slot ``p % b``. One table serves every layer (block i is block i in each
@@ -35,7 +36,8 @@ from dataclasses import dataclass
 
 import torch
 
-from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.cache.base import CacheLayer, KVCache
+from kvstudio.engine.cache.spec import CacheSpec
 
 
 @dataclass(frozen=True)
@@ -47,47 +49,62 @@ class BlockRef:
     shared: bool  # more than one row references the block
 
 
-class PagedLayer:
-    """One transformer layer's view of the paged cache (what the model calls `update` on)."""
+class PagedLayer(CacheLayer):
+    """One transformer layer's view of the paged cache (what the model calls `update` on).
+
+    The block tables are shared by every layer (block i is block i in each layer's
+    pool), so layer 0 plans the blocks of a step and moves the tables when rows are
+    selected or finish; the other layers only store and gather their own K and V.
+    """
 
     def __init__(self, owner: PagedKVCache, index: int) -> None:
         self.owner = owner
         self.index = index
+        self.seq_length = 0
 
     def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Store k, v (B, T, G, d) in this layer's blocks; return every row's K, V (B, S, G, d)."""
+        self.seq_length += k.shape[1]
         return self.owner.update_layer(self.index, k, v)
-
-    def visible_start(self, new_tokens: int) -> int:
-        return 0
-
-    @property
-    def seq_length(self) -> int:
-        return self.owner.seq_length
 
     @property
     def stored_tokens(self) -> int:
-        return self.owner.stored_tokens
+        return max(self.owner.lengths, default=0)  # the longest row's tokens
+
+    def part_nbytes(self) -> tuple[int, int]:
+        """(K bytes, V bytes) of the blocks rows reference, read from this layer's pools."""
+        k, v = self.owner.block_nbytes()
+        live = self.owner.live_blocks
+        return live * k, live * v
 
     @property
-    def nbytes(self) -> int:
-        k, v = self.owner.layer_nbytes()[self.index]
-        return k + v
+    def used_nbytes(self) -> int:
+        return self.owner.used_layer_nbytes()
+
+    def select_rows(self, rows: torch.Tensor) -> None:
+        if self.index == 0:
+            self.owner.select_table_rows(rows)
+
+    def finish_rows(self, finished: torch.Tensor) -> None:
+        if self.index == 0:
+            self.owner.finish_table_rows(finished.tolist())
 
     def reset(self) -> None:
-        self.owner.reset()
+        self.seq_length = 0
+        if self.index == 0:
+            self.owner.clear_blocks()
 
 
-class PagedKVCache(list[PagedLayer]):
-    """Block pool + block tables; a list of `PagedLayer`s so the model can use it like `KVCache`."""
+class PagedKVCache(KVCache[CacheLayer]):
+    """Block pool + block tables behind a list of `PagedLayer`s (the model uses it as any cache)."""
 
     def __init__(self, num_layers: int, spec: CacheSpec | None = None) -> None:
-        self.spec = spec or CacheSpec("paged")
+        layers = (PagedLayer(self, i) for i in range(num_layers))
+        super().__init__(layers, spec or CacheSpec("paged"))
         self.block_size = self.spec.block_size
-        super().__init__(PagedLayer(self, i) for i in range(num_layers))
-        self._clear()
+        self.clear_blocks()
 
-    def _clear(self) -> None:
+    def clear_blocks(self) -> None:
         n = len(self)
         self.key_pools: list[torch.Tensor | None] = [None] * n  # (capacity, b, G, d) per layer
         self.value_pools: list[torch.Tensor | None] = [None] * n
@@ -96,23 +113,13 @@ class PagedKVCache(list[PagedLayer]):
         self.tables: list[list[int]] = []  # per row: block ids in position order
         self.lengths: list[int] = []  # per row: tokens stored
         self.active: list[bool] = []  # per row: still appending (False after eos)
-        self.seq_length = 0  # positions processed (the next token's position)
+        self.positions = 0  # positions planned (the next token's position)
         self.copies_on_write = 0  # shared blocks copied because a row appended to them
         self._write_slots = torch.empty(0, dtype=torch.long)  # (N,) pool slots written this step
         self._write_rows = torch.empty(0, dtype=torch.long)  # (N,) rows of k.view(B·T) they take
         self._gather = torch.empty(0, 0, dtype=torch.long)  # (B, S) pool slot of each key
 
-    # ---- what the model asks ------------------------------------------------------------
-    @property
-    def window(self) -> int | None:
-        return None
-
-    def visible_start(self, new_tokens: int) -> int:
-        return 0
-
-    def visible_length(self, new_tokens: int) -> int:
-        return self.seq_length + new_tokens
-
+    # ---- what the layers ask ------------------------------------------------------------
     def update_layer(
         self, index: int, k: torch.Tensor, v: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -162,11 +169,11 @@ class PagedKVCache(list[PagedLayer]):
                 slots.append(table[block_index] * b + offset)
                 sources.append(r * T + t)
             self.lengths[r] = n + T
-        self.seq_length += T
+        self.positions += T
         device = like.device
         self._write_slots = torch.tensor(slots, dtype=torch.long, device=device)
         self._write_rows = torch.tensor(sources, dtype=torch.long, device=device)
-        S = self.seq_length
+        S = self.positions
         width = -(-S // b)  # blocks an active row holds
         padded = [table + [table[0]] * (width - len(table)) for table in self.tables]
         tables = torch.tensor(padded, dtype=torch.long, device=device)  # (B, width)
@@ -225,7 +232,7 @@ class PagedKVCache(list[PagedLayer]):
         return copy
 
     # ---- rows ---------------------------------------------------------------------------
-    def select_rows(self, rows: torch.Tensor | Sequence[int]) -> None:
+    def select_table_rows(self, rows: torch.Tensor | Sequence[int]) -> None:
         """Keep rows `rows` (repeats allowed) by copying block tables and counting references."""
         picked = [int(r) for r in rows]
         tables = [list(self.tables[r]) for r in picked]
@@ -239,7 +246,7 @@ class PagedKVCache(list[PagedLayer]):
         self.lengths = [self.lengths[r] for r in picked]
         self.active = [self.active[r] for r in picked]
 
-    def finish_rows(self, finished: Sequence[bool]) -> None:
+    def finish_table_rows(self, finished: Sequence[bool]) -> None:
         """Rows that produced eos: they keep their blocks and store no more tokens."""
         for r, done in enumerate(finished):
             if done and r < len(self.active):
@@ -269,37 +276,18 @@ class PagedKVCache(list[PagedLayer]):
             return 0, 0
         return pool_k[0].nbytes, pool_v[0].nbytes
 
-    def layer_nbytes(self) -> tuple[tuple[int, int], ...]:
-        """(K bytes, V bytes) per layer held in blocks rows reference."""
-        k, v = self.block_nbytes()
-        live = self.live_blocks
-        return tuple((live * k, live * v) for _ in self)
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of the blocks the rows hold, every layer, K and V."""
-        return sum(k + v for k, v in self.layer_nbytes())
-
-    @property
-    def used_nbytes(self) -> int:
-        """Bytes of the slots that hold tokens (a shared block's tokens counted once)."""
+    def used_layer_nbytes(self) -> int:
+        """Bytes of one layer's slots that hold tokens (a shared block's tokens counted once)."""
         k, v = self.block_nbytes()
         per_slot = (k + v) // self.block_size if self.block_size else 0
         filled: dict[int, int] = {}
         for row in self.block_table():
             for ref in row:
                 filled[ref.block] = max(filled.get(ref.block, 0), ref.tokens)
-        return per_slot * sum(filled.values()) * len(self)
+        return per_slot * sum(filled.values())
 
     @property
     def pool_nbytes(self) -> int:
         """Bytes of the pool tensors themselves (capacity, including free blocks)."""
         pools = [p for p in self.key_pools + self.value_pools if p is not None]
         return sum(p.nbytes for p in pools)
-
-    @property
-    def stored_tokens(self) -> int:
-        return max(self.lengths, default=0)
-
-    def reset(self) -> None:
-        self._clear()

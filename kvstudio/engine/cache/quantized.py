@@ -1,7 +1,7 @@
 """A quantized KV cache: K and V stored in fewer bits, dequantized for attention.
 
-Owns `QuantizedKVCache` (the kinds ``fp16``, ``int8`` and ``int4``) and the
-quantize / dequantize functions it uses. Layout of one layer, for B rows and
+Owns `QuantizedLayer` (the kinds ``fp16``, ``int8`` and ``int4``; a cache of them
+is a `KVCache`) and the quantize / dequantize functions it uses. Layout of one layer, for B rows and
 T tokens (G K/V heads, head_dim d):
 
 - ``fp16``: K and V as float16 (B, T, G, d); no scales. 2 bytes a number.
@@ -28,7 +28,7 @@ from typing import Literal
 import torch
 
 from kvstudio.engine import formulas
-from kvstudio.engine.cache.kv_cache import CacheSpec, DynamicLayer, KVCache
+from kvstudio.engine.cache.kv_cache import DynamicLayer
 
 QuantKind = Literal["fp16", "int8", "int4"]
 QUANT_BITS: dict[str, int] = {"fp16": 16, "int8": 8, "int4": 4}
@@ -112,44 +112,12 @@ class QuantizedLayer(DynamicLayer):
 
         return size(self.keys) + size(self.key_scales), size(self.values) + size(self.value_scales)
 
-    @property
-    def nbytes(self) -> int:
-        k, v = self.part_nbytes()
-        return k + v
-
-    @property
-    def used_nbytes(self) -> int:
-        return self.nbytes
-
     def select_rows(self, rows: torch.Tensor) -> None:
-        for name in ("keys", "values", "key_scales", "value_scales"):
-            tensor = getattr(self, name)
-            if tensor is not None:
-                setattr(self, name, tensor.index_select(0, rows))
+        super().select_rows(rows)  # the stored keys and values (R, T, G, ·)
+        if self.key_scales is not None and self.value_scales is not None:
+            self.key_scales = self.key_scales.index_select(0, rows)  # (R, T, G, 1)
+            self.value_scales = self.value_scales.index_select(0, rows)
 
     def reset(self) -> None:
         super().reset()
         self.key_scales = self.value_scales = None
-
-
-class QuantizedKVCache(KVCache):
-    """A `KVCache` whose layers store K and V in fp16, int8 or int4."""
-
-    def __init__(self, num_layers: int, spec: CacheSpec) -> None:
-        if spec.kind not in QUANT_BITS:
-            raise ValueError(f"{spec.kind!r} is not a quantized cache kind (fp16, int8, int4).")
-        self.bits = QUANT_BITS[spec.kind]
-        super().__init__(num_layers, spec)
-
-    def _make_layer(self) -> DynamicLayer:
-        return QuantizedLayer(self.bits)
-
-    def layer_nbytes(self) -> tuple[tuple[int, int], ...]:
-        return tuple(
-            layer.part_nbytes() if isinstance(layer, QuantizedLayer) else (0, 0) for layer in self
-        )
-
-    def select_rows(self, rows: torch.Tensor) -> None:
-        for layer in self:
-            if isinstance(layer, QuantizedLayer):
-                layer.select_rows(rows)

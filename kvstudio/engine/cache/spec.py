@@ -34,7 +34,21 @@ class CacheSpec:
         if self.block_size < 1:
             raise ValueError(f"A paged cache block holds at least 1 token, got {self.block_size}.")
 
+    def check_room(self, needed: int) -> None:
+        """Refuse `needed` positions a static cache cannot hold (other kinds always have room)."""
+        if self.kind == "static":
+            check_static_room(self.max_length, needed)
+
     @property
     def attention_window(self) -> int | None:
         """The look-back limit attention must respect, or None for full causal attention."""
         return self.window if self.kind == "sliding" else None
+
+
+def check_static_room(max_length: int, needed: int) -> None:
+    """The one static-cache length check: `needed` positions must fit in `max_length`."""
+    if needed > max_length:
+        raise ValueError(
+            f"The static cache holds {max_length} tokens but {needed} are needed; raise its "
+            "length, generate fewer tokens or use the dynamic cache."
+        )
