@@ -26,7 +26,7 @@ from kvstudio.engine import costs
 from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import default_model, describe, load_any
-from kvstudio.labs.experiments import Progress
+from kvstudio.labs.common import Progress
 
 
 # ---- model loading -------------------------------------------------------------------------

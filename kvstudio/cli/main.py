@@ -39,18 +39,10 @@ from kvstudio.engine.cache.quantized import QUANT_BITS
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import MODES, Mode, SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs.experiments import (
-    CompareResult,
-    ModeRun,
-    Progress,
-    SamplingResult,
-    SweepResult,
-    check_fits,
-    compare_modes,
-    lab_prompt_ids,
-    length_sweep,
-    repeated_sampling,
-)
+from kvstudio.labs.common import Progress, check_fits, lab_prompt_ids
+from kvstudio.labs.compare import CompareResult, ModeRun, compare_modes
+from kvstudio.labs.sample import SamplingResult, repeated_sampling
+from kvstudio.labs.sweep import SweepResult, length_sweep
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,9 @@ from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
-from kvstudio.labs import chat, experiments
+from kvstudio.labs import chat
+from kvstudio.labs.common import finish
+from kvstudio.labs.compare import CompareResult, compare_modes
 
 
 def _one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
@@ -128,8 +130,8 @@ def test_nan_weights_are_reported_as_a_broken_model(
         with pytest.raises(ValueError, match="NaN logits"):
             stepper.step()
     with pytest.raises(ValueError, match="NaN logits"):
-        experiments.finish(
-            experiments.compare_modes(backend, tokenizer, ids, 3), experiments.CompareResult
+        finish(
+            compare_modes(backend, tokenizer, ids, 3), CompareResult
         )
 
 
@@ -146,9 +148,9 @@ def test_compare_keeps_no_logits_per_step(
         return real_clone(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(torch.Tensor, "clone", counting_clone)
-    result = experiments.finish(
-        experiments.compare_modes(tiny_backend, tokenizer, [5, 6, 7], 12),
-        experiments.CompareResult,
+    result = finish(
+        compare_modes(tiny_backend, tokenizer, [5, 6, 7], 12),
+        CompareResult,
     )
     assert len(result.max_abs_logit_diff) == 12 and result.identical
     assert clones["n"] == 0
