@@ -31,9 +31,6 @@ from kvstudio.labs.scale import (
     variants,
 )
 
-DEFAULT_QUESTION = "KV 캐시가 무엇인지 한 문장으로 설명해 주세요."
-
-
 MAX_PROJECTED_CONTEXT = 1 << 30  # tokens per row a projection may ask about (arithmetic only)
 MAX_PROJECTED_BATCH = 1 << 20
 
@@ -164,7 +161,7 @@ def print_scale_sections(
             paged_memory(
                 backend,
                 tokenizer,
-                tokenizer.chat_ids(DEFAULT_QUESTION),
+                tokenizer.chat_ids(common.DEFAULT_QUESTION),
                 samples=args.samples,
                 new_tokens=args.sample_tokens,
                 block_size=args.block_size,

@@ -15,7 +15,9 @@ import pytest
 import torch
 
 from kvstudio.cli import bench, common
-from kvstudio.cli import main as cli
+from kvstudio.cli import compare as cli_compare
+from kvstudio.cli import sample as cli_sample
+from kvstudio.cli import sweep as cli_sweep
 from kvstudio.cli.main import main
 from kvstudio.engine import limits
 from kvstudio.engine.backends.minimind import MiniMindBackend
@@ -249,8 +251,13 @@ def test_long_runs_are_refused_without_yes(
     def no_run(*args: object, **kwargs: object) -> None:
         raise AssertionError("the run started before its cost was accepted")
 
-    for name in ("compare_modes", "print_single", "repeated_sampling", "length_sweep"):
-        monkeypatch.setattr(cli, name, no_run)
+    for module, name in (
+        (cli_compare, "compare_modes"),
+        (cli_compare, "print_single"),
+        (cli_sample, "repeated_sampling"),
+        (cli_sweep, "length_sweep"),
+    ):
+        monkeypatch.setattr(module, name, no_run)
     line = _one_error_line(capsys, argv)
     assert "Add --yes to run it anyway" in line and "tokens" in line
 
@@ -265,7 +272,7 @@ def test_yes_runs_a_long_run(
         started.append((len(prompt), n))
         raise ValueError("stopped here by the test")
 
-    monkeypatch.setattr(cli, "compare_modes", counted)
+    monkeypatch.setattr(cli_compare, "compare_modes", counted)
     line = _one_error_line(capsys, ["compare", "--new-tokens", "2000", "--yes"])
     assert line == "error: stopped here by the test" and started == [(183, 2000)]
 
