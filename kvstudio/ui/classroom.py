@@ -32,7 +32,7 @@ from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.plots.answer_histogram import ordered_answers
 from kvstudio.ui.run.engine_adapter import AnswerCounts, encode_prompt
 from kvstudio.ui.run.lab_worker import GeneratorRunner
-from kvstudio.ui.slides.export import ChartLike
+from kvstudio.ui.slides.canvas import ChartLike
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 from kvstudio.ui.slides.presenter import PresenterActions, PresenterView
 

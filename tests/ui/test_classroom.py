@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from kvstudio.files.runfile import load_run_file, load_runs
 from kvstudio.ui.classroom import ClassroomExtras, install
+from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.chart_data import read_csv_tables
-from kvstudio.ui.slides.export import canvas_named
 from kvstudio.ui.slides.export_menu import ExportButton
 
 pytestmark = pytest.mark.usefixtures("qapp")

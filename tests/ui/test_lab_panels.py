@@ -32,8 +32,10 @@ from kvstudio.ui.labs import (
 from kvstudio.ui.labs.base import prompt_ids
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner
+from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.chart_data import read_csv_tables
-from kvstudio.ui.slides.export import canvas_named, export_slide_pack, render_csv
+from kvstudio.ui.slides.export import export_slide_pack
+from kvstudio.ui.slides.plotted_data import render_csv
 
 
 # ---- the worker ----------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from kvstudio.ui.run.engine_adapter import (
     RunSettings,
     encode_prompt,
 )
-from kvstudio.ui.slides.export import render_csv, rows_to_csv
+from kvstudio.ui.slides.plotted_data import render_csv, rows_to_csv
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000

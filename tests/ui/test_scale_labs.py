@@ -14,7 +14,7 @@ from kvstudio.labs.projector import ProjectorResult
 from kvstudio.labs.quantized import QuantLabResult
 from kvstudio.ui.labs import PagedCachePanel, ProjectorPanel, QuantizedCachePanel
 from kvstudio.ui.slides.chart_data import read_csv_tables
-from kvstudio.ui.slides.export import render_csv
+from kvstudio.ui.slides.plotted_data import render_csv
 
 SCALE_LAB_TIMEOUT_MS = 30_000  # each scale lab runs several generations
 
@@ -77,7 +77,8 @@ def test_projector_preset_and_loaded_model(qtbot, exporter, tiny_handle, tmp_pat
 
 
 def test_scale_labs_export_in_the_slide_pack(qtbot, exporter, tiny_handle, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from kvstudio.ui.slides.export import canvas_named, export_slide_pack
+    from kvstudio.ui.slides.canvas import canvas_named
+    from kvstudio.ui.slides.export import export_slide_pack
 
     charts, numbers, tables = {}, {}, {}
     panels = []

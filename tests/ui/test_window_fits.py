@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QApplication, QScrollArea, QWidget
 from kvstudio.ui.main_window import FRAME_ROOM, initial_geometry
 from kvstudio.ui.plots.base import CORNER_BUTTON_NAME, LivePlot
 from kvstudio.ui.run.engine_adapter import AnswerCounts
-from kvstudio.ui.slides.export import on_canvas
+from kvstudio.ui.slides.canvas import on_canvas
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000

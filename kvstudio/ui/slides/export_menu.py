@@ -23,20 +23,17 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QStyle, QToolButton, QWidget
 
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.plots.base import CORNER_BUTTON_NAME
-from kvstudio.ui.slides.export import (
+from kvstudio.ui.slides.canvas import (
     CANVASES,
     DEFAULT_CANVAS,
     ChartLike,
     ExportError,
-    ExportFormat,
     SlideCanvas,
     chart_item,
-    export_chart,
-    export_slide_pack,
-    plain_text,
     plot_items,
-    safe_file_stem,
 )
+from kvstudio.ui.slides.export import ExportFormat, export_chart, export_slide_pack, safe_file_stem
+from kvstudio.ui.slides.plotted_data import plain_text
 
 log = logging.getLogger(__name__)
 
