@@ -22,7 +22,8 @@ from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import ByteCount, LabPanel
-from kvstudio.ui.plots.base import MODE_COLOURS, add_legend_row
+from kvstudio.ui.plots.base import MODE_COLOURS
+from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series

@@ -24,7 +24,7 @@ from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import float_box, int_box
 from kvstudio.ui.labs.base import prompt_ids
 from kvstudio.ui.labs.step_navigation import SteppedLabPanel
-from kvstudio.ui.plots.base import add_legend_row
+from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QCheckBox, QLineEdit, QPlainTextEdit, QWidget
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, prompt_ids, series_colour
-from kvstudio.ui.plots.base import add_legend_row
+from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle, parse_temperatures
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
