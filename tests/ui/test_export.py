@@ -377,7 +377,7 @@ def test_menu_chooses_the_slide_size_and_the_headline(  # type: ignore[no-untype
     four_three = next(a for a in menu.size_menu.actions() if a.data() == "4:3")
     four_three.trigger()
     assert exporter.canvas == slide_canvas.canvas_named("4:3")
-    assert menu._actions["png"].text().startswith("PNG image, 1440×1080")
+    assert menu.format_actions["png"].text().startswith("PNG image, 1440×1080")
     with qtbot.waitSignal(exporter.exported):
         menu.export("png")
     with_headline = QImage(str(target.with_suffix(".png")))

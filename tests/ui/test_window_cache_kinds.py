@@ -13,7 +13,7 @@ pytestmark = pytest.mark.usefixtures("qapp")
 
 def _run(qtbot, window, steps: int) -> None:  # type: ignore[no-untyped-def]
     for n in range(1, steps + 1):
-        window.controls._step.click()
+        window.controls.step_button.click()
         qtbot.waitUntil(lambda n=n: window.controller.store.current is not None
                         and len(window.controller.store.current.records) >= n)
     window.controller.pacer.flush()

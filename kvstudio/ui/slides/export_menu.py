@@ -186,6 +186,12 @@ class ExportMenu(RetranslateOnLanguageChange, QMenu):
         exporter.options_changed.connect(self._on_options_changed)
         self._on_options_changed()
 
+    # ---- handles: what a user presses (tests and scripts press them too) ----------------
+    @property
+    def format_actions(self) -> dict[str, QAction]:
+        """One menu entry per export format."""
+        return self._actions
+
     def retranslate(self) -> None:
         self.setTitle(self.tr("Export chart"))
         canvas = self._exporter.canvas
