@@ -136,7 +136,7 @@ def test_a_hostile_model_name_and_token_are_shown_as_text(  # type: ignore[no-un
     window = make_window(max_new_tokens=2)
     panel = window.model_panel
     panel.show_loaded(replace(tiny_handle, name=HOSTILE))
-    label = panel._loaded
+    label = panel.loaded_label
     assert HOSTILE in label.text() and label.textFormat() == Qt.TextFormat.PlainText
 
     # A token chip's tooltip goes out through QToolTip as text, whatever the token holds.

@@ -137,8 +137,8 @@ def test_model_picker_names_an_opened_folder(qtbot, make_window, tiny_model, tok
     qtbot.waitUntil(lambda: window.controller.model.choice.kind == "folder", timeout=10_000)
     # The combo names the folder's model instead of still showing an embedded one.
     assert panel.shown_choice() == "opened"
-    assert "my-model" in panel._embedded.currentText()
+    assert "my-model" in panel.model_box.currentText()
     panel.model_chosen.emit(ModelChoice("embedded-base"))
     qtbot.waitUntil(lambda: window.controller.model.choice.kind == "embedded-base")
     assert panel.shown_choice() == "embedded-base"
-    assert panel._embedded.count() == 2  # the opened entry is gone with its model
+    assert panel.model_box.count() == 2  # the opened entry is gone with its model
