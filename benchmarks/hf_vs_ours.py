@@ -45,7 +45,7 @@ from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import LoadedModel, default_model, describe, load_any
 from kvstudio.files.convert import export_hf
-from kvstudio.labs.experiments import lab_prompt_ids
+from kvstudio.labs.common import lab_prompt_ids
 
 
 def _stepper_run(

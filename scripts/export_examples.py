@@ -38,8 +38,8 @@ from PySide6.QtWidgets import QApplication
 
 import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
 from kvstudio.engine.records import MODES, SamplingSettings
-from kvstudio.labs import window_labs as lab_experiments
-from kvstudio.labs.experiments import finish
+from kvstudio.labs import compare as compare_lab
+from kvstudio.labs.common import finish
 from kvstudio.ui.app.shutdown import tear_down
 from kvstudio.ui.app.startup import prepare_application
 from kvstudio.ui.classroom import answer_rows, sample_numbers
@@ -110,10 +110,10 @@ def live_charts(model: ModelHandle) -> tuple[dict[str, Any], dict[str, Any], dic
         if isinstance(item, AnswerCounts)][-1]
     answers.show_counts(counts)
     prefill = finish(
-        lab_experiments.repeated_prefill(model.backend, model.tokenizer,
+        compare_lab.repeated_prefill(model.backend, model.tokenizer,
                                          encode_prompt(model, RunRequest(PROMPT, True, RunSettings(
                                              "cached", SamplingSettings.greedy_settings(), 1)))),
-        lab_experiments.PrefillTimes,
+        compare_lab.PrefillTimes,
     )
     times.show_ttft_repeats(prefill)
     numbers: dict[str, Any] = {"samples": sample_numbers(counts)}

@@ -50,22 +50,22 @@ def drive_and_grab(app: QApplication, window, args: argparse.Namespace) -> None:
     window.controls.set_speed(99)
     store = window.controller.store
 
-    window.controls._to_end.click()
+    window.controls.to_end_button.click()
     wait(app, lambda: store.trace("cached") is not None and store.trace("cached").finished)
     window.controls.set_mode("recompute")
     wait(app, lambda: store.current_mode == "recompute")
     # Stop the recompute run part-way: at most 2/3 of what the cached run generated.
     cached_steps = len(store.trace("cached").records)
     for n in range(1, min(args.recompute_steps, max(1, cached_steps * 2 // 3)) + 1):
-        window.controls._step.click()
+        window.controls.step_button.click()
         wait(app, lambda n=n: len(store.current.records) >= n)  # type: ignore[union-attr]
 
-    window.answers._samples.setValue(30)
-    window.answers._length.setValue(args.answer_tokens)
-    window.answers._temps.setText(args.temperatures)
+    window.answers.samples_box.setValue(30)
+    window.answers.length_box.setValue(args.answer_tokens)
+    window.answers.temperatures_edit.setText(args.temperatures)
     finished: list[object] = []
     window.controller.sampling_finished.connect(finished.append)
-    window.answers._go.click()
+    window.answers.go_button.click()
     wait(app, lambda: bool(finished), timeout=300)
     window.controller.pacer.flush()
     settle(app)

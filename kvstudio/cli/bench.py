@@ -47,7 +47,8 @@ from kvstudio.files.checkpoints import (
     shipped_model_folders,
     train_fallback_tokenizer,
 )
-from kvstudio.labs.experiments import lab_prompt_ids, repeated_sampling
+from kvstudio.labs.common import lab_prompt_ids
+from kvstudio.labs.sample import repeated_sampling
 
 log = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ from kvstudio.labs.chat import (
     model_positions,
     read_turns,
 )
-from kvstudio.labs.experiments import Progress
+from kvstudio.labs.common import Progress
 
 MAX_ROUNDS = 100  # medians of more rounds than this change nothing
 

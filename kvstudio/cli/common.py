@@ -4,7 +4,10 @@ Owns `load_backend` (a path, or the default model, to a backend; the one
 place the CLI turns a path into a model), `prepare` (the threads, the model
 and the line that says which model runs), `utf8_argument`, the progress line
 on stderr (`ProgressLine`, `drain`) and the cost threshold (`add_yes_option`,
-`confirm_cost`). The subcommand modules (``main``, ``chat``, ``project`` …)
+`confirm_cost`), and what the lab subcommands share: the model, cache and
+prompt options (`model_options`, `cache_options`, `prompt_options`), their
+readers (`cache_spec`, `prompt_ids`, `prompt_text`) and the table helpers
+`ms` and `short`. The subcommand modules (``compare``, ``chat``, ``project`` …)
 import it; it imports none of them but ``convert``, which opens transformers
 folders.
 """
@@ -21,12 +24,14 @@ from typing import Any
 
 import torch
 
+from kvstudio.cli import args as cli_args
 from kvstudio.cli import convert
 from kvstudio.engine import costs
 from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
+from kvstudio.engine.cache.kv_cache import ALL_CACHE_KINDS, CacheSpec
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import default_model, describe, load_any
-from kvstudio.labs.experiments import Progress
+from kvstudio.labs.common import Progress, lab_prompt_ids
 
 
 # ---- model loading -------------------------------------------------------------------------
@@ -165,3 +170,83 @@ def confirm_cost(args: argparse.Namespace, tokens_fed: int, what: str, hint: str
         f"{costs.COST_WARNING_TOKENS:,} at which KV Studio asks first (it may take many "
         f"minutes). Add --yes to run it anyway, or {hint}."
     )
+
+
+# ---- options and prompts shared by the lab subcommands --------------------------------
+DEFAULT_QUESTION = "KV 캐시가 무엇인지 한 문장으로 설명해 주세요."
+
+
+def model_options(p: argparse.ArgumentParser) -> None:
+    """--model, --dtype, --device, --threads: which model runs, and how."""
+    p.add_argument(
+        "--model",
+        default=None,
+        help="model folder, MiniMind .pth, or transformers folder (default: the shipped model)",
+    )
+    p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"))
+    p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    p.add_argument(
+        "--threads", type=cli_args.thread_count, default=1,
+        help="torch CPU threads, 1 … the CPU cores (default 1: see README)",
+    )
+
+
+def cache_options(p: argparse.ArgumentParser) -> None:
+    """--cache and its sizes (--window, --max-length, --block-size)."""
+    p.add_argument("--cache", default="dynamic", choices=ALL_CACHE_KINDS, help="KV cache kind")
+    p.add_argument("--window", type=cli_args.tokens, default=64, help="sliding window W (tokens)")
+    p.add_argument("--max-length", type=cli_args.tokens, default=2048, help="static cache length")
+    p.add_argument(
+        "--block-size", type=cli_args.tokens, default=16,
+        help="paged cache block (tokens; at most the model's positions)",
+    )
+
+
+def prompt_options(p: argparse.ArgumentParser, default_tokens: int | None) -> None:
+    """--prompt-tokens P (the lab text cut or repeated) or --prompt text, and --chat."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "--prompt-tokens",
+        type=cli_args.tokens,
+        default=default_tokens,
+        help="build a prompt of exactly P tokens from the lab text (cut or repeated)",
+    )
+    group.add_argument("--prompt", default=None, help="prompt text instead")
+    p.add_argument("--chat", action="store_true", help="wrap --prompt in the ChatML template")
+
+
+def cache_spec(args: argparse.Namespace) -> CacheSpec:
+    """The `CacheSpec` that `cache_options` asked for."""
+    return CacheSpec(
+        args.cache, max_length=args.max_length, window=args.window, block_size=args.block_size
+    )
+
+
+def prompt_text(text: str) -> str:
+    """The prompt as given, if it is text: not empty or blank, valid UTF-8 (ValueError)."""
+    utf8_argument(text)
+    if not text.strip():
+        raise ValueError("The prompt is empty: give a question or some text with --prompt.")
+    return text
+
+
+def prompt_ids(args: argparse.Namespace, tokenizer: TextTokenizer) -> list[int]:
+    """The prompt as token ids: --prompt (ChatML with --chat) or P tokens of the lab text."""
+    if args.prompt is not None:
+        prompt = prompt_text(args.prompt)
+        ids = tokenizer.chat_ids(prompt) if args.chat else tokenizer.encode(prompt)
+        if not ids:
+            raise ValueError("The prompt encodes to no tokens; give some text.")
+        return ids
+    return lab_prompt_ids(tokenizer, args.prompt_tokens)
+
+
+def ms(seconds: float) -> str:
+    """Seconds as milliseconds, two decimals."""
+    return f"{seconds * 1e3:,.2f}"
+
+
+def short(text: str, width: int = 70) -> str:
+    """One line of at most `width` characters (newlines as ⏎, cut with …)."""
+    flat = text.replace("\n", "⏎")
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

@@ -1,7 +1,7 @@
 """`kvstudio project`, and the extra tables of `kvstudio compare --cache paged|fp16|int8|int4`.
 
 Owns argument parsing and printing for the scale labs; the numbers come from
-``kvstudio.labs.scale`` (the projector) and ``kvstudio.labs.scale_labs`` (the
+``kvstudio.labs.scale`` (the projector) and ``kvstudio.labs.paged`` and ``.quantized`` (the
 paged and quantized runs). Registered on the one parser in
 ``kvstudio.cli.main``, like every subcommand module.
 """
@@ -16,7 +16,10 @@ from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs.experiments import finish
+from kvstudio.labs.common import finish
+from kvstudio.labs.paged import PagedLabResult, paged_memory
+from kvstudio.labs.projector import ProjectionCheck, projection_check
+from kvstudio.labs.quantized import QuantLabResult, quantized_cache
 from kvstudio.labs.scale import (
     PRESETS,
     ModelGeometry,
@@ -27,17 +30,6 @@ from kvstudio.labs.scale import (
     preset,
     variants,
 )
-from kvstudio.labs.scale_labs import (
-    PagedLabResult,
-    ProjectionCheck,
-    QuantLabResult,
-    paged_memory,
-    projection_check,
-    quantized_cache,
-)
-
-DEFAULT_QUESTION = "KV 캐시가 무엇인지 한 문장으로 설명해 주세요."
-
 
 MAX_PROJECTED_CONTEXT = 1 << 30  # tokens per row a projection may ask about (arithmetic only)
 MAX_PROJECTED_BATCH = 1 << 20
@@ -111,7 +103,7 @@ def run_project(args: argparse.Namespace) -> int:
 def _check_loaded(
     backend: LanguageModel, tokenizer: TextTokenizer, args: argparse.Namespace
 ) -> ProjectionCheck:
-    from kvstudio.labs.experiments import lab_prompt_ids
+    from kvstudio.labs.common import lab_prompt_ids
 
     limit = getattr(getattr(backend, "model", None), "rope_cos", None)
     positions = int(limit.shape[0]) if limit is not None else 512
@@ -169,7 +161,7 @@ def print_scale_sections(
             paged_memory(
                 backend,
                 tokenizer,
-                tokenizer.chat_ids(DEFAULT_QUESTION),
+                tokenizer.chat_ids(common.DEFAULT_QUESTION),
                 samples=args.samples,
                 new_tokens=args.sample_tokens,
                 block_size=args.block_size,

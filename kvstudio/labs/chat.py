@@ -47,7 +47,7 @@ from kvstudio.engine.cache.base import Cache
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.small_files import read_text
 from kvstudio.engine.tokenizer import IM_END, IncrementalDecoder, TextTokenizer
-from kvstudio.labs.experiments import Progress
+from kvstudio.labs.common import Progress
 
 Way = Literal["reuse", "refeed"]
 WAYS: tuple[Way, ...] = ("reuse", "refeed")

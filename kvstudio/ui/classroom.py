@@ -32,15 +32,15 @@ from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.plots.answer_histogram import ordered_answers
 from kvstudio.ui.run.engine_adapter import AnswerCounts, encode_prompt
 from kvstudio.ui.run.lab_worker import GeneratorRunner
-from kvstudio.ui.slides.export import ChartLike
+from kvstudio.ui.slides.canvas import ChartLike
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 from kvstudio.ui.slides.presenter import PresenterActions, PresenterView
 
 if TYPE_CHECKING:
-    from kvstudio.labs import window_labs as lab_experiments
+    from kvstudio.labs import compare as compare_lab
     from kvstudio.ui.labs import LabsPanel
 else:  # torch loads when TTFT is first measured
-    lab_experiments = LazyModule("kvstudio.labs.window_labs")
+    compare_lab = LazyModule("kvstudio.labs.compare")
 
 log = logging.getLogger(__name__)
 
@@ -260,7 +260,7 @@ class ClassroomExtras(QObject):
         if self.ttft_runner.closed:
             return False  # the window is closing
         self.ttft_runner.start(
-            lambda: lab_experiments.repeated_prefill(backend, tokenizer, ids, repeats=repeats,
+            lambda: compare_lab.repeated_prefill(backend, tokenizer, ids, repeats=repeats,
                                                      cache=cache))
         return True
 
@@ -407,7 +407,7 @@ class ClassroomExtras(QObject):
         self.measure_ttft()
 
     def _on_ttft_finished(self, result: object) -> None:
-        if isinstance(result, lab_experiments.PrefillTimes):
+        if isinstance(result, compare_lab.PrefillTimes):
             self.window.time_plot.show_ttft_repeats(result)
             cached, recompute = result.ttft_ms("cached"), result.ttft_ms("recompute")
             self._on_note(self.tr("TTFT median of {0}: cached {1:.2f} ms, recompute {2:.2f} ms"

@@ -117,6 +117,12 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         self.typing_guard: Any = None  # set by app.startup.build_window (run keys vs text fields)
         self.fit_to_screen(restored=self.settings.geometry() is not None)
 
+    # ---- handles: what a user presses (tests and scripts press them too) ----------------
+    @property
+    def language_actions(self) -> dict[str, QAction]:
+        """The View > Language entries, by language code."""
+        return self._language_actions
+
     # ---- extension points ---------------------------------------------------------------------
     def add_tab(self, widget: QWidget, title: TitleSource) -> int:
         """Add a page (a lab, an export view); `title` is re-read on language change."""

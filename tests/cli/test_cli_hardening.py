@@ -15,7 +15,9 @@ import pytest
 import torch
 
 from kvstudio.cli import bench, common
-from kvstudio.cli import main as cli
+from kvstudio.cli import compare as cli_compare
+from kvstudio.cli import sample as cli_sample
+from kvstudio.cli import sweep as cli_sweep
 from kvstudio.cli.main import main
 from kvstudio.engine import limits
 from kvstudio.engine.backends.minimind import MiniMindBackend
@@ -26,7 +28,9 @@ from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
-from kvstudio.labs import chat, experiments
+from kvstudio.labs import chat
+from kvstudio.labs.common import finish
+from kvstudio.labs.compare import CompareResult, compare_modes
 
 
 def _one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
@@ -128,8 +132,8 @@ def test_nan_weights_are_reported_as_a_broken_model(
         with pytest.raises(ValueError, match="NaN logits"):
             stepper.step()
     with pytest.raises(ValueError, match="NaN logits"):
-        experiments.finish(
-            experiments.compare_modes(backend, tokenizer, ids, 3), experiments.CompareResult
+        finish(
+            compare_modes(backend, tokenizer, ids, 3), CompareResult
         )
 
 
@@ -146,9 +150,9 @@ def test_compare_keeps_no_logits_per_step(
         return real_clone(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(torch.Tensor, "clone", counting_clone)
-    result = experiments.finish(
-        experiments.compare_modes(tiny_backend, tokenizer, [5, 6, 7], 12),
-        experiments.CompareResult,
+    result = finish(
+        compare_modes(tiny_backend, tokenizer, [5, 6, 7], 12),
+        CompareResult,
     )
     assert len(result.max_abs_logit_diff) == 12 and result.identical
     assert clones["n"] == 0
@@ -247,8 +251,13 @@ def test_long_runs_are_refused_without_yes(
     def no_run(*args: object, **kwargs: object) -> None:
         raise AssertionError("the run started before its cost was accepted")
 
-    for name in ("compare_modes", "print_single", "repeated_sampling", "length_sweep"):
-        monkeypatch.setattr(cli, name, no_run)
+    for module, name in (
+        (cli_compare, "compare_modes"),
+        (cli_compare, "print_single"),
+        (cli_sample, "repeated_sampling"),
+        (cli_sweep, "length_sweep"),
+    ):
+        monkeypatch.setattr(module, name, no_run)
     line = _one_error_line(capsys, argv)
     assert "Add --yes to run it anyway" in line and "tokens" in line
 
@@ -263,7 +272,7 @@ def test_yes_runs_a_long_run(
         started.append((len(prompt), n))
         raise ValueError("stopped here by the test")
 
-    monkeypatch.setattr(cli, "compare_modes", counted)
+    monkeypatch.setattr(cli_compare, "compare_modes", counted)
     line = _one_error_line(capsys, ["compare", "--new-tokens", "2000", "--yes"])
     assert line == "error: stopped here by the test" and started == [(183, 2000)]
 

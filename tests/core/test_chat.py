@@ -28,7 +28,7 @@ from kvstudio.labs.chat import (
     chat_conversation,
     read_turns,
 )
-from kvstudio.labs.experiments import Progress
+from kvstudio.labs.common import Progress
 
 TURNS = ["안녕하세요", "오늘 날씨 어때요?", "고마워요"]
 SHIPPED = MODELS_DIR.parent / "prompts" / "chat_4turns.txt"

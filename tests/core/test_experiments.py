@@ -8,17 +8,10 @@ from kvstudio.engine import formulas
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs.experiments import (
-    CompareResult,
-    Progress,
-    SamplingResult,
-    SweepResult,
-    compare_modes,
-    finish,
-    lab_prompt_ids,
-    length_sweep,
-    repeated_sampling,
-)
+from kvstudio.labs.common import Progress, finish, lab_prompt_ids
+from kvstudio.labs.compare import CompareResult, compare_modes
+from kvstudio.labs.sample import SamplingResult, repeated_sampling
+from kvstudio.labs.sweep import SweepResult, length_sweep
 
 
 def test_lab_prompt_has_exactly_p_tokens(tokenizer: TextTokenizer) -> None:
@@ -115,7 +108,7 @@ def test_warm_up_prepares_the_model_before_any_timed_run(tokenizer: TextTokenize
 
     from kvstudio.engine.config import ModelConfig
     from kvstudio.engine.model import MiniMindLM
-    from kvstudio.labs.experiments import warm_up
+    from kvstudio.labs.common import warm_up
 
     cfg = replace(ModelConfig(), num_hidden_layers=1, vocab_size=tokenizer.vocab_size)
     model = MiniMindLM(cfg).init_weights(1).eval()

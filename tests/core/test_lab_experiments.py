@@ -10,18 +10,22 @@ import pytest
 from kvstudio.engine import formulas
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.generate import Stepper
-from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.records import DType, SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs import window_labs as labs
-from kvstudio.labs.experiments import (
+from kvstudio.labs.cache_kinds import CacheKindsResult, cache_kinds
+from kvstudio.labs.common import Progress, Spread, finish, lab_prompt_ids, spread
+from kvstudio.labs.compare import (
     CompareResult,
-    Progress,
-    SamplingResult,
+    RepeatedCompare,
+    backend_in_dtype,
+    cache_vs_recompute,
     compare_modes,
-    finish,
-    lab_prompt_ids,
-    repeated_sampling,
+    repeated_cache_vs_recompute,
 )
+from kvstudio.labs.cutoff import DistributionRun, DistributionStep, distribution_steps
+from kvstudio.labs.sample import SamplingResult, repeated_sampling
+from kvstudio.labs.sweep import ModeFits, SweepLabResult, fit_polynomial, sweep_with_fits
+from kvstudio.labs.temperature import TemperatureLabResult, temperature_lab
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +37,7 @@ def test_cache_vs_recompute_is_compare_modes(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
 ) -> None:
     lab = finish(
-        labs.cache_vs_recompute(tiny_backend, tokenizer, prompt_tokens=12, new_tokens=6),
+        cache_vs_recompute(tiny_backend, tokenizer, prompt_tokens=12, new_tokens=6),
         CompareResult,
     )
     ids = lab_prompt_ids(tokenizer, 12)
@@ -47,12 +51,12 @@ def test_cache_vs_recompute_is_compare_modes(
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_sixteen_bit_runs_and_drifts_more(
-    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, dtype: labs.DType
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, dtype: DType
 ) -> None:
-    half = labs.backend_in_dtype(tiny_backend, dtype)
+    half = backend_in_dtype(tiny_backend, dtype)
     assert half.dtype_bytes == 2 and tiny_backend.dtype_bytes == 4  # the original is untouched
     result = finish(
-        labs.cache_vs_recompute(
+        cache_vs_recompute(
             tiny_backend, tokenizer, prompt_tokens=12, new_tokens=4, dtype=dtype
         ),
         CompareResult,
@@ -61,7 +65,7 @@ def test_sixteen_bit_runs_and_drifts_more(
         half.num_layers, 12 + 3, half.num_kv_heads, half.head_dim, 2
     )
     assert len(result.max_abs_logit_diff) == 4
-    assert labs.backend_in_dtype(tiny_backend, "float32") is tiny_backend
+    assert backend_in_dtype(tiny_backend, "float32") is tiny_backend
 
 
 def test_temperature_lab_matches_repeated_sampling_and_both_modes_agree(
@@ -69,13 +73,13 @@ def test_temperature_lab_matches_repeated_sampling_and_both_modes_agree(
 ) -> None:
     temps = (0.5, 1.5)
     items = list(
-        labs.temperature_lab(tiny_backend, tokenizer, prompt, temps, samples=6, new_tokens=4)
+        temperature_lab(tiny_backend, tokenizer, prompt, temps, samples=6, new_tokens=4)
     )
     progress = [i for i in items if isinstance(i, Progress)]
     assert [p.done for p in progress] == sorted(p.done for p in progress)
     assert progress[-1].done <= progress[-1].total == 2 * len(temps) * 4
     result = items[-1]
-    assert isinstance(result, labs.TemperatureLabResult)
+    assert isinstance(result, TemperatureLabResult)
     ref = finish(
         repeated_sampling(
             tiny_backend,
@@ -94,15 +98,15 @@ def test_temperature_lab_matches_repeated_sampling_and_both_modes_agree(
     # One answer tipped the other way in recompute mode: counted, not hidden.
     first, *rest = result.recompute.temperatures
     tipped = replace(first, answers=(first.answers[0] + "!", *first.answers[1:]))
-    one_off = labs.TemperatureLabResult(
+    one_off = TemperatureLabResult(
         result.cached, replace(result.recompute, temperatures=(tipped, *rest))
     )
     assert one_off.same_in_both_modes is False and one_off.same_answers_count == (11, 12)
     only_cached = finish(
-        labs.temperature_lab(
+        temperature_lab(
             tiny_backend, tokenizer, prompt, temps, samples=3, new_tokens=2, check_both_modes=False
         ),
-        labs.TemperatureLabResult,
+        TemperatureLabResult,
     )
     assert only_cached.recompute is None and only_cached.same_in_both_modes is None
     assert only_cached.same_answers_count is None
@@ -112,10 +116,10 @@ def test_distribution_steps_follow_the_stepper(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, prompt: list[int]
 ) -> None:
     settings = SamplingSettings(temperature=1.2, top_k=8, top_p=0.6, seed=3)
-    items = list(labs.distribution_steps(tiny_backend, tokenizer, prompt, settings, new_tokens=5))
-    steps = [i for i in items if isinstance(i, labs.DistributionStep)]
+    items = list(distribution_steps(tiny_backend, tokenizer, prompt, settings, new_tokens=5))
+    steps = [i for i in items if isinstance(i, DistributionStep)]
     run = items[-1]
-    assert isinstance(run, labs.DistributionRun)
+    assert isinstance(run, DistributionRun)
     ref = list(Stepper(tiny_backend, tokenizer, prompt, sampling=settings, max_new_tokens=5))
     assert [s.record.token_ids for s in steps] == [r.token_ids for r in ref]
     for s in steps:
@@ -133,7 +137,7 @@ def test_cache_kinds_memory_masks_and_identity(
     b = tiny_backend
     per_token = formulas.bytes_per_token(b.num_layers, b.num_kv_heads, b.head_dim, 4)
     wide = finish(
-        labs.cache_kinds(b, tokenizer, prompt, new_tokens=6, window=64), labs.CacheKindsResult
+        cache_kinds(b, tokenizer, prompt, new_tokens=6, window=64), CacheKindsResult
     )
     assert wide.window_covers_context
     assert wide.identical_to_dynamic("static") and wide.identical_to_dynamic("sliding")
@@ -144,7 +148,7 @@ def test_cache_kinds_memory_masks_and_identity(
     assert set(static.allocated_bytes) == {per_token * (12 + 6)}  # preallocated once
     assert static.used_bytes == dyn.allocated_bytes
     narrow = finish(
-        labs.cache_kinds(b, tokenizer, prompt, new_tokens=6, window=8), labs.CacheKindsResult
+        cache_kinds(b, tokenizer, prompt, new_tokens=6, window=8), CacheKindsResult
     )
     sliding = narrow.run("sliding")
     assert not narrow.window_covers_context
@@ -154,18 +158,18 @@ def test_cache_kinds_memory_masks_and_identity(
 
 def test_fit_polynomial_recovers_known_curves() -> None:
     x = np.array([10, 20, 40, 80, 160], dtype=float)
-    quad = labs.fit_polynomial(x, 0.001 * x**2 + 0.5 * x + 3, 2)
+    quad = fit_polynomial(x, 0.001 * x**2 + 0.5 * x + 3, 2)
     assert np.allclose(quad.coefficients, (0.001, 0.5, 3.0)) and quad.r_squared == pytest.approx(1)
-    line = labs.fit_polynomial(x, 2 * x + 1, 1)
+    line = fit_polynomial(x, 2 * x + 1, 1)
     assert np.allclose(line(np.array([5.0])), 11.0)
-    few = labs.fit_polynomial([4.0, 8.0], [1.0, 2.0], 2)  # two points: a line, padded
+    few = fit_polynomial([4.0, 8.0], [1.0, 2.0], 2)  # two points: a line, padded
     assert len(few.coefficients) == 3 and few.coefficients[0] == 0.0
 
 
 def test_sweep_with_fits(tiny_backend: MiniMindBackend, tokenizer: TextTokenizer) -> None:
     result = finish(
-        labs.sweep_with_fits(tiny_backend, tokenizer, values=(4, 8, 16), fixed=3),
-        labs.SweepLabResult,
+        sweep_with_fits(tiny_backend, tokenizer, values=(4, 8, 16), fixed=3),
+        SweepLabResult,
     )
     rec = result.fits_for("recompute")
     assert rec.context == (7, 11, 19)
@@ -178,9 +182,9 @@ def test_top_p_sees_the_top_k_survivors_renormalised(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, prompt: list[int]
 ) -> None:
     settings = SamplingSettings(temperature=1.3, top_k=10, top_p=0.85, seed=5)
-    steps = [i for i in labs.distribution_steps(tiny_backend, tokenizer, prompt, settings,
+    steps = [i for i in distribution_steps(tiny_backend, tokenizer, prompt, settings,
                                                 new_tokens=4)
-             if isinstance(i, labs.DistributionStep)]
+             if isinstance(i, DistributionStep)]
     for s in steps:
         shown = s.after_top_k()
         assert sum(shown) == pytest.approx(1.0)  # the 10 survivors renormalised
@@ -198,11 +202,11 @@ def test_top_p_sees_the_top_k_survivors_renormalised(
 def test_spread_and_repeated_compare_use_medians(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
 ) -> None:
-    assert labs.spread([5.0, 1.0, 3.0, 100.0, 4.0]) == labs.Spread(4.0, 1.0, 100.0, 5)
+    assert spread([5.0, 1.0, 3.0, 100.0, 4.0]) == Spread(4.0, 1.0, 100.0, 5)
     result = finish(
-        labs.repeated_cache_vs_recompute(tiny_backend, tokenizer, repeats=3, prompt_tokens=12,
+        repeated_cache_vs_recompute(tiny_backend, tokenizer, repeats=3, prompt_tokens=12,
                                          new_tokens=4),
-        labs.RepeatedCompare,
+        RepeatedCompare,
     )
     assert len(result.rounds) == 3
     assert {r.cached.token_ids for r in result.rounds} == {result.run("cached").token_ids}
@@ -214,7 +218,7 @@ def test_spread_and_repeated_compare_use_medians(
     ttft = result.step_ms("recompute")[0]
     assert (ttft.low, ttft.median, ttft.high) == pytest.approx(tuple(sorted(first_steps)))
     with pytest.raises(ValueError, match="at least once"):
-        list(labs.repeated_cache_vs_recompute(tiny_backend, tokenizer, repeats=0))
+        list(repeated_cache_vs_recompute(tiny_backend, tokenizer, repeats=0))
 
 
 def test_meaningless_fits_are_not_usable() -> None:
@@ -225,8 +229,8 @@ def test_meaningless_fits_are_not_usable() -> None:
                                                  (bends_down, True, False),
                                                  (tuple(0.01 * v * v + 1 for v in x), True,
                                                   True)):
-        fits = labs.ModeFits("recompute", tuple(int(v) for v in x), ys,
-                             labs.fit_polynomial(x, ys, 1), labs.fit_polynomial(x, ys, 2))
+        fits = ModeFits("recompute", tuple(int(v) for v in x), ys,
+                             fit_polynomial(x, ys, 1), fit_polynomial(x, ys, 2))
         assert fits.usable(fits.linear) is usable_linear
         assert fits.usable(fits.quadratic) is usable_quadratic
 
@@ -235,8 +239,8 @@ def test_sweep_rounds_give_medians_and_ranges(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
 ) -> None:
     result = finish(
-        labs.sweep_with_fits(tiny_backend, tokenizer, values=(4, 8), fixed=3, repeats=3),
-        labs.SweepLabResult,
+        sweep_with_fits(tiny_backend, tokenizer, values=(4, 8), fixed=3, repeats=3),
+        SweepLabResult,
     )
     assert result.repeats == 3
     for fits in result.fits:

@@ -20,16 +20,11 @@ from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
-from kvstudio.labs.experiments import finish, lab_prompt_ids
+from kvstudio.labs.common import finish, lab_prompt_ids
+from kvstudio.labs.paged import PagedLabResult, paged_memory
+from kvstudio.labs.projector import ProjectionCheck, projection_check
+from kvstudio.labs.quantized import QuantLabResult, quantized_cache
 from kvstudio.labs.scale import PRESETS, geometry_of_backend, load_config, preset, variants
-from kvstudio.labs.scale_labs import (
-    PagedLabResult,
-    ProjectionCheck,
-    QuantLabResult,
-    paged_memory,
-    projection_check,
-    quantized_cache,
-)
 
 
 def _greedy(backend, tokenizer, prompt, spec, n=24, **kw):  # type: ignore[no-untyped-def]

@@ -19,7 +19,8 @@ from kvstudio.engine.records import SamplingSettings, StepRecord
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder, save_model_folder
 from kvstudio.files.convert import export_hf, hf_config_dict
-from kvstudio.labs.experiments import CompareResult, compare_modes, finish
+from kvstudio.labs.common import finish
+from kvstudio.labs.compare import CompareResult, compare_modes
 
 transformers = pytest.importorskip("transformers")
 

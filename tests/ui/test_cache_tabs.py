@@ -23,10 +23,12 @@ from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
 from kvstudio.ui.run import threads
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorWorker
-from kvstudio.ui.slides import export
+from kvstudio.ui.slides import canvas as slide_canvas
+from kvstudio.ui.slides import render
 from kvstudio.ui.slides.chart_data import read_csv_tables
-from kvstudio.ui.slides.export import chart_headline, render_csv, render_png
 from kvstudio.ui.slides.export_menu import ChartExporter
+from kvstudio.ui.slides.plotted_data import chart_headline, render_csv
+from kvstudio.ui.slides.render import render_png
 
 TIMEOUT = 20_000
 
@@ -352,7 +354,7 @@ def test_inspector_export_keeps_every_panel_whole_on_each_canvas(
     for _ in range(3):
         _wait_paused(qtbot, panel, panel.step)
     seen: dict[str, list[tuple[QRectF, list[QRectF]]]] = {}
-    paint_page = export._paint_page
+    paint_page = render._paint_page
 
     def spy(painter, item, head, canvas, background):  # type: ignore[no-untyped-def]
         seen[canvas.key] = [(item.sceneBoundingRect(), [])] + [
@@ -361,9 +363,9 @@ def test_inspector_export_keeps_every_panel_whole_on_each_canvas(
         ]
         paint_page(painter, item, head, canvas, background)
 
-    monkeypatch.setattr(export, "_paint_page", spy)
+    monkeypatch.setattr(render, "_paint_page", spy)
     headline = chart_headline(panel.view)
-    for canvas in export.CANVASES:
+    for canvas in slide_canvas.CANVASES:
         assert render_png(panel.view, canvas, headline=headline).startswith(b"\x89PNG")
         (chart, _), *panels = seen[canvas.key]
         # The chart was laid out at the canvas's width (less the page margins), not the screen's.

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from kvstudio.files.runfile import load_run_file, load_runs
 from kvstudio.ui.classroom import ClassroomExtras, install
+from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.chart_data import read_csv_tables
-from kvstudio.ui.slides.export import canvas_named
 from kvstudio.ui.slides.export_menu import ExportButton
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -115,13 +115,13 @@ def test_presenter_shows_one_chart_with_its_numbers_and_the_clicker_drives(
                     timeout=TIMEOUT)
     window.controller.pacer.flush()
     assert presenter.tokens_plot.bar_heights("cached") == [float(store.current.info.prompt_len)]
-    assert presenter._chips.isVisible() and presenter._chips.chip_texts()
+    assert presenter.chips_view.isVisible() and presenter.chips_view.chip_texts()
     qtbot.keyClick(presenter, Qt.Key.Key_Down)
     assert presenter.current_chart().key == "step_time"
     qtbot.keyClick(presenter, Qt.Key.Key_PageUp)
     qtbot.keyClick(presenter, Qt.Key.Key_PageUp)
     assert presenter.current_chart().key == "answers"  # wraps around
-    assert not presenter._chips.isVisible()
+    assert not presenter.chips_view.isVisible()
     qtbot.keyClick(presenter, Qt.Key.Key_3)
     assert presenter.current_chart().key == "cache_bytes"
     qtbot.keyClick(presenter, Qt.Key.Key_P)
@@ -140,11 +140,11 @@ def test_presenter_numbers_come_from_the_runs(qtbot, make_window, tmp_path: Path
     window.controls.set_mode("recompute")
     qtbot.waitUntil(lambda: window.controller.store.current_mode == "recompute", timeout=TIMEOUT)
     _run_to_end(qtbot, window, 6)
-    window.answers._samples.setValue(5)
-    window.answers._length.setValue(2)
-    window.answers._temps.setText("0.1, 1.5")
+    window.answers.samples_box.setValue(5)
+    window.answers.length_box.setValue(2)
+    window.answers.temperatures_edit.setText("0.1, 1.5")
     with qtbot.waitSignal(window.controller.sampling_finished, timeout=TIMEOUT):
-        window.answers._go.click()
+        window.answers.go_button.click()
     presenter = extras.presenter
     presenter.set_enabled(True)
     store = window.controller.store
@@ -163,7 +163,7 @@ def test_presenter_numbers_come_from_the_runs(qtbot, make_window, tmp_path: Path
     assert presenter.headline().big == (f"distinct answers {counts.distinct(0)} / "
                                         f"{counts.distinct(1)}")
     assert presenter.answers_plot.bar_totals() == window.answers.plot.bar_totals()
-    assert presenter._big.text() == presenter.headline().big  # what the screen shows
+    assert presenter.big_label.text() == presenter.headline().big  # what the screen shows
     presenter.set_enabled(False)
 
 

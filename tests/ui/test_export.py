@@ -28,7 +28,8 @@ from kvstudio.ui.run.engine_adapter import (
     run_info,
 )
 from kvstudio.ui.run.store import RunStore
-from kvstudio.ui.slides import export
+from kvstudio.ui.slides import canvas as slide_canvas
+from kvstudio.ui.slides import export, plotted_data, render
 from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export_menu import ChartExporter, ExportButton, attach_export
 
@@ -78,7 +79,7 @@ def _dark_pixels(image: QImage, x0: float, x1: float) -> int:
 def test_png_is_the_canvas_crisp_and_has_axis_labels(tokens_plot: TokensFedPlot) -> None:
     left_axis = tokens_plot.plot_item.getAxis("left")
     pen_before = QColor(left_axis.pen().color())
-    data = export.render_png(tokens_plot)
+    data = render.render_png(tokens_plot)
     image = QImage.fromData(data)
     assert (image.width(), image.height()) == (1920, 1080)
     colours = {image.pixel(x, y) for x in range(0, 1920, 37) for y in range(0, image.height(), 23)}
@@ -110,12 +111,12 @@ def test_every_export_is_the_chosen_canvas_whatever_the_window(
     other.show()
     other.refresh(store)
     on_screen = plot.plot_item.sceneBoundingRect()
-    for canvas in export.CANVASES:
-        image = QImage.fromData(export.render_png(plot, canvas, headline=plot.headline()))
+    for canvas in slide_canvas.CANVASES:
+        image = QImage.fromData(render.render_png(plot, canvas, headline=plot.headline()))
         assert (image.width(), image.height()) == (canvas.width, canvas.height)
-        svg = ET.fromstring(export.render_svg(plot, canvas))
+        svg = ET.fromstring(render.render_svg(plot, canvas))
         assert (svg.get("width"), svg.get("height")) == (f"{canvas.width}px", f"{canvas.height}px")
-        pdf = export.render_pdf([plot, other], canvas, headlines=[plot.headline(), None])
+        pdf = render.render_pdf([plot, other], canvas, headlines=[plot.headline(), None])
         sizes = _pdf_page_sizes(pdf)
         assert sizes and all(
             abs(w - canvas.width * 0.75) < 0.5 and abs(h - canvas.height * 0.75) < 0.5
@@ -133,7 +134,7 @@ def test_korean_glyphs_render(qtbot, korean_font: str) -> None:  # type: ignore[
         qtbot.addWidget(widget)
         widget.resize(600, 300)
         widget.show()
-        image = export.render_image(widget, export.canvas_named("16:9 small"))
+        image = render.render_image(widget, slide_canvas.canvas_named("16:9 small"))
         rgb = image.convertToFormat(QImage.Format.Format_RGB32)
         arr = pg.functions.ndarray_from_qimage(rgb)
         return arr[: image.height() // 8, :, :3].copy()
@@ -145,7 +146,7 @@ def test_korean_glyphs_render(qtbot, korean_font: str) -> None:  # type: ignore[
 
 
 def test_svg_text_is_outlined_and_bars_keep_their_outlines(tokens_plot: TokensFedPlot) -> None:
-    svg = export.render_svg(tokens_plot, headline="캐시 246 · 재계산 13,728")
+    svg = render.render_svg(tokens_plot, headline="캐시 246 · 재계산 13,728")
     root = ET.fromstring(svg)
     ns = "{http://www.w3.org/2000/svg}"
     assert not list(root.iter(f"{ns}text"))  # no text a viewer needs a font for
@@ -199,13 +200,13 @@ def test_hangul_svg_renders_without_a_korean_font(
     plot.refresh(store)
     plot.plot_item.setTitle("모델에 입력된 토큰 수")
     plot.plot_item.setLabel("left", "토큰 (막대)")
-    canvas = export.canvas_named("16:9 small")
+    canvas = slide_canvas.canvas_named("16:9 small")
     head = "캐시: 246 토큰 · 재계산: 13,728 토큰"
-    (tmp_path / "chart.svg").write_bytes(export.render_svg(plot, canvas, headline=head))
+    (tmp_path / "chart.svg").write_bytes(render.render_svg(plot, canvas, headline=head))
     subprocess.run(["rsvg-convert", str(tmp_path / "chart.svg"), "-o", str(tmp_path / "svg.png")],
                    env=env, check=True, timeout=60)
     from_svg = _ink(QImage(str(tmp_path / "svg.png")))
-    from_png = _ink(export.render_image(plot, canvas, headline=head))
+    from_png = _ink(render.render_image(plot, canvas, headline=head))
     assert from_svg.shape == from_png.shape
     for top, bottom in ((0, 60), (0, canvas.height)):  # the Hangul headline and title; all
         a, b = from_svg[top:bottom], from_png[top:bottom]
@@ -221,11 +222,11 @@ def test_pdf_pages_are_all_the_canvas(qtbot, tokens_plot: TokensFedPlot, store: 
         plot.resize(*size)
         plot.show()
         plot.refresh(store)
-    pdf = export.render_pdf([tokens_plot, *others])
+    pdf = render.render_pdf([tokens_plot, *others])
     assert pdf.startswith(b"%PDF")
     assert len(re.findall(rb"/Type\s*/Page(?!s)", pdf)) == 3
     assert set(_pdf_page_sizes(pdf)) == {(1440.0, 810.0)}  # 1920×1080 px at 96 dpi
-    single = export.render_pdf([tokens_plot])
+    single = render.render_pdf([tokens_plot])
     assert len(re.findall(rb"/Type\s*/Page(?!s)", single)) == 1
 
 
@@ -235,7 +236,7 @@ def _table(data: bytes, index: int = 0) -> list[dict[str, str]]:
 
 
 def test_csv_holds_the_records_by_step(tokens_plot: TokensFedPlot, store: RunStore) -> None:
-    rows = _table(export.render_csv(tokens_plot))
+    rows = _table(plotted_data.render_csv(tokens_plot))
     assert next(iter(rows[0])) == "step (0 = prefill)"
     for mode in MODES:
         trace = store.trace(mode)
@@ -258,7 +259,7 @@ def test_cache_bytes_csv_has_layers_as_x(qtbot, store: RunStore) -> None:  # typ
     record = store.current.last if store.current is not None else None
     cached = store.trace("cached")
     assert cached is not None and cached.last is not None
-    rows = _table(export.render_csv(plot))
+    rows = _table(plotted_data.render_csv(plot))
     assert [r["layer"] for r in rows] == [str(i) for i in range(len(cached.last.cache_layer_bytes))]
     assert [int(r["K bytes used (B)"]) for r in rows] == [k for k, _ in
                                                           cached.last.cache_layer_bytes]
@@ -276,7 +277,7 @@ def test_empty_chart_is_not_exported(qtbot, tmp_path: Path) -> None:  # type: ig
     plot.show()
     plot.refresh(RunStore())
     for fmt in ("png", "svg", "pdf", "csv"):
-        with pytest.raises(export.ExportError, match="no data yet"):
+        with pytest.raises(slide_canvas.ExportError, match="no data yet"):
             export.export_chart(plot, tmp_path / f"empty.{fmt}")
     assert list(tmp_path.iterdir()) == []
 
@@ -296,7 +297,7 @@ def test_slide_pack_contains_every_chart(
     numbers = {"ratio": 3.5, "steps": np.int64(8)}
     tables = {"lab table": [{"mode": "cached", "ms": 1.25, "tokens": 13728},
                             {"mode": "recompute", "ms": 4.5, "tokens": 246}]}
-    canvas = export.canvas_named("16:9 small")
+    canvas = slide_canvas.canvas_named("16:9 small")
     pack = export.export_slide_pack(charts, tmp_path / "pack", numbers, tables, canvas)
     names = sorted(p.name for p in pack.written)
     for stem in ("tokens-fed", "step-time"):
@@ -322,9 +323,9 @@ def test_unwritable_folder_gives_a_message_and_no_file(
 ) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("x")
-    with pytest.raises(export.ExportError, match="Choose another folder"):
+    with pytest.raises(slide_canvas.ExportError, match="Choose another folder"):
         export.export_chart(tokens_plot, blocker / "chart.png")
-    with pytest.raises(export.ExportError, match="does not exist"):
+    with pytest.raises(slide_canvas.ExportError, match="does not exist"):
         export.export_chart(tokens_plot, tmp_path / "missing" / "chart.png")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["not-a-folder"]
 
@@ -342,7 +343,7 @@ def test_full_disk_leaves_nothing_partial(
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", fsync_fills_up)
-    with pytest.raises(export.ExportError, match="disk is full"):
+    with pytest.raises(slide_canvas.ExportError, match="disk is full"):
         export.export_slide_pack({"tokens": tokens_plot}, tmp_path)
     assert list(tmp_path.iterdir()) == []  # the two files written first were removed too
 
@@ -375,8 +376,8 @@ def test_menu_chooses_the_slide_size_and_the_headline(  # type: ignore[no-untype
     menu = attach_export(tokens_plot, exporter).menu()
     four_three = next(a for a in menu.size_menu.actions() if a.data() == "4:3")
     four_three.trigger()
-    assert exporter.canvas == export.canvas_named("4:3")
-    assert menu._actions["png"].text().startswith("PNG image, 1440×1080")
+    assert exporter.canvas == slide_canvas.canvas_named("4:3")
+    assert menu.format_actions["png"].text().startswith("PNG image, 1440×1080")
     with qtbot.waitSignal(exporter.exported):
         menu.export("png")
     with_headline = QImage(str(target.with_suffix(".png")))
@@ -386,9 +387,9 @@ def test_menu_chooses_the_slide_size_and_the_headline(  # type: ignore[no-untype
     with qtbot.waitSignal(exporter.exported):
         menu.export("png")
     without = QImage(str(target.with_suffix(".png")))
-    canvas = export.canvas_named("4:3")
-    expected_with = export.render_image(tokens_plot, canvas, headline=tokens_plot.headline())
-    expected_without = export.render_image(tokens_plot, canvas, headline=None)
+    canvas = slide_canvas.canvas_named("4:3")
+    expected_with = render.render_image(tokens_plot, canvas, headline=tokens_plot.headline())
+    expected_without = render.render_image(tokens_plot, canvas, headline=None)
     assert (_ink(with_headline) == _ink(expected_with)).all()
     assert (_ink(without) == _ink(expected_without)).all()
     assert not (_ink(with_headline) == _ink(without)).all()

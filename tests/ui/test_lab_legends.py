@@ -15,7 +15,7 @@ from PySide6.QtCore import QRectF, QSizeF
 from PySide6.QtWidgets import QApplication
 
 from kvstudio.ui.labs.base import LabPanel
-from kvstudio.ui.slides.export import canvas_named, chart_item, on_canvas, plot_items, slide_theme
+from kvstudio.ui.slides.canvas import canvas_named, chart_item, on_canvas, plot_items, slide_theme
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000

@@ -14,16 +14,13 @@ from PySide6.QtCore import QThread
 
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
-from kvstudio.labs import window_labs as labs
-from kvstudio.labs.experiments import (
-    CompareResult,
-    Progress,
-    SamplingResult,
-    compare_modes,
-    finish,
-    lab_prompt_ids,
-    repeated_sampling,
-)
+from kvstudio.labs.cache_kinds import CacheKindsResult, cache_kinds
+from kvstudio.labs.common import Progress, finish, lab_prompt_ids
+from kvstudio.labs.compare import CompareResult, RepeatedCompare, compare_modes
+from kvstudio.labs.cutoff import DistributionRun
+from kvstudio.labs.sample import SamplingResult, repeated_sampling
+from kvstudio.labs.sweep import SweepLabResult
+from kvstudio.labs.temperature import TemperatureLabResult
 from kvstudio.ui.labs import (
     CacheKindsPanel,
     CacheVsRecomputePanel,
@@ -35,8 +32,10 @@ from kvstudio.ui.labs import (
 from kvstudio.ui.labs.base import prompt_ids
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner
+from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.chart_data import read_csv_tables
-from kvstudio.ui.slides.export import canvas_named, export_slide_pack, render_csv
+from kvstudio.ui.slides.export import export_slide_pack
+from kvstudio.ui.slides.plotted_data import render_csv
 
 
 # ---- the worker ----------------------------------------------------------------------------
@@ -107,7 +106,7 @@ def test_cache_lab_matches_compare_modes(qtbot, exporter, tiny_handle: ModelHand
     assert panel.repeats.value() == 5  # the default: timings are medians of 5 rounds
     panel.repeats.setValue(3)
     result = run_lab(qtbot, panel)
-    assert isinstance(result, labs.RepeatedCompare) and len(result.rounds) == 3
+    assert isinstance(result, RepeatedCompare) and len(result.rounds) == 3
     ids = lab_prompt_ids(tiny_handle.tokenizer, 20)
     ref = finish(compare_modes(tiny_handle.backend, tiny_handle.tokenizer, ids, 6), CompareResult)
     assert result.first.cached.token_ids == ref.cached.token_ids
@@ -147,7 +146,7 @@ def test_cache_lab_in_bf16(qtbot, exporter, tiny_handle: ModelHandle) -> None:  
     panel.dtype.setCurrentIndex(panel.dtype.findData("bfloat16"))
     panel.repeats.setValue(2)
     result = run_lab(qtbot, panel)
-    assert isinstance(result, labs.RepeatedCompare)
+    assert isinstance(result, RepeatedCompare)
     cached = result.run("cached")
     assert cached.cache_bytes == cached.cache_bytes_formula  # 2 bytes per number
     assert all("bfloat16" in r.model_label for r in result.rounds)
@@ -162,7 +161,7 @@ def test_temperature_lab_matches_repeated_sampling(
     panel.samples.setValue(5)
     panel.new_tokens.setValue(3)
     result = run_lab(qtbot, panel)
-    assert isinstance(result, labs.TemperatureLabResult)
+    assert isinstance(result, TemperatureLabResult)
     ids = prompt_ids(tiny_handle, panel.prompt.text())
     ref = finish(
         repeated_sampling(
@@ -230,7 +229,7 @@ def test_cutoff_lab_steps_by_hand(qtbot, exporter, tiny_handle: ModelHandle) -> 
     assert len(panel.steps) == 2 and panel.table.rowCount() == 2
     with qtbot.waitSignal(panel.result_ready, timeout=LAB_TIMEOUT_MS) as done:
         assert panel.run_to_end()
-    assert isinstance(done.args[0], labs.DistributionRun)
+    assert isinstance(done.args[0], DistributionRun)
     settings = SamplingSettings(temperature=0.9, top_k=8, top_p=0.5, seed=42)
     ids = prompt_ids(tiny_handle, panel.prompt.text())
     ref = list(
@@ -261,11 +260,11 @@ def test_cache_kinds_lab(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # 
     panel.new_tokens.setValue(6)
     panel.window_size.setValue(8)
     result = run_lab(qtbot, panel)
-    assert isinstance(result, labs.CacheKindsResult)
+    assert isinstance(result, CacheKindsResult)
     ids = lab_prompt_ids(tiny_handle.tokenizer, 16)
     ref = finish(
-        labs.cache_kinds(tiny_handle.backend, tiny_handle.tokenizer, ids, new_tokens=6, window=8),
-        labs.CacheKindsResult,
+        cache_kinds(tiny_handle.backend, tiny_handle.tokenizer, ids, new_tokens=6, window=8),
+        CacheKindsResult,
     )
     assert result.runs == ref.runs
     _, mask = panel._masks["sliding"].getData()
@@ -290,7 +289,7 @@ def test_length_sweep_lab(qtbot, exporter, tiny_handle: ModelHandle) -> None:  #
     panel.fixed.setValue(3)
     panel.repeats.setValue(3)
     result = run_lab(qtbot, panel)
-    assert isinstance(result, labs.SweepLabResult) and result.repeats == 3
+    assert isinstance(result, SweepLabResult) and result.repeats == 3
     assert all(p.tokens_fed == p.tokens_fed_formula for p in result.sweep.points)
     x, _ = panel._points["recompute"].getData()
     assert list(x) == [7.0, 11.0, 19.0]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kvstudio.labs.experiments import Progress
+from kvstudio.labs.common import Progress
 from kvstudio.ui.labs import CacheKindsPanel, CacheVsRecomputePanel
 from kvstudio.ui.labs.base import LabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter

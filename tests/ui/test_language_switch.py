@@ -26,7 +26,7 @@ KEEP = {"KV", "Studio", "TTFT", "KiB", "MiB", "torch", "cpu", "Top", "MiniMind",
 
 def _steps(qtbot, window, n: int) -> None:  # type: ignore[no-untyped-def]
     for k in range(1, n + 1):
-        window.controls._step.click()
+        window.controls.step_button.click()
         qtbot.waitUntil(lambda k=k: window.controller.store.current is not None
                         and len(window.controller.store.current.records) == k, timeout=TIMEOUT)
 
@@ -47,7 +47,7 @@ def _mid_run_with_a_lab(qtbot, make_window, language: str):  # type: ignore[no-u
 
 
 def _switch(qtbot, window, code: str) -> None:  # type: ignore[no-untyped-def]
-    window._language_actions[code].trigger()
+    window.language_actions[code].trigger()
     qtbot.wait(50)  # Qt posts LanguageChange: one turn of the event loop, no more
 
 
@@ -88,11 +88,11 @@ def test_validation_and_export_messages_come_in_korean(qtbot, make_window,  # ty
                                                       tmp_path: Path) -> None:
     window = make_window(language="ko")
     window.generation.set_prompt("   ")
-    window.controls._step.click()
+    window.controls.step_button.click()
     qtbot.waitUntil(lambda: bool(window.last_problem), timeout=TIMEOUT)
     assert window.last_problem.startswith("프롬프트가 비어 있습니다")
-    window.answers._temps.setText("abc")
-    window.answers._go.click()
+    window.answers.temperatures_edit.setText("abc")
+    window.answers.go_button.click()
     assert window.last_problem.startswith("온도 'abc'을(를) 읽을 수 없습니다")
 
     extras = window.classroom

@@ -39,7 +39,7 @@ from kvstudio.ui.run.engine_adapter import (
     RunSettings,
     encode_prompt,
 )
-from kvstudio.ui.slides.export import render_csv, rows_to_csv
+from kvstudio.ui.slides.plotted_data import render_csv, rows_to_csv
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000
@@ -136,7 +136,7 @@ def test_a_hostile_model_name_and_token_are_shown_as_text(  # type: ignore[no-un
     window = make_window(max_new_tokens=2)
     panel = window.model_panel
     panel.show_loaded(replace(tiny_handle, name=HOSTILE))
-    label = panel._loaded
+    label = panel.loaded_label
     assert HOSTILE in label.text() and label.textFormat() == Qt.TextFormat.PlainText
 
     # A token chip's tooltip goes out through QToolTip as text, whatever the token holds.

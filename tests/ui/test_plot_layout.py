@@ -24,7 +24,7 @@ def _step_and_refresh(qtbot, window, mode: str, expected: int) -> None:  # type:
     window.controls.set_mode(mode)
     qtbot.waitUntil(lambda: window.controller.store.current_mode == mode
                     or window.controller.store.current is None)
-    window.controls._step.click()
+    window.controls.step_button.click()
     qtbot.waitUntil(lambda: window.controller.store.current is not None
                     and window.controller.store.current.mode == mode
                     and len(window.controller.store.current.records) == expected)
@@ -105,7 +105,7 @@ def test_a_new_range_is_painted_in_the_next_turn_and_data_at_once(qtbot, make_wi
     assert plot.bar_heights("cached") == [float(window.controller.store.current.info.prompt_len)]
     qtbot.waitUntil(plot.updatesEnabled, timeout=1000)
 
-    window.controls._step.click()  # same run, same ranges: nothing is held back
+    window.controls.step_button.click()  # same run, same ranges: nothing is held back
     qtbot.waitUntil(lambda: len(window.controller.store.current.records) == 2)
     window.controller.pacer.flush()
     assert plot.updatesEnabled()

@@ -29,7 +29,7 @@ def _records(window) -> int:  # type: ignore[no-untyped-def]
 
 
 def _run_to_end(qtbot, window, steps: int = STEPS) -> None:  # type: ignore[no-untyped-def]
-    window.controls._to_end.click()
+    window.controls.to_end_button.click()
     qtbot.waitUntil(lambda: window.controller.store.current is not None
                     and window.controller.store.current.finished, timeout=TIMEOUT)
     assert _records(window) == steps
@@ -68,10 +68,10 @@ def test_in_a_replay_step_advances_the_replay_and_home_does_not_load_another_run
     window, bars = _saved_replay(qtbot, make_window, tmp_path)
     controller, replay = window.controller, window.controller.replay
     assert controller.state.phase is RunPhase.REPLAYING
-    assert "Replay" in window.run_bar.phase_text() and window.run_bar._live.isVisible()
+    assert "Replay" in window.run_bar.phase_text() and window.run_bar.live_button.isVisible()
     replayed_ids = {t.info.run_id for t in controller.store.traces()}
 
-    window.controls._step.click()  # the Step button, not a replay menu entry
+    window.controls.step_button.click()  # the Step button, not a replay menu entry
     _focus(qtbot, window.generation.chips)
     _press(qtbot, Qt.Key.Key_Right)  # and the → key
     qtbot.wait(300)  # a live step would arrive from the worker thread within this
@@ -94,12 +94,12 @@ def test_back_to_live_leaves_the_replay_and_home_restarts_the_live_run(  # type:
         qtbot, make_window, tmp_path: Path) -> None:
     window, _ = _saved_replay(qtbot, make_window, tmp_path)
     controller = window.controller
-    window.run_bar._live.click()  # the visible "Back to live"
+    window.run_bar.live_button.click()  # the visible "Back to live"
     assert controller.state.phase is RunPhase.IDLE
-    assert not window.run_bar._live.isVisible()
-    window.controls._step.click()
+    assert not window.run_bar.live_button.isVisible()
+    window.controls.step_button.click()
     qtbot.waitUntil(lambda: _records(window) == 1, timeout=TIMEOUT)
-    window.controls._step.click()
+    window.controls.step_button.click()
     qtbot.waitUntil(lambda: _records(window) == 2, timeout=TIMEOUT)
     live_id = controller.store.current.info.run_id
     assert live_id > 0 and controller.state.phase is RunPhase.PAUSED
@@ -113,12 +113,12 @@ def test_back_to_live_leaves_the_replay_and_home_restarts_the_live_run(  # type:
 
 def test_after_sample_n_the_right_key_steps(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window()
-    window.answers._samples.setValue(3)
-    window.answers._length.setValue(2)
-    _focus(qtbot, window.answers._go)
+    window.answers.samples_box.setValue(3)
+    window.answers.length_box.setValue(2)
+    _focus(qtbot, window.answers.go_button)
     finished: list[object] = []
     window.controller.sampling_finished.connect(finished.append)
-    window.answers._go.click()
+    window.answers.go_button.click()
     qtbot.waitUntil(lambda: bool(finished), timeout=TIMEOUT)
     _press(qtbot, Qt.Key.Key_Right)
     qtbot.waitUntil(lambda: _records(window) == 1, timeout=TIMEOUT)
@@ -128,13 +128,13 @@ def test_after_sample_n_the_right_key_steps(qtbot, make_window) -> None:  # type
 
 def test_run_keys_stay_with_a_text_field(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window()
-    prompt = window.generation._prompt
+    prompt = window.generation.prompt_edit
     _focus(qtbot, prompt)
     for key in (Qt.Key.Key_Right, Qt.Key.Key_PageDown, Qt.Key.Key_Home, Qt.Key.Key_Left):
         _press(qtbot, key)
     qtbot.wait(300)
     assert window.controller.store.current is None  # nothing stepped while typing
-    _focus(qtbot, window.controls._reset)  # a button has the focus: the keys step
+    _focus(qtbot, window.controls.reset_button)  # a button has the focus: the keys step
     _press(qtbot, Qt.Key.Key_PageDown)
     qtbot.waitUntil(lambda: _records(window) == 1, timeout=TIMEOUT)
 
@@ -179,7 +179,7 @@ def test_step_history_shows_every_view_as_it_was(qtbot, make_window,  # type: ig
 def test_axes_fit_the_run_and_formulas_stop_where_it_does(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window(max_new_tokens=64)
     for n in (1, 2, 3):
-        window.controls._step.click()
+        window.controls.step_button.click()
         qtbot.waitUntil(lambda n=n: _records(window) == n, timeout=TIMEOUT)
     window.controller.pacer.flush()
     _low, high = window.tokens_plot.x_range()

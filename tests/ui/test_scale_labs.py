@@ -8,10 +8,13 @@ from lab_helpers import run_lab, show_lab
 from PySide6.QtWidgets import QComboBox
 
 from kvstudio.engine.cache.quantized import formula_bytes_per_token
-from kvstudio.labs import scale, scale_labs
+from kvstudio.labs import scale
+from kvstudio.labs.paged import PagedLabResult
+from kvstudio.labs.projector import ProjectorResult
+from kvstudio.labs.quantized import QuantLabResult
 from kvstudio.ui.labs import PagedCachePanel, ProjectorPanel, QuantizedCachePanel
 from kvstudio.ui.slides.chart_data import read_csv_tables
-from kvstudio.ui.slides.export import render_csv
+from kvstudio.ui.slides.plotted_data import render_csv
 
 SCALE_LAB_TIMEOUT_MS = 30_000  # each scale lab runs several generations
 
@@ -32,7 +35,7 @@ def _ran(qtbot, cls, exporter, model, **inputs):  # type: ignore[no-untyped-def]
 def test_paged_lab_table_and_block_view(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
     panel, result = _ran(qtbot, PagedCachePanel, exporter, tiny_handle,
                          samples=6, new_tokens=12, block_size=4)
-    assert isinstance(result, scale_labs.PagedLabResult)
+    assert isinstance(result, PagedLabResult)
     rows = panel.table_rows()
     assert rows[4]["held"] == "✓"  # the hand count matches the measured bytes
     assert panel.step_slider.maximum() == len(result.paged_steps) - 1
@@ -47,7 +50,7 @@ def test_paged_lab_table_and_block_view(qtbot, exporter, tiny_handle) -> None:  
 def test_quantized_lab_table(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
     panel, result = _ran(qtbot, QuantizedCachePanel, exporter, tiny_handle,
                          prompt_tokens=20, new_tokens=8)
-    assert isinstance(result, scale_labs.QuantLabResult)
+    assert isinstance(result, QuantLabResult)
     rows = panel.table_rows()
     assert [r["cache"] for r in rows] == ["fp32", "fp16", "int8", "int4"]
     for row, run in zip(rows[1:], result.runs, strict=True):
@@ -58,12 +61,12 @@ def test_quantized_lab_table(qtbot, exporter, tiny_handle) -> None:  # type: ign
 
 def test_projector_preset_and_loaded_model(qtbot, exporter, tiny_handle, tmp_path) -> None:  # type: ignore[no-untyped-def]
     panel, result = _ran(qtbot, ProjectorPanel, exporter, tiny_handle, source="llama-3.1-8b")
-    assert isinstance(result, scale_labs.ProjectorResult)
+    assert isinstance(result, ProjectorResult)
     assert panel.numbers()["cache_bytes"] == 32 * 1024**3  # 8 × 32,768 × 128 KiB
     panel.source.setCurrentIndex(0)  # the loaded model: projection checked by a real run
     panel.bits.setCurrentIndex(panel.bits.findData(32))
     result = run_lab(qtbot, panel, SCALE_LAB_TIMEOUT_MS)
-    assert isinstance(result, scale_labs.ProjectorResult) and result.check is not None
+    assert isinstance(result, ProjectorResult) and result.check is not None
     assert result.check.equal
     assert any(row["bytes per token"] == "✓" for row in panel.table_rows())
     bad = tmp_path / "config.json"
@@ -74,7 +77,8 @@ def test_projector_preset_and_loaded_model(qtbot, exporter, tiny_handle, tmp_pat
 
 
 def test_scale_labs_export_in_the_slide_pack(qtbot, exporter, tiny_handle, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from kvstudio.ui.slides.export import canvas_named, export_slide_pack
+    from kvstudio.ui.slides.canvas import canvas_named
+    from kvstudio.ui.slides.export import export_slide_pack
 
     charts, numbers, tables = {}, {}, {}
     panels = []
@@ -102,7 +106,7 @@ def _ints(column: list[list[str]], index: int) -> list[int]:
 def test_paged_lab_csv_and_headline_from_the_record(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
     panel, result = _ran(qtbot, PagedCachePanel, exporter, tiny_handle,
                          samples=5, new_tokens=10, block_size=4)
-    assert isinstance(result, scale_labs.PagedLabResult)
+    assert isinstance(result, PagedLabResult)
     memory, blocks = read_csv_tables(render_csv(panel.view))
     assert memory[0] == ["step", "preallocated (B)", "dynamic (B)", "paged: blocks held (B)",
                          "paged: slots with tokens (B)"]
@@ -134,7 +138,7 @@ def test_paged_lab_csv_and_headline_from_the_record(qtbot, exporter, tiny_handle
 def test_quant_lab_csv_bytes_match_the_layout_formula(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
     panel, result = _ran(qtbot, QuantizedCachePanel, exporter, tiny_handle,
                          prompt_tokens=20, new_tokens=8)
-    assert isinstance(result, scale_labs.QuantLabResult)
+    assert isinstance(result, QuantLabResult)
     drift, sizes = read_csv_tables(render_csv(panel.view))
     assert drift[0] == ["step", "fp16: max |Δlogit|", "int8: max |Δlogit|",
                         "int4: max |Δlogit|"]
@@ -162,7 +166,7 @@ def test_quant_lab_csv_bytes_match_the_layout_formula(qtbot, exporter, tiny_hand
 
 def test_projector_csv_x_is_context_tokens_and_y_bytes(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
     panel, result = _ran(qtbot, ProjectorPanel, exporter, tiny_handle, source="llama-3.1-8b")
-    assert isinstance(result, scale_labs.ProjectorResult)
+    assert isinstance(result, ProjectorResult)
     curve, variants = read_csv_tables(render_csv(panel.plot_widget))
     assert curve[0] == ["context length (tokens)", "KV cache, 16-bit (B)", "KV cache, 8-bit (B)",
                         "model weights (B)"]

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.usefixtures("qapp")
 
 def _run(qtbot, window, steps: int) -> None:  # type: ignore[no-untyped-def]
     for n in range(1, steps + 1):
-        window.controls._step.click()
+        window.controls.step_button.click()
         qtbot.waitUntil(lambda n=n: window.controller.store.current is not None
                         and len(window.controller.store.current.records) >= n)
     window.controller.pacer.flush()
@@ -26,7 +26,7 @@ def test_static_cache_draws_allocated_and_used(qtbot, make_window) -> None:  # t
     _run(qtbot, window, 3)
     record = window.controller.store.current.last
     assert record.cache_allocated_bytes > record.cache_used_bytes
-    allocated = window.cache_plot._allocated.opts["height"]
+    allocated = window.cache_plot.allocated_bars.opts["height"]
     assert sum(allocated) == record.cache_allocated_bytes
     assert sum(k + v for k, v in window.cache_plot.drawn_layer_bytes()) == pytest.approx(
         record.cache_used_bytes)
@@ -40,10 +40,10 @@ def test_sliding_window_shows_its_cap(qtbot, make_window) -> None:  # type: igno
     _run(qtbot, window, 2)
     record = window.controller.store.current.last
     assert record.cache_length == 3  # W = 4 keys per query, itself included: 3 kept
-    assert window.cache_plot._cap.isVisible()
-    k_cap = window.cache_plot._cap.value()
+    assert window.cache_plot.window_cap_line.isVisible()
+    k_cap = window.cache_plot.window_cap_line.value()
     assert all(k == k_cap for k, _ in window.cache_plot.drawn_layer_bytes())  # at the cap
-    assert "keeps 3 tokens" in window.cache_plot._cap.label.format
+    assert "keeps 3 tokens" in window.cache_plot.window_cap_line.label.format
 
 
 def test_chip_tooltip_shows_the_records_numbers(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
@@ -83,6 +83,6 @@ def test_a_hybrid_models_layers_carry_their_kind(qtbot) -> None:  # type: ignore
     )
     plot._draw(info, record)
     assert plot._tick_labels == ["0 W=8", "1 W=8", "2 W=8", "3 full"]
-    assert not plot._cap.isVisible()  # the cap belongs to a uniform sliding cache
+    assert not plot.window_cap_line.isVisible()  # the cap belongs to a uniform sliding cache
     assert "Σ" in plot.summary
     assert info.formula_used_bytes(20) == record.cache_used_bytes  # 2·(7+7+7+20)·2·12·4

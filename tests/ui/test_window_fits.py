@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QApplication, QScrollArea, QWidget
 from kvstudio.ui.main_window import FRAME_ROOM, initial_geometry
 from kvstudio.ui.plots.base import CORNER_BUTTON_NAME, LivePlot
 from kvstudio.ui.run.engine_adapter import AnswerCounts
-from kvstudio.ui.slides.export import on_canvas
+from kvstudio.ui.slides.canvas import on_canvas
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000
@@ -51,11 +51,11 @@ def _fill_every_plot(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     window.controller.step()
     qtbot.waitUntil(lambda: store.current is not None and store.current.mode == "recompute"
                     and len(store.current.records) == 1, timeout=TIMEOUT)
-    window.answers._samples.setValue(4)
-    window.answers._length.setValue(2)
-    window.answers._temps.setText("0.1, 0.8, 1.5")
+    window.answers.samples_box.setValue(4)
+    window.answers.length_box.setValue(2)
+    window.answers.temperatures_edit.setText("0.1, 0.8, 1.5")
     with qtbot.waitSignal(window.controller.sampling_finished, timeout=TIMEOUT):
-        window.answers._go.click()
+        window.answers.go_button.click()
 
 
 @pytest.mark.parametrize("language", ["en", "ko"])
@@ -109,7 +109,7 @@ def test_every_plot_is_whole_on_small_screens(qtbot, make_window, language: str,
             else:
                 assert text.height() <= along.height() + 1, (name, side, text, along)
 
-    temperatures = window.answers._temps  # the Sample ×N temperatures read whole
+    temperatures = window.answers.temperatures_edit  # the Sample ×N temperatures read whole
     shown = temperatures.fontMetrics().horizontalAdvance(temperatures.text())
     assert shown < temperatures.contentsRect().width() - 4, (shown, temperatures.width())
 

@@ -9,11 +9,11 @@ pytestmark = pytest.mark.usefixtures("qapp")
 
 def test_sample_n_fills_the_histogram(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window()
-    window.answers._samples.setValue(6)
-    window.answers._length.setValue(4)
-    window.answers._temps.setText("0.5, 1.5")
+    window.answers.samples_box.setValue(6)
+    window.answers.length_box.setValue(4)
+    window.answers.temperatures_edit.setText("0.5, 1.5")
     with qtbot.waitSignal(window.controller.sampling_finished, timeout=15_000) as blocker:
-        window.answers._go.click()
+        window.answers.go_button.click()
     counts = blocker.args[0]
     assert counts is not None and counts.temperatures == (0.5, 1.5)
     assert sum(n for row in counts.counts for _, n in row) == 12
@@ -23,20 +23,20 @@ def test_sample_n_fills_the_histogram(qtbot, make_window) -> None:  # type: igno
 
 def test_sampling_can_be_cancelled(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window()
-    window.answers._length.setValue(400)
-    window.answers._samples.setValue(64)
-    window.answers._temps.setText("0.7, 1.0, 1.3")
+    window.answers.length_box.setValue(400)
+    window.answers.samples_box.setValue(64)
+    window.answers.temperatures_edit.setText("0.7, 1.0, 1.3")
     with qtbot.waitSignal(window.controller.sampling_progress, timeout=10_000):
-        window.answers._go.click()
+        window.answers.go_button.click()
     with qtbot.waitSignal(window.controller.sampling_finished, timeout=10_000) as blocker:
-        window.answers._cancel.click()
+        window.answers.cancel_button.click()
     assert blocker.args[0] is None
-    assert window.answers._go.isEnabled()
+    assert window.answers.go_button.isEnabled()
 
 
 def test_bad_temperature_list_is_a_message_not_a_crash(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window()
-    window.answers._temps.setText("hot, cold")
-    window.answers._go.click()
+    window.answers.temperatures_edit.setText("hot, cold")
+    window.answers.go_button.click()
     assert "temperatures" in window.last_problem
-    assert window.answers._go.isEnabled()
+    assert window.answers.go_button.isEnabled()

@@ -38,22 +38,22 @@ def test_korean_translation_is_shipped() -> None:
 
 def test_language_switch_changes_labels(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window(language="en")
-    english = window.controls._step.text()
+    english = window.controls.step_button.text()
     assert english == "Step ▸"
-    window._language_actions["ko"].trigger()
-    qtbot.waitUntil(lambda: window.controls._step.text() != english)
-    assert window.controls._step.text() == "한 토큰 ▸"
+    window.language_actions["ko"].trigger()
+    qtbot.waitUntil(lambda: window.controls.step_button.text() != english)
+    assert window.controls.step_button.text() == "한 토큰 ▸"
     assert window.tabs.tabText(0) == "실시간"
     assert window.tokens_plot.plot_item.titleLabel.text.startswith("단계별")
     assert window.settings.language() == "ko"
-    window._language_actions["en"].trigger()
-    qtbot.waitUntil(lambda: window.controls._step.text() == english)
+    window.language_actions["en"].trigger()
+    qtbot.waitUntil(lambda: window.controls.step_button.text() == english)
 
 
 def test_empty_prompt_gives_a_message_and_keeps_the_prompt(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window()
     window.generation.set_prompt("   ")
-    window.controls._step.click()
+    window.controls.step_button.click()
     qtbot.waitUntil(lambda: "empty" in window.last_problem)
     assert window.generation.prompt() == "   "
     assert window.controller.store.current is None
@@ -62,7 +62,7 @@ def test_empty_prompt_gives_a_message_and_keeps_the_prompt(qtbot, make_window) -
 def test_too_long_a_run_gives_a_message(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window(max_new_tokens=4000)  # the tiny model has 1024 positions
     window.generation.set_prompt("긴 질문입니다")
-    window.controls._step.click()
+    window.controls.step_button.click()
     qtbot.waitUntil(lambda: "positions" in window.last_problem)
     assert window.generation.prompt() == "긴 질문입니다"
 
@@ -74,15 +74,15 @@ def test_bad_checkpoint_folder_is_a_message_and_keeps_the_model(qtbot, make_wind
     window.model_panel.model_chosen.emit(ModelChoice("folder", str(tmp_path)))
     qtbot.waitUntil(lambda: "config.json" in window.last_problem, timeout=5_000)
     assert window.controller.model is before
-    window.controls._step.click()  # the old model still steps
+    window.controls.step_button.click()  # the old model still steps
     qtbot.waitUntil(lambda: window.controller.store.current is not None
                     and len(window.controller.store.current.records) == 1)
 
 
 def test_settings_are_remembered(qtbot, make_window, settings_path: Path) -> None:  # type: ignore[no-untyped-def]
     window = make_window()
-    window.sampling._temperature.setValue(1.25)
-    window.sampling._top_k.setValue(20)
+    window.sampling.temperature_box.setValue(1.25)
+    window.sampling.top_k_box.setValue(20)
     window.controls.set_mode("recompute")
     window.generation.set_prompt("기억해 주세요")
     window.close()
@@ -137,8 +137,8 @@ def test_model_picker_names_an_opened_folder(qtbot, make_window, tiny_model, tok
     qtbot.waitUntil(lambda: window.controller.model.choice.kind == "folder", timeout=10_000)
     # The combo names the folder's model instead of still showing an embedded one.
     assert panel.shown_choice() == "opened"
-    assert "my-model" in panel._embedded.currentText()
+    assert "my-model" in panel.model_box.currentText()
     panel.model_chosen.emit(ModelChoice("embedded-base"))
     qtbot.waitUntil(lambda: window.controller.model.choice.kind == "embedded-base")
     assert panel.shown_choice() == "embedded-base"
-    assert panel._embedded.count() == 2  # the opened entry is gone with its model
+    assert panel.model_box.count() == 2  # the opened entry is gone with its model

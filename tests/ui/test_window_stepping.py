@@ -11,7 +11,7 @@ pytestmark = pytest.mark.usefixtures("qapp")
 
 
 def _step_and_wait(qtbot, window, expected: int) -> None:  # type: ignore[no-untyped-def]
-    window.controls._step.click()
+    window.controls.step_button.click()
     qtbot.waitUntil(lambda: window.controller.store.current is not None
                     and len(window.controller.store.current.records) == expected)
     window.controller.pacer.flush()
@@ -69,7 +69,7 @@ def test_changing_a_setting_mid_run_starts_a_new_run(qtbot, make_window) -> None
     _step_and_wait(qtbot, window, 1)
     _step_and_wait(qtbot, window, 2)
     first_id = window.controller.store.current.info.run_id
-    window.sampling._seed.setValue(7)
+    window.sampling.seed_box.setValue(7)
     qtbot.waitUntil(lambda: window.controller.store.current.info.run_id != first_id)
     assert window.controller.store.current.records == []
     assert window.controller.store.current.info.request.settings.sampling.seed == 7
@@ -78,11 +78,11 @@ def test_changing_a_setting_mid_run_starts_a_new_run(qtbot, make_window) -> None
 def test_play_and_pause(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window(max_new_tokens=200)
     window.controls.set_speed(4)  # 60 ms per step: slow enough to pause mid-run
-    window.controls._play.click()
+    window.controls.play_button.click()
     qtbot.waitUntil(lambda: window.controller.playing)
     qtbot.waitUntil(lambda: window.controller.store.current is not None
                     and len(window.controller.store.current.records) >= 3, timeout=10_000)
-    window.controls._play.click()
+    window.controls.play_button.click()
     qtbot.waitUntil(lambda: not window.controller.playing)
     assert not window.controls.is_playing()
     count = len(window.controller.store.current.records)
@@ -94,14 +94,14 @@ def test_play_and_pause(qtbot, make_window) -> None:  # type: ignore[no-untyped-
 def test_run_to_end_finishes_the_budget(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window(max_new_tokens=12)
     with qtbot.waitSignal(window.controller.run_finished, timeout=10_000):
-        window.controls._to_end.click()
+        window.controls.to_end_button.click()
     trace = window.controller.store.current
     assert trace.finished and 1 <= len(trace.records) <= 12
 
 
 def test_closing_during_play_exits_cleanly(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window(max_new_tokens=400)
-    window.controls._play.click()
+    window.controls.play_button.click()
     qtbot.waitUntil(lambda: window.controller.store.current is not None
                     and len(window.controller.store.current.records) >= 5, timeout=10_000)
     host = window.controller.host

@@ -40,8 +40,8 @@ from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
+from kvstudio.ui.slides.canvas import ChartLike, plot_items
 from kvstudio.ui.slides.chart_data import ChartContent, DataTable, OwnerContent, set_content
-from kvstudio.ui.slides.export import ChartLike, plot_items
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 
 log = logging.getLogger(__name__)

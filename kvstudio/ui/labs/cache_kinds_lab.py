@@ -1,6 +1,6 @@
 """Lab: dynamic vs static vs sliding-window cache on one prompt.
 
-Owns `CacheKindsPanel`: it runs `labs.cache_kinds` and draws, per step, the
+Owns `CacheKindsPanel`: it runs `cache_kinds.cache_kinds` and draws, per step, the
 bytes each cache holds (static: allocated and used) and the attention mask's
 width (keys each query sees), then a table with the final sizes and whether
 each kind chose the same tokens as the dynamic cache (it must when the window
@@ -21,18 +21,18 @@ from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import cache_kind_name
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import ByteCount, LabPanel, series_colour
-from kvstudio.ui.plots.base import add_legend_row
+from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.labs import experiments
-    from kvstudio.labs import window_labs as labs
+    from kvstudio.labs import cache_kinds as lab
+    from kvstudio.labs import common as lab_common
 else:
-    experiments = LazyModule("kvstudio.labs.experiments")  # torch loads when a lab first runs
-    labs = LazyModule("kvstudio.labs.window_labs")  # torch loads when a lab first runs
+    lab_common = LazyModule("kvstudio.labs.common")  # torch loads when a lab first runs
+    lab = LazyModule("kvstudio.labs.cache_kinds")  # torch loads when a lab first runs
 
 KIND_COLOURS: dict[CacheKind, str] = {kind: series_colour(i) for i, kind in enumerate(CACHE_KINDS)}
 
@@ -120,7 +120,7 @@ class CacheKindsPanel(LabPanel):
             self._bytes["static-used"],
             self.tr("{0} (used)").format(cache_kind_name("static")),
         )
-        if self.result is not None and isinstance(self.result, labs.CacheKindsResult):
+        if self.result is not None and isinstance(self.result, lab.CacheKindsResult):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:
@@ -129,9 +129,9 @@ class CacheKindsPanel(LabPanel):
             raise ValueError(
                 f"P + N = {p + n} is more than the model's {model.max_positions} positions."
             )
-        ids = experiments.lab_prompt_ids(model.tokenizer, p)
+        ids = lab_common.lab_prompt_ids(model.tokenizer, p)
         backend, tokenizer = model.backend, model.tokenizer
-        return lambda: labs.cache_kinds(backend, tokenizer, ids, new_tokens=n, window=w)
+        return lambda: lab.cache_kinds(backend, tokenizer, ids, new_tokens=n, window=w)
 
     def clear_views(self) -> None:
         self._series = {}
@@ -141,7 +141,7 @@ class CacheKindsPanel(LabPanel):
 
     def show_progress(self, item: object) -> None:
         super().show_progress(item)
-        if not isinstance(item, experiments.Progress) or item.record is None:
+        if not isinstance(item, lab_common.Progress) or item.record is None:
             return
         kind, record = item.stage, item.record
         if kind not in CACHE_KINDS:
@@ -162,7 +162,7 @@ class CacheKindsPanel(LabPanel):
         return points[:, 0], points[:, 1]
 
     def show_result(self, result: object) -> None:
-        if not isinstance(result, labs.CacheKindsResult):
+        if not isinstance(result, lab.CacheKindsResult):
             return
         for run in result.runs:
             steps = np.arange(len(run.allocated_bytes), dtype=float)
@@ -208,7 +208,7 @@ class CacheKindsPanel(LabPanel):
         )
         self.status.setText(self._covers_text(result))
 
-    def _covers_text(self, result: labs.CacheKindsResult) -> str:
+    def _covers_text(self, result: lab.CacheKindsResult) -> str:
         return self.tr("The window W = {0} {1} the context P + N − 1 = {2}.").format(
             result.window,
             self.tr("covers") if result.window_covers_context else self.tr("is shorter than"),
@@ -217,7 +217,7 @@ class CacheKindsPanel(LabPanel):
 
     def headline(self) -> str:
         result = self.result
-        if not isinstance(result, labs.CacheKindsResult):
+        if not isinstance(result, lab.CacheKindsResult):
             return ""
         parts = [self.tr("{0} {1:,} B").format(cache_kind_name(run.kind), run.allocated_bytes[-1])
                  for run in result.runs]
@@ -228,7 +228,7 @@ class CacheKindsPanel(LabPanel):
 
     def data_tables(self) -> list[DataTable]:
         result = self.result
-        if not isinstance(result, labs.CacheKindsResult):
+        if not isinstance(result, lab.CacheKindsResult):
             return []
         memory: list[Series] = []
         masks: list[Series] = []
@@ -248,7 +248,7 @@ class CacheKindsPanel(LabPanel):
 
     def numbers(self) -> dict[str, Any]:
         result = self.result
-        if not isinstance(result, labs.CacheKindsResult):
+        if not isinstance(result, lab.CacheKindsResult):
             return {}
         return {
             "prompt_tokens": result.prompt_tokens,

@@ -1,6 +1,6 @@
 """Lab: cache vs recompute on the course prompt (P = 183, N = 64), in fp32, fp16 or bf16.
 
-Owns `CacheVsRecomputePanel`: it runs `labs.repeated_cache_vs_recompute`
+Owns `CacheVsRecomputePanel`: it runs `compare.repeated_cache_vs_recompute`
 (the engine's `compare_modes` on the lab prompt, k interleaved rounds), draws
 the median ms per step of both modes with a min–max band and max |Δlogit| per
 step, and fills the lab table: tokens fed measured vs formula, identical
@@ -17,23 +17,24 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QWidget
 
-from kvstudio.engine.records import DTYPES, MODES, Mode
+from kvstudio.engine.records import DEFAULT_REPEATS, DTYPES, MODES, Mode
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import ByteCount, LabPanel
-from kvstudio.ui.plots.base import MODE_COLOURS, add_legend_row
+from kvstudio.ui.plots.base import MODE_COLOURS
+from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.labs import experiments
-    from kvstudio.labs import window_labs as labs
+    from kvstudio.labs import common as lab_common
+    from kvstudio.labs import compare as lab
 else:
-    experiments = LazyModule("kvstudio.labs.experiments")  # torch loads when a lab first runs
-    labs = LazyModule("kvstudio.labs.window_labs")  # torch loads when a lab first runs
+    lab_common = LazyModule("kvstudio.labs.common")  # torch loads when a lab first runs
+    lab = LazyModule("kvstudio.labs.compare")  # torch loads when a lab first runs
 
 
 def _band_colour(mode: Mode) -> QColor:
@@ -42,7 +43,7 @@ def _band_colour(mode: Mode) -> QColor:
     return colour
 
 
-def spread_text(value: labs.Spread, digits: int = 2) -> str:
+def spread_text(value: lab_common.Spread, digits: int = 2) -> str:
     """"5.10 (4.90–5.60)": the median, then the range of the rounds."""
     if value.count < 2:
         return f"{value.median:.{digits}f}"
@@ -56,7 +57,7 @@ class CacheVsRecomputePanel(LabPanel):
         self.prompt_tokens = int_box(1, 4096, 183)
         self.new_tokens = int_box(1, 2048, 64)
         self.warmup = int_box(0, 64, 4)
-        self.repeats = int_box(1, 50, labs.DEFAULT_REPEATS)
+        self.repeats = int_box(1, 50, DEFAULT_REPEATS)
         self.dtype = QComboBox()
         for dtype in DTYPES:
             self.dtype.addItem(dtype, dtype)
@@ -137,7 +138,7 @@ class CacheVsRecomputePanel(LabPanel):
         legend.clear()
         for mode in MODES:
             legend.addItem(self._time_curves[mode], mode_name(mode))
-        if self.result is not None and isinstance(self.result, labs.RepeatedCompare):
+        if self.result is not None and isinstance(self.result, lab.RepeatedCompare):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:
@@ -150,7 +151,7 @@ class CacheVsRecomputePanel(LabPanel):
                 f"P + N = {p + n} is more than the model's {model.max_positions} positions; "
                 "lower P or N."
             )
-        return lambda: labs.repeated_cache_vs_recompute(
+        return lambda: lab.repeated_cache_vs_recompute(
             backend, tokenizer, repeats=repeats, prompt_tokens=p, new_tokens=n, dtype=dtype,
             warmup_tokens=warm,
         )
@@ -164,7 +165,7 @@ class CacheVsRecomputePanel(LabPanel):
 
     def show_progress(self, item: object) -> None:
         super().show_progress(item)
-        if (isinstance(item, experiments.Progress) and item.record is not None
+        if (isinstance(item, lab_common.Progress) and item.record is not None
                 and item.stage in MODES):
             mode: Mode = item.record.mode
             self._times[mode].append(item.record.elapsed_s * 1000.0)
@@ -172,7 +173,7 @@ class CacheVsRecomputePanel(LabPanel):
             self._time_curves[mode].setData(np.arange(len(ys), dtype=float), ys)
 
     def show_result(self, result: object) -> None:
-        if not isinstance(result, labs.RepeatedCompare):
+        if not isinstance(result, lab.RepeatedCompare):
             return
         for mode in MODES:
             steps = result.step_ms(mode)
@@ -224,7 +225,7 @@ class CacheVsRecomputePanel(LabPanel):
 
     def headline(self) -> str:
         result = self.result
-        if not isinstance(result, labs.RepeatedCompare):
+        if not isinstance(result, lab.RepeatedCompare):
             return ""
         c, r = result.first.cached, result.first.recompute
         first = self.tr(
@@ -241,7 +242,7 @@ class CacheVsRecomputePanel(LabPanel):
 
     def data_tables(self) -> list[DataTable]:
         result = self.result
-        if not isinstance(result, labs.RepeatedCompare):
+        if not isinstance(result, lab.RepeatedCompare):
             return []
         step = self.tr("step (0 = prefill)")
         times: list[Series] = []
@@ -272,7 +273,7 @@ class CacheVsRecomputePanel(LabPanel):
 
     def numbers(self) -> dict[str, Any]:
         result = self.result
-        if not isinstance(result, labs.RepeatedCompare):
+        if not isinstance(result, lab.RepeatedCompare):
             return {}
         first = result.first
         out: dict[str, Any] = {
@@ -301,5 +302,5 @@ class CacheVsRecomputePanel(LabPanel):
         return out
 
 
-def _spread_dict(value: labs.Spread) -> dict[str, float]:
+def _spread_dict(value: lab_common.Spread) -> dict[str, float]:
     return {"median": value.median, "min": value.low, "max": value.high, "rounds": value.count}

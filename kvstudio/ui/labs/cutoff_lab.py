@@ -1,6 +1,6 @@
 """Lab: top-k and top-p, step by step: the next-token distribution and where each filter cuts.
 
-Owns `TopPTopKPanel`: it pulls `labs.distribution_steps` one step at a time
+Owns `TopPTopKPanel`: it pulls `cutoff.distribution_steps` one step at a time
 (Step) or to the end and draws what top-p really sees: the 20 most likely next
 tokens after the temperature and top-k, renormalised (bars cut by top-k are
 hollow at their probability before top-k), their cumulative mass as a line,
@@ -24,16 +24,16 @@ from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import float_box, int_box
 from kvstudio.ui.labs.base import prompt_ids
 from kvstudio.ui.labs.step_navigation import SteppedLabPanel
-from kvstudio.ui.plots.base import add_legend_row
+from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.labs import window_labs as labs
+    from kvstudio.labs import cutoff as lab
 else:
-    labs = LazyModule("kvstudio.labs.window_labs")  # torch loads when a lab first runs
+    lab = LazyModule("kvstudio.labs.cutoff")  # torch loads when a lab first runs
 
 BARS = 20
 KEPT, CUT_P, CUT_K = "#0072B2", "#E69F00", "#888888"
@@ -110,7 +110,7 @@ class TopPTopKPanel(SteppedLabPanel):
             symbolSize=4,
             symbolBrush="#D55E00",
         )
-        self.steps: list[labs.DistributionStep] = []
+        self.steps: list[lab.DistributionStep] = []
         self.shown: int | None = None  # the step drawn when looking back (None = the latest)
         self.table.currentCellChanged.connect(self._on_table_row_changed)
         self.add_chart("top-k-top-p", self.view)
@@ -165,7 +165,7 @@ class TopPTopKPanel(SteppedLabPanel):
         )
         ids = prompt_ids(model, self.prompt.text())
         backend, tokenizer, new = model.backend, model.tokenizer, self.new_tokens.value()
-        return lambda: labs.distribution_steps(
+        return lambda: lab.distribution_steps(
             backend, tokenizer, ids, settings, new_tokens=new, bars=BARS
         )
 
@@ -173,7 +173,7 @@ class TopPTopKPanel(SteppedLabPanel):
         """After the last step only the summary is left: collect it without another click."""
         return bool(self.steps) and self.steps[-1].record.all_finished
 
-    def shown_step(self) -> labs.DistributionStep:
+    def shown_step(self) -> lab.DistributionStep:
         """The step the distribution shows: the one selected in the table, else the latest."""
         return self.steps[-1] if self.shown is None else self.steps[self.shown]
 
@@ -203,7 +203,7 @@ class TopPTopKPanel(SteppedLabPanel):
         self.table.set_rows([], [])
 
     def show_progress(self, item: object) -> None:
-        if not isinstance(item, labs.DistributionStep):
+        if not isinstance(item, lab.DistributionStep):
             return
         self.steps.append(item)
         self.progress.setRange(0, self.new_tokens.value())
@@ -226,7 +226,7 @@ class TopPTopKPanel(SteppedLabPanel):
         self.surv_plot.getAxis("bottom").setTicks(
             [[(float(i), str(i)) for i in range(0, steps, every)]])
 
-    def _draw_step(self, item: labs.DistributionStep) -> None:
+    def _draw_step(self, item: lab.DistributionStep) -> None:
         n = len(item.probabilities)
         k = item.top_k_cut
         shown = item.after_top_k()
@@ -311,7 +311,7 @@ class TopPTopKPanel(SteppedLabPanel):
             self.table.scrollToBottom()
 
     def show_result(self, result: object) -> None:
-        if isinstance(result, labs.DistributionRun):
+        if isinstance(result, lab.DistributionRun):
             text = result.text
             self.set_status(lambda: self.tr("Finished. Text: {0}").format(text))
 
@@ -402,7 +402,7 @@ class TopPTopKPanel(SteppedLabPanel):
             self.show_step(row)
 
 
-def _chosen_text(step: labs.DistributionStep) -> str:
+def _chosen_text(step: lab.DistributionStep) -> str:
     rank = step.chosen_rank
     return step.token_texts[rank] if rank is not None else f"id {step.record.token_ids[0]}"
 

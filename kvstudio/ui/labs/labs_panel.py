@@ -27,7 +27,7 @@ from kvstudio.ui.labs.quant_lab import QuantizedCachePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 from kvstudio.ui.run.engine_adapter import ModelHandle
-from kvstudio.ui.slides.export import ChartLike
+from kvstudio.ui.slides.canvas import ChartLike
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 SlidePack = tuple[dict[str, ChartLike], dict[str, Any], dict[str, Sequence[Mapping[str, Any]]]]

@@ -1,6 +1,6 @@
 """Lab: the paged KV cache — blocks, block tables, shared prompt blocks.
 
-Owns `PagedCachePanel`: it runs `scale_labs.paged_memory` (30 samples of one
+Owns `PagedCachePanel`: it runs `paged.paged_memory` (30 samples of one
 question with a preallocated, a dynamic and a paged cache, same seed) and
 draws the bytes each holds per step next to the paged cache's block table at
 a chosen step: one row per sample, one box per block, filled as far as the
@@ -22,17 +22,18 @@ from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import ByteCount, LabPanel, prompt_ids, series_colour
-from kvstudio.ui.plots.base import add_legend_row
+from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.labs import experiments, scale_labs
+    from kvstudio.labs import common as lab_common
+    from kvstudio.labs import paged as lab
 else:  # torch loads when the lab first runs
-    experiments = LazyModule("kvstudio.labs.experiments")
-    scale_labs = LazyModule("kvstudio.labs.scale_labs")
+    lab_common = LazyModule("kvstudio.labs.common")
+    lab = LazyModule("kvstudio.labs.paged")
 
 QUESTION = "KV 캐시가 무엇인지 한 문장으로 설명해 주세요."
 SHARED_COLOUR, OWN_COLOUR, EMPTY_COLOUR = "#D55E00", "#0072B2", "#E6E6E6"
@@ -121,7 +122,7 @@ class PagedCachePanel(LabPanel):
         blocks.addItem(self._own, self.tr("own block"))
         blocks.addItem(self._capacity, self.tr("empty slots"))
         self._draw_table()
-        if self.result is not None and isinstance(self.result, scale_labs.PagedLabResult):
+        if self.result is not None and isinstance(self.result, lab.PagedLabResult):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:
@@ -131,9 +132,9 @@ class PagedCachePanel(LabPanel):
             raise ValueError(
                 f"P + N = {len(ids) + n} is more than the model's {model.max_positions} positions."
             )
-        greedy = experiments.lab_prompt_ids(model.tokenizer, min(64, model.max_positions - 32))
+        greedy = lab_common.lab_prompt_ids(model.tokenizer, min(64, model.max_positions - 32))
         backend, tokenizer = model.backend, model.tokenizer
-        return lambda: scale_labs.paged_memory(
+        return lambda: lab.paged_memory(
             backend,
             tokenizer,
             ids,
@@ -153,7 +154,7 @@ class PagedCachePanel(LabPanel):
         self.table.set_rows([], [])
 
     def show_result(self, result: object) -> None:
-        if not isinstance(result, scale_labs.PagedLabResult):
+        if not isinstance(result, lab.PagedLabResult):
             return
         series = {
             "static": result.static_bytes,
@@ -220,7 +221,7 @@ class PagedCachePanel(LabPanel):
 
     def _draw_table(self) -> None:
         result = self.result
-        if not isinstance(result, scale_labs.PagedLabResult) or not result.paged_steps:
+        if not isinstance(result, lab.PagedLabResult) or not result.paged_steps:
             return
         index = min(self.step_slider.value(), len(result.paged_steps) - 1)
         snapshot = result.paged_steps[index]
@@ -258,13 +259,13 @@ class PagedCachePanel(LabPanel):
             color="#222",
         )
 
-    def _step_index(self, result: scale_labs.PagedLabResult) -> int:
+    def _step_index(self, result: lab.PagedLabResult) -> int:
         """The step the block-table view shows (the slider's)."""
         return max(0, min(self.step_slider.value(), len(result.paged_steps) - 1))
 
     def headline(self) -> str:
         result = self.result
-        if not isinstance(result, scale_labs.PagedLabResult) or not result.paged_steps:
+        if not isinstance(result, lab.PagedLabResult) or not result.paged_steps:
             return ""
         static, dynamic = result.static_bytes[-1], result.dynamic_bytes[-1]
         paged = result.paged_bytes[-1]
@@ -282,7 +283,7 @@ class PagedCachePanel(LabPanel):
 
     def data_tables(self) -> list[DataTable]:
         result = self.result
-        if not isinstance(result, scale_labs.PagedLabResult) or not result.paged_steps:
+        if not isinstance(result, lab.PagedLabResult) or not result.paged_steps:
             return []
         steps = tuple(s.step for s in result.paged_steps)  # step 0 = the prefill
         memory = (
@@ -311,7 +312,7 @@ class PagedCachePanel(LabPanel):
 
     def numbers(self) -> dict[str, Any]:
         result = self.result
-        if not isinstance(result, scale_labs.PagedLabResult):
+        if not isinstance(result, lab.PagedLabResult):
             return {}
         return {
             "prompt_tokens": result.prompt_tokens,

@@ -2,7 +2,7 @@
 
 Owns `ProjectorPanel`: pick the loaded model, a built-in preset (numbers from
 the published config.json) or a local config.json; it runs
-`scale_labs.projector` and draws cache bytes against context length for the
+`projector.projector` and draws cache bytes against context length for the
 chosen batch, with lines for common accelerator memory sizes and the model's
 weights, and a table of what GQA, a 16- or 8-bit cache and a window change.
 For the loaded model it also runs the model and shows the projection next to
@@ -27,17 +27,18 @@ from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import html_text
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import LabPanel, series_colour
-from kvstudio.ui.plots.base import add_legend_row
+from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.labs import experiments, scale_labs
+    from kvstudio.labs import common as lab_common
+    from kvstudio.labs import projector as lab
 else:  # torch loads when the lab first runs
-    experiments = LazyModule("kvstudio.labs.experiments")
-    scale_labs = LazyModule("kvstudio.labs.scale_labs")
+    lab_common = LazyModule("kvstudio.labs.common")
+    lab = LazyModule("kvstudio.labs.projector")
 
 LOADED = "__loaded__"
 
@@ -127,7 +128,7 @@ class ProjectorPanel(LabPanel):
         legend.addItem(self._cache8, self.tr("KV cache, 8-bit"))
         legend.addItem(self._weights, self.tr("model weights"))
         legend.addItem(self._gpu_lines[0], self.tr("GPU memory (16 / 24 / 40 / 80 GiB)"))
-        if self.result is not None and isinstance(self.result, scale_labs.ProjectorResult):
+        if self.result is not None and isinstance(self.result, lab.ProjectorResult):
             self.show_result(self.result)
 
     def _choose_config(self) -> None:
@@ -170,10 +171,10 @@ class ProjectorPanel(LabPanel):
             int(self.bits.currentData()),
         )
         if self.source.currentData() != LOADED:
-            return lambda: scale_labs.projector(geometry, context=context, batch=batch, bits=bits)
+            return lambda: lab.projector(geometry, context=context, batch=batch, bits=bits)
         backend, tokenizer = model.backend, model.tokenizer
-        check_prompt = experiments.lab_prompt_ids(tokenizer, min(128, model.max_positions - 16))
-        return lambda: scale_labs.projector(
+        check_prompt = lab_common.lab_prompt_ids(tokenizer, min(128, model.max_positions - 16))
+        return lambda: lab.projector(
             geometry,
             context=context,
             batch=batch,
@@ -192,7 +193,7 @@ class ProjectorPanel(LabPanel):
         self.table.set_rows([], [])
 
     def show_result(self, result: object) -> None:
-        if not isinstance(result, scale_labs.ProjectorResult):
+        if not isinstance(result, lab.ProjectorResult):
             return
         self.clear_views()
         g = result.geometry
@@ -262,7 +263,7 @@ class ProjectorPanel(LabPanel):
 
     def headline(self) -> str:
         result = self.result
-        if not isinstance(result, scale_labs.ProjectorResult):
+        if not isinstance(result, lab.ProjectorResult):
             return ""
         g = result.geometry
         per_token = g.bytes_per_token(result.bits)
@@ -286,7 +287,7 @@ class ProjectorPanel(LabPanel):
 
     def data_tables(self) -> list[DataTable]:
         result = self.result
-        if not isinstance(result, scale_labs.ProjectorResult):
+        if not isinstance(result, lab.ProjectorResult):
             return []
         g = result.geometry
         x = tuple(result.contexts)
@@ -324,7 +325,7 @@ class ProjectorPanel(LabPanel):
 
     def numbers(self) -> dict[str, Any]:
         result = self.result
-        if not isinstance(result, scale_labs.ProjectorResult):
+        if not isinstance(result, lab.ProjectorResult):
             return {}
         g = result.geometry
         out: dict[str, Any] = {

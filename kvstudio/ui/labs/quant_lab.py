@@ -1,6 +1,6 @@
 """Lab: a quantized KV cache — fewer bytes, and what it costs in logits.
 
-Owns `QuantizedCachePanel`: it runs `scale_labs.quantized_cache` (greedy with
+Owns `QuantizedCachePanel`: it runs `quantized.quantized_cache` (greedy with
 the model's own cache, then fp16, int8 and int4 caches) and draws max |Δlogit|
 per step for each next to the bytes each cache stores (scales included), with
 a table of bytes, formula, the first divergent step and whether the answer
@@ -21,17 +21,18 @@ from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import ByteCount, LabPanel, series_colour
-from kvstudio.ui.plots.base import add_legend_row
+from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.labs import experiments, scale_labs
+    from kvstudio.labs import common as lab_common
+    from kvstudio.labs import quantized as lab
 else:  # torch loads when the lab first runs
-    experiments = LazyModule("kvstudio.labs.experiments")
-    scale_labs = LazyModule("kvstudio.labs.scale_labs")
+    lab_common = LazyModule("kvstudio.labs.common")
+    lab = LazyModule("kvstudio.labs.quantized")
 
 KINDS = ("fp16", "int8", "int4")
 
@@ -95,7 +96,7 @@ class QuantizedCachePanel(LabPanel):
         legend.clear()
         for kind in KINDS:
             legend.addItem(self._drift[kind], kind)
-        if self.result is not None and isinstance(self.result, scale_labs.QuantLabResult):
+        if self.result is not None and isinstance(self.result, lab.QuantLabResult):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:
@@ -104,9 +105,9 @@ class QuantizedCachePanel(LabPanel):
             raise ValueError(
                 f"P + N = {p + n} is more than the model's {model.max_positions} positions."
             )
-        ids = experiments.lab_prompt_ids(model.tokenizer, p)
+        ids = lab_common.lab_prompt_ids(model.tokenizer, p)
         backend, tokenizer = model.backend, model.tokenizer
-        return lambda: scale_labs.quantized_cache(backend, tokenizer, ids, new_tokens=n)
+        return lambda: lab.quantized_cache(backend, tokenizer, ids, new_tokens=n)
 
     def clear_views(self) -> None:
         for line in self._drift.values():
@@ -118,7 +119,7 @@ class QuantizedCachePanel(LabPanel):
         self.table.set_rows([], [])
 
     def show_result(self, result: object) -> None:
-        if not isinstance(result, scale_labs.QuantLabResult):
+        if not isinstance(result, lab.QuantLabResult):
             return
         self.clear_views()
         for run in result.runs:
@@ -165,7 +166,7 @@ class QuantizedCachePanel(LabPanel):
 
     def headline(self) -> str:
         result = self.result
-        if not isinstance(result, scale_labs.QuantLabResult):
+        if not isinstance(result, lab.QuantLabResult):
             return ""
         ref = result.reference
         sizes = [f"fp{ref.bits} {format_bytes(ref.cache_bytes)}"]
@@ -186,7 +187,7 @@ class QuantizedCachePanel(LabPanel):
 
     def data_tables(self) -> list[DataTable]:
         result = self.result
-        if not isinstance(result, scale_labs.QuantLabResult):
+        if not isinstance(result, lab.QuantLabResult):
             return []
         drift = tuple(
             Series(self.tr("{0}: max |Δlogit|").format(run.kind),
@@ -210,7 +211,7 @@ class QuantizedCachePanel(LabPanel):
 
     def numbers(self) -> dict[str, Any]:
         result = self.result
-        if not isinstance(result, scale_labs.QuantLabResult):
+        if not isinstance(result, lab.QuantLabResult):
             return {}
         return {
             "prompt_tokens": result.prompt_tokens,

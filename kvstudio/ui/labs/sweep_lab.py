@@ -1,6 +1,6 @@
 """Lab: ms per token against context length, both modes, with linear and quadratic fits.
 
-Owns `LengthSweepPanel`: it runs `labs.sweep_with_fits` (the engine's
+Owns `LengthSweepPanel`: it runs `sweep.sweep_with_fits` (the engine's
 `length_sweep` repeated k times, medians, plus least-squares fits) and draws
 the median points with min–max bars, the fitted line (dashed) and parabola
 (solid) for each mode where the fit means something (R² ≥ the threshold, a
@@ -17,21 +17,22 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 
-from kvstudio.engine.records import MODES
+from kvstudio.engine.records import DEFAULT_REPEATS, MODES
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import LabPanel
-from kvstudio.ui.plots.base import MODE_COLOURS, add_legend_row
+from kvstudio.ui.plots.base import MODE_COLOURS
+from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle, split_number_list
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.labs import window_labs as labs
+    from kvstudio.labs import sweep as lab
 else:
-    labs = LazyModule("kvstudio.labs.window_labs")  # torch loads when a lab first runs
+    lab = LazyModule("kvstudio.labs.sweep")  # torch loads when a lab first runs
 
 
 def parse_lengths(text: str) -> tuple[int, ...]:
@@ -66,7 +67,7 @@ class LengthSweepPanel(LabPanel):
         self.vary.addItem("", "new")
         self.values = QLineEdit("16, 32, 64, 128, 256")
         self.fixed = int_box(1, 4096, 32)
-        self.repeats = int_box(1, 50, labs.DEFAULT_REPEATS)
+        self.repeats = int_box(1, 50, DEFAULT_REPEATS)
         for key, widget in (("vary", self.vary), ("values", self.values), ("fixed", self.fixed),
                             ("repeats", self.repeats)):
             self.add_field(key, widget)
@@ -107,7 +108,7 @@ class LengthSweepPanel(LabPanel):
                 "Each point is the median of several rounds, its bar the fastest and slowest "
                 "round. Dashed: best straight line; solid: best parabola; a curve is drawn only "
                 "when it explains the points (R² at least {0:g})."
-            ).format(labs.MIN_R_SQUARED)
+            ).format(lab.MIN_R_SQUARED)
         )
         self.vary.setItemText(0, self.tr("prompt length P"))
         self.vary.setItemText(1, self.tr("new tokens N"))
@@ -132,7 +133,7 @@ class LengthSweepPanel(LabPanel):
             item.legend.addItem(
                 self._quadratic[mode], self.tr("{0}: quadratic fit").format(mode_name(mode))
             )
-        if self.result is not None and isinstance(self.result, labs.SweepLabResult):
+        if self.result is not None and isinstance(self.result, lab.SweepLabResult):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:
@@ -146,7 +147,7 @@ class LengthSweepPanel(LabPanel):
                 f"{model.max_positions}; use shorter lengths."
             )
         backend, tokenizer = model.backend, model.tokenizer
-        return lambda: labs.sweep_with_fits(
+        return lambda: lab.sweep_with_fits(
             backend, tokenizer, vary=vary, values=values, fixed=fixed, repeats=repeats
         )
 
@@ -159,7 +160,7 @@ class LengthSweepPanel(LabPanel):
         self.table.set_rows([], [])
 
     def show_result(self, result: object) -> None:
-        if not isinstance(result, labs.SweepLabResult):
+        if not isinstance(result, lab.SweepLabResult):
             return
         rows: list[tuple[Any, ...]] = []
         for fits in result.fits:
@@ -197,15 +198,15 @@ class LengthSweepPanel(LabPanel):
             rows,
         )
 
-    def _no_fit_text(self, fits: labs.ModeFits, fit: labs.Fit) -> str:
-        if fit.r_squared < labs.MIN_R_SQUARED:
+    def _no_fit_text(self, fits: lab.ModeFits, fit: lab.Fit) -> str:
+        if fit.r_squared < lab.MIN_R_SQUARED:
             return self.tr("no fit (R² {0:.2f} < {1:g})").format(fit.r_squared,
-                                                                 labs.MIN_R_SQUARED)
+                                                                 lab.MIN_R_SQUARED)
         return self.tr("no fit (the parabola bends down)")
 
     def headline(self) -> str:
         result = self.result
-        if not isinstance(result, labs.SweepLabResult):
+        if not isinstance(result, lab.SweepLabResult):
             return ""
         parts = []
         for fits in result.fits:
@@ -228,7 +229,7 @@ class LengthSweepPanel(LabPanel):
 
     def data_tables(self) -> list[DataTable]:
         result = self.result
-        if not isinstance(result, labs.SweepLabResult):
+        if not isinstance(result, lab.SweepLabResult):
             return []
         series: list[Series] = []
         for fits in result.fits:
@@ -252,12 +253,12 @@ class LengthSweepPanel(LabPanel):
 
     def numbers(self) -> dict[str, Any]:
         result = self.result
-        if not isinstance(result, labs.SweepLabResult):
+        if not isinstance(result, lab.SweepLabResult):
             return {}
         return {
             "vary": result.sweep.vary,
             "rounds": result.repeats,
-            "min_r_squared": labs.MIN_R_SQUARED,
+            "min_r_squared": lab.MIN_R_SQUARED,
             "points": [
                 {
                     "mode": p.mode,

@@ -1,6 +1,6 @@
 """Lab: a list of temperatures × 30 samples with one seed, and the same seed in both modes.
 
-Owns `TemperaturePanel`: it runs `labs.temperature_lab` (the engine's
+Owns `TemperaturePanel`: it runs `temperature.temperature_lab` (the engine's
 `repeated_sampling`, cached, then recompute as a check) and draws a grouped
 histogram (answer rank × temperature), the number of distinct answers per
 temperature, the answers themselves, and whether both modes gave the same
@@ -18,16 +18,16 @@ from PySide6.QtWidgets import QCheckBox, QLineEdit, QPlainTextEdit, QWidget
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, prompt_ids, series_colour
-from kvstudio.ui.plots.base import add_legend_row
+from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle, parse_temperatures
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.labs import window_labs as labs
+    from kvstudio.labs import temperature as lab
 else:
-    labs = LazyModule("kvstudio.labs.window_labs")  # torch loads when a lab first runs
+    lab = LazyModule("kvstudio.labs.temperature")  # torch loads when a lab first runs
 
 MAX_RANKS = 15  # answers drawn per temperature; the axis says how many more there are
 
@@ -99,7 +99,7 @@ class TemperaturePanel(LabPanel):
         self.hist_plot.setLabel("left", self.tr("count"))
         self.distinct_plot.setTitle(self.tr("Distinct answers"), color="#222")
         self.distinct_plot.setLabel("bottom", self.tr("temperature"))
-        if self.result is not None and isinstance(self.result, labs.TemperatureLabResult):
+        if self.result is not None and isinstance(self.result, lab.TemperatureLabResult):
             self.show_result(self.result)
 
     def make_job(self, model: ModelHandle) -> JobFactory:
@@ -110,7 +110,7 @@ class TemperaturePanel(LabPanel):
         backend, tokenizer = model.backend, model.tokenizer
         samples, new, seed = self.samples.value(), self.new_tokens.value(), self.seed.value()
         both = self.both_modes.isChecked()
-        return lambda: labs.temperature_lab(
+        return lambda: lab.temperature_lab(
             backend,
             tokenizer,
             ids,
@@ -131,7 +131,7 @@ class TemperaturePanel(LabPanel):
         self.table.set_rows([], [])
 
     def show_result(self, result: object) -> None:
-        if not isinstance(result, labs.TemperatureLabResult):
+        if not isinstance(result, lab.TemperatureLabResult):
             return
         self.clear_views()
         temps = result.cached.temperatures
@@ -200,7 +200,7 @@ class TemperaturePanel(LabPanel):
 
     def headline(self) -> str:
         result = self.result
-        if not isinstance(result, labs.TemperatureLabResult):
+        if not isinstance(result, lab.TemperatureLabResult):
             return ""
         temps = result.cached.temperatures
         parts = [self.tr("T = {0:g}: {1}").format(t.temperature, t.distinct) for t in temps]
@@ -218,7 +218,7 @@ class TemperaturePanel(LabPanel):
 
     def data_tables(self) -> list[DataTable]:
         result = self.result
-        if not isinstance(result, labs.TemperatureLabResult):
+        if not isinstance(result, lab.TemperatureLabResult):
             return []
         temps = result.cached.temperatures
         series: list[Series] = []
@@ -240,7 +240,7 @@ class TemperaturePanel(LabPanel):
 
     def numbers(self) -> dict[str, Any]:
         result = self.result
-        if not isinstance(result, labs.TemperatureLabResult):
+        if not isinstance(result, lab.TemperatureLabResult):
             return {}
         return {
             "samples": result.cached.samples,

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QProgressBar,
     QPushButton,
+    QSpinBox,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -75,6 +76,32 @@ class AnswerPanel(RetranslateOnLanguageChange, QWidget):
         self._go.clicked.connect(self._on_go_clicked)
         self._cancel.clicked.connect(self.cancel_requested)
         self.retranslate()
+
+    # ---- handles: what a user presses (tests and scripts press them too) ----------------
+    @property
+    def samples_box(self) -> QSpinBox:
+        """How many answers per temperature."""
+        return self._samples
+
+    @property
+    def temperatures_edit(self) -> QLineEdit:
+        """The temperatures, comma-separated."""
+        return self._temps
+
+    @property
+    def length_box(self) -> QSpinBox:
+        """The token budget per answer."""
+        return self._length
+
+    @property
+    def go_button(self) -> QPushButton:
+        """Sample the answers."""
+        return self._go
+
+    @property
+    def cancel_button(self) -> QPushButton:
+        """Stop sampling."""
+        return self._cancel
 
     def samples(self) -> int:
         return self._samples.value()

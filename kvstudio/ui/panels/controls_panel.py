@@ -94,6 +94,27 @@ class ControlsPanel(RetranslateOnLanguageChange, QWidget):
         self._replaying = False
         self.retranslate()
 
+    # ---- handles: what a user presses (tests and scripts press them too) ----------------
+    @property
+    def step_button(self) -> QPushButton:
+        """Step: one token."""
+        return self._step
+
+    @property
+    def play_button(self) -> QPushButton:
+        """Play / Pause."""
+        return self._play
+
+    @property
+    def reset_button(self) -> QPushButton:
+        """Reset the run."""
+        return self._reset
+
+    @property
+    def to_end_button(self) -> QPushButton:
+        """Run to the end."""
+        return self._to_end
+
     # ---- state the window sets -------------------------------------------------------------------
     def mode(self) -> Mode:
         return "cached" if self._cached.isChecked() else "recompute"

@@ -96,6 +96,12 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         self._chat.toggled.connect(self.chat_template_toggled)
         self.retranslate()
 
+    # ---- handles: what a user presses (tests and scripts press them too) ----------------
+    @property
+    def prompt_edit(self) -> QPlainTextEdit:
+        """The prompt the user types."""
+        return self._prompt
+
     # ---- the prompt ------------------------------------------------------------------------
     def prompt(self) -> str:
         return self._prompt.toPlainText()

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QGroupBox,
+    QLabel,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -48,6 +49,17 @@ class ModelPanel(RetranslateOnLanguageChange, QWidget):
         self._open_folder.clicked.connect(self.choose_folder)
         self._open_pth.clicked.connect(self.choose_pth)
         self.retranslate()
+
+    # ---- handles: what a user presses (tests and scripts press them too) ----------------
+    @property
+    def model_box(self) -> QComboBox:
+        """The model to run: the embedded ones, and an opened one."""
+        return self._embedded
+
+    @property
+    def loaded_label(self) -> QLabel:
+        """The line that names the loaded model."""
+        return self._loaded
 
     def show_loaded(self, model: ModelHandle) -> None:
         """Select what is loaded: an embedded model, or an entry naming the opened one."""

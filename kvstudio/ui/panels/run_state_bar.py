@@ -67,6 +67,12 @@ class RunStateBar(RetranslateOnLanguageChange, QWidget):
         self._state: RunState | None = None
         self.retranslate()
 
+    # ---- handles: what a user presses (tests and scripts press them too) ----------------
+    @property
+    def live_button(self) -> QPushButton:
+        """Back to the live step (shown while replaying)."""
+        return self._live
+
     # ---- what the window shows ---------------------------------------------------------------
     def show_state(self, state: RunState) -> None:
         self._state = state

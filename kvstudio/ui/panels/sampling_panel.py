@@ -13,9 +13,11 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QLabel,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -84,6 +86,22 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
         self._cache_kind.currentIndexChanged.connect(self._on_edited)
         self._update_enabled()
         self.retranslate()
+
+    # ---- handles: what a user presses (tests and scripts press them too) ----------------
+    @property
+    def temperature_box(self) -> QDoubleSpinBox:
+        """The temperature."""
+        return self._temperature
+
+    @property
+    def top_k_box(self) -> QSpinBox:
+        """Top-k (0 = off)."""
+        return self._top_k
+
+    @property
+    def seed_box(self) -> QSpinBox:
+        """The seed."""
+        return self._seed
 
     # ---- settings in and out -----------------------------------------------------------------
     def sampling(self) -> SamplingSettings:

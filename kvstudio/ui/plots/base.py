@@ -3,25 +3,22 @@
 Owns the plumbing every plot needs (colours per mode, a second y axis linked
 to the first for cumulative series, fixed ranges whose y axes are laid out
 for their tick labels before they paint and whose repaint waits for the next
-event-loop turn, retranslation on language change) and the plot's frame: a
-title that wraps to the plot's width instead of widening it, and a legend
-laid out under the plot (`PlotLegend`), never on the data, in as many columns
-as the width allows. Nothing about what is drawn.
+event-loop turn, retranslation on language change) and `LivePlot`, which
+puts them together with the plot's frame from ``legend.py`` (a title that
+wraps to the plot's width, a legend under the data). Nothing about what is
+drawn.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterable, Iterator
-from typing import cast
-
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, QSizeF, Qt, QTimer
+from PySide6.QtCore import QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter, QPicture, QResizeEvent
-from PySide6.QtWidgets import QGraphicsGridLayout, QGraphicsItem, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from kvstudio.engine.records import Mode
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
+from kvstudio.ui.plots.legend import LEGEND_MARGIN, add_legend_row, fit_title
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides.chart_data import DataTable
 
@@ -93,254 +90,7 @@ def live_curve(pen: pg.QtGui.QPen) -> pg.PlotDataItem:
     return pg.PlotDataItem(pen=pen, dynamicRangeLimit=None, skipFiniteCheck=True)
 
 
-LEGEND_ROW = 4  # PlotItem's grid: 0 title, 1 top axis, 2 view box, 3 bottom axis, 4 legend
-
-
-class PlotLegend(pg.LegendItem):
-    """A legend in its own row under the plot (the data stays uncovered), as wide as it fits.
-
-    pyqtgraph's legend floats over the view box; this one sits in the PlotItem's
-    grid, so the plot's layout makes room for it, and `fit_width` re-flows its
-    entries into as many columns as the plot is wide (one column at worst, its
-    entries' text wrapped when even one column is wider than the plot).
-
-    One re-flow measures every entry once and lays the grid out once, so it
-    costs time in proportion to the number of entries. `addItem` re-flows after
-    each entry; add many at once with `add_entries` (or inside `adding()`),
-    which lays the legend out once at the end: 1,000 temperatures are then
-    1,000 entries' work, not a million.
-    """
-
-    def __init__(self, label_colour: str = "#222") -> None:
-        super().__init__(offset=None, horSpacing=14, verSpacing=-6, labelTextColor=label_colour)
-        self._width_limit = 0.0
-        self._adding = 0  # > 0 inside `adding()`: entries are laid out when it ends
-        self.after_fit: Callable[[], None] | None = None  # the plot takes its size back
-        # Re-flow for the plot's current width after the entries' text changed size (the
-        # slide theme calls it); set by `add_legend_row` for legends that follow their plot.
-        self.refit: Callable[[], None] | None = None
-        # A legend that follows its plot never holds the plot wider than the layout gives it
-        # (it re-flows to the narrower width instead); a LivePlot's takes its view size back.
-        self.narrows = False
-
-    def updateSize(self) -> None:
-        """Size from the entries' grid, then tell the plot's layout (instead of moving to 0, 0)."""
-        if self._adding:
-            return  # laid out once, when `adding()` ends
-        self.layout.invalidate()
-        hint = self.layout.effectiveSizeHint(Qt.SizeHint.PreferredSize)
-        self.setMinimumSize(QSizeF(min(hint.width(), 40.0), hint.height()) if self.narrows
-                            else hint)
-        self.setMaximumSize(hint)
-        self.resize(hint)
-        self.updateGeometry()
-
-    def _entry_widths(self) -> list[float]:
-        """Each entry's width on one row: its sample, the spacing, its label."""
-        spacing = self.layout.horizontalSpacing()
-        return [sample.boundingRect().width() + spacing + label.itemRect().width()
-                for sample, label in self.items]
-
-    def _width_with(self, entries: list[float], columns: int) -> float:
-        """The legend's width with `columns` entries per row, for entries this wide."""
-        spacing = self.layout.horizontalSpacing()
-        widths = [0.0] * columns
-        for index, entry in enumerate(entries):
-            column = index % columns
-            widths[column] = max(widths[column], entry)
-        left, _, right, _ = cast(tuple[float, float, float, float],
-                                 self.layout.getContentsMargins())
-        return sum(widths) + spacing * (columns - 1) + left + right + 4
-
-    def width_for(self, columns: int) -> float:
-        """The legend's width with `columns` entries per row, from its entries' own widths."""
-        return self._width_with(self._entry_widths(), columns)
-
-    def _most_columns(self, entries: list[float], width: float) -> int:
-        """The most columns (one at least) whose legend fits `width`.
-
-        With n columns the first n entries sit side by side, so their sum bounds
-        the width from below: only the few counts whose first entries fit (as
-        many as the plot's width has room for, however many entries there are)
-        are measured, from the most down.
-        """
-        spacing = self.layout.horizontalSpacing()
-        left, _, right, _ = cast(tuple[float, float, float, float],
-                                 self.layout.getContentsMargins())
-        most, first_n = 1, 0.0
-        for n, entry in enumerate(entries, start=1):
-            first_n += entry
-            if first_n + spacing * (n - 1) + left + right + 4 > width:
-                break
-            most = n
-        return next((n for n in range(most, 0, -1) if self._width_with(entries, n) <= width), 1)
-
-    def fit_width(self, width: float) -> None:
-        """Re-flow into the most columns whose width fits `width` (pixels); one at worst."""
-        self._width_limit = width
-        if self._adding:
-            return  # `adding()` re-flows once at its end
-        count = len(self.items)
-        if count == 0:
-            return
-        self._wrap_labels(None)  # measure every entry on one line
-        entries = self._entry_widths()
-        columns = self._most_columns(entries, width)
-        if columns == 1 and self._width_with(entries, 1) > width:
-            self._wrap_labels(width)  # a plot narrower than its longest entry
-        self._arrange(columns)
-        self.updateSize()
-        if self.after_fit is not None:
-            self.after_fit()
-
-    def _wrap_labels(self, width: float | None) -> None:
-        """Wrap each entry's text at word boundaries to fit a column `width` wide (None: unwrap)."""
-        spacing = self.layout.horizontalSpacing()
-        left, _, right, _ = cast(tuple[float, float, float, float],
-                                 self.layout.getContentsMargins())
-        for sample, label in self.items:
-            text = label.item
-            text.setTextWidth(-1)
-            if width is not None:
-                room = width - sample.boundingRect().width() - spacing - left - right - 4
-                if text.boundingRect().width() > room:
-                    text.setTextWidth(max(room, 24.0))
-            label.updateMin()
-
-    def _arrange(self, columns: int) -> None:
-        """Entry i at row i // columns, column i % columns, in a fresh grid (pyqtgraph's own
-        re-flow keeps the old grid's column count and widths)."""
-        old: QGraphicsGridLayout = self.layout  # type: ignore[has-type]
-        grid = QGraphicsGridLayout()
-        grid.setHorizontalSpacing(old.horizontalSpacing())
-        grid.setVerticalSpacing(old.verticalSpacing())
-        grid.setContentsMargins(*old.getContentsMargins())  # type: ignore[misc]
-        for index in range(old.count() - 1, -1, -1):
-            old.removeAt(index)  # the entries move to the new grid
-        for index, (sample, label) in enumerate(self.items):
-            row, column = divmod(index, columns)
-            grid.addItem(sample, row, 2 * column, alignment=Qt.AlignmentFlag.AlignVCenter)
-            grid.addItem(label, row, 2 * column + 1)
-        self.setLayout(grid)  # deletes the old (empty) grid
-        self.layout = grid
-        self.columnCount = columns
-        self.rowCount = max(1, -(-len(self.items) // columns))
-
-    @contextlib.contextmanager
-    def adding(self) -> Iterator[None]:
-        """Entries added (or removed) inside are laid out once, when the block ends."""
-        self._adding += 1
-        try:
-            yield
-        finally:
-            self._adding -= 1
-            if not self._adding:
-                if self._width_limit > 0:
-                    self.fit_width(self._width_limit)
-                else:  # not fitted to a width yet: pyqtgraph's own order, its column count
-                    self._arrange(self.columnCount)
-                    self.updateSize()
-
-    def add_entries(self, entries: Iterable[tuple[object, str]]) -> None:
-        """Add (item, name) entries in order with one layout at the end."""
-        with self.adding():
-            for item, name in entries:
-                self.addItem(item, name)
-
-    def _addItemToLayout(self, sample: object, label: object) -> None:
-        if not self._adding:  # inside `adding()` the grid is built once, at its end
-            super()._addItemToLayout(sample, label)
-
-    def addItem(self, item: object, name: str) -> None:  # type: ignore[override]
-        super().addItem(item, name)
-        if self._width_limit > 0:
-            self.fit_width(self._width_limit)
-
-    def removeItem(self, item: object) -> None:  # type: ignore[override]
-        count = len(self.items)
-        super().removeItem(item)
-        if len(self.items) != count and self._width_limit > 0:  # (a plot's item without an
-            self.fit_width(self._width_limit)  # entry is not in the legend: nothing moved)
-
-    def mouseDragEvent(self, ev: object) -> None:  # type: ignore[override]
-        """Not draggable: it has its own row."""
-
-
-LEGEND_MARGIN = 16.0  # pixels the legend leaves free of the plot's width
 CORNER_BUTTON_NAME = "exportButton"  # a chart's export button, in its top-right corner
-
-
-def add_legend_row(plot: pg.PlotItem, label_colour: str = "#222",
-                   follow_width: bool = True) -> PlotLegend:
-    """Give `plot` a `PlotLegend` in its own row under the data (instead of `addLegend`).
-
-    `PlotItem.addItem(name=…)`, `plot.legend` and the exporters find it as they
-    find pyqtgraph's own legend. `follow_width`: re-flow the entries whenever the
-    plot's width changes (a plot inside a `GraphicsLayoutWidget`, a chart laid
-    out on a slide canvas); a `LivePlot` re-flows from its widget's width instead.
-    """
-    legend = PlotLegend(label_colour)
-    plot.layout.addItem(legend, LEGEND_ROW, 0, 1, 3)
-    plot.layout.setAlignment(legend, Qt.AlignmentFlag.AlignHCenter)
-    plot.legend = legend
-    if follow_width:
-        def refit() -> None:
-            fit_title(plot, max(plot.width() - LEGEND_MARGIN, 60.0), narrows=True)
-            legend.fit_width(max(plot.width() - LEGEND_MARGIN, 60.0))
-
-        def width_changed() -> None:
-            if max(plot.width() - LEGEND_MARGIN, 60.0) != legend._width_limit:
-                refit()
-
-        legend.refit = refit
-        legend.narrows = True
-        # A new title (a step, a language) is wrapped again once it is set.
-        plot.titleLabel.item.document().contentsChanged.connect(
-            lambda: QTimer.singleShot(0, plot, refit))
-        plot.geometryChanged.connect(width_changed)
-        refit()
-    return legend
-
-
-def fit_title(plot: pg.PlotItem, width: float, narrows: bool = False,
-              corner_x: float | None = None) -> None:
-    """Wrap `plot`'s title at word boundaries to `width` (pixels, axes included).
-
-    `narrows`: the title never holds the plot wider than its layout gives it
-    (a plot in a `GraphicsLayoutWidget`; it wraps again when its width changes).
-    `corner_x`: where, in the plot's coordinates, the top-right corner that must
-    stay free begins (a chart's export button sits there); the title is centred
-    in its cell, so it wraps early enough that its right half ends before it.
-    """
-    label = plot.titleLabel
-    if not label.isVisible():
-        return
-    # The title's cell is the view box's column, between the y axes.
-    left, right = (plot.getAxis(side).width() if plot.getAxis(side).isVisible() else 0.0
-                   for side in ("left", "right"))
-    title_width = max(width - left - right, 60.0)
-    if corner_x is not None:
-        centre = (left + plot.width() - right) / 2
-        title_width = max(min(title_width, 2 * (corner_x - centre)), 60.0)
-    text = label.item
-    text.setTextWidth(-1)
-    if text.boundingRect().width() > title_width:
-        text.setTextWidth(title_width)  # wrap at word boundaries
-    if narrows and not getattr(label, "narrows", False):
-        label.narrows = True
-        full_update_min = label.updateMin
-
-        def narrow_update_min() -> None:  # pyqtgraph calls it on every resize and new text
-            full_update_min()
-            label.setMinimumWidth(60.0)
-            label._sizeHint[Qt.SizeHint.MinimumSize] = (60.0, label.minimumHeight())
-
-        label.updateMin = narrow_update_min
-    label.updateMin()
-    height = label.itemRect().height()
-    label.setMaximumHeight(height)
-    plot.layout.setRowFixedHeight(0, height)
-    label.resizeEvent(None)  # re-centre the text in its row
 
 
 class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):

@@ -61,6 +61,17 @@ class CacheBytesPlot(LivePlot):
         self._static_in_legend = False
         self.retranslate()
 
+    # ---- handles: what a user sees here (tests read them too) ------------------------------
+    @property
+    def allocated_bars(self) -> pg.BarGraphItem:
+        """The bars of bytes allocated per step."""
+        return self._allocated
+
+    @property
+    def window_cap_line(self) -> pg.InfiniteLine:
+        """The line at the sliding window's cap (shown for a uniform sliding cache)."""
+        return self._cap
+
     def retranslate(self) -> None:
         self.plot_item.setLabel("bottom", self.tr("layer"))
         self.plot_item.setLabel("left", self.tr("bytes"))

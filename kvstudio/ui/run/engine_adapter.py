@@ -350,13 +350,13 @@ def repeated_sampling(
 ) -> Iterator[SamplingProgress | AnswerCounts]:
     """Yield progress, then one `AnswerCounts`: `samples` answers per temperature, batched.
 
-    Runs the engine's `experiments.repeated_sampling` with the run's other knobs
+    Runs the engine's `sample.repeated_sampling` with the run's other knobs
     (top-k, top-p, penalty, seed); an empty `temperatures` means the current one.
     """
-    from kvstudio.labs import experiments
+    from kvstudio.labs import sample as sample_lab
 
     temps = temperatures or (settings.sampling.temperature,)
-    for item in experiments.repeated_sampling(
+    for item in sample_lab.repeated_sampling(
         model.backend,
         model.tokenizer,
         prompt_ids,
@@ -366,7 +366,7 @@ def repeated_sampling(
         settings=settings.sampling,
         mode="cached",
     ):
-        if isinstance(item, experiments.SamplingResult):
+        if isinstance(item, sample_lab.SamplingResult):
             yield AnswerCounts(
                 tuple(t.temperature for t in item.temperatures),
                 tuple(
@@ -385,7 +385,7 @@ def repeated_sampling(
 
 def warm_up(model: ModelHandle) -> None:
     """One forward before the first run, so its TTFT is not the model's first-ever forward."""
-    from kvstudio.labs.experiments import warm_up as warm_up_backend
+    from kvstudio.labs.common import warm_up as warm_up_backend
 
     warm_up_backend(model.backend, model.tokenizer)
 

@@ -23,20 +23,17 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QStyle, QToolButton, QWidget
 
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.plots.base import CORNER_BUTTON_NAME
-from kvstudio.ui.slides.export import (
+from kvstudio.ui.slides.canvas import (
     CANVASES,
     DEFAULT_CANVAS,
     ChartLike,
     ExportError,
-    ExportFormat,
     SlideCanvas,
     chart_item,
-    export_chart,
-    export_slide_pack,
-    plain_text,
     plot_items,
-    safe_file_stem,
 )
+from kvstudio.ui.slides.export import ExportFormat, export_chart, export_slide_pack, safe_file_stem
+from kvstudio.ui.slides.plotted_data import plain_text
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +185,12 @@ class ExportMenu(RetranslateOnLanguageChange, QMenu):
         self.headline_action.toggled.connect(self._exporter.set_headline)
         exporter.options_changed.connect(self._on_options_changed)
         self._on_options_changed()
+
+    # ---- handles: what a user presses (tests and scripts press them too) ----------------
+    @property
+    def format_actions(self) -> dict[str, QAction]:
+        """One menu entry per export format."""
+        return self._actions
 
     def retranslate(self) -> None:
         self.setTitle(self.tr("Export chart"))

@@ -25,6 +25,7 @@ from PySide6.QtGui import QCloseEvent, QColor, QFont, QKeySequence, QPalette, QS
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
+    QLabel,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -169,6 +170,17 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         self._shortcuts: list[QShortcut] = []
         self._bind_keys()
         self.retranslate()
+
+    # ---- handles: what a user presses (tests and scripts press them too) ----------------
+    @property
+    def chips_view(self) -> GenerationView:
+        """The run's tokens above the chart."""
+        return self._chips
+
+    @property
+    def big_label(self) -> QLabel:
+        """The headline's big number as the screen shows it."""
+        return self._big
 
     # ---- entering and leaving ----------------------------------------------------------------
     @property

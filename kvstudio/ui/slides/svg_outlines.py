@@ -16,7 +16,7 @@ Owns the post-processing of the SVG pyqtgraph writes:
   Cache inspector's K, V and attention maps into gradients);
 - `compose_canvas` puts the chart on a slide-sized page under a headline.
 
-It does not render charts (see ``export.py``).
+It does not render charts (see ``render.py``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,231 @@
+"""`kvstudio compare`: cached against recompute, the lab table on the command line.
+
+Owns the ``compare`` subcommand (registered on the one parser in
+``kvstudio.cli.main``) and its tables: tokens fed, times and cache bytes for
+both modes against the formulas (`print_compare`), or one mode alone
+(`print_single`). The numbers come from ``kvstudio.labs.compare``; with
+``--cache paged|fp16|int8|int4`` it adds ``kvstudio.cli.project``'s tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from kvstudio.cli import args as cli_args
+from kvstudio.cli import common, project
+from kvstudio.engine import costs, formulas
+from kvstudio.engine.backends.minimind import LanguageModel
+from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.cache.quantized import QUANT_BITS
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.records import MODES, Mode, SamplingSettings
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.labs.common import Progress, check_fits
+from kvstudio.labs.compare import CompareResult, ModeRun, compare_modes
+
+
+def add_subcommands(sub: Any) -> None:
+    """Register ``compare`` on the one parser (``kvstudio.cli.main``)."""
+    c = sub.add_parser(
+        "compare",
+        help="cached vs recompute: tokens fed, times, cache bytes (the lab table)",
+        description=(
+            "Greedy generation in both modes. Exactly N tokens are generated (eos is ignored, "
+            "like the notebook's min_new_tokens) so the formulas apply."
+        ),
+    )
+    common.prompt_options(c, 183)
+    c.add_argument(
+        "--new-tokens", type=cli_args.tokens, default=64, help="N new tokens (default 64)"
+    )
+    c.add_argument("--mode", default="both", choices=("both", "cached", "recompute"))
+    c.add_argument("--stop-at-eos", action="store_true", help="stop when the model writes eos")
+    c.add_argument(
+        "--samples", type=cli_args.rows, default=30, help="--cache paged: rows of the sampling run"
+    )
+    c.add_argument(
+        "--sample-tokens", type=cli_args.tokens, default=48,
+        help="--cache paged: their token budget",
+    )
+    common.cache_options(c)
+    common.model_options(c)
+    common.add_yes_option(c)
+    c.set_defaults(func=cmd_compare)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    loaded = common.prepare(args)
+    backend, tokenizer = loaded.backend, loaded.tokenizer
+    prompt = common.prompt_ids(args, tokenizer)
+    spec = common.cache_spec(args)
+    n = args.new_tokens
+    modes: tuple[Mode, ...] = MODES if args.mode == "both" else (args.mode,)
+    for mode in modes:  # positions and memory first: a run that cannot fit is not priced
+        check_fits(backend, 1, len(prompt), n, mode, spec)
+    fed = sum(costs.generation_cost(mode, len(prompt), n).tokens_fed for mode in modes)
+    if spec.kind == "paged":  # three caches for the sampling run, then a greedy check
+        question = len(tokenizer.chat_ids(common.DEFAULT_QUESTION))
+        check_fits(backend, args.samples, question, args.sample_tokens, "cached", spec)
+        fed += 3 * costs.generation_cost(
+            "cached", question, args.sample_tokens, rows=args.samples
+        ).tokens_fed
+        fed += 2 * costs.generation_cost("cached", len(prompt), n).tokens_fed
+    elif spec.kind in QUANT_BITS:  # the model's own cache and three quantized ones
+        fed += 4 * costs.generation_cost("cached", len(prompt), n).tokens_fed
+    common.confirm_cost(
+        args, fed, f"This comparison (P={len(prompt):,}, N={n:,})",
+        "use a shorter prompt, fewer new tokens or --mode cached"
+        + (" (or fewer --samples / --sample-tokens)" if spec.kind == "paged" else ""),
+    )
+    print(
+        f"Prompt: P={len(prompt)} tokens, N={n} new tokens, {spec.kind} cache"
+        + (f" (W={spec.window})" if spec.kind == "sliding" else "")
+        + f", greedy, {torch.get_num_threads()} torch thread(s), {backend.device}"
+    )
+    if args.mode == "both":
+        result: CompareResult = common.drain(
+            compare_modes(backend, tokenizer, prompt, n, cache=spec, stop_at_eos=args.stop_at_eos),
+            CompareResult,
+        )
+        print_compare(result, backend)
+    else:
+        print_single(backend, tokenizer, prompt, n, args.mode, spec, args.stop_at_eos)
+    if spec.kind == "paged" or spec.kind in QUANT_BITS:
+        project.print_scale_sections(args, backend, tokenizer, prompt)
+    return 0
+
+
+def _bytes_formula_note(run: ModeRun, allocated: bool, spec: CacheSpec) -> str:
+    """'2·L·T·H_kv·d·bytes = 2·4·246·2·32·4' (per layer for a hybrid model: 2·(T_0+…)·…)."""
+    plan = run.cache_plan
+    if plan is None:
+        return ""
+    positions = run.records[0].tokens_fed + len(run.records) - 1  # P + N − 1
+    rows = run.records[-1].batch_size
+    if spec.kind in QUANT_BITS and plan.token_bytes is not None:
+        per_token = plan.token_bytes * len(plan.layers)
+        return f"T·{per_token} ({spec.kind} layout, scales included), T={positions}"
+    numbers = plan.formula_text(positions, allocated=allocated, batch_size=rows)
+    letters = "2·L·T·H_kv·d·bytes" if plan.uniform else "2·ΣT_l·H_kv·d·bytes"
+    if allocated and any(layer.preallocated is not None for layer in plan.layers):
+        letters = letters.replace("T", "M", 1)  # a static cache allocates M tokens per layer
+    note = f"{letters} = {numbers}"
+    if allocated and spec.kind == "paged":
+        blocks = -(-positions // spec.block_size)
+        note += f" (⌈{positions}/{spec.block_size}⌉ = {blocks} blocks)"
+    return note
+
+
+def print_compare(result: CompareResult, backend: LanguageModel) -> None:
+    c, r = result.cached, result.recompute
+    p, n = result.prompt_tokens, len(c.token_ids)
+    rows = [
+        ("tokens fed (measured)", f"{c.tokens_fed:,}", f"{r.tokens_fed:,}", ""),
+        (
+            "tokens fed (formula)",
+            f"{c.tokens_fed_formula:,}",
+            f"{r.tokens_fed_formula:,}",
+            "P+(N−1) | P·N+N(N−1)/2",
+        ),
+        ("TTFT / prefill (ms)", common.ms(c.ttft_seconds), common.ms(r.ttft_seconds), ""),
+        (
+            "decode (ms/token)",
+            common.ms(c.decode_seconds_per_token),
+            common.ms(r.decode_seconds_per_token),
+            "mean of steps after the prefill",
+        ),
+        ("total (ms)", common.ms(c.total_seconds), common.ms(r.total_seconds), ""),
+        (
+            "KV allocated (measured)",
+            f"{c.cache_bytes:,}",
+            f"{r.cache_bytes:,}",
+            "storage the cache holds",
+        ),
+        (
+            "KV allocated (formula)",
+            f"{c.cache_allocated_formula:,}",
+            "—",
+            _bytes_formula_note(c, True, result.cache_spec),
+        ),
+        ("KV used (measured)", f"{c.cache_used_bytes:,}", f"{r.cache_used_bytes:,}", "real tokens"),
+        ("KV used (formula)", f"{c.cache_bytes_formula:,}", "—",
+         _bytes_formula_note(c, False, result.cache_spec)),
+    ]
+    print()
+    print(f"  {'':<27}{'cached':>14}{'recompute':>14}")
+    for label, a, b, note in rows:
+        print(f"  {label:<27}{a:>14}{b:>14}   {note}")
+    print()
+    if c.cache_plan is not None and not c.cache_plan.uniform:
+        print(f"  cache layers:      {c.cache_plan.kinds_summary()} (each layer's own formula)")
+    ok_fed = c.tokens_fed == c.tokens_fed_formula and r.tokens_fed == r.tokens_fed_formula
+    ok_bytes = c.allocated_matches and c.used_matches
+    same = sum(a == b for a, b in zip(c.token_ids, r.token_ids, strict=False))
+    if result.identical:
+        print(f"  identical tokens:  yes ({same}/{n})")
+    else:
+        print(
+            f"  identical tokens:  NO — first difference at step {result.first_divergent_step} "
+            f"({same}/{n} equal)"
+        )
+    why = (
+        f"{result.cache_spec.kind} cache vs recompute"
+        if result.cache_spec.kind in QUANT_BITS
+        else "fp rounding only"
+    )
+    print(f"  max |Δlogit|:      {result.max_logit_diff:.3g} (over {n} steps, {why})")
+    print(
+        f"  formulas match:    tokens fed {'yes' if ok_fed else 'NO'}, "
+        f"cache bytes {'yes' if ok_bytes else 'NO'} (allocated "
+        f"{'yes' if c.allocated_matches else 'NO'}, used {'yes' if c.used_matches else 'NO'})"
+    )
+    print(f"  speed:             recompute took {result.speed_ratio:.1f}× as long as cached")
+    print(f"  P={p}, N={n}: text (cached): {common.short(c.text)!r}")
+
+
+def print_single(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    prompt: Sequence[int],
+    n: int,
+    mode: str,
+    spec: CacheSpec,
+    stop_at_eos: bool,
+) -> None:
+    stepper = Stepper(
+        backend,
+        tokenizer,
+        prompt,
+        mode="cached" if mode == "cached" else "recompute",
+        sampling=SamplingSettings.greedy_settings(),
+        max_new_tokens=n,
+        cache=spec,
+        stop_at_eos=stop_at_eos,
+    )
+    progress = common.ProgressLine()
+    records = []
+    try:
+        for record in stepper:
+            records.append(record)
+            progress(Progress("compare", mode, len(records), n, record))
+    finally:
+        progress.close()
+    steps = len(records)
+    fed = sum(r.tokens_fed for r in records)
+    formula = formulas.tokens_fed(stepper.mode, len(prompt), steps)
+    decode = [r.elapsed_s for r in records[1:]]
+    print()
+    print(f"  mode                   {mode}")
+    print(f"  tokens fed             {fed:,} measured, {formula:,} by the formula")
+    print(f"  TTFT / prefill         {common.ms(records[0].elapsed_s)} ms")
+    if decode:
+        print(f"  decode                 {common.ms(sum(decode) / len(decode))} ms/token")
+    print(f"  total                  {common.ms(sum(r.elapsed_s for r in records))} ms")
+    last = records[-1]
+    print(f"  KV cache bytes         {last.cache_allocated_bytes:,} allocated, "
+          f"{last.cache_used_bytes:,} used")
+    print(f"  text                   {common.short(stepper.text())!r}")

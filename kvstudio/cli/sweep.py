@@ -1,0 +1,64 @@
+"""`kvstudio sweep`: time and tokens fed as the prompt or the answer grows.
+
+Owns the ``sweep`` subcommand (registered on the one parser in
+``kvstudio.cli.main``) and its table; the numbers come from
+``kvstudio.labs.sweep``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from kvstudio.cli import args as cli_args
+from kvstudio.cli import common
+from kvstudio.engine import costs
+from kvstudio.engine.records import MODES
+from kvstudio.labs.common import check_fits
+from kvstudio.labs.sweep import SweepResult, length_sweep
+
+
+def add_subcommands(sub: Any) -> None:
+    """Register ``sweep`` on the one parser (``kvstudio.cli.main``)."""
+    w = sub.add_parser("sweep", help="time and tokens fed as P or N grows")
+    w.add_argument("--vary", choices=("new", "prompt"), default="new")
+    w.add_argument("--values", type=cli_args.token_list, default=[8, 16, 32, 64, 128])
+    w.add_argument("--fixed", type=cli_args.tokens, default=64, help="the other length")
+    common.cache_options(w)
+    common.model_options(w)
+    common.add_yes_option(w)
+    w.set_defaults(func=cmd_sweep)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    loaded = common.prepare(args)
+    spec = common.cache_spec(args)
+    runs = [(v, args.fixed) if args.vary == "prompt" else (args.fixed, v) for v in args.values]
+    for mode in MODES:  # the longest run must fit (as length_sweep checks), then the cost
+        check_fits(loaded.backend, 1, max(p for p, _ in runs), max(n for _, n in runs), mode,
+                   spec)
+    fed = sum(costs.generation_cost(mode, p, n).tokens_fed for p, n in runs for mode in MODES)
+    common.confirm_cost(args, fed, f"This sweep of {len(runs):,} length(s)",
+                 "sweep fewer or shorter lengths")
+    result: SweepResult = common.drain(
+        length_sweep(
+            loaded.backend,
+            loaded.tokenizer,
+            vary=args.vary,
+            values=args.values,
+            fixed=args.fixed,
+            cache=spec,
+        ),
+        SweepResult,
+    )
+    print()
+    print(
+        f"  {'mode':<10}{'P':>6}{'N':>6}{'fed':>10}{'formula':>10}{'total ms':>11}{'ms/token':>10}"
+    )
+    for pt in result.points:
+        print(
+            f"  {pt.mode:<10}{pt.prompt_tokens:>6}{pt.new_tokens:>6}{pt.tokens_fed:>10,}"
+            f"{pt.tokens_fed_formula:>10,}{common.ms(pt.seconds):>11}"
+            f"{common.ms(pt.seconds / pt.new_tokens):>10}"
+        )
+    return 0

@@ -1,0 +1,125 @@
+"""The cut-off lab: the next-token distribution and where top-k and top-p cut it.
+
+Owns `distribution_steps`: one `DistributionStep` per generated token, with
+the distribution after temperature (before the cut-offs) and where top-k and
+top-p cut it, ending with a `DistributionRun`. It never imports Qt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from kvstudio.engine.backends.minimind import LanguageModel
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.records import SamplingSettings, StepRecord
+from kvstudio.engine.sampling import apply_repetition_penalty, presence_mask
+from kvstudio.engine.tokenizer import TextTokenizer, TokenTexts
+
+
+# ---- top-k / top-p -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DistributionStep:
+    """The next-token distribution at one step and where the filters cut it."""
+
+    record: StepRecord  # the stepper's record of this step
+    token_ids: tuple[int, ...]  # the `bars` most likely tokens, most likely first
+    token_texts: tuple[str, ...]
+    probabilities: tuple[float, ...]  # after temperature and penalty, before top-k/top-p
+    top_k_cut: int | None  # bars left of this index survive top-k (None: off / beyond bars)
+    top_p_cut: int  # bars left of this index survive top-k and top-p
+    chosen_rank: int | None  # index of the chosen token among the bars (None: not shown)
+    top_k_mass: float = 1.0  # probability of the top-k survivors before renormalising
+
+    def after_top_k(self) -> tuple[float, ...]:
+        """The bars' probabilities as top-p sees them: renormalised over the top-k survivors.
+
+        Bars cut by top-k get 0. Their running sum is the cumulative mass that
+        top-p compares with p.
+        """
+        k = self.top_k_cut if self.top_k_cut is not None else len(self.probabilities)
+        mass = max(self.top_k_mass, 1e-12)
+        return tuple(p / mass if i < k else 0.0 for i, p in enumerate(self.probabilities))
+
+    def kept_mass(self) -> float:
+        """The renormalised probability of the tokens top-p keeps (≥ p by its definition)."""
+        return float(sum(self.after_top_k()[: self.top_p_cut]))
+
+    @property
+    def step(self) -> int:
+        return self.record.step
+
+
+@dataclass(frozen=True)
+class DistributionRun:
+    """Survivors per step over the whole run."""
+
+    settings: SamplingSettings
+    survivors_top_k: tuple[int, ...]
+    survivors_top_p: tuple[int, ...]
+    text: str
+
+
+def distribution_steps(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    prompt_ids: Sequence[int],
+    settings: SamplingSettings,
+    *,
+    new_tokens: int = 32,
+    bars: int = 20,
+) -> Generator[DistributionStep | DistributionRun, None, None]:
+    """Step a sampled run; yield the distribution of each step, then the survivor counts.
+
+    The distribution shown is what top-k and top-p see: softmax of the logits
+    divided by the temperature (1 when greedy) after the repetition penalty.
+    """
+    stepper = Stepper(
+        backend,
+        tokenizer,
+        prompt_ids,
+        sampling=settings,
+        max_new_tokens=new_tokens,
+        stop_at_eos=True,
+        top_n=bars,
+    )
+    texts = TokenTexts(tokenizer)
+    history = list(prompt_ids)
+    while not stepper.finished:
+        record = stepper.step()
+        logits = stepper.last_logits
+        if logits is None:  # every step sets it; keeps mypy and a future backend honest
+            raise ValueError("The stepper did not report logits; cannot draw the distribution.")
+        with torch.inference_mode():
+            x = logits[:1].float()  # (1, V)
+            if settings.temperature > 0:
+                x = x / settings.temperature
+            if settings.repetition_penalty != 1.0:
+                seen = presence_mask(torch.tensor([history], device=x.device), x.shape[-1])
+                x = apply_repetition_penalty(x, seen, settings.repetition_penalty)
+            full = torch.softmax(x, dim=-1)[0]  # (V,)
+            k = record.survivors_top_k[0]
+            top_k_mass = float(torch.topk(full, k).values.sum()) if 0 < k < full.shape[0] else 1.0
+            probs, ids = torch.topk(full, min(bars, x.shape[-1]))
+        id_list = [int(i) for i in ids.tolist()]
+        chosen = record.token_ids[0]
+        yield DistributionStep(
+            record=record,
+            token_ids=tuple(id_list),
+            token_texts=tuple(texts(i) for i in id_list),
+            probabilities=tuple(float(p) for p in probs.tolist()),
+            top_k_cut=k if settings.top_k > 0 and k < len(id_list) else None,
+            top_p_cut=min(record.survivors_top_p[0], len(id_list)),
+            chosen_rank=id_list.index(chosen) if chosen in id_list else None,
+            top_k_mass=top_k_mass if settings.top_k > 0 else 1.0,
+        )
+        history.append(chosen)
+    records = stepper.records
+    yield DistributionRun(
+        settings=settings,
+        survivors_top_k=tuple(r.survivors_top_k[0] for r in records),
+        survivors_top_p=tuple(r.survivors_top_p[0] for r in records),
+        text=stepper.text(0),
+    )

@@ -1,0 +1,174 @@
+"""The paged lab: the bytes a static, a dynamic and a paged cache hold.
+
+Owns `paged_memory`: one repeated-sampling run (30 rows that finish at
+different lengths) three times with one seed: a preallocated static cache
+(every row to P + N), the dynamic cache and the paged cache; the bytes each
+holds per step, measured from its tensors, and the paged cache's block table
+per step. A greedy run checks that paged chooses the dynamic cache's tokens.
+A generator that yields `Progress` and ends with a `PagedLabResult`; it never
+imports Qt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from kvstudio.engine import formulas
+from kvstudio.engine.backends.minimind import LanguageModel
+from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.cache.paged import BlockRef, PagedKVCache
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.labs.common import Progress
+
+BlockTable = tuple[tuple[BlockRef, ...], ...]
+
+
+# ---- paged -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PagedStep:
+    """The paged cache after one step."""
+
+    step: int
+    table: BlockTable  # per row, its blocks in order
+    held_bytes: int  # blocks the rows hold
+    used_bytes: int  # slots holding tokens
+    pool_bytes: int  # pool tensors' capacity
+
+
+@dataclass(frozen=True)
+class PagedLabResult:
+    prompt_tokens: int  # P
+    new_tokens: int  # N, the budget
+    samples: int  # rows
+    block_size: int  # b
+    bytes_per_token: int  # 2·L·H_kv·d·bytes, from the backend
+    block_bytes: int  # one block, every layer, K and V (measured from the pool)
+    static_bytes: tuple[int, ...]  # per step: preallocated to P + N per row
+    dynamic_bytes: tuple[int, ...]  # per step
+    paged_steps: tuple[PagedStep, ...]
+    row_lengths: tuple[int, ...]  # tokens each row stored at the end (paged)
+    answer_lengths: tuple[int, ...]  # tokens each row generated (eos included)
+    same_samples: bool  # the three runs drew the same tokens
+    copies_on_write: int
+    greedy_identical: bool  # paged vs dynamic, greedy, exactly N tokens
+    greedy_tokens: int
+
+    @property
+    def paged_bytes(self) -> tuple[int, ...]:
+        return tuple(s.held_bytes for s in self.paged_steps)
+
+    @property
+    def shared_prompt_blocks(self) -> int:
+        return self.prompt_tokens // self.block_size
+
+    @property
+    def hand_count_blocks(self) -> int:
+        """Full prompt blocks once, plus each row's own blocks: P//b + Σ (⌈len/b⌉ − P//b)."""
+        b, shared = self.block_size, self.shared_prompt_blocks
+        return shared + sum(-(-n // b) - shared for n in self.row_lengths)
+
+
+def paged_memory(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    prompt_ids: Sequence[int],
+    *,
+    samples: int = 30,
+    new_tokens: int = 48,
+    block_size: int = 16,
+    temperature: float = 1.0,
+    top_p: float = 0.85,
+    seed: int = 42,
+    greedy_prompt: Sequence[int] | None = None,
+    greedy_tokens: int = 32,
+) -> Generator[Progress | PagedLabResult, None, None]:
+    """Three caches for one sampling run (same seed), then a greedy paged-vs-dynamic check."""
+    prompt = list(prompt_ids)
+    P = len(prompt)
+    settings = SamplingSettings(temperature=temperature, top_p=top_p, seed=seed)
+    specs = {
+        "static": CacheSpec("static", max_length=P + new_tokens),
+        "dynamic": CacheSpec("dynamic"),
+        "paged": CacheSpec("paged", block_size=block_size),
+    }
+    total = 3 * new_tokens + 2 * greedy_tokens
+    done = 0
+    series: dict[str, list[int]] = {}
+    tokens: dict[str, list[list[int]]] = {}
+    paged_steps: list[PagedStep] = []
+    paged_cache: PagedKVCache | None = None
+    for kind, spec in specs.items():
+        stepper = Stepper(
+            backend,
+            tokenizer,
+            prompt,
+            sampling=settings,
+            max_new_tokens=new_tokens,
+            cache=spec,
+            batch_size=samples,
+            top_n=0,
+        )
+        series[kind] = []
+        for record in stepper:
+            series[kind].append(record.cache_allocated_bytes)
+            if kind == "paged":
+                cache = cast(PagedKVCache, stepper.cache)  # the paged spec makes a paged cache
+                paged_cache = cache
+                paged_steps.append(
+                    PagedStep(
+                        record.step,
+                        cache.block_table(),
+                        cache.nbytes,
+                        cache.used_nbytes,
+                        cache.pool_nbytes,
+                    )
+                )
+            done += 1
+            yield Progress("paged", kind, done, total, record)
+        done += new_tokens - stepper.step_index  # a run that ended early
+        tokens[kind] = stepper.generated_ids
+    assert paged_cache is not None
+    k_bytes, v_bytes = paged_cache.block_nbytes()
+
+    greedy = SamplingSettings.greedy_settings()
+    greedy_ids: list[list[int]] = []
+    for spec in (CacheSpec("dynamic"), CacheSpec("paged", block_size=block_size)):
+        stepper = Stepper(
+            backend,
+            tokenizer,
+            list(greedy_prompt) if greedy_prompt is not None else prompt,
+            sampling=greedy,
+            max_new_tokens=greedy_tokens,
+            cache=spec,
+            stop_at_eos=False,
+            top_n=0,
+        )
+        for record in stepper:
+            done += 1
+            yield Progress("paged", "greedy", done, total, record)
+        greedy_ids.append(stepper.generated_ids[0])
+
+    per_token = formulas.bytes_per_token(
+        backend.num_layers, backend.num_kv_heads, backend.head_dim, backend.dtype_bytes
+    )
+    yield PagedLabResult(
+        prompt_tokens=P,
+        new_tokens=new_tokens,
+        samples=samples,
+        block_size=block_size,
+        bytes_per_token=per_token,
+        block_bytes=(k_bytes + v_bytes) * backend.num_layers,
+        static_bytes=tuple(series["static"]),
+        dynamic_bytes=tuple(series["dynamic"]),
+        paged_steps=tuple(paged_steps),
+        row_lengths=tuple(paged_cache.lengths),
+        answer_lengths=tuple(len(row) for row in tokens["paged"]),
+        same_samples=tokens["static"] == tokens["dynamic"] == tokens["paged"],
+        copies_on_write=paged_cache.copies_on_write,
+        greedy_identical=greedy_ids[0] == greedy_ids[1],
+        greedy_tokens=greedy_tokens,
+    )

@@ -1,0 +1,91 @@
+"""The temperature lab: one prompt sampled at several temperatures.
+
+Owns `temperature_lab`: `repeated_sampling` in cached mode and, as a check,
+in recompute mode with the same seed (the histograms must agree), ending with
+a `TemperatureLabResult`. It never imports Qt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, replace
+
+from kvstudio.engine.backends.minimind import LanguageModel
+from kvstudio.engine.records import MODES, Mode, SamplingSettings
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.labs.common import Progress
+from kvstudio.labs.sample import SamplingResult, repeated_sampling
+
+
+# ---- temperature ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TemperatureLabResult:
+    """Repeated sampling in cached mode, and the same seed again in recompute mode."""
+
+    cached: SamplingResult
+    recompute: SamplingResult | None  # None when the check was skipped
+
+    @property
+    def same_in_both_modes(self) -> bool | None:
+        """Same seed → same answers per temperature in both modes (None: not checked)."""
+        if self.recompute is None:
+            return None
+        return all(
+            a.answers == b.answers
+            for a, b in zip(self.cached.temperatures, self.recompute.temperatures, strict=True)
+        )
+
+    @property
+    def same_answers_count(self) -> tuple[int, int] | None:
+        """(samples whose answer is the same in both modes, all samples); None: not checked.
+
+        Cached and recompute logits differ by float rounding (about 1e-5 in fp32: a
+        one-row product rounds differently from a many-row one), so a draw that sits
+        right at a boundary of the cumulative distribution can tip the other way.
+        """
+        if self.recompute is None:
+            return None
+        same = total = 0
+        for a, b in zip(self.cached.temperatures, self.recompute.temperatures, strict=True):
+            same += sum(x == y for x, y in zip(a.answers, b.answers, strict=True))
+            total += len(a.answers)
+        return same, total
+
+
+def temperature_lab(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    prompt_ids: Sequence[int],
+    temperatures: Sequence[float],
+    *,
+    samples: int = 30,
+    new_tokens: int = 16,
+    seed: int = 42,
+    check_both_modes: bool = True,
+) -> Generator[Progress | TemperatureLabResult, None, None]:
+    """k temperatures × `samples` samples with one seed, then the same in recompute mode."""
+    settings = SamplingSettings(temperature=1.0, top_k=0, top_p=1.0, seed=seed)
+    modes: tuple[Mode, ...] = MODES if check_both_modes else ("cached",)
+    per_mode = len(temperatures) * new_tokens
+    results: dict[Mode, SamplingResult] = {}
+    for index, mode in enumerate(modes):
+        for item in repeated_sampling(
+            backend,
+            tokenizer,
+            prompt_ids,
+            temperatures,
+            samples,
+            new_tokens,
+            settings=settings,
+            mode=mode,
+        ):
+            if isinstance(item, SamplingResult):
+                results[mode] = item
+            else:
+                yield replace(
+                    item,
+                    stage=f"{mode} {item.stage}",
+                    done=index * per_mode + item.done,
+                    total=len(modes) * per_mode,
+                )
+    yield TemperatureLabResult(results["cached"], results.get("recompute"))

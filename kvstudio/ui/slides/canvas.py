@@ -1,0 +1,255 @@
+"""The slide canvas a chart is laid out on for export, and finding the chart.
+
+Owns `ChartLike` and `ExportError` (shared by every export module), finding
+the plot items of a chart (`chart_item`, `plot_items`, `companion_views`),
+settling its layout so axes are never blank (`settle_layout`), the slide theme
+while rendering (`slide_theme`), the canvases (`SlideCanvas`, `CANVASES`,
+`canvas_named`), and laying a chart out at the canvas size for one render
+(`on_canvas`). Rendering is ``render.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, QSizeF
+from PySide6.QtGui import QFontMetricsF, QImage, QPainter
+from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsWidget
+
+from kvstudio.ui.plots.style import SLIDE_STYLE, PlotStyle, apply_plot_style, slide_style_for
+
+logger = logging.getLogger(__name__)
+
+
+ChartLike = Any  # PlotItem | GraphicsLayout | PlotWidget | GraphicsLayoutWidget
+
+
+SCRATCH_DIVISOR = 4
+
+
+class ExportError(RuntimeError):
+    """An export could not be written; the message says why and what to do."""
+
+
+# ---- finding the chart ---------------------------------------------------------------------
+def chart_item(chart: ChartLike) -> QGraphicsItem:
+    """The graphics item to export for a chart or the widget that shows it."""
+    if isinstance(chart, QGraphicsItem):
+        return chart
+    if isinstance(chart, pg.PlotWidget):
+        return chart.getPlotItem()
+    if isinstance(chart, pg.GraphicsLayoutWidget):
+        return chart.ci
+    if isinstance(chart, pg.GraphicsView) and chart.centralWidget is not None:
+        return chart.centralWidget
+    plot_item = getattr(chart, "plot_item", None)  # our Plot classes expose their PlotItem
+    if isinstance(plot_item, QGraphicsItem):
+        return plot_item
+    raise ExportError(
+        f"Cannot export a {type(chart).__name__}: pass a pyqtgraph PlotItem, GraphicsLayout "
+        "or the widget that shows one."
+    )
+
+
+def plot_items(chart: ChartLike) -> list[pg.PlotItem]:
+    """Every PlotItem inside a chart, in layout order (top-left first)."""
+    root = chart_item(chart)
+    found: list[pg.PlotItem] = []
+    stack = [root]
+    while stack:
+        item = stack.pop(0)
+        if isinstance(item, pg.PlotItem):
+            found.append(item)
+            continue
+        stack.extend(item.childItems())
+    found.sort(key=lambda p: (round(p.sceneBoundingRect().top()), p.sceneBoundingRect().left()))
+    return found
+
+
+def companion_views(item: QGraphicsItem) -> list[pg.ViewBox]:
+    """ViewBoxes drawn over the chart but not inside it (e.g. a second y axis's view).
+
+    pyqtgraph's recipe for a right-hand axis adds its ViewBox to the scene
+    directly, so it is not a child of the PlotItem; the theme, the CSV and the
+    SVG must still include it.
+    """
+    scene = item.scene()
+    if scene is None:
+        return []
+    rect = item.sceneBoundingRect()
+    found = []
+    for other in scene.items():
+        if other.parentItem() is not None or other is item or other.isAncestorOf(item):
+            continue
+        if item.isAncestorOf(other) or not isinstance(other, pg.ViewBox):
+            continue
+        if other.isVisible() and other.sceneBoundingRect().intersects(rect):
+            found.append(other)
+    return found
+
+
+def scene_of(item: QGraphicsItem) -> pg.GraphicsScene:
+    scene = item.scene()
+    if scene is None:
+        raise ExportError("This chart is not shown in any view; add it to a plot widget first.")
+    return scene
+
+
+# ---- layout and theme ----------------------------------------------------------------------
+def _layout_signature(item: QGraphicsItem) -> tuple[float, ...]:
+    sig: list[float] = []
+    rect = item.sceneBoundingRect()
+    sig += [rect.width(), rect.height()]
+    for child in plot_items(item) if not isinstance(item, pg.PlotItem) else [item]:
+        for name in ("left", "bottom", "right", "top"):
+            axis = child.getAxis(name)
+            if axis.isVisible():
+                g = axis.geometry()
+                sig += [round(g.width(), 1), round(g.height(), 1)]
+    return tuple(sig)
+
+
+def settle_layout(item: QGraphicsItem, max_rounds: int = 12) -> None:
+    """Paint and process events until the chart's geometry stops changing.
+
+    An axis learns how wide its tick labels are only when it is painted, and
+    the layout follows in a later event-loop pass; exporting before that gives
+    blank or clipped y-axis labels (STACK-NOTES). A throwaway paint plus
+    `processEvents` repeated until two rounds agree avoids it.
+    """
+    app = QApplication.instance()
+    scene = scene_of(item)
+    previous: tuple[float, ...] | None = None
+    for _ in range(max_rounds):
+        rect = item.sceneBoundingRect()
+        # A quarter-size scratch paint is enough: axes measure their labels in item units.
+        scratch = QImage(
+            max(1, int(rect.width() / SCRATCH_DIVISOR)),
+            max(1, int(rect.height() / SCRATCH_DIVISOR)),
+            QImage.Format.Format_RGB32,
+        )
+        painter = QPainter(scratch)
+        try:
+            scene.render(painter, QRectF(scratch.rect()), rect)
+        finally:
+            painter.end()
+        if app is not None:
+            app.processEvents()
+        current = _layout_signature(item)
+        if current == previous:
+            return
+        previous = current
+    logger.debug("Chart layout still moving after %d rounds; exporting anyway.", max_rounds)
+
+
+@contextlib.contextmanager
+def slide_theme(
+    item: QGraphicsItem, device_width: float | None, base: PlotStyle = SLIDE_STYLE
+) -> Iterator[PlotStyle]:
+    """Apply the slide theme for one render, settle the layout, restore on exit.
+
+    device_width None = vector output (pens in chart pixels).
+    """
+    source_width = item.sceneBoundingRect().width()
+    style = slide_style_for(source_width, device_width or source_width, base)
+    restorer = apply_plot_style(item, style)
+    extras = [apply_plot_style(view, style) for view in companion_views(item)]
+    try:
+        _reserve_tick_text_height(item)
+        settle_layout(item)
+        yield style
+    finally:
+        for extra in reversed(extras):
+            extra.restore()
+        restorer.restore()
+        settle_layout(item)
+
+
+def _reserve_tick_text_height(item: QGraphicsItem) -> None:
+    """Give horizontal axes a line of tick text: pyqtgraph measures only the ascent.
+
+    Without it the slide's large tick labels hang below the axis and the
+    page's bottom edge cuts them. The theme's restorer puts the old height back.
+    """
+    for plot in [item] if isinstance(item, pg.PlotItem) else plot_items(item):
+        for side in ("bottom", "top"):
+            axis = plot.getAxis(side)
+            font = axis.style.get("tickFont")
+            if not axis.isVisible() or font is None:
+                continue
+            needed = QFontMetricsF(font).height()
+            if axis.textHeight < needed:
+                axis.textHeight = needed
+                axis._updateHeight()
+
+
+# ---- the slide canvas ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class SlideCanvas:
+    """The page every export is drawn on, whatever the size of the chart on screen."""
+
+    key: str  # stable name (settings, file names)
+    width: int  # px (PNG pixels; PDF at 96 dpi; SVG user units)
+    height: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.key} · {self.width}×{self.height}"
+
+
+CANVASES: tuple[SlideCanvas, ...] = (
+    SlideCanvas("16:9", 1920, 1080),  # a full-HD slide (the default)
+    SlideCanvas("16:9 small", 1280, 720),  # lighter files, still a whole slide
+    SlideCanvas("4:3", 1440, 1080),  # older projectors and slide masters
+)
+
+
+DEFAULT_CANVAS = CANVASES[0]
+
+
+def canvas_named(key: str) -> SlideCanvas:
+    for canvas in CANVASES:
+        if canvas.key == key:
+            return canvas
+    raise ExportError(
+        f"Unknown slide size {key!r}; use one of {', '.join(c.key for c in CANVASES)}."
+    )
+
+
+@contextlib.contextmanager
+def on_canvas(item: QGraphicsItem, size: QSizeF) -> Iterator[None]:
+    """Lay the chart out at `size` (logical px) for one render; put it back afterwards.
+
+    The chart is the item the window shows; while it is laid out at the slide's
+    size its views do not repaint, so the screen does not flicker.
+    """
+    if not isinstance(item, QGraphicsWidget):
+        yield
+        return
+    scene = scene_of(item)
+    app = QApplication.instance()
+    if app is not None:
+        # A chart just shown may still have a resize queued; delivered during the render
+        # (settle_layout processes events) it would lay the chart out at its screen size.
+        app.processEvents()
+    old = item.geometry()
+    views = [view for view in scene.views() if view.updatesEnabled()]
+    for view in views:
+        view.setUpdatesEnabled(False)
+    layout = QGraphicsWidget.layout(item)  # PlotItem shadows layout() with an attribute
+    try:
+        item.setGeometry(QRectF(old.topLeft(), size))
+        if layout is not None:
+            layout.activate()
+        yield
+    finally:
+        item.setGeometry(old)
+        if layout is not None:
+            layout.activate()
+        for view in views:
+            view.setUpdatesEnabled(True)

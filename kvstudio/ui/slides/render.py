@@ -1,0 +1,302 @@
+"""Rendering a chart on its slide canvas to bytes: PNG, SVG and vector PDF.
+
+Owns the headline drawn above a chart (its numbers, fitted to the canvas),
+`render_image` / `render_png` (exactly the canvas), `render_svg`
+(pyqtgraph's exporter, text as glyph outlines: ``svg_outlines.py``, checked
+to be valid XML with a drawing in it) and `render_pdf` (every page the
+canvas, 96 dpi). The canvas is ``canvas.py``; writing files is
+``export.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import pyqtgraph as pg
+from pyqtgraph.exporters import SVGExporter
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QPointF, QRectF, QSizeF, Qt
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QImage,
+    QPageLayout,
+    QPageSize,
+    QPainter,
+    QPainterPath,
+    QPdfWriter,
+)
+from PySide6.QtWidgets import QGraphicsItem
+
+from kvstudio.ui.plots.style import SLIDE_REFERENCE_WIDTH, SLIDE_STYLE, PlotStyle
+from kvstudio.ui.slides.canvas import (
+    DEFAULT_CANVAS,
+    ChartLike,
+    ExportError,
+    SlideCanvas,
+    chart_item,
+    companion_views,
+    on_canvas,
+    scene_of,
+    settle_layout,
+    slide_theme,
+)
+from kvstudio.ui.slides.svg_outlines import compose_canvas, path_data
+
+
+@dataclass(frozen=True)
+class _Headline:
+    """Headline lines laid out for a canvas: font, line height, band height."""
+
+    lines: tuple[str, ...]
+    font: QFont
+    line_height: float
+    band: float  # the chart starts this far down the page
+    margin: float
+    colour: str
+
+    def baselines(self) -> list[float]:
+        top = self.margin * 0.6
+        return [top + self.line_height * (i + 0.8) for i in range(len(self.lines))]
+
+
+def _headline(text: str | None, canvas: SlideCanvas, style: PlotStyle) -> _Headline:
+    lines = tuple(line.strip() for line in (text or "").splitlines() if line.strip())[:3]
+    scale = canvas.width / SLIDE_REFERENCE_WIDTH
+    font = QFont(style.font_family) if style.font_family else QFont()
+    font.setPixelSize(max(1, round(style.title_px * 0.78 * scale)))
+    font.setBold(False)
+    line_height = QFontMetricsF(font).lineSpacing()
+    margin = 24 * scale
+    band = line_height * len(lines) + margin if lines else margin / 2
+    return _Headline(lines, font, line_height, band, margin, style.foreground)
+
+
+def _fit_line(line: str, font: QFont, width: float) -> str:
+    """Shorten a headline line with an ellipsis rather than let it run off the page."""
+    return QFontMetricsF(font).elidedText(line, Qt.TextElideMode.ElideRight, width)
+
+
+def _draw_headline(painter: QPainter, head: _Headline, canvas: SlideCanvas) -> None:
+    painter.setFont(head.font)
+    painter.setPen(QColor(head.colour))
+    for line, y in zip(head.lines, head.baselines(), strict=True):
+        painter.drawText(
+            QPointF(head.margin, y), _fit_line(line, head.font, canvas.width - 2 * head.margin)
+        )
+
+
+def _headline_paths(head: _Headline, canvas: SlideCanvas) -> list[tuple[str, str]]:
+    out = []
+    for line, y in zip(head.lines, head.baselines(), strict=True):
+        path = QPainterPath()
+        path.addText(
+            QPointF(head.margin, y), head.font,
+            _fit_line(line, head.font, canvas.width - 2 * head.margin),
+        )
+        out.append((path_data(path), head.colour))
+    return out
+
+
+@contextlib.contextmanager
+def _prepared(
+    chart: ChartLike, canvas: SlideCanvas, style: PlotStyle | None, headline: str | None
+) -> Iterator[tuple[QGraphicsItem, _Headline, PlotStyle | None]]:
+    """The chart laid out below its headline on `canvas`, themed; everything restored after."""
+    item = chart_item(chart)
+    head = _headline(headline, canvas, style or SLIDE_STYLE)
+    rect = _chart_rect(head, canvas)
+    size = QSizeF(rect.width(), rect.height())
+    with on_canvas(item, size), _maybe_theme(item, canvas.width, style) as used:
+        yield item, head, used
+
+
+def _chart_rect(head: _Headline, canvas: SlideCanvas) -> QRectF:
+    """Where the chart goes: below the headline, a small margin left, right and below."""
+    side = head.margin / 2
+    return QRectF(side, head.band, canvas.width - 2 * side, canvas.height - head.band - side)
+
+
+# ---- rendering to bytes --------------------------------------------------------------------
+def _image_to_png(image: QImage) -> bytes:
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]  # stubs say bytes; str works
+        raise ExportError("Qt could not encode the PNG image (out of memory?).")
+    buffer.close()
+    return bytes(data.data())
+
+
+def _paint_page(
+    painter: QPainter, item: QGraphicsItem, head: _Headline, canvas: SlideCanvas, background: str
+) -> None:
+    page = QRectF(0, 0, canvas.width, canvas.height)
+    painter.fillRect(page, QColor(background))
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+    if head.lines:
+        _draw_headline(painter, head, canvas)
+    scene_of(item).render(painter, _chart_rect(head, canvas), item.sceneBoundingRect())
+
+
+def render_image(
+    chart: ChartLike,
+    canvas: SlideCanvas = DEFAULT_CANVAS,
+    style: PlotStyle | None = SLIDE_STYLE,
+    headline: str | None = None,
+) -> QImage:
+    """The chart on a `canvas`-sized image; `style` None = its on-screen colours."""
+    image = QImage(canvas.width, canvas.height, QImage.Format.Format_ARGB32)
+    if image.isNull():
+        raise ExportError(f"Cannot allocate a {canvas.width}×{canvas.height} image.")
+    with _prepared(chart, canvas, style, headline) as (item, head, used):
+        painter = QPainter(image)
+        try:
+            _paint_page(painter, item, head, canvas, used.background if used else "#ffffff")
+        finally:
+            painter.end()
+    return image
+
+
+def render_png(
+    chart: ChartLike,
+    canvas: SlideCanvas = DEFAULT_CANVAS,
+    style: PlotStyle | None = SLIDE_STYLE,
+    headline: str | None = None,
+) -> bytes:
+    return _image_to_png(render_image(chart, canvas, style, headline))
+
+
+@contextlib.contextmanager
+def _maybe_theme(
+    item: QGraphicsItem, device_width: float | None, style: PlotStyle | None
+) -> Iterator[PlotStyle | None]:
+    if style is None:
+        settle_layout(item)
+        yield None
+    else:
+        with slide_theme(item, device_width, style) as used:
+            yield used
+
+
+def render_svg(
+    chart: ChartLike,
+    canvas: SlideCanvas = DEFAULT_CANVAS,
+    style: PlotStyle | None = SLIDE_STYLE,
+    headline: str | None = None,
+) -> bytes:
+    """The chart as SVG on the canvas, text as glyph outlines; checked to parse and hold paths.
+
+    Outlines need no font on the reader's machine (Hangul shows on a system
+    without a Korean font); bars are moved into page coordinates so their
+    outlines survive viewers that ignore non-scaling strokes.
+    """
+    with _prepared(chart, canvas, style, headline) as (item, head, used):
+        exporter = SVGExporter(_svg_source(item))
+        params = exporter.parameters()
+        rect = item.sceneBoundingRect()
+        params["width"] = rect.width()
+        params["height"] = rect.height()
+        background = used.background if used is not None else "#ffffff"
+        params["background"] = QColor(background)
+        try:
+            data = exporter.export(toBytes=True)
+        except ValueError as exc:  # pyqtgraph#3495: Qt >= 6.11 ends closed paths with " Z"
+            raise ExportError(
+                f"SVG export failed inside pyqtgraph ({exc}). This happens with Qt 6.11 or "
+                "newer and pyqtgraph 0.14.0; install PySide6-Essentials 6.10 (see "
+                "STACK-NOTES) or export PDF instead."
+            ) from exc
+        try:
+            chart_at = _chart_rect(head, canvas).topLeft()
+            text = compose_canvas(
+                bytes(data).decode("utf-8"), canvas.width, canvas.height,
+                (chart_at.x(), chart_at.y()), background, _headline_paths(head, canvas),
+            )
+        except ET.ParseError as exc:
+            raise ExportError(
+                f"The SVG export is not valid XML ({exc}); please report this."
+            ) from exc
+    _check_svg(text)
+    return text.encode("utf-8")
+
+
+def _svg_source(item: QGraphicsItem) -> QGraphicsItem | pg.GraphicsScene:
+    """The item, or its whole scene when the item fills a view that also shows companions.
+
+    pyqtgraph's SVG exporter walks one item's children; a right-axis ViewBox
+    lives beside the PlotItem, so exporting only the item would drop its curves.
+    """
+    scene = item.scene()
+    if scene is None or not companion_views(item):
+        return item
+    views = scene.views()
+    if views and getattr(views[0], "centralWidget", None) is item:
+        return scene
+    return item
+
+
+def _check_svg(svg: str) -> None:
+    try:
+        root = ET.fromstring(svg)
+    except ET.ParseError as exc:
+        raise ExportError(f"The SVG export is not valid XML ({exc}); please report this.") from exc
+    drawn = [
+        el
+        for el in root.iter()
+        if (el.tag.endswith("}path") and el.get("d"))
+        or (el.tag.endswith("}polyline") and el.get("points"))
+    ]
+    if not drawn:
+        raise ExportError("The SVG export has no drawing in it; is the chart empty?")
+
+
+def render_pdf(
+    charts: Sequence[ChartLike],
+    canvas: SlideCanvas = DEFAULT_CANVAS,
+    style: PlotStyle | None = SLIDE_STYLE,
+    headlines: Sequence[str | None] | None = None,
+) -> bytes:
+    """A vector PDF, one page per chart, every page the canvas (96 dpi: 1 px = 0.75 pt)."""
+    if not charts:
+        raise ExportError("Nothing to export: no charts were given.")
+    heads = list(headlines) if headlines is not None else [None] * len(charts)
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    writer = QPdfWriter(buffer)
+    writer.setResolution(96)
+    writer.setCreator("KV Studio")
+    writer.setPageLayout(
+        QPageLayout(
+            QPageSize(
+                QSizeF(canvas.width * 0.75, canvas.height * 0.75),  # px → pt
+                QPageSize.Unit.Point,
+                f"slide {canvas.key}",
+                QPageSize.SizeMatchPolicy.ExactMatch,
+            ),
+            QPageLayout.Orientation.Portrait,
+            QMarginsF(0, 0, 0, 0),
+        )
+    )
+    painter: QPainter | None = None
+    try:
+        for index, chart in enumerate(charts):
+            with _prepared(chart, canvas, style, heads[index]) as (item, head, used):
+                if painter is None:
+                    painter = QPainter(writer)
+                else:
+                    writer.newPage()
+                _paint_page(painter, item, head, canvas, used.background if used else "#ffffff")
+    finally:
+        if painter is not None:
+            painter.end()
+        buffer.close()
+    pdf = bytes(data.data())
+    if not pdf.startswith(b"%PDF"):
+        raise ExportError("Qt produced an empty PDF; is the chart visible and sized?")
+    return pdf
