@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
-from kvstudio.engine import limits
+from kvstudio.cli.args import thread_count
 from kvstudio.ui.app.fonts import app_font, register_bundled_font
 from kvstudio.ui.app.i18n import LanguageSwitcher, language_hint, locale_names_no_language
 from kvstudio.ui.app.settings import AppSettings
@@ -73,20 +73,11 @@ def build_window(app: QApplication, settings: AppSettings, loader: ModelLoader,
     return window
 
 
-def _thread_count(text: str) -> int:
-    try:
-        return limits.check_threads(int(text))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(
-            f"expected 1 … {limits.max_threads()} (the CPU cores), got {text!r}"
-        ) from exc
-
-
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="kvstudio-window", description=__doc__)
     parser.add_argument("--lang", choices=("system", "en", "ko"), default=None,
                         help="UI language (default: the last one chosen, else the system's)")
-    parser.add_argument("--threads", type=_thread_count, default=1,
+    parser.add_argument("--threads", type=thread_count, default=1,
                         help="torch threads for the model (default 1: fastest for tiny models "
                         "on a busy machine)")
     parser.add_argument("--settings", default=None,
