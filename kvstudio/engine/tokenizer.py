@@ -17,6 +17,7 @@ the whole ChatML string whenever the text holds no control-token string.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -52,6 +53,7 @@ class TextTokenizer:
         self.endoftext_id = self._id_or_none(ENDOFTEXT)
         self.bos_id = self._id_or_none(IM_START)
         self.has_chat_tokens = self.bos_id is not None and self.eos_id is not None
+        self._control_ids: frozenset[int] | None = None
 
     def _id_or_none(self, token: str) -> int | None:
         return self._tk.token_to_id(token)
@@ -157,10 +159,69 @@ class TextTokenizer:
         `encode` would read this string's control tokens as plain text."""
         return "".join(text for text, _ in self.chat_segments(question, system))
 
+    def control_ids(self) -> frozenset[int]:
+        """Ids of the control tokens (``<|im_start|>``, ``<|im_end|>``, ``<think>`` …)."""
+        if self._control_ids is None:
+            self._control_ids = frozenset(
+                i for i, t in self._tk.get_added_tokens_decoder().items()
+                if is_control_token(str(t.content), bool(t.special))
+            )
+        return self._control_ids
+
+    def answer_text(self, ids: Sequence[int]) -> str:
+        """What a student reads of a generated answer: clean text, cut at the end of the turn.
+
+        The answer ends at its first control token (``<|im_end|>``, or ``<|im_start|>``
+        where the model starts a new turn), so no role word (``user``, ``assistant``)
+        and no template marker is shown; a token that is only part of a character (a
+        Hangul syllable cut by the token budget, or bytes the model wrote that form no
+        character) shows as its bytes, ``<0xEC>``, never ``�``.
+        """
+        controls = self.control_ids()
+        kept: list[int] = []
+        for i in ids:
+            if i in controls:
+                break
+            kept.append(int(i))
+        return strip_role_line(self.bytes_text(kept))
+
+    def bytes_text(self, ids: Sequence[int]) -> str:
+        """`ids` decoded as a whole; bytes that form no character as ``<0xEC>``, never ``�``."""
+        raw = bytearray()
+        for i in ids:
+            piece = bytelevel_to_bytes(self._tk.id_to_token(int(i)) or "\0")
+            if piece is None:  # not a byte-level vocabulary: its own decoder, � as bytes
+                text = self.decode(ids, skip_special_tokens=True)
+                return text.replace(REPLACEMENT, "<0x??>")
+            raw += piece
+        return bytes(raw).decode("utf-8", errors=BYTES_ERRORS)
+
     def token_pieces(self, ids: Sequence[int]) -> list[str]:
         """The text each token adds to the running decode; '' while a syllable is incomplete."""
         decoder = IncrementalDecoder(self)
         return [decoder.push(i) for i in ids]
+
+
+ROLE_WORDS = ("system", "user", "assistant")
+BYTES_ERRORS = "kvstudio.bytes"  # a codecs error handler: undecodable bytes as <0xEC>
+
+
+def _bytes_as_notation(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeDecodeError):
+        raise error
+    bad = error.object[error.start : error.end]
+    return "".join(f"<0x{b:02X}>" for b in bad), error.end
+
+
+codecs.register_error(BYTES_ERRORS, _bytes_as_notation)
+
+
+def strip_role_line(text: str) -> str:
+    """`text` without a leading role line (``assistant`` + newline) a model may write."""
+    head, newline, rest = text.lstrip().partition("\n")
+    if newline and head.strip().lower() in ROLE_WORDS:
+        return rest
+    return text
 
 
 MARKUP_TOKEN = re.compile(r"<[^<>\s]+>|\[[^\[\]\s]+\]")  # <think>, </tool_call>, [|user|]

@@ -1,9 +1,12 @@
 """The sample lab: many samples of one prompt, and the histogram of their tokens.
 
 Owns `repeated_sampling` (S samples of N tokens with one seed, cached or
-recompute) and its records `SamplingResult` and `TemperatureResult`. A
-generator that yields `Progress` and ends with a frozen result; it never
-imports Qt.
+recompute) and its records `SamplingResult` and `TemperatureResult`, and what
+a student reads of each answer (`answer_text`: cut at the end of the turn, no
+role word or template marker, bytes of a cut character as ``<0xEC>``, an empty
+answer as `EMPTY_ANSWER`). The knobs start from the course preset
+(`kvstudio.labs.course.COURSE`). A generator that yields `Progress` and ends
+with a frozen result; it never imports Qt.
 """
 
 from __future__ import annotations
@@ -18,6 +21,12 @@ from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import Mode, SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import Progress, check_fits
+from kvstudio.labs.course import COURSE, EMPTY_ANSWER, settings_line
+
+
+def answer_text(tokenizer: TextTokenizer, ids: Sequence[int]) -> str:
+    """A generated answer as a student reads it (`TextTokenizer.answer_text`), never blank."""
+    return tokenizer.answer_text(ids) or EMPTY_ANSWER
 
 
 # ---- repeated sampling ---------------------------------------------------------------------
@@ -51,6 +60,17 @@ class SamplingResult:
     def total_seconds(self) -> float:
         return sum(t.seconds for t in self.temperatures)
 
+    @property
+    def settings_line(self) -> str:
+        """The settings that made this result, for its table, chart and slide."""
+        return settings_line(
+            self.settings,
+            temperatures=tuple(t.temperature for t in self.temperatures),
+            answer_tokens=self.new_tokens,
+            samples=self.samples,
+            model=self.model_label,
+        )
+
 
 def repeated_sampling(
     backend: LanguageModel,
@@ -69,7 +89,7 @@ def repeated_sampling(
     """Sample `samples` answers at each temperature (one batch of rows per temperature).
 
     `settings` holds the other knobs (top-k, top-p, penalty, seed); by default
-    top-p and top-k are off so only the temperature varies. Every temperature
+    the course's (`COURSE.sampling`: top-k off, top-p 0.85, penalty 1.0, seed 42). Every temperature
     starts from the same seed. Rows that have chosen the same tokens so far
     share one forward row (`Stepper`'s ``share_identical_rows``): at a low
     temperature most samples agree for many steps, and each is computed once.
@@ -78,7 +98,7 @@ def repeated_sampling(
         raise ValueError("Give at least one temperature, e.g. 0.3,0.7,1.0,1.3.")
     if samples < 1:
         raise ValueError(f"Draw at least one sample per temperature, got {samples}.")
-    base = settings or SamplingSettings(temperature=1.0, top_k=0, top_p=1.0)
+    base = settings or COURSE.sampling
     for temperature in temperatures:  # every setting is valid before the first batch runs
         replace(base, temperature=float(temperature))
     check_fits(backend, samples, len(prompt_ids), new_tokens, mode, cache or CacheSpec())
@@ -103,7 +123,7 @@ def repeated_sampling(
             done += 1
             yield Progress("sampling", f"T={temperature:g}", done, total, record)
         done = (i + 1) * new_tokens  # a batch that finished early skips its remaining steps
-        answers = tuple(stepper.texts())
+        answers = tuple(answer_text(tokenizer, ids) for ids in stepper.generated_ids())
         counts = tuple(Counter(answers).most_common())
         results.append(
             TemperatureResult(

@@ -2,7 +2,10 @@
 
 Owns `temperature_lab`: `repeated_sampling` in cached mode and, as a check,
 in recompute mode with the same seed (the histograms must agree), ending with
-a `TemperatureLabResult`. It never imports Qt.
+a `TemperatureLabResult`. Every knob but the temperature is the course
+preset's (`COURSE.sampling`: top-k off, top-p 0.85, penalty 1.0) unless the
+caller gives its own; the result says which (`settings_line`, `changes`). It
+never imports Qt.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.records import MODES, Mode, SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import Progress
+from kvstudio.labs.course import COURSE, setting_changes
 from kvstudio.labs.sample import SamplingResult, repeated_sampling
 
 
@@ -24,6 +28,16 @@ class TemperatureLabResult:
 
     cached: SamplingResult
     recompute: SamplingResult | None  # None when the check was skipped
+
+    @property
+    def settings_line(self) -> str:
+        """The settings that made the result (the chart's and the slide's settings line)."""
+        return self.cached.settings_line
+
+    @property
+    def changes(self) -> tuple[str, ...]:
+        """What the lab changed from the course preset (besides T, which it sweeps)."""
+        return setting_changes(replace(self.cached.settings, temperature=COURSE.temperature))
 
     @property
     def same_in_both_modes(self) -> bool | None:
@@ -58,13 +72,18 @@ def temperature_lab(
     prompt_ids: Sequence[int],
     temperatures: Sequence[float],
     *,
-    samples: int = 30,
-    new_tokens: int = 16,
-    seed: int = 42,
+    samples: int = COURSE.samples,
+    new_tokens: int = COURSE.answer_tokens,
+    seed: int = COURSE.seed,
     check_both_modes: bool = True,
+    settings: SamplingSettings | None = None,
 ) -> Generator[Progress | TemperatureLabResult, None, None]:
-    """k temperatures × `samples` samples with one seed, then the same in recompute mode."""
-    settings = SamplingSettings(temperature=1.0, top_k=0, top_p=1.0, seed=seed)
+    """k temperatures × `samples` samples with one seed, then the same in recompute mode.
+
+    `settings` gives top-k, top-p and the penalty (default: the course's); its
+    temperature is replaced by each of `temperatures` and its seed by `seed`.
+    """
+    settings = replace(settings or COURSE.sampling, seed=seed)
     modes: tuple[Mode, ...] = MODES if check_both_modes else ("cached",)
     per_mode = len(temperatures) * new_tokens
     results: dict[Mode, SamplingResult] = {}

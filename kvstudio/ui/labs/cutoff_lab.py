@@ -7,7 +7,11 @@ hollow at their probability before top-k), their cumulative mass as a line,
 p as a level and the top-p cut, so the kept mass reads ≥ p; the chosen token
 is outlined. Below, the survivors of each filter per step; a row per step in
 the table. Selecting a row (click, or ↑/↓ in the table) shows that step's
-distribution again: the lab's step history; exports show that step.
+distribution again: the lab's step history; exports show that step. The
+fields start from the course preset (`kvstudio.labs.course.COURSE`: T 0.85,
+top-k off, top-p 0.85, seed 42), and a settings line under the chart (and in
+the headline) says which settings made the run and what differs from the
+course's.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QWidget
 
 from kvstudio.engine.records import SamplingSettings
+from kvstudio.labs.course import COURSE, setting_changes, settings_line
 from kvstudio.ui.app.lazy import LazyModule
+from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import float_box, int_box
 from kvstudio.ui.labs.base import prompt_ids
 from kvstudio.ui.labs.step_navigation import SteppedLabPanel
@@ -44,11 +50,12 @@ class TopPTopKPanel(SteppedLabPanel):
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
         self.prompt = QLineEdit(DEFAULT_PROMPT)
-        self.temperature = float_box(0.0, 5.0, 0.9, 0.05)
-        self.top_k = int_box(0, 100_000, 10)
-        self.top_p = float_box(0.01, 1.0, 0.85, 0.05)
-        self.new_tokens = int_box(1, 512, 32)
-        self.seed = int_box(0, 2**31 - 1, 42)
+        self.temperature = float_box(0.0, 5.0, COURSE.temperature, 0.05)
+        self.top_k = int_box(0, 100_000, COURSE.top_k)
+        self.top_p = float_box(0.01, 1.0, COURSE.top_p, 0.05)
+        self.new_tokens = int_box(1, 512, COURSE.answer_tokens)
+        self.seed = int_box(0, 2**31 - 1, COURSE.seed)
+        self._run_settings: SamplingSettings | None = None  # what the shown run was made with
         for key, widget in (
             ("prompt", self.prompt),
             ("temperature", self.temperature),
@@ -114,6 +121,11 @@ class TopPTopKPanel(SteppedLabPanel):
         self.shown: int | None = None  # the step drawn when looking back (None = the latest)
         self.table.currentCellChanged.connect(self._on_table_row_changed)
         self.add_chart("top-k-top-p", self.view)
+        self.settings_label = plain_label()  # the settings that made the run, and changes
+        self.settings_label.setWordWrap(True)
+        self.chart_layout.addWidget(self.settings_label)
+        for box in (self.temperature, self.top_k, self.top_p, self.seed):
+            box.valueChanged.connect(self._show_settings)
         self.retranslate()
 
     def title(self) -> str:
@@ -152,17 +164,41 @@ class TopPTopKPanel(SteppedLabPanel):
         legend.clear()
         legend.addItem(self._surv_k, self.tr("after top-k"))
         legend.addItem(self._surv_p, self.tr("after top-p"))
+        self.top_k.setSpecialValueText(self.tr("off"))
+        self._show_settings()
         if self.steps:
             self._fill_table()
             self._draw_step(self.shown_step())
 
-    def make_job(self, model: ModelHandle) -> JobFactory:
-        settings = SamplingSettings(
+    def sampling(self) -> SamplingSettings:
+        """The knobs in the fields (penalty: the course's)."""
+        return SamplingSettings(
             temperature=self.temperature.value(),
             top_k=self.top_k.value(),
             top_p=self.top_p.value(),
+            repetition_penalty=COURSE.repetition_penalty,
             seed=self.seed.value(),
         )
+
+    def settings_text(self) -> str:
+        """The settings line of the shown run (or of the fields before a run)."""
+        settings = self._run_settings or self.sampling()
+        text = self.tr("Settings: {0}").format(
+            settings_line(settings, answer_tokens=self.new_tokens.value()))
+        changes = setting_changes(settings)
+        if changes:
+            return text + "\n" + self.tr("Changed from the course preset: {0}").format(
+                "; ".join(changes))
+        return text + "\n" + self.tr("The course preset (the sampling dock's defaults).")
+
+    def _show_settings(self) -> None:
+        if hasattr(self, "settings_label"):
+            self.settings_label.setText(self.settings_text())
+
+    def make_job(self, model: ModelHandle) -> JobFactory:
+        settings = self.sampling()
+        self._run_settings = settings
+        self._show_settings()
         ids = prompt_ids(model, self.prompt.text())
         backend, tokenizer, new = model.backend, model.tokenizer, self.new_tokens.value()
         return lambda: lab.distribution_steps(
@@ -319,16 +355,23 @@ class TopPTopKPanel(SteppedLabPanel):
         if not self.steps:
             return ""
         item = self.shown_step()
-        first = self.tr(
-            "Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; "
-            "renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}"
-        ).format(item.step, self.top_k.value(), item.record.survivors_top_k[0],
-                 item.top_k_mass, self.top_p.value(), item.record.survivors_top_p[0],
-                 item.kept_mass())
+        settings = self._run_settings or self.sampling()
+        if settings.top_k > 0:
+            first = self.tr(
+                "Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; "
+                "renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}"
+            ).format(item.step, settings.top_k, item.record.survivors_top_k[0],
+                     item.top_k_mass, settings.top_p, item.record.survivors_top_p[0],
+                     item.kept_mass())
+        else:
+            first = self.tr(
+                "Step {0}: top-k off; top-p = {1:g} keeps {2} tokens with mass {3:.2f} ≥ {1:g}"
+            ).format(item.step, settings.top_p, item.record.survivors_top_p[0],
+                     item.kept_mass())
         second = self.tr("temperature {0:g} · chose «{1}», p = {2:.3f} after both filters"
-                         ).format(self.temperature.value(), _chosen_text(item),
+                         ).format(settings.temperature, _chosen_text(item),
                                   item.record.chosen_probability[0])
-        return first + "\n" + second
+        return first + "\n" + second + "\n" + self.settings_text()
 
     def data_tables(self) -> list[DataTable]:
         if not self.steps:
@@ -372,13 +415,17 @@ class TopPTopKPanel(SteppedLabPanel):
         ]
 
     def numbers(self) -> dict[str, Any]:
+        settings = self._run_settings or self.sampling()
         return {
             "settings": {
-                "temperature": self.temperature.value(),
-                "top_k": self.top_k.value(),
-                "top_p": self.top_p.value(),
-                "seed": self.seed.value(),
+                "temperature": settings.temperature,
+                "top_k": settings.top_k,
+                "top_p": settings.top_p,
+                "repetition_penalty": settings.repetition_penalty,
+                "seed": settings.seed,
             },
+            "settings_line": settings_line(settings, answer_tokens=self.new_tokens.value()),
+            "changed_from_course": list(setting_changes(settings)),
             "shown_step": self.shown_step().step if self.steps else None,
             "steps": [
                 {

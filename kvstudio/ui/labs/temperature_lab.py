@@ -4,7 +4,10 @@ Owns `TemperaturePanel`: it runs `temperature.temperature_lab` (the engine's
 `repeated_sampling`, cached, then recompute as a check) and draws a grouped
 histogram (answer rank × temperature), the number of distinct answers per
 temperature, the answers themselves, and whether both modes gave the same
-histogram for the same seed.
+histogram for the same seed. Its fields start from the course preset
+(`kvstudio.labs.course.COURSE`: the dock's top-k, top-p and penalty), and a
+settings line under the chart (and in the headline the slide prints) says
+which settings made the result and what differs from the course's.
 """
 
 from __future__ import annotations
@@ -15,8 +18,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QPlainTextEdit, QWidget
 
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.labs.course import COURSE, EMPTY_ANSWER, setting_changes, settings_line
 from kvstudio.ui.app.lazy import LazyModule
-from kvstudio.ui.app.spin_boxes import int_box
+from kvstudio.ui.app.plain_text import plain_label
+from kvstudio.ui.app.spin_boxes import float_box, int_box
 from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, prompt_ids, series_colour
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle, parse_temperatures
@@ -36,10 +42,13 @@ class TemperaturePanel(LabPanel):
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
         self.prompt = QLineEdit(DEFAULT_PROMPT)
-        self.temperatures = QLineEdit("0.3, 0.7, 1.0, 1.3")
-        self.samples = int_box(1, 512, 30)
-        self.new_tokens = int_box(1, 256, 16)
-        self.seed = int_box(0, 2**31 - 1, 42)
+        self.temperatures = QLineEdit(COURSE.temperatures_text())
+        self.samples = int_box(1, 512, COURSE.samples)
+        self.new_tokens = int_box(1, 256, COURSE.answer_tokens)
+        self.top_k = int_box(0, 100_000, COURSE.top_k)
+        self.top_p = float_box(0.01, 1.0, COURSE.top_p, 0.05)
+        self.penalty = float_box(0.5, 3.0, COURSE.repetition_penalty, 0.05)
+        self.seed = int_box(0, 2**31 - 1, COURSE.seed)
         self.both_modes = QCheckBox()
         self.both_modes.setChecked(True)
         for key, widget in (
@@ -47,6 +56,9 @@ class TemperaturePanel(LabPanel):
             ("temperatures", self.temperatures),
             ("samples", self.samples),
             ("new", self.new_tokens),
+            ("top_k", self.top_k),
+            ("top_p", self.top_p),
+            ("penalty", self.penalty),
             ("seed", self.seed),
             ("both", self.both_modes),
         ):
@@ -65,6 +77,11 @@ class TemperaturePanel(LabPanel):
         self._distinct_bars = pg.BarGraphItem(x=[], height=[], width=0.6, brush="#0072B2")
         self.distinct_plot.addItem(self._distinct_bars)
         self.add_chart("temperature", self.view)
+        self.settings_label = plain_label()  # the settings that made the chart, and changes
+        self.settings_label.setWordWrap(True)
+        self.chart_layout.addWidget(self.settings_label)
+        for box in (self.top_k, self.top_p, self.penalty, self.seed):
+            box.valueChanged.connect(self._show_settings)
         self.answers = QPlainTextEdit()
         self.answers.setReadOnly(True)
         self.answers.setMaximumHeight(160)
@@ -90,6 +107,9 @@ class TemperaturePanel(LabPanel):
                 "temperatures": self.tr("Temperatures"),
                 "samples": self.tr("Samples per temperature"),
                 "new": self.tr("New tokens per answer"),
+                "top_k": self.tr("Top-k (0 = off)"),
+                "top_p": self.tr("Top-p"),
+                "penalty": self.tr("Repetition penalty"),
                 "seed": self.tr("Seed"),
                 "both": self.tr("Check recompute gives the same"),
             }
@@ -99,8 +119,38 @@ class TemperaturePanel(LabPanel):
         self.hist_plot.setLabel("left", self.tr("count"))
         self.distinct_plot.setTitle(self.tr("Distinct answers"), color="#222")
         self.distinct_plot.setLabel("bottom", self.tr("temperature"))
+        self.top_k.setSpecialValueText(self.tr("off"))
         if self.result is not None and isinstance(self.result, lab.TemperatureLabResult):
             self.show_result(self.result)
+        else:
+            self._show_settings()
+
+    def sampling(self) -> SamplingSettings:
+        """The knobs the lab runs with (each temperature replaces the temperature)."""
+        return SamplingSettings(COURSE.temperature, self.top_k.value(), self.top_p.value(),
+                                self.penalty.value(), self.seed.value())
+
+    def settings_text(self) -> str:
+        """The settings line: from the result once there is one, else from the fields."""
+        result = self.result
+        if isinstance(result, lab.TemperatureLabResult):
+            line, changes = result.settings_line, result.changes
+        else:
+            settings = self.sampling()
+            line = settings_line(settings, temperatures=tuple(
+                parse_temperatures(self.temperatures.text()) or COURSE.temperatures),
+                samples=self.samples.value(), answer_tokens=self.new_tokens.value())
+            changes = setting_changes(settings)
+        text = self.tr("Settings: {0}").format(line)
+        if changes:
+            text += "\n" + self.tr("Changed from the course preset: {0}").format(
+                "; ".join(changes))
+        else:
+            text += "\n" + self.tr("The course preset (the sampling dock's defaults).")
+        return text
+
+    def _show_settings(self) -> None:
+        self.settings_label.setText(self.settings_text())
 
     def make_job(self, model: ModelHandle) -> JobFactory:
         temps = parse_temperatures(self.temperatures.text())
@@ -110,6 +160,7 @@ class TemperaturePanel(LabPanel):
         backend, tokenizer = model.backend, model.tokenizer
         samples, new, seed = self.samples.value(), self.new_tokens.value(), self.seed.value()
         both = self.both_modes.isChecked()
+        settings = self.sampling()
         return lambda: lab.temperature_lab(
             backend,
             tokenizer,
@@ -119,6 +170,7 @@ class TemperaturePanel(LabPanel):
             new_tokens=new,
             seed=seed,
             check_both_modes=both,
+            settings=settings,
         )
 
     def clear_views(self) -> None:
@@ -129,6 +181,7 @@ class TemperaturePanel(LabPanel):
         self._distinct_bars.setOpts(x=[], height=[])
         self.answers.clear()
         self.table.set_rows([], [])
+        self._show_settings()
 
     def show_result(self, result: object) -> None:
         if not isinstance(result, lab.TemperatureLabResult):
@@ -175,7 +228,7 @@ class TemperaturePanel(LabPanel):
             (
                 f"{t.temperature:g}",
                 t.distinct,
-                _short(t.counts[0][0]) if t.counts else "",
+                _short(self._answer(t.counts[0][0])) if t.counts else "",
                 t.counts[0][1] if t.counts else 0,
                 t.seconds * 1000,
             )
@@ -195,8 +248,14 @@ class TemperaturePanel(LabPanel):
         lines = []
         for t in temps:
             lines.append(self.tr("T = {0:g}:").format(t.temperature))
-            lines += [f"  {count:>3} × {_short(answer, 80)}" for answer, count in t.counts]
+            lines += [f"  {count:>3} × {_short(self._answer(answer), 80)}"
+                      for answer, count in t.counts]
         self.answers.setPlainText("\n".join(lines))
+        self._show_settings()
+
+    def _answer(self, text: str) -> str:
+        """An answer as shown: the empty answer's note in the window's language."""
+        return self.tr("(empty: eos at step 0)") if text == EMPTY_ANSWER else text
 
     def headline(self) -> str:
         result = self.result
@@ -214,7 +273,8 @@ class TemperaturePanel(LabPanel):
                          "rounding tipped the others)").format(*counted))
         most = [self.tr("T = {0:g}: top answer ×{1}").format(t.temperature, t.counts[0][1])
                 for t in temps if t.counts]
-        return "\n".join([first, " · ".join(most), *([check] if check else [])])
+        settings = self.settings_text()
+        return "\n".join([first, " · ".join(most), *([check] if check else []), settings])
 
     def data_tables(self) -> list[DataTable]:
         result = self.result
@@ -242,7 +302,13 @@ class TemperaturePanel(LabPanel):
         result = self.result
         if not isinstance(result, lab.TemperatureLabResult):
             return {}
+        settings = result.cached.settings
         return {
+            "settings_line": result.settings_line,
+            "changed_from_course": list(result.changes),
+            "top_k": settings.top_k,
+            "top_p": settings.top_p,
+            "repetition_penalty": settings.repetition_penalty,
             "samples": result.cached.samples,
             "new_tokens": result.cached.new_tokens,
             "seed": result.cached.settings.seed,

@@ -20,14 +20,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.labs.course import COURSE, EMPTY_ANSWER
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot, ordered_answers
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 
-DEFAULT_SAMPLES = 30
-DEFAULT_ANSWER_TOKENS = 8  # short answers repeat, so the counts mean something
+DEFAULT_SAMPLES = COURSE.samples  # the course preset (kvstudio.labs.course)
+DEFAULT_ANSWER_TOKENS = COURSE.answer_tokens  # the same budget as the labs and `kvstudio sample`
 
 
 class AnswerPanel(RetranslateOnLanguageChange, QWidget):
@@ -38,7 +39,7 @@ class AnswerPanel(RetranslateOnLanguageChange, QWidget):
         super().__init__(parent)
         self.plot = AnswerHistogramPlot()
         self._samples = int_box(1, 512, DEFAULT_SAMPLES)
-        self._temps = QLineEdit()
+        self._temps = QLineEdit(COURSE.temperatures_text())  # the course's; empty: the current T
         # Three temperatures read whole however narrow the panel gets (it scrolled at 1366×768).
         three = self._temps.fontMetrics().horizontalAdvance("0.1, 0.8, 1.5")
         self._temps.setMinimumWidth(three + 24)
@@ -126,7 +127,8 @@ class AnswerPanel(RetranslateOnLanguageChange, QWidget):
         self._answers.clear()
         temps = ", ".join(f"{t:g}" for t in counts.temperatures)
         for rank, (answer, per_t) in enumerate(ordered_answers(counts), start=1):
-            shown = answer if answer else self.tr("(empty answer)")
+            empty = not answer or answer == EMPTY_ANSWER
+            shown = self.tr("(empty: eos at step 0)") if empty else answer
             self._answers.addItem(f"{rank}. ×{sum(per_t)} [{temps}: "
                                   f"{' / '.join(map(str, per_t))}]\n{shown}")
 

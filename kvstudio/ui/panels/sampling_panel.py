@@ -2,7 +2,7 @@
 
 Owns `SamplingPanel`: greedy, temperature, top-k (0 = off), top-p, repetition
 penalty, seed, max new tokens, cache kind with its size. It starts from the
-course defaults (`SamplingSettings()`), reads and writes a `RunSettings`, and
+course preset (`kvstudio.labs.course.COURSE`), reads and writes a `RunSettings`, and
 emits `settings_changed` on every edit. Validation of values stays in the
 core records (they raise ValueError with a message).
 """
@@ -24,14 +24,15 @@ from PySide6.QtWidgets import (
 
 from kvstudio.engine.cache.spec import CACHE_KINDS, CacheSpec
 from kvstudio.engine.records import Mode, SamplingSettings
+from kvstudio.labs.course import COURSE as COURSE_PRESET
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.names import cache_kind_name
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import float_box, int_box
 from kvstudio.ui.run.engine_adapter import RunSettings
 
-COURSE = SamplingSettings()
-COURSE_MAX_NEW_TOKENS = 64
+COURSE = COURSE_PRESET.sampling  # T 0.85, top-k off, top-p 0.85, penalty 1.0, seed 42
+COURSE_MAX_NEW_TOKENS = COURSE_PRESET.new_tokens  # N = 64
 COURSE_STATIC_LENGTH = 512
 COURSE_WINDOW = 32
 

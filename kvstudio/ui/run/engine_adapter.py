@@ -22,6 +22,7 @@ from kvstudio.engine import formulas
 from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.costs import RunCost, generation_cost
 from kvstudio.engine.records import Mode, SamplingSettings
+from kvstudio.labs.course import COURSE
 
 if TYPE_CHECKING:
     from kvstudio.engine.backends.minimind import LanguageModel
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ChoiceKind = Literal["embedded-chat", "embedded-base", "folder", "pth"]
-DEFAULT_PROMPT = "KV 캐시는 무엇인가요?"
+DEFAULT_PROMPT = COURSE.question  # the course preset's question (kvstudio.labs.course)
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,8 @@ class RunSettings:
     """Everything that defines a run besides the prompt."""
 
     mode: Mode = "cached"
-    sampling: SamplingSettings = field(default_factory=SamplingSettings)
-    max_new_tokens: int = 64
+    sampling: SamplingSettings = field(default_factory=lambda: COURSE.sampling)
+    max_new_tokens: int = COURSE.new_tokens
     cache: CacheSpec = field(default_factory=CacheSpec)
 
 
