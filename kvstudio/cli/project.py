@@ -65,7 +65,9 @@ def add_subcommands(subparsers: Any) -> None:
         help="rows (default 8)",
     )
     p.add_argument(
-        "--bits", type=_bits, default=None, help="bits per cached number (16; loaded: its dtype)"
+        "--bits", type=_bits, default=None,
+        help="bits per cached number (default: the config's or the loaded model's dtype; "
+        "8 and 4 count a float16 scale per token and K/V head)",
     )
     p.add_argument("--model", default=None, help="without --preset/--config: this model")
     p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"))
@@ -79,7 +81,7 @@ def add_subcommands(subparsers: Any) -> None:
 
 def run_project(args: argparse.Namespace) -> int:
     check: ProjectionCheck | None = None
-    bits = args.bits or 16
+    bits = args.bits
     if args.preset is not None:
         geometry = preset(args.preset)
     elif args.config is not None:
@@ -89,7 +91,7 @@ def run_project(args: argparse.Namespace) -> int:
         geometry = geometry_of_backend(loaded.backend)
         bits = args.bits or 8 * loaded.backend.dtype_bytes
         check = _check_loaded(loaded.backend, loaded.tokenizer, args)
-    print_projection(geometry, args.context, args.batch, bits)
+    print_projection(geometry, args.context, args.batch, bits or geometry.dtype_bits)
     if check is not None:
         ok = "equal ✓" if check.equal else "DIFFERENT ✗"
         print(
@@ -125,15 +127,22 @@ def print_projection(g: ModelGeometry, context: int, batch: int, bits: int) -> N
         f"  L={g.layers} layers, H={g.heads} query heads, H_kv={g.kv_heads} K/V heads, "
         f"d={g.head_dim}{window}"
     )
+    if bits < 16:  # a quantized layout: the numbers and one float16 scale per K/V head
+        print(
+            f"  bytes per token = 2·L·H_kv·(d·bits/8 + 2 scale bytes) = 2·{g.layers}·"
+            f"{g.kv_heads}·({g.head_dim}·{bits}/8 + 2) = {per_token:,} B"
+        )
+    else:
+        print(
+            f"  bytes per token = 2·L·H_kv·d·bytes = 2·{g.layers}·{g.kv_heads}·{g.head_dim}·"
+            f"{bits / 8:g} = {per_token:,} B ({bits}-bit, "
+            f"{'the config dtype' if bits == g.dtype_bits else 'asked for'})"
+        )
+    held = g.window_tokens(context) if g.window and g.window_layers == g.layers else context
     print(
-        f"  bytes per token = 2·L·H_kv·d·bytes = 2·{g.layers}·{g.kv_heads}·{g.head_dim}·"
-        f"{bits / 8:g} = {per_token:,} ({human_bytes(per_token)})"
-    )
-    held = min(context, g.window) if g.window and g.window_layers == g.layers else context
-    print(
-        f"  cache for batch {batch} × context {context:,}"
-        + (f" (the window keeps {held:,})" if held != context else "")
-        + f" = {total:,} bytes = {human_bytes(total)}"
+        f"  cache for batch {batch:,} × context {context:,}"
+        + (f" (the window W = {g.window:,} keeps W − 1 = {held:,})" if held != context else "")
+        + f" = {total:,} B ({human_bytes(total)})"
     )
     weights = g.weights_nbytes
     print(
@@ -143,9 +152,9 @@ def print_projection(g: ModelGeometry, context: int, batch: int, bits: int) -> N
     fits = ", ".join(f"{gib} GiB {'✓' if ok else '✗'}" for gib, ok in fits_in(total, weights))
     print(f"  cache + weights = {human_bytes(total + weights)}: fits in {fits}")
     print()
-    print(f"  {'what changes':<28}{'bytes/token':>14}{'cache':>14}")
+    print(f"  {'what changes':<28}{'bytes/token':>14}{'cache (bytes)':>22}")
     for row in variants(g, context, batch, bits):
-        print(f"  {row.label:<28}{row.bytes_per_token:>14,}{human_bytes(row.total_bytes):>14}")
+        print(f"  {row.label:<28}{row.bytes_per_token:>14,}{row.total_bytes:>22,}")
 
 
 # ---- compare --cache paged | fp16 | int8 | int4 --------------------------------------------

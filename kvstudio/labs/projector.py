@@ -91,12 +91,16 @@ def projector(
     *,
     context: int,
     batch: int,
-    bits: int = 16,
+    bits: int | None = None,
     backend: LanguageModel | None = None,
     tokenizer: TextTokenizer | None = None,
     check_prompt: Sequence[int] | None = None,
 ) -> Generator[Progress | ProjectionCheck | ProjectorResult, None, None]:
-    """The projection for `geometry`; with a backend, also `projection_check` on it."""
+    """The projection for `geometry`; with a backend, also `projection_check` on it.
+
+    `bits` None: the config's own dtype (`ModelGeometry.dtype_bits`).
+    """
+    bits = geometry.dtype_bits if bits is None else bits
     check: ProjectionCheck | None = None
     if backend is not None and tokenizer is not None and check_prompt is not None:
         for item in projection_check(

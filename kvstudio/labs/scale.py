@@ -6,7 +6,12 @@ source stated next to each), reading any local ``config.json``, and the
 projection itself:
 
     bytes per token = 2 · L · H_kv · d · bytes      (K and V, every layer)
-    cache bytes     = batch · bytes per token · T   (a window caps T at W on its layers)
+    cache bytes     = batch · bytes per token · T   (a window keeps W − 1 on its layers)
+
+The bytes per number default to the config's own dtype (``torch_dtype`` /
+``dtype``: float32 4, bfloat16 2); an 8- or 4-bit cache also stores one
+float16 scale per token and K/V head, as the quantized cache does:
+2 · L · H_kv · (d · bits / 8 + 2).
 
 plus the variants a lecture asks about (no GQA, 16-bit, 8-bit, a window) and
 the series for the chart (bytes against context length). Pure arithmetic; the
@@ -20,9 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from kvstudio.engine.config import MAX_CONFIG_BYTES, config_int
+from kvstudio.engine.formulas import window_keeps
 from kvstudio.engine.small_files import read_bool, read_json
 
 GIB = 1024**3
+SCALE_BYTES = 2  # an 8/4-bit cache's float16 scale per token and K/V head (cache/quantized.py)
 GPU_MEMORY_GIB: tuple[int, ...] = (16, 24, 40, 80)  # common accelerator memory sizes
 
 
@@ -61,23 +68,35 @@ class ModelGeometry:
     def weights_nbytes(self) -> int:
         return self.parameters * self.weight_bytes
 
-    def layer_token_bytes(self, bits: int = 16) -> int:
-        """2 · H_kv · d · bytes, bytes = bits / 8: one token's K and V in one layer.
+    @property
+    def dtype_bits(self) -> int:
+        """Bits per number in the config's own dtype: the cache's, unless asked otherwise."""
+        return 8 * self.weight_bytes
 
-        Counted in bits (not ``formulas``' whole bytes): a 4-bit cache stores half a byte.
+    def layer_token_bytes(self, bits: int | None = None) -> int:
+        """2 · H_kv · (d · bits / 8 [+ 2 scale bytes below 16 bits]): one token, one layer.
+
+        Counted in bits (not ``formulas``' whole bytes): a 4-bit cache stores half a
+        byte a number. `bits` None: the config's dtype.
         """
-        return 2 * self.kv_heads * self.head_dim * bits // 8
+        bits = self.dtype_bits if bits is None else bits
+        scale = SCALE_BYTES if bits < 16 else 0
+        return 2 * self.kv_heads * (self.head_dim * bits // 8 + scale)
 
-    def bytes_per_token(self, bits: int = 16) -> int:
-        """2 · L · H_kv · d · bytes (before any window)."""
+    def bytes_per_token(self, bits: int | None = None) -> int:
+        """2 · L · H_kv · d · bytes (+ scales below 16 bits), before any window."""
         return self.layers * self.layer_token_bytes(bits)
 
-    def cache_bytes(self, context: int, batch: int = 1, bits: int = 16) -> int:
-        """Bytes of `batch` rows of `context` tokens; window layers hold at most W tokens."""
+    def window_tokens(self, context: int) -> int:
+        """Tokens a window layer holds after `context` tokens: min(T, W − 1), as the cache."""
+        keeps = window_keeps(self.window)
+        return context if keeps is None else min(context, keeps)
+
+    def cache_bytes(self, context: int, batch: int = 1, bits: int | None = None) -> int:
+        """Bytes of `batch` rows of `context` tokens; window layers keep at most W − 1."""
         full_layers = self.layers - self.window_layers
-        windowed = min(context, self.window) if self.window else context
-        tokens = full_layers * context + self.window_layers * windowed  # Σ_l T_l
-        return batch * self.layer_token_bytes(bits) * tokens
+        tokens = full_layers * context + self.window_layers * self.window_tokens(context)
+        return batch * self.layer_token_bytes(bits) * tokens  # Σ_l T_l · one token's bytes
 
 
 # ---- presets --------------------------------------------------------------------------------
@@ -281,9 +300,13 @@ class ProjectionRow:
 
 
 def variants(
-    geometry: ModelGeometry, context: int, batch: int, bits: int = 16
+    geometry: ModelGeometry, context: int, batch: int, bits: int | None = None
 ) -> list[ProjectionRow]:
-    """The model as configured, then one change at a time: no GQA, 16/8-bit, a window."""
+    """The model as configured, then one change at a time: no GQA, 16/8-bit, a window.
+
+    `bits` None: the config's own dtype. The 8-bit row counts its scales.
+    """
+    bits = geometry.dtype_bits if bits is None else bits
 
     def row(label: str, g: ModelGeometry, b: int) -> ProjectionRow:
         return ProjectionRow(
@@ -295,7 +318,8 @@ def variants(
         rows.append(row("without GQA (H_kv = H)", replace(geometry, kv_heads=geometry.heads), bits))
     for other in (16, 8):
         if other != bits:
-            rows.append(row(f"{other}-bit cache", geometry, other))
+            label = "8-bit cache (scales incl.)" if other == 8 else f"{other}-bit cache"
+            rows.append(row(label, geometry, other))
     if geometry.window is None:
         windowed = replace(geometry, window=4096, window_layers=geometry.layers)
         rows.append(row("window W = 4096", windowed, bits))

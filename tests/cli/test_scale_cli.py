@@ -22,8 +22,32 @@ def test_project_a_preset(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert code == 0
     assert "2·32·8·128·2 = 131,072" in out
-    assert "34,359,738,368 bytes = 32.00 GiB" in out
-    assert "without GQA (H_kv = H)             524,288    128.00 GiB" in out
+    assert "34,359,738,368 B (32.00 GiB)" in out
+    assert "without GQA (H_kv = H)             524,288       137,438,953,472" in out
+    assert "GiB" not in out.split("what changes")[1]  # the table: bytes only, one unit
+
+
+def test_project_uses_the_config_dtype(capsys: pytest.CaptureFixture[str]) -> None:
+    """ko-base's config says float32: 4 bytes a number, as the window and the cache say."""
+    code, out, _ = run_cli(
+        capsys, "project", "--config", "resources/models/ko-base", "--context", "100",
+        "--batch", "1",
+    )
+    assert code == 0
+    assert "2·4·2·32·4 = 2,048 B (32-bit, the config dtype)" in out
+    assert "= 204,800 B" in out
+    table = out.split("what changes")[1].splitlines()[1:]
+    rows = {line[:30].strip(): line[30:].split() for line in table}
+    assert rows["8-bit cache (scales incl.)"] == ["544", "54,400"]  # the quantized lab's 544
+
+
+def test_project_window_keeps_w_minus_one(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(
+        capsys, "project", "--preset", "mistral-7b-v0.1", "--context", "8192", "--batch", "1"
+    )
+    assert code == 0
+    assert "keeps W − 1 = 4,095" in out
+    assert f"= {4095 * 131_072:,} B" in out
 
 
 def test_project_the_loaded_model_checks_a_real_run(capsys: pytest.CaptureFixture[str]) -> None:

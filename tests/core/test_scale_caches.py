@@ -233,10 +233,14 @@ def test_presets_by_hand() -> None:
     assert preset("llama-3.1-70b").bytes_per_token(16) == 327_680
     assert preset("llama-2-7b").bytes_per_token(16) == 524_288  # MHA: 4× Llama-3.1-8B
     mistral = preset("mistral-7b-v0.1")
-    assert mistral.cache_bytes(32768, 1) == mistral.cache_bytes(4096, 1) == 4096 * 131_072
+    # the cache keeps W − 1 = 4,095 tokens, as SlidingWindowLayer does
+    assert mistral.cache_bytes(32768, 1) == mistral.cache_bytes(4096, 1) == 4095 * 131_072
     rows = {r.label: r for r in variants(llama, 32768, 8)}
     assert rows["without GQA (H_kv = H)"].total_bytes == 4 * rows["as configured"].total_bytes
-    assert rows["8-bit cache"].total_bytes * 2 == rows["as configured"].total_bytes
+    # 8 bits: d·1 byte + a float16 scale per token and K/V head (the quantized layout)
+    eight = rows["8-bit cache (scales incl.)"]
+    assert eight.bytes_per_token == 2 * 32 * 8 * (128 + 2)
+    assert eight.total_bytes == eight.bytes_per_token * 32768 * 8
     assert set(PRESETS) >= {"exaone-4.0-1.2b", "llama-3.1-70b", "mistral-7b-v0.1"}
 
 
@@ -261,7 +265,7 @@ def test_config_json_folder_and_bad_files(tmp_path: Path) -> None:
     g = load_config(folder)
     assert (g.layers, g.kv_heads, g.head_dim, g.window, g.window_layers) == (8, 8, 128, 4096, 6)
     per_layer = 2 * 8 * 128 * 2
-    assert g.cache_bytes(10_000, 1) == per_layer * (2 * 10_000 + 6 * 4096)
+    assert g.cache_bytes(10_000, 1) == per_layer * (2 * 10_000 + 6 * 4095)  # W − 1 kept
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ValueError, match=r"config\.json"):
         load_config(tmp_path / "bad.json")

@@ -61,6 +61,7 @@ class ProjectorPanel(LabPanel):
         self.context = int_box(256, 1 << 20, 32768, 1024)
         self.batch = int_box(1, 1024, 8)
         self.bits = QComboBox()
+        self.bits.addItem("", 0)  # the config's own dtype (the default); named in retranslate
         for bits in (16, 8, 4, 32):
             self.bits.addItem(f"{bits}", bits)
         for key, widget in (
@@ -101,12 +102,15 @@ class ProjectorPanel(LabPanel):
 
     def retranslate(self) -> None:
         super().retranslate()
+        self.bits.setItemText(0, self.tr("the config's dtype"))
         self.explanation.setText(
             self.tr(
                 "Bytes per token = 2 · L · H_kv · d · bytes (K and V, every layer); the cache "
-                "for a batch is batch × context × that, and a sliding window caps the context "
-                "at W on its layers. Presets use the numbers of each model's published "
-                "config.json. For the loaded model the projection is checked against a real run."
+                "for a batch is batch × context × that; a sliding window keeps W − 1 tokens on its "
+                "layers, and an 8- or 4-bit cache also stores a float16 scale per token and K/V "
+                "head. Bytes default to the config's dtype. Presets use the numbers of each "
+                "model's published config.json. For the loaded model the projection is checked "
+                "against a real run."
             )
         )
         self.source.setItemText(0, self.tr("the loaded model"))
@@ -168,7 +172,7 @@ class ProjectorPanel(LabPanel):
         context, batch, bits = (
             self.context.value(),
             self.batch.value(),
-            int(self.bits.currentData()),
+            int(self.bits.currentData()) or None,  # 0: the config's own dtype
         )
         if self.source.currentData() != LOADED:
             return lambda: lab.projector(geometry, context=context, batch=batch, bits=bits)
@@ -317,7 +321,7 @@ class ProjectorPanel(LabPanel):
             "as configured": self.tr("as configured"),
             "without GQA (H_kv = H)": self.tr("without GQA (H_kv = H)"),
             "16-bit cache": self.tr("16-bit cache"),
-            "8-bit cache": self.tr("8-bit cache"),
+            "8-bit cache (scales incl.)": self.tr("8-bit cache (scales included)"),
             "window W = 4096": self.tr("window W = 4096"),
             "without the window": self.tr("without the window"),
         }
