@@ -38,6 +38,7 @@ from kvstudio.labs.chat import (
     read_turns,
 )
 from kvstudio.labs.common import Progress
+from kvstudio.labs.course import COURSE
 
 MAX_ROUNDS = 100  # medians of more rounds than this change nothing
 
@@ -72,7 +73,10 @@ def add_subcommands(subparsers: Any) -> None:
         "--rounds", type=cli_args.bounded(1, MAX_ROUNDS), default=3,
         help="run the conversation R times; median times",
     )
-    p.add_argument("--model", default=None, help="model folder or MiniMind .pth (default: ko-chat)")
+    p.add_argument(
+        "--model", default=None,
+        help=f"ko-chat, ko-base, a model folder or MiniMind .pth (default: {COURSE.chat_model})",
+    )
     p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"))
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument(
@@ -118,7 +122,7 @@ def run_chat(args: argparse.Namespace) -> int:
         else common.utf8_argument(args.system, "The system message")
     )
     turns = read_turns(args.turns)
-    loaded = common.prepare(args)
+    loaded = common.prepare(args, COURSE.chat_model)
     backend, tokenizer = loaded.backend, loaded.tokenizer
     if not tokenizer.has_chat_tokens:
         raise ValueError("This tokenizer has no ChatML tokens; the chat needs a chat model.")

@@ -1,8 +1,9 @@
 """What every `kvstudio` subcommand shares: loading the model, progress, the cost question.
 
-Owns `load_backend` (a path, or the default model, to a backend; the one
-place the CLI turns a path into a model), `prepare` (the threads, the model
-and the line that says which model runs), `utf8_argument`, the progress line
+Owns `load_backend` (a path, an embedded model's name as the window shows it
+(``ko-base``, ``ko-chat``), or the course's model for the lab, to a backend;
+the one place the CLI turns a path into a model), `prepare` (the threads, the
+model and the line that says which model runs), `utf8_argument`, the progress line
 on stderr (`ProgressLine`, `drain`) and the cost threshold (`add_yes_option`,
 `confirm_cost`), and what the lab subcommands share: the model, cache and
 prompt options (`model_options`, `cache_options`, `prompt_options`), their
@@ -30,8 +31,16 @@ from kvstudio.engine import costs
 from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
 from kvstudio.engine.cache.kv_cache import ALL_CACHE_KINDS, CacheSpec
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.files.checkpoints import default_model, describe, load_any
-from kvstudio.labs.common import Progress, lab_prompt_ids
+from kvstudio.files.checkpoints import (
+    DEFAULT_MODEL_NAMES,
+    MODELS_DIR,
+    default_model,
+    describe,
+    load_any,
+    load_model_folder,
+)
+from kvstudio.labs.common import Progress, lab_prompt, lab_text
+from kvstudio.labs.course import COURSE
 
 
 # ---- model loading -------------------------------------------------------------------------
@@ -45,19 +54,50 @@ class LoadedBackend:
     is_random: bool  # True for the random-initialised fallback model
 
 
+def embedded_folder(name: str | Path) -> Path | None:
+    """The folder of the embedded model `name` (``ko-base``, ``ko-chat``), else None.
+
+    A name is read as an embedded model only where no file or folder of that
+    name exists (a user's own ``./ko-base`` folder wins).
+    """
+    text = str(name)
+    if text not in DEFAULT_MODEL_NAMES or Path(text).exists():
+        return None
+    folder = MODELS_DIR / text
+    if not folder.is_dir():
+        raise ValueError(
+            f"The embedded model {text} is not shipped in {MODELS_DIR}; give a model folder "
+            "or a MiniMind .pth file with --model."
+        )
+    return folder
+
+
 def load_backend(
-    path: str | Path | None, dtype: str = "float32", device: str = "cpu"
+    path: str | Path | None,
+    dtype: str = "float32",
+    device: str = "cpu",
+    default: str | None = None,
 ) -> LoadedBackend:
-    """Open `path` (a model folder, a MiniMind .pth, or a transformers folder) or the default.
+    """Open `path` (a model folder, a MiniMind .pth, a transformers folder or an embedded
+    model's name) or, without one, the embedded model `default` (the course preset's model
+    for the lab: ``ko-base`` for the cache labs, ``ko-chat`` for sampling) when shipped,
+    else the default model.
 
     The one place the CLI turns a path into a backend; other backends hook in here.
     """
     if device != "cpu" and device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"--device {device} was asked for but torch sees no CUDA GPU.")
+    if path is None and default is not None and (MODELS_DIR / default).is_dir():
+        path = default
     if path is None:
         loaded = default_model(dtype=dtype, device=device)
         backend = MiniMindBackend(loaded.model, name=loaded.label)
         return LoadedBackend(backend, loaded.tokenizer, describe(loaded), loaded.is_random)
+    folder = embedded_folder(path)
+    if folder is not None:
+        loaded = load_model_folder(folder, dtype=dtype, device=device)
+        backend = MiniMindBackend(loaded.model, name=loaded.label)
+        return LoadedBackend(backend, loaded.tokenizer, describe(loaded), False)
     p = Path(path)
     if convert.looks_like_hf_folder(p):
         backend, tokenizer, description = convert.open_hf_folder(p, dtype, device)
@@ -68,10 +108,11 @@ def load_backend(
 
 
 # ---- helpers ---------------------------------------------------------------------------------
-def prepare(args: argparse.Namespace) -> LoadedBackend:
-    """Set the torch threads, load `--model` and say which model runs (and if it is random)."""
+def prepare(args: argparse.Namespace, default: str | None = None) -> LoadedBackend:
+    """Set the torch threads, load `--model` (else the embedded `default`, the course
+    preset's model for this lab) and say which model runs (and if it is random)."""
     torch.set_num_threads(args.threads)
-    loaded = load_backend(args.model, args.dtype, args.device)
+    loaded = load_backend(args.model, args.dtype, args.device, default)
     print(f"Model: {loaded.description}")
     if loaded.is_random:
         print(
@@ -173,15 +214,16 @@ def confirm_cost(args: argparse.Namespace, tokens_fed: int, what: str, hint: str
 
 
 # ---- options and prompts shared by the lab subcommands --------------------------------
-DEFAULT_QUESTION = "KV 캐시가 무엇인지 한 문장으로 설명해 주세요."
+DEFAULT_QUESTION = COURSE.question  # the window's question too (the course preset)
 
 
-def model_options(p: argparse.ArgumentParser) -> None:
+def model_options(p: argparse.ArgumentParser, default: str | None = None) -> None:
     """--model, --dtype, --device, --threads: which model runs, and how."""
     p.add_argument(
         "--model",
         default=None,
-        help="model folder, MiniMind .pth, or transformers folder (default: the shipped model)",
+        help="ko-base or ko-chat (the embedded models), a model folder, MiniMind .pth, or "
+        f"transformers folder (default: {default or 'the shipped model'}, the course's)",
     )
     p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"))
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
@@ -209,7 +251,8 @@ def prompt_options(p: argparse.ArgumentParser, default_tokens: int | None) -> No
         "--prompt-tokens",
         type=cli_args.tokens,
         default=default_tokens,
-        help="build a prompt of exactly P tokens from the lab text (cut or repeated)",
+        help="build a prompt of P tokens from the lab text (cut or repeated; a cut that would "
+        "split a character leaves its bytes out and says so)",
     )
     group.add_argument("--prompt", default=None, help="prompt text instead")
     p.add_argument("--chat", action="store_true", help="wrap --prompt in the ChatML template")
@@ -230,15 +273,24 @@ def prompt_text(text: str) -> str:
     return text
 
 
-def prompt_ids(args: argparse.Namespace, tokenizer: TextTokenizer) -> list[int]:
-    """The prompt as token ids: --prompt (ChatML with --chat) or P tokens of the lab text."""
+def prompt_ids(
+    args: argparse.Namespace, tokenizer: TextTokenizer, prompt_tokens: int | None = None,
+    short_text: bool = False,
+) -> list[int]:
+    """The prompt as token ids: --prompt (ChatML with --chat) or P tokens of the lab text
+    (`prompt_tokens`, else --prompt-tokens; `short_text`: the notebook's sentence), cut on
+    a character boundary; a note on stdout says when the cut left a token out."""
     if args.prompt is not None:
         prompt = prompt_text(args.prompt)
         ids = tokenizer.chat_ids(prompt) if args.chat else tokenizer.encode(prompt)
         if not ids:
             raise ValueError("The prompt encodes to no tokens; give some text.")
         return ids
-    return lab_prompt_ids(tokenizer, args.prompt_tokens)
+    asked = prompt_tokens if prompt_tokens is not None else args.prompt_tokens
+    cut = lab_prompt(tokenizer, asked, lab_text(short=True) if short_text else None)
+    if cut.note is not None:
+        print(f"Note: {cut.note}.")
+    return list(cut.ids)
 
 
 def ms(seconds: float) -> str:

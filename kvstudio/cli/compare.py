@@ -5,6 +5,9 @@ Owns the ``compare`` subcommand (registered on the one parser in
 both modes against the formulas (`print_compare`), or one mode alone
 (`print_single`). The numbers come from ``kvstudio.labs.compare``; with
 ``--cache paged|fp16|int8|int4`` it adds ``kvstudio.cli.project``'s tables.
+It runs on the course preset's base model (``ko-base``) at its P = 183,
+N = 64; ``--preset notebook`` is the seed notebook's case (the 16-token
+sentence, N = 64, both modes).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from kvstudio.engine.records import MODES, Mode, SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import Progress, check_fits
 from kvstudio.labs.compare import CompareResult, ModeRun, compare_modes
+from kvstudio.labs.course import CACHE_PRESETS, COURSE, NOTEBOOK
 
 
 def add_subcommands(sub: Any) -> None:
@@ -38,9 +42,16 @@ def add_subcommands(sub: Any) -> None:
             "like the notebook's min_new_tokens) so the formulas apply."
         ),
     )
-    common.prompt_options(c, 183)
     c.add_argument(
-        "--new-tokens", type=cli_args.tokens, default=64, help="N new tokens (default 64)"
+        "--preset", choices=tuple(CACHE_PRESETS), default="course",
+        help=f"P and N: course (P = {COURSE.prompt_tokens}, N = {COURSE.new_tokens}, the "
+        f"lecture) or notebook (the seed notebook's {NOTEBOOK.prompt_tokens}-token sentence, "
+        f"N = {NOTEBOOK.new_tokens}); --prompt-tokens / --new-tokens override it",
+    )
+    common.prompt_options(c, None)
+    c.add_argument(
+        "--new-tokens", type=cli_args.tokens, default=None,
+        help=f"N new tokens (default: the preset's, {COURSE.new_tokens})",
     )
     c.add_argument("--mode", default="both", choices=("both", "cached", "recompute"))
     c.add_argument("--stop-at-eos", action="store_true", help="stop when the model writes eos")
@@ -52,17 +63,22 @@ def add_subcommands(sub: Any) -> None:
         help="--cache paged: their token budget",
     )
     common.cache_options(c)
-    common.model_options(c)
+    common.model_options(c, COURSE.cache_model)
     common.add_yes_option(c)
     c.set_defaults(func=cmd_compare)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    loaded = common.prepare(args)
+    preset = CACHE_PRESETS[args.preset]
+    loaded = common.prepare(args, COURSE.cache_model)
     backend, tokenizer = loaded.backend, loaded.tokenizer
-    prompt = common.prompt_ids(args, tokenizer)
+    asked = args.prompt_tokens if args.prompt_tokens is not None else preset.prompt_tokens
+    prompt = common.prompt_ids(
+        args, tokenizer, asked, short_text=preset is NOTEBOOK and asked == NOTEBOOK.prompt_tokens
+    )
     spec = common.cache_spec(args)
-    n = args.new_tokens
+    n = args.new_tokens if args.new_tokens is not None else preset.new_tokens
+    args.new_tokens = n  # the scale sections read it
     modes: tuple[Mode, ...] = MODES if args.mode == "both" else (args.mode,)
     for mode in modes:  # positions and memory first: a run that cannot fit is not priced
         check_fits(backend, 1, len(prompt), n, mode, spec)
@@ -82,7 +98,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         + (" (or fewer --samples / --sample-tokens)" if spec.kind == "paged" else ""),
     )
     print(
-        f"Prompt: P={len(prompt)} tokens, N={n} new tokens, {spec.kind} cache"
+        f"Preset: {preset.name}; prompt: P={len(prompt)} tokens, N={n} new tokens, {spec.kind} "
+        "cache"
         + (f" (W={spec.window})" if spec.kind == "sliding" else "")
         + f", greedy, {torch.get_num_threads()} torch thread(s), {backend.device}"
     )
@@ -123,6 +140,9 @@ def _bytes_formula_note(run: ModeRun, allocated: bool, spec: CacheSpec) -> str:
 def print_compare(result: CompareResult, backend: LanguageModel) -> None:
     c, r = result.cached, result.recompute
     p, n = result.prompt_tokens, len(c.token_ids)
+    held_note = "storage the cache holds"
+    if c.cache_pool_bytes is not None:  # paged: the rows' blocks, not the pool's tensors
+        held_note = f"blocks the rows hold (the pool's storage: {c.cache_pool_bytes:,} bytes)"
     rows = [
         ("tokens fed (measured)", f"{c.tokens_fed:,}", f"{r.tokens_fed:,}", ""),
         (
@@ -139,12 +159,7 @@ def print_compare(result: CompareResult, backend: LanguageModel) -> None:
             "mean of steps after the prefill",
         ),
         ("total (ms)", common.ms(c.total_seconds), common.ms(r.total_seconds), ""),
-        (
-            "KV allocated (measured)",
-            f"{c.cache_bytes:,}",
-            f"{r.cache_bytes:,}",
-            "storage the cache holds",
-        ),
+        ("KV allocated (measured)", f"{c.cache_bytes:,}", f"{r.cache_bytes:,}", held_note),
         (
             "KV allocated (formula)",
             f"{c.cache_allocated_formula:,}",
@@ -156,7 +171,7 @@ def print_compare(result: CompareResult, backend: LanguageModel) -> None:
          _bytes_formula_note(c, False, result.cache_spec)),
     ]
     print()
-    print(f"  {'':<27}{'cached':>14}{'recompute':>14}")
+    print(f"  {'':<27}{'cached':>14}{'recompute':>14}   (KV rows in bytes)")
     for label, a, b, note in rows:
         print(f"  {label:<27}{a:>14}{b:>14}   {note}")
     print()

@@ -14,17 +14,18 @@ from kvstudio.cli import common
 from kvstudio.engine import formulas
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.cache.layout import cache_plan
+from kvstudio.labs.course import COURSE
 
 
 def add_subcommands(sub: Any) -> None:
     """Register ``info`` on the one parser (``kvstudio.cli.main``)."""
     i = sub.add_parser("info", help="describe the model and its KV cache geometry")
-    common.model_options(i)
+    common.model_options(i, COURSE.cache_model)
     i.set_defaults(func=cmd_info)
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    loaded = common.prepare(args)
+    loaded = common.prepare(args, COURSE.cache_model)
     b = loaded.backend
     per_token = formulas.bytes_per_token(b.num_layers, b.num_kv_heads, b.head_dim, b.dtype_bytes)
     print(

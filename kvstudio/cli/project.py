@@ -17,6 +17,7 @@ from kvstudio.cli import common
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import finish
+from kvstudio.labs.course import settings_line
 from kvstudio.labs.paged import PagedLabResult, paged_memory
 from kvstudio.labs.projector import ProjectionCheck, projection_check
 from kvstudio.labs.quantized import QuantLabResult, quantized_cache
@@ -193,13 +194,14 @@ def print_paged(r: PagedLabResult) -> None:
     print()
     print(
         f"Paged cache, block size b={r.block_size}: {r.samples} samples of one question "
-        f"(P={r.prompt_tokens}, budget N={r.new_tokens}, T=1.0, top-p 0.85, seed 42), "
-        "three caches, same draws"
+        f"(P={r.prompt_tokens}, budget N={r.new_tokens}), three caches, same draws"
     )
+    print(f"  settings: {settings_line(r.settings, samples=r.samples, answer_tokens=r.new_tokens)}")
     lengths = sorted(r.answer_lengths)
     print(f"  answer lengths (tokens, eos included): {lengths[0]} … {lengths[-1]}")
     steps = len(r.dynamic_bytes)
     print(f"  the run took {steps} steps; bytes held at the end, measured from the tensors:")
+    print(f"  {'':<27}{'bytes':>12}")
     per = r.bytes_per_token
     rows = [
         (
@@ -232,7 +234,8 @@ def print_paged(r: PagedLabResult) -> None:
     )
     print(
         f"  copies on write: {r.copies_on_write}; same samples in all three: "
-        f"{'yes' if r.same_samples else 'NO'}; pool tensors: {r.paged_steps[-1].pool_bytes:,} bytes"
+        f"{'yes' if r.same_samples else 'NO'}; the pool's storage: "
+        f"{r.paged_steps[-1].pool_bytes:,} bytes (blocks held plus free blocks)"
     )
     print(
         f"  greedy, {r.greedy_tokens} tokens: paged chooses the dynamic cache's tokens: "

@@ -2,12 +2,17 @@
 
 Owns the ``sample`` subcommand (registered on the one parser in
 ``kvstudio.cli.main``) and its table; the numbers come from
-``kvstudio.labs.sample``.
+``kvstudio.labs.sample``. Every default is the course preset's
+(``kvstudio.labs.course.COURSE``: ko-chat, its question, T 0.3, 0.85, 1.5 ×
+30 samples, top-k off, top-p 0.85, penalty 1.0, seed 42), and the table
+ends with the settings line that made it. Answers are printed as a student
+reads them: no role word or template marker, a cut character as its bytes.
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -18,6 +23,7 @@ from kvstudio.engine import costs
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.labs.common import check_fits
+from kvstudio.labs.course import COURSE, setting_changes
 from kvstudio.labs.sample import SamplingResult, repeated_sampling
 
 
@@ -28,32 +34,43 @@ def add_subcommands(sub: Any) -> None:
         help="repeated sampling: distinct answers per temperature",
         description="n samples per temperature, one batch of n rows each, same seed.",
     )
-    s.add_argument("--temperatures", type=cli_args.number_list, default=[0.3, 0.7, 1.0, 1.3])
-    s.add_argument("--samples", type=cli_args.rows, default=30, help="samples per temperature")
     s.add_argument(
-        "--new-tokens", type=cli_args.tokens, default=32, help="token budget per answer"
+        "--temperatures", type=cli_args.number_list, default=list(COURSE.temperatures),
+        help=f"default: the course's {COURSE.temperatures_text()}",
+    )
+    s.add_argument(
+        "--samples", type=cli_args.rows, default=COURSE.samples, help="samples per temperature"
+    )
+    s.add_argument(
+        "--new-tokens", type=cli_args.tokens, default=COURSE.answer_tokens,
+        help=f"token budget per answer (default {COURSE.answer_tokens})",
     )
     s.add_argument("--prompt", default=None, help=f"question (default: {common.DEFAULT_QUESTION})")
     s.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
     s.add_argument(
-        "--top-k", type=cli_args.bounded(0, cli_args.MAX_COUNT), default=0, help="0 = off"
+        "--top-k", type=cli_args.bounded(0, cli_args.MAX_COUNT), default=COURSE.top_k,
+        help="0 = off (the course's)",
     )
     s.add_argument(
-        "--top-p", type=cli_args.number, default=0.85, help="the course setting 0.85; 1.0 = off"
+        "--top-p", type=cli_args.number, default=COURSE.top_p,
+        help=f"the course setting {COURSE.top_p:g}; 1.0 = off",
     )
-    s.add_argument("--repetition-penalty", type=cli_args.number, default=1.0, help="1.0 = off")
-    s.add_argument("--seed", type=cli_args.seed, default=42)
+    s.add_argument(
+        "--repetition-penalty", type=cli_args.number, default=COURSE.repetition_penalty,
+        help="1.0 = off (the course's)",
+    )
+    s.add_argument("--seed", type=cli_args.seed, default=COURSE.seed)
     s.add_argument(
         "--show", type=cli_args.bounded(0, cli_args.MAX_COUNT), default=3,
         help="most frequent answers to print",
     )
-    common.model_options(s)
+    common.model_options(s, COURSE.chat_model)
     common.add_yes_option(s)
     s.set_defaults(func=cmd_sample)
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    loaded = common.prepare(args)
+    loaded = common.prepare(args, COURSE.chat_model)
     tokenizer = loaded.tokenizer
     question = common.DEFAULT_QUESTION
     if args.prompt is not None:
@@ -62,7 +79,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if not prompt:
         raise ValueError("The prompt encodes to no tokens; give some text.")
     settings = SamplingSettings(
-        temperature=1.0,
+        temperature=COURSE.temperature,  # each of --temperatures replaces it
         top_k=args.top_k,
         top_p=args.top_p,
         repetition_penalty=args.repetition_penalty,
@@ -79,10 +96,9 @@ def cmd_sample(args: argparse.Namespace) -> int:
         "ask for fewer samples, temperatures or new tokens",
     )
     print(
-        f"Prompt: {common.short(question)!r} ({len(prompt)} tokens); {args.samples} samples × "
-        f"{len(args.temperatures)} temperatures, ≤{args.new_tokens} new tokens, "
-        f"top-k {args.top_k or 'off'}, top-p {args.top_p if args.top_p < 1 else 'off'}, "
-        f"seed {args.seed}, {torch.get_num_threads()} torch thread(s)"
+        f"Prompt: {common.short(question)!r} ({len(prompt):,} tokens); {args.samples:,} samples "
+        f"× {len(args.temperatures):,} temperatures, ≤ {args.new_tokens:,} new tokens, "
+        f"{torch.get_num_threads()} torch thread(s)"
     )
     result: SamplingResult = common.drain(
         repeated_sampling(
@@ -111,3 +127,7 @@ def print_sampling(result: SamplingResult, show: int) -> None:
         )
     print()
     print(f"  total generation time: {common.ms(result.total_seconds)} ms")
+    print(f"  settings: {result.settings_line}")
+    changes = setting_changes(replace(result.settings, temperature=COURSE.temperature))
+    if changes:
+        print(f"  changed from the course preset: {'; '.join(changes)}")

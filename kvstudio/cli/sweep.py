@@ -15,6 +15,7 @@ from kvstudio.cli import common
 from kvstudio.engine import costs
 from kvstudio.engine.records import MODES
 from kvstudio.labs.common import check_fits
+from kvstudio.labs.course import COURSE
 from kvstudio.labs.sweep import SweepResult, length_sweep
 
 
@@ -23,15 +24,18 @@ def add_subcommands(sub: Any) -> None:
     w = sub.add_parser("sweep", help="time and tokens fed as P or N grows")
     w.add_argument("--vary", choices=("new", "prompt"), default="new")
     w.add_argument("--values", type=cli_args.token_list, default=[8, 16, 32, 64, 128])
-    w.add_argument("--fixed", type=cli_args.tokens, default=64, help="the other length")
+    w.add_argument(
+        "--fixed", type=cli_args.tokens, default=COURSE.new_tokens,
+        help=f"the other length (default {COURSE.new_tokens}, the course's N)",
+    )
     common.cache_options(w)
-    common.model_options(w)
+    common.model_options(w, COURSE.cache_model)
     common.add_yes_option(w)
     w.set_defaults(func=cmd_sweep)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    loaded = common.prepare(args)
+    loaded = common.prepare(args, COURSE.cache_model)
     spec = common.cache_spec(args)
     runs = [(v, args.fixed) if args.vary == "prompt" else (args.fixed, v) for v in args.values]
     for mode in MODES:  # the longest run must fit (as length_sweep checks), then the cost

@@ -185,6 +185,11 @@ class TextTokenizer:
             kept.append(int(i))
         return strip_role_line(self.bytes_text(kept))
 
+    def plain_text(self, ids: Sequence[int]) -> str:
+        """A continuation's text (eos ignored): every control token left out, never ``�``."""
+        controls = self.control_ids()
+        return self.bytes_text([i for i in ids if i not in controls])
+
     def bytes_text(self, ids: Sequence[int]) -> str:
         """`ids` decoded as a whole; bytes that form no character as ``<0xEC>``, never ``�``."""
         raw = bytearray()
@@ -195,6 +200,35 @@ class TextTokenizer:
                 return text.replace(REPLACEMENT, "<0x??>")
             raw += piece
         return bytes(raw).decode("utf-8", errors=BYTES_ERRORS)
+
+    def whole_characters(self, ids: Sequence[int]) -> int:
+        """How many of `ids`, from the start, end on a character boundary (≤ len(ids)).
+
+        Cutting a prompt at a token count can split a Hangul syllable; this many
+        tokens hold whole characters only (the cut token's bytes are left out).
+        """
+        n = len(ids)
+        while n > 0 and self._ends_cut(ids[:n]):
+            n -= 1
+        return n
+
+    def _ends_cut(self, ids: Sequence[int]) -> bool:
+        """Whether the bytes of `ids` end inside a character (a lead byte without its rest)."""
+        raw = bytearray()
+        for i in ids[-4:]:  # a UTF-8 character is at most 4 bytes
+            piece = bytelevel_to_bytes(self._tk.id_to_token(int(i)) or "\0")
+            if piece is None:
+                return self.decode(ids).endswith(REPLACEMENT)
+            raw += piece
+        back = 0  # continuation bytes (10xxxxxx) at the end
+        while back < min(len(raw), 3) and raw[-1 - back] & 0xC0 == 0x80:
+            back += 1
+        if back == len(raw):
+            return False  # only continuation bytes seen: not a cut we can mend by dropping
+        lead = raw[-1 - back]
+        needed = 2 if lead >> 5 == 0b110 else 3 if lead >> 4 == 0b1110 else (
+            4 if lead >> 3 == 0b11110 else 1)
+        return back + 1 < needed
 
     def token_pieces(self, ids: Sequence[int]) -> list[str]:
         """The text each token adds to the running decode; '' while a syllable is incomplete."""

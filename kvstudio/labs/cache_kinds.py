@@ -101,7 +101,7 @@ def cache_kinds(
                 cache_length=tuple(r.cache_length for r in recs),
                 mask_shapes=tuple(r.attention_mask_shape for r in recs),
                 token_ids=tuple(stepper.generated_ids[0]),
-                text=stepper.text(0),
+                text=tokenizer.plain_text(stepper.generated_ids[0]),
             )
         )
     yield CacheKindsResult(len(prompt_ids), new_tokens, window, tuple(runs))

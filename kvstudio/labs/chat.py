@@ -46,8 +46,9 @@ from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.base import Cache
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.small_files import read_text
-from kvstudio.engine.tokenizer import IM_END, IncrementalDecoder, TextTokenizer
+from kvstudio.engine.tokenizer import IM_END, TextTokenizer
 from kvstudio.labs.common import Progress
+from kvstudio.labs.course import EMPTY_ANSWER
 
 Way = Literal["reuse", "refeed"]
 WAYS: tuple[Way, ...] = ("reuse", "refeed")
@@ -322,12 +323,8 @@ class ChatSession:
         return result
 
     def _answer_text(self, ids: Sequence[int]) -> str:
-        decoder = IncrementalDecoder(self.tokenizer)
-        for token in ids:
-            if token != self.eos_id:
-                decoder.push(token)
-        decoder.flush()
-        return decoder.text.strip()
+        """What a student reads: cut at the turn's end, bytes of a cut character, never �."""
+        return self.tokenizer.answer_text(ids).strip() or EMPTY_ANSWER
 
     # ---- one way -----------------------------------------------------------------------------
     def _answer(

@@ -1,6 +1,7 @@
 """What every lab shares: the lab prompt, progress records, and the run checks.
 
-Owns the lab's prompt text (`lab_text`, `lab_prompt_ids`), `Progress` (the
+Owns the lab's prompt text (`lab_text`, `lab_prompt_ids`; `lab_prompt`, which
+cuts on a character boundary and says so), `Progress` (the
 small frozen record every lab generator yields while it works), `warm_up`,
 `finish` (run a lab generator to its end and return its result), `check_fits`
 (P + N within the model's positions and free memory) and `Spread` / `spread`
@@ -26,6 +27,7 @@ from kvstudio.engine.records import MODES, Mode, SamplingSettings, StepRecord
 from kvstudio.engine.small_files import read_text
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import REPO_ROOT
+from kvstudio.labs.course import EMPTY_ANSWER
 
 # The lab's prompt text: cut or repeated to exactly P tokens by `lab_prompt_ids`.
 # The shipped resources/prompts/lab_long.txt (exactly 183 tokens in the shipped
@@ -41,6 +43,7 @@ LAB_TEXT = (
 
 
 LAB_PROMPT_FILE = REPO_ROOT / "resources" / "prompts" / "lab_long.txt"
+SHORT_PROMPT_FILE = REPO_ROOT / "resources" / "prompts" / "lab_short.txt"  # 16 tokens
 
 
 MAX_PROMPT_FILE_BYTES = 1024 * 1024  # the lab's long prompt is about 2 KB
@@ -61,12 +64,50 @@ class Progress:
         return self.done / self.total if self.total else 1.0
 
 
-def lab_text() -> str:
-    """The lab's long prompt: resources/prompts/lab_long.txt when shipped, else LAB_TEXT."""
+def lab_text(short: bool = False) -> str:
+    """The lab's long prompt: resources/prompts/lab_long.txt when shipped, else LAB_TEXT.
+
+    `short`: the seed notebook's 16-token sentence (lab_short.txt), else the same fallback.
+    """
+    path = SHORT_PROMPT_FILE if short else LAB_PROMPT_FILE
     try:
-        return read_text(LAB_PROMPT_FILE, MAX_PROMPT_FILE_BYTES, "the lab's prompt text")
+        return read_text(path, MAX_PROMPT_FILE_BYTES, "the lab's prompt text")
     except ValueError:
         return LAB_TEXT
+
+
+def answer_text(tokenizer: TextTokenizer, ids: Sequence[int]) -> str:
+    """Generated ids as a student reads them (`TextTokenizer.answer_text`: cut at the end of
+    the turn, no role word or marker, a cut character as its bytes), never blank."""
+    return tokenizer.answer_text(ids) or EMPTY_ANSWER
+
+
+@dataclass(frozen=True)
+class LabPrompt:
+    """The lab text as P tokens, cut on a character boundary (so maybe fewer than asked)."""
+
+    ids: tuple[int, ...]
+    asked: int  # the P asked for
+
+    @property
+    def note(self) -> str | None:
+        """What the cut did, when it left a token out; None when P came out as asked."""
+        if len(self.ids) == self.asked:
+            return None
+        return (
+            f"the lab text is cut to {len(self.ids):,} tokens at a character boundary "
+            f"({self.asked:,} asked: token {self.asked:,} holds only part of a character)"
+        )
+
+
+def lab_prompt(
+    tokenizer: TextTokenizer, prompt_tokens: int, text: str | None = None
+) -> LabPrompt:
+    """`lab_prompt_ids`, but never cut inside a character: a split syllable's bytes are left
+    out (P − 1 … P − 3 tokens then), and `LabPrompt.note` says so."""
+    ids = lab_prompt_ids(tokenizer, prompt_tokens, text)
+    whole = max(1, tokenizer.whole_characters(ids))
+    return LabPrompt(tuple(ids[:whole]), prompt_tokens)
 
 
 def lab_prompt_ids(

@@ -33,7 +33,14 @@ from kvstudio.engine.records import (
     StepRecord,
 )
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs.common import Progress, Spread, check_fits, lab_prompt_ids, spread, warm_up
+from kvstudio.labs.common import (
+    Progress,
+    Spread,
+    check_fits,
+    lab_prompt_ids,
+    spread,
+    warm_up,
+)
 
 
 # ---- compare modes -------------------------------------------------------------------------
@@ -55,6 +62,7 @@ class ModeRun:
     records: tuple[StepRecord, ...]
     cache_allocated_formula: int = 0  # allocated: the used formula, or the static preallocation
     cache_plan: CachePlan | None = None  # per-layer kinds the formulas used (cached mode)
+    cache_pool_bytes: int | None = None  # a paged cache: its pool tensors (None: no pool)
 
     @property
     def allocated_matches(self) -> bool:
@@ -201,7 +209,7 @@ def _mode_run(backend: LanguageModel, stepper: Stepper, spec: CacheSpec) -> Mode
     return ModeRun(
         mode=stepper.mode,
         token_ids=tuple(stepper.generated_ids[0]),
-        text=stepper.text(0),
+        text=stepper.tokenizer.plain_text(stepper.generated_ids[0]),
         tokens_fed=sum(fed),
         tokens_fed_formula=formulas.tokens_fed(stepper.mode, prompt, steps),
         tokens_fed_per_step=fed,
@@ -213,6 +221,7 @@ def _mode_run(backend: LanguageModel, stepper: Stepper, spec: CacheSpec) -> Mode
         records=records,
         cache_allocated_formula=allocated_formula,
         cache_plan=plan,
+        cache_pool_bytes=getattr(stepper.cache, "pool_nbytes", None),
     )
 
 

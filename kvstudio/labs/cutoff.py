@@ -17,6 +17,7 @@ from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings, StepRecord
 from kvstudio.engine.sampling import apply_repetition_penalty, presence_mask
 from kvstudio.engine.tokenizer import TextTokenizer, TokenTexts
+from kvstudio.labs.common import answer_text
 
 
 # ---- top-k / top-p -------------------------------------------------------------------------
@@ -121,5 +122,5 @@ def distribution_steps(
         settings=settings,
         survivors_top_k=tuple(r.survivors_top_k[0] for r in records),
         survivors_top_p=tuple(r.survivors_top_p[0] for r in records),
-        text=stepper.text(0),
+        text=answer_text(tokenizer, stepper.generated_ids[0]),
     )

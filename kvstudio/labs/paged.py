@@ -12,7 +12,7 @@ imports Qt.
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 from kvstudio.engine import formulas
@@ -23,6 +23,7 @@ from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import Progress
+from kvstudio.labs.course import COURSE
 
 BlockTable = tuple[tuple[BlockRef, ...], ...]
 
@@ -56,6 +57,7 @@ class PagedLabResult:
     copies_on_write: int
     greedy_identical: bool  # paged vs dynamic, greedy, exactly N tokens
     greedy_tokens: int
+    settings: SamplingSettings = field(default_factory=lambda: COURSE.sampling)  # the draws'
 
     @property
     def paged_bytes(self) -> tuple[int, ...]:
@@ -77,12 +79,12 @@ def paged_memory(
     tokenizer: TextTokenizer,
     prompt_ids: Sequence[int],
     *,
-    samples: int = 30,
+    samples: int = COURSE.samples,
     new_tokens: int = 48,
     block_size: int = 16,
-    temperature: float = 1.0,
-    top_p: float = 0.85,
-    seed: int = 42,
+    temperature: float = COURSE.temperature,
+    top_p: float = COURSE.top_p,
+    seed: int = COURSE.seed,
     greedy_prompt: Sequence[int] | None = None,
     greedy_tokens: int = 32,
 ) -> Generator[Progress | PagedLabResult, None, None]:
@@ -171,4 +173,5 @@ def paged_memory(
         copies_on_write=paged_cache.copies_on_write,
         greedy_identical=greedy_ids[0] == greedy_ids[1],
         greedy_tokens=greedy_tokens,
+        settings=settings,
     )

@@ -121,7 +121,7 @@ def quantized_cache(
             kind=kind,
             bits=bits,
             token_ids=ids,
-            text=stepper.text(0),
+            text=tokenizer.plain_text(stepper.generated_ids[0]),
             cache_bytes=last.cache_allocated_bytes,
             formula_bytes=per_token * tokens,
             cache_tokens=tokens,

@@ -20,13 +20,11 @@ from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import Mode, SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs.common import Progress, check_fits
+from kvstudio.labs.common import Progress, answer_text, check_fits
 from kvstudio.labs.course import COURSE, EMPTY_ANSWER, settings_line
 
-
-def answer_text(tokenizer: TextTokenizer, ids: Sequence[int]) -> str:
-    """A generated answer as a student reads it (`TextTokenizer.answer_text`), never blank."""
-    return tokenizer.answer_text(ids) or EMPTY_ANSWER
+__all__ = ["EMPTY_ANSWER", "SamplingResult", "TemperatureResult", "answer_text",
+           "repeated_sampling"]
 
 
 # ---- repeated sampling ---------------------------------------------------------------------
@@ -123,7 +121,7 @@ def repeated_sampling(
             done += 1
             yield Progress("sampling", f"T={temperature:g}", done, total, record)
         done = (i + 1) * new_tokens  # a batch that finished early skips its remaining steps
-        answers = tuple(answer_text(tokenizer, ids) for ids in stepper.generated_ids())
+        answers = tuple(answer_text(tokenizer, ids) for ids in stepper.generated_ids)
         counts = tuple(Counter(answers).most_common())
         results.append(
             TemperatureResult(

@@ -37,7 +37,7 @@ def test_paged_lab_table_and_block_view(qtbot, exporter, tiny_handle) -> None:  
                          samples=6, new_tokens=12, block_size=4)
     assert isinstance(result, PagedLabResult)
     rows = panel.table_rows()
-    assert rows[4]["held"] == "✓"  # the hand count matches the measured bytes
+    assert rows[4]["held (bytes)"] == "✓"  # the hand count matches the measured bytes
     assert panel.step_slider.maximum() == len(result.paged_steps) - 1
     panel.step_slider.setValue(0)  # the prefill: every row holds the same prompt blocks
     assert "step 0" in panel.table_plot.titleLabel.text
@@ -131,7 +131,7 @@ def test_paged_lab_csv_and_headline_from_the_record(qtbot, exporter, tiny_handle
     ratio = result.static_bytes[-1] / result.paged_bytes[-1]
     assert f"paged holds {ratio:.1f}× less than preallocated" in head
     table = {row["cache"]: row for row in panel.table_values()}
-    assert table["preallocated"]["held"] == result.static_bytes[-1]  # a number, not "12.0 KiB"
+    assert table["preallocated"]["held (bytes)"] == result.static_bytes[-1]  # a number, not "12.0 KiB"
     panel.shutdown()
 
 

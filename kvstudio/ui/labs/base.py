@@ -2,7 +2,9 @@
 
 Owns `LabPanel` (the layout and the run lifecycle on a `GeneratorRunner`),
 `ResultsTable` (a small two-or-more-column table that also exports as CSV
-rows of numbers, not display strings), `ByteCount` (an int shown as KiB/MiB)
+rows of numbers, not display strings), `ByteCount` (a number of bytes, shown
+with thousands separators under a header that says bytes), `table_float`
+(a float's one table format: fixed point, never ``1.66e+03``)
 and a few drawing helpers. Subclasses say which core generator to run
 (`make_job`), how to draw an item as it arrives (`show_progress`) and how to
 show the result (`show_result`). The panel never computes: the generator runs
@@ -12,6 +14,7 @@ on the lab thread; the panel only draws what comes back.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -36,7 +39,6 @@ from PySide6.QtWidgets import (
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.messages import localize
-from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
@@ -52,7 +54,8 @@ SERIES_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E
 
 
 class ByteCount(int):
-    """A number of bytes: shown as KiB / MiB in a table, written as the plain number to CSV."""
+    """A number of bytes: shown as ``503,808`` in a table (its header says bytes), written as
+    the plain number to CSV. KiB appears only in a column whose header says KiB."""
 
 
 def series_colour(index: int) -> str:
@@ -144,16 +147,24 @@ def _display(value: Any) -> str:
     if isinstance(value, bool):
         return CHECK if value else CROSS
     if isinstance(value, ByteCount):
-        return format_bytes(value)
+        return f"{int(value):,}"
     if isinstance(value, float):
-        if value == 0:
-            return "0"
-        if abs(value) >= 1000 or abs(value) < 0.01:
-            return f"{value:.3g}"
-        return f"{value:.2f}"
+        return table_float(value)
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
+
+
+def table_float(value: float) -> str:
+    """A float as a table shows it: ``1,660``, ``7.09``, ``0.00506``; never ``1.66e+03``."""
+    if value == 0 or not math.isfinite(value):
+        return "0" if value == 0 else str(value)
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) >= 0.01:
+        return f"{value:.2f}"
+    digits = 2 - math.floor(math.log10(abs(value)))  # three significant digits
+    return f"{value:.{digits}f}"
 
 
 class LabPanel(RetranslateOnLanguageChange, QWidget):

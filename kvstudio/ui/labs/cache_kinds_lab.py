@@ -198,8 +198,8 @@ class CacheKindsPanel(LabPanel):
         self.table.set_rows(
             [
                 self.tr("cache"),
-                self.tr("allocated"),
-                self.tr("used"),
+                self.tr("allocated (bytes)"),
+                self.tr("used (bytes)"),
                 self.tr("tokens"),
                 self.tr("keys seen"),
                 self.tr("same as dynamic"),

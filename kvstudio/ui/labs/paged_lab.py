@@ -217,7 +217,7 @@ class PagedCachePanel(LabPanel):
                 self.tr("{0} tokens").format(result.greedy_tokens),
             ),
         ]
-        self.table.set_rows([self.tr("cache"), self.tr("held"), self.tr("how")], rows)
+        self.table.set_rows([self.tr("cache"), self.tr("held (bytes)"), self.tr("how")], rows)
 
     def _draw_table(self) -> None:
         result = self.result
