@@ -5,8 +5,8 @@ Owns the ``compare`` subcommand (registered on the one parser in
 both modes against the formulas (`print_compare`), or one mode alone
 (`print_single`). The numbers come from ``kvstudio.labs.compare``; with
 ``--cache paged|fp16|int8|int4`` it adds ``kvstudio.cli.project``'s tables.
-It runs on the course preset's base model (``ko-base``) at its P = 183,
-N = 64; ``--preset notebook`` is the seed notebook's case (the 16-token
+It runs on the course preset's base model (``ko-base``; ``--cache paged``,
+whose table is a sampling run, on the chat model) at its P = 183, N = 64; ``--preset notebook`` is the seed notebook's case (the 16-token
 sentence, N = 64, both modes).
 """
 
@@ -70,7 +70,7 @@ def add_subcommands(sub: Any) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     preset = CACHE_PRESETS[args.preset]
-    loaded = common.prepare(args, COURSE.cache_model)
+    loaded = common.prepare(args, COURSE.model_for_cache(args.cache))
     backend, tokenizer = loaded.backend, loaded.tokenizer
     asked = args.prompt_tokens if args.prompt_tokens is not None else preset.prompt_tokens
     prompt = common.prompt_ids(

@@ -67,6 +67,11 @@ class CoursePreset:
     def seed(self) -> int:
         return self.sampling.seed
 
+    def model_for_cache(self, kind: str) -> LabModel:
+        """The model a cache lab runs on: the base model, but the paged lab's table is a
+        sampling run (answers that end at different lengths), so the chat model."""
+        return self.chat_model if kind == "paged" else self.cache_model
+
     def temperatures_text(self) -> str:
         """The temperatures as the window's field and the CLI's option write them."""
         return ", ".join(f"{t:g}" for t in self.temperatures)

@@ -22,6 +22,7 @@ from kvstudio.labs.compare import (
     compare_modes,
     repeated_cache_vs_recompute,
 )
+from kvstudio.labs.course import COURSE
 from kvstudio.labs.cutoff import DistributionRun, DistributionStep, distribution_steps
 from kvstudio.labs.sample import SamplingResult, repeated_sampling
 from kvstudio.labs.sweep import ModeFits, SweepLabResult, fit_polynomial, sweep_with_fits
@@ -88,11 +89,13 @@ def test_temperature_lab_matches_repeated_sampling_and_both_modes_agree(
             temps,
             6,
             4,
-            settings=SamplingSettings(temperature=1.0, top_k=0, top_p=1.0, seed=42),
+            settings=COURSE.sampling,  # the lab's knobs are the course preset's (top-p 0.85)
         ),
         SamplingResult,
     )
     assert [t.counts for t in result.cached.temperatures] == [t.counts for t in ref.temperatures]
+    assert result.cached.settings.top_p == COURSE.top_p == 0.85
+    assert result.changes == ()  # nothing changed from the course preset but T
     assert result.same_in_both_modes is True
     assert result.same_answers_count == (12, 12)
     # One answer tipped the other way in recompute mode: counted, not hidden.
