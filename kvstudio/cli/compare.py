@@ -6,8 +6,9 @@ both modes against the formulas (`print_compare`), or one mode alone
 (`print_single`). The numbers come from ``kvstudio.labs.compare``; with
 ``--cache paged|fp16|int8|int4`` it adds ``kvstudio.cli.project``'s tables.
 It runs on the course preset's base model (``ko-base``; ``--cache paged``,
-whose table is a sampling run, on the chat model) at its P = 183, N = 64; ``--preset notebook`` is the seed notebook's case (the 16-token
-sentence, N = 64, both modes).
+whose table is a sampling run, on the chat model) at its P = 183, N = 64;
+``--preset notebook`` is the seed notebook's case (the 16-token sentence,
+N = 64, both modes).
 """
 
 from __future__ import annotations

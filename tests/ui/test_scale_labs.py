@@ -131,7 +131,7 @@ def test_paged_lab_csv_and_headline_from_the_record(qtbot, exporter, tiny_handle
     ratio = result.static_bytes[-1] / result.paged_bytes[-1]
     assert f"paged holds {ratio:.1f}× less than preallocated" in head
     table = {row["cache"]: row for row in panel.table_values()}
-    assert table["preallocated"]["held (bytes)"] == result.static_bytes[-1]  # a number, not "12.0 KiB"
+    assert table["preallocated"]["held (bytes)"] == result.static_bytes[-1]  # a number
     panel.shutdown()
 
 
