@@ -255,10 +255,14 @@ def cache_vs_recompute(
     dtype: DType = "float32",
     warmup_tokens: int = 4,
     cache: CacheSpec | None = None,
+    prompt_text: str | None = None,
 ) -> Generator[Progress | CompareResult, None, None]:
-    """The course lab: greedy on the lab prompt in both modes (`compare_modes`), in `dtype`."""
+    """The course lab: greedy on the lab prompt in both modes (`compare_modes`), in `dtype`.
+
+    `prompt_text`: the text cut or repeated to P tokens (default: the long lab text;
+    the notebook preset gives the 16-token sentence)."""
     model = backend_in_dtype(backend, dtype)
-    ids = lab_prompt_ids(tokenizer, prompt_tokens)
+    ids = lab_prompt_ids(tokenizer, prompt_tokens, prompt_text)
     yield from compare_modes(
         model, tokenizer, ids, new_tokens, cache=cache, warmup_tokens=warmup_tokens
     )
@@ -319,6 +323,7 @@ def repeated_cache_vs_recompute(
     dtype: DType = "float32",
     warmup_tokens: int = 4,
     cache: CacheSpec | None = None,
+    prompt_text: str | None = None,
 ) -> Generator[Progress | RepeatedCompare, None, None]:
     """`cache_vs_recompute` `repeats` times; progress over all rounds, then the medians."""
     if repeats < 1:
@@ -328,7 +333,7 @@ def repeated_cache_vs_recompute(
     for index in range(repeats):
         for item in cache_vs_recompute(
             model, tokenizer, prompt_tokens=prompt_tokens, new_tokens=new_tokens,
-            dtype=dtype, warmup_tokens=warmup_tokens, cache=cache,
+            dtype=dtype, warmup_tokens=warmup_tokens, cache=cache, prompt_text=prompt_text,
         ):
             if isinstance(item, CompareResult):
                 rounds.append(item)

@@ -5,7 +5,9 @@ Owns `CacheVsRecomputePanel`: it runs `compare.repeated_cache_vs_recompute`
 the median ms per step of both modes with a min–max band and max |Δlogit| per
 step, and fills the lab table: tokens fed measured vs formula, identical
 tokens, TTFT, ms/token and totals as medians (with their range), the speed
-ratio of the medians, and the cache bytes.
+ratio of the medians, and the cache bytes. P and N start from the course
+preset (P = 183, N = 64); the preset box switches to the seed notebook's
+case (its 16-token sentence, N = 64) in one click, and back.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QWidget
 
 from kvstudio.engine.records import DEFAULT_REPEATS, DTYPES, MODES, Mode
+from kvstudio.labs.course import CACHE_PRESETS, LECTURE, NOTEBOOK, CachePreset
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.spin_boxes import int_box
@@ -54,8 +57,13 @@ class CacheVsRecomputePanel(LabPanel):
     draw_while_running = False  # it times every step; the chart is drawn from the result
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.prompt_tokens = int_box(1, 4096, 183)
-        self.new_tokens = int_box(1, 2048, 64)
+        self.preset = QComboBox()  # the course (P = 183) or the seed notebook (P = 16)
+        for name in CACHE_PRESETS:
+            self.preset.addItem("", name)
+        self.prompt_tokens = int_box(1, 4096, LECTURE.prompt_tokens)
+        self.new_tokens = int_box(1, 2048, LECTURE.new_tokens)
+        self.preset.currentIndexChanged.connect(self._on_preset_chosen)
+        self.add_field("preset", self.preset)
         self.warmup = int_box(0, 64, 4)
         self.repeats = int_box(1, 50, DEFAULT_REPEATS)
         self.dtype = QComboBox()
@@ -110,6 +118,19 @@ class CacheVsRecomputePanel(LabPanel):
     def title(self) -> str:
         return self.tr("Cache vs recompute")
 
+    def choose_preset(self, name: str) -> None:
+        """Show the preset `name` (``course`` or ``notebook``): its P and N, in one click."""
+        self.preset.setCurrentIndex(max(0, self.preset.findData(name)))
+        self._on_preset_chosen()
+
+    def chosen_preset(self) -> CachePreset:
+        return CACHE_PRESETS[str(self.preset.currentData())]
+
+    def _on_preset_chosen(self) -> None:
+        preset = self.chosen_preset()
+        self.prompt_tokens.setValue(preset.prompt_tokens)
+        self.new_tokens.setValue(preset.new_tokens)
+
     def retranslate(self) -> None:
         super().retranslate()
         self.explanation.setText(
@@ -119,8 +140,11 @@ class CacheVsRecomputePanel(LabPanel):
                 "In 16-bit the two modes' logits drift apart; in fp32 they agree to ~1e-6."
             )
         )
+        self.preset.setItemText(0, self.tr("course: P = 183, N = 64"))
+        self.preset.setItemText(1, self.tr("seed notebook: P = 16, N = 64"))
         self.set_field_names(
             {
+                "preset": self.tr("Preset"),
                 "prompt": self.tr("Prompt tokens P"),
                 "new": self.tr("New tokens N"),
                 "warmup": self.tr("Warm-up tokens"),
@@ -146,6 +170,8 @@ class CacheVsRecomputePanel(LabPanel):
         p, n = self.prompt_tokens.value(), self.new_tokens.value()
         warm, dtype = self.warmup.value(), self.dtype.currentData()
         repeats = self.repeats.value()
+        notebook = self.chosen_preset() is NOTEBOOK and p == NOTEBOOK.prompt_tokens
+        text = lab_common.lab_text(short=True) if notebook else None  # the notebook's sentence
         if p + n > model.max_positions:
             raise ValueError(
                 f"P + N = {p + n} is more than the model's {model.max_positions} positions; "
@@ -153,7 +179,7 @@ class CacheVsRecomputePanel(LabPanel):
             )
         return lambda: lab.repeated_cache_vs_recompute(
             backend, tokenizer, repeats=repeats, prompt_tokens=p, new_tokens=n, dtype=dtype,
-            warmup_tokens=warm,
+            warmup_tokens=warm, prompt_text=text,
         )
 
     def clear_views(self) -> None:
