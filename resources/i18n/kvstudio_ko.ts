@@ -73,57 +73,57 @@
 <context>
     <name>AnswerPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="95" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="123" />
         <source>Cancelled</source>
         <translation>취소됨</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="102" />
-        <source>(empty answer)</source>
-        <translation>(빈 답)</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="114" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="143" />
         <source>Sample ×N</source>
         <translation>N번 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="116" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="145" />
         <source>Generate N answers to the prompt in one batch and count the distinct ones.</source>
         <translation>프롬프트에 대한 답 N개를 한 배치로 생성하고 서로 다른 답을 셉니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="117" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="146" />
         <source>N: samples per temperature.</source>
         <translation>N: 온도마다 뽑을 샘플 수.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="118" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="147" />
         <source>T =</source>
         <translation>온도 T =</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="121" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="150" />
         <source>Temperatures: leave empty to use the current temperature, or list several separated by commas.</source>
         <translation>온도: 비워 두면 현재 온도를 쓰고, 여러 개는 쉼표로 구분해 적습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="119" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="148" />
         <source>current, or e.g. 0.3, 0.85, 1.5</source>
         <translation>현재 값, 또는 예: 0.3, 0.85, 1.5</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="124" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="131" />
+        <source>(empty: eos at step 0)</source>
+        <translation>(빈 답: 0번째 단계에서 eos)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="153" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="125" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="154" />
         <source>Tokens</source>
         <translation>토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="127" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="156" />
         <source>Answer length: each sample generates at most this many tokens. Short answers repeat, long ones are almost always all different.</source>
         <translation>답 길이: 샘플마다 최대 이만큼의 토큰을 생성합니다. 짧은 답은 반복되고, 긴 답은 거의 항상 모두 다릅니다.</translation>
     </message>
@@ -131,114 +131,114 @@
 <context>
     <name>CacheBytesPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="65" />
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="220" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="76" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="231" />
         <source>layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="66" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="77" />
         <source>bytes</source>
         <translation>바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="68" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="79" />
         <source>K (used)</source>
         <translation>K (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="69" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="80" />
         <source>V (used)</source>
         <translation>V (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="70" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="81" />
         <source>allocated (static)</source>
         <translation>할당됨 (정적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="73" />
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="220" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="84" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="231" />
         <source>KV cache per layer</source>
         <translation>레이어별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="74" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="85" />
         <source>KV cache: {0} measured (T = {1} tokens)</source>
         <translation>KV 캐시: 측정 {0} (T = {1} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="75" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="86" />
         <source>formula 2·L·T·H_kv·d·bytes = {0}</source>
         <translation>공식 2·L·T·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="76" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="87" />
         <source>KV cache: recompute mode keeps no cache</source>
         <translation>KV 캐시: 재계산 모드는 캐시를 두지 않습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="77" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="88" />
         <source>window W = {0}: keeps {1} tokens</source>
         <translation>윈도 W = {0}: {1} 토큰 보관</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="78" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="89" />
         <source>{0} full</source>
         <translation>{0} 전체</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="79" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="90" />
         <source>{0} W={1}</source>
         <translation>{0} W={1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="80" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="91" />
         <source>formula Σ 2·T_l·H_kv·d·bytes = {0}</source>
         <translation>공식 Σ 2·T_l·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="81" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="92" />
         <source>(cached run; recompute keeps none)</source>
         <translation>(캐시 실행; 재계산은 캐시 없음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="185" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="196" />
         <source>KV cache measured {0:,} B = formula 2·L·T·H_kv·d·bytes {1:,} B (T = {2} tokens)</source>
         <translation>KV 캐시 측정값 {0:,} B = 공식 2·L·T·H_kv·d·bytes {1:,} B (T = {2} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="187" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="198" />
         <source>{0:,} B per token · L = {1}, H_kv = {2}, d = {3}, {4} bytes per number</source>
         <translation>토큰당 {0:,} B · L = {1}, H_kv = {2}, d = {3}, 숫자당 {4}바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="191" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="202" />
         <source>static: {0:,} B allocated</source>
         <translation>정적: {0:,} B 할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="207" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="218" />
         <source>K bytes used (B)</source>
         <translation>K 사용 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="208" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="219" />
         <source>V bytes used (B)</source>
         <translation>V 사용 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="212" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="223" />
         <source>K bytes allocated (B)</source>
         <translation>K 할당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="214" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="225" />
         <source>V bytes allocated (B)</source>
         <translation>V 할당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="218" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="229" />
         <source>window cap, K or V (B)</source>
         <translation>윈도 상한, K 또는 V (B)</translation>
     </message>
@@ -473,352 +473,367 @@
 <context>
     <name>CacheKindsPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="85" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="86" />
         <source>Cache kinds</source>
         <translation>캐시 종류</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="100" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="101" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="101" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="102" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="102" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="103" />
         <source>Sliding window W</source>
         <translation>슬라이딩 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="105" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="246" />
         <source>Cache memory per step</source>
         <translation>단계별 캐시 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="106" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="109" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="245" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="108" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="108" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="247" />
         <source>Keys each new token attends to</source>
         <translation>새 토큰이 어텐션하는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="111" />
         <source>attention-mask width</source>
         <translation>어텐션 마스크 너비</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="117" />
         <source>{0} (allocated)</source>
         <translation>{0} (할당)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="121" />
         <source>{0} (used)</source>
         <translation>{0} (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="182" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="183" />
         <source>✗ from step {0}</source>
         <translation>✗ {0}단계부터 다름</translation>
     </message>
     <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="201" />
+        <source>allocated (bytes)</source>
+        <translation>할당 (바이트)</translation>
+    </message>
+    <message>
         <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="202" />
+        <source>used (bytes)</source>
+        <translation>사용 (바이트)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="203" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="204" />
         <source>keys seen</source>
         <translation>보는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="205" />
         <source>same as dynamic</source>
         <translation>동적과 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="212" />
         <source>The window W = {0} {1} the context P + N − 1 = {2}.</source>
         <translation>윈도 W = {0}은(는) 문맥 P + N − 1 = {2}을(를) {1}.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="221" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="222" />
         <source>{0} {1:,} B</source>
         <translation>{0} {1:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="223" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="224" />
         <source>Cache memory after {0} steps: </source>
         <translation>{0}단계 후 캐시 메모리: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="226" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="227" />
         <source>P = {0}, N = {1}</source>
         <translation>P = {0}, N = {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="238" />
         <source>{0}: allocated (B)</source>
         <translation>{0}: 할당 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="241" />
         <source>{0}: used (B)</source>
         <translation>{0}: 사용 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="243" />
         <source>{0}: keys each new token attends to</source>
         <translation>{0}: 새 토큰이 주의를 기울이는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="213" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="214" />
         <source>covers</source>
         <translation>을(를) 덮음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="213" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="214" />
         <source>is shorter than</source>
         <translation>보다 짧음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="199" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="200" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="92" />
         <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; with a sliding window W each token sees the last W tokens, itself included (transformers' sliding_window), so the cache keeps W − 1 and its memory stops growing there. When W covers the whole context the output must match the dynamic cache.</source>
         <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도 W에서는 각 토큰이 자기 자신을 포함해 마지막 W 토큰을 보므로(transformers의 sliding_window와 같은 뜻) 캐시는 W − 1 토큰만 보관하고 메모리도 거기서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="193" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="194" />
         <source>W = {0} vs P + N − 1 = {1}</source>
         <translation>W = {0} 대 P + N − 1 = {1}</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="200" />
-        <source>allocated</source>
-        <translation>할당</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="201" />
-        <source>used</source>
-        <translation>사용</translation>
     </message>
 </context>
 <context>
     <name>CacheVsRecomputePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="119" />
         <source>Cache vs recompute</source>
         <translation>캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="138" />
         <source>Greedy generation on the lab prompt in both modes, after a short warm-up. Cached mode feeds P + (N − 1) tokens in total, recompute P·N + N(N − 1)/2. In 16-bit the two modes' logits drift apart; in fp32 they agree to ~1e-6.</source>
         <translation>짧은 예열 뒤 실습 프롬프트로 두 모드에서 탐욕적 생성을 합니다. 캐시 모드는 모두 P + (N − 1) 토큰을, 재계산 모드는 P·N + N(N − 1)/2 토큰을 모델에 넣습니다. 16비트에서는 두 모드의 로짓이 조금씩 벌어지고, fp32에서는 약 1e-6까지 일치합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="148" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="149" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="150" />
         <source>Warm-up tokens</source>
         <translation>예열 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="152" />
         <source>Number format</source>
         <translation>수 형식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="209" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="237" />
         <source>cache, measured (bytes)</source>
         <translation>캐시, 측정값 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="214" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="242" />
         <source>first divergent step</source>
         <translation>처음 달라진 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="216" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="244" />
         <source>speed ratio (recompute / cached), medians</source>
         <translation>속도 비 (재계산 / 캐시), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="219" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="247" />
         <source>rounds</source>
         <translation>회차 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="230" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="258" />
         <source>Tokens fed: cached {0:,} (formula P+(N−1) = {1:,}) vs recompute {2:,} (formula P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</source>
         <translation>입력 토큰: 캐시 {0:,} (공식 P+(N−1) = {1:,}) 대 재계산 {2:,} (공식 P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="235" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="263" />
         <source>recompute took {0:.1f}× as long (median of {1} rounds) · TTFT {2} vs {3} ms · max |Δlogit| {4:.2g}</source>
         <translation>재계산이 {0:.1f}배 오래 걸림 ({1}회 중앙값) · TTFT {2} 대 {3} ms · 최대 |Δlogit| {4:.2g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="281" />
         <source>{0}: median time (ms)</source>
         <translation>{0}: 중앙값 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="283" />
         <source>{0}: fastest round (ms)</source>
         <translation>{0}: 가장 빠른 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="285" />
         <source>{0}: slowest round (ms)</source>
         <translation>{0}: 가장 느린 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="261" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="289" />
         <source>{0}: tokens fed (tokens)</source>
         <translation>{0}: 입력 토큰 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="265" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="293" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="267" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="295" />
         <source>max |Δlogit| (logit units)</source>
         <translation>최대 |Δlogit| (로짓 단위)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="269" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="297" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="130" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="273" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="143" />
+        <source>course: P = 183, N = 64</source>
+        <translation>강의: P = 183, N = 64</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="144" />
+        <source>seed notebook: P = 16, N = 64</source>
+        <translation>원래 노트북: P = 16, N = 64</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="147" />
+        <source>Preset</source>
+        <translation>설정</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="151" />
         <source>Rounds (median of)</source>
         <translation>반복 횟수 (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="155" />
         <source>Time per step (median, band: min–max)</source>
         <translation>단계별 시간 (중앙값, 띠: 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="131" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="157" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="132" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="266" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="294" />
         <source>max |Δlogit| per step, cached vs recompute</source>
         <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="159" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="134" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="215" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="243" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="189" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="217" />
         <source>tokens fed, measured</source>
         <translation>입력 토큰, 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="190" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="218" />
         <source>tokens fed, formula</source>
         <translation>입력 토큰, 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="192" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="220" />
         <source>measured = formula</source>
         <translation>측정 = 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="198" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="226" />
         <source>TTFT (ms), median</source>
         <translation>TTFT (ms), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="199" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="227" />
         <source>decode ms / token, median</source>
         <translation>디코드 토큰당 ms, 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="228" />
         <source>total (ms), median</source>
         <translation>전체 (ms), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="232" />
         <source>fastest round</source>
         <translation>가장 빠른 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="206" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="234" />
         <source>slowest round</source>
         <translation>가장 느린 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="239" />
         <source>cache, formula 2·L·T·H_kv·d·bytes</source>
         <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="212" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="240" />
         <source>identical tokens</source>
         <translation>토큰 일치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="217" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="245" />
         <source>speed ratio, lowest round</source>
         <translation>속도 비, 가장 낮은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="218" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="246" />
         <source>speed ratio, highest round</source>
         <translation>속도 비, 가장 높은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="220" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="248" />
         <source>number format</source>
         <translation>수 형식</translation>
     </message>
@@ -826,42 +841,42 @@
 <context>
     <name>ChartExporter</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="99" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="96" />
         <source>PNG image (*.png)</source>
         <translation>PNG 이미지 (*.png)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="100" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="97" />
         <source>SVG vector image (*.svg)</source>
         <translation>SVG 벡터 이미지 (*.svg)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="101" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="98" />
         <source>PDF document (*.pdf)</source>
         <translation>PDF 문서 (*.pdf)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="102" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="99" />
         <source>CSV data (*.csv)</source>
         <translation>CSV 데이터 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="110" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="107" />
         <source>Export chart</source>
         <translation>차트 내보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="134" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="131" />
         <source>Export slide pack to folder</source>
         <translation>슬라이드 묶음을 내보낼 폴더</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="148" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="145" />
         <source>{0} files written to {1}</source>
         <translation>{1}에 파일 {0}개를 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="150" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="147" />
         <source>(left out, no data yet: {0})</source>
         <translation>(아직 데이터가 없어 제외: {0})</translation>
     </message>
@@ -1245,97 +1260,97 @@
 <context>
     <name>ControlsPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="137" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="158" />
         <source>max</source>
         <translation>최대</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="138" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="159" />
         <source>{0:g}/s</source>
         <translation>초당 {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="142" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="163" />
         <source>Show the next step of the saved run (→ or Space).</source>
         <translation>저장한 실행의 다음 단계를 보여 줍니다 (→ 또는 Space).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="143" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="164" />
         <source>Generate exactly one token (→ or Space; ← looks one step back).</source>
         <translation>토큰을 정확히 하나 생성합니다 (→ 또는 Space, ←는 한 단계 되돌아보기).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="146" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="167" />
         <source>❚❚ Pause</source>
         <translation>❚❚ 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="146" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="167" />
         <source>▶ Play</source>
         <translation>▶ 재생</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="149" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="170" />
         <source>Mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="150" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="171" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="151" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="172" />
         <source>Cached (KV cache)</source>
         <translation>캐시 (KV 캐시)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="153" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="174" />
         <source>Feed the prompt once, then only the newest token; keys and values of earlier tokens are kept in the KV cache.</source>
         <translation>프롬프트는 한 번만 넣고 그다음부터는 새 토큰 하나만 넣습니다. 앞 토큰들의 키와 값은 KV 캐시에 보관됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="155" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="176" />
         <source>Recompute (no cache)</source>
         <translation>재계산 (캐시 없음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="157" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="178" />
         <source>Feed the whole sequence again at every step: no cache, the work grows with length.</source>
         <translation>매 단계 전체 시퀀스를 다시 넣습니다. 캐시가 없어 길이에 따라 계산량이 늘어납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="158" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="179" />
         <source>Step ▸</source>
         <translation>한 토큰 ▸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="160" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="181" />
         <source>Reset</source>
         <translation>초기화</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="161" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="182" />
         <source>Forget the drawn runs and start again from the prompt.</source>
         <translation>그려진 실행을 지우고 프롬프트부터 다시 시작합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="162" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="183" />
         <source>Run to end</source>
         <translation>끝까지 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="163" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="184" />
         <source>Generate until the end-of-text token or the budget.</source>
         <translation>끝 토큰이 나오거나 최대 토큰 수에 이를 때까지 생성합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="164" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="185" />
         <source>Speed</source>
         <translation>속도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="165" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="186" />
         <source>Steps per second while playing.</source>
         <translation>재생 중 초당 단계 수.</translation>
     </message>
@@ -1401,7 +1416,7 @@
 <context>
     <name>ExportButton</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="244" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="247" />
         <source>Export this chart (PNG, SVG, PDF, CSV)</source>
         <translation>이 차트 내보내기 (PNG, SVG, PDF, CSV)</translation>
     </message>
@@ -1409,37 +1424,37 @@
 <context>
     <name>ExportMenu</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="193" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="196" />
         <source>Export chart</source>
         <translation>차트 내보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="196" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="199" />
         <source>PNG image, {0}×{1} px…</source>
         <translation>PNG 이미지, {0}×{1} px…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="198" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="201" />
         <source>Slide size</source>
         <translation>슬라이드 크기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="199" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="202" />
         <source>Headline with the measured numbers</source>
         <translation>측정값 헤드라인 넣기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="200" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="203" />
         <source>SVG vector image…</source>
         <translation>SVG 벡터 이미지…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="201" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="204" />
         <source>PDF (vector)…</source>
         <translation>PDF (벡터)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="202" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="205" />
         <source>Data as CSV…</source>
         <translation>데이터를 CSV로…</translation>
     </message>
@@ -1447,42 +1462,42 @@
 <context>
     <name>GenerationView</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="189" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="195" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="190" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="196" />
         <source>Type a question or some text, then press Step.</source>
         <translation>질문이나 글을 입력한 뒤 '한 토큰'을 누르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="191" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="197" />
         <source>Chat template</source>
         <translation>채팅 템플릿</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="193" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="199" />
         <source>Wrap the prompt in the chat model's template (&lt;|im_start|&gt;user … assistant). Only for chat models.</source>
         <translation>프롬프트를 채팅 모델의 템플릿(&lt;|im_start|&gt;user … assistant)으로 감쌉니다. 채팅 모델에서만 쓸 수 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="195" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="201" />
         <source>Generated tokens appear here, one chip per token.</source>
         <translation>생성된 토큰이 토큰마다 칩 하나로 여기에 나타납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="196" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="202" />
         <source>{0} run: {1} of {2} new tokens</source>
         <translation>{0} 실행: 새 토큰 {2}개 중 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="197" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="203" />
         <source>Prompt token id {0}</source>
         <translation>프롬프트 토큰 id {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="199" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="205" />
         <source>Token id {0}
 probability {1:.3f}
 tokens fed this step: {2}
@@ -1495,17 +1510,17 @@ step {4}</source>
 단계 {4}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="201" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="207" />
         <source>Part of a character: its text appears with the next token.</source>
         <translation>글자의 일부입니다. 글자는 다음 토큰과 함께 나타납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="203" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="209" />
         <source>A special token: it marks the chat template's turns and is not shown as text.</source>
         <translation>특수 토큰: 채팅 템플릿의 차례를 표시하며 글자로 보이지 않습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="205" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="211" />
         <source>{0}: the end of the answer. The model chose this special token at step {1}, so the run stopped here.</source>
         <translation>{0}: 답의 끝. 모델이 {1}단계에서 이 특수 토큰을 골라 실행이 여기서 멈췄습니다.</translation>
     </message>
@@ -1621,32 +1636,113 @@ step {4}</source>
 <context>
     <name>LabPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="293" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="306" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="307" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="312" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="323" />
+        <source>greedy</source>
+        <translation>그리디</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="326" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="329" />
+        <source>off</source>
+        <translation>끔</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="334" />
+        <source>top-k {0}</source>
+        <translation>top-k {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="335" />
+        <source>top-p {0}</source>
+        <translation>top-p {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="336" />
+        <source>penalty {0:g}</source>
+        <translation>반복 페널티 {0:g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="337" />
+        <source>seed {0}</source>
+        <translation>시드 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="340" />
+        <source>{0:,} samples</source>
+        <translation>샘플 {0:,}개</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="342" />
+        <source>≤ {0:,} tokens</source>
+        <translation>최대 {0:,} 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="345" />
+        <source>{0} (course T {1:g})</source>
+        <translation>{0} (강의 T {1:g})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="348" />
+        <source>top-k {0} (course {1})</source>
+        <translation>top-k {0} (강의 {1})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="351" />
+        <source>top-p {0} (course {1})</source>
+        <translation>top-p {0} (강의 {1})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="354" />
+        <source>penalty {0:g} (course {1:g})</source>
+        <translation>반복 페널티 {0:g} (강의 {1:g})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="357" />
+        <source>seed {0} (course {1})</source>
+        <translation>시드 {0} (강의 {1})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="358" />
+        <source>Settings: {0}</source>
+        <translation>설정: {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="360" />
+        <source>Changed from the course preset: {0}</source>
+        <translation>강의 설정에서 바꾼 값: {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="362" />
+        <source>The course preset (the sampling dock's defaults).</source>
+        <translation>강의 설정 그대로입니다 (샘플링 패널의 기본값).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="379" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="325" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="392" />
         <source>Running…</source>
         <translation>실행 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="376" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="443" />
         <source>Done.</source>
         <translation>완료.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="388" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="455" />
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>
@@ -1654,168 +1750,168 @@ step {4}</source>
 <context>
     <name>LengthSweepPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="98" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="99" />
         <source>Length sweep</source>
         <translation>길이 스윕</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="105" />
         <source>Generates at several lengths in both modes and plots the time per generated token against the context length P + N. With the cache it stays nearly flat; without it, every token re-reads the whole context, so it grows with length. Each point is the median of several rounds, its bar the fastest and slowest round. Dashed: best straight line; solid: best parabola; a curve is drawn only when it explains the points (R² at least {0:g}).</source>
         <translation>두 모드로 여러 길이를 생성하고, 생성 토큰당 시간을 문맥 길이 P + N에 대해 그립니다. 캐시가 있으면 거의 평평하고, 없으면 토큰마다 문맥 전체를 다시 읽으므로 길이에 따라 늘어납니다. 각 점은 여러 회차의 중앙값이고, 막대는 가장 빠른 회차와 가장 느린 회차입니다. 점선: 최적 직선, 실선: 최적 포물선. 곡선은 점들을 설명할 때(R² {0:g} 이상)만 그립니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="113" />
         <source>prompt length P</source>
         <translation>프롬프트 길이 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="113" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="114" />
         <source>new tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="117" />
         <source>Vary</source>
         <translation>바꿀 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="118" />
         <source>Lengths</source>
         <translation>길이 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="119" />
         <source>The other length</source>
         <translation>다른 쪽 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="120" />
         <source>Rounds (median of)</source>
         <translation>반복 횟수 (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="123" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="251" />
         <source>Time per token against context length</source>
         <translation>문맥 길이에 따른 토큰당 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="124" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="251" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="252" />
         <source>context length P + N (tokens)</source>
         <translation>문맥 길이 P + N (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="126" />
         <source>ms per generated token</source>
         <translation>생성 토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="130" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="131" />
         <source>{0}: linear fit</source>
         <translation>{0}: 직선 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="134" />
         <source>{0}: quadratic fit</source>
         <translation>{0}: 2차 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="174" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="224" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="175" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="225" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="246" />
         <source>linear</source>
         <translation>직선</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="176" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="224" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="177" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="225" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="247" />
         <source>quadratic</source>
         <translation>2차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="189" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="190" />
         <source>{0:.3g} ms/token</source>
         <translation>{0:.3g} ms/토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="190" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="191" />
         <source>fed {0} (formula {1})</source>
         <translation>입력 {0} (공식 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="196" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="197" />
         <source>mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="196" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="197" />
         <source>fit / run</source>
         <translation>맞춤 / 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="196" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="197" />
         <source>ms per token</source>
         <translation>토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="196" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="197" />
         <source>R² / fed</source>
         <translation>R² / 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="202" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="203" />
         <source>no fit (R² {0:.2f} &lt; {1:g})</source>
         <translation>맞춤 없음 (R² {0:.2f} &lt; {1:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="205" />
         <source>no fit (the parabola bends down)</source>
         <translation>맞춤 없음 (포물선이 아래로 휨)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="212" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="213" />
         <source>{0}: {1:.2f} → {2:.2f} ms per token</source>
         <translation>{0}: 토큰당 {1:.2f} → {2:.2f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="214" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="215" />
         <source>Context {0} → {1} tokens: </source>
         <translation>문맥 {0} → {1} 토큰: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="221" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="222" />
         <source>{0}: no curve fits (flat or noisy)</source>
         <translation>{0}: 맞는 곡선 없음 (평평하거나 잡음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="222" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="223" />
         <source>{0}: {1} fit R² {2:.2f}</source>
         <translation>{0}: {1} 맞춤 R² {2:.2f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="227" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="228" />
         <source>median of {0} rounds</source>
         <translation>{0}회 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="237" />
         <source>{0}: median ms per generated token</source>
         <translation>{0}: 생성 토큰당 ms 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="241" />
         <source>{0}: fastest round (ms per token)</source>
         <translation>{0}: 가장 빠른 회차 (토큰당 ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="243" />
         <source>{0}: slowest round (ms per token)</source>
         <translation>{0}: 가장 느린 회차 (토큰당 ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="249" />
         <source>{0}: {1} fit (ms per token)</source>
         <translation>{0}: {1} 맞춤 (토큰당 ms)</translation>
     </message>
@@ -1833,47 +1929,47 @@ step {4}</source>
         <translation>조작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="323" />
+        <location filename="../../kvstudio/ui/main_window.py" line="329" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="358" />
+        <location filename="../../kvstudio/ui/main_window.py" line="364" />
         <source>KV Studio — KV cache and sampling, token by token</source>
         <translation>KV Studio — 토큰 단위로 보는 KV 캐시와 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="359" />
+        <location filename="../../kvstudio/ui/main_window.py" line="365" />
         <source>&amp;File</source>
         <translation>파일(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="360" />
+        <location filename="../../kvstudio/ui/main_window.py" line="366" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="361" />
+        <location filename="../../kvstudio/ui/main_window.py" line="367" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="362" />
+        <location filename="../../kvstudio/ui/main_window.py" line="368" />
         <source>Quit</source>
         <translation>끝내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="363" />
+        <location filename="../../kvstudio/ui/main_window.py" line="369" />
         <source>&amp;Language</source>
         <translation>언어(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="364" />
+        <location filename="../../kvstudio/ui/main_window.py" line="370" />
         <source>System default</source>
         <translation>시스템 기본값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="367" />
+        <location filename="../../kvstudio/ui/main_window.py" line="373" />
         <source>&amp;View</source>
         <translation>보기(&amp;V)</translation>
     </message>
@@ -2199,92 +2295,92 @@ step {4}</source>
 <context>
     <name>ModelPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="73" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="85" />
         <source>Open a model folder</source>
         <translation>모델 폴더 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="78" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="90" />
         <source>Open a MiniMind .pth checkpoint</source>
         <translation>MiniMind .pth 체크포인트 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="79" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="91" />
         <source>PyTorch state dict (*.pth *.pt)</source>
         <translation>PyTorch state dict (*.pth *.pt)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="83" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="95" />
         <source>Choose the folder with its tokenizer.json</source>
         <translation>tokenizer.json이 있는 폴더를 고르세요</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="95" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="107" />
         <source>Opened: {0}</source>
         <translation>열린 모델: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="99" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="111" />
         <source>Loading…</source>
         <translation>불러오는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="101" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="113" />
         <source>chat</source>
         <translation>채팅</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="101" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="113" />
         <source>base</source>
         <translation>기본</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="102" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="114" />
         <source>Loaded: {0} ({1})</source>
         <translation>불러옴: {0} ({1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="104" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="116" />
         <source>Random weights: the text is meaningless, the measurements are real.</source>
         <translation>무작위 가중치: 글은 의미가 없지만 측정값은 실제입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="109" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="121" />
         <source>Model</source>
         <translation>모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="110" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="122" />
         <source>Embedded chat model</source>
         <translation>내장 채팅 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="111" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="123" />
         <source>Embedded base model</source>
         <translation>내장 기본 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="114" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="126" />
         <source>The models shipped with KV Studio (a seeded course model when none is installed).</source>
         <translation>KV Studio에 포함된 모델 (설치된 모델이 없으면 시드로 만든 강의용 모델).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="115" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="127" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="117" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="129" />
         <source>A folder with config.json, model weights and tokenizer.json.</source>
         <translation>config.json, 모델 가중치, tokenizer.json이 든 폴더.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="118" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="130" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="120" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="132" />
         <source>A MiniMind checkpoint (.pth state dict), then the folder holding its tokenizer.</source>
         <translation>MiniMind 체크포인트(.pth state dict)를 고른 뒤 토크나이저가 있는 폴더를 고릅니다.</translation>
     </message>
@@ -2320,218 +2416,218 @@ step {4}</source>
 <context>
     <name>PagedCachePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="85" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="86" />
         <source>Paged cache</source>
         <translation>페이지 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="92" />
         <source>30 answers to one question, sampled with one seed, stored three ways: preallocated to P + N tokens per row, a dynamic cache that grows every row each step, and a paged cache of fixed-size blocks. Rows share the prompt's blocks (a shared block is stored once; a row that appends to a shared, half-full block copies it first), finished rows stop growing, and the only waste is each row's last block.</source>
         <translation>한 질문에 대한 30개의 답을 같은 시드로 샘플링하고 세 가지 방식으로 저장합니다: 행마다 P + N 토큰을 미리 잡는 방식, 매 단계 모든 행이 자라는 동적 캐시, 고정 크기 블록으로 나눈 페이지 캐시. 행들은 프롬프트 블록을 공유하고(공유 블록은 한 번만 저장되며, 공유된 반쯤 찬 블록에 토큰을 덧붙이는 행은 먼저 그 블록을 복사합니다), 끝난 행은 더 자라지 않으며, 낭비는 각 행의 마지막 블록뿐입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="101" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="102" />
         <source>Samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="102" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="103" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="103" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="104" />
         <source>Block size b</source>
         <translation>블록 크기 b</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="105" />
         <source>Block table at step</source>
         <translation>블록 테이블을 볼 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="107" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="307" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="108" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="308" />
         <source>Memory held per step</source>
         <translation>단계별 차지한 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="108" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="307" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="308" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="110" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="111" />
         <source>block (in the row's table)</source>
         <translation>블록 (행의 테이블 안 순서)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="111" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="310" />
         <source>sample (row)</source>
         <translation>샘플 (행)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="114" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="115" />
         <source>preallocated (P + N per row)</source>
         <translation>미리 할당 (행마다 P + N)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="115" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="188" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="189" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="116" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="193" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="194" />
         <source>paged: blocks held</source>
         <translation>페이지: 차지한 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="117" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="201" />
         <source>paged: slots with tokens</source>
         <translation>페이지: 토큰이 든 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="121" />
         <source>shared block</source>
         <translation>공유 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="122" />
         <source>own block</source>
         <translation>자기 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="123" />
         <source>empty slots</source>
         <translation>빈 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="183" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="184" />
         <source>preallocated</source>
         <translation>미리 할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="195" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="196" />
         <source>{0} blocks × {1:,} B</source>
         <translation>블록 {0}개 × {1:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="202" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
         <source>the rest is empty slots in last blocks</source>
         <translation>나머지는 마지막 블록들의 빈 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="205" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="206" />
         <source>hand count</source>
         <translation>손 계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="207" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="208" />
         <source>P//b = {0} shared + Σ(⌈len/b⌉ − {0}) = {1} blocks</source>
         <translation>P//b = 공유 {0} + Σ(⌈len/b⌉ − {0}) = 블록 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="212" />
         <source>copies on write</source>
         <translation>쓰기 시 복사(CoW) 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="212" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="213" />
         <source>same samples in all three</source>
         <translation>세 캐시 모두 같은 샘플</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="214" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="215" />
         <source>greedy: paged = dynamic</source>
         <translation>탐욕적 생성: 페이지 = 동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="216" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="217" />
         <source>{0} tokens</source>
         <translation>{0} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="219" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="220" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="219" />
-        <source>held</source>
-        <translation>차지한 양</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="219" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="220" />
         <source>how</source>
         <translation>계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="220" />
+        <source>held (bytes)</source>
+        <translation>보유 (바이트)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="254" />
         <source>Block tables after step {0}: {1} blocks, {2}</source>
         <translation>단계 {0} 이후 블록 테이블: 블록 {1}개, {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="272" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="273" />
         <source>{0} answers held at the end: preallocated {1} · dynamic {2} · paged {3}</source>
         <translation>답 {0}개가 끝에 차지한 메모리: 미리 할당 {1} · 동적 {2} · 페이지 {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="275" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="276" />
         <source>paged: {0} blocks of {1} tokens, shared prompt blocks: {2}, copies on write: {3}</source>
         <translation>페이지: {1}토큰 블록 {0}개, 공유 프롬프트 블록 {2}개, 쓰기 시 복사 {3}회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="278" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="279" />
         <source>paged holds {0:.1f}× less than preallocated · P = {1}, N = {2}, {3:,} B per token</source>
         <translation>페이지가 미리 할당보다 {0:.1f}배 적게 차지 · P = {1}, N = {2}, 토큰당 {3:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="289" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="290" />
         <source>preallocated (B)</source>
         <translation>미리 할당 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="291" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="292" />
         <source>dynamic (B)</source>
         <translation>동적 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="293" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="294" />
         <source>paged: blocks held (B)</source>
         <translation>페이지: 차지한 블록 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="295" />
         <source>paged: slots with tokens (B)</source>
         <translation>페이지: 토큰이 든 칸 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="300" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="301" />
         <source>blocks held</source>
         <translation>차지한 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="301" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="302" />
         <source>shared blocks</source>
         <translation>공유 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="303" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="304" />
         <source>tokens stored</source>
         <translation>저장한 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="309" />
         <source>Block tables after step {0}</source>
         <translation>{0}단계 후 블록 테이블</translation>
     </message>
@@ -2539,37 +2635,37 @@ step {4}</source>
 <context>
     <name>PresenterView</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="124" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="125" />
         <source>Tokens fed to the model</source>
         <translation>모델에 넣은 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="126" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="127" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="128" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="129" />
         <source>KV cache per layer</source>
         <translation>층별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="130" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="131" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="254" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="266" />
         <source>chart {0} of {1}</source>
         <translation>차트 {0} / {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="321" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="333" />
         <source>KV Studio — presenter view</source>
         <translation>KV Studio — 발표자 화면</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="323" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="335" />
         <source>Page Down / → / Space: next step · Page Up / ↑ / ↓: other chart · 1–4: chart · P: play or pause · Home: start over · Esc: back to the window</source>
         <translation>Page Down / → / Space: 다음 스텝 · Page Up / ↑ / ↓: 다른 차트 · 1–4: 차트 선택 · P: 재생·일시정지 · Home: 처음부터 · Esc: 창으로 돌아가기</translation>
     </message>
@@ -2577,228 +2673,233 @@ step {4}</source>
 <context>
     <name>ProjectorPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="99" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="101" />
         <source>Scale projector</source>
         <translation>규모 예측기</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/projector_lab.py" line="105" />
-        <source>Bytes per token = 2 · L · H_kv · d · bytes (K and V, every layer); the cache for a batch is batch × context × that, and a sliding window caps the context at W on its layers. Presets use the numbers of each model's published config.json. For the loaded model the projection is checked against a real run.</source>
-        <translation>토큰당 바이트 = 2 · L · H_kv · d · 바이트 (K와 V, 모든 층); 배치의 캐시는 배치 × 문맥 길이 × 그 값이며, 슬라이딩 윈도를 쓰는 층에서는 문맥이 W로 제한됩니다. 프리셋은 각 모델이 공개한 config.json의 숫자를 씁니다. 불러온 모델은 실제 실행으로 예측을 확인합니다.</translation>
+        <source>the config's dtype</source>
+        <translation>config의 dtype</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="108" />
+        <source>Bytes per token = 2 · L · H_kv · d · bytes (K and V, every layer); the cache for a batch is batch × context × that; a sliding window keeps W − 1 tokens on its layers, and an 8- or 4-bit cache also stores a float16 scale per token and K/V head. Bytes default to the config's dtype. Presets use the numbers of each model's published config.json. For the loaded model the projection is checked against a real run.</source>
+        <translation>토큰당 바이트 = 2 · L · H_kv · d · 바이트 (모든 층의 K와 V)이고, 배치의 캐시는 배치 × 문맥 × 그 값입니다. 슬라이딩 윈도는 해당 층에 W − 1 토큰을 남기고, 8비트나 4비트 캐시는 토큰과 K/V 헤드마다 float16 스케일도 저장합니다. 바이트 수는 기본적으로 config의 dtype을 따릅니다. 프리셋은 각 모델이 공개한 config.json의 값을 씁니다. 불러온 모델은 실제 실행과 비교해 예측을 확인합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="116" />
         <source>the loaded model</source>
         <translation>불러온 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="117" />
         <source>config.json…</source>
         <translation>config.json…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="120" />
         <source>Model</source>
         <translation>모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="121" />
         <source>Context length</source>
         <translation>문맥 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
         <source>Batch</source>
         <translation>배치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="123" />
         <source>Bits per cached number</source>
         <translation>캐시 숫자당 비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="126" />
         <source>KV cache for one batch vs context length</source>
         <translation>문맥 길이에 따른 한 배치의 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="127" />
         <source>context length (tokens, log scale)</source>
         <translation>문맥 길이 (토큰, 로그 눈금)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="128" />
         <source>GiB</source>
         <translation>GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="131" />
         <source>KV cache</source>
         <translation>KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="132" />
         <source>KV cache, 8-bit</source>
         <translation>KV 캐시, 8비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="133" />
         <source>model weights</source>
         <translation>모델 가중치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="134" />
         <source>GPU memory (16 / 24 / 40 / 80 GiB)</source>
         <translation>GPU 메모리 (16 / 24 / 40 / 80 GiB)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="140" />
         <source>Open a config.json</source>
         <translation>config.json 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="140" />
         <source>config (*.json)</source>
         <translation>설정 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="219" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="224" />
         <source>{0}: KV cache for batch {1} vs context length</source>
         <translation>{0}: 배치 {1}의 문맥 길이별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="241" />
         <source>weights ({0:,} parameters × {1} B)</source>
         <translation>가중치 (파라미터 {0:,}개 × {1} B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="251" />
         <source>real run: {0} rows × {1} tokens</source>
         <translation>실제 실행: {0}행 × {1} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="253" />
         <source>measured {0:,} B</source>
         <translation>측정 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="254" />
         <source>projected {0:,} B</source>
         <translation>예측 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="252" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="257" />
         <source>source</source>
         <translation>출처</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="255" />
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="260" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="316" />
         <source>what changes</source>
         <translation>바뀌는 것</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="256" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="261" />
         <source>bytes per token</source>
         <translation>토큰당 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="262" />
         <source>cache ({0} × {1:,}), GiB</source>
         <translation>캐시 ({0} × {1:,}), GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="263" />
         <source>cache + weights, GiB</source>
         <translation>캐시 + 가중치, GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="270" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="275" />
         <source>{0}: {1:,} B per token ({2}-bit) → {3} for batch {4} × {5:,} tokens</source>
         <translation>{0}: 토큰당 {1:,} B ({2}비트) → 배치 {4} × {5:,} 토큰에 {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="275" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="280" />
         <source>with the weights ({0}): {1}; fits in GPU memory (GiB): {2}</source>
         <translation>가중치({0})까지: {1}; GPU 메모리(GiB)에 들어가는지: {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="281" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="286" />
         <source>real run, {0} rows × {1} tokens: measured {2:,} B, projected {3:,} B</source>
         <translation>실제 실행, {0}행 × {1}토큰: 측정 {2:,} B, 예측 {3:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="299" />
         <source>KV cache, {0}-bit (B)</source>
         <translation>KV 캐시, {0}비트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="296" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="301" />
         <source>KV cache, 8-bit (B)</source>
         <translation>KV 캐시, 8비트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="297" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="302" />
         <source>model weights (B)</source>
         <translation>모델 가중치 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="301" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="306" />
         <source>bytes per token (B)</source>
         <translation>토큰당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="303" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="308" />
         <source>cache (B)</source>
         <translation>캐시 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="304" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="309" />
         <source>cache + weights (B)</source>
         <translation>캐시 + 가중치 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="313" />
         <source>KV cache for batch {0} vs context length</source>
         <translation>배치 {0}의 KV 캐시와 컨텍스트 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="314" />
         <source>context length (tokens)</source>
         <translation>컨텍스트 길이 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="315" />
         <source>What changes at {0:,} tokens, batch {1}</source>
         <translation>{0:,} 토큰, 배치 {1}에서 바뀌는 것</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="321" />
         <source>as configured</source>
         <translation>설정 그대로</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="317" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="322" />
         <source>without GQA (H_kv = H)</source>
         <translation>GQA 없이 (H_kv = H)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="318" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="323" />
         <source>16-bit cache</source>
         <translation>16비트 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="319" />
-        <source>8-bit cache</source>
-        <translation>8비트 캐시</translation>
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="324" />
+        <source>8-bit cache (scales included)</source>
+        <translation>8비트 캐시 (스케일 포함)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="320" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="325" />
         <source>window W = 4096</source>
         <translation>윈도 W = 4096</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="321" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="326" />
         <source>without the window</source>
         <translation>윈도 없이</translation>
     </message>
@@ -2806,132 +2907,132 @@ step {4}</source>
 <context>
     <name>QuantizedCachePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="75" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="76" />
         <source>Quantized cache</source>
         <translation>양자화 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="81" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="82" />
         <source>The same greedy run with the model's own cache and with K and V stored in 16 bits, in 8 bits (int8, one float16 scale per token and K/V head) and in 4 bits (two numbers a byte, same scales). Attention sees them dequantized. Bytes are measured from the stored tensors, scales included; the drift is the largest logit change per step while the context still matches.</source>
         <translation>같은 탐욕적 생성을 모델 자신의 캐시로, 그리고 K와 V를 16비트, 8비트(int8, 토큰과 K/V 헤드마다 float16 스케일 하나), 4비트(한 바이트에 숫자 두 개, 같은 스케일)로 저장해 실행합니다. 어텐션은 역양자화된 값을 봅니다. 바이트는 스케일을 포함해 저장된 텐서에서 측정하고, 오차는 문맥이 아직 같은 동안 단계마다 가장 크게 바뀐 로짓입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="89" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="89" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="90" />
         <source>max |Δlogit| per step (log)</source>
         <translation>단계별 최대 |Δ로짓| (로그)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="90" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="207" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="208" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="91" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="160" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="92" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="209" />
         <source>Cache bytes at the end</source>
         <translation>마지막 캐시 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="94" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="155" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="209" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="157" />
         <source>bytes (measured)</source>
         <translation>바이트 (측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="158" />
         <source>bytes (formula)</source>
         <translation>바이트 (공식)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="158" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="204" />
         <source>× smaller</source>
         <translation>× 작아짐</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="161" />
         <source>first divergent step</source>
         <translation>처음 달라진 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="162" />
         <source>answer changed</source>
         <translation>답이 바뀜</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="180" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="181" />
         <source>KV cache after {0} + {1} tokens: </source>
         <translation>{0} + {1} 토큰 후 KV 캐시: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="182" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="183" />
         <source>smaller than fp{0}: </source>
         <translation>fp{0} 대비 작아진 배수: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="177" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="178" />
         <source>none</source>
         <translation>없음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="183" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="184" />
         <source>max |Δlogit|: </source>
         <translation>최대 |Δlogit|: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="184" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="185" />
         <source>first divergent step: </source>
         <translation>처음 달라진 단계: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="192" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="193" />
         <source>{0}: max |Δlogit|</source>
         <translation>{0}: 최대 |Δlogit|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="201" />
         <source>bytes (measured, B)</source>
         <translation>바이트 (측정, B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="201" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="202" />
         <source>bytes (formula, B)</source>
         <translation>바이트 (공식, B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="202" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="203" />
         <source>bits per number</source>
         <translation>숫자당 비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="207" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="208" />
         <source>max |Δlogit| per step</source>
         <translation>단계별 최대 |Δlogit|</translation>
     </message>
@@ -3048,37 +3149,37 @@ step {4}</source>
 <context>
     <name>RunStateBar</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="99" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="105" />
         <source>step {0} / {1}</source>
         <translation>단계 {0} / {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="101" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="107" />
         <source>Step history: drag to see every plot and chip as they were at that step (← back, → forward, End = latest). Exports show the step selected here.</source>
         <translation>단계 기록: 끌어서 그 단계의 모든 그래프와 토큰을 봅니다 (← 뒤로, → 앞으로, End = 최신). 내보내기도 여기서 고른 단계를 보여 줍니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="103" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="109" />
         <source>Latest</source>
         <translation>최신</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="104" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="110" />
         <source>Show the latest step again (End).</source>
         <translation>최신 단계를 다시 보여 줍니다 (End).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="105" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="111" />
         <source>Back to live</source>
         <translation>실시간으로 돌아가기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="107" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="113" />
         <source>Close the replay and step the loaded model again.</source>
         <translation>다시 보기를 닫고 불러온 모델로 다시 실행합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="109" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="115" />
         <source>→ or Space: next step · ←: one step back · End: latest · Home (lecture mode): start again what is on screen</source>
         <translation>→ 또는 Space: 다음 단계 · ←: 한 단계 뒤로 · End: 최신 · Home(강의 모드): 화면의 실행을 처음부터 다시</translation>
     </message>
@@ -3134,117 +3235,117 @@ step {4}</source>
 <context>
     <name>SamplingPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="136" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="155" />
         <source>Sampling</source>
         <translation>샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="137" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="156" />
         <source>KV cache</source>
         <translation>KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="139" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="158" />
         <source>Greedy</source>
         <translation>그리디</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="140" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="159" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="141" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="160" />
         <source>Top-k</source>
         <translation>Top-k</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="142" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="161" />
         <source>Top-p</source>
         <translation>Top-p</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="143" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="162" />
         <source>Repetition penalty</source>
         <translation>반복 페널티</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="144" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="163" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="145" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="164" />
         <source>Max new tokens</source>
         <translation>최대 새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="146" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="165" />
         <source>Cache kind</source>
         <translation>캐시 종류</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="147" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="166" />
         <source>Static length</source>
         <translation>정적 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="148" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="167" />
         <source>Window W</source>
         <translation>윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="153" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="172" />
         <source>Always take the most likely token (temperature 0). Same prompt, same answer.</source>
         <translation>항상 가장 확률 높은 토큰을 고릅니다 (온도 0). 같은 프롬프트면 같은 답이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="155" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="174" />
         <source>Divides the logits before softmax: below 1 sharpens the distribution, above 1 flattens it and answers vary more. Course default 0.85.</source>
         <translation>소프트맥스 전에 로짓을 나눕니다. 1보다 작으면 분포가 뾰족해지고, 1보다 크면 평평해져 답이 더 다양해집니다. 강의 기본값 0.85.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="158" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="177" />
         <source>Keep only the k most likely tokens before sampling. 0 = off (course default).</source>
         <translation>샘플링 전에 확률 높은 토큰 k개만 남깁니다. 0 = 끔 (강의 기본값).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="159" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="178" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="161" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="180" />
         <source>Keep the smallest set of likely tokens whose probabilities add up to p (nucleus sampling). 1.0 = off; course default 0.85.</source>
         <translation>확률 합이 p에 이르는 가장 작은 토큰 집합만 남깁니다 (뉴클리어스 샘플링). 1.0 = 끔, 강의 기본값 0.85.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="164" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="183" />
         <source>Makes tokens already in the text less likely; 1.0 = off (course default).</source>
         <translation>이미 글에 나온 토큰이 덜 나오게 합니다. 1.0 = 끔 (강의 기본값).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="166" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="185" />
         <source>Seeds this run's random generator: the same seed gives the same samples.</source>
         <translation>이 실행의 난수 생성기 시드입니다. 같은 시드면 같은 샘플이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="167" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="186" />
         <source>The most tokens a run generates (N).</source>
         <translation>한 실행이 생성하는 최대 토큰 수 (N).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="169" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="188" />
         <source>Dynamic grows by one token per step; static is allocated once for its length; a sliding window keeps only the last W tokens.</source>
         <translation>동적 캐시는 단계마다 한 토큰씩 늘고, 정적 캐시는 길이만큼 한 번에 할당되며, 슬라이딩 윈도는 마지막 W개 토큰만 보관합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="172" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="191" />
         <source>Tokens a static cache preallocates; prompt + new tokens must fit.</source>
         <translation>정적 캐시가 미리 할당하는 토큰 수. 프롬프트 + 새 토큰이 들어가야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="174" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="193" />
         <source>Tokens a sliding-window cache keeps; each query looks back at most W tokens.</source>
         <translation>슬라이딩 윈도 캐시가 보관하는 토큰 수. 각 쿼리는 최대 W개 토큰까지만 돌아봅니다.</translation>
     </message>
@@ -3385,158 +3486,183 @@ step {4}</source>
 <context>
     <name>TemperaturePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="75" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="94" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="81" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="100" />
         <source>Each temperature draws the same number of answers from one seed. Low temperatures repeat one answer; high ones spread out. The same seed gives the same answers in cached and recompute mode, except where float rounding (the two modes' logits differ by about 1e-5) tips a draw that sits right at a boundary.</source>
         <translation>온도마다 같은 시드에서 같은 수의 답을 뽑습니다. 낮은 온도는 한 답을 되풀이하고, 높은 온도는 답이 퍼집니다. 같은 시드는 캐시 모드와 재계산 모드에서 같은 답을 냅니다. 다만 두 모드의 로짓은 부동소수점 반올림 때문에 1e-5 정도 다르므로, 경계에 딱 걸린 뽑기는 다른 쪽으로 넘어갈 수 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="108" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="90" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="109" />
         <source>Temperatures</source>
         <translation>온도 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="110" />
         <source>Samples per temperature</source>
         <translation>온도당 샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="111" />
         <source>New tokens per answer</source>
         <translation>답당 새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="112" />
+        <source>Top-k (0 = off)</source>
+        <translation>Top-k (0 = 끔)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="113" />
+        <source>Top-p</source>
+        <translation>Top-p</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="114" />
+        <source>Repetition penalty</source>
+        <translation>반복 페널티</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="115" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="116" />
         <source>Check recompute gives the same</source>
         <translation>재계산 모드도 같은지 확인</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="97" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="233" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="292" />
         <source>How often each answer came up</source>
         <translation>답별 등장 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="98" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="158" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="234" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="210" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="293" />
         <source>answer rank (1 = most frequent)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="99" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="190" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="242" />
         <source>count</source>
         <translation>횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="100" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="235" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="294" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="101" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="235" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="294" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="155" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="124" />
+        <source>off</source>
+        <translation>끔</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="207" />
         <source>T = {0:g} ({1} distinct)</source>
         <translation>T = {0:g} (서로 다른 답 {1}개)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="212" />
         <source>answer rank (1 = most frequent; {0} rarer answers beyond rank {1} are listed, not drawn)</source>
         <translation>답 순위 (1 = 가장 많음; {1}위 밖의 드문 답 {0}개는 목록에만 있고 그리지 않음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="184" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="236" />
         <source>same seed, both modes</source>
         <translation>같은 시드, 두 모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="187" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="239" />
         <source>T</source>
         <translation>T</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="188" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="240" />
         <source>distinct</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="189" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="241" />
         <source>most common answer</source>
         <translation>가장 많은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="191" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="243" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="197" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="249" />
         <source>T = {0:g}:</source>
         <translation>T = {0:g}:</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="206" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="257" />
+        <source>(empty: eos at step 0)</source>
+        <translation>(빈 답: 0번째 단계에서 eos)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="264" />
         <source>T = {0:g}: {1}</source>
         <translation>T = {0:g}: {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="207" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="265" />
         <source>Distinct answers out of {0} per temperature: </source>
         <translation>온도별 {0}개 중 서로 다른 답: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="269" />
         <source>recompute mode gave the same answers for the same seed</source>
         <translation>같은 시드에서 재계산 모드도 같은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="213" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="271" />
         <source>recompute mode gave the same answer for {0} of {1} samples (float rounding tipped the others)</source>
         <translation>재계산 모드는 {1}개 샘플 중 {0}개에서 같은 답 (나머지는 부동소수점 반올림으로 갈림)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="215" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="273" />
         <source>T = {0:g}: top answer ×{1}</source>
         <translation>T = {0:g}: 최다 답 ×{1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="227" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="286" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="229" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="288" />
         <source>T = {0:g}: answer</source>
         <translation>T = {0:g}: 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="295" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="296" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>
@@ -3624,193 +3750,203 @@ step {4}</source>
 <context>
     <name>TopPTopKPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="132" />
         <source>Top-p / top-k</source>
         <translation>Top-p / top-k</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="138" />
         <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (hollow grey bars are cut) and renormalises them to sum to 1; the green line adds them up, and top-p keeps the most likely tokens until that sum reaches p (orange bars are cut). The chosen token is outlined.</source>
         <translation>막대는 온도를 적용한 뒤 가장 가능성 높은 다음 토큰 20개입니다. Top-k는 가장 가능성 높은 k개를 남기고(속이 빈 회색 막대는 잘림) 합이 1이 되도록 다시 정규화합니다. 초록 선은 그 누적합이며, top-p는 누적합이 p에 이를 때까지 가능성 높은 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="146" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="147" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="148" />
         <source>Top-k (0 = off)</source>
         <translation>Top-k (0 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="149" />
         <source>Top-p (1 = off)</source>
         <translation>Top-p (1 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="150" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="139" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="151" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="155" />
         <source>Next-token distribution after temperature and top-k</source>
         <translation>온도와 top-k 적용 후 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="144" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="156" />
         <source>probability (renormalised)</source>
         <translation>확률 (재정규화)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="147" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="159" />
         <source>cumulative mass</source>
         <translation>누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="190" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="167" />
+        <source>off</source>
+        <translation>끔</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="220" />
         <source>Step {0}: chose {1!r} (p = {2:.3f} after top-k and top-p renormalised)</source>
         <translation>{0}단계: {1!r} 선택 (top-k와 top-p 후 재정규화한 p = {2:.3f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="268" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="298" />
         <source>top-k = {0}: mass {1:.2f}</source>
         <translation>top-k = {0}: 확률 {1:.2f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="272" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="302" />
         <source>p = {0:g}</source>
         <translation>p = {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="280" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="310" />
         <source>top-p keeps {0}: mass {1:.2f} ≥ {2:g}</source>
         <translation>top-p가 {0}개 남김: 확률 {1:.2f} ≥ {2:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="323" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="355" />
         <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
         <translation>{0}단계: top-k = {1}이(가) 확률 {3:.2f}를 가진 토큰 {2}개를 남김; 재정규화 후 top-p = {4:g}가 확률 {6:.2f} ≥ {4:g}인 {5}개를 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="328" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="362" />
+        <source>Step {0}: top-k off; top-p = {1:g} keeps {2} tokens with mass {3:.2f} ≥ {1:g}</source>
+        <translation>{0}단계: top-k 끔, top-p = {1:g}가 토큰 {2}개를 남기고 그 확률 합은 {3:.2f} ≥ {1:g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="365" />
         <source>temperature {0:g} · chose «{1}», p = {2:.3f} after both filters</source>
         <translation>온도 {0:g} · «{1}» 선택, 두 필터 후 p = {2:.3f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="344" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="381" />
         <source>Next-token distribution at step {0}</source>
         <translation>{0}단계의 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="345" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="382" />
         <source>rank (1 = most likely)</source>
         <translation>순위 (1 = 가장 가능성 높음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="347" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="384" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="348" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="385" />
         <source>probability after temperature</source>
         <translation>온도 적용 후 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="350" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="387" />
         <source>probability after top-k, renormalised</source>
         <translation>top-k 후 재정규화한 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="352" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="389" />
         <source>cumulative mass after top-k</source>
         <translation>top-k 후 누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="353" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="390" />
         <source>kept by top-k and top-p</source>
         <translation>top-k와 top-p가 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="362" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="399" />
         <source>after top-k (tokens)</source>
         <translation>top-k 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="364" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="401" />
         <source>after top-p (tokens)</source>
         <translation>top-p 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="366" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="403" />
         <source>kept mass after top-k (probability)</source>
         <translation>top-k 후 남은 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="368" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="405" />
         <source>p(chosen) after both filters</source>
         <translation>두 필터 후 p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="148" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="359" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="396" />
         <source>Candidates left after each filter</source>
         <translation>필터별 남은 후보 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="149" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="298" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="360" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="328" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="397" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="162" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="153" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="301" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="331" />
         <source>after top-k</source>
         <translation>top-k 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="154" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="302" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="332" />
         <source>after top-p</source>
         <translation>top-p 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="263" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="293" />
         <source>the {0} most likely tokens at step {1}</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="299" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="354" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="329" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="391" />
         <source>chosen</source>
         <translation>선택</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="300" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="330" />
         <source>p(chosen)</source>
         <translation>p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="346" />
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>

@@ -183,13 +183,7 @@ class TopPTopKPanel(SteppedLabPanel):
     def settings_text(self) -> str:
         """The settings line of the shown run (or of the fields before a run)."""
         settings = self._run_settings or self.sampling()
-        text = self.tr("Settings: {0}").format(
-            settings_line(settings, answer_tokens=self.new_tokens.value()))
-        changes = setting_changes(settings)
-        if changes:
-            return text + "\n" + self.tr("Changed from the course preset: {0}").format(
-                "; ".join(changes))
-        return text + "\n" + self.tr("The course preset (the sampling dock's defaults).")
+        return self.sampling_settings_text(settings, answer_tokens=self.new_tokens.value())
 
     def _show_settings(self) -> None:
         if hasattr(self, "settings_label"):

@@ -19,7 +19,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QPlainTextEdit, QWidget
 
 from kvstudio.engine.records import SamplingSettings
-from kvstudio.labs.course import COURSE, EMPTY_ANSWER, setting_changes, settings_line
+from kvstudio.labs.course import COURSE, EMPTY_ANSWER
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import float_box, int_box
@@ -80,8 +80,10 @@ class TemperaturePanel(LabPanel):
         self.settings_label = plain_label()  # the settings that made the chart, and changes
         self.settings_label.setWordWrap(True)
         self.chart_layout.addWidget(self.settings_label)
-        for box in (self.top_k, self.top_p, self.penalty, self.seed):
+        for box in (self.top_k, self.top_p, self.penalty, self.seed, self.samples,
+                    self.new_tokens):
             box.valueChanged.connect(self._show_settings)
+        self.temperatures.textChanged.connect(self._show_settings)
         self.answers = QPlainTextEdit()
         self.answers.setReadOnly(True)
         self.answers.setMaximumHeight(160)
@@ -134,20 +136,17 @@ class TemperaturePanel(LabPanel):
         """The settings line: from the result once there is one, else from the fields."""
         result = self.result
         if isinstance(result, lab.TemperatureLabResult):
-            line, changes = result.settings_line, result.changes
-        else:
-            settings = self.sampling()
-            line = settings_line(settings, temperatures=tuple(
-                parse_temperatures(self.temperatures.text()) or COURSE.temperatures),
-                samples=self.samples.value(), answer_tokens=self.new_tokens.value())
-            changes = setting_changes(settings)
-        text = self.tr("Settings: {0}").format(line)
-        if changes:
-            text += "\n" + self.tr("Changed from the course preset: {0}").format(
-                "; ".join(changes))
-        else:
-            text += "\n" + self.tr("The course preset (the sampling dock's defaults).")
-        return text
+            made = result.cached
+            return self.sampling_settings_text(
+                made.settings, temperatures=[t.temperature for t in made.temperatures],
+                samples=made.samples, answer_tokens=made.new_tokens)
+        try:
+            temps = parse_temperatures(self.temperatures.text()) or COURSE.temperatures
+        except ValueError:
+            temps = COURSE.temperatures
+        return self.sampling_settings_text(
+            self.sampling(), temperatures=list(temps), samples=self.samples.value(),
+            answer_tokens=self.new_tokens.value())
 
     def _show_settings(self) -> None:
         self.settings_label.setText(self.settings_text())
