@@ -99,6 +99,11 @@ def load_backend(
         backend = MiniMindBackend(loaded.model, name=loaded.label)
         return LoadedBackend(backend, loaded.tokenizer, describe(loaded), False)
     p = Path(path)
+    if not p.exists():
+        raise ValueError(
+            f"{p} does not exist. Give {' or '.join(DEFAULT_MODEL_NAMES)} (the embedded models), "
+            "a model folder, a MiniMind .pth file or a transformers folder."
+        )
     if convert.looks_like_hf_folder(p):
         backend, tokenizer, description = convert.open_hf_folder(p, dtype, device)
         return LoadedBackend(backend, tokenizer, description, False)

@@ -17,7 +17,7 @@ from kvstudio.cli import common
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import finish
-from kvstudio.labs.course import settings_line
+from kvstudio.labs.course import COURSE, settings_line
 from kvstudio.labs.paged import PagedLabResult, paged_memory
 from kvstudio.labs.projector import ProjectionCheck, projection_check
 from kvstudio.labs.quantized import QuantLabResult, quantized_cache
@@ -70,7 +70,11 @@ def add_subcommands(subparsers: Any) -> None:
         help="bits per cached number (default: the config's or the loaded model's dtype; "
         "8 and 4 count a float16 scale per token and K/V head)",
     )
-    p.add_argument("--model", default=None, help="without --preset/--config: this model")
+    p.add_argument(
+        "--model", default=None,
+        help=f"without --preset/--config: this model (ko-base, ko-chat or a path; default "
+        f"{COURSE.cache_model})",
+    )
     p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"))
     p.add_argument("--device", default="cpu")
     p.add_argument(
@@ -88,7 +92,7 @@ def run_project(args: argparse.Namespace) -> int:
     elif args.config is not None:
         geometry = load_config(args.config)
     else:
-        loaded = common.prepare(args)
+        loaded = common.prepare(args, COURSE.cache_model)
         geometry = geometry_of_backend(loaded.backend)
         bits = args.bits or 8 * loaded.backend.dtype_bytes
         check = _check_loaded(loaded.backend, loaded.tokenizer, args)
