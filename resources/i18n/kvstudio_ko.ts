@@ -1636,113 +1636,113 @@ step {4}</source>
 <context>
     <name>LabPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="306" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="310" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="307" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="311" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="323" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="327" />
         <source>greedy</source>
         <translation>그리디</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="326" />
-        <location filename="../../kvstudio/ui/labs/base.py" line="329" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="330" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="333" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="334" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="338" />
         <source>top-k {0}</source>
         <translation>top-k {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="335" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="339" />
         <source>top-p {0}</source>
         <translation>top-p {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="336" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="340" />
         <source>penalty {0:g}</source>
         <translation>반복 페널티 {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="337" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="341" />
         <source>seed {0}</source>
         <translation>시드 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="340" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="344" />
         <source>{0:,} samples</source>
         <translation>샘플 {0:,}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="342" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="346" />
         <source>≤ {0:,} tokens</source>
         <translation>최대 {0:,} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="345" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="349" />
         <source>{0} (course T {1:g})</source>
         <translation>{0} (강의 T {1:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="348" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="352" />
         <source>top-k {0} (course {1})</source>
         <translation>top-k {0} (강의 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="351" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="355" />
         <source>top-p {0} (course {1})</source>
         <translation>top-p {0} (강의 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="354" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="358" />
         <source>penalty {0:g} (course {1:g})</source>
         <translation>반복 페널티 {0:g} (강의 {1:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="357" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="361" />
         <source>seed {0} (course {1})</source>
         <translation>시드 {0} (강의 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="358" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="362" />
         <source>Settings: {0}</source>
         <translation>설정: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="360" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="364" />
         <source>Changed from the course preset: {0}</source>
         <translation>강의 설정에서 바꾼 값: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="362" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="366" />
         <source>The course preset (the sampling dock's defaults).</source>
         <translation>강의 설정 그대로입니다 (샘플링 패널의 기본값).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="379" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="383" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="392" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="396" />
         <source>Running…</source>
         <translation>실행 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="443" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="447" />
         <source>Done.</source>
         <translation>완료.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="455" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="459" />
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>
@@ -3486,183 +3486,183 @@ step {4}</source>
 <context>
     <name>TemperaturePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="101" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="100" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="107" />
         <source>Each temperature draws the same number of answers from one seed. Low temperatures repeat one answer; high ones spread out. The same seed gives the same answers in cached and recompute mode, except where float rounding (the two modes' logits differ by about 1e-5) tips a draw that sits right at a boundary.</source>
         <translation>온도마다 같은 시드에서 같은 수의 답을 뽑습니다. 낮은 온도는 한 답을 되풀이하고, 높은 온도는 답이 퍼집니다. 같은 시드는 캐시 모드와 재계산 모드에서 같은 답을 냅니다. 다만 두 모드의 로짓은 부동소수점 반올림 때문에 1e-5 정도 다르므로, 경계에 딱 걸린 뽑기는 다른 쪽으로 넘어갈 수 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="108" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="115" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="116" />
         <source>Temperatures</source>
         <translation>온도 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="117" />
         <source>Samples per temperature</source>
         <translation>온도당 샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="118" />
         <source>New tokens per answer</source>
         <translation>답당 새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="119" />
         <source>Top-k (0 = off)</source>
         <translation>Top-k (0 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="113" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="131" />
         <source>Top-p</source>
         <translation>Top-p</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="114" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="132" />
         <source>Repetition penalty</source>
         <translation>반복 페널티</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="120" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="121" />
         <source>Check recompute gives the same</source>
         <translation>재계산 모드도 같은지 확인</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="119" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="292" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="300" />
         <source>How often each answer came up</source>
         <translation>답별 등장 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="120" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="210" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="293" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="218" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="301" />
         <source>answer rank (1 = most frequent)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="121" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="250" />
         <source>count</source>
         <translation>횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="122" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="302" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="123" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="302" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="129" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="207" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="215" />
         <source>T = {0:g} ({1} distinct)</source>
         <translation>T = {0:g} (서로 다른 답 {1}개)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="212" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="220" />
         <source>answer rank (1 = most frequent; {0} rarer answers beyond rank {1} are listed, not drawn)</source>
         <translation>답 순위 (1 = 가장 많음; {1}위 밖의 드문 답 {0}개는 목록에만 있고 그리지 않음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="244" />
         <source>same seed, both modes</source>
         <translation>같은 시드, 두 모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="239" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="247" />
         <source>T</source>
         <translation>T</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="248" />
         <source>distinct</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="241" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="249" />
         <source>most common answer</source>
         <translation>가장 많은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="243" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="251" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="257" />
         <source>T = {0:g}:</source>
         <translation>T = {0:g}:</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="265" />
         <source>(empty: eos at step 0)</source>
         <translation>(빈 답: 0번째 단계에서 eos)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="264" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="272" />
         <source>T = {0:g}: {1}</source>
         <translation>T = {0:g}: {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="265" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="273" />
         <source>Distinct answers out of {0} per temperature: </source>
         <translation>온도별 {0}개 중 서로 다른 답: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="269" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="277" />
         <source>recompute mode gave the same answers for the same seed</source>
         <translation>같은 시드에서 재계산 모드도 같은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="271" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="279" />
         <source>recompute mode gave the same answer for {0} of {1} samples (float rounding tipped the others)</source>
         <translation>재계산 모드는 {1}개 샘플 중 {0}개에서 같은 답 (나머지는 부동소수점 반올림으로 갈림)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="273" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="281" />
         <source>T = {0:g}: top answer ×{1}</source>
         <translation>T = {0:g}: 최다 답 ×{1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="286" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="294" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="288" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="296" />
         <source>T = {0:g}: answer</source>
         <translation>T = {0:g}: 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="295" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="303" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="296" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="304" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>

@@ -171,7 +171,7 @@ def test_temperature_lab_matches_repeated_sampling(
             (0.5, 1.5),
             5,
             3,
-            settings=SamplingSettings(temperature=1.0, top_k=0, top_p=1.0, seed=42),
+            settings=panel.sampling(),  # the lab runs the course knobs, as the dock
         ),
         SamplingResult,
     )

@@ -123,7 +123,7 @@ class TopPTopKPanel(SteppedLabPanel):
         self.add_chart("top-k-top-p", self.view)
         self.settings_label = plain_label()  # the settings that made the run, and changes
         self.settings_label.setWordWrap(True)
-        self.chart_layout.addWidget(self.settings_label)
+        self.side_layout.addWidget(self.settings_label)  # beside the chart, under the table
         for box in (self.temperature, self.top_k, self.top_p, self.seed):
             box.valueChanged.connect(self._show_settings)
         self.retranslate()

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QCheckBox, QLineEdit, QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QPlainTextEdit, QWidget
 
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.labs.course import COURSE, EMPTY_ANSWER
@@ -51,14 +51,21 @@ class TemperaturePanel(LabPanel):
         self.seed = int_box(0, 2**31 - 1, COURSE.seed)
         self.both_modes = QCheckBox()
         self.both_modes.setChecked(True)
+        knobs = QWidget()  # one row: the chart keeps its height at 1366×768
+        row = QHBoxLayout(knobs)
+        row.setContentsMargins(0, 0, 0, 0)
+        self._knob_labels = [plain_label() for _ in range(3)]
+        for label, box in zip(self._knob_labels, (self.top_k, self.top_p, self.penalty),
+                              strict=True):
+            row.addWidget(label)
+            row.addWidget(box)
+        row.addStretch(1)
         for key, widget in (
             ("prompt", self.prompt),
             ("temperatures", self.temperatures),
             ("samples", self.samples),
             ("new", self.new_tokens),
-            ("top_k", self.top_k),
-            ("top_p", self.top_p),
-            ("penalty", self.penalty),
+            ("knobs", knobs),
             ("seed", self.seed),
             ("both", self.both_modes),
         ):
@@ -79,7 +86,7 @@ class TemperaturePanel(LabPanel):
         self.add_chart("temperature", self.view)
         self.settings_label = plain_label()  # the settings that made the chart, and changes
         self.settings_label.setWordWrap(True)
-        self.chart_layout.addWidget(self.settings_label)
+        self.side_layout.addWidget(self.settings_label)  # beside the chart, under the table
         for box in (self.top_k, self.top_p, self.penalty, self.seed, self.samples,
                     self.new_tokens):
             box.valueChanged.connect(self._show_settings)
@@ -109,9 +116,7 @@ class TemperaturePanel(LabPanel):
                 "temperatures": self.tr("Temperatures"),
                 "samples": self.tr("Samples per temperature"),
                 "new": self.tr("New tokens per answer"),
-                "top_k": self.tr("Top-k (0 = off)"),
-                "top_p": self.tr("Top-p"),
-                "penalty": self.tr("Repetition penalty"),
+                "knobs": self.tr("Top-k (0 = off)"),
                 "seed": self.tr("Seed"),
                 "both": self.tr("Check recompute gives the same"),
             }
@@ -122,6 +127,9 @@ class TemperaturePanel(LabPanel):
         self.distinct_plot.setTitle(self.tr("Distinct answers"), color="#222")
         self.distinct_plot.setLabel("bottom", self.tr("temperature"))
         self.top_k.setSpecialValueText(self.tr("off"))
+        self._knob_labels[0].setText("")  # the row's own label names top-k
+        self._knob_labels[1].setText(self.tr("Top-p"))
+        self._knob_labels[2].setText(self.tr("Repetition penalty"))
         if self.result is not None and isinstance(self.result, lab.TemperatureLabResult):
             self.show_result(self.result)
         else:
