@@ -8,7 +8,7 @@ on stderr (`ProgressLine`, `drain`) and the cost threshold (`add_yes_option`,
 `confirm_cost`), and what the lab subcommands share: the model, cache and
 prompt options (`model_options`, `cache_options`, `prompt_options`), their
 readers (`cache_spec`, `prompt_ids`, `prompt_text`) and the table helpers
-`ms` and `short`. The subcommand modules (``compare``, ``chat``, ``project`` …)
+`ms` `fixed` and `short`. The subcommand modules (``compare``, ``chat``, ``project`` …)
 import it; it imports none of them but ``convert``, which opens transformers
 folders.
 """
@@ -16,6 +16,7 @@ folders.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -296,6 +297,17 @@ def prompt_ids(
     if cut.note is not None:
         print(f"Note: {cut.note}.")
     return list(cut.ids)
+
+
+def fixed(value: float) -> str:
+    """A float as every table prints it: ``1,660``, ``7.09``, ``0.00506``; never ``1.66e+03``."""
+    if value == 0 or not math.isfinite(value):
+        return "0" if value == 0 else str(value)
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) >= 0.01:
+        return f"{value:.2f}"
+    return f"{value:.{2 - math.floor(math.log10(abs(value)))}f}"  # three significant digits
 
 
 def ms(seconds: float) -> str:

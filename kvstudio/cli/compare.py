@@ -193,7 +193,7 @@ def print_compare(result: CompareResult, backend: LanguageModel) -> None:
         if result.cache_spec.kind in QUANT_BITS
         else "fp rounding only"
     )
-    print(f"  max |Δlogit|:      {result.max_logit_diff:.3g} (over {n} steps, {why})")
+    print(f"  max |Δlogit|:      {common.fixed(result.max_logit_diff)} (over {n} steps, {why})")
     print(
         f"  formulas match:    tokens fed {'yes' if ok_fed else 'NO'}, "
         f"cache bytes {'yes' if ok_bytes else 'NO'} (allocated "

@@ -42,5 +42,5 @@ def cmd_info(args: argparse.Namespace) -> int:
             f"        sliding layers keep at most their window, so at T = {tokens:,} the cache "
             f"holds {plan.used_bytes(tokens):,} bytes, not {full:,} (every layer full)"
         )
-    print(f"Tokenizer: {loaded.tokenizer.vocab_size} tokens; eos id {loaded.tokenizer.eos_id}")
+    print(f"Tokenizer: {loaded.tokenizer.vocab_size:,} tokens; eos id {loaded.tokenizer.eos_id}")
     return 0

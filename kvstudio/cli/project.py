@@ -269,7 +269,7 @@ def print_quantized(r: QuantLabResult) -> None:
         changed = "changed" if run.answer_changed else "same"
         print(
             f"  {run.kind:<8}{run.cache_bytes:>11,}{run.formula_bytes:>11,}{ratio:>11.2f}"
-            f"{run.max_logit_diff:>14.3g}{step:>13}  {changed}"
+            f"{common.fixed(run.max_logit_diff):>14}{step:>13}  {changed}"
         )
     print("  layouts: fp16 2 bytes a number; int8 1 byte + a float16 scale per token and K/V head;")
     print("  int4 two numbers a byte + the same scales. max |Δlogit| is over the steps whose")

@@ -491,7 +491,8 @@ def describe(loaded: LoadedModel) -> str:
     text = (
         f"{loaded.label}: {loaded.model.num_parameters / 1e6:.2f} M parameters, "
         f"{c.num_hidden_layers} layers, hidden {c.hidden_size}, {c.num_attention_heads} heads / "
-        f"{c.num_key_value_heads} KV heads × {c.resolved_head_dim}, vocab {c.vocab_size}, {c.dtype}"
+        f"{c.num_key_value_heads} KV heads × {c.resolved_head_dim}, vocab {c.vocab_size:,}, "
+        f"{c.dtype}"
     )
     if loaded.is_random:
         text += " — RANDOM WEIGHTS: the text is meaningless, the measurements are real"
