@@ -33,6 +33,8 @@ class DistributionStep:
     top_p_cut: int  # bars left of this index survive top-k and top-p
     chosen_rank: int | None  # index of the chosen token among the bars (None: not shown)
     top_k_mass: float = 1.0  # probability of the top-k survivors before renormalising
+    top_p_mass: float | None = None  # renormalised mass of every top-p survivor (bars or not)
+    chosen_text: str = ""  # the chosen token's text (also when it is not among the bars)
 
     def after_top_k(self) -> tuple[float, ...]:
         """The bars' probabilities as top-p sees them: renormalised over the top-k survivors.
@@ -45,7 +47,11 @@ class DistributionStep:
         return tuple(p / mass if i < k else 0.0 for i, p in enumerate(self.probabilities))
 
     def kept_mass(self) -> float:
-        """The renormalised probability of the tokens top-p keeps (≥ p by its definition)."""
+        """The renormalised probability of the tokens top-p keeps (≥ p by its definition).
+
+        Counted over every survivor, also those beyond the bars (top-k off keeps many)."""
+        if self.top_p_mass is not None:
+            return self.top_p_mass
         return float(sum(self.after_top_k()[: self.top_p_cut]))
 
     @property
@@ -103,6 +109,8 @@ def distribution_steps(
             full = torch.softmax(x, dim=-1)[0]  # (V,)
             k = record.survivors_top_k[0]
             top_k_mass = float(torch.topk(full, k).values.sum()) if 0 < k < full.shape[0] else 1.0
+            kept = min(record.survivors_top_p[0], full.shape[0])  # top-p's survivors, all of them
+            top_p_mass = float(torch.topk(full, kept).values.sum()) / max(top_k_mass, 1e-12)
             probs, ids = torch.topk(full, min(bars, x.shape[-1]))
         id_list = [int(i) for i in ids.tolist()]
         chosen = record.token_ids[0]
@@ -115,6 +123,8 @@ def distribution_steps(
             top_p_cut=min(record.survivors_top_p[0], len(id_list)),
             chosen_rank=id_list.index(chosen) if chosen in id_list else None,
             top_k_mass=top_k_mass if settings.top_k > 0 else 1.0,
+            top_p_mass=min(top_p_mass, 1.0),
+            chosen_text=texts(chosen),
         )
         history.append(chosen)
     records = stepper.records

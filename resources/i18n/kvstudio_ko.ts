@@ -3486,183 +3486,183 @@ step {4}</source>
 <context>
     <name>TemperaturePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="101" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="110" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="116" />
         <source>Each temperature draws the same number of answers from one seed. Low temperatures repeat one answer; high ones spread out. The same seed gives the same answers in cached and recompute mode, except where float rounding (the two modes' logits differ by about 1e-5) tips a draw that sits right at a boundary.</source>
         <translation>온도마다 같은 시드에서 같은 수의 답을 뽑습니다. 낮은 온도는 한 답을 되풀이하고, 높은 온도는 답이 퍼집니다. 같은 시드는 캐시 모드와 재계산 모드에서 같은 답을 냅니다. 다만 두 모드의 로짓은 부동소수점 반올림 때문에 1e-5 정도 다르므로, 경계에 딱 걸린 뽑기는 다른 쪽으로 넘어갈 수 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="124" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="125" />
         <source>Temperatures</source>
         <translation>온도 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="126" />
         <source>Samples per temperature</source>
         <translation>온도당 샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="127" />
         <source>New tokens per answer</source>
         <translation>답당 새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="128" />
         <source>Top-k (0 = off)</source>
         <translation>Top-k (0 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="131" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="140" />
         <source>Top-p</source>
         <translation>Top-p</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="141" />
         <source>Repetition penalty</source>
         <translation>반복 페널티</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="129" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="130" />
         <source>Check recompute gives the same</source>
         <translation>재계산 모드도 같은지 확인</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="124" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="300" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="309" />
         <source>How often each answer came up</source>
         <translation>답별 등장 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="125" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="218" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="301" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="227" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="310" />
         <source>answer rank (1 = most frequent)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="126" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="259" />
         <source>count</source>
         <translation>횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="127" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="302" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="311" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="128" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="302" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="311" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="138" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="215" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="224" />
         <source>T = {0:g} ({1} distinct)</source>
         <translation>T = {0:g} (서로 다른 답 {1}개)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="220" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="229" />
         <source>answer rank (1 = most frequent; {0} rarer answers beyond rank {1} are listed, not drawn)</source>
         <translation>답 순위 (1 = 가장 많음; {1}위 밖의 드문 답 {0}개는 목록에만 있고 그리지 않음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="253" />
         <source>same seed, both modes</source>
         <translation>같은 시드, 두 모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="256" />
         <source>T</source>
         <translation>T</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="257" />
         <source>distinct</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="258" />
         <source>most common answer</source>
         <translation>가장 많은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="251" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="260" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="266" />
         <source>T = {0:g}:</source>
         <translation>T = {0:g}:</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="265" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="274" />
         <source>(empty: eos at step 0)</source>
         <translation>(빈 답: 0번째 단계에서 eos)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="272" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="281" />
         <source>T = {0:g}: {1}</source>
         <translation>T = {0:g}: {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="273" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="282" />
         <source>Distinct answers out of {0} per temperature: </source>
         <translation>온도별 {0}개 중 서로 다른 답: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="277" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="286" />
         <source>recompute mode gave the same answers for the same seed</source>
         <translation>같은 시드에서 재계산 모드도 같은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="279" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="288" />
         <source>recompute mode gave the same answer for {0} of {1} samples (float rounding tipped the others)</source>
         <translation>재계산 모드는 {1}개 샘플 중 {0}개에서 같은 답 (나머지는 부동소수점 반올림으로 갈림)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="281" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="290" />
         <source>T = {0:g}: top answer ×{1}</source>
         <translation>T = {0:g}: 최다 답 ×{1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="303" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="296" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="305" />
         <source>T = {0:g}: answer</source>
         <translation>T = {0:g}: 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="303" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="312" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="304" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="313" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>
@@ -3750,203 +3750,208 @@ step {4}</source>
 <context>
     <name>TopPTopKPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="134" />
         <source>Top-p / top-k</source>
         <translation>Top-p / top-k</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="140" />
         <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (hollow grey bars are cut) and renormalises them to sum to 1; the green line adds them up, and top-p keeps the most likely tokens until that sum reaches p (orange bars are cut). The chosen token is outlined.</source>
         <translation>막대는 온도를 적용한 뒤 가장 가능성 높은 다음 토큰 20개입니다. Top-k는 가장 가능성 높은 k개를 남기고(속이 빈 회색 막대는 잘림) 합이 1이 되도록 다시 정규화합니다. 초록 선은 그 누적합이며, top-p는 누적합이 p에 이를 때까지 가능성 높은 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="146" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="148" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="147" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="149" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="148" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="150" />
         <source>Top-k (0 = off)</source>
         <translation>Top-k (0 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="149" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="151" />
         <source>Top-p (1 = off)</source>
         <translation>Top-p (1 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="152" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="153" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="155" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="157" />
         <source>Next-token distribution after temperature and top-k</source>
         <translation>온도와 top-k 적용 후 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="158" />
         <source>probability (renormalised)</source>
         <translation>확률 (재정규화)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="161" />
         <source>cumulative mass</source>
         <translation>누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="169" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="220" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="222" />
         <source>Step {0}: chose {1!r} (p = {2:.3f} after top-k and top-p renormalised)</source>
         <translation>{0}단계: {1!r} 선택 (top-k와 top-p 후 재정규화한 p = {2:.3f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="298" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="297" />
+        <source>the {0} most likely tokens at step {1}; top-p keeps {2:,}, past the bars (mass {3:.2f})</source>
+        <translation>{1}단계에서 가능성이 높은 토큰 {0}개. top-p는 막대 너머까지 {2:,}개를 남김 (확률 합 {3:.2f})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="304" />
         <source>top-k = {0}: mass {1:.2f}</source>
         <translation>top-k = {0}: 확률 {1:.2f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="302" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="308" />
         <source>p = {0:g}</source>
         <translation>p = {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="316" />
         <source>top-p keeps {0}: mass {1:.2f} ≥ {2:g}</source>
         <translation>top-p가 {0}개 남김: 확률 {1:.2f} ≥ {2:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="355" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="361" />
         <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
         <translation>{0}단계: top-k = {1}이(가) 확률 {3:.2f}를 가진 토큰 {2}개를 남김; 재정규화 후 top-p = {4:g}가 확률 {6:.2f} ≥ {4:g}인 {5}개를 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="362" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="368" />
         <source>Step {0}: top-k off; top-p = {1:g} keeps {2} tokens with mass {3:.2f} ≥ {1:g}</source>
         <translation>{0}단계: top-k 끔, top-p = {1:g}가 토큰 {2}개를 남기고 그 확률 합은 {3:.2f} ≥ {1:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="365" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="371" />
         <source>temperature {0:g} · chose «{1}», p = {2:.3f} after both filters</source>
         <translation>온도 {0:g} · «{1}» 선택, 두 필터 후 p = {2:.3f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="381" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="387" />
         <source>Next-token distribution at step {0}</source>
         <translation>{0}단계의 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="382" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="388" />
         <source>rank (1 = most likely)</source>
         <translation>순위 (1 = 가장 가능성 높음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="384" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="390" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="385" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="391" />
         <source>probability after temperature</source>
         <translation>온도 적용 후 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="387" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="393" />
         <source>probability after top-k, renormalised</source>
         <translation>top-k 후 재정규화한 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="389" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="395" />
         <source>cumulative mass after top-k</source>
         <translation>top-k 후 누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="390" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="396" />
         <source>kept by top-k and top-p</source>
         <translation>top-k와 top-p가 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="399" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="405" />
         <source>after top-k (tokens)</source>
         <translation>top-k 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="401" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="407" />
         <source>after top-p (tokens)</source>
         <translation>top-p 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="403" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="409" />
         <source>kept mass after top-k (probability)</source>
         <translation>top-k 후 남은 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="405" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="411" />
         <source>p(chosen) after both filters</source>
         <translation>두 필터 후 p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="160" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="396" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="402" />
         <source>Candidates left after each filter</source>
         <translation>필터별 남은 후보 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="161" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="328" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="397" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="163" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="334" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="403" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="164" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="165" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="331" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="337" />
         <source>after top-k</source>
         <translation>top-k 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="166" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="332" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="168" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="338" />
         <source>after top-p</source>
         <translation>top-p 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="293" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="295" />
         <source>the {0} most likely tokens at step {1}</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="329" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="391" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="335" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="397" />
         <source>chosen</source>
         <translation>선택</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="330" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="336" />
         <source>p(chosen)</source>
         <translation>p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="346" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="352" />
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>

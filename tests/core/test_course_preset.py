@@ -109,3 +109,15 @@ def test_the_shipped_tokenizer_cuts_16_tokens_to_15_and_says_so() -> None:
     assert len(cut.ids) == 15 and cut.note is not None and "16 asked" in cut.note
     assert len(lab_prompt(shipped, 183).ids) == 183  # the lab text is exactly 183 tokens
     assert len(lab_prompt(shipped, 16, lab_text(short=True)).ids) == 16  # the notebook's
+
+
+def test_top_p_keeps_at_least_p_with_top_k_off(tiny_backend, tokenizer: TextTokenizer) -> None:  # type: ignore[no-untyped-def]
+    """The course runs top-k off: top-p's survivors go past the bars, and their mass is ≥ p."""
+    prompt = tokenizer.encode("안녕하세요")
+    steps = [s for s in cutoff.distribution_steps(
+        tiny_backend, tokenizer, prompt, COURSE.sampling, new_tokens=4, bars=3)
+        if isinstance(s, cutoff.DistributionStep)]
+    assert steps and any(s.record.survivors_top_p[0] > 3 for s in steps)  # beyond the bars
+    for s in steps:
+        assert s.kept_mass() >= COURSE.top_p - 1e-6
+        assert s.chosen_text and "\ufffd" not in s.chosen_text  # never a bare id or �

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLineEdit, QWidget
+from PySide6.QtWidgets import QLineEdit, QSizePolicy, QWidget
 
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.labs.course import COURSE, setting_changes, settings_line
@@ -123,6 +123,8 @@ class TopPTopKPanel(SteppedLabPanel):
         self.add_chart("top-k-top-p", self.view)
         self.settings_label = plain_label()  # the settings that made the run, and changes
         self.settings_label.setWordWrap(True)
+        self.settings_label.setSizePolicy(QSizePolicy.Policy.Ignored,  # wrap to the column
+                                          QSizePolicy.Policy.Preferred)
         self.side_layout.addWidget(self.settings_label)  # beside the chart, under the table
         for box in (self.temperature, self.top_k, self.top_p, self.seed):
             box.valueChanged.connect(self._show_settings)
@@ -289,9 +291,13 @@ class TopPTopKPanel(SteppedLabPanel):
             [(float(i), texts[i]) for i in range(0, n, 2)],
             [(float(i), texts[i]) for i in range(1, n, 2)],
         ])
-        self.dist_plot.setLabel(
-            "bottom", self.tr("the {0} most likely tokens at step {1}").format(n, item.step)
-        )
+        kept = item.record.survivors_top_p[0]
+        axis = self.tr("the {0} most likely tokens at step {1}").format(n, item.step)
+        if kept > n:  # top-k off: top-p's cut lies past the bars drawn
+            axis = self.tr("the {0} most likely tokens at step {1}; top-p keeps {2:,}, "
+                           "past the bars (mass {3:.2f})").format(n, item.step, kept,
+                                                                  item.kept_mass())
+        self.dist_plot.setLabel("bottom", axis)
         self._k_line.setVisible(k is not None)
         if k is not None:
             self._k_line.setValue(k - 0.5)
@@ -445,7 +451,9 @@ class TopPTopKPanel(SteppedLabPanel):
 
 def _chosen_text(step: lab.DistributionStep) -> str:
     rank = step.chosen_rank
-    return step.token_texts[rank] if rank is not None else f"id {step.record.token_ids[0]}"
+    if rank is not None:
+        return step.token_texts[rank]
+    return step.chosen_text or f"id {step.record.token_ids[0]}"
 
 
 def _tick(text: str, limit: int = 6) -> str:

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QPlainTextEdit, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLineEdit,
+    QPlainTextEdit,
+    QSizePolicy,
+    QWidget,
+)
 
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.labs.course import COURSE, EMPTY_ANSWER
@@ -86,6 +93,8 @@ class TemperaturePanel(LabPanel):
         self.add_chart("temperature", self.view)
         self.settings_label = plain_label()  # the settings that made the chart, and changes
         self.settings_label.setWordWrap(True)
+        self.settings_label.setSizePolicy(QSizePolicy.Policy.Ignored,  # wrap to the column
+                                          QSizePolicy.Policy.Preferred)
         self.side_layout.addWidget(self.settings_label)  # beside the chart, under the table
         for box in (self.top_k, self.top_p, self.penalty, self.seed, self.samples,
                     self.new_tokens):
