@@ -242,8 +242,14 @@ def model_options(p: argparse.ArgumentParser, default: str | None = None) -> Non
 def cache_options(p: argparse.ArgumentParser) -> None:
     """--cache and its sizes (--window, --max-length, --block-size)."""
     p.add_argument("--cache", default="dynamic", choices=ALL_CACHE_KINDS, help="KV cache kind")
-    p.add_argument("--window", type=cli_args.tokens, default=64, help="sliding window W (tokens)")
-    p.add_argument("--max-length", type=cli_args.tokens, default=2048, help="static cache length")
+    p.add_argument(
+        "--window", type=cli_args.tokens, default=COURSE.window,
+        help=f"sliding window W (tokens; the cache keeps W − 1; default {COURSE.window})",
+    )
+    p.add_argument(
+        "--max-length", type=cli_args.tokens, default=COURSE.static_length,
+        help=f"static cache length (default {COURSE.static_length})",
+    )
     p.add_argument(
         "--block-size", type=cli_args.tokens, default=16,
         help="paged cache block (tokens; at most the model's positions)",

@@ -22,11 +22,11 @@ from kvstudio.labs.sweep import SweepResult, length_sweep
 def add_subcommands(sub: Any) -> None:
     """Register ``sweep`` on the one parser (``kvstudio.cli.main``)."""
     w = sub.add_parser("sweep", help="time and tokens fed as P or N grows")
-    w.add_argument("--vary", choices=("new", "prompt"), default="new")
-    w.add_argument("--values", type=cli_args.token_list, default=[8, 16, 32, 64, 128])
+    w.add_argument("--vary", choices=("new", "prompt"), default=COURSE.sweep_vary)
+    w.add_argument("--values", type=cli_args.token_list, default=list(COURSE.sweep_lengths))
     w.add_argument(
-        "--fixed", type=cli_args.tokens, default=COURSE.new_tokens,
-        help=f"the other length (default {COURSE.new_tokens}, the course's N)",
+        "--fixed", type=cli_args.tokens, default=COURSE.sweep_fixed,
+        help=f"the other length (default {COURSE.sweep_fixed})",
     )
     common.cache_options(w)
     common.model_options(w, COURSE.cache_model)

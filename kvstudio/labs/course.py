@@ -46,6 +46,11 @@ class CoursePreset:
     temperatures: tuple[float, ...] = (0.3, 0.85, 1.5)  # below, at and above the course's T
     # Checked on ko-chat with this preset and seed: 90 everyday answers a lecturer can project.
     question: str = "주말에 뭐 하면 좋을까?"
+    window: int = 64  # sliding window W (the cache keeps W − 1): under P + N − 1 = 246
+    static_length: int = 512  # a static cache's preallocation: P + N fits
+    sweep_vary: Literal["new", "prompt"] = "new"  # the length sweep varies N …
+    sweep_lengths: tuple[int, ...] = (8, 16, 32, 64, 128)
+    sweep_fixed: int = 64  # … at this P (recompute stays under the cost question's threshold)
 
     @property
     def temperature(self) -> float:

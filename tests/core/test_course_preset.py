@@ -54,7 +54,10 @@ def test_every_subcommand_starts_from_the_preset() -> None:
     assert (s.top_k, s.top_p, s.repetition_penalty) == (0, 0.85, 1.0)
     c = parser.parse_args(["compare"])
     assert c.preset == "course" and CACHE_PRESETS[c.preset].prompt_tokens == 183
-    assert parser.parse_args(["sweep"]).fixed == COURSE.new_tokens
+    w = parser.parse_args(["sweep"])
+    assert (w.vary, tuple(w.values), w.fixed) == (
+        COURSE.sweep_vary, COURSE.sweep_lengths, COURSE.sweep_fixed)
+    assert (c.window, c.max_length) == (COURSE.window, COURSE.static_length)
     assert "ko-base" in parser._subparsers._group_actions[0].choices["compare"].format_help()  # type: ignore[union-attr]
 
 

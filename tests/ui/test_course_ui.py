@@ -6,7 +6,14 @@ from lab_helpers import run_lab, show_lab
 
 from kvstudio.labs.course import COURSE, NOTEBOOK
 from kvstudio.labs.temperature import TemperatureLabResult
-from kvstudio.ui.labs import CacheVsRecomputePanel, TemperaturePanel, TopPTopKPanel
+from kvstudio.ui.labs import (
+    CacheKindsPanel,
+    CacheVsRecomputePanel,
+    LengthSweepPanel,
+    QuantizedCachePanel,
+    TemperaturePanel,
+    TopPTopKPanel,
+)
 from kvstudio.ui.panels.answer_panel import AnswerPanel
 from kvstudio.ui.panels.sampling_panel import SamplingPanel
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, RunSettings
@@ -23,6 +30,8 @@ def test_the_dock_and_sample_n_start_from_the_preset(qtbot) -> None:  # type: ig
     assert answers.length_box.value() == COURSE.answer_tokens  # was 8 live, 16 in the lab
     assert answers.temperatures_edit.text() == COURSE.temperatures_text()
     assert DEFAULT_PROMPT == COURSE.question
+    spec = dock.cache_spec()
+    assert (spec.window, spec.max_length) == (COURSE.window, COURSE.static_length)
     assert RunSettings().sampling == COURSE.sampling
 
 
@@ -74,3 +83,16 @@ def test_the_notebook_case_is_one_click(qtbot, exporter, tiny_handle) -> None:  
     panel.choose_preset("course")
     assert (panel.prompt_tokens.value(), panel.new_tokens.value()) == (183, 64)
     panel.shutdown()
+
+
+def test_the_cache_labs_start_from_the_preset(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
+    kinds = show_lab(qtbot, CacheKindsPanel, exporter, tiny_handle)
+    assert (kinds.prompt_tokens.value(), kinds.new_tokens.value(), kinds.window_size.value()) == (
+        COURSE.prompt_tokens, COURSE.new_tokens, COURSE.window)
+    sweep = show_lab(qtbot, LengthSweepPanel, exporter, tiny_handle)
+    assert sweep.vary.currentData() == COURSE.sweep_vary
+    assert sweep.fixed.value() == COURSE.sweep_fixed
+    quant = show_lab(qtbot, QuantizedCachePanel, exporter, tiny_handle)
+    assert (quant.prompt_tokens.value(), quant.new_tokens.value()) == (183, 64)
+    for panel in (kinds, sweep, quant):
+        panel.shutdown()

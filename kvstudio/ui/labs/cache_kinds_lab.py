@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from kvstudio.engine.cache.spec import CACHE_KINDS, CacheKind
+from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import cache_kind_name
 from kvstudio.ui.app.spin_boxes import int_box
@@ -40,9 +41,9 @@ KIND_COLOURS: dict[CacheKind, str] = {kind: series_colour(i) for i, kind in enum
 class CacheKindsPanel(LabPanel):
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.prompt_tokens = int_box(1, 4096, 64)
-        self.new_tokens = int_box(1, 2048, 32)
-        self.window_size = int_box(1, 8192, 48)
+        self.prompt_tokens = int_box(1, 4096, COURSE.prompt_tokens)  # the course preset
+        self.new_tokens = int_box(1, 2048, COURSE.new_tokens)
+        self.window_size = int_box(1, 8192, COURSE.window)
         for key, widget in (
             ("prompt", self.prompt_tokens),
             ("new", self.new_tokens),

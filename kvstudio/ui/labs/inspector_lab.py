@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.engine.cache.spec import CacheKind, CacheSpec
+from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import CHECK, CROSS, prompt_ids
@@ -50,7 +51,7 @@ else:  # torch loads when the inspector first runs
     engine_backend = LazyModule("kvstudio.engine.backends.minimind")
     inspector = LazyModule("kvstudio.labs.inspector")
 
-DEFAULT_QUESTION = "서울은 어떤 도시인가요?"
+DEFAULT_QUESTION = COURSE.question  # the course preset's question
 MAX_LABELS = 48  # more rows than this: label every n-th position only
 DIVERGING = pg.colormap.get("CET-D1")  # K and V values: blue < 0 < red
 SEQUENTIAL = pg.colormap.get("viridis")  # attention weights 0 … max

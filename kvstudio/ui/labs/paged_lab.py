@@ -18,6 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSlider, QWidget
 
+from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.spin_boxes import int_box
@@ -35,7 +36,7 @@ else:  # torch loads when the lab first runs
     lab_common = LazyModule("kvstudio.labs.common")
     lab = LazyModule("kvstudio.labs.paged")
 
-QUESTION = "KV 캐시가 무엇인지 한 문장으로 설명해 주세요."
+QUESTION = COURSE.question  # the course preset's question, as `kvstudio compare --cache paged`
 SHARED_COLOUR, OWN_COLOUR, EMPTY_COLOUR = "#D55E00", "#0072B2", "#E6E6E6"
 
 
@@ -44,7 +45,7 @@ class PagedCachePanel(LabPanel):
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.samples = int_box(1, 64, 30)
+        self.samples = int_box(1, 64, COURSE.samples)
         self.new_tokens = int_box(1, 512, 48)
         self.block_size = int_box(1, 256, 16)
         self.step_slider = QSlider(Qt.Orientation.Horizontal)
@@ -132,7 +133,9 @@ class PagedCachePanel(LabPanel):
             raise ValueError(
                 f"P + N = {len(ids) + n} is more than the model's {model.max_positions} positions."
             )
-        greedy = lab_common.lab_prompt_ids(model.tokenizer, min(64, model.max_positions - 32))
+        greedy_n = min(COURSE.new_tokens, model.max_positions // 4)  # the course's, if it fits
+        greedy = lab_common.lab_prompt_ids(
+            model.tokenizer, min(COURSE.prompt_tokens, model.max_positions - greedy_n))
         backend, tokenizer = model.backend, model.tokenizer
         return lambda: lab.paged_memory(
             backend,
@@ -142,7 +145,7 @@ class PagedCachePanel(LabPanel):
             new_tokens=n,
             block_size=b,
             greedy_prompt=greedy,
-            greedy_tokens=16,
+            greedy_tokens=greedy_n,
         )
 
     def clear_views(self) -> None:

@@ -17,6 +17,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
+from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.spin_boxes import int_box
@@ -42,8 +43,8 @@ class QuantizedCachePanel(LabPanel):
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.prompt_tokens = int_box(1, 4096, 183)
-        self.new_tokens = int_box(1, 2048, 64)
+        self.prompt_tokens = int_box(1, 4096, COURSE.prompt_tokens)  # the course preset
+        self.new_tokens = int_box(1, 2048, COURSE.new_tokens)
         self.add_field("prompt", self.prompt_tokens)
         self.add_field("new", self.new_tokens)
         self.view = pg.GraphicsLayoutWidget()

@@ -18,6 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 
 from kvstudio.engine.records import DEFAULT_REPEATS, MODES
+from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.spin_boxes import int_box
@@ -65,8 +66,9 @@ class LengthSweepPanel(LabPanel):
         self.vary = QComboBox()
         self.vary.addItem("", "prompt")
         self.vary.addItem("", "new")
-        self.values = QLineEdit("16, 32, 64, 128, 256")
-        self.fixed = int_box(1, 4096, 32)
+        self.vary.setCurrentIndex(self.vary.findData(COURSE.sweep_vary))  # the course preset
+        self.values = QLineEdit(", ".join(str(v) for v in COURSE.sweep_lengths))
+        self.fixed = int_box(1, 4096, COURSE.sweep_fixed)
         self.repeats = int_box(1, 50, DEFAULT_REPEATS)
         for key, widget in (("vary", self.vary), ("values", self.values), ("fixed", self.fixed),
                             ("repeats", self.repeats)):

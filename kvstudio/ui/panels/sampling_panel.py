@@ -33,8 +33,8 @@ from kvstudio.ui.run.engine_adapter import RunSettings
 
 COURSE = COURSE_PRESET.sampling  # T 0.85, top-k off, top-p 0.85, penalty 1.0, seed 42
 COURSE_MAX_NEW_TOKENS = COURSE_PRESET.new_tokens  # N = 64
-COURSE_STATIC_LENGTH = 512
-COURSE_WINDOW = 32
+COURSE_STATIC_LENGTH = COURSE_PRESET.static_length
+COURSE_WINDOW = COURSE_PRESET.window
 
 
 class SamplingPanel(RetranslateOnLanguageChange, QWidget):
