@@ -4,7 +4,7 @@
     <name>AnswerHistogramPlot</name>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="48" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="140" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="153" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
@@ -20,7 +20,7 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="51" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="154" />
         <source>answer rank (1 = most common)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
@@ -40,32 +40,67 @@
         <translation>서로 다른 답</translation>
     </message>
     <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="124" />
+        <source>off</source>
+        <translation>끔</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="126" />
+        <source>top-k {0}</source>
+        <translation>top-k {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="127" />
+        <source>top-p {0}</source>
+        <translation>top-p {0}</translation>
+    </message>
+    <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="128" />
+        <source>penalty {0:g}</source>
+        <translation>반복 페널티 {0:g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="129" />
+        <source>seed {0}</source>
+        <translation>시드 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="132" />
+        <source>≤ {0:,} tokens</source>
+        <translation>최대 {0:,} 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="133" />
+        <source>Settings: {0}</source>
+        <translation>설정: {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
         <source>answer (text)</source>
         <translation>답 (텍스트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="130" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="143" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="134" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="147" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="136" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="149" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="155" />
         <source>Distinct answers per temperature</source>
         <translation>온도별 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="155" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
@@ -246,226 +281,226 @@
 <context>
     <name>CacheInspectorPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="129" />
         <source>Cache inspector</source>
         <translation>캐시 들여다보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="134" />
         <source>cached</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="134" />
         <source>recompute</source>
         <translation>재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="139" />
         <source>static (length)</source>
         <translation>정적 (길이)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="139" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="140" />
         <source>sliding window (W)</source>
         <translation>슬라이딩 윈도 (W)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="152" />
         <source>What the KV cache holds, step by step, for one layer and one K/V head: the K and V rows (one per position, head_dim numbers each) and how much the newest query looked at each position, for every query head that reads this K/V head. Rows already in the cache never change (max |Δ| = 0) and each step appends exactly one row per layer; in recompute mode the recomputed rows equal the cached ones. That is why caching gives the same tokens.</source>
         <translation>한 레이어, 한 K/V 헤드에 대해 KV 캐시에 무엇이 들어 있는지 스텝마다 보여 줍니다: K 행과 V 행(위치마다 한 행, head_dim개의 수)과, 이 K/V 헤드를 읽는 쿼리 헤드마다 가장 최근 쿼리가 각 위치를 얼마나 보았는지. 캐시에 이미 있는 행은 절대 바뀌지 않고(최대 |Δ| = 0) 스텝마다 레이어당 정확히 한 행이 추가됩니다. 재계산 모드에서는 다시 계산한 행이 캐시된 행과 같습니다. 그래서 캐시를 써도 같은 토큰이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="162" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="163" />
         <source>Mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="163" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="164" />
         <source>Cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
         <source>Static length / window W</source>
         <translation>정적 길이 / 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="167" />
         <source>Layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="168" />
         <source>K/V head</source>
         <translation>K/V 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="170" />
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="171" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="172" />
         <source>head_dim</source>
         <translation>head_dim</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="173" />
         <source>query head</source>
         <translation>쿼리 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="173" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="174" />
         <source>position: token</source>
         <translation>위치: 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="222" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="223" />
         <source>Finished.</source>
         <translation>끝났습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="235" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="236" />
         <source>Step {0}: chose {1!r}. {2} rows held;</source>
         <translation>스텝 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="239" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="240" />
         <source>the prefill appended {0} rows per layer.</source>
         <translation>프리필이 레이어마다 {0}행을 추가했습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="246" />
         <source>old rows max |Δ| = {0:g} {1}; rows appended per layer: {2}.</source>
         <translation>기존 행 최대 |Δ| = {0:g} {1}; 레이어별 추가 행: {2}.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="250" />
         <source>Recomputed vs cached K/V: max |Δ| = {0:.2g} / {1:.2g} ({2}).</source>
         <translation>재계산한 K/V와 캐시된 K/V: 최대 |Δ| = {0:.2g} / {1:.2g} ({2}).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="254" />
         <source>same dtype</source>
         <translation>같은 dtype</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="254" />
         <source>dtypes differ</source>
         <translation>dtype이 다름</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="320" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="321" />
         <source>K rows: layer {0}, K/V head {1} ({2} rows held)</source>
         <translation>K 행: 레이어 {0}, K/V 헤드 {1} ({2}행 보관)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="325" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="415" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="326" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="416" />
         <source>V rows</source>
         <translation>V 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="327" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="328" />
         <source>Attention, position {0}</source>
         <translation>어텐션, 위치 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="329" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="330" />
         <source>({0:.0%} on evicted rows)</source>
         <translation>(밀려난 행에 {0:.0%})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="335" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="430" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="336" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="431" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="336" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="376" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="337" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="377" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="337" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="403" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="338" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="404" />
         <source>rows held</source>
         <translation>보관 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="338" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="404" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="339" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="405" />
         <source>appended per layer</source>
         <translation>레이어별 추가</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="339" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="405" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="340" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="406" />
         <source>old rows max |Δ|</source>
         <translation>기존 행 최대 |Δ|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="340" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="406" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="341" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="407" />
         <source>recompute max |Δ| K</source>
         <translation>재계산 최대 |Δ| K</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="341" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="407" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="342" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="408" />
         <source>recompute max |Δ| V</source>
         <translation>재계산 최대 |Δ| V</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="353" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="354" />
         <source>Layer {0}, K/V head {1}, step {2}: {3} rows held (cache: {4})</source>
         <translation>레이어 {0}, K/V 헤드 {1}, 스텝 {2}: {3}행 보관 (캐시: {4})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="360" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="361" />
         <source>old rows max |Δ| over {0} steps: {1:g}; one row appended per layer: {2}</source>
         <translation>{0}스텝 동안 기존 행 최대 |Δ|: {1:g}; 레이어마다 한 행씩 추가: {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="363" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="364" />
         <source>recomputed vs cached K/V max |Δ| {0:.2g} / {1:.2g}</source>
         <translation>재계산 대 캐시 K/V 최대 |Δ| {0:.2g} / {1:.2g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="375" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="376" />
         <source>position</source>
         <translation>위치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="394" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="395" />
         <source>cache row</source>
         <translation>캐시 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="412" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="413" />
         <source>K rows</source>
         <translation>K 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="418" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="419" />
         <source>Attention of the newest query</source>
         <translation>가장 최근 쿼리의 어텐션</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="430" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="431" />
         <source>Checks per step</source>
         <translation>스텝별 확인</translation>
     </message>
@@ -473,151 +508,151 @@
 <context>
     <name>CacheKindsPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="86" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="87" />
         <source>Cache kinds</source>
         <translation>캐시 종류</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="101" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="102" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="102" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="103" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="103" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="104" />
         <source>Sliding window W</source>
         <translation>슬라이딩 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="106" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="247" />
         <source>Cache memory per step</source>
         <translation>단계별 캐시 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="107" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="110" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="108" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="246" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="108" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="109" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="109" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="248" />
         <source>Keys each new token attends to</source>
         <translation>새 토큰이 어텐션하는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="112" />
         <source>attention-mask width</source>
         <translation>어텐션 마스크 너비</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="118" />
         <source>{0} (allocated)</source>
         <translation>{0} (할당)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="122" />
         <source>{0} (used)</source>
         <translation>{0} (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="183" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="184" />
         <source>✗ from step {0}</source>
         <translation>✗ {0}단계부터 다름</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="201" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="202" />
         <source>allocated (bytes)</source>
         <translation>할당 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="202" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="203" />
         <source>used (bytes)</source>
         <translation>사용 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="204" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="205" />
         <source>keys seen</source>
         <translation>보는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="205" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="206" />
         <source>same as dynamic</source>
         <translation>동적과 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="212" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="213" />
         <source>The window W = {0} {1} the context P + N − 1 = {2}.</source>
         <translation>윈도 W = {0}은(는) 문맥 P + N − 1 = {2}을(를) {1}.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="222" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="223" />
         <source>{0} {1:,} B</source>
         <translation>{0} {1:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="224" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="225" />
         <source>Cache memory after {0} steps: </source>
         <translation>{0}단계 후 캐시 메모리: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="227" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="228" />
         <source>P = {0}, N = {1}</source>
         <translation>P = {0}, N = {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="238" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="239" />
         <source>{0}: allocated (B)</source>
         <translation>{0}: 할당 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="241" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="242" />
         <source>{0}: used (B)</source>
         <translation>{0}: 사용 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="243" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="244" />
         <source>{0}: keys each new token attends to</source>
         <translation>{0}: 새 토큰이 주의를 기울이는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="214" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="215" />
         <source>covers</source>
         <translation>을(를) 덮음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="214" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="215" />
         <source>is shorter than</source>
         <translation>보다 짧음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="201" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="93" />
         <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; with a sliding window W each token sees the last W tokens, itself included (transformers' sliding_window), so the cache keeps W − 1 and its memory stops growing there. When W covers the whole context the output must match the dynamic cache.</source>
         <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도 W에서는 각 토큰이 자기 자신을 포함해 마지막 W 토큰을 보므로(transformers의 sliding_window와 같은 뜻) 캐시는 W − 1 토큰만 보관하고 메모리도 거기서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="194" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="195" />
         <source>W = {0} vs P + N − 1 = {1}</source>
         <translation>W = {0} 대 P + N − 1 = {1}</translation>
     </message>
@@ -1750,168 +1785,168 @@ step {4}</source>
 <context>
     <name>LengthSweepPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="99" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="101" />
         <source>Length sweep</source>
         <translation>길이 스윕</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="107" />
         <source>Generates at several lengths in both modes and plots the time per generated token against the context length P + N. With the cache it stays nearly flat; without it, every token re-reads the whole context, so it grows with length. Each point is the median of several rounds, its bar the fastest and slowest round. Dashed: best straight line; solid: best parabola; a curve is drawn only when it explains the points (R² at least {0:g}).</source>
         <translation>두 모드로 여러 길이를 생성하고, 생성 토큰당 시간을 문맥 길이 P + N에 대해 그립니다. 캐시가 있으면 거의 평평하고, 없으면 토큰마다 문맥 전체를 다시 읽으므로 길이에 따라 늘어납니다. 각 점은 여러 회차의 중앙값이고, 막대는 가장 빠른 회차와 가장 느린 회차입니다. 점선: 최적 직선, 실선: 최적 포물선. 곡선은 점들을 설명할 때(R² {0:g} 이상)만 그립니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="113" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="115" />
         <source>prompt length P</source>
         <translation>프롬프트 길이 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="114" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="116" />
         <source>new tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="119" />
         <source>Vary</source>
         <translation>바꿀 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="120" />
         <source>Lengths</source>
         <translation>길이 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="121" />
         <source>The other length</source>
         <translation>다른 쪽 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="122" />
         <source>Rounds (median of)</source>
         <translation>반복 횟수 (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="124" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="251" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="253" />
         <source>Time per token against context length</source>
         <translation>문맥 길이에 따른 토큰당 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="125" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="252" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="254" />
         <source>context length P + N (tokens)</source>
         <translation>문맥 길이 P + N (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="128" />
         <source>ms per generated token</source>
         <translation>생성 토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="131" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="133" />
         <source>{0}: linear fit</source>
         <translation>{0}: 직선 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="136" />
         <source>{0}: quadratic fit</source>
         <translation>{0}: 2차 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="175" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="225" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="177" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="227" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="248" />
         <source>linear</source>
         <translation>직선</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="177" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="225" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="179" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="227" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="249" />
         <source>quadratic</source>
         <translation>2차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="190" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="192" />
         <source>{0:.3g} ms/token</source>
         <translation>{0:.3g} ms/토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="191" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="193" />
         <source>fed {0} (formula {1})</source>
         <translation>입력 {0} (공식 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="197" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="199" />
         <source>mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="197" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="199" />
         <source>fit / run</source>
         <translation>맞춤 / 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="197" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="199" />
         <source>ms per token</source>
         <translation>토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="197" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="199" />
         <source>R² / fed</source>
         <translation>R² / 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="205" />
         <source>no fit (R² {0:.2f} &lt; {1:g})</source>
         <translation>맞춤 없음 (R² {0:.2f} &lt; {1:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="205" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="207" />
         <source>no fit (the parabola bends down)</source>
         <translation>맞춤 없음 (포물선이 아래로 휨)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="213" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="215" />
         <source>{0}: {1:.2f} → {2:.2f} ms per token</source>
         <translation>{0}: 토큰당 {1:.2f} → {2:.2f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="215" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="217" />
         <source>Context {0} → {1} tokens: </source>
         <translation>문맥 {0} → {1} 토큰: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="222" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="224" />
         <source>{0}: no curve fits (flat or noisy)</source>
         <translation>{0}: 맞는 곡선 없음 (평평하거나 잡음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="223" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="225" />
         <source>{0}: {1} fit R² {2:.2f}</source>
         <translation>{0}: {1} 맞춤 R² {2:.2f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="228" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="230" />
         <source>median of {0} rounds</source>
         <translation>{0}회 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="239" />
         <source>{0}: median ms per generated token</source>
         <translation>{0}: 생성 토큰당 ms 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="241" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="243" />
         <source>{0}: fastest round (ms per token)</source>
         <translation>{0}: 가장 빠른 회차 (토큰당 ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="243" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="245" />
         <source>{0}: slowest round (ms per token)</source>
         <translation>{0}: 가장 느린 회차 (토큰당 ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="251" />
         <source>{0}: {1} fit (ms per token)</source>
         <translation>{0}: {1} 맞춤 (토큰당 ms)</translation>
     </message>
@@ -2416,218 +2451,218 @@ step {4}</source>
 <context>
     <name>PagedCachePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="86" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="87" />
         <source>Paged cache</source>
         <translation>페이지 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="93" />
         <source>30 answers to one question, sampled with one seed, stored three ways: preallocated to P + N tokens per row, a dynamic cache that grows every row each step, and a paged cache of fixed-size blocks. Rows share the prompt's blocks (a shared block is stored once; a row that appends to a shared, half-full block copies it first), finished rows stop growing, and the only waste is each row's last block.</source>
         <translation>한 질문에 대한 30개의 답을 같은 시드로 샘플링하고 세 가지 방식으로 저장합니다: 행마다 P + N 토큰을 미리 잡는 방식, 매 단계 모든 행이 자라는 동적 캐시, 고정 크기 블록으로 나눈 페이지 캐시. 행들은 프롬프트 블록을 공유하고(공유 블록은 한 번만 저장되며, 공유된 반쯤 찬 블록에 토큰을 덧붙이는 행은 먼저 그 블록을 복사합니다), 끝난 행은 더 자라지 않으며, 낭비는 각 행의 마지막 블록뿐입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="102" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="103" />
         <source>Samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="103" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="104" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="105" />
         <source>Block size b</source>
         <translation>블록 크기 b</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="106" />
         <source>Block table at step</source>
         <translation>블록 테이블을 볼 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="108" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="311" />
         <source>Memory held per step</source>
         <translation>단계별 차지한 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="109" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="311" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="111" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="112" />
         <source>block (in the row's table)</source>
         <translation>블록 (행의 테이블 안 순서)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="112" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="113" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="313" />
         <source>sample (row)</source>
         <translation>샘플 (행)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="116" />
         <source>preallocated (P + N per row)</source>
         <translation>미리 할당 (행마다 P + N)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="116" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="189" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="192" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="117" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="194" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="197" />
         <source>paged: blocks held</source>
         <translation>페이지: 차지한 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="118" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="201" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="204" />
         <source>paged: slots with tokens</source>
         <translation>페이지: 토큰이 든 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="122" />
         <source>shared block</source>
         <translation>공유 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="123" />
         <source>own block</source>
         <translation>자기 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="124" />
         <source>empty slots</source>
         <translation>빈 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="184" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="187" />
         <source>preallocated</source>
         <translation>미리 할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="196" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="199" />
         <source>{0} blocks × {1:,} B</source>
         <translation>블록 {0}개 × {1:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="206" />
         <source>the rest is empty slots in last blocks</source>
         <translation>나머지는 마지막 블록들의 빈 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="206" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="209" />
         <source>hand count</source>
         <translation>손 계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="211" />
         <source>P//b = {0} shared + Σ(⌈len/b⌉ − {0}) = {1} blocks</source>
         <translation>P//b = 공유 {0} + Σ(⌈len/b⌉ − {0}) = 블록 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="212" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="215" />
         <source>copies on write</source>
         <translation>쓰기 시 복사(CoW) 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="213" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="216" />
         <source>same samples in all three</source>
         <translation>세 캐시 모두 같은 샘플</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="215" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="218" />
         <source>greedy: paged = dynamic</source>
         <translation>탐욕적 생성: 페이지 = 동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="217" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="220" />
         <source>{0} tokens</source>
         <translation>{0} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="220" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="223" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="220" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="223" />
         <source>how</source>
         <translation>계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="220" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="223" />
         <source>held (bytes)</source>
         <translation>보유 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="257" />
         <source>Block tables after step {0}: {1} blocks, {2}</source>
         <translation>단계 {0} 이후 블록 테이블: 블록 {1}개, {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="273" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="276" />
         <source>{0} answers held at the end: preallocated {1} · dynamic {2} · paged {3}</source>
         <translation>답 {0}개가 끝에 차지한 메모리: 미리 할당 {1} · 동적 {2} · 페이지 {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="276" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="279" />
         <source>paged: {0} blocks of {1} tokens, shared prompt blocks: {2}, copies on write: {3}</source>
         <translation>페이지: {1}토큰 블록 {0}개, 공유 프롬프트 블록 {2}개, 쓰기 시 복사 {3}회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="279" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="282" />
         <source>paged holds {0:.1f}× less than preallocated · P = {1}, N = {2}, {3:,} B per token</source>
         <translation>페이지가 미리 할당보다 {0:.1f}배 적게 차지 · P = {1}, N = {2}, 토큰당 {3:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="290" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="293" />
         <source>preallocated (B)</source>
         <translation>미리 할당 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="292" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="295" />
         <source>dynamic (B)</source>
         <translation>동적 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="297" />
         <source>paged: blocks held (B)</source>
         <translation>페이지: 차지한 블록 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="295" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="298" />
         <source>paged: slots with tokens (B)</source>
         <translation>페이지: 토큰이 든 칸 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="301" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="304" />
         <source>blocks held</source>
         <translation>차지한 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="302" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="305" />
         <source>shared blocks</source>
         <translation>공유 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="304" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="307" />
         <source>tokens stored</source>
         <translation>저장한 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="312" />
         <source>Block tables after step {0}</source>
         <translation>{0}단계 후 블록 테이블</translation>
     </message>
@@ -2907,132 +2942,132 @@ step {4}</source>
 <context>
     <name>QuantizedCachePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="76" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="77" />
         <source>Quantized cache</source>
         <translation>양자화 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="82" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="83" />
         <source>The same greedy run with the model's own cache and with K and V stored in 16 bits, in 8 bits (int8, one float16 scale per token and K/V head) and in 4 bits (two numbers a byte, same scales). Attention sees them dequantized. Bytes are measured from the stored tensors, scales included; the drift is the largest logit change per step while the context still matches.</source>
         <translation>같은 탐욕적 생성을 모델 자신의 캐시로, 그리고 K와 V를 16비트, 8비트(int8, 토큰과 K/V 헤드마다 float16 스케일 하나), 4비트(한 바이트에 숫자 두 개, 같은 스케일)로 저장해 실행합니다. 어텐션은 역양자화된 값을 봅니다. 바이트는 스케일을 포함해 저장된 텐서에서 측정하고, 오차는 문맥이 아직 같은 동안 단계마다 가장 크게 바뀐 로짓입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="90" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="90" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="90" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="91" />
         <source>max |Δlogit| per step (log)</source>
         <translation>단계별 최대 |Δ로짓| (로그)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="91" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="209" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="92" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="161" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="93" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="209" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="210" />
         <source>Cache bytes at the end</source>
         <translation>마지막 캐시 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="95" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="156" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="209" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="210" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="158" />
         <source>bytes (measured)</source>
         <translation>바이트 (측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="159" />
         <source>bytes (formula)</source>
         <translation>바이트 (공식)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="159" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="205" />
         <source>× smaller</source>
         <translation>× 작아짐</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="162" />
         <source>first divergent step</source>
         <translation>처음 달라진 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="163" />
         <source>answer changed</source>
         <translation>답이 바뀜</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="181" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="182" />
         <source>KV cache after {0} + {1} tokens: </source>
         <translation>{0} + {1} 토큰 후 KV 캐시: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="183" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="184" />
         <source>smaller than fp{0}: </source>
         <translation>fp{0} 대비 작아진 배수: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="179" />
         <source>none</source>
         <translation>없음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="184" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="185" />
         <source>max |Δlogit|: </source>
         <translation>최대 |Δlogit|: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="185" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="186" />
         <source>first divergent step: </source>
         <translation>처음 달라진 단계: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="193" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="194" />
         <source>{0}: max |Δlogit|</source>
         <translation>{0}: 최대 |Δlogit|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="201" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="202" />
         <source>bytes (measured, B)</source>
         <translation>바이트 (측정, B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="202" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="203" />
         <source>bytes (formula, B)</source>
         <translation>바이트 (공식, B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="204" />
         <source>bits per number</source>
         <translation>숫자당 비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="209" />
         <source>max |Δlogit| per step</source>
         <translation>단계별 최대 |Δlogit|</translation>
     </message>

@@ -16,7 +16,8 @@ from kvstudio.ui.labs import (
 )
 from kvstudio.ui.panels.answer_panel import AnswerPanel
 from kvstudio.ui.panels.sampling_panel import SamplingPanel
-from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, RunSettings
+from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
+from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, AnswerCounts, RunSettings
 
 
 def test_the_dock_and_sample_n_start_from_the_preset(qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -96,3 +97,12 @@ def test_the_cache_labs_start_from_the_preset(qtbot, exporter, tiny_handle) -> N
     assert (quant.prompt_tokens.value(), quant.new_tokens.value()) == (183, 64)
     for panel in (kinds, sweep, quant):
         panel.shutdown()
+
+
+def test_the_answer_chart_says_which_settings_made_it(qtbot) -> None:  # type: ignore[no-untyped-def]
+    plot = AnswerHistogramPlot()
+    qtbot.addWidget(plot)
+    plot.show_counts(AnswerCounts((0.3, 0.85), ((("a", 2),), (("a", 1), ("b", 1))), 2,
+                                  answer_tokens=COURSE.answer_tokens, sampling=COURSE.sampling))
+    assert plot.headline().splitlines()[-1] == (
+        "Settings: top-k off · top-p 0.85 · penalty 1 · seed 42 · ≤ 32 tokens")

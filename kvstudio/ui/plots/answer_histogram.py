@@ -117,7 +117,20 @@ class AnswerHistogramPlot(LivePlot):
         parts = [self.tr("T = {0:g}: {1} distinct of {2}").format(
             t, counts.distinct(i), counts.samples_per_temperature)
             for i, t in enumerate(counts.temperatures)]
-        return self.tr("Distinct answers") + " · " + " · ".join(parts)
+        head = self.tr("Distinct answers") + " · " + " · ".join(parts)
+        settings = counts.sampling
+        if settings is None:
+            return head
+        off = self.tr("off")
+        knobs = [
+            self.tr("top-k {0}").format(off if settings.top_k == 0 else f"{settings.top_k:,}"),
+            self.tr("top-p {0}").format(off if settings.top_p >= 1 else f"{settings.top_p:g}"),
+            self.tr("penalty {0:g}").format(settings.repetition_penalty),
+            self.tr("seed {0}").format(settings.seed),
+        ]
+        if counts.answer_tokens:
+            knobs.append(self.tr("≤ {0:,} tokens").format(counts.answer_tokens))
+        return head + "\n" + self.tr("Settings: {0}").format(" · ".join(knobs))
 
     def data_tables(self) -> list[DataTable]:
         counts = self._counts
