@@ -919,256 +919,261 @@
 <context>
     <name>ChatPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="120" />
         <source>Chat</source>
         <translation>채팅</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="124" />
         <source>Send</source>
         <translation>보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="125" />
         <source>Next scripted turn</source>
         <translation>다음 대본 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="126" />
         <source>New chat</source>
         <translation>새 대화</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="127" />
         <source>Type what the user says, then Enter</source>
         <translation>사용자의 말을 입력하고 Enter</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="128" />
         <source>keep the cache across turns (feed only the new tokens)</source>
         <translation>턴이 바뀌어도 캐시 유지 (새 토큰만 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="129" />
         <source>also answer without reuse (re-feed the whole history)</source>
         <translation>재사용 없이도 답하기 (대화 전체를 다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="131" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="132" />
         <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical; the time to the first token grows with the history only without reuse.</source>
         <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며, 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="139" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="140" />
         <source>User turn</source>
         <translation>사용자 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="140" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="141" />
         <source>Reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="141" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="142" />
         <source>Compare</source>
         <translation>비교</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="142" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
         <source>Answer tokens at most</source>
         <translation>답변 최대 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
         <source>Context limit (tokens)</source>
         <translation>컨텍스트 한도 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="146" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="398" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="147" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="401" />
         <source>Prompt tokens fed per turn</source>
         <translation>턴별 입력한 프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="147" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="150" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="155" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="330" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="396" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="148" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="333" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="399" />
         <source>turn</source>
         <translation>턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="148" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="149" />
         <source>tokens (dashed: running total)</source>
         <translation>토큰 (점선: 누적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="149" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="399" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="402" />
         <source>Time to first token</source>
         <translation>첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="152" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="153" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="400" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="154" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="403" />
         <source>KV cache after each turn (equal both ways)</source>
         <translation>턴이 끝난 뒤 KV 캐시 (두 방식 같음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="157" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="157" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="375" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="378" />
         <source>reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="157" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="375" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="378" />
         <source>re-feed</source>
         <translation>다시 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="246" />
         <source>Turn {0}</source>
         <translation>턴 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="248" />
         <source>reuse fed {0} tokens</source>
         <translation>재사용: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="250" />
         <source>re-feed fed {0} tokens</source>
         <translation>다시 입력: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="251" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="252" />
         <source>identical tokens both ways {0}</source>
         <translation>두 방식의 토큰이 같음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="254" />
         <source>the two ways chose different tokens {0}</source>
         <translation>두 방식이 다른 토큰을 골랐음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="256" />
         <source>the answer was cut at the context limit</source>
         <translation>컨텍스트 한도에서 답이 잘렸음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="289" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="290" />
         <source>User</source>
         <translation>사용자</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="289" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="290" />
         <source>Assistant</source>
         <translation>어시스턴트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="331" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="296" />
+        <source>(empty: eos at step 0)</source>
+        <translation>(빈 답: 0번째 단계에서 eos)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="334" />
         <source>history</source>
         <translation>대화 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="332" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="335" />
         <source>fed (reuse)</source>
         <translation>입력 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="333" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="336" />
         <source>fed (re-feed)</source>
         <translation>입력 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="334" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="337" />
         <source>TTFT ms (reuse)</source>
         <translation>TTFT ms (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="335" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="338" />
         <source>TTFT ms (re-feed)</source>
         <translation>TTFT ms (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="336" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="339" />
         <source>ms/token (reuse)</source>
         <translation>ms/토큰 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="337" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="340" />
         <source>ms/token (re-feed)</source>
         <translation>ms/토큰 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="338" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="341" />
         <source>cache KiB</source>
         <translation>캐시 KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="339" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="342" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="340" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="343" />
         <source>identical</source>
         <translation>같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="351" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="354" />
         <source>Turn {0}, history {1} tokens</source>
         <translation>턴 {0}, 대화 길이 {1}토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="354" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="357" />
         <source>reuse fed {0} tokens, TTFT {1:.1f} ms</source>
         <translation>재사용 {0}토큰 입력, TTFT {1:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="360" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="363" />
         <source>re-feed fed {0} tokens, TTFT {1:.1f} ms</source>
         <translation>다시 입력 {0}토큰 입력, TTFT {1:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="366" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="369" />
         <source>identical greedy tokens in {0} of {1} compared turns</source>
         <translation>비교한 턴 {1}개 중 {0}개에서 그리디 토큰이 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="388" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="391" />
         <source>{0}: prompt tokens fed</source>
         <translation>{0}: 입력한 프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="390" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="393" />
         <source>{0}: running total</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="394" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="397" />
         <source>{0}: TTFT (ms)</source>
         <translation>{0}: TTFT (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="395" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="398" />
         <source>{0}: cache (bytes)</source>
         <translation>{0}: 캐시 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="438" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="441" />
         <source>The turn box holds at most {0:,} characters, so a longer paste was cut there. Shorten the turn: a conversation holds at most {1:,} tokens.</source>
         <translation>턴 입력란에는 최대 {0:,}자까지 들어가므로 더 긴 붙여 넣기는 거기서 잘렸습니다. 턴을 줄이세요. 대화에는 토큰이 최대 {1:,}개까지만 들어갑니다.</translation>
     </message>
@@ -3870,85 +3875,90 @@ step {4}</source>
         <translation>top-p가 {0}개 남김: 확률 {1:.2f} ≥ {2:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="361" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="351" />
+        <source>(empty: eos at step 0)</source>
+        <translation>(빈 답: 0번째 단계에서 eos)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="362" />
         <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
         <translation>{0}단계: top-k = {1}이(가) 확률 {3:.2f}를 가진 토큰 {2}개를 남김; 재정규화 후 top-p = {4:g}가 확률 {6:.2f} ≥ {4:g}인 {5}개를 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="368" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="369" />
         <source>Step {0}: top-k off; top-p = {1:g} keeps {2} tokens with mass {3:.2f} ≥ {1:g}</source>
         <translation>{0}단계: top-k 끔, top-p = {1:g}가 토큰 {2}개를 남기고 그 확률 합은 {3:.2f} ≥ {1:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="371" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="372" />
         <source>temperature {0:g} · chose «{1}», p = {2:.3f} after both filters</source>
         <translation>온도 {0:g} · «{1}» 선택, 두 필터 후 p = {2:.3f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="387" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="388" />
         <source>Next-token distribution at step {0}</source>
         <translation>{0}단계의 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="388" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="389" />
         <source>rank (1 = most likely)</source>
         <translation>순위 (1 = 가장 가능성 높음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="390" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="391" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="391" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="392" />
         <source>probability after temperature</source>
         <translation>온도 적용 후 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="393" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="394" />
         <source>probability after top-k, renormalised</source>
         <translation>top-k 후 재정규화한 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="395" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="396" />
         <source>cumulative mass after top-k</source>
         <translation>top-k 후 누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="396" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="397" />
         <source>kept by top-k and top-p</source>
         <translation>top-k와 top-p가 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="405" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="406" />
         <source>after top-k (tokens)</source>
         <translation>top-k 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="407" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="408" />
         <source>after top-p (tokens)</source>
         <translation>top-p 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="409" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="410" />
         <source>kept mass after top-k (probability)</source>
         <translation>top-k 후 남은 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="411" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="412" />
         <source>p(chosen) after both filters</source>
         <translation>두 필터 후 p(선택)</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="162" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="402" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="403" />
         <source>Candidates left after each filter</source>
         <translation>필터별 남은 후보 수</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="163" />
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="334" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="403" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="404" />
         <source>step</source>
         <translation>단계</translation>
     </message>
@@ -3976,7 +3986,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="335" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="397" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="398" />
         <source>chosen</source>
         <translation>선택</translation>
     </message>
@@ -3986,7 +3996,7 @@ step {4}</source>
         <translation>p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="352" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="353" />
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>

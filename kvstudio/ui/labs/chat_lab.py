@@ -20,6 +20,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QPushButton, QTextBrowser, QWidget
 
+from kvstudio.labs.course import EMPTY_ANSWER
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.resources import resources_dir
@@ -292,9 +293,11 @@ class ChatPanel(LabPanel):
                 f"<p><b>{html.escape(user)} {turn.turn}:</b> {html.escape(turn.user_text)}</p>"
             )
             mark = {True: CHECK, False: CROSS, None: ""}[turn.identical]
+            answer = (self.tr("(empty: eos at step 0)") if turn.answer_text == EMPTY_ANSWER
+                      else turn.answer_text)
             lines.append(
                 f"<p style='margin-left:16px'><b>{html.escape(assistant)}:</b> "
-                f"{html.escape(turn.answer_text)} <span style='color:#009E73'>{mark}</span></p>"
+                f"{html.escape(answer)} <span style='color:#009E73'>{mark}</span></p>"
             )
         self.transcript.setHtml("".join(lines))
         scroll = self.transcript.verticalScrollBar()

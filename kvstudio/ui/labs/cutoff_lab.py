@@ -24,7 +24,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QSizePolicy, QWidget
 
 from kvstudio.engine.records import SamplingSettings
-from kvstudio.labs.course import COURSE, setting_changes, settings_line
+from kvstudio.labs.course import COURSE, EMPTY_ANSWER, setting_changes, settings_line
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import float_box, int_box
@@ -348,7 +348,8 @@ class TopPTopKPanel(SteppedLabPanel):
 
     def show_result(self, result: object) -> None:
         if isinstance(result, lab.DistributionRun):
-            text = result.text
+            text = (self.tr("(empty: eos at step 0)") if result.text == EMPTY_ANSWER
+                    else result.text)
             self.set_status(lambda: self.tr("Finished. Text: {0}").format(text))
 
     def headline(self) -> str:
