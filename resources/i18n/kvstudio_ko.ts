@@ -660,215 +660,230 @@
 <context>
     <name>CacheVsRecomputePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="124" />
         <source>Cache vs recompute</source>
         <translation>캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="145" />
         <source>Greedy generation on the lab prompt in both modes, after a short warm-up. Cached mode feeds P + (N − 1) tokens in total, recompute P·N + N(N − 1)/2. In 16-bit the two modes' logits drift apart; in fp32 they agree to ~1e-6.</source>
         <translation>짧은 예열 뒤 실습 프롬프트로 두 모드에서 탐욕적 생성을 합니다. 캐시 모드는 모두 P + (N − 1) 토큰을, 재계산 모드는 P·N + N(N − 1)/2 토큰을 모델에 넣습니다. 16비트에서는 두 모드의 로짓이 조금씩 벌어지고, fp32에서는 약 1e-6까지 일치합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="148" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="155" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="149" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="156" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="157" />
         <source>Warm-up tokens</source>
         <translation>예열 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="152" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="159" />
         <source>Number format</source>
         <translation>수 형식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="245" />
         <source>cache, measured (bytes)</source>
         <translation>캐시, 측정값 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="250" />
         <source>first divergent step</source>
         <translation>처음 달라진 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="252" />
         <source>speed ratio (recompute / cached), medians</source>
         <translation>속도 비 (재계산 / 캐시), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="255" />
         <source>rounds</source>
         <translation>회차 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="266" />
         <source>Tokens fed: cached {0:,} (formula P+(N−1) = {1:,}) vs recompute {2:,} (formula P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</source>
         <translation>입력 토큰: 캐시 {0:,} (공식 P+(N−1) = {1:,}) 대 재계산 {2:,} (공식 P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="263" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="271" />
         <source>recompute took {0:.1f}× as long (median of {1} rounds) · TTFT {2} vs {3} ms · max |Δlogit| {4:.2g}</source>
         <translation>재계산이 {0:.1f}배 오래 걸림 ({1}회 중앙값) · TTFT {2} 대 {3} ms · 최대 |Δlogit| {4:.2g}</translation>
     </message>
     <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="279" />
+        <source>the seed notebook's case</source>
+        <translation>원래 노트북의 설정</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="280" />
+        <source>the course preset</source>
+        <translation>강의 설정</translation>
+    </message>
+    <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="281" />
+        <source>Greedy in both modes, not the course's T {0:g}, so that both modes must choose the same tokens · {1}</source>
+        <translation>두 모드 모두 강의의 T {0:g} 대신 그리디로 생성해, 두 모드가 같은 토큰을 고르는지 확인합니다 · {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="296" />
         <source>{0}: median time (ms)</source>
         <translation>{0}: 중앙값 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="283" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="298" />
         <source>{0}: fastest round (ms)</source>
         <translation>{0}: 가장 빠른 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="285" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="300" />
         <source>{0}: slowest round (ms)</source>
         <translation>{0}: 가장 느린 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="289" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="304" />
         <source>{0}: tokens fed (tokens)</source>
         <translation>{0}: 입력 토큰 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="293" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="308" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="295" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="310" />
         <source>max |Δlogit| (logit units)</source>
         <translation>최대 |Δlogit| (로짓 단위)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="297" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="312" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="156" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="273" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="288" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="150" />
         <source>course: P = 183, N = 64</source>
         <translation>강의: P = 183, N = 64</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="144" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="151" />
         <source>seed notebook: P = 16, N = 64</source>
         <translation>원래 노트북: P = 16, N = 64</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="147" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="154" />
         <source>Preset</source>
         <translation>설정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="158" />
         <source>Rounds (median of)</source>
         <translation>반복 횟수 (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="155" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="163" />
         <source>Time per step (median, band: min–max)</source>
         <translation>단계별 시간 (중앙값, 띠: 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="165" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="158" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="309" />
         <source>max |Δlogit| per step, cached vs recompute</source>
         <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="167" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="160" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="243" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="168" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="251" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="217" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="225" />
         <source>tokens fed, measured</source>
         <translation>입력 토큰, 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="218" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="226" />
         <source>tokens fed, formula</source>
         <translation>입력 토큰, 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="220" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="228" />
         <source>measured = formula</source>
         <translation>측정 = 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="226" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="234" />
         <source>TTFT (ms), median</source>
         <translation>TTFT (ms), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="227" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="235" />
         <source>decode ms / token, median</source>
         <translation>디코드 토큰당 ms, 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="228" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="236" />
         <source>total (ms), median</source>
         <translation>전체 (ms), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="232" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="240" />
         <source>fastest round</source>
         <translation>가장 빠른 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="234" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="242" />
         <source>slowest round</source>
         <translation>가장 느린 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="239" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="247" />
         <source>cache, formula 2·L·T·H_kv·d·bytes</source>
         <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="248" />
         <source>identical tokens</source>
         <translation>토큰 일치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="253" />
         <source>speed ratio, lowest round</source>
         <translation>속도 비, 가장 낮은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="254" />
         <source>speed ratio, highest round</source>
         <translation>속도 비, 가장 높은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="256" />
         <source>number format</source>
         <translation>수 형식</translation>
     </message>

@@ -106,3 +106,13 @@ def test_the_answer_chart_says_which_settings_made_it(qtbot) -> None:  # type: i
                                   answer_tokens=COURSE.answer_tokens, sampling=COURSE.sampling))
     assert plot.headline().splitlines()[-1] == (
         "Settings: top-k off · top-p 0.85 · penalty 1 · seed 42 · ≤ 32 tokens")
+
+
+def test_the_cache_lab_says_it_runs_greedy(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
+    panel = show_lab(qtbot, CacheVsRecomputePanel, exporter, tiny_handle)
+    assert panel.settings_label.isVisible()
+    assert "Greedy in both modes, not the course's T 0.85" in panel.settings_label.text()
+    assert panel.settings_label.text().endswith("the course preset")
+    panel.choose_preset("notebook")
+    assert panel.settings_label.text().endswith("the seed notebook's case")
+    panel.shutdown()

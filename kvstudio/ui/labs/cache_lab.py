@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QComboBox, QWidget
+from PySide6.QtWidgets import QComboBox, QSizePolicy, QWidget
 
 from kvstudio.engine.records import DEFAULT_REPEATS, DTYPES, MODES, Mode
-from kvstudio.labs.course import CACHE_PRESETS, LECTURE, NOTEBOOK, CachePreset
+from kvstudio.labs.course import CACHE_PRESETS, COURSE, LECTURE, NOTEBOOK, CachePreset
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
+from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import ByteCount, LabPanel
 from kvstudio.ui.plots.base import MODE_COLOURS
@@ -113,6 +114,10 @@ class CacheVsRecomputePanel(LabPanel):
         )
         self._times: dict[Mode, list[float]] = {m: [] for m in MODES}
         self.add_chart("cache-vs-recompute", self.view)
+        self.settings_label = plain_label()  # what the lab changes from the course preset
+        self.settings_label.setWordWrap(True)
+        self.settings_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.side_layout.addWidget(self.settings_label)
         self.retranslate()
 
     def title(self) -> str:
@@ -128,6 +133,8 @@ class CacheVsRecomputePanel(LabPanel):
 
     def _on_preset_chosen(self) -> None:
         preset = self.chosen_preset()
+        if hasattr(self, "settings_label"):
+            self.settings_label.setText(self.settings_note())
         self.prompt_tokens.setValue(preset.prompt_tokens)
         self.new_tokens.setValue(preset.new_tokens)
 
@@ -152,6 +159,7 @@ class CacheVsRecomputePanel(LabPanel):
                 "dtype": self.tr("Number format"),
             }
         )
+        self.settings_label.setText(self.settings_note())
         self.time_plot.setTitle(self.tr("Time per step (median, band: min–max)"), color="#222")
         self.time_plot.setLabel("bottom", self.tr("step (0 = prefill)"))
         self.time_plot.setLabel("left", self.tr("ms"))
@@ -264,7 +272,14 @@ class CacheVsRecomputePanel(LabPanel):
             "max |Δlogit| {4:.2g}"
         ).format(result.speed_ratio, len(result.rounds), spread_text(result.ttft_ms("cached")),
                  spread_text(result.ttft_ms("recompute")), result.first.max_logit_diff)
-        return first + "\n" + second
+        return "\n".join([first, second, self.settings_note()])
+
+    def settings_note(self) -> str:
+        """The setting the lab changes from the course preset, and why (screen and slide)."""
+        preset = (self.tr("the seed notebook's case") if self.chosen_preset() is NOTEBOOK
+                  else self.tr("the course preset"))
+        return self.tr("Greedy in both modes, not the course's T {0:g}, so that both modes must "
+                       "choose the same tokens · {1}").format(COURSE.temperature, preset)
 
     def data_tables(self) -> list[DataTable]:
         result = self.result
