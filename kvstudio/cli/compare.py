@@ -244,4 +244,5 @@ def print_single(
     last = records[-1]
     print(f"  KV cache bytes         {last.cache_allocated_bytes:,} allocated, "
           f"{last.cache_used_bytes:,} used")
-    print(f"  text                   {common.short(stepper.text())!r}")
+    text = tokenizer.plain_text(stepper.generated_ids[0])  # no control token, never U+FFFD
+    print(f"  text                   {common.short(text)!r}")
