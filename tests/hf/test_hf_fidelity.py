@@ -138,7 +138,9 @@ def test_compare_and_info_show_a_hybrid_model(
     out = capsys.readouterr().out
     assert "cache layers:      sliding W=8 ×3, full ×1" in out
     assert "formulas match:    tokens fed yes, cache bytes yes" in out
-    assert "2·ΣT_l·H_kv·d·bytes = 2·(7+7+7+17)·2·12·4" in out
+    # 12 tokens of the lab text would end inside a character: P is cut to 11, and says so
+    assert "Note: the lab text is cut to 11 tokens at a character boundary (12 asked" in out
+    assert "2·ΣT_l·H_kv·d·bytes = 2·(7+7+7+16)·2·12·4" in out  # full layer: P + N − 1 = 16
     assert main(["info", "--model", str(folder)]) == 0
     out = capsys.readouterr().out
     assert "Layers: sliding W=8 ×3, full ×1" in out
