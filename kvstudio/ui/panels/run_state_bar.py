@@ -87,7 +87,9 @@ class RunStateBar(RetranslateOnLanguageChange, QWidget):
         self._slider.setValue(shown)
         self._slider.blockSignals(False)
         self._slider.setEnabled(state.steps > 1)
-        self._step.setText(self._step_template.format(shown, last) if state.steps else "")
+        # Counted 1 … N like the status bar's "Step k/N": the current run's steps shown, of N.
+        self._step.setText(self._step_template.format(
+            f"{state.shown_step_count():,}", f"{state.budget:,}") if state.steps else "")
         self._latest.setEnabled(state.scrubbing)
         self._live.setVisible(state.replaying)
 

@@ -407,11 +407,13 @@ class RunController(QObject):
             done, total = self.replay.position()
             self.state.update(has_run=bool(self.store.traces()),
                               steps=self.store.longest_steps(), budget=total,
+                              current_steps=len(trace.records) if trace is not None else 0,
                               finished=total > 0 and done >= total,
                               stop=trace.stop if trace is not None else None)
             return
         self.state.update(has_run=trace is not None, steps=self.store.longest_steps(),
                           budget=trace.info.max_new_tokens if trace is not None else 0,
+                          current_steps=len(trace.records) if trace is not None else 0,
                           finished=trace is not None and trace.finished,
                           stop=trace.stop if trace is not None else None)
 

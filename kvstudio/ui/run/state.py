@@ -41,7 +41,8 @@ class RunState(QObject):
         self.playing = False
         self.finished = False
         self.steps = 0  # steps of the run on screen (the longest of the drawn runs)
-        self.budget = 0  # max new tokens of that run
+        self.budget = 0  # max new tokens of the current run (N)
+        self.current_steps = 0  # steps the current run has done (1 … N; the prefill is 1)
         self.viewing: int | None = None  # step index shown while scrubbing; None = latest
         self.stop: StopReason | None = None
 
@@ -82,6 +83,17 @@ class RunState(QObject):
         if differs:
             self.changed.emit()
 
+    def shown_step_count(self) -> int:
+        """The step counter every view shows, 1 … N: steps of the current run on screen.
+
+        Following the run it is the steps done; looking back at step index v
+        (0 = the prefill, as on the x axes) it is v + 1, at most the run's steps.
+        The status bar counts the records of the same view, so the two agree.
+        """
+        if self.viewing is None:
+            return self.current_steps
+        return min(self.viewing + 1, self.current_steps)
+
     # ---- words for the window --------------------------------------------------------------
     def phase_name(self) -> str:
         return {
@@ -109,7 +121,7 @@ class RunState(QObject):
         if self.has_run:
             if self.viewing is not None:
                 parts.append(self.tr("looking back at step {0} of {1}").format(
-                    self.viewing, max(self.steps - 1, 0)))
+                    self.viewing + 1, self.steps))
             elif self.replaying and not self.finished:
                 parts.append(self.tr("{0} of {1} steps").format(self.steps, self.budget))
             if self.replaying and self.playing:
