@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Signal
 
 from kvstudio.engine.records import StepRecord
 from kvstudio.ui.run.engine_adapter import (
@@ -32,15 +32,24 @@ from kvstudio.ui.run.engine_adapter import (
     run_cost,
 )
 from kvstudio.ui.run.engine_worker import EngineHost
-from kvstudio.ui.run.heap import settle_heap
+from kvstudio.ui.run.heap import GuiThreadCollector, settle_heap
 from kvstudio.ui.run.pacer import RedrawPacer
 from kvstudio.ui.run.replay import ReplayController
 from kvstudio.ui.run.state import RunState
+from kvstudio.ui.run.step_gate import StepGate, attach_to_gui_thread
 from kvstudio.ui.run.store import RunStore
 
 log = logging.getLogger(__name__)
 
 RequestSource = Callable[[], RunRequest]
+
+
+def hold_gc_in_steps(gate: StepGate) -> None:
+    """The GUI thread's garbage collector waits while `gate` times a step."""
+    app = QCoreApplication.instance()
+    collector = app.findChild(GuiThreadCollector) if app is not None else None
+    if isinstance(collector, GuiThreadCollector):
+        collector.may_collect = gate.gui_may_draw
 CostConfirmer = Callable[[RunCost], bool]  # True = go on
 
 
@@ -77,7 +86,11 @@ class RunController(QObject):
         self.queued_steps = 0
         self._resume_interval: int | None = None  # play again at this interval when released
         self._seconds_total = 0.0
-        self.pacer = RedrawPacer(parent=self)  # the window registers its views with it
+        # The window registers its views with the pacer; it draws between the model's steps.
+        self.pacer = RedrawPacer(parent=self, may_draw=host.gate.gui_may_draw)
+        attach_to_gui_thread(host.gate, self)
+        self.pacer.draw_on_request = host.gate.attached
+        hold_gc_in_steps(host.gate)
         worker = host.worker
         worker.model_loaded.connect(self._on_model_loaded)
         worker.load_failed.connect(self._on_load_failed)

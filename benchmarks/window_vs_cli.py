@@ -1,0 +1,162 @@
+"""The window's ms/token under *Run to end* against `kvstudio compare`, in one process.
+
+Usage: QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/window_vs_cli.py [--rounds 5]
+
+Drives the real window (offscreen or under Xvfb) on the embedded base model,
+as the course's lab: the lab prompt (P = 183 tokens, no chat template), greedy,
+N = 64, *Run to end* in cached mode and
+then in recompute mode, while it draws as it always does; then, with the
+window idle, the function `kvstudio compare` runs (`labs.compare.compare_modes`)
+on the same model object and the same prompt ids. Rounds interleave (window
+cached, window recompute, compare both, next round). Every figure is the
+median of the rounds with its min–max; ms/token is the course's one
+definition, the median decode step (prefill apart).
+
+Printed: per mode the window's and compare's ms/token and their ratio
+(target: within 1.25×), whether cached was faster than recompute in every
+round of both, how many of the window's steps had to wait for a redraw to
+finish (`StepGate`) and how many redraws waited for a step, and the cost
+dialog's estimate for the first recompute run against what the run took.
+`--without-gate` lets steps and redraws overlap again (how it was before).
+Not a CI test: it reads wall-clock times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from dataclasses import replace
+
+from PySide6.QtCore import QEventLoop, QTimer
+from window_harness import open_window
+
+from kvstudio.engine.records import MODES, Mode, SamplingSettings
+from kvstudio.labs.common import finish, lab_text
+from kvstudio.labs.compare import CompareResult, compare_modes
+from kvstudio.ui.panels.controls_panel import SPEED_INTERVALS_MS
+from kvstudio.ui.run.engine_adapter import ModelChoice
+
+PROMPT_TOKENS, NEW_TOKENS = 183, 64
+
+
+def wait_events(ms: int) -> None:
+    """Run the event loop for `ms` (it blocks when idle, as in normal use)."""
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+            "k": len(values)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--without-gate", action="store_true",
+                        help="let steps and redraws overlap (the old behaviour)")
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args()
+
+    app, window = open_window(language="en", threads=1)
+    controller = window.controller
+    controller.load_model(ModelChoice("embedded-base"))  # the course runs this lab on the base
+    deadline = time.monotonic() + 60
+    while (controller.model is None or controller.model.choice.kind != "embedded-base") \
+            and time.monotonic() < deadline:
+        wait_events(20)
+    model = controller.model
+    assert model is not None
+    gate = controller.host.gate
+    if args.without_gate:
+        gate.max_wait_s = 0.0
+        controller.pacer.may_draw = lambda: True
+        controller.pacer.draw_on_request = False
+    estimates: list[tuple[Mode, float | None, int]] = []
+
+    def confirm(cost):  # type: ignore[no-untyped-def]
+        estimates.append((cost.mode, cost.seconds, cost.tokens_fed))
+        return True
+
+    controller.confirm_cost = confirm
+    text = lab_text().strip()
+    window.generation.set_prompt(text)
+    window.generation.set_chat_available(model.tokenizer.has_chat_tokens, False)
+    ids = model.tokenizer.encode(text)
+    if len(ids) != PROMPT_TOKENS:
+        print(f"note: the lab prompt is {len(ids)} tokens with this tokenizer, not 183")
+    base = window.sampling.run_settings("cached")
+    window.sampling.set_run_settings(replace(
+        base, sampling=SamplingSettings.greedy_settings(), max_new_tokens=NEW_TOKENS))
+    window.controls.set_speed(len(SPEED_INTERVALS_MS) - 1)
+
+    window_ms: dict[Mode, list[float]] = {m: [] for m in MODES}
+    window_total_s: dict[Mode, list[float]] = {m: [] for m in MODES}
+    cli_ms: dict[Mode, list[float]] = {m: [] for m in MODES}
+    for index in range(args.rounds):
+        for mode in MODES:
+            controller.reset()
+            window.controls.set_mode(mode)
+            wait_events(50)
+            done = QEventLoop()
+            controller.run_finished.connect(done.quit)
+            QTimer.singleShot(120_000, done.quit)
+            window.controls.to_end_button.click()
+            done.exec()  # no polling: the GUI thread wakes only for the window's own work
+            controller.run_finished.disconnect(done.quit)
+            trace = controller.store.current
+            assert trace is not None and trace.finished, "the window's run did not finish"
+            if len(trace.records) != NEW_TOKENS:
+                print(f"note: the {mode} run stopped after {len(trace.records)} steps "
+                      f"({trace.stop})")
+            window_ms[mode].append(trace.decode_ms_per_token or 0.0)
+            window_total_s[mode].append(sum(r.elapsed_s for r in trace.records))
+            wait_events(200)  # the last redraws, then idle
+        result = finish(compare_modes(model.backend, model.tokenizer, ids, NEW_TOKENS),
+                        CompareResult)
+        for mode in MODES:
+            run = result.cached if mode == "cached" else result.recompute
+            cli_ms[mode].append(1000.0 * run.decode_seconds_per_token)
+        print(f"round {index + 1}/{args.rounds}: window "
+              + " ".join(f"{m} {window_ms[m][-1]:.2f}" for m in MODES) + " · compare "
+              + " ".join(f"{m} {cli_ms[m][-1]:.2f}" for m in MODES) + " ms/token", flush=True)
+
+    out: dict[str, object] = {"rounds": args.rounds, "gate": not args.without_gate,
+                              "prompt_tokens": len(ids), "new_tokens": NEW_TOKENS}
+    print()
+    print(f"ms/token (median decode step), median of {args.rounds} interleaved rounds "
+          "(min–max):")
+    for mode in MODES:
+        w, c = spread(window_ms[mode]), spread(cli_ms[mode])
+        ratio = w["median"] / c["median"]
+        out[mode] = {"window": w, "compare": c, "ratio": ratio}
+        print(f"  {mode:<10} window {w['median']:.2f} ({w['min']:.2f}–{w['max']:.2f}) · "
+              f"compare {c['median']:.2f} ({c['min']:.2f}–{c['max']:.2f}) · "
+              f"window ÷ compare {ratio:.2f}×")
+    ordered = all(window_ms["cached"][i] < window_ms["recompute"][i]
+                  and cli_ms["cached"][i] < cli_ms["recompute"][i] for i in range(args.rounds))
+    out["cached_faster_every_round"] = ordered
+    print(f"  cached faster than recompute in every round, both views: {ordered}")
+    print(f"  window steps that waited the full {gate.max_wait_s:.2f} s for the GUI: "
+          f"{gate.forced} of {gate.steps}; redraw ticks put off for a step: "
+          f"{controller.pacer.deferred}; times the GUI thread woke during a step: "
+          f"{gate.gui_woke_in_steps}")
+    first = next(((s, f) for m, s, f in estimates if m == "recompute"), None)
+    if first is not None and first[0] is not None:
+        took = window_total_s["recompute"][0]
+        out["cost_estimate_s"], out["cost_actual_s"] = first[0], took
+        print(f"  cost dialog's estimate for the first recompute run ({first[1]:,} tokens fed): "
+              f"{first[0]:.2f} s; the run took {took:.2f} s (ratio {first[0] / took:.2f})")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(out, f, indent=2)
+    window.close()
+    app.processEvents()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
