@@ -96,6 +96,10 @@ class RunStateBar(RetranslateOnLanguageChange, QWidget):
     def phase_text(self) -> str:
         return self._phase.text()
 
+    def step_text(self) -> str:
+        """The counter beside the slider, e.g. "step 38 / 64" (1 … N, as the status bar)."""
+        return self._step.text()
+
     def slider(self) -> QSlider:
         return self._slider
 

@@ -72,9 +72,16 @@ class StepGate:
             self._cond.notify_all()
 
     def gui_may_draw(self) -> bool:
-        """False while a timed step runs: a redraw now would be timed as part of the step."""
+        """False while a timed step runs: a redraw now would be timed as part of the step.
+
+        True claims the turn: the GUI thread counts as busy from here until it rests
+        again, so no step can start while it draws (the check and the claim are one).
+        """
         with self._cond:
-            return not self._stepping
+            if self._stepping:
+                return False
+            self._gui_busy = True
+            return True
 
     # ---- the worker thread -------------------------------------------------------------------
     def _wait_for_quiet(self) -> bool:
