@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from kvstudio.engine import formulas
 from kvstudio.engine.cache.spec import CacheSpec
-from kvstudio.engine.costs import RunCost, generation_cost
+from kvstudio.engine.costs import RunCost, StepTimes, generation_cost
 from kvstudio.engine.records import Mode, SamplingSettings
 
 if TYPE_CHECKING:
@@ -291,15 +291,14 @@ def encode_prompt(model: ModelHandle, request: RunRequest) -> list[int]:
     return ids
 
 
-def run_cost(
-    model: ModelHandle, request: RunRequest, seconds_per_token: float | None
-) -> RunCost:
+def run_cost(model: ModelHandle, request: RunRequest, step_times: StepTimes) -> RunCost:
     """The cost of running `request` to its budget (`costs.generation_cost`, the rule the
-    command line uses too); ValueError as `encode_prompt` gives."""
+    command line uses too), its seconds from the time per forward call fitted to the
+    steps measured so far (`StepTimes.fit`); ValueError as `encode_prompt` gives."""
     ids = encode_prompt(model, request)
-    return generation_cost(
-        request.settings.mode, len(ids), request.settings.max_new_tokens, seconds_per_token
-    )
+    mode = request.settings.mode
+    return generation_cost(mode, len(ids), request.settings.max_new_tokens,
+                           step_times.fit(mode))
 
 
 def make_stepper(model: ModelHandle, prompt_ids: list[int], settings: RunSettings) -> Stepper:
