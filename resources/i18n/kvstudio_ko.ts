@@ -3077,13 +3077,13 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/run/state.py" line="113" />
-        <source>answer finished at step {0} (token {1}): {2}</source>
-        <translation>{0}단계({1}번째 토큰)에서 답이 끝남: {2}</translation>
+        <source>answer finished at step {0} of {1}: {2}</source>
+        <translation>{1}단계 중 {0}단계에서 답이 끝남: {2}</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/run/state.py" line="115" />
-        <source>token budget reached at step {0} (token {1})</source>
-        <translation>{0}단계({1}번째 토큰)에서 최대 토큰 수에 도달</translation>
+        <source>token budget reached: {0} of {1} steps</source>
+        <translation>토큰 한도에 닿음: {1}단계 중 {0}단계</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/run/state.py" line="123" />

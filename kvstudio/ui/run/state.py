@@ -105,15 +105,15 @@ class RunState(QObject):
         }[self.phase]
 
     def stop_text(self) -> str:
-        """"answer finished at step 9 (token 10): <|im_end|>" or "token budget reached at
-        step 63 (token 64)". Steps count from 0 (the prefill) as on the x axes."""
+        """"answer finished at step 10 of 64: <|im_end|>" or "token budget reached: 64 of 64
+        steps". Steps count 1 … N here, as every counter does (the x axes' index + 1)."""
         if self.stop is None:
             return ""
         if self.stop.at_eos:
-            return self.tr("answer finished at step {0} (token {1}): {2}").format(
-                self.stop.step, self.stop.step + 1, self.stop.token)
-        return self.tr("token budget reached at step {0} (token {1})").format(
-            self.stop.step, self.stop.step + 1)
+            return self.tr("answer finished at step {0} of {1}: {2}").format(
+                self.stop.step + 1, self.budget, self.stop.token)
+        return self.tr("token budget reached: {0} of {1} steps").format(
+            self.stop.step + 1, self.budget)
 
     def describe(self) -> str:
         """One line for the state label: the phase, the step looked at, how the run ended."""
