@@ -73,7 +73,7 @@ def cost_box(parent: QWidget | None, cost: RunCost) -> tuple[QMessageBox, QAbstr
     run = box.addButton(QCoreApplication.translate("CostDialog", "&Run"),
                         QMessageBox.ButtonRole.AcceptRole)
     cancel = box.button(QMessageBox.StandardButton.Cancel)
-    box.setDefaultButton(cancel)
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
     box.setEscapeButton(cancel)
     no_space = _NoSpace(box)
     for button in box.buttons():
