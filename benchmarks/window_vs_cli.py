@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 from dataclasses import replace
@@ -128,10 +129,13 @@ def main() -> int:
               + " ".join(f"{m} {cli_ms[m][-1]:.2f}" for m in MODES) + " ms/token", flush=True)
 
     out: dict[str, object] = {"rounds": args.rounds, "gate": not args.without_gate,
-                              "prompt_tokens": len(ids), "new_tokens": NEW_TOKENS}
+                              "prompt_tokens": len(ids), "new_tokens": NEW_TOKENS,
+                              "load_average_1min_at_end": os.getloadavg()[0],
+                              "cpus": os.cpu_count(),
+                              "per_round_ms": {"window": window_ms, "compare": cli_ms}}
     print()
     print(f"ms/token (median decode step), median of {args.rounds} interleaved rounds "
-          "(min–max):")
+          f"(min–max); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs:")
     for mode in MODES:
         w, c = spread(window_ms[mode]), spread(cli_ms[mode])
         ratio = w["median"] / c["median"]
