@@ -80,13 +80,14 @@ class StepTimePlot(LivePlot):
             name = mode_name(mode)
             self.legend.addItem(self._per_step[mode], self.tr("{0}: ms per step").format(name))
             self.legend.addItem(self._cumulative[mode], self.tr("{0}: cumulative").format(name))
-        self.legend.addItem(self._ttft["cached"], self.tr("prefill = time to first token"))
-        self._ttft_text = self.tr("TTFT {0:.1f} ms (single measurement)")
+        self.legend.addItem(self._ttft["cached"],
+                            self.tr("prefill = TTFT (single measurement)"))
+        self._ttft_text = self.tr("TTFT {0:.1f} ms")
         self._repeat_name = self.tr("TTFT median of {0} (bar: min–max)")
         if self._repeats is not None:
             self.show_ttft_repeats(self._repeats)
         # {0}: "Cached 5.8 ms · Recompute 6.1 ms"
-        self._ttft_both_text = self.tr("TTFT (single measurements): {0}")
+        self._ttft_both_text = self.tr("TTFT: {0}")  # single samples: the legend says so
         self._ttft_median_text = self.tr("TTFT median of {1}: {0}")
 
     def refresh(self, store: RunStore) -> None:
@@ -103,7 +104,10 @@ class StepTimePlot(LivePlot):
             ms = np.asarray(trace.step_ms, dtype=float)
             self._per_step[mode].setData(steps, ms)
             self._cumulative[mode].setData(steps, np.asarray(trace.cumulative_ms, dtype=float))
-            self._ttft[mode].setData([0.0], [ms[0]])
+            # Once TTFT has been measured k times the medians stand at step 0 instead of
+            # the one cold sample (never both side by side).
+            self._ttft[mode].setData(*(([], []) if self._repeats is not None
+                                       else ([0.0], [ms[0]])))
             self._ttft_label[mode].setText(
                 "" if self._repeats is not None else self._ttft_text.format(ms[0]))
             self._ttft_label[mode].setPos(0.3, float(ms[0]))
