@@ -1,8 +1,9 @@
 """A multi-turn ChatML conversation, run two ways: reusing the KV cache across turns, and not.
 
 Owns `ChatSession` (the conversation: its token history, the cache kept
-across turns, the context limit) and the frozen records it yields per turn:
-`ChatTurn` with one `WayResult` per way.
+across turns, the context limit); the frozen records it yields per turn,
+`ChatTurn` with one `WayResult` per way, live in `chat_records` and are
+re-exported here.
 
 - **reuse**: one cache lives for the whole conversation. A new turn feeds
   only the tokens the cache does not hold yet: the previous answer's last
@@ -42,12 +43,10 @@ feed before it runs, and `read_turns` reads one from a size-capped file.
 from __future__ import annotations
 
 import copy
-import statistics
 import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
 
 import torch
 
@@ -57,10 +56,12 @@ from kvstudio.engine.cache.base import Cache
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.small_files import read_text
 from kvstudio.engine.tokenizer import IM_END, IncrementalDecoder, TextTokenizer
+from kvstudio.labs.chat_records import WAYS, ChatTurn, Way, WayResult
 from kvstudio.labs.common import Progress
 
-Way = Literal["reuse", "refeed"]
-WAYS: tuple[Way, ...] = ("reuse", "refeed")
+__all__ = ["WAYS", "ChatSession", "ChatTurn", "ContextFullError", "ConversationCost", "Way",
+           "WayResult", "chat_conversation", "conversation_cost", "read_turns"]
+
 DEFAULT_MAX_NEW_TOKENS = 48  # ko-chat answers are one or two sentences
 # The longest forward a prefill makes: Cancel waits for at most one such step. Under the
 # default context limit (1,024) every prefill is one forward, as before chunking.
@@ -69,78 +70,6 @@ PREFILL_CHUNK_TOKENS = 1024
 
 class ContextFullError(ValueError):
     """A turn does not fit in the context limit; nothing was run and nothing changed."""
-
-
-@dataclass(frozen=True)
-class WayResult:
-    """One turn answered one way, measured."""
-
-    way: Way
-    prompt_tokens_fed: int  # tokens in this turn's prefill tensors (its chunks together)
-    decode_tokens_fed: int  # tokens fed after the prefill (one per further answer token)
-    ttft_s: float  # prefill (every chunk) + first choice (perf_counter)
-    decode_s: float  # the decode steps together
-    cache_bytes: int  # bytes the cache holds after the turn, measured from its tensors
-    cache_tokens: int  # tokens the cache holds after the turn
-    token_ids: tuple[int, ...]  # the answer, eos included when the model chose it
-    decode_steps_s: tuple[float, ...] = ()  # every decode step's time
-    ttft_repeats_s: tuple[float, ...] = ()  # the prefill timed again, interleaved (k rounds)
-
-    @property
-    def tokens_fed(self) -> int:
-        return self.prompt_tokens_fed + self.decode_tokens_fed
-
-    @property
-    def decode_ms_per_token(self) -> float:
-        """The course's ms/token: the median decode step (0 when the answer had none)."""
-        if self.decode_steps_s:
-            return 1000.0 * statistics.median(self.decode_steps_s)
-        return 1000.0 * self.decode_s / self.decode_tokens_fed if self.decode_tokens_fed else 0.0
-
-    @property
-    def ttft_samples_s(self) -> tuple[float, ...]:
-        """The TTFTs the shown one is the median of: the repeats, else the single one."""
-        return self.ttft_repeats_s or (self.ttft_s,)
-
-    @property
-    def ttft_rounds(self) -> int:
-        """k: how many TTFTs `ttft_median_s` is the median of (1 = a single measurement)."""
-        return len(self.ttft_samples_s)
-
-    @property
-    def ttft_median_s(self) -> float:
-        return float(statistics.median(self.ttft_samples_s))
-
-    @property
-    def ttft_range_s(self) -> tuple[float, float]:
-        samples = self.ttft_samples_s
-        return min(samples), max(samples)
-
-
-@dataclass(frozen=True)
-class ChatTurn:
-    """One user turn and the assistant's answer, with both ways' measurements."""
-
-    turn: int  # 1, 2, …
-    user_text: str
-    new_tokens: int  # tokens the cache did not hold yet when the turn began (reuse's prompt)
-    history_tokens: int  # the whole conversation up to the assistant header (refeed's prompt)
-    answer_ids: tuple[int, ...]  # what went into the history
-    answer_text: str
-    reuse: WayResult | None  # None when that way was not run this turn
-    refeed: WayResult | None
-    cut_by_limit: bool  # the answer was cut short because the context limit was reached
-    context_limit: int  # positions the conversation may use
-
-    @property
-    def identical(self) -> bool | None:
-        """Both ways chose the same tokens (None when only one way ran)."""
-        if self.reuse is None or self.refeed is None:
-            return None
-        return self.reuse.token_ids == self.refeed.token_ids
-
-    def way(self, way: Way) -> WayResult | None:
-        return self.reuse if way == "reuse" else self.refeed
 
 
 def model_positions(backend: LanguageModel) -> int:

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QProgressBar, QStatusBar, QWidget
 
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.names import format_bytes, mode_name
-from kvstudio.ui.app.plain_text import plain_label
+from kvstudio.ui.app.plain_text import plain_label, plain_tooltip
 from kvstudio.ui.run.store import RunStore, RunTrace
 
 FIELDS = ("mode", "step", "fed", "cache", "ttft", "ms_token", "tok_s", "threads")
@@ -77,8 +77,8 @@ class RunStatusBar(RetranslateOnLanguageChange, QStatusBar):
         else:
             self._labels["ms_token"].setText(t["ms_token"].format(f"{ms_token:,.2f}",
                                                                   f"{spread[2]:,}"))
-            self._labels["ms_token"].setToolTip(t["ms_token_tip"].format(
-                f"{spread[0]:,.2f}", f"{spread[1]:,.2f}", f"{spread[2]:,}"))
+            self._labels["ms_token"].setToolTip(plain_tooltip(t["ms_token_tip"].format(
+                f"{spread[0]:,.2f}", f"{spread[1]:,.2f}", f"{spread[2]:,}")))
         self._labels["tok_s"].setText(t["tok_s"].format("—" if tok_s is None else f"{tok_s:,.0f}"))
 
     def retranslate(self) -> None:
