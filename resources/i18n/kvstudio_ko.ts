@@ -3324,13 +3324,13 @@ step {4}</source>
     <name>StepTimePlot</name>
     <message>
         <location filename="../../kvstudio/ui/plots/step_time.py" line="74" />
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="250" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="253" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/plots/step_time.py" line="75" />
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="250" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="253" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
@@ -3370,22 +3370,22 @@ step {4}</source>
         <translation>TTFT {1}회 중앙값: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="221" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="224" />
         <source>{0}: {1:.2f} ms per generated token (median of {2} decode steps, {3:.2f}–{4:.2f})</source>
         <translation>{0}: 생성 토큰당 {1:.2f} ms (디코드 {2}개 단계 중앙값, {3:.2f}–{4:.2f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="225" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="228" />
         <source>{0} {1:.1f} ms</source>
         <translation>{0} {1:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="229" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="232" />
         <source>TTFT, single measurement: </source>
         <translation>TTFT, 한 번 측정: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="230" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="233" />
         <source>(Lecture → Measure TTFT repeats it)</source>
         <translation>(강의 → TTFT 측정으로 반복해 잴 수 있음)</translation>
     </message>
@@ -3410,37 +3410,37 @@ step {4}</source>
         <translation>첫 토큰: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="232" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="235" />
         <source>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</source>
         <translation>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="235" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="238" />
         <source>TTFT median of {0} rounds: </source>
         <translation>TTFT {0}회 중앙값: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="245" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="248" />
         <source>{0}: time of the step (ms)</source>
         <translation>{0}: 단계 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="247" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="250" />
         <source>{0}: time so far (ms)</source>
         <translation>{0}: 누적 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="255" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="258" />
         <source>Time to first token, repeated</source>
         <translation>첫 토큰까지 시간, 반복 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="255" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="258" />
         <source>round</source>
         <translation>회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="256" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="259" />
         <source>{0}: TTFT (ms)</source>
         <translation>{0}: TTFT (ms)</translation>
     </message>
