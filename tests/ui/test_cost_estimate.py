@@ -23,7 +23,14 @@ N = 24  # the tiny model writes eos at step 29 with this prompt and seed
 
 
 def _fake_time(window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Each forward call takes A + B·tokens on the stepper's clock (rows × tokens fed)."""
+    """Each forward call takes A + B·tokens on the stepper's clock (rows × tokens fed).
+
+    The load's own timed forward (a real, fast one) is dropped: only the fake model's
+    steps price the run here.
+    """
+    controller = window.controller
+    qtbot_wait_for_calibration(window)
+    controller.step_times.clear()
     clock = [0.0]
     backend = window.controller.model.backend
     forward = backend.forward_last
@@ -34,6 +41,17 @@ def _fake_time(window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
 
     monkeypatch.setattr(backend, "forward_last", timed_forward)
     monkeypatch.setattr(Stepper, "_clock", lambda self: clock[0])
+
+
+def qtbot_wait_for_calibration(window) -> None:  # type: ignore[no-untyped-def]
+    """The load's timed recompute-sized forward arrives just after the model."""
+    from PySide6.QtCore import QCoreApplication
+
+    for _ in range(1000):
+        if window.controller.step_times.fit("recompute") is not None:
+            return
+        QCoreApplication.processEvents()
+    raise AssertionError("the load's calibration forward never arrived")
 
 
 def _run_to_end(qtbot, window, mode: str) -> None:  # type: ignore[no-untyped-def]
@@ -71,6 +89,13 @@ def test_the_recompute_estimate_is_within_2x_of_the_measured_run(  # type: ignor
     assert per_token_fed * recompute.tokens_fed_total / actual > 4
     text = cost_message(estimate)
     assert f"{estimate.tokens_fed:,}" in text and f"{1000 * A:,.2f} ms" in text
+
+
+def test_the_load_times_one_recompute_sized_forward(make_window) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(max_new_tokens=N)
+    qtbot_wait_for_calibration(window)
+    fit = window.controller.step_times.fit("recompute")  # before any run: a rate to price with
+    assert fit is not None and fit.steps == 1 and fit.b > 0
 
 
 def test_the_fit_uses_the_mode_it_warns_about() -> None:

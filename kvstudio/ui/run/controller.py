@@ -94,6 +94,7 @@ class RunController(QObject):
         hold_gc_in_steps(host.gate)
         worker = host.worker
         worker.model_loaded.connect(self._on_model_loaded)
+        worker.calibrated.connect(self._on_calibrated)
         worker.load_failed.connect(self._on_load_failed)
         worker.run_started.connect(self._on_run_started)
         worker.step_ready.connect(self._on_step_ready)
@@ -386,6 +387,10 @@ class RunController(QObject):
         log.debug("heap settled after loading %s: %d objects frozen", model.name, frozen)
         self.model_loaded.emit(model)
         self.note.emit(self.tr("Model ready: {0}").format(model.name))
+
+    def _on_calibrated(self, tokens: int, seconds: float) -> None:
+        """The load's timed forward of `tokens` without a cache: one recompute-sized call."""
+        self.step_times.add("recompute", tokens, seconds)
 
     def _on_run_started(self, info: RunInfo) -> None:
         if self.state.replaying:

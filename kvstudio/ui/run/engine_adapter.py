@@ -14,7 +14,9 @@ torch, so the window is on screen before torch has loaded (start-up).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -385,13 +387,17 @@ def repeated_sampling(
 WARM_PREFILL_TOKENS = 256  # the warm-up's long prefill: the course's P = 183 fits inside
 
 
-def warm_up(model: ModelHandle) -> None:
-    """Forwards before the first run, so its TTFT is not the model's first-ever forward.
+Timing = Callable[[], AbstractContextManager[object]]  # a context around a timed forward
 
-    A short run per mode, then one untimed prefill of a lecture-sized prompt: the
-    first long forward also pays for allocator growth, and a cold 183-token
-    prefill (7x the warm one) made the first cost estimate price every token
-    fed far too high.
+
+def warm_up(model: ModelHandle, timing: Timing | None = None) -> tuple[int, float]:
+    """Forwards before the first run, so its TTFT is not the model's first-ever forward;
+    returns (tokens, seconds) of one timed forward without a cache: a recompute step's size.
+
+    A short run per mode, then a lecture-sized prefill twice: the first long forward
+    also pays for allocator growth (a cold 183-token prefill took 7x the warm one),
+    the second is timed inside `timing` (the window's `StepGate`) and gives the cost
+    estimate a measured recompute-sized call before any run.
     """
     import torch
 
@@ -401,9 +407,15 @@ def warm_up(model: ModelHandle) -> None:
     warm_up_backend(model.backend, model.tokenizer)
     tokens = min(WARM_PREFILL_TOKENS, max(1, model.max_positions // 2))
     ids = lab_prompt_ids(model.tokenizer, tokens)
+    seconds = 0.0
     with torch.inference_mode():
         batch = torch.tensor([ids], dtype=torch.long, device=model.backend.device)  # (1, T)
-        model.backend.forward_last(batch, None, None)
+        model.backend.forward_last(batch, None, None)  # cold: allocator growth
+        with timing() if timing is not None else nullcontext():
+            started = time.perf_counter()
+            model.backend.forward_last(batch, None, None)
+            seconds = time.perf_counter() - started
+    return tokens, seconds
 
 
 def set_torch_threads(count: int) -> int:

@@ -48,6 +48,7 @@ class GenerationWorker(QObject):
     """Owns the model and the live stepper; every slot runs on the worker thread."""
 
     model_loaded = Signal(object)  # ModelHandle
+    calibrated = Signal(int, float)  # tokens, seconds of one timed forward without a cache
     load_failed = Signal(object)  # the ModelChoice that could not be loaded
     run_started = Signal(object)  # RunInfo
     step_ready = Signal(int, object)  # run id, StepRecord
@@ -86,8 +87,9 @@ class GenerationWorker(QObject):
         self._stop_play()
         try:
             model = self._loader(choice)
-            # So the first run's TTFT is not also the model's first-ever forward.
-            warm_up(model)
+            # So the first run's TTFT is not also the model's first-ever forward; the
+            # timed recompute-sized forward gives the cost estimate its first rate.
+            calibration = warm_up(model, self.gate.step)
         except (ValueError, OSError, RuntimeError, KeyError) as exc:
             log.warning("model load failed: %s", exc)
             self.failed.emit(str(exc))
@@ -100,6 +102,7 @@ class GenerationWorker(QObject):
             return
         self._model, self._stepper, self._request = model, None, None
         self.model_loaded.emit(model)
+        self.calibrated.emit(*calibration)
 
     @Slot(object)
     def start(self, request: RunRequest) -> None:
