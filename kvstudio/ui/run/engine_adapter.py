@@ -14,6 +14,7 @@ torch, so the window is on screen before torch has loaded (start-up).
 from __future__ import annotations
 
 import logging
+import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
@@ -385,6 +386,7 @@ def repeated_sampling(
 
 
 WARM_PREFILL_TOKENS = 256  # the warm-up's long prefill: the course's P = 183 fits inside
+CALIBRATION_REPEATS = 3  # its timed forwards: the rate is their median
 
 
 Timing = Callable[[], AbstractContextManager[object]]  # a context around a timed forward
@@ -392,12 +394,12 @@ Timing = Callable[[], AbstractContextManager[object]]  # a context around a time
 
 def warm_up(model: ModelHandle, timing: Timing | None = None) -> tuple[int, float]:
     """Forwards before the first run, so its TTFT is not the model's first-ever forward;
-    returns (tokens, seconds) of one timed forward without a cache: a recompute step's size.
+    returns (tokens, median seconds) of a timed forward without a cache: a recompute step.
 
     A short run per mode, then a lecture-sized prefill twice: the first long forward
     also pays for allocator growth (a cold 183-token prefill took 7x the warm one),
-    the second is timed inside `timing` (the window's `StepGate`) and gives the cost
-    estimate a measured recompute-sized call before any run.
+    the next `CALIBRATION_REPEATS` are timed inside `timing` (the window's `StepGate`)
+    and their median gives the cost estimate a recompute-sized call before any run.
     """
     import torch
 
@@ -407,15 +409,16 @@ def warm_up(model: ModelHandle, timing: Timing | None = None) -> tuple[int, floa
     warm_up_backend(model.backend, model.tokenizer)
     tokens = min(WARM_PREFILL_TOKENS, max(1, model.max_positions // 2))
     ids = lab_prompt_ids(model.tokenizer, tokens)
-    seconds = 0.0
+    times = []
     with torch.inference_mode():
         batch = torch.tensor([ids], dtype=torch.long, device=model.backend.device)  # (1, T)
         model.backend.forward_last(batch, None, None)  # cold: allocator growth
-        with timing() if timing is not None else nullcontext():
-            started = time.perf_counter()
-            model.backend.forward_last(batch, None, None)
-            seconds = time.perf_counter() - started
-    return tokens, seconds
+        for _ in range(CALIBRATION_REPEATS):
+            with timing() if timing is not None else nullcontext():
+                started = time.perf_counter()
+                model.backend.forward_last(batch, None, None)
+                times.append(time.perf_counter() - started)
+    return tokens, statistics.median(times)
 
 
 def set_torch_threads(count: int) -> int:
