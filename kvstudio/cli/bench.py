@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -38,7 +37,7 @@ from kvstudio.engine.cache.kinds import make_cache
 from kvstudio.engine.config import ModelConfig
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.model import MiniMindLM
-from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.records import SamplingSettings, decode_seconds_per_token
 from kvstudio.engine.sampling import sample_next
 from kvstudio.files.checkpoints import (
     LoadedModel,
@@ -134,7 +133,8 @@ def bare_decode(
 def stepper_decode(
     backend: MiniMindBackend, loaded: LoadedModel, prompt: list[int], new_tokens: int, mode: str
 ) -> tuple[float, float, float, float]:
-    """Per decode token: wall s, CPU s, mean StepRecord.elapsed_s; and the prefill's s."""
+    """Per decode token: wall s, CPU s, the median decode step's StepRecord.elapsed_s (the
+    course's ms/token); and the prefill's s."""
     stepper = Stepper(
         backend,
         loaded.tokenizer,
@@ -150,7 +150,7 @@ def stepper_decode(
     rest = list(stepper)
     steps = max(len(rest), 1)
     wall, cpu = (time.perf_counter() - start) / steps, (time.process_time() - cpu) / steps
-    step = statistics.fmean(r.elapsed_s for r in rest) if rest else 0.0
+    step = decode_seconds_per_token([first, *rest]) or 0.0
     return wall, cpu, step, first.elapsed_s
 
 
@@ -289,7 +289,9 @@ def format_results(results: Sequence[BenchResult], label: str) -> str:
         s, k, n = r0.sampling_shape
         lines.append(
             f"fp32, batch 1, P={r0.prompt_tokens}, N={r0.new_tokens}; sampling {s} samples × "
-            f"{k} temperatures × {n} tokens (batched, top-p 0.85); best of the repeats"
+            f"{k} temperatures × {n} tokens (batched, top-p 0.85); each time is the fastest "
+            "of the repeats (a benchmark's best case; the window, the labs and `compare "
+            "--rounds` show medians with their range)"
         )
     lines.append("")
     header = f"  {'':<36}" + "".join(f"{f'{r.threads} thread(s)':>14}" for r in results)
@@ -303,7 +305,8 @@ def format_results(results: Sequence[BenchResult], label: str) -> str:
         [f"{r.cached_decode_ms:.3f}" for r in results],
         f"≤ {TARGET_CACHED_MS}",
     )
-    row("  of which forward+sampling (ms/tok)", [f"{r.cached_step_ms:.3f}" for r in results])
+    row("  forward+sampling, median step (ms/tok)",
+        [f"{r.cached_step_ms:.3f}" for r in results])
     row("bare loop: model + argmax (ms/tok)", [f"{r.bare_decode_ms:.3f}" for r in results])
     row(
         "records overhead vs bare loop (wall)",

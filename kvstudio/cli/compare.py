@@ -26,10 +26,10 @@ from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.cache.quantized import QUANT_BITS
 from kvstudio.engine.generate import Stepper
-from kvstudio.engine.records import MODES, Mode, SamplingSettings
+from kvstudio.engine.records import MODES, Mode, SamplingSettings, decode_seconds_per_token
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import Progress, check_fits
-from kvstudio.labs.compare import CompareResult, ModeRun, compare_modes
+from kvstudio.labs.compare import CompareResult, ModeRun, RepeatedCompare, compare_modes
 from kvstudio.labs.course import CACHE_PRESETS, COURSE, NOTEBOOK
 
 
@@ -57,6 +57,11 @@ def add_subcommands(sub: Any) -> None:
     c.add_argument("--mode", default="both", choices=("both", "cached", "recompute"))
     c.add_argument("--stop-at-eos", action="store_true", help="stop when the model writes eos")
     c.add_argument(
+        "--rounds", type=cli_args.bounded(1, 50, "rounds"), default=1,
+        help="--mode both: interleaved rounds; times are medians with their min–max (default 1: "
+             "a single measurement, said so)",
+    )
+    c.add_argument(
         "--samples", type=cli_args.rows, default=30, help="--cache paged: rows of the sampling run"
     )
     c.add_argument(
@@ -83,7 +88,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     modes: tuple[Mode, ...] = MODES if args.mode == "both" else (args.mode,)
     for mode in modes:  # positions and memory first: a run that cannot fit is not priced
         check_fits(backend, 1, len(prompt), n, mode, spec)
-    fed = sum(costs.generation_cost(mode, len(prompt), n).tokens_fed for mode in modes)
+    rounds = args.rounds if args.mode == "both" else 1
+    fed = rounds * sum(costs.generation_cost(mode, len(prompt), n).tokens_fed for mode in modes)
     if spec.kind == "paged":  # three caches for the sampling run, then a greedy check
         question = len(tokenizer.chat_ids(common.DEFAULT_QUESTION))
         check_fits(backend, args.samples, question, args.sample_tokens, "cached", spec)
@@ -105,11 +111,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
         + f", greedy, {torch.get_num_threads()} torch thread(s), {backend.device}"
     )
     if args.mode == "both":
-        result: CompareResult = common.drain(
-            compare_modes(backend, tokenizer, prompt, n, cache=spec, stop_at_eos=args.stop_at_eos),
-            CompareResult,
+        results = tuple(
+            common.drain(
+                compare_modes(backend, tokenizer, prompt, n, cache=spec,
+                              stop_at_eos=args.stop_at_eos),
+                CompareResult,
+            )
+            for _ in range(rounds)
         )
-        print_compare(result, backend)
+        print_compare(results[0], backend, RepeatedCompare(results))
     else:
         print_single(backend, tokenizer, prompt, n, args.mode, spec, args.stop_at_eos)
     if spec.kind == "paged" or spec.kind in QUANT_BITS:
@@ -138,12 +148,37 @@ def _bytes_formula_note(run: ModeRun, allocated: bool, spec: CacheSpec) -> str:
     return note
 
 
-def print_compare(result: CompareResult, backend: LanguageModel) -> None:
+def timing_rows(repeated: RepeatedCompare) -> list[tuple[str, str, str, str]]:
+    """TTFT, ms/token, tokens/s and total: medians of k rounds with min–max, or said single."""
+    k = len(repeated.rounds)
+    rows = []
+    for label, value in (("TTFT / prefill (ms)", repeated.ttft_ms),
+                         ("decode (ms/token)", repeated.decode_ms_per_token),
+                         ("total (ms)", repeated.total_ms)):
+        c, r = value("cached"), value("recompute")
+        if k == 1:
+            note = "single measurement"
+        else:
+            note = (f"median of {k} rounds, min–max {c.low:,.2f}–{c.high:,.2f} | "
+                    f"{r.low:,.2f}–{r.high:,.2f}")
+        if label.startswith("decode"):
+            note = "median decode step (prefill apart), " + note
+        rows.append((label, f"{c.median:,.2f}", f"{r.median:,.2f}", note))
+        if label.startswith("decode"):
+            rows.append(("tokens/s", f"{1000 / c.median:,.0f}" if c.median else "—",
+                         f"{1000 / r.median:,.0f}" if r.median else "—", "1000 ÷ ms/token"))
+    return rows
+
+
+def print_compare(result: CompareResult, backend: LanguageModel,
+                  repeated: RepeatedCompare | None = None) -> None:
+    """The lab table; `repeated` (k rounds, `result` its first) gives the times' medians."""
     c, r = result.cached, result.recompute
     p, n = result.prompt_tokens, len(c.token_ids)
     held_note = "storage the cache holds"
     if c.cache_pool_bytes is not None:  # paged: the rows' blocks, not the pool's tensors
         held_note = f"blocks the rows hold (the pool's storage: {c.cache_pool_bytes:,} bytes)"
+    repeated = repeated or RepeatedCompare((result,))
     rows = [
         ("tokens fed (measured)", f"{c.tokens_fed:,}", f"{r.tokens_fed:,}", ""),
         (
@@ -152,14 +187,7 @@ def print_compare(result: CompareResult, backend: LanguageModel) -> None:
             f"{r.tokens_fed_formula:,}",
             "P+(N−1) | P·N+N(N−1)/2",
         ),
-        ("TTFT / prefill (ms)", common.ms(c.ttft_seconds), common.ms(r.ttft_seconds), ""),
-        (
-            "decode (ms/token)",
-            common.ms(c.decode_seconds_per_token),
-            common.ms(r.decode_seconds_per_token),
-            "mean of steps after the prefill",
-        ),
-        ("total (ms)", common.ms(c.total_seconds), common.ms(r.total_seconds), ""),
+        *timing_rows(repeated),
         ("KV allocated (measured)", f"{c.cache_bytes:,}", f"{r.cache_bytes:,}", held_note),
         (
             "KV allocated (formula)",
@@ -199,7 +227,9 @@ def print_compare(result: CompareResult, backend: LanguageModel) -> None:
         f"cache bytes {'yes' if ok_bytes else 'NO'} (allocated "
         f"{'yes' if c.allocated_matches else 'NO'}, used {'yes' if c.used_matches else 'NO'})"
     )
-    print(f"  speed:             recompute took {result.speed_ratio:.1f}× as long as cached")
+    k = len(repeated.rounds)
+    print(f"  speed:             recompute took {repeated.speed_ratio:.1f}× as long as cached "
+          f"(total time, {'single measurement' if k == 1 else f'medians of {k} rounds'})")
     print(f"  P={p}, N={n}: text (cached): {common.short(c.text)!r}")
 
 
@@ -233,14 +263,17 @@ def print_single(
     steps = len(records)
     fed = sum(r.tokens_fed for r in records)
     formula = formulas.tokens_fed(stepper.mode, len(prompt), steps)
-    decode = [r.elapsed_s for r in records[1:]]
+    decode = decode_seconds_per_token(records)
     print()
     print(f"  mode                   {mode}")
     print(f"  tokens fed             {fed:,} measured, {formula:,} by the formula")
-    print(f"  TTFT / prefill         {common.ms(records[0].elapsed_s)} ms")
+    print(f"  TTFT / prefill         {common.ms(records[0].elapsed_s)} ms (single measurement)")
     if decode:
-        print(f"  decode                 {common.ms(sum(decode) / len(decode))} ms/token")
-    print(f"  total                  {common.ms(sum(r.elapsed_s for r in records))} ms")
+        print(f"  decode                 {common.ms(decode)} ms/token (median of "
+              f"{steps - 1} decode steps, prefill apart) · {1 / decode:,.0f} tokens/s "
+              "(1000 ÷ ms/token)")
+    print(f"  total                  {common.ms(sum(r.elapsed_s for r in records))} ms "
+          "(single measurement)")
     last = records[-1]
     print(f"  KV cache bytes         {last.cache_allocated_bytes:,} allocated, "
           f"{last.cache_used_bytes:,} used")

@@ -57,12 +57,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     )
     print()
     print(
-        f"  {'mode':<10}{'P':>6}{'N':>6}{'fed':>10}{'formula':>10}{'total ms':>11}{'ms/token':>10}"
+        f"  {'mode':<10}{'P':>6}{'N':>6}{'fed':>10}{'formula':>10}{'total ms':>11}"
+        f"{'TTFT ms':>10}{'ms/token':>10}{'tokens/s':>10}"
     )
     for pt in result.points:
         print(
             f"  {pt.mode:<10}{pt.prompt_tokens:>6}{pt.new_tokens:>6}{pt.tokens_fed:>10,}"
             f"{pt.tokens_fed_formula:>10,}{common.ms(pt.seconds):>11}"
-            f"{common.ms(pt.seconds / pt.new_tokens):>10}"
+            f"{common.ms(pt.ttft_seconds):>10}{common.ms(pt.decode_seconds):>10}"
+            f"{(f'{1 / pt.decode_seconds:,.0f}' if pt.decode_seconds else '—'):>10}"
         )
+    print()
+    print("  ms/token: the median decode step (prefill apart, as TTFT); tokens/s = 1000 ÷ "
+          "ms/token. Every time is a single measurement (one run per point); the window's "
+          "Length sweep lab repeats them in rounds.")
     return 0

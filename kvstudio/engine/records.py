@@ -8,6 +8,8 @@ tensors), so they are cheap to send across threads and to write as JSON.
 from __future__ import annotations
 
 import math
+import statistics
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -20,6 +22,10 @@ MODES: tuple[Mode, ...] = ("cached", "recompute")
 DType = Literal["float32", "float16", "bfloat16"]  # weight dtypes a lab can run the model in
 DTYPES: tuple[DType, ...] = ("float32", "float16", "bfloat16")
 DEFAULT_REPEATS = 5  # rounds per lab timing: one sample of a few ms is mostly noise
+
+# One definition of "ms/token" for every view (window, labs, CLI, slides):
+# the median time of one decode step (steps 1 … N−1, one new token each); the
+# prefill (step 0) is apart, as TTFT. tokens/s = 1000 ÷ (ms/token).
 
 
 @dataclass(frozen=True)
@@ -142,3 +148,19 @@ class StepRecord:
         if d.get("last_logits") is not None:
             d["last_logits"] = tuple(d["last_logits"])
         return cls(**d)
+
+
+def decode_step_seconds(records: Iterable[StepRecord]) -> tuple[float, ...]:
+    """The time of every decode step (the prefill, step 0, left out: it is the TTFT)."""
+    return tuple(r.elapsed_s for r in records if r.step > 0)
+
+
+def decode_seconds_per_token(records: Iterable[StepRecord]) -> float | None:
+    """The course's ms/token, in seconds: the median decode step (None before one has run).
+
+    The median, not the mean: one step slowed by something else on the machine
+    (a garbage collection, another program) does not move it.
+    """
+    steps = decode_step_seconds(records)
+    return float(statistics.median(steps)) if steps else None
+

@@ -1,8 +1,9 @@
 """A multi-turn ChatML conversation, run two ways: reusing the KV cache across turns, and not.
 
 Owns `ChatSession` (the conversation: its token history, the cache kept
-across turns, the context limit) and the frozen records it yields per turn:
-`ChatTurn` with one `WayResult` per way.
+across turns, the context limit); the frozen records it yields per turn,
+`ChatTurn` with one `WayResult` per way, live in `chat_records` and are
+re-exported here.
 
 - **reuse**: one cache lives for the whole conversation. A new turn feeds
   only the tokens the cache does not hold yet: the previous answer's last
@@ -26,6 +27,14 @@ sequence, as a reuse turn does): a 16,000-token history is 16 steps, not one.
 Its tokens fed and its TTFT are the chunks' together; times are summed over
 the forward calls only, never over the time a caller spends between items.
 
+Timing follows the course's one policy: a turn run with ``timing_repeats=k``
+times each way's prefill (its TTFT, the lesson of this lab) k more times,
+interleaved (reuse, re-feed, then re-feed, reuse, …) on copies of the caches
+as they were before the turn, and `WayResult.ttft_median_s` is their median
+with `ttft_range_s`; without repeats the one TTFT is a single measurement
+(`ttft_rounds` = 1) and says so wherever it is shown. ms/token is the median
+decode step.
+
 It does not know about Qt; `chat_conversation` runs a scripted list of turns
 for the CLI and the tests, `conversation_cost` says what such a list would
 feed before it runs, and `read_turns` reads one from a size-capped file.
@@ -33,11 +42,11 @@ feed before it runs, and `read_turns` reads one from a size-capped file.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
 
 import torch
 
@@ -47,11 +56,13 @@ from kvstudio.engine.cache.base import Cache
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.small_files import read_text
 from kvstudio.engine.tokenizer import IM_END, TextTokenizer
+from kvstudio.labs.chat_records import WAYS, ChatTurn, Way, WayResult
 from kvstudio.labs.common import Progress
 from kvstudio.labs.course import EMPTY_ANSWER
 
-Way = Literal["reuse", "refeed"]
-WAYS: tuple[Way, ...] = ("reuse", "refeed")
+__all__ = ["WAYS", "ChatSession", "ChatTurn", "ContextFullError", "ConversationCost", "Way",
+           "WayResult", "chat_conversation", "conversation_cost", "read_turns"]
+
 DEFAULT_MAX_NEW_TOKENS = 48  # ko-chat answers are one or two sentences
 # The longest forward a prefill makes: Cancel waits for at most one such step. Under the
 # default context limit (1,024) every prefill is one forward, as before chunking.
@@ -60,54 +71,6 @@ PREFILL_CHUNK_TOKENS = 1024
 
 class ContextFullError(ValueError):
     """A turn does not fit in the context limit; nothing was run and nothing changed."""
-
-
-@dataclass(frozen=True)
-class WayResult:
-    """One turn answered one way, measured."""
-
-    way: Way
-    prompt_tokens_fed: int  # tokens in this turn's prefill tensors (its chunks together)
-    decode_tokens_fed: int  # tokens fed after the prefill (one per further answer token)
-    ttft_s: float  # prefill (every chunk) + first choice (perf_counter)
-    decode_s: float  # the decode steps together
-    cache_bytes: int  # bytes the cache holds after the turn, measured from its tensors
-    cache_tokens: int  # tokens the cache holds after the turn
-    token_ids: tuple[int, ...]  # the answer, eos included when the model chose it
-
-    @property
-    def tokens_fed(self) -> int:
-        return self.prompt_tokens_fed + self.decode_tokens_fed
-
-    @property
-    def decode_ms_per_token(self) -> float:
-        return 1000.0 * self.decode_s / self.decode_tokens_fed if self.decode_tokens_fed else 0.0
-
-
-@dataclass(frozen=True)
-class ChatTurn:
-    """One user turn and the assistant's answer, with both ways' measurements."""
-
-    turn: int  # 1, 2, …
-    user_text: str
-    new_tokens: int  # tokens the cache did not hold yet when the turn began (reuse's prompt)
-    history_tokens: int  # the whole conversation up to the assistant header (refeed's prompt)
-    answer_ids: tuple[int, ...]  # what went into the history
-    answer_text: str
-    reuse: WayResult | None  # None when that way was not run this turn
-    refeed: WayResult | None
-    cut_by_limit: bool  # the answer was cut short because the context limit was reached
-    context_limit: int  # positions the conversation may use
-
-    @property
-    def identical(self) -> bool | None:
-        """Both ways chose the same tokens (None when only one way ran)."""
-        if self.reuse is None or self.refeed is None:
-            return None
-        return self.reuse.token_ids == self.refeed.token_ids
-
-    def way(self, way: Way) -> WayResult | None:
-        return self.reuse if way == "reuse" else self.refeed
 
 
 def model_positions(backend: LanguageModel) -> int:
@@ -243,15 +206,20 @@ class ChatSession:
         )
 
     def run_turn(
-        self, text: str, *, reuse: bool = True, refeed: bool = True, refeed_first: bool = False
+        self, text: str, *, reuse: bool = True, refeed: bool = True, refeed_first: bool = False,
+        timing_repeats: int = 0,
     ) -> Generator[Progress | ChatTurn, None, ChatTurn]:
         """Answer `text` the chosen ways; yields a `Progress` per forward call, then the `ChatTurn`.
 
         The progress's stage is the way running; `done` / `total` count forward calls
         (total: as if no answer ended early). `refeed_first` swaps the order the ways
         run in (for timing: alternate it between rounds so neither way always runs on
-        a warmer machine).
+        a warmer machine). `timing_repeats` k > 0 times each way's prefill k more
+        times, interleaved, on copies of the caches as the turn found them (nothing
+        of the conversation changes): the TTFT shown is then their median.
         """
+        if timing_repeats < 0:
+            raise ValueError(f"Repeat the TTFT 0 or more times, not {timing_repeats}.")
         if not (reuse or refeed):
             raise ValueError("Choose at least one way: reuse the cache, re-feed, or both.")
         added, budget = self.check_fits(text)
@@ -262,6 +230,7 @@ class ChatSession:
         turn_no = len(self.turns) + 1
         results: dict[Way, WayResult] = {}
         cached_before = self._cached_tokens if self._cache is not None else 0
+        kept_before = self._copy_of_cache() if timing_repeats and reuse else None
         feeds = {"reuse": len(prompt) - cached_before, "refeed": len(prompt)}
         planned = {w: self._chunks(feeds[w]) + budget - 1 for w in ways}
         steps = _StepCount(sum(planned.values()))
@@ -278,6 +247,9 @@ class ChatSession:
                     )
                     del cache
                 steps.done = way_ends_at  # an answer that ended at eos skips its other steps
+            if timing_repeats:
+                results = self._repeat_prefills(results, prompt, kept_before, cached_before,
+                                                timing_repeats)
             answer = (results.get("reuse") or results["refeed"]).token_ids
             new_tokens = len(prompt) - cached_before
             self.history = prompt + list(answer)
@@ -305,6 +277,51 @@ class ChatSession:
                 self._cached_tokens = 0
         yield record
         return record
+
+    def _copy_of_cache(self) -> Cache | None:
+        """The kept cache as it is now, for timing its prefill again (None: start empty)."""
+        if self._cache is None:
+            return None
+        return copy.deepcopy(self._cache)
+
+    def _repeat_prefills(
+        self, results: dict[Way, WayResult], prompt: Sequence[int], kept: Cache | None,
+        cached_before: int, repeats: int,
+    ) -> dict[Way, WayResult]:
+        """Each way's prefill `repeats` more times, interleaved; the conversation is untouched."""
+        ways = [w for w in WAYS if w in results]
+        times: dict[Way, list[float]] = {w: [] for w in ways}
+        for index in range(repeats):
+            for way in ways if index % 2 == 0 else list(reversed(ways)):
+                if way == "reuse" and kept is not None:
+                    cache, feed = copy.deepcopy(kept), prompt[cached_before:]
+                else:  # re-feed, or the first turn's reuse: an empty cache, the whole prompt
+                    cache, feed = self.backend.new_cache(self.cache_spec, 1), prompt
+                seconds, _token, _fed = self._timed_prefill(feed, cache)
+                times[way].append(seconds)
+                del cache
+        return {w: replace(r, ttft_repeats_s=tuple(times[w])) for w, r in results.items()}
+
+    def _timed_prefill(self, feed: Sequence[int], cache: Cache) -> tuple[float, int, int]:
+        """Feed `feed` on `cache` in chunks; (seconds of the forward calls, first token, fed)."""
+        seconds, fed, token = 0.0, 0, -1
+        for first in range(0, len(feed), self.prefill_chunk):
+            seconds_chunk, token, count = self._prefill_chunk(feed[first:first +
+                                                                   self.prefill_chunk], cache)
+            seconds += seconds_chunk
+            fed += count
+        return seconds, token, fed
+
+    def _prefill_chunk(self, chunk: Sequence[int], cache: Cache) -> tuple[float, int, int]:
+        """One timed forward of `chunk` on `cache` and the argmax after it."""
+        with torch.inference_mode():
+            ids = torch.tensor([list(chunk)], dtype=torch.long,
+                               device=self.backend.device)  # (1, T)
+            start = time.perf_counter()
+            logits = self.backend.forward_last(ids, cache, None)  # (1, V)
+            token = int(logits[0].argmax())  # the first answer token after the last chunk
+            seconds = time.perf_counter() - start
+        return seconds, token, int(ids.shape[1])
 
     def _chunks(self, tokens: int) -> int:
         """Forward calls a prefill of `tokens` takes."""
@@ -339,26 +356,26 @@ class ChatSession:
         device = backend.device
         prompt_fed = 0
         ttft = 0.0
+        token = -1
         for first in range(0, len(feed), self.prefill_chunk):
-            chunk = list(feed[first : first + self.prefill_chunk])
-            with torch.inference_mode():
-                ids = torch.tensor([chunk], dtype=torch.long, device=device)  # (1, T)
-                start = time.perf_counter()
-                logits = backend.forward_last(ids, cache, None)  # (1, V)
-                token = int(logits[0].argmax())  # the first answer token after the last chunk
-                ttft += time.perf_counter() - start
-            prompt_fed += int(ids.shape[1])
+            seconds, token, count = self._prefill_chunk(feed[first : first + self.prefill_chunk],
+                                                        cache)
+            ttft += seconds
+            prompt_fed += count
             yield steps.step(way)
         answer = [token]
         decode_fed = 0
         decode_s = 0.0
+        decode_steps: list[float] = []
         while token != self.eos_id and len(answer) < budget:
             with torch.inference_mode():
                 step_ids = torch.tensor([[token]], dtype=torch.long, device=device)  # (1, 1)
                 start = time.perf_counter()
                 logits = backend.forward_last(step_ids, cache, None)
                 token = int(logits[0].argmax())
-                decode_s += time.perf_counter() - start
+                step_s = time.perf_counter() - start
+            decode_s += step_s
+            decode_steps.append(step_s)
             decode_fed += int(step_ids.shape[1])
             answer.append(token)
             yield steps.step(way)
@@ -371,6 +388,7 @@ class ChatSession:
             cache_bytes=cache.nbytes,
             cache_tokens=cache.stored_tokens,
             token_ids=tuple(answer),
+            decode_steps_s=tuple(decode_steps),
         )
 
 

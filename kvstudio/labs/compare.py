@@ -13,6 +13,7 @@ never imports Qt.
 from __future__ import annotations
 
 import copy
+import statistics
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, replace
 
@@ -79,9 +80,9 @@ class ModeRun:
 
     @property
     def decode_seconds_per_token(self) -> float:
-        """Mean time of the steps after the prefill (0 when N = 1)."""
+        """The course's ms/token (in s): the median decode step, prefill apart (0 when N = 1)."""
         rest = self.step_seconds[1:]
-        return sum(rest) / len(rest) if rest else 0.0
+        return float(statistics.median(rest)) if rest else 0.0
 
 
 @dataclass(frozen=True)

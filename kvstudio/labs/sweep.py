@@ -21,7 +21,7 @@ from kvstudio.engine import formulas
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.generate import Stepper
-from kvstudio.engine.records import MODES, Mode, SamplingSettings
+from kvstudio.engine.records import MODES, Mode, SamplingSettings, decode_seconds_per_token
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import Progress, check_fits, lab_prompt_ids, warm_up
 
@@ -36,9 +36,15 @@ class SweepPoint:
     new_tokens: int
     tokens_fed: int  # measured
     tokens_fed_formula: int
-    seconds: float  # sum of step times
+    seconds: float  # sum of step times, prefill included
     ttft_seconds: float
     cache_bytes: int  # measured at the end
+    decode_seconds: float = 0.0  # the median decode step: the course's ms/token (prefill apart)
+
+    @property
+    def ms_per_token(self) -> float:
+        """The course's ms/token: the median decode step (prefill apart, as TTFT)."""
+        return 1000.0 * self.decode_seconds
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,7 @@ def length_sweep(
                     seconds=sum(r.elapsed_s for r in records),
                     ttft_seconds=records[0].elapsed_s,
                     cache_bytes=records[-1].cache_allocated_bytes,
+                    decode_seconds=decode_seconds_per_token(records) or 0.0,
                 )
             )
             done += 1
@@ -133,7 +140,7 @@ MIN_R_SQUARED = 0.8  # below this a fitted curve explains too little to be drawn
 class ModeFits:
     mode: Mode
     context: tuple[int, ...]  # P + N of each run
-    ms_per_token: tuple[float, ...]  # total time / N (median over the rounds)
+    ms_per_token: tuple[float, ...]  # median decode step per point (median over the rounds)
     linear: Fit
     quadratic: Fit
     ms_low: tuple[float, ...] = ()  # fastest round per point (empty: one round)
@@ -182,8 +189,8 @@ def sweep_fits(sweep: SweepResult, rounds: Sequence[SweepResult] = ()) -> tuple[
         if not points:
             continue
         context = [p.prompt_tokens + p.new_tokens for p in points]
-        ms = [1000.0 * p.seconds / p.new_tokens for p in points]
-        per_round = [[1000.0 * p.seconds / p.new_tokens for p in r.series(mode)] for r in rounds]
+        ms = [p.ms_per_token for p in points]
+        per_round = [[p.ms_per_token for p in r.series(mode)] for r in rounds]
         low = tuple(min(v[i] for v in per_round) for i in range(len(ms))) if per_round else ()
         high = tuple(max(v[i] for v in per_round) for i in range(len(ms))) if per_round else ()
         out.append(
@@ -207,7 +214,8 @@ def median_sweep(rounds: Sequence[SweepResult]) -> SweepResult:
     for index, point in enumerate(first.points):
         seconds = statistics.median(r.points[index].seconds for r in rounds)
         ttft = statistics.median(r.points[index].ttft_seconds for r in rounds)
-        points.append(replace(point, seconds=seconds, ttft_seconds=ttft))
+        decode = statistics.median(r.points[index].decode_seconds for r in rounds)
+        points.append(replace(point, seconds=seconds, ttft_seconds=ttft, decode_seconds=decode))
     return replace(first, points=tuple(points))
 
 
@@ -220,7 +228,12 @@ def sweep_with_fits(
     fixed: int = 32,
     repeats: int = 1,
 ) -> Generator[Progress | SweepLabResult, None, None]:
-    """`length_sweep` `repeats` times, then median ms per token against context with fits."""
+    """`length_sweep` `repeats` times, then median ms per token against context with fits.
+
+    ms per token is the course's one definition: the median decode step of a
+    run (prefill apart), then the median of that over the rounds. With N = 1
+    there is no decode step and the point's ms per token is 0.
+    """
     if repeats < 1:
         raise ValueError("Repeat the sweep at least once.")
     rounds: list[SweepResult] = []

@@ -284,7 +284,7 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         controls.reset_requested.connect(c.reset)
         controls.run_to_end_requested.connect(c.run_to_end)
         controls.mode_changed.connect(c.restart_if_running)
-        self.sampling.settings_changed.connect(c.restart_if_running)
+        self.sampling.settings_changed.connect(c.restart_if_unfinished)
         self.generation.chat_template_toggled.connect(c.restart_if_running)
         self.model_panel.model_chosen.connect(self._on_model_chosen)
         self.answers.sample_requested.connect(c.sample)
@@ -309,6 +309,7 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         c.sampling_started.connect(self._on_sampling_started)
         c.sampling_progress.connect(self.answers.set_progress)
         c.sampling_finished.connect(self.answers.show_counts)
+        c.request_restored.connect(self._on_request_restored)
 
     # ---- slots --------------------------------------------------------------------------------
     def _on_model_chosen(self, choice: ModelChoice) -> None:
@@ -321,6 +322,11 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         # The worker set them for its thread; the UI thread's own count follows (labs, export).
         self.status.set_runtime(set_torch_threads(self._torch_threads), model.device)
         self.refresh_views()
+
+    def _on_request_restored(self, request: RunRequest) -> None:
+        """After Cancel: the mode buttons and settings show the run on screen again."""
+        self.controls.show_mode(request.settings.mode)
+        self.sampling.set_run_settings(request.settings)
 
     def _on_problem(self, message: str) -> None:
         message = localize(message)  # the engine's English, in the window's language

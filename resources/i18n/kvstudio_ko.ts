@@ -690,88 +690,123 @@
         <translation>수 형식</translation>
     </message>
     <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="235" />
+        <source>TTFT (ms)</source>
+        <translation>TTFT (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="236" />
+        <source>decode ms / token (median step)</source>
+        <translation>디코드 토큰당 ms (단계 중앙값)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="237" />
+        <source>total (ms)</source>
+        <translation>합계 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="241" />
+        <source>{0}, median of {1} rounds</source>
+        <translation>{0}, {1}회 중앙값</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="243" />
+        <source>{0}, fastest round</source>
+        <translation>{0}, 가장 빠른 회차</translation>
+    </message>
+    <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="245" />
+        <source>{0}, slowest round</source>
+        <translation>{0}, 가장 느린 회차</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="248" />
+        <source>{0}, single measurement</source>
+        <translation>{0}, 한 번 측정</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="251" />
         <source>cache, measured (bytes)</source>
         <translation>캐시, 측정값 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="256" />
         <source>first divergent step</source>
         <translation>처음 달라진 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="252" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="258" />
         <source>speed ratio (recompute / cached), medians</source>
         <translation>속도 비 (재계산 / 캐시), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="261" />
         <source>rounds</source>
         <translation>회차 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="266" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="272" />
         <source>Tokens fed: cached {0:,} (formula P+(N−1) = {1:,}) vs recompute {2:,} (formula P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</source>
         <translation>입력 토큰: 캐시 {0:,} (공식 P+(N−1) = {1:,}) 대 재계산 {2:,} (공식 P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="271" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="277" />
         <source>recompute took {0:.1f}× as long (median of {1} rounds) · TTFT {2} vs {3} ms · max |Δlogit| {4:.2g}</source>
         <translation>재계산이 {0:.1f}배 오래 걸림 ({1}회 중앙값) · TTFT {2} 대 {3} ms · 최대 |Δlogit| {4:.2g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="279" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="285" />
         <source>the seed notebook's case</source>
         <translation>원래 노트북의 설정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="280" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="286" />
         <source>the course preset</source>
         <translation>강의 설정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="281" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="287" />
         <source>Greedy in both modes, not the course's T {0:g}, so that both modes must choose the same tokens · {1}</source>
         <translation>두 모드 모두 강의의 T {0:g} 대신 그리디로 생성해, 두 모드가 같은 토큰을 고르는지 확인합니다 · {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="296" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="302" />
         <source>{0}: median time (ms)</source>
         <translation>{0}: 중앙값 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="298" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="304" />
         <source>{0}: fastest round (ms)</source>
         <translation>{0}: 가장 빠른 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="300" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="306" />
         <source>{0}: slowest round (ms)</source>
         <translation>{0}: 가장 느린 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="304" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="310" />
         <source>{0}: tokens fed (tokens)</source>
         <translation>{0}: 입력 토큰 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="314" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="316" />
         <source>max |Δlogit| (logit units)</source>
         <translation>최대 |Δlogit| (로짓 단위)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="312" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="318" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="164" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="288" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="294" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
@@ -807,7 +842,7 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="166" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="315" />
         <source>max |Δlogit| per step, cached vs recompute</source>
         <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
     </message>
@@ -818,7 +853,7 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_lab.py" line="168" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="251" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="257" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
@@ -838,52 +873,27 @@
         <translation>측정 = 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="234" />
-        <source>TTFT (ms), median</source>
-        <translation>TTFT (ms), 중앙값</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="235" />
-        <source>decode ms / token, median</source>
-        <translation>디코드 토큰당 ms, 중앙값</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="236" />
-        <source>total (ms), median</source>
-        <translation>전체 (ms), 중앙값</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="240" />
-        <source>fastest round</source>
-        <translation>가장 빠른 회차</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="242" />
-        <source>slowest round</source>
-        <translation>가장 느린 회차</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="253" />
         <source>cache, formula 2·L·T·H_kv·d·bytes</source>
         <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="254" />
         <source>identical tokens</source>
         <translation>토큰 일치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="259" />
         <source>speed ratio, lowest round</source>
         <translation>속도 비, 가장 낮은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="260" />
         <source>speed ratio, highest round</source>
         <translation>속도 비, 가장 높은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="256" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="262" />
         <source>number format</source>
         <translation>수 형식</translation>
     </message>
@@ -934,261 +944,302 @@
 <context>
     <name>ChatPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="123" />
         <source>Chat</source>
         <translation>채팅</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="127" />
         <source>Send</source>
         <translation>보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="128" />
         <source>Next scripted turn</source>
         <translation>다음 대본 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="129" />
         <source>New chat</source>
         <translation>새 대화</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="130" />
         <source>Type what the user says, then Enter</source>
         <translation>사용자의 말을 입력하고 Enter</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="131" />
         <source>keep the cache across turns (feed only the new tokens)</source>
         <translation>턴이 바뀌어도 캐시 유지 (새 토큰만 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="132" />
         <source>also answer without reuse (re-feed the whole history)</source>
         <translation>재사용 없이도 답하기 (대화 전체를 다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="135" />
         <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical; the time to the first token grows with the history only without reuse.</source>
         <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며, 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="140" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
         <source>User turn</source>
         <translation>사용자 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="141" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
         <source>Reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="142" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="145" />
         <source>Compare</source>
         <translation>비교</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="146" />
         <source>Answer tokens at most</source>
         <translation>답변 최대 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="147" />
         <source>Context limit (tokens)</source>
         <translation>컨텍스트 한도 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="147" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="401" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="148" />
+        <source>TTFT rounds (median of)</source>
+        <translation>TTFT 반복 횟수 (중앙값)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="433" />
         <source>Prompt tokens fed per turn</source>
         <translation>턴별 입력한 프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="148" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="151" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="156" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="333" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="399" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="152" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="155" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="359" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="431" />
         <source>turn</source>
         <translation>턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="149" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="153" />
         <source>tokens (dashed: running total)</source>
         <translation>토큰 (점선: 누적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="150" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="402" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="154" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="304" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="434" />
         <source>Time to first token</source>
         <translation>첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="152" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="156" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="154" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="403" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="435" />
         <source>KV cache after each turn (equal both ways)</source>
         <translation>턴이 끝난 뒤 KV 캐시 (두 방식 같음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="161" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="158" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="378" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="404" />
         <source>reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="158" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="378" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="404" />
         <source>re-feed</source>
         <translation>다시 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="253" />
         <source>Turn {0}</source>
         <translation>턴 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="255" />
         <source>reuse fed {0} tokens</source>
         <translation>재사용: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="257" />
         <source>re-feed fed {0} tokens</source>
         <translation>다시 입력: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="252" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="259" />
         <source>identical tokens both ways {0}</source>
         <translation>두 방식의 토큰이 같음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="261" />
         <source>the two ways chose different tokens {0}</source>
         <translation>두 방식이 다른 토큰을 골랐음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="256" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="263" />
         <source>the answer was cut at the context limit</source>
         <translation>컨텍스트 한도에서 답이 잘렸음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="290" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="300" />
+        <source>Time to first token (median of {0} interleaved rounds)</source>
+        <translation>첫 토큰까지 시간 (번갈아 잰 {0}회의 중앙값)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="303" />
+        <source>Time to first token (single measurements)</source>
+        <translation>첫 토큰까지 시간 (한 번씩 측정)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="310" />
+        <source>{0:,.1f} ms (median of {1}, {2:,.1f}–{3:,.1f})</source>
+        <translation>{0:,.1f} ms ({1}회 중앙값, {2:,.1f}–{3:,.1f})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="312" />
+        <source>{0:,.1f} ms (single measurement)</source>
+        <translation>{0:,.1f} ms (한 번 측정)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="316" />
         <source>User</source>
         <translation>사용자</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="290" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="316" />
         <source>Assistant</source>
         <translation>어시스턴트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="296" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
         <source>(empty: eos at step 0)</source>
         <translation>(빈 답: 0번째 단계에서 eos)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="334" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="360" />
         <source>history</source>
         <translation>대화 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="335" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="361" />
         <source>fed (reuse)</source>
         <translation>입력 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="336" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="362" />
         <source>fed (re-feed)</source>
         <translation>입력 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="337" />
-        <source>TTFT ms (reuse)</source>
-        <translation>TTFT ms (재사용)</translation>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="363" />
+        <source>TTFT (reuse)</source>
+        <translation>TTFT (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="338" />
-        <source>TTFT ms (re-feed)</source>
-        <translation>TTFT ms (다시 입력)</translation>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="364" />
+        <source>TTFT (re-feed)</source>
+        <translation>TTFT (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="339" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="383" />
+        <source>reuse fed {0} tokens, TTFT {1}</source>
+        <translation>재사용 {0}토큰 입력, TTFT {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="389" />
+        <source>re-feed fed {0} tokens, TTFT {1}</source>
+        <translation>다시 입력 {0}토큰 입력, TTFT {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="423" />
+        <source>{0}: TTFT, median (ms)</source>
+        <translation>{0}: TTFT 중앙값 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="425" />
+        <source>{0}: TTFT, fastest round (ms)</source>
+        <translation>{0}: TTFT 가장 빠른 회차 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="427" />
+        <source>{0}: TTFT, slowest round (ms)</source>
+        <translation>{0}: TTFT 가장 느린 회차 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="429" />
+        <source>{0}: TTFT rounds</source>
+        <translation>{0}: TTFT 반복 횟수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="365" />
         <source>ms/token (reuse)</source>
         <translation>ms/토큰 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="340" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="366" />
         <source>ms/token (re-feed)</source>
         <translation>ms/토큰 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="341" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="367" />
         <source>cache KiB</source>
         <translation>캐시 KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="342" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="368" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="343" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="369" />
         <source>identical</source>
         <translation>같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="354" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="380" />
         <source>Turn {0}, history {1} tokens</source>
         <translation>턴 {0}, 대화 길이 {1}토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="357" />
-        <source>reuse fed {0} tokens, TTFT {1:.1f} ms</source>
-        <translation>재사용 {0}토큰 입력, TTFT {1:.1f} ms</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="363" />
-        <source>re-feed fed {0} tokens, TTFT {1:.1f} ms</source>
-        <translation>다시 입력 {0}토큰 입력, TTFT {1:.1f} ms</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="369" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="395" />
         <source>identical greedy tokens in {0} of {1} compared turns</source>
         <translation>비교한 턴 {1}개 중 {0}개에서 그리디 토큰이 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="391" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="417" />
         <source>{0}: prompt tokens fed</source>
         <translation>{0}: 입력한 프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="393" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="419" />
         <source>{0}: running total</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="397" />
-        <source>{0}: TTFT (ms)</source>
-        <translation>{0}: TTFT (ms)</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="398" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="430" />
         <source>{0}: cache (bytes)</source>
         <translation>{0}: 캐시 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="441" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="476" />
         <source>The turn box holds at most {0:,} characters, so a longer paste was cut there. Shorten the turn: a conversation holds at most {1:,} tokens.</source>
         <translation>턴 입력란에는 최대 {0:,}자까지 들어가므로 더 긴 붙여 넣기는 거기서 잘렸습니다. 턴을 줄이세요. 대화에는 토큰이 최대 {1:,}개까지만 들어갑니다.</translation>
     </message>
@@ -1315,97 +1366,97 @@
 <context>
     <name>ControlsPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="158" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="166" />
         <source>max</source>
         <translation>최대</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="159" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="167" />
         <source>{0:g}/s</source>
         <translation>초당 {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="163" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="171" />
         <source>Show the next step of the saved run (→ or Space).</source>
         <translation>저장한 실행의 다음 단계를 보여 줍니다 (→ 또는 Space).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="164" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="172" />
         <source>Generate exactly one token (→ or Space; ← looks one step back).</source>
         <translation>토큰을 정확히 하나 생성합니다 (→ 또는 Space, ←는 한 단계 되돌아보기).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="167" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="175" />
         <source>❚❚ Pause</source>
         <translation>❚❚ 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="167" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="175" />
         <source>▶ Play</source>
         <translation>▶ 재생</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="170" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="178" />
         <source>Mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="171" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="179" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="172" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="180" />
         <source>Cached (KV cache)</source>
         <translation>캐시 (KV 캐시)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="174" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="182" />
         <source>Feed the prompt once, then only the newest token; keys and values of earlier tokens are kept in the KV cache.</source>
         <translation>프롬프트는 한 번만 넣고 그다음부터는 새 토큰 하나만 넣습니다. 앞 토큰들의 키와 값은 KV 캐시에 보관됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="176" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="184" />
         <source>Recompute (no cache)</source>
         <translation>재계산 (캐시 없음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="178" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="186" />
         <source>Feed the whole sequence again at every step: no cache, the work grows with length.</source>
         <translation>매 단계 전체 시퀀스를 다시 넣습니다. 캐시가 없어 길이에 따라 계산량이 늘어납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="179" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="187" />
         <source>Step ▸</source>
         <translation>한 토큰 ▸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="181" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="189" />
         <source>Reset</source>
         <translation>초기화</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="182" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="190" />
         <source>Forget the drawn runs and start again from the prompt.</source>
         <translation>그려진 실행을 지우고 프롬프트부터 다시 시작합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="183" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="191" />
         <source>Run to end</source>
         <translation>끝까지 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="184" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="192" />
         <source>Generate until the end-of-text token or the budget.</source>
         <translation>끝 토큰이 나오거나 최대 토큰 수에 이를 때까지 생성합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="185" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="193" />
         <source>Speed</source>
         <translation>속도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="186" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="194" />
         <source>Steps per second while playing.</source>
         <translation>재생 중 초당 단계 수.</translation>
     </message>
@@ -1413,59 +1464,64 @@
 <context>
     <name>CostDialog</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="18" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="24" />
         <source>about {0:.0f} s</source>
         <translation>약 {0:.0f}초</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="20" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="26" />
         <source>about {0:.0f} min</source>
         <translation>약 {0:.0f}분</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="21" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="27" />
         <source>about {0:.1f} h</source>
         <translation>약 {0:.1f}시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="27" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="33" />
         <source>recompute: P·N + N(N−1)/2 with P = {0:,}, N = {1:,}</source>
         <translation>재계산: P·N + N(N−1)/2, P = {0:,}, N = {1:,}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="30" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="36" />
         <source>cached: P + (N−1) with P = {0:,}, N = {1:,}</source>
         <translation>캐시 사용: P + (N−1), P = {0:,}, N = {1:,}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="32" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="38" />
         <source>This run feeds the model {0:,} tokens ({1}).</source>
         <translation>이 실행은 모델에 토큰 {0:,}개를 넣습니다 ({1}).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="36" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="43" />
         <source>Its time is not known yet: no step has been measured.</source>
         <translation>아직 잰 단계가 없어 걸릴 시간은 알 수 없습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="39" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="46" />
         <source>At the speed measured so far that takes {0}.</source>
         <translation>지금까지 잰 속도로는 {0} 걸립니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="42" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="49" />
+        <source>(Each forward call was timed at {0:,.2f} ms + {1:,.4f} ms per token fed, fitted to {2:,} measured steps; this run makes {3:,} calls.)</source>
+        <translation>(지금까지 잰 {2:,}개 단계에 맞춘 결과, 순전파 한 번은 {0:,.2f} ms에 입력 토큰마다 {1:,.4f} ms가 더 걸립니다. 이 실행은 순전파를 {3:,}번 합니다.)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="53" />
         <source>Run it? (Cached mode or a shorter prompt costs far less.)</source>
         <translation>실행할까요? (캐시 사용 모드나 더 짧은 프롬프트가 훨씬 적게 듭니다.)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="49" />
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="71" />
         <source>A long run</source>
         <translation>오래 걸리는 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="51" />
-        <source>Run</source>
-        <translation>실행</translation>
+        <location filename="../../kvstudio/ui/panels/cost_dialog.py" line="73" />
+        <source>&amp;Run</source>
+        <translation>실행(&amp;R)</translation>
     </message>
 </context>
 <context>
@@ -1811,162 +1867,162 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="107" />
-        <source>Generates at several lengths in both modes and plots the time per generated token against the context length P + N. With the cache it stays nearly flat; without it, every token re-reads the whole context, so it grows with length. Each point is the median of several rounds, its bar the fastest and slowest round. Dashed: best straight line; solid: best parabola; a curve is drawn only when it explains the points (R² at least {0:g}).</source>
-        <translation>두 모드로 여러 길이를 생성하고, 생성 토큰당 시간을 문맥 길이 P + N에 대해 그립니다. 캐시가 있으면 거의 평평하고, 없으면 토큰마다 문맥 전체를 다시 읽으므로 길이에 따라 늘어납니다. 각 점은 여러 회차의 중앙값이고, 막대는 가장 빠른 회차와 가장 느린 회차입니다. 점선: 최적 직선, 실선: 최적 포물선. 곡선은 점들을 설명할 때(R² {0:g} 이상)만 그립니다.</translation>
+        <source>Generates at several lengths in both modes and plots the time per generated token (the median decode step, the prefill apart) against the context length P + N. With the cache it stays nearly flat; without it, every token re-reads the whole context, so it grows with length. Each point is the median of several rounds, its bar the fastest and slowest round. Dashed: best straight line; solid: best parabola; a curve is drawn only when it explains the points (R² at least {0:g}).</source>
+        <translation>두 모드로 여러 길이를 생성하고, 생성 토큰당 시간(프리필을 뺀 디코드 단계의 중앙값)을 문맥 길이 P + N에 대해 그립니다. 캐시가 있으면 거의 평평하고, 없으면 토큰마다 문맥 전체를 다시 읽으므로 길이에 따라 늘어납니다. 각 점은 여러 회차의 중앙값이고, 막대는 가장 빠른 회차와 가장 느린 회차입니다. 점선: 최적 직선, 실선: 최적 포물선. 곡선은 점들을 설명할 때(R² {0:g} 이상)만 그립니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="116" />
         <source>prompt length P</source>
         <translation>프롬프트 길이 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="117" />
         <source>new tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="120" />
         <source>Vary</source>
         <translation>바꿀 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="121" />
         <source>Lengths</source>
         <translation>길이 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="122" />
         <source>The other length</source>
         <translation>다른 쪽 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="123" />
         <source>Rounds (median of)</source>
         <translation>반복 횟수 (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="126" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="254" />
         <source>Time per token against context length</source>
         <translation>문맥 길이에 따른 토큰당 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="127" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="255" />
         <source>context length P + N (tokens)</source>
         <translation>문맥 길이 P + N (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="129" />
         <source>ms per generated token</source>
         <translation>생성 토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="134" />
         <source>{0}: linear fit</source>
         <translation>{0}: 직선 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="137" />
         <source>{0}: quadratic fit</source>
         <translation>{0}: 2차 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="177" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="227" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="228" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="249" />
         <source>linear</source>
         <translation>직선</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="179" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="227" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="180" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="228" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="250" />
         <source>quadratic</source>
         <translation>2차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="192" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="193" />
         <source>{0:.3g} ms/token</source>
         <translation>{0:.3g} ms/토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="193" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="194" />
         <source>fed {0} (formula {1})</source>
         <translation>입력 {0} (공식 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="199" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="200" />
         <source>mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="199" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="200" />
         <source>fit / run</source>
         <translation>맞춤 / 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="199" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="200" />
         <source>ms per token</source>
         <translation>토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="199" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="200" />
         <source>R² / fed</source>
         <translation>R² / 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="205" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="206" />
         <source>no fit (R² {0:.2f} &lt; {1:g})</source>
         <translation>맞춤 없음 (R² {0:.2f} &lt; {1:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="207" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="208" />
         <source>no fit (the parabola bends down)</source>
         <translation>맞춤 없음 (포물선이 아래로 휨)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="215" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="216" />
         <source>{0}: {1:.2f} → {2:.2f} ms per token</source>
         <translation>{0}: 토큰당 {1:.2f} → {2:.2f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="217" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="218" />
         <source>Context {0} → {1} tokens: </source>
         <translation>문맥 {0} → {1} 토큰: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="224" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="225" />
         <source>{0}: no curve fits (flat or noisy)</source>
         <translation>{0}: 맞는 곡선 없음 (평평하거나 잡음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="225" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="226" />
         <source>{0}: {1} fit R² {2:.2f}</source>
         <translation>{0}: {1} 맞춤 R² {2:.2f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="230" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="231" />
         <source>median of {0} rounds</source>
         <translation>{0}회 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="239" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="240" />
         <source>{0}: median ms per generated token</source>
         <translation>{0}: 생성 토큰당 ms 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="243" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="244" />
         <source>{0}: fastest round (ms per token)</source>
         <translation>{0}: 가장 빠른 회차 (토큰당 ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="246" />
         <source>{0}: slowest round (ms per token)</source>
         <translation>{0}: 가장 느린 회차 (토큰당 ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="251" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="252" />
         <source>{0}: {1} fit (ms per token)</source>
         <translation>{0}: {1} 맞춤 (토큰당 ms)</translation>
     </message>
@@ -1984,47 +2040,47 @@ step {4}</source>
         <translation>조작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="329" />
+        <location filename="../../kvstudio/ui/main_window.py" line="335" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="364" />
+        <location filename="../../kvstudio/ui/main_window.py" line="370" />
         <source>KV Studio — KV cache and sampling, token by token</source>
         <translation>KV Studio — 토큰 단위로 보는 KV 캐시와 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="365" />
+        <location filename="../../kvstudio/ui/main_window.py" line="371" />
         <source>&amp;File</source>
         <translation>파일(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="366" />
+        <location filename="../../kvstudio/ui/main_window.py" line="372" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="367" />
+        <location filename="../../kvstudio/ui/main_window.py" line="373" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="368" />
+        <location filename="../../kvstudio/ui/main_window.py" line="374" />
         <source>Quit</source>
         <translation>끝내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="369" />
+        <location filename="../../kvstudio/ui/main_window.py" line="375" />
         <source>&amp;Language</source>
         <translation>언어(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="370" />
+        <location filename="../../kvstudio/ui/main_window.py" line="376" />
         <source>System default</source>
         <translation>시스템 기본값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="373" />
+        <location filename="../../kvstudio/ui/main_window.py" line="379" />
         <source>&amp;View</source>
         <translation>보기(&amp;V)</translation>
     </message>
@@ -2370,72 +2426,72 @@ step {4}</source>
         <translation>tokenizer.json이 있는 폴더를 고르세요</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="107" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="110" />
         <source>Opened: {0}</source>
         <translation>열린 모델: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="111" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="114" />
         <source>Loading…</source>
         <translation>불러오는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="113" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="116" />
         <source>chat</source>
         <translation>채팅</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="113" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="116" />
         <source>base</source>
         <translation>기본</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="114" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="117" />
         <source>Loaded: {0} ({1})</source>
         <translation>불러옴: {0} ({1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="116" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="119" />
         <source>Random weights: the text is meaningless, the measurements are real.</source>
         <translation>무작위 가중치: 글은 의미가 없지만 측정값은 실제입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="121" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="124" />
         <source>Model</source>
         <translation>모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="122" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="125" />
         <source>Embedded chat model</source>
         <translation>내장 채팅 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="123" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="126" />
         <source>Embedded base model</source>
         <translation>내장 기본 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="126" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="129" />
         <source>The models shipped with KV Studio (a seeded course model when none is installed).</source>
         <translation>KV Studio에 포함된 모델 (설치된 모델이 없으면 시드로 만든 강의용 모델).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="127" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="130" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="129" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="132" />
         <source>A folder with config.json, model weights and tokenizer.json.</source>
         <translation>config.json, 모델 가중치, tokenizer.json이 든 폴더.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="130" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="133" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="132" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="135" />
         <source>A MiniMind checkpoint (.pth state dict), then the folder holding its tokenizer.</source>
         <translation>MiniMind 체크포인트(.pth state dict)를 고른 뒤 토크나이저가 있는 폴더를 고릅니다.</translation>
     </message>
@@ -3103,47 +3159,47 @@ step {4}</source>
 <context>
     <name>RunController</name>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="105" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="120" />
         <source>Loading the model…</source>
         <translation>모델을 불러오는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="113" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="128" />
         <source>Loading the embedded model instead.</source>
         <translation>대신 내장 모델을 불러옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="194" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="209" />
         <source>The lab finished; the live run goes on.</source>
         <translation>실습이 끝났습니다. 실시간 실행을 이어 갑니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="202" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="217" />
         <source>A lab is measuring times: {0} live step(s) wait until it ends.</source>
         <translation>실습이 시간을 재는 중입니다. 실시간 단계 {0}개가 실습이 끝날 때까지 기다립니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="205" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="220" />
         <source>A lab is measuring times: the live run waits until it ends.</source>
         <translation>실습이 시간을 재는 중입니다. 실시간 실행은 실습이 끝날 때까지 기다립니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="221" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="237" />
         <source>Run cancelled before it started.</source>
         <translation>시작하기 전에 실행을 취소했습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="264" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="283" />
         <source>Back to the live model.</source>
         <translation>실시간 모델로 돌아왔습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="355" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="389" />
         <source>Model ready: {0}</source>
         <translation>모델 준비됨: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/controller.py" line="381" />
+        <location filename="../../kvstudio/ui/run/controller.py" line="419" />
         <source>Run finished: {0}.</source>
         <translation>실행이 끝났습니다: {0}.</translation>
     </message>
@@ -3151,52 +3207,52 @@ step {4}</source>
 <context>
     <name>RunState</name>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="88" />
+        <location filename="../../kvstudio/ui/run/state.py" line="100" />
         <source>Ready</source>
         <translation>준비</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="89" />
+        <location filename="../../kvstudio/ui/run/state.py" line="101" />
         <source>Live: playing</source>
         <translation>실시간: 재생 중</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="90" />
+        <location filename="../../kvstudio/ui/run/state.py" line="102" />
         <source>Live: paused</source>
         <translation>실시간: 멈춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="91" />
+        <location filename="../../kvstudio/ui/run/state.py" line="103" />
         <source>Finished</source>
         <translation>끝남</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="92" />
+        <location filename="../../kvstudio/ui/run/state.py" line="104" />
         <source>Replay</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="101" />
-        <source>answer finished at step {0} (token {1}): {2}</source>
-        <translation>{0}단계({1}번째 토큰)에서 답이 끝남: {2}</translation>
+        <location filename="../../kvstudio/ui/run/state.py" line="113" />
+        <source>answer finished at step {0} of {1}: {2}</source>
+        <translation>{1}단계 중 {0}단계에서 답이 끝남: {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="103" />
-        <source>token budget reached at step {0} (token {1})</source>
-        <translation>{0}단계({1}번째 토큰)에서 최대 토큰 수에 도달</translation>
+        <location filename="../../kvstudio/ui/run/state.py" line="115" />
+        <source>token budget reached: {0} of {1} steps</source>
+        <translation>토큰 한도에 닿음: {1}단계 중 {0}단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="111" />
+        <location filename="../../kvstudio/ui/run/state.py" line="123" />
         <source>looking back at step {0} of {1}</source>
         <translation>{1}단계 중 {0}단계를 되돌아보는 중</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="114" />
+        <location filename="../../kvstudio/ui/run/state.py" line="126" />
         <source>{0} of {1} steps</source>
         <translation>{1}단계 중 {0}단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/run/state.py" line="116" />
+        <location filename="../../kvstudio/ui/run/state.py" line="128" />
         <source>playing</source>
         <translation>재생 중</translation>
     </message>
@@ -3204,37 +3260,37 @@ step {4}</source>
 <context>
     <name>RunStateBar</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="105" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="111" />
         <source>step {0} / {1}</source>
         <translation>단계 {0} / {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="107" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="113" />
         <source>Step history: drag to see every plot and chip as they were at that step (← back, → forward, End = latest). Exports show the step selected here.</source>
         <translation>단계 기록: 끌어서 그 단계의 모든 그래프와 토큰을 봅니다 (← 뒤로, → 앞으로, End = 최신). 내보내기도 여기서 고른 단계를 보여 줍니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="109" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="115" />
         <source>Latest</source>
         <translation>최신</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="110" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="116" />
         <source>Show the latest step again (End).</source>
         <translation>최신 단계를 다시 보여 줍니다 (End).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="111" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="117" />
         <source>Back to live</source>
         <translation>실시간으로 돌아가기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="113" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="119" />
         <source>Close the replay and step the loaded model again.</source>
         <translation>다시 보기를 닫고 불러온 모델로 다시 실행합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="115" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="121" />
         <source>→ or Space: next step · ←: one step back · End: latest · Home (lecture mode): start again what is on screen</source>
         <translation>→ 또는 Space: 다음 단계 · ←: 한 단계 뒤로 · End: 최신 · Home(강의 모드): 화면의 실행을 처음부터 다시</translation>
     </message>
@@ -3242,47 +3298,62 @@ step {4}</source>
 <context>
     <name>RunStatusBar</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="73" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="85" />
         <source>Loading the model…</source>
         <translation>모델을 불러오는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="75" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="87" />
         <source>Mode: {0}</source>
         <translation>모드: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="76" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="88" />
         <source>Step {0}/{1}</source>
         <translation>단계 {0}/{1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="77" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="89" />
         <source>Tokens fed: {0}</source>
         <translation>넣은 토큰: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="78" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="90" />
         <source>Cache: {0}</source>
         <translation>캐시: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="79" />
-        <source>TTFT: {0} ms</source>
-        <translation>첫 토큰 시간: {0} ms</translation>
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="91" />
+        <source>TTFT: {0} ms (single measurement)</source>
+        <translation>TTFT: {0} ms (한 번 측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="80" />
-        <source>{0} ms/token</source>
-        <translation>토큰당 {0} ms</translation>
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="92" />
+        <source>{0} ms/token (median of {1} steps)</source>
+        <translation>토큰당 {0} ms ({1}개 단계 중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="81" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="93" />
+        <source>— ms/token</source>
+        <translation>토큰당 — ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="95" />
+        <source>ms/token: the median time of one decode step, timed by the model's thread around the forward pass and the sampling only (never the drawing); the prefill is apart, as TTFT. Fastest step {0} ms, slowest {1} ms, {2} steps.</source>
+        <translation>토큰당 ms: 디코드 한 단계에 걸린 시간의 중앙값입니다. 모델 스레드가 순전파와 샘플링만 잽니다(그리기는 들어가지 않음). 프리필은 TTFT로 따로 봅니다. 가장 빠른 단계 {0} ms, 가장 느린 단계 {1} ms, {2}개 단계.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="101" />
+        <source>tokens/s = 1000 ÷ ms/token (decode steps only)</source>
+        <translation>초당 토큰 = 1000 ÷ 토큰당 ms (디코드 단계만)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="98" />
         <source>{0} tokens/s</source>
         <translation>초당 {0} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/status_bar.py" line="82" />
+        <location filename="../../kvstudio/ui/panels/status_bar.py" line="99" />
         <source>torch threads: {0} · {1}</source>
         <translation>torch 스레드: {0} · {1}</translation>
     </message>
@@ -3409,13 +3480,13 @@ step {4}</source>
     <name>StepTimePlot</name>
     <message>
         <location filename="../../kvstudio/ui/plots/step_time.py" line="74" />
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="226" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="253" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/plots/step_time.py" line="75" />
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="226" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="253" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
@@ -3450,72 +3521,82 @@ step {4}</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="83" />
-        <source>prefill = time to first token</source>
-        <translation>프리필 = 첫 토큰까지 시간</translation>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="84" />
+        <source>prefill = TTFT (single measurement)</source>
+        <translation>프리필 = TTFT (한 번 측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="84" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="91" />
+        <source>TTFT median of {1}: {0}</source>
+        <translation>TTFT {1}회 중앙값: {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="224" />
+        <source>{0}: {1:.2f} ms per generated token (median of {2} decode steps, {3:.2f}–{4:.2f})</source>
+        <translation>{0}: 생성 토큰당 {1:.2f} ms (디코드 {2}개 단계 중앙값, {3:.2f}–{4:.2f})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="228" />
+        <source>{0} {1:.1f} ms</source>
+        <translation>{0} {1:.1f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="232" />
+        <source>TTFT, single measurement: </source>
+        <translation>TTFT, 한 번 측정: </translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="233" />
+        <source>(Lecture → Measure TTFT repeats it)</source>
+        <translation>(강의 → TTFT 측정으로 반복해 잴 수 있음)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="85" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="85" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="86" />
         <source>TTFT median of {0} (bar: min–max)</source>
         <translation>TTFT {0}회 중앙값 (막대: 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="88" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="90" />
         <source>TTFT: {0}</source>
         <translation>첫 토큰: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="200" />
-        <source>{0}: TTFT {1:.1f} ms</source>
-        <translation>{0}: TTFT {1:.1f} ms</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="202" />
-        <source>, {0:.2f} ms per generated token</source>
-        <translation>, 생성 토큰당 {0:.2f} ms</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="208" />
-        <source>one measurement per step (Lecture → Measure TTFT repeats it)</source>
-        <translation>단계마다 한 번 측정 (강의 → TTFT 측정으로 반복)</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="209" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="235" />
         <source>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</source>
         <translation>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="212" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="238" />
         <source>TTFT median of {0} rounds: </source>
         <translation>TTFT {0}회 중앙값: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="221" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="248" />
         <source>{0}: time of the step (ms)</source>
         <translation>{0}: 단계 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="223" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="250" />
         <source>{0}: time so far (ms)</source>
         <translation>{0}: 누적 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="231" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="258" />
         <source>Time to first token, repeated</source>
         <translation>첫 토큰까지 시간, 반복 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="231" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="258" />
         <source>round</source>
         <translation>회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="232" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="259" />
         <source>{0}: TTFT (ms)</source>
         <translation>{0}: TTFT (ms)</translation>
     </message>

@@ -400,3 +400,26 @@ def test_conversation_cost_counts_what_the_turns_feed(
     tight = ChatSession(tiny_backend, tokenizer, max_new_tokens=4,
                         context_limit=done[1].history_tokens)
     assert conversation_cost(tight, TURNS).turns == 1  # the second turn would not fit
+
+
+def test_ttft_repeats_are_interleaved_medians_and_leave_the_chat_as_it_was(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    plain = ChatSession(tiny_backend, tokenizer, max_new_tokens=5)
+    timed = ChatSession(tiny_backend, tokenizer, max_new_tokens=5)
+    counting = CountingBackend(tiny_backend)
+    timed.backend = counting  # type: ignore[assignment]
+    for text in TURNS:
+        a = [t for t in plain.run_turn(text) if isinstance(t, ChatTurn)][-1]
+        before = len(counting.fed)
+        b = [t for t in timed.run_turn(text, timing_repeats=3) if isinstance(t, ChatTurn)][-1]
+        assert b.answer_ids == a.answer_ids and timed.history == plain.history
+        for way in (b.reuse, b.refeed):
+            assert way is not None and way.ttft_rounds == 3 and len(way.ttft_repeats_s) == 3
+            low, high = way.ttft_range_s
+            assert low <= way.ttft_median_s <= high
+        # the repeats feed each way's prefill again: the new tokens, and the whole history
+        widths = counting.fed[before:]
+        assert widths.count(b.new_tokens) >= 3 + 1 and widths.count(b.history_tokens) >= 3 + 1
+        assert a.reuse is not None and a.reuse.ttft_rounds == 1  # one sample: said single
+    assert timed._cached_tokens == plain._cached_tokens

@@ -122,6 +122,24 @@ def test_chat_tab_typed_turns_reuse_on_and_off(qtbot, make_panel, tiny_handle: M
     assert panel.turns == [] and panel.table.rowCount() == 0
 
 
+def test_chat_tab_ttft_is_a_median_of_interleaved_rounds_or_said_single(  # type: ignore[no-untyped-def]
+        qtbot, make_panel) -> None:
+    panel = make_panel(ChatPanel)
+    panel.answer_tokens.setValue(3)
+    panel.ttft_rounds.setValue(3)
+    turn = _send(qtbot, panel, "안녕하세요")
+    assert turn.reuse is not None and turn.reuse.ttft_rounds == 3
+    row = panel.table.rows()[0]
+    assert "median of 3" in row["TTFT (reuse)"] and "median of 3" in row["TTFT (re-feed)"]
+    assert "median of 3" in panel.headline() and "interleaved" in panel.ttft_plot.titleLabel.text
+    assert panel.numbers()["turns"][0]["reuse"]["ttft_rounds"] == 3
+    panel.ttft_rounds.setValue(1)
+    single = _send(qtbot, panel, "오늘 날씨 어때요?")
+    assert single.reuse is not None and single.reuse.ttft_rounds == 1
+    assert "single measurement" in panel.table.rows()[1]["TTFT (reuse)"]
+    assert "single measurement" in panel.headline()
+
+
 def test_chat_tab_context_limit_message_keeps_the_chat(
     qtbot, make_panel, tiny_handle: ModelHandle
 ) -> None:  # type: ignore[no-untyped-def]

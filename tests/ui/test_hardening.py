@@ -110,7 +110,9 @@ def test_a_costly_run_asks_first_and_can_be_cancelled(
     answer["go"] = True
     window.controls.set_mode("cached")
     window.controller.step()
-    qtbot.waitUntil(lambda: window.controller.seconds_per_token is not None, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: window.controller.store.current is not None
+                    and len(window.controller.store.current.records) == 1, timeout=TIMEOUT)
+    assert window.controller.measured_steps > 0
     asked.clear()
     window.controls.set_mode("recompute")  # restarts the run on screen: asks first
     assert len(asked) == 1 and asked[0].seconds is not None  # from the measured speed

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.usefixtures("qapp")
 
 def _step_and_refresh(qtbot, window, mode: str, expected: int) -> None:  # type: ignore[no-untyped-def]
     """Step `mode` once and redraw every view, with no event processing after the redraw."""
+    window.controller.pacer.draw_on_request = False  # only the flush below draws the record
     window.controls.set_mode(mode)
     qtbot.waitUntil(lambda: window.controller.store.current_mode == mode
                     or window.controller.store.current is None)

@@ -230,17 +230,23 @@ class CacheVsRecomputePanel(LabPanel):
                 r.tokens_fed == r.tokens_fed_formula,
             ),
         ]
+        k = len(result.rounds)
         for label, value in (
-            (self.tr("TTFT (ms), median"), result.ttft_ms),
-            (self.tr("decode ms / token, median"), result.decode_ms_per_token),
-            (self.tr("total (ms), median"), result.total_ms),
+            (self.tr("TTFT (ms)"), result.ttft_ms),
+            (self.tr("decode ms / token (median step)"), result.decode_ms_per_token),
+            (self.tr("total (ms)"), result.total_ms),
         ):
-            rows.append((label, value("cached").median, value("recompute").median))
-            if len(result.rounds) > 1:  # numbers, one row each: the CSV keeps them as numbers
-                rows.append((label + " " + self.tr("fastest round"), value("cached").low,
+            # Numbers, one row each: the CSV keeps them as numbers. Each row says what it is.
+            if k > 1:
+                rows.append((self.tr("{0}, median of {1} rounds").format(label, k),
+                             value("cached").median, value("recompute").median))
+                rows.append((self.tr("{0}, fastest round").format(label), value("cached").low,
                              value("recompute").low))
-                rows.append((label + " " + self.tr("slowest round"), value("cached").high,
+                rows.append((self.tr("{0}, slowest round").format(label), value("cached").high,
                              value("recompute").high))
+            else:
+                rows.append((self.tr("{0}, single measurement").format(label),
+                             value("cached").median, value("recompute").median))
         rows += [
             (self.tr("cache, measured (bytes)"), ByteCount(c.cache_bytes),
              ByteCount(r.cache_bytes)),

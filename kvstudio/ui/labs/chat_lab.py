@@ -20,6 +20,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QPushButton, QTextBrowser, QWidget
 
+from kvstudio.engine.records import DEFAULT_REPEATS
 from kvstudio.labs.course import EMPTY_ANSWER
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
@@ -58,12 +59,14 @@ class ChatPanel(LabPanel):
         self.refeed_box.setChecked(True)
         self.answer_tokens = int_box(1, 512, 48)
         self.context_limit = int_box(16, 32768, 1024, 64)
+        self.ttft_rounds = int_box(1, 20, DEFAULT_REPEATS)  # 1 = a single measurement, said so
         for key, widget in (
             ("turn", self.turn_box),
             ("reuse", self.reuse_box),
             ("refeed", self.refeed_box),
             ("answer", self.answer_tokens),
             ("limit", self.context_limit),
+            ("rounds", self.ttft_rounds),
         ):
             self.add_field(key, widget)
         self.script_button = QPushButton()
@@ -142,6 +145,7 @@ class ChatPanel(LabPanel):
                 "refeed": self.tr("Compare"),
                 "answer": self.tr("Answer tokens at most"),
                 "limit": self.tr("Context limit (tokens)"),
+                "rounds": self.tr("TTFT rounds (median of)"),
             }
         )
         self.fed_plot.setTitle(self.tr("Prompt tokens fed per turn"), color="#222")
@@ -199,7 +203,10 @@ class ChatPanel(LabPanel):
         session.set_limits(self.answer_tokens.value(), self.context_limit.value())
         session.check_fits(text)  # refuse before anything runs; the message says what to do
         self._pending_text = text
-        return lambda: session.run_turn(text, reuse=reuse, refeed=refeed)
+        # k > 1: each way's prefill is timed k more times, interleaved; the TTFT is their median.
+        repeats = self.ttft_rounds.value() if self.ttft_rounds.value() > 1 else 0
+        return lambda: session.run_turn(text, reuse=reuse, refeed=refeed,
+                                        timing_repeats=repeats)
 
     def new_chat(self) -> None:
         """Forget the conversation (the next Send starts a new one)."""
@@ -276,14 +283,33 @@ class ChatPanel(LabPanel):
             bars.setOpts(x=xs + shift, height=fed)
             total.setData(xs, np.cumsum(fed))
         for way, line in (("reuse", self._ttft_reuse), ("refeed", self._ttft_refeed)):
-            xs, seconds = series(way, "ttft_s")
+            xs, seconds = series(way, "ttft_median_s")
             line.setData(xs, seconds * 1000.0)
+        self.ttft_plot.setTitle(self._ttft_title(), color="#222")
         for way, line in (("reuse", self._bytes_reuse), ("refeed", self._bytes_refeed)):
             xs, nbytes = series(way, "cache_bytes")
             line.setData(xs, nbytes / 1024.0)
         ticks = [[(float(t), str(int(t))) for t in x]]
         for plot in (self.fed_plot, self.ttft_plot, self.bytes_plot):
             plot.getAxis("bottom").setTicks(ticks if len(x) else None)
+
+    def _ttft_title(self) -> str:
+        """What the TTFT chart's points are: medians of k rounds, or single measurements."""
+        rounds = {r.ttft_rounds for t in self.turns for r in (t.reuse, t.refeed) if r}
+        if rounds and max(rounds) > 1:
+            return self.tr("Time to first token (median of {0} interleaved rounds)").format(
+                max(rounds))
+        if rounds:
+            return self.tr("Time to first token (single measurements)")
+        return self.tr("Time to first token")
+
+    def ttft_text(self, result: Any) -> str:
+        """"12.4 ms (median of 5, 11.9–13.0)" or "12.4 ms (single measurement)"."""
+        low, high = result.ttft_range_s
+        if result.ttft_rounds > 1:
+            return self.tr("{0:,.1f} ms (median of {1}, {2:,.1f}–{3:,.1f})").format(
+                1000 * result.ttft_median_s, result.ttft_rounds, 1000 * low, 1000 * high)
+        return self.tr("{0:,.1f} ms (single measurement)").format(1000 * result.ttft_s)
 
     def _fill_transcript(self) -> None:
         lines = []
@@ -310,7 +336,7 @@ class ChatPanel(LabPanel):
         def ms(result: Any, value: str) -> Any:
             if result is None:
                 return "—"
-            return result.ttft_s * 1000.0 if value == "ttft" else result.decode_ms_per_token
+            return self.ttft_text(result) if value == "ttft" else result.decode_ms_per_token
 
         rows = [
             (
@@ -334,8 +360,8 @@ class ChatPanel(LabPanel):
                 self.tr("history"),
                 self.tr("fed (reuse)"),
                 self.tr("fed (re-feed)"),
-                self.tr("TTFT ms (reuse)"),
-                self.tr("TTFT ms (re-feed)"),
+                self.tr("TTFT (reuse)"),
+                self.tr("TTFT (re-feed)"),
                 self.tr("ms/token (reuse)"),
                 self.tr("ms/token (re-feed)"),
                 self.tr("cache KiB"),
@@ -354,14 +380,14 @@ class ChatPanel(LabPanel):
         parts = [self.tr("Turn {0}, history {1} tokens").format(last.turn, last.history_tokens)]
         if last.reuse is not None:
             parts.append(
-                self.tr("reuse fed {0} tokens, TTFT {1:.1f} ms").format(
-                    last.reuse.prompt_tokens_fed, last.reuse.ttft_s * 1000.0
+                self.tr("reuse fed {0} tokens, TTFT {1}").format(
+                    last.reuse.prompt_tokens_fed, self.ttft_text(last.reuse)
                 )
             )
         if last.refeed is not None:
             parts.append(
-                self.tr("re-feed fed {0} tokens, TTFT {1:.1f} ms").format(
-                    last.refeed.prompt_tokens_fed, last.refeed.ttft_s * 1000.0
+                self.tr("re-feed fed {0} tokens, TTFT {1}").format(
+                    last.refeed.prompt_tokens_fed, self.ttft_text(last.refeed)
                 )
             )
         compared = [t for t in self.turns if t.identical is not None]
@@ -394,7 +420,13 @@ class ChatPanel(LabPanel):
             totals.append(
                 Series(running.header, running.x, tuple(np.cumsum(running.y).tolist()))  # type: ignore[arg-type]
             )
-            ttft.append(series(way, self.tr("{0}: TTFT (ms)"), lambda r: r.ttft_s * 1000.0))
+            ttft += [series(way, self.tr("{0}: TTFT, median (ms)"),
+                            lambda r: r.ttft_median_s * 1000.0),
+                     series(way, self.tr("{0}: TTFT, fastest round (ms)"),
+                            lambda r: r.ttft_range_s[0] * 1000.0),
+                     series(way, self.tr("{0}: TTFT, slowest round (ms)"),
+                            lambda r: r.ttft_range_s[1] * 1000.0),
+                     series(way, self.tr("{0}: TTFT rounds"), lambda r: r.ttft_rounds)]
             cache.append(series(way, self.tr("{0}: cache (bytes)"), lambda r: r.cache_bytes))
         turn = self.tr("turn")
         return [
@@ -410,7 +442,10 @@ class ChatPanel(LabPanel):
             return {
                 "prompt_tokens_fed": result.prompt_tokens_fed,
                 "decode_tokens_fed": result.decode_tokens_fed,
-                "ttft_ms": result.ttft_s * 1000.0,
+                "ttft_ms": result.ttft_median_s * 1000.0,  # the median of ttft_rounds rounds
+                "ttft_ms_min": result.ttft_range_s[0] * 1000.0,
+                "ttft_ms_max": result.ttft_range_s[1] * 1000.0,
+                "ttft_rounds": result.ttft_rounds,  # 1: a single measurement
                 "decode_ms_per_token": result.decode_ms_per_token,
                 "cache_bytes": result.cache_bytes,
                 "token_ids": list(result.token_ids),

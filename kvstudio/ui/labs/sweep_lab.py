@@ -105,7 +105,8 @@ class LengthSweepPanel(LabPanel):
         self.explanation.setText(
             self.tr(
                 "Generates at several lengths in both modes and plots the time per generated "
-                "token against the context length P + N. With the cache it stays nearly flat; "
+                "token (the median decode step, the prefill apart) against the context length "
+                "P + N. With the cache it stays nearly flat; "
                 "without it, every token re-reads the whole context, so it grows with length. "
                 "Each point is the median of several rounds, its bar the fastest and slowest "
                 "round. Dashed: best straight line; solid: best parabola; a curve is drawn only "
@@ -189,7 +190,7 @@ class LengthSweepPanel(LabPanel):
                 (
                     mode_name(point.mode),
                     f"P={point.prompt_tokens}, N={point.new_tokens}",
-                    self.tr("{0:.3g} ms/token").format(1000 * point.seconds / point.new_tokens),
+                    self.tr("{0:.3g} ms/token").format(point.ms_per_token),
                     self.tr("fed {0} (formula {1})").format(
                         point.tokens_fed, point.tokens_fed_formula
                     ),
@@ -267,6 +268,8 @@ class LengthSweepPanel(LabPanel):
                     "prompt_tokens": p.prompt_tokens,
                     "new_tokens": p.new_tokens,
                     "seconds": p.seconds,
+                    "ttft_ms": 1000.0 * p.ttft_seconds,
+                    "decode_ms_per_token": p.ms_per_token,
                     "tokens_fed": p.tokens_fed,
                     "tokens_fed_formula": p.tokens_fed_formula,
                 }

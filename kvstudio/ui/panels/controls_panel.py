@@ -122,6 +122,14 @@ class ControlsPanel(RetranslateOnLanguageChange, QWidget):
     def set_mode(self, mode: Mode) -> None:
         (self._cached if mode == "cached" else self._recompute).setChecked(True)
 
+    def show_mode(self, mode: Mode) -> None:
+        """Show the mode of the run on screen without asking for a new run (after Cancel)."""
+        for button in (self._cached, self._recompute):
+            button.blockSignals(True)
+        (self._cached if mode == "cached" else self._recompute).setChecked(True)
+        for button in (self._cached, self._recompute):
+            button.blockSignals(False)
+
     def set_speed(self, index: int) -> None:
         """Choose a play speed by its index in SPEED_INTERVALS_MS (last = as fast as possible)."""
         self._speed.setValue(max(0, min(index, len(SPEED_INTERVALS_MS) - 1)))

@@ -98,8 +98,11 @@ class ModelPanel(RetranslateOnLanguageChange, QWidget):
 
     def _on_embedded_activated(self, index: int) -> None:
         kind = self._embedded.itemData(index)
-        if kind != OPENED:  # the opened model is the one loaded: nothing to do
-            self.model_chosen.emit(ModelChoice(kind))
+        if kind == OPENED:  # the opened model is the one loaded: nothing to do
+            return
+        if self._model is not None and self._model.choice == ModelChoice(kind):
+            return  # the model already loaded: reloading it would only clear the runs
+        self.model_chosen.emit(ModelChoice(kind))
 
     def _name_opened_entry(self) -> None:
         opened = self._embedded.findData(OPENED)

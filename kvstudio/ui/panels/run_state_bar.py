@@ -87,12 +87,18 @@ class RunStateBar(RetranslateOnLanguageChange, QWidget):
         self._slider.setValue(shown)
         self._slider.blockSignals(False)
         self._slider.setEnabled(state.steps > 1)
-        self._step.setText(self._step_template.format(shown, last) if state.steps else "")
+        # Counted 1 … N like the status bar's "Step k/N": the current run's steps shown, of N.
+        self._step.setText(self._step_template.format(
+            f"{state.shown_step_count():,}", f"{state.budget:,}") if state.steps else "")
         self._latest.setEnabled(state.scrubbing)
         self._live.setVisible(state.replaying)
 
     def phase_text(self) -> str:
         return self._phase.text()
+
+    def step_text(self) -> str:
+        """The counter beside the slider, e.g. "step 38 / 64" (1 … N, as the status bar)."""
+        return self._step.text()
 
     def slider(self) -> QSlider:
         return self._slider

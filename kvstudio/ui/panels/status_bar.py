@@ -11,10 +11,15 @@ from PySide6.QtWidgets import QProgressBar, QStatusBar, QWidget
 
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.names import format_bytes, mode_name
-from kvstudio.ui.app.plain_text import plain_label
-from kvstudio.ui.run.store import RunStore
+from kvstudio.ui.app.plain_text import plain_label, plain_tooltip
+from kvstudio.ui.run.store import RunStore, RunTrace
 
 FIELDS = ("mode", "step", "fed", "cache", "ttft", "ms_token", "tok_s", "threads")
+
+
+def step_count(trace: RunTrace) -> int:
+    """Steps done, counted 1 … N (the prefill is step 1 of N): the counter every view shows."""
+    return len(trace.records)
 
 
 class RunStatusBar(RetranslateOnLanguageChange, QStatusBar):
@@ -58,16 +63,23 @@ class RunStatusBar(RetranslateOnLanguageChange, QStatusBar):
                 self._labels[name].setText("")
             return
         last = trace.last
-        self._labels["step"].setText(t["step"].format(len(trace.records),
-                                                      trace.info.max_new_tokens))
-        self._labels["fed"].setText(t["fed"].format(trace.tokens_fed_total))
+        self._labels["step"].setText(t["step"].format(f"{step_count(trace):,}",
+                                                      f"{trace.info.max_new_tokens:,}"))
+        self._labels["fed"].setText(t["fed"].format(f"{trace.tokens_fed_total:,}"))
         self._labels["cache"].setText(t["cache"].format(
             format_bytes(last.cache_allocated_bytes if last else 0)))
         ttft, ms_token, tok_s = trace.ttft_ms, trace.decode_ms_per_token, trace.tokens_per_second
-        self._labels["ttft"].setText(t["ttft"].format("—" if ttft is None else f"{ttft:.1f}"))
-        self._labels["ms_token"].setText(
-            t["ms_token"].format("—" if ms_token is None else f"{ms_token:.2f}"))
-        self._labels["tok_s"].setText(t["tok_s"].format("—" if tok_s is None else f"{tok_s:.0f}"))
+        self._labels["ttft"].setText(t["ttft"].format("—" if ttft is None else f"{ttft:,.1f}"))
+        spread = trace.decode_ms_range
+        if ms_token is None or spread is None:
+            self._labels["ms_token"].setText(t["ms_token_none"])
+            self._labels["ms_token"].setToolTip("")
+        else:
+            self._labels["ms_token"].setText(t["ms_token"].format(f"{ms_token:,.2f}",
+                                                                  f"{spread[2]:,}"))
+            self._labels["ms_token"].setToolTip(plain_tooltip(t["ms_token_tip"].format(
+                f"{spread[0]:,.2f}", f"{spread[1]:,.2f}", f"{spread[2]:,}")))
+        self._labels["tok_s"].setText(t["tok_s"].format("—" if tok_s is None else f"{tok_s:,.0f}"))
 
     def retranslate(self) -> None:
         self._loading.setFormat(self.tr("Loading the model…"))
@@ -76,11 +88,17 @@ class RunStatusBar(RetranslateOnLanguageChange, QStatusBar):
             "step": self.tr("Step {0}/{1}"),
             "fed": self.tr("Tokens fed: {0}"),
             "cache": self.tr("Cache: {0}"),
-            "ttft": self.tr("TTFT: {0} ms"),
-            "ms_token": self.tr("{0} ms/token"),
+            "ttft": self.tr("TTFT: {0} ms (single measurement)"),
+            "ms_token": self.tr("{0} ms/token (median of {1} steps)"),
+            "ms_token_none": self.tr("— ms/token"),
+            "ms_token_tip": self.tr(
+                "ms/token: the median time of one decode step, timed by the model's thread "
+                "around the forward pass and the sampling only (never the drawing); the "
+                "prefill is apart, as TTFT. Fastest step {0} ms, slowest {1} ms, {2} steps."),
             "tok_s": self.tr("{0} tokens/s"),
             "threads": self.tr("torch threads: {0} · {1}"),
         }
+        self._labels["tok_s"].setToolTip(self.tr("tokens/s = 1000 ÷ ms/token (decode steps only)"))
         self.set_runtime(self._threads, self._device)
         if self._store is not None:
             self.refresh(self._store)

@@ -80,12 +80,15 @@ class StepTimePlot(LivePlot):
             name = mode_name(mode)
             self.legend.addItem(self._per_step[mode], self.tr("{0}: ms per step").format(name))
             self.legend.addItem(self._cumulative[mode], self.tr("{0}: cumulative").format(name))
-        self.legend.addItem(self._ttft["cached"], self.tr("prefill = time to first token"))
+        self.legend.addItem(self._ttft["cached"],
+                            self.tr("prefill = TTFT (single measurement)"))
         self._ttft_text = self.tr("TTFT {0:.1f} ms")
         self._repeat_name = self.tr("TTFT median of {0} (bar: min–max)")
         if self._repeats is not None:
             self.show_ttft_repeats(self._repeats)
-        self._ttft_both_text = self.tr("TTFT: {0}")  # {0}: "Cached 5.8 ms · Recompute 6.1 ms"
+        # {0}: "Cached 5.8 ms · Recompute 6.1 ms"
+        self._ttft_both_text = self.tr("TTFT: {0}")  # single samples: the legend says so
+        self._ttft_median_text = self.tr("TTFT median of {1}: {0}")
 
     def refresh(self, store: RunStore) -> None:
         self._store = store
@@ -101,8 +104,12 @@ class StepTimePlot(LivePlot):
             ms = np.asarray(trace.step_ms, dtype=float)
             self._per_step[mode].setData(steps, ms)
             self._cumulative[mode].setData(steps, np.asarray(trace.cumulative_ms, dtype=float))
-            self._ttft[mode].setData([0.0], [ms[0]])
-            self._ttft_label[mode].setText(self._ttft_text.format(ms[0]))
+            # Once TTFT has been measured k times the medians stand at step 0 instead of
+            # the one cold sample (never both side by side).
+            self._ttft[mode].setData(*(([], []) if self._repeats is not None
+                                       else ([0.0], [ms[0]])))
+            self._ttft_label[mode].setText(
+                "" if self._repeats is not None else self._ttft_text.format(ms[0]))
             self._ttft_label[mode].setPos(0.3, float(ms[0]))
         self._label_ttft(store)
         if store.traces():  # the run plus room for the next steps; exactly the run once it ends
@@ -118,7 +125,10 @@ class StepTimePlot(LivePlot):
         """
         firsts = {mode: trace.step_ms[0] for mode in MODES
                   if (trace := store.trace(mode)) is not None and trace.records}
-        if len(firsts) < 2:
+        repeats = self._repeats
+        if repeats is not None:  # the medians replace the single samples: never side by side
+            firsts = {mode: repeats.ttft_ms(mode).median for mode in MODES}
+        elif len(firsts) < 2:
             self._ttft_both.setHtml("")
             return
         for label in self._ttft_label.values():
@@ -126,7 +136,12 @@ class StepTimePlot(LivePlot):
         parts = [f'<span style="color:{MODE_COLOURS[mode]}">'
                  f"{html.escape(mode_name(mode))} {ms:.1f} ms</span>"
                  for mode, ms in firsts.items()]
-        self._ttft_both.setHtml(html.escape(self._ttft_both_text).format(" · ".join(parts)))
+        if repeats is None:
+            text = html.escape(self._ttft_both_text).format(" · ".join(parts))
+        else:
+            text = html.escape(self._ttft_median_text).format(" · ".join(parts),
+                                                              len(repeats.ms["cached"]))
+        self._ttft_both.setHtml(text)
         self._ttft_both.setPos(0.3, max(firsts.values()))
 
     def ttft_labels(self) -> list[tuple[str, QRectF]]:
@@ -189,28 +204,40 @@ class StepTimePlot(LivePlot):
                 self._y_top = top * 2.5
                 self.plot_item.vb.setRange(yRange=(0, self._y_top), padding=0)
                 self.ranges_changed()
+        if self._store is not None and hasattr(self, "_ttft_median_text"):
+            self.refresh(self._store)  # the TTFT labels: medians replace the single samples
 
     def _traces(self) -> list[RunTrace]:
         return self._store.stepped_traces() if self._store else []
 
     def headline(self) -> str:
+        """ms/token per run (median decode step, min–max, k), then TTFT: single or median.
+
+        A single cold TTFT is never set beside a median: once TTFT has been
+        measured k times, the headline gives only the medians.
+        """
         parts = []
         for trace in self._traces():
-            decode = trace.decode_ms_per_token
-            text = self.tr("{0}: TTFT {1:.1f} ms").format(mode_name(trace.mode), trace.ttft_ms)
-            if decode is not None:
-                text += self.tr(", {0:.2f} ms per generated token").format(decode)
-            parts.append(text)
-        if not parts:
-            return ""
+            decode, spread = trace.decode_ms_per_token, trace.decode_ms_range
+            if decode is not None and spread is not None:
+                parts.append(self.tr(
+                    "{0}: {1:.2f} ms per generated token (median of {2} decode steps, "
+                    "{3:.2f}–{4:.2f})").format(mode_name(trace.mode), decode, spread[2],
+                                               spread[0], spread[1]))
         if self._repeats is None:
-            return " · ".join(parts) + "\n" + self.tr(
-                "one measurement per step (Lecture → Measure TTFT repeats it)")
-        repeated = [self.tr("{0} {1:.2f} ms ({2:.2f}–{3:.2f})").format(
-            mode_name(m), s.median, s.low, s.high)
-            for m in MODES for s in [self._repeats.ttft_ms(m)]]
-        return " · ".join(parts) + "\n" + self.tr("TTFT median of {0} rounds: ").format(
-            len(self._repeats.ms["cached"])) + " · ".join(repeated)
+            singles = [self.tr("{0} {1:.1f} ms").format(mode_name(t.mode), t.ttft_ms)
+                       for t in self._traces()]
+            if not singles:
+                return ""
+            ttft = self.tr("TTFT, single measurement: ") + " · ".join(singles) + " " + self.tr(
+                "(Lecture → Measure TTFT repeats it)")
+        else:
+            repeated = [self.tr("{0} {1:.2f} ms ({2:.2f}–{3:.2f})").format(
+                mode_name(m), s.median, s.low, s.high)
+                for m in MODES for s in [self._repeats.ttft_ms(m)]]
+            ttft = self.tr("TTFT median of {0} rounds: ").format(
+                len(self._repeats.ms["cached"])) + " · ".join(repeated)
+        return " · ".join(parts) + ("\n" if parts else "") + ttft
 
     def data_tables(self) -> list[DataTable]:
         series: list[Series] = []

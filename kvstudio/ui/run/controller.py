@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Signal
 
 from kvstudio.engine.records import StepRecord
 from kvstudio.ui.run.engine_adapter import (
@@ -28,19 +28,29 @@ from kvstudio.ui.run.engine_adapter import (
     RunCost,
     RunInfo,
     RunRequest,
+    StepTimes,
     parse_temperatures,
     run_cost,
 )
 from kvstudio.ui.run.engine_worker import EngineHost
-from kvstudio.ui.run.heap import settle_heap
+from kvstudio.ui.run.heap import GuiThreadCollector, settle_heap
 from kvstudio.ui.run.pacer import RedrawPacer
 from kvstudio.ui.run.replay import ReplayController
 from kvstudio.ui.run.state import RunState
+from kvstudio.ui.run.step_gate import StepGate, attach_to_gui_thread
 from kvstudio.ui.run.store import RunStore
 
 log = logging.getLogger(__name__)
 
 RequestSource = Callable[[], RunRequest]
+
+
+def hold_gc_in_steps(gate: StepGate) -> None:
+    """The GUI thread's garbage collector waits while `gate` times a step."""
+    app = QCoreApplication.instance()
+    collector = app.findChild(GuiThreadCollector) if app is not None else None
+    if isinstance(collector, GuiThreadCollector):
+        collector.may_collect = gate.gui_may_draw
 CostConfirmer = Callable[[RunCost], bool]  # True = go on
 
 
@@ -54,6 +64,7 @@ class RunController(QObject):
     run_finished = Signal()
     sampling_progress = Signal(int, int)
     sampling_finished = Signal(object)  # AnswerCounts | None
+    request_restored = Signal(object)  # RunRequest of the run on screen, after a Cancel
 
     def __init__(self, host: EngineHost, request_source: RequestSource,
                  parent: QObject | None = None) -> None:
@@ -71,15 +82,19 @@ class RunController(QObject):
         # Asked before a run whose cost is large; the window shows a dialog, tests answer.
         self.confirm_cost: CostConfirmer = lambda cost: True
         self._checked: RunRequest | None = None  # the request whose cost was last accepted
-        self._fed_total = 0  # tokens fed over every step seen, for the speed estimate
+        self.step_times = StepTimes()  # every step's tokens fed and time: the cost estimate
         # While a lab times the model, live steps wait (see `hold_live`).
         self._held = False
         self.queued_steps = 0
         self._resume_interval: int | None = None  # play again at this interval when released
-        self._seconds_total = 0.0
-        self.pacer = RedrawPacer(parent=self)  # the window registers its views with it
+        # The window registers its views with the pacer; it draws between the model's steps.
+        self.pacer = RedrawPacer(parent=self, may_draw=host.gate.gui_may_draw)
+        attach_to_gui_thread(host.gate, self)
+        self.pacer.draw_on_request = host.gate.attached
+        hold_gc_in_steps(host.gate)
         worker = host.worker
         worker.model_loaded.connect(self._on_model_loaded)
+        worker.calibrated.connect(self._on_calibrated)
         worker.load_failed.connect(self._on_load_failed)
         worker.run_started.connect(self._on_run_started)
         worker.step_ready.connect(self._on_step_ready)
@@ -205,20 +220,24 @@ class RunController(QObject):
             self.note.emit(self.tr("A lab is measuring times: the live run waits until it ends."))
 
     @property
-    def seconds_per_token(self) -> float | None:
-        """Measured seconds per token fed over the steps seen so far (None before any)."""
-        return self._seconds_total / self._fed_total if self._fed_total else None
+    def measured_steps(self) -> int:
+        """How many steps the cost estimate's time model is fitted to (0 before any)."""
+        fit = self.step_times.fit("cached")
+        return 0 if fit is None else fit.steps
 
     def _cost_accepted(self, request: RunRequest) -> bool:
         """Before a new run of `request` that costs a lot, ask `confirm_cost` once."""
         if self.model is None or request == self._checked:
             return True
         try:
-            cost = run_cost(self.model, request, self.seconds_per_token)
+            cost = run_cost(self.model, request, self.step_times)
         except ValueError:
             return True  # the worker reports what is wrong with the request
         if cost.large and not self.confirm_cost(cost):
             self.note.emit(self.tr("Run cancelled before it started."))
+            trace = self.store.current
+            if trace is not None:  # the buttons go back to the run that is on screen
+                self.request_restored.emit(trace.info.request)
             return False
         self._checked = request
         return True
@@ -302,9 +321,23 @@ class RunController(QObject):
 
         Not in a replay: the saved run stays on screen until "back to live".
         """
+        self._restart(finished_too=True)
+
+    def restart_if_unfinished(self) -> None:
+        """A sampling setting changed: rerun a run that is still going, never a finished one.
+
+        A finished run stays on screen as it ran (unticking Greedy for Sample ×N
+        must not wipe it); the next Step starts a run with the new settings.
+        """
+        self._restart(finished_too=False)
+
+    def _restart(self, finished_too: bool) -> None:
         if self.state.replaying:
             return
-        if self.store.current is None and not self.playing:
+        current = self.store.current
+        if current is None and not self.playing:
+            return
+        if current is not None and current.finished and not finished_too and not self.playing:
             return
         self._follow_latest()
         if self._held:
@@ -343,7 +376,8 @@ class RunController(QObject):
         self.loading_model = False
         self.loading.emit(False)
         self.model = model
-        self._checked, self._fed_total, self._seconds_total = None, 0, 0.0
+        self._checked = None
+        self.step_times.clear()
         self.replay.stop()
         self.store.clear()
         self.state.update(source="live", playing=False, viewing=None)
@@ -353,6 +387,10 @@ class RunController(QObject):
         log.debug("heap settled after loading %s: %d objects frozen", model.name, frozen)
         self.model_loaded.emit(model)
         self.note.emit(self.tr("Model ready: {0}").format(model.name))
+
+    def _on_calibrated(self, tokens: int, seconds: float) -> None:
+        """The load's timed forward of `tokens` without a cache: one recompute-sized call."""
+        self.step_times.add("recompute", tokens, seconds)
 
     def _on_run_started(self, info: RunInfo) -> None:
         if self.state.replaying:
@@ -364,8 +402,8 @@ class RunController(QObject):
         self.note.emit("")  # an old "run finished" no longer applies
 
     def _on_step_ready(self, run_id: int, record: StepRecord) -> None:
-        self._fed_total += record.tokens_fed * max(record.forward_rows, 1)
-        self._seconds_total += record.elapsed_s
+        self.step_times.add(record.mode, record.tokens_fed * max(record.forward_rows, 1),
+                            record.elapsed_s)
         if self.store.add(run_id, record):
             self._sync_state()
             if self.state.viewing is None:
@@ -407,11 +445,13 @@ class RunController(QObject):
             done, total = self.replay.position()
             self.state.update(has_run=bool(self.store.traces()),
                               steps=self.store.longest_steps(), budget=total,
+                              current_steps=len(trace.records) if trace is not None else 0,
                               finished=total > 0 and done >= total,
                               stop=trace.stop if trace is not None else None)
             return
         self.state.update(has_run=trace is not None, steps=self.store.longest_steps(),
                           budget=trace.info.max_new_tokens if trace is not None else 0,
+                          current_steps=len(trace.records) if trace is not None else 0,
                           finished=trace is not None and trace.finished,
                           stop=trace.stop if trace is not None else None)
 

@@ -14,13 +14,16 @@ torch, so the window is on screen before torch has loaded (start-up).
 from __future__ import annotations
 
 import logging
+import statistics
+import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from kvstudio.engine import formulas
 from kvstudio.engine.cache.spec import CacheSpec
-from kvstudio.engine.costs import RunCost, generation_cost
+from kvstudio.engine.costs import RunCost, StepTimes, generation_cost
 from kvstudio.engine.records import Mode, SamplingSettings
 from kvstudio.labs.course import COURSE
 
@@ -292,15 +295,14 @@ def encode_prompt(model: ModelHandle, request: RunRequest) -> list[int]:
     return ids
 
 
-def run_cost(
-    model: ModelHandle, request: RunRequest, seconds_per_token: float | None
-) -> RunCost:
+def run_cost(model: ModelHandle, request: RunRequest, step_times: StepTimes) -> RunCost:
     """The cost of running `request` to its budget (`costs.generation_cost`, the rule the
-    command line uses too); ValueError as `encode_prompt` gives."""
+    command line uses too), its seconds from the time per forward call fitted to the
+    steps measured so far (`StepTimes.fit`); ValueError as `encode_prompt` gives."""
     ids = encode_prompt(model, request)
-    return generation_cost(
-        request.settings.mode, len(ids), request.settings.max_new_tokens, seconds_per_token
-    )
+    mode = request.settings.mode
+    return generation_cost(mode, len(ids), request.settings.max_new_tokens,
+                           step_times.fit(mode))
 
 
 def make_stepper(model: ModelHandle, prompt_ids: list[int], settings: RunSettings) -> Stepper:
@@ -384,11 +386,40 @@ def repeated_sampling(
             yield SamplingProgress(item.done, item.total)
 
 
-def warm_up(model: ModelHandle) -> None:
-    """One forward before the first run, so its TTFT is not the model's first-ever forward."""
+WARM_PREFILL_TOKENS = 256  # the warm-up's long prefill: the course's P = 183 fits inside
+CALIBRATION_REPEATS = 3  # its timed forwards: the rate is their median
+
+
+Timing = Callable[[], AbstractContextManager[object]]  # a context around a timed forward
+
+
+def warm_up(model: ModelHandle, timing: Timing | None = None) -> tuple[int, float]:
+    """Forwards before the first run, so its TTFT is not the model's first-ever forward;
+    returns (tokens, median seconds) of a timed forward without a cache: a recompute step.
+
+    A short run per mode, then a lecture-sized prefill twice: the first long forward
+    also pays for allocator growth (a cold 183-token prefill took 7x the warm one),
+    the next `CALIBRATION_REPEATS` are timed inside `timing` (the window's `StepGate`)
+    and their median gives the cost estimate a recompute-sized call before any run.
+    """
+    import torch
+
+    from kvstudio.labs.common import lab_prompt_ids
     from kvstudio.labs.common import warm_up as warm_up_backend
 
     warm_up_backend(model.backend, model.tokenizer)
+    tokens = min(WARM_PREFILL_TOKENS, max(1, model.max_positions // 2))
+    ids = lab_prompt_ids(model.tokenizer, tokens)
+    times = []
+    with torch.inference_mode():
+        batch = torch.tensor([ids], dtype=torch.long, device=model.backend.device)  # (1, T)
+        model.backend.forward_last(batch, None, None)  # cold: allocator growth
+        for _ in range(CALIBRATION_REPEATS):
+            with timing() if timing is not None else nullcontext():
+                started = time.perf_counter()
+                model.backend.forward_last(batch, None, None)
+                times.append(time.perf_counter() - started)
+    return tokens, statistics.median(times)
 
 
 def set_torch_threads(count: int) -> int:

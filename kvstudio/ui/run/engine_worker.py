@@ -3,17 +3,19 @@
 `GenerationWorker` lives on the thread. It loads models, keeps one `Stepper`,
 steps it on request or on its own timer (play), runs repeated sampling, and
 reports through signals carrying frozen records. Cancellation is checked
-between steps. `EngineHost` lives on the UI thread: it owns the QThread, turns
-method calls into queued signals, and stops and waits for the thread on
-shutdown (``threads.stop_and_wait``, shared with the lab thread). The window
-talks only to the host.
+between steps. Each step runs through the host's `StepGate`: it starts when
+the GUI thread has gone idle, so its measured time is the model's alone. (The
+thread keeps the UI's priority: lowered, it lost the CPU to every other program
+and its steps read slower than `kvstudio compare` on the same machine.)
+`EngineHost` lives on the UI thread: it owns the QThread, turns method calls
+into queued signals, and stops and waits for the thread on shutdown
+(``threads.stop_and_wait``, shared with the lab thread). The window talks only
+to the host.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import sys
 import threading
 from typing import TYPE_CHECKING
 
@@ -31,6 +33,7 @@ from kvstudio.ui.run.engine_adapter import (
     run_info,
     warm_up,
 )
+from kvstudio.ui.run.step_gate import StepGate
 from kvstudio.ui.run.threads import stop_and_wait, thread_running
 
 if TYPE_CHECKING:
@@ -38,7 +41,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-WORKER_NICE = 8  # niceness of the model thread (0 = the UI thread's): the UI goes first
 MIN_PLAY_INTERVAL_MS = 2  # "as fast as possible" still rests 2 ms per step: the UI thread gets in
 
 
@@ -46,6 +48,7 @@ class GenerationWorker(QObject):
     """Owns the model and the live stepper; every slot runs on the worker thread."""
 
     model_loaded = Signal(object)  # ModelHandle
+    calibrated = Signal(int, float)  # tokens, seconds of one timed forward without a cache
     load_failed = Signal(object)  # the ModelChoice that could not be loaded
     run_started = Signal(object)  # RunInfo
     step_ready = Signal(int, object)  # run id, StepRecord
@@ -55,9 +58,12 @@ class GenerationWorker(QObject):
     sampling_progress = Signal(int, int)  # done, total
     sampling_finished = Signal(object)  # AnswerCounts, or None when cancelled
 
-    def __init__(self, loader: ModelLoader) -> None:
+    def __init__(self, loader: ModelLoader, gate: StepGate | None = None) -> None:
         super().__init__()
         self._loader = loader
+        # Each timed step waits for the window to rest (`StepGate`): a record's elapsed_s is
+        # the model's forward and sampling alone, never forward plus somebody's redraw.
+        self.gate = gate or StepGate()
         self._model: ModelHandle | None = None
         self._stepper: Stepper | None = None
         self._request: RunRequest | None = None
@@ -76,27 +82,14 @@ class GenerationWorker(QObject):
         self._cancel.clear()
 
     # ---- slots (queued from the host) --------------------------------------------------------
-    @Slot()
-    def lower_priority(self) -> None:
-        """Runs first on the worker thread: make it yield the CPU to the UI thread.
-
-        On a busy machine the UI thread otherwise waits tens of milliseconds for a
-        core while the model steps; a higher nice value (Linux: per thread) lets it
-        in first. The model still gets every cycle the UI does not need.
-        """
-        if hasattr(os, "setpriority") and sys.platform.startswith("linux"):
-            try:
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICE)
-            except OSError as exc:
-                log.info("could not lower the worker thread's priority: %s", exc)
-
     @Slot(object)
     def load(self, choice: ModelChoice) -> None:
         self._stop_play()
         try:
             model = self._loader(choice)
-            # So the first run's TTFT is not also the model's first-ever forward.
-            warm_up(model)
+            # So the first run's TTFT is not also the model's first-ever forward; the
+            # timed recompute-sized forward gives the cost estimate its first rate.
+            calibration = warm_up(model, self.gate.step)
         except (ValueError, OSError, RuntimeError, KeyError) as exc:
             log.warning("model load failed: %s", exc)
             self.failed.emit(str(exc))
@@ -109,6 +102,7 @@ class GenerationWorker(QObject):
             return
         self._model, self._stepper, self._request = model, None, None
         self.model_loaded.emit(model)
+        self.calibrated.emit(*calibration)
 
     @Slot(object)
     def start(self, request: RunRequest) -> None:
@@ -209,7 +203,8 @@ class GenerationWorker(QObject):
             self.run_finished.emit(self._run_id)
             return False
         try:
-            record = stepper.step()
+            with self.gate.step():
+                record = stepper.step()
         except (ValueError, RuntimeError) as exc:
             log.warning("step failed: %s", exc)
             self._stop_play()
@@ -240,7 +235,8 @@ class EngineHost(QObject):
         super().__init__(parent)
         self._thread = QThread()
         self._thread.setObjectName("kvstudio-engine")
-        self.worker = GenerationWorker(loader)
+        self.gate = StepGate()  # the controller tells it when the GUI thread rests
+        self.worker = GenerationWorker(loader, self.gate)
         self.worker.moveToThread(self._thread)
         self._load_requested.connect(self.worker.load)
         self._start_requested.connect(self.worker.start)
@@ -251,7 +247,6 @@ class EngineHost(QObject):
         self._reset_requested.connect(self.worker.reset)
         self._sample_requested.connect(self.worker.sample)
         self._shutdown_requested.connect(self.worker.shutdown)
-        self._thread.started.connect(self.worker.lower_priority)
         self._thread.finished.connect(self.worker.deleteLater)
         self._thread.start()
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import atexit
 import gc
 import logging
+from collections.abc import Callable
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer
 
@@ -46,6 +47,9 @@ class GuiThreadCollector(QObject):
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self.collect_due)
         self.collections = [0, 0, 0]  # per generation, for tests and diagnostics
+        # False while the model's step is being timed (the window's `StepGate`): a
+        # collection then would hold the interpreter and be timed as part of the step.
+        self.may_collect: Callable[[], bool] = lambda: True
         self.reenabled = 0  # how often something else had switched the automatic collector on
 
     def start(self) -> None:
@@ -73,6 +77,8 @@ class GuiThreadCollector(QObject):
             log.warning("automatic garbage collection was switched on; switching it off again")
             gc.disable()
             self.reenabled += 1
+        if not self.may_collect():
+            return -1  # the next tick collects it
         counts, thresholds = gc.get_count(), gc.get_threshold()
         generation = -1
         for g in range(3):

@@ -6,6 +6,11 @@ refreshes one dirty view per tick, round robin, so one event-loop turn never
 repaints every plot at once (painting four plots together stalled the loop
 for tens of milliseconds). `flush()` refreshes everything now (tests, the end
 of a run, a language switch).
+
+Between the model's steps (`may_draw`, from the `StepGate`): with `draw_on_request`
+each record draws one view at once, while the model thread waits for the GUI
+thread to rest; a tick that falls inside a timed step is put off to the next
+record (or `DEFER_MS`), so drawing never runs during a step it would slow.
 """
 
 from __future__ import annotations
@@ -14,12 +19,19 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+DEFER_MS = 50  # a tick put off for a step tries again this much later (or at the next record)
+
 
 class RedrawPacer(QObject):
     redraw_due = Signal()  # after a flush: everything is up to date
 
-    def __init__(self, tick_ms: int = 20, parent: QObject | None = None) -> None:
+    def __init__(self, tick_ms: int = 20, parent: QObject | None = None,
+                 may_draw: Callable[[], bool] | None = None) -> None:
         super().__init__(parent)
+        self._tick_ms = tick_ms
+        self.may_draw: Callable[[], bool] = may_draw or (lambda: True)
+        self.deferred = 0  # ticks put off because a step was being timed
+        self.draw_on_request = False  # draw one view inside `request()` (between steps)
         self._views: list[Callable[[], None]] = []
         self._dirty: list[bool] = []
         self._next = 0
@@ -34,8 +46,12 @@ class RedrawPacer(QObject):
 
     def request(self) -> None:
         self._dirty = [True] * len(self._views)
-        if not self._timer.isActive():
-            self._timer.start()
+        if self.draw_on_request and self.may_draw():
+            self._timer.stop()
+            self._on_tick()  # now, between two steps: the model thread waits for us to rest
+            return
+        if not self._timer.isActive() or self._timer.interval() == DEFER_MS:
+            self._timer.start(self._tick_ms)
 
     def flush(self) -> None:
         self._timer.stop()
@@ -45,6 +61,11 @@ class RedrawPacer(QObject):
         self.redraw_due.emit()
 
     def _on_tick(self) -> None:
+        if not self.may_draw():
+            self.deferred += 1
+            self._timer.start(DEFER_MS)
+            return
+        self._timer.setInterval(self._tick_ms)
         n = len(self._views)
         for offset in range(n):
             index = (self._next + offset) % n
@@ -54,4 +75,6 @@ class RedrawPacer(QObject):
                 self._views[index]()
                 break
         if any(self._dirty):
-            self._timer.start()
+            # Drawing at each record, the rest waits for the next one (a tick now would
+            # fall inside the next step); the longer tick only catches the run's end.
+            self._timer.start(DEFER_MS if self.draw_on_request else self._tick_ms)

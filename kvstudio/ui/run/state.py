@@ -41,7 +41,8 @@ class RunState(QObject):
         self.playing = False
         self.finished = False
         self.steps = 0  # steps of the run on screen (the longest of the drawn runs)
-        self.budget = 0  # max new tokens of that run
+        self.budget = 0  # max new tokens of the current run (N)
+        self.current_steps = 0  # steps the current run has done (1 … N; the prefill is 1)
         self.viewing: int | None = None  # step index shown while scrubbing; None = latest
         self.stop: StopReason | None = None
 
@@ -82,6 +83,17 @@ class RunState(QObject):
         if differs:
             self.changed.emit()
 
+    def shown_step_count(self) -> int:
+        """The step counter every view shows, 1 … N: steps of the current run on screen.
+
+        Following the run it is the steps done; looking back at step index v
+        (0 = the prefill, as on the x axes) it is v + 1, at most the run's steps.
+        The status bar counts the records of the same view, so the two agree.
+        """
+        if self.viewing is None:
+            return self.current_steps
+        return min(self.viewing + 1, self.current_steps)
+
     # ---- words for the window --------------------------------------------------------------
     def phase_name(self) -> str:
         return {
@@ -93,15 +105,15 @@ class RunState(QObject):
         }[self.phase]
 
     def stop_text(self) -> str:
-        """"answer finished at step 9 (token 10): <|im_end|>" or "token budget reached at
-        step 63 (token 64)". Steps count from 0 (the prefill) as on the x axes."""
+        """"answer finished at step 10 of 64: <|im_end|>" or "token budget reached: 64 of 64
+        steps". Steps count 1 … N here, as every counter does (the x axes' index + 1)."""
         if self.stop is None:
             return ""
         if self.stop.at_eos:
-            return self.tr("answer finished at step {0} (token {1}): {2}").format(
-                self.stop.step, self.stop.step + 1, self.stop.token)
-        return self.tr("token budget reached at step {0} (token {1})").format(
-            self.stop.step, self.stop.step + 1)
+            return self.tr("answer finished at step {0} of {1}: {2}").format(
+                self.stop.step + 1, self.budget, self.stop.token)
+        return self.tr("token budget reached: {0} of {1} steps").format(
+            self.stop.step + 1, self.budget)
 
     def describe(self) -> str:
         """One line for the state label: the phase, the step looked at, how the run ended."""
@@ -109,7 +121,7 @@ class RunState(QObject):
         if self.has_run:
             if self.viewing is not None:
                 parts.append(self.tr("looking back at step {0} of {1}").format(
-                    self.viewing, max(self.steps - 1, 0)))
+                    self.viewing + 1, self.steps))
             elif self.replaying and not self.finished:
                 parts.append(self.tr("{0} of {1} steps").format(self.steps, self.budget))
             if self.replaying and self.playing:

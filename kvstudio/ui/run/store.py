@@ -13,7 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kvstudio.engine.records import MODES, Mode, StepRecord
+from kvstudio.engine.records import (
+    MODES,
+    Mode,
+    StepRecord,
+    decode_seconds_per_token,
+    decode_step_seconds,
+)
 from kvstudio.ui.run.engine_adapter import RunInfo
 
 
@@ -117,15 +123,27 @@ class RunTrace:
 
     @property
     def decode_ms_per_token(self) -> float | None:
-        decode = self.records[1:]
-        if not decode:
+        """The course's ms/token: the median decode step (the prefill apart, as TTFT).
+
+        From the records' `elapsed_s` alone (the worker's clock around forward and
+        sampling), never from the time between two redraws.
+        """
+        seconds = decode_seconds_per_token(self.records)
+        return None if seconds is None else 1000.0 * seconds
+
+    @property
+    def decode_ms_range(self) -> tuple[float, float, int] | None:
+        """(fastest, slowest, how many) of the decode steps the median is taken over."""
+        steps = decode_step_seconds(self.records)
+        if not steps:
             return None
-        return 1000.0 * sum(r.elapsed_s for r in decode) / len(decode)
+        return 1000.0 * min(steps), 1000.0 * max(steps), len(steps)
 
     @property
     def tokens_per_second(self) -> float | None:
-        total = sum(r.elapsed_s for r in self.records)
-        return len(self.records) / total if total > 0 else None
+        """1000 ÷ ms/token: the decode speed that follows from the one ms/token."""
+        ms = self.decode_ms_per_token
+        return 1000.0 / ms if ms else None
 
     @property
     def generated_text(self) -> str:

@@ -1,0 +1,131 @@
+"""The model's steps are timed apart from the drawing, and the counters agree.
+
+A redraw that holds the interpreter (a busy loop, as painting pyqtgraph items
+does) must never run inside a timed step under *Run to end*; the reported
+ms/token comes from the records' `elapsed_s` alone. The gate itself is tested
+with threads and events, never with a wall-clock bound.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+
+import pytest
+
+from kvstudio.engine.generate import Stepper
+from kvstudio.ui.run.step_gate import StepGate
+
+pytestmark = pytest.mark.usefixtures("qapp")
+TIMEOUT = 30_000
+BUSY_REDRAW_S = 0.02  # each slowed redraw holds the interpreter this long
+MODEL_WAIT_S = 0.005  # and each step waits this long inside its timed part (a bigger model)
+
+
+def _hold_interpreter(seconds: float) -> None:
+    """Busy Python (keeps the GIL, unlike sleep): what a slow redraw does to the model."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def test_a_slow_redraw_never_runs_inside_a_timed_step(qtbot, make_window,  # type: ignore[no-untyped-def]
+                                                       monkeypatch) -> None:
+    window = make_window(max_new_tokens=24)
+    controller = window.controller
+    gate = controller.host.gate
+    gate.max_wait_s = 30.0  # on a slow machine too, no step may start into a redraw
+    draws: list[tuple[float, float]] = []
+    steps: list[tuple[float, float]] = []
+    original_refresh = window.time_plot.refresh
+
+    def slow_refresh(store):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        original_refresh(store)
+        _hold_interpreter(BUSY_REDRAW_S)
+        draws.append((started, time.perf_counter()))
+
+    window.time_plot.refresh = slow_refresh  # the pacer looks the method up at each call
+    original_step = Stepper.step
+
+    def timed_step(self):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        record = original_step(self)
+        steps.append((started, time.perf_counter()))
+        return record
+
+    monkeypatch.setattr(Stepper, "step", timed_step)
+    original_sample = Stepper._sample
+
+    def slower_sample(self, logits):  # type: ignore[no-untyped-def]
+        time.sleep(MODEL_WAIT_S)  # inside the timed part, lets the GIL go like torch's kernels
+        return original_sample(self, logits)
+
+    monkeypatch.setattr(Stepper, "_sample", slower_sample)
+    window.controls.to_end_button.click()
+    qtbot.waitUntil(lambda: controller.store.current is not None
+                    and controller.store.current.finished, timeout=TIMEOUT)
+    trace = controller.store.current
+    assert len(trace.records) == 24 and len(steps) == 24
+    during_run = [d for d in draws if d[0] < steps[-1][1]]
+    assert len(during_run) >= 2  # the window kept drawing while the run went on
+    overlaps = [(d, s) for d in draws for s in steps if d[0] < s[1] and s[0] < d[1]]
+    assert overlaps == []
+    assert gate.forced == 0
+    # Each record's time is the worker's clock around forward + sampling: inside the step.
+    for record, (started, ended) in zip(trace.records, steps, strict=True):
+        assert record.elapsed_s <= ended - started
+    controller.pacer.flush()
+    median_ms = 1000 * statistics.median(r.elapsed_s for r in trace.records[1:])
+    assert trace.decode_ms_per_token == pytest.approx(median_ms)
+    assert window.status.field_text("ms_token").startswith(f"{median_ms:,.2f} ms/token")
+    assert trace.tokens_per_second == pytest.approx(1000 / median_ms)
+
+
+def test_the_gate_starts_a_step_only_when_the_gui_thread_rests() -> None:
+    gate = StepGate(max_wait_s=30.0, settle_s=0.0)
+    gate.gui_awake()  # the GUI thread is handling something
+    started, release = threading.Event(), threading.Event()
+
+    def worker() -> None:
+        with gate.step():
+            started.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    try:
+        assert not started.wait(0.1)  # never while the GUI thread is busy
+        gate.gui_idle()
+        assert started.wait(30)
+        assert gate.stepping and not gate.gui_may_draw()  # a redraw waits for the step
+    finally:
+        release.set()
+        thread.join(30)
+    assert gate.gui_may_draw()  # and claims the turn: the next step waits for it
+    assert gate.forced == 0 and gate.steps == 1
+
+
+def test_a_gui_thread_that_never_rests_slows_steps_but_never_stops_them() -> None:
+    gate = StepGate(max_wait_s=0.0)
+    gate.gui_awake()
+    with gate.step():
+        pass
+    assert gate.forced == 1
+
+
+def test_status_bar_and_slider_count_the_same_steps(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(max_new_tokens=5)
+    controller = window.controller
+    for k in range(1, 6):
+        window.controls.step_button.click()
+        qtbot.waitUntil(lambda k=k: controller.store.current is not None
+                        and len(controller.store.current.records) == k, timeout=TIMEOUT)
+        controller.pacer.flush()
+        assert window.status.field_text("step") == f"Step {k}/5"
+        assert window.run_bar.step_text() == f"step {k} / 5"
+    for index in range(5):  # looking back: both count the steps shown, 1 … N
+        controller.view_step(index)
+        assert window.status.field_text("step") == f"Step {index + 1}/5"
+        assert window.run_bar.step_text() == f"step {index + 1} / 5"
