@@ -21,12 +21,15 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
+    QTableView,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -38,6 +41,7 @@ from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.plain_text import plain_label
+from kvstudio.ui.plots.sizing import keep_readable
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
 from kvstudio.ui.slides.canvas import ChartLike, plot_items
@@ -84,12 +88,18 @@ def white_plot(title: str = "") -> pg.PlotWidget:
 class ResultsTable(QTableWidget):
     """A read-only table of results; `rows()` gives it back as dicts (for CSV)."""
 
+    rows_changed = Signal()  # new rows are in (the lab gives the table room for them)
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.verticalHeader().setVisible(False)
-        self.setWordWrap(True)
+        # Columns take their content's width (the table scrolls sideways when it is wider
+        # than its room); a cell that must still be cut is cut in the middle, never at an end
+        # ("Recompute" read as "ecomput"), and its tooltip holds the whole text.
+        self.setWordWrap(False)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.setAlternatingRowColors(True)
 
     def set_rows(self, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
@@ -102,6 +112,7 @@ class ResultsTable(QTableWidget):
         for r, row in enumerate(rows):
             for c, value in enumerate(row):
                 item = QTableWidgetItem(_display(value))
+                item.setToolTip(item.text())
                 if isinstance(value, int | float) and not isinstance(value, bool):
                     item.setTextAlignment(
                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -109,7 +120,17 @@ class ResultsTable(QTableWidget):
                 self.setItem(r, c, item)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        header.setStretchLastSection(False)  # a stretched last column shrinks below its text
+        header.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.rows_changed.emit()
+
+    def content_width(self) -> int:
+        """The width that shows every column whole (frame and vertical scroll bar included)."""
+        header = self.horizontalHeader()
+        columns = sum(header.sectionSize(c) for c in range(self.columnCount())
+                      if not self.isColumnHidden(c))
+        bar = self.verticalScrollBar().sizeHint().width()
+        return columns + 2 * self.frameWidth() + bar
 
     def rows(self) -> list[dict[str, str]]:
         """The rows as shown (display strings)."""
@@ -126,6 +147,26 @@ class ResultsTable(QTableWidget):
         for row in getattr(self, "_values", []):
             out.append({h or "quantity": _value(v) for h, v in zip(headers, row, strict=False)})
         return out
+
+
+CELL_PADDING = 6  # pixels a cell's margins take from its text's room (3 a side, as Qt draws)
+
+
+def elided_cells(table: QTableView) -> list[tuple[int, int, str]]:
+    """(row, column, text) of every cell in a visible column drawn narrower than its text."""
+    model = table.model()
+    metrics = table.fontMetrics()
+    found = []
+    for column in range(model.columnCount()):
+        if table.isColumnHidden(column):
+            continue
+        width = table.columnWidth(column)
+        for row in range(model.rowCount()):
+            text = str(model.index(row, column).data() or "")
+            if any(metrics.horizontalAdvance(line) + CELL_PADDING > width
+                   for line in text.splitlines()):
+                found.append((row, column, text))
+    return found
 
 
 def _value(value: Any) -> Any:
@@ -222,12 +263,45 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         split.setSizes([600, 420])  # proportions: the table needs room for three columns
+        self.split = split
+        self._fit_table_later = QTimer(self)
+        self._fit_table_later.setSingleShot(True)
+        self._fit_table_later.setInterval(0)
+        self._fit_table_later.timeout.connect(self.fit_table)
+        self.table.rows_changed.connect(self._fit_table_later.start)
         self.table.setMinimumWidth(300)
+        # The page scrolls where the screen is too small for it: each chart keeps its
+        # readable plot area (`keep_readable` in add_chart) instead of being squashed.
+        self.page = QWidget()
+        self.page.setObjectName("labPage")
+        page_layout = QVBoxLayout(self.page)
+        page_layout.addLayout(top)
+        page_layout.addWidget(split, 1)
+        self.scroll = QScrollArea()
+        self.scroll.setObjectName("labScroll")
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setWidget(self.page)
         outer = QVBoxLayout(self)
-        outer.addLayout(top)
-        outer.addWidget(split, 1)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll)
         self._charts: dict[str, pg.GraphicsView] = {}
         self._field_labels: dict[str, QLabel] = {}
+
+    def fit_table(self) -> None:
+        """Widen the table to show its columns whole where the charts keep their minimum.
+
+        Only ever widens it (a width the user dragged to stays), and only as far as the
+        charts beside it keep their readable plot areas; past that the table scrolls.
+        """
+        sizes = self.split.sizes()
+        total = sum(sizes)
+        if total <= 0 or len(sizes) != 2:
+            return
+        room = total - self.chart_host.minimumSizeHint().width() - self.split.handleWidth()
+        wanted = min(self.table.content_width(), room)
+        if wanted > sizes[1]:
+            self.split.setSizes([total - wanted, wanted])
 
     # ---- for subclasses -----------------------------------------------------------------
     def add_field(self, key: str, widget: QWidget) -> QWidget:
@@ -257,6 +331,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
                 plot.getAxis(side).setTextPen(pg.mkPen("#222"))
         self.chart_layout.addWidget(widget, 1)
         attach_export(widget, self.exporter)
+        keep_readable(widget)
         return widget
 
     def make_job(self, model: ModelHandle) -> JobFactory:
