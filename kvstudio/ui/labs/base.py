@@ -41,6 +41,7 @@ from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.plain_text import plain_label
+from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.sizing import keep_readable
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
@@ -286,6 +287,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(self.scroll)
         self._charts: dict[str, pg.GraphicsView] = {}
+        self._empty_charts: list[EmptyChart] = []
         self._field_labels: dict[str, QLabel] = {}
 
     def fit_table(self) -> None:
@@ -332,7 +334,19 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self.chart_layout.addWidget(widget, 1)
         attach_export(widget, self.exporter)
         keep_readable(widget)
+        empty = EmptyChart(widget)
+        empty.set_empty(self.result is None, self.empty_hint())
+        self._empty_charts.append(empty)
         return widget
+
+    def empty_hint(self) -> str:
+        """The line an empty chart shows: how to fill it."""
+        return self.tr("Run the lab to fill this chart.")
+
+    def set_charts_empty(self, empty: bool) -> None:
+        """Show the charts' empty look (no tick values, how to fill them) or their data."""
+        for chart in self._empty_charts:
+            chart.set_empty(empty, self.empty_hint())
 
     def make_job(self, model: ModelHandle) -> JobFactory:
         raise NotImplementedError
@@ -368,6 +382,8 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self.run_button.setText(self.tr("Run"))
         self.cancel_button.setText(self.tr("Cancel"))
         self.status.setText(self._status_text())
+        for chart in self._empty_charts:
+            chart.set_empty(chart.empty, self.empty_hint())
 
     def set_status(self, text: Callable[[], str]) -> None:
         """Show a status line; `text` is called again when the language changes."""
@@ -438,6 +454,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         if not items:
             return
         if self.draw_while_running:
+            self.set_charts_empty(False)
             for item in items:
                 self.show_progress(item)
         else:
@@ -449,6 +466,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
         self.set_status(lambda: self.tr("Done."))
+        self.set_charts_empty(False)
         self.show_result(result)
         self.result_ready.emit(result)
 

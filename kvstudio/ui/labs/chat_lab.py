@@ -118,6 +118,9 @@ class ChatPanel(LabPanel):
     def title(self) -> str:
         return self.tr("Chat")
 
+    def empty_hint(self) -> str:
+        return self.tr("Send a turn to fill these charts.")
+
     def retranslate(self) -> None:
         super().retranslate()
         self.run_button.setText(self.tr("Send"))
@@ -209,6 +212,7 @@ class ChatPanel(LabPanel):
         self._script_next = 0
         self.result = None
         self._draw()
+        self.set_charts_empty(True)
         self._fill_transcript()
         self._fill_table()
         self.set_status(lambda: "")

@@ -5,8 +5,7 @@ where the data is drawn), `keep_readable` (a chart widget that never lays its
 plots out smaller than that: each view box gets the minimum, and the widget's
 own minimum size follows what its plots need with their axes, wrapped titles
 and legend rows at the current width), `plot_areas` (each plot's view box
-size, what the layout tests measure) and `placeholder` (the centred line an
-empty chart shows: what it will show and how to fill it).
+size, what the layout tests measure).
 
 A page that holds such charts (a lab) sits in a scroll area (``labs/base.py``),
 so a screen too small for every chart scrolls instead of squashing one.
@@ -89,21 +88,3 @@ def refit(chart: QWidget) -> None:
     readable = chart.findChild(_Readable)
     if readable is not None:
         readable.fit()
-
-
-def placeholder(plot: pg.PlotItem) -> pg.TextItem:
-    """A centred grey line over `plot`'s empty view (set its text; hide it once data is in).
-
-    Its position follows the view's range, so it stays centred whatever the range.
-    """
-    text = pg.TextItem("", color="#555", anchor=(0.5, 0.5))
-    text.setZValue(100)
-    plot.addItem(text, ignoreBounds=True)
-
-    def centre() -> None:
-        (x0, x1), (y0, y1) = plot.vb.viewRange()
-        text.setPos((x0 + x1) / 2, (y0 + y1) / 2)
-
-    plot.vb.sigRangeChanged.connect(centre)
-    centre()
-    return text
