@@ -270,7 +270,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self._fit_table_later.setInterval(0)
         self._fit_table_later.timeout.connect(self.fit_table)
         self.table.rows_changed.connect(self._fit_table_later.start)
-        self.table.setMinimumWidth(300)
+        self.table.setMinimumWidth(200)  # narrower than its columns: it scrolls sideways
         # The page scrolls where the screen is too small for it: each chart keeps its
         # readable plot area (`keep_readable` in add_chart) instead of being squashed.
         self.page = QWidget()

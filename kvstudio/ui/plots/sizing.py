@@ -17,7 +17,7 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QSizeF, Qt, QTimer
-from PySide6.QtWidgets import QGraphicsWidget, QWidget
+from PySide6.QtWidgets import QWidget
 
 MIN_PLOT_WIDTH = 160  # pixels of view box (the data's area), never less
 MIN_PLOT_HEIGHT = 120
@@ -48,6 +48,17 @@ class _Readable(QObject):
         self._timer.setInterval(0)
         self._timer.timeout.connect(self.fit)
         chart.installEventFilter(self)
+        self._central: QObject | None = None
+        self._watch_central()
+
+    def _watch_central(self) -> None:
+        """Follow the scene's layout too: new tick labels, titles or legend rows widen or
+        heighten the plots without resizing the widget (a LayoutRequest on the scene's
+        top item)."""
+        central = self.chart.centralWidget
+        if central is not None and central is not self._central:
+            central.installEventFilter(self)
+            self._central = central
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() in (QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.LayoutRequest):
@@ -59,12 +70,12 @@ class _Readable(QObject):
         central = chart.centralWidget
         if central is None:
             return
+        self._watch_central()
         for plot in chart_plots(chart):
             if plot.vb.minimumWidth() < MIN_PLOT_WIDTH or plot.vb.minimumHeight() < MIN_PLOT_HEIGHT:
                 plot.vb.setMinimumSize(MIN_PLOT_WIDTH, MIN_PLOT_HEIGHT)
-        layout = QGraphicsWidget.layout(central)  # (pyqtgraph shadows it with an attribute)
-        if layout is not None:
-            layout.invalidate()
+        # The layout's own minimum: it is kept up to date as its items change size, and
+        # reading it invalidates nothing (no re-layout, no repaint, no loop).
         hint = central.effectiveSizeHint(Qt.SizeHint.MinimumSize)
         frame = 2 * chart.frameWidth()
         width, height = math.ceil(hint.width()) + frame, math.ceil(hint.height()) + frame
