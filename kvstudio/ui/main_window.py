@@ -201,8 +201,9 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         grid.addWidget(self.time_plot, 0, 1)
         grid.addWidget(self.cache_plot, 1, 0)
         grid.addWidget(self.answers, 1, 1)
-        for column in (0, 1):  # two equal columns, whatever each cell's minimum
-            grid.setColumnStretch(column, 1)
+        for index in (0, 1):  # two equal columns and rows, whatever each cell asks for:
+            grid.setColumnStretch(index, 1)  # by size hints, the rows moved 30 px when the
+            grid.setRowStretch(index, 1)  # answer panel's hint changed (or the page was shown)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.generation)
         split.addWidget(grid_host)

@@ -196,8 +196,13 @@ class PlotLegend(pg.LegendItem):
     def _show_drawn(self) -> None:
         self._drawn = self._drawn_key()
         for (sample, label), drawn in zip(self.items, self._drawn, strict=True):
-            sample.setVisible(drawn)
-            label.setVisible(drawn)
+            for part in (sample, label):
+                if not self.narrows:  # a live legend's rows stay put: keep the entry's room
+                    policy = part.sizePolicy()
+                    if not policy.retainSizeWhenHidden():
+                        policy.setRetainSizeWhenHidden(True)
+                        part.setSizePolicy(policy)
+                part.setVisible(drawn)
 
     def _entry_widths(self) -> list[float]:
         """Each entry's width on one row: its sample, the spacing, its label."""
