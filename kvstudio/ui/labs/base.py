@@ -348,6 +348,14 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         for chart in self._empty_charts:
             chart.set_empty(empty, self.empty_hint())
 
+    def check_legends(self) -> None:
+        """Let every chart's legend list the series drawn now (bars say nothing themselves)."""
+        for chart in self._charts.values():
+            for plot in plot_items(chart):
+                check = getattr(plot.legend, "check_drawn", None)
+                if check is not None:
+                    check()
+
     def make_job(self, model: ModelHandle) -> JobFactory:
         raise NotImplementedError
 
@@ -457,6 +465,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
             self.set_charts_empty(False)
             for item in items:
                 self.show_progress(item)
+            self.check_legends()
         else:
             LabPanel.show_progress(self, items[-1])  # the progress bar only
 
@@ -468,6 +477,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self.set_status(lambda: self.tr("Done."))
         self.set_charts_empty(False)
         self.show_result(result)
+        self.check_legends()
         self.result_ready.emit(result)
 
     def _on_runner_failed(self, message: str) -> None:

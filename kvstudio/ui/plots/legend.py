@@ -14,14 +14,13 @@ from typing import cast
 
 import numpy as np
 import pyqtgraph as pg
-import shiboken6
 from pyqtgraph.graphicsItems.ScatterPlotItem import drawSymbol
 from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt, QTimer
 from PySide6.QtGui import QBrush, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsGridLayout
 
 LEGEND_ROW = 4  # PlotItem's grid: 0 title, 1 top axis, 2 view box, 3 bottom axis, 4 legend
-SAMPLE_WIDTH = 30.0  # px of line an entry's sample draws: room for three dashes
+SAMPLE_WIDTH = 20.0  # px of line an entry's sample draws (pyqtgraph's width): three dashes
 SAMPLE_HEIGHT = 20.0
 SOLID = (Qt.PenStyle.SolidLine, Qt.PenStyle.NoPen)
 
@@ -171,18 +170,14 @@ class PlotLegend(pg.LegendItem):
 
     def _watch(self, item: object) -> None:
         """Re-check which entries are drawn when `item`'s data changes."""
-        signal = getattr(item, "sigPlotChanged", None)
+        signal = getattr(item, "sigPlotChanged", None)  # (bars have none: see check_drawn)
         if signal is not None:
             signal.connect(self._drawn_timer.start)
-        elif isinstance(item, pg.BarGraphItem):  # no signal: follow its setOpts
-            set_opts = item.setOpts
 
-            def set_opts_and_check(**opts: object) -> None:
-                set_opts(**opts)
-                if shiboken6.isValid(self):
-                    self._drawn_timer.start()
-
-            item.setOpts = set_opts_and_check  # type: ignore[method-assign]
+    def check_drawn(self) -> None:
+        """Re-check which entries' series are drawn soon (after new bars: they send no
+        signal when their data changes; lines do, and are followed by themselves)."""
+        self._drawn_timer.start()
 
     def _drawn_changed(self) -> None:
         key = self._drawn_key()
@@ -286,6 +281,10 @@ class PlotLegend(pg.LegendItem):
         for index in range(old.count() - 1, -1, -1):
             old.removeAt(index)  # the entries move to the new grid
         shown = self.shown_entries()
+        for sample, label in self.items:  # an entry left out of the grid is still the
+            for part in (sample, label):  # legend's (else it would float parentless)
+                if part.parentItem() is not self:
+                    part.setParentItem(self)
         for index, (sample, label) in enumerate(shown):
             row, column = divmod(index, columns)
             grid.addItem(sample, row, 2 * column, alignment=Qt.AlignmentFlag.AlignVCenter)
@@ -373,6 +372,13 @@ def add_legend_row(plot: pg.PlotItem, label_colour: str = "#222",
     return legend
 
 
+def _axis_width(axis: pg.AxisItem) -> float:
+    """The width the axis is about to have: a width just set (fixed) before the layout ran
+    gives the title the cell it will have, not the one it had."""
+    low, high = axis.minimumWidth(), axis.maximumWidth()
+    return float(low) if low == high else float(axis.width())
+
+
 def fit_title(plot: pg.PlotItem, width: float, narrows: bool = False,
               corner_x: float | None = None) -> None:
     """Wrap `plot`'s title at word boundaries to `width` (pixels, axes included).
@@ -387,7 +393,7 @@ def fit_title(plot: pg.PlotItem, width: float, narrows: bool = False,
     if not label.isVisible():
         return
     # The title's cell is the view box's column, between the y axes.
-    left, right = (plot.getAxis(side).width() if plot.getAxis(side).isVisible() else 0.0
+    left, right = (_axis_width(plot.getAxis(side)) if plot.getAxis(side).isVisible() else 0.0
                    for side in ("left", "right"))
     title_width = max(width - left - right, 60.0)
     if corner_x is not None:

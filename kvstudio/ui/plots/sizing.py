@@ -70,6 +70,12 @@ class _Readable(QObject):
         central = chart.centralWidget
         if central is None:
             return
+        if not chart.updatesEnabled():
+            # Laid out on a slide canvas for an export (or between layout and paint): its
+            # minimum now is the slide's; fit again once it is back on screen.
+            self._timer.start(50)
+            return
+        self._timer.setInterval(0)
         self._watch_central()
         for plot in chart_plots(chart):
             if plot.vb.minimumWidth() < MIN_PLOT_WIDTH or plot.vb.minimumHeight() < MIN_PLOT_HEIGHT:
