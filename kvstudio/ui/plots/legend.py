@@ -103,6 +103,7 @@ class LegendSample(pg.ItemSample):
                 period = SAMPLE_WIDTH / 3.2
                 dash = max(period * 0.6 / unit, 0.5)
                 pen.setDashPattern([dash, max(period / unit - dash, 0.5)])
+                pen.setCapStyle(Qt.PenCapStyle.FlatCap)  # square caps would fill the gaps
             p.setPen(pen)
             p.drawLine(QPointF(0, middle), QPointF(SAMPLE_WIDTH, middle))
         symbol = series_symbol(item)

@@ -1,0 +1,112 @@
+"""Legends tell the series apart as they are drawn: each entry's sample uses its series'
+own pen (dash included), markers and brush, a dashed line still shows its gaps with a
+slide's thick pens, and no entry names a series that is not drawn."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+import pytest
+from lab_helpers import fill_every_page, show_page
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QImage, QPainter, QPen
+from PySide6.QtWidgets import QApplication
+
+from kvstudio.ui.plots.legend import LegendSample, PlotLegend, has_data
+from kvstudio.ui.slides.canvas import plot_items
+
+pytestmark = pytest.mark.usefixtures("qapp")
+
+
+def _render(sample: LegendSample, scale: float = 1.0) -> QImage:
+    rect = sample.boundingRect()
+    image = QImage(int(rect.width() * scale), int(rect.height() * scale),
+                   QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    painter.scale(scale, scale)
+    sample.paint(painter)
+    painter.end()
+    return image
+
+
+def _ink_runs(image: QImage, y: int) -> int:
+    """How many separate inked stretches the row `y` has."""
+    runs, inked = 0, False
+    for x in range(image.width()):
+        ink = QColor(image.pixel(x, y)).lightness() < 200
+        if ink and not inked:
+            runs += 1
+        inked = ink
+    return runs
+
+
+def _same_pen(a: QPen, b: QPen) -> bool:
+    if a.style() == b.style() == Qt.PenStyle.NoPen:
+        return True
+    return (a.color().rgba() == b.color().rgba() and a.widthF() == b.widthF()
+            and a.style() == b.style())
+
+
+def test_a_dashed_series_shows_dashes_in_its_legend_with_a_slide_pen(qtbot) -> None:  # type: ignore[no-untyped-def]
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    plot = widget.getPlotItem()
+    legend = PlotLegend()
+    plot.layout.addItem(legend, 4, 1)
+    plot.legend = legend
+    thick = pg.mkPen("#1f77b4", width=8, style=Qt.PenStyle.DashLine)  # a slide's line pen
+    dashed = plot.plot([0, 1], [0, 1], pen=thick, name="formula")
+    solid = plot.plot([0, 1], [1, 0], pen=pg.mkPen("#e6550d", width=8), name="measured")
+    dots = plot.plot([0, 1], [0.5, 0.5], pen=None, symbol="o", symbolBrush="#2ca02c",
+                     name="points")
+    samples = {label.text: sample for sample, label in legend.items}
+    assert all(isinstance(s, LegendSample) for s in samples.values())
+    middle = int(samples["formula"].boundingRect().height() / 2)
+    assert _ink_runs(_render(samples["formula"]), middle) >= 3  # dashes, not one stroke
+    assert _ink_runs(_render(samples["measured"]), middle) == 1
+    assert _same_pen(samples["formula"].pen(), dashed.opts["pen"])
+    assert _same_pen(samples["measured"].pen(), solid.opts["pen"])
+    image = _render(samples["points"])  # the marker in the series' colour, not grey
+    centre = QColor(image.pixel(image.width() // 2, image.height() // 2))
+    assert centre.name() == "#2ca02c"
+    assert dots.opts["symbolBrush"] == "#2ca02c"
+
+
+def _series_pen(item: object) -> QPen | None:
+    """The pen the item really draws its line with on screen."""
+    if isinstance(item, pg.PlotDataItem):
+        if not item.curve.isVisible():  # markers only: no line, the sample draws none
+            return QPen(Qt.PenStyle.NoPen)
+        return QPen(pg.mkPen(item.curve.opts["pen"]))
+    return None
+
+
+def test_every_legend_entry_draws_its_series_pen_and_only_drawn_series(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(language="en")
+    pages = fill_every_page(qtbot, window)
+    checked = 0
+    for page in pages:
+        show_page(window, page)
+        QApplication.processEvents()
+        qtbot.wait(10)
+        for key, chart in page.charts().items():
+            for plot in plot_items(chart):
+                legend = getattr(plot, "legend", None)
+                if legend is None:
+                    continue
+                for sample, label in legend.items:
+                    if not sample.isVisible():
+                        assert not has_data(sample.item), (key, label.text)
+                        continue
+                    assert has_data(sample.item), (key, label.text)  # no entry without a series
+                    pen = _series_pen(sample.item)
+                    if pen is not None:
+                        assert _same_pen(sample.pen(), pen), (key, label.text)
+                        checked += 1
+    assert checked >= 10
+    # The sweep draws a fit only where it explains the points: its legend lists no other.
+    sweep = window.classroom.labs.sweep
+    legend = sweep.plot.getPlotItem().legend
+    shown = {label.text for sample, label in legend.items if sample.isVisible()}
+    drawn = {label.text for sample, label in legend.items if has_data(sample.item)}
+    assert shown == drawn
