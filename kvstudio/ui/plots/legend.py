@@ -334,6 +334,11 @@ class PlotLegend(pg.LegendItem):
         if len(self.items) != count and self._width_limit > 0:  # (a plot's item without an
             self.fit_width(self._width_limit)  # entry is not in the legend: nothing moved)
 
+    def paint(self, p: QPainter, *args: object) -> None:
+        """No frame around nothing: a legend without a drawn entry draws no box."""
+        if any(sample.isVisible() for sample, _ in self.items):
+            super().paint(p, *args)
+
     def mouseDragEvent(self, ev: object) -> None:  # type: ignore[override]
         """Not draggable: it has its own row."""
 
