@@ -92,12 +92,17 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     only = set(filter(None, args.only.split(",")))
 
-    def grab(name: str) -> None:
+    def grab(name: str, page=None) -> None:  # type: ignore[no-untyped-def]
         settle(app)
         shot = window.grab()
         path = args.out / f"{args.lang}-{size}-{name}.png"
         shot.save(str(path))
         print(f"wrote {path} ({shot.width()}x{shot.height()})")
+        bar = page.scroll.verticalScrollBar() if page is not None else None
+        if bar is not None and bar.maximum() > 0:  # the rest of a page that scrolls
+            bar.setValue(bar.maximum())
+            grab(f"{name}-scrolled")
+            bar.setValue(0)
 
     try:
         extras = window.classroom
@@ -118,7 +123,7 @@ def main() -> int:
                 wait(lambda lab=lab: not lab.runner.busy)
                 lab.run_to_end()
             wait(lambda done=done: bool(done))
-            grab(name)
+            grab(name, lab)
             report(name, lab)
         chat = extras.chat
         if not only or "Chat" in only:
@@ -129,7 +134,7 @@ def main() -> int:
                 before = len(chat.turns)
                 chat.run_button.click()
                 wait(lambda before=before: len(chat.turns) > before)
-            grab("Chat")
+            grab("Chat", chat)
             report("Chat", chat)
         inspector = extras.inspector
         if not only or "Inspector" in only:
@@ -141,7 +146,7 @@ def main() -> int:
                     break
                 inspector.step_button.click()
                 wait(lambda n=n: inspector.frames_seen >= n + 2 and not inspector.runner.busy)
-            grab("Inspector")
+            grab("Inspector", inspector)
             report("Inspector", inspector)
     finally:
         window.close()

@@ -26,7 +26,8 @@ MIN_PLOT_HEIGHT = 120
 def chart_plots(chart: pg.GraphicsView) -> list[pg.PlotItem]:
     """Every PlotItem in the chart's scene, top-left first."""
     scene = chart.scene()
-    plots = [item for item in scene.items() if isinstance(item, pg.PlotItem)] if scene else []
+    plots = [item for item in scene.items() if isinstance(item, pg.PlotItem)
+             and not isinstance(item, pg.ColorBarItem)] if scene else []  # (a bar is a plot)
     plots.sort(key=lambda p: (round(p.sceneBoundingRect().top()),
                               p.sceneBoundingRect().left()))
     return plots
