@@ -252,226 +252,226 @@
 <context>
     <name>CacheInspectorPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="129" />
         <source>Cache inspector</source>
         <translation>캐시 들여다보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="134" />
         <source>cached</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="134" />
         <source>recompute</source>
         <translation>재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="139" />
         <source>static (length)</source>
         <translation>정적 (길이)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="139" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="140" />
         <source>sliding window (W)</source>
         <translation>슬라이딩 윈도 (W)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="152" />
         <source>What the KV cache holds, step by step, for one layer and one K/V head: the K and V rows (one per position, head_dim numbers each) and how much the newest query looked at each position, for every query head that reads this K/V head. Rows already in the cache never change (max |Δ| = 0) and each step appends exactly one row per layer; in recompute mode the recomputed rows equal the cached ones. That is why caching gives the same tokens.</source>
         <translation>한 레이어, 한 K/V 헤드에 대해 KV 캐시에 무엇이 들어 있는지 스텝마다 보여 줍니다: K 행과 V 행(위치마다 한 행, head_dim개의 수)과, 이 K/V 헤드를 읽는 쿼리 헤드마다 가장 최근 쿼리가 각 위치를 얼마나 보았는지. 캐시에 이미 있는 행은 절대 바뀌지 않고(최대 |Δ| = 0) 스텝마다 레이어당 정확히 한 행이 추가됩니다. 재계산 모드에서는 다시 계산한 행이 캐시된 행과 같습니다. 그래서 캐시를 써도 같은 토큰이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="162" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="163" />
         <source>Mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="163" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="164" />
         <source>Cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
         <source>Static length / window W</source>
         <translation>정적 길이 / 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="167" />
         <source>Layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="168" />
         <source>K/V head</source>
         <translation>K/V 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="170" />
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="171" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="172" />
         <source>head_dim</source>
         <translation>head_dim</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="173" />
         <source>query head</source>
         <translation>쿼리 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="173" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="174" />
         <source>position: token</source>
         <translation>위치: 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="222" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="223" />
         <source>Finished.</source>
         <translation>끝났습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="235" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="236" />
         <source>Step {0}: chose {1!r}. {2} rows held;</source>
         <translation>스텝 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="239" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="240" />
         <source>the prefill appended {0} rows per layer.</source>
         <translation>프리필이 레이어마다 {0}행을 추가했습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="246" />
         <source>old rows max |Δ| = {0:g} {1}; rows appended per layer: {2}.</source>
         <translation>기존 행 최대 |Δ| = {0:g} {1}; 레이어별 추가 행: {2}.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="250" />
         <source>Recomputed vs cached K/V: max |Δ| = {0:.2g} / {1:.2g} ({2}).</source>
         <translation>재계산한 K/V와 캐시된 K/V: 최대 |Δ| = {0:.2g} / {1:.2g} ({2}).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="254" />
         <source>same dtype</source>
         <translation>같은 dtype</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="254" />
         <source>dtypes differ</source>
         <translation>dtype이 다름</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="320" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="326" />
         <source>K rows: layer {0}, K/V head {1} ({2} rows held)</source>
         <translation>K 행: 레이어 {0}, K/V 헤드 {1} ({2}행 보관)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="325" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="415" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="331" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="421" />
         <source>V rows</source>
         <translation>V 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="327" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="333" />
         <source>Attention, position {0}</source>
         <translation>어텐션, 위치 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="329" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="335" />
         <source>({0:.0%} on evicted rows)</source>
         <translation>(밀려난 행에 {0:.0%})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="335" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="430" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="341" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="436" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="336" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="376" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="342" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="382" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="337" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="403" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="343" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="409" />
         <source>rows held</source>
         <translation>보관 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="338" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="404" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="344" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="410" />
         <source>appended per layer</source>
         <translation>레이어별 추가</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="339" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="405" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="345" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="411" />
         <source>old rows max |Δ|</source>
         <translation>기존 행 최대 |Δ|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="340" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="406" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="346" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="412" />
         <source>recompute max |Δ| K</source>
         <translation>재계산 최대 |Δ| K</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="341" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="407" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="347" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="413" />
         <source>recompute max |Δ| V</source>
         <translation>재계산 최대 |Δ| V</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="353" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="359" />
         <source>Layer {0}, K/V head {1}, step {2}: {3} rows held (cache: {4})</source>
         <translation>레이어 {0}, K/V 헤드 {1}, 스텝 {2}: {3}행 보관 (캐시: {4})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="360" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="366" />
         <source>old rows max |Δ| over {0} steps: {1:g}; one row appended per layer: {2}</source>
         <translation>{0}스텝 동안 기존 행 최대 |Δ|: {1:g}; 레이어마다 한 행씩 추가: {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="363" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="369" />
         <source>recomputed vs cached K/V max |Δ| {0:.2g} / {1:.2g}</source>
         <translation>재계산 대 캐시 K/V 최대 |Δ| {0:.2g} / {1:.2g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="375" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="381" />
         <source>position</source>
         <translation>위치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="394" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="400" />
         <source>cache row</source>
         <translation>캐시 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="412" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="418" />
         <source>K rows</source>
         <translation>K 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="418" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="424" />
         <source>Attention of the newest query</source>
         <translation>가장 최근 쿼리의 어텐션</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="430" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="436" />
         <source>Checks per step</source>
         <translation>스텝별 확인</translation>
     </message>
@@ -3268,114 +3268,119 @@ step {4}</source>
 <context>
     <name>StepTimePlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="74" />
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="226" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="80" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="252" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="75" />
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="226" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="81" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="252" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="76" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="82" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="76" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="82" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="77" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="83" />
         <source>cumulative ms</source>
         <translation>누적 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="77" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="83" />
         <source>Σ ms</source>
         <translation>Σ ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="81" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="87" />
         <source>{0}: ms per step</source>
         <translation>{0}: 단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="82" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="88" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="83" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="89" />
         <source>prefill = time to first token</source>
         <translation>프리필 = 첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="84" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="90" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="85" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="91" />
+        <source>Σ {0:,.0f} ms</source>
+        <translation>누적 {0:,.0f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="92" />
         <source>TTFT median of {0} (bar: min–max)</source>
         <translation>TTFT {0}회 중앙값 (막대: 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="88" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="95" />
         <source>TTFT: {0}</source>
         <translation>첫 토큰: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="200" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="226" />
         <source>{0}: TTFT {1:.1f} ms</source>
         <translation>{0}: TTFT {1:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="202" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="228" />
         <source>, {0:.2f} ms per generated token</source>
         <translation>, 생성 토큰당 {0:.2f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="208" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="234" />
         <source>one measurement per step (Lecture → Measure TTFT repeats it)</source>
         <translation>단계마다 한 번 측정 (강의 → TTFT 측정으로 반복)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="209" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="235" />
         <source>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</source>
         <translation>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="212" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="238" />
         <source>TTFT median of {0} rounds: </source>
         <translation>TTFT {0}회 중앙값: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="221" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="247" />
         <source>{0}: time of the step (ms)</source>
         <translation>{0}: 단계 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="223" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="249" />
         <source>{0}: time so far (ms)</source>
         <translation>{0}: 누적 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="231" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="257" />
         <source>Time to first token, repeated</source>
         <translation>첫 토큰까지 시간, 반복 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="231" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="257" />
         <source>round</source>
         <translation>회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="232" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="258" />
         <source>{0}: TTFT (ms)</source>
         <translation>{0}: TTFT (ms)</translation>
     </message>

@@ -110,3 +110,15 @@ def test_every_legend_entry_draws_its_series_pen_and_only_drawn_series(qtbot, ma
     shown = {label.text for sample, label in legend.items if sample.isVisible()}
     drawn = {label.text for sample, label in legend.items if has_data(sample.item)}
     assert shown == drawn
+
+
+def test_cumulative_lines_say_their_end_value(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    """A cumulative line far below its axis' top still reads: its total is written at its end."""
+    window = make_window(max_new_tokens=4)
+    store = window.controller.store
+    window.controller.run_to_end()
+    qtbot.waitUntil(lambda: store.current is not None and store.current.finished, timeout=20_000)
+    window.controller.pacer.flush()
+    total = store.trace("cached").cumulative_ms[-1]
+    labels = window.time_plot.end_labels()
+    assert labels["cached"] == f"Σ {total:,.0f} ms" and labels["recompute"] == ""
