@@ -14,6 +14,7 @@ from lab_helpers import fill_every_page, show_page
 from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QApplication, QScrollArea, QTableView
 
+from kvstudio.ui.app.plain_text import plain_tooltip
 from kvstudio.ui.labs.base import elided_cells
 from kvstudio.ui.main_window import initial_geometry
 from kvstudio.ui.plots.sizing import MIN_PLOT_HEIGHT, MIN_PLOT_WIDTH, plot_areas
@@ -75,4 +76,4 @@ def test_no_table_cell_is_elided_at_1366x768(qtbot, make_window, language: str) 
                 for column in range(table.model().columnCount()):
                     item = table.item(row, column) if hasattr(table, "item") else None
                     if item is not None and item.text():
-                        assert item.toolTip() == item.text()
+                        assert item.toolTip() == plain_tooltip(item.text())

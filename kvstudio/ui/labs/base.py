@@ -40,7 +40,7 @@ from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.names import format_bytes
-from kvstudio.ui.app.plain_text import plain_label
+from kvstudio.ui.app.plain_text import plain_label, plain_tooltip
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.sizing import keep_readable
 from kvstudio.ui.run.engine_adapter import ModelHandle
@@ -113,7 +113,7 @@ class ResultsTable(QTableWidget):
         for r, row in enumerate(rows):
             for c, value in enumerate(row):
                 item = QTableWidgetItem(_display(value))
-                item.setToolTip(item.text())
+                item.setToolTip(plain_tooltip(item.text()))  # the text a cut leaves out
                 if isinstance(value, int | float) and not isinstance(value, bool):
                     item.setTextAlignment(
                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
