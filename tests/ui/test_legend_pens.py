@@ -122,3 +122,17 @@ def test_cumulative_lines_say_their_end_value(qtbot, make_window) -> None:  # ty
     total = store.trace("cached").cumulative_ms[-1]
     labels = window.time_plot.end_labels()
     assert labels["cached"] == f"Σ {total:,.0f} ms" and labels["recompute"] == ""
+
+
+def test_projector_lines_say_what_they_reach(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
+    """The loaded model's cache lies flat under the 16 GiB line: its end value says how much."""
+    from lab_helpers import run_lab, show_lab
+
+    from kvstudio.ui.labs import ProjectorPanel
+
+    panel = show_lab(qtbot, ProjectorPanel, exporter, tiny_handle)
+    result = run_lab(qtbot, panel)
+    gib = 1024**3
+    assert panel._ends.texts() == [f"{result.cache_bytes[-1] / gib:.2f} GiB",
+                                   f"{result.cache_bytes_8bit[-1] / gib:.2f} GiB"]
+    panel.shutdown()
