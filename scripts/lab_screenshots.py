@@ -98,7 +98,7 @@ def main() -> int:
         path = args.out / f"{args.lang}-{size}-{name}.png"
         shot.save(str(path))
         print(f"wrote {path} ({shot.width()}x{shot.height()})")
-        bar = page.scroll.verticalScrollBar() if page is not None else None
+        bar = page.page_scroll.verticalScrollBar() if page is not None else None
         if bar is not None and bar.maximum() > 0:  # the rest of a page that scrolls
             bar.setValue(bar.maximum())
             grab(f"{name}-scrolled")

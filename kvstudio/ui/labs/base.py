@@ -278,14 +278,14 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         page_layout = QVBoxLayout(self.page)
         page_layout.addLayout(top)
         page_layout.addWidget(split, 1)
-        self.scroll = QScrollArea()
-        self.scroll.setObjectName("labScroll")
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setWidget(self.page)
+        self.page_scroll = QScrollArea()
+        self.page_scroll.setObjectName("labScroll")
+        self.page_scroll.setWidgetResizable(True)
+        self.page_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.page_scroll.setWidget(self.page)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(self.scroll)
+        outer.addWidget(self.page_scroll)
         self._charts: dict[str, pg.GraphicsView] = {}
         self._empty_charts: list[EmptyChart] = []
         self._field_labels: dict[str, QLabel] = {}
