@@ -40,6 +40,11 @@ def _ink_runs(image: QImage, y: int) -> int:
     return runs
 
 
+def _ink_share(image: QImage, y: int) -> float:
+    inked = sum(QColor(image.pixel(x, y)).lightness() < 200 for x in range(image.width()))
+    return inked / image.width()
+
+
 def _same_pen(a: QPen, b: QPen) -> bool:
     if a.style() == b.style() == Qt.PenStyle.NoPen:
         return True
@@ -59,11 +64,17 @@ def test_a_dashed_series_shows_dashes_in_its_legend_with_a_slide_pen(qtbot) -> N
     solid = plot.plot([0, 1], [1, 0], pen=pg.mkPen("#e6550d", width=8), name="measured")
     dots = plot.plot([0, 1], [0.5, 0.5], pen=None, symbol="o", symbolBrush="#2ca02c",
                      name="points")
+    dotted = plot.plot([0, 1], [0.2, 0.8], name="dotted",
+                       pen=pg.mkPen("#1f77b4", width=8, style=Qt.PenStyle.DotLine))
     samples = {label.text: sample for sample, label in legend.items}
     assert all(isinstance(s, LegendSample) for s in samples.values())
     middle = int(samples["formula"].boundingRect().height() / 2)
     assert _ink_runs(_render(samples["formula"]), middle) >= 3  # dashes, not one stroke
     assert _ink_runs(_render(samples["measured"]), middle) == 1
+    # Dots stay dots and dashes dashes: less ink in a dotted sample than a dashed one.
+    assert _ink_share(_render(samples["dotted"]), middle) < _ink_share(
+        _render(samples["formula"]), middle) - 0.1
+    assert _same_pen(samples["dotted"].pen(), dotted.opts["pen"])
     assert _same_pen(samples["formula"].pen(), dashed.opts["pen"])
     assert _same_pen(samples["measured"].pen(), solid.opts["pen"])
     image = _render(samples["points"])  # the marker in the series' colour, not grey

@@ -98,11 +98,13 @@ class LegendSample(pg.ItemSample):
         if not isinstance(item, pg.ScatterPlotItem):
             pen = self.pen()
             if pen.style() not in SOLID:
+                # The style's own pattern (dashes, dots, dash-dots stay apart), shrunk where a
+                # thick pen would draw less than three periods in the sample.
                 scale = max(p.transform().m11(), 1e-3)  # cosmetic pens: device pixels
-                unit = max(pen.widthF(), 1.0) / scale  # a dash unit, in sample pixels
-                period = SAMPLE_WIDTH / 3.2
-                dash = max(period * 0.6 / unit, 0.5)
-                pen.setDashPattern([dash, max(period / unit - dash, 0.5)])
+                unit = max(pen.widthF(), 1.0) / scale  # a pattern unit, in sample pixels
+                pattern = pen.dashPattern()
+                factor = min(1.0, SAMPLE_WIDTH / 3.2 / max(sum(pattern) * unit, 1e-6))
+                pen.setDashPattern([max(part * factor, 0.3) for part in pattern])
                 pen.setCapStyle(Qt.PenCapStyle.FlatCap)  # square caps would fill the gaps
             p.setPen(pen)
             p.drawLine(QPointF(0, middle), QPointF(SAMPLE_WIDTH, middle))
