@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from lab_helpers import fill_every_page, show_page
-from PySide6.QtCore import QRect
+from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication, QScrollArea, QTableView
 
 from kvstudio.ui.app.plain_text import plain_tooltip
@@ -77,3 +77,30 @@ def test_no_table_cell_is_elided_at_1366x768(qtbot, make_window, language: str) 
                     item = table.item(row, column) if hasattr(table, "item") else None
                     if item is not None and item.text():
                         assert item.toolTip() == plain_tooltip(item.text())
+
+
+def test_the_sample_list_shows_each_answer_line_whole(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    """The Sample ×N answers list wraps a long first line instead of cutting it."""
+    window = make_window(language="ko")
+    window.resize(1900, 1000)  # the answers come in wide, then the window narrows
+    answers = window.answers
+    answers.samples_box.setValue(3)
+    answers.length_box.setValue(2)
+    answers.temperatures_edit.setText("0.3, 0.85, 1.5")
+    with qtbot.waitSignal(window.controller.sampling_finished, timeout=20_000):
+        answers.go_button.click()
+    _settle(qtbot)
+    listing = answers._answers
+    wide = listing.width()
+    window.resize(window.minimumSizeHint().width(), window.height())  # narrower than it was
+    _settle(qtbot)
+    assert listing.width() < wide
+    metrics = listing.fontMetrics()
+    room = listing.viewport().width()
+    for row in range(listing.count()):
+        item = listing.item(row)
+        rect = listing.visualItemRect(item)
+        wrapped = metrics.boundingRect(0, 0, room - 8, 10_000,
+                                       int(Qt.TextFlag.TextWordWrap), item.text())
+        assert rect.height() >= wrapped.height() - 1, (item.text(), rect, wrapped)
+        assert item.toolTip() == plain_tooltip(item.text())
