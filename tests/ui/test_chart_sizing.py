@@ -15,9 +15,8 @@ from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication, QScrollArea, QTableView
 
 from kvstudio.ui.app.plain_text import plain_tooltip
-from kvstudio.ui.labs.base import elided_cells
 from kvstudio.ui.main_window import initial_geometry
-from kvstudio.ui.plots.sizing import MIN_PLOT_HEIGHT, MIN_PLOT_WIDTH, plot_areas
+from kvstudio.ui.plots.sizing import MIN_PLOT_HEIGHT, MIN_PLOT_WIDTH, elided_cells, plot_areas
 
 pytestmark = pytest.mark.usefixtures("qapp")
 SCREENS = [(1280, 720), (1366, 768)]

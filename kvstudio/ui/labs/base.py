@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
-    QTableView,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -148,26 +147,6 @@ class ResultsTable(QTableWidget):
         for row in getattr(self, "_values", []):
             out.append({h or "quantity": _value(v) for h, v in zip(headers, row, strict=False)})
         return out
-
-
-CELL_PADDING = 6  # pixels a cell's margins take from its text's room (3 a side, as Qt draws)
-
-
-def elided_cells(table: QTableView) -> list[tuple[int, int, str]]:
-    """(row, column, text) of every cell in a visible column drawn narrower than its text."""
-    model = table.model()
-    metrics = table.fontMetrics()
-    found = []
-    for column in range(model.columnCount()):
-        if table.isColumnHidden(column):
-            continue
-        width = table.columnWidth(column)
-        for row in range(model.rowCount()):
-            text = str(model.index(row, column).data() or "")
-            if any(metrics.horizontalAdvance(line) + CELL_PADDING > width
-                   for line in text.splitlines()):
-                found.append((row, column, text))
-    return found
 
 
 def _value(value: Any) -> Any:

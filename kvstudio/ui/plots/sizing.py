@@ -5,7 +5,8 @@ where the data is drawn), `keep_readable` (a chart widget that never lays its
 plots out smaller than that: each view box gets the minimum, and the widget's
 own minimum size follows what its plots need with their axes, wrapped titles
 and legend rows at the current width), `plot_areas` (each plot's view box
-size, what the layout tests measure).
+size, what the layout tests measure) and `elided_cells` (table cells drawn
+narrower than their text).
 
 A page that holds such charts (a lab) sits in a scroll area (``labs/base.py``),
 so a screen too small for every chart scrolls instead of squashing one.
@@ -17,7 +18,7 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QSizeF, Qt, QTimer
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QTableView, QWidget
 
 MIN_PLOT_WIDTH = 160  # pixels of view box (the data's area), never less
 MIN_PLOT_HEIGHT = 120
@@ -106,3 +107,23 @@ def refit(chart: QWidget) -> None:
     readable = chart.findChild(_Readable)
     if readable is not None:
         readable.fit()
+
+
+CELL_PADDING = 6  # pixels a cell's margins take from its text's room (3 a side, as Qt draws)
+
+
+def elided_cells(table: QTableView) -> list[tuple[int, int, str]]:
+    """(row, column, text) of every cell in a visible column drawn narrower than its text."""
+    model = table.model()
+    metrics = table.fontMetrics()
+    found = []
+    for column in range(model.columnCount()):
+        if table.isColumnHidden(column):
+            continue
+        width = table.columnWidth(column)
+        for row in range(model.rowCount()):
+            text = str(model.index(row, column).data() or "")
+            if any(metrics.horizontalAdvance(line) + CELL_PADDING > width
+                   for line in text.splitlines()):
+                found.append((row, column, text))
+    return found
