@@ -54,6 +54,7 @@ log = logging.getLogger(__name__)
 
 TitleSource = Callable[[], str]
 PREFERRED_SIZE = QSize(1500, 920)  # on screens that have the room
+ROOMY_SHARE = 0.92  # of a larger screen's available area the window opens at
 FRAME_ROOM = QSize(16, 48)  # window-manager frame and title bar around the client area
 
 
@@ -62,9 +63,12 @@ def initial_geometry(available: QRect, minimum: QSize) -> QRect:
 
     `minimum` (the window's minimum size) wins when the screen is smaller still.
     """
-    width = max(min(PREFERRED_SIZE.width(), available.width() - FRAME_ROOM.width()),
-                minimum.width())
-    height = max(min(PREFERRED_SIZE.height(), available.height() - FRAME_ROOM.height()),
+    # On a screen with more room than the preferred size, most of it (a maximized look
+    # that still shows the desktop's edges); on a smaller one, all of it.
+    wanted_width = max(PREFERRED_SIZE.width(), round(available.width() * ROOMY_SHARE))
+    wanted_height = max(PREFERRED_SIZE.height(), round(available.height() * ROOMY_SHARE))
+    width = max(min(wanted_width, available.width() - FRAME_ROOM.width()), minimum.width())
+    height = max(min(wanted_height, available.height() - FRAME_ROOM.height()),
                  minimum.height())
     rect = QRect(0, 0, width, height)
     rect.moveCenter(available.center())
@@ -169,7 +173,10 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         if screen is None:
             return
         available = screen.availableGeometry()
-        if restored and available.contains(self.frameGeometry()):
+        # A saved layout is kept only on the screen it was saved on: one saved at 1280×720
+        # and reopened on a 1920×1080 screen opened small in a corner.
+        same_screen = self.settings.layout_screen() == available
+        if restored and same_screen and available.contains(self.frameGeometry()):
             return
         self.setGeometry(initial_geometry(available, self.minimumSizeHint()))
 
@@ -201,8 +208,9 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         grid.addWidget(self.time_plot, 0, 1)
         grid.addWidget(self.cache_plot, 1, 0)
         grid.addWidget(self.answers, 1, 1)
-        for column in (0, 1):  # two equal columns, whatever each cell's minimum
-            grid.setColumnStretch(column, 1)
+        for index in (0, 1):  # two equal columns and rows, whatever each cell asks for:
+            grid.setColumnStretch(index, 1)  # by size hints, the rows moved 30 px when the
+            grid.setRowStretch(index, 1)  # answer panel's hint changed (or the page was shown)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.generation)
         split.addWidget(grid_host)
@@ -396,7 +404,9 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.settings.set_prompt(self.generation.prompt())
         self.settings.set_run_settings(self.current_request().settings)
-        self.settings.set_layout(self.saveGeometry(), self.saveState())
+        screen = self.screen()
+        self.settings.set_layout(self.saveGeometry(), self.saveState(),
+                                 screen.availableGeometry() if screen is not None else None)
         self.settings.sync()
         self.hide()  # gone at once, even while a long step finishes (the thread is then parked)
         self.controller.host.shutdown()

@@ -3,104 +3,110 @@
 <context>
     <name>AnswerHistogramPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="48" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="153" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="50" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="159" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="49" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="51" />
         <source>count</source>
         <translation>횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="50" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="52" />
         <source>T = {0:g}</source>
         <translation>T = {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="51" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="154" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="53" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="160" />
         <source>answer rank (1 = most common)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="80" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="57" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="68" />
+        <source>Press Sample ×N to fill this chart.</source>
+        <translation>N번 샘플링을 누르면 이 차트가 채워집니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="86" />
         <source>(other answers)</source>
         <translation>(나머지 답)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="117" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="123" />
         <source>T = {0:g}: {1} distinct of {2}</source>
         <translation>T = {0:g}: {2}개 중 서로 다른 답 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="120" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="126" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="124" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="130" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="126" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="132" />
         <source>top-k {0}</source>
         <translation>top-k {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="127" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="133" />
         <source>top-p {0}</source>
         <translation>top-p {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="128" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="134" />
         <source>penalty {0:g}</source>
         <translation>반복 페널티 {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="129" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="135" />
         <source>seed {0}</source>
         <translation>시드 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="132" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="138" />
         <source>≤ {0:,} tokens</source>
         <translation>최대 {0:,} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="133" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="139" />
         <source>Settings: {0}</source>
         <translation>설정: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="147" />
         <source>answer (text)</source>
         <translation>답 (텍스트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="143" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="149" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="147" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="153" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="149" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="155" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="155" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="161" />
         <source>Distinct answers per temperature</source>
         <translation>온도별 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="155" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="161" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
@@ -108,57 +114,57 @@
 <context>
     <name>AnswerPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="123" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="128" />
         <source>Cancelled</source>
         <translation>취소됨</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="143" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="150" />
         <source>Sample ×N</source>
         <translation>N번 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="145" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="152" />
         <source>Generate N answers to the prompt in one batch and count the distinct ones.</source>
         <translation>프롬프트에 대한 답 N개를 한 배치로 생성하고 서로 다른 답을 셉니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="146" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="153" />
         <source>N: samples per temperature.</source>
         <translation>N: 온도마다 뽑을 샘플 수.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="147" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="154" />
         <source>T =</source>
         <translation>온도 T =</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="150" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="157" />
         <source>Temperatures: leave empty to use the current temperature, or list several separated by commas.</source>
         <translation>온도: 비워 두면 현재 온도를 쓰고, 여러 개는 쉼표로 구분해 적습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="148" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="155" />
         <source>current, or e.g. 0.3, 0.85, 1.5</source>
         <translation>현재 값, 또는 예: 0.3, 0.85, 1.5</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="131" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="136" />
         <source>(empty: eos at step 0)</source>
         <translation>(빈 답: 0번째 단계에서 eos)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="153" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="160" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="154" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="161" />
         <source>Tokens</source>
         <translation>토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="156" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="163" />
         <source>Answer length: each sample generates at most this many tokens. Short answers repeat, long ones are almost always all different.</source>
         <translation>답 길이: 샘플마다 최대 이만큼의 토큰을 생성합니다. 짧은 답은 반복되고, 긴 답은 거의 항상 모두 다릅니다.</translation>
     </message>
@@ -281,226 +287,226 @@
 <context>
     <name>CacheInspectorPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="131" />
         <source>Cache inspector</source>
         <translation>캐시 들여다보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="136" />
         <source>cached</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="136" />
         <source>recompute</source>
         <translation>재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="140" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="139" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="141" />
         <source>static (length)</source>
         <translation>정적 (길이)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="140" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="142" />
         <source>sliding window (W)</source>
         <translation>슬라이딩 윈도 (W)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="152" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="154" />
         <source>What the KV cache holds, step by step, for one layer and one K/V head: the K and V rows (one per position, head_dim numbers each) and how much the newest query looked at each position, for every query head that reads this K/V head. Rows already in the cache never change (max |Δ| = 0) and each step appends exactly one row per layer; in recompute mode the recomputed rows equal the cached ones. That is why caching gives the same tokens.</source>
         <translation>한 레이어, 한 K/V 헤드에 대해 KV 캐시에 무엇이 들어 있는지 스텝마다 보여 줍니다: K 행과 V 행(위치마다 한 행, head_dim개의 수)과, 이 K/V 헤드를 읽는 쿼리 헤드마다 가장 최근 쿼리가 각 위치를 얼마나 보았는지. 캐시에 이미 있는 행은 절대 바뀌지 않고(최대 |Δ| = 0) 스텝마다 레이어당 정확히 한 행이 추가됩니다. 재계산 모드에서는 다시 계산한 행이 캐시된 행과 같습니다. 그래서 캐시를 써도 같은 토큰이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="164" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="163" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
         <source>Mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
         <source>Cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="167" />
         <source>Static length / window W</source>
         <translation>정적 길이 / 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="168" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="169" />
         <source>Layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="168" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="170" />
         <source>K/V head</source>
         <translation>K/V 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="171" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="173" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="174" />
         <source>head_dim</source>
         <translation>head_dim</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="173" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="175" />
         <source>query head</source>
         <translation>쿼리 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="174" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="176" />
         <source>position: token</source>
         <translation>위치: 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="223" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="225" />
         <source>Finished.</source>
         <translation>끝났습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="238" />
         <source>Step {0}: chose {1!r}. {2} rows held;</source>
         <translation>스텝 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="242" />
         <source>the prefill appended {0} rows per layer.</source>
         <translation>프리필이 레이어마다 {0}행을 추가했습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="248" />
         <source>old rows max |Δ| = {0:g} {1}; rows appended per layer: {2}.</source>
         <translation>기존 행 최대 |Δ| = {0:g} {1}; 레이어별 추가 행: {2}.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="252" />
         <source>Recomputed vs cached K/V: max |Δ| = {0:.2g} / {1:.2g} ({2}).</source>
         <translation>재계산한 K/V와 캐시된 K/V: 최대 |Δ| = {0:.2g} / {1:.2g} ({2}).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="256" />
         <source>same dtype</source>
         <translation>같은 dtype</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="256" />
         <source>dtypes differ</source>
         <translation>dtype이 다름</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="321" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="328" />
         <source>K rows: layer {0}, K/V head {1} ({2} rows held)</source>
         <translation>K 행: 레이어 {0}, K/V 헤드 {1} ({2}행 보관)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="326" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="416" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="333" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="423" />
         <source>V rows</source>
         <translation>V 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="328" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="335" />
         <source>Attention, position {0}</source>
         <translation>어텐션, 위치 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="330" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="337" />
         <source>({0:.0%} on evicted rows)</source>
         <translation>(밀려난 행에 {0:.0%})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="336" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="431" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="343" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="438" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="337" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="377" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="344" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="384" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="338" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="404" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="345" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="411" />
         <source>rows held</source>
         <translation>보관 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="339" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="405" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="346" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="412" />
         <source>appended per layer</source>
         <translation>레이어별 추가</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="340" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="406" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="347" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="413" />
         <source>old rows max |Δ|</source>
         <translation>기존 행 최대 |Δ|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="341" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="407" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="348" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="414" />
         <source>recompute max |Δ| K</source>
         <translation>재계산 최대 |Δ| K</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="342" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="408" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="349" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="415" />
         <source>recompute max |Δ| V</source>
         <translation>재계산 최대 |Δ| V</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="354" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="361" />
         <source>Layer {0}, K/V head {1}, step {2}: {3} rows held (cache: {4})</source>
         <translation>레이어 {0}, K/V 헤드 {1}, 스텝 {2}: {3}행 보관 (캐시: {4})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="361" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="368" />
         <source>old rows max |Δ| over {0} steps: {1:g}; one row appended per layer: {2}</source>
         <translation>{0}스텝 동안 기존 행 최대 |Δ|: {1:g}; 레이어마다 한 행씩 추가: {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="364" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="371" />
         <source>recomputed vs cached K/V max |Δ| {0:.2g} / {1:.2g}</source>
         <translation>재계산 대 캐시 K/V 최대 |Δ| {0:.2g} / {1:.2g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="376" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="383" />
         <source>position</source>
         <translation>위치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="395" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="402" />
         <source>cache row</source>
         <translation>캐시 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="413" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="420" />
         <source>K rows</source>
         <translation>K 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="419" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="426" />
         <source>Attention of the newest query</source>
         <translation>가장 최근 쿼리의 어텐션</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="431" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="438" />
         <source>Checks per step</source>
         <translation>스텝별 확인</translation>
     </message>
@@ -508,151 +514,151 @@
 <context>
     <name>CacheKindsPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="87" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="88" />
         <source>Cache kinds</source>
         <translation>캐시 종류</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="102" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="103" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="103" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="104" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="105" />
         <source>Sliding window W</source>
         <translation>슬라이딩 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="107" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="108" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="248" />
         <source>Cache memory per step</source>
         <translation>단계별 캐시 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="108" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="111" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="247" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="110" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="110" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="249" />
         <source>Keys each new token attends to</source>
         <translation>새 토큰이 어텐션하는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="113" />
         <source>attention-mask width</source>
         <translation>어텐션 마스크 너비</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="119" />
         <source>{0} (allocated)</source>
         <translation>{0} (할당)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="123" />
         <source>{0} (used)</source>
         <translation>{0} (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="184" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="185" />
         <source>✗ from step {0}</source>
         <translation>✗ {0}단계부터 다름</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="202" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="203" />
         <source>allocated (bytes)</source>
         <translation>할당 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="204" />
         <source>used (bytes)</source>
         <translation>사용 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="205" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="205" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="206" />
         <source>keys seen</source>
         <translation>보는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="206" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="207" />
         <source>same as dynamic</source>
         <translation>동적과 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="213" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="214" />
         <source>The window W = {0} {1} the context P + N − 1 = {2}.</source>
         <translation>윈도 W = {0}은(는) 문맥 P + N − 1 = {2}을(를) {1}.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="223" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="224" />
         <source>{0} {1:,} B</source>
         <translation>{0} {1:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="225" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="226" />
         <source>Cache memory after {0} steps: </source>
         <translation>{0}단계 후 캐시 메모리: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="228" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="229" />
         <source>P = {0}, N = {1}</source>
         <translation>P = {0}, N = {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="239" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="240" />
         <source>{0}: allocated (B)</source>
         <translation>{0}: 할당 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="243" />
         <source>{0}: used (B)</source>
         <translation>{0}: 사용 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="245" />
         <source>{0}: keys each new token attends to</source>
         <translation>{0}: 새 토큰이 주의를 기울이는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="215" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="216" />
         <source>covers</source>
         <translation>을(를) 덮음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="215" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="216" />
         <source>is shorter than</source>
         <translation>보다 짧음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="201" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="202" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="94" />
         <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; with a sliding window W each token sees the last W tokens, itself included (transformers' sliding_window), so the cache keeps W − 1 and its memory stops growing there. When W covers the whole context the output must match the dynamic cache.</source>
         <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도 W에서는 각 토큰이 자기 자신을 포함해 마지막 W 토큰을 보므로(transformers의 sliding_window와 같은 뜻) 캐시는 W − 1 토큰만 보관하고 메모리도 거기서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="195" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="196" />
         <source>W = {0} vs P + N − 1 = {1}</source>
         <translation>W = {0} 대 P + N − 1 = {1}</translation>
     </message>
@@ -660,240 +666,240 @@
 <context>
     <name>CacheVsRecomputePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="125" />
         <source>Cache vs recompute</source>
         <translation>캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="145" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="146" />
         <source>Greedy generation on the lab prompt in both modes, after a short warm-up. Cached mode feeds P + (N − 1) tokens in total, recompute P·N + N(N − 1)/2. In 16-bit the two modes' logits drift apart; in fp32 they agree to ~1e-6.</source>
         <translation>짧은 예열 뒤 실습 프롬프트로 두 모드에서 탐욕적 생성을 합니다. 캐시 모드는 모두 P + (N − 1) 토큰을, 재계산 모드는 P·N + N(N − 1)/2 토큰을 모델에 넣습니다. 16비트에서는 두 모드의 로짓이 조금씩 벌어지고, fp32에서는 약 1e-6까지 일치합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="155" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="156" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="157" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="158" />
         <source>Warm-up tokens</source>
         <translation>예열 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="160" />
         <source>Number format</source>
         <translation>수 형식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="235" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="236" />
         <source>TTFT (ms)</source>
         <translation>TTFT (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="237" />
         <source>decode ms / token (median step)</source>
         <translation>디코드 토큰당 ms (단계 중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="238" />
         <source>total (ms)</source>
         <translation>합계 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="241" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="242" />
         <source>{0}, median of {1} rounds</source>
         <translation>{0}, {1}회 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="243" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="244" />
         <source>{0}, fastest round</source>
         <translation>{0}, 가장 빠른 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="246" />
         <source>{0}, slowest round</source>
         <translation>{0}, 가장 느린 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="249" />
         <source>{0}, single measurement</source>
         <translation>{0}, 한 번 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="251" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="252" />
         <source>cache, measured (bytes)</source>
         <translation>캐시, 측정값 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="256" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="257" />
         <source>first divergent step</source>
         <translation>처음 달라진 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="259" />
         <source>speed ratio (recompute / cached), medians</source>
         <translation>속도 비 (재계산 / 캐시), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="261" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="262" />
         <source>rounds</source>
         <translation>회차 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="272" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="273" />
         <source>Tokens fed: cached {0:,} (formula P+(N−1) = {1:,}) vs recompute {2:,} (formula P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</source>
         <translation>입력 토큰: 캐시 {0:,} (공식 P+(N−1) = {1:,}) 대 재계산 {2:,} (공식 P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="277" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="278" />
         <source>recompute took {0:.1f}× as long (median of {1} rounds) · TTFT {2} vs {3} ms · max |Δlogit| {4:.2g}</source>
         <translation>재계산이 {0:.1f}배 오래 걸림 ({1}회 중앙값) · TTFT {2} 대 {3} ms · 최대 |Δlogit| {4:.2g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="285" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="286" />
         <source>the seed notebook's case</source>
         <translation>원래 노트북의 설정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="286" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="287" />
         <source>the course preset</source>
         <translation>강의 설정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="287" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="288" />
         <source>Greedy in both modes, not the course's T {0:g}, so that both modes must choose the same tokens · {1}</source>
         <translation>두 모드 모두 강의의 T {0:g} 대신 그리디로 생성해, 두 모드가 같은 토큰을 고르는지 확인합니다 · {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="302" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="303" />
         <source>{0}: median time (ms)</source>
         <translation>{0}: 중앙값 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="304" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="305" />
         <source>{0}: fastest round (ms)</source>
         <translation>{0}: 가장 빠른 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="306" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="307" />
         <source>{0}: slowest round (ms)</source>
         <translation>{0}: 가장 느린 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="311" />
         <source>{0}: tokens fed (tokens)</source>
         <translation>{0}: 입력 토큰 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="314" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="315" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="317" />
         <source>max |Δlogit| (logit units)</source>
         <translation>최대 |Δlogit| (로짓 단위)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="318" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="319" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="164" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="295" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="151" />
         <source>course: P = 183, N = 64</source>
         <translation>강의: P = 183, N = 64</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="152" />
         <source>seed notebook: P = 16, N = 64</source>
         <translation>원래 노트북: P = 16, N = 64</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="154" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="155" />
         <source>Preset</source>
         <translation>설정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="159" />
         <source>Rounds (median of)</source>
         <translation>반복 횟수 (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="163" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="164" />
         <source>Time per step (median, band: min–max)</source>
         <translation>단계별 시간 (중앙값, 띠: 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="166" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="166" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="315" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="316" />
         <source>max |Δlogit| per step, cached vs recompute</source>
         <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="168" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="168" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="258" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="225" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="226" />
         <source>tokens fed, measured</source>
         <translation>입력 토큰, 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="226" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="227" />
         <source>tokens fed, formula</source>
         <translation>입력 토큰, 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="228" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="229" />
         <source>measured = formula</source>
         <translation>측정 = 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="254" />
         <source>cache, formula 2·L·T·H_kv·d·bytes</source>
         <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="255" />
         <source>identical tokens</source>
         <translation>토큰 일치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="259" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="260" />
         <source>speed ratio, lowest round</source>
         <translation>속도 비, 가장 낮은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="260" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="261" />
         <source>speed ratio, highest round</source>
         <translation>속도 비, 가장 높은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="262" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="263" />
         <source>number format</source>
         <translation>수 형식</translation>
     </message>
@@ -944,302 +950,307 @@
 <context>
     <name>ChatPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="124" />
         <source>Chat</source>
         <translation>채팅</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/chat_lab.py" line="127" />
+        <source>Send a turn to fill these charts.</source>
+        <translation>보내기를 누르면 차트가 채워집니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="131" />
         <source>Send</source>
         <translation>보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="132" />
         <source>Next scripted turn</source>
         <translation>다음 대본 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="133" />
         <source>New chat</source>
         <translation>새 대화</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="130" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="134" />
         <source>Type what the user says, then Enter</source>
         <translation>사용자의 말을 입력하고 Enter</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="131" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="135" />
         <source>keep the cache across turns (feed only the new tokens)</source>
         <translation>턴이 바뀌어도 캐시 유지 (새 토큰만 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="136" />
         <source>also answer without reuse (re-feed the whole history)</source>
         <translation>재사용 없이도 답하기 (대화 전체를 다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="139" />
         <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical; the time to the first token grows with the history only without reuse.</source>
         <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며, 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="147" />
         <source>User turn</source>
         <translation>사용자 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="148" />
         <source>Reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="145" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="149" />
         <source>Compare</source>
         <translation>비교</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="146" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="150" />
         <source>Answer tokens at most</source>
         <translation>답변 최대 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="147" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="151" />
         <source>Context limit (tokens)</source>
         <translation>컨텍스트 한도 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="148" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="152" />
         <source>TTFT rounds (median of)</source>
         <translation>TTFT 반복 횟수 (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="151" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="433" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="155" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="438" />
         <source>Prompt tokens fed per turn</source>
         <translation>턴별 입력한 프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="152" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="155" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="160" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="359" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="431" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="364" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="436" />
         <source>turn</source>
         <translation>턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="153" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="157" />
         <source>tokens (dashed: running total)</source>
         <translation>토큰 (점선: 누적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="154" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="304" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="434" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="439" />
         <source>Time to first token</source>
         <translation>첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="160" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="158" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="435" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="440" />
         <source>KV cache after each turn (equal both ways)</source>
         <translation>턴이 끝난 뒤 KV 캐시 (두 방식 같음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="165" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="162" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="404" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="409" />
         <source>reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="162" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="404" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="409" />
         <source>re-feed</source>
         <translation>다시 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="258" />
         <source>Turn {0}</source>
         <translation>턴 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="260" />
         <source>reuse fed {0} tokens</source>
         <translation>재사용: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="262" />
         <source>re-feed fed {0} tokens</source>
         <translation>다시 입력: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="259" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="264" />
         <source>identical tokens both ways {0}</source>
         <translation>두 방식의 토큰이 같음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="261" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="266" />
         <source>the two ways chose different tokens {0}</source>
         <translation>두 방식이 다른 토큰을 골랐음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="263" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="268" />
         <source>the answer was cut at the context limit</source>
         <translation>컨텍스트 한도에서 답이 잘렸음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="300" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="305" />
         <source>Time to first token (median of {0} interleaved rounds)</source>
         <translation>첫 토큰까지 시간 (번갈아 잰 {0}회의 중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="303" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="308" />
         <source>Time to first token (single measurements)</source>
         <translation>첫 토큰까지 시간 (한 번씩 측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="315" />
         <source>{0:,.1f} ms (median of {1}, {2:,.1f}–{3:,.1f})</source>
         <translation>{0:,.1f} ms ({1}회 중앙값, {2:,.1f}–{3:,.1f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="312" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="317" />
         <source>{0:,.1f} ms (single measurement)</source>
         <translation>{0:,.1f} ms (한 번 측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="321" />
         <source>User</source>
         <translation>사용자</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="321" />
         <source>Assistant</source>
         <translation>어시스턴트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="327" />
         <source>(empty: eos at step 0)</source>
         <translation>(빈 답: 0번째 단계에서 eos)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="360" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="365" />
         <source>history</source>
         <translation>대화 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="361" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="366" />
         <source>fed (reuse)</source>
         <translation>입력 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="362" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="367" />
         <source>fed (re-feed)</source>
         <translation>입력 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="363" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="368" />
         <source>TTFT (reuse)</source>
         <translation>TTFT (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="364" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="369" />
         <source>TTFT (re-feed)</source>
         <translation>TTFT (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="383" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="388" />
         <source>reuse fed {0} tokens, TTFT {1}</source>
         <translation>재사용 {0}토큰 입력, TTFT {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="389" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="394" />
         <source>re-feed fed {0} tokens, TTFT {1}</source>
         <translation>다시 입력 {0}토큰 입력, TTFT {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="423" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="428" />
         <source>{0}: TTFT, median (ms)</source>
         <translation>{0}: TTFT 중앙값 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="425" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="430" />
         <source>{0}: TTFT, fastest round (ms)</source>
         <translation>{0}: TTFT 가장 빠른 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="427" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="432" />
         <source>{0}: TTFT, slowest round (ms)</source>
         <translation>{0}: TTFT 가장 느린 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="429" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="434" />
         <source>{0}: TTFT rounds</source>
         <translation>{0}: TTFT 반복 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="365" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="370" />
         <source>ms/token (reuse)</source>
         <translation>ms/토큰 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="366" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="371" />
         <source>ms/token (re-feed)</source>
         <translation>ms/토큰 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="367" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="372" />
         <source>cache KiB</source>
         <translation>캐시 KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="368" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="373" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="369" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="374" />
         <source>identical</source>
         <translation>같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="380" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="385" />
         <source>Turn {0}, history {1} tokens</source>
         <translation>턴 {0}, 대화 길이 {1}토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="395" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="400" />
         <source>identical greedy tokens in {0} of {1} compared turns</source>
         <translation>비교한 턴 {1}개 중 {0}개에서 그리디 토큰이 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="417" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="422" />
         <source>{0}: prompt tokens fed</source>
         <translation>{0}: 입력한 프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="419" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="424" />
         <source>{0}: running total</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="430" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="435" />
         <source>{0}: cache (bytes)</source>
         <translation>{0}: 캐시 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="476" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="481" />
         <source>The turn box holds at most {0:,} characters, so a longer paste was cut there. Shorten the turn: a conversation holds at most {1:,} tokens.</source>
         <translation>턴 입력란에는 최대 {0:,}자까지 들어가므로 더 긴 붙여 넣기는 거기서 잘렸습니다. 턴을 줄이세요. 대화에는 토큰이 최대 {1:,}개까지만 들어갑니다.</translation>
     </message>
@@ -1573,42 +1584,42 @@
 <context>
     <name>GenerationView</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="195" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="197" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="196" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="198" />
         <source>Type a question or some text, then press Step.</source>
         <translation>질문이나 글을 입력한 뒤 '한 토큰'을 누르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="197" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="199" />
         <source>Chat template</source>
         <translation>채팅 템플릿</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="199" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="201" />
         <source>Wrap the prompt in the chat model's template (&lt;|im_start|&gt;user … assistant). Only for chat models.</source>
         <translation>프롬프트를 채팅 모델의 템플릿(&lt;|im_start|&gt;user … assistant)으로 감쌉니다. 채팅 모델에서만 쓸 수 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="201" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="203" />
         <source>Generated tokens appear here, one chip per token.</source>
         <translation>생성된 토큰이 토큰마다 칩 하나로 여기에 나타납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="202" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="204" />
         <source>{0} run: {1} of {2} new tokens</source>
         <translation>{0} 실행: 새 토큰 {2}개 중 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="203" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="205" />
         <source>Prompt token id {0}</source>
         <translation>프롬프트 토큰 id {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="205" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="207" />
         <source>Token id {0}
 probability {1:.3f}
 tokens fed this step: {2}
@@ -1621,17 +1632,17 @@ step {4}</source>
 단계 {4}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="207" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="209" />
         <source>Part of a character: its text appears with the next token.</source>
         <translation>글자의 일부입니다. 글자는 다음 토큰과 함께 나타납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="209" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="211" />
         <source>A special token: it marks the chat template's turns and is not shown as text.</source>
         <translation>특수 토큰: 채팅 템플릿의 차례를 표시하며 글자로 보이지 않습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="211" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="213" />
         <source>{0}: the end of the answer. The model chose this special token at step {1}, so the run stopped here.</source>
         <translation>{0}: 답의 끝. 모델이 {1}단계에서 이 특수 토큰을 골라 실행이 여기서 멈췄습니다.</translation>
     </message>
@@ -1747,113 +1758,118 @@ step {4}</source>
 <context>
     <name>LabPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="229" />
+        <source>Run the lab to fill this chart.</source>
+        <translation>실습을 실행하면 이 차트가 채워집니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/base.py" line="275" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="276" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="327" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="294" />
         <source>greedy</source>
         <translation>그리디</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="330" />
-        <location filename="../../kvstudio/ui/labs/base.py" line="333" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="297" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="300" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="338" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="305" />
         <source>top-k {0}</source>
         <translation>top-k {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="339" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="306" />
         <source>top-p {0}</source>
         <translation>top-p {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="340" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="307" />
         <source>penalty {0:g}</source>
         <translation>반복 페널티 {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="341" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="308" />
         <source>seed {0}</source>
         <translation>시드 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="344" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="311" />
         <source>{0:,} samples</source>
         <translation>샘플 {0:,}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="346" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="313" />
         <source>≤ {0:,} tokens</source>
         <translation>최대 {0:,} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="349" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="316" />
         <source>{0} (course T {1:g})</source>
         <translation>{0} (강의 T {1:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="352" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="319" />
         <source>top-k {0} (course {1})</source>
         <translation>top-k {0} (강의 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="355" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="322" />
         <source>top-p {0} (course {1})</source>
         <translation>top-p {0} (강의 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="358" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="325" />
         <source>penalty {0:g} (course {1:g})</source>
         <translation>반복 페널티 {0:g} (강의 {1:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="361" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="328" />
         <source>seed {0} (course {1})</source>
         <translation>시드 {0} (강의 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="362" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="329" />
         <source>Settings: {0}</source>
         <translation>설정: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="364" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="331" />
         <source>Changed from the course preset: {0}</source>
         <translation>강의 설정에서 바꾼 값: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="366" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="333" />
         <source>The course preset (the sampling dock's defaults).</source>
         <translation>강의 설정 그대로입니다 (샘플링 패널의 기본값).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="383" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="350" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="396" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="363" />
         <source>Running…</source>
         <translation>실행 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="447" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="416" />
         <source>Done.</source>
         <translation>완료.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="459" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="430" />
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>
@@ -2030,57 +2046,57 @@ step {4}</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="109" />
+        <location filename="../../kvstudio/ui/main_window.py" line="113" />
         <source>Live</source>
         <translation>실시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="110" />
+        <location filename="../../kvstudio/ui/main_window.py" line="114" />
         <source>Controls</source>
         <translation>조작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="335" />
+        <location filename="../../kvstudio/ui/main_window.py" line="343" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="370" />
+        <location filename="../../kvstudio/ui/main_window.py" line="378" />
         <source>KV Studio — KV cache and sampling, token by token</source>
         <translation>KV Studio — 토큰 단위로 보는 KV 캐시와 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="371" />
+        <location filename="../../kvstudio/ui/main_window.py" line="379" />
         <source>&amp;File</source>
         <translation>파일(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="372" />
+        <location filename="../../kvstudio/ui/main_window.py" line="380" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="373" />
+        <location filename="../../kvstudio/ui/main_window.py" line="381" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="374" />
+        <location filename="../../kvstudio/ui/main_window.py" line="382" />
         <source>Quit</source>
         <translation>끝내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="375" />
+        <location filename="../../kvstudio/ui/main_window.py" line="383" />
         <source>&amp;Language</source>
         <translation>언어(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="376" />
+        <location filename="../../kvstudio/ui/main_window.py" line="384" />
         <source>System default</source>
         <translation>시스템 기본값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="379" />
+        <location filename="../../kvstudio/ui/main_window.py" line="387" />
         <source>&amp;View</source>
         <translation>보기(&amp;V)</translation>
     </message>
@@ -2527,218 +2543,218 @@ step {4}</source>
 <context>
     <name>PagedCachePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="87" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="88" />
         <source>Paged cache</source>
         <translation>페이지 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="94" />
         <source>30 answers to one question, sampled with one seed, stored three ways: preallocated to P + N tokens per row, a dynamic cache that grows every row each step, and a paged cache of fixed-size blocks. Rows share the prompt's blocks (a shared block is stored once; a row that appends to a shared, half-full block copies it first), finished rows stop growing, and the only waste is each row's last block.</source>
         <translation>한 질문에 대한 30개의 답을 같은 시드로 샘플링하고 세 가지 방식으로 저장합니다: 행마다 P + N 토큰을 미리 잡는 방식, 매 단계 모든 행이 자라는 동적 캐시, 고정 크기 블록으로 나눈 페이지 캐시. 행들은 프롬프트 블록을 공유하고(공유 블록은 한 번만 저장되며, 공유된 반쯤 찬 블록에 토큰을 덧붙이는 행은 먼저 그 블록을 복사합니다), 끝난 행은 더 자라지 않으며, 낭비는 각 행의 마지막 블록뿐입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="103" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="104" />
         <source>Samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="105" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="106" />
         <source>Block size b</source>
         <translation>블록 크기 b</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="107" />
         <source>Block table at step</source>
         <translation>블록 테이블을 볼 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="109" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="312" />
         <source>Memory held per step</source>
         <translation>단계별 차지한 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="110" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="312" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="112" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="113" />
         <source>block (in the row's table)</source>
         <translation>블록 (행의 테이블 안 순서)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="113" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="313" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="114" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="314" />
         <source>sample (row)</source>
         <translation>샘플 (행)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="117" />
         <source>preallocated (P + N per row)</source>
         <translation>미리 할당 (행마다 P + N)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="117" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="192" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="193" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="118" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="197" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="198" />
         <source>paged: blocks held</source>
         <translation>페이지: 차지한 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="119" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="205" />
         <source>paged: slots with tokens</source>
         <translation>페이지: 토큰이 든 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="123" />
         <source>shared block</source>
         <translation>공유 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="124" />
         <source>own block</source>
         <translation>자기 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="125" />
         <source>empty slots</source>
         <translation>빈 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="187" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="188" />
         <source>preallocated</source>
         <translation>미리 할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="199" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="200" />
         <source>{0} blocks × {1:,} B</source>
         <translation>블록 {0}개 × {1:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="206" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="207" />
         <source>the rest is empty slots in last blocks</source>
         <translation>나머지는 마지막 블록들의 빈 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="209" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="210" />
         <source>hand count</source>
         <translation>손 계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="212" />
         <source>P//b = {0} shared + Σ(⌈len/b⌉ − {0}) = {1} blocks</source>
         <translation>P//b = 공유 {0} + Σ(⌈len/b⌉ − {0}) = 블록 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="215" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="216" />
         <source>copies on write</source>
         <translation>쓰기 시 복사(CoW) 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="216" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="217" />
         <source>same samples in all three</source>
         <translation>세 캐시 모두 같은 샘플</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="218" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="219" />
         <source>greedy: paged = dynamic</source>
         <translation>탐욕적 생성: 페이지 = 동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="220" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="221" />
         <source>{0} tokens</source>
         <translation>{0} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="223" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="224" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="223" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="224" />
         <source>how</source>
         <translation>계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="223" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="224" />
         <source>held (bytes)</source>
         <translation>보유 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="258" />
         <source>Block tables after step {0}: {1} blocks, {2}</source>
         <translation>단계 {0} 이후 블록 테이블: 블록 {1}개, {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="276" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="277" />
         <source>{0} answers held at the end: preallocated {1} · dynamic {2} · paged {3}</source>
         <translation>답 {0}개가 끝에 차지한 메모리: 미리 할당 {1} · 동적 {2} · 페이지 {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="279" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="280" />
         <source>paged: {0} blocks of {1} tokens, shared prompt blocks: {2}, copies on write: {3}</source>
         <translation>페이지: {1}토큰 블록 {0}개, 공유 프롬프트 블록 {2}개, 쓰기 시 복사 {3}회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="282" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="283" />
         <source>paged holds {0:.1f}× less than preallocated · P = {1}, N = {2}, {3:,} B per token</source>
         <translation>페이지가 미리 할당보다 {0:.1f}배 적게 차지 · P = {1}, N = {2}, 토큰당 {3:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="293" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="294" />
         <source>preallocated (B)</source>
         <translation>미리 할당 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="295" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="296" />
         <source>dynamic (B)</source>
         <translation>동적 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="297" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="298" />
         <source>paged: blocks held (B)</source>
         <translation>페이지: 차지한 블록 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="298" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="299" />
         <source>paged: slots with tokens (B)</source>
         <translation>페이지: 토큰이 든 칸 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="304" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="305" />
         <source>blocks held</source>
         <translation>차지한 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="305" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="306" />
         <source>shared blocks</source>
         <translation>공유 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="307" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="308" />
         <source>tokens stored</source>
         <translation>저장한 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="312" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="313" />
         <source>Block tables after step {0}</source>
         <translation>{0}단계 후 블록 테이블</translation>
     </message>
@@ -2784,233 +2800,233 @@ step {4}</source>
 <context>
     <name>ProjectorPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="101" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="103" />
         <source>Scale projector</source>
         <translation>규모 예측기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="107" />
         <source>the config's dtype</source>
         <translation>config의 dtype</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="108" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="110" />
         <source>Bytes per token = 2 · L · H_kv · d · bytes (K and V, every layer); the cache for a batch is batch × context × that; a sliding window keeps W − 1 tokens on its layers, and an 8- or 4-bit cache also stores a float16 scale per token and K/V head. Bytes default to the config's dtype. Presets use the numbers of each model's published config.json. For the loaded model the projection is checked against a real run.</source>
         <translation>토큰당 바이트 = 2 · L · H_kv · d · 바이트 (모든 층의 K와 V)이고, 배치의 캐시는 배치 × 문맥 × 그 값입니다. 슬라이딩 윈도는 해당 층에 W − 1 토큰을 남기고, 8비트나 4비트 캐시는 토큰과 K/V 헤드마다 float16 스케일도 저장합니다. 바이트 수는 기본적으로 config의 dtype을 따릅니다. 프리셋은 각 모델이 공개한 config.json의 값을 씁니다. 불러온 모델은 실제 실행과 비교해 예측을 확인합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="118" />
         <source>the loaded model</source>
         <translation>불러온 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="119" />
         <source>config.json…</source>
         <translation>config.json…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
         <source>Model</source>
         <translation>모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="123" />
         <source>Context length</source>
         <translation>문맥 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="124" />
         <source>Batch</source>
         <translation>배치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="125" />
         <source>Bits per cached number</source>
         <translation>캐시 숫자당 비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="128" />
         <source>KV cache for one batch vs context length</source>
         <translation>문맥 길이에 따른 한 배치의 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="129" />
         <source>context length (tokens, log scale)</source>
         <translation>문맥 길이 (토큰, 로그 눈금)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="130" />
         <source>GiB</source>
         <translation>GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="131" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="133" />
         <source>KV cache</source>
         <translation>KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="134" />
         <source>KV cache, 8-bit</source>
         <translation>KV 캐시, 8비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="135" />
         <source>model weights</source>
         <translation>모델 가중치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="136" />
         <source>GPU memory (16 / 24 / 40 / 80 GiB)</source>
         <translation>GPU 메모리 (16 / 24 / 40 / 80 GiB)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="140" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="142" />
         <source>Open a config.json</source>
         <translation>config.json 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="140" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="142" />
         <source>config (*.json)</source>
         <translation>설정 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="224" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="229" />
         <source>{0}: KV cache for batch {1} vs context length</source>
         <translation>{0}: 배치 {1}의 문맥 길이별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="241" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="246" />
         <source>weights ({0:,} parameters × {1} B)</source>
         <translation>가중치 (파라미터 {0:,}개 × {1} B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="251" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="256" />
         <source>real run: {0} rows × {1} tokens</source>
         <translation>실제 실행: {0}행 × {1} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="258" />
         <source>measured {0:,} B</source>
         <translation>측정 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="259" />
         <source>projected {0:,} B</source>
         <translation>예측 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="262" />
         <source>source</source>
         <translation>출처</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="260" />
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="265" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="321" />
         <source>what changes</source>
         <translation>바뀌는 것</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="261" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="266" />
         <source>bytes per token</source>
         <translation>토큰당 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="262" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="267" />
         <source>cache ({0} × {1:,}), GiB</source>
         <translation>캐시 ({0} × {1:,}), GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="263" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="268" />
         <source>cache + weights, GiB</source>
         <translation>캐시 + 가중치, GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="275" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="280" />
         <source>{0}: {1:,} B per token ({2}-bit) → {3} for batch {4} × {5:,} tokens</source>
         <translation>{0}: 토큰당 {1:,} B ({2}비트) → 배치 {4} × {5:,} 토큰에 {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="280" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="285" />
         <source>with the weights ({0}): {1}; fits in GPU memory (GiB): {2}</source>
         <translation>가중치({0})까지: {1}; GPU 메모리(GiB)에 들어가는지: {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="286" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="291" />
         <source>real run, {0} rows × {1} tokens: measured {2:,} B, projected {3:,} B</source>
         <translation>실제 실행, {0}행 × {1}토큰: 측정 {2:,} B, 예측 {3:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="299" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="304" />
         <source>KV cache, {0}-bit (B)</source>
         <translation>KV 캐시, {0}비트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="301" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="306" />
         <source>KV cache, 8-bit (B)</source>
         <translation>KV 캐시, 8비트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="302" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="307" />
         <source>model weights (B)</source>
         <translation>모델 가중치 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="306" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="311" />
         <source>bytes per token (B)</source>
         <translation>토큰당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="313" />
         <source>cache (B)</source>
         <translation>캐시 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="314" />
         <source>cache + weights (B)</source>
         <translation>캐시 + 가중치 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="313" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="318" />
         <source>KV cache for batch {0} vs context length</source>
         <translation>배치 {0}의 KV 캐시와 컨텍스트 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="314" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="319" />
         <source>context length (tokens)</source>
         <translation>컨텍스트 길이 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="315" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="320" />
         <source>What changes at {0:,} tokens, batch {1}</source>
         <translation>{0:,} 토큰, 배치 {1}에서 바뀌는 것</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="321" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="326" />
         <source>as configured</source>
         <translation>설정 그대로</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="322" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="327" />
         <source>without GQA (H_kv = H)</source>
         <translation>GQA 없이 (H_kv = H)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="323" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="328" />
         <source>16-bit cache</source>
         <translation>16비트 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="324" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="329" />
         <source>8-bit cache (scales included)</source>
         <translation>8비트 캐시 (스케일 포함)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="325" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="330" />
         <source>window W = 4096</source>
         <translation>윈도 W = 4096</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="326" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="331" />
         <source>without the window</source>
         <translation>윈도 없이</translation>
     </message>
@@ -3018,132 +3034,132 @@ step {4}</source>
 <context>
     <name>QuantizedCachePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="77" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="78" />
         <source>Quantized cache</source>
         <translation>양자화 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="83" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="84" />
         <source>The same greedy run with the model's own cache and with K and V stored in 16 bits, in 8 bits (int8, one float16 scale per token and K/V head) and in 4 bits (two numbers a byte, same scales). Attention sees them dequantized. Bytes are measured from the stored tensors, scales included; the drift is the largest logit change per step while the context still matches.</source>
         <translation>같은 탐욕적 생성을 모델 자신의 캐시로, 그리고 K와 V를 16비트, 8비트(int8, 토큰과 K/V 헤드마다 float16 스케일 하나), 4비트(한 바이트에 숫자 두 개, 같은 스케일)로 저장해 실행합니다. 어텐션은 역양자화된 값을 봅니다. 바이트는 스케일을 포함해 저장된 텐서에서 측정하고, 오차는 문맥이 아직 같은 동안 단계마다 가장 크게 바뀐 로짓입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="90" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="91" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="90" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="91" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="92" />
         <source>max |Δlogit| per step (log)</source>
         <translation>단계별 최대 |Δ로짓| (로그)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="92" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="209" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="210" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="93" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="162" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="94" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="210" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="95" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="211" />
         <source>Cache bytes at the end</source>
         <translation>마지막 캐시 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="95" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="96" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="157" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="210" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="211" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="159" />
         <source>bytes (measured)</source>
         <translation>바이트 (측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="160" />
         <source>bytes (formula)</source>
         <translation>바이트 (공식)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="160" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="205" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="206" />
         <source>× smaller</source>
         <translation>× 작아짐</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="163" />
         <source>first divergent step</source>
         <translation>처음 달라진 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="163" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="164" />
         <source>answer changed</source>
         <translation>답이 바뀜</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="182" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="183" />
         <source>KV cache after {0} + {1} tokens: </source>
         <translation>{0} + {1} 토큰 후 KV 캐시: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="184" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="185" />
         <source>smaller than fp{0}: </source>
         <translation>fp{0} 대비 작아진 배수: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="179" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="180" />
         <source>none</source>
         <translation>없음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="185" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="186" />
         <source>max |Δlogit|: </source>
         <translation>최대 |Δlogit|: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="186" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="187" />
         <source>first divergent step: </source>
         <translation>처음 달라진 단계: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="194" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="195" />
         <source>{0}: max |Δlogit|</source>
         <translation>{0}: 최대 |Δlogit|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="202" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="203" />
         <source>bytes (measured, B)</source>
         <translation>바이트 (측정, B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="204" />
         <source>bytes (formula, B)</source>
         <translation>바이트 (공식, B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="205" />
         <source>bits per number</source>
         <translation>숫자당 비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="209" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="210" />
         <source>max |Δlogit| per step</source>
         <translation>단계별 최대 |Δlogit|</translation>
     </message>
@@ -3479,124 +3495,129 @@ step {4}</source>
 <context>
     <name>StepTimePlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="74" />
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="253" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="80" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="279" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="75" />
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="253" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="81" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="279" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="76" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="82" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="76" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="82" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="77" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="83" />
         <source>cumulative ms</source>
         <translation>누적 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="77" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="83" />
         <source>Σ ms</source>
         <translation>Σ ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="81" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="87" />
         <source>{0}: ms per step</source>
         <translation>{0}: 단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="82" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="88" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="84" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="90" />
         <source>prefill = TTFT (single measurement)</source>
         <translation>프리필 = TTFT (한 번 측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="91" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="92" />
+        <source>Σ {0:,.0f} ms</source>
+        <translation>누적 {0:,.0f} ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="98" />
         <source>TTFT median of {1}: {0}</source>
         <translation>TTFT {1}회 중앙값: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="224" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="250" />
         <source>{0}: {1:.2f} ms per generated token (median of {2} decode steps, {3:.2f}–{4:.2f})</source>
         <translation>{0}: 생성 토큰당 {1:.2f} ms (디코드 {2}개 단계 중앙값, {3:.2f}–{4:.2f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="228" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="254" />
         <source>{0} {1:.1f} ms</source>
         <translation>{0} {1:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="232" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="258" />
         <source>TTFT, single measurement: </source>
         <translation>TTFT, 한 번 측정: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="233" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="259" />
         <source>(Lecture → Measure TTFT repeats it)</source>
         <translation>(강의 → TTFT 측정으로 반복해 잴 수 있음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="85" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="91" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="86" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="93" />
         <source>TTFT median of {0} (bar: min–max)</source>
         <translation>TTFT {0}회 중앙값 (막대: 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="90" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="97" />
         <source>TTFT: {0}</source>
         <translation>첫 토큰: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="235" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="261" />
         <source>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</source>
         <translation>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="238" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="264" />
         <source>TTFT median of {0} rounds: </source>
         <translation>TTFT {0}회 중앙값: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="248" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="274" />
         <source>{0}: time of the step (ms)</source>
         <translation>{0}: 단계 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="250" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="276" />
         <source>{0}: time so far (ms)</source>
         <translation>{0}: 누적 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="258" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="284" />
         <source>Time to first token, repeated</source>
         <translation>첫 토큰까지 시간, 반복 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="258" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="284" />
         <source>round</source>
         <translation>회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="259" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="285" />
         <source>{0}: TTFT (ms)</source>
         <translation>{0}: TTFT (ms)</translation>
     </message>
@@ -3618,187 +3639,192 @@ step {4}</source>
         <source>Run to end</source>
         <translation>끝까지</translation>
     </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/step_navigation.py" line="45" />
+        <source>Press Start to fill this chart.</source>
+        <translation>시작을 누르면 이 차트가 채워집니다.</translation>
+    </message>
 </context>
 <context>
     <name>TemperaturePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="111" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="117" />
         <source>Each temperature draws the same number of answers from one seed. Low temperatures repeat one answer; high ones spread out. The same seed gives the same answers in cached and recompute mode, except where float rounding (the two modes' logits differ by about 1e-5) tips a draw that sits right at a boundary.</source>
         <translation>온도마다 같은 시드에서 같은 수의 답을 뽑습니다. 낮은 온도는 한 답을 되풀이하고, 높은 온도는 답이 퍼집니다. 같은 시드는 캐시 모드와 재계산 모드에서 같은 답을 냅니다. 다만 두 모드의 로짓은 부동소수점 반올림 때문에 1e-5 정도 다르므로, 경계에 딱 걸린 뽑기는 다른 쪽으로 넘어갈 수 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="125" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="126" />
         <source>Temperatures</source>
         <translation>온도 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="127" />
         <source>Samples per temperature</source>
         <translation>온도당 샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="128" />
         <source>New tokens per answer</source>
         <translation>답당 새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="129" />
         <source>Top-k (0 = off)</source>
         <translation>Top-k (0 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="140" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="141" />
         <source>Top-p</source>
         <translation>Top-p</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="141" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="142" />
         <source>Repetition penalty</source>
         <translation>반복 페널티</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="130" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="130" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="131" />
         <source>Check recompute gives the same</source>
         <translation>재계산 모드도 같은지 확인</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="133" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="310" />
         <source>How often each answer came up</source>
         <translation>답별 등장 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="134" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="227" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="228" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="311" />
         <source>answer rank (1 = most frequent)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="135" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="259" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="260" />
         <source>count</source>
         <translation>횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="136" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="312" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="137" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="312" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="139" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="224" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="225" />
         <source>T = {0:g} ({1} distinct)</source>
         <translation>T = {0:g} (서로 다른 답 {1}개)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="229" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="230" />
         <source>answer rank (1 = most frequent; {0} rarer answers beyond rank {1} are listed, not drawn)</source>
         <translation>답 순위 (1 = 가장 많음; {1}위 밖의 드문 답 {0}개는 목록에만 있고 그리지 않음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="254" />
         <source>same seed, both modes</source>
         <translation>같은 시드, 두 모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="256" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="257" />
         <source>T</source>
         <translation>T</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="258" />
         <source>distinct</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="259" />
         <source>most common answer</source>
         <translation>가장 많은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="260" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="261" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="266" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="267" />
         <source>T = {0:g}:</source>
         <translation>T = {0:g}:</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="274" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="275" />
         <source>(empty: eos at step 0)</source>
         <translation>(빈 답: 0번째 단계에서 eos)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="281" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="282" />
         <source>T = {0:g}: {1}</source>
         <translation>T = {0:g}: {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="282" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="283" />
         <source>Distinct answers out of {0} per temperature: </source>
         <translation>온도별 {0}개 중 서로 다른 답: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="286" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="287" />
         <source>recompute mode gave the same answers for the same seed</source>
         <translation>같은 시드에서 재계산 모드도 같은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="288" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="289" />
         <source>recompute mode gave the same answer for {0} of {1} samples (float rounding tipped the others)</source>
         <translation>재계산 모드는 {1}개 샘플 중 {0}개에서 같은 답 (나머지는 부동소수점 반올림으로 갈림)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="290" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="291" />
         <source>T = {0:g}: top answer ×{1}</source>
         <translation>T = {0:g}: 최다 답 ×{1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="303" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="304" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="305" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="306" />
         <source>T = {0:g}: answer</source>
         <translation>T = {0:g}: 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="312" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="313" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="313" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="314" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>

@@ -34,3 +34,66 @@ def run_lab(qtbot: Any, panel: Any, timeout: int = LAB_TIMEOUT_MS) -> object:
     with qtbot.waitSignal(panel.result_ready, timeout=timeout) as blocker:
         assert panel.run()
     return blocker.args[0]
+
+
+def run_stepped(qtbot: Any, panel: Any, timeout: int = LAB_TIMEOUT_MS) -> object:
+    """Start a stepped lab (top-p, inspector) and run it to its end; its result."""
+    with qtbot.waitSignal(panel.runner.paused, timeout=timeout):
+        assert panel.run()
+    with qtbot.waitSignal(panel.result_ready, timeout=timeout) as blocker:
+        assert panel.run_to_end()
+    return blocker.args[0]
+
+
+def fill_every_page(qtbot: Any, window: Any, timeout: int = LAB_TIMEOUT_MS) -> list[Any]:
+    """Run every lab, two chat turns and the inspector with the smallest settings that
+    fill each of their charts (the tiny model); the pages, in the order run."""
+    labs = window.classroom.labs
+    window.tabs.setCurrentWidget(labs)
+    labs.cache.prompt_tokens.setValue(8)
+    labs.cache.new_tokens.setValue(3)
+    labs.cache.warmup.setValue(0)
+    labs.cache.repeats.setValue(1)
+    labs.temperature.temperatures.setText("0.5, 1.5")
+    labs.temperature.samples.setValue(3)
+    labs.temperature.new_tokens.setValue(2)
+    labs.cutoffs.new_tokens.setValue(2)
+    labs.cache_kinds.prompt_tokens.setValue(8)
+    labs.cache_kinds.new_tokens.setValue(3)
+    labs.cache_kinds.window_size.setValue(4)
+    labs.sweep.values.setText("4, 8, 12")
+    labs.sweep.fixed.setValue(2)
+    labs.sweep.repeats.setValue(1)
+    labs.paged.samples.setValue(2)
+    labs.paged.new_tokens.setValue(3)
+    labs.quantized.prompt_tokens.setValue(8)
+    labs.quantized.new_tokens.setValue(3)
+    pages = []
+    for lab in labs.labs():
+        labs.tabs.setCurrentWidget(lab)
+        if hasattr(lab, "to_end_button"):
+            run_stepped(qtbot, lab, timeout)
+        else:
+            run_lab(qtbot, lab, timeout)
+        pages.append(lab)
+    chat = window.classroom.chat
+    window.tabs.setCurrentWidget(chat)
+    chat.answer_tokens.setValue(3)
+    for _ in range(2):
+        chat.next_scripted_turn()
+        run_lab(qtbot, chat, timeout)
+    inspector = window.classroom.inspector
+    window.tabs.setCurrentWidget(inspector)
+    inspector.new_tokens.setValue(2)
+    run_stepped(qtbot, inspector, timeout)
+    return [*pages, chat, inspector]
+
+
+def show_page(window: Any, page: Any) -> None:
+    """Make `page` (a lab, the chat or the inspector) the one on screen."""
+    labs = window.classroom.labs
+    if page in labs.labs():
+        window.tabs.setCurrentWidget(labs)
+        labs.tabs.setCurrentWidget(page)
+    else:
+        window.tabs.setCurrentWidget(page)

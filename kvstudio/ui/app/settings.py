@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QRect, QSettings
 
 from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.records import Mode, SamplingSettings
@@ -94,9 +94,23 @@ class AppSettings:
         value = self._s.value("window/state")
         return value if isinstance(value, QByteArray) else None
 
-    def set_layout(self, geometry: QByteArray, state: QByteArray) -> None:
+    def layout_screen(self) -> QRect | None:
+        """The available area of the screen the saved layout was on (None: not saved)."""
+        value = self._s.value("window/screen")
+        try:
+            x, y, width, height = (int(part) for part in str(value).split(","))
+        except ValueError:
+            return None
+        return QRect(x, y, width, height) if width > 0 and height > 0 else None
+
+    def set_layout(self, geometry: QByteArray, state: QByteArray,
+                   screen: QRect | None = None) -> None:
+        """Keep the window's geometry and dock state, and the screen area they were on."""
         self._s.setValue("window/geometry", geometry)
         self._s.setValue("window/state", state)
+        if screen is not None:
+            self._s.setValue("window/screen", f"{screen.x()},{screen.y()},"
+                                              f"{screen.width()},{screen.height()}")
 
     def sync(self) -> None:
         self._s.sync()

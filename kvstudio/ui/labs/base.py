@@ -1,11 +1,8 @@
 """What every lab panel shares: parameters, Run/Cancel, progress, a chart, a results table.
 
 Owns `LabPanel` (the layout and the run lifecycle on a `GeneratorRunner`),
-`ResultsTable` (a small two-or-more-column table that also exports as CSV
-rows of numbers, not display strings), `ByteCount` (a number of bytes, shown
-with thousands separators under a header that says bytes), `table_float`
-(a float's one table format: fixed point, never ``1.66e+03``)
-and a few drawing helpers. Subclasses say which core generator to run
+where its `ResultsTable` sits (`results_table.py`) and a few drawing helpers.
+Subclasses say which core generator to run
 (`make_job`), how to draw an item as it arrives (`show_progress`) and how to
 show the result (`show_result`). The panel never computes: the generator runs
 on the lab thread; the panel only draws what comes back.
@@ -14,7 +11,6 @@ on the lab thread; the panel only draws what comes back.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -22,16 +18,14 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -42,6 +36,9 @@ from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import plain_label
+from kvstudio.ui.labs.results_table import ResultsTable
+from kvstudio.ui.plots.empty import EmptyChart
+from kvstudio.ui.plots.sizing import keep_readable
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
 from kvstudio.ui.slides.canvas import ChartLike, plot_items
@@ -50,14 +47,9 @@ from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 
 log = logging.getLogger(__name__)
 
-CHECK, CROSS = "✓", "✗"
 # Colour-blind-safe (Okabe–Ito), dark enough for white slides.
 SERIES_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 
-
-class ByteCount(int):
-    """A number of bytes: shown as ``503,808`` in a table (its header says bytes), written as
-    the plain number to CSV. KiB appears only in a column whose header says KiB."""
 
 
 def series_colour(index: int) -> str:
@@ -85,88 +77,6 @@ def white_plot(title: str = "") -> pg.PlotWidget:
     widget.setMinimumSize(320, 240)
     return widget
 
-
-class ResultsTable(QTableWidget):
-    """A read-only table of results; `rows()` gives it back as dicts (for CSV)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.verticalHeader().setVisible(False)
-        self.setWordWrap(True)
-        self.setAlternatingRowColors(True)
-
-    def set_rows(self, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-        self._values = [list(row) for row in rows]
-        self._headers = list(headers)
-        self.clear()
-        self.setColumnCount(len(headers))
-        self.setRowCount(len(rows))
-        self.setHorizontalHeaderLabels(list(headers))
-        for r, row in enumerate(rows):
-            for c, value in enumerate(row):
-                item = QTableWidgetItem(_display(value))
-                if isinstance(value, int | float) and not isinstance(value, bool):
-                    item.setTextAlignment(
-                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-                    )
-                self.setItem(r, c, item)
-        header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
-
-    def rows(self) -> list[dict[str, str]]:
-        """The rows as shown (display strings)."""
-        headers = [_text(self.horizontalHeaderItem(c)) for c in range(self.columnCount())]
-        return [
-            {h: _text(self.item(r, c)) for c, h in enumerate(headers)}
-            for r in range(self.rowCount())
-        ]
-
-    def values(self) -> list[dict[str, Any]]:
-        """The rows as measured: numbers stay numbers (bytes as a byte count), for CSV."""
-        headers = getattr(self, "_headers", [])
-        out = []
-        for row in getattr(self, "_values", []):
-            out.append({h or "quantity": _value(v) for h, v in zip(headers, row, strict=False)})
-        return out
-
-
-def _value(value: Any) -> Any:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, ByteCount):
-        return int(value)
-    return value
-
-
-def _text(item: QTableWidgetItem | None) -> str:
-    return item.text() if item is not None else ""
-
-
-def _display(value: Any) -> str:
-    if isinstance(value, bool):
-        return CHECK if value else CROSS
-    if isinstance(value, ByteCount):
-        return f"{int(value):,}"
-    if isinstance(value, float):
-        return table_float(value)
-    if isinstance(value, int):
-        return f"{value:,}"
-    return str(value)
-
-
-def table_float(value: float) -> str:
-    """A float as a table shows it: ``1,660``, ``7.09``, ``0.00506``; never ``1.66e+03``."""
-    if value == 0 or not math.isfinite(value):
-        return "0" if value == 0 else str(value)
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    if abs(value) >= 0.01:
-        return f"{value:.2f}"
-    digits = 2 - math.floor(math.log10(abs(value)))  # three significant digits
-    return f"{value:.{digits}f}"
 
 
 class LabPanel(RetranslateOnLanguageChange, QWidget):
@@ -239,12 +149,46 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         split.setSizes([600, 420])  # proportions: the table needs room for three columns
-        self.table.setMinimumWidth(300)
+        self.split = split
+        self._fit_table_later = QTimer(self)
+        self._fit_table_later.setSingleShot(True)
+        self._fit_table_later.setInterval(0)
+        self._fit_table_later.timeout.connect(self.fit_table)
+        self.table.rows_changed.connect(self._fit_table_later.start)
+        self.table.setMinimumWidth(200)  # narrower than its columns: it scrolls sideways
+        # The page scrolls where the screen is too small for it: each chart keeps its
+        # readable plot area (`keep_readable` in add_chart) instead of being squashed.
+        self.page = QWidget()
+        self.page.setObjectName("labPage")
+        page_layout = QVBoxLayout(self.page)
+        page_layout.addLayout(top)
+        page_layout.addWidget(split, 1)
+        self.page_scroll = QScrollArea()
+        self.page_scroll.setObjectName("labScroll")
+        self.page_scroll.setWidgetResizable(True)
+        self.page_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.page_scroll.setWidget(self.page)
         outer = QVBoxLayout(self)
-        outer.addLayout(top)
-        outer.addWidget(split, 1)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.page_scroll)
         self._charts: dict[str, pg.GraphicsView] = {}
+        self._empty_charts: list[EmptyChart] = []
         self._field_labels: dict[str, QLabel] = {}
+
+    def fit_table(self) -> None:
+        """Widen the table to show its columns whole where the charts keep their minimum.
+
+        Only ever widens it (a width the user dragged to stays), and only as far as the
+        charts beside it keep their readable plot areas; past that the table scrolls.
+        """
+        sizes = self.split.sizes()
+        total = sum(sizes)
+        if total <= 0 or len(sizes) != 2:
+            return
+        room = total - self.chart_host.minimumSizeHint().width() - self.split.handleWidth()
+        wanted = min(self.table.content_width(), room)
+        if wanted > sizes[1]:
+            self.split.setSizes([total - wanted, wanted])
 
     # ---- for subclasses -----------------------------------------------------------------
     def add_field(self, key: str, widget: QWidget) -> QWidget:
@@ -274,7 +218,28 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
                 plot.getAxis(side).setTextPen(pg.mkPen("#222"))
         self.chart_layout.addWidget(widget, 1)
         attach_export(widget, self.exporter)
+        keep_readable(widget)
+        empty = EmptyChart(widget)
+        empty.set_empty(self.result is None, self.empty_hint())
+        self._empty_charts.append(empty)
         return widget
+
+    def empty_hint(self) -> str:
+        """The line an empty chart shows: how to fill it."""
+        return self.tr("Run the lab to fill this chart.")
+
+    def set_charts_empty(self, empty: bool) -> None:
+        """Show the charts' empty look (no tick values, how to fill them) or their data."""
+        for chart in self._empty_charts:
+            chart.set_empty(empty, self.empty_hint())
+
+    def check_legends(self) -> None:
+        """Let every chart's legend list the series drawn now (bars say nothing themselves)."""
+        for chart in self._charts.values():
+            for plot in plot_items(chart):
+                check = getattr(plot.legend, "check_drawn", None)
+                if check is not None:
+                    check()
 
     def make_job(self, model: ModelHandle) -> JobFactory:
         raise NotImplementedError
@@ -310,6 +275,8 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self.run_button.setText(self.tr("Run"))
         self.cancel_button.setText(self.tr("Cancel"))
         self.status.setText(self._status_text())
+        for chart in self._empty_charts:
+            chart.set_empty(chart.empty, self.empty_hint())
 
     def sampling_settings_text(
         self,
@@ -434,8 +401,10 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         if not items:
             return
         if self.draw_while_running:
+            self.set_charts_empty(False)
             for item in items:
                 self.show_progress(item)
+            self.check_legends()
         else:
             LabPanel.show_progress(self, items[-1])  # the progress bar only
 
@@ -445,7 +414,9 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
         self.set_status(lambda: self.tr("Done."))
+        self.set_charts_empty(False)
         self.show_result(result)
+        self.check_legends()
         self.result_ready.emit(result)
 
     def _on_runner_failed(self, message: str) -> None:

@@ -25,7 +25,8 @@ from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import int_box
-from kvstudio.ui.labs.base import ByteCount, LabPanel
+from kvstudio.ui.labs.base import LabPanel
+from kvstudio.ui.labs.results_table import ByteCount
 from kvstudio.ui.plots.base import MODE_COLOURS
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle

@@ -26,7 +26,8 @@ from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.resources import resources_dir
 from kvstudio.ui.app.spin_boxes import int_box
-from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, series_colour
+from kvstudio.ui.labs.base import LabPanel, series_colour
+from kvstudio.ui.labs.results_table import CHECK, CROSS
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
@@ -121,6 +122,9 @@ class ChatPanel(LabPanel):
 
     def title(self) -> str:
         return self.tr("Chat")
+
+    def empty_hint(self) -> str:
+        return self.tr("Send a turn to fill these charts.")
 
     def retranslate(self) -> None:
         super().retranslate()
@@ -217,6 +221,7 @@ class ChatPanel(LabPanel):
         self._script_next = 0
         self.result = None
         self._draw()
+        self.set_charts_empty(True)
         self._fill_transcript()
         self._fill_table()
         self.set_status(lambda: "")

@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QGraphicsRectItem,
     QLineEdit,
-    QSplitter,
     QWidget,
 )
 
@@ -32,8 +31,10 @@ from kvstudio.engine.cache.spec import CacheKind, CacheSpec
 from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import int_box
-from kvstudio.ui.labs.base import CHECK, CROSS, prompt_ids
+from kvstudio.ui.labs.base import prompt_ids
+from kvstudio.ui.labs.results_table import CHECK, CROSS
 from kvstudio.ui.labs.step_navigation import SteppedLabPanel
+from kvstudio.ui.plots.colour_scale import ColourScale
 from kvstudio.ui.plots.fixed_columns import (
     FixedColumns,
     WrappingTitle,
@@ -91,6 +92,9 @@ class CacheInspectorPanel(SteppedLabPanel):  # Start shows the prefill
         self._columns = FixedColumns(
             self.view.ci, (self.k_plot, self.v_plot, self.attn_plot), COLUMN_SHARES
         )
+        # A colour scale under each map, in its column: colour read as value.
+        self._scales = [ColourScale(self.view.ci, 1, column, cmap) for column, cmap in
+                        enumerate((DIVERGING, DIVERGING, SEQUENTIAL))]
         titles: list[WrappingTitle] = []
         for plot in (self.k_plot, self.v_plot, self.attn_plot):
             use_wrapping_title(plot, titles)
@@ -120,9 +124,7 @@ class CacheInspectorPanel(SteppedLabPanel):  # Start shows the prefill
         self.frames_seen = 0
         self.step_rows: list[tuple[Any, ...]] = []
         self.add_chart("cache-inspector", self.view)
-        split = self.chart_host.parentWidget()
-        if isinstance(split, QSplitter):
-            split.setSizes([900, 320])  # the heat maps need the width more than the table
+        self.split.setSizes([900, 320])  # the heat maps need the width more than the table
         self.retranslate()
 
     def title(self) -> str:
@@ -280,19 +282,24 @@ class CacheInspectorPanel(SteppedLabPanel):  # Start shows the prefill
             for plot in (self.k_plot, self.v_plot, self.attn_plot):
                 plot.setTitle("")
             self.k_plot.getAxis("left").setTicks(None)
+            for scale in self._scales:
+                scale.hide()
             return
         layer, head = self._view()
         keys = frame.keys[layer, :, head, :]  # (R, d)
         values = frame.values[layer, :, head, :]  # (R, d)
         heads = frame.query_heads(head)
         attention = frame.attention[layer, list(heads), :].T  # (R, n_rep)
-        for image, data in ((self.k_image, keys), (self.v_image, values)):
+        for image, data, scale in ((self.k_image, keys, self._scales[0]),
+                                   (self.v_image, values, self._scales[1])):
             limit = float(np.nanmax(np.abs(data))) if np.isfinite(data).any() else 1.0
             image.setImage(data, levels=(-limit, limit), autoLevels=False)
             image.setColorMap(DIVERGING)
+            scale.show(-limit, limit)
         top = float(np.nanmax(attention)) if np.isfinite(attention).any() else 1.0
         self.attn_image.setImage(attention, levels=(0.0, max(top, 1e-6)), autoLevels=False)
         self.attn_image.setColorMap(SEQUENTIAL)
+        self._scales[2].show(0.0, max(top, 1e-6))
         rows = len(frame.positions)
         newest = (
             frame.positions.index(frame.query_position)

@@ -22,7 +22,8 @@ from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.spin_boxes import int_box
-from kvstudio.ui.labs.base import ByteCount, LabPanel, prompt_ids, series_colour
+from kvstudio.ui.labs.base import LabPanel, prompt_ids, series_colour
+from kvstudio.ui.labs.results_table import ByteCount
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory

@@ -27,6 +27,7 @@ from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import html_text
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import LabPanel, series_colour
+from kvstudio.ui.plots.end_values import EndValues
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
@@ -94,6 +95,7 @@ class ProjectorPanel(LabPanel):
             for _ in scale.GPU_MEMORY_GIB
         ]
         self._gpu_labels: list[pg.TextItem] = []
+        self._ends = EndValues(self.plot)  # what the cache lines reach, under a GPU line
         self.add_chart("projector", self.plot_widget)
         self.retranslate()
 
@@ -191,6 +193,7 @@ class ProjectorPanel(LabPanel):
     def clear_views(self) -> None:
         for item in (self._cache, self._cache8, self._weights, *self._gpu_lines):
             item.setData([], [])
+        self._ends.clear()
         for label in self._gpu_labels:
             self.plot.removeItem(label)
         self._gpu_labels = []
@@ -220,6 +223,8 @@ class ProjectorPanel(LabPanel):
                 self.plot.addItem(label)
                 self._gpu_labels.append(label)
         self.plot.setYRange(0, highest * 1.3, padding=0)  # the legend sits above every line
+        self._ends.show([(self._cache, f"{result.cache_bytes[-1] / gib:.2f} GiB"),
+                         (self._cache8, f"{result.cache_bytes_8bit[-1] / gib:.2f} GiB")])
         self.plot.setTitle(
             self.tr("{0}: KV cache for batch {1} vs context length").format(
                 html_text(g.name), result.batch  # the name of a config's folder: any text

@@ -30,7 +30,8 @@ from kvstudio.labs.course import COURSE, EMPTY_ANSWER
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import float_box, int_box
-from kvstudio.ui.labs.base import CHECK, CROSS, LabPanel, prompt_ids, series_colour
+from kvstudio.ui.labs.base import LabPanel, prompt_ids, series_colour
+from kvstudio.ui.labs.results_table import CHECK, CROSS
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle, parse_temperatures
 from kvstudio.ui.run.lab_worker import JobFactory

@@ -7,10 +7,11 @@ in the worker; this panel only asks and shows.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLineEdit,
+    QListView,
     QListWidget,
     QProgressBar,
     QPushButton,
@@ -22,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from kvstudio.labs.course import COURSE, EMPTY_ANSWER
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
-from kvstudio.ui.app.plain_text import plain_label
+from kvstudio.ui.app.plain_text import plain_label, plain_tooltip
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot, ordered_answers
 from kvstudio.ui.run.engine_adapter import AnswerCounts
@@ -52,6 +53,10 @@ class AnswerPanel(RetranslateOnLanguageChange, QWidget):
         self._progress.setTextVisible(True)
         self._answers = QListWidget()
         self._answers.setWordWrap(True)
+        # Lay the items out again at each width: at the width they were added with, a line
+        # that wraps later was cut ("[0.3, 0.85, 1.5:") instead of taking another line.
+        self._answers.setResizeMode(QListView.ResizeMode.Adjust)
+        self._answers.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self._temps_label = plain_label()
 
         row = QHBoxLayout()
@@ -131,6 +136,8 @@ class AnswerPanel(RetranslateOnLanguageChange, QWidget):
             shown = self.tr("(empty: eos at step 0)") if empty else answer
             self._answers.addItem(f"{rank}. ×{sum(per_t)} [{temps}: "
                                   f"{' / '.join(map(str, per_t))}]\n{shown}")
+            item = self._answers.item(self._answers.count() - 1)
+            item.setToolTip(plain_tooltip(item.text()))
 
     def answer_lines(self) -> list[str]:
         return [self._answers.item(i).text() for i in range(self._answers.count())]

@@ -153,9 +153,11 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         self._shown_records = len(trace.records)
         self._header.setText(self._header_template.format(
             mode_name(trace.mode), len(trace.records), trace.info.max_new_tokens))
-        rect = self._chips.last_rect()
-        if rect is not None:
-            self._scroll.ensureVisible(int(rect.center().x()), int(rect.bottom()), 10, 10)
+        if self._chips.last_rect() is not None:  # the newest chip, whole lines from the top
+            offset = self._chips.scroll_showing_last(self._scroll.viewport().height())
+            bar = self._scroll.verticalScrollBar()
+            bar.setMaximum(max(bar.maximum(), offset))  # (the layout catches up later)
+            bar.setValue(offset)
 
     def redraw(self, store: RunStore) -> None:
         """Measure and lay out every chip again (after a font change), then refresh."""

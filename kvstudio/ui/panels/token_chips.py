@@ -8,6 +8,7 @@ QPainter calls, so adding a token costs almost nothing on the UI thread.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QRectF, QSize, Qt
@@ -58,6 +59,7 @@ class TokenChipsView(QWidget):
         self._cursor = (MARGIN, MARGIN)  # where the next chip goes
         self._layout_width = -1.0
         self._current = -1
+        self._scroll_room = 0  # height the scroll offset to the last line needs (px)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self.setMouseTracking(True)
         # Focus can rest here (a click, or after Sample ×N) without swallowing the run keys.
@@ -68,6 +70,7 @@ class TokenChipsView(QWidget):
         self._chips.clear()
         self._laid_out, self._current = 0, -1
         self._cursor = (MARGIN, MARGIN)
+        self._scroll_room = 0
         self.setMinimumHeight(int(self._line_height() + 2 * MARGIN))
         self.update()
 
@@ -113,9 +116,29 @@ class TokenChipsView(QWidget):
             x += chip.width + GAP
         self._laid_out = len(self._chips)
         self._cursor = (x, y)
-        needed = int(y + h + MARGIN)
+        needed = max(int(y + h + MARGIN), self._scroll_room)
         if needed != self.minimumHeight():
             self.setMinimumHeight(needed)  # the scroll area scrolls once chips outgrow it
+
+    def scroll_showing_last(self, view_height: int) -> int:
+        """The scroll offset that shows the last chip with whole lines from the top.
+
+        Scrolling just far enough to show the last chip left the view's top edge
+        inside a line, so the first line read cut in half. The offset starts a
+        line instead (a partly shown line is then the last one, below the chip);
+        the view grows below its last line where that offset needs the room.
+        """
+        last = self.last_rect()
+        if last is None:
+            return 0
+        pitch = self._line_height() + GAP
+        lines = max(0, math.ceil((last.bottom() + MARGIN - view_height) / pitch))
+        # One pixel above the line's top, for its border; below the line above's bottom.
+        offset = 0 if lines == 0 else int(MARGIN + lines * pitch) - 1
+        self._scroll_room = offset + view_height  # room to start the view at that line
+        if self._scroll_room > self.minimumHeight():
+            self.setMinimumHeight(self._scroll_room)
+        return offset
 
     def sizeHint(self) -> QSize:
         return QSize(400, int(self._cursor[1] + self._line_height() + MARGIN))

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QWidget
 
 from kvstudio.ui.app.plain_text import plain_tooltip
 from kvstudio.ui.plots.base import LivePlot
+from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides.chart_data import DataTable, Series
@@ -42,6 +43,7 @@ class AnswerHistogramPlot(LivePlot):
         self._answers: list[tuple[str, list[int]]] = []
         self._counts: AnswerCounts | None = None
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self._empty = EmptyChart(self)  # before Sample ×N: no rank ticks, how to fill it
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -51,6 +53,8 @@ class AnswerHistogramPlot(LivePlot):
         self.plot_item.setLabel("bottom", self.tr("answer rank (1 = most common)"))
         if self._counts is not None:
             self.show_counts(self._counts)
+        else:
+            self._empty.set_empty(True, self.tr("Press Sample ×N to fill this chart."))
 
     def refresh(self, store: RunStore) -> None:
         """Repeated sampling does not come from the live run; nothing to do per step."""
@@ -61,6 +65,7 @@ class AnswerHistogramPlot(LivePlot):
             self.plot_item.removeItem(bars)
         self._groups.clear()
         self._answers, self._counts = [], None
+        self._empty.set_empty(True, self.tr("Press Sample ×N to fill this chart."))
 
     @property
     def counts(self) -> AnswerCounts | None:
@@ -69,6 +74,7 @@ class AnswerHistogramPlot(LivePlot):
 
     def show_counts(self, counts: AnswerCounts) -> None:
         self.clear_counts()
+        self._empty.set_empty(False)
         self._counts = counts
         every_answer = ordered_answers(counts)
         self._answers = every_answer[:MAX_BARS]

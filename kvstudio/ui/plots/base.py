@@ -22,6 +22,7 @@ from kvstudio.ui.plots.legend import LEGEND_MARGIN, add_legend_row, fit_title
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides.chart_data import DataTable
 
+TITLE_COLOUR = "#222"  # plot titles, as dark as the axis text
 MODE_COLOURS: dict[Mode, str] = {"cached": "#1f77b4", "recompute": "#e6550d"}
 
 
@@ -116,6 +117,7 @@ class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
         self._full_title_width: dict[str, float] = {}  # side: the full title's width, px
         self._tick_space_for: dict[str, tuple[object, ...]] = {}  # what fit_tick_space measured
         self._tick_width: dict[str, int] = {}
+        self._refitting_ticks = False
         # A new range is laid out in one event-loop turn and painted in the next (see
         # ranges_changed): the timer is due at once, but the loop serves what is already
         # waiting (input, other timers) before it fires.
@@ -144,7 +146,8 @@ class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
     def set_title(self, text: str, size: str | None = None) -> None:
         """Set the title; it wraps to the plot's width (a long title never widens the plot)."""
         self._title = text
-        self.plot_item.setTitle(text, size=size or self.title_size)
+        # Dark like the axes: pyqtgraph's default grey title was faint on a projector.
+        self.plot_item.setTitle(text, size=size or self.title_size, color=TITLE_COLOUR)
         self.fit_frame()
 
     def title_text(self) -> str:
@@ -314,7 +317,20 @@ class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
                 axis.setWidth(axis.fixedWidth)  # re-applies the axis width from textWidth
                 resized = True
         if resized:
+            lengths = self._axis_lengths()
             self.fit_frame()  # the title's cell changed width: wrap it again (and lay out)
+            if self._axis_lengths() != lengths and not self._refitting_ticks:
+                # The title took another line count, so the axes' length changed: measure
+                # the labels once more at the length they will paint at (else a range and
+                # back left the axis at another width).
+                self._refitting_ticks = True
+                try:
+                    self.fit_tick_space()
+                finally:
+                    self._refitting_ticks = False
+
+    def _axis_lengths(self) -> tuple[float, ...]:
+        return tuple(self.plot_item.getAxis(side).size().height() for side in ("left", "right"))
 
     def refresh(self, store: RunStore) -> None:
         raise NotImplementedError

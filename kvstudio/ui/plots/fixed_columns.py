@@ -19,6 +19,8 @@ import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextOption
 
+from kvstudio.ui.plots.sizing import MIN_PLOT_WIDTH
+
 GAP_SHARE = 0.015  # the space between two columns, as a share of the row's width
 TITLE_PAD = 4  # px below a title's text (as the slide theme reserves)
 
@@ -130,5 +132,9 @@ class FixedColumns:
         layout.setHorizontalSpacing(gap)
         usable = width - gap * (len(self.shares) - 1)
         for plot, share in zip(self.plots, self.shares, strict=True):
-            plot.setMinimumWidth(1)  # the share decides, not the contents
+            # The share decides, not the contents; but never below a readable plot area
+            # beside the plot's axes (the page around the row scrolls instead).
+            axes = sum(plot.getAxis(side).width() for side in ("left", "right")
+                       if plot.getAxis(side).isVisible())
+            plot.setMinimumWidth(axes + MIN_PLOT_WIDTH)
             plot.setPreferredWidth(max(1.0, usable * share))

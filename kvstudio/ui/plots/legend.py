@@ -12,11 +12,107 @@ import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import cast
 
+import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSizeF, Qt, QTimer
+from pyqtgraph.graphicsItems.ScatterPlotItem import drawSymbol
+from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt, QTimer
+from PySide6.QtGui import QBrush, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsGridLayout
 
 LEGEND_ROW = 4  # PlotItem's grid: 0 title, 1 top axis, 2 view box, 3 bottom axis, 4 legend
+SAMPLE_WIDTH = 20.0  # px of line an entry's sample draws (pyqtgraph's width): three dashes
+SAMPLE_HEIGHT = 20.0
+SOLID = (Qt.PenStyle.SolidLine, Qt.PenStyle.NoPen)
+
+
+def series_pen(item: object) -> QPen:
+    """The pen `item` draws its line with (NoPen where it draws none)."""
+    opts = getattr(item, "opts", {})
+    return QPen(pg.mkPen(opts.get("pen")))
+
+
+def series_symbol(item: object) -> tuple[object, float, QPen, QBrush] | None:
+    """(symbol, size, pen, brush) of `item`'s markers, from its own options (None: none).
+
+    A PlotDataItem hands its marker options to its scatter only once it has data,
+    so an entry read from the scatter drew every series' markers in pyqtgraph's grey.
+    """
+    if isinstance(item, pg.ScatterPlotItem):
+        opts = item.opts
+        return (opts.get("symbol"), float(opts.get("size", 7)), QPen(pg.mkPen(opts.get("pen"))),
+                QBrush(pg.mkBrush(opts.get("brush"))))
+    opts = getattr(item, "opts", {})
+    symbol = opts.get("symbol")
+    if symbol is None:
+        return None
+    return (symbol, float(opts.get("symbolSize", 10)), QPen(pg.mkPen(opts.get("symbolPen"))),
+            QBrush(pg.mkBrush(opts.get("symbolBrush"))))
+
+
+def has_data(item: object) -> bool:
+    """Whether `item` draws anything now (a legend lists only series that are drawn)."""
+    if isinstance(item, pg.QtWidgets.QGraphicsItem) and not item.isVisible():
+        return False
+    if isinstance(item, pg.PlotDataItem):
+        return item.xData is not None and len(item.xData) > 0
+    if isinstance(item, pg.ScatterPlotItem):
+        return len(item.data) > 0
+    if isinstance(item, pg.BarGraphItem):
+        for key in ("x", "x0", "x1", "y", "y0", "height"):
+            value = item.opts.get(key)
+            if value is not None and not np.isscalar(value):
+                return bool(np.size(value) > 0)
+        return False
+    return True
+
+
+class LegendSample(pg.ItemSample):
+    """An entry's sample, drawn with its series' own pen (dash included), markers and brush.
+
+    Dashes are sized to the sample (at least three show, on screen and on a slide,
+    where thicker pens made one long dash of a dashed line), so measured and
+    formula lines, linear and quadratic fits, read apart in the legend.
+    """
+
+    def __init__(self, item: object) -> None:
+        super().__init__(item)
+        self.setFixedWidth(SAMPLE_WIDTH)
+        self.setFixedHeight(SAMPLE_HEIGHT)
+
+    def boundingRect(self) -> QRectF:
+        return QRectF(0, 0, SAMPLE_WIDTH, SAMPLE_HEIGHT)
+
+    def pen(self) -> QPen:
+        """The pen the sample draws its line with (the series' pen)."""
+        return series_pen(self.item)
+
+    def paint(self, p: QPainter, *args: object) -> None:
+        item = self.item
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        middle = SAMPLE_HEIGHT / 2
+        if isinstance(item, pg.BarGraphItem):
+            p.setPen(QPen(pg.mkPen(item.opts.get("pen"))))
+            p.setBrush(QBrush(pg.mkBrush(item.opts.get("brush"))))
+            p.drawRect(QRectF(6, 3, SAMPLE_WIDTH - 12, SAMPLE_HEIGHT - 6))
+            return
+        if not isinstance(item, pg.ScatterPlotItem):
+            pen = self.pen()
+            if pen.style() not in SOLID:
+                # The style's own pattern (dashes, dots, dash-dots stay apart), shrunk where a
+                # thick pen would draw less than three periods in the sample.
+                scale = max(p.transform().m11(), 1e-3)  # cosmetic pens: device pixels
+                unit = max(pen.widthF(), 1.0) / scale  # a pattern unit, in sample pixels
+                pattern = pen.dashPattern()
+                factor = min(1.0, SAMPLE_WIDTH / 3.2 / max(sum(pattern) * unit, 1e-6))
+                pen.setDashPattern([max(part * factor, 0.3) for part in pattern])
+                pen.setCapStyle(Qt.PenCapStyle.FlatCap)  # square caps would fill the gaps
+            p.setPen(pen)
+            p.drawLine(QPointF(0, middle), QPointF(SAMPLE_WIDTH, middle))
+        symbol = series_symbol(item)
+        if symbol is not None and symbol[0] is not None:
+            shape, size, pen, brush = symbol
+            p.translate(SAMPLE_WIDTH / 2, middle)
+            drawSymbol(p, shape, min(size, SAMPLE_HEIGHT - 4), pen, brush)
 
 
 class PlotLegend(pg.LegendItem):
@@ -35,7 +131,8 @@ class PlotLegend(pg.LegendItem):
     """
 
     def __init__(self, label_colour: str = "#222") -> None:
-        super().__init__(offset=None, horSpacing=14, verSpacing=-6, labelTextColor=label_colour)
+        super().__init__(offset=None, horSpacing=14, verSpacing=-6, labelTextColor=label_colour,
+                         sampleType=LegendSample)
         self._width_limit = 0.0
         self._adding = 0  # > 0 inside `adding()`: entries are laid out when it ends
         self.after_fit: Callable[[], None] | None = None  # the plot takes its size back
@@ -45,6 +142,11 @@ class PlotLegend(pg.LegendItem):
         # A legend that follows its plot never holds the plot wider than the layout gives it
         # (it re-flows to the narrower width instead); a LivePlot's takes its view size back.
         self.narrows = False
+        self._drawn: tuple[bool, ...] = ()  # which entries' series were drawn at the last layout
+        self._drawn_timer = QTimer(self)
+        self._drawn_timer.setSingleShot(True)
+        self._drawn_timer.setInterval(0)
+        self._drawn_timer.timeout.connect(self._drawn_changed)
 
     def updateSize(self) -> None:
         """Size from the entries' grid, then tell the plot's layout (instead of moving to 0, 0)."""
@@ -58,11 +160,53 @@ class PlotLegend(pg.LegendItem):
         self.resize(hint)
         self.updateGeometry()
 
+    def shown_entries(self) -> list[tuple[pg.ItemSample, pg.LabelItem]]:
+        """The entries laid out: those whose series is drawn (a lab's legend), or all of
+        them (a live plot's, whose rows stay put as series come and go; an entry whose
+        series is not drawn is hidden in its place)."""
+        if not self.narrows:
+            return list(self.items)
+        return [(sample, label) for sample, label in self.items if has_data(sample.item)]
+
+    def _drawn_key(self) -> tuple[bool, ...]:
+        return tuple(has_data(sample.item) for sample, _ in self.items)
+
+    def _watch(self, item: object) -> None:
+        """Re-check which entries are drawn when `item`'s data changes."""
+        signal = getattr(item, "sigPlotChanged", None)  # (bars have none: see check_drawn)
+        if signal is not None:
+            signal.connect(self._drawn_timer.start)
+
+    def check_drawn(self) -> None:
+        """Re-check which entries' series are drawn soon (after new bars: they send no
+        signal when their data changes; lines do, and are followed by themselves)."""
+        self._drawn_timer.start()
+
+    def _drawn_changed(self) -> None:
+        key = self._drawn_key()
+        if key == self._drawn:
+            return
+        if self.narrows and self._width_limit > 0:
+            self.fit_width(self._width_limit)  # (sets `_drawn`)
+        else:
+            self._show_drawn()
+
+    def _show_drawn(self) -> None:
+        self._drawn = self._drawn_key()
+        for (sample, label), drawn in zip(self.items, self._drawn, strict=True):
+            for part in (sample, label):
+                if not self.narrows:  # a live legend's rows stay put: keep the entry's room
+                    policy = part.sizePolicy()
+                    if not policy.retainSizeWhenHidden():
+                        policy.setRetainSizeWhenHidden(True)
+                        part.setSizePolicy(policy)
+                part.setVisible(drawn)
+
     def _entry_widths(self) -> list[float]:
         """Each entry's width on one row: its sample, the spacing, its label."""
         spacing = self.layout.horizontalSpacing()
         return [sample.boundingRect().width() + spacing + label.itemRect().width()
-                for sample, label in self.items]
+                for sample, label in self.shown_entries()]
 
     def _width_with(self, entries: list[float], columns: int) -> float:
         """The legend's width with `columns` entries per row, for entries this wide."""
@@ -103,8 +247,7 @@ class PlotLegend(pg.LegendItem):
         self._width_limit = width
         if self._adding:
             return  # `adding()` re-flows once at its end
-        count = len(self.items)
-        if count == 0:
+        if not self.items:
             return
         self._wrap_labels(None)  # measure every entry on one line
         entries = self._entry_widths()
@@ -121,7 +264,7 @@ class PlotLegend(pg.LegendItem):
         spacing = self.layout.horizontalSpacing()
         left, _, right, _ = cast(tuple[float, float, float, float],
                                  self.layout.getContentsMargins())
-        for sample, label in self.items:
+        for sample, label in self.shown_entries():
             text = label.item
             text.setTextWidth(-1)
             if width is not None:
@@ -140,14 +283,20 @@ class PlotLegend(pg.LegendItem):
         grid.setContentsMargins(*old.getContentsMargins())  # type: ignore[misc]
         for index in range(old.count() - 1, -1, -1):
             old.removeAt(index)  # the entries move to the new grid
-        for index, (sample, label) in enumerate(self.items):
+        shown = self.shown_entries()
+        for sample, label in self.items:  # an entry left out of the grid is still the
+            for part in (sample, label):  # legend's (else it would float parentless)
+                if part.parentItem() is not self:
+                    part.setParentItem(self)
+        for index, (sample, label) in enumerate(shown):
             row, column = divmod(index, columns)
             grid.addItem(sample, row, 2 * column, alignment=Qt.AlignmentFlag.AlignVCenter)
             grid.addItem(label, row, 2 * column + 1)
         self.setLayout(grid)  # deletes the old (empty) grid
         self.layout = grid
         self.columnCount = columns
-        self.rowCount = max(1, -(-len(self.items) // columns))
+        self.rowCount = max(1, -(-len(shown) // columns))
+        self._show_drawn()
 
     @contextlib.contextmanager
     def adding(self) -> Iterator[None]:
@@ -176,6 +325,8 @@ class PlotLegend(pg.LegendItem):
 
     def addItem(self, item: object, name: str) -> None:  # type: ignore[override]
         super().addItem(item, name)
+        self._watch(item)
+        self._drawn_timer.start()
         if self._width_limit > 0:
             self.fit_width(self._width_limit)
 
@@ -184,6 +335,11 @@ class PlotLegend(pg.LegendItem):
         super().removeItem(item)
         if len(self.items) != count and self._width_limit > 0:  # (a plot's item without an
             self.fit_width(self._width_limit)  # entry is not in the legend: nothing moved)
+
+    def paint(self, p: QPainter, *args: object) -> None:
+        """No frame around nothing: a legend without a drawn entry draws no box."""
+        if any(sample.isVisible() for sample, _ in self.items):
+            super().paint(p, *args)
 
     def mouseDragEvent(self, ev: object) -> None:  # type: ignore[override]
         """Not draggable: it has its own row."""
@@ -224,6 +380,13 @@ def add_legend_row(plot: pg.PlotItem, label_colour: str = "#222",
     return legend
 
 
+def _axis_width(axis: pg.AxisItem) -> float:
+    """The width the axis is about to have: a width just set (fixed) before the layout ran
+    gives the title the cell it will have, not the one it had."""
+    low, high = axis.minimumWidth(), axis.maximumWidth()
+    return float(low) if low == high else float(axis.width())
+
+
 def fit_title(plot: pg.PlotItem, width: float, narrows: bool = False,
               corner_x: float | None = None) -> None:
     """Wrap `plot`'s title at word boundaries to `width` (pixels, axes included).
@@ -238,7 +401,7 @@ def fit_title(plot: pg.PlotItem, width: float, narrows: bool = False,
     if not label.isVisible():
         return
     # The title's cell is the view box's column, between the y axes.
-    left, right = (plot.getAxis(side).width() if plot.getAxis(side).isVisible() else 0.0
+    left, right = (_axis_width(plot.getAxis(side)) if plot.getAxis(side).isVisible() else 0.0
                    for side in ("left", "right"))
     title_width = max(width - left - right, 60.0)
     if corner_x is not None:

@@ -37,6 +37,7 @@ class StepTimePlot(LivePlot):
         self._cumulative: dict[Mode, pg.PlotDataItem] = {}
         self._ttft: dict[Mode, pg.ScatterPlotItem] = {}
         self._ttft_label: dict[Mode, pg.TextItem] = {}
+        self._end_label: dict[Mode, pg.TextItem] = {}
         for mode in MODES:
             colour = MODE_COLOURS[mode]
             # No per-point symbols: a scatter of hundreds of points costs more to paint
@@ -49,6 +50,11 @@ class StepTimePlot(LivePlot):
             self.plot_item.addItem(ttft)
             self.plot_item.addItem(label)
             right.addItem(cumulative)
+            # The cumulative line's end value: cached 246 ms under a recompute-sized
+            # 15,000 ms axis reads as flat at zero without it.
+            end = pg.TextItem(color=colour, anchor=(1, 1), fill=LABEL_FILL)
+            right.addItem(end, ignoreBounds=True)
+            self._end_label[mode] = end
             self._per_step[mode], self._cumulative[mode] = line, cumulative
             self._ttft[mode], self._ttft_label[mode] = ttft, label
         self._ttft_both = pg.TextItem(color="#222", anchor=(0, 1), fill=LABEL_FILL)
@@ -83,6 +89,7 @@ class StepTimePlot(LivePlot):
         self.legend.addItem(self._ttft["cached"],
                             self.tr("prefill = TTFT (single measurement)"))
         self._ttft_text = self.tr("TTFT {0:.1f} ms")
+        self._end_text = self.tr("Σ {0:,.0f} ms")
         self._repeat_name = self.tr("TTFT median of {0} (bar: min–max)")
         if self._repeats is not None:
             self.show_ttft_repeats(self._repeats)
@@ -115,6 +122,25 @@ class StepTimePlot(LivePlot):
         if store.traces():  # the run plus room for the next steps; exactly the run once it ends
             self.set_ranges((-0.6, store_steps(store) - 0.4))
         self._fit_y(store)
+        self._label_ends(store)
+
+    def _label_ends(self, store: RunStore) -> None:
+        """Write each cumulative line's total at its end (the right axis grows in jumps, so
+        a line may end anywhere below its top, and one mode's is often far below)."""
+        for mode in MODES:
+            label, trace = self._end_label[mode], store.trace(mode)
+            if trace is None or not trace.records:
+                label.setText("")
+                continue
+            total = float(trace.cumulative_ms[-1])
+            text = self._end_text.format(total)
+            if label.textItem.toPlainText() != text:
+                label.setText(text)
+            label.setPos(float(trace.steps[-1]), total)
+
+    def end_labels(self) -> dict[Mode, str]:
+        """The end values written on the cumulative lines now (for tests)."""
+        return {mode: label.textItem.toPlainText() for mode, label in self._end_label.items()}
 
     def _label_ttft(self, store: RunStore) -> None:
         """One TTFT label per mode alone; one label naming both when both are drawn.

@@ -305,7 +305,11 @@ def _style_legend(legend: pg.LegendItem, style: PlotStyle, restorer: StyleRestor
             if opts is not None:
                 label.opts = dict(opts)
                 label.setText(label.text)  # setAttr alone does not re-render the text
-        _resize_legend(legend)
+        limit = getattr(legend, "_width_limit", 0.0)
+        if getattr(legend, "refit", None) is None and limit > 0:
+            legend.fit_width(limit)  # a live plot's legend: re-flowed as it was on screen
+        else:
+            _resize_legend(legend)
 
     restorer.push(legend, undo)
     # A legend ignores the painter's scale, so a 1920-px PNG drew it at screen size;

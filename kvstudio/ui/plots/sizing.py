@@ -1,0 +1,129 @@
+"""One layout rule for every chart: a readable plot area, or the page scrolls.
+
+Owns the minimum plot area (`MIN_PLOT_WIDTH` × `MIN_PLOT_HEIGHT`, the view box
+where the data is drawn), `keep_readable` (a chart widget that never lays its
+plots out smaller than that: each view box gets the minimum, and the widget's
+own minimum size follows what its plots need with their axes, wrapped titles
+and legend rows at the current width), `plot_areas` (each plot's view box
+size, what the layout tests measure) and `elided_cells` (table cells drawn
+narrower than their text).
+
+A page that holds such charts (a lab) sits in a scroll area (``labs/base.py``),
+so a screen too small for every chart scrolls instead of squashing one.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QObject, QSizeF, Qt, QTimer
+from PySide6.QtWidgets import QTableView, QWidget
+
+MIN_PLOT_WIDTH = 160  # pixels of view box (the data's area), never less
+MIN_PLOT_HEIGHT = 120
+
+
+def chart_plots(chart: pg.GraphicsView) -> list[pg.PlotItem]:
+    """Every PlotItem in the chart's scene, top-left first."""
+    scene = chart.scene()
+    plots = [item for item in scene.items() if isinstance(item, pg.PlotItem)
+             and not isinstance(item, pg.ColorBarItem)] if scene else []  # (a bar is a plot)
+    plots.sort(key=lambda p: (round(p.sceneBoundingRect().top()),
+                              p.sceneBoundingRect().left()))
+    return plots
+
+
+def plot_areas(chart: pg.GraphicsView) -> list[QSizeF]:
+    """The size of each plot's view box (where its data is drawn), in pixels."""
+    return [plot.vb.sceneBoundingRect().size() for plot in chart_plots(chart)]
+
+
+class _Readable(QObject):
+    """Keeps a chart widget's minimum size at what its plots need (an event filter)."""
+
+    def __init__(self, chart: pg.GraphicsView) -> None:
+        super().__init__(chart)
+        self.chart = chart
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self.fit)
+        chart.installEventFilter(self)
+        self._central: QObject | None = None
+        self._watch_central()
+
+    def _watch_central(self) -> None:
+        """Follow the scene's layout too: new tick labels, titles or legend rows widen or
+        heighten the plots without resizing the widget (a LayoutRequest on the scene's
+        top item)."""
+        central = self.chart.centralWidget
+        if central is not None and central is not self._central:
+            central.installEventFilter(self)
+            self._central = central
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() in (QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.LayoutRequest):
+            self._timer.start()
+        return False
+
+    def fit(self) -> None:
+        chart = self.chart
+        central = chart.centralWidget
+        if central is None:
+            return
+        if not chart.updatesEnabled():
+            # Laid out on a slide canvas for an export (or between layout and paint): its
+            # minimum now is the slide's; fit again once it is back on screen.
+            self._timer.start(50)
+            return
+        self._timer.setInterval(0)
+        self._watch_central()
+        for plot in chart_plots(chart):
+            if plot.vb.minimumWidth() < MIN_PLOT_WIDTH or plot.vb.minimumHeight() < MIN_PLOT_HEIGHT:
+                plot.vb.setMinimumSize(MIN_PLOT_WIDTH, MIN_PLOT_HEIGHT)
+        # The layout's own minimum: it is kept up to date as its items change size, and
+        # reading it invalidates nothing (no re-layout, no repaint, no loop).
+        hint = central.effectiveSizeHint(Qt.SizeHint.MinimumSize)
+        frame = 2 * chart.frameWidth()
+        width, height = math.ceil(hint.width()) + frame, math.ceil(hint.height()) + frame
+        if (width, height) != (chart.minimumWidth(), chart.minimumHeight()):
+            chart.setMinimumSize(width, height)
+
+
+def keep_readable(chart: pg.GraphicsView) -> None:
+    """Never lay `chart`'s plots out smaller than the minimum plot area.
+
+    Its view boxes get that minimum and the widget's minimum size is what the
+    plots need around it (axes, title lines, legend rows), refitted whenever it
+    is resized or shown: the page around it then scrolls rather than squash it.
+    """
+    if chart.findChild(_Readable) is None:
+        _Readable(chart).fit()
+
+
+def refit(chart: QWidget) -> None:
+    """Fit the chart's minimum size again now (after new titles or legend entries)."""
+    readable = chart.findChild(_Readable)
+    if readable is not None:
+        readable.fit()
+
+
+CELL_PADDING = 6  # pixels a cell's margins take from its text's room (3 a side, as Qt draws)
+
+
+def elided_cells(table: QTableView) -> list[tuple[int, int, str]]:
+    """(row, column, text) of every cell in a visible column drawn narrower than its text."""
+    model = table.model()
+    metrics = table.fontMetrics()
+    found = []
+    for column in range(model.columnCount()):
+        if table.isColumnHidden(column):
+            continue
+        width = table.columnWidth(column)
+        for row in range(model.rowCount()):
+            text = str(model.index(row, column).data() or "")
+            if any(metrics.horizontalAdvance(line) + CELL_PADDING > width
+                   for line in text.splitlines()):
+                found.append((row, column, text))
+    return found

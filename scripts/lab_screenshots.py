@@ -1,0 +1,156 @@
+"""Screenshots of every lab after it ran, the chat and the inspector, with their plot areas.
+
+Usage (one screen size per run, under Xvfb):
+    Xvfb :84 -screen 0 1366x768x24 & DISPLAY=:84 .venv/bin/python scripts/lab_screenshots.py \
+        --out /tmp/layout_shots --lang ko
+The window opens as it would on that screen, each lab runs on the embedded chat
+model with small settings, and each page is grabbed (PREFIX-WxH-lab.png). It
+prints each chart's view-box sizes and every table cell drawn narrower than its
+text, so a layout regression shows as numbers too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtWidgets import QApplication, QTableView
+from window_harness import open_window
+
+from kvstudio.ui.main_window import initial_geometry
+from kvstudio.ui.plots.sizing import elided_cells, plot_areas
+
+log = logging.getLogger("lab_screenshots")
+
+
+def wait(condition: Callable[[], bool], timeout: float = 300.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the window did not get there in time")
+        loop = QEventLoop()
+        QTimer.singleShot(20, loop.quit)
+        loop.exec()
+
+
+def settle(app: QApplication) -> None:
+    for _ in range(40):
+        app.processEvents()
+        time.sleep(0.01)
+
+
+def small_settings(labs) -> None:  # type: ignore[no-untyped-def]
+    """Settings that fill every chart in seconds on the embedded model."""
+    labs.cache.prompt_tokens.setValue(48)
+    labs.cache.new_tokens.setValue(12)
+    labs.cache.repeats.setValue(2)
+    labs.temperature.samples.setValue(12)
+    labs.temperature.new_tokens.setValue(6)
+    labs.cutoffs.new_tokens.setValue(4)
+    labs.cache_kinds.prompt_tokens.setValue(32)
+    labs.cache_kinds.new_tokens.setValue(12)
+    labs.cache_kinds.window_size.setValue(16)
+    labs.sweep.values.setText("16, 32, 64")
+    labs.sweep.fixed.setValue(8)
+    labs.sweep.repeats.setValue(2)
+    labs.paged.samples.setValue(4)
+    labs.paged.new_tokens.setValue(16)
+    labs.quantized.prompt_tokens.setValue(48)
+    labs.quantized.new_tokens.setValue(12)
+
+
+def report(name: str, page) -> None:  # type: ignore[no-untyped-def]
+    for key, chart in page.charts().items():
+        sizes = ", ".join(f"{s.width():.0f}×{s.height():.0f}" for s in plot_areas(chart))
+        print(f"  {name} chart {key}: {sizes} (widget {chart.width()}×{chart.height()}, "
+              f"minimum {chart.minimumWidth()}×{chart.minimumHeight()})")
+    for table in page.findChildren(QTableView):
+        if table.isVisible():
+            for row, column, text in elided_cells(table)[:5]:
+                print(f"  {name} table cell ({row}, {column}) elided: {text!r}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", type=Path, default=Path("/tmp/layout_shots"))
+    parser.add_argument("--lang", default="ko")
+    parser.add_argument("--only", default="", help="comma-separated page names")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    app, window = open_window(language=args.lang)
+    screen = window.screen().availableGeometry()
+    window.setGeometry(initial_geometry(screen, window.minimumSizeHint()))
+    size = f"{screen.width()}x{screen.height()}"
+    args.out.mkdir(parents=True, exist_ok=True)
+    only = set(filter(None, args.only.split(",")))
+
+    def grab(name: str, page=None) -> None:  # type: ignore[no-untyped-def]
+        settle(app)
+        shot = window.grab()
+        path = args.out / f"{args.lang}-{size}-{name}.png"
+        shot.save(str(path))
+        print(f"wrote {path} ({shot.width()}x{shot.height()})")
+        bar = page.page_scroll.verticalScrollBar() if page is not None else None
+        if bar is not None and bar.maximum() > 0:  # the rest of a page that scrolls
+            bar.setValue(bar.maximum())
+            grab(f"{name}-scrolled")
+            bar.setValue(0)
+
+    try:
+        extras = window.classroom
+        labs = extras.labs
+        small_settings(labs)
+        window.tabs.setCurrentWidget(labs)
+        for lab in labs.labs():
+            name = type(lab).__name__.removesuffix("Panel")
+            if only and name not in only:
+                continue
+            labs.tabs.setCurrentWidget(lab)
+            settle(app)
+            grab(f"{name}-empty")
+            done: list[object] = []
+            lab.result_ready.connect(done.append)
+            lab.run()
+            if hasattr(lab, "to_end_button"):
+                wait(lambda lab=lab: not lab.runner.busy)
+                lab.run_to_end()
+            wait(lambda done=done: bool(done))
+            grab(name, lab)
+            report(name, lab)
+        chat = extras.chat
+        if not only or "Chat" in only:
+            window.tabs.setCurrentWidget(chat)
+            chat.answer_tokens.setValue(16)
+            for _ in range(4):
+                chat.next_scripted_turn()
+                before = len(chat.turns)
+                chat.run_button.click()
+                wait(lambda before=before: len(chat.turns) > before)
+            grab("Chat", chat)
+            report("Chat", chat)
+        inspector = extras.inspector
+        if not only or "Inspector" in only:
+            window.tabs.setCurrentWidget(inspector)
+            inspector.run_button.click()
+            wait(lambda: inspector.frame is not None and not inspector.runner.busy)
+            for n in range(4):
+                if not inspector.runner.has_job:
+                    break
+                inspector.step_button.click()
+                wait(lambda n=n: inspector.frames_seen >= n + 2 and not inspector.runner.busy)
+            grab("Inspector", inspector)
+            report("Inspector", inspector)
+    finally:
+        window.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,105 @@
+"""One layout rule for every chart: after its lab ran, each lab, chat and inspector chart
+keeps a readable plot area (a view box of at least 160 × 120 px) at 1280×720 and
+1366×768, in English and Korean (the page scrolls instead of squashing it), and no
+results table cuts a cell's text.
+
+Each language runs every lab once, with the smallest settings that fill its charts,
+then the window is resized to each screen and every page is looked at.
+"""
+
+from __future__ import annotations
+
+import pytest
+from lab_helpers import fill_every_page, show_page
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtWidgets import QApplication, QScrollArea, QTableView
+
+from kvstudio.ui.app.plain_text import plain_tooltip
+from kvstudio.ui.main_window import initial_geometry
+from kvstudio.ui.plots.sizing import MIN_PLOT_HEIGHT, MIN_PLOT_WIDTH, elided_cells, plot_areas
+
+pytestmark = pytest.mark.usefixtures("qapp")
+SCREENS = [(1280, 720), (1366, 768)]
+
+
+def _open_on(window, screen: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
+    """The window at the size it opens at on that screen (40 px of desktop panel)."""
+    available = QRect(0, 0, screen[0], screen[1] - 40)
+    window.resize(initial_geometry(available, window.minimumSizeHint()).size())
+
+
+def _settle(qtbot) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(4):
+        QApplication.processEvents()
+        qtbot.wait(10)
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_every_chart_has_a_readable_plot_area(qtbot, make_window, language: str) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(language=language)
+    pages = fill_every_page(qtbot, window)
+    for screen in SCREENS:
+        _open_on(window, screen)
+        for page in pages:
+            show_page(window, page)
+            _settle(qtbot)
+            for key, chart in page.charts().items():
+                areas = plot_areas(chart)
+                assert areas, key
+                for area in areas:
+                    assert area.width() >= MIN_PLOT_WIDTH - 0.5, (screen, key, area)
+                    assert area.height() >= MIN_PLOT_HEIGHT - 0.5, (screen, key, area)
+                # The widget shows its whole scene (not a scene wider than the widget).
+                scene = chart.centralWidget.geometry()
+                assert scene.width() <= chart.width() + 1, (screen, key, scene, chart.size())
+                assert scene.height() <= chart.height() + 1, (screen, key, scene, chart.size())
+            # What does not fit scrolls: the page, never a squashed chart.
+            scroll = page.findChild(QScrollArea, "labScroll")
+            assert scroll is not None and scroll.widgetResizable()
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_no_table_cell_is_elided_at_1366x768(qtbot, make_window, language: str) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(language=language)
+    pages = fill_every_page(qtbot, window)
+    _open_on(window, (1366, 768))
+    for page in pages:
+        show_page(window, page)
+        _settle(qtbot)
+        tables = [t for t in page.findChildren(QTableView) if t.isVisible()]
+        assert tables, type(page).__name__
+        for table in tables:
+            assert table.model().rowCount() > 0, type(page).__name__
+            assert elided_cells(table) == [], type(page).__name__
+            for row in range(table.model().rowCount()):  # a cut would still say it all
+                for column in range(table.model().columnCount()):
+                    item = table.item(row, column) if hasattr(table, "item") else None
+                    if item is not None and item.text():
+                        assert item.toolTip() == plain_tooltip(item.text())
+
+
+def test_the_sample_list_shows_each_answer_line_whole(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    """The Sample ×N answers list wraps a long first line instead of cutting it."""
+    window = make_window(language="ko")
+    window.resize(1900, 1000)  # the answers come in wide, then the window narrows
+    answers = window.answers
+    answers.samples_box.setValue(3)
+    answers.length_box.setValue(2)
+    answers.temperatures_edit.setText("0.3, 0.85, 1.5")
+    with qtbot.waitSignal(window.controller.sampling_finished, timeout=20_000):
+        answers.go_button.click()
+    _settle(qtbot)
+    listing = answers._answers
+    wide = listing.width()
+    window.resize(window.minimumSizeHint().width(), window.height())  # narrower than it was
+    _settle(qtbot)
+    assert listing.width() < wide
+    metrics = listing.fontMetrics()
+    room = listing.viewport().width()
+    for row in range(listing.count()):
+        item = listing.item(row)
+        rect = listing.visualItemRect(item)
+        wrapped = metrics.boundingRect(0, 0, room - 8, 10_000,
+                                       int(Qt.TextFlag.TextWordWrap), item.text())
+        assert rect.height() >= wrapped.height() - 1, (item.text(), rect, wrapped)
+        assert item.toolTip() == plain_tooltip(item.text())
