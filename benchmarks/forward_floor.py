@@ -24,6 +24,7 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,19 @@ def bare_decode_step(
     return (x * inverse_rms(x, norm_eps) * norm_w) @ head  # (B, V)
 
 
+def _steps(
+    model: MiniMindLM,
+    weights: list[Any],
+    tokens: dict[str, torch.Tensor],
+    caches: dict[str, Any],
+) -> dict[str, Callable[[], torch.Tensor]]:
+    """One decode step of each contender → logits (1, V), reading the current token."""
+    return {
+        "model": lambda: model(tokens["model"], caches["model"], logits_to_keep=1)[:, -1],
+        "bare": lambda: bare_decode_step(weights, model, tokens["bare"], caches["bare"]),
+    }
+
+
 def _ops_per_step(step: Any) -> int:
     with profile() as prof:
         step()
@@ -118,10 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             first = model(prompt, caches["model"], logits_to_keep=1)[:, -1].argmax(-1)
             model(prompt, caches["bare"], logits_to_keep=1)
             tokens = {name: first[:, None] for name in names}  # (1, 1)
-            steps = {
-                "model": lambda: model(tokens["model"], caches["model"], logits_to_keep=1)[:, -1],
-                "bare": lambda: bare_decode_step(weights, model, tokens["bare"], caches["bare"]),
-            }
+            steps = _steps(model, weights, tokens, caches)
             order = names if round_ % 2 == 0 else names[::-1]
             for _ in range(args.new_tokens):
                 for name in order:
@@ -132,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
                         wall[name].append((w1 - w0) / 1e6)
                         cpu[name].append((c1 - c0) / 1e6)
                 if int(tokens["model"]) != int(tokens["bare"]):
-                    print("the bare loop chose a different token: not the same ops", file=sys.stderr)
+                    print("the bare loop chose another token: not the same ops", file=sys.stderr)
                     return 1
             if not ops:
                 ops = {name: _ops_per_step(steps[name]) for name in names}

@@ -204,13 +204,10 @@ class Block(nn.Module):
         T = cos.shape[0]
         B = x.shape[0] // T
         H, G, d = self.n_heads, self.n_kv_heads, self.head_dim
-        # This block's matrices by name. One dict read instead of an nn.Module attribute
-        # look-up per matrix, which runs Python code and costs about as much as a small kernel.
-        w = self._parameters
         # ---- attention: x + o_proj(softmax(q·Kᵀ/√d)·V), q, k, v from input_layernorm(x)
         # (The block's two norms run as functions of their weights: no module calls.)
         h = rms_norm(x, self.input_layernorm.weight, self.eps)  # (N, C)
-        qkv = (h @ w["qkv_proj"]).view(B, T, H + 2 * G, d)  # (B, T, H+2G, d)
+        qkv = (h @ self.qkv_proj).view(B, T, H + 2 * G, d)  # (B, T, H+2G, d)
         qk, v = qkv[:, :, : H + G], qkv[:, :, H + G :]  # (B, T, H+G, d), (B, T, G, d)
         if self.q_norm is not None and self.k_norm is not None:  # QK-norm, before RoPE
             qk = torch.cat([self.q_norm(qk[:, :, :H]), self.k_norm(qk[:, :, H:])], dim=2)
@@ -232,11 +229,11 @@ class Block(nn.Module):
             enable_gqa=self.n_rep > 1 and not self.use_repeat_kv,  # head h reads K/V h // n_rep
         )  # (B, H, T, d)
         y = y.transpose(1, 2).reshape(B * T, H * d)  # (N, H·d): the heads side by side
-        x = torch.addmm(x, y, w["o_proj"])  # (N, C) x + y @ W_o: the residual add in the product
+        x = torch.addmm(x, y, self.o_proj)  # (N, C) x + y @ W_o: the residual add in the product
         # ---- SwiGLU MLP: x + down(silu(gate) · up), gate and up from post_attention_layernorm(x)
         h = rms_norm(x, self.post_attention_layernorm.weight, self.eps)  # (N, C)
-        gate, up = (h @ w["gate_up_proj"]).chunk(2, dim=-1)  # (N, F), (N, F)
-        return torch.addmm(x, F.silu(gate) * up, w["down_proj"])  # (N, C)
+        gate, up = (h @ self.gate_up_proj).chunk(2, dim=-1)  # (N, F), (N, F)
+        return torch.addmm(x, F.silu(gate) * up, self.down_proj)  # (N, C)
 
 
 class DecoderStack(nn.Module):
@@ -341,9 +338,10 @@ class MiniMindLM(nn.Module):
         return logits.view(B, T, -1)  # (B, T', V)
 
     def _mask(
-        self, T: int, start: int, cache: KVCache[Any] | None, window: int | None
+        self, new_tokens: int, start: int, cache: KVCache[Any] | None, window: int | None
     ) -> tuple[torch.Tensor | None, bool]:
         """(mask (T, S) or None, causal): which keys T new queries from `start` see."""
+        T = new_tokens
         if cache is not None:
             window = cache.window
             k_start = cache.visible_start(T)

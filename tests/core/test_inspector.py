@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import torch
 
+from core.minimind_reference import ReferenceDecoder
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
 from kvstudio.labs.inspector import CacheFrame, CacheInspector
-from core.minimind_reference import ReferenceDecoder
 
 KINDS = {
     "dynamic": CacheSpec("dynamic"),

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from core.minimind_reference import ReferenceDecoder
 
+from core.minimind_reference import ReferenceDecoder
 from kvstudio.engine.cache.kinds import make_cache
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.config import ModelConfig
@@ -78,7 +78,9 @@ def test_cached_decode_equals_the_plain_reference(kind: str, qk_norm: bool) -> N
     spec = CacheSpec(kind, max_length=32, block_size=4)  # type: ignore[arg-type]
     cache = make_cache(2, spec)
     with torch.no_grad():
-        ours = [model(ids[:, :12], cache)] + [model(ids[:, t : t + 1], cache) for t in range(12, 20)]
+        ours = [model(ids[:, :12], cache)] + [
+            model(ids[:, t : t + 1], cache) for t in range(12, 20)
+        ]
         theirs = [reference.forward(ids[:, :12], use_cache=True)]
         theirs += [reference.forward(ids[:, t : t + 1], use_cache=True) for t in range(12, 20)]
     tol = {"rtol": 2e-3, "atol": 2e-3} if kind == "fp16" else TOL  # fp16-stored K/V
@@ -95,7 +97,9 @@ def test_sliding_cache_decode_equals_windowed_recompute() -> None:
     ids = torch.randint(0, 97, (1, 24), generator=torch.Generator().manual_seed(3))
     cache = make_cache(2, CacheSpec("sliding", window=6))
     with torch.no_grad():
-        steps = [model(ids[:, :10], cache)] + [model(ids[:, t : t + 1], cache) for t in range(10, 24)]
+        steps = [model(ids[:, :10], cache)] + [
+            model(ids[:, t : t + 1], cache) for t in range(10, 24)
+        ]
         expected = ReferenceDecoder(model.config, _minimind_state(model)).forward(ids, window=6)
     torch.testing.assert_close(torch.cat(steps, dim=1), expected, **TOL)
 
