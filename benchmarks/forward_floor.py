@@ -43,17 +43,14 @@ def bare_weights(model: MiniMindLM) -> list[Any]:
     """The model's own parameter tensors in the order the bare loop reads them."""
     layers = []
     for block in model.model.layers:
-        attn = mlp = block
         layers.append((
-            block.input_layernorm.weight, block.input_layernorm.eps,
-            attn.qkv_proj, attn.o_proj,
-            block.post_attention_layernorm.weight, block.post_attention_layernorm.eps,
-            mlp.gate_up_proj, mlp.down_proj,
+            block.input_layernorm, block.eps, block.qkv_proj, block.o_proj,
+            block.post_attention_layernorm, block.eps, block.gate_up_proj, block.down_proj,
         ))  # fmt: skip
     cfg = model.config
     heads = (cfg.num_attention_heads, cfg.num_key_value_heads, cfg.resolved_head_dim)
-    norm = model.model.norm
-    return [layers, model.token_table(), norm.weight, norm.eps, model.lm_head, heads]
+    stack = model.model
+    return [layers, model.token_table(), stack.norm, stack.eps, model.lm_head, heads]
 
 
 def bare_decode_step(

@@ -63,19 +63,18 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: torch.Tensor) -> torch.
     return x * inverse_rms(x, eps) * weight
 
 
-class RMSNorm(nn.Module):
-    """weight · x / sqrt(mean(x²) + eps) over the last dim."""
+def norm_weight(dim: int) -> nn.Parameter:
+    """An RMSNorm's weight (dim,), ones at the start."""
+    return nn.Parameter(torch.ones(dim))
 
-    def __init__(self, dim: int, eps: float = 1e-5) -> None:
-        super().__init__()
-        self.weight = nn.Parameter(torch.ones(dim))  # (C,)
-        # A 0-d CPU fp32 tensor, so addcmul takes it as is on any device and in any dtype. A
-        # plain attribute rather than a buffer: .to() leaves it alone and reading it is fast.
-        with torch.inference_mode(False):  # usable with and without autograd
-            self.eps = torch.tensor(eps, dtype=torch.float32)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return rms_norm(x, self.weight, self.eps)  # (…, C)
+def eps_tensor(eps: float) -> torch.Tensor:
+    """RMSNorm's epsilon as a 0-d CPU fp32 tensor: addcmul takes it on any device, in any dtype.
+
+    Kept as a plain attribute rather than a buffer, so .to() leaves it fp32.
+    """
+    with torch.inference_mode(False):  # usable with and without autograd
+        return torch.tensor(eps, dtype=torch.float32)
 
 
 def in_out_weight(d_in: int, d_out: int) -> nn.Parameter:
@@ -182,11 +181,11 @@ class Block(nn.Module):
         # Attention (MiniMind's self_attn): q_proj | k_proj | v_proj side by side, and o_proj.
         self.qkv_proj = in_out_weight(C, (H + 2 * G) * d)  # (C, (H+2G)·d)
         self.o_proj = in_out_weight(H * d, C)  # (H·d, C)
-        self.q_norm = RMSNorm(d, cfg.rms_norm_eps) if cfg.qk_norm else None
-        self.k_norm = RMSNorm(d, cfg.rms_norm_eps) if cfg.qk_norm else None
-        self.input_layernorm = RMSNorm(C, cfg.rms_norm_eps)
-        self.post_attention_layernorm = RMSNorm(C, cfg.rms_norm_eps)
-        self.eps = self.input_layernorm.eps  # () both norms' epsilon
+        self.q_norm = norm_weight(d) if cfg.qk_norm else None  # (d,) QK-norm (minimind-3)
+        self.k_norm = norm_weight(d) if cfg.qk_norm else None  # (d,)
+        self.input_layernorm = norm_weight(C)  # (C,) RMSNorm weights
+        self.post_attention_layernorm = norm_weight(C)  # (C,)
+        self.eps = eps_tensor(cfg.rms_norm_eps)  # () every norm's epsilon
         # SwiGLU MLP (MiniMind's mlp): gate_proj | up_proj side by side, and down_proj.
         self.gate_up_proj = in_out_weight(C, 2 * F_)  # (C, 2F)
         self.down_proj = in_out_weight(F_, C)  # (F, C)
@@ -205,12 +204,13 @@ class Block(nn.Module):
         B = x.shape[0] // T
         H, G, d = self.n_heads, self.n_kv_heads, self.head_dim
         # ---- attention: x + o_proj(softmax(q·Kᵀ/√d)·V), q, k, v from input_layernorm(x)
-        # (The block's two norms run as functions of their weights: no module calls.)
-        h = rms_norm(x, self.input_layernorm.weight, self.eps)  # (N, C)
+        h = x * inverse_rms(x, self.eps) * self.input_layernorm  # (N, C) RMSNorm
         qkv = (h @ self.qkv_proj).view(B, T, H + 2 * G, d)  # (B, T, H+2G, d)
         qk, v = qkv[:, :, : H + G], qkv[:, :, H + G :]  # (B, T, H+G, d), (B, T, G, d)
         if self.q_norm is not None and self.k_norm is not None:  # QK-norm, before RoPE
-            qk = torch.cat([self.q_norm(qk[:, :, :H]), self.k_norm(qk[:, :, H:])], dim=2)
+            q = rms_norm(qk[:, :, :H], self.q_norm, self.eps)  # (B, T, H, d), per head
+            k = rms_norm(qk[:, :, H:], self.k_norm, self.eps)  # (B, T, G, d)
+            qk = torch.cat([q, k], dim=2)  # (B, T, H+G, d)
         qk = apply_rope(qk, cos, sin)  # (B, T, H+G, d): q and k rotated in one call
         q, k = qk[:, :, :H], qk[:, :, H:]  # (B, T, H, d), (B, T, G, d)
         if cache_layer is not None:
@@ -231,7 +231,7 @@ class Block(nn.Module):
         y = y.transpose(1, 2).reshape(B * T, H * d)  # (N, H·d): the heads side by side
         x = torch.addmm(x, y, self.o_proj)  # (N, C) x + y @ W_o: the residual add in the product
         # ---- SwiGLU MLP: x + down(silu(gate) · up), gate and up from post_attention_layernorm(x)
-        h = rms_norm(x, self.post_attention_layernorm.weight, self.eps)  # (N, C)
+        h = x * inverse_rms(x, self.eps) * self.post_attention_layernorm  # (N, C) RMSNorm
         gate, up = (h @ self.gate_up_proj).chunk(2, dim=-1)  # (N, F), (N, F)
         return torch.addmm(x, F.silu(gate) * up, self.down_proj)  # (N, C)
 
@@ -246,7 +246,8 @@ class DecoderStack(nn.Module):
             None if cfg.tie_word_embeddings else nn.Embedding(cfg.vocab_size, cfg.hidden_size)
         )
         self.layers = nn.ModuleList(Block(cfg, i) for i in range(cfg.num_hidden_layers))
-        self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.norm = norm_weight(cfg.hidden_size)  # (C,) the final RMSNorm
+        self.eps = eps_tensor(cfg.rms_norm_eps)
 
 
 class MiniMindLM(nn.Module):
@@ -330,11 +331,14 @@ class MiniMindLM(nn.Module):
         layers = self.model.layers
         cache_layers = cache if cache is not None else [None] * len(layers)
         for block, cache_layer in zip(layers, cache_layers, strict=True):
-            x = block(x, cos, sin, cache_layer, mask, causal, probe)  # (N, C)
+            # block.forward rather than block(…): nn.Module's call adds two Python frames
+            # of hook dispatch per layer, as much as a small kernel (no hooks run on blocks).
+            x = block.forward(x, cos, sin, cache_layer, mask, causal, probe)  # (N, C)
         if logits_to_keep and logits_to_keep < T:
             x = x.view(B, T, -1)[:, -logits_to_keep:].reshape(B * logits_to_keep, -1)  # (N', C)
             T = logits_to_keep
-        logits = self.model.norm(x) @ self.lm_head  # (N', V)
+        stack = self.model
+        logits = rms_norm(x, stack.norm, stack.eps) @ self.lm_head  # (N', V)
         return logits.view(B, T, -1)  # (B, T', V)
 
     def _mask(
@@ -355,10 +359,11 @@ class MiniMindLM(nn.Module):
 
 
 # ---- MiniMind's state-dict names and shapes ------------------------------------------------
-# Inside, a block holds qkv_proj (C, (H+2G)·d), o_proj (H·d, C), gate_up_proj (C, 2F) and
-# down_proj (F, C), and the model holds lm_head (C, V): (in, out) parameters of their own.
-# A state dict holds MiniMind's nn.Linear weights instead, (out, in), under self_attn.* and
-# mlp.*; a tied model lists its one matrix as model.embed_tokens.weight and lm_head.weight.
+# Inside, a block holds qkv_proj (C, (H+2G)·d), o_proj (H·d, C), gate_up_proj (C, 2F),
+# down_proj (F, C) and its norm weights, the model lm_head (C, V): parameters of their own,
+# the matrices (in, out). A state dict holds MiniMind's modules' weights instead, nn.Linear's
+# (out, in), under self_attn.*, mlp.* and "….weight"; a tied model lists its one matrix as
+# model.embed_tokens.weight and lm_head.weight.
 
 
 def _minimind_items(
@@ -381,15 +386,15 @@ def _minimind_items(
         yield at + "self_attn.v_proj.weight", v
         yield at + "self_attn.o_proj.weight", ours.pop(at + "o_proj").t()  # (C, H·d)
         for norm in ("q_norm", "k_norm"):
-            if at + f"{norm}.weight" in ours:
-                yield at + f"self_attn.{norm}.weight", ours.pop(at + f"{norm}.weight")
+            if at + norm in ours:
+                yield at + f"self_attn.{norm}.weight", ours.pop(at + norm)
         for norm in ("input_layernorm", "post_attention_layernorm"):
-            yield at + f"{norm}.weight", ours.pop(at + f"{norm}.weight")
+            yield at + f"{norm}.weight", ours.pop(at + norm)
         gate, up = ours.pop(at + "gate_up_proj").t().chunk(2)  # (F, C) each
         yield at + "mlp.gate_proj.weight", gate
         yield at + "mlp.up_proj.weight", up
         yield at + "mlp.down_proj.weight", ours.pop(at + "down_proj").t()  # (C, F)
-    yield "model.norm.weight", ours.pop("model.norm.weight")
+    yield "model.norm.weight", ours.pop("model.norm")
     yield "lm_head.weight", head
 
 
@@ -426,10 +431,13 @@ def _state_dict_from_minimind(
         at = f"{prefix}model.layers.{i}."
         fuse([f"{at}self_attn.{p}_proj.weight" for p in "qkv"], at + "qkv_proj")
         move(at + "self_attn.o_proj.weight", at + "o_proj", transpose=True)
-        move(at + "self_attn.q_norm.weight", at + "q_norm.weight", transpose=False)
-        move(at + "self_attn.k_norm.weight", at + "k_norm.weight", transpose=False)
+        move(at + "self_attn.q_norm.weight", at + "q_norm", transpose=False)
+        move(at + "self_attn.k_norm.weight", at + "k_norm", transpose=False)
+        move(at + "input_layernorm.weight", at + "input_layernorm", transpose=False)
+        move(at + "post_attention_layernorm.weight", at + "post_attention_layernorm", False)
         fuse([f"{at}mlp.{p}_proj.weight" for p in ("gate", "up")], at + "gate_up_proj")
         move(at + "mlp.down_proj.weight", at + "down_proj", transpose=True)
+    move(f"{prefix}model.norm.weight", f"{prefix}model.norm", transpose=False)
     embed, head = f"{prefix}model.embed_tokens.weight", f"{prefix}lm_head.weight"
     if model.config.tie_word_embeddings and embed in state:
         state.pop(head, None)  # the same matrix; MiniMind ties the LM head to the embedding

@@ -37,7 +37,7 @@ def _model(qk_norm: bool = False, tied: bool = True) -> MiniMindLM:
     model = MiniMindLM(cfg).init_weights(3).eval()
     with torch.no_grad():  # non-trivial norm weights, so a norm applied wrongly shows
         for name, p in model.named_parameters():
-            if name.endswith("norm.weight"):
+            if name.endswith("norm"):
                 p.uniform_(0.5, 1.5)
     return model
 
