@@ -5,8 +5,9 @@ K/V are cached before ``repeat_kv``, SwiGLU MLP, optional QK-norm, tied
 embeddings. This is the forward every step runs, for decoding (autograd off)
 and for training (autograd on); there is no second path.
 
-Three choices keep it at the eager floor on a CPU (a decode step is about a
-hundred small kernels, so every kernel and every Python call shows):
+A decode step is about a hundred small kernels, so every kernel and every
+Python frame shows. What keeps this forward at the eager floor
+(``benchmarks/forward_floor.py`` times it against a bare loop of the same ops):
 
 - **Fused projections.** One ``qkv_proj`` for q|k|v and one ``gate_up_proj``
   for gate|up, as nanoGPT fuses q, k, v: one product instead of three.
@@ -17,9 +18,11 @@ hundred small kernels, so every kernel and every Python call shows):
   against 240 µs for ``F.linear`` on the (out, in) weight. A tied model
   keeps its one token matrix as the LM head's (C, V) and looks tokens up in
   its columns.
+- **One layer, one forward.** `Block` holds its own weights and runs
+  attention then the MLP top to bottom, without submodule calls.
 - **RoPE as a roll** on q and k together, with the cos/sin tables built once.
 
-The state dict keeps MiniMind's names and shapes
+The state dict keeps MiniMind's names, shapes and order
 (``model.layers.0.self_attn.q_proj.weight`` is (H·d, C), …): a hook splits
 and transposes on ``state_dict()``, another fuses on ``load_state_dict()``,
 so course checkpoints, MiniMind ``.pth`` files and the transformers
@@ -159,11 +162,12 @@ class Block(nn.Module):
     """One decoder layer (MiniMind's ``MiniMindBlock``): x + attention(norm(x)), then
     that + mlp(norm(that)), read top to bottom in one forward.
 
-    MiniMind splits the layer into ``Attention`` and ``FeedForward`` modules; here
-    they are the two halves of this forward, because a module call (and each
-    look-up of a submodule's weight) costs about as much as one of a decode step's
-    small kernels. The state dict still lists MiniMind's ``self_attn.*`` and
-    ``mlp.*`` names (see the hooks at the end).
+    MiniMind splits the layer into ``Attention``, ``FeedForward`` and ``RMSNorm``
+    modules; here they are the sections of this forward and the block holds
+    their weights, because a module call (and each look-up of a submodule's
+    weight) costs about as much as one of a decode step's small kernels. The
+    state dict still lists MiniMind's ``self_attn.*``, ``mlp.*`` and ``….weight``
+    names (see the hooks at the end).
     """
 
     # True: copy K/V n_rep times like MiniMind (slower); False: grouped SDPA, same maths.
