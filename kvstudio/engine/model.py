@@ -241,7 +241,7 @@ class Block(nn.Module):
 
 
 class DecoderStack(nn.Module):
-    """MiniMind's ``MiniMindModel``: embeddings, blocks, final norm (names kept)."""
+    """MiniMind's ``MiniMindModel``: embeddings, blocks, final norm (MiniMind's names on save)."""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -251,7 +251,7 @@ class DecoderStack(nn.Module):
         )
         self.layers = nn.ModuleList(Block(cfg, i) for i in range(cfg.num_hidden_layers))
         self.norm = norm_weight(cfg.hidden_size)  # (C,) the final RMSNorm
-        self.eps = eps_tensor(cfg.rms_norm_eps)
+        self.eps = eps_tensor(cfg.rms_norm_eps)  # () the final norm's epsilon
 
 
 class MiniMindLM(nn.Module):
