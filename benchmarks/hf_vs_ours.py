@@ -207,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
         same = "yes" if tokens == reference else "NO"
         print(f"{engine:<26}{mode:<10}{seconds:>9.3f}{1000 * seconds / n:>10.2f}  {same}")
     by = {(e, m): s for e, m, s, _ in results}
+    for mode in ("cached", "uncached"):
+        ratio = by[("ours · Stepper", mode)] / by[("transformers · generate", mode)]
+        print(f"{mode}, ours · Stepper / transformers · generate: {ratio:.2f}×")
     for engine in ("ours · Stepper", "transformers · generate", "transformers · Stepper"):
         ratio = by[(engine, "uncached")] / by[(engine, "cached")]
         print(f"uncached / cached, {engine}: {ratio:.1f}×")

@@ -1,65 +1,92 @@
 """A MiniMind-compatible decoder that can be fed a chunk of tokens on top of a KV cache.
 
-Owns the network: RMSNorm, RoPE (half-split ``rotate_half``), grouped-query
-attention with ``repeat_kv``, SwiGLU MLP, optional QK-norm, tied embeddings.
-Parameter names match MiniMind's ``MiniMindForCausalLM`` state dict
-(``model.layers.0.self_attn.q_proj.weight`` …) so a course checkpoint loads as is.
+Owns the network: RMSNorm, RoPE (half-split), grouped-query attention whose
+K/V are cached before ``repeat_kv``, SwiGLU MLP, optional QK-norm, tied
+embeddings. This is the forward every step runs, for decoding (autograd off)
+and for training (autograd on); there is no second path.
 
-With autograd off the forward runs ``inference.py``'s path: the same maths on
-weights prepared once (transposed, stacked, norms folded in), about 1.5× faster
-per decode step. The modules below are the reference and the training path.
+A decode step is about a hundred small kernels, so every kernel and every
+Python frame shows. What keeps this forward at the eager floor
+(``benchmarks/forward_floor.py`` times it against a bare loop of the same ops):
+
+- **Fused projections.** One ``qkv_proj`` for q|k|v and one ``gate_up_proj``
+  for gate|up, as nanoGPT fuses q, k, v: one product instead of three.
+- **Weights stored (in, out)**, as GPT-2's ``Conv1D`` stores them, so a
+  product reads ``x @ W`` and the residual add joins it in one kernel
+  (``torch.addmm(x, y, W)`` is x + y @ W). MKL multiplies one row by an
+  (in, out) matrix faster: the course model's LM head takes about 150 µs
+  against 240 µs for ``F.linear`` on the (out, in) weight. A tied model
+  keeps its one token matrix as the LM head's (C, V) and looks tokens up in
+  its columns.
+- **One layer, one forward.** `Block` holds its own weights and runs
+  attention then the MLP top to bottom, without submodule calls.
+- **RoPE as a roll** on q and k together, with the cos/sin tables built once.
+
+The state dict keeps MiniMind's names, shapes and order
+(``model.layers.0.self_attn.q_proj.weight`` is (H·d, C), …): a hook splits
+and transposes on ``state_dict()``, another fuses on ``load_state_dict()``,
+so course checkpoints, MiniMind ``.pth`` files and the transformers
+conversion read and write them unchanged.
 
 It does not sample, time or record anything: see ``generate.py``.
 
-Letters in shape comments: B batch, T new tokens, S visible keys (past + new),
-H query heads, G K/V heads, d head_dim, C hidden size, V vocabulary.
+Letters in shape comments: B batch, T new tokens, N = B·T rows, S visible
+keys (past + new), H query heads, G K/V heads, d head_dim, C hidden size,
+F MLP width, V vocabulary.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, cast
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from kvstudio.engine.cache.kv_cache import DynamicLayer, KVCache
+from kvstudio.engine.cache.base import CacheLayer, KVCache
 from kvstudio.engine.config import ModelConfig
-from kvstudio.engine.inference import (
-    AttentionProbe,
-    InferenceWeights,
-    LayerWeights,
-    apply_rope_fast,
-    fold_linear,
-    inference_forward,
-    signed_sin,
-)
+
+# Called per layer as probe(layer, q (B, T, H, d), k (B, S, G, d)) with the queries after RoPE
+# and the keys they attend (the cache inspector); None on the ordinary path costs one test.
+AttentionProbe = Callable[[int, torch.Tensor, torch.Tensor], None]
 
 
-class RMSNorm(nn.Module):
-    """weight · x / sqrt(mean(x²) + eps), computed in fp32 as MiniMind does."""
+def inverse_rms(x: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
+    """x (…, C) → 1/sqrt(mean(x²) + eps) (…, 1), in fp32 as MiniMind computes it."""
+    norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True, dtype=torch.float32)  # (…, 1) ‖x‖
+    # mean(x²) + eps = ‖x‖²/C + eps: three kernels where .square().mean() dispatches a dozen.
+    inv = torch.addcmul(eps, norm, norm, value=1.0 / x.shape[-1]).rsqrt_()  # (…, 1)
+    return inv if x.dtype == torch.float32 else inv.to(x.dtype)
 
-    def __init__(self, dim: int, eps: float = 1e-5) -> None:
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(dim))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        xf = x if x.dtype == torch.float32 else x.float()  # skip a no-op cast on the hot path
-        # mean(x²) as ‖x‖²/C: four kernels where .square().mean() dispatches a dozen.
-        norm = torch.linalg.vector_norm(xf, dim=-1, keepdim=True)  # (…, 1)
-        inv_rms = torch.addcmul(self._eps_tensor(norm), norm, norm, value=1.0 / x.shape[-1])
-        normed = xf * inv_rms.rsqrt_()
-        return self.weight * (normed if normed.dtype == x.dtype else normed.type_as(x))
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
+    """RMSNorm: weight · x / sqrt(mean(x²) + eps) over the last dim, x (…, C) → (…, C)."""
+    return x * inverse_rms(x, eps) * weight
 
-    def _eps_tensor(self, like: torch.Tensor) -> torch.Tensor:
-        eps = getattr(self, "_eps", None)
-        if eps is None or eps.device != like.device:
-            with torch.inference_mode(False):  # usable with and without autograd
-                eps = torch.tensor(self.eps, dtype=torch.float32, device=like.device)
-            self._eps = eps
-        return eps
+
+def norm_weight(dim: int) -> nn.Parameter:
+    """An RMSNorm's weight (dim,), ones at the start."""
+    return nn.Parameter(torch.ones(dim))
+
+
+def eps_tensor(eps: float) -> torch.Tensor:
+    """RMSNorm's epsilon as a 0-d CPU fp32 tensor: addcmul takes it on any device, in any dtype.
+
+    Kept as a plain attribute rather than a buffer, so .to() leaves it fp32.
+    """
+    with torch.inference_mode(False):  # usable with and without autograd
+        return torch.tensor(eps, dtype=torch.float32)
+
+
+def in_out_weight(d_in: int, d_out: int) -> nn.Parameter:
+    """A bias-free linear map's weight stored (in, out), applied as ``x @ weight``.
+
+    MiniMind's ``nn.Linear`` stores (out, in); the state dict hooks at the end of
+    this module transpose at save and load, so files keep MiniMind's layout.
+    """
+    return nn.Parameter(torch.empty(d_in, d_out))
 
 
 def rope_tables(head_dim: int, length: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -76,19 +103,32 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
-def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """x (B, T, heads, d); cos, sin (T, d) → x·cos + rotate_half(x)·sin."""
+def apply_rope_reference(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """MiniMind's RoPE: x (B, T, heads, d), cos, sin (T, d) → x·cos + rotate_half(x)·sin."""
     cos, sin = cos[:, None, :], sin[:, None, :]  # (T, 1, d) broadcast over heads
     return x * cos + rotate_half(x) * sin
+
+
+def signed_sin(sin: torch.Tensor) -> torch.Tensor:
+    """sin with its first half negated, so rotate_half(x)·sin = roll(x, d/2)·signed_sin."""
+    half = sin.shape[-1] // 2
+    return torch.cat([-sin[..., :half], sin[..., half:]], dim=-1)
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin_signed: torch.Tensor) -> torch.Tensor:
+    """RoPE on x (B, T, heads, d) with cos, sin_signed (T, 1, d): `apply_rope_reference`'s
+    x·cos + rotate_half(x)·sin in three kernels instead of seven (rotate_half's slices,
+    minus and cat become one roll; its minus sign lives in `signed_sin`)."""
+    rolled = torch.roll(x, shifts=x.shape[-1] // 2, dims=-1)  # (B, T, heads, d): [x2, x1]
+    return torch.addcmul(x * cos, rolled, sin_signed)  # (B, T, heads, d)
 
 
 def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
     """(B, S, G, d) → (B, S, G·n_rep, d): each K/V head serves n_rep query heads.
 
-    MiniMind calls this on every forward. We keep it as the reference: attention
-    below asks SDPA for the same grouping (``enable_gqa``) without materialising
-    the n_rep copies, and a test checks both give the same output. Either way the
-    cache holds the un-repeated (B, S, G, d) tensors.
+    MiniMind calls this on every forward. Attention below asks SDPA for the
+    same grouping (``enable_gqa``) without materialising the n_rep copies
+    unless `Attention.use_repeat_kv` is set; a test checks both agree.
     """
     if n_rep == 1:
         return x
@@ -118,120 +158,100 @@ def attention_mask(
     return allowed
 
 
-class Attention(nn.Module):
+class Block(nn.Module):
+    """One decoder layer (MiniMind's ``MiniMindBlock``): x + attention(norm(x)), then
+    that + mlp(norm(that)), read top to bottom in one forward.
+
+    MiniMind splits the layer into ``Attention``, ``FeedForward`` and ``RMSNorm``
+    modules; here they are the sections of this forward and the block holds
+    their weights, because a module call (and each look-up of a submodule's
+    weight) costs about as much as one of a decode step's small kernels. The
+    state dict still lists MiniMind's ``self_attn.*``, ``mlp.*`` and ``….weight``
+    names (see the hooks at the end).
+    """
+
     # True: copy K/V n_rep times like MiniMind (slower); False: grouped SDPA, same maths.
     use_repeat_kv = False
 
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelConfig, layer_index: int) -> None:
         super().__init__()
-        self.n_heads = cfg.num_attention_heads
-        self.n_kv_heads = cfg.num_key_value_heads
-        self.n_rep = cfg.n_rep
-        self.head_dim = cfg.resolved_head_dim
+        self.layer_index = layer_index  # passed to the probe
+        self.n_heads = cfg.num_attention_heads  # H
+        self.n_kv_heads = cfg.num_key_value_heads  # G
+        self.n_rep = cfg.n_rep  # H / G query heads per K/V head
+        self.head_dim = cfg.resolved_head_dim  # d
         C, H, G, d = cfg.hidden_size, self.n_heads, self.n_kv_heads, self.head_dim
-        self.q_proj = nn.Linear(C, H * d, bias=False)
-        self.k_proj = nn.Linear(C, G * d, bias=False)
-        self.v_proj = nn.Linear(C, G * d, bias=False)
-        self.o_proj = nn.Linear(H * d, C, bias=False)
-        self.q_norm = RMSNorm(d, cfg.rms_norm_eps) if cfg.qk_norm else None
-        self.k_norm = RMSNorm(d, cfg.rms_norm_eps) if cfg.qk_norm else None
+        F_ = cfg.resolved_intermediate_size
+        # Attention (MiniMind's self_attn): q_proj | k_proj | v_proj side by side, and o_proj.
+        self.qkv_proj = in_out_weight(C, (H + 2 * G) * d)  # (C, (H+2G)·d)
+        self.o_proj = in_out_weight(H * d, C)  # (H·d, C)
+        self.q_norm = norm_weight(d) if cfg.qk_norm else None  # (d,) QK-norm (minimind-3)
+        self.k_norm = norm_weight(d) if cfg.qk_norm else None  # (d,)
+        self.input_layernorm = norm_weight(C)  # (C,) RMSNorm weights
+        self.post_attention_layernorm = norm_weight(C)  # (C,)
+        self.eps = eps_tensor(cfg.rms_norm_eps)  # () every norm's epsilon
+        # SwiGLU MLP (MiniMind's mlp): gate_proj | up_proj side by side, and down_proj.
+        self.gate_up_proj = in_out_weight(C, 2 * F_)  # (C, 2F)
+        self.down_proj = in_out_weight(F_, C)  # (F, C)
 
     def forward(
         self,
-        x: torch.Tensor,  # (B, T, C)
-        cos: torch.Tensor,  # (T, d)
-        sin: torch.Tensor,  # (T, d)
-        cache_layer: DynamicLayer | None,
-        mask: torch.Tensor | None,  # (T, S) bool, None = all visible
-        causal: bool,  # True when mask is the plain square triangle (no cache)
+        x: torch.Tensor,  # (N, C) the residual stream, one row per token
+        cos: torch.Tensor,  # (T, 1, d)
+        sin: torch.Tensor,  # (T, 1, d) signed, see `apply_rope`
+        cache_layer: CacheLayer | None,
+        mask: torch.Tensor | None,  # (T, S) bool, None = every key visible (or plain causal)
+        causal: bool,  # True: SDPA's own square causal triangle
+        probe: AttentionProbe | None = None,
     ) -> torch.Tensor:
-        B, T, _ = x.shape
+        T = cos.shape[0]
+        B = x.shape[0] // T
         H, G, d = self.n_heads, self.n_kv_heads, self.head_dim
-        q = self.q_proj(x).view(B, T, H, d)  # (B, T, H, d)
-        k = self.k_proj(x).view(B, T, G, d)  # (B, T, G, d)
-        v = self.v_proj(x).view(B, T, G, d)  # (B, T, G, d)
-        if self.q_norm is not None and self.k_norm is not None:
-            q, k = self.q_norm(q), self.k_norm(k)
-        q, k = apply_rope_fast(q, cos, sin), apply_rope_fast(k, cos, sin)
+        # ---- attention: x + o_proj(softmax(q·Kᵀ/√d)·V), q, k, v from input_layernorm(x)
+        h = x * inverse_rms(x, self.eps) * self.input_layernorm  # (N, C) RMSNorm
+        qkv = (h @ self.qkv_proj).view(B, T, H + 2 * G, d)  # (B, T, H+2G, d)
+        qk, v = qkv[:, :, : H + G], qkv[:, :, H + G :]  # (B, T, H+G, d), (B, T, G, d)
+        if self.q_norm is not None and self.k_norm is not None:  # QK-norm, before RoPE
+            q = rms_norm(qk[:, :, :H], self.q_norm, self.eps)  # (B, T, H, d), per head
+            k = rms_norm(qk[:, :, H:], self.k_norm, self.eps)  # (B, T, G, d)
+            qk = torch.cat([q, k], dim=2)  # (B, T, H+G, d)
+        qk = apply_rope(qk, cos, sin)  # (B, T, H+G, d): q and k rotated in one call
+        q, k = qk[:, :, :H], qk[:, :, H:]  # (B, T, H, d), (B, T, G, d)
         if cache_layer is not None:
-            # The cache stores K/V after RoPE and before repeat_kv: (B, S, G, d).
-            k, v = cache_layer.update(k, v)
+            # The cache stores K/V after RoPE and BEFORE repeat_kv: G heads, not H.
+            k, v = cache_layer.update(k, v)  # (B, S, G, d): the past keys and these
+        if probe is not None:
+            probe(self.layer_index, q, k)
         if self.use_repeat_kv:
             k, v = repeat_kv(k, self.n_rep), repeat_kv(v, self.n_rep)  # (B, S, H, d)
         y = F.scaled_dot_product_attention(
             q.transpose(1, 2),  # (B, H, T, d)
             k.transpose(1, 2),  # (B, G, S, d), or (B, H, S, d) after repeat_kv
-            v.transpose(1, 2),
+            v.transpose(1, 2),  # same as k
             attn_mask=mask,
-            is_causal=causal and mask is None and T > 1,
-            enable_gqa=not self.use_repeat_kv and self.n_rep > 1,
+            is_causal=causal,
+            enable_gqa=self.n_rep > 1 and not self.use_repeat_kv,  # head h reads K/V h // n_rep
         )  # (B, H, T, d)
-        return self.o_proj(y.transpose(1, 2).reshape(B, T, H * d))  # (B, T, C)
-
-
-class FeedForward(nn.Module):
-    """SwiGLU: down(silu(gate(x)) * up(x))."""
-
-    def __init__(self, cfg: ModelConfig) -> None:
-        super().__init__()
-        C, F_ = cfg.hidden_size, cfg.resolved_intermediate_size
-        self.gate_proj = nn.Linear(C, F_, bias=False)
-        self.up_proj = nn.Linear(C, F_, bias=False)
-        self.down_proj = nn.Linear(F_, C, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
-
-
-class Block(nn.Module):
-    def __init__(self, cfg: ModelConfig) -> None:
-        super().__init__()
-        self.self_attn = Attention(cfg)
-        self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        self.mlp = FeedForward(cfg)
-
-    def forward(
-        self,
-        x: torch.Tensor,
-        cos: torch.Tensor,
-        sin: torch.Tensor,
-        cache_layer: DynamicLayer | None,
-        mask: torch.Tensor | None,
-        causal: bool,
-    ) -> torch.Tensor:
-        x = x + self.self_attn(self.input_layernorm(x), cos, sin, cache_layer, mask, causal)
-        return x + self.mlp(self.post_attention_layernorm(x))
-
-    def folded(self) -> LayerWeights:
-        """This block's weights for `inference_forward`: (in, out), norms folded in."""
-        attn, mlp = self.self_attn, self.mlp
-        q_norm, k_norm = attn.q_norm, attn.k_norm
-        return LayerWeights(
-            qkv=fold_linear(
-                attn.q_proj.weight,
-                attn.k_proj.weight,
-                attn.v_proj.weight,
-                norm=self.input_layernorm.weight,
-            ),
-            o=fold_linear(attn.o_proj.weight),
-            gate_up=fold_linear(
-                mlp.gate_proj.weight, mlp.up_proj.weight, norm=self.post_attention_layernorm.weight
-            ),
-            down=fold_linear(mlp.down_proj.weight),
-            q_norm=q_norm.weight.detach() if q_norm is not None else None,
-            k_norm=k_norm.weight.detach() if k_norm is not None else None,
-        )
+        y = y.transpose(1, 2).reshape(B * T, H * d)  # (N, H·d): the heads side by side
+        x = torch.addmm(x, y, self.o_proj)  # (N, C) x + y @ W_o: the residual add in the product
+        # ---- SwiGLU MLP: x + down(silu(gate) · up), gate and up from post_attention_layernorm(x)
+        h = x * inverse_rms(x, self.eps) * self.post_attention_layernorm  # (N, C) RMSNorm
+        gate, up = (h @ self.gate_up_proj).chunk(2, dim=-1)  # (N, F), (N, F)
+        return torch.addmm(x, F.silu(gate) * up, self.down_proj)  # (N, C)
 
 
 class DecoderStack(nn.Module):
-    """MiniMind's ``MiniMindModel``: embeddings, blocks, final norm (names kept)."""
+    """MiniMind's ``MiniMindModel``: embeddings, blocks, final norm (MiniMind's names on save)."""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
-        self.layers = nn.ModuleList(Block(cfg) for _ in range(cfg.num_hidden_layers))
-        self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        # A tied model has no table of its own: it reads the LM head's (see MiniMindLM).
+        self.embed_tokens = (
+            None if cfg.tie_word_embeddings else nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        )
+        self.layers = nn.ModuleList(Block(cfg, i) for i in range(cfg.num_hidden_layers))
+        self.norm = norm_weight(cfg.hidden_size)  # (C,) the final RMSNorm
+        self.eps = eps_tensor(cfg.rms_norm_eps)  # () the final norm's epsilon
 
 
 class MiniMindLM(nn.Module):
@@ -241,86 +261,50 @@ class MiniMindLM(nn.Module):
         super().__init__()
         self.config = cfg
         self.model = DecoderStack(cfg)
-        self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
-        if cfg.tie_word_embeddings:
-            self.lm_head.weight = self.model.embed_tokens.weight
-        # The inference snapshot (see inference.py) and the parameter versions it was built from.
-        self._inference: InferenceWeights | None = None
-        self._inference_key: list[int] = []
-        self._snapshot_params: list[nn.Parameter] | None = None  # whose versions the key holds
+        self.lm_head = in_out_weight(cfg.hidden_size, cfg.vocab_size)  # (C, V)
         cos, sin = rope_tables(cfg.resolved_head_dim, cfg.max_position_embeddings, cfg.rope_theta)
         # Not saved in the state dict (MiniMind does the same with freqs_cos/freqs_sin).
         self.rope_cos: torch.Tensor  # (max_positions, d)
-        self.rope_sin_signed: torch.Tensor  # (max_positions, d)
+        self.rope_sin_signed: torch.Tensor  # (max_positions, d), see `apply_rope`
         self.register_buffer("rope_cos", cos, persistent=False)
         self.register_buffer("rope_sin_signed", signed_sin(sin), persistent=False)
+        self.max_positions = cfg.max_position_embeddings  # the tables' length
+        self._register_state_dict_hook(_state_dict_to_minimind)
+        self._register_load_state_dict_pre_hook(_state_dict_from_minimind, with_module=True)
 
     def init_weights(self, seed: int) -> MiniMindLM:
-        """Seeded random initialisation (normal std 0.02, residual outputs scaled down)."""
+        """Seeded random initialisation (normal std 0.02, residual outputs scaled down).
+
+        Drawn tensor by tensor in MiniMind's names and shapes, so a seed gives the
+        same model as it did when q, k and v were three matrices.
+        """
         gen = torch.Generator().manual_seed(seed)
-        n_layers = self.config.num_hidden_layers
-        for name, p in self.named_parameters():
+        tied = self.config.tie_word_embeddings
+        resid_std = 0.02 / math.sqrt(2 * self.config.num_hidden_layers)
+        state: dict[str, torch.Tensor] = {}
+        for name, tensor in self.state_dict().items():
             if name.endswith("norm.weight"):
-                nn.init.ones_(p)
-            else:
-                std = 0.02
-                if name.endswith(("o_proj.weight", "down_proj.weight")):
-                    std = 0.02 / math.sqrt(2 * n_layers)
-                with torch.no_grad():
-                    p.copy_(torch.randn(p.shape, generator=gen) * std)
+                state[name] = torch.ones(tensor.shape)
+            elif not (tied and name == "lm_head.weight"):  # tied: the embedding's draw
+                std = resid_std if name.endswith(("o_proj.weight", "down_proj.weight")) else 0.02
+                state[name] = torch.randn(tensor.shape, generator=gen) * std
+        with torch.no_grad():
+            self.load_state_dict(state)
         return self
 
     @property
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
-    def inference_weights(self) -> InferenceWeights | None:
-        """The weights laid out for `inference_forward`, rebuilt when a parameter has changed.
-
-        In-place updates (an optimizer step, ``load_state_dict``) bump a parameter's
-        version counter and `.to()` goes through `_apply`; both trigger a rebuild.
-        Returns None when the parameters are inference tensors, which keep no version.
-        """
-        if self._snapshot_params is None:
-            self._snapshot_params = list(self.parameters())
-        try:
-            key = [p._version for p in self._snapshot_params]
-        except RuntimeError:
-            return None
-        if self._inference is None or key != self._inference_key:
-            self._inference = self._fold_weights()
-            self._inference_key = key
-        return self._inference
-
-    def _fold_weights(self) -> InferenceWeights:
-        cfg = self.config
-        weight = self.lm_head.weight
-        return InferenceWeights(
-            embed=self.model.embed_tokens.weight.detach(),
-            layers=tuple(cast(Block, block).folded() for block in self.model.layers),
-            lm_head=fold_linear(weight, norm=self.model.norm.weight),
-            eps=torch.tensor(cfg.rms_norm_eps, dtype=torch.float32, device=weight.device),
-            n_heads=cfg.num_attention_heads,
-            n_kv_heads=cfg.num_key_value_heads,
-            head_dim=cfg.resolved_head_dim,
-        )
-
-    def _apply(self, fn: Any, recurse: bool = True) -> MiniMindLM:  # .to(), .float(), …
-        self._forget_inference_weights()
-        return super()._apply(fn, recurse)
-
-    def load_state_dict(self, *args: Any, **kwargs: Any) -> Any:
-        self._forget_inference_weights()  # assign=True replaces the parameter objects
-        return super().load_state_dict(*args, **kwargs)
-
-    def _forget_inference_weights(self) -> None:
-        self._inference = None
-        self._snapshot_params = None
+    def token_table(self) -> torch.Tensor:
+        """The embedding table (V, C); for a tied model, a view of the LM head's (C, V)."""
+        embed = self.model.embed_tokens
+        return self.lm_head.t() if embed is None else embed.weight
 
     def forward(
         self,
         input_ids: torch.Tensor,  # (B, T)
-        cache: KVCache | None = None,
+        cache: KVCache[Any] | None = None,
         *,
         window: int | None = None,
         logits_to_keep: int = 0,
@@ -332,43 +316,134 @@ class MiniMindLM(nn.Module):
         cache is updated in place. Without one, the chunk starts at position 0 and
         `window` (if given) limits how far back each query may look, exactly as
         a sliding-window cache would. `probe` (the cache inspector) is called per
-        layer with the queries and the keys they attend; it runs the inference path.
+        layer with the queries and the keys they attend.
         """
-        T = input_ids.shape[1]
+        B, T = input_ids.shape
         start = cache.seq_length if cache is not None else 0
-        if start + T > self.rope_cos.shape[0]:
+        if start + T > self.max_positions:
             raise ValueError(
                 f"Sequence of {start + T} tokens exceeds the model's "
-                f"{self.rope_cos.shape[0]} positions; use a shorter prompt or fewer new tokens."
+                f"{self.max_positions} positions; use a shorter prompt or fewer new tokens."
             )
+        # One new token on a cache sees every key the cache returns (a sliding cache keeps
+        # only the window), so the common decode step needs no mask at all.
+        single_decode = cache is not None and T == 1
+        mask, causal = (None, False) if single_decode else self._mask(T, start, cache, window)
+        cos = self.rope_cos[start : start + T, None]  # (T, 1, d): broadcast over heads
+        sin = self.rope_sin_signed[start : start + T, None]  # (T, 1, d)
+        x = F.embedding(input_ids, self.token_table()).view(B * T, -1)  # (N, C)
+        layers = self.model.layers
+        cache_layers = cache if cache is not None else [None] * len(layers)
+        for block, cache_layer in zip(layers, cache_layers, strict=True):
+            # block.forward rather than block(…): nn.Module's call adds two Python frames
+            # of hook dispatch per layer, as much as a small kernel (no hooks run on blocks).
+            x = block.forward(x, cos, sin, cache_layer, mask, causal, probe)  # (N, C)
+        if logits_to_keep and logits_to_keep < T:
+            x = x.view(B, T, -1)[:, -logits_to_keep:].reshape(B * logits_to_keep, -1)  # (N', C)
+            T = logits_to_keep
+        stack = self.model
+        logits = rms_norm(x, stack.norm, stack.eps) @ self.lm_head  # (N', V)
+        return logits.view(B, T, -1)  # (B, T', V)
+
+    def _mask(
+        self, new_tokens: int, start: int, cache: KVCache[Any] | None, window: int | None
+    ) -> tuple[torch.Tensor | None, bool]:
+        """(mask (T, S) or None, causal): which keys T new queries from `start` see."""
+        T = new_tokens
         if cache is not None:
             window = cache.window
             k_start = cache.visible_start(T)
         else:
             k_start = 0
-        mask = None
-        causal = False
-        # One new token on a cache sees every stored key (a sliding cache only stores
-        # the window), so the common decode step needs no mask at all.
-        single_decode = cache is not None and T == 1
-        if not single_decode and (T > 1 or k_start > 0 or window is not None):
-            plain_triangle = start == 0 and window is None
-            if plain_triangle:
-                causal = True  # SDPA's fused causal path; no mask tensor needed
-            else:
-                mask = attention_mask(start, T, k_start, window, input_ids.device)
-        cos = self.rope_cos[start : start + T]  # (T, d)
-        sin = self.rope_sin_signed[start : start + T]  # (T, d), see apply_rope_fast
-        weights = None if torch.is_grad_enabled() else self.inference_weights()
-        if weights is None and probe is not None:
-            weights = self._fold_weights()  # the probe lives on the inference path only
-        if weights is not None:
-            return inference_forward(
-                weights, input_ids, cache, cos, sin, mask, causal, logits_to_keep, probe
-            )
-        x = self.model.embed_tokens(input_ids)  # (B, T, C)
-        for i, block in enumerate(self.model.layers):
-            x = block(x, cos, sin, cache[i] if cache is not None else None, mask, causal)
-        if logits_to_keep:
-            x = x[:, -logits_to_keep:]
-        return self.lm_head(self.model.norm(x))  # (B, T', V)
+        if T == 1 and k_start == 0 and window is None:
+            return None, False
+        if start == 0 and window is None:
+            return None, T > 1  # SDPA's fused causal path; no mask tensor needed
+        return attention_mask(start, T, k_start, window, self.rope_cos.device), False
+
+
+# ---- MiniMind's state-dict names and shapes ------------------------------------------------
+# Inside, a block holds qkv_proj (C, (H+2G)·d), o_proj (H·d, C), gate_up_proj (C, 2F),
+# down_proj (F, C) and its norm weights, the model lm_head (C, V): parameters of their own,
+# the matrices (in, out). A state dict holds MiniMind's modules' weights instead, nn.Linear's
+# (out, in), under self_attn.*, mlp.* and "….weight"; a tied model lists its one matrix as
+# model.embed_tokens.weight and lm_head.weight.
+
+
+def _minimind_items(
+    model: MiniMindLM, ours: dict[str, torch.Tensor]
+) -> Iterator[tuple[str, torch.Tensor]]:
+    """Our tensors (our names) → MiniMind's names and (out, in) shapes, in MiniMind's order.
+
+    Each tensor used is popped from `ours`; the results are views, no copies.
+    """
+    cfg = model.config
+    H, G, d = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.resolved_head_dim
+    head = ours.pop("lm_head").t()  # (V, C)
+    embed = head if cfg.tie_word_embeddings else ours.pop("model.embed_tokens.weight")
+    yield "model.embed_tokens.weight", embed  # (V, C)
+    for i in range(cfg.num_hidden_layers):
+        at = f"model.layers.{i}."
+        q, k, v = ours.pop(at + "qkv_proj").t().split([H * d, G * d, G * d])  # (out, C) each
+        yield at + "self_attn.q_proj.weight", q
+        yield at + "self_attn.k_proj.weight", k
+        yield at + "self_attn.v_proj.weight", v
+        yield at + "self_attn.o_proj.weight", ours.pop(at + "o_proj").t()  # (C, H·d)
+        for norm in ("q_norm", "k_norm"):
+            if at + norm in ours:
+                yield at + f"self_attn.{norm}.weight", ours.pop(at + norm)
+        for norm in ("input_layernorm", "post_attention_layernorm"):
+            yield at + f"{norm}.weight", ours.pop(at + norm)
+        gate, up = ours.pop(at + "gate_up_proj").t().chunk(2)  # (F, C) each
+        yield at + "mlp.gate_proj.weight", gate
+        yield at + "mlp.up_proj.weight", up
+        yield at + "mlp.down_proj.weight", ours.pop(at + "down_proj").t()  # (C, F)
+    yield "model.norm.weight", ours.pop("model.norm")
+    yield "lm_head.weight", head
+
+
+def _state_dict_to_minimind(
+    model: MiniMindLM, state: dict[str, Any], prefix: str, _metadata: Any
+) -> None:
+    """state_dict() hook: our entries → MiniMind's names and shapes, in place."""
+    ours = {key[len(prefix) :]: state.pop(key) for key in list(state) if key.startswith(prefix)}
+    for name, tensor in _minimind_items(model, ours):
+        state[prefix + name] = tensor
+    for name, tensor in ours.items():  # anything the mapping does not know, as it was
+        state[prefix + name] = tensor
+
+
+def _state_dict_from_minimind(
+    model: MiniMindLM, state: dict[str, Any], prefix: str, *_args: Any
+) -> None:
+    """load_state_dict() pre-hook: MiniMind's names and shapes → ours, in place.
+
+    A name that is missing is left missing, so load_state_dict reports it.
+    """
+
+    def fuse(names: list[str], to: str) -> None:
+        if all(name in state for name in names):
+            pieces = [state.pop(name) for name in names]  # (out_i, in) each
+            state[to] = torch.cat(pieces, dim=0).t().contiguous()  # (in, Σout)
+
+    def move(name: str, to: str, transpose: bool) -> None:
+        if name in state:
+            tensor = state.pop(name)
+            state[to] = tensor.t().contiguous() if transpose else tensor
+
+    for i in range(model.config.num_hidden_layers):
+        at = f"{prefix}model.layers.{i}."
+        fuse([f"{at}self_attn.{p}_proj.weight" for p in "qkv"], at + "qkv_proj")
+        move(at + "self_attn.o_proj.weight", at + "o_proj", transpose=True)
+        move(at + "self_attn.q_norm.weight", at + "q_norm", transpose=False)
+        move(at + "self_attn.k_norm.weight", at + "k_norm", transpose=False)
+        move(at + "input_layernorm.weight", at + "input_layernorm", transpose=False)
+        move(at + "post_attention_layernorm.weight", at + "post_attention_layernorm", False)
+        fuse([f"{at}mlp.{p}_proj.weight" for p in ("gate", "up")], at + "gate_up_proj")
+        move(at + "mlp.down_proj.weight", at + "down_proj", transpose=True)
+    move(f"{prefix}model.norm.weight", f"{prefix}model.norm", transpose=False)
+    embed, head = f"{prefix}model.embed_tokens.weight", f"{prefix}lm_head.weight"
+    if model.config.tie_word_embeddings and embed in state:
+        state.pop(head, None)  # the same matrix; MiniMind ties the LM head to the embedding
+        head = embed
+    move(head, prefix + "lm_head", transpose=True)  # (C, V)

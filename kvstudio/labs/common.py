@@ -133,8 +133,8 @@ def warm_up(
 ) -> None:
     """Untimed: a 2-token run per mode, so the first measured step is not the first forward.
 
-    The first forward pays for lazy set-up (the inference weights, kernel choice,
-    allocator growth); a run's TTFT would otherwise include it.
+    The first forward pays for lazy set-up (kernel choice, allocator growth); a run's
+    TTFT would otherwise include it.
     """
     greedy = SamplingSettings.greedy_settings()
     warm_ids = lab_prompt_ids(tokenizer, 8, prompt_text)

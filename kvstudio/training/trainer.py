@@ -152,7 +152,13 @@ def train(
     if resume and ckpt_path.exists():
         ckpt = read_checkpoint(ckpt_path)
         model.load_state_dict(ckpt["model"])
-        opt.load_state_dict(ckpt["optimizer"])
+        try:
+            opt.load_state_dict(ckpt["optimizer"])
+        except ValueError as exc:  # e.g. written before q|k|v became one parameter
+            raise ValueError(
+                f"{ckpt_path} holds optimizer state for other parameters than this model's "
+                f"({exc}). Train with --no-resume to start over."
+            ) from exc
         gen.set_state(ckpt["generator"])
         history, step = ckpt["history"], int(ckpt["step"])
         log.info("resumed from %s at step %d", ckpt_path, step)

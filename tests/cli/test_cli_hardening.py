@@ -124,7 +124,7 @@ def test_nan_weights_are_reported_as_a_broken_model(
 ) -> None:
     model = MiniMindLM(tiny_config).init_weights(0).eval()
     with torch.no_grad():
-        model.model.embed_tokens.weight[5] = float("nan")
+        model.token_table()[5] = float("nan")  # (V, C); tied: a view of the LM head
     backend = MiniMindBackend(model, name="broken")
     ids = [5, 6, 7]
     for settings in (SamplingSettings.greedy_settings(), SamplingSettings(temperature=1.0)):

@@ -102,18 +102,18 @@ def test_bad_experiment_arguments(tiny_backend: MiniMindBackend, tokenizer: Text
         list(length_sweep(tiny_backend, tokenizer, vary="both"))  # type: ignore[arg-type]
 
 
-def test_warm_up_prepares_the_model_before_any_timed_run(tokenizer: TextTokenizer) -> None:
-    """After it the inference weights exist, so no run's first step builds them."""
-    from dataclasses import replace
-
-    from kvstudio.engine.config import ModelConfig
-    from kvstudio.engine.model import MiniMindLM
+def test_warm_up_runs_both_feeds_before_any_timed_run(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    """Both modes' first forwards (kernel choice, allocator growth) happen before timing."""
     from kvstudio.labs.common import warm_up
 
-    cfg = replace(ModelConfig(), num_hidden_layers=1, vocab_size=tokenizer.vocab_size)
-    model = MiniMindLM(cfg).init_weights(1).eval()
-    assert model._inference is None
-    warm_up(MiniMindBackend(model), tokenizer)
-    built = model._inference
-    assert built is not None
-    assert model.inference_weights() is built  # reused, not rebuilt, by the next forward
+    with_cache: list[bool] = []
+    hook = tiny_backend.model.register_forward_pre_hook(
+        lambda _module, args: with_cache.append(args[1] is not None)  # forward(ids, cache)
+    )
+    try:
+        warm_up(tiny_backend, tokenizer)
+    finally:
+        hook.remove()
+    assert True in with_cache and False in with_cache  # cached and recompute feeds

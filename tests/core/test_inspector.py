@@ -1,7 +1,7 @@
 """The cache inspector: old rows never change, one row per step, recompute equals the cache.
 
-The attention weights are checked against the module path (hooks on the
-projections, reference RoPE), which shares no code with the probe.
+The attention weights are checked against a plain MiniMind decoder written in the
+tests (``minimind_reference.py``), which shares no code with the model or the probe.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import torch
 
+from core.minimind_reference import ReferenceDecoder
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.cache.kv_cache import CacheSpec
-from kvstudio.engine.model import apply_rope
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
 from kvstudio.labs.inspector import CacheFrame, CacheInspector
@@ -111,32 +111,20 @@ def test_recompute_rows_equal_the_cached_rows(
 
 
 def reference_weights(backend: MiniMindBackend, ids: list[int], layer: int) -> torch.Tensor:
-    """The last query's attention weights (H, S) from the module path: hooks, reference RoPE."""
+    """The last query's attention weights (H, S) from the plain reference decoder."""
     model = backend.model
-    attn = model.model.layers[layer].self_attn
-    outputs: dict[str, torch.Tensor] = {}
-    hooks = [
-        attn.q_proj.register_forward_hook(lambda m, i, o: outputs.__setitem__("q", o.detach())),
-        attn.k_proj.register_forward_hook(lambda m, i, o: outputs.__setitem__("k", o.detach())),
-    ]
-    try:
-        with torch.enable_grad():  # the module path (no inference snapshot)
-            model(torch.tensor([ids]))
-    finally:
-        for hook in hooks:
-            hook.remove()
-    T, H, G, d = len(ids), attn.n_heads, attn.n_kv_heads, attn.head_dim
-    cos, sin = model.rope_cos[:T], model.rope_sin_signed[:T]
-    half = d // 2
-    sin = torch.cat([-sin[:, :half], sin[:, half:]], dim=-1)  # back to plain sin
-    q = apply_rope(outputs["q"].view(1, T, H, d), cos, sin)[0, -1]  # (H, d)
-    k = apply_rope(outputs["k"].view(1, T, G, d), cos, sin)[0]  # (T, G, d)
+    reference = ReferenceDecoder(model.config, model.state_dict())
+    with torch.no_grad():
+        reference.forward(torch.tensor([ids]))
+    q = reference.queries[layer][0, -1]  # (H, d), after RoPE
+    k = reference.attended_keys[layer][0]  # (T, G, d)
+    H, G, d = q.shape[0], k.shape[1], q.shape[1]
     k = k.repeat_interleave(H // G, dim=1)  # (T, H, d)
     scores = torch.einsum("hd,thd->ht", q, k) / math.sqrt(d)
     return torch.softmax(scores, dim=-1)
 
 
-def test_attention_weights_match_the_module_path(
+def test_attention_weights_match_the_reference(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
 ) -> None:
     inspector = CacheInspector(tiny_backend, tokenizer, prompt(tokenizer), max_new_tokens=4)

@@ -441,7 +441,7 @@ def peaked_backend(tiny_config: ModelConfig) -> MiniMindBackend:
     sampled rows agree for a while and split gradually."""
     model = MiniMindLM(tiny_config).init_weights(1234).eval()
     with torch.no_grad():
-        model.model.embed_tokens.weight.mul_(5.0)
+        model.token_table().mul_(5.0)  # (V, C); tied: a view of the LM head
     return MiniMindBackend(model, name="peaked")
 
 

@@ -56,6 +56,6 @@ def tiny_model(qk_norm: bool = False, seed: int = 0) -> MiniMindLM:
     # Larger weights than the init's 0.02, so the greedy tokens vary and a bug shows.
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if not name.endswith("norm.weight"):
+            if not name.endswith("norm"):  # input_layernorm, q_norm, model.norm …
                 p.mul_(25.0)
     return model.eval()

@@ -170,3 +170,20 @@ def test_a_hostile_checkpoint_runs_no_code(small_tok: TextTokenizer, tmp_path: P
     with pytest.raises(ValueError, match="damaged"):
         train(tiny(small_tok), lambda g: stream.batch(2, g), stream.eval_batches(2, 1),
               settings, run)
+
+
+def test_optimizer_state_for_other_parameters_is_a_clear_error(
+    small_tok: TextTokenizer, tmp_path: Path
+) -> None:
+    """A checkpoint.pt whose optimizer held separate q, k, v (before they were fused)."""
+    stream = PackedStream(small_tok, SENTENCES, seq_len=16, seed=0)
+    settings = TrainSettings(steps=1, batch_size=2, warmup_steps=1, eval_batches=1)
+    batches = stream.eval_batches(2, 1)
+    train(tiny(small_tok), lambda g: stream.batch(2, g), batches, settings, tmp_path)
+    ckpt = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    group = ckpt["optimizer"]["param_groups"][0]
+    group["params"] = [*group["params"], max(group["params"]) + 100]  # one parameter more
+    torch.save(ckpt, tmp_path / "checkpoint.pt")
+    more = TrainSettings(**{**settings.__dict__, "steps": 2})
+    with pytest.raises(ValueError, match="--no-resume"):
+        train(tiny(small_tok), lambda g: stream.batch(2, g), batches, more, tmp_path)
