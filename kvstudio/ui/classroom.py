@@ -32,8 +32,10 @@ from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.plots.answer_histogram import ordered_answers
 from kvstudio.ui.run.engine_adapter import AnswerCounts, encode_prompt
 from kvstudio.ui.run.lab_worker import GeneratorRunner
+from kvstudio.ui.slides import numbers as numbers_json
 from kvstudio.ui.slides.canvas import ChartLike
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
+from kvstudio.ui.slides.numbers import sample_numbers
 from kvstudio.ui.slides.presenter import PresenterActions, PresenterView
 
 if TYPE_CHECKING:
@@ -46,21 +48,8 @@ log = logging.getLogger(__name__)
 
 
 def live_numbers(window: MainWindow) -> dict[str, Any]:
-    """The live runs' headline numbers for numbers.json."""
-    out: dict[str, Any] = {}
-    for trace in window.controller.shown().traces():  # at the step being looked at
-        info = trace.info
-        out[trace.mode] = {
-            "prompt": info.request.prompt,
-            "prompt_tokens": info.prompt_len,
-            "steps": len(trace.records),
-            "tokens_fed": trace.tokens_fed_total,
-            "ttft_ms": trace.ttft_ms,
-            "decode_ms_per_token": trace.decode_ms_per_token,
-            "cache_bytes": trace.last.cache_total_bytes if trace.last else 0,
-            "text": trace.generated_text,
-        }
-    return out
+    """The live runs' headline numbers for numbers.json, at the step being looked at."""
+    return numbers_json.live_numbers(window.controller.shown().traces())
 
 
 def live_tables(window: MainWindow) -> dict[str, list[dict[str, Any]]]:
@@ -82,20 +71,6 @@ def live_tables(window: MainWindow) -> dict[str, list[dict[str, Any]]]:
             for r in trace.records
         ]
     return tables
-
-
-def sample_numbers(counts: AnswerCounts) -> dict[str, Any]:
-    """The Sample ×N result for numbers.json."""
-    return {
-        "prompt": counts.prompt,
-        "samples_per_temperature": counts.samples_per_temperature,
-        "answer_tokens": counts.answer_tokens,
-        "temperatures": [
-            {"temperature": t, "distinct": counts.distinct(i),
-             "counts": [list(pair) for pair in counts.counts[i]]}
-            for i, t in enumerate(counts.temperatures)
-        ],
-    }
 
 
 def answer_rows(counts: AnswerCounts) -> list[dict[str, Any]]:
@@ -144,6 +119,7 @@ class ClassroomExtras(QObject):
         self.replay = controller.replay  # the controller owns it: the run state covers replays
         self.replay.samples_loaded.connect(window.answers.show_counts)
         self.ttft_repeats = DEFAULT_REPEATS
+        self._prefill: compare_lab.PrefillTimes | None = None  # the last "Measure TTFT ×k"
         self.ttft_runner = GeneratorRunner("kvstudio-ttft", parent=self)
         self.ttft_runner.finished.connect(self._on_ttft_finished)
         self.ttft_runner.failed.connect(self._on_lab_failed)
@@ -272,13 +248,25 @@ class ClassroomExtras(QObject):
         lab_numbers.update(tab_numbers)
         lab_tables.update(tab_tables)
         charts.update(lab_charts)
-        numbers = {"live": live_numbers(self.window), "labs": lab_numbers}
-        tables: dict[str, Any] = {**live_tables(self.window), **lab_tables}
         counts = self.window.answers.plot.counts
+        numbers = self.numbers_document(lab_numbers)
+        tables: dict[str, Any] = {**live_tables(self.window), **lab_tables}
         if counts is not None:
-            numbers["samples"] = sample_numbers(counts)
             tables["sample answers"] = answer_rows(counts)  # answers.csv is the chart's
         return self.exporter.export_pack(charts, numbers, tables, self.window) is not None
+
+    def numbers_document(self, lab_numbers: dict[str, Any]) -> dict[str, Any]:
+        """numbers.json as the script writes it too (``slides/numbers.py``)."""
+        model = self.window.controller.model
+        prefill = self._prefill
+        return numbers_json.numbers_document(
+            language=self.window.languages.current,
+            model=model.name if model is not None else None,
+            traces=self.window.controller.shown().traces(),
+            counts=self.window.answers.plot.counts,
+            labs=lab_numbers,
+            ttft_repeated_ms=dict(prefill.ms) if prefill is not None else None,
+        )
 
     def shutdown(self) -> None:
         if self._presenter is not None:
@@ -408,6 +396,7 @@ class ClassroomExtras(QObject):
 
     def _on_ttft_finished(self, result: object) -> None:
         if isinstance(result, compare_lab.PrefillTimes):
+            self._prefill = result
             self.window.time_plot.show_ttft_repeats(result)
             cached, recompute = result.ttft_ms("cached"), result.ttft_ms("recompute")
             self._on_note(self.tr("TTFT median of {0}: cached {1:.2f} ms, recompute {2:.2f} ms"
