@@ -34,9 +34,10 @@ from kvstudio.ui.run.engine_adapter import AnswerCounts, encode_prompt
 from kvstudio.ui.run.lab_worker import GeneratorRunner
 from kvstudio.ui.slides import numbers as numbers_json
 from kvstudio.ui.slides.canvas import ChartLike
-from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
+from kvstudio.ui.slides.export_menu import ChartExporter, attach_export, chart_title
 from kvstudio.ui.slides.numbers import sample_numbers
-from kvstudio.ui.slides.presenter import PresenterActions, PresenterView
+from kvstudio.ui.slides.plotted_data import chart_headline
+from kvstudio.ui.slides.presenter import LabChart, PresenterActions, PresenterView
 
 if TYPE_CHECKING:
     from kvstudio.labs import compare as compare_lab
@@ -127,7 +128,9 @@ class ClassroomExtras(QObject):
         # A presenter's clicker works on the working window too (the presenter view has its own
         # keys); text fields keep these keys (see TypingGuard).
         self._clicker_keys: list[QShortcut] = []
-        for key, action in ((Qt.Key.Key_PageDown, self.step), (Qt.Key.Key_Home, self.reset)):
+        # Page Up means what it means in the presenter view: one step back, like ←.
+        for key, action in ((Qt.Key.Key_PageDown, self.step), (Qt.Key.Key_Home, self.reset),
+                            (Qt.Key.Key_PageUp, window.controller.view_previous)):
             shortcut = QShortcut(QKeySequence(key), window)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
             shortcut.activated.connect(action)
@@ -158,15 +161,34 @@ class ClassroomExtras(QObject):
         if self._presenter is None:
             controller, window = self.window.controller, self.window
             self._presenter = PresenterView(
-                controller.store,
-                PresenterActions(self.step, self.toggle_play, self.reset),
+                controller.shown,  # the step looked at, as in the window (← steps back)
+                PresenterActions(self.step, self.toggle_play, self.reset,
+                                 back=controller.view_previous),
                 counts=lambda: window.answers.plot.counts,
                 parent=window,
+                lab_charts=self.lab_charts,
             )
             controller.pacer.add_view(self._presenter.refresh)
             controller.sampling_finished.connect(self._on_sampling_finished)
             self._presenter.toggled.connect(self.presenter_action.setChecked)
         return self._presenter
+
+    def lab_charts(self) -> list[LabChart]:
+        """Every lab chart with a result, for the presenter (labs not built yet have none)."""
+        labs = [*(self._labs.labs() if self._labs is not None else []), *self.tab_labs]
+        out = []
+        for lab in labs:
+            if lab.result is None:
+                continue
+            for key, chart in lab.charts().items():
+                out.append(LabChart(
+                    f"lab {key}",
+                    lambda lab=lab, chart=chart: f"{lab.title()} — {chart_title(chart)}",
+                    chart,
+                    lambda chart=chart: chart_headline(chart),
+                    lambda lab=lab: lab.result,
+                ))
+        return out
 
     # ---- what the menu does ----------------------------------------------------------------
     def step(self) -> None:
@@ -336,7 +358,8 @@ class ClassroomExtras(QObject):
         self.menu.setTitle(self.tr("Lec&ture"))
         self.presenter_action.setText(self.tr("Presenter view (projector: one chart, big numbers)"))
         self.presenter_action.setToolTip(self.tr(
-            "Full screen, high contrast: Page Down steps, Page Up / ↑ / ↓ change the chart, "
+            "Full screen, high contrast, any chart (labs included): Page Down or → steps, "
+            "Page Up or ← steps back (as in this window), ↓ / ↑ change the chart, "
             "P plays and pauses, Home starts over, Esc returns."))
         self.save_action.setText(self.tr("Save run…"))
         self.open_action.setText(self.tr("Open saved run (replay without the model)…"))

@@ -278,7 +278,7 @@
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="151" />
         <source>What the KV cache holds, step by step, for one layer and one K/V head: the K and V rows (one per position, head_dim numbers each) and how much the newest query looked at each position, for every query head that reads this K/V head. Rows already in the cache never change (max |Δ| = 0) and each step appends exactly one row per layer; in recompute mode the recomputed rows equal the cached ones. That is why caching gives the same tokens.</source>
-        <translation>한 레이어, 한 K/V 헤드에 대해 KV 캐시에 무엇이 들어 있는지 스텝마다 보여 줍니다: K 행과 V 행(위치마다 한 행, head_dim개의 수)과, 이 K/V 헤드를 읽는 쿼리 헤드마다 가장 최근 쿼리가 각 위치를 얼마나 보았는지. 캐시에 이미 있는 행은 절대 바뀌지 않고(최대 |Δ| = 0) 스텝마다 레이어당 정확히 한 행이 추가됩니다. 재계산 모드에서는 다시 계산한 행이 캐시된 행과 같습니다. 그래서 캐시를 써도 같은 토큰이 나옵니다.</translation>
+        <translation>한 레이어, 한 K/V 헤드에 대해 KV 캐시에 무엇이 들어 있는지 단계마다 보여 줍니다: K 행과 V 행(위치마다 한 행, head_dim개의 수)과, 이 K/V 헤드를 읽는 쿼리 헤드마다 가장 최근 쿼리가 각 위치를 얼마나 보았는지. 캐시에 이미 있는 행은 절대 바뀌지 않고(최대 |Δ| = 0) 단계마다 레이어당 정확히 한 행이 추가됩니다. 재계산 모드에서는 다시 계산한 행이 캐시된 행과 같습니다. 그래서 캐시를 써도 같은 토큰이 나옵니다.</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="161" />
@@ -339,7 +339,7 @@
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="235" />
         <source>Step {0}: chose {1!r}. {2} rows held;</source>
-        <translation>스텝 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
+        <translation>단계 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="239" />
@@ -432,12 +432,12 @@
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="353" />
         <source>Layer {0}, K/V head {1}, step {2}: {3} rows held (cache: {4})</source>
-        <translation>레이어 {0}, K/V 헤드 {1}, 스텝 {2}: {3}행 보관 (캐시: {4})</translation>
+        <translation>레이어 {0}, K/V 헤드 {1}, 단계 {2}: {3}행 보관 (캐시: {4})</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="360" />
         <source>old rows max |Δ| over {0} steps: {1:g}; one row appended per layer: {2}</source>
-        <translation>{0}스텝 동안 기존 행 최대 |Δ|: {1:g}; 레이어마다 한 행씩 추가: {2}</translation>
+        <translation>{0}단계 동안 기존 행 최대 |Δ|: {1:g}; 레이어마다 한 행씩 추가: {2}</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="363" />
@@ -467,7 +467,7 @@
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="430" />
         <source>Checks per step</source>
-        <translation>스텝별 확인</translation>
+        <translation>단계별 확인</translation>
     </message>
 </context>
 <context>
@@ -1174,7 +1174,7 @@
     <message>
         <location filename="../../kvstudio/ui/classroom.py" line="351" />
         <source>Full screen, high contrast: Page Down steps, Page Up / ↑ / ↓ change the chart, P plays and pauses, Home starts over, Esc returns.</source>
-        <translation>전체 화면, 고대비: Page Down은 한 스텝, Page Up / ↑ / ↓는 차트 바꾸기, P는 재생·일시정지, Home은 처음부터, Esc는 돌아가기.</translation>
+        <translation>전체 화면, 고대비: Page Down은 한 단계, Page Up / ↑ / ↓는 차트 바꾸기, P는 재생·일시정지, Home은 처음부터, Esc는 돌아가기.</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/classroom.py" line="353" />
@@ -1515,12 +1515,12 @@ step {4}</source>
     <message>
         <location filename="../../kvstudio/ui/slides/headlines.py" line="40" />
         <source>Step to feed the model</source>
-        <translation>한 스텝 진행하면 모델에 넣은 토큰이 나옵니다</translation>
+        <translation>한 단계 진행하면 모델에 넣은 토큰이 나옵니다</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/slides/headlines.py" line="41" />
         <source>Tokens fed appear after a step.</source>
-        <translation>스텝을 진행하면 입력 토큰 수가 표시됩니다.</translation>
+        <translation>단계을 진행하면 입력 토큰 수가 표시됩니다.</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/slides/headlines.py" line="45" />
@@ -1555,7 +1555,7 @@ step {4}</source>
     <message>
         <location filename="../../kvstudio/ui/slides/headlines.py" line="83" />
         <source>Step to time the model</source>
-        <translation>스텝을 진행하면 시간이 측정됩니다</translation>
+        <translation>단계을 진행하면 시간이 측정됩니다</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/slides/headlines.py" line="90" />
@@ -1565,7 +1565,7 @@ step {4}</source>
     <message>
         <location filename="../../kvstudio/ui/slides/headlines.py" line="95" />
         <source>{0}: time to first token {1:.1f} ms, {2} steps</source>
-        <translation>{0}: 첫 토큰까지 {1:.1f} ms, {2} 스텝</translation>
+        <translation>{0}: 첫 토큰까지 {1:.1f} ms, {2} 단계</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/slides/headlines.py" line="102" />
@@ -1575,7 +1575,7 @@ step {4}</source>
     <message>
         <location filename="../../kvstudio/ui/slides/headlines.py" line="112" />
         <source>Step to fill the cache</source>
-        <translation>스텝을 진행하면 캐시가 채워집니다</translation>
+        <translation>단계을 진행하면 캐시가 채워집니다</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/slides/headlines.py" line="115" />
@@ -2571,7 +2571,7 @@ step {4}</source>
     <message>
         <location filename="../../kvstudio/ui/slides/presenter.py" line="323" />
         <source>Page Down / → / Space: next step · Page Up / ↑ / ↓: other chart · 1–4: chart · P: play or pause · Home: start over · Esc: back to the window</source>
-        <translation>Page Down / → / Space: 다음 스텝 · Page Up / ↑ / ↓: 다른 차트 · 1–4: 차트 선택 · P: 재생·일시정지 · Home: 처음부터 · Esc: 창으로 돌아가기</translation>
+        <translation>Page Down / → / Space: 다음 단계 · Page Up / ↑ / ↓: 다른 차트 · 1–4: 차트 선택 · P: 재생·일시정지 · Home: 처음부터 · Esc: 창으로 돌아가기</translation>
     </message>
 </context>
 <context>
