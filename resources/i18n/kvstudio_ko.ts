@@ -3701,7 +3701,7 @@ step {4}</source>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="323" />
         <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
-        <translation>{0}단계: top-k = {1}이(가) 확률 {3:.2f}를 가진 토큰 {2}개를 남김; 재정규화 후 top-p = {4:g}가 확률 {6:.2f} ≥ {4:g}인 {5}개를 남김</translation>
+        <translation>{0}단계: top-k = {1}: 토큰 {2}개 남음 (확률 합 {3:.2f}) · 재정규화 후 top-p = {4:g}: {5}개 남음 (확률 합 {6:.2f} ≥ {4:g})</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="328" />
