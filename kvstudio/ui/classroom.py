@@ -77,8 +77,9 @@ def live_tables(window: MainWindow) -> dict[str, list[dict[str, Any]]]:
 def answer_rows(counts: AnswerCounts) -> list[dict[str, Any]]:
     """sample-answers.csv: one row per distinct answer, its count at each temperature."""
     rows = []
-    for rank, (answer, per_t) in enumerate(ordered_answers(counts), start=1):
-        row: dict[str, Any] = {"rank": rank, "answer": answer}
+    for number, (answer, per_t) in enumerate(ordered_answers(counts), start=1):
+        # Numbered over all temperatures (the histogram's "answer no."), not a per-T rank.
+        row: dict[str, Any] = {"answer no.": number, "answer": answer}
         for t, n in zip(counts.temperatures, per_t, strict=True):
             row[f"count at T = {t:g} (of {counts.samples_per_temperature})"] = n
         rows.append(row)

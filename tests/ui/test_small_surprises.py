@@ -102,3 +102,25 @@ def test_slide_pack_goes_into_a_new_folder(qtbot, make_window, tmp_path: Path) -
     window.controller.pacer.flush()
     assert extras.export_slide_pack()
     assert (target / "numbers.json").is_file()
+
+
+def test_folded_answers_are_one_labelled_element_not_a_tall_bar(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from kvstudio.ui.plots.answer_histogram import MAX_BARS, AnswerHistogramPlot
+    from kvstudio.ui.run.engine_adapter import AnswerCounts
+
+    common = [(f"common {i}", 3) for i in range(MAX_BARS - 1)]
+    rare = [(f"rare {i}", 1) for i in range(29)]
+    counts = AnswerCounts((0.85,), (tuple(common + rare),), len(common) * 3 + 29)
+    plot = AnswerHistogramPlot()
+    qtbot.addWidget(plot)
+    plot.show_counts(counts)
+    assert plot.fold_text() == "others: 29 answers, 1 each"
+    assert len(plot.folded_answers()) == 29
+    heights = [float(h) for h in plot._groups[0].opts["height"]]
+    assert heights == [3.0] * (MAX_BARS - 1)  # the temperature's bars: the common answers only
+    fold = plot._fold_bar.opts
+    assert list(fold["height"]) == [1.0]  # as high as one of them, not 29
+    ticks = plot.plot_item.getAxis("bottom")._tickLevels[0]
+    assert ticks[-1][1] == "others"
+    assert sum(plot.bar_totals()) == counts.samples_per_temperature  # every sample counted
+    assert "answer no." in plot.plot_item.getAxis("bottom").labelText  # not "rank"
