@@ -3,69 +3,84 @@
 <context>
     <name>AnswerHistogramPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="48" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="140" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="66" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="181" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="49" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="67" />
         <source>count</source>
         <translation>횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="50" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="68" />
         <source>T = {0:g}</source>
         <translation>T = {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="51" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="141" />
-        <source>answer rank (1 = most common)</source>
-        <translation>답 순위 (1 = 가장 많음)</translation>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="70" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="182" />
+        <source>answer no. (1 = the most common over all temperatures)</source>
+        <translation>답 번호 (1 = 모든 온도를 합쳐 가장 흔한 답)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="80" />
-        <source>(other answers)</source>
-        <translation>(나머지 답)</translation>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="123" />
+        <source>others</source>
+        <translation>기타</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="117" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="146" />
+        <source>{0} each</source>
+        <translation>각 {0}번</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="147" />
+        <source>{0}–{1} each</source>
+        <translation>각 {0}–{1}번</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="148" />
+        <source>others: {0} answers, {1}</source>
+        <translation>기타: 답 {0}개, {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="158" />
         <source>T = {0:g}: {1} distinct of {2}</source>
         <translation>T = {0:g}: {2}개 중 서로 다른 답 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="120" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="161" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="128" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="169" />
         <source>answer (text)</source>
         <translation>답 (텍스트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="130" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="171" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="134" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="175" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="136" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="177" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="184" />
         <source>Distinct answers per temperature</source>
         <translation>온도별 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="142" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="184" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
@@ -73,57 +88,57 @@
 <context>
     <name>AnswerPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="95" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="123" />
         <source>Cancelled</source>
         <translation>취소됨</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="102" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="130" />
         <source>(empty answer)</source>
         <translation>(빈 답)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="114" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="142" />
         <source>Sample ×N</source>
         <translation>N번 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="116" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="144" />
         <source>Generate N answers to the prompt in one batch and count the distinct ones.</source>
         <translation>프롬프트에 대한 답 N개를 한 배치로 생성하고 서로 다른 답을 셉니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="117" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="145" />
         <source>N: samples per temperature.</source>
         <translation>N: 온도마다 뽑을 샘플 수.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="118" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="146" />
         <source>T =</source>
         <translation>온도 T =</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="121" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="149" />
         <source>Temperatures: leave empty to use the current temperature, or list several separated by commas.</source>
         <translation>온도: 비워 두면 현재 온도를 쓰고, 여러 개는 쉼표로 구분해 적습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="119" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="147" />
         <source>current, or e.g. 0.3, 0.85, 1.5</source>
         <translation>현재 값, 또는 예: 0.3, 0.85, 1.5</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="124" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="152" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="125" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="153" />
         <source>Tokens</source>
         <translation>토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="127" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="155" />
         <source>Answer length: each sample generates at most this many tokens. Short answers repeat, long ones are almost always all different.</source>
         <translation>답 길이: 샘플마다 최대 이만큼의 토큰을 생성합니다. 짧은 답은 반복되고, 긴 답은 거의 항상 모두 다릅니다.</translation>
     </message>
@@ -131,114 +146,114 @@
 <context>
     <name>CacheBytesPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="65" />
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="220" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="76" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="231" />
         <source>layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="66" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="77" />
         <source>bytes</source>
         <translation>바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="68" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="79" />
         <source>K (used)</source>
         <translation>K (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="69" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="80" />
         <source>V (used)</source>
         <translation>V (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="70" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="81" />
         <source>allocated (static)</source>
         <translation>할당됨 (정적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="73" />
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="220" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="84" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="231" />
         <source>KV cache per layer</source>
         <translation>레이어별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="74" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="85" />
         <source>KV cache: {0} measured (T = {1} tokens)</source>
         <translation>KV 캐시: 측정 {0} (T = {1} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="75" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="86" />
         <source>formula 2·L·T·H_kv·d·bytes = {0}</source>
         <translation>공식 2·L·T·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="76" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="87" />
         <source>KV cache: recompute mode keeps no cache</source>
         <translation>KV 캐시: 재계산 모드는 캐시를 두지 않습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="77" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="88" />
         <source>window W = {0}: keeps {1} tokens</source>
         <translation>윈도 W = {0}: {1} 토큰 보관</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="78" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="89" />
         <source>{0} full</source>
         <translation>{0} 전체</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="79" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="90" />
         <source>{0} W={1}</source>
         <translation>{0} W={1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="80" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="91" />
         <source>formula Σ 2·T_l·H_kv·d·bytes = {0}</source>
         <translation>공식 Σ 2·T_l·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="81" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="92" />
         <source>(cached run; recompute keeps none)</source>
         <translation>(캐시 실행; 재계산은 캐시 없음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="185" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="196" />
         <source>KV cache measured {0:,} B = formula 2·L·T·H_kv·d·bytes {1:,} B (T = {2} tokens)</source>
         <translation>KV 캐시 측정값 {0:,} B = 공식 2·L·T·H_kv·d·bytes {1:,} B (T = {2} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="187" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="198" />
         <source>{0:,} B per token · L = {1}, H_kv = {2}, d = {3}, {4} bytes per number</source>
         <translation>토큰당 {0:,} B · L = {1}, H_kv = {2}, d = {3}, 숫자당 {4}바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="191" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="202" />
         <source>static: {0:,} B allocated</source>
         <translation>정적: {0:,} B 할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="207" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="218" />
         <source>K bytes used (B)</source>
         <translation>K 사용 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="208" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="219" />
         <source>V bytes used (B)</source>
         <translation>V 사용 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="212" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="223" />
         <source>K bytes allocated (B)</source>
         <translation>K 할당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="214" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="225" />
         <source>V bytes allocated (B)</source>
         <translation>V 할당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="218" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="229" />
         <source>window cap, K or V (B)</source>
         <translation>윈도 상한, K 또는 V (B)</translation>
     </message>
@@ -473,151 +488,151 @@
 <context>
     <name>CacheKindsPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="85" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="86" />
         <source>Cache kinds</source>
         <translation>캐시 종류</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="100" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="101" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="101" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="102" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="102" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="103" />
         <source>Sliding window W</source>
         <translation>슬라이딩 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="105" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="246" />
         <source>Cache memory per step</source>
         <translation>단계별 캐시 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="106" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="109" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="245" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="108" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="108" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="247" />
         <source>Keys each new token attends to</source>
         <translation>새 토큰이 어텐션하는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="111" />
         <source>attention-mask width</source>
         <translation>어텐션 마스크 너비</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="117" />
         <source>{0} (allocated)</source>
         <translation>{0} (할당)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="121" />
         <source>{0} (used)</source>
         <translation>{0} (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="182" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="183" />
         <source>✗ from step {0}</source>
         <translation>✗ {0}단계부터 다름</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="202" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="203" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="204" />
         <source>keys seen</source>
         <translation>보는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="205" />
         <source>same as dynamic</source>
         <translation>동적과 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="212" />
         <source>The window W = {0} {1} the context P + N − 1 = {2}.</source>
-        <translation>윈도 W = {0}은(는) 문맥 P + N − 1 = {2}을(를) {1}.</translation>
+        <translation>윈도 W = {0}은(는) 문맥 P + N − 1 = {2}{1}.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="221" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="222" />
         <source>{0} {1:,} B</source>
         <translation>{0} {1:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="223" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="224" />
         <source>Cache memory after {0} steps: </source>
         <translation>{0}단계 후 캐시 메모리: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="226" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="227" />
         <source>P = {0}, N = {1}</source>
         <translation>P = {0}, N = {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="238" />
         <source>{0}: allocated (B)</source>
         <translation>{0}: 할당 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="241" />
         <source>{0}: used (B)</source>
         <translation>{0}: 사용 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="243" />
         <source>{0}: keys each new token attends to</source>
         <translation>{0}: 새 토큰이 주의를 기울이는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="213" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="214" />
         <source>covers</source>
         <translation>을(를) 덮음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="213" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="214" />
         <source>is shorter than</source>
         <translation>보다 짧음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="199" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="200" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="92" />
         <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; with a sliding window W each token sees the last W tokens, itself included (transformers' sliding_window), so the cache keeps W − 1 and its memory stops growing there. When W covers the whole context the output must match the dynamic cache.</source>
         <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도 W에서는 각 토큰이 자기 자신을 포함해 마지막 W 토큰을 보므로(transformers의 sliding_window와 같은 뜻) 캐시는 W − 1 토큰만 보관하고 메모리도 거기서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="193" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="194" />
         <source>W = {0} vs P + N − 1 = {1}</source>
         <translation>W = {0} 대 P + N − 1 = {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="201" />
         <source>allocated</source>
         <translation>할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="201" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="202" />
         <source>used</source>
         <translation>사용</translation>
     </message>
@@ -625,200 +640,200 @@
 <context>
     <name>CacheVsRecomputePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="111" />
         <source>Cache vs recompute</source>
         <translation>캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="117" />
         <source>Greedy generation on the lab prompt in both modes, after a short warm-up. Cached mode feeds P + (N − 1) tokens in total, recompute P·N + N(N − 1)/2. In 16-bit the two modes' logits drift apart; in fp32 they agree to ~1e-6.</source>
         <translation>짧은 예열 뒤 실습 프롬프트로 두 모드에서 탐욕적 생성을 합니다. 캐시 모드는 모두 P + (N − 1) 토큰을, 재계산 모드는 P·N + N(N − 1)/2 토큰을 모델에 넣습니다. 16비트에서는 두 모드의 로짓이 조금씩 벌어지고, fp32에서는 약 1e-6까지 일치합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="124" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="125" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="126" />
         <source>Warm-up tokens</source>
         <translation>예열 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="128" />
         <source>Number format</source>
         <translation>수 형식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="209" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="211" />
         <source>cache, measured (bytes)</source>
         <translation>캐시, 측정값 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="214" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="216" />
         <source>first divergent step</source>
         <translation>처음 달라진 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="216" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="218" />
         <source>speed ratio (recompute / cached), medians</source>
         <translation>속도 비 (재계산 / 캐시), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="219" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="221" />
         <source>rounds</source>
         <translation>회차 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="230" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="232" />
         <source>Tokens fed: cached {0:,} (formula P+(N−1) = {1:,}) vs recompute {2:,} (formula P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</source>
         <translation>입력 토큰: 캐시 {0:,} (공식 P+(N−1) = {1:,}) 대 재계산 {2:,} (공식 P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="235" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="237" />
         <source>recompute took {0:.1f}× as long (median of {1} rounds) · TTFT {2} vs {3} ms · max |Δlogit| {4:.2g}</source>
         <translation>재계산이 {0:.1f}배 오래 걸림 ({1}회 중앙값) · TTFT {2} 대 {3} ms · 최대 |Δlogit| {4:.2g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="255" />
         <source>{0}: median time (ms)</source>
         <translation>{0}: 중앙값 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="257" />
         <source>{0}: fastest round (ms)</source>
         <translation>{0}: 가장 빠른 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="259" />
         <source>{0}: slowest round (ms)</source>
         <translation>{0}: 가장 느린 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="261" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="263" />
         <source>{0}: tokens fed (tokens)</source>
         <translation>{0}: 입력 토큰 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="265" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="267" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="267" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="269" />
         <source>max |Δlogit| (logit units)</source>
         <translation>최대 |Δlogit| (로짓 단위)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="269" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="271" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="130" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="247" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="127" />
         <source>Rounds (median of)</source>
         <translation>반복 횟수 (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="131" />
         <source>Time per step (median, band: min–max)</source>
         <translation>단계별 시간 (중앙값, 띠: 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="131" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="133" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="132" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="266" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="268" />
         <source>max |Δlogit| per step, cached vs recompute</source>
         <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="135" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="134" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="215" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="217" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="189" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="191" />
         <source>tokens fed, measured</source>
         <translation>입력 토큰, 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="190" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="192" />
         <source>tokens fed, formula</source>
         <translation>입력 토큰, 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="192" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="194" />
         <source>measured = formula</source>
         <translation>측정 = 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="198" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="200" />
         <source>TTFT (ms), median</source>
         <translation>TTFT (ms), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="199" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="201" />
         <source>decode ms / token, median</source>
         <translation>디코드 토큰당 ms, 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="202" />
         <source>total (ms), median</source>
         <translation>전체 (ms), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="206" />
         <source>fastest round</source>
         <translation>가장 빠른 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="206" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="208" />
         <source>slowest round</source>
         <translation>가장 느린 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="213" />
         <source>cache, formula 2·L·T·H_kv·d·bytes</source>
         <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="212" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="214" />
         <source>identical tokens</source>
         <translation>토큰 일치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="217" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="219" />
         <source>speed ratio, lowest round</source>
         <translation>속도 비, 가장 낮은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="218" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="220" />
         <source>speed ratio, highest round</source>
         <translation>속도 비, 가장 높은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="220" />
+        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="222" />
         <source>number format</source>
         <translation>수 형식</translation>
     </message>
@@ -826,42 +841,42 @@
 <context>
     <name>ChartExporter</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="99" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="120" />
         <source>PNG image (*.png)</source>
         <translation>PNG 이미지 (*.png)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="100" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="121" />
         <source>SVG vector image (*.svg)</source>
         <translation>SVG 벡터 이미지 (*.svg)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="101" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="122" />
         <source>PDF document (*.pdf)</source>
         <translation>PDF 문서 (*.pdf)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="102" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="123" />
         <source>CSV data (*.csv)</source>
         <translation>CSV 데이터 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="110" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="131" />
         <source>Export chart</source>
         <translation>차트 내보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="134" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="155" />
         <source>Export slide pack to folder</source>
         <translation>슬라이드 묶음을 내보낼 폴더</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="148" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="169" />
         <source>{0} files written to {1}</source>
         <translation>{1}에 파일 {0}개를 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="150" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="171" />
         <source>(left out, no data yet: {0})</source>
         <translation>(아직 데이터가 없어 제외: {0})</translation>
     </message>
@@ -869,256 +884,256 @@
 <context>
     <name>ChatPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="120" />
         <source>Chat</source>
         <translation>채팅</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="124" />
         <source>Send</source>
         <translation>보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="124" />
-        <source>Next scripted turn</source>
-        <translation>다음 대본 턴</translation>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="125" />
+        <source>Send next scripted turn</source>
+        <translation>대본의 다음 턴 보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="126" />
         <source>New chat</source>
         <translation>새 대화</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="127" />
         <source>Type what the user says, then Enter</source>
         <translation>사용자의 말을 입력하고 Enter</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="128" />
         <source>keep the cache across turns (feed only the new tokens)</source>
         <translation>턴이 바뀌어도 캐시 유지 (새 토큰만 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="129" />
         <source>also answer without reuse (re-feed the whole history)</source>
         <translation>재사용 없이도 답하기 (대화 전체를 다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="131" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="132" />
         <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical; the time to the first token grows with the history only without reuse.</source>
         <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며, 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="139" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="140" />
         <source>User turn</source>
         <translation>사용자 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="140" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="141" />
         <source>Reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="141" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="142" />
         <source>Compare</source>
         <translation>비교</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="142" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
         <source>Answer tokens at most</source>
         <translation>답변 최대 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="144" />
         <source>Context limit (tokens)</source>
         <translation>컨텍스트 한도 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="146" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="398" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="147" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="399" />
         <source>Prompt tokens fed per turn</source>
         <translation>턴별 입력한 프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="147" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="150" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="155" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="330" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="396" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="148" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="331" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="397" />
         <source>turn</source>
         <translation>턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="148" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="149" />
         <source>tokens (dashed: running total)</source>
         <translation>토큰 (점선: 누적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="149" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="399" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="400" />
         <source>Time to first token</source>
         <translation>첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="152" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="153" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="400" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="154" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="401" />
         <source>KV cache after each turn (equal both ways)</source>
         <translation>턴이 끝난 뒤 KV 캐시 (두 방식 같음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="157" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="157" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="375" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="376" />
         <source>reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="157" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="375" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="376" />
         <source>re-feed</source>
         <translation>다시 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="246" />
         <source>Turn {0}</source>
         <translation>턴 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="248" />
         <source>reuse fed {0} tokens</source>
         <translation>재사용: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="250" />
         <source>re-feed fed {0} tokens</source>
         <translation>다시 입력: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="251" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="252" />
         <source>identical tokens both ways {0}</source>
         <translation>두 방식의 토큰이 같음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="254" />
         <source>the two ways chose different tokens {0}</source>
         <translation>두 방식이 다른 토큰을 골랐음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="256" />
         <source>the answer was cut at the context limit</source>
         <translation>컨텍스트 한도에서 답이 잘렸음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="289" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="290" />
         <source>User</source>
         <translation>사용자</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="289" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="290" />
         <source>Assistant</source>
         <translation>어시스턴트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="331" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="332" />
         <source>history</source>
         <translation>대화 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="332" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="333" />
         <source>fed (reuse)</source>
         <translation>입력 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="333" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="334" />
         <source>fed (re-feed)</source>
         <translation>입력 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="334" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="335" />
         <source>TTFT ms (reuse)</source>
         <translation>TTFT ms (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="335" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="336" />
         <source>TTFT ms (re-feed)</source>
         <translation>TTFT ms (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="336" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="337" />
         <source>ms/token (reuse)</source>
         <translation>ms/토큰 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="337" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="338" />
         <source>ms/token (re-feed)</source>
         <translation>ms/토큰 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="338" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="339" />
         <source>cache KiB</source>
         <translation>캐시 KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="339" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="340" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="340" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="341" />
         <source>identical</source>
         <translation>같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="351" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="352" />
         <source>Turn {0}, history {1} tokens</source>
         <translation>턴 {0}, 대화 길이 {1}토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="354" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="355" />
         <source>reuse fed {0} tokens, TTFT {1:.1f} ms</source>
         <translation>재사용 {0}토큰 입력, TTFT {1:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="360" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="361" />
         <source>re-feed fed {0} tokens, TTFT {1:.1f} ms</source>
         <translation>다시 입력 {0}토큰 입력, TTFT {1:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="366" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="367" />
         <source>identical greedy tokens in {0} of {1} compared turns</source>
         <translation>비교한 턴 {1}개 중 {0}개에서 그리디 토큰이 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="388" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="389" />
         <source>{0}: prompt tokens fed</source>
         <translation>{0}: 입력한 프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="390" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="391" />
         <source>{0}: running total</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="394" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="395" />
         <source>{0}: TTFT (ms)</source>
         <translation>{0}: TTFT (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="395" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="396" />
         <source>{0}: cache (bytes)</source>
         <translation>{0}: 캐시 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="438" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="439" />
         <source>The turn box holds at most {0:,} characters, so a longer paste was cut there. Shorten the turn: a conversation holds at most {1:,} tokens.</source>
         <translation>턴 입력란에는 최대 {0:,}자까지 들어가므로 더 긴 붙여 넣기는 거기서 잘렸습니다. 턴을 줄이세요. 대화에는 토큰이 최대 {1:,}개까지만 들어갑니다.</translation>
     </message>
@@ -1126,118 +1141,118 @@
 <context>
     <name>ClassroomExtras</name>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="127" />
+        <location filename="../../kvstudio/ui/classroom.py" line="104" />
         <source>Labs</source>
         <translation>실습</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="213" />
+        <location filename="../../kvstudio/ui/classroom.py" line="212" />
         <source>Save run</source>
         <translation>실행 저장</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="215" />
-        <location filename="../../kvstudio/ui/classroom.py" line="233" />
+        <location filename="../../kvstudio/ui/classroom.py" line="214" />
+        <location filename="../../kvstudio/ui/classroom.py" line="232" />
         <source>KV Studio runs (*.json)</source>
         <translation>KV Studio 실행 파일 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="224" />
+        <location filename="../../kvstudio/ui/classroom.py" line="223" />
         <source>Saved the run to {0}</source>
         <translation>실행을 {0}에 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="231" />
+        <location filename="../../kvstudio/ui/classroom.py" line="230" />
         <source>Open saved run</source>
         <translation>저장한 실행 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="249" />
+        <location filename="../../kvstudio/ui/classroom.py" line="248" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="259" />
+        <location filename="../../kvstudio/ui/classroom.py" line="258" />
         <source>Measuring TTFT {0} times in each mode…</source>
         <translation>모드마다 TTFT를 {0}번 측정하는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="348" />
+        <location filename="../../kvstudio/ui/classroom.py" line="359" />
         <source>Lec&amp;ture</source>
         <translation>강의(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="349" />
+        <location filename="../../kvstudio/ui/classroom.py" line="360" />
         <source>Presenter view (projector: one chart, big numbers)</source>
         <translation>발표자 화면 (프로젝터: 차트 하나, 큰 숫자)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="351" />
-        <source>Full screen, high contrast: Page Down steps, Page Up / ↑ / ↓ change the chart, P plays and pauses, Home starts over, Esc returns.</source>
-        <translation>전체 화면, 고대비: Page Down은 한 단계, Page Up / ↑ / ↓는 차트 바꾸기, P는 재생·일시정지, Home은 처음부터, Esc는 돌아가기.</translation>
+        <location filename="../../kvstudio/ui/classroom.py" line="362" />
+        <source>Full screen, high contrast, any chart (labs included): Page Down or → steps, Page Up or ← steps back (as in this window), ↓ / ↑ change the chart, P plays and pauses, Home starts over, Esc returns.</source>
+        <translation>전체 화면, 고대비, 모든 차트(실습 포함): Page Down 또는 →는 한 단계 진행, Page Up 또는 ←는 한 단계 뒤로(이 창과 같음), ↓ / ↑는 차트 바꾸기, P는 재생·일시정지, Home은 처음부터, Esc는 돌아가기.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="353" />
+        <location filename="../../kvstudio/ui/classroom.py" line="365" />
         <source>Save run…</source>
         <translation>실행 저장…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="354" />
+        <location filename="../../kvstudio/ui/classroom.py" line="366" />
         <source>Open saved run (replay without the model)…</source>
         <translation>저장한 실행 열기 (모델 없이 다시 보기)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="355" />
+        <location filename="../../kvstudio/ui/classroom.py" line="367" />
         <source>Replay</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="356" />
+        <location filename="../../kvstudio/ui/classroom.py" line="368" />
         <source>Next step</source>
         <translation>다음 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="357" />
+        <location filename="../../kvstudio/ui/classroom.py" line="369" />
         <source>Play / pause</source>
         <translation>재생 / 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="358" />
+        <location filename="../../kvstudio/ui/classroom.py" line="370" />
         <source>From the start</source>
         <translation>처음부터</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="359" />
+        <location filename="../../kvstudio/ui/classroom.py" line="371" />
         <source>Back to live</source>
         <translation>실시간으로 돌아가기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="360" />
+        <location filename="../../kvstudio/ui/classroom.py" line="372" />
         <source>Export slide pack (all charts and numbers)…</source>
         <translation>슬라이드 묶음 내보내기 (모든 차트와 수치)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="362" />
+        <location filename="../../kvstudio/ui/classroom.py" line="374" />
         <source>Measure TTFT ×{0} (median, min–max)</source>
         <translation>TTFT ×{0} 측정 (중앙값, 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="364" />
+        <location filename="../../kvstudio/ui/classroom.py" line="376" />
         <source>Runs the prompt's prefill {0} times in each mode, interleaved, and shows the median with the fastest and slowest round at step 0 of the time plot.</source>
         <translation>프롬프트의 프리필을 모드마다 {0}번 번갈아 실행하고, 시간 그래프의 0단계에 중앙값과 가장 빠른·느린 회차를 표시합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="413" />
+        <location filename="../../kvstudio/ui/classroom.py" line="426" />
         <source>TTFT median of {0}: cached {1:.2f} ms, recompute {2:.2f} ms</source>
         <translation>TTFT {0}회 중앙값: 캐시 {1:.2f} ms, 재계산 {2:.2f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="428" />
+        <location filename="../../kvstudio/ui/classroom.py" line="441" />
         <source>Exported: {0}</source>
         <translation>내보냄: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="438" />
+        <location filename="../../kvstudio/ui/classroom.py" line="451" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
@@ -1245,97 +1260,97 @@
 <context>
     <name>ControlsPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="137" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="158" />
         <source>max</source>
         <translation>최대</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="138" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="159" />
         <source>{0:g}/s</source>
         <translation>초당 {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="142" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="163" />
         <source>Show the next step of the saved run (→ or Space).</source>
         <translation>저장한 실행의 다음 단계를 보여 줍니다 (→ 또는 Space).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="143" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="164" />
         <source>Generate exactly one token (→ or Space; ← looks one step back).</source>
         <translation>토큰을 정확히 하나 생성합니다 (→ 또는 Space, ←는 한 단계 되돌아보기).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="146" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="167" />
         <source>❚❚ Pause</source>
         <translation>❚❚ 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="146" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="167" />
         <source>▶ Play</source>
         <translation>▶ 재생</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="149" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="170" />
         <source>Mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="150" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="171" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="151" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="172" />
         <source>Cached (KV cache)</source>
         <translation>캐시 (KV 캐시)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="153" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="174" />
         <source>Feed the prompt once, then only the newest token; keys and values of earlier tokens are kept in the KV cache.</source>
         <translation>프롬프트는 한 번만 넣고 그다음부터는 새 토큰 하나만 넣습니다. 앞 토큰들의 키와 값은 KV 캐시에 보관됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="155" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="176" />
         <source>Recompute (no cache)</source>
         <translation>재계산 (캐시 없음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="157" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="178" />
         <source>Feed the whole sequence again at every step: no cache, the work grows with length.</source>
         <translation>매 단계 전체 시퀀스를 다시 넣습니다. 캐시가 없어 길이에 따라 계산량이 늘어납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="158" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="179" />
         <source>Step ▸</source>
         <translation>한 토큰 ▸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="160" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="181" />
         <source>Reset</source>
         <translation>초기화</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="161" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="182" />
         <source>Forget the drawn runs and start again from the prompt.</source>
         <translation>그려진 실행을 지우고 프롬프트부터 다시 시작합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="162" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="183" />
         <source>Run to end</source>
         <translation>끝까지 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="163" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="184" />
         <source>Generate until the end-of-text token or the budget.</source>
         <translation>끝 토큰이 나오거나 최대 토큰 수에 이를 때까지 생성합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="164" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="185" />
         <source>Speed</source>
         <translation>속도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="165" />
+        <location filename="../../kvstudio/ui/panels/controls_panel.py" line="186" />
         <source>Steps per second while playing.</source>
         <translation>재생 중 초당 단계 수.</translation>
     </message>
@@ -1401,7 +1416,7 @@
 <context>
     <name>ExportButton</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="244" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="271" />
         <source>Export this chart (PNG, SVG, PDF, CSV)</source>
         <translation>이 차트 내보내기 (PNG, SVG, PDF, CSV)</translation>
     </message>
@@ -1409,80 +1424,88 @@
 <context>
     <name>ExportMenu</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="193" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="220" />
         <source>Export chart</source>
         <translation>차트 내보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="196" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="223" />
         <source>PNG image, {0}×{1} px…</source>
         <translation>PNG 이미지, {0}×{1} px…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="198" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="225" />
         <source>Slide size</source>
         <translation>슬라이드 크기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="199" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="226" />
         <source>Headline with the measured numbers</source>
         <translation>측정값 헤드라인 넣기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="200" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="227" />
         <source>SVG vector image…</source>
         <translation>SVG 벡터 이미지…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="201" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="228" />
         <source>PDF (vector)…</source>
         <translation>PDF (벡터)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="202" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="229" />
         <source>Data as CSV…</source>
         <translation>데이터를 CSV로…</translation>
     </message>
 </context>
 <context>
+    <name>FolderDialog</name>
+    <message>
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="68" />
+        <source>Choose</source>
+        <translation>선택</translation>
+    </message>
+</context>
+<context>
     <name>GenerationView</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="189" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="195" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="190" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="196" />
         <source>Type a question or some text, then press Step.</source>
         <translation>질문이나 글을 입력한 뒤 '한 토큰'을 누르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="191" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="197" />
         <source>Chat template</source>
         <translation>채팅 템플릿</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="193" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="199" />
         <source>Wrap the prompt in the chat model's template (&lt;|im_start|&gt;user … assistant). Only for chat models.</source>
         <translation>프롬프트를 채팅 모델의 템플릿(&lt;|im_start|&gt;user … assistant)으로 감쌉니다. 채팅 모델에서만 쓸 수 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="195" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="201" />
         <source>Generated tokens appear here, one chip per token.</source>
         <translation>생성된 토큰이 토큰마다 칩 하나로 여기에 나타납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="196" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="202" />
         <source>{0} run: {1} of {2} new tokens</source>
         <translation>{0} 실행: 새 토큰 {2}개 중 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="197" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="203" />
         <source>Prompt token id {0}</source>
         <translation>프롬프트 토큰 id {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="199" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="205" />
         <source>Token id {0}
 probability {1:.3f}
 tokens fed this step: {2}
@@ -1495,17 +1518,17 @@ step {4}</source>
 단계 {4}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="201" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="207" />
         <source>Part of a character: its text appears with the next token.</source>
         <translation>글자의 일부입니다. 글자는 다음 토큰과 함께 나타납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="203" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="209" />
         <source>A special token: it marks the chat template's turns and is not shown as text.</source>
         <translation>특수 토큰: 채팅 템플릿의 차례를 표시하며 글자로 보이지 않습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/generation_view.py" line="205" />
+        <location filename="../../kvstudio/ui/panels/generation_view.py" line="211" />
         <source>{0}: the end of the answer. The model chose this special token at step {1}, so the run stopped here.</source>
         <translation>{0}: 답의 끝. 모델이 {1}단계에서 이 특수 토큰을 골라 실행이 여기서 멈췄습니다.</translation>
     </message>
@@ -1513,107 +1536,122 @@ step {4}</source>
 <context>
     <name>Headlines</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="40" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="71" />
+        <source>Run the lab to see its numbers</source>
+        <translation>실습을 실행하면 숫자가 나옵니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="81" />
+        <source>runs of different length: {0}</source>
+        <translation>길이가 다른 실행: {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="89" />
         <source>Step to feed the model</source>
         <translation>한 단계 진행하면 모델에 넣은 토큰이 나옵니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="41" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="90" />
         <source>Tokens fed appear after a step.</source>
         <translation>단계을 진행하면 입력 토큰 수가 표시됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="45" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="95" />
         <source>{0} vs {1} tokens fed</source>
         <translation>입력 토큰 {0} 대 {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="50" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="101" />
+        <source>{0} vs {1} tokens fed in N = {2} steps</source>
+        <translation>N = {2}단계까지 입력 토큰 {0} 대 {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="106" />
         <source>{0} tokens fed ({1})</source>
         <translation>입력 토큰 {0} ({1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="60" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="116" />
         <source>P+(N−1)</source>
         <translation>P+(N−1)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="62" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="118" />
         <source>P·N+N(N−1)/2</source>
         <translation>P·N+N(N−1)/2</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="65" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="121" />
         <source>{0}: P = {1}, N = {2} → {3} = {4}</source>
         <translation>{0}: P = {1}, N = {2} → {3} = {4}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="73" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="128" />
         <source>recompute fed {0:.1f}× as many</source>
         <translation>재계산은 {0:.1f}배를 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="83" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="140" />
         <source>Step to time the model</source>
         <translation>단계을 진행하면 시간이 측정됩니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="90" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="147" />
         <source>{0}: {1:.1f} ms/token</source>
         <translation>{0}: 토큰당 {1:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="95" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="152" />
         <source>{0}: time to first token {1:.1f} ms, {2} steps</source>
         <translation>{0}: 첫 토큰까지 {1:.1f} ms, {2} 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="102" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="161" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="112" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="171" />
         <source>Step to fill the cache</source>
         <translation>단계을 진행하면 캐시가 채워집니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="115" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="174" />
         <source>{0} B per token · {1} B per 100 tokens</source>
         <translation>토큰당 {0} B · 100 토큰당 {1} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="119" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="178" />
         <source>2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}</source>
         <translation>2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="126" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="185" />
         <source>measured now: {0} B for T = {1} tokens</source>
         <translation>지금 측정값: T = {1} 토큰에 {0} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="131" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="190" />
         <source>recompute keeps no cache</source>
         <translation>재계산은 캐시를 두지 않습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="137" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="196" />
         <source>Sample ×N to count answers</source>
         <translation>N번 샘플링으로 답을 세어 보세요</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="141" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="200" />
         <source>distinct answers {0}</source>
         <translation>서로 다른 답 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="143" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="202" />
         <source>T = {0}</source>
         <translation>T = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="144" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="203" />
         <source>{0} samples per temperature</source>
         <translation>온도마다 샘플 {0}개</translation>
     </message>
@@ -1654,168 +1692,168 @@ step {4}</source>
 <context>
     <name>LengthSweepPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="98" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="99" />
         <source>Length sweep</source>
         <translation>길이 스윕</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="105" />
         <source>Generates at several lengths in both modes and plots the time per generated token against the context length P + N. With the cache it stays nearly flat; without it, every token re-reads the whole context, so it grows with length. Each point is the median of several rounds, its bar the fastest and slowest round. Dashed: best straight line; solid: best parabola; a curve is drawn only when it explains the points (R² at least {0:g}).</source>
         <translation>두 모드로 여러 길이를 생성하고, 생성 토큰당 시간을 문맥 길이 P + N에 대해 그립니다. 캐시가 있으면 거의 평평하고, 없으면 토큰마다 문맥 전체를 다시 읽으므로 길이에 따라 늘어납니다. 각 점은 여러 회차의 중앙값이고, 막대는 가장 빠른 회차와 가장 느린 회차입니다. 점선: 최적 직선, 실선: 최적 포물선. 곡선은 점들을 설명할 때(R² {0:g} 이상)만 그립니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="113" />
         <source>prompt length P</source>
         <translation>프롬프트 길이 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="113" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="114" />
         <source>new tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="117" />
         <source>Vary</source>
         <translation>바꿀 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="118" />
         <source>Lengths</source>
         <translation>길이 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="119" />
         <source>The other length</source>
         <translation>다른 쪽 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="120" />
         <source>Rounds (median of)</source>
         <translation>반복 횟수 (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="123" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="251" />
         <source>Time per token against context length</source>
         <translation>문맥 길이에 따른 토큰당 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="124" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="251" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="252" />
         <source>context length P + N (tokens)</source>
         <translation>문맥 길이 P + N (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="126" />
         <source>ms per generated token</source>
         <translation>생성 토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="130" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="131" />
         <source>{0}: linear fit</source>
         <translation>{0}: 직선 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="134" />
         <source>{0}: quadratic fit</source>
         <translation>{0}: 2차 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="174" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="224" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="175" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="225" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="246" />
         <source>linear</source>
         <translation>직선</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="176" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="224" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="177" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="225" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="247" />
         <source>quadratic</source>
         <translation>2차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="189" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="190" />
         <source>{0:.3g} ms/token</source>
         <translation>{0:.3g} ms/토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="190" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="191" />
         <source>fed {0} (formula {1})</source>
         <translation>입력 {0} (공식 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="196" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="197" />
         <source>mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="196" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="197" />
         <source>fit / run</source>
         <translation>맞춤 / 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="196" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="197" />
         <source>ms per token</source>
         <translation>토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="196" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="197" />
         <source>R² / fed</source>
         <translation>R² / 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="202" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="203" />
         <source>no fit (R² {0:.2f} &lt; {1:g})</source>
         <translation>맞춤 없음 (R² {0:.2f} &lt; {1:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="205" />
         <source>no fit (the parabola bends down)</source>
         <translation>맞춤 없음 (포물선이 아래로 휨)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="212" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="213" />
         <source>{0}: {1:.2f} → {2:.2f} ms per token</source>
         <translation>{0}: 토큰당 {1:.2f} → {2:.2f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="214" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="215" />
         <source>Context {0} → {1} tokens: </source>
         <translation>문맥 {0} → {1} 토큰: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="221" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="222" />
         <source>{0}: no curve fits (flat or noisy)</source>
         <translation>{0}: 맞는 곡선 없음 (평평하거나 잡음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="222" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="223" />
         <source>{0}: {1} fit R² {2:.2f}</source>
         <translation>{0}: {1} 맞춤 R² {2:.2f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="227" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="228" />
         <source>median of {0} rounds</source>
         <translation>{0}회 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="237" />
         <source>{0}: median ms per generated token</source>
         <translation>{0}: 생성 토큰당 ms 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="241" />
         <source>{0}: fastest round (ms per token)</source>
         <translation>{0}: 가장 빠른 회차 (토큰당 ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="243" />
         <source>{0}: slowest round (ms per token)</source>
         <translation>{0}: 가장 느린 회차 (토큰당 ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="249" />
         <source>{0}: {1} fit (ms per token)</source>
         <translation>{0}: {1} 맞춤 (토큰당 ms)</translation>
     </message>
@@ -1833,47 +1871,47 @@ step {4}</source>
         <translation>조작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="323" />
+        <location filename="../../kvstudio/ui/main_window.py" line="329" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="358" />
+        <location filename="../../kvstudio/ui/main_window.py" line="364" />
         <source>KV Studio — KV cache and sampling, token by token</source>
         <translation>KV Studio — 토큰 단위로 보는 KV 캐시와 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="359" />
+        <location filename="../../kvstudio/ui/main_window.py" line="365" />
         <source>&amp;File</source>
         <translation>파일(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="360" />
+        <location filename="../../kvstudio/ui/main_window.py" line="366" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="361" />
+        <location filename="../../kvstudio/ui/main_window.py" line="367" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="362" />
+        <location filename="../../kvstudio/ui/main_window.py" line="368" />
         <source>Quit</source>
         <translation>끝내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="363" />
+        <location filename="../../kvstudio/ui/main_window.py" line="369" />
         <source>&amp;Language</source>
         <translation>언어(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="364" />
+        <location filename="../../kvstudio/ui/main_window.py" line="370" />
         <source>System default</source>
         <translation>시스템 기본값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="367" />
+        <location filename="../../kvstudio/ui/main_window.py" line="373" />
         <source>&amp;View</source>
         <translation>보기(&amp;V)</translation>
     </message>
@@ -2199,92 +2237,92 @@ step {4}</source>
 <context>
     <name>ModelPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="73" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="85" />
         <source>Open a model folder</source>
         <translation>모델 폴더 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="78" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="90" />
         <source>Open a MiniMind .pth checkpoint</source>
         <translation>MiniMind .pth 체크포인트 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="79" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="91" />
         <source>PyTorch state dict (*.pth *.pt)</source>
         <translation>PyTorch state dict (*.pth *.pt)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="83" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="95" />
         <source>Choose the folder with its tokenizer.json</source>
         <translation>tokenizer.json이 있는 폴더를 고르세요</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="95" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="107" />
         <source>Opened: {0}</source>
         <translation>열린 모델: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="99" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="111" />
         <source>Loading…</source>
         <translation>불러오는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="101" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="113" />
         <source>chat</source>
         <translation>채팅</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="101" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="113" />
         <source>base</source>
         <translation>기본</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="102" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="114" />
         <source>Loaded: {0} ({1})</source>
         <translation>불러옴: {0} ({1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="104" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="116" />
         <source>Random weights: the text is meaningless, the measurements are real.</source>
         <translation>무작위 가중치: 글은 의미가 없지만 측정값은 실제입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="109" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="121" />
         <source>Model</source>
         <translation>모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="110" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="122" />
         <source>Embedded chat model</source>
         <translation>내장 채팅 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="111" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="123" />
         <source>Embedded base model</source>
         <translation>내장 기본 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="114" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="126" />
         <source>The models shipped with KV Studio (a seeded course model when none is installed).</source>
         <translation>KV Studio에 포함된 모델 (설치된 모델이 없으면 시드로 만든 강의용 모델).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="115" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="127" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="117" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="129" />
         <source>A folder with config.json, model weights and tokenizer.json.</source>
         <translation>config.json, 모델 가중치, tokenizer.json이 든 폴더.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="118" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="130" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/model_panel.py" line="120" />
+        <location filename="../../kvstudio/ui/panels/model_panel.py" line="132" />
         <source>A MiniMind checkpoint (.pth state dict), then the folder holding its tokenizer.</source>
         <translation>MiniMind 체크포인트(.pth state dict)를 고른 뒤 토크나이저가 있는 폴더를 고릅니다.</translation>
     </message>
@@ -2320,218 +2358,218 @@ step {4}</source>
 <context>
     <name>PagedCachePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="85" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="86" />
         <source>Paged cache</source>
         <translation>페이지 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="92" />
         <source>30 answers to one question, sampled with one seed, stored three ways: preallocated to P + N tokens per row, a dynamic cache that grows every row each step, and a paged cache of fixed-size blocks. Rows share the prompt's blocks (a shared block is stored once; a row that appends to a shared, half-full block copies it first), finished rows stop growing, and the only waste is each row's last block.</source>
         <translation>한 질문에 대한 30개의 답을 같은 시드로 샘플링하고 세 가지 방식으로 저장합니다: 행마다 P + N 토큰을 미리 잡는 방식, 매 단계 모든 행이 자라는 동적 캐시, 고정 크기 블록으로 나눈 페이지 캐시. 행들은 프롬프트 블록을 공유하고(공유 블록은 한 번만 저장되며, 공유된 반쯤 찬 블록에 토큰을 덧붙이는 행은 먼저 그 블록을 복사합니다), 끝난 행은 더 자라지 않으며, 낭비는 각 행의 마지막 블록뿐입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="101" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="102" />
         <source>Samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="102" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="103" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="103" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="104" />
         <source>Block size b</source>
         <translation>블록 크기 b</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="105" />
         <source>Block table at step</source>
         <translation>블록 테이블을 볼 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="107" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="307" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="108" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="308" />
         <source>Memory held per step</source>
         <translation>단계별 차지한 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="108" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="307" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="308" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="110" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="111" />
         <source>block (in the row's table)</source>
         <translation>블록 (행의 테이블 안 순서)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="111" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="310" />
         <source>sample (row)</source>
         <translation>샘플 (행)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="114" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="115" />
         <source>preallocated (P + N per row)</source>
         <translation>미리 할당 (행마다 P + N)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="115" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="188" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="189" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="116" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="193" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="194" />
         <source>paged: blocks held</source>
         <translation>페이지: 차지한 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="117" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="201" />
         <source>paged: slots with tokens</source>
         <translation>페이지: 토큰이 든 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="121" />
         <source>shared block</source>
         <translation>공유 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="122" />
         <source>own block</source>
         <translation>자기 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="123" />
         <source>empty slots</source>
         <translation>빈 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="183" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="184" />
         <source>preallocated</source>
         <translation>미리 할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="195" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="196" />
         <source>{0} blocks × {1:,} B</source>
         <translation>블록 {0}개 × {1:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="202" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="203" />
         <source>the rest is empty slots in last blocks</source>
         <translation>나머지는 마지막 블록들의 빈 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="205" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="206" />
         <source>hand count</source>
         <translation>손 계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="207" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="208" />
         <source>P//b = {0} shared + Σ(⌈len/b⌉ − {0}) = {1} blocks</source>
         <translation>P//b = 공유 {0} + Σ(⌈len/b⌉ − {0}) = 블록 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="212" />
         <source>copies on write</source>
         <translation>쓰기 시 복사(CoW) 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="212" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="213" />
         <source>same samples in all three</source>
         <translation>세 캐시 모두 같은 샘플</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="214" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="215" />
         <source>greedy: paged = dynamic</source>
         <translation>탐욕적 생성: 페이지 = 동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="216" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="217" />
         <source>{0} tokens</source>
         <translation>{0} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="219" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="220" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="219" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="220" />
         <source>held</source>
         <translation>차지한 양</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="219" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="220" />
         <source>how</source>
         <translation>계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="254" />
         <source>Block tables after step {0}: {1} blocks, {2}</source>
         <translation>단계 {0} 이후 블록 테이블: 블록 {1}개, {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="272" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="273" />
         <source>{0} answers held at the end: preallocated {1} · dynamic {2} · paged {3}</source>
         <translation>답 {0}개가 끝에 차지한 메모리: 미리 할당 {1} · 동적 {2} · 페이지 {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="275" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="276" />
         <source>paged: {0} blocks of {1} tokens, shared prompt blocks: {2}, copies on write: {3}</source>
         <translation>페이지: {1}토큰 블록 {0}개, 공유 프롬프트 블록 {2}개, 쓰기 시 복사 {3}회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="278" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="279" />
         <source>paged holds {0:.1f}× less than preallocated · P = {1}, N = {2}, {3:,} B per token</source>
         <translation>페이지가 미리 할당보다 {0:.1f}배 적게 차지 · P = {1}, N = {2}, 토큰당 {3:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="289" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="290" />
         <source>preallocated (B)</source>
         <translation>미리 할당 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="291" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="292" />
         <source>dynamic (B)</source>
         <translation>동적 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="293" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="294" />
         <source>paged: blocks held (B)</source>
         <translation>페이지: 차지한 블록 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="295" />
         <source>paged: slots with tokens (B)</source>
         <translation>페이지: 토큰이 든 칸 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="300" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="301" />
         <source>blocks held</source>
         <translation>차지한 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="301" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="302" />
         <source>shared blocks</source>
         <translation>공유 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="303" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="304" />
         <source>tokens stored</source>
         <translation>저장한 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="309" />
         <source>Block tables after step {0}</source>
         <translation>{0}단계 후 블록 테이블</translation>
     </message>
@@ -2539,266 +2577,266 @@ step {4}</source>
 <context>
     <name>PresenterView</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="124" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="160" />
         <source>Tokens fed to the model</source>
         <translation>모델에 넣은 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="126" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="162" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="128" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="164" />
         <source>KV cache per layer</source>
         <translation>층별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="130" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="166" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="254" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="376" />
         <source>chart {0} of {1}</source>
         <translation>차트 {0} / {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="321" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="489" />
         <source>KV Studio — presenter view</source>
         <translation>KV Studio — 발표자 화면</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="323" />
-        <source>Page Down / → / Space: next step · Page Up / ↑ / ↓: other chart · 1–4: chart · P: play or pause · Home: start over · Esc: back to the window</source>
-        <translation>Page Down / → / Space: 다음 단계 · Page Up / ↑ / ↓: 다른 차트 · 1–4: 차트 선택 · P: 재생·일시정지 · Home: 처음부터 · Esc: 창으로 돌아가기</translation>
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="491" />
+        <source>Page Down / → / Space: next step · Page Up / ←: one step back (as in the window) · ↓ / ↑: next / previous chart · 1–9: chart by number · P: play or pause · Home: start over · Esc: back to the window</source>
+        <translation>Page Down / → / Space: 다음 단계 · Page Up / ←: 한 단계 뒤로 (창에서와 같음) · ↓ / ↑: 다음 / 이전 차트 · 1–9: 번호로 차트 선택 · P: 재생·일시정지 · Home: 처음부터 · Esc: 창으로 돌아가기</translation>
     </message>
 </context>
 <context>
     <name>ProjectorPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="99" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="104" />
         <source>Scale projector</source>
         <translation>규모 예측기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="110" />
         <source>Bytes per token = 2 · L · H_kv · d · bytes (K and V, every layer); the cache for a batch is batch × context × that, and a sliding window caps the context at W on its layers. Presets use the numbers of each model's published config.json. For the loaded model the projection is checked against a real run.</source>
         <translation>토큰당 바이트 = 2 · L · H_kv · d · 바이트 (K와 V, 모든 층); 배치의 캐시는 배치 × 문맥 길이 × 그 값이며, 슬라이딩 윈도를 쓰는 층에서는 문맥이 W로 제한됩니다. 프리셋은 각 모델이 공개한 config.json의 숫자를 씁니다. 불러온 모델은 실제 실행으로 예측을 확인합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="116" />
         <source>the loaded model</source>
         <translation>불러온 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="117" />
         <source>config.json…</source>
         <translation>config.json…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="120" />
         <source>Model</source>
         <translation>모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="121" />
         <source>Context length</source>
         <translation>문맥 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
         <source>Batch</source>
         <translation>배치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="123" />
         <source>Bits per cached number</source>
         <translation>캐시 숫자당 비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="126" />
         <source>KV cache for one batch vs context length</source>
         <translation>문맥 길이에 따른 한 배치의 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="127" />
         <source>context length (tokens, log scale)</source>
         <translation>문맥 길이 (토큰, 로그 눈금)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="128" />
         <source>GiB</source>
         <translation>GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="131" />
         <source>KV cache</source>
         <translation>KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="132" />
         <source>KV cache, 8-bit</source>
         <translation>KV 캐시, 8비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="133" />
         <source>model weights</source>
         <translation>모델 가중치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="134" />
         <source>GPU memory (16 / 24 / 40 / 80 GiB)</source>
         <translation>GPU 메모리 (16 / 24 / 40 / 80 GiB)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="140" />
         <source>Open a config.json</source>
         <translation>config.json 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="140" />
         <source>config (*.json)</source>
         <translation>설정 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="219" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="230" />
         <source>{0}: KV cache for batch {1} vs context length</source>
         <translation>{0}: 배치 {1}의 문맥 길이별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="247" />
         <source>weights ({0:,} parameters × {1} B)</source>
         <translation>가중치 (파라미터 {0:,}개 × {1} B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="257" />
         <source>real run: {0} rows × {1} tokens</source>
         <translation>실제 실행: {0}행 × {1} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="259" />
         <source>measured {0:,} B</source>
         <translation>측정 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="260" />
         <source>projected {0:,} B</source>
         <translation>예측 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="252" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="263" />
         <source>source</source>
         <translation>출처</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="255" />
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="266" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="322" />
         <source>what changes</source>
         <translation>바뀌는 것</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="256" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="267" />
         <source>bytes per token</source>
         <translation>토큰당 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="268" />
         <source>cache ({0} × {1:,}), GiB</source>
         <translation>캐시 ({0} × {1:,}), GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="269" />
         <source>cache + weights, GiB</source>
         <translation>캐시 + 가중치, GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="270" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="281" />
         <source>{0}: {1:,} B per token ({2}-bit) → {3} for batch {4} × {5:,} tokens</source>
         <translation>{0}: 토큰당 {1:,} B ({2}비트) → 배치 {4} × {5:,} 토큰에 {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="275" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="286" />
         <source>with the weights ({0}): {1}; fits in GPU memory (GiB): {2}</source>
         <translation>가중치({0})까지: {1}; GPU 메모리(GiB)에 들어가는지: {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="281" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="292" />
         <source>real run, {0} rows × {1} tokens: measured {2:,} B, projected {3:,} B</source>
         <translation>실제 실행, {0}행 × {1}토큰: 측정 {2:,} B, 예측 {3:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="305" />
         <source>KV cache, {0}-bit (B)</source>
         <translation>KV 캐시, {0}비트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="296" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="307" />
         <source>KV cache, 8-bit (B)</source>
         <translation>KV 캐시, 8비트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="297" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="308" />
         <source>model weights (B)</source>
         <translation>모델 가중치 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="301" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="312" />
         <source>bytes per token (B)</source>
         <translation>토큰당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="303" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="314" />
         <source>cache (B)</source>
         <translation>캐시 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="304" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="315" />
         <source>cache + weights (B)</source>
         <translation>캐시 + 가중치 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="319" />
         <source>KV cache for batch {0} vs context length</source>
         <translation>배치 {0}의 KV 캐시와 컨텍스트 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="320" />
         <source>context length (tokens)</source>
         <translation>컨텍스트 길이 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="321" />
         <source>What changes at {0:,} tokens, batch {1}</source>
         <translation>{0:,} 토큰, 배치 {1}에서 바뀌는 것</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="327" />
         <source>as configured</source>
         <translation>설정 그대로</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="317" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="328" />
         <source>without GQA (H_kv = H)</source>
         <translation>GQA 없이 (H_kv = H)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="318" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="329" />
         <source>16-bit cache</source>
         <translation>16비트 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="319" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="330" />
         <source>8-bit cache</source>
         <translation>8비트 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="320" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="331" />
         <source>window W = 4096</source>
         <translation>윈도 W = 4096</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="321" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="332" />
         <source>without the window</source>
         <translation>윈도 없이</translation>
     </message>
@@ -2806,132 +2844,132 @@ step {4}</source>
 <context>
     <name>QuantizedCachePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="75" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="76" />
         <source>Quantized cache</source>
         <translation>양자화 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="81" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="82" />
         <source>The same greedy run with the model's own cache and with K and V stored in 16 bits, in 8 bits (int8, one float16 scale per token and K/V head) and in 4 bits (two numbers a byte, same scales). Attention sees them dequantized. Bytes are measured from the stored tensors, scales included; the drift is the largest logit change per step while the context still matches.</source>
         <translation>같은 탐욕적 생성을 모델 자신의 캐시로, 그리고 K와 V를 16비트, 8비트(int8, 토큰과 K/V 헤드마다 float16 스케일 하나), 4비트(한 바이트에 숫자 두 개, 같은 스케일)로 저장해 실행합니다. 어텐션은 역양자화된 값을 봅니다. 바이트는 스케일을 포함해 저장된 텐서에서 측정하고, 오차는 문맥이 아직 같은 동안 단계마다 가장 크게 바뀐 로짓입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="89" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="89" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="89" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="90" />
         <source>max |Δlogit| per step (log)</source>
         <translation>단계별 최대 |Δ로짓| (로그)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="90" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="207" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="208" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="91" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="160" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="92" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="209" />
         <source>Cache bytes at the end</source>
         <translation>마지막 캐시 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="94" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="155" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="209" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="157" />
         <source>bytes (measured)</source>
         <translation>바이트 (측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="158" />
         <source>bytes (formula)</source>
         <translation>바이트 (공식)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="158" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="204" />
         <source>× smaller</source>
         <translation>× 작아짐</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="161" />
         <source>first divergent step</source>
         <translation>처음 달라진 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="162" />
         <source>answer changed</source>
         <translation>답이 바뀜</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="180" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="181" />
         <source>KV cache after {0} + {1} tokens: </source>
         <translation>{0} + {1} 토큰 후 KV 캐시: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="182" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="183" />
         <source>smaller than fp{0}: </source>
         <translation>fp{0} 대비 작아진 배수: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="177" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="178" />
         <source>none</source>
         <translation>없음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="183" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="184" />
         <source>max |Δlogit|: </source>
         <translation>최대 |Δlogit|: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="184" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="185" />
         <source>first divergent step: </source>
         <translation>처음 달라진 단계: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="192" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="193" />
         <source>{0}: max |Δlogit|</source>
         <translation>{0}: 최대 |Δlogit|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="201" />
         <source>bytes (measured, B)</source>
         <translation>바이트 (측정, B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="201" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="202" />
         <source>bytes (formula, B)</source>
         <translation>바이트 (공식, B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="202" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="203" />
         <source>bits per number</source>
         <translation>숫자당 비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="207" />
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="208" />
         <source>max |Δlogit| per step</source>
         <translation>단계별 최대 |Δlogit|</translation>
     </message>
@@ -3048,37 +3086,37 @@ step {4}</source>
 <context>
     <name>RunStateBar</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="99" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="105" />
         <source>step {0} / {1}</source>
         <translation>단계 {0} / {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="101" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="107" />
         <source>Step history: drag to see every plot and chip as they were at that step (← back, → forward, End = latest). Exports show the step selected here.</source>
         <translation>단계 기록: 끌어서 그 단계의 모든 그래프와 토큰을 봅니다 (← 뒤로, → 앞으로, End = 최신). 내보내기도 여기서 고른 단계를 보여 줍니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="103" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="109" />
         <source>Latest</source>
         <translation>최신</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="104" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="110" />
         <source>Show the latest step again (End).</source>
         <translation>최신 단계를 다시 보여 줍니다 (End).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="105" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="111" />
         <source>Back to live</source>
         <translation>실시간으로 돌아가기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="107" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="113" />
         <source>Close the replay and step the loaded model again.</source>
         <translation>다시 보기를 닫고 불러온 모델로 다시 실행합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="109" />
+        <location filename="../../kvstudio/ui/panels/run_state_bar.py" line="115" />
         <source>→ or Space: next step · ←: one step back · End: latest · Home (lecture mode): start again what is on screen</source>
         <translation>→ 또는 Space: 다음 단계 · ←: 한 단계 뒤로 · End: 최신 · Home(강의 모드): 화면의 실행을 처음부터 다시</translation>
     </message>
@@ -3134,117 +3172,117 @@ step {4}</source>
 <context>
     <name>SamplingPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="136" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="154" />
         <source>Sampling</source>
         <translation>샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="137" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="155" />
         <source>KV cache</source>
         <translation>KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="139" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="157" />
         <source>Greedy</source>
         <translation>그리디</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="140" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="158" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="141" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="159" />
         <source>Top-k</source>
         <translation>Top-k</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="142" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="160" />
         <source>Top-p</source>
         <translation>Top-p</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="143" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="161" />
         <source>Repetition penalty</source>
         <translation>반복 페널티</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="144" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="162" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="145" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="163" />
         <source>Max new tokens</source>
         <translation>최대 새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="146" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="164" />
         <source>Cache kind</source>
         <translation>캐시 종류</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="147" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="165" />
         <source>Static length</source>
         <translation>정적 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="148" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="166" />
         <source>Window W</source>
         <translation>윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="153" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="171" />
         <source>Always take the most likely token (temperature 0). Same prompt, same answer.</source>
         <translation>항상 가장 확률 높은 토큰을 고릅니다 (온도 0). 같은 프롬프트면 같은 답이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="155" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="173" />
         <source>Divides the logits before softmax: below 1 sharpens the distribution, above 1 flattens it and answers vary more. Course default 0.85.</source>
         <translation>소프트맥스 전에 로짓을 나눕니다. 1보다 작으면 분포가 뾰족해지고, 1보다 크면 평평해져 답이 더 다양해집니다. 강의 기본값 0.85.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="158" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="176" />
         <source>Keep only the k most likely tokens before sampling. 0 = off (course default).</source>
         <translation>샘플링 전에 확률 높은 토큰 k개만 남깁니다. 0 = 끔 (강의 기본값).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="159" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="177" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="161" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="179" />
         <source>Keep the smallest set of likely tokens whose probabilities add up to p (nucleus sampling). 1.0 = off; course default 0.85.</source>
         <translation>확률 합이 p에 이르는 가장 작은 토큰 집합만 남깁니다 (뉴클리어스 샘플링). 1.0 = 끔, 강의 기본값 0.85.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="164" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="182" />
         <source>Makes tokens already in the text less likely; 1.0 = off (course default).</source>
         <translation>이미 글에 나온 토큰이 덜 나오게 합니다. 1.0 = 끔 (강의 기본값).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="166" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="184" />
         <source>Seeds this run's random generator: the same seed gives the same samples.</source>
         <translation>이 실행의 난수 생성기 시드입니다. 같은 시드면 같은 샘플이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="167" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="185" />
         <source>The most tokens a run generates (N).</source>
         <translation>한 실행이 생성하는 최대 토큰 수 (N).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="169" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="187" />
         <source>Dynamic grows by one token per step; static is allocated once for its length; a sliding window keeps only the last W tokens.</source>
         <translation>동적 캐시는 단계마다 한 토큰씩 늘고, 정적 캐시는 길이만큼 한 번에 할당되며, 슬라이딩 윈도는 마지막 W개 토큰만 보관합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="172" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="190" />
         <source>Tokens a static cache preallocates; prompt + new tokens must fit.</source>
         <translation>정적 캐시가 미리 할당하는 토큰 수. 프롬프트 + 새 토큰이 들어가야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="174" />
+        <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="192" />
         <source>Tokens a sliding-window cache keeps; each query looks back at most W tokens.</source>
         <translation>슬라이딩 윈도 캐시가 보관하는 토큰 수. 각 쿼리는 최대 W개 토큰까지만 돌아봅니다.</translation>
     </message>
@@ -3624,193 +3662,193 @@ step {4}</source>
 <context>
     <name>TopPTopKPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="123" />
         <source>Top-p / top-k</source>
         <translation>Top-p / top-k</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="129" />
         <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (hollow grey bars are cut) and renormalises them to sum to 1; the green line adds them up, and top-p keeps the most likely tokens until that sum reaches p (orange bars are cut). The chosen token is outlined.</source>
         <translation>막대는 온도를 적용한 뒤 가장 가능성 높은 다음 토큰 20개입니다. Top-k는 가장 가능성 높은 k개를 남기고(속이 빈 회색 막대는 잘림) 합이 1이 되도록 다시 정규화합니다. 초록 선은 그 누적합이며, top-p는 누적합이 p에 이를 때까지 가능성 높은 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="137" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="138" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="139" />
         <source>Top-k (0 = off)</source>
         <translation>Top-k (0 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="140" />
         <source>Top-p (1 = off)</source>
         <translation>Top-p (1 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="141" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="139" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="142" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="146" />
         <source>Next-token distribution after temperature and top-k</source>
         <translation>온도와 top-k 적용 후 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="144" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="147" />
         <source>probability (renormalised)</source>
         <translation>확률 (재정규화)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="147" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="150" />
         <source>cumulative mass</source>
         <translation>누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="190" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="193" />
         <source>Step {0}: chose {1!r} (p = {2:.3f} after top-k and top-p renormalised)</source>
         <translation>{0}단계: {1!r} 선택 (top-k와 top-p 후 재정규화한 p = {2:.3f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="268" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="276" />
         <source>top-k = {0}: mass {1:.2f}</source>
         <translation>top-k = {0}: 확률 {1:.2f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="272" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="280" />
         <source>p = {0:g}</source>
         <translation>p = {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="280" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="288" />
         <source>top-p keeps {0}: mass {1:.2f} ≥ {2:g}</source>
         <translation>top-p가 {0}개 남김: 확률 {1:.2f} ≥ {2:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="323" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="331" />
         <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
         <translation>{0}단계: top-k = {1}: 토큰 {2}개 남음 (확률 합 {3:.2f}) · 재정규화 후 top-p = {4:g}: {5}개 남음 (확률 합 {6:.2f} ≥ {4:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="328" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="336" />
         <source>temperature {0:g} · chose «{1}», p = {2:.3f} after both filters</source>
         <translation>온도 {0:g} · «{1}» 선택, 두 필터 후 p = {2:.3f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="344" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="352" />
         <source>Next-token distribution at step {0}</source>
         <translation>{0}단계의 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="345" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="353" />
         <source>rank (1 = most likely)</source>
         <translation>순위 (1 = 가장 가능성 높음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="347" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="355" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="348" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="356" />
         <source>probability after temperature</source>
         <translation>온도 적용 후 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="350" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="358" />
         <source>probability after top-k, renormalised</source>
         <translation>top-k 후 재정규화한 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="352" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="360" />
         <source>cumulative mass after top-k</source>
         <translation>top-k 후 누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="353" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="361" />
         <source>kept by top-k and top-p</source>
         <translation>top-k와 top-p가 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="362" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="370" />
         <source>after top-k (tokens)</source>
         <translation>top-k 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="364" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="372" />
         <source>after top-p (tokens)</source>
         <translation>top-p 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="366" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="374" />
         <source>kept mass after top-k (probability)</source>
         <translation>top-k 후 남은 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="368" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="376" />
         <source>p(chosen) after both filters</source>
         <translation>두 필터 후 p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="148" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="359" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="367" />
         <source>Candidates left after each filter</source>
         <translation>필터별 남은 후보 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="149" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="298" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="360" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="152" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="306" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="368" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="153" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="153" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="301" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="309" />
         <source>after top-k</source>
         <translation>top-k 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="154" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="302" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="310" />
         <source>after top-p</source>
         <translation>top-p 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="263" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="271" />
         <source>the {0} most likely tokens at step {1}</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="299" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="354" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="307" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="362" />
         <source>chosen</source>
         <translation>선택</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="300" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="308" />
         <source>p(chosen)</source>
         <translation>p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="324" />
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>
