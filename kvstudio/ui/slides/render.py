@@ -28,8 +28,9 @@ from PySide6.QtGui import (
     QPainter,
     QPainterPath,
     QPdfWriter,
+    QTransform,
 )
-from PySide6.QtWidgets import QGraphicsItem
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsTextItem
 
 from kvstudio.ui.plots.style import SLIDE_REFERENCE_WIDTH, SLIDE_STYLE, PlotStyle
 from kvstudio.ui.slides.canvas import (
@@ -274,6 +275,77 @@ def _check_svg(svg: str) -> None:
         raise ExportError("The SVG export has no drawing in it; is the chart empty?")
 
 
+# ---- bold text in the PDF ------------------------------------------------------------------
+# The bundled NanumGothic has no bold face; Qt draws a bold title by emboldening the regular
+# glyphs, on screen and in PNGs, but its PDF engine writes the regular glyphs. In a PDF, bold
+# text items are drawn as the outlines of their (emboldened) glyphs instead.
+def _is_bold(text_item: QGraphicsTextItem) -> bool:
+    if text_item.font().bold():
+        return True
+    block = text_item.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            if it.fragment().charFormat().fontWeight() >= QFont.Weight.DemiBold:
+                return True
+            it += 1
+        block = block.next()
+    return False
+
+
+@contextlib.contextmanager
+def _bold_text_hidden(item: QGraphicsItem) -> Iterator[list[QGraphicsTextItem]]:
+    """The scene's visible bold text items, hidden while the page is painted."""
+    bold = [t for t in scene_of(item).items()
+            if isinstance(t, QGraphicsTextItem) and t.isVisible()
+            and t.toPlainText().strip() and _is_bold(t)]
+    for text_item in bold:
+        text_item.setVisible(False)
+    try:
+        yield bold
+    finally:
+        for text_item in bold:
+            text_item.setVisible(True)
+
+
+def _paint_bold_outlines(painter: QPainter, item: QGraphicsItem, head: _Headline,
+                         canvas: SlideCanvas, bold: Sequence[QGraphicsTextItem]) -> None:
+    """Draw `bold` text items as emboldened outlines where the page shows the scene."""
+    source, target = item.sceneBoundingRect(), _chart_rect(head, canvas)
+    if not bold or source.width() <= 0 or source.height() <= 0:
+        return
+    page = QTransform()
+    page.translate(target.left(), target.top())
+    page.scale(target.width() / source.width(), target.height() / source.height())
+    page.translate(-source.left(), -source.top())
+    painter.save()
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    for text_item in bold:
+        path = QPainterPath()
+        document = text_item.document()
+        block = document.begin()
+        while block.isValid():
+            layout = block.layout()
+            origin = layout.position()
+            for line_no in range(layout.lineCount()):
+                for run in layout.lineAt(line_no).glyphRuns():
+                    raw = run.rawFont()
+                    for index, at in zip(run.glyphIndexes(), run.positions(), strict=True):
+                        path.addPath(raw.pathForGlyph(index).translated(origin + at))
+            block = block.next()
+        colour = text_item.defaultTextColor()
+        first = document.begin().begin()
+        if not first.atEnd():
+            brush = first.fragment().charFormat().foreground()
+            if brush.style() != Qt.BrushStyle.NoBrush:
+                colour = brush.color()
+        outline = (text_item.sceneTransform() * page).map(path)
+        painter.setPen(Qt.PenStyle.NoPen)  # the glyphs of a bold raw font are emboldened
+        painter.setBrush(colour)
+        painter.drawPath(outline)
+    painter.restore()
+
+
 def render_pdf(
     charts: Sequence[ChartLike],
     canvas: SlideCanvas = DEFAULT_CANVAS,
@@ -310,7 +382,10 @@ def render_pdf(
                     painter = QPainter(writer)
                 else:
                     writer.newPage()
-                _paint_page(painter, item, head, canvas, used.background if used else "#ffffff")
+                with _bold_text_hidden(item) as bold:
+                    _paint_page(painter, item, head, canvas,
+                                used.background if used else "#ffffff")
+                _paint_bold_outlines(painter, item, head, canvas, bold)
     finally:
         if painter is not None:
             painter.end()
