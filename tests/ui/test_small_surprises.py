@@ -124,3 +124,19 @@ def test_folded_answers_are_one_labelled_element_not_a_tall_bar(qtbot) -> None: 
     assert ticks[-1][1] == "others"
     assert sum(plot.bar_totals()) == counts.samples_per_temperature  # every sample counted
     assert "answer no." in plot.plot_item.getAxis("bottom").labelText  # not "rank"
+
+
+def test_top_p_chart_labels_the_top_and_the_chosen_token(qtbot, exporter: ChartExporter,  # type: ignore[no-untyped-def]
+                                                        tiny_handle: ModelHandle) -> None:
+    panel = show_lab(qtbot, TopPTopKPanel, exporter, tiny_handle)
+    panel.new_tokens.setValue(3)
+    with qtbot.waitSignal(panel.runner.paused, timeout=TIMEOUT):
+        assert panel.run()
+    step = panel.steps[0]
+    first_level = panel.dist_plot.getAxis("bottom")._tickLevels[0]
+    labelled = {round(x) for x, _ in first_level}
+    assert 0 in labelled
+    if step.chosen_rank is not None:
+        assert step.chosen_rank in labelled
+    panel.cancel()
+    assert panel.shutdown()
