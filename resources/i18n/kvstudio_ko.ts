@@ -4,7 +4,7 @@
     <name>AnswerHistogramPlot</name>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="66" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="181" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="202" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
@@ -20,7 +20,7 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="70" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="182" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="203" />
         <source>answer no. (1 = the most common over all temperatures)</source>
         <translation>답 번호 (1 = 모든 온도를 합쳐 가장 흔한 답)</translation>
     </message>
@@ -55,32 +55,77 @@
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="169" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="172" />
+        <source>top-k off</source>
+        <translation>top-k 끔</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="173" />
+        <source>top-k {0}</source>
+        <translation>top-k {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="174" />
+        <source>top-p off</source>
+        <translation>top-p 끔</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="175" />
+        <source>top-p {0:g}</source>
+        <translation>top-p {0:g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="176" />
+        <source>penalty {0:g}</source>
+        <translation>반복 벌점 {0:g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="177" />
+        <source>seed {0}</source>
+        <translation>시드 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="179" />
+        <source>at most {0} tokens per answer</source>
+        <translation>답마다 최대 {0}토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="180" />
+        <source>chat template</source>
+        <translation>채팅 템플릿 사용</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="181" />
+        <source>no chat template</source>
+        <translation>채팅 템플릿 없음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="190" />
         <source>answer (text)</source>
         <translation>답 (텍스트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="171" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="192" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="175" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="196" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="177" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="198" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="184" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="205" />
         <source>Distinct answers per temperature</source>
         <translation>온도별 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="184" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="205" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
@@ -2924,11 +2969,6 @@ step {4}</source>
         <translation>답이 바뀜</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="181" />
-        <source>KV cache after {0} + {1} tokens: </source>
-        <translation>{0} + {1} 토큰 후 KV 캐시: </translation>
-    </message>
-    <message>
         <location filename="../../kvstudio/ui/labs/quant_lab.py" line="183" />
         <source>smaller than fp{0}: </source>
         <translation>fp{0} 대비 작아진 배수: </translation>
@@ -2937,6 +2977,11 @@ step {4}</source>
         <location filename="../../kvstudio/ui/labs/quant_lab.py" line="178" />
         <source>none</source>
         <translation>없음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="181" />
+        <source>KV cache after {0} + {1} tokens, greedy: </source>
+        <translation>그리디로 {0} + {1} 토큰 후 KV 캐시: </translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/quant_lab.py" line="184" />
@@ -3722,95 +3767,95 @@ step {4}</source>
         <translation>{0}단계: {1!r} 선택 (top-k와 top-p 후 재정규화한 p = {2:.3f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="276" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="278" />
         <source>top-k = {0}: mass {1:.2f}</source>
         <translation>top-k = {0}: 확률 {1:.2f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="280" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="282" />
         <source>p = {0:g}</source>
         <translation>p = {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="288" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="290" />
         <source>top-p keeps {0}: mass {1:.2f} ≥ {2:g}</source>
         <translation>top-p가 {0}개 남김: 확률 {1:.2f} ≥ {2:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="331" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="333" />
         <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
         <translation>{0}단계: top-k = {1}: 토큰 {2}개 남음 (확률 합 {3:.2f}) · 재정규화 후 top-p = {4:g}: {5}개 남음 (확률 합 {6:.2f} ≥ {4:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="336" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="338" />
         <source>temperature {0:g} · chose «{1}», p = {2:.3f} after both filters</source>
         <translation>온도 {0:g} · «{1}» 선택, 두 필터 후 p = {2:.3f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="352" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="354" />
         <source>Next-token distribution at step {0}</source>
         <translation>{0}단계의 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="353" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="355" />
         <source>rank (1 = most likely)</source>
         <translation>순위 (1 = 가장 가능성 높음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="355" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="357" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="356" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="358" />
         <source>probability after temperature</source>
         <translation>온도 적용 후 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="358" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="360" />
         <source>probability after top-k, renormalised</source>
         <translation>top-k 후 재정규화한 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="360" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="362" />
         <source>cumulative mass after top-k</source>
         <translation>top-k 후 누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="361" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="363" />
         <source>kept by top-k and top-p</source>
         <translation>top-k와 top-p가 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="370" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="372" />
         <source>after top-k (tokens)</source>
         <translation>top-k 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="372" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="374" />
         <source>after top-p (tokens)</source>
         <translation>top-p 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="374" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="376" />
         <source>kept mass after top-k (probability)</source>
         <translation>top-k 후 남은 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="376" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="378" />
         <source>p(chosen) after both filters</source>
         <translation>두 필터 후 p(선택)</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="151" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="367" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="369" />
         <source>Candidates left after each filter</source>
         <translation>필터별 남은 후보 수</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="152" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="306" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="368" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="370" />
         <source>step</source>
         <translation>단계</translation>
     </message>
@@ -3821,34 +3866,34 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="156" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="311" />
         <source>after top-k</source>
         <translation>top-k 뒤</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="157" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="312" />
         <source>after top-p</source>
         <translation>top-p 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="271" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="273" />
         <source>the {0} most likely tokens at step {1}</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="307" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="362" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="364" />
         <source>chosen</source>
         <translation>선택</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="310" />
         <source>p(chosen)</source>
         <translation>p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="324" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="326" />
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>

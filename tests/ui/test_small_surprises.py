@@ -140,3 +140,19 @@ def test_top_p_chart_labels_the_top_and_the_chosen_token(qtbot, exporter: ChartE
         assert step.chosen_rank in labelled
     panel.cancel()
     assert panel.shutdown()
+
+
+def test_the_answers_slide_states_the_settings_that_made_it(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from kvstudio.engine.records import SamplingSettings
+    from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
+    from kvstudio.ui.run.engine_adapter import AnswerCounts
+
+    counts = AnswerCounts((0.3, 1.5), ((("a", 2),), (("a", 1), ("b", 1))), 2,
+                          answer_tokens=8, sampling=SamplingSettings(), use_chat_template=True)
+    plot = AnswerHistogramPlot()
+    qtbot.addWidget(plot)
+    plot.show_counts(counts)
+    first, second = plot.headline().splitlines()
+    assert "T = 0.3: 1 distinct of 2" in first
+    assert second == ("top-k off · top-p 0.85 · penalty 1 · seed 42 · at most 8 tokens per "
+                      "answer · chat template")

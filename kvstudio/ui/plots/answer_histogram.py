@@ -158,7 +158,28 @@ class AnswerHistogramPlot(LivePlot):
         parts = [self.tr("T = {0:g}: {1} distinct of {2}").format(
             t, counts.distinct(i), counts.samples_per_temperature)
             for i, t in enumerate(counts.temperatures)]
-        return self.tr("Distinct answers") + " · " + " · ".join(parts)
+        first = self.tr("Distinct answers") + " · " + " · ".join(parts)
+        return first + "\n" + self.settings_text()
+
+    def settings_text(self) -> str:
+        """The settings that made the samples, as the slide states them."""
+        counts = self._counts
+        if counts is None:
+            return ""
+        parts = []
+        sampling = counts.sampling
+        if sampling is not None:
+            parts.append(self.tr("top-k off") if sampling.top_k <= 0
+                         else self.tr("top-k {0}").format(sampling.top_k))
+            parts.append(self.tr("top-p off") if sampling.top_p >= 1.0
+                         else self.tr("top-p {0:g}").format(sampling.top_p))
+            parts.append(self.tr("penalty {0:g}").format(sampling.repetition_penalty))
+            parts.append(self.tr("seed {0}").format(sampling.seed))
+        if counts.answer_tokens:
+            parts.append(self.tr("at most {0} tokens per answer").format(counts.answer_tokens))
+        parts.append(self.tr("chat template") if counts.use_chat_template
+                     else self.tr("no chat template"))
+        return " · ".join(parts)
 
     def data_tables(self) -> list[DataTable]:
         counts = self._counts
