@@ -86,6 +86,21 @@ def answer_rows(counts: AnswerCounts) -> list[dict[str, Any]]:
     return rows
 
 
+def _lab_chart(lab: LabPanel, key: str, chart: ChartLike) -> LabChart:
+    """One of a lab's charts as the presenter lists it (title and headline read when shown)."""
+
+    def title() -> str:
+        return f"{lab.title()} — {chart_title(chart)}"
+
+    def headline() -> str:
+        return chart_headline(chart)
+
+    def version() -> object:
+        return lab.result
+
+    return LabChart(f"lab {key}", title, chart, headline, version)
+
+
 class ClassroomExtras(QObject):
     """Labs, export, the presenter view and saved runs for a `MainWindow`."""
 
@@ -177,19 +192,8 @@ class ClassroomExtras(QObject):
     def lab_charts(self) -> list[LabChart]:
         """Every lab chart with a result, for the presenter (labs not built yet have none)."""
         labs = [*(self._labs.labs() if self._labs is not None else []), *self.tab_labs]
-        out = []
-        for lab in labs:
-            if lab.result is None:
-                continue
-            for key, chart in lab.charts().items():
-                out.append(LabChart(
-                    f"lab {key}",
-                    lambda lab=lab, chart=chart: f"{lab.title()} — {chart_title(chart)}",
-                    chart,
-                    lambda chart=chart: chart_headline(chart),
-                    lambda lab=lab: lab.result,
-                ))
-        return out
+        return [_lab_chart(lab, key, chart) for lab in labs if lab.result is not None
+                for key, chart in lab.charts().items()]
 
     # ---- what the menu does ----------------------------------------------------------------
     def step(self) -> None:

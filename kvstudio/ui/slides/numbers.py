@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from kvstudio.engine.records import Mode
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunTrace
 
@@ -63,7 +64,7 @@ def numbers_document(
     traces: Iterable[RunTrace],
     counts: AnswerCounts | None,
     labs: Mapping[str, Any],
-    ttft_repeated_ms: Mapping[str, Sequence[float]] | None = None,
+    ttft_repeated_ms: Mapping[Mode, Sequence[float]] | None = None,
 ) -> dict[str, Any]:
     """numbers.json's content (before the pack adds the canvas, headlines and skipped charts).
 

@@ -47,7 +47,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvstudio.engine.records import MODES
+from kvstudio.engine.records import MODES, Mode
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.panels.generation_view import GenerationView
@@ -169,7 +169,7 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         ]
         self.charts = list(self.live_charts)
         self.index = 0
-        self._end_labels: dict[str, pg.TextItem] = {}
+        self._end_labels: dict[Mode, pg.TextItem] = {}
         right = self.tokens_plot.right_view
         for mode in MODES:  # the cumulative lines' end values (they may lie flat far below)
             label = pg.TextItem("", color="#000000", anchor=(1.0, 1.0))
@@ -183,7 +183,8 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         self._chips = GenerationView(chips_only=True)
         self._stack = QStackedWidget()
         for chart in self.live_charts:
-            self._stack.addWidget(chart.plot)
+            if chart.plot is not None:
+                self._stack.addWidget(chart.plot)
         self._lab_view = plain_label()  # a lab's chart, rendered at this screen's size
         self._lab_view.setObjectName("presenter_lab_chart")
         self._lab_view.setAlignment(Qt.AlignmentFlag.AlignCenter)
