@@ -31,10 +31,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import (
     QCloseEvent,
-    QColor,
     QFont,
     QKeySequence,
-    QPalette,
     QPixmap,
     QShortcut,
 )
@@ -53,12 +51,13 @@ from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.panels.generation_view import GenerationView
 from kvstudio.ui.plots import CacheBytesPlot, LivePlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
-from kvstudio.ui.plots.style import PlotStyle, StyleRestorer, apply_plot_style
+from kvstudio.ui.plots.style import StyleRestorer, apply_plot_style
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides import headlines
 from kvstudio.ui.slides.canvas import ChartLike, ExportError, SlideCanvas
 from kvstudio.ui.slides.headlines import Headline, keep_together, lab_headline
+from kvstudio.ui.slides.presenter_look import high_contrast_palette, presenter_style
 from kvstudio.ui.slides.render import render_image
 
 log = logging.getLogger(__name__)
@@ -96,38 +95,6 @@ class PresenterChart:
     headline: Callable[[], Headline]
     with_chips: bool  # the run's tokens above the chart (not for repeated sampling)
     lab: LabChart | None = None
-
-
-def presenter_style(body_px: float) -> PlotStyle:
-    """Chart style for a projector: black on white, thick lines, type relative to the screen."""
-    return PlotStyle(
-        background="#ffffff",
-        foreground="#000000",
-        tick_px=body_px * 0.8,
-        label_px=body_px * 0.85,
-        title_px=body_px * 0.9,
-        legend_px=body_px * 0.75,
-        text_px=body_px * 0.8,
-        axis_pen_px=2.0,
-        line_px=4.0,
-        bar_pen_px=1.5,
-        max_luminance=0.3,
-    )
-
-
-def high_contrast_palette(base: QPalette) -> QPalette:
-    palette = QPalette(base)
-    black, white = QColor("#000000"), QColor("#ffffff")
-    for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
-        palette.setColor(group, QPalette.ColorRole.Window, white)
-        palette.setColor(group, QPalette.ColorRole.WindowText, black)
-        palette.setColor(group, QPalette.ColorRole.Base, white)
-        palette.setColor(group, QPalette.ColorRole.Text, black)
-        palette.setColor(group, QPalette.ColorRole.Button, QColor("#f4f4f4"))
-        palette.setColor(group, QPalette.ColorRole.ButtonText, black)
-        palette.setColor(group, QPalette.ColorRole.ToolTipBase, QColor("#ffffe0"))
-        palette.setColor(group, QPalette.ColorRole.ToolTipText, black)
-    return palette
 
 
 class PresenterView(RetranslateOnLanguageChange, QWidget):
