@@ -526,3 +526,29 @@ def test_pdf_pages_look_like_the_png_bold_title_included(  # type: ignore[no-unt
     # PNG title); drawn as bold outlines it has at least the PNG's ink.
     band_pdf, band_png = int(from_pdf[40:110].sum()), int(from_png[40:110].sum())
     assert band_pdf >= 0.97 * band_png, (band_pdf, band_png)
+
+
+def test_a_heat_map_without_a_colour_bar_gets_its_scale_on_the_slide(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from kvstudio.ui.slides.colour_scale import colour_scales
+
+    view = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(view)
+    view.resize(600, 300)
+    plot = view.addPlot(row=0, col=0, title="attention")
+    image = pg.ImageItem(np.linspace(0, 1, 64).reshape(8, 8), axisOrder="row-major")
+    image.setColorMap(pg.colormap.get("viridis"))
+    image.setLevels((0.0, 0.5))
+    plot.addItem(image)
+    view.show()
+    (scale,) = colour_scales(view)
+    assert (scale.label, scale.low, scale.high) == ("attention", 0.0, 0.5)
+    canvas = slide_canvas.canvas_named("16:9 small")
+    png = pg.functions.ndarray_from_qimage(
+        render.render_image(view, canvas).convertToFormat(QImage.Format.Format_RGB32))
+    band = png[:60, :, :3].astype(int)  # above the chart: the scale's row
+    blue, green, red = band[:, :, 0], band[:, :, 1], band[:, :, 2]
+    assert ((red > 180) & (green > 180) & (blue < 120)).sum() > 20  # viridis' top colour
+    bar = pg.ColorBarItem(values=(0, 0.5), colorMap=pg.colormap.get("viridis"))
+    bar.setImageItem(image)
+    view.ci.addItem(bar, row=0, col=1)
+    assert colour_scales(view) == []  # its own bar explains it: no second scale

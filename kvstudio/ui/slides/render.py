@@ -45,6 +45,7 @@ from kvstudio.ui.slides.canvas import (
     settle_layout,
     slide_theme,
 )
+from kvstudio.ui.slides.colour_scale import ColourScale, colour_scales, scale_paths
 from kvstudio.ui.slides.svg_outlines import compose_canvas, path_data
 
 
@@ -58,13 +59,22 @@ class _Headline:
     band: float  # the chart starts this far down the page
     margin: float
     colour: str
+    scales: tuple[ColourScale, ...] = ()  # heat maps' colour scales, on a row of their own
 
     def baselines(self) -> list[float]:
         top = self.margin * 0.6
         return [top + self.line_height * (i + 0.8) for i in range(len(self.lines))]
 
+    def scale_row(self, canvas: SlideCanvas) -> list[tuple[QPainterPath, str]]:
+        if not self.scales:
+            return []
+        baseline = self.margin * 0.6 + self.line_height * (len(self.lines) + 0.8)
+        return scale_paths(self.scales, self.font, self.margin, baseline,
+                           canvas.width - 2 * self.margin, self.colour)
 
-def _headline(text: str | None, canvas: SlideCanvas, style: PlotStyle) -> _Headline:
+
+def _headline(text: str | None, canvas: SlideCanvas, style: PlotStyle,
+              scales: Sequence[ColourScale] = ()) -> _Headline:
     lines = tuple(line.strip() for line in (text or "").splitlines() if line.strip())[:3]
     scale = canvas.width / SLIDE_REFERENCE_WIDTH
     font = QFont(style.font_family) if style.font_family else QFont()
@@ -72,8 +82,9 @@ def _headline(text: str | None, canvas: SlideCanvas, style: PlotStyle) -> _Headl
     font.setBold(False)
     line_height = QFontMetricsF(font).lineSpacing()
     margin = 24 * scale
-    band = line_height * len(lines) + margin if lines else margin / 2
-    return _Headline(lines, font, line_height, band, margin, style.foreground)
+    rows = len(lines) + (1 if scales else 0)
+    band = line_height * rows + margin if rows else margin / 2
+    return _Headline(lines, font, line_height, band, margin, style.foreground, tuple(scales))
 
 
 def _fit_line(line: str, font: QFont, width: float) -> str:
@@ -88,6 +99,8 @@ def _draw_headline(painter: QPainter, head: _Headline, canvas: SlideCanvas) -> N
         painter.drawText(
             QPointF(head.margin, y), _fit_line(line, head.font, canvas.width - 2 * head.margin)
         )
+    for path, colour in head.scale_row(canvas):
+        painter.fillPath(path, QColor(colour))
 
 
 def _headline_paths(head: _Headline, canvas: SlideCanvas) -> list[tuple[str, str]]:
@@ -99,6 +112,7 @@ def _headline_paths(head: _Headline, canvas: SlideCanvas) -> list[tuple[str, str
             _fit_line(line, head.font, canvas.width - 2 * head.margin),
         )
         out.append((path_data(path), head.colour))
+    out.extend((path_data(path), colour) for path, colour in head.scale_row(canvas))
     return out
 
 
@@ -108,7 +122,7 @@ def _prepared(
 ) -> Iterator[tuple[QGraphicsItem, _Headline, PlotStyle | None]]:
     """The chart laid out below its headline on `canvas`, themed; everything restored after."""
     item = chart_item(chart)
-    head = _headline(headline, canvas, style or SLIDE_STYLE)
+    head = _headline(headline, canvas, style or SLIDE_STYLE, colour_scales(chart))
     rect = _chart_rect(head, canvas)
     size = QSizeF(rect.width(), rect.height())
     with on_canvas(item, size), _maybe_theme(item, canvas.width, style) as used, \
@@ -158,7 +172,7 @@ def _paint_page(
     painter.fillRect(page, QColor(background))
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
-    if head.lines:
+    if head.lines or head.scales:
         _draw_headline(painter, head, canvas)
     scene_of(item).render(painter, _chart_rect(head, canvas), item.sceneBoundingRect())
 
