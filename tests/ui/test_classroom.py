@@ -297,7 +297,8 @@ def test_slide_pack_has_every_live_chart_and_lab(qtbot, make_window, tmp_path: P
     assert {"lab-cache-kinds.png", "all-charts.pdf", "numbers.json", "cached-steps.csv",
             "sample-answers.csv"} <= names
     answers = read_csv_tables((tmp_path / "pack" / "sample-answers.csv").read_bytes())[0]
-    assert answers[0] == ["answer no.", "answer", "count at T = 0.5 (of 6)", "count at T = 1.5 (of 6)"]
+    assert answers[0] == ["answer no.", "answer", "count at T = 0.5 (of 6)",
+                          "count at T = 1.5 (of 6)"]
     assert sum(int(r[2]) + int(r[3]) for r in answers[1:]) == 12
     histogram, per_t = read_csv_tables((tmp_path / "pack" / "answers.csv").read_bytes())
     assert histogram[0] == ["answer no. (1 = the most common over all temperatures)",

@@ -51,7 +51,7 @@ from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.panels.generation_view import GenerationView
 from kvstudio.ui.plots import CacheBytesPlot, LivePlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
-from kvstudio.ui.plots.style import StyleRestorer, apply_plot_style
+from kvstudio.ui.plots.style import SLIDE_REFERENCE_WIDTH, StyleRestorer, apply_plot_style
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides import headlines
@@ -63,6 +63,7 @@ from kvstudio.ui.slides.render import render_image
 log = logging.getLogger(__name__)
 
 Action = Callable[[], None]
+BIG_CHARS = 30  # a headline's big line longer than this is set smaller
 LINES_PER_SCREEN = 34.0  # body text: the screen's height / this (1080 px → 32 px type)
 
 
@@ -343,7 +344,12 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         self._heading.setText(chart.title())
         self._position.setText(self.tr("chart {0} of {1}").format(self.index + 1,
                                                                    len(self.charts)))
-        self._big.setText(keep_together(headline.big))
+        big = keep_together(headline.big)
+        if self._body_px:  # a lab's long first line in smaller type than "246 vs 13,728"
+            font = QFont(self._big.font())
+            font.setPixelSize(round(self._body_px * (2.0 if len(big) <= BIG_CHARS else 1.3)))
+            self._big.setFont(font)
+        self._big.setText(big)
         self._details.setText("\n".join(keep_together(line) for line in headline.lines))
 
     def _label_line_ends(self) -> None:
@@ -366,8 +372,11 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         if key == self._lab_image_key:
             return
         canvas = SlideCanvas("presenter", width, height)
+        # Slide styles are in px of a 1920-wide slide; this canvas is the screen's space.
+        factor = SLIDE_REFERENCE_WIDTH / width
+        style = presenter_style(self._body_px or 24.0).scaled(factor, factor)
         try:
-            image = render_image(lab.chart, canvas, presenter_style(self._body_px or 24.0))
+            image = render_image(lab.chart, canvas, style)
         except ExportError as exc:
             log.warning("Cannot show %s in the presenter view: %s", lab.key, exc)
             self._lab_view.setPixmap(QPixmap())
