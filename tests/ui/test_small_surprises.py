@@ -126,7 +126,7 @@ def test_folded_answers_are_one_labelled_element_not_a_tall_bar(qtbot) -> None: 
     assert "answer no." in plot.plot_item.getAxis("bottom").labelText  # not "rank"
 
 
-def test_top_p_chart_labels_the_chosen_token(qtbot, exporter: ChartExporter,  # type: ignore[no-untyped-def]
+def test_top_p_chart_labels_the_top_and_the_chosen_token(qtbot, exporter: ChartExporter,  # type: ignore[no-untyped-def]
                                                         tiny_handle: ModelHandle) -> None:
     panel = show_lab(qtbot, TopPTopKPanel, exporter, tiny_handle)
     panel.new_tokens.setValue(3)
@@ -135,9 +135,10 @@ def test_top_p_chart_labels_the_chosen_token(qtbot, exporter: ChartExporter,  # 
     step = panel.steps[0]
     first_level = panel.dist_plot.getAxis("bottom")._tickLevels[0]
     labelled = {round(x) for x, _ in first_level}
+    assert 0 in labelled  # the most likely token
     if step.chosen_rank is not None:
         assert step.chosen_rank in labelled  # never dropped for a neighbour
-        assert not {step.chosen_rank - 1, step.chosen_rank + 1} & labelled  # no overlap
+        assert not {step.chosen_rank - 1, step.chosen_rank + 1} - {0} & labelled
     second_level = panel.dist_plot.getAxis("bottom")._tickLevels[1]
     assert labelled | {round(x) for x, _ in second_level} == set(range(len(step.token_ids)))
     panel.cancel()

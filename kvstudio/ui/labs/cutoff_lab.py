@@ -257,11 +257,13 @@ class TopPTopKPanel(SteppedLabPanel):
         cumulative = np.cumsum(np.asarray(shown[:kept_by_k], dtype=float))
         self._mass.setData(np.arange(len(cumulative), dtype=float), cumulative)
         # Two tick levels: when the axis is narrow pyqtgraph drops the second, not overlaps.
-        # The chosen bar always has its label: it goes in the first level (pyqtgraph drops the
-        # second when it is crowded) and its neighbours, the most likely one too, in the second.
+        # The most likely and the chosen bar always have their labels: they go in the first
+        # level (pyqtgraph drops the second when it is crowded), the chosen one's other
+        # neighbours in the second.
         texts = [_tick(t) for t in item.token_texts]
         chosen = item.chosen_rank
         first = {i for i in range(0, n, 2) if chosen is None or abs(i - chosen) != 1}
+        first.add(0)
         if chosen is not None:
             first.add(chosen)
         self.dist_plot.getAxis("bottom").setTicks([
