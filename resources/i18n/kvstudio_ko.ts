@@ -4,7 +4,7 @@
     <name>AnswerHistogramPlot</name>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="66" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="202" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="203" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
@@ -20,112 +20,117 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="70" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="203" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="204" />
         <source>answer no. (1 = the most common over all temperatures)</source>
         <translation>답 번호 (1 = 모든 온도를 합쳐 가장 흔한 답)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="123" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="71" />
+        <source>answer no. (1 = most common)</source>
+        <translation>답 번호 (1 = 가장 흔한 답)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="124" />
         <source>others</source>
         <translation>기타</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="146" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="147" />
         <source>{0} each</source>
         <translation>각 {0}번</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="147" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="148" />
         <source>{0}–{1} each</source>
         <translation>각 {0}–{1}번</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="148" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="149" />
         <source>others: {0} answers, {1}</source>
         <translation>기타: 답 {0}개, {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="158" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="159" />
         <source>T = {0:g}: {1} distinct of {2}</source>
         <translation>T = {0:g}: {2}개 중 서로 다른 답 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="161" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="162" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="172" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="173" />
         <source>top-k off</source>
         <translation>top-k 끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="173" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="174" />
         <source>top-k {0}</source>
         <translation>top-k {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="174" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="175" />
         <source>top-p off</source>
         <translation>top-p 끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="175" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="176" />
         <source>top-p {0:g}</source>
         <translation>top-p {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="176" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="177" />
         <source>penalty {0:g}</source>
         <translation>반복 벌점 {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="177" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="178" />
         <source>seed {0}</source>
         <translation>시드 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="179" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="180" />
         <source>at most {0} tokens per answer</source>
         <translation>답마다 최대 {0}토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="180" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="181" />
         <source>chat template</source>
         <translation>채팅 템플릿 사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="181" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="182" />
         <source>no chat template</source>
         <translation>채팅 템플릿 없음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="190" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="191" />
         <source>answer (text)</source>
         <translation>답 (텍스트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="192" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="193" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="196" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="197" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="198" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="199" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="205" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="206" />
         <source>Distinct answers per temperature</source>
         <translation>온도별 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="205" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="206" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
@@ -1186,118 +1191,118 @@
 <context>
     <name>ClassroomExtras</name>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="104" />
+        <location filename="../../kvstudio/ui/classroom.py" line="119" />
         <source>Labs</source>
         <translation>실습</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="212" />
+        <location filename="../../kvstudio/ui/classroom.py" line="216" />
         <source>Save run</source>
         <translation>실행 저장</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="214" />
-        <location filename="../../kvstudio/ui/classroom.py" line="232" />
+        <location filename="../../kvstudio/ui/classroom.py" line="218" />
+        <location filename="../../kvstudio/ui/classroom.py" line="236" />
         <source>KV Studio runs (*.json)</source>
         <translation>KV Studio 실행 파일 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="223" />
+        <location filename="../../kvstudio/ui/classroom.py" line="227" />
         <source>Saved the run to {0}</source>
         <translation>실행을 {0}에 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="230" />
+        <location filename="../../kvstudio/ui/classroom.py" line="234" />
         <source>Open saved run</source>
         <translation>저장한 실행 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="248" />
+        <location filename="../../kvstudio/ui/classroom.py" line="252" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="258" />
+        <location filename="../../kvstudio/ui/classroom.py" line="262" />
         <source>Measuring TTFT {0} times in each mode…</source>
         <translation>모드마다 TTFT를 {0}번 측정하는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="359" />
+        <location filename="../../kvstudio/ui/classroom.py" line="363" />
         <source>Lec&amp;ture</source>
         <translation>강의(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="360" />
+        <location filename="../../kvstudio/ui/classroom.py" line="364" />
         <source>Presenter view (projector: one chart, big numbers)</source>
         <translation>발표자 화면 (프로젝터: 차트 하나, 큰 숫자)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="362" />
+        <location filename="../../kvstudio/ui/classroom.py" line="366" />
         <source>Full screen, high contrast, any chart (labs included): Page Down or → steps, Page Up or ← steps back (as in this window), ↓ / ↑ change the chart, P plays and pauses, Home starts over, Esc returns.</source>
         <translation>전체 화면, 고대비, 모든 차트(실습 포함): Page Down 또는 →는 한 단계 진행, Page Up 또는 ←는 한 단계 뒤로(이 창과 같음), ↓ / ↑는 차트 바꾸기, P는 재생·일시정지, Home은 처음부터, Esc는 돌아가기.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="365" />
+        <location filename="../../kvstudio/ui/classroom.py" line="369" />
         <source>Save run…</source>
         <translation>실행 저장…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="366" />
+        <location filename="../../kvstudio/ui/classroom.py" line="370" />
         <source>Open saved run (replay without the model)…</source>
         <translation>저장한 실행 열기 (모델 없이 다시 보기)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="367" />
+        <location filename="../../kvstudio/ui/classroom.py" line="371" />
         <source>Replay</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="368" />
+        <location filename="../../kvstudio/ui/classroom.py" line="372" />
         <source>Next step</source>
         <translation>다음 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="369" />
+        <location filename="../../kvstudio/ui/classroom.py" line="373" />
         <source>Play / pause</source>
         <translation>재생 / 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="370" />
+        <location filename="../../kvstudio/ui/classroom.py" line="374" />
         <source>From the start</source>
         <translation>처음부터</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="371" />
+        <location filename="../../kvstudio/ui/classroom.py" line="375" />
         <source>Back to live</source>
         <translation>실시간으로 돌아가기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="372" />
+        <location filename="../../kvstudio/ui/classroom.py" line="376" />
         <source>Export slide pack (all charts and numbers)…</source>
         <translation>슬라이드 묶음 내보내기 (모든 차트와 수치)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="374" />
+        <location filename="../../kvstudio/ui/classroom.py" line="378" />
         <source>Measure TTFT ×{0} (median, min–max)</source>
         <translation>TTFT ×{0} 측정 (중앙값, 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="376" />
+        <location filename="../../kvstudio/ui/classroom.py" line="380" />
         <source>Runs the prompt's prefill {0} times in each mode, interleaved, and shows the median with the fastest and slowest round at step 0 of the time plot.</source>
         <translation>프롬프트의 프리필을 모드마다 {0}번 번갈아 실행하고, 시간 그래프의 0단계에 중앙값과 가장 빠른·느린 회차를 표시합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="426" />
+        <location filename="../../kvstudio/ui/classroom.py" line="430" />
         <source>TTFT median of {0}: cached {1:.2f} ms, recompute {2:.2f} ms</source>
         <translation>TTFT {0}회 중앙값: 캐시 {1:.2f} ms, 재계산 {2:.2f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="441" />
+        <location filename="../../kvstudio/ui/classroom.py" line="445" />
         <source>Exported: {0}</source>
         <translation>내보냄: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="451" />
+        <location filename="../../kvstudio/ui/classroom.py" line="455" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
@@ -2622,37 +2627,37 @@ step {4}</source>
 <context>
     <name>PresenterView</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="160" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="128" />
         <source>Tokens fed to the model</source>
         <translation>모델에 넣은 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="162" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="130" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="164" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="132" />
         <source>KV cache per layer</source>
         <translation>층별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="166" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="134" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="376" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="345" />
         <source>chart {0} of {1}</source>
         <translation>차트 {0} / {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="489" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="466" />
         <source>KV Studio — presenter view</source>
         <translation>KV Studio — 발표자 화면</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="491" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="468" />
         <source>Page Down / → / Space: next step · Page Up / ←: one step back (as in the window) · ↓ / ↑: next / previous chart · 1–9: chart by number · P: play or pause · Home: start over · Esc: back to the window</source>
         <translation>Page Down / → / Space: 다음 단계 · Page Up / ←: 한 단계 뒤로 (창에서와 같음) · ↓ / ↑: 다음 / 이전 차트 · 1–9: 번호로 차트 선택 · P: 재생·일시정지 · Home: 처음부터 · Esc: 창으로 돌아가기</translation>
     </message>
@@ -3767,95 +3772,95 @@ step {4}</source>
         <translation>{0}단계: {1!r} 선택 (top-k와 top-p 후 재정규화한 p = {2:.3f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="278" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="279" />
         <source>top-k = {0}: mass {1:.2f}</source>
         <translation>top-k = {0}: 확률 {1:.2f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="282" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="283" />
         <source>p = {0:g}</source>
         <translation>p = {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="290" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="291" />
         <source>top-p keeps {0}: mass {1:.2f} ≥ {2:g}</source>
         <translation>top-p가 {0}개 남김: 확률 {1:.2f} ≥ {2:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="333" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="334" />
         <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
         <translation>{0}단계: top-k = {1}: 토큰 {2}개 남음 (확률 합 {3:.2f}) · 재정규화 후 top-p = {4:g}: {5}개 남음 (확률 합 {6:.2f} ≥ {4:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="338" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="339" />
         <source>temperature {0:g} · chose «{1}», p = {2:.3f} after both filters</source>
         <translation>온도 {0:g} · «{1}» 선택, 두 필터 후 p = {2:.3f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="354" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="355" />
         <source>Next-token distribution at step {0}</source>
         <translation>{0}단계의 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="355" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="356" />
         <source>rank (1 = most likely)</source>
         <translation>순위 (1 = 가장 가능성 높음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="357" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="358" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="358" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="359" />
         <source>probability after temperature</source>
         <translation>온도 적용 후 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="360" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="361" />
         <source>probability after top-k, renormalised</source>
         <translation>top-k 후 재정규화한 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="362" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="363" />
         <source>cumulative mass after top-k</source>
         <translation>top-k 후 누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="363" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="364" />
         <source>kept by top-k and top-p</source>
         <translation>top-k와 top-p가 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="372" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="373" />
         <source>after top-k (tokens)</source>
         <translation>top-k 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="374" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="375" />
         <source>after top-p (tokens)</source>
         <translation>top-p 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="376" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="377" />
         <source>kept mass after top-k (probability)</source>
         <translation>top-k 후 남은 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="378" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="379" />
         <source>p(chosen) after both filters</source>
         <translation>두 필터 후 p(선택)</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="151" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="369" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="370" />
         <source>Candidates left after each filter</source>
         <translation>필터별 남은 후보 수</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="152" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="308" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="370" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="371" />
         <source>step</source>
         <translation>단계</translation>
     </message>
@@ -3866,34 +3871,34 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="156" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="312" />
         <source>after top-k</source>
         <translation>top-k 뒤</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="157" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="312" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="313" />
         <source>after top-p</source>
         <translation>top-p 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="273" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="274" />
         <source>the {0} most likely tokens at step {1}</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="309" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="364" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="365" />
         <source>chosen</source>
         <translation>선택</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="311" />
         <source>p(chosen)</source>
         <translation>p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="326" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="327" />
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>

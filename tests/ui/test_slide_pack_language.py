@@ -95,6 +95,8 @@ def test_window_and_script_write_one_numbers_layout(  # type: ignore[no-untyped-
 
     script = _script()
     live = script.live_charts(tiny_handle)
+    for plot in live.plots.values():
+        qtbot.addWidget(plot)  # closed and deleted with the test, like every chart a test makes
     from_script = script.pack_numbers(tiny_handle, "en", live, {})
 
     keys = set(TOP_LEVEL_KEYS)
@@ -106,8 +108,6 @@ def test_window_and_script_write_one_numbers_layout(  # type: ignore[no-untyped-
     assert set(from_window["live"]["cached"]) == set(from_script["live"]["cached"])
     assert from_window["samples"] is None  # no Sample ×N yet: null, not missing
     assert set(from_script["samples"]) >= {"prompt", "temperatures", "sampling"}
-    for plot in live.plots.values():
-        plot.close()
 
 
 def test_the_pack_folder_dialog_accepts_a_new_folder_name(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -66,8 +66,9 @@ class AnswerHistogramPlot(LivePlot):
         self.set_title(self.tr("Distinct answers over repeated samples"))
         self.plot_item.setLabel("left", self.tr("count"))
         self._temperature_label = self.tr("T = {0:g}")
-        self.plot_item.setLabel("bottom", self.tr(
-            "answer no. (1 = the most common over all temperatures)"))
+        self.set_axis_title("bottom", self.tr(
+            "answer no. (1 = the most common over all temperatures)"),
+            self.tr("answer no. (1 = most common)"))
         if self._counts is not None:
             self.show_counts(self._counts)
 
@@ -132,7 +133,7 @@ class AnswerHistogramPlot(LivePlot):
         view = self.plot_item.vb
         # Room right of the folded slot for half its "others" label: pyqtgraph drops a tick
         # label that sticks out of the axis.
-        right = max(slots, 1) - 0.4 + (2.0 if rest else 0.0)
+        right = max(slots, 1) - 0.4 + (3.5 if rest else 0.0)
         view.setXRange(-1.0, right, padding=0)  # room for half of the "1" label, too
         view.setYRange(0, top * 1.6, padding=0)
         self.fit_tick_space()
