@@ -1,7 +1,12 @@
 """Regenerate the example slide pack in docs/exports/ (what a lecturer gets from the window).
 
 Usage: QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/export_examples.py \
-           [--only cache-inspector] [OUT_DIR]
+           [--lang ko|en] [--only cache-inspector] [OUT_DIR]
+
+``--lang`` is the slides' language, as the window's Language menu sets it
+(default ``ko``, the course's); OUT_DIR defaults to docs/exports for Korean
+and docs/exports-en for English, so one command per language remakes each
+shipped pack.
 
 Runs the shipped ``ko-chat`` model (resources/models/ko-chat, not random
 weights) the way a lecture would: the chat prompt greedily in both modes,
@@ -12,7 +17,8 @@ sweep over five rounds; the 4-turn chat; the cache inspector stepped to the
 end). Then it writes the slide pack exactly as
 Lecture → Export slide pack does: every chart as PNG, SVG, PDF and CSV on a
 16:9 1920×1080 canvas with its headline, all-charts.pdf, numbers.json and the
-tables as CSV. Times are this machine's; tokens, bytes and answers are the
+tables as CSV (numbers.json in the window's layout, ``kvstudio/ui/slides/numbers.py``).
+Times are this machine's; tokens, bytes and answers are the
 model's.
 
 ``--only cache-inspector`` runs just the Cache inspector and writes just its
@@ -29,6 +35,7 @@ import json
 import logging
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +47,10 @@ import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
 from kvstudio.engine.records import MODES, SamplingSettings
 from kvstudio.labs import compare as compare_lab
 from kvstudio.labs.common import finish
+from kvstudio.ui.app.i18n import LanguageSwitcher
 from kvstudio.ui.app.shutdown import tear_down
 from kvstudio.ui.app.startup import prepare_application
-from kvstudio.ui.classroom import answer_rows, sample_numbers
+from kvstudio.ui.classroom import answer_rows
 from kvstudio.ui.labs import (
     CacheKindsPanel,
     CacheVsRecomputePanel,
@@ -73,6 +81,7 @@ from kvstudio.ui.run.engine_adapter import (
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides import export
 from kvstudio.ui.slides.export_menu import ChartExporter
+from kvstudio.ui.slides.numbers import numbers_document
 
 log = logging.getLogger("export_examples")
 
@@ -83,9 +92,21 @@ SAMPLES = 30
 ANSWER_TOKENS = 8
 CHAT_TURNS = 4  # the shipped conversation (resources/prompts)
 PROJECTED_MODEL = "llama-3.1-8b"  # a real model's numbers make the projector's lesson
+OUT_DIRS = {"ko": Path("docs/exports"), "en": Path("docs/exports-en")}
 
 
-def live_charts(model: ModelHandle) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+@dataclass(frozen=True)
+class LiveRuns:
+    """What the live page shows after the lecture's runs: its charts and what made them."""
+
+    plots: dict[str, Any]
+    store: RunStore
+    counts: AnswerCounts
+    prefill: compare_lab.PrefillTimes
+    tables: dict[str, Any]
+
+
+def live_charts(model: ModelHandle) -> LiveRuns:
     """The window's four live plots after a greedy run in both modes and Sample ×N."""
     store = RunStore()
     for run_id, mode in enumerate(reversed(MODES), start=1):  # cached last: the current run
@@ -116,19 +137,15 @@ def live_charts(model: ModelHandle) -> tuple[dict[str, Any], dict[str, Any], dic
         compare_lab.PrefillTimes,
     )
     times.show_ttft_repeats(prefill)
-    numbers: dict[str, Any] = {"samples": sample_numbers(counts)}
-    tables: dict[str, Any] = {"sample answers": answer_rows(counts)}
-    for trace in store.traces():
-        numbers[trace.mode] = {
-            "prompt_tokens": trace.info.prompt_len,
-            "steps": len(trace.records),
-            "tokens_fed": sum(trace.tokens_fed),
-            "ttft_ms": trace.ttft_ms,
-            "decode_ms_per_token": trace.decode_ms_per_token,
-            "text": trace.generated_text,
-        }
-    numbers["ttft_repeated_ms"] = {m: list(prefill.ms[m]) for m in MODES}
-    return plots, numbers, tables
+    return LiveRuns(plots, store, counts, prefill, {"sample answers": answer_rows(counts)})
+
+
+def pack_numbers(model: ModelHandle, language: str, live: LiveRuns,
+                 labs: dict[str, Any]) -> dict[str, Any]:
+    """numbers.json in the window's layout (the same function makes both)."""
+    return numbers_document(language=language, model=model.name, traces=live.store.traces(),
+                            counts=live.counts, labs=labs,
+                            ttft_repeated_ms={m: live.prefill.ms[m] for m in MODES})
 
 
 def run_lab(panel: LabPanel, model: ModelHandle) -> None:
@@ -156,7 +173,7 @@ def run_lab(panel: LabPanel, model: ModelHandle) -> None:
             raise SystemExit(f"{type(panel).__name__} did not finish: {panel.status.text()}")
 
 
-def only_inspector(model: ModelHandle, out: Path) -> int:
+def only_inspector(model: ModelHandle, out: Path, language: str) -> int:
     """Run the Cache inspector alone and put its files into `out` beside the rest of the pack."""
     panel = CacheInspectorPanel(ChartExporter())
     log.info("running %s…", panel.title())
@@ -167,8 +184,12 @@ def only_inspector(model: ModelHandle, out: Path) -> int:
         files = {path.name: path.read_bytes() for path in pack.written}
     written = json.loads(files["numbers.json"])  # the numbers as the pack encodes them
     numbers_file = out / "numbers.json"
-    document = json.loads(numbers_file.read_text("utf-8")) if numbers_file.exists() else {}
+    document = (json.loads(numbers_file.read_text("utf-8")) if numbers_file.exists() else
+                numbers_document(language=language, model=model.name, traces=[], counts=None,
+                                 labs={}))
     document.setdefault("labs", {}).update(written["labs"])
+    document.setdefault("headlines", {}).update(written.get("headlines", {}))
+    document["language"] = language
     out.mkdir(parents=True, exist_ok=True)
     files["numbers.json"] = (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode()
     for name, data in files.items():
@@ -181,27 +202,37 @@ def only_inspector(model: ModelHandle, out: Path) -> int:
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     parser = argparse.ArgumentParser(description="Regenerate the example slide pack.")
-    parser.add_argument("out", nargs="?", default="docs/exports", help="the pack's folder")
+    parser.add_argument("out", nargs="?", default=None,
+                        help="the pack's folder (default: docs/exports for ko, "
+                             "docs/exports-en for en)")
+    parser.add_argument("--lang", choices=sorted(OUT_DIRS), default="ko",
+                        help="the slides' language (default: ko, the course's)")
     parser.add_argument("--only", choices=["cache-inspector"],
                         help="run just this lab and write just its files into the folder")
     args = parser.parse_args()
-    out = Path(args.out)
+    out = Path(args.out) if args.out is not None else OUT_DIRS[args.lang]
     torch.set_num_threads(1)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # read when the QApplication starts
     app = QApplication.instance() or QApplication([])
     prepare_application(app)  # type: ignore[arg-type]
+    languages = LanguageSwitcher(app)
+    if languages.apply(args.lang) != args.lang:
+        raise SystemExit(f"Cannot switch the slides to {args.lang!r}.")
     model = load_model(ModelChoice("embedded-chat"))
     if model.is_random:
         raise SystemExit("The shipped ko-chat model is missing; this pack must come from it.")
     log.info("model: %s", model.name)
-    code = only_inspector(model, out) if args.only == "cache-inspector" else full_pack(model, out)
+    code = (only_inspector(model, out, args.lang) if args.only == "cache-inspector"
+            else full_pack(model, out, args.lang))
     tear_down(app)  # type: ignore[arg-type]  # what it built, before Python ends
     return code
 
 
-def full_pack(model: ModelHandle, out: Path) -> int:
+def full_pack(model: ModelHandle, out: Path, language: str) -> int:
     """Every live chart and every lab, run on `model`, exported into `out`."""
-    charts, numbers, tables = live_charts(model)
+    live = live_charts(model)
+    charts: dict[str, Any] = dict(live.plots)
+    tables: dict[str, Any] = dict(live.tables)
     exporter = ChartExporter()
     lab_panels: list[LabPanel] = [
         CacheVsRecomputePanel(exporter), TemperaturePanel(exporter), TopPTopKPanel(exporter),
@@ -217,7 +248,8 @@ def full_pack(model: ModelHandle, out: Path) -> int:
     lab_charts, lab_numbers, lab_tables = slide_pack_of(lab_panels)
     charts.update(lab_charts)
     tables.update(lab_tables)
-    document = {"model": model.name, "live": numbers, "labs": lab_numbers}
+    document = pack_numbers(model, language, live, lab_numbers)
+    out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*"):
         if old.is_file():
             old.unlink()

@@ -32,9 +32,12 @@ from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.plots.answer_histogram import ordered_answers
 from kvstudio.ui.run.engine_adapter import AnswerCounts, encode_prompt
 from kvstudio.ui.run.lab_worker import GeneratorRunner
+from kvstudio.ui.slides import numbers as numbers_json
 from kvstudio.ui.slides.canvas import ChartLike
-from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
-from kvstudio.ui.slides.presenter import PresenterActions, PresenterView
+from kvstudio.ui.slides.export_menu import ChartExporter, attach_export, chart_title
+from kvstudio.ui.slides.numbers import sample_numbers
+from kvstudio.ui.slides.plotted_data import chart_headline
+from kvstudio.ui.slides.presenter import LabChart, PresenterActions, PresenterView
 
 if TYPE_CHECKING:
     from kvstudio.labs import compare as compare_lab
@@ -46,21 +49,8 @@ log = logging.getLogger(__name__)
 
 
 def live_numbers(window: MainWindow) -> dict[str, Any]:
-    """The live runs' headline numbers for numbers.json."""
-    out: dict[str, Any] = {}
-    for trace in window.controller.shown().traces():  # at the step being looked at
-        info = trace.info
-        out[trace.mode] = {
-            "prompt": info.request.prompt,
-            "prompt_tokens": info.prompt_len,
-            "steps": len(trace.records),
-            "tokens_fed": trace.tokens_fed_total,
-            "ttft_ms": trace.ttft_ms,
-            "decode_ms_per_token": trace.decode_ms_per_token,
-            "cache_bytes": trace.last.cache_total_bytes if trace.last else 0,
-            "text": trace.generated_text,
-        }
-    return out
+    """The live runs' headline numbers for numbers.json, at the step being looked at."""
+    return numbers_json.live_numbers(window.controller.shown().traces())
 
 
 def live_tables(window: MainWindow) -> dict[str, list[dict[str, Any]]]:
@@ -84,29 +74,31 @@ def live_tables(window: MainWindow) -> dict[str, list[dict[str, Any]]]:
     return tables
 
 
-def sample_numbers(counts: AnswerCounts) -> dict[str, Any]:
-    """The Sample ×N result for numbers.json."""
-    return {
-        "prompt": counts.prompt,
-        "samples_per_temperature": counts.samples_per_temperature,
-        "answer_tokens": counts.answer_tokens,
-        "temperatures": [
-            {"temperature": t, "distinct": counts.distinct(i),
-             "counts": [list(pair) for pair in counts.counts[i]]}
-            for i, t in enumerate(counts.temperatures)
-        ],
-    }
-
-
 def answer_rows(counts: AnswerCounts) -> list[dict[str, Any]]:
     """sample-answers.csv: one row per distinct answer, its count at each temperature."""
     rows = []
-    for rank, (answer, per_t) in enumerate(ordered_answers(counts), start=1):
-        row: dict[str, Any] = {"rank": rank, "answer": answer}
+    for number, (answer, per_t) in enumerate(ordered_answers(counts), start=1):
+        # Numbered over all temperatures (the histogram's "answer no."), not a per-T rank.
+        row: dict[str, Any] = {"answer no.": number, "answer": answer}
         for t, n in zip(counts.temperatures, per_t, strict=True):
             row[f"count at T = {t:g} (of {counts.samples_per_temperature})"] = n
         rows.append(row)
     return rows
+
+
+def _lab_chart(lab: LabPanel, key: str, chart: ChartLike) -> LabChart:
+    """One of a lab's charts as the presenter lists it (title and headline read when shown)."""
+
+    def title() -> str:
+        return f"{lab.title()} — {chart_title(chart)}"
+
+    def headline() -> str:
+        return chart_headline(chart)
+
+    def version() -> object:
+        return lab.result
+
+    return LabChart(f"lab {key}", title, chart, headline, version)
 
 
 class ClassroomExtras(QObject):
@@ -144,6 +136,7 @@ class ClassroomExtras(QObject):
         self.replay = controller.replay  # the controller owns it: the run state covers replays
         self.replay.samples_loaded.connect(window.answers.show_counts)
         self.ttft_repeats = DEFAULT_REPEATS
+        self._prefill: compare_lab.PrefillTimes | None = None  # the last "Measure TTFT ×k"
         self.ttft_runner = GeneratorRunner("kvstudio-ttft", parent=self)
         self.ttft_runner.finished.connect(self._on_ttft_finished)
         self.ttft_runner.failed.connect(self._on_lab_failed)
@@ -151,7 +144,9 @@ class ClassroomExtras(QObject):
         # A presenter's clicker works on the working window too (the presenter view has its own
         # keys); text fields keep these keys (see TypingGuard).
         self._clicker_keys: list[QShortcut] = []
-        for key, action in ((Qt.Key.Key_PageDown, self.step), (Qt.Key.Key_Home, self.reset)):
+        # Page Up means what it means in the presenter view: one step back, like ←.
+        for key, action in ((Qt.Key.Key_PageDown, self.step), (Qt.Key.Key_Home, self.reset),
+                            (Qt.Key.Key_PageUp, window.controller.view_previous)):
             shortcut = QShortcut(QKeySequence(key), window)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
             shortcut.activated.connect(action)
@@ -182,15 +177,23 @@ class ClassroomExtras(QObject):
         if self._presenter is None:
             controller, window = self.window.controller, self.window
             self._presenter = PresenterView(
-                controller.store,
-                PresenterActions(self.step, self.toggle_play, self.reset),
+                controller.shown,  # the step looked at, as in the window (← steps back)
+                PresenterActions(self.step, self.toggle_play, self.reset,
+                                 back=controller.view_previous),
                 counts=lambda: window.answers.plot.counts,
                 parent=window,
+                lab_charts=self.lab_charts,
             )
             controller.pacer.add_view(self._presenter.refresh)
             controller.sampling_finished.connect(self._on_sampling_finished)
             self._presenter.toggled.connect(self.presenter_action.setChecked)
         return self._presenter
+
+    def lab_charts(self) -> list[LabChart]:
+        """Every lab chart with a result, for the presenter (labs not built yet have none)."""
+        labs = [*(self._labs.labs() if self._labs is not None else []), *self.tab_labs]
+        return [_lab_chart(lab, key, chart) for lab in labs if lab.result is not None
+                for key, chart in lab.charts().items()]
 
     # ---- what the menu does ----------------------------------------------------------------
     def step(self) -> None:
@@ -272,13 +275,25 @@ class ClassroomExtras(QObject):
         lab_numbers.update(tab_numbers)
         lab_tables.update(tab_tables)
         charts.update(lab_charts)
-        numbers = {"live": live_numbers(self.window), "labs": lab_numbers}
-        tables: dict[str, Any] = {**live_tables(self.window), **lab_tables}
         counts = self.window.answers.plot.counts
+        numbers = self.numbers_document(lab_numbers)
+        tables: dict[str, Any] = {**live_tables(self.window), **lab_tables}
         if counts is not None:
-            numbers["samples"] = sample_numbers(counts)
             tables["sample answers"] = answer_rows(counts)  # answers.csv is the chart's
         return self.exporter.export_pack(charts, numbers, tables, self.window) is not None
+
+    def numbers_document(self, lab_numbers: dict[str, Any]) -> dict[str, Any]:
+        """numbers.json as the script writes it too (``slides/numbers.py``)."""
+        model = self.window.controller.model
+        prefill = self._prefill
+        return numbers_json.numbers_document(
+            language=self.window.languages.current,
+            model=model.name if model is not None else None,
+            traces=self.window.controller.shown().traces(),
+            counts=self.window.answers.plot.counts,
+            labs=lab_numbers,
+            ttft_repeated_ms=dict(prefill.ms) if prefill is not None else None,
+        )
 
     def shutdown(self) -> None:
         if self._presenter is not None:
@@ -348,7 +363,8 @@ class ClassroomExtras(QObject):
         self.menu.setTitle(self.tr("Lec&ture"))
         self.presenter_action.setText(self.tr("Presenter view (projector: one chart, big numbers)"))
         self.presenter_action.setToolTip(self.tr(
-            "Full screen, high contrast: Page Down steps, Page Up / ↑ / ↓ change the chart, "
+            "Full screen, high contrast, any chart (labs included): Page Down or → steps, "
+            "Page Up or ← steps back (as in this window), ↓ / ↑ change the chart, "
             "P plays and pauses, Home starts over, Esc returns."))
         self.save_action.setText(self.tr("Save run…"))
         self.open_action.setText(self.tr("Open saved run (replay without the model)…"))
@@ -408,6 +424,7 @@ class ClassroomExtras(QObject):
 
     def _on_ttft_finished(self, result: object) -> None:
         if isinstance(result, compare_lab.PrefillTimes):
+            self._prefill = result
             self.window.time_plot.show_ttft_repeats(result)
             cached, recompute = result.ttft_ms("cached"), result.ttft_ms("recompute")
             self._on_note(self.tr("TTFT median of {0}: cached {1:.2f} ms, recompute {2:.2f} ms"

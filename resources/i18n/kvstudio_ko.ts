@@ -3,110 +3,145 @@
 <context>
     <name>AnswerHistogramPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="50" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="159" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="68" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="209" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="51" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="69" />
         <source>count</source>
         <translation>횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="52" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="70" />
         <source>T = {0:g}</source>
         <translation>T = {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="53" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="160" />
-        <source>answer rank (1 = most common)</source>
-        <translation>답 순위 (1 = 가장 많음)</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="57" />
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="68" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="77" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="91" />
         <source>Press Sample ×N to fill this chart.</source>
         <translation>N번 샘플링을 누르면 이 차트가 채워집니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="86" />
-        <source>(other answers)</source>
-        <translation>(나머지 답)</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="123" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="165" />
         <source>T = {0:g}: {1} distinct of {2}</source>
         <translation>T = {0:g}: {2}개 중 서로 다른 답 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="126" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="168" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="130" />
-        <source>off</source>
-        <translation>끔</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="132" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="180" />
         <source>top-k {0}</source>
         <translation>top-k {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="133" />
-        <source>top-p {0}</source>
-        <translation>top-p {0}</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="134" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="183" />
         <source>penalty {0:g}</source>
         <translation>반복 페널티 {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="135" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="184" />
         <source>seed {0}</source>
         <translation>시드 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="138" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="186" />
         <source>≤ {0:,} tokens</source>
         <translation>최대 {0:,} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="139" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="169" />
         <source>Settings: {0}</source>
         <translation>설정: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="147" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="72" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="210" />
+        <source>answer no. (1 = the most common over all temperatures)</source>
+        <translation>답 번호 (1 = 모든 온도를 합쳐 가장 흔한 답)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="73" />
+        <source>answer no. (1 = most common)</source>
+        <translation>답 번호 (1 = 가장 흔한 답)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="130" />
+        <source>others</source>
+        <translation>기타</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="153" />
+        <source>{0} each</source>
+        <translation>각 {0}번</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="154" />
+        <source>{0}–{1} each</source>
+        <translation>각 {0}–{1}번</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="155" />
+        <source>others: {0} answers, {1}</source>
+        <translation>기타: 답 {0}개, {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="179" />
+        <source>top-k off</source>
+        <translation>top-k 끔</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="181" />
+        <source>top-p off</source>
+        <translation>top-p 끔</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="182" />
+        <source>top-p {0:g}</source>
+        <translation>top-p {0:g}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="187" />
+        <source>chat template</source>
+        <translation>채팅 템플릿 사용</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="188" />
+        <source>no chat template</source>
+        <translation>채팅 템플릿 없음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="197" />
         <source>answer (text)</source>
         <translation>답 (텍스트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="149" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="199" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="153" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="203" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="155" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="205" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="161" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="212" />
         <source>Distinct answers per temperature</source>
         <translation>온도별 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="161" />
+        <location filename="../../kvstudio/ui/plots/answer_histogram.py" line="212" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
@@ -114,57 +149,57 @@
 <context>
     <name>AnswerPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="128" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="129" />
         <source>Cancelled</source>
         <translation>취소됨</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="150" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="151" />
         <source>Sample ×N</source>
         <translation>N번 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="152" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="153" />
         <source>Generate N answers to the prompt in one batch and count the distinct ones.</source>
         <translation>프롬프트에 대한 답 N개를 한 배치로 생성하고 서로 다른 답을 셉니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="153" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="154" />
         <source>N: samples per temperature.</source>
         <translation>N: 온도마다 뽑을 샘플 수.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="154" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="155" />
         <source>T =</source>
         <translation>온도 T =</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="157" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="158" />
         <source>Temperatures: leave empty to use the current temperature, or list several separated by commas.</source>
         <translation>온도: 비워 두면 현재 온도를 쓰고, 여러 개는 쉼표로 구분해 적습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="155" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="156" />
         <source>current, or e.g. 0.3, 0.85, 1.5</source>
         <translation>현재 값, 또는 예: 0.3, 0.85, 1.5</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="136" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="137" />
         <source>(empty: eos at step 0)</source>
         <translation>(빈 답: 0번째 단계에서 eos)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="160" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="161" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="161" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="162" />
         <source>Tokens</source>
         <translation>토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="163" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="164" />
         <source>Answer length: each sample generates at most this many tokens. Short answers repeat, long ones are almost always all different.</source>
         <translation>답 길이: 샘플마다 최대 이만큼의 토큰을 생성합니다. 짧은 답은 반복되고, 긴 답은 거의 항상 모두 다릅니다.</translation>
     </message>
@@ -319,7 +354,7 @@
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="154" />
         <source>What the KV cache holds, step by step, for one layer and one K/V head: the K and V rows (one per position, head_dim numbers each) and how much the newest query looked at each position, for every query head that reads this K/V head. Rows already in the cache never change (max |Δ| = 0) and each step appends exactly one row per layer; in recompute mode the recomputed rows equal the cached ones. That is why caching gives the same tokens.</source>
-        <translation>한 레이어, 한 K/V 헤드에 대해 KV 캐시에 무엇이 들어 있는지 스텝마다 보여 줍니다: K 행과 V 행(위치마다 한 행, head_dim개의 수)과, 이 K/V 헤드를 읽는 쿼리 헤드마다 가장 최근 쿼리가 각 위치를 얼마나 보았는지. 캐시에 이미 있는 행은 절대 바뀌지 않고(최대 |Δ| = 0) 스텝마다 레이어당 정확히 한 행이 추가됩니다. 재계산 모드에서는 다시 계산한 행이 캐시된 행과 같습니다. 그래서 캐시를 써도 같은 토큰이 나옵니다.</translation>
+        <translation>한 레이어, 한 K/V 헤드에 대해 KV 캐시에 무엇이 들어 있는지 단계마다 보여 줍니다: K 행과 V 행(위치마다 한 행, head_dim개의 수)과, 이 K/V 헤드를 읽는 쿼리 헤드마다 가장 최근 쿼리가 각 위치를 얼마나 보았는지. 캐시에 이미 있는 행은 절대 바뀌지 않고(최대 |Δ| = 0) 단계마다 레이어당 정확히 한 행이 추가됩니다. 재계산 모드에서는 다시 계산한 행이 캐시된 행과 같습니다. 그래서 캐시를 써도 같은 토큰이 나옵니다.</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="164" />
@@ -380,7 +415,7 @@
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="238" />
         <source>Step {0}: chose {1!r}. {2} rows held;</source>
-        <translation>스텝 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
+        <translation>단계 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="242" />
@@ -473,12 +508,12 @@
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="361" />
         <source>Layer {0}, K/V head {1}, step {2}: {3} rows held (cache: {4})</source>
-        <translation>레이어 {0}, K/V 헤드 {1}, 스텝 {2}: {3}행 보관 (캐시: {4})</translation>
+        <translation>레이어 {0}, K/V 헤드 {1}, 단계 {2}: {3}행 보관 (캐시: {4})</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="368" />
         <source>old rows max |Δ| over {0} steps: {1:g}; one row appended per layer: {2}</source>
-        <translation>{0}스텝 동안 기존 행 최대 |Δ|: {1:g}; 레이어마다 한 행씩 추가: {2}</translation>
+        <translation>{0}단계 동안 기존 행 최대 |Δ|: {1:g}; 레이어마다 한 행씩 추가: {2}</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="371" />
@@ -508,7 +543,7 @@
     <message>
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="438" />
         <source>Checks per step</source>
-        <translation>스텝별 확인</translation>
+        <translation>단계별 확인</translation>
     </message>
 </context>
 <context>
@@ -605,7 +640,7 @@
     <message>
         <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="214" />
         <source>The window W = {0} {1} the context P + N − 1 = {2}.</source>
-        <translation>윈도 W = {0}은(는) 문맥 P + N − 1 = {2}을(를) {1}.</translation>
+        <translation>윈도 W = {0}은(는) 문맥 P + N − 1 = {2}{1}.</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="224" />
@@ -907,42 +942,42 @@
 <context>
     <name>ChartExporter</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="96" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="120" />
         <source>PNG image (*.png)</source>
         <translation>PNG 이미지 (*.png)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="97" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="121" />
         <source>SVG vector image (*.svg)</source>
         <translation>SVG 벡터 이미지 (*.svg)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="98" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="122" />
         <source>PDF document (*.pdf)</source>
         <translation>PDF 문서 (*.pdf)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="99" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="123" />
         <source>CSV data (*.csv)</source>
         <translation>CSV 데이터 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="107" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="131" />
         <source>Export chart</source>
         <translation>차트 내보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="131" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="155" />
         <source>Export slide pack to folder</source>
         <translation>슬라이드 묶음을 내보낼 폴더</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="145" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="169" />
         <source>{0} files written to {1}</source>
         <translation>{1}에 파일 {0}개를 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="147" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="171" />
         <source>(left out, no data yet: {0})</source>
         <translation>(아직 데이터가 없어 제외: {0})</translation>
     </message>
@@ -950,307 +985,307 @@
 <context>
     <name>ChatPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="125" />
         <source>Chat</source>
         <translation>채팅</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="128" />
         <source>Send a turn to fill these charts.</source>
         <translation>보내기를 누르면 차트가 채워집니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="131" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="132" />
         <source>Send</source>
         <translation>보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="132" />
-        <source>Next scripted turn</source>
-        <translation>다음 대본 턴</translation>
-    </message>
-    <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="134" />
         <source>New chat</source>
         <translation>새 대화</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="135" />
         <source>Type what the user says, then Enter</source>
         <translation>사용자의 말을 입력하고 Enter</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="136" />
         <source>keep the cache across turns (feed only the new tokens)</source>
         <translation>턴이 바뀌어도 캐시 유지 (새 토큰만 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="137" />
         <source>also answer without reuse (re-feed the whole history)</source>
         <translation>재사용 없이도 답하기 (대화 전체를 다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="139" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="140" />
         <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical; the time to the first token grows with the history only without reuse.</source>
         <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며, 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="147" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="148" />
         <source>User turn</source>
         <translation>사용자 턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="148" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="149" />
         <source>Reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="149" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="150" />
         <source>Compare</source>
         <translation>비교</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="151" />
         <source>Answer tokens at most</source>
         <translation>답변 최대 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="152" />
         <source>Context limit (tokens)</source>
         <translation>컨텍스트 한도 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="152" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="153" />
         <source>TTFT rounds (median of)</source>
         <translation>TTFT 반복 횟수 (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="155" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="438" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="439" />
         <source>Prompt tokens fed per turn</source>
         <translation>턴별 입력한 프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="156" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="159" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="164" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="364" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="436" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="365" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="437" />
         <source>turn</source>
         <translation>턴</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="158" />
         <source>tokens (dashed: running total)</source>
         <translation>토큰 (점선: 누적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="158" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="309" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="439" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="440" />
         <source>Time to first token</source>
         <translation>첫 토큰까지 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="161" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="162" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="440" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="163" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="441" />
         <source>KV cache after each turn (equal both ways)</source>
         <translation>턴이 끝난 뒤 KV 캐시 (두 방식 같음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="166" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="166" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="409" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="410" />
         <source>reuse</source>
         <translation>재사용</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="166" />
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="409" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="410" />
         <source>re-feed</source>
         <translation>다시 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="259" />
         <source>Turn {0}</source>
         <translation>턴 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="260" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="261" />
         <source>reuse fed {0} tokens</source>
         <translation>재사용: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="262" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="263" />
         <source>re-feed fed {0} tokens</source>
         <translation>다시 입력: {0}토큰 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="264" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="265" />
         <source>identical tokens both ways {0}</source>
         <translation>두 방식의 토큰이 같음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="266" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="267" />
         <source>the two ways chose different tokens {0}</source>
         <translation>두 방식이 다른 토큰을 골랐음 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="268" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="269" />
         <source>the answer was cut at the context limit</source>
         <translation>컨텍스트 한도에서 답이 잘렸음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="305" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="306" />
         <source>Time to first token (median of {0} interleaved rounds)</source>
         <translation>첫 토큰까지 시간 (번갈아 잰 {0}회의 중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="309" />
         <source>Time to first token (single measurements)</source>
         <translation>첫 토큰까지 시간 (한 번씩 측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="315" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="316" />
         <source>{0:,.1f} ms (median of {1}, {2:,.1f}–{3:,.1f})</source>
         <translation>{0:,.1f} ms ({1}회 중앙값, {2:,.1f}–{3:,.1f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="317" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="318" />
         <source>{0:,.1f} ms (single measurement)</source>
         <translation>{0:,.1f} ms (한 번 측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="321" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
         <source>User</source>
         <translation>사용자</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="321" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="322" />
         <source>Assistant</source>
         <translation>어시스턴트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="327" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="328" />
         <source>(empty: eos at step 0)</source>
         <translation>(빈 답: 0번째 단계에서 eos)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="365" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="366" />
         <source>history</source>
         <translation>대화 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="366" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="367" />
         <source>fed (reuse)</source>
         <translation>입력 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="367" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="368" />
         <source>fed (re-feed)</source>
         <translation>입력 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="368" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="369" />
         <source>TTFT (reuse)</source>
         <translation>TTFT (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="369" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="370" />
         <source>TTFT (re-feed)</source>
         <translation>TTFT (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="388" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="389" />
         <source>reuse fed {0} tokens, TTFT {1}</source>
         <translation>재사용 {0}토큰 입력, TTFT {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="394" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="395" />
         <source>re-feed fed {0} tokens, TTFT {1}</source>
         <translation>다시 입력 {0}토큰 입력, TTFT {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="428" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="429" />
         <source>{0}: TTFT, median (ms)</source>
         <translation>{0}: TTFT 중앙값 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="430" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="431" />
         <source>{0}: TTFT, fastest round (ms)</source>
         <translation>{0}: TTFT 가장 빠른 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="432" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="433" />
         <source>{0}: TTFT, slowest round (ms)</source>
         <translation>{0}: TTFT 가장 느린 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="434" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="435" />
         <source>{0}: TTFT rounds</source>
         <translation>{0}: TTFT 반복 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="370" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="371" />
         <source>ms/token (reuse)</source>
         <translation>ms/토큰 (재사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="371" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="133" />
+        <source>Send next scripted turn</source>
+        <translation>대본의 다음 턴 보내기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="372" />
         <source>ms/token (re-feed)</source>
         <translation>ms/토큰 (다시 입력)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="372" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="373" />
         <source>cache KiB</source>
         <translation>캐시 KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="373" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="374" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="374" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="375" />
         <source>identical</source>
         <translation>같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="385" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="386" />
         <source>Turn {0}, history {1} tokens</source>
         <translation>턴 {0}, 대화 길이 {1}토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="400" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="401" />
         <source>identical greedy tokens in {0} of {1} compared turns</source>
         <translation>비교한 턴 {1}개 중 {0}개에서 그리디 토큰이 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="422" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="423" />
         <source>{0}: prompt tokens fed</source>
         <translation>{0}: 입력한 프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="424" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="425" />
         <source>{0}: running total</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="435" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="436" />
         <source>{0}: cache (bytes)</source>
         <translation>{0}: 캐시 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="481" />
+        <location filename="../../kvstudio/ui/labs/chat_lab.py" line="482" />
         <source>The turn box holds at most {0:,} characters, so a longer paste was cut there. Shorten the turn: a conversation holds at most {1:,} tokens.</source>
         <translation>턴 입력란에는 최대 {0:,}자까지 들어가므로 더 긴 붙여 넣기는 거기서 잘렸습니다. 턴을 줄이세요. 대화에는 토큰이 최대 {1:,}개까지만 들어갑니다.</translation>
     </message>
@@ -1258,118 +1293,118 @@
 <context>
     <name>ClassroomExtras</name>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="127" />
+        <location filename="../../kvstudio/ui/classroom.py" line="119" />
         <source>Labs</source>
         <translation>실습</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="213" />
+        <location filename="../../kvstudio/ui/classroom.py" line="216" />
         <source>Save run</source>
         <translation>실행 저장</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="215" />
-        <location filename="../../kvstudio/ui/classroom.py" line="233" />
+        <location filename="../../kvstudio/ui/classroom.py" line="218" />
+        <location filename="../../kvstudio/ui/classroom.py" line="236" />
         <source>KV Studio runs (*.json)</source>
         <translation>KV Studio 실행 파일 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="224" />
+        <location filename="../../kvstudio/ui/classroom.py" line="227" />
         <source>Saved the run to {0}</source>
         <translation>실행을 {0}에 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="231" />
+        <location filename="../../kvstudio/ui/classroom.py" line="234" />
         <source>Open saved run</source>
         <translation>저장한 실행 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="249" />
+        <location filename="../../kvstudio/ui/classroom.py" line="252" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="259" />
+        <location filename="../../kvstudio/ui/classroom.py" line="262" />
         <source>Measuring TTFT {0} times in each mode…</source>
         <translation>모드마다 TTFT를 {0}번 측정하는 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="348" />
+        <location filename="../../kvstudio/ui/classroom.py" line="363" />
         <source>Lec&amp;ture</source>
         <translation>강의(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="349" />
+        <location filename="../../kvstudio/ui/classroom.py" line="364" />
         <source>Presenter view (projector: one chart, big numbers)</source>
         <translation>발표자 화면 (프로젝터: 차트 하나, 큰 숫자)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="351" />
-        <source>Full screen, high contrast: Page Down steps, Page Up / ↑ / ↓ change the chart, P plays and pauses, Home starts over, Esc returns.</source>
-        <translation>전체 화면, 고대비: Page Down은 한 스텝, Page Up / ↑ / ↓는 차트 바꾸기, P는 재생·일시정지, Home은 처음부터, Esc는 돌아가기.</translation>
+        <location filename="../../kvstudio/ui/classroom.py" line="366" />
+        <source>Full screen, high contrast, any chart (labs included): Page Down or → steps, Page Up or ← steps back (as in this window), ↓ / ↑ change the chart, P plays and pauses, Home starts over, Esc returns.</source>
+        <translation>전체 화면, 고대비, 모든 차트(실습 포함): Page Down 또는 →는 한 단계 진행, Page Up 또는 ←는 한 단계 뒤로(이 창과 같음), ↓ / ↑는 차트 바꾸기, P는 재생·일시정지, Home은 처음부터, Esc는 돌아가기.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="353" />
+        <location filename="../../kvstudio/ui/classroom.py" line="369" />
         <source>Save run…</source>
         <translation>실행 저장…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="354" />
+        <location filename="../../kvstudio/ui/classroom.py" line="370" />
         <source>Open saved run (replay without the model)…</source>
         <translation>저장한 실행 열기 (모델 없이 다시 보기)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="355" />
+        <location filename="../../kvstudio/ui/classroom.py" line="371" />
         <source>Replay</source>
         <translation>다시 보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="356" />
+        <location filename="../../kvstudio/ui/classroom.py" line="372" />
         <source>Next step</source>
         <translation>다음 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="357" />
+        <location filename="../../kvstudio/ui/classroom.py" line="373" />
         <source>Play / pause</source>
         <translation>재생 / 일시정지</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="358" />
+        <location filename="../../kvstudio/ui/classroom.py" line="374" />
         <source>From the start</source>
         <translation>처음부터</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="359" />
+        <location filename="../../kvstudio/ui/classroom.py" line="375" />
         <source>Back to live</source>
         <translation>실시간으로 돌아가기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="360" />
+        <location filename="../../kvstudio/ui/classroom.py" line="376" />
         <source>Export slide pack (all charts and numbers)…</source>
         <translation>슬라이드 묶음 내보내기 (모든 차트와 수치)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="362" />
+        <location filename="../../kvstudio/ui/classroom.py" line="378" />
         <source>Measure TTFT ×{0} (median, min–max)</source>
         <translation>TTFT ×{0} 측정 (중앙값, 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="364" />
+        <location filename="../../kvstudio/ui/classroom.py" line="380" />
         <source>Runs the prompt's prefill {0} times in each mode, interleaved, and shows the median with the fastest and slowest round at step 0 of the time plot.</source>
         <translation>프롬프트의 프리필을 모드마다 {0}번 번갈아 실행하고, 시간 그래프의 0단계에 중앙값과 가장 빠른·느린 회차를 표시합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="413" />
+        <location filename="../../kvstudio/ui/classroom.py" line="430" />
         <source>TTFT median of {0}: cached {1:.2f} ms, recompute {2:.2f} ms</source>
         <translation>TTFT {0}회 중앙값: 캐시 {1:.2f} ms, 재계산 {2:.2f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="428" />
+        <location filename="../../kvstudio/ui/classroom.py" line="445" />
         <source>Exported: {0}</source>
         <translation>내보냄: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/classroom.py" line="438" />
+        <location filename="../../kvstudio/ui/classroom.py" line="455" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
@@ -1538,7 +1573,7 @@
 <context>
     <name>ExportButton</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="247" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="271" />
         <source>Export this chart (PNG, SVG, PDF, CSV)</source>
         <translation>이 차트 내보내기 (PNG, SVG, PDF, CSV)</translation>
     </message>
@@ -1546,39 +1581,47 @@
 <context>
     <name>ExportMenu</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="196" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="220" />
         <source>Export chart</source>
         <translation>차트 내보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="199" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="223" />
         <source>PNG image, {0}×{1} px…</source>
         <translation>PNG 이미지, {0}×{1} px…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="201" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="225" />
         <source>Slide size</source>
         <translation>슬라이드 크기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="202" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="226" />
         <source>Headline with the measured numbers</source>
         <translation>측정값 헤드라인 넣기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="203" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="227" />
         <source>SVG vector image…</source>
         <translation>SVG 벡터 이미지…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="204" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="228" />
         <source>PDF (vector)…</source>
         <translation>PDF (벡터)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="205" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="229" />
         <source>Data as CSV…</source>
         <translation>데이터를 CSV로…</translation>
+    </message>
+</context>
+<context>
+    <name>FolderDialog</name>
+    <message>
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="68" />
+        <source>Choose</source>
+        <translation>선택</translation>
     </message>
 </context>
 <context>
@@ -1650,107 +1693,122 @@ step {4}</source>
 <context>
     <name>Headlines</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="40" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="71" />
+        <source>Run the lab to see its numbers</source>
+        <translation>실습을 실행하면 숫자가 나옵니다</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="81" />
+        <source>runs of different length: {0}</source>
+        <translation>길이가 다른 실행: {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="89" />
         <source>Step to feed the model</source>
-        <translation>한 스텝 진행하면 모델에 넣은 토큰이 나옵니다</translation>
+        <translation>한 단계 진행하면 모델에 넣은 토큰이 나옵니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="41" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="90" />
         <source>Tokens fed appear after a step.</source>
-        <translation>스텝을 진행하면 입력 토큰 수가 표시됩니다.</translation>
+        <translation>단계을 진행하면 입력 토큰 수가 표시됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="45" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="95" />
         <source>{0} vs {1} tokens fed</source>
         <translation>입력 토큰 {0} 대 {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="50" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="101" />
+        <source>{0} vs {1} tokens fed in N = {2} steps</source>
+        <translation>N = {2}단계까지 입력 토큰 {0} 대 {1}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="106" />
         <source>{0} tokens fed ({1})</source>
         <translation>입력 토큰 {0} ({1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="60" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="116" />
         <source>P+(N−1)</source>
         <translation>P+(N−1)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="62" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="118" />
         <source>P·N+N(N−1)/2</source>
         <translation>P·N+N(N−1)/2</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="65" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="121" />
         <source>{0}: P = {1}, N = {2} → {3} = {4}</source>
         <translation>{0}: P = {1}, N = {2} → {3} = {4}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="73" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="128" />
         <source>recompute fed {0:.1f}× as many</source>
         <translation>재계산은 {0:.1f}배를 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="83" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="140" />
         <source>Step to time the model</source>
-        <translation>스텝을 진행하면 시간이 측정됩니다</translation>
+        <translation>단계을 진행하면 시간이 측정됩니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="90" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="147" />
         <source>{0}: {1:.1f} ms/token</source>
         <translation>{0}: 토큰당 {1:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="95" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="152" />
         <source>{0}: time to first token {1:.1f} ms, {2} steps</source>
-        <translation>{0}: 첫 토큰까지 {1:.1f} ms, {2} 스텝</translation>
+        <translation>{0}: 첫 토큰까지 {1:.1f} ms, {2} 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="102" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="161" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="112" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="171" />
         <source>Step to fill the cache</source>
-        <translation>스텝을 진행하면 캐시가 채워집니다</translation>
+        <translation>단계을 진행하면 캐시가 채워집니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="115" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="174" />
         <source>{0} B per token · {1} B per 100 tokens</source>
         <translation>토큰당 {0} B · 100 토큰당 {1} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="119" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="178" />
         <source>2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}</source>
         <translation>2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="126" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="185" />
         <source>measured now: {0} B for T = {1} tokens</source>
         <translation>지금 측정값: T = {1} 토큰에 {0} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="131" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="190" />
         <source>recompute keeps no cache</source>
         <translation>재계산은 캐시를 두지 않습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="137" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="196" />
         <source>Sample ×N to count answers</source>
         <translation>N번 샘플링으로 답을 세어 보세요</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="141" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="200" />
         <source>distinct answers {0}</source>
         <translation>서로 다른 답 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="143" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="202" />
         <source>T = {0}</source>
         <translation>T = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/headlines.py" line="144" />
+        <location filename="../../kvstudio/ui/slides/headlines.py" line="203" />
         <source>{0} samples per temperature</source>
         <translation>온도마다 샘플 {0}개</translation>
     </message>
@@ -2762,271 +2820,271 @@ step {4}</source>
 <context>
     <name>PresenterView</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="125" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="128" />
         <source>Tokens fed to the model</source>
         <translation>모델에 넣은 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="127" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="130" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="129" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="132" />
         <source>KV cache per layer</source>
         <translation>층별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="131" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="134" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="266" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="345" />
         <source>chart {0} of {1}</source>
         <translation>차트 {0} / {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="333" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="466" />
         <source>KV Studio — presenter view</source>
         <translation>KV Studio — 발표자 화면</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="335" />
-        <source>Page Down / → / Space: next step · Page Up / ↑ / ↓: other chart · 1–4: chart · P: play or pause · Home: start over · Esc: back to the window</source>
-        <translation>Page Down / → / Space: 다음 스텝 · Page Up / ↑ / ↓: 다른 차트 · 1–4: 차트 선택 · P: 재생·일시정지 · Home: 처음부터 · Esc: 창으로 돌아가기</translation>
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="468" />
+        <source>Page Down / → / Space: next step · Page Up / ←: one step back (as in the window) · ↓ / ↑: next / previous chart · 1–9: chart by number · P: play or pause · Home: start over · Esc: back to the window</source>
+        <translation>Page Down / → / Space: 다음 단계 · Page Up / ←: 한 단계 뒤로 (창에서와 같음) · ↓ / ↑: 다음 / 이전 차트 · 1–9: 번호로 차트 선택 · P: 재생·일시정지 · Home: 처음부터 · Esc: 창으로 돌아가기</translation>
     </message>
 </context>
 <context>
     <name>ProjectorPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="103" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="107" />
         <source>Scale projector</source>
         <translation>규모 예측기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="111" />
         <source>the config's dtype</source>
         <translation>config의 dtype</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="114" />
         <source>Bytes per token = 2 · L · H_kv · d · bytes (K and V, every layer); the cache for a batch is batch × context × that; a sliding window keeps W − 1 tokens on its layers, and an 8- or 4-bit cache also stores a float16 scale per token and K/V head. Bytes default to the config's dtype. Presets use the numbers of each model's published config.json. For the loaded model the projection is checked against a real run.</source>
         <translation>토큰당 바이트 = 2 · L · H_kv · d · 바이트 (모든 층의 K와 V)이고, 배치의 캐시는 배치 × 문맥 × 그 값입니다. 슬라이딩 윈도는 해당 층에 W − 1 토큰을 남기고, 8비트나 4비트 캐시는 토큰과 K/V 헤드마다 float16 스케일도 저장합니다. 바이트 수는 기본적으로 config의 dtype을 따릅니다. 프리셋은 각 모델이 공개한 config.json의 값을 씁니다. 불러온 모델은 실제 실행과 비교해 예측을 확인합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="118" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
         <source>the loaded model</source>
         <translation>불러온 모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="123" />
         <source>config.json…</source>
         <translation>config.json…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="126" />
         <source>Model</source>
         <translation>모델</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="127" />
         <source>Context length</source>
         <translation>문맥 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="128" />
         <source>Batch</source>
         <translation>배치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="129" />
         <source>Bits per cached number</source>
         <translation>캐시 숫자당 비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="132" />
         <source>KV cache for one batch vs context length</source>
         <translation>문맥 길이에 따른 한 배치의 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="133" />
         <source>context length (tokens, log scale)</source>
         <translation>문맥 길이 (토큰, 로그 눈금)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="130" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="134" />
         <source>GiB</source>
         <translation>GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="133" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="137" />
         <source>KV cache</source>
         <translation>KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="138" />
         <source>KV cache, 8-bit</source>
         <translation>KV 캐시, 8비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="139" />
         <source>model weights</source>
         <translation>모델 가중치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="140" />
         <source>GPU memory (16 / 24 / 40 / 80 GiB)</source>
         <translation>GPU 메모리 (16 / 24 / 40 / 80 GiB)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="142" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="146" />
         <source>Open a config.json</source>
         <translation>config.json 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="142" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="146" />
         <source>config (*.json)</source>
         <translation>설정 (*.json)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="229" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="239" />
         <source>{0}: KV cache for batch {1} vs context length</source>
         <translation>{0}: 배치 {1}의 문맥 길이별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="256" />
         <source>weights ({0:,} parameters × {1} B)</source>
         <translation>가중치 (파라미터 {0:,}개 × {1} B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="256" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="266" />
         <source>real run: {0} rows × {1} tokens</source>
         <translation>실제 실행: {0}행 × {1} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="268" />
         <source>measured {0:,} B</source>
         <translation>측정 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="259" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="269" />
         <source>projected {0:,} B</source>
         <translation>예측 {0:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="262" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="272" />
         <source>source</source>
         <translation>출처</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="265" />
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="321" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="275" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="331" />
         <source>what changes</source>
         <translation>바뀌는 것</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="266" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="276" />
         <source>bytes per token</source>
         <translation>토큰당 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="267" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="277" />
         <source>cache ({0} × {1:,}), GiB</source>
         <translation>캐시 ({0} × {1:,}), GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="268" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="278" />
         <source>cache + weights, GiB</source>
         <translation>캐시 + 가중치, GiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="280" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="290" />
         <source>{0}: {1:,} B per token ({2}-bit) → {3} for batch {4} × {5:,} tokens</source>
         <translation>{0}: 토큰당 {1:,} B ({2}비트) → 배치 {4} × {5:,} 토큰에 {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="285" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="295" />
         <source>with the weights ({0}): {1}; fits in GPU memory (GiB): {2}</source>
         <translation>가중치({0})까지: {1}; GPU 메모리(GiB)에 들어가는지: {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="291" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="301" />
         <source>real run, {0} rows × {1} tokens: measured {2:,} B, projected {3:,} B</source>
         <translation>실제 실행, {0}행 × {1}토큰: 측정 {2:,} B, 예측 {3:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="304" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="314" />
         <source>KV cache, {0}-bit (B)</source>
         <translation>KV 캐시, {0}비트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="306" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="316" />
         <source>KV cache, 8-bit (B)</source>
         <translation>KV 캐시, 8비트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="307" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="317" />
         <source>model weights (B)</source>
         <translation>모델 가중치 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="321" />
         <source>bytes per token (B)</source>
         <translation>토큰당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="313" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="323" />
         <source>cache (B)</source>
         <translation>캐시 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="314" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="324" />
         <source>cache + weights (B)</source>
         <translation>캐시 + 가중치 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="318" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="328" />
         <source>KV cache for batch {0} vs context length</source>
         <translation>배치 {0}의 KV 캐시와 컨텍스트 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="319" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="329" />
         <source>context length (tokens)</source>
         <translation>컨텍스트 길이 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="320" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="330" />
         <source>What changes at {0:,} tokens, batch {1}</source>
         <translation>{0:,} 토큰, 배치 {1}에서 바뀌는 것</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="326" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="336" />
         <source>as configured</source>
         <translation>설정 그대로</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="327" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="337" />
         <source>without GQA (H_kv = H)</source>
         <translation>GQA 없이 (H_kv = H)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="328" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="338" />
         <source>16-bit cache</source>
         <translation>16비트 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="329" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="339" />
         <source>8-bit cache (scales included)</source>
         <translation>8비트 캐시 (스케일 포함)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="330" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="340" />
         <source>window W = 4096</source>
         <translation>윈도 W = 4096</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="331" />
+        <location filename="../../kvstudio/ui/labs/projector_lab.py" line="341" />
         <source>without the window</source>
         <translation>윈도 없이</translation>
     </message>
@@ -3114,11 +3172,6 @@ step {4}</source>
         <translation>답이 바뀜</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="183" />
-        <source>KV cache after {0} + {1} tokens: </source>
-        <translation>{0} + {1} 토큰 후 KV 캐시: </translation>
-    </message>
-    <message>
         <location filename="../../kvstudio/ui/labs/quant_lab.py" line="185" />
         <source>smaller than fp{0}: </source>
         <translation>fp{0} 대비 작아진 배수: </translation>
@@ -3127,6 +3180,11 @@ step {4}</source>
         <location filename="../../kvstudio/ui/labs/quant_lab.py" line="180" />
         <source>none</source>
         <translation>없음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="183" />
+        <source>KV cache after {0} + {1} tokens, greedy: </source>
+        <translation>그리디로 {0} + {1} 토큰 후 KV 캐시: </translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/quant_lab.py" line="186" />
@@ -3912,213 +3970,213 @@ step {4}</source>
 <context>
     <name>TopPTopKPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="137" />
         <source>Top-p / top-k</source>
         <translation>Top-p / top-k</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="140" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="143" />
         <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (hollow grey bars are cut) and renormalises them to sum to 1; the green line adds them up, and top-p keeps the most likely tokens until that sum reaches p (orange bars are cut). The chosen token is outlined.</source>
         <translation>막대는 온도를 적용한 뒤 가장 가능성 높은 다음 토큰 20개입니다. Top-k는 가장 가능성 높은 k개를 남기고(속이 빈 회색 막대는 잘림) 합이 1이 되도록 다시 정규화합니다. 초록 선은 그 누적합이며, top-p는 누적합이 p에 이를 때까지 가능성 높은 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="148" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="151" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="149" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="152" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="153" />
         <source>Top-k (0 = off)</source>
         <translation>Top-k (0 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="154" />
         <source>Top-p (1 = off)</source>
         <translation>Top-p (1 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="152" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="155" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="153" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="156" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="160" />
         <source>Next-token distribution after temperature and top-k</source>
         <translation>온도와 top-k 적용 후 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="161" />
         <source>probability (renormalised)</source>
         <translation>확률 (재정규화)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="164" />
         <source>cumulative mass</source>
         <translation>누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="172" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="222" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="225" />
         <source>Step {0}: chose {1!r} (p = {2:.3f} after top-k and top-p renormalised)</source>
         <translation>{0}단계: {1!r} 선택 (top-k와 top-p 후 재정규화한 p = {2:.3f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="297" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="308" />
         <source>the {0} most likely tokens at step {1}; top-p keeps {2:,}, past the bars (mass {3:.2f})</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개. top-p는 막대 너머까지 {2:,}개를 남김 (확률 합 {3:.2f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="304" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="315" />
         <source>top-k = {0}: mass {1:.2f}</source>
         <translation>top-k = {0}: 확률 {1:.2f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="319" />
         <source>p = {0:g}</source>
         <translation>p = {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="327" />
         <source>top-p keeps {0}: mass {1:.2f} ≥ {2:g}</source>
         <translation>top-p가 {0}개 남김: 확률 {1:.2f} ≥ {2:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="351" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="362" />
         <source>(empty: eos at step 0)</source>
         <translation>(빈 답: 0번째 단계에서 eos)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="362" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="373" />
         <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
-        <translation>{0}단계: top-k = {1}이(가) 확률 {3:.2f}를 가진 토큰 {2}개를 남김; 재정규화 후 top-p = {4:g}가 확률 {6:.2f} ≥ {4:g}인 {5}개를 남김</translation>
+        <translation>{0}단계: top-k = {1}: 토큰 {2}개 남음 (확률 합 {3:.2f}) · 재정규화 후 top-p = {4:g}: {5}개 남음 (확률 합 {6:.2f} ≥ {4:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="369" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="380" />
         <source>Step {0}: top-k off; top-p = {1:g} keeps {2} tokens with mass {3:.2f} ≥ {1:g}</source>
         <translation>{0}단계: top-k 끔, top-p = {1:g}가 토큰 {2}개를 남기고 그 확률 합은 {3:.2f} ≥ {1:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="372" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="383" />
         <source>temperature {0:g} · chose «{1}», p = {2:.3f} after both filters</source>
         <translation>온도 {0:g} · «{1}» 선택, 두 필터 후 p = {2:.3f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="388" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="399" />
         <source>Next-token distribution at step {0}</source>
         <translation>{0}단계의 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="389" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="400" />
         <source>rank (1 = most likely)</source>
         <translation>순위 (1 = 가장 가능성 높음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="391" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="402" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="392" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="403" />
         <source>probability after temperature</source>
         <translation>온도 적용 후 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="394" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="405" />
         <source>probability after top-k, renormalised</source>
         <translation>top-k 후 재정규화한 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="396" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="407" />
         <source>cumulative mass after top-k</source>
         <translation>top-k 후 누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="397" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="408" />
         <source>kept by top-k and top-p</source>
         <translation>top-k와 top-p가 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="406" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="417" />
         <source>after top-k (tokens)</source>
         <translation>top-k 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="408" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="419" />
         <source>after top-p (tokens)</source>
         <translation>top-p 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="410" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="421" />
         <source>kept mass after top-k (probability)</source>
         <translation>top-k 후 남은 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="412" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="423" />
         <source>p(chosen) after both filters</source>
         <translation>두 필터 후 p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="162" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="403" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="414" />
         <source>Candidates left after each filter</source>
         <translation>필터별 남은 후보 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="163" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="334" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="404" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="345" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="415" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="167" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="167" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="337" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="170" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="348" />
         <source>after top-k</source>
         <translation>top-k 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="168" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="338" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="171" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="349" />
         <source>after top-p</source>
         <translation>top-p 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="295" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="306" />
         <source>the {0} most likely tokens at step {1}</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="335" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="398" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="346" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="409" />
         <source>chosen</source>
         <translation>선택</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="336" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="347" />
         <source>p(chosen)</source>
         <translation>p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="353" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="364" />
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>

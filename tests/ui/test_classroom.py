@@ -119,8 +119,8 @@ def test_presenter_shows_one_chart_with_its_numbers_and_the_clicker_drives(
     assert presenter.chips_view.isVisible() and presenter.chips_view.chip_texts()
     qtbot.keyClick(presenter, Qt.Key.Key_Down)
     assert presenter.current_chart().key == "step_time"
-    qtbot.keyClick(presenter, Qt.Key.Key_PageUp)
-    qtbot.keyClick(presenter, Qt.Key.Key_PageUp)
+    qtbot.keyClick(presenter, Qt.Key.Key_Up)
+    qtbot.keyClick(presenter, Qt.Key.Key_Up)
     assert presenter.current_chart().key == "answers"  # wraps around
     assert not presenter.chips_view.isVisible()
     qtbot.keyClick(presenter, Qt.Key.Key_3)
@@ -164,7 +164,8 @@ def test_presenter_numbers_come_from_the_runs(qtbot, make_window, tmp_path: Path
     assert presenter.headline().big == (f"distinct answers {counts.distinct(0)} / "
                                         f"{counts.distinct(1)}")
     assert presenter.answers_plot.bar_totals() == window.answers.plot.bar_totals()
-    assert presenter.big_label.text() == presenter.headline().big  # what the screen shows
+    # What the screen shows: the same text, spaces that must not break made non-breaking.
+    assert presenter.big_label.text().replace("\u00a0", " ") == presenter.headline().big
     presenter.set_enabled(False)
 
 
@@ -303,10 +304,12 @@ def test_slide_pack_has_every_live_chart_and_lab(qtbot, make_window, tmp_path: P
     assert {"lab-cache-kinds.png", "all-charts.pdf", "numbers.json", "cached-steps.csv",
             "sample-answers.csv"} <= names
     answers = read_csv_tables((tmp_path / "pack" / "sample-answers.csv").read_bytes())[0]
-    assert answers[0] == ["rank", "answer", "count at T = 0.5 (of 6)", "count at T = 1.5 (of 6)"]
+    assert answers[0] == ["answer no.", "answer", "count at T = 0.5 (of 6)",
+                          "count at T = 1.5 (of 6)"]
     assert sum(int(r[2]) + int(r[3]) for r in answers[1:]) == 12
     histogram, per_t = read_csv_tables((tmp_path / "pack" / "answers.csv").read_bytes())
-    assert histogram[0] == ["answer rank (1 = most common)", "answer (text)",
+    assert histogram[0] == ["answer no. (1 = the most common over all temperatures)",
+                            "answer (text)",
                             "T = 0.5: count (samples)", "T = 1.5: count (samples)"]
     assert sum(int(r[2]) + int(r[3]) for r in histogram[1:]) == 12
     assert per_t[0] == ["temperature", "distinct answers", "samples"]

@@ -105,7 +105,7 @@ def test_the_answer_chart_says_which_settings_made_it(qtbot) -> None:  # type: i
     plot.show_counts(AnswerCounts((0.3, 0.85), ((("a", 2),), (("a", 1), ("b", 1))), 2,
                                   answer_tokens=COURSE.answer_tokens, sampling=COURSE.sampling))
     assert plot.headline().splitlines()[-1] == (
-        "Settings: top-k off · top-p 0.85 · penalty 1 · seed 42 · ≤ 32 tokens")
+        "Settings: top-k off · top-p 0.85 · penalty 1 · seed 42 · ≤ 32 tokens · no chat template")
 
 
 def test_the_cache_lab_says_it_runs_greedy(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]

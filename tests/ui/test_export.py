@@ -425,3 +425,130 @@ def test_svg_heat_map_cells_stay_sharp_squares(qapp) -> None:  # type: ignore[no
     half = SHARP_SIDE // 2
     assert big.pixelColor(half - 1, 0) == QColor("#ff0000")  # no blend at the cell edge
     assert big.pixelColor(half, half - 1) == QColor("#0000ff")
+
+
+def _svg_ink(svg: bytes, tmp_path: Path, name: str) -> np.ndarray:
+    (tmp_path / f"{name}.svg").write_bytes(svg)
+    subprocess.run(["rsvg-convert", str(tmp_path / f"{name}.svg"), "-o",
+                    str(tmp_path / f"{name}.png")], check=True, timeout=60)
+    return _ink(QImage(str(tmp_path / f"{name}.png")))
+
+
+def _lab_charts(qtbot, tiny_handle: ModelHandle) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """A few labs' charts after a run on the tiny model: many dashed lines, bars, a heat map."""
+    from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
+    from kvstudio.ui.labs.projector_lab import ProjectorPanel
+    from tests.ui.lab_helpers import run_lab, show_lab
+
+    charts: dict[str, object] = {}
+    exporter = ChartExporter()
+    projector = show_lab(qtbot, ProjectorPanel, exporter, tiny_handle, size=(1100, 700))
+    projector.source.setCurrentIndex(projector.source.findData("llama-3.1-8b"))
+    run_lab(qtbot, projector, 60_000)
+    charts.update(projector.charts())
+    inspector = show_lab(qtbot, CacheInspectorPanel, exporter, tiny_handle, size=(1100, 700))
+    with qtbot.waitSignal(inspector.runner.paused, timeout=60_000):
+        assert inspector.run()
+    charts.update(inspector.charts())
+    charts["_panels"] = [projector, inspector]
+    return charts
+
+
+@pytest.mark.skipif(shutil.which("rsvg-convert") is None, reason="needs rsvg-convert (librsvg)")
+def test_every_charts_svg_has_the_ink_of_its_png(  # type: ignore[no-untyped-def]
+    qtbot, store: RunStore, korean_font: str, tiny_handle: ModelHandle, tmp_path: Path
+) -> None:
+    """The README's claim, for the live charts and labs with dashed lines and heat maps: the
+    SVG (rendered by librsvg) inks within 5 % of the PNG, and mostly the same pixels."""
+    charts: dict[str, object] = {}
+    for name, cls in (("tokens_fed", TokensFedPlot), ("step_time", StepTimePlot),
+                      ("cache_bytes", CacheBytesPlot)):
+        plot = cls()
+        qtbot.addWidget(plot)
+        plot.resize(700, 420)
+        plot.show()
+        plot.refresh(store)
+        charts[name] = plot
+    labs = _lab_charts(qtbot, tiny_handle)
+    panels = labs.pop("_panels")
+    charts.update(labs)
+    canvas = slide_canvas.canvas_named("16:9 small")
+    for name, chart in charts.items():
+        head = plotted_data.chart_headline(chart)
+        from_svg = _svg_ink(render.render_svg(chart, canvas, headline=head), tmp_path, name)
+        from_png = _ink(render.render_image(chart, canvas, headline=head))
+        difference = abs(int(from_svg.sum()) - int(from_png.sum())) / from_png.sum()
+        assert difference < 0.05, (name, from_svg.sum(), from_png.sum())
+        assert (from_svg & from_png).sum() > 0.8 * from_png.sum(), name
+    for panel in panels:  # type: ignore[attr-defined]
+        assert panel.shutdown()
+
+
+def test_a_colour_scale_beside_a_heat_map_is_on_the_slide(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A colour bar in the chart's layout (as the inspector's heat maps have) is exported."""
+    view = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(view)
+    view.resize(600, 300)
+    plot = view.addPlot(row=0, col=0)
+    image = pg.ImageItem(np.linspace(0, 1, 64).reshape(8, 8), axisOrder="row-major")
+    image.setColorMap(pg.colormap.get("viridis"))
+    plot.addItem(image)
+    bar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get("viridis"), interactive=False)
+    bar.setImageItem(image)
+    view.ci.addItem(bar, row=0, col=1)
+    view.show()
+    canvas = slide_canvas.canvas_named("16:9 small")
+    png = pg.functions.ndarray_from_qimage(
+        render.render_image(view, canvas).convertToFormat(QImage.Format.Format_RGB32))
+    right = png[:, int(canvas.width * 0.91):, :3].astype(int)  # past the heat map itself
+    blue, green, red = right[:, :, 0], right[:, :, 1], right[:, :, 2]  # RGB32 is BGRA in memory
+    yellow = (red > 180) & (green > 180) & (blue < 120)
+    assert yellow.sum() > 50  # viridis' top colour, drawn in the bar at the right
+
+
+@pytest.mark.skipif(shutil.which("gs") is None, reason="needs Ghostscript to read the PDF")
+def test_pdf_pages_look_like_the_png_bold_title_included(  # type: ignore[no-untyped-def]
+    tokens_plot: TokensFedPlot, tmp_path: Path
+) -> None:
+    canvas = slide_canvas.canvas_named("16:9 small")
+    head = plotted_data.chart_headline(tokens_plot)
+    (tmp_path / "chart.pdf").write_bytes(render.render_pdf([tokens_plot], canvas, headlines=[head]))
+    subprocess.run(["gs", "-q", "-dNOPAUSE", "-dBATCH", "-sDEVICE=png16m", "-r96",
+                    "-dTextAlphaBits=4", "-dGraphicsAlphaBits=4",
+                    f"-sOutputFile={tmp_path / 'pdf.png'}", str(tmp_path / "chart.pdf")],
+                   check=True, timeout=120)
+    from_pdf = _ink(QImage(str(tmp_path / "pdf.png")))
+    from_png = _ink(render.render_image(tokens_plot, canvas, headline=head))
+    assert from_pdf.shape == from_png.shape
+    page_pdf, page_png = int(from_pdf.sum()), int(from_png.sum())
+    assert abs(page_pdf - page_png) < 0.06 * page_png, (page_pdf, page_png)
+    # The title's band: Qt's PDF engine drew the regular glyphs (12 % less ink than the bold
+    # PNG title); drawn as bold outlines it has at least the PNG's ink.
+    band_pdf, band_png = int(from_pdf[40:110].sum()), int(from_png[40:110].sum())
+    assert band_pdf >= 0.97 * band_png, (band_pdf, band_png)
+
+
+def test_a_heat_map_without_a_colour_bar_gets_its_scale_on_the_slide(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from kvstudio.ui.slides.colour_scale import colour_scales
+
+    view = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(view)
+    view.resize(600, 300)
+    plot = view.addPlot(row=0, col=0, title="attention")
+    image = pg.ImageItem(np.linspace(0, 1, 64).reshape(8, 8), axisOrder="row-major")
+    image.setColorMap(pg.colormap.get("viridis"))
+    image.setLevels((0.0, 0.5))
+    plot.addItem(image)
+    view.show()
+    (scale,) = colour_scales(view)
+    assert (scale.label, scale.low, scale.high) == ("attention", 0.0, 0.5)
+    canvas = slide_canvas.canvas_named("16:9 small")
+    png = pg.functions.ndarray_from_qimage(
+        render.render_image(view, canvas).convertToFormat(QImage.Format.Format_RGB32))
+    band = png[:60, :, :3].astype(int)  # above the chart: the scale's row
+    blue, green, red = band[:, :, 0], band[:, :, 1], band[:, :, 2]
+    assert ((red > 180) & (green > 180) & (blue < 120)).sum() > 20  # viridis' top colour
+    bar = pg.ColorBarItem(values=(0, 0.5), colorMap=pg.colormap.get("viridis"))
+    bar.setImageItem(image)
+    view.ci.addItem(bar, row=0, col=1)
+    assert colour_scales(view) == []  # its own bar explains it: no second scale

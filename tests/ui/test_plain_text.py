@@ -256,7 +256,7 @@ def test_csv_text_cells_that_look_like_formulas_are_neutralised(qtbot) -> None: 
     header, body = rows[0], rows[1:]
     by_answer = {row[header.index("answer")]: row for row in body}
     assert set(by_answer) == {"'" + a for a in FORMULAS} | {"그냥 답"}
-    assert all(row[header.index("rank")].isdigit() for row in body)
+    assert all(row[header.index("answer no.")].isdigit() for row in body)
     plot = AnswerHistogramPlot()
     qtbot.addWidget(plot)
     plot.show_counts(counts)

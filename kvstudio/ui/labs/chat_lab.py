@@ -72,6 +72,7 @@ class ChatPanel(LabPanel):
             self.add_field(key, widget)
         self.script_button = QPushButton()
         self.script_button.clicked.connect(self._on_script_clicked)
+        self.runner.running_changed.connect(self._on_script_running_changed)
         self.new_chat_button = QPushButton()
         self.new_chat_button.clicked.connect(self._on_new_chat_clicked)
         self.extra_buttons.insertWidget(2, self.script_button)
@@ -129,7 +130,7 @@ class ChatPanel(LabPanel):
     def retranslate(self) -> None:
         super().retranslate()
         self.run_button.setText(self.tr("Send"))
-        self.script_button.setText(self.tr("Next scripted turn"))
+        self.script_button.setText(self.tr("Send next scripted turn"))
         self.new_chat_button.setText(self.tr("New chat"))
         self.turn_box.setPlaceholderText(self.tr("Type what the user says, then Enter"))
         self.reuse_box.setText(self.tr("keep the cache across turns (feed only the new tokens)"))
@@ -484,7 +485,16 @@ class ChatPanel(LabPanel):
             )
 
     def _on_script_clicked(self) -> None:
-        self.next_scripted_turn()
+        self.send_scripted_turn()
+
+    def send_scripted_turn(self) -> bool:
+        """What the button does: the lecture's next line, sent as the user's turn."""
+        if self.runner.busy:
+            return False
+        return bool(self.next_scripted_turn()) and self.run()
+
+    def _on_script_running_changed(self, running: bool) -> None:
+        self.script_button.setEnabled(not running)
 
     def _on_new_chat_clicked(self) -> None:
         self.new_chat()

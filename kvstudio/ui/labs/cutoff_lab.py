@@ -16,11 +16,13 @@ course's.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QFocusEvent
 from PySide6.QtWidgets import QLineEdit, QSizePolicy, QWidget
 
 from kvstudio.engine.records import SamplingSettings
@@ -128,6 +130,7 @@ class TopPTopKPanel(SteppedLabPanel):
         self.side_layout.addWidget(self.settings_label)  # beside the chart, under the table
         for box in (self.temperature, self.top_k, self.top_p, self.seed):
             box.valueChanged.connect(self._show_settings)
+        self._prompt_guard = UnselectedOnFocus(self.prompt)  # a stray key must not replace it
         self.retranslate()
 
     def title(self) -> str:
@@ -286,10 +289,18 @@ class TopPTopKPanel(SteppedLabPanel):
         cumulative = np.cumsum(np.asarray(shown[:kept_by_k], dtype=float))
         self._mass.setData(np.arange(len(cumulative), dtype=float), cumulative)
         # Two tick levels: when the axis is narrow pyqtgraph drops the second, not overlaps.
+        # The most likely and the chosen bar always have their labels: they go in the first
+        # level (pyqtgraph drops the second when it is crowded), the chosen one's other
+        # neighbours in the second.
         texts = [_tick(t) for t in item.token_texts]
+        chosen = item.chosen_rank
+        first = {i for i in range(0, n, 2) if chosen is None or abs(i - chosen) != 1}
+        first.add(0)
+        if chosen is not None:
+            first.add(chosen)
         self.dist_plot.getAxis("bottom").setTicks([
-            [(float(i), texts[i]) for i in range(0, n, 2)],
-            [(float(i), texts[i]) for i in range(1, n, 2)],
+            [(float(i), texts[i]) for i in sorted(first)],
+            [(float(i), texts[i]) for i in range(n) if i not in first],
         ])
         kept = item.record.survivors_top_p[0]
         axis = self.tr("the {0} most likely tokens at step {1}").format(n, item.step)
@@ -457,6 +468,38 @@ def _chosen_text(step: lab.DistributionStep) -> str:
     return step.chosen_text or f"id {step.record.token_ids[0]}"
 
 
+class UnselectedOnFocus(QObject):
+    """Keeps a text field's text unselected when it gets the focus by Tab or a page switch.
+
+    Qt selects all of a QLineEdit's text when the focus arrives by Tab (also
+    when a tab page hands the focus to its first field), so the first key a
+    lecturer presses replaces the prompt; here the cursor goes to the end
+    instead. A click still places the cursor where it lands.
+    """
+
+    def __init__(self, edit: QLineEdit) -> None:
+        super().__init__(edit)
+        self._edit = edit
+        edit.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (watched is self._edit and event.type() == QEvent.Type.FocusIn
+                and isinstance(event, QFocusEvent)
+                and event.reason() != Qt.FocusReason.MouseFocusReason):
+            QTimer.singleShot(0, self._edit, self._unselect)  # after Qt's own select-all
+        return False
+
+    def _unselect(self) -> None:
+        self._edit.deselect()
+        self._edit.end(False)
+
+
+_BYTES = re.compile(r"(?:<0x[0-9A-F]{2}>)+")
+
+
 def _tick(text: str, limit: int = 6) -> str:
+    """A token as a tick label: a part of a character shows its bytes whole ("⟨EC 9E⟩")."""
+    if _BYTES.fullmatch(text):
+        return "⟨" + " ".join(re.findall(r"<0x([0-9A-F]{2})>", text)) + "⟩"
     shown = text.replace("\n", "↵").replace(" ", "␣")
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"

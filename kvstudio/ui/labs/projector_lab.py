@@ -42,6 +42,7 @@ else:  # torch loads when the lab first runs
     lab = LazyModule("kvstudio.labs.projector")
 
 LOADED = "__loaded__"
+OPENING_PRESET = "exaone-4.0-1.2b"  # the course's projection example (kvstudio/labs/scale.py)
 
 
 class ProjectorPanel(LabPanel):
@@ -52,6 +53,9 @@ class ProjectorPanel(LabPanel):
         self.source.addItem("", LOADED)
         for key, geometry in scale.PRESETS.items():
             self.source.addItem(geometry.name, key)
+        # It opens on a published model, whose lines read against GPU memory (the course's
+        # tiny model lies flat under the smallest GPU line); "the loaded model" is first.
+        self.source.setCurrentIndex(self.source.findData(OPENING_PRESET))
         self.open_button = QPushButton()
         self.open_button.clicked.connect(self._choose_config)
         picker = QWidget()
@@ -214,8 +218,14 @@ class ProjectorPanel(LabPanel):
         self._weights.setData(ends, np.full(2, g.weights_nbytes / gib))
         top = max(result.cache_bytes[-1] / gib, g.weights_nbytes / gib)
         highest = top
+        # The GPU sizes the headline names must be on the chart: every size below the data,
+        # and the smallest one that holds the chosen run with its weights (its first ✓).
+        needed = (g.cache_bytes(result.context, result.batch, result.bits)
+                  + g.weights_nbytes) / gib
+        first_fit = min((s for s in scale.GPU_MEMORY_GIB if s >= needed), default=None)
+        shown_up_to = max(top * 1.5, float(first_fit or 0), needed if first_fit is None else 0)
         for line, size in zip(self._gpu_lines, scale.GPU_MEMORY_GIB, strict=True):
-            if size <= max(top * 1.5, 16):
+            if size <= shown_up_to:
                 highest = max(highest, float(size))
                 line.setData(ends, np.full(2, float(size)))
                 label = pg.TextItem(f"{size} GiB", color="#555", anchor=(0, 1))

@@ -180,7 +180,7 @@ class QuantizedCachePanel(LabPanel):
             steps.append(f"{run.kind} " + (self.tr("none") if run.first_divergent_step is None
                                            else str(run.first_divergent_step)))
         return "\n".join((
-            self.tr("KV cache after {0} + {1} tokens: ").format(
+            self.tr("KV cache after {0} + {1} tokens, greedy: ").format(
                 result.prompt_tokens, result.new_tokens) + " · ".join(sizes),
             self.tr("smaller than fp{0}: ").format(ref.bits) + " · ".join(smaller),
             self.tr("max |Δlogit|: ") + " · ".join(drifts) + "; "

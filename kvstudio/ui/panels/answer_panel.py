@@ -80,6 +80,7 @@ class AnswerPanel(RetranslateOnLanguageChange, QWidget):
         layout.addWidget(split, 1)
 
         self._go.clicked.connect(self._on_go_clicked)
+        self._temps.returnPressed.connect(self._go.click)  # Enter samples (not while busy)
         self._cancel.clicked.connect(self.cancel_requested)
         self.retranslate()
 

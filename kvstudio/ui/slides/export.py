@@ -176,8 +176,9 @@ def export_slide_pack(
         document = dict(numbers or {})
         document["slide_canvas"] = {"size": canvas.key, "width_px": canvas.width,
                                     "height_px": canvas.height}
-        if skipped:
-            document["skipped_empty_charts"] = list(skipped)
+        document["headlines"] = {name: head for name, head in zip(drawn, heads, strict=True)
+                                 if head}
+        document["skipped_empty_charts"] = list(skipped)
         files["numbers.json"] = (
             json.dumps(document, ensure_ascii=False, indent=2, default=_json_default) + "\n"
         ).encode("utf-8")

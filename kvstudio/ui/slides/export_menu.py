@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QFileDialog, QMenu, QStyle, QToolButton, QWidget
 
@@ -52,8 +52,32 @@ def _dialog_save(parent: QWidget | None, caption: str, suggested: str, filters: 
     return str(path)
 
 
+def folder_dialog(parent: QWidget | None, caption: str, start: str) -> QFileDialog:
+    """A folder dialog that takes an existing folder or the name of a new one.
+
+    Qt's "existing directory" dialog refuses a name it cannot find ("directory
+    not found"); a lecturer naming the pack's folder expects it to be made, so
+    this asks for any name and the pack creates the folder.
+    """
+    dialog = QFileDialog(parent, caption, start)
+    dialog.setFileMode(QFileDialog.FileMode.AnyFile)
+    dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+    dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+    dialog.setOption(QFileDialog.Option.DontConfirmOverwrite, True)
+    dialog.setLabelText(QFileDialog.DialogLabel.Accept,
+                        QCoreApplication.translate("FolderDialog", "Choose"))
+    return dialog
+
+
 def _dialog_folder(parent: QWidget | None, caption: str, start: str) -> str:
-    return str(QFileDialog.getExistingDirectory(parent, caption, start))
+    dialog = folder_dialog(parent, caption, start)
+    try:
+        if not dialog.exec():
+            return ""
+        chosen = dialog.selectedFiles()
+        return chosen[0] if chosen else ""
+    finally:
+        dialog.deleteLater()
 
 
 class ChartExporter(QObject):

@@ -8,10 +8,17 @@ from the run's records or the model's shapes, never from a constant: read
 from `RunTrace` / `RunStore` (totals, formulas, the runs with steps, the run
 whose cache is shown) and `AnswerCounts`, the same sources the charts' export
 headlines read. The presenter view shows them; nothing here draws.
+
+Two runs of different length are never set side by side as if they were one
+comparison: tokens fed are compared at the steps both runs have (and the
+headline says so), times say that N differs. `keep_together` is the line-break
+policy every headline is shown with: a line breaks only between its " · "
+parts, and inside a long part never between a number and its unit.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QCoreApplication
@@ -19,7 +26,14 @@ from PySide6.QtCore import QCoreApplication
 from kvstudio.engine.records import MODES
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.run.engine_adapter import AnswerCounts
-from kvstudio.ui.run.store import RunStore
+from kvstudio.ui.run.store import RunStore, RunTrace
+from kvstudio.ui.slides.korean import attach_particles
+
+NBSP = "\u00a0"
+SEPARATOR = " · "
+WHOLE_PART = 28  # a " · " part this long or shorter never breaks inside
+_AROUND_NUMBER = re.compile(r"(?<=[\d%×])\s+(?=\S)|(?<=[=≈≥≤<>:→])\s+(?=[\d−-])"
+                            r"|(?<=\S)\s+(?=[=≈≥≤]\s*\d)")
 
 
 @dataclass(frozen=True)
@@ -33,6 +47,41 @@ def count(n: float) -> str:
     return f"{round(n):,}"
 
 
+def keep_together(text: str) -> str:
+    """`text` with its particles fitted and no line break inside a number and its unit.
+
+    The line-break policy: breaks go between " · " parts; a part of at most
+    `WHOLE_PART` characters is kept whole (non-breaking spaces), a longer one
+    may break between words but never after a number ("204,800 B", "N = 64",
+    "2.7 ms/token" stay on one line).
+    """
+    parts = []
+    for part in attach_particles(text).split(SEPARATOR):
+        if len(part) <= WHOLE_PART:
+            parts.append(part.replace(" ", NBSP))
+        else:
+            parts.append(_AROUND_NUMBER.sub(NBSP, part))
+    return SEPARATOR.join(parts)
+
+
+def lab_headline(text: str) -> Headline:
+    """A lab's export headline for the presenter: its first line big, the rest below."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return Headline(QCoreApplication.translate("Headlines", "Run the lab to see its numbers"))
+    return Headline(lines[0], lines[1:])
+
+
+def _same_n(traces: list[RunTrace]) -> bool:
+    return len({len(t.records) for t in traces}) <= 1
+
+
+def _different_n(traces: list[RunTrace]) -> str:
+    """"runs of different length: Cached N = 64, Recompute N = 5"."""
+    return QCoreApplication.translate("Headlines", "runs of different length: {0}").format(
+        ", ".join(f"{mode_name(t.mode)} N = {len(t.records)}" for t in traces))
+
+
 def tokens_fed(store: RunStore) -> Headline:
     totals = {t.mode: t for t in store.stepped_traces()}
     if not totals:
@@ -41,10 +90,17 @@ def tokens_fed(store: RunStore) -> Headline:
             [QCoreApplication.translate("Headlines", "Tokens fed appear after a step.")],
         )
     fed = {mode: trace.tokens_fed_total for mode, trace in totals.items()}
-    if len(fed) == 2:
+    same_n = _same_n(list(totals.values()))
+    if len(fed) == 2 and same_n:
         big = QCoreApplication.translate("Headlines", "{0} vs {1} tokens fed").format(
             count(fed["cached"]), count(fed["recompute"])
         )
+    elif len(fed) == 2:  # compared where both runs are: the first n steps of each
+        n = min(len(t.records) for t in totals.values())
+        at_n = {mode: t.tokens_fed_cumulative[n - 1] for mode, t in totals.items()}
+        big = QCoreApplication.translate("Headlines", "{0} vs {1} tokens fed in N = {2} steps"
+                                         ).format(count(at_n["cached"]),
+                                                  count(at_n["recompute"]), n)
     else:
         ((mode, total),) = fed.items()
         big = QCoreApplication.translate("Headlines", "{0} tokens fed ({1})").format(
@@ -67,13 +123,14 @@ def tokens_fed(store: RunStore) -> Headline:
             )
         )
     if len(fed) == 2 and fed["cached"] > 0:
-        same_n = len(totals["cached"].records) == len(totals["recompute"].records)
         if same_n:
             lines.append(
                 QCoreApplication.translate("Headlines", "recompute fed {0:.1f}× as many").format(
                     fed["recompute"] / fed["cached"]
                 )
             )
+        else:
+            lines.append(_different_n(list(totals.values())))
     return Headline(big, lines)
 
 
@@ -96,6 +153,8 @@ def step_time(store: RunStore) -> Headline:
                 "Headlines", "{0}: time to first token {1:.1f} ms, {2} steps"
             ).format(mode_name(trace.mode), ttft, len(trace.records))
         )
+    if not _same_n(traces):
+        lines.append(_different_n(traces))
     big = (
         " · ".join(parts)
         if parts

@@ -26,6 +26,7 @@ from kvstudio.ui.slides.canvas import (
     plot_items,
 )
 from kvstudio.ui.slides.chart_data import DataTable, Series, content_of, csv_rows, tables_to_csv
+from kvstudio.ui.slides.korean import attach_particles
 
 
 @dataclass(frozen=True)
@@ -123,8 +124,9 @@ def chart_tables(chart: ChartLike) -> list[DataTable]:
 
 
 def chart_headline(chart: ChartLike) -> str:
+    """The chart's headline as a slide prints it: Korean particles fitted to the numbers."""
     content = content_of(chart)
-    return content.headline() if content is not None else ""
+    return attach_particles(content.headline()) if content is not None else ""
 
 
 def chart_is_empty(chart: ChartLike) -> bool:

@@ -7,21 +7,35 @@ restyled or re-fonted, and leaving restores nothing because nothing changed),
 in high contrast and large type sized to its screen, with the chart's headline
 numbers (`headlines.py`) large beside it.
 
-Keys (a presenter's clicker sends Page Up / Page Down): Page Down, →, Space or
-N steps the run; ↓ shows the next chart, Page Up, ↑ or ← the previous one (both
-wrap around), 1–4 a chart by number; P or B plays and pauses; Home starts over;
-Esc, F5 or Ctrl+L leaves. It does not know what stepping means: the caller
-passes the actions in.
+Besides the four live charts it shows any lab's chart that has a result
+(`LabChart`, listed by the caller): drawn by the slide renderer at the
+screen's size in the projector style, never moved out of its lab, with the
+lab's headline beside it.
+
+Keys mean what they mean in the main window (a presenter's clicker sends
+Page Up / Page Down): Page Down, →, Space or N steps the run; Page Up or ←
+steps back one step in history (as ← does in the window); ↓ shows the next
+chart, ↑ the previous one (both wrap around), 1–9 a chart by number; P or B
+plays and pauses; Home starts over; Esc, F5 or Ctrl+L leaves. The hint at the
+bottom says so. It does not know what stepping means: the caller passes the
+actions in.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
+import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent, QColor, QFont, QKeySequence, QPalette, QShortcut
+from PySide6.QtGui import (
+    QCloseEvent,
+    QFont,
+    QKeySequence,
+    QPixmap,
+    QShortcut,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -31,20 +45,25 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.engine.records import MODES, Mode
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.panels.generation_view import GenerationView
 from kvstudio.ui.plots import CacheBytesPlot, LivePlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
-from kvstudio.ui.plots.style import PlotStyle, StyleRestorer, apply_plot_style
+from kvstudio.ui.plots.style import SLIDE_REFERENCE_WIDTH, StyleRestorer, apply_plot_style
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides import headlines
-from kvstudio.ui.slides.headlines import Headline
+from kvstudio.ui.slides.canvas import ChartLike, ExportError, SlideCanvas
+from kvstudio.ui.slides.headlines import Headline, keep_together, lab_headline
+from kvstudio.ui.slides.presenter_look import high_contrast_palette, presenter_style
+from kvstudio.ui.slides.render import render_image
 
 log = logging.getLogger(__name__)
 
 Action = Callable[[], None]
+BIG_CHARS = 30  # a headline's big line longer than this is set smaller
 LINES_PER_SCREEN = 34.0  # body text: the screen's height / this (1080 px → 32 px type)
 
 
@@ -55,47 +74,28 @@ class PresenterActions:
     step: Action
     toggle_play: Action
     reset: Action
+    back: Action = field(default=lambda: None)  # one step back in history (← in the window)
+
+
+@dataclass(frozen=True)
+class LabChart:
+    """A lab's chart the presenter can show: the lab's own widget, never moved out of it."""
+
+    key: str  # its slide-pack name, e.g. "lab top-k-top-p"
+    title: Callable[[], str]
+    chart: ChartLike
+    headline: Callable[[], str]  # the lab's headline: first line big, the rest below
+    version: Callable[[], object]  # changes when the lab has a new result (redraw then)
 
 
 @dataclass
 class PresenterChart:
-    key: str  # the live plot's name in MainWindow.plots()
+    key: str  # the live plot's name in MainWindow.plots(), or a lab chart's pack name
     title: Callable[[], str]
-    plot: LivePlot
+    plot: LivePlot | None  # None for a lab's chart (drawn as an image of it)
     headline: Callable[[], Headline]
     with_chips: bool  # the run's tokens above the chart (not for repeated sampling)
-
-
-def presenter_style(body_px: float) -> PlotStyle:
-    """Chart style for a projector: black on white, thick lines, type relative to the screen."""
-    return PlotStyle(
-        background="#ffffff",
-        foreground="#000000",
-        tick_px=body_px * 0.8,
-        label_px=body_px * 0.85,
-        title_px=body_px * 0.9,
-        legend_px=body_px * 0.75,
-        text_px=body_px * 0.8,
-        axis_pen_px=2.0,
-        line_px=4.0,
-        bar_pen_px=1.5,
-        max_luminance=0.3,
-    )
-
-
-def high_contrast_palette(base: QPalette) -> QPalette:
-    palette = QPalette(base)
-    black, white = QColor("#000000"), QColor("#ffffff")
-    for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
-        palette.setColor(group, QPalette.ColorRole.Window, white)
-        palette.setColor(group, QPalette.ColorRole.WindowText, black)
-        palette.setColor(group, QPalette.ColorRole.Base, white)
-        palette.setColor(group, QPalette.ColorRole.Text, black)
-        palette.setColor(group, QPalette.ColorRole.Button, QColor("#f4f4f4"))
-        palette.setColor(group, QPalette.ColorRole.ButtonText, black)
-        palette.setColor(group, QPalette.ColorRole.ToolTipBase, QColor("#ffffe0"))
-        palette.setColor(group, QPalette.ColorRole.ToolTipText, black)
-    return palette
+    lab: LabChart | None = None
 
 
 class PresenterView(RetranslateOnLanguageChange, QWidget):
@@ -103,12 +103,15 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
 
     toggled = Signal(bool)
 
-    def __init__(self, store: RunStore, actions: PresenterActions,
+    def __init__(self, store: RunStore | Callable[[], RunStore], actions: PresenterActions,
                  counts: Callable[[], AnswerCounts | None],
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None,
+                 lab_charts: Callable[[], Sequence[LabChart]] = tuple) -> None:
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("presenter_view")
-        self._store = store
+        self._store_source = store if callable(store) else (lambda: store)
+        self._lab_charts = lab_charts
+        self._lab_image_key: tuple[object, ...] | None = None  # what the image shows now
         self._actions = actions
         self._counts = counts
         self._shown_counts: AnswerCounts | None = None
@@ -121,7 +124,7 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         self.time_plot = StepTimePlot()
         self.cache_plot = CacheBytesPlot()
         self.answers_plot = AnswerHistogramPlot()
-        self.charts = [
+        self.live_charts = [
             PresenterChart("tokens_fed", lambda: self.tr("Tokens fed to the model"),
                            self.tokens_plot, lambda: headlines.tokens_fed(self._store), True),
             PresenterChart("step_time", lambda: self.tr("Time per step"),
@@ -132,14 +135,29 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
                            self.answers_plot, lambda: headlines.answers(self._shown_counts),
                            False),
         ]
+        self.charts = list(self.live_charts)
         self.index = 0
+        self._end_labels: dict[Mode, pg.TextItem] = {}
+        right = self.tokens_plot.right_view
+        for mode in MODES:  # the cumulative lines' end values (they may lie flat far below)
+            label = pg.TextItem("", color="#000000", anchor=(1.0, 1.0))
+            label.setZValue(20)
+            if right is not None:
+                right.addItem(label, ignoreBounds=True)
+            self._end_labels[mode] = label
 
         self._heading = plain_label()
         self._position = plain_label()
         self._chips = GenerationView(chips_only=True)
         self._stack = QStackedWidget()
-        for chart in self.charts:
-            self._stack.addWidget(chart.plot)
+        for chart in self.live_charts:
+            if chart.plot is not None:
+                self._stack.addWidget(chart.plot)
+        self._lab_view = plain_label()  # a lab's chart, rendered at this screen's size
+        self._lab_view.setObjectName("presenter_lab_chart")
+        self._lab_view.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._lab_view.setMinimumSize(160, 120)
+        self._stack.addWidget(self._lab_view)
         self._big = plain_label()
         self._big.setWordWrap(True)
         self._details = plain_label()
@@ -182,6 +200,30 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         """The headline's big number as the screen shows it."""
         return self._big
 
+    @property
+    def details_label(self) -> QLabel:
+        """The headline's smaller lines as the screen shows them."""
+        return self._details
+
+    @property
+    def keys_label(self) -> QLabel:
+        """The hint that says what each key does."""
+        return self._keys
+
+    @property
+    def lab_image(self) -> QPixmap:
+        """The lab chart as the screen shows it (null when a live chart is shown)."""
+        return self._lab_view.pixmap()
+
+    def end_label_texts(self) -> dict[str, str]:
+        """The cumulative lines' end values as drawn on the tokens chart ("" = none)."""
+        return {mode: label.textItem.toPlainText() if label.isVisible() else ""
+                for mode, label in self._end_labels.items()}
+
+    @property
+    def _store(self) -> RunStore:
+        return self._store_source()
+
     # ---- entering and leaving ----------------------------------------------------------------
     @property
     def active(self) -> bool:
@@ -198,6 +240,7 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         self.raise_()
         self.activateWindow()
         self.setFocus()
+        self.update_charts()
         self.refresh(rebuild=True)
         self.toggled.emit(True)
         log.info("Presenter view on")
@@ -227,15 +270,43 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
     def current_chart(self) -> PresenterChart:
         return self.charts[self.index]
 
+    def update_charts(self) -> None:
+        """The live charts, then every lab chart that has a result now (in the labs' order)."""
+        current = self.current_chart().key
+        labs = [
+            PresenterChart(lab.key, lab.title, None,
+                           lambda lab=lab: lab_headline(lab.headline()),  # type: ignore[misc]
+                           False, lab)
+            for lab in self._lab_charts()
+        ]
+        self.charts = [*self.live_charts, *labs]
+        keys = [chart.key for chart in self.charts]
+        self.index = keys.index(current) if current in keys else min(self.index,
+                                                                      len(keys) - 1)
+        self._lab_image_key = None
+
+    def chart_keys(self) -> list[str]:
+        return [chart.key for chart in self.charts]
+
     def show_chart(self, index: int) -> None:
         self.index = index % len(self.charts)
-        self._stack.setCurrentIndex(self.index)
         self.refresh()
 
+    def show_chart_named(self, key: str) -> bool:
+        """Show the chart with this key (a live plot's name or a lab chart's pack name)."""
+        self.update_charts()
+        keys = self.chart_keys()
+        if key not in keys:
+            return False
+        self.show_chart(keys.index(key))
+        return True
+
     def next_chart(self) -> None:
+        self.update_charts()  # a lab may have finished since
         self.show_chart(self.index + 1)
 
     def previous_chart(self) -> None:
+        self.update_charts()
         self.show_chart(self.index - 1)
 
     def headline(self) -> Headline:
@@ -254,19 +325,64 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
             else:
                 self.answers_plot.show_counts(counts)
             rebuild = True  # new bars: style them too
+        store = self._store
         if rebuild:
             self._restyle()
-            self._chips.redraw(self._store)
-        chart.plot.refresh(self._store)
+            self._chips.redraw(store)
+        if chart.plot is not None:
+            self._stack.setCurrentWidget(chart.plot)
+            chart.plot.refresh(store)
+            if chart.plot is self.tokens_plot:
+                self._label_line_ends()
+        elif chart.lab is not None:
+            self._stack.setCurrentWidget(self._lab_view)
+            self._show_lab_image(chart.lab)
         self._chips.setVisible(chart.with_chips)
         if chart.with_chips:
-            self._chips.refresh(self._store)
+            self._chips.refresh(store)
         headline = chart.headline()
         self._heading.setText(chart.title())
         self._position.setText(self.tr("chart {0} of {1}").format(self.index + 1,
                                                                    len(self.charts)))
-        self._big.setText(headline.big)
-        self._details.setText("\n".join(headline.lines))
+        big = keep_together(headline.big)
+        if self._body_px:  # a lab's long first line in smaller type than "246 vs 13,728"
+            font = QFont(self._big.font())
+            font.setPixelSize(round(self._body_px * (2.0 if len(big) <= BIG_CHARS else 1.3)))
+            self._big.setFont(font)
+        self._big.setText(big)
+        self._details.setText("\n".join(keep_together(line) for line in headline.lines))
+
+    def _label_line_ends(self) -> None:
+        """Write each cumulative line's last value at its end (246 stays readable under a
+        15,000 axis)."""
+        for mode, label in self._end_labels.items():
+            values = self.tokens_plot.cumulative_values(mode)
+            if not values:
+                label.setVisible(False)
+                continue
+            label.setText(headlines.count(values[-1]))
+            label.setPos(len(values) - 1, values[-1])
+            label.setVisible(True)
+
+    def _show_lab_image(self, lab: LabChart) -> None:
+        """Draw the lab's chart as the slide renderer does, at the space this screen gives it."""
+        size = self._stack.size()
+        width, height = max(size.width(), 320), max(size.height(), 240)
+        key = (lab.key, id(lab.version()), width, height, self._body_px)
+        if key == self._lab_image_key:
+            return
+        canvas = SlideCanvas("presenter", width, height)
+        # Slide styles are in px of a 1920-wide slide; this canvas is the screen's space.
+        factor = SLIDE_REFERENCE_WIDTH / width
+        style = presenter_style(self._body_px or 24.0).scaled(factor, factor)
+        try:
+            image = render_image(lab.chart, canvas, style)
+        except ExportError as exc:
+            log.warning("Cannot show %s in the presenter view: %s", lab.key, exc)
+            self._lab_view.setPixmap(QPixmap())
+            return
+        self._lab_view.setPixmap(QPixmap.fromImage(image))
+        self._lab_image_key = key
 
     # ---- look ------------------------------------------------------------------------------
     def _size_type(self, screen_height: int) -> None:
@@ -284,15 +400,24 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
             label_font.setPixelSize(round(body * factor))
             label_font.setBold(bold)
             label.setFont(label_font)
-        for chart in self.charts:
-            chart.plot.title_size = f"{round(body * 0.9)}px"
+        for chart in self.live_charts:
+            if chart.plot is not None:
+                chart.plot.title_size = f"{round(body * 0.9)}px"
+        label_font = QFont(font)
+        label_font.setPixelSize(round(body * 0.8))
+        label_font.setBold(True)
+        for end_label in self._end_labels.values():
+            end_label.setFont(label_font)
 
     def _restyle(self) -> None:
         for restorer in reversed(self._restorers):
             restorer.restore()
         style = presenter_style(self._body_px or 24.0)
-        self._restorers = [apply_plot_style(chart.plot.plot_item, style) for chart in self.charts]
-        for chart in self.charts:
+        plots = [chart.plot for chart in self.live_charts if chart.plot is not None]
+        self._restorers = [apply_plot_style(plot.plot_item, style) for plot in plots]
+        for chart in self.live_charts:
+            if chart.plot is None:
+                continue
             if chart.plot.right_view is not None:
                 self._restorers.append(apply_plot_style(chart.plot.right_view, style))
             chart.plot.set_title(chart.plot.title_text())
@@ -305,10 +430,10 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
             (Qt.Key.Key_Right, self._step),
             (Qt.Key.Key_Space, self._step),
             (Qt.Key.Key_N, self._step),
+            (Qt.Key.Key_PageUp, self._back),
+            (Qt.Key.Key_Left, self._back),
             (Qt.Key.Key_Down, self.next_chart),
-            (Qt.Key.Key_PageUp, self.previous_chart),
             (Qt.Key.Key_Up, self.previous_chart),
-            (Qt.Key.Key_Left, self.previous_chart),
             (Qt.Key.Key_P, self._actions.toggle_play),
             (Qt.Key.Key_B, self._actions.toggle_play),
             (Qt.Key.Key_Home, self._actions.reset),
@@ -316,9 +441,9 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
             (Qt.Key.Key_F5, self.leave),
             ("Ctrl+L", self.leave),
         ]
-        for number in range(1, len(self.charts) + 1):
+        for number in range(1, 10):
             bindings.append((str(number),
-                             lambda n=number: self.show_chart(n - 1)))  # type: ignore[misc]
+                             lambda n=number: self._chart_number(n)))  # type: ignore[misc]
         for key, action in bindings:
             shortcut = QShortcut(QKeySequence(key), self)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
@@ -328,12 +453,21 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
     def _step(self) -> None:
         self._actions.step()
 
+    def _back(self) -> None:
+        self._actions.back()
+
+    def _chart_number(self, number: int) -> None:
+        self.update_charts()
+        if number <= len(self.charts):
+            self.show_chart(number - 1)
+
     # ---- language ----------------------------------------------------------------------------
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("KV Studio — presenter view"))
-        self._keys.setText(self.tr(
-            "Page Down / → / Space: next step · Page Up / ↑ / ↓: other chart · 1–4: chart · "
-            "P: play or pause · Home: start over · Esc: back to the window"))
+        self._keys.setText(keep_together(self.tr(
+            "Page Down / → / Space: next step · Page Up / ←: one step back (as in the window) · "
+            "↓ / ↑: next / previous chart · 1–9: chart by number · P: play or pause · "
+            "Home: start over · Esc: back to the window")))
         self.refresh()
 
     def closeEvent(self, event: QCloseEvent) -> None:

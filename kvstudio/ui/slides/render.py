@@ -28,8 +28,9 @@ from PySide6.QtGui import (
     QPainter,
     QPainterPath,
     QPdfWriter,
+    QTransform,
 )
-from PySide6.QtWidgets import QGraphicsItem
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsTextItem
 
 from kvstudio.ui.plots.style import SLIDE_REFERENCE_WIDTH, SLIDE_STYLE, PlotStyle
 from kvstudio.ui.slides.canvas import (
@@ -44,6 +45,7 @@ from kvstudio.ui.slides.canvas import (
     settle_layout,
     slide_theme,
 )
+from kvstudio.ui.slides.colour_scale import ColourScale, colour_scales, scale_paths
 from kvstudio.ui.slides.svg_outlines import compose_canvas, path_data
 
 
@@ -57,13 +59,22 @@ class _Headline:
     band: float  # the chart starts this far down the page
     margin: float
     colour: str
+    scales: tuple[ColourScale, ...] = ()  # heat maps' colour scales, on a row of their own
 
     def baselines(self) -> list[float]:
         top = self.margin * 0.6
         return [top + self.line_height * (i + 0.8) for i in range(len(self.lines))]
 
+    def scale_row(self, canvas: SlideCanvas) -> list[tuple[QPainterPath, str]]:
+        if not self.scales:
+            return []
+        baseline = self.margin * 0.6 + self.line_height * (len(self.lines) + 0.8)
+        return scale_paths(self.scales, self.font, self.margin, baseline,
+                           canvas.width - 2 * self.margin, self.colour)
 
-def _headline(text: str | None, canvas: SlideCanvas, style: PlotStyle) -> _Headline:
+
+def _headline(text: str | None, canvas: SlideCanvas, style: PlotStyle,
+              scales: Sequence[ColourScale] = ()) -> _Headline:
     lines = tuple(line.strip() for line in (text or "").splitlines() if line.strip())[:3]
     scale = canvas.width / SLIDE_REFERENCE_WIDTH
     font = QFont(style.font_family) if style.font_family else QFont()
@@ -71,8 +82,9 @@ def _headline(text: str | None, canvas: SlideCanvas, style: PlotStyle) -> _Headl
     font.setBold(False)
     line_height = QFontMetricsF(font).lineSpacing()
     margin = 24 * scale
-    band = line_height * len(lines) + margin if lines else margin / 2
-    return _Headline(lines, font, line_height, band, margin, style.foreground)
+    rows = len(lines) + (1 if scales else 0)
+    band = line_height * rows + margin if rows else margin / 2
+    return _Headline(lines, font, line_height, band, margin, style.foreground, tuple(scales))
 
 
 def _fit_line(line: str, font: QFont, width: float) -> str:
@@ -87,6 +99,8 @@ def _draw_headline(painter: QPainter, head: _Headline, canvas: SlideCanvas) -> N
         painter.drawText(
             QPointF(head.margin, y), _fit_line(line, head.font, canvas.width - 2 * head.margin)
         )
+    for path, colour in head.scale_row(canvas):
+        painter.fillPath(path, QColor(colour))
 
 
 def _headline_paths(head: _Headline, canvas: SlideCanvas) -> list[tuple[str, str]]:
@@ -98,6 +112,7 @@ def _headline_paths(head: _Headline, canvas: SlideCanvas) -> list[tuple[str, str
             _fit_line(line, head.font, canvas.width - 2 * head.margin),
         )
         out.append((path_data(path), head.colour))
+    out.extend((path_data(path), colour) for path, colour in head.scale_row(canvas))
     return out
 
 
@@ -107,11 +122,30 @@ def _prepared(
 ) -> Iterator[tuple[QGraphicsItem, _Headline, PlotStyle | None]]:
     """The chart laid out below its headline on `canvas`, themed; everything restored after."""
     item = chart_item(chart)
-    head = _headline(headline, canvas, style or SLIDE_STYLE)
+    head = _headline(headline, canvas, style or SLIDE_STYLE, colour_scales(chart))
     rect = _chart_rect(head, canvas)
     size = QSizeF(rect.width(), rect.height())
-    with on_canvas(item, size), _maybe_theme(item, canvas.width, style) as used:
+    with on_canvas(item, size), _maybe_theme(item, canvas.width, style) as used, \
+            _antialiased(item):
         yield item, head, used
+
+
+@contextlib.contextmanager
+def _antialiased(item: QGraphicsItem) -> Iterator[None]:
+    """Curves drawn antialiased for the render, as in the SVG (pyqtgraph's export mode).
+
+    The window draws its live curves without antialiasing (faster); a slide
+    drawn that way has whole-pixel dashes where the SVG's are antialiased, and
+    the two differ in ink by up to a tenth on charts with many dashed lines.
+    """
+    items = [i for i in scene_of(item).items() if hasattr(i, "setExportMode")]
+    for each in items:
+        each.setExportMode(True, {"antialias": True})
+    try:
+        yield
+    finally:
+        for each in items:
+            each.setExportMode(False)
 
 
 def _chart_rect(head: _Headline, canvas: SlideCanvas) -> QRectF:
@@ -138,7 +172,7 @@ def _paint_page(
     painter.fillRect(page, QColor(background))
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
-    if head.lines:
+    if head.lines or head.scales:
         _draw_headline(painter, head, canvas)
     scene_of(item).render(painter, _chart_rect(head, canvas), item.sceneBoundingRect())
 
@@ -255,6 +289,77 @@ def _check_svg(svg: str) -> None:
         raise ExportError("The SVG export has no drawing in it; is the chart empty?")
 
 
+# ---- bold text in the PDF ------------------------------------------------------------------
+# The bundled NanumGothic has no bold face; Qt draws a bold title by emboldening the regular
+# glyphs, on screen and in PNGs, but its PDF engine writes the regular glyphs. In a PDF, bold
+# text items are drawn as the outlines of their (emboldened) glyphs instead.
+def _is_bold(text_item: QGraphicsTextItem) -> bool:
+    if text_item.font().bold():
+        return True
+    block = text_item.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            if it.fragment().charFormat().fontWeight() >= QFont.Weight.DemiBold:
+                return True
+            it += 1
+        block = block.next()
+    return False
+
+
+@contextlib.contextmanager
+def _bold_text_hidden(item: QGraphicsItem) -> Iterator[list[QGraphicsTextItem]]:
+    """The scene's visible bold text items, hidden while the page is painted."""
+    bold = [t for t in scene_of(item).items()
+            if isinstance(t, QGraphicsTextItem) and t.isVisible()
+            and t.toPlainText().strip() and _is_bold(t)]
+    for text_item in bold:
+        text_item.setVisible(False)
+    try:
+        yield bold
+    finally:
+        for text_item in bold:
+            text_item.setVisible(True)
+
+
+def _paint_bold_outlines(painter: QPainter, item: QGraphicsItem, head: _Headline,
+                         canvas: SlideCanvas, bold: Sequence[QGraphicsTextItem]) -> None:
+    """Draw `bold` text items as emboldened outlines where the page shows the scene."""
+    source, target = item.sceneBoundingRect(), _chart_rect(head, canvas)
+    if not bold or source.width() <= 0 or source.height() <= 0:
+        return
+    page = QTransform()
+    page.translate(target.left(), target.top())
+    page.scale(target.width() / source.width(), target.height() / source.height())
+    page.translate(-source.left(), -source.top())
+    painter.save()
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    for text_item in bold:
+        path = QPainterPath()
+        document = text_item.document()
+        block = document.begin()
+        while block.isValid():
+            layout = block.layout()
+            origin = layout.position()
+            for line_no in range(layout.lineCount()):
+                for run in layout.lineAt(line_no).glyphRuns():
+                    raw = run.rawFont()
+                    for index, at in zip(run.glyphIndexes(), run.positions(), strict=True):
+                        path.addPath(raw.pathForGlyph(index).translated(origin + at))
+            block = block.next()
+        colour = text_item.defaultTextColor()
+        first = document.begin().begin()
+        if not first.atEnd():
+            brush = first.fragment().charFormat().foreground()
+            if brush.style() != Qt.BrushStyle.NoBrush:
+                colour = brush.color()
+        outline = (text_item.sceneTransform() * page).map(path)
+        painter.setPen(Qt.PenStyle.NoPen)  # the glyphs of a bold raw font are emboldened
+        painter.setBrush(colour)
+        painter.drawPath(outline)
+    painter.restore()
+
+
 def render_pdf(
     charts: Sequence[ChartLike],
     canvas: SlideCanvas = DEFAULT_CANVAS,
@@ -291,7 +396,10 @@ def render_pdf(
                     painter = QPainter(writer)
                 else:
                     writer.newPage()
-                _paint_page(painter, item, head, canvas, used.background if used else "#ffffff")
+                with _bold_text_hidden(item) as bold:
+                    _paint_page(painter, item, head, canvas,
+                                used.background if used else "#ffffff")
+                _paint_bold_outlines(painter, item, head, canvas, bold)
     finally:
         if painter is not None:
             painter.end()

@@ -1,0 +1,88 @@
+"""numbers.json: the one layout the slide pack's numbers have, from the window and the script.
+
+Owns `NUMBERS_VERSION`, `TOP_LEVEL_KEYS` and `numbers_document`, which both
+writers call (Lecture → Export slide pack in ``classroom.py`` and
+``scripts/export_examples.py``), plus the pieces they share: `live_numbers`
+(one entry per live run, by mode) and `sample_numbers` (Sample ×N). The
+layout is documented in docs/window.md ("numbers.json"); `export_slide_pack`
+adds ``slide_canvas``, ``headlines`` and ``skipped_empty_charts``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict
+from typing import Any
+
+from kvstudio.engine.records import Mode
+from kvstudio.ui.run.engine_adapter import AnswerCounts
+from kvstudio.ui.run.store import RunTrace
+
+NUMBERS_VERSION = 2  # 1 was the two layouts before this one (script vs window)
+
+# Every numbers.json has these keys, whichever writer made it (a value may be null or empty).
+TOP_LEVEL_KEYS = ("version", "language", "model", "live", "samples", "ttft_repeated_ms", "labs")
+
+
+def live_numbers(traces: Iterable[RunTrace]) -> dict[str, Any]:
+    """The live runs' numbers, by mode ("cached", "recompute"), at the step looked at."""
+    out: dict[str, Any] = {}
+    for trace in traces:
+        info = trace.info
+        out[trace.mode] = {
+            "prompt": info.request.prompt,
+            "prompt_tokens": info.prompt_len,
+            "steps": len(trace.records),
+            "tokens_fed": trace.tokens_fed_total,
+            "ttft_ms": trace.ttft_ms,
+            "decode_ms_per_token": trace.decode_ms_per_token,
+            "cache_bytes": trace.last.cache_total_bytes if trace.last else 0,
+            "text": trace.generated_text,
+        }
+    return out
+
+
+def sample_numbers(counts: AnswerCounts) -> dict[str, Any]:
+    """The Sample ×N result: its settings and each temperature's distinct answers."""
+    return {
+        "prompt": counts.prompt,
+        "samples_per_temperature": counts.samples_per_temperature,
+        "answer_tokens": counts.answer_tokens,
+        "sampling": asdict(counts.sampling) if counts.sampling is not None else None,
+        "temperatures": [
+            {"temperature": t, "distinct": counts.distinct(i),
+             "counts": [list(pair) for pair in counts.counts[i]]}
+            for i, t in enumerate(counts.temperatures)
+        ],
+    }
+
+
+def numbers_document(
+    *,
+    language: str,
+    model: str | None,
+    traces: Iterable[RunTrace],
+    counts: AnswerCounts | None,
+    labs: Mapping[str, Any],
+    ttft_repeated_ms: Mapping[Mode, Sequence[float]] | None = None,
+) -> dict[str, Any]:
+    """numbers.json's content (before the pack adds the canvas, headlines and skipped charts).
+
+    `language` is the slides' language ("ko" or "en"); `model` the model's
+    name (None when none is loaded); `traces` the live runs; `counts` the
+    Sample ×N result if any; `labs` each lab's numbers by lab name;
+    `ttft_repeated_ms` the repeated prefill's times per mode if measured.
+    """
+    document: dict[str, Any] = {
+        "version": NUMBERS_VERSION,
+        "language": language,
+        "model": model,
+        "live": live_numbers(traces),
+        "samples": sample_numbers(counts) if counts is not None else None,
+        "ttft_repeated_ms": (
+            {mode: list(ms) for mode, ms in ttft_repeated_ms.items()}
+            if ttft_repeated_ms is not None else None
+        ),
+        "labs": dict(labs),
+    }
+    return document

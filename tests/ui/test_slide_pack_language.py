@@ -1,0 +1,117 @@
+"""The slide pack in the class's language, with one numbers.json layout from both writers.
+
+`scripts/export_examples.py --lang ko|en` writes its slides in that language
+(headlines in numbers.json, rendered on the PNGs), with Korean particles that
+fit the word before them (never "이(가)"); the window's Lecture → Export slide
+pack and the script write numbers.json with the same top-level keys; the
+pack's folder may be a new one.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from PySide6.QtWidgets import QFileDialog
+
+from kvstudio.ui.classroom import ClassroomExtras, install
+from kvstudio.ui.run.engine_adapter import ModelHandle
+from kvstudio.ui.slides.canvas import canvas_named
+from kvstudio.ui.slides.export_menu import folder_dialog
+from kvstudio.ui.slides.numbers import NUMBERS_VERSION, TOP_LEVEL_KEYS
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "export_examples.py"
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+TIMEOUT = 20_000
+pytestmark = pytest.mark.usefixtures("qapp")
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("export_examples", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("export_examples", module)  # dataclasses look their module up
+    spec.loader.exec_module(sys.modules["export_examples"])
+    return sys.modules["export_examples"]
+
+
+def _run_script(tmp_path: Path, language: str) -> dict[str, object]:
+    out = tmp_path / language / "new-folder"  # a folder that does not exist yet
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--lang", language, "--only", "cache-inspector", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    document = json.loads((out / "numbers.json").read_text("utf-8"))
+    assert isinstance(document, dict)
+    assert (out / "lab-cache-inspector.png").stat().st_size > 0
+    return document
+
+
+@pytest.mark.slow
+def test_export_examples_writes_korean_slides_with_right_particles(tmp_path: Path) -> None:
+    document = _run_script(tmp_path, "ko")
+    assert document["language"] == "ko"
+    headlines = document["headlines"]
+    assert isinstance(headlines, dict) and headlines
+    text = "\n".join(headlines.values())
+    assert HANGUL.search(text), text
+    for mixed in ("이(가)", "을(를)", "은(는)", "와(과)", "(으)로"):
+        assert mixed not in text
+    assert tuple(document)[: len(TOP_LEVEL_KEYS)] == TOP_LEVEL_KEYS
+
+
+@pytest.mark.slow
+def test_export_examples_writes_english_slides_on_request(tmp_path: Path) -> None:
+    document = _run_script(tmp_path, "en")
+    assert document["language"] == "en"
+    text = "\n".join(document["headlines"].values())  # type: ignore[union-attr]
+    assert text and not HANGUL.search(text), text
+
+
+def test_window_and_script_write_one_numbers_layout(  # type: ignore[no-untyped-def]
+    qtbot, make_window, tiny_handle: ModelHandle, tmp_path: Path
+) -> None:
+    window = make_window(max_new_tokens=4)
+    extras = getattr(window, "classroom", None)
+    if not isinstance(extras, ClassroomExtras):
+        extras = install(window)
+    extras.exporter.canvas = canvas_named("16:9 small")
+    extras.exporter.folder_chooser = lambda *a: str(tmp_path / "window" / "pack")  # new folders
+    window.controller.run_to_end()
+    qtbot.waitUntil(lambda: window.controller.store.current is not None
+                    and len(window.controller.store.current.records) == 4, timeout=TIMEOUT)
+    window.controller.pacer.flush()
+    assert extras.export_slide_pack()
+    from_window = json.loads((tmp_path / "window" / "pack" / "numbers.json").read_text("utf-8"))
+
+    script = _script()
+    live = script.live_charts(tiny_handle)
+    for plot in live.plots.values():
+        qtbot.addWidget(plot)  # closed and deleted with the test, like every chart a test makes
+    from_script = script.pack_numbers(tiny_handle, "en", live, {})
+
+    keys = set(TOP_LEVEL_KEYS)
+    assert keys <= set(from_window) and keys <= set(from_script)
+    assert from_window["version"] == from_script["version"] == NUMBERS_VERSION
+    assert from_window["language"] == "en"
+    assert set(from_window["live"]) == {"cached"}
+    assert set(from_script["live"]) == {"cached", "recompute"}  # the same per-mode records
+    assert set(from_window["live"]["cached"]) == set(from_script["live"]["cached"])
+    assert from_window["samples"] is None  # no Sample ×N yet: null, not missing
+    assert set(from_script["samples"]) >= {"prompt", "temperatures", "sampling"}
+
+
+def test_the_pack_folder_dialog_accepts_a_new_folder_name(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    dialog = folder_dialog(None, "pack", str(tmp_path))
+    assert dialog.fileMode() == QFileDialog.FileMode.AnyFile  # a name that does not exist yet
+    assert dialog.acceptMode() == QFileDialog.AcceptMode.AcceptSave
+    dialog.deleteLater()
