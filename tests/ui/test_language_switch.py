@@ -93,7 +93,7 @@ def test_validation_and_export_messages_come_in_korean(qtbot, make_window,  # ty
     assert window.last_problem.startswith("프롬프트가 비어 있습니다")
     window.answers.temperatures_edit.setText("abc")
     window.answers.go_button.click()
-    assert window.last_problem.startswith("온도 'abc'을(를) 읽을 수 없습니다")
+    assert window.last_problem.startswith("온도 'abc'를 읽을 수 없습니다")
 
     extras = window.classroom
     (tmp_path / "a-file").write_text("not a folder")
@@ -119,3 +119,13 @@ def test_a_c_locale_is_recognised() -> None:
     assert locale_names_no_language(QLocale(QLocale.Language.C))
     assert not locale_names_no_language(QLocale("ko_KR"))
     assert not locale_names_no_language(QLocale("en_US"))
+
+
+def test_korean_messages_take_the_particle_that_fits_the_value(make_window) -> None:  # type: ignore[no-untyped-def]
+    """A translated message never shows "이(가)" marks: each takes the form its value needs."""
+    make_window(language="ko")
+    assert localize("top_k must be a whole number, got 1.5.") == (
+        "top_k는 정수여야 하는데 1.5입니다.")  # k reads 케이: no final consonant, so 는
+    message = localize("model.pth does not exist; choose a checkpoint folder.")
+    assert "(" not in message.split(";")[0] and "이(가)" not in message and "을(를)" not in message
+    assert message.startswith("model.pth가 없습니다.")  # h (에이치): no final consonant

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
+from kvstudio.ui.app.korean import attach_particles
 from kvstudio.ui.classroom import ClassroomExtras, install
 from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.headlines import NBSP, keep_together
-from kvstudio.ui.slides.korean import attach_particles
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000

@@ -16,6 +16,8 @@ from functools import cache
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
+from kvstudio.ui.app.korean import attach_particles
+
 CONTEXT = "Messages"
 
 # The English messages the window can show, as raised (keep in step with the raise sites).
@@ -188,4 +190,6 @@ def localize(message: str) -> str:
     if found is None:
         return message
     template, values = found
-    return QCoreApplication.translate(CONTEXT, template).format(*values)
+    # A Korean translation marks particles that depend on the value before them ("{0}을(를)"):
+    # with the values in, each mark takes the one form that fits ("모델을", "파일를" never).
+    return attach_particles(QCoreApplication.translate(CONTEXT, template).format(*values))

@@ -7,13 +7,14 @@ keys itself. Qt asks the focused widget first (a ShortcutOverride event);
 text widgets claim some keys (→, Home) and not others (Page Down), so the
 same key stepped the run in one box and moved the cursor in another. Here
 every run key is claimed for the focused text field or table, and nothing
-else is touched.
+else is touched. Also owns `UnselectedOnFocus`: a field whose text Tab must not
+select, so a stray key cannot replace it.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QFocusEvent, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QAbstractSpinBox,
@@ -70,3 +71,29 @@ def _typing_owner(watched: QObject) -> QObject | None:
         return watched
     parent = watched.parent()
     return parent if is_typing_widget(parent) else None
+
+
+class UnselectedOnFocus(QObject):
+    """Keeps a text field's text unselected when it gets the focus by Tab or a page switch.
+
+    Qt selects all of a QLineEdit's text when the focus arrives by Tab (also
+    when a tab page hands the focus to its first field), so the first key a
+    lecturer presses replaces the prompt; here the cursor goes to the end
+    instead. A click still places the cursor where it lands.
+    """
+
+    def __init__(self, edit: QLineEdit) -> None:
+        super().__init__(edit)
+        self._edit = edit
+        edit.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (watched is self._edit and event.type() == QEvent.Type.FocusIn
+                and isinstance(event, QFocusEvent)
+                and event.reason() != Qt.FocusReason.MouseFocusReason):
+            QTimer.singleShot(0, self._edit, self._unselect)  # after Qt's own select-all
+        return False
+
+    def _unselect(self) -> None:
+        self._edit.deselect()
+        self._edit.end(False)

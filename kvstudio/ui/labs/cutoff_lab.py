@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QFocusEvent
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QSizePolicy, QWidget
 
 from kvstudio.engine.records import SamplingSettings
@@ -30,6 +29,7 @@ from kvstudio.labs.course import COURSE, EMPTY_ANSWER, setting_changes, settings
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import float_box, int_box
+from kvstudio.ui.app.typing_guard import UnselectedOnFocus
 from kvstudio.ui.labs.base import prompt_ids
 from kvstudio.ui.labs.step_navigation import SteppedLabPanel
 from kvstudio.ui.plots.legend import add_legend_row
@@ -466,32 +466,6 @@ def _chosen_text(step: lab.DistributionStep) -> str:
     if rank is not None:
         return step.token_texts[rank]
     return step.chosen_text or f"id {step.record.token_ids[0]}"
-
-
-class UnselectedOnFocus(QObject):
-    """Keeps a text field's text unselected when it gets the focus by Tab or a page switch.
-
-    Qt selects all of a QLineEdit's text when the focus arrives by Tab (also
-    when a tab page hands the focus to its first field), so the first key a
-    lecturer presses replaces the prompt; here the cursor goes to the end
-    instead. A click still places the cursor where it lands.
-    """
-
-    def __init__(self, edit: QLineEdit) -> None:
-        super().__init__(edit)
-        self._edit = edit
-        edit.installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if (watched is self._edit and event.type() == QEvent.Type.FocusIn
-                and isinstance(event, QFocusEvent)
-                and event.reason() != Qt.FocusReason.MouseFocusReason):
-            QTimer.singleShot(0, self._edit, self._unselect)  # after Qt's own select-all
-        return False
-
-    def _unselect(self) -> None:
-        self._edit.deselect()
-        self._edit.end(False)
 
 
 _BYTES = re.compile(r"(?:<0x[0-9A-F]{2}>)+")

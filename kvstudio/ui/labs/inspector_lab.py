@@ -489,11 +489,9 @@ class CacheInspectorPanel(SteppedLabPanel):  # Start shows the prefill
 
 def _nested(array: np.ndarray) -> Any:
     """A numpy array as nested lists, empty slots (NaN) as None, for numbers.json."""
-    return (
-        [None if np.isnan(v) else float(v) for v in array]
-        if array.ndim == 1
-        else [_nested(row) for row in array]
-    )
+    if array.ndim == 1:
+        return [None if np.isnan(v) else float(v) for v in array]
+    return [_nested(row) for row in array]
 
 
 def _tick(text: str, limit: int = 8) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 
+from kvstudio.ui.app.korean import attach_particles
 from kvstudio.ui.slides.canvas import (
     ChartLike,
     ExportError,
@@ -26,7 +27,6 @@ from kvstudio.ui.slides.canvas import (
     plot_items,
 )
 from kvstudio.ui.slides.chart_data import DataTable, Series, content_of, csv_rows, tables_to_csv
-from kvstudio.ui.slides.korean import attach_particles
 
 
 @dataclass(frozen=True)
