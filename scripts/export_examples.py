@@ -47,6 +47,7 @@ import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
 from kvstudio.engine.records import MODES, SamplingSettings
 from kvstudio.labs import compare as compare_lab
 from kvstudio.labs.common import finish
+from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.i18n import LanguageSwitcher
 from kvstudio.ui.app.shutdown import tear_down
 from kvstudio.ui.app.startup import prepare_application
@@ -85,11 +86,13 @@ from kvstudio.ui.slides.numbers import numbers_document
 
 log = logging.getLogger("export_examples")
 
-PROMPT = "KV 캐시는 무엇인가요?"  # the window's default question, in the chat template
-NEW_TOKENS = 32
-TEMPERATURES = (0.3, 0.85, 1.5)
-SAMPLES = 30
-ANSWER_TOKENS = 8
+# The course preset (kvstudio/labs/course.py), as the window starts: its question in the chat
+# template, N new tokens, and Sample ×N's samples, temperatures and answer length.
+PROMPT = COURSE.question
+NEW_TOKENS = COURSE.new_tokens
+TEMPERATURES = COURSE.temperatures
+SAMPLES = COURSE.samples
+ANSWER_TOKENS = COURSE.answer_tokens
 CHAT_TURNS = 4  # the shipped conversation (resources/prompts)
 PROJECTED_MODEL = "llama-3.1-8b"  # a real model's numbers make the projector's lesson
 OUT_DIRS = {"ko": Path("docs/exports"), "en": Path("docs/exports-en")}
@@ -124,7 +127,7 @@ def live_charts(model: ModelHandle) -> LiveRuns:
         plot.resize(640, 420)  # any size: exports are laid out on the slide canvas
         plot.show()
         plot.refresh(store)
-    sample_settings = RunSettings("cached", SamplingSettings(), ANSWER_TOKENS)
+    sample_settings = RunSettings("cached", COURSE.sampling, ANSWER_TOKENS)
     request = RunRequest(PROMPT, True, sample_settings)
     counts = [item for item in repeated_sampling(
         model, encode_prompt(model, request), sample_settings, SAMPLES, TEMPERATURES, PROMPT, True)
