@@ -251,11 +251,15 @@ class TopPTopKPanel(SteppedLabPanel):
         self.show_step(None)  # a new step: show it
 
     def _label_survivor_axis(self) -> None:
-        """1, 2, 5, 10, 20, 50 … on the log axis: its own labels (1…9 each) overlap."""
+        """1, 10, 100 … on the log axis, then 2 and 5 … where there is room: pyqtgraph drops
+        a tick level that would overlap (its own labels, 1…9 in each decade, overlap)."""
         top = max((s.record.survivors_top_k[0] for s in self.steps), default=1)
-        values = [m * 10**e for e in range(7) for m in (1, 2, 5) if m * 10**e <= top * 2]
-        self.surv_plot.getAxis("left").setTicks(
-            [[(float(np.log10(v)), f"{v:,}") for v in values]])
+
+        def level(multiples: tuple[int, ...]) -> list[tuple[float, str]]:
+            values = [m * 10**e for e in range(7) for m in multiples if m * 10**e <= top * 2]
+            return [(float(np.log10(v)), f"{v:,}") for v in values]
+
+        self.surv_plot.getAxis("left").setTicks([level((1,)), level((2, 5))])
         steps = len(self.steps)
         every = max(1, int(np.ceil(steps / 16)))
         self.surv_plot.getAxis("bottom").setTicks(
