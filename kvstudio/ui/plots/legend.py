@@ -154,8 +154,17 @@ class PlotLegend(pg.LegendItem):
             return  # laid out once, when `adding()` ends
         self.layout.invalidate()
         hint = self.layout.effectiveSizeHint(Qt.SizeHint.PreferredSize)
-        self.setMinimumSize(QSizeF(min(hint.width(), 40.0), hint.height()) if self.narrows
-                            else hint)
+        if self.narrows:
+            # Its width never asks the plot for room: a legend that follows its plot flows
+            # into what the plot gets. (Asking for its current flow's width made the split
+            # of a chart's plots depend on the last flow: one column kept a plot narrow, two
+            # kept it wide, and an export at the slide's width left the on-screen chart in
+            # the other state.) It is drawn at its flow's width, its maximum, all the same.
+            narrow = QSizeF(min(hint.width(), 40.0), hint.height())
+            self.setMinimumSize(narrow)
+            self.setPreferredSize(narrow)
+        else:
+            self.setMinimumSize(hint)
         self.setMaximumSize(hint)
         self.resize(hint)
         self.updateGeometry()
