@@ -293,10 +293,15 @@ class PlotLegend(pg.LegendItem):
         for index in range(old.count() - 1, -1, -1):
             old.removeAt(index)  # the entries move to the new grid
         shown = self.shown_entries()
+        in_grid = {id(part) for entry in shown for part in entry}
         for sample, label in self.items:  # an entry left out of the grid is still the
             for part in (sample, label):  # legend's (else it would float parentless)
                 if part.parentItem() is not self:
                     part.setParentItem(self)
+                if id(part) not in in_grid:
+                    # Hidden at the legend's corner, not where an older, wider flow put it
+                    # (that was outside a plot that has narrowed since: "빈 칸", 19 px).
+                    part.setPos(0.0, 0.0)
         for index, (sample, label) in enumerate(shown):
             row, column = divmod(index, columns)
             grid.addItem(sample, row, 2 * column, alignment=Qt.AlignmentFlag.AlignVCenter)
