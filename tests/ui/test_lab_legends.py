@@ -121,3 +121,32 @@ def test_lab_legends_stay_off_the_data(qtbot, make_window, language: str,
                     _assert_legend_off_the_data(f"{name}:{key} on {canvas.key}", plot, None)
         assert lab.shutdown()
     assert checked >= 11  # every lab plot that has a legend (some labs have two)
+
+
+def test_an_entry_whose_series_empties_is_hidden_inside_its_plot(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A lab legend hides an entry whose series has no data; the hidden entry stays inside
+    the plot after the plot narrows (it kept the place a wider flow gave it, outside)."""
+    from kvstudio.ui.plots.legend import add_legend_row
+
+    view = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(view)
+    view.resize(900, 400)
+    view.show()
+    view.addPlot(row=0, col=0)
+    plot = view.addPlot(row=0, col=1)
+    legend = add_legend_row(plot)
+    bars = [pg.BarGraphItem(x0=[0], y0=[0], width=[1], height=[1], brush=c) for c in "rgb"]
+    for bar, name in zip(bars, ("shared block", "own block", "empty slots"), strict=True):
+        plot.addItem(bar)
+        legend.addItem(bar, name)
+    _settle(qtbot)
+    assert legend.columnCount == 3  # one row: the last entry sits far right
+    bars[2].setOpts(x0=[], y0=[], width=[], height=[])
+    legend.check_drawn()
+    view.resize(400, 400)
+    _settle(qtbot)
+    sample, label = legend.items[2]
+    assert not label.isVisible() and not sample.isVisible()
+    whole = plot.sceneBoundingRect()
+    for part in (sample.sceneBoundingRect(), label.mapRectToScene(label.itemRect())):
+        assert whole.contains(part), (part, whole)

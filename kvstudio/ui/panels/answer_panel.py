@@ -7,12 +7,10 @@ in the worker; this panel only asks and shows.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLineEdit,
-    QListView,
-    QListWidget,
     QProgressBar,
     QPushButton,
     QSpinBox,
@@ -25,6 +23,7 @@ from kvstudio.labs.course import COURSE, EMPTY_ANSWER
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.plain_text import plain_label, plain_tooltip
 from kvstudio.ui.app.spin_boxes import int_box
+from kvstudio.ui.panels.wrapped_list import wrapped_list
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot, ordered_answers
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 
@@ -51,12 +50,9 @@ class AnswerPanel(RetranslateOnLanguageChange, QWidget):
         self._cancel.setEnabled(False)
         self._progress = QProgressBar()
         self._progress.setTextVisible(True)
-        self._answers = QListWidget()
-        self._answers.setWordWrap(True)
-        # Lay the items out again at each width: at the width they were added with, a line
-        # that wraps later was cut ("[0.3, 0.85, 1.5:") instead of taking another line.
-        self._answers.setResizeMode(QListView.ResizeMode.Adjust)
-        self._answers.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        # Each answer wraps to the list's width at every width, a long unbroken run too
+        # ("엇<0xEC><0x9D>": a character cut into bytes), so no line is cut at the edge.
+        self._answers = wrapped_list()
         self._temps_label = plain_label()
 
         row = QHBoxLayout()

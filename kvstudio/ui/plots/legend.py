@@ -154,8 +154,17 @@ class PlotLegend(pg.LegendItem):
             return  # laid out once, when `adding()` ends
         self.layout.invalidate()
         hint = self.layout.effectiveSizeHint(Qt.SizeHint.PreferredSize)
-        self.setMinimumSize(QSizeF(min(hint.width(), 40.0), hint.height()) if self.narrows
-                            else hint)
+        if self.narrows:
+            # Its width never asks the plot for room: a legend that follows its plot flows
+            # into what the plot gets. (Asking for its current flow's width made the split
+            # of a chart's plots depend on the last flow: one column kept a plot narrow, two
+            # kept it wide, and an export at the slide's width left the on-screen chart in
+            # the other state.) It is drawn at its flow's width, its maximum, all the same.
+            narrow = QSizeF(min(hint.width(), 40.0), hint.height())
+            self.setMinimumSize(narrow)
+            self.setPreferredSize(narrow)
+        else:
+            self.setMinimumSize(hint)
         self.setMaximumSize(hint)
         self.resize(hint)
         self.updateGeometry()
@@ -284,10 +293,15 @@ class PlotLegend(pg.LegendItem):
         for index in range(old.count() - 1, -1, -1):
             old.removeAt(index)  # the entries move to the new grid
         shown = self.shown_entries()
+        in_grid = {id(part) for entry in shown for part in entry}
         for sample, label in self.items:  # an entry left out of the grid is still the
             for part in (sample, label):  # legend's (else it would float parentless)
                 if part.parentItem() is not self:
                     part.setParentItem(self)
+                if id(part) not in in_grid:
+                    # Hidden at the legend's corner, not where an older, wider flow put it
+                    # (that was outside a plot that has narrowed since: "빈 칸", 19 px).
+                    part.setPos(0.0, 0.0)
         for index, (sample, label) in enumerate(shown):
             row, column = divmod(index, columns)
             grid.addItem(sample, row, 2 * column, alignment=Qt.AlignmentFlag.AlignVCenter)
