@@ -41,6 +41,7 @@ def test_an_empty_lab_chart_shows_how_to_fill_it(qtbot, exporter, tiny_handle) -
     assert _hint(chart) == []
     assert item.getAxis("bottom")._tickLevels is None  # numbers again
     assert any(s.isVisible() for s, _ in item.legend.items)
+    assert panel.shutdown()  # its lab thread ends here, not in another test's teardown
 
 
 def test_the_empty_answers_chart_has_no_rank_ticks(qtbot) -> None:  # type: ignore[no-untyped-def]
