@@ -149,57 +149,57 @@
 <context>
     <name>AnswerPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="129" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="125" />
         <source>Cancelled</source>
         <translation>취소됨</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="151" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="147" />
         <source>Sample ×N</source>
         <translation>N번 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="153" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="149" />
         <source>Generate N answers to the prompt in one batch and count the distinct ones.</source>
         <translation>프롬프트에 대한 답 N개를 한 배치로 생성하고 서로 다른 답을 셉니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="154" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="150" />
         <source>N: samples per temperature.</source>
         <translation>N: 온도마다 뽑을 샘플 수.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="155" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="151" />
         <source>T =</source>
         <translation>온도 T =</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="158" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="154" />
         <source>Temperatures: leave empty to use the current temperature, or list several separated by commas.</source>
         <translation>온도: 비워 두면 현재 온도를 쓰고, 여러 개는 쉼표로 구분해 적습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="156" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="152" />
         <source>current, or e.g. 0.3, 0.85, 1.5</source>
         <translation>현재 값, 또는 예: 0.3, 0.85, 1.5</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="137" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="133" />
         <source>(empty: eos at step 0)</source>
         <translation>(빈 답: 0번째 단계에서 eos)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="161" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="157" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="162" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="158" />
         <source>Tokens</source>
         <translation>토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="164" />
+        <location filename="../../kvstudio/ui/panels/answer_panel.py" line="160" />
         <source>Answer length: each sample generates at most this many tokens. Short answers repeat, long ones are almost always all different.</source>
         <translation>답 길이: 샘플마다 최대 이만큼의 토큰을 생성합니다. 짧은 답은 반복되고, 긴 답은 거의 항상 모두 다릅니다.</translation>
     </message>
@@ -701,240 +701,240 @@
 <context>
     <name>CacheVsRecomputePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="125" />
         <source>Cache vs recompute</source>
         <translation>캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="146" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="146" />
         <source>Greedy generation on the lab prompt in both modes, after a short warm-up. Cached mode feeds P + (N − 1) tokens in total, recompute P·N + N(N − 1)/2. In 16-bit the two modes' logits drift apart; in fp32 they agree to ~1e-6.</source>
         <translation>짧은 예열 뒤 실습 프롬프트로 두 모드에서 탐욕적 생성을 합니다. 캐시 모드는 모두 P + (N − 1) 토큰을, 재계산 모드는 P·N + N(N − 1)/2 토큰을 모델에 넣습니다. 16비트에서는 두 모드의 로짓이 조금씩 벌어지고, fp32에서는 약 1e-6까지 일치합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="156" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="157" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="158" />
         <source>Warm-up tokens</source>
         <translation>예열 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="160" />
         <source>Number format</source>
         <translation>수 형식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="236" />
         <source>TTFT (ms)</source>
         <translation>TTFT (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="237" />
         <source>decode ms / token (median step)</source>
         <translation>디코드 토큰당 ms (단계 중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="238" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="238" />
         <source>total (ms)</source>
         <translation>합계 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="242" />
         <source>{0}, median of {1} rounds</source>
         <translation>{0}, {1}회 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="244" />
         <source>{0}, fastest round</source>
         <translation>{0}, 가장 빠른 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="246" />
         <source>{0}, slowest round</source>
         <translation>{0}, 가장 느린 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="249" />
         <source>{0}, single measurement</source>
         <translation>{0}, 한 번 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="252" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="252" />
         <source>cache, measured (bytes)</source>
         <translation>캐시, 측정값 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="257" />
         <source>first divergent step</source>
         <translation>처음 달라진 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="259" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="259" />
         <source>speed ratio (recompute / cached), medians</source>
         <translation>속도 비 (재계산 / 캐시), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="262" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="262" />
         <source>rounds</source>
         <translation>회차 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="273" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="273" />
         <source>Tokens fed: cached {0:,} (formula P+(N−1) = {1:,}) vs recompute {2:,} (formula P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</source>
         <translation>입력 토큰: 캐시 {0:,} (공식 P+(N−1) = {1:,}) 대 재계산 {2:,} (공식 P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="278" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="278" />
         <source>recompute took {0:.1f}× as long (median of {1} rounds) · TTFT {2} vs {3} ms · max |Δlogit| {4:.2g}</source>
         <translation>재계산이 {0:.1f}배 오래 걸림 ({1}회 중앙값) · TTFT {2} 대 {3} ms · 최대 |Δlogit| {4:.2g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="286" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="286" />
         <source>the seed notebook's case</source>
         <translation>원래 노트북의 설정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="287" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="287" />
         <source>the course preset</source>
         <translation>강의 설정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="288" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="288" />
         <source>Greedy in both modes, not the course's T {0:g}, so that both modes must choose the same tokens · {1}</source>
         <translation>두 모드 모두 강의의 T {0:g} 대신 그리디로 생성해, 두 모드가 같은 토큰을 고르는지 확인합니다 · {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="303" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="303" />
         <source>{0}: median time (ms)</source>
         <translation>{0}: 중앙값 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="305" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="305" />
         <source>{0}: fastest round (ms)</source>
         <translation>{0}: 가장 빠른 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="307" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="307" />
         <source>{0}: slowest round (ms)</source>
         <translation>{0}: 가장 느린 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="311" />
         <source>{0}: tokens fed (tokens)</source>
         <translation>{0}: 입력 토큰 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="315" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="315" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="317" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="317" />
         <source>max |Δlogit| (logit units)</source>
         <translation>최대 |Δlogit| (로짓 단위)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="319" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="319" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="165" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="295" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="295" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="151" />
         <source>course: P = 183, N = 64</source>
         <translation>강의: P = 183, N = 64</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="152" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="152" />
         <source>seed notebook: P = 16, N = 64</source>
         <translation>원래 노트북: P = 16, N = 64</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="155" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="155" />
         <source>Preset</source>
         <translation>설정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="159" />
         <source>Rounds (median of)</source>
         <translation>반복 횟수 (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="164" />
         <source>Time per step (median, band: min–max)</source>
         <translation>단계별 시간 (중앙값, 띠: 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="166" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="167" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="316" />
         <source>max |Δlogit| per step, cached vs recompute</source>
         <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="168" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="168" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="169" />
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="258" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="226" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="226" />
         <source>tokens fed, measured</source>
         <translation>입력 토큰, 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="227" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="227" />
         <source>tokens fed, formula</source>
         <translation>입력 토큰, 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="229" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="229" />
         <source>measured = formula</source>
         <translation>측정 = 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="254" />
         <source>cache, formula 2·L·T·H_kv·d·bytes</source>
         <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="255" />
         <source>identical tokens</source>
         <translation>토큰 일치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="260" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="260" />
         <source>speed ratio, lowest round</source>
         <translation>속도 비, 가장 낮은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="261" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="261" />
         <source>speed ratio, highest round</source>
         <translation>속도 비, 가장 높은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_lab.py" line="263" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="263" />
         <source>number format</source>
         <translation>수 형식</translation>
     </message>
@@ -2162,317 +2162,317 @@ step {4}</source>
 <context>
     <name>Messages</name>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="24" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="26" />
         <source>The prompt is empty: type a question or some text, then step again.</source>
         <translation>프롬프트가 비어 있습니다. 질문이나 글을 입력한 뒤 다시 실행하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="26" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="28" />
         <source>The prompt has {0} tokens and {1} new tokens are asked for, but the model handles {2} positions: shorten the prompt or lower 'max new tokens'.</source>
         <translation>프롬프트는 {0} 토큰이고 새 토큰 {1}개를 요청했지만 모델은 {2}개 위치까지만 다룹니다. 프롬프트를 줄이거나 '최대 새 토큰'을 낮추세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="29" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="31" />
         <source>The static cache holds {0} tokens but this run needs {1}: raise the static length, shorten the prompt, or pick the dynamic cache.</source>
         <translation>정적 캐시는 {0} 토큰을 담지만 이 실행에는 {1} 토큰이 필요합니다. 정적 길이를 늘리거나 프롬프트를 줄이거나 동적 캐시를 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="32" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="34" />
         <source>Could not read the temperatures {0}: write numbers separated by commas, e.g. 0.5, 1.0, 1.5.</source>
         <translation>온도 {0}을(를) 읽을 수 없습니다. 쉼표로 구분한 숫자로 쓰세요. 예: 0.5, 1.0, 1.5</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="35" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="37" />
         <source>Temperatures must be 0 (greedy) or positive.</source>
         <translation>온도는 0(탐욕적) 또는 양수여야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="36" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="38" />
         <source>No model is loaded yet; pick one in the Model menu.</source>
         <translation>아직 모델을 불러오지 않았습니다. 모델 메뉴에서 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="38" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="40" />
         <source>Temperature must be 0 (greedy) or between {0} and {1}, got {2}: dividing logits by a tinier number overflows, and a huge one makes every token equally likely.</source>
         <translation>온도는 0(탐욕적) 또는 {0}~{1} 사이여야 하는데 {2}입니다. 더 작은 수로 로짓을 나누면 넘치고, 아주 큰 수는 모든 토큰을 똑같이 만듭니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="42" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="44" />
         <source>Repetition penalty must be between {0} and {1} (1.0 = off), got {2}.</source>
         <translation>반복 페널티는 {0}~{1} 사이여야 하는데(1.0 = 끔) {2}입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="44" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="46" />
         <source>top-k must be 0 (off) or a positive count, got {0}.</source>
         <translation>top-k는 0(끄기) 또는 양의 개수여야 합니다. 입력값: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="45" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="47" />
         <source>top-p must be in (0, 1], got {0}; use 1.0 to turn it off.</source>
         <translation>top-p는 (0, 1] 범위여야 합니다. 입력값: {0}. 끄려면 1.0을 쓰세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="47" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="49" />
         <source>The prompt is empty: type a question for the lab.</source>
         <translation>프롬프트가 비어 있습니다. 실습에 쓸 질문을 입력하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="48" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="50" />
         <source>P + N = {0} is more than the model's {1} positions.</source>
         <translation>P + N = {0}은(는) 모델의 위치 수 {1}보다 많습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="49" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="51" />
         <source>P + N = {0} is more than the model's {1} positions; lower P or N.</source>
         <translation>P + N = {0}은(는) 모델의 위치 수 {1}보다 많습니다. P나 N을 줄이세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="51" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="53" />
         <source>Could not read the lengths {0}: write whole numbers separated by commas, e.g. 16, 32, 64, 128.</source>
         <translation>길이 {0}을(를) 읽을 수 없습니다. 쉼표로 구분한 정수로 쓰세요. 예: 16, 32, 64, 128</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="54" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="56" />
         <source>Give at least one positive length, e.g. 16, 32, 64, 128.</source>
         <translation>양의 길이를 하나 이상 주세요. 예: 16, 32, 64, 128</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="55" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="57" />
         <source>The longest run needs {0} positions but the model has {1}; use shorter lengths.</source>
         <translation>가장 긴 실행에는 위치 {0}개가 필요하지만 모델에는 {1}개뿐입니다. 더 짧은 길이를 쓰세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="58" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="60" />
         <source>Give at least one temperature, e.g. 0.3, 0.7, 1.0, 1.3.</source>
         <translation>온도를 하나 이상 주세요. 예: 0.3, 0.7, 1.0, 1.3</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="60" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="62" />
         <source>No model is loaded yet; wait for it or pick a preset.</source>
         <translation>아직 모델이 불러와지지 않았습니다. 기다리거나 프리셋을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="61" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="63" />
         <source>No config.json at {0}; give a model folder or its config.json.</source>
         <translation>{0}에 config.json이 없습니다. 모델 폴더나 그 config.json을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="62" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="64" />
         <source>{0} is not a JSON object; give a transformers config.json.</source>
         <translation>{0}은(는) JSON 객체가 아닙니다. transformers config.json을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="63" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="65" />
         <source>{0}: config.json has no {1}; give a transformers config.json.</source>
         <translation>{0}: config.json에 {1}이(가) 없습니다. transformers config.json을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="65" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="67" />
         <source>{0} must be true or false, got {1}.</source>
         <translation>{0}은(는) true 또는 false여야 하는데 {1}입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="67" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="69" />
         <source>This turn needs {0} more tokens, but the conversation already holds {1} of its {2} positions. Start a new chat (or raise the context limit) to go on; the conversation so far is kept.</source>
         <translation>이 턴에는 토큰 {0}개가 더 필요하지만 대화가 이미 위치 {2}개 중 {1}개를 쓰고 있습니다. 계속하려면 새 대화를 시작하세요(또는 컨텍스트 한도를 올리세요). 지금까지의 대화는 그대로 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="71" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="73" />
         <source>This turn needs {0} more tokens, but the conversation already holds {1} of its {2} positions. Start a new chat to go on; the conversation so far is kept.</source>
         <translation>이 턴에는 토큰 {0}개가 더 필요하지만 대화가 이미 위치 {2}개 중 {1}개를 쓰고 있습니다. 계속하려면 새 대화를 시작하세요. 지금까지의 대화는 그대로 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="75" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="77" />
         <source>This turn needs {0} tokens, but the context limit is {1} positions and the answer needs at least one more: shorten the turn (or raise the context limit).</source>
         <translation>이 턴에는 토큰 {0}개가 필요하지만 컨텍스트 한도는 위치 {1}개이고 답에도 적어도 하나가 더 필요합니다. 턴을 줄이세요(또는 컨텍스트 한도를 올리세요).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="79" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="81" />
         <source>This turn needs {0} tokens, but the context limit is {1} positions and the answer needs at least one more: shorten the turn.</source>
         <translation>이 턴에는 토큰 {0}개가 필요하지만 컨텍스트 한도는 위치 {1}개이고 답에도 적어도 하나가 더 필요합니다. 턴을 줄이세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="82" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="84" />
         <source>This turn needs {0} tokens, but the context limit is {1} positions and the answer needs at least one more: shorten the turn (or raise the context limit); the conversation so far is kept.</source>
         <translation>이 턴에는 토큰 {0}개가 필요하지만 컨텍스트 한도는 위치 {1}개이고 답에도 적어도 하나가 더 필요합니다. 턴을 줄이세요(또는 컨텍스트 한도를 올리세요). 지금까지의 대화는 그대로 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="86" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="88" />
         <source>This turn needs {0} tokens, but the context limit is {1} positions and the answer needs at least one more: shorten the turn; the conversation so far is kept.</source>
         <translation>이 턴에는 토큰 {0}개가 필요하지만 컨텍스트 한도는 위치 {1}개이고 답에도 적어도 하나가 더 필요합니다. 턴을 줄이세요. 지금까지의 대화는 그대로 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="90" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="92" />
         <source>Type a user turn first (or take the next scripted one).</source>
         <translation>먼저 사용자 턴을 입력하세요(또는 다음 대본 턴을 가져오세요).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="92" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="94" />
         <source>The text holds {0}, one of the model's control tokens, and this model's chat template rewrites its messages, so it cannot be sent as plain text: remove it or turn the chat template off.</source>
         <translation>글에 모델의 제어 토큰 {0}이(가) 들어 있는데, 이 모델의 채팅 템플릿은 메시지를 고쳐 쓰므로 평범한 글로 보낼 수 없습니다. 그 토큰을 지우거나 채팅 템플릿을 끄세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="96" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="98" />
         <source>Tick at least one way: reuse the cache, re-feed the history, or both.</source>
         <translation>적어도 한 방식을 고르세요: 캐시 재사용, 대화 다시 입력, 또는 둘 다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="98" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="100" />
         <source>The static cache holds {0} tokens but this run needs {1}; raise its length or generate fewer tokens.</source>
         <translation>정적 캐시는 토큰 {0}개를 담지만 이 실행에는 {1}개가 필요합니다. 길이를 늘리거나 생성할 토큰 수를 줄이세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="102" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="104" />
         <source>Cannot save {0}: the disk is full. Free some space or choose a folder on another drive; nothing was written.</source>
         <translation>{0}을(를) 저장할 수 없습니다. 디스크가 가득 찼습니다. 공간을 비우거나 다른 드라이브의 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="105" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="107" />
         <source>Cannot save {0}: {1} is not writable. Choose a folder you can write to (for example your Documents folder); nothing was written.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1}에 쓸 권한이 없습니다. 쓸 수 있는 폴더(예: 문서 폴더)를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="108" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="110" />
         <source>Cannot save {0} in {1}: {2}. Choose another folder; nothing was written.</source>
         <translation>{1}에 {0}을(를) 저장할 수 없습니다: {2}. 다른 폴더를 고르세요. 아무것도 쓰지 않았습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="110" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="112" />
         <source>Cannot save {0}: {1} does not exist. Choose another folder.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1} 폴더가 없습니다. 다른 폴더를 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="111" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="113" />
         <source>Cannot save {0}: {1} is a file, not a folder. Choose another folder.</source>
         <translation>{0}을(를) 저장할 수 없습니다. {1}은(는) 폴더가 아니라 파일입니다. 다른 폴더를 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="113" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="115" />
         <source>Nothing to export yet: run the model or a lab first.</source>
         <translation>아직 내보낼 것이 없습니다. 먼저 모델이나 실습을 실행하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="114" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="116" />
         <source>Nothing to export: no charts were given.</source>
         <translation>내보낼 것이 없습니다. 차트가 없습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="115" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="117" />
         <source>The chart rendered as an empty image; is it visible and sized?</source>
         <translation>차트가 빈 이미지로 그려졌습니다. 차트가 보이고 크기가 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="117" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="119" />
         <source>Qt produced an empty PDF; is the chart visible and sized?</source>
         <translation>Qt가 빈 PDF를 만들었습니다. 차트가 보이고 크기가 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="118" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="120" />
         <source>Qt could not encode the PNG image (out of memory?).</source>
         <translation>Qt가 PNG 이미지를 만들지 못했습니다 (메모리 부족?).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="119" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="121" />
         <source>The SVG export has no drawing in it; is the chart empty?</source>
         <translation>내보낸 SVG에 그림이 없습니다. 차트가 비어 있나요?</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="121" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="123" />
         <source>{0} holds code ({1}) and was refused: KV Studio loads only tensors and never runs code from a file. Use a plain state dict saved with torch.save(model.state_dict(), path).</source>
         <translation>{0}에는 코드({1})가 들어 있어 거부했습니다. KV Studio는 텐서만 불러오며 파일의 코드를 절대 실행하지 않습니다. torch.save(model.state_dict(), path)로 저장한 일반 state dict를 쓰세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="125" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="127" />
         <source>{0} is empty (0 bytes); download or copy the checkpoint again.</source>
         <translation>{0}이(가) 비어 있습니다(0바이트). 체크포인트를 다시 내려받거나 복사하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="127" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="129" />
         <source>Cannot read {0}: it is damaged or not a PyTorch checkpoint. Download or copy it again.</source>
         <translation>{0}을(를) 읽을 수 없습니다. 손상되었거나 PyTorch 체크포인트가 아닙니다. 다시 내려받거나 복사하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="130" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="132" />
         <source>The model produced NaN logits at step {0}: its weights are broken (NaN or inf inside). Load another checkpoint; this one cannot generate text.</source>
         <translation>모델이 {0}단계에서 NaN 로짓을 냈습니다. 가중치가 망가져 있습니다(NaN 또는 inf 포함). 다른 체크포인트를 불러오세요. 이 모델로는 글을 만들 수 없습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="133" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="135" />
         <source>This run ({0} row(s) × {1} positions) needs about {2} of memory but only {3} is free. Use fewer samples, fewer new tokens or a shorter static cache.</source>
         <translation>이 실행({0}행 × {1}개 위치)에는 메모리가 약 {2} 필요하지만 남은 메모리는 {3}뿐입니다. 샘플 수나 새 토큰 수를 줄이거나 정적 캐시를 짧게 하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="137" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="139" />
         <source>P + N = {0} + {1} = {2} positions, but the model handles {3}: shorten the prompt or ask for fewer new tokens.</source>
         <translation>P + N = {0} + {1} = {2}개 위치인데 모델은 {3}개까지만 다룹니다. 프롬프트를 줄이거나 새 토큰을 적게 요청하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="140" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="142" />
         <source>Cannot load the model ({0}).</source>
         <translation>모델을 불러올 수 없습니다 ({0}).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="142" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="144" />
         <source>{0} is not a regular file (a device, pipe or folder); choose a saved run (.kvrun.json).</source>
         <translation>{0}은(는) 일반 파일이 아닙니다(장치, 파이프 또는 폴더). 저장한 실행(.kvrun.json)을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="145" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="147" />
         <source>{0} is larger than {1} MiB, far more than a saved run holds; it is not a KV Studio run file.</source>
         <translation>{0}은(는) {1} MiB보다 커서 저장한 실행보다 훨씬 큽니다. KV Studio 실행 파일이 아닙니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="148" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="150" />
         <source>{0}: {1} prompt tokens + max_new_tokens {2} is more than the {3} positions a model can have; the file is damaged.</source>
         <translation>{0}: 프롬프트 토큰 {1}개 + max_new_tokens {2}가 모델이 가질 수 있는 위치 {3}개보다 많습니다. 파일이 손상되었습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="151" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="153" />
         <source>{0} must be between {1} and {2}, got {3}.</source>
         <translation>{0}은(는) {1}~{2} 사이여야 하는데 {3}입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="152" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="154" />
         <source>{0} must be a whole number, got {1}.</source>
         <translation>{0}은(는) 정수여야 하는데 {1}입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="153" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="155" />
         <source>{0} must be a finite number between {1} and {2}, got {3}.</source>
         <translation>{0}은(는) {1}~{2} 사이의 유한한 수여야 하는데 {3}입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="154" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="156" />
         <source>{0} must be a finite number, got {1}.</source>
         <translation>{0}은(는) 유한한 수여야 하는데 {1}입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="156" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="158" />
         <source>{0} is not a regular file (a device, pipe or folder); choose {1}.</source>
         <translation>{0}은(는) 일반 파일이 아닙니다(장치, 파이프 또는 폴더). {1}을(를) 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="158" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="160" />
         <source>{0} does not exist; choose {1}.</source>
         <translation>{0}이(가) 없습니다. {1}을(를) 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="159" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="161" />
         <source>{0} is not UTF-8 text ({1}); save it as UTF-8 or choose {2}.</source>
         <translation>{0}은(는) UTF-8 텍스트가 아닙니다({1}). UTF-8로 저장하거나 {2}을(를) 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="160" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="162" />
         <source>{0} is not valid JSON ({1} at line {2}); fix it or choose {3}.</source>
         <translation>{0}은(는) 올바른 JSON이 아닙니다({2}번째 줄: {1}). 고치거나 {3}을(를) 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="161" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="163" />
         <source>{0} is nested thousands of levels deep; it is damaged or not {1}.</source>
         <translation>{0}은(는) 수천 단계로 중첩되어 있습니다. 손상되었거나 {1}이(가) 아닙니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/app/messages.py" line="163" />
+        <location filename="../../kvstudio/ui/app/messages.py" line="165" />
         <source>{0} cannot be read as JSON ({1}); choose {2}.</source>
         <translation>{0}을(를) JSON으로 읽을 수 없습니다({1}). {2}을(를) 고르세요.</translation>
     </message>
@@ -3092,132 +3092,132 @@ step {4}</source>
 <context>
     <name>QuantizedCachePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="78" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="78" />
         <source>Quantized cache</source>
         <translation>양자화 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="84" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="84" />
         <source>The same greedy run with the model's own cache and with K and V stored in 16 bits, in 8 bits (int8, one float16 scale per token and K/V head) and in 4 bits (two numbers a byte, same scales). Attention sees them dequantized. Bytes are measured from the stored tensors, scales included; the drift is the largest logit change per step while the context still matches.</source>
         <translation>같은 탐욕적 생성을 모델 자신의 캐시로, 그리고 K와 V를 16비트, 8비트(int8, 토큰과 K/V 헤드마다 float16 스케일 하나), 4비트(한 바이트에 숫자 두 개, 같은 스케일)로 저장해 실행합니다. 어텐션은 역양자화된 값을 봅니다. 바이트는 스케일을 포함해 저장된 텐서에서 측정하고, 오차는 문맥이 아직 같은 동안 단계마다 가장 크게 바뀐 로짓입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="91" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="91" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="92" />
         <source>max |Δlogit| per step (log)</source>
         <translation>단계별 최대 |Δ로짓| (로그)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="93" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="210" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="93" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="210" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="94" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="162" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="95" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="95" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="211" />
         <source>Cache bytes at the end</source>
         <translation>마지막 캐시 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="96" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="96" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="158" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="211" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="159" />
         <source>bytes (measured)</source>
         <translation>바이트 (측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="160" />
         <source>bytes (formula)</source>
         <translation>바이트 (공식)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="161" />
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="206" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="206" />
         <source>× smaller</source>
         <translation>× 작아짐</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="163" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="163" />
         <source>first divergent step</source>
         <translation>처음 달라진 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="164" />
         <source>answer changed</source>
         <translation>답이 바뀜</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="185" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="185" />
         <source>smaller than fp{0}: </source>
         <translation>fp{0} 대비 작아진 배수: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="180" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="180" />
         <source>none</source>
         <translation>없음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="183" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="183" />
         <source>KV cache after {0} + {1} tokens, greedy: </source>
         <translation>그리디로 {0} + {1} 토큰 후 KV 캐시: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="186" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="186" />
         <source>max |Δlogit|: </source>
         <translation>최대 |Δlogit|: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="187" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="187" />
         <source>first divergent step: </source>
         <translation>처음 달라진 단계: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="195" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="195" />
         <source>{0}: max |Δlogit|</source>
         <translation>{0}: 최대 |Δlogit|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="203" />
         <source>bytes (measured, B)</source>
         <translation>바이트 (측정, B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="204" />
         <source>bytes (formula, B)</source>
         <translation>바이트 (공식, B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="205" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="205" />
         <source>bits per number</source>
         <translation>숫자당 비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quant_lab.py" line="210" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="210" />
         <source>max |Δlogit| per step</source>
         <translation>단계별 최대 |Δlogit|</translation>
     </message>
@@ -4035,110 +4035,110 @@ step {4}</source>
         <translation>{0}단계: {1!r} 선택 (top-k와 top-p 후 재정규화한 p = {2:.3f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="312" />
         <source>the {0} most likely tokens at step {1}; top-p keeps {2:,}, past the bars (mass {3:.2f})</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개. top-p는 막대 너머까지 {2:,}개를 남김 (확률 합 {3:.2f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="315" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="319" />
         <source>top-k = {0}: mass {1:.2f}</source>
         <translation>top-k = {0}: 확률 {1:.2f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="319" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="323" />
         <source>p = {0:g}</source>
         <translation>p = {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="327" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="331" />
         <source>top-p keeps {0}: mass {1:.2f} ≥ {2:g}</source>
         <translation>top-p가 {0}개 남김: 확률 {1:.2f} ≥ {2:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="362" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="366" />
         <source>(empty: eos at step 0)</source>
         <translation>(빈 답: 0번째 단계에서 eos)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="373" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="377" />
         <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
         <translation>{0}단계: top-k = {1}: 토큰 {2}개 남음 (확률 합 {3:.2f}) · 재정규화 후 top-p = {4:g}: {5}개 남음 (확률 합 {6:.2f} ≥ {4:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="380" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="384" />
         <source>Step {0}: top-k off; top-p = {1:g} keeps {2} tokens with mass {3:.2f} ≥ {1:g}</source>
         <translation>{0}단계: top-k 끔, top-p = {1:g}가 토큰 {2}개를 남기고 그 확률 합은 {3:.2f} ≥ {1:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="383" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="387" />
         <source>temperature {0:g} · chose «{1}», p = {2:.3f} after both filters</source>
         <translation>온도 {0:g} · «{1}» 선택, 두 필터 후 p = {2:.3f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="399" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="403" />
         <source>Next-token distribution at step {0}</source>
         <translation>{0}단계의 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="400" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="404" />
         <source>rank (1 = most likely)</source>
         <translation>순위 (1 = 가장 가능성 높음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="402" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="406" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="403" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="407" />
         <source>probability after temperature</source>
         <translation>온도 적용 후 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="405" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="409" />
         <source>probability after top-k, renormalised</source>
         <translation>top-k 후 재정규화한 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="407" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="411" />
         <source>cumulative mass after top-k</source>
         <translation>top-k 후 누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="408" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="412" />
         <source>kept by top-k and top-p</source>
         <translation>top-k와 top-p가 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="417" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="421" />
         <source>after top-k (tokens)</source>
         <translation>top-k 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="419" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="423" />
         <source>after top-p (tokens)</source>
         <translation>top-p 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="421" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="425" />
         <source>kept mass after top-k (probability)</source>
         <translation>top-k 후 남은 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="423" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="427" />
         <source>p(chosen) after both filters</source>
         <translation>두 필터 후 p(선택)</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="165" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="414" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="418" />
         <source>Candidates left after each filter</source>
         <translation>필터별 남은 후보 수</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="166" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="345" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="415" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="349" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="419" />
         <source>step</source>
         <translation>단계</translation>
     </message>
@@ -4149,34 +4149,34 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="170" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="348" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="352" />
         <source>after top-k</source>
         <translation>top-k 뒤</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="171" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="349" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="353" />
         <source>after top-p</source>
         <translation>top-p 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="306" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="310" />
         <source>the {0} most likely tokens at step {1}</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="346" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="409" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="350" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="413" />
         <source>chosen</source>
         <translation>선택</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="347" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="351" />
         <source>p(chosen)</source>
         <translation>p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="364" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="368" />
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>

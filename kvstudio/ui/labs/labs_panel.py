@@ -19,11 +19,11 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.labs.base import LabPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
-from kvstudio.ui.labs.cache_lab import CacheVsRecomputePanel
+from kvstudio.ui.labs.compare_lab import CacheVsRecomputePanel
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.labs.paged_lab import PagedCachePanel
 from kvstudio.ui.labs.projector_lab import ProjectorPanel
-from kvstudio.ui.labs.quant_lab import QuantizedCachePanel
+from kvstudio.ui.labs.quantized_lab import QuantizedCachePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 from kvstudio.ui.run.engine_adapter import ModelHandle
