@@ -65,6 +65,7 @@ def test_cache_lab_runs_on_ko_base_beside_ko_chat(qtbot, exporter, tiny_model, t
         "Runs on ko-base, the course's model for the cache labs.")
     run_lab(qtbot, panel)
     assert loader.loaded == ["ko-base"]  # loaded once, then kept
+    panel.shutdown()
 
 
 def test_temperature_lab_runs_on_ko_chat(qtbot, exporter, tiny_model, tokenizer) -> None:  # type: ignore[no-untyped-def]
@@ -81,6 +82,7 @@ def test_temperature_lab_runs_on_ko_chat(qtbot, exporter, tiny_model, tokenizer)
     assert panel.ran_on is not None and panel.ran_on.name == "ko-chat"
     assert loader.loaded == ["ko-chat"]
     assert "ko-chat, the course's model for the sampling labs" in panel.model_note.text()
+    panel.shutdown()
 
 
 def test_labs_keep_the_users_model(qtbot, exporter, tiny_model, tokenizer, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -98,6 +100,7 @@ def test_labs_keep_the_users_model(qtbot, exporter, tiny_model, tokenizer, tmp_p
     assert loader.loaded == []
     assert panel.model_note.text().startswith("Runs on my-model, the model you loaded")
     assert "ko-base" in panel.model_note.text()  # what the course would run it on
+    panel.shutdown()
 
 
 def test_a_random_stand_in_is_not_the_course_model(tiny_handle: ModelHandle) -> None:
