@@ -322,226 +322,226 @@
 <context>
     <name>CacheInspectorPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="131" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="132" />
         <source>Cache inspector</source>
         <translation>캐시 들여다보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="137" />
         <source>cached</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="137" />
         <source>recompute</source>
         <translation>재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="140" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="141" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="141" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="142" />
         <source>static (length)</source>
         <translation>정적 (길이)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="142" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="143" />
         <source>sliding window (W)</source>
         <translation>슬라이딩 윈도 (W)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="154" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="155" />
         <source>What the KV cache holds, step by step, for one layer and one K/V head: the K and V rows (one per position, head_dim numbers each) and how much the newest query looked at each position, for every query head that reads this K/V head. Rows already in the cache never change (max |Δ| = 0) and each step appends exactly one row per layer; in recompute mode the recomputed rows equal the cached ones. That is why caching gives the same tokens.</source>
         <translation>한 레이어, 한 K/V 헤드에 대해 KV 캐시에 무엇이 들어 있는지 단계마다 보여 줍니다: K 행과 V 행(위치마다 한 행, head_dim개의 수)과, 이 K/V 헤드를 읽는 쿼리 헤드마다 가장 최근 쿼리가 각 위치를 얼마나 보았는지. 캐시에 이미 있는 행은 절대 바뀌지 않고(최대 |Δ| = 0) 단계마다 레이어당 정확히 한 행이 추가됩니다. 재계산 모드에서는 다시 계산한 행이 캐시된 행과 같습니다. 그래서 캐시를 써도 같은 토큰이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
         <source>Mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="167" />
         <source>Cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="168" />
         <source>Static length / window W</source>
         <translation>정적 길이 / 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="168" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="169" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="170" />
         <source>Layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="170" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="171" />
         <source>K/V head</source>
         <translation>K/V 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="173" />
         <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="174" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="175" />
         <source>head_dim</source>
         <translation>head_dim</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="175" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="176" />
         <source>query head</source>
         <translation>쿼리 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="176" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="177" />
         <source>position: token</source>
         <translation>위치: 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="225" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="226" />
         <source>Finished.</source>
         <translation>끝났습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="238" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="239" />
         <source>Step {0}: chose {1!r}. {2} rows held;</source>
         <translation>단계 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="243" />
         <source>the prefill appended {0} rows per layer.</source>
         <translation>프리필이 레이어마다 {0}행을 추가했습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="249" />
         <source>old rows max |Δ| = {0:g} {1}; rows appended per layer: {2}.</source>
         <translation>기존 행 최대 |Δ| = {0:g} {1}; 레이어별 추가 행: {2}.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="252" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="253" />
         <source>Recomputed vs cached K/V: max |Δ| = {0:.2g} / {1:.2g} ({2}).</source>
         <translation>재계산한 K/V와 캐시된 K/V: 최대 |Δ| = {0:.2g} / {1:.2g} ({2}).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="256" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="257" />
         <source>same dtype</source>
         <translation>같은 dtype</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="256" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="257" />
         <source>dtypes differ</source>
         <translation>dtype이 다름</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="328" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="329" />
         <source>K rows: layer {0}, K/V head {1} ({2} rows held)</source>
         <translation>K 행: 레이어 {0}, K/V 헤드 {1} ({2}행 보관)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="333" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="423" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="334" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="424" />
         <source>V rows</source>
         <translation>V 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="335" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="336" />
         <source>Attention, position {0}</source>
         <translation>어텐션, 위치 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="337" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="338" />
         <source>({0:.0%} on evicted rows)</source>
         <translation>(밀려난 행에 {0:.0%})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="343" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="438" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="344" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="439" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="344" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="384" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="345" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="385" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="345" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="411" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="346" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="412" />
         <source>rows held</source>
         <translation>보관 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="346" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="412" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="347" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="413" />
         <source>appended per layer</source>
         <translation>레이어별 추가</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="347" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="413" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="348" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="414" />
         <source>old rows max |Δ|</source>
         <translation>기존 행 최대 |Δ|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="348" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="414" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="349" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="415" />
         <source>recompute max |Δ| K</source>
         <translation>재계산 최대 |Δ| K</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="349" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="415" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="350" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="416" />
         <source>recompute max |Δ| V</source>
         <translation>재계산 최대 |Δ| V</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="361" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="362" />
         <source>Layer {0}, K/V head {1}, step {2}: {3} rows held (cache: {4})</source>
         <translation>레이어 {0}, K/V 헤드 {1}, 단계 {2}: {3}행 보관 (캐시: {4})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="368" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="369" />
         <source>old rows max |Δ| over {0} steps: {1:g}; one row appended per layer: {2}</source>
         <translation>{0}단계 동안 기존 행 최대 |Δ|: {1:g}; 레이어마다 한 행씩 추가: {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="371" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="372" />
         <source>recomputed vs cached K/V max |Δ| {0:.2g} / {1:.2g}</source>
         <translation>재계산 대 캐시 K/V 최대 |Δ| {0:.2g} / {1:.2g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="383" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="384" />
         <source>position</source>
         <translation>위치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="402" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="403" />
         <source>cache row</source>
         <translation>캐시 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="420" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="421" />
         <source>K rows</source>
         <translation>K 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="426" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="427" />
         <source>Attention of the newest query</source>
         <translation>가장 최근 쿼리의 어텐션</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="438" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="439" />
         <source>Checks per step</source>
         <translation>단계별 확인</translation>
     </message>
@@ -549,151 +549,151 @@
 <context>
     <name>CacheKindsPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="89" />
         <source>Cache kinds</source>
         <translation>캐시 종류</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="103" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="104" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="105" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="106" />
         <source>Sliding window W</source>
         <translation>슬라이딩 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="108" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="109" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="249" />
         <source>Cache memory per step</source>
         <translation>단계별 캐시 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="109" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="112" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="113" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="248" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="110" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="111" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="111" />
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="250" />
         <source>Keys each new token attends to</source>
         <translation>새 토큰이 어텐션하는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="113" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="114" />
         <source>attention-mask width</source>
         <translation>어텐션 마스크 너비</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="120" />
         <source>{0} (allocated)</source>
         <translation>{0} (할당)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="124" />
         <source>{0} (used)</source>
         <translation>{0} (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="185" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="186" />
         <source>✗ from step {0}</source>
         <translation>✗ {0}단계부터 다름</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="204" />
         <source>allocated (bytes)</source>
         <translation>할당 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="205" />
         <source>used (bytes)</source>
         <translation>사용 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="205" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="206" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="206" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="207" />
         <source>keys seen</source>
         <translation>보는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="207" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="208" />
         <source>same as dynamic</source>
         <translation>동적과 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="214" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="215" />
         <source>The window W = {0} {1} the context P + N − 1 = {2}.</source>
         <translation>윈도 W = {0}은(는) 문맥 P + N − 1 = {2}{1}.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="224" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="225" />
         <source>{0} {1:,} B</source>
         <translation>{0} {1:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="226" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="227" />
         <source>Cache memory after {0} steps: </source>
         <translation>{0}단계 후 캐시 메모리: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="229" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="230" />
         <source>P = {0}, N = {1}</source>
         <translation>P = {0}, N = {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="241" />
         <source>{0}: allocated (B)</source>
         <translation>{0}: 할당 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="243" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="244" />
         <source>{0}: used (B)</source>
         <translation>{0}: 사용 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="246" />
         <source>{0}: keys each new token attends to</source>
         <translation>{0}: 새 토큰이 주의를 기울이는 키 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="216" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="217" />
         <source>covers</source>
         <translation>을(를) 덮음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="216" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="217" />
         <source>is shorter than</source>
         <translation>보다 짧음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="202" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="203" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="95" />
         <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; with a sliding window W each token sees the last W tokens, itself included (transformers' sliding_window), so the cache keeps W − 1 and its memory stops growing there. When W covers the whole context the output must match the dynamic cache.</source>
         <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도 W에서는 각 토큰이 자기 자신을 포함해 마지막 W 토큰을 보므로(transformers의 sliding_window와 같은 뜻) 캐시는 W − 1 토큰만 보관하고 메모리도 거기서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="196" />
+        <location filename="../../kvstudio/ui/labs/cache_kinds_lab.py" line="197" />
         <source>W = {0} vs P + N − 1 = {1}</source>
         <translation>W = {0} 대 P + N − 1 = {1}</translation>
     </message>
@@ -701,240 +701,240 @@
 <context>
     <name>CacheVsRecomputePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="126" />
         <source>Cache vs recompute</source>
         <translation>캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="146" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="147" />
         <source>Greedy generation on the lab prompt in both modes, after a short warm-up. Cached mode feeds P + (N − 1) tokens in total, recompute P·N + N(N − 1)/2. In 16-bit the two modes' logits drift apart; in fp32 they agree to ~1e-6.</source>
         <translation>짧은 예열 뒤 실습 프롬프트로 두 모드에서 탐욕적 생성을 합니다. 캐시 모드는 모두 P + (N − 1) 토큰을, 재계산 모드는 P·N + N(N − 1)/2 토큰을 모델에 넣습니다. 16비트에서는 두 모드의 로짓이 조금씩 벌어지고, fp32에서는 약 1e-6까지 일치합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="157" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="158" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="158" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="159" />
         <source>Warm-up tokens</source>
         <translation>예열 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="161" />
         <source>Number format</source>
         <translation>수 형식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="236" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="237" />
         <source>TTFT (ms)</source>
         <translation>TTFT (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="237" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="238" />
         <source>decode ms / token (median step)</source>
         <translation>디코드 토큰당 ms (단계 중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="238" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="239" />
         <source>total (ms)</source>
         <translation>합계 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="243" />
         <source>{0}, median of {1} rounds</source>
         <translation>{0}, {1}회 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="245" />
         <source>{0}, fastest round</source>
         <translation>{0}, 가장 빠른 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="247" />
         <source>{0}, slowest round</source>
         <translation>{0}, 가장 느린 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="250" />
         <source>{0}, single measurement</source>
         <translation>{0}, 한 번 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="252" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="253" />
         <source>cache, measured (bytes)</source>
         <translation>캐시, 측정값 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="258" />
         <source>first divergent step</source>
         <translation>처음 달라진 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="259" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="260" />
         <source>speed ratio (recompute / cached), medians</source>
         <translation>속도 비 (재계산 / 캐시), 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="262" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="263" />
         <source>rounds</source>
         <translation>회차 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="273" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="274" />
         <source>Tokens fed: cached {0:,} (formula P+(N−1) = {1:,}) vs recompute {2:,} (formula P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</source>
         <translation>입력 토큰: 캐시 {0:,} (공식 P+(N−1) = {1:,}) 대 재계산 {2:,} (공식 P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="278" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="279" />
         <source>recompute took {0:.1f}× as long (median of {1} rounds) · TTFT {2} vs {3} ms · max |Δlogit| {4:.2g}</source>
         <translation>재계산이 {0:.1f}배 오래 걸림 ({1}회 중앙값) · TTFT {2} 대 {3} ms · 최대 |Δlogit| {4:.2g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="286" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="287" />
         <source>the seed notebook's case</source>
         <translation>원래 노트북의 설정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="287" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="288" />
         <source>the course preset</source>
         <translation>강의 설정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="288" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="289" />
         <source>Greedy in both modes, not the course's T {0:g}, so that both modes must choose the same tokens · {1}</source>
         <translation>두 모드 모두 강의의 T {0:g} 대신 그리디로 생성해, 두 모드가 같은 토큰을 고르는지 확인합니다 · {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="303" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="304" />
         <source>{0}: median time (ms)</source>
         <translation>{0}: 중앙값 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="305" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="306" />
         <source>{0}: fastest round (ms)</source>
         <translation>{0}: 가장 빠른 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="307" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="308" />
         <source>{0}: slowest round (ms)</source>
         <translation>{0}: 가장 느린 회차 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="312" />
         <source>{0}: tokens fed (tokens)</source>
         <translation>{0}: 입력 토큰 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="315" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="316" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="317" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="318" />
         <source>max |Δlogit| (logit units)</source>
         <translation>최대 |Δlogit| (로짓 단위)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="319" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="320" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="165" />
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="295" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="296" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="152" />
         <source>course: P = 183, N = 64</source>
         <translation>강의: P = 183, N = 64</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="152" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="153" />
         <source>seed notebook: P = 16, N = 64</source>
         <translation>원래 노트북: P = 16, N = 64</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="155" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="156" />
         <source>Preset</source>
         <translation>설정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="160" />
         <source>Rounds (median of)</source>
         <translation>반복 횟수 (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="165" />
         <source>Time per step (median, band: min–max)</source>
         <translation>단계별 시간 (중앙값, 띠: 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="167" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="167" />
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="168" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="317" />
         <source>max |Δlogit| per step, cached vs recompute</source>
         <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="168" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="169" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="169" />
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="170" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="259" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="226" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="227" />
         <source>tokens fed, measured</source>
         <translation>입력 토큰, 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="227" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="228" />
         <source>tokens fed, formula</source>
         <translation>입력 토큰, 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="229" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="230" />
         <source>measured = formula</source>
         <translation>측정 = 공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="255" />
         <source>cache, formula 2·L·T·H_kv·d·bytes</source>
         <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="256" />
         <source>identical tokens</source>
         <translation>토큰 일치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="260" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="261" />
         <source>speed ratio, lowest round</source>
         <translation>속도 비, 가장 낮은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="261" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="262" />
         <source>speed ratio, highest round</source>
         <translation>속도 비, 가장 높은 회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="263" />
+        <location filename="../../kvstudio/ui/labs/compare_lab.py" line="264" />
         <source>number format</source>
         <translation>수 형식</translation>
     </message>
@@ -1814,120 +1814,148 @@ step {4}</source>
     </message>
 </context>
 <context>
+    <name>LabModels</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/lab_models.py" line="124" />
+        <source>Runs on {0}, the window's model.</source>
+        <translation>{0}에서 실행합니다. 창에 불러온 모델입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/lab_models.py" line="126" />
+        <source>Runs on {0}, the model you loaded (with an embedded model the course runs this lab on {1}).</source>
+        <translation>{0}에서 실행합니다. 직접 불러온 모델입니다(내장 모델이라면 수업에서는 이 실습을 {1}에서 실행합니다).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/lab_models.py" line="129" />
+        <source>Runs on {0}, the course's model for the sampling labs.</source>
+        <translation>{0}에서 실행합니다. 수업에서 샘플링 실습에 쓰는 모델입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/lab_models.py" line="131" />
+        <source>Runs on {0}, the course's model for the paged lab (its answers end at different lengths).</source>
+        <translation>{0}에서 실행합니다. 수업에서 페이지 캐시 실습에 쓰는 모델입니다(답마다 끝나는 길이가 다릅니다).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/lab_models.py" line="134" />
+        <source>Runs on {0}, the course's model for the cache labs.</source>
+        <translation>{0}에서 실행합니다. 수업에서 캐시 실습에 쓰는 모델입니다.</translation>
+    </message>
+</context>
+<context>
     <name>LabPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="229" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="247" />
         <source>Run the lab to fill this chart.</source>
         <translation>실습을 실행하면 이 차트가 채워집니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="275" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="293" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="276" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="294" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="313" />
         <source>greedy</source>
         <translation>그리디</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="297" />
-        <location filename="../../kvstudio/ui/labs/base.py" line="300" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="319" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="305" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="324" />
         <source>top-k {0}</source>
         <translation>top-k {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="306" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="325" />
         <source>top-p {0}</source>
         <translation>top-p {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="307" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="326" />
         <source>penalty {0:g}</source>
         <translation>반복 페널티 {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="327" />
         <source>seed {0}</source>
         <translation>시드 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="330" />
         <source>{0:,} samples</source>
         <translation>샘플 {0:,}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="313" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="332" />
         <source>≤ {0:,} tokens</source>
         <translation>최대 {0:,} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="335" />
         <source>{0} (course T {1:g})</source>
         <translation>{0} (강의 T {1:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="319" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="338" />
         <source>top-k {0} (course {1})</source>
         <translation>top-k {0} (강의 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="322" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="341" />
         <source>top-p {0} (course {1})</source>
         <translation>top-p {0} (강의 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="325" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="344" />
         <source>penalty {0:g} (course {1:g})</source>
         <translation>반복 페널티 {0:g} (강의 {1:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="328" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="347" />
         <source>seed {0} (course {1})</source>
         <translation>시드 {0} (강의 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="329" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="348" />
         <source>Settings: {0}</source>
         <translation>설정: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="331" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="350" />
         <source>Changed from the course preset: {0}</source>
         <translation>강의 설정에서 바꾼 값: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="333" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="352" />
         <source>The course preset (the sampling dock's defaults).</source>
         <translation>강의 설정 그대로입니다 (샘플링 패널의 기본값).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="350" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="379" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="363" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="395" />
         <source>Running…</source>
         <translation>실행 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="416" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="448" />
         <source>Done.</source>
         <translation>완료.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="430" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="462" />
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>
@@ -1935,168 +1963,168 @@ step {4}</source>
 <context>
     <name>LengthSweepPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="101" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="102" />
         <source>Length sweep</source>
         <translation>길이 스윕</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="108" />
         <source>Generates at several lengths in both modes and plots the time per generated token (the median decode step, the prefill apart) against the context length P + N. With the cache it stays nearly flat; without it, every token re-reads the whole context, so it grows with length. Each point is the median of several rounds, its bar the fastest and slowest round. Dashed: best straight line; solid: best parabola; a curve is drawn only when it explains the points (R² at least {0:g}).</source>
         <translation>두 모드로 여러 길이를 생성하고, 생성 토큰당 시간(프리필을 뺀 디코드 단계의 중앙값)을 문맥 길이 P + N에 대해 그립니다. 캐시가 있으면 거의 평평하고, 없으면 토큰마다 문맥 전체를 다시 읽으므로 길이에 따라 늘어납니다. 각 점은 여러 회차의 중앙값이고, 막대는 가장 빠른 회차와 가장 느린 회차입니다. 점선: 최적 직선, 실선: 최적 포물선. 곡선은 점들을 설명할 때(R² {0:g} 이상)만 그립니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="116" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="117" />
         <source>prompt length P</source>
         <translation>프롬프트 길이 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="118" />
         <source>new tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="121" />
         <source>Vary</source>
         <translation>바꿀 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="122" />
         <source>Lengths</source>
         <translation>길이 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="122" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="123" />
         <source>The other length</source>
         <translation>다른 쪽 길이</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="124" />
         <source>Rounds (median of)</source>
         <translation>반복 횟수 (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="127" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="255" />
         <source>Time per token against context length</source>
         <translation>문맥 길이에 따른 토큰당 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="128" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="256" />
         <source>context length P + N (tokens)</source>
         <translation>문맥 길이 P + N (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="130" />
         <source>ms per generated token</source>
         <translation>생성 토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="134" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="135" />
         <source>{0}: linear fit</source>
         <translation>{0}: 직선 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="138" />
         <source>{0}: quadratic fit</source>
         <translation>{0}: 2차 맞춤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="178" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="228" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="179" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="229" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="250" />
         <source>linear</source>
         <translation>직선</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="180" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="228" />
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="181" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="229" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="251" />
         <source>quadratic</source>
         <translation>2차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="193" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="194" />
         <source>{0:.3g} ms/token</source>
         <translation>{0:.3g} ms/토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="194" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="195" />
         <source>fed {0} (formula {1})</source>
         <translation>입력 {0} (공식 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="201" />
         <source>mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="201" />
         <source>fit / run</source>
         <translation>맞춤 / 실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="201" />
         <source>ms per token</source>
         <translation>토큰당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="201" />
         <source>R² / fed</source>
         <translation>R² / 입력</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="206" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="207" />
         <source>no fit (R² {0:.2f} &lt; {1:g})</source>
         <translation>맞춤 없음 (R² {0:.2f} &lt; {1:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="208" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="209" />
         <source>no fit (the parabola bends down)</source>
         <translation>맞춤 없음 (포물선이 아래로 휨)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="216" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="217" />
         <source>{0}: {1:.2f} → {2:.2f} ms per token</source>
         <translation>{0}: 토큰당 {1:.2f} → {2:.2f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="218" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="219" />
         <source>Context {0} → {1} tokens: </source>
         <translation>문맥 {0} → {1} 토큰: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="225" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="226" />
         <source>{0}: no curve fits (flat or noisy)</source>
         <translation>{0}: 맞는 곡선 없음 (평평하거나 잡음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="226" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="227" />
         <source>{0}: {1} fit R² {2:.2f}</source>
         <translation>{0}: {1} 맞춤 R² {2:.2f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="231" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="232" />
         <source>median of {0} rounds</source>
         <translation>{0}회 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="241" />
         <source>{0}: median ms per generated token</source>
         <translation>{0}: 생성 토큰당 ms 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="245" />
         <source>{0}: fastest round (ms per token)</source>
         <translation>{0}: 가장 빠른 회차 (토큰당 ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="247" />
         <source>{0}: slowest round (ms per token)</source>
         <translation>{0}: 가장 느린 회차 (토큰당 ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="252" />
+        <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="253" />
         <source>{0}: {1} fit (ms per token)</source>
         <translation>{0}: {1} 맞춤 (토큰당 ms)</translation>
     </message>
@@ -2601,218 +2629,218 @@ step {4}</source>
 <context>
     <name>PagedCachePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="88" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="89" />
         <source>Paged cache</source>
         <translation>페이지 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="95" />
         <source>30 answers to one question, sampled with one seed, stored three ways: preallocated to P + N tokens per row, a dynamic cache that grows every row each step, and a paged cache of fixed-size blocks. Rows share the prompt's blocks (a shared block is stored once; a row that appends to a shared, half-full block copies it first), finished rows stop growing, and the only waste is each row's last block.</source>
         <translation>한 질문에 대한 30개의 답을 같은 시드로 샘플링하고 세 가지 방식으로 저장합니다: 행마다 P + N 토큰을 미리 잡는 방식, 매 단계 모든 행이 자라는 동적 캐시, 고정 크기 블록으로 나눈 페이지 캐시. 행들은 프롬프트 블록을 공유하고(공유 블록은 한 번만 저장되며, 공유된 반쯤 찬 블록에 토큰을 덧붙이는 행은 먼저 그 블록을 복사합니다), 끝난 행은 더 자라지 않으며, 낭비는 각 행의 마지막 블록뿐입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="104" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="105" />
         <source>Samples</source>
         <translation>샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="105" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="106" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="106" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="107" />
         <source>Block size b</source>
         <translation>블록 크기 b</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="107" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="108" />
         <source>Block table at step</source>
         <translation>블록 테이블을 볼 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="110" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="312" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="313" />
         <source>Memory held per step</source>
         <translation>단계별 차지한 메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="111" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="312" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="313" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="112" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="113" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="113" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="114" />
         <source>block (in the row's table)</source>
         <translation>블록 (행의 테이블 안 순서)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="114" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="314" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="115" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="315" />
         <source>sample (row)</source>
         <translation>샘플 (행)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="118" />
         <source>preallocated (P + N per row)</source>
         <translation>미리 할당 (행마다 P + N)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="118" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="193" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="119" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="194" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="119" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="198" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="120" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="199" />
         <source>paged: blocks held</source>
         <translation>페이지: 차지한 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="120" />
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="205" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="121" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="206" />
         <source>paged: slots with tokens</source>
         <translation>페이지: 토큰이 든 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="123" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="124" />
         <source>shared block</source>
         <translation>공유 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="124" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="125" />
         <source>own block</source>
         <translation>자기 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="126" />
         <source>empty slots</source>
         <translation>빈 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="188" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="189" />
         <source>preallocated</source>
         <translation>미리 할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="200" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="201" />
         <source>{0} blocks × {1:,} B</source>
         <translation>블록 {0}개 × {1:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="207" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="208" />
         <source>the rest is empty slots in last blocks</source>
         <translation>나머지는 마지막 블록들의 빈 칸</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="210" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="211" />
         <source>hand count</source>
         <translation>손 계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="212" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="213" />
         <source>P//b = {0} shared + Σ(⌈len/b⌉ − {0}) = {1} blocks</source>
         <translation>P//b = 공유 {0} + Σ(⌈len/b⌉ − {0}) = 블록 {1}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="216" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="217" />
         <source>copies on write</source>
         <translation>쓰기 시 복사(CoW) 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="217" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="218" />
         <source>same samples in all three</source>
         <translation>세 캐시 모두 같은 샘플</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="219" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="220" />
         <source>greedy: paged = dynamic</source>
         <translation>탐욕적 생성: 페이지 = 동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="221" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="222" />
         <source>{0} tokens</source>
         <translation>{0} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="224" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="225" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="224" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="225" />
         <source>how</source>
         <translation>계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="224" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="225" />
         <source>held (bytes)</source>
         <translation>보유 (바이트)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="259" />
         <source>Block tables after step {0}: {1} blocks, {2}</source>
         <translation>단계 {0} 이후 블록 테이블: 블록 {1}개, {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="277" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="278" />
         <source>{0} answers held at the end: preallocated {1} · dynamic {2} · paged {3}</source>
         <translation>답 {0}개가 끝에 차지한 메모리: 미리 할당 {1} · 동적 {2} · 페이지 {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="280" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="281" />
         <source>paged: {0} blocks of {1} tokens, shared prompt blocks: {2}, copies on write: {3}</source>
         <translation>페이지: {1}토큰 블록 {0}개, 공유 프롬프트 블록 {2}개, 쓰기 시 복사 {3}회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="283" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="284" />
         <source>paged holds {0:.1f}× less than preallocated · P = {1}, N = {2}, {3:,} B per token</source>
         <translation>페이지가 미리 할당보다 {0:.1f}배 적게 차지 · P = {1}, N = {2}, 토큰당 {3:,} B</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="295" />
         <source>preallocated (B)</source>
         <translation>미리 할당 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="296" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="297" />
         <source>dynamic (B)</source>
         <translation>동적 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="298" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="299" />
         <source>paged: blocks held (B)</source>
         <translation>페이지: 차지한 블록 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="299" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="300" />
         <source>paged: slots with tokens (B)</source>
         <translation>페이지: 토큰이 든 칸 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="305" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="306" />
         <source>blocks held</source>
         <translation>차지한 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="306" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="307" />
         <source>shared blocks</source>
         <translation>공유 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="309" />
         <source>tokens stored</source>
         <translation>저장한 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="313" />
+        <location filename="../../kvstudio/ui/labs/paged_lab.py" line="314" />
         <source>Block tables after step {0}</source>
         <translation>{0}단계 후 블록 테이블</translation>
     </message>
@@ -3092,132 +3120,132 @@ step {4}</source>
 <context>
     <name>QuantizedCachePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="78" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="79" />
         <source>Quantized cache</source>
         <translation>양자화 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="84" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="85" />
         <source>The same greedy run with the model's own cache and with K and V stored in 16 bits, in 8 bits (int8, one float16 scale per token and K/V head) and in 4 bits (two numbers a byte, same scales). Attention sees them dequantized. Bytes are measured from the stored tensors, scales included; the drift is the largest logit change per step while the context still matches.</source>
         <translation>같은 탐욕적 생성을 모델 자신의 캐시로, 그리고 K와 V를 16비트, 8비트(int8, 토큰과 K/V 헤드마다 float16 스케일 하나), 4비트(한 바이트에 숫자 두 개, 같은 스케일)로 저장해 실행합니다. 어텐션은 역양자화된 값을 봅니다. 바이트는 스케일을 포함해 저장된 텐서에서 측정하고, 오차는 문맥이 아직 같은 동안 단계마다 가장 크게 바뀐 로짓입니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="92" />
         <source>Prompt tokens P</source>
         <translation>프롬프트 토큰 수 P</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="91" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="92" />
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="92" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="93" />
         <source>max |Δlogit| per step (log)</source>
         <translation>단계별 최대 |Δ로짓| (로그)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="93" />
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="210" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="94" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="211" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="94" />
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="95" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="163" />
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="95" />
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="96" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="212" />
         <source>Cache bytes at the end</source>
         <translation>마지막 캐시 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="96" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="97" />
         <source>KiB</source>
         <translation>KiB</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="158" />
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="211" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="212" />
         <source>cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="159" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="160" />
         <source>bytes (measured)</source>
         <translation>바이트 (측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="161" />
         <source>bytes (formula)</source>
         <translation>바이트 (공식)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="161" />
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="206" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="207" />
         <source>× smaller</source>
         <translation>× 작아짐</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="163" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="164" />
         <source>first divergent step</source>
         <translation>처음 달라진 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="165" />
         <source>answer changed</source>
         <translation>답이 바뀜</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="185" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="186" />
         <source>smaller than fp{0}: </source>
         <translation>fp{0} 대비 작아진 배수: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="180" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="181" />
         <source>none</source>
         <translation>없음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="183" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="184" />
         <source>KV cache after {0} + {1} tokens, greedy: </source>
         <translation>그리디로 {0} + {1} 토큰 후 KV 캐시: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="186" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="187" />
         <source>max |Δlogit|: </source>
         <translation>최대 |Δlogit|: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="187" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="188" />
         <source>first divergent step: </source>
         <translation>처음 달라진 단계: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="195" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="196" />
         <source>{0}: max |Δlogit|</source>
         <translation>{0}: 최대 |Δlogit|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="203" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="204" />
         <source>bytes (measured, B)</source>
         <translation>바이트 (측정, B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="204" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="205" />
         <source>bytes (formula, B)</source>
         <translation>바이트 (공식, B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="205" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="206" />
         <source>bits per number</source>
         <translation>숫자당 비트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="210" />
+        <location filename="../../kvstudio/ui/labs/quantized_lab.py" line="211" />
         <source>max |Δlogit| per step</source>
         <translation>단계별 최대 |Δlogit|</translation>
     </message>
@@ -3706,183 +3734,183 @@ step {4}</source>
 <context>
     <name>TemperaturePanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="111" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="112" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="117" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="118" />
         <source>Each temperature draws the same number of answers from one seed. Low temperatures repeat one answer; high ones spread out. The same seed gives the same answers in cached and recompute mode, except where float rounding (the two modes' logits differ by about 1e-5) tips a draw that sits right at a boundary.</source>
         <translation>온도마다 같은 시드에서 같은 수의 답을 뽑습니다. 낮은 온도는 한 답을 되풀이하고, 높은 온도는 답이 퍼집니다. 같은 시드는 캐시 모드와 재계산 모드에서 같은 답을 냅니다. 다만 두 모드의 로짓은 부동소수점 반올림 때문에 1e-5 정도 다르므로, 경계에 딱 걸린 뽑기는 다른 쪽으로 넘어갈 수 있습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="125" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="126" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="126" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="127" />
         <source>Temperatures</source>
         <translation>온도 목록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="127" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="128" />
         <source>Samples per temperature</source>
         <translation>온도당 샘플 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="128" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="129" />
         <source>New tokens per answer</source>
         <translation>답당 새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="129" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="130" />
         <source>Top-k (0 = off)</source>
         <translation>Top-k (0 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="141" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="142" />
         <source>Top-p</source>
         <translation>Top-p</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="142" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="143" />
         <source>Repetition penalty</source>
         <translation>반복 페널티</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="130" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="131" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="131" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="132" />
         <source>Check recompute gives the same</source>
         <translation>재계산 모드도 같은지 확인</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="134" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="135" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="311" />
         <source>How often each answer came up</source>
         <translation>답별 등장 횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="135" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="228" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="136" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="229" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="312" />
         <source>answer rank (1 = most frequent)</source>
         <translation>답 순위 (1 = 가장 많음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="136" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="260" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="261" />
         <source>count</source>
         <translation>횟수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="137" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="312" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="313" />
         <source>Distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="138" />
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="312" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="139" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="313" />
         <source>temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="139" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="140" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="225" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="226" />
         <source>T = {0:g} ({1} distinct)</source>
         <translation>T = {0:g} (서로 다른 답 {1}개)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="230" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="231" />
         <source>answer rank (1 = most frequent; {0} rarer answers beyond rank {1} are listed, not drawn)</source>
         <translation>답 순위 (1 = 가장 많음; {1}위 밖의 드문 답 {0}개는 목록에만 있고 그리지 않음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="255" />
         <source>same seed, both modes</source>
         <translation>같은 시드, 두 모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="258" />
         <source>T</source>
         <translation>T</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="259" />
         <source>distinct</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="259" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="260" />
         <source>most common answer</source>
         <translation>가장 많은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="261" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="262" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="267" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="268" />
         <source>T = {0:g}:</source>
         <translation>T = {0:g}:</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="275" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="276" />
         <source>(empty: eos at step 0)</source>
         <translation>(빈 답: 0번째 단계에서 eos)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="282" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="283" />
         <source>T = {0:g}: {1}</source>
         <translation>T = {0:g}: {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="283" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="284" />
         <source>Distinct answers out of {0} per temperature: </source>
         <translation>온도별 {0}개 중 서로 다른 답: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="287" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="288" />
         <source>recompute mode gave the same answers for the same seed</source>
         <translation>같은 시드에서 재계산 모드도 같은 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="289" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="290" />
         <source>recompute mode gave the same answer for {0} of {1} samples (float rounding tipped the others)</source>
         <translation>재계산 모드는 {1}개 샘플 중 {0}개에서 같은 답 (나머지는 부동소수점 반올림으로 갈림)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="291" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="292" />
         <source>T = {0:g}: top answer ×{1}</source>
         <translation>T = {0:g}: 최다 답 ×{1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="304" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="305" />
         <source>T = {0:g}: count (samples)</source>
         <translation>T = {0:g}: 횟수 (샘플)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="306" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="307" />
         <source>T = {0:g}: answer</source>
         <translation>T = {0:g}: 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="313" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="314" />
         <source>distinct answers</source>
         <translation>서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="314" />
+        <location filename="../../kvstudio/ui/labs/temperature_lab.py" line="315" />
         <source>samples</source>
         <translation>샘플 수</translation>
     </message>
@@ -3970,213 +3998,213 @@ step {4}</source>
 <context>
     <name>TopPTopKPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="138" />
         <source>Top-p / top-k</source>
         <translation>Top-p / top-k</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="144" />
         <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (hollow grey bars are cut) and renormalises them to sum to 1; the green line adds them up, and top-p keeps the most likely tokens until that sum reaches p (orange bars are cut). The chosen token is outlined.</source>
         <translation>막대는 온도를 적용한 뒤 가장 가능성 높은 다음 토큰 20개입니다. Top-k는 가장 가능성 높은 k개를 남기고(속이 빈 회색 막대는 잘림) 합이 1이 되도록 다시 정규화합니다. 초록 선은 그 누적합이며, top-p는 누적합이 p에 이를 때까지 가능성 높은 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="151" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="152" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="152" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="153" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="153" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="154" />
         <source>Top-k (0 = off)</source>
         <translation>Top-k (0 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="154" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="155" />
         <source>Top-p (1 = off)</source>
         <translation>Top-p (1 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="155" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="156" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="157" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="160" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="161" />
         <source>Next-token distribution after temperature and top-k</source>
         <translation>온도와 top-k 적용 후 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="162" />
         <source>probability (renormalised)</source>
         <translation>확률 (재정규화)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="164" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="165" />
         <source>cumulative mass</source>
         <translation>누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="173" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="225" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="226" />
         <source>Step {0}: chose {1!r} (p = {2:.3f} after top-k and top-p renormalised)</source>
         <translation>{0}단계: {1!r} 선택 (top-k와 top-p 후 재정규화한 p = {2:.3f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="312" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="313" />
         <source>the {0} most likely tokens at step {1}; top-p keeps {2:,}, past the bars (mass {3:.2f})</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개. top-p는 막대 너머까지 {2:,}개를 남김 (확률 합 {3:.2f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="319" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="320" />
         <source>top-k = {0}: mass {1:.2f}</source>
         <translation>top-k = {0}: 확률 {1:.2f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="323" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="324" />
         <source>p = {0:g}</source>
         <translation>p = {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="331" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="332" />
         <source>top-p keeps {0}: mass {1:.2f} ≥ {2:g}</source>
         <translation>top-p가 {0}개 남김: 확률 {1:.2f} ≥ {2:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="366" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="367" />
         <source>(empty: eos at step 0)</source>
         <translation>(빈 답: 0번째 단계에서 eos)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="377" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="378" />
         <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
         <translation>{0}단계: top-k = {1}: 토큰 {2}개 남음 (확률 합 {3:.2f}) · 재정규화 후 top-p = {4:g}: {5}개 남음 (확률 합 {6:.2f} ≥ {4:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="384" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="385" />
         <source>Step {0}: top-k off; top-p = {1:g} keeps {2} tokens with mass {3:.2f} ≥ {1:g}</source>
         <translation>{0}단계: top-k 끔, top-p = {1:g}가 토큰 {2}개를 남기고 그 확률 합은 {3:.2f} ≥ {1:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="387" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="388" />
         <source>temperature {0:g} · chose «{1}», p = {2:.3f} after both filters</source>
         <translation>온도 {0:g} · «{1}» 선택, 두 필터 후 p = {2:.3f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="403" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="404" />
         <source>Next-token distribution at step {0}</source>
         <translation>{0}단계의 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="404" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="405" />
         <source>rank (1 = most likely)</source>
         <translation>순위 (1 = 가장 가능성 높음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="406" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="407" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="407" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="408" />
         <source>probability after temperature</source>
         <translation>온도 적용 후 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="409" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="410" />
         <source>probability after top-k, renormalised</source>
         <translation>top-k 후 재정규화한 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="411" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="412" />
         <source>cumulative mass after top-k</source>
         <translation>top-k 후 누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="412" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="413" />
         <source>kept by top-k and top-p</source>
         <translation>top-k와 top-p가 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="421" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="422" />
         <source>after top-k (tokens)</source>
         <translation>top-k 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="423" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="424" />
         <source>after top-p (tokens)</source>
         <translation>top-p 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="425" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="426" />
         <source>kept mass after top-k (probability)</source>
         <translation>top-k 후 남은 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="427" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="428" />
         <source>p(chosen) after both filters</source>
         <translation>두 필터 후 p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="165" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="418" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="419" />
         <source>Candidates left after each filter</source>
         <translation>필터별 남은 후보 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="166" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="349" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="419" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="350" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="420" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="168" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="170" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="352" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="171" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="353" />
         <source>after top-k</source>
         <translation>top-k 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="171" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="353" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="172" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="354" />
         <source>after top-p</source>
         <translation>top-p 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="311" />
         <source>the {0} most likely tokens at step {1}</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="350" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="413" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="351" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="414" />
         <source>chosen</source>
         <translation>선택</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="351" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="352" />
         <source>p(chosen)</source>
         <translation>p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="368" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="369" />
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>

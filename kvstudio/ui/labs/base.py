@@ -36,6 +36,14 @@ from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import plain_label
+from kvstudio.ui.labs.lab_models import (
+    LAB_MODELS,
+    CourseRole,
+    LabModelPlan,
+    LabModels,
+    model_note,
+    plan,
+)
 from kvstudio.ui.labs.results_table import ResultsTable
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.sizing import keep_readable
@@ -91,11 +99,17 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
     # Labs that time each step draw their charts only at the end: a redraw mid-run would
     # land inside some step's measured time (a 4 ms cached step measured 45 ms).
     draw_while_running = True
+    # Which course model the lab runs on when the window runs an embedded one (lab_models.py);
+    # None: always the window's model.
+    course_role: CourseRole | None = None
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.exporter = exporter
         self.model: ModelHandle | None = None
+        self.ran_on: ModelHandle | None = None  # the model the last run started on
+        self.lab_models: LabModels = LAB_MODELS
+        self._ran_plan: LabModelPlan | None = None
         self.result: object | None = None
         self.runner = GeneratorRunner(f"kvstudio-lab-{type(self).__name__}", parent=self)
         self.runner.progress.connect(self._on_runner_progress)
@@ -122,6 +136,9 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self.status = plain_label()
         self.status.setWordWrap(True)
         self._status_text: Callable[[], str] = str  # re-read on a language switch
+        self.model_note = plain_label()  # which model the lab runs on, and why
+        self.model_note.setObjectName("labModelNote")
+        self.model_note.setWordWrap(True)
         self.explanation = plain_label()
         self.explanation.setWordWrap(True)
         self.table = ResultsTable()
@@ -139,6 +156,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         top.addLayout(self.form)
         top.addLayout(buttons)
         top.addWidget(self.status)
+        top.addWidget(self.model_note)
         self.side_host = QWidget()  # the table, and below it what a lab adds (settings)
         self.side_layout = QVBoxLayout(self.side_host)
         self.side_layout.setContentsMargins(0, 0, 0, 0)
@@ -275,6 +293,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self.run_button.setText(self.tr("Run"))
         self.cancel_button.setText(self.tr("Cancel"))
         self.status.setText(self._status_text())
+        self._show_model_note()
         for chart in self._empty_charts:
             chart.set_empty(chart.empty, self.empty_hint())
 
@@ -341,6 +360,16 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
     def set_model(self, model: ModelHandle | None) -> None:
         self.model = model
         self.run_button.setEnabled(model is not None and not self.runner.busy)
+        self.lab_models.prefetch(model, self.course_role)  # on a worker thread
+        self._show_model_note()
+
+    def _show_model_note(self) -> None:
+        """Say which model the lab runs on and why: the last run's, else the next run's."""
+        wanted = self._ran_plan if self._ran_plan is not None else (
+            plan(self.model, self.course_role) if self.model is not None else None)
+        self.model_note.setVisible(wanted is not None)
+        if wanted is not None:
+            self.model_note.setText(model_note(wanted))
 
     def run(self) -> bool:
         """Start the lab on the current model; False (with a message) if it cannot."""
@@ -350,12 +379,15 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
             self._report(lambda: self.tr("No model is loaded yet; wait for it or pick one."))
             return False
         try:
-            job = self.make_job(self.model)
+            model = self.lab_models.resolve(self.model, self.course_role)
+            job = self.make_job(model)
         except ValueError as exc:
             message = str(exc)
             self._report(lambda: localize(message))
             return False
         self.result = None
+        self.ran_on, self._ran_plan = model, plan(self.model, self.course_role)
+        self._show_model_note()
         self._pending.clear()
         self._redraw_timer.stop()
         self.clear_views()

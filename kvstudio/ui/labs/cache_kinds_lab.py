@@ -40,6 +40,7 @@ KIND_COLOURS: dict[CacheKind, str] = {kind: series_colour(i) for i, kind in enum
 
 
 class CacheKindsPanel(LabPanel):
+    course_role = "cache"  # the course's model for this lab (lab_models.py)
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
         self.prompt_tokens = int_box(1, 4096, COURSE.prompt_tokens)  # the course preset

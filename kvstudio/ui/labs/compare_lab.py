@@ -56,6 +56,7 @@ def spread_text(value: lab_common.Spread, digits: int = 2) -> str:
 
 
 class CacheVsRecomputePanel(LabPanel):
+    course_role = "cache"  # the course's model for this lab (lab_models.py)
     draw_while_running = False  # it times every step; the chart is drawn from the result
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)

@@ -49,6 +49,7 @@ MASS = "#009E73"  # the cumulative-mass line and the p level
 
 
 class TopPTopKPanel(SteppedLabPanel):
+    course_role = "sampling"  # the course's model for this lab (lab_models.py)
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
         self.prompt = QLineEdit(DEFAULT_PROMPT)

@@ -60,6 +60,7 @@ COLUMN_SHARES = (0.43, 0.33, 0.24)  # K (with the token labels), V, attention
 
 
 class CacheInspectorPanel(SteppedLabPanel):  # Start shows the prefill
+    course_role = "cache"  # the course's model for this lab (lab_models.py)
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
         self.prompt = QLineEdit(DEFAULT_QUESTION)

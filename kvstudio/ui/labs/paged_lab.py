@@ -42,6 +42,7 @@ SHARED_COLOUR, OWN_COLOUR, EMPTY_COLOUR = "#D55E00", "#0072B2", "#E6E6E6"
 
 
 class PagedCachePanel(LabPanel):
+    course_role = "paged"  # the course's model for this lab (lab_models.py)
     draw_while_running = False
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:

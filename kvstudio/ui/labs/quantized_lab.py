@@ -40,6 +40,7 @@ KINDS = ("fp16", "int8", "int4")
 
 
 class QuantizedCachePanel(LabPanel):
+    course_role = "cache"  # the course's model for this lab (lab_models.py)
     draw_while_running = False
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:

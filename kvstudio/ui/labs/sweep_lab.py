@@ -61,6 +61,7 @@ def _poly_text(coefficients: tuple[float, ...]) -> str:
 
 
 class LengthSweepPanel(LabPanel):
+    course_role = "cache"  # the course's model for this lab (lab_models.py)
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
         self.vary = QComboBox()

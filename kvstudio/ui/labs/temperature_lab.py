@@ -47,6 +47,7 @@ MAX_RANKS = 15  # answers drawn per temperature; the axis says how many more the
 
 
 class TemperaturePanel(LabPanel):
+    course_role = "sampling"  # the course's model for this lab (lab_models.py)
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
         self.prompt = QLineEdit(DEFAULT_PROMPT)
