@@ -39,10 +39,12 @@ def _run_to_end(qtbot, window, steps: int) -> None:  # type: ignore[no-untyped-d
         lambda: (
             window.controller.store.current is not None
             and len(window.controller.store.current.records) == steps
+            and window.controller.store.current.finished  # its end re-labels the state bar
         ),
         timeout=TIMEOUT,
     )
     window.controller.pacer.flush()
+    QApplication.processEvents()  # what the finish posted (labels, the slider's range)
 
 
 def test_install_adds_labs_export_and_menu(qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
