@@ -175,7 +175,9 @@ class TextTokenizer:
         where the model starts a new turn), so no role word (``user``, ``assistant``)
         and no template marker is shown; a token that is only part of a character (a
         Hangul syllable cut by the token budget, or bytes the model wrote that form no
-        character) shows as its bytes, ``<0xEC>``, never ``�``.
+        character) shows as its bytes, ``<0xEC>``, never ``�``; so does a control
+        character the model wrote (``\x01``, ``\r``: invisible, or a jump to the line's
+        start), except the newline and the tab.
         """
         controls = self.control_ids()
         kept: list[int] = []
@@ -183,7 +185,7 @@ class TextTokenizer:
             if i in controls:
                 break
             kept.append(int(i))
-        return strip_role_line(self.bytes_text(kept))
+        return visible_controls(strip_role_line(self.bytes_text(kept)))
 
     def plain_text(self, ids: Sequence[int]) -> str:
         """A continuation's text (eos ignored): every control token left out, never ``�``."""
@@ -404,3 +406,11 @@ def _unicode_to_byte() -> dict[str, int]:
                 extra += 1
         _U2B.update({chr(c): b for b, c in zip(printable, codes, strict=True)})
     return _U2B
+
+
+_INVISIBLE = {c: f"<0x{c:02X}>" for c in (*range(0x20), 0x7F) if chr(c) not in "\n\t"}
+
+
+def visible_controls(text: str) -> str:
+    """`text` with each control character but newline and tab as its byte, ``<0x01>``."""
+    return text.translate(_INVISIBLE)

@@ -95,6 +95,12 @@ def test_answers_stop_at_the_turn_and_never_show_a_replacement_character(
     assert IM_END not in answer_text(tokenizer, ids)
 
 
+def test_a_control_character_in_an_answer_shows_as_its_byte(tokenizer: TextTokenizer) -> None:
+    """\x01 draws as nothing and \r jumps to the line's start: a student sees their bytes."""
+    ids = [*tokenizer.encode("가"), *tokenizer.encode("\x01"), *tokenizer.encode("나\r다\n라\t마")]
+    assert answer_text(tokenizer, ids) == "가<0x01>나<0x0D>다\n라\t마"
+
+
 def test_a_prompt_cut_by_tokens_is_cut_on_a_character_boundary(tokenizer: TextTokenizer) -> None:
     ids = tokenizer.encode(lab_text())
     for p in range(1, min(len(ids), 60)):
