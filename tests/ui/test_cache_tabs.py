@@ -188,16 +188,19 @@ class StepInFlightAtStop:
 
 
 def _watch_stops(
-    monkeypatch: pytest.MonkeyPatch, also: Callable[[], None] = lambda: None
+    monkeypatch: pytest.MonkeyPatch, also: Callable[[], None] = lambda: None,
+    only: str | None = None,
 ) -> threading.Event:
-    """An event set once any lab thread is asked to stop (after the flag is set)."""
+    """An event set once a lab thread is asked to stop (after its flag is set): any lab's,
+    or only the one whose thread is named `only`. `also` runs at every request."""
     asked = threading.Event()
     request_cancel = GeneratorWorker.request_cancel
 
     def request_and_note(worker: GeneratorWorker) -> None:
         also()
         request_cancel(worker)
-        asked.set()
+        if only is None or worker.thread().objectName() == only:
+            asked.set()
 
     monkeypatch.setattr(GeneratorWorker, "request_cancel", request_and_note)
     return asked
@@ -247,7 +250,9 @@ def test_closing_the_window_mid_chat_turn_hides_it_and_stops_after_the_step(
     window = make_window()
     chat = window.classroom.chat
     visible_when_asked: list[bool] = []
-    asked = _watch_stops(monkeypatch, lambda: visible_when_asked.append(window.isVisible()))
+    # Closing asks every lab to stop; the chat's step may go on only once the chat was asked.
+    asked = _watch_stops(monkeypatch, lambda: visible_when_asked.append(window.isVisible()),
+                         only=f"kvstudio-lab-{type(chat).__name__}")
     backend = _start_slow_turn(qtbot, chat, window.controller.model, 1, asked)
     window.close()  # returns once the lab threads have stopped (or were parked)
     assert visible_when_asked and not any(visible_when_asked)
