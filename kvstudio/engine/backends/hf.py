@@ -381,3 +381,49 @@ def load_hf_backend(
     tokenizer.eos_id = eos
     logger.info("%s: end of sequence id %s", folder.name, eos)
     return backend, tokenizer
+
+
+def transformers_beam_search(
+    path: str | Path,
+    prompt_ids: list[int],
+    *,
+    num_beams: int,
+    length_penalty: float,
+    early_stopping: bool | str,
+    max_new_tokens: int,
+    num_return_sequences: int,
+    eos_token_id: int | None,
+) -> list[tuple[list[int], float]]:
+    """transformers' own ``generate(num_beams=…)`` on a local folder: per returned sequence,
+    its generated ids (cut after the first eos; the rest is padding) and its score.
+
+    The reference `kvstudio.engine.beam` is checked against (`kvstudio beam`, tests/hf).
+    """
+    transformers = require_transformers()
+    folder = check_hf_folder(path)
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        folder, local_files_only=True, dtype=torch.float32
+    ).eval()
+    ids = torch.tensor([prompt_ids], dtype=torch.long)  # (1, P)
+    with torch.inference_mode():
+        out = model.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            num_beams=num_beams,
+            length_penalty=length_penalty,
+            early_stopping=early_stopping,
+            max_new_tokens=max_new_tokens,
+            num_return_sequences=num_return_sequences,
+            do_sample=False,
+            eos_token_id=eos_token_id,
+            pad_token_id=0,
+            output_scores=True,
+            return_dict_in_generate=True,
+        )
+    found: list[tuple[list[int], float]] = []
+    for row, score in zip(out.sequences[:, len(prompt_ids) :].tolist(), out.sequences_scores.tolist(),
+                          strict=True):
+        if eos_token_id is not None and eos_token_id in row:
+            row = row[: row.index(eos_token_id) + 1]
+        found.append((row, float(score)))
+    return found
