@@ -117,6 +117,7 @@ class BeamRow:
     tokens: tuple[int, ...]  # generated tokens so far (the prompt not included)
     score: float  # cumulative log-probability (no length penalty)
     parent: int  # the row (beam) of the previous step it continues
+    stopped: bool = False  # its last token is eos or the budget is spent: it runs no further
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,8 @@ class BlockLedger:
         self.block_size = block_size
         self.refs: dict[int, int] = {}  # block id → rows referencing it
         self._next = 0
-        self.tables: list[list[int]] = [[self._new() for _ in range(-(-prompt_tokens // block_size))]]
+        prompt_blocks = -(-prompt_tokens // block_size)
+        self.tables: list[list[int]] = [[self._new() for _ in range(prompt_blocks)]]
         self.lengths = [prompt_tokens]  # tokens per row
 
     def _new(self) -> int:
@@ -256,7 +258,9 @@ class BeamSearch:
             raise ValueError("The prompt is empty; give at least one token.")
         spec = cache or CacheSpec("dynamic")
         if spec.kind == "sliding":
-            raise ValueError("Beam search here runs on a full cache; choose dynamic, static or paged.")
+            raise ValueError(
+                "Beam search here runs on a full cache; choose dynamic, static or paged."
+            )
         limits.check_run(
             backend, batch=settings.num_beams, prompt_len=len(prompt_ids),
             new_tokens=settings.max_new_tokens, cached=True, cache_kind=spec.kind,
@@ -309,7 +313,9 @@ class BeamSearch:
             cand_scores, flat = torch.topk(accumulated, k=C)  # (C,) best first
             cand_parent = torch.div(flat, V, rounding_mode="floor")  # (C,)
             cand_token = flat % V  # (C,)
-            cand_tokens = [running[int(p)] + [int(t)] for p, t in zip(cand_parent, cand_token)]
+            cand_tokens = [
+                running[int(p)] + [int(t)] for p, t in zip(cand_parent, cand_token, strict=True)
+            ]
             length = step + 1  # generated tokens of every candidate
             hits = (cand_token == eos) if eos is not None else torch.zeros(C, dtype=torch.bool)
             if length >= N:
@@ -319,6 +325,8 @@ class BeamSearch:
             keep = torch.topk(masked, k=K).indices  # (K,)
             running = [cand_tokens[int(i)] for i in keep]
             running_scores = masked[keep]  # (K,)
+            shown_scores = cand_scores[keep]  # (K,) without the −1e9 of a stopped beam
+            stopped = hits[keep]  # (K,)
             parents = [int(cand_parent[int(i)]) for i in keep]
             # f. Stopped candidates among the first K may enter the finished hypotheses.
             just_finished = hits & top_k_mask  # (C,)
@@ -360,9 +368,9 @@ class BeamSearch:
             record = BeamStep(
                 step=step,
                 beams=tuple(
-                    BeamRow(tuple(toks), float(score), parent)
-                    for toks, score, parent in zip(
-                        running, running_scores, cache_rows, strict=True
+                    BeamRow(tuple(toks), float(score), parent, bool(stop))
+                    for toks, score, parent, stop in zip(
+                        running, shown_scores, cache_rows, stopped, strict=True
                     )
                 ),
                 finished=tuple(

@@ -401,6 +401,7 @@ def transformers_beam_search(
     """
     transformers = require_transformers()
     folder = check_hf_folder(path)
+    transformers.utils.logging.disable_progress_bar()
     model = transformers.AutoModelForCausalLM.from_pretrained(
         folder, local_files_only=True, dtype=torch.float32
     ).eval()
@@ -421,8 +422,8 @@ def transformers_beam_search(
             return_dict_in_generate=True,
         )
     found: list[tuple[list[int], float]] = []
-    for row, score in zip(out.sequences[:, len(prompt_ids) :].tolist(), out.sequences_scores.tolist(),
-                          strict=True):
+    generated = out.sequences[:, len(prompt_ids) :].tolist()  # (R, ≤ N) ids
+    for row, score in zip(generated, out.sequences_scores.tolist(), strict=True):
         if eos_token_id is not None and eos_token_id in row:
             row = row[: row.index(eos_token_id) + 1]
         found.append((row, float(score)))
