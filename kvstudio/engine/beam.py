@@ -127,6 +127,7 @@ class BeamHypothesis:
     tokens: tuple[int, ...]  # generated tokens, eos included when it ended with eos
     score: float  # Σ log p / len(tokens) ** length_penalty
     log_prob: float  # Σ log p, before the length penalty
+    parent: int = 0  # the cache row it continued at its last step
 
 
 @dataclass(frozen=True)
@@ -297,6 +298,7 @@ class BeamSearch:
         finished: list[list[int]] = [[] for _ in range(K)]
         finished_scores = torch.full((K,), _NEG, dtype=torch.float32)  # (K,)
         finished_log_probs = [0.0] * K
+        finished_parents = [0] * K
         is_finished = torch.zeros(K, dtype=torch.bool)  # (K,)
         improvable = True  # transformers' is_early_stop_heuristic_unsatisfied
         top_k_mask = torch.arange(C) < K  # (C,): only the first K candidates may finish
@@ -338,11 +340,13 @@ class BeamSearch:
             merged_scores = torch.cat([finished_scores, penalised])  # (K + C,)
             merged_tokens = finished + cand_tokens
             merged_log_probs = finished_log_probs + [float(x) for x in cand_scores]
+            merged_parents = finished_parents + [int(p) if step else 0 for p in cand_parent]
             merged_done = torch.cat([is_finished, just_finished])  # (K + C,)
             best = torch.topk(merged_scores, k=K).indices  # (K,)
             finished = [merged_tokens[int(i)] for i in best]
             finished_scores = merged_scores[best]
             finished_log_probs = [merged_log_probs[int(i)] for i in best]
+            finished_parents = [merged_parents[int(i)] for i in best]
             is_finished = merged_done[best]
             # g. The stopping heuristic, at the new length.
             if s.early_stopping == "never" and s.length_penalty > 0.0:
@@ -374,9 +378,10 @@ class BeamSearch:
                     )
                 ),
                 finished=tuple(
-                    BeamHypothesis(tuple(toks), float(score), lp)
-                    for toks, score, lp, done in zip(
-                        finished, finished_scores, finished_log_probs, is_finished, strict=True
+                    BeamHypothesis(tuple(toks), float(score), lp, parent)
+                    for toks, score, lp, parent, done in zip(
+                        finished, finished_scores, finished_log_probs, finished_parents,
+                        is_finished, strict=True,
                     )
                     if bool(done)
                 ),
@@ -402,8 +407,10 @@ class BeamSearch:
             self.ledger.append()
             feed = torch.tensor([[toks[-1]] for toks in running], dtype=torch.long, device=device)
         returned = [
-            BeamHypothesis(tuple(toks), float(score), lp)
-            for toks, score, lp in zip(finished, finished_scores, finished_log_probs, strict=True)
+            BeamHypothesis(tuple(toks), float(score), lp, parent)
+            for toks, score, lp, parent in zip(
+                finished, finished_scores, finished_log_probs, finished_parents, strict=True
+            )
         ][: s.num_return_sequences]
         self.result = BeamResult(
             settings=s,
