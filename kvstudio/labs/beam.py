@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
 from kvstudio.engine.beam import BeamResult, BeamSearch, BeamSettings, BeamStep
@@ -86,11 +87,17 @@ def transformers_check(
     prompt_ids: Sequence[int],
     search: BeamResult,
 ) -> TransformersCheck:
-    """Convert our model to a transformers folder (a temporary one), run its beam search."""
-    from kvstudio.engine.backends.hf import require_transformers, transformers_beam_search
+    """transformers' beam search on the same weights: our model converted to a transformers
+    folder (a temporary one, as `kvstudio convert` writes it), or a transformers model as
+    loaded."""
+    from kvstudio.engine.backends.hf import (
+        HFBackend,
+        require_transformers,
+        transformers_beam_search,
+    )
 
-    if not isinstance(backend, MiniMindBackend):
-        return TransformersCheck(False, False, (), "not checked: the model is not a MiniMind one")
+    if not isinstance(backend, MiniMindBackend | HFBackend):
+        return TransformersCheck(False, False, (), "not checked: an unknown kind of model")
     try:
         require_transformers()
     except ValueError:
@@ -98,18 +105,20 @@ def transformers_check(
             False, False, (), "not checked: transformers is not installed (pip install -e '.[hf]')"
         )
     s = search.settings
-    with tempfile.TemporaryDirectory(prefix="kvstudio-beam-") as tmp:
-        folder = export_hf(backend.model, tokenizer, Path(tmp) / "hf")
-        theirs = transformers_beam_search(
-            folder,
-            list(prompt_ids),
-            num_beams=s.num_beams,
-            length_penalty=s.length_penalty,
-            early_stopping=s.early_stopping,
-            max_new_tokens=s.max_new_tokens,
-            num_return_sequences=s.num_return_sequences,
-            eos_token_id=backend.eos_token_id,
-        )
+    options: dict[str, Any] = dict(
+        num_beams=s.num_beams,
+        length_penalty=s.length_penalty,
+        early_stopping=s.early_stopping,
+        max_new_tokens=s.max_new_tokens,
+        num_return_sequences=s.num_return_sequences,
+        eos_token_id=backend.eos_token_id,
+    )
+    if isinstance(backend, HFBackend):
+        theirs = transformers_beam_search(backend.model, list(prompt_ids), **options)
+    else:
+        with tempfile.TemporaryDirectory(prefix="kvstudio-beam-") as tmp:
+            folder = export_hf(backend.model, tokenizer, Path(tmp) / "hf")
+            theirs = transformers_beam_search(folder, list(prompt_ids), **options)
     ours = [(h.tokens, h.score) for h in search.sequences]
     found = tuple((tuple(ids), score) for ids, score in theirs)
     return TransformersCheck(True, same_sequences(ours, theirs), found, "")

@@ -83,3 +83,23 @@ def test_cli_beam_says_same_as_transformers(
     assert code == 0, out
     assert "same as transformers: yes" in out
     assert "step  beam  from" in out
+
+
+def test_the_lab_on_a_transformers_model_drives_its_cache_and_agrees(
+    converted: Path, tokenizer: TextTokenizer
+) -> None:
+    """Our loop over transformers' own model and cache (rows reordered with its
+    ``reorder_cache``) returns what its ``generate(num_beams=…)`` returns."""
+    from kvstudio.engine.backends.hf import load_hf_backend
+    from kvstudio.labs.beam import BeamLabResult, beam_lab
+    from kvstudio.labs.common import finish
+
+    backend, hf_tokenizer = load_hf_backend(converted)
+    settings = BeamSettings(num_beams=3, length_penalty=2.0, max_new_tokens=6,
+                            num_return_sequences=3)
+    result = finish(beam_lab(backend, hf_tokenizer, tokenizer.encode(PROMPTS[0]), settings),
+                    BeamLabResult)
+    assert result.transformers.ran and result.transformers.same
+    # The same beams as our own model on the same weights.
+    ours = _ours(MiniMindBackend(tiny_model()), tokenizer.encode(PROMPTS[0]), settings)
+    assert [h.tokens for h in result.search.sequences] == [ids for ids, _ in ours]

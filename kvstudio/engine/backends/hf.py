@@ -384,7 +384,7 @@ def load_hf_backend(
 
 
 def transformers_beam_search(
-    path: str | Path,
+    source: str | Path | Any,
     prompt_ids: list[int],
     *,
     num_beams: int,
@@ -394,18 +394,23 @@ def transformers_beam_search(
     num_return_sequences: int,
     eos_token_id: int | None,
 ) -> list[tuple[list[int], float]]:
-    """transformers' own ``generate(num_beams=…)`` on a local folder: per returned sequence,
-    its generated ids (cut after the first eos; the rest is padding) and its score.
+    """transformers' own ``generate(num_beams=…)`` on a local folder (opened in float32) or an
+    opened model: per returned sequence, its generated ids (cut after the first eos; the rest
+    is padding) and its score.
 
     The reference `kvstudio.engine.beam` is checked against (`kvstudio beam`, tests/hf).
     """
     transformers = require_transformers()
-    folder = check_hf_folder(path)
-    transformers.utils.logging.disable_progress_bar()
-    model = transformers.AutoModelForCausalLM.from_pretrained(
-        folder, local_files_only=True, dtype=torch.float32
-    ).eval()
-    ids = torch.tensor([prompt_ids], dtype=torch.long)  # (1, P)
+    if isinstance(source, str | Path):
+        folder = check_hf_folder(source)
+        transformers.utils.logging.disable_progress_bar()
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            folder, local_files_only=True, dtype=torch.float32
+        ).eval()
+    else:
+        model = source
+    device = next(model.parameters()).device
+    ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)  # (1, P)
     with torch.inference_mode():
         out = model.generate(
             ids,
