@@ -30,7 +30,8 @@ another row (``parent[i] != i``; at step 0 every row but row 0 is new): an
 in-place reorder has to write exactly those rows, each ``row_bytes`` = bytes
 per token (2·L·G·d·dtype bytes) × tokens stored per row, so ``reorder_bytes``
 = rows moved × row_bytes. ``index_select`` itself writes every row into new
-storage (``index_select_bytes`` = rows × row_bytes).
+storage (``index_select_bytes`` = rows × row_bytes). As transformers does, the rows are
+reordered after the last step too (that step's record says ``done``).
 
 **What copy on write would do instead.** A paged cache (``cache/paged.py``)
 reorders by copying block tables and counting references: no K or V byte moves.
