@@ -8,11 +8,13 @@ from lab_helpers import run_lab, show_lab
 
 from kvstudio.labs.beam import BeamLabResult
 from kvstudio.ui.labs import BeamSearchPanel
+from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.chart_data import read_csv_tables
+from kvstudio.ui.slides.export import export_slide_pack
 from kvstudio.ui.slides.plotted_data import render_csv
 
 
-def test_beam_lab_draws_the_record(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
+def test_beam_lab_draws_the_record(qtbot, exporter, tiny_handle, tmp_path) -> None:  # type: ignore[no-untyped-def]
     panel = show_lab(qtbot, BeamSearchPanel, exporter, tiny_handle, size=(1100, 700))
     panel.beams.setValue(3)
     panel.new_tokens.setValue(5)
@@ -43,4 +45,10 @@ def test_beam_lab_draws_the_record(qtbot, exporter, tiny_handle) -> None:  # typ
     assert "not compared with transformers" in panel.headline()
     assert f"{len(steps)} steps" in panel.headline()
     json.dumps(panel.numbers())
+    # The slide pack: the chart in every format, its numbers and the table.
+    pack = export_slide_pack({f"lab {k}": c for k, c in panel.charts().items()},
+                             tmp_path / "pack", {"BeamSearch": panel.numbers()},
+                             {"BeamSearch": panel.table_rows()}, canvas_named("16:9 small"))
+    names = {p.name for p in pack.written}
+    assert {f"lab-beam-search.{ext}" for ext in ("png", "svg", "pdf", "csv")} <= names
     panel.shutdown()
