@@ -62,6 +62,7 @@ def small_settings(labs) -> None:  # type: ignore[no-untyped-def]
     labs.sweep.repeats.setValue(2)
     labs.paged.samples.setValue(4)
     labs.paged.new_tokens.setValue(16)
+    labs.beam.new_tokens.setValue(16)
     labs.quantized.prompt_tokens.setValue(48)
     labs.quantized.new_tokens.setValue(12)
 

@@ -205,6 +205,288 @@
     </message>
 </context>
 <context>
+    <name>BeamSearchPanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="116" />
+        <source>Beam search</source>
+        <translation>빔 서치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="122" />
+        <source>Beam search keeps K answers (beams) at once, one KV cache row each. After every step the K best continuations are kept and the cache rows are reordered (index_select on the batch dimension): a beam that continues another row's answer gets a copy of that whole row. A paged cache copies only block tables and shares the blocks, copying a block only when a row appends to a shared, half-full one (copy on write). Scores as transformers' generate(num_beams=…).</source>
+        <translation>빔 서치는 답(빔) K개를 한꺼번에 들고 가며, 빔마다 KV 캐시 한 행을 씁니다. 단계마다 가장 좋은 이어쓰기 K개만 남기고 캐시 행을 다시 배열합니다(배치 차원의 index_select): 다른 행의 답을 잇는 빔은 그 행 전체를 복사해 받습니다. 페이지 캐시는 블록 표만 복사하고 블록은 함께 쓰며, 공유된 반쯤 찬 블록에 토큰을 덧붙일 때만 그 블록을 복사합니다(쓰기 시 복사). 점수는 transformers의 generate(num_beams=…)와 같습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="132" />
+        <source>Question</source>
+        <translation>질문</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="133" />
+        <source>Beams K</source>
+        <translation>빔 수 K</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="134" />
+        <source>New tokens N</source>
+        <translation>새 토큰 수 N</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="135" />
+        <source>Beams at step</source>
+        <translation>빔을 볼 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="138" />
+        <source>length penalty</source>
+        <translation>길이 벌점</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="139" />
+        <source>early stopping</source>
+        <translation>조기 종료</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="140" />
+        <source>block size b</source>
+        <translation>블록 크기 b</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="141" />
+        <source>compare with transformers</source>
+        <translation>transformers와 비교</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="142" />
+        <source>Beam tree: the row each beam continues</source>
+        <translation>빔 나무: 각 빔이 잇는 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="143" />
+        <source>tokens generated</source>
+        <translation>생성한 토큰 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="144" />
+        <source>beam (cache row)</source>
+        <translation>빔 (캐시 행)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="145" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="327" />
+        <source>Bytes copied by reorders, so far</source>
+        <translation>재배열이 지금까지 복사한 바이트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="146" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="327" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="328" />
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="147" />
+        <source>KiB</source>
+        <translation>KiB</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="150" />
+        <source>stays in its row</source>
+        <translation>제 행에 그대로</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="151" />
+        <source>copies another row</source>
+        <translation>다른 행을 복사</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="152" />
+        <source>ended (eos or N)</source>
+        <translation>끝남 (eos 또는 N)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="155" />
+        <source>reorder: rows moved × row bytes</source>
+        <translation>재배열: 옮긴 행 × 행 바이트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="156" />
+        <source>index_select: every row</source>
+        <translation>index_select: 모든 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="157" />
+        <source>paged: copies on write</source>
+        <translation>페이지: 쓰기 시 복사</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="254" />
+        <source>…{0} (ended)</source>
+        <translation>…{0} (끝남)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="256" />
+        <source>beam</source>
+        <translation>빔</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="256" />
+        <source>from row</source>
+        <translation>이전 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="256" />
+        <source>Σ log p</source>
+        <translation>Σ log p</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="257" />
+        <source>last tokens</source>
+        <translation>마지막 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="259" />
+        <source>Beam tree · step {0}: {1} rows moved, {2}</source>
+        <translation>빔 나무 · {0}단계: 옮긴 행 {1}개, {2}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="269" />
+        <source>answer {0}</source>
+        <translation>답 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="272" />
+        <source>same as transformers</source>
+        <translation>transformers와 같음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="273" />
+        <source>not checked</source>
+        <translation>확인 안 함</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="274" />
+        <source>off or unavailable</source>
+        <translation>꺼짐 또는 설치 안 됨</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="277" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="317" />
+        <source>rows moved</source>
+        <translation>옮긴 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="277" />
+        <source>{0} steps</source>
+        <translation>{0}단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="278" />
+        <source>reorder (B)</source>
+        <translation>재배열 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="279" />
+        <source>rows moved × row bytes</source>
+        <translation>옮긴 행 × 행 바이트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="280" />
+        <source>index_select (B)</source>
+        <translation>index_select (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="281" />
+        <source>every row, every step</source>
+        <translation>모든 행, 모든 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="282" />
+        <source>paged: copy on write (B)</source>
+        <translation>페이지: 쓰기 시 복사 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="283" />
+        <source>blocks of {0} tokens</source>
+        <translation>블록당 토큰 {0}개</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="285" />
+        <source>quantity</source>
+        <translation>항목</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="285" />
+        <source>value</source>
+        <translation>값</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="285" />
+        <source>detail</source>
+        <translation>설명</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="293" />
+        <source>{0} beams, {1} steps: reorders copied {2} (rows moved × row bytes); a paged cache would copy {3}</source>
+        <translation>빔 {0}개, {1}단계: 재배열이 {2} 복사 (옮긴 행 × 행 바이트); 페이지 캐시라면 {3} 복사</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="298" />
+        <source>best answer: score {0:.3f} over {1} tokens (length penalty {2:g})</source>
+        <translation>가장 좋은 답: 점수 {0:.3f}, 토큰 {1}개 (길이 벌점 {2:g})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="301" />
+        <source>same as transformers: yes</source>
+        <translation>transformers와 같음: 예</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="302" />
+        <source>same as transformers: no</source>
+        <translation>transformers와 같음: 아니요</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="303" />
+        <source>not compared with transformers</source>
+        <translation>transformers와 비교하지 않음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="312" />
+        <source>reorder, so far (B)</source>
+        <translation>재배열, 누적 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="313" />
+        <source>index_select, so far (B)</source>
+        <translation>index_select, 누적 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="315" />
+        <source>paged copy on write, so far (B)</source>
+        <translation>페이지 쓰기 시 복사, 누적 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="318" />
+        <source>blocks shared</source>
+        <translation>공유 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="322" />
+        <source>beam {0}: from row</source>
+        <translation>빔 {0}: 이전 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="324" />
+        <source>beam {0}: Σ log p</source>
+        <translation>빔 {0}: Σ log p</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="328" />
+        <source>Beam tree</source>
+        <translation>빔 나무</translation>
+    </message>
+</context>
+<context>
     <name>CacheBytesPlot</name>
     <message>
         <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="76" />

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from kvstudio.ui.labs.base import LabPanel
+from kvstudio.ui.labs.beam_lab import BeamSearchPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 from kvstudio.ui.labs.compare_lab import CacheVsRecomputePanel
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
@@ -17,6 +18,7 @@ from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 
 __all__ = [
+    "BeamSearchPanel",
     "CacheKindsPanel",
     "CacheVsRecomputePanel",
     "LabPanel",

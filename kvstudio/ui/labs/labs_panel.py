@@ -1,6 +1,6 @@
 """All labs in one page: a tab per lab, one model for all, one slide pack for all.
 
-Owns `LabsPanel`: it creates the eight lab panels, hands them the loaded model,
+Owns `LabsPanel`: it creates the nine lab panels, hands them the loaded model,
 collects their charts, numbers and tables for the slide pack, says when a lab
 that measures time is running (`timing_changed`: the live run waits meanwhile,
 so the lab's timings are not shared with it), and stops their threads on
@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.labs.base import LabPanel
+from kvstudio.ui.labs.beam_lab import BeamSearchPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 from kvstudio.ui.labs.compare_lab import CacheVsRecomputePanel
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
@@ -63,6 +64,7 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
         self.paged = PagedCachePanel(exporter)
         self.quantized = QuantizedCachePanel(exporter)
         self.projector = ProjectorPanel(exporter)
+        self.beam = BeamSearchPanel(exporter)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("labTabs")
         for lab in self.labs():
@@ -85,6 +87,7 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
             self.paged,
             self.quantized,
             self.projector,
+            self.beam,
         ]
 
     def timing_labs(self) -> list[LabPanel]:
