@@ -71,7 +71,7 @@ class SchedulerConfig:
     @property
     def label(self) -> str:
         """e.g. ``continuous · chunk 32 · b 16 · prefix blocks · max batch 8``."""
-        parts = [self.policy]
+        parts: list[str] = [self.policy]
         if self.chunk is not None:
             parts.append(f"chunk {self.chunk}")
         parts += [f"b {self.block_size}", f"prefix {self.prefix_cache}",
