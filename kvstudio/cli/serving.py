@@ -28,7 +28,7 @@ from kvstudio.engine.serving.records import (
     SchedulerConfig,
     ServingStep,
 )
-from kvstudio.engine.serving.requests import MAX_NEW_TOKENS
+from kvstudio.engine.serving.requests import MAX_NEW_TOKENS, read_request_lines
 from kvstudio.labs.common import Spread
 from kvstudio.labs.course import COURSE, settings_line
 from kvstudio.labs.serving import (
@@ -117,10 +117,11 @@ def cmd_serving(args: argparse.Namespace) -> int:
     if system is None:
         system = EXAMPLE_SYSTEM if args.requests is None else ""
     system = common.utf8_argument(system, "The system prompt")
+    lines = read_request_lines(path)  # a bad file is refused before the model loads
     loaded = common.prepare(args, COURSE.chat_model)
     requests = load_requests(
         path, loaded.tokenizer, loaded.backend, system=system,
-        max_new_tokens=args.max_new_tokens, chat=False if args.plain else None,
+        max_new_tokens=args.max_new_tokens, chat=False if args.plain else None, lines=lines,
     )
     if args.temperature > 0:
         sampling = SamplingSettings(temperature=args.temperature, top_k=COURSE.top_k,

@@ -27,7 +27,7 @@ from kvstudio.engine import formulas
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.serving.records import Request, SchedulerConfig, ServingStep
-from kvstudio.engine.serving.requests import build_requests, read_request_lines
+from kvstudio.engine.serving.requests import RequestLine, build_requests, read_request_lines
 from kvstudio.engine.serving.schedulers import Scheduler, solo_answer
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import REPO_ROOT
@@ -54,13 +54,16 @@ def load_requests(
     system: str = "",
     max_new_tokens: int = DEFAULT_NEW_TOKENS,
     chat: bool | None = None,
+    lines: Sequence[RequestLine] | None = None,
 ) -> tuple[Request, ...]:
     """The requests of the file at `path`, as the model will be fed them (ValueError for a
     bad file: empty, binary, too many lines, a bad @K, a prompt past the model's positions).
 
     `chat`: ChatML with the system prompt (default: when the tokenizer has the chat tokens).
+    `lines`: the file's lines when already read (`read_request_lines`, before a model loads).
     """
-    lines = read_request_lines(path)
+    if lines is None:
+        lines = read_request_lines(path)
     return build_requests(
         lines, tokenizer, system=system, max_new_tokens=max_new_tokens,
         max_positions=backend.max_positions,

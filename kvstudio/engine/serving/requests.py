@@ -27,11 +27,12 @@ from kvstudio.engine.serving.records import Request
 from kvstudio.engine.small_files import read_text
 from kvstudio.engine.tokenizer import TextTokenizer
 
-MAX_FILE_BYTES = 256 * 1024  # a few hundred questions are a few KB
+MAX_FILE_BYTES = 1024 * 1024  # a few hundred questions are a few KB
 MAX_REQUESTS = 256  # requests in one file: a lecture shows a handful
 MAX_ARRIVAL_STEP = 100_000  # @K
 MAX_NEW_TOKENS = 4096  # +N
-EXPECTED = "a requests file (UTF-8 text, one question per line, '@K ' first to arrive at step K)"
+EXPECTED = "a requests file (UTF-8 text, one question per line)"
+FORMAT = "one question per line in UTF-8, '@K ' first to make it arrive at step K"
 
 _PREFIX = re.compile(r"@(\S*)\s*")  # "@K " at the start of a line
 _BUDGET = re.compile(r"\+(\d+)\s+")  # "+N " after it
@@ -51,12 +52,12 @@ def parse_request_lines(text: str, where: str) -> tuple[RequestLine, ...]:
     """The requests in `text` (a file's contents; `where` names it in messages)."""
     if "\x00" in text:
         raise ValueError(
-            f"{where} holds NUL bytes: it is a binary file, not {EXPECTED}."
+            f"{where} holds NUL bytes: it is a binary file; write {FORMAT}."
         )
     numbered = [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1)]
     lines = [(n, line) for n, line in numbered if line]
     if not lines:
-        raise ValueError(f"{where} holds no requests; write {EXPECTED}.")
+        raise ValueError(f"{where} holds no requests; write {FORMAT}.")
     if len(lines) > MAX_REQUESTS:
         raise ValueError(
             f"{where} holds {len(lines):,} requests; the serving lab runs at most "
