@@ -21,6 +21,7 @@ from kvstudio.engine.cache.block_pool import BlockPool
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.model import Block
 from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.serving.engine import serving_model
 from kvstudio.engine.serving.prefix import BlockHashCache, RadixCache
 from kvstudio.engine.serving.records import Request, SchedulerConfig, ServingStep
 from kvstudio.engine.serving.schedulers import Scheduler, solo_answer, solo_run
@@ -258,3 +259,24 @@ def test_a_row_has_the_same_logits_alone_and_in_any_batch(tiny_backend: MiniMind
             alone = model.forward_packed(ids[i : i + 1], positions[i : i + 1], self_attention,
                                          torch.tensor([0]))
             assert torch.equal(alone[0], together[i])
+
+
+def test_sampled_answers_equal_their_solo_runs_too(
+    tiny_backend: MiniMindBackend, mixed_requests: list[Request]
+) -> None:
+    """Each request draws from its own generator (seed + its index): batching moves no draw."""
+    sampling = SamplingSettings(temperature=1.2, top_k=0, top_p=0.9, seed=7)
+    alone = [solo_answer(tiny_backend, r, sampling) for r in mixed_requests]
+    config = SchedulerConfig(chunk=6, block_size=ODD, prefix_cache="radix", max_batch=3)
+    scheduler = Scheduler(tiny_backend, mixed_requests, config, sampling)
+    list(scheduler.steps())
+    assert [tuple(t.seq.answer) for t in scheduler.items] == alone
+    assert len(set(alone)) > 1
+
+
+def test_a_transformers_model_is_refused() -> None:
+    class NotOurs:
+        name = "hf"
+
+    with pytest.raises(ValueError, match="runs on KV Studio's own models"):
+        serving_model(NotOurs())  # type: ignore[arg-type]
