@@ -22,7 +22,7 @@ frozen result; nothing here imports Qt or prints.
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -35,6 +35,7 @@ from kvstudio.engine.records import DEFAULT_REPEATS
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import Progress, Spread, check_fits, lab_prompt_ids, spread
 from kvstudio.labs.scale import GIB, GPU_MEMORY_GIB, ModelGeometry
+from kvstudio.labs.serving_records import ServingResult
 
 DEFAULT_BATCH_SIZES: tuple[int, ...] = (1, 2, 4, 8, 16, 32)  # rows per decode step
 DEFAULT_CONTEXT = 64  # prompt tokens each row holds before the timed step
@@ -505,3 +506,36 @@ def _weights_nbytes(backend: LanguageModel) -> int:
 def budget_blocks_for(users: int, request_tokens: int, block_size: int) -> int:
     """The smallest pool, in blocks, that holds `users` requests of `request_tokens`."""
     return users * blocks_per_request(request_tokens, block_size)
+
+
+# ---- the window lab's one job: the requests' run, then the sweep ------------------------
+@dataclass(frozen=True)
+class ServingLabResult:
+    """What the window's serving lab ran: the schedulers over the requests, and the sweep."""
+
+    serving: ServingResult | None  # None when only the sweep ran
+    sweep: BatchSweepResult | None  # None when only the requests ran
+
+
+def serving_lab(
+    run: Iterator[object] | None, sweep: Iterator[object] | None
+) -> Generator[object, None, None]:
+    """Run `run` (``labs.serving``'s generator) then `sweep` (`batch_sweep`), passing their
+    progress on; end with both results in one `ServingLabResult`."""
+    if run is None and sweep is None:
+        raise ValueError("Nothing to run: give requests, batch sizes or both.")
+    serving: ServingResult | None = None
+    swept: BatchSweepResult | None = None
+    for item in run or ():
+        if isinstance(item, ServingResult):
+            serving = item
+        else:
+            yield item
+    for item in sweep or ():
+        if isinstance(item, BatchSweepResult):
+            swept = item
+        else:
+            yield item
+    if run is not None and serving is None:
+        raise ValueError("The serving run ended without a result.")
+    yield ServingLabResult(serving, swept)
