@@ -247,7 +247,7 @@ class ServingPanel(LabPanel):
             "requests": self.tr("Requests"),
             "system": self.tr("System prompt"),
             "scheduler": self.tr("Scheduler"),
-            "run": self.tr("Run"),
+            "run": self.tr("Answers and timing"),
             "sweep": self.tr("Batch sweep (sizes)"),
         })
         self.timeline_plot.setTitle(self.tr("What each request did, step by step"),
@@ -385,6 +385,8 @@ class ServingPanel(LabPanel):
         self.sweep_table.set_rows([], [])
         for part in self._part_empty.values():
             part.set_empty(False)
+        self.table.setVisible(True)
+        self.sweep_table.setVisible(True)
 
     # ---- drawing ------------------------------------------------------------------------
     def shown_run(self) -> Any:
@@ -408,6 +410,8 @@ class ServingPanel(LabPanel):
         if sweep is not None:
             self._draw_sweep(sweep)
             self._fill_sweep_table(sweep)
+        self.table.setVisible(run is not None)  # a part that did not run has no table
+        self.sweep_table.setVisible(sweep is not None)
         for plot in self.plots()[:3]:
             self._part_empty[plot].set_empty(
                 run is None, self.tr("No requests ran: choose a requests file and Run."))
