@@ -50,7 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--fit-budget", action="store_true",
         help="how many requests of --request-tokens fit in memory at once (the projector's "
-        "GPU sizes, and --budget-bytes)",
+        "GPU sizes, and --budget-bytes, which is also checked against the continuous "
+        "scheduler's admission on the loaded model)",
     )
     group.add_argument(
         "--request-tokens", type=cli_args.tokens, default=DEFAULT_REQUEST_TOKENS,
@@ -100,6 +101,11 @@ def run(args: argparse.Namespace) -> int:
             budget_bytes=args.budget_bytes, geometry=geometry,
         )
         print_fit(fit)
+        if loaded is not None and args.budget_bytes is not None:
+            check = lab.admission_check(
+                loaded.backend, loaded.tokenizer, request_tokens=args.request_tokens,
+                budget_bytes=args.budget_bytes, block_size=args.block_size)
+            print_admission(check)
     return 0
 
 
@@ -151,6 +157,15 @@ def print_fit(fit: lab.FitResult) -> None:
     print()
     print("  contiguous: ⌊budget ÷ (bytes per token · tokens)⌋; paged: ⌊budget ÷ block⌋ "
           "blocks ÷ ⌈tokens ÷ b⌉ per request.")
+
+
+def print_admission(check: lab.AdmissionCheck) -> None:
+    print()
+    print(f"  Checked on the loaded model: {check.offered} requests of {check.request_tokens:,} "
+          f"tokens arrive at once; the continuous scheduler, with {check.budget_blocks:,} "
+          f"blocks of {check.block_bytes:,} B, admitted {check.admitted} (formula "
+          f"{check.formula}), holding {check.blocks_used:,} blocks: "
+          f"{'equal' if check.equal else 'DIFFERENT'}")
 
 
 def main(argv: Any = None) -> int:

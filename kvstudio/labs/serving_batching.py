@@ -539,3 +539,71 @@ def serving_lab(
     if run is not None and serving is None:
         raise ValueError("The serving run ended without a result.")
     yield ServingLabResult(serving, swept)
+
+
+# ---- the count checked against the continuous scheduler's own admission ----------------
+@dataclass(frozen=True)
+class AdmissionCheck:
+    """`users_that_fit` beside what the continuous scheduler admits on the loaded model."""
+
+    request_tokens: int  # L: each request's prompt (its K/V after the prefill step)
+    block_size: int  # b
+    budget_bytes: int  # the memory given to the cache
+    block_bytes: int  # one block, every layer, K and V (measured from a paged cache)
+    budget_blocks: int  # ⌊budget ÷ block bytes⌋: the scheduler's pool
+    formula: int  # `users_that_fit(bytes per token, L, budget, b)`
+    offered: int  # requests arriving together at step 0
+    admitted: int  # requests the scheduler admitted in its first step
+    blocks_used: int  # blocks in use after that step
+
+    @property
+    def equal(self) -> bool:
+        """The formula's count is the scheduler's, and so are the blocks they hold."""
+        return (self.formula == self.admitted
+                and self.blocks_used == self.admitted * blocks_per_request(
+                    self.request_tokens, self.block_size))
+
+
+def admission_check(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    *,
+    request_tokens: int,
+    budget_bytes: int,
+    block_size: int = 16,
+    offered: int | None = None,
+) -> AdmissionCheck:
+    """`offered` requests of `request_tokens` prompt tokens (default: two more than the
+    formula's count) arrive together; the continuous scheduler, with a pool of
+    ⌊budget ÷ block bytes⌋ blocks and a batch wide enough for all, admits as many as
+    the pool holds and the rest wait. After that first step (the prefills) each admitted
+    request holds exactly its L tokens: ⌈L ÷ b⌉ blocks. Each may generate two tokens, so
+    none has finished and given its blocks back yet.
+    """
+    from kvstudio.engine.serving.records import Request, SchedulerConfig
+    from kvstudio.engine.serving.schedulers import Scheduler
+
+    size = measure_cache_size(backend, tokenizer, block_size)
+    budget_blocks = blocks_that_fit(budget_bytes, size.block_bytes)
+    per_request = blocks_per_request(request_tokens + 2, block_size)  # the scheduler's check
+    if budget_blocks < per_request:
+        raise ValueError(
+            f"A budget of {budget_bytes:,} bytes is {budget_blocks:,} blocks of "
+            f"{size.block_bytes:,} bytes; one request of {request_tokens:,} tokens needs "
+            f"{per_request:,}. Give a larger budget or shorter requests."
+        )
+    formula = users_that_fit(size.bytes_per_token, request_tokens, budget_bytes, block_size)
+    offered = formula + 2 if offered is None else offered
+    ids = tuple(lab_prompt_ids(tokenizer, request_tokens))
+    requests = [Request(index=i, text=f"request {i}", prompt_ids=ids, arrival=0,
+                        max_new_tokens=2) for i in range(offered)]
+    config = SchedulerConfig(policy="continuous", max_batch=max(offered, 1),
+                             block_size=block_size, block_budget=budget_blocks,
+                             prefix_cache="none")
+    with torch.inference_mode():
+        first = next(iter(Scheduler(backend, requests, config).steps()))
+    return AdmissionCheck(
+        request_tokens=request_tokens, block_size=block_size, budget_bytes=budget_bytes,
+        block_bytes=size.block_bytes, budget_blocks=budget_blocks, formula=formula,
+        offered=offered, admitted=len(first.admitted), blocks_used=first.blocks_used,
+    )

@@ -170,3 +170,25 @@ def test_add_arguments_leaves_the_serving_commands_own_options() -> None:
     cli.add_arguments(parser)  # no clash
     args = parser.parse_args(["--fit-budget"])
     assert args.block_size == 4 and args.fit_budget and not args.sweep_batch
+
+
+@pytest.mark.parametrize(("tokens", "block_size", "budget"), [
+    (40, 16, 10 * 4096), (33, 16, 20 * 4096 + 5), (21, 5, 50_000), (9, 1, 30_000)])
+def test_the_count_is_the_continuous_schedulers_admission(
+    tiny_backend, tokenizer, tokens: int, block_size: int, budget: int
+) -> None:
+    check = lab.admission_check(tiny_backend, tokenizer, request_tokens=tokens,
+                                budget_bytes=budget, block_size=block_size)
+    size = lab.measure_cache_size(tiny_backend, tokenizer, block_size)
+    assert check.block_bytes == size.block_bytes
+    assert check.budget_blocks == budget // size.block_bytes
+    assert check.formula == check.budget_blocks // -(-tokens // block_size)  # by hand
+    assert check.offered == check.formula + 2  # some must wait
+    assert check.admitted == check.formula
+    assert check.blocks_used == check.admitted * -(-tokens // block_size)
+    assert check.equal
+
+
+def test_a_budget_below_one_request_is_refused(tiny_backend, tokenizer) -> None:
+    with pytest.raises(ValueError, match="larger budget"):
+        lab.admission_check(tiny_backend, tokenizer, request_tokens=40, budget_bytes=1000)
