@@ -91,6 +91,12 @@ def parse_batch_sizes(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(values)))
 
 
+def _stack(bars: pg.BarGraphItem, x: np.ndarray, bottom: np.ndarray, size: np.ndarray) -> None:
+    """One layer of stacked bars, only where it has height (a legend lists what is drawn)."""
+    keep = size > 0
+    bars.setOpts(x=x[keep], y0=bottom[keep], height=size[keep])
+
+
 def _ms(spread: Spread | None) -> float | None:
     return None if spread is None else 1000.0 * spread.median
 
@@ -360,15 +366,19 @@ class ServingPanel(LabPanel):
 
     def _requests_job(self, model: ModelHandle, path: Path | None, system: str | None,
                       config: Any, answer_tokens: int, repeats: int) -> JobFactory | None:
-        """The requests' run on `model`, or None where this build has no serving engine."""
+        """The requests' run on `model`: read and checked here, so a bad file is one message
+        before anything runs. None where this build has no serving lab."""
         try:
             run = lab.serving
         except (ModuleNotFoundError, AttributeError):
             return None
         backend, tokenizer = model.backend, model.tokenizer
-        requests = lab.load_requests(path, tokenizer, system=system, chat=model.is_chat,
-                                     max_new_tokens=answer_tokens)
-        return lambda: run(backend, tokenizer, requests, configs=(config,), repeats=repeats)
+        shared = lab.EXAMPLE_SYSTEM if system is None else system
+        requests = lab.load_requests(
+            lab.EXAMPLE_REQUESTS if path is None else path, tokenizer, backend,
+            system=shared, max_new_tokens=answer_tokens)
+        return lambda: run(backend, tokenizer, requests, (config,), system=shared,
+                           repeats=repeats)
 
     def clear_views(self) -> None:
         for bars in self._phase_bars.values():
@@ -442,14 +452,14 @@ class ServingPanel(LabPanel):
                    (self._fed_bars["decode"], prefill, decode),
                    (self._fed_bars["padding"], prefill + decode, padding))
         for bars, bottom, size in stacked:
-            bars.setOpts(x=steps, y0=bottom, height=size)
+            _stack(bars, steps, bottom, size)
         cached = np.asarray([s.blocks_cached for s in run.steps], dtype=float)
         used = np.asarray([s.blocks_used for s in run.steps], dtype=float) - cached
         free = np.asarray([s.blocks_free for s in run.steps], dtype=float)
         for bars, bottom, size in ((self._block_bars["requests"], np.zeros_like(used), used),
                                    (self._block_bars["cached"], used, cached),
                                    (self._block_bars["free"], used + cached, free)):
-            bars.setOpts(x=steps, y0=bottom, height=size)
+            _stack(bars, steps, bottom, size)
 
     def _draw_sweep(self, sweep: batching.BatchSweepResult) -> None:
         points = sweep.points
