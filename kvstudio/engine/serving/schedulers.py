@@ -76,6 +76,8 @@ def check_requests(
     """Refuse, before any work, a request past the model's positions or the block budget."""
     if not requests:
         raise ValueError("There are no requests to serve.")
+    if len({r.index for r in requests}) != len(requests):
+        raise ValueError("Two requests have the same index; number them 0, 1, ….")
     for r in requests:
         total = len(r.prompt_ids) + r.max_new_tokens
         if total > backend.max_positions:
