@@ -69,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         group.add_argument("--block-size", type=cli_args.tokens, default=16,
                            help="paged cache block (tokens; default 16)")
     if not _has(parser, "--model"):
-        common.model_options(parser, COURSE.cache_model)
+        common.model_options(parser, COURSE.chat_model)
 
 
 def wanted(args: argparse.Namespace) -> bool:
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     if args.sweep_batch:
         lab.check_batch_sizes(args.batch_sizes)  # before the model loads
     needs_model = args.sweep_batch or args.preset is None
-    loaded = common.prepare(args, COURSE.cache_model) if needs_model else None
+    loaded = common.prepare(args, COURSE.chat_model) if needs_model else None
     if loaded is not None and args.sweep_batch:
         result: lab.BatchSweepResult = common.drain(
             lab.batch_sweep(loaded.backend, loaded.tokenizer, batch_sizes=args.batch_sizes,

@@ -43,6 +43,7 @@ MAX_BATCH = 1024  # a sweep point past this is a typo, not a lesson
 # A step slower than this many times its memory and compute floors is bound by overhead:
 # Python, kernel launches and small-kernel inefficiency, not by the bytes or the FLOPs.
 OVERHEAD_FACTOR = 3.0
+MAX_CHECKED_USERS = 64  # the admission check prefills every admitted request for real
 # What the machine measurements move: a copy of this many bytes, a square matmul of this size.
 COPY_BYTES = 64 * 1024**2
 MATMUL_SIZE_CPU = 1024
@@ -593,6 +594,12 @@ def admission_check(
             f"{per_request:,}. Give a larger budget or shorter requests."
         )
     formula = users_that_fit(size.bytes_per_token, request_tokens, budget_bytes, block_size)
+    if formula > MAX_CHECKED_USERS:
+        most = MAX_CHECKED_USERS * blocks_per_request(request_tokens, block_size) * size.block_bytes
+        raise ValueError(
+            f"The budget holds {formula:,} requests; the check prefills each for real, so it "
+            f"runs up to {MAX_CHECKED_USERS}: give a smaller budget (at most "
+            f"{most:,} bytes here).")
     offered = formula + 2 if offered is None else offered
     ids = tuple(lab_prompt_ids(tokenizer, request_tokens))
     requests = [Request(index=i, text=f"request {i}", prompt_ids=ids, arrival=0,

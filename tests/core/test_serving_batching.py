@@ -192,3 +192,8 @@ def test_the_count_is_the_continuous_schedulers_admission(
 def test_a_budget_below_one_request_is_refused(tiny_backend, tokenizer) -> None:
     with pytest.raises(ValueError, match="larger budget"):
         lab.admission_check(tiny_backend, tokenizer, request_tokens=40, budget_bytes=1000)
+
+
+def test_a_check_past_its_size_is_refused(tiny_backend, tokenizer) -> None:
+    with pytest.raises(ValueError, match="smaller budget"):
+        lab.admission_check(tiny_backend, tokenizer, request_tokens=8, budget_bytes=10**9)

@@ -64,6 +64,62 @@ def test_the_sweep_chart_holds_the_sweep_records(qtbot, exporter, tiny_handle) -
     assert [p["batch"] for p in numbers["points"]] == [1, 2, 4]
 
 
+def _bars(item) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
+    return {k: [float(v) for v in np.atleast_1d(item.opts[k])]
+            for k in ("x", "x0", "y0", "height") if item.opts.get(k) is not None}
+
+
+def test_the_run_charts_and_table_hold_the_run_records(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
+    panel = show_lab(qtbot, ServingPanel, exporter, tiny_handle, size=(1300, 900))
+    _small(panel)
+    panel.batch_sizes.setText("")  # the requests only: the sweep's plots say so
+    panel.prefix.setCurrentIndex(panel.prefix.findData("blocks"))
+    result = run_lab(qtbot, panel)
+    assert result.sweep is None and result.serving is not None
+    run = result.serving.runs[0]
+    assert run.config.prefix_cache == "blocks" and run.config.block_size == 5
+    assert run.config.max_batch == 3 and run.config.policy == "continuous"
+    # The timeline: one box per (step, request) in each phase, where the records put it.
+    for phase, bars in panel._phase_bars.items():
+        cells = [(s.step, r.request) for s in run.steps for r in s.requests if r.phase == phase]
+        drawn = _bars(bars)
+        assert drawn.get("x0", []) == [float(x) for x, _ in cells], phase
+        assert drawn.get("y0", []) == pytest.approx([y - 0.4 for _, y in cells]), phase
+    assert _bars(panel._phase_bars["decode"])["x0"]  # something decoded
+    # Tokens fed: prefill at the bottom, decode on top of it, only where there are any.
+    drawn = _bars(panel._fed_bars["prefill"])
+    assert drawn["x"] == [s.step for s in run.steps if s.prefill_tokens]
+    assert drawn["height"] == [s.prefill_tokens for s in run.steps if s.prefill_tokens]
+    drawn = _bars(panel._fed_bars["decode"])
+    assert drawn["height"] == [s.decode_tokens for s in run.steps if s.decode_tokens]
+    assert drawn["y0"] == [s.prefill_tokens for s in run.steps if s.decode_tokens]
+    assert _bars(panel._fed_bars["padding"]).get("x", []) == []  # continuous: no padding
+    drawn = _bars(panel._block_bars["requests"])
+    assert drawn["height"] == [s.blocks_used - s.blocks_cached for s in run.steps
+                               if s.blocks_used - s.blocks_cached]
+    # The table: one row per request, as the records say.
+    rows = panel.table.values()
+    assert len(rows) == len(run.outcomes) == len(result.serving.requests)
+    for row, outcome in zip(rows, run.outcomes, strict=True):
+        values = list(row.values())
+        assert values[1:3] == [outcome.prompt_tokens, outcome.prefix_hit]
+        assert values[3] == pytest.approx(1000 * outcome.ttft_s.median)
+        assert values[6:] == [outcome.answer_tokens, outcome.identical_to_solo]
+        assert outcome.identical_to_solo
+    assert sum(o.prefix_hit for o in run.outcomes) > 0  # the shared system prompt was hit
+    assert not panel.sweep_table.isVisible() and panel.table.isVisible()
+    tables = {t.title: t for t in panel.data_tables()}
+    timeline = tables["What each request did, step by step"]
+    assert timeline.column("request #0") == [s.requests[0].phase for s in run.steps]
+    fed = tables["Tokens fed per step"]
+    assert fed.column("prefill tokens") == [s.prefill_tokens for s in run.steps]
+    headline = panel.headline()
+    assert f"{len(run.outcomes)} requests in {run.totals.steps} steps" in headline
+    assert f"identical to solo runs: {len(run.outcomes)} of {len(run.outcomes)}" in headline
+    numbers = panel.numbers()["serving"]
+    assert numbers["peak_blocks"] == run.totals.peak_blocks and "batch_sweep" not in panel.numbers()
+
+
 def test_an_empty_panel_says_how_to_fill_it(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
     panel = show_lab(qtbot, ServingPanel, exporter, tiny_handle)
     chart = panel.charts()["serving"]
@@ -72,4 +128,4 @@ def test_an_empty_panel_says_how_to_fill_it(qtbot, exporter, tiny_handle) -> Non
     panel.batch_sizes.setText("1, x")
     assert not panel.run()
     assert "batch sizes" in panel.status.text()
-    np.testing.assert_array_equal(panel._step_line.getData()[0] or np.zeros(0), np.zeros(0))
+    assert panel.result is None

@@ -52,12 +52,13 @@ from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
     from kvstudio.engine.serving import records as serving_records
+    from kvstudio.labs import serving as lab
     from kvstudio.labs import serving_batching as batching
     from kvstudio.labs.common import Spread
 else:  # torch loads when the lab first runs
     serving_records = LazyModule("kvstudio.engine.serving.records")
+    lab = LazyModule("kvstudio.labs.serving")
     batching = LazyModule("kvstudio.labs.serving_batching")
-lab: Any = LazyModule("kvstudio.labs.serving")  # the requests' run (the serving branch)
 
 POLICIES = ("continuous", "static")
 PREFIX_MODES = ("none", "blocks", "radix")
@@ -360,18 +361,15 @@ class ServingPanel(LabPanel):
         def job() -> Any:
             sweep = (batching.batch_sweep(backend, tokenizer, batch_sizes=sizes, rounds=repeats)
                      if sizes else None)
-            return batching.serving_lab(run() if run is not None else None, sweep)
+            return batching.serving_lab(run(), sweep)
 
         return job
 
     def _requests_job(self, model: ModelHandle, path: Path | None, system: str | None,
-                      config: Any, answer_tokens: int, repeats: int) -> JobFactory | None:
+                      config: Any, answer_tokens: int, repeats: int) -> JobFactory:
         """The requests' run on `model`: read and checked here, so a bad file is one message
-        before anything runs. None where this build has no serving lab."""
-        try:
-            run = lab.serving
-        except (ModuleNotFoundError, AttributeError):
-            return None
+        before anything runs."""
+        run = lab.serving
         backend, tokenizer = model.backend, model.tokenizer
         shared = lab.EXAMPLE_SYSTEM if system is None else system
         requests = lab.load_requests(
