@@ -510,6 +510,17 @@ def budget_blocks_for(users: int, request_tokens: int, block_size: int) -> int:
 
 
 # ---- the window lab's one job: the requests' run, then the sweep ------------------------
+def runs_requests(backend: LanguageModel) -> bool:
+    """Whether the serving engine can run requests on `backend` (KV Studio's own model)."""
+    from kvstudio.engine.serving.engine import serving_model
+
+    try:
+        serving_model(backend)
+    except ValueError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class ServingLabResult:
     """What the window's serving lab ran: the schedulers over the requests, and the sweep."""

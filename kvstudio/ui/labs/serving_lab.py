@@ -356,12 +356,18 @@ class ServingPanel(LabPanel):
         system = self.system.text().strip() or None
         answer_tokens, repeats = self.answer_tokens.value(), self.repeats.value()
         backend, tokenizer = model.backend, model.tokenizer
-        run = self._requests_job(model, path, system, config, answer_tokens, repeats)
+        run: JobFactory | None = None
+        if batching.runs_requests(backend):
+            run = self._requests_job(model, path, system, config, answer_tokens, repeats)
+        elif not sizes:
+            raise ValueError(
+                "The requests run on KV Studio's own models (ko-base, ko-chat, a model folder "
+                "or a MiniMind .pth); give batch sizes to sweep this model.")
 
         def job() -> Any:
             sweep = (batching.batch_sweep(backend, tokenizer, batch_sizes=sizes, rounds=repeats)
                      if sizes else None)
-            return batching.serving_lab(run(), sweep)
+            return batching.serving_lab(run() if run is not None else None, sweep)
 
         return job
 
@@ -422,7 +428,8 @@ class ServingPanel(LabPanel):
         self.sweep_table.setVisible(sweep is not None)
         for plot in self.plots()[:3]:
             self._part_empty[plot].set_empty(
-                run is None, self.tr("No requests ran: choose a requests file and Run."))
+                run is None, self.tr("The requests run on KV Studio's own models; this model "
+                                     "ran the batch sweep only."))
         for plot in self.plots()[3:]:
             self._part_empty[plot].set_empty(
                 sweep is None, self.tr("No batch sizes given: type some, e.g. 1, 2, 4, 8."))
