@@ -3,7 +3,10 @@
 Owns the network: RMSNorm, RoPE (half-split), grouped-query attention whose
 K/V are cached before ``repeat_kv``, SwiGLU MLP, optional QK-norm, tied
 embeddings. This is the forward every step runs, for decoding (autograd off)
-and for training (autograd on); there is no second path.
+and for training (autograd on); there is no second path. Serving several
+requests at once (``forward_packed``) runs the same three sections of each
+layer (`Block.queries_keys_values`, `Block.attend`, `Block.output_and_mlp`)
+over the requests' tokens packed as rows, each row at its own position.
 
 A decode step is about a hundred small kernels, so every kernel and every
 Python frame shows. What keeps this forward at the eager floor

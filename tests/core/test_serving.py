@@ -21,9 +21,10 @@ from kvstudio.engine.cache.block_pool import BlockPool
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.model import Block
 from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.serving.engine import serving_model
 from kvstudio.engine.serving.prefix import BlockHashCache, RadixCache
 from kvstudio.engine.serving.records import Request, SchedulerConfig, ServingStep
-from kvstudio.engine.serving.schedulers import Scheduler, solo_answer
+from kvstudio.engine.serving.schedulers import Scheduler, solo_answer, solo_run
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import finish
 from kvstudio.labs.serving import serving
@@ -53,14 +54,32 @@ def mixed_requests() -> list[Request]:
 
 
 @pytest.fixture(scope="module")
+def solo_logits(tiny_backend: MiniMindBackend, mixed_requests: list[Request]
+                ) -> list[list[torch.Tensor]]:
+    """Each request alone: the logits (V,) that chose each of its tokens."""
+    return [solo_run(tiny_backend, r, keep_logits=True).logits for r in mixed_requests]
+
+
+@pytest.fixture(scope="module")
 def solo(tiny_backend: MiniMindBackend, mixed_requests: list[Request]) -> list[tuple[int, ...]]:
     return [solo_answer(tiny_backend, r) for r in mixed_requests]
 
 
 def run(backend: MiniMindBackend, requests: list[Request], config: SchedulerConfig
         ) -> tuple[Scheduler, list[ServingStep]]:
-    scheduler = Scheduler(backend, requests, config)
+    scheduler = Scheduler(backend, requests, config, keep_logits=True)
     return scheduler, list(scheduler.steps())
+
+
+def same_bits(scheduler: Scheduler, solo_logits: list[list[torch.Tensor]]) -> bool:
+    """Every token of every request was chosen from exactly the logits of its solo run (a
+    tiny random model's greedy tokens hardly depend on the keys, so tokens alone could miss
+    a wrong key)."""
+    return all(
+        len(t.seq.logits) == len(alone)
+        and all(torch.equal(a, b) for a, b in zip(t.seq.logits, alone, strict=True))
+        for t, alone in zip(scheduler.items, solo_logits, strict=True)
+    )
 
 
 POLICIES = [("static", None), ("continuous", None), ("continuous", 7)]
@@ -70,7 +89,7 @@ POLICIES = [("static", None), ("continuous", None), ("continuous", 7)]
 @pytest.mark.parametrize("prefix", ["none", "blocks", "radix"])
 def test_every_answer_equals_its_solo_run(
     tiny_backend: MiniMindBackend, mixed_requests: list[Request], solo: list[tuple[int, ...]],
-    policy: str, chunk: int | None, prefix: str,
+    solo_logits: list[list[torch.Tensor]], policy: str, chunk: int | None, prefix: str,
 ) -> None:
     budgets = {1: 70, 16: 6, ODD: 15}  # tight: continuous runs preempt and recompute
     preempted = 0
@@ -81,6 +100,8 @@ def test_every_answer_equals_its_solo_run(
             scheduler, steps = run(tiny_backend, mixed_requests, config)
             answers = [tuple(t.seq.answer) for t in scheduler.items]
             assert answers == solo, config.label
+            exact = same_bits(scheduler, solo_logits)
+            assert exact, config.label
             preempted += sum(t.preemptions for t in scheduler.items)
             assert all(s.blocks_used <= (budget or s.blocks_used) for s in steps)
             assert steps[-1].blocks_used == len(scheduler.prefix.refs)  # only the cache's left
@@ -164,7 +185,8 @@ def test_admission_refuses_exactly_when_the_blocks_run_out(
 
 
 def test_preempted_requests_are_recomputed_and_identical(
-    tiny_backend: MiniMindBackend, mixed_requests: list[Request], solo: list[tuple[int, ...]]
+    tiny_backend: MiniMindBackend, mixed_requests: list[Request], solo: list[tuple[int, ...]],
+    solo_logits: list[list[torch.Tensor]],
 ) -> None:
     config = SchedulerConfig(block_size=4, block_budget=20, max_batch=6)
     scheduler, steps = run(tiny_backend, mixed_requests, config)
@@ -174,6 +196,8 @@ def test_preempted_requests_are_recomputed_and_identical(
         for i in s.preempted:
             assert s.requests[i].phase == "preempted" and s.requests[i].blocks == 0
     assert [tuple(t.seq.answer) for t in scheduler.items] == solo
+    exact = same_bits(scheduler, solo_logits)
+    assert exact
 
 
 def test_radix_copies_a_shared_partial_block_before_writing(
@@ -235,3 +259,24 @@ def test_a_row_has_the_same_logits_alone_and_in_any_batch(tiny_backend: MiniMind
             alone = model.forward_packed(ids[i : i + 1], positions[i : i + 1], self_attention,
                                          torch.tensor([0]))
             assert torch.equal(alone[0], together[i])
+
+
+def test_sampled_answers_equal_their_solo_runs_too(
+    tiny_backend: MiniMindBackend, mixed_requests: list[Request]
+) -> None:
+    """Each request draws from its own generator (seed + its index): batching moves no draw."""
+    sampling = SamplingSettings(temperature=1.2, top_k=0, top_p=0.9, seed=7)
+    alone = [solo_answer(tiny_backend, r, sampling) for r in mixed_requests]
+    config = SchedulerConfig(chunk=6, block_size=ODD, prefix_cache="radix", max_batch=3)
+    scheduler = Scheduler(tiny_backend, mixed_requests, config, sampling)
+    list(scheduler.steps())
+    assert [tuple(t.seq.answer) for t in scheduler.items] == alone
+    assert len(set(alone)) > 1
+
+
+def test_a_transformers_model_is_refused() -> None:
+    class NotOurs:
+        name = "hf"
+
+    with pytest.raises(ValueError, match="runs on KV Studio's own models"):
+        serving_model(NotOurs())  # type: ignore[arg-type]

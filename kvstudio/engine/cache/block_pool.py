@@ -132,7 +132,8 @@ class BlockPool:
         self.value_pools[layer].view(-1, G, d).index_copy_(0, slots, v)
 
     def mark_written(self, table: list[int], start: int, end: int) -> None:
-        """Positions start … end − 1 of this table now hold tokens: move the fill pointers."""
+        """Positions start … end − 1 of this table are taken (written this step): move the
+        fill pointers past them."""
         b = self.block_size
         for p in range(start, end):
             block = table[p // b]

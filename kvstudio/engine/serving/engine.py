@@ -42,6 +42,7 @@ class Sequence:
     table: list[int] = field(default_factory=list)  # block ids, in position order
     computed: int = 0  # tokens whose K/V are in the pool
     answer: list[int] = field(default_factory=list)
+    logits: list[torch.Tensor] = field(default_factory=list)  # (V,) per answer token, if kept
 
     @property
     def remaining(self) -> int:
@@ -71,9 +72,11 @@ class ServingEngine:
     """A model, a block pool and the sampling settings: runs the steps a scheduler plans."""
 
     def __init__(
-        self, backend: LanguageModel, pool: BlockPool, sampling: SamplingSettings
+        self, backend: LanguageModel, pool: BlockPool, sampling: SamplingSettings,
+        keep_logits: bool = False,  # keep every chosen token's logits (the exactness tests)
     ) -> None:
         self.model = serving_model(backend)
+        self.keep_logits = keep_logits
         self.pool = pool
         self.sampling = sampling
         self.eos = backend.eos_token_id
@@ -99,14 +102,16 @@ class ServingEngine:
         return new
 
     def take_blocks(self, seq: Sequence, count: int) -> None:
-        """Blocks for `count` more tokens (`PoolFullError` may stop it midway; what it took stays
-        in the table and goes back with the rest)."""
+        """Blocks for `count` more tokens, their slots claimed at once (so a request sharing
+        the block in the same step copies it instead of writing there too). `PoolFullError`
+        may stop it midway; what it took stays in the table and goes back with the rest."""
         b = self.pool.block_size
         index, slot = divmod(seq.computed, b)
         if slot and index < len(seq.table):
             seq.table[index] = self.pool.writable(seq.table[index], slot)
         while len(seq.table) * b < seq.computed + count:
             seq.table.append(self.pool.allocate())
+        self.pool.mark_written(seq.table, seq.computed, seq.computed + count)
 
     def release(self, seq: Sequence) -> None:
         """Give back every block (the request ended, or it is preempted)."""
@@ -176,9 +181,7 @@ class ServingEngine:
                 rows,
             )  # (R, V)
             for feed in feeds:
-                seq = feed.sequence
-                self.pool.mark_written(seq.table, seq.computed, seq.computed + feed.count)
-                seq.computed += feed.count
+                feed.sequence.computed += feed.count
             for i, seq in enumerate(choosing):
                 chosen[seq.request.index] = self._choose(seq, logits[i : i + 1])
         if self.device.type == "cuda":
@@ -196,6 +199,8 @@ class ServingEngine:
         if self.sampling.repetition_penalty != 1.0:
             seen = presence_mask(torch.tensor([seq.tokens], device=self.device), self.vocab)
         out = sample_next(logits, self.sampling, seq.generator, seen=seen, top_n=0)
+        if self.keep_logits:
+            seq.logits.append(logits[0].clone())
         return int(out.token_ids[0])
 
     def is_done(self, seq: Sequence) -> bool:

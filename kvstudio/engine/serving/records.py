@@ -135,7 +135,7 @@ class ServingStep:
     blocks_cached: int  # blocks held only by the prefix cache (evictable)
     prefix_hit_tokens: int  # prompt tokens served from the prefix cache this step
     cache_bytes: int  # K and V bytes of the blocks in use, every layer (from the pool tensors)
-    elapsed_s: float  # wall time of this step's forward and sampling (perf_counter)
+    elapsed_s: float  # wall time of the step: packing the rows, the forward, sampling
     preempted: tuple[int, ...] = ()  # requests preempted this step (blocks freed, recomputed)
     admitted: tuple[int, ...] = ()  # requests admitted this step (first scheduled)
 

@@ -106,6 +106,7 @@ class Scheduler:
         requests: Sequence[Request],
         config: SchedulerConfig,
         sampling: SamplingSettings | None = None,
+        keep_logits: bool = False,  # keep every chosen token's logits (the exactness tests)
     ) -> None:
         check_requests(backend, requests, config)
         model = serving_model(backend)
@@ -116,7 +117,7 @@ class Scheduler:
             device=backend.device,
         )
         self.engine = ServingEngine(backend, self.pool, sampling or
-                                    SamplingSettings.greedy_settings())
+                                    SamplingSettings.greedy_settings(), keep_logits)
         self.prefix = make_prefix_cache(config.prefix_cache, self.pool)
         self.items = [Tracked(self.engine.start(r)) for r in requests]
         self.by_index = {t.index: t for t in self.items}
@@ -359,12 +360,20 @@ class Scheduler:
         )
 
 
+def solo_run(
+    backend: LanguageModel, request: Request, sampling: SamplingSettings | None = None,
+    keep_logits: bool = False,
+) -> Running:
+    """The request run alone: a batch of one, its whole prompt in one prefill, no prefix cache."""
+    alone = Request(request.index, request.text, request.prompt_ids, 0, request.max_new_tokens)
+    scheduler = Scheduler(backend, [alone], SchedulerConfig(max_batch=1), sampling, keep_logits)
+    for _ in scheduler.steps():
+        pass
+    return scheduler.items[0].seq
+
+
 def solo_answer(
     backend: LanguageModel, request: Request, sampling: SamplingSettings | None = None
 ) -> tuple[int, ...]:
-    """The request run alone: a batch of one, its whole prompt in one prefill, no prefix cache."""
-    alone = Request(request.index, request.text, request.prompt_ids, 0, request.max_new_tokens)
-    scheduler = Scheduler(backend, [alone], SchedulerConfig(max_batch=1), sampling)
-    for _ in scheduler.steps():
-        pass
-    return tuple(scheduler.items[0].seq.answer)
+    """The tokens of `solo_run`."""
+    return tuple(solo_run(backend, request, sampling).answer)
