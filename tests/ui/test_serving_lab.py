@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 from lab_helpers import run_lab, show_lab
+from pyqtgraph import TextItem
 
 from kvstudio.labs import serving_batching as batching
 from kvstudio.ui.labs import ServingPanel
@@ -120,12 +121,53 @@ def test_the_run_charts_and_table_hold_the_run_records(qtbot, exporter, tiny_han
     assert numbers["peak_blocks"] == run.totals.peak_blocks and "batch_sweep" not in panel.numbers()
 
 
-def test_an_empty_panel_says_how_to_fill_it(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
+def test_static_batching_draws_its_padding_and_idle_rows(qtbot, exporter, tiny_handle,  # type: ignore[no-untyped-def]
+                                                         tmp_path) -> None:
+    panel = show_lab(qtbot, ServingPanel, exporter, tiny_handle, size=(1300, 900))
+    _small(panel)
+    requests = tmp_path / "requests.txt"  # one batch: a short answer idles beside a long one
+    requests.write_text("+2 짧은 질문\n+6 조금 더 긴 질문을 하나 합니다\n@1 늦게 온 질문\n",
+                        encoding="utf-8")
+    panel.choose_requests(requests)
+    assert panel.requests_box.currentText() == "requests.txt"
+    panel.batch_sizes.setText("")
+    panel.policy.setCurrentIndex(panel.policy.findData("static"))
+    panel.chunk.setValue(8)  # ignored: chunked prefill is continuous only (the box is off)
+    assert not panel.chunk.isEnabled()
+    result = run_lab(qtbot, panel)
+    run = result.serving.runs[0]
+    assert [r.text for r in result.serving.requests] == [
+        "짧은 질문", "조금 더 긴 질문을 하나 합니다", "늦게 온 질문"]
+    assert run.config.policy == "static" and run.config.chunk is None
+    padded = [s for s in run.steps if s.padding_slots]
+    assert padded, "static batching pads its prompts"
+    drawn = _bars(panel._fed_bars["padding"])
+    assert drawn["x"] == [s.step for s in padded]
+    assert drawn["height"] == [s.padding_slots for s in padded]
+    assert drawn["y0"] == [s.prefill_tokens + s.decode_tokens for s in padded]
+    idle = [(s.step, r.request) for s in run.steps for r in s.requests if r.phase == "idle"]
+    assert idle, "a row that finished early is fed until its batch ends"
+    assert _bars(panel._phase_bars["idle"]).get("x0", []) == [float(x) for x, _ in idle]
+    assert run.totals.padding_slots == run.totals.padding_formula
+    assert f"wasted slots {run.totals.padding_slots} (formula {run.totals.padding_formula})" \
+        in panel.headline()
+
+
+def test_an_empty_panel_says_how_to_fill_it(qtbot, exporter, tiny_handle, tmp_path) -> None:  # type: ignore[no-untyped-def]
     panel = show_lab(qtbot, ServingPanel, exporter, tiny_handle)
     chart = panel.charts()["serving"]
     assert len(plot_items(chart)) == 5
+    hints = [item.toPlainText() for plot in plot_items(chart) for item in plot.items
+             if isinstance(item, TextItem) and item.isVisible() and item.toPlainText()]
+    assert hints == ["Press Run to serve the requests and sweep the batch sizes."]
     assert panel.headline() == "" and panel.data_tables() == [] and panel.numbers() == {}
     panel.batch_sizes.setText("1, x")
     assert not panel.run()
     assert "batch sizes" in panel.status.text()
+    panel.batch_sizes.setText("1, 2")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n", encoding="utf-8")
+    panel.choose_requests(empty)
+    assert not panel.run() and not panel.runner.busy  # one message, nothing runs
+    assert "empty.txt" in panel.status.text()
     assert panel.result is None
