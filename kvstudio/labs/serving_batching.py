@@ -153,8 +153,8 @@ class MachinePeaks:
 
     @property
     def balance(self) -> float:
-        """FLOPs per byte where the two floors meet (the roofline's ridge)."""
-        return self.flops.median / self.bandwidth.median
+        """FLOPs per byte where the two floors meet (the roofline's ridge), best rounds."""
+        return self.flops.high / self.bandwidth.high
 
 
 def machine_peaks(device: torch.device, dtype: torch.dtype, rounds: int) -> MachinePeaks:
@@ -197,8 +197,8 @@ class BatchPoint:
     weight_bytes: int  # parameters in products, read once per step
     kv_bytes: int  # the cache's nbytes after the step, measured from its tensors
     flops: int  # `ModelWork.step_flops(B, S)`
-    memory_seconds: float | None = None  # bytes read ÷ the machine's copy bandwidth
-    compute_seconds: float | None = None  # FLOPs ÷ the machine's matmul rate
+    memory_seconds: float | None = None  # bytes read ÷ the machine's best copy bandwidth
+    compute_seconds: float | None = None  # FLOPs ÷ the machine's best matmul rate
 
     @property
     def bytes_read(self) -> int:
@@ -334,8 +334,9 @@ def batch_sweep(
             weight_bytes=work.weight_bytes,
             kv_bytes=kv_bytes,
             flops=flops,
-            memory_seconds=None if peaks is None else bytes_read / peaks.bandwidth.median,
-            compute_seconds=None if peaks is None else flops / peaks.flops.median,
+            # The floors use the machine's best round: what it can do, not what it did.
+            memory_seconds=None if peaks is None else bytes_read / peaks.bandwidth.high,
+            compute_seconds=None if peaks is None else flops / peaks.flops.high,
         ))
     yield BatchSweepResult(
         model_label=backend.name,

@@ -3581,488 +3581,518 @@ step {4}</source>
 <context>
     <name>ServingPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="220" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="223" />
         <source>Serving</source>
         <translation>서빙</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="223" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="226" />
         <source>Press Run to serve the requests and sweep the batch sizes.</source>
         <translation>실행을 누르면 요청들을 처리하고 배치 크기를 스윕합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="229" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="232" />
         <source>Several requests share one model and one pool of cache blocks. The scheduler decides each step which requests run: static batching pads a batch to its longest prompt and feeds finished rows until the last one ends; continuous batching lets requests join and leave every step (chunked prefill shares a token budget per step); a prefix cache serves a shared system prompt once. Every answer is checked against the same request run alone. Then one decode step is timed at each batch size: the weights are read once whatever the batch, so more rows cost little until the step is bound by compute.</source>
         <translation>여러 요청이 모델 하나와 캐시 블록 풀 하나를 함께 씁니다. 스케줄러가 스텝마다 어떤 요청을 돌릴지 정합니다. 정적 배칭은 배치를 가장 긴 프롬프트에 맞춰 패딩하고, 끝난 행도 마지막 행이 끝날 때까지 계속 넣습니다. 연속 배칭에서는 요청이 스텝마다 들어오고 나갑니다(청크 프리필은 스텝마다 토큰 예산을 나눠 씁니다). 프리픽스 캐시는 공유 시스템 프롬프트를 한 번만 계산합니다. 모든 답은 같은 요청을 혼자 돌린 결과와 비교합니다. 이어서 배치 크기마다 디코드 스텝 하나의 시간을 잽니다. 가중치는 배치 크기와 상관없이 한 번만 읽으므로, 스텝이 계산에 묶이기 전까지는 행을 늘려도 비용이 거의 늘지 않습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="238" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="241" />
         <source>the shipped example</source>
         <translation>내장 예제</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="239" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="242" />
         <source>Choose file…</source>
         <translation>파일 선택…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="240" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="243" />
         <source>the example's system prompt</source>
         <translation>예제의 시스템 프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="241" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="497" />
         <source>continuous batching</source>
         <translation>연속 배칭</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="498" />
         <source>static batching</source>
         <translation>정적 배칭</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="243" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="502" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="502" />
         <source>blocks (vLLM)</source>
         <translation>블록 (vLLM)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="503" />
         <source>radix tree (SGLang)</source>
         <translation>radix 트리 (SGLang)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="251" />
         <source>chunk</source>
         <translation>청크</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="251" />
         <source>block b</source>
         <translation>블록 b</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="252" />
         <source>prefix cache</source>
         <translation>프리픽스 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="252" />
         <source>max batch</source>
         <translation>최대 배치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="253" />
         <source>answer tokens ≤</source>
         <translation>답 토큰 ≤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="253" />
         <source>rounds (median of)</source>
         <translation>반복 횟수 (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="254" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="588" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="608" />
         <source>Requests</source>
         <translation>요청</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="258" />
         <source>System prompt</source>
         <translation>시스템 프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="256" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="259" />
         <source>Scheduler</source>
         <translation>스케줄러</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="260" />
         <source>Answers and timing</source>
         <translation>답과 시간 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="261" />
         <source>Batch sweep (sizes)</source>
         <translation>배치 스윕 (크기)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="260" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="566" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="263" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="586" />
         <source>What each request did, step by step</source>
         <translation>스텝마다 각 요청이 한 일</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="262" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="265" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="268" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="567" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="568" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="579" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="271" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="587" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="588" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="599" />
         <source>scheduler step</source>
         <translation>스케줄러 스텝</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="263" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="498" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="588" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="266" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="517" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="608" />
         <source>request</source>
         <translation>요청</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="264" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="568" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="267" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="588" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="266" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="269" />
         <source>token slots</source>
         <translation>토큰 슬롯</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="267" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="579" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="270" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="599" />
         <source>Cache blocks per step</source>
         <translation>스텝마다 캐시 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="269" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="272" />
         <source>blocks</source>
         <translation>블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="270" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="629" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="273" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="649" />
         <source>Decode step time against batch size</source>
         <translation>배치 크기에 따른 디코드 스텝 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="271" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="274" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="630" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="277" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="650" />
         <source>batch size (rows)</source>
         <translation>배치 크기 (행)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="272" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="275" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="273" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="276" />
         <source>Throughput against batch size</source>
         <translation>배치 크기에 따른 처리량</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="275" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="514" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="612" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="278" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="533" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="632" />
         <source>tokens/s</source>
         <translation>토큰/초</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="282" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="285" />
         <source>waiting</source>
         <translation>대기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="282" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="285" />
         <source>prefill chunk</source>
         <translation>프리필 청크</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="283" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="295" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="286" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="298" />
         <source>decode</source>
         <translation>디코드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="283" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="286" />
         <source>idle row (fed, no token)</source>
         <translation>빈 행 (입력만, 토큰 없음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="284" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="287" />
         <source>preempted</source>
         <translation>선점됨</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="284" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="287" />
         <source>finished</source>
         <translation>끝남</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="297" />
         <source>prefill</source>
         <translation>프리필</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="296" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="299" />
         <source>padding and idle rows</source>
         <translation>패딩과 빈 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="299" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="302" />
         <source>held by requests</source>
         <translation>요청이 가진 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="300" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="581" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="303" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="601" />
         <source>prefix cache only</source>
         <translation>프리픽스 캐시만</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="301" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="304" />
         <source>free</source>
         <translation>빈 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="304" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="307" />
         <source>measured (median, min–max)</source>
         <translation>측정값 (중앙값, 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="305" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="308" />
         <source>memory floor: bytes ÷ copy speed</source>
         <translation>메모리 하한: 바이트 ÷ 복사 속도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="306" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="309" />
         <source>compute floor: FLOPs ÷ matmul speed</source>
         <translation>계산 하한: FLOPs ÷ 행렬곱 속도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="312" />
         <source>new tokens per second</source>
         <translation>초당 새 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="314" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="317" />
         <source>Open a requests file</source>
         <translation>요청 파일 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="315" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="318" />
         <source>Text files (*.txt);;All files (*)</source>
         <translation>텍스트 파일 (*.txt);;모든 파일 (*)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="431" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="434" />
         <source>The requests run on KV Studio's own models; this model ran the batch sweep only.</source>
         <translation>요청은 KV Studio 자체 모델에서만 돌아갑니다. 이 모델로는 배치 스윕만 했습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="435" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="438" />
         <source>No batch sizes given: type some, e.g. 1, 2, 4, 8.</source>
         <translation>배치 크기가 없습니다: 예) 1, 2, 4, 8 처럼 입력하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="492" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="500" />
+        <source>chunk {0}</source>
+        <translation>청크 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="501" />
+        <source>block b {0}</source>
+        <translation>블록 b {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="504" />
+        <source>prefix cache {0}</source>
+        <translation>프리픽스 캐시 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="505" />
+        <source>max batch {0}</source>
+        <translation>최대 배치 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="507" />
+        <source>budget {0} blocks</source>
+        <translation>예산 {0} 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="511" />
         <source>single measurement</source>
         <translation>한 번 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="493" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="512" />
         <source>median of {0}</source>
         <translation>{0}회 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="498" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="589" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="517" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="609" />
         <source>prompt tokens</source>
         <translation>프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="498" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="591" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="517" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="611" />
         <source>prefix hits</source>
         <translation>프리픽스 적중</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="499" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="518" />
         <source>TTFT (ms, {0})</source>
         <translation>TTFT (ms, {0})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="499" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="593" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="518" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="613" />
         <source>ITL p50 (ms)</source>
         <translation>ITL p50 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="500" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="595" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="615" />
         <source>ITL p95 (ms)</source>
         <translation>ITL p95 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="500" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="597" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="617" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="500" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="599" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="619" />
         <source>identical to solo</source>
         <translation>단독 실행과 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="514" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="533" />
         <source>batch</source>
         <translation>배치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="514" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="533" />
         <source>ms per step ({0})</source>
         <translation>스텝당 ms ({0})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="515" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="534" />
         <source>read (MiB)</source>
         <translation>읽음 (MiB)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="515" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="534" />
         <source>GFLOP</source>
         <translation>GFLOP</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="515" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="619" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="534" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="639" />
         <source>FLOP per byte</source>
         <translation>바이트당 FLOP</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="516" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="535" />
         <source>bound by</source>
         <translation>병목</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="525" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="544" />
         <source>memory</source>
         <translation>메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="525" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="544" />
         <source>compute</source>
         <translation>계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="526" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="545" />
         <source>overhead</source>
         <translation>오버헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="537" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="556" />
         <source>{0} requests in {1} steps: {2:,.0f} tokens/s ({3}) · wasted slots {4} (formula {5}) · peak {6} blocks, {7}</source>
         <translation>요청 {0}개, {1} 스텝: {2:,.0f} 토큰/초 ({3}) · 낭비 슬롯 {4} (공식 {5}) · 최대 {6} 블록, {7}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="544" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="563" />
         <source>prefix hits {0} tokens · identical to solo runs: {1} of {2} · {3}</source>
         <translation>프리픽스 적중 {0} 토큰 · 단독 실행과 같음: {2}개 중 {1}개 · {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="550" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="570" />
         <source>Decode step, batch {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); throughput ×{5:.1f}; weights read once: {6}; bound at batch {1}: {7}</source>
         <translation>디코드 스텝, 배치 {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); 처리량 ×{5:.1f}; 가중치는 한 번만 읽음: {6}; 배치 {1}의 병목: {7}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="563" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="583" />
         <source>request #{0}</source>
         <translation>요청 #{0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="569" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="589" />
         <source>prefill tokens</source>
         <translation>프리필 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="571" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="591" />
         <source>decode tokens</source>
         <translation>디코드 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="573" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="593" />
         <source>padding slots</source>
         <translation>패딩 슬롯</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="575" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="595" />
         <source>idle rows</source>
         <translation>빈 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="576" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="596" />
         <source>rows in the batch</source>
         <translation>배치의 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="580" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="600" />
         <source>blocks in use</source>
         <translation>쓰는 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="583" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="603" />
         <source>free blocks</source>
         <translation>빈 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="584" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="604" />
         <source>cache bytes (B)</source>
         <translation>캐시 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="592" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="612" />
         <source>TTFT (ms)</source>
         <translation>TTFT (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="606" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="626" />
         <source>ms per step, median</source>
         <translation>스텝당 ms, 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="608" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="628" />
         <source>ms per step, fastest round</source>
         <translation>스텝당 ms, 가장 빠른 회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="610" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="630" />
         <source>ms per step, slowest round</source>
         <translation>스텝당 ms, 가장 느린 회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="614" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="634" />
         <source>weight bytes read (B)</source>
         <translation>읽은 가중치 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="616" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="636" />
         <source>KV bytes read (B)</source>
         <translation>읽은 KV 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="618" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="638" />
         <source>FLOPs</source>
         <translation>FLOPs</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="624" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="644" />
         <source>memory floor (ms)</source>
         <translation>메모리 하한 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="626" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="646" />
         <source>compute floor (ms)</source>
         <translation>계산 하한 (ms)</translation>
     </message>

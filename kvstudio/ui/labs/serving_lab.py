@@ -149,6 +149,9 @@ class ServingPanel(LabPanel):
         self.blocks_plot = self.view.addPlot(row=1, col=1)
         self.time_plot = self.view.addPlot(row=2, col=0)
         self.throughput_plot = self.view.addPlot(row=2, col=1)
+        self.view.ci.layout.setRowStretchFactor(0, 3)  # the timeline has a row per request
+        for row in (1, 2):
+            self.view.ci.layout.setRowStretchFactor(row, 2)
         for plot in self.plots():
             plot.showGrid(x=True, y=True, alpha=0.2)
             add_legend_row(plot)
@@ -446,9 +449,11 @@ class ServingPanel(LabPanel):
             bars.setOpts(x0=data[:, 0], y0=data[:, 1] - height / 2,
                          width=np.ones(len(data)), height=np.full(len(data), height))
         requests = len(run.outcomes)
-        self.timeline_plot.getAxis("left").setTicks(
-            [[(r, f"#{r}") for r in range(requests)]])
-        self.timeline_plot.setYRange(-0.6, requests - 0.4, padding=0)
+        # Even rows always labelled, odd rows where there is room (pyqtgraph drops a second
+        # level's labels that would overlap): a slide's large font still reads.
+        labels = [(r, f"#{r}") for r in range(requests)]
+        self.timeline_plot.getAxis("left").setTicks([labels[::2], labels[1::2]])
+        self.timeline_plot.setYRange(-0.8, requests - 0.2, padding=0)
         steps = np.asarray([s.step for s in run.steps], dtype=float)
         prefill = np.asarray([s.prefill_tokens for s in run.steps], dtype=float)
         decode = np.asarray([s.decode_tokens for s in run.steps], dtype=float)
@@ -487,6 +492,22 @@ class ServingPanel(LabPanel):
         slowest = np.asarray([p.batch / p.step_seconds.high for p in points])
         self._throughput_line.setData(x, tps)
         self._throughput_range.setData(x=x, y=tps, top=fastest - tps, bottom=tps - slowest)
+
+    def scheduler_text(self, config: Any) -> str:
+        """The scheduler's settings in the window's language (`SchedulerConfig.label` is the
+        CLI's English)."""
+        parts = [self.tr("continuous batching") if config.policy == "continuous"
+                 else self.tr("static batching")]
+        if config.chunk is not None:
+            parts.append(self.tr("chunk {0}").format(config.chunk))
+        parts.append(self.tr("block b {0}").format(config.block_size))
+        prefix = {"none": self.tr("off"), "blocks": self.tr("blocks (vLLM)"),
+                  "radix": self.tr("radix tree (SGLang)")}[config.prefix_cache]
+        parts.append(self.tr("prefix cache {0}").format(prefix))
+        parts.append(self.tr("max batch {0}").format(config.max_batch))
+        if config.block_budget is not None:
+            parts.append(self.tr("budget {0} blocks").format(config.block_budget))
+        return " · ".join(parts)
 
     def _times_note(self, count: int) -> str:
         return (self.tr("single measurement") if count == 1
@@ -542,7 +563,8 @@ class ServingPanel(LabPanel):
                 format_bytes(totals.peak_cache_bytes)))
             lines.append(self.tr(
                 "prefix hits {0} tokens · identical to solo runs: {1} of {2} · {3}").format(
-                totals.prefix_hit_tokens, same, len(run.outcomes), run.config.label))
+                totals.prefix_hit_tokens, same, len(run.outcomes),
+                self.scheduler_text(run.config)))
         sweep = self.shown_sweep()
         if sweep is not None and sweep.points:
             first, last = sweep.points[0], sweep.points[-1]
@@ -665,14 +687,15 @@ class ServingPanel(LabPanel):
             }
         sweep = result.sweep
         if sweep is not None:
+            peaks = sweep.peaks
             out["batch_sweep"] = {
                 "model": sweep.model_label,
                 "device": sweep.device,
                 "rounds": sweep.rounds,
                 "context": sweep.context,
                 "weight_bytes": sweep.work.weight_bytes,
-                "copy_bytes_per_s": None if sweep.peaks is None else sweep.peaks.bandwidth.median,
-                "matmul_flops_per_s": None if sweep.peaks is None else sweep.peaks.flops.median,
+                "best_copy_bytes_per_s": None if peaks is None else peaks.bandwidth.high,
+                "best_matmul_flops_per_s": None if peaks is None else peaks.flops.high,
                 "points": [
                     {"batch": p.batch, "keys": p.keys, "ms_per_step": p.ms_per_step,
                      "ms_min": 1000.0 * p.step_seconds.low,
