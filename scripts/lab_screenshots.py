@@ -65,6 +65,9 @@ def small_settings(labs) -> None:  # type: ignore[no-untyped-def]
     labs.beam.new_tokens.setValue(16)
     labs.quantized.prompt_tokens.setValue(48)
     labs.quantized.new_tokens.setValue(12)
+    labs.serving.answer_tokens.setValue(16)
+    labs.serving.repeats.setValue(3)
+    labs.serving.prefix.setCurrentIndex(labs.serving.prefix.findData("radix"))
 
 
 def report(name: str, page) -> None:  # type: ignore[no-untyped-def]

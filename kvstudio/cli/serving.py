@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kvstudio.cli import args as cli_args
-from kvstudio.cli import common
+from kvstudio.cli import common, serving_batching
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.serving.records import (
     POLICIES,
@@ -93,6 +93,7 @@ def add_subcommands(sub: Any) -> None:
                    help="print the requests × steps timeline (P prefill, D decode, . waiting, "
                    "_ idle row, x preempted)")
     common.model_options(s, COURSE.chat_model)
+    serving_batching.add_arguments(s)  # --sweep-batch, --fit-budget
     s.set_defaults(func=cmd_serving)
 
 
@@ -111,6 +112,8 @@ def scheduler_configs(args: argparse.Namespace) -> list[SchedulerConfig]:
 
 
 def cmd_serving(args: argparse.Namespace) -> int:
+    if serving_batching.wanted(args):
+        return serving_batching.run(args)
     configs = scheduler_configs(args)
     path = args.requests if args.requests is not None else EXAMPLE_REQUESTS
     system = args.system

@@ -25,6 +25,7 @@ from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.labs.paged_lab import PagedCachePanel
 from kvstudio.ui.labs.projector_lab import ProjectorPanel
 from kvstudio.ui.labs.quantized_lab import QuantizedCachePanel
+from kvstudio.ui.labs.serving_lab import ServingPanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 from kvstudio.ui.run.engine_adapter import ModelHandle
@@ -64,6 +65,7 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
         self.paged = PagedCachePanel(exporter)
         self.quantized = QuantizedCachePanel(exporter)
         self.projector = ProjectorPanel(exporter)
+        self.serving = ServingPanel(exporter)
         self.beam = BeamSearchPanel(exporter)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("labTabs")
@@ -87,12 +89,13 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
             self.paged,
             self.quantized,
             self.projector,
+            self.serving,
             self.beam,
         ]
 
     def timing_labs(self) -> list[LabPanel]:
         """The labs whose results are times: the live model must not step meanwhile."""
-        return [self.cache, self.sweep]
+        return [self.cache, self.sweep, self.serving]
 
     @property
     def timing(self) -> bool:
