@@ -69,15 +69,17 @@ def widget_class() -> type:
 
         def __init__(self, chart: Any, width: int, height: int) -> None:
             super().__init__(css_width=f"{width}px", css_height=f"{height}px")
-            self.gfxView.deleteLater()  # pyqtgraph's empty view: the lab's chart replaces it
-            self.gfxView = chart
+            blank = self.gfxView  # type: ignore[has-type]  # pyqtgraph's own, empty view
+            blank.deleteLater()  # the lab's chart replaces it
+            self.gfxView = chart  # pyqtgraph sends the browser's pointer events to it
+            self.chart_view = chart
             self.logical_size = (width, height)
             for plot in plot_items(chart):
                 connect_viewbox_redraw(plot.getViewBox(), self.request_draw)
 
         def get_frame(self) -> np.ndarray:
             width, height = self.logical_size
-            return chart_frame(self.gfxView, width, height)  # type: ignore[has-type]
+            return chart_frame(self.chart_view, width, height)
 
         def _repr_mimebundle_(self, **kwargs: Any) -> Any:
             """The live widget, plus the chart as PNG for front ends without widgets."""
@@ -85,7 +87,7 @@ def widget_class() -> type:
             data = result[0] if isinstance(result, tuple) else result
             if isinstance(data, dict):
                 width, height = self.logical_size
-                png = chart_png(self.gfxView, width, height)
+                png = chart_png(self.chart_view, width, height)
                 data["image/png"] = base64.b64encode(png).decode("ascii")
             return result
 
