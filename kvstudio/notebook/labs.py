@@ -61,8 +61,8 @@ def run_lab(panel_type: type[LabPanel], title: str, model: ModelHandle | str | P
     set_fields(panel, settings)
     handle = as_model(model, panel_type.course_role)
     started = time.perf_counter()
-    result = drive(panel, handle, title, show=show)
-    return LabRun(title, panel, result, handle.name, time.perf_counter() - started)
+    result, steps = drive(panel, handle, title, show=show)
+    return LabRun(title, panel, result, handle.name, time.perf_counter() - started, steps)
 
 
 def compare(model: ModelHandle | str | Path | None = None, *, preset: str | None = None,
@@ -191,10 +191,13 @@ def chat(model: ModelHandle | str | Path | None = None, *,
             raise ValueError("Give at least one user turn.")
     live = LiveCharts(panel.charts(), show=show)
     results: list[object] = []
+    steps: list[object] = []
     started = time.perf_counter()
     for index, line in enumerate(lines, start=1):
         set_fields(panel, {"turn_box": line})
-        results.append(drive(panel, handle, f"chat turn {index}/{len(lines)}", show=show,
-                             charts=live))
+        result, items = drive(panel, handle, f"chat turn {index}/{len(lines)}", show=show,
+                              charts=live)
+        results.append(result)
+        steps += items
     return LabRun("chat", panel, results[-1], handle.name, time.perf_counter() - started,
-                  turns=results)
+                  steps, turns=results)

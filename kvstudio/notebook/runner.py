@@ -71,8 +71,11 @@ def set_fields(panel: LabPanel, values: Mapping[str, Any]) -> None:
 
 
 def drive(panel: LabPanel, model: ModelHandle, title: str, *, show: bool = True,
-          charts: LiveCharts | None = None) -> object:
-    """Run the panel's job for `model` to its end here; the panel draws it; the result.
+          charts: LiveCharts | None = None) -> tuple[object, list[object]]:
+    """Run the panel's job for `model` to its end here; the panel draws it.
+
+    Returns the result and every item yielded before it (the lab's progress
+    records: `Progress` with its `StepRecord`, or the top-p lab's steps).
 
     Progress: a bar (Jupyter) or a text line. Charts: live in Jupyter (pass
     `charts` to keep drawing into widgets already shown, as the chat's turns do).
@@ -83,12 +86,14 @@ def drive(panel: LabPanel, model: ModelHandle, title: str, *, show: bool = True,
     progress = progress_view(title) if show else None
     live = charts if charts is not None else LiveCharts(panel.charts(), show=show)
     pending: list[object] = []
+    items: list[object] = []
     previous: object = _NOTHING
     drawn = shown = time.monotonic()
     try:
         for item in job():
             if previous is not _NOTHING:
                 pending.append(previous)  # every item but the last is progress
+                items.append(previous)
             previous = item
             now = time.monotonic()
             done, total = getattr(item, "done", None), getattr(item, "total", None)
@@ -112,7 +117,7 @@ def drive(panel: LabPanel, model: ModelHandle, title: str, *, show: bool = True,
     live.finish()
     if progress is not None:
         progress.close("done")
-    return previous
+    return previous, items
 
 
 _NOTHING = object()
@@ -123,6 +128,7 @@ class LabRun:
     """A lab's run in a notebook: its result record, table, chart data and charts.
 
     - `result`: the lab's frozen result (the same object the ``kvstudio`` command prints).
+    - `steps`: the records that arrived while it ran (`Progress`, or the top-p lab's steps).
     - `records`: the lab's table as a list of dicts (one per row, numbers as numbers).
     - `df`: the same as a pandas DataFrame, when pandas is installed (else None).
     - `series`: every point the charts draw, one dict each (chart, series, x_means, x, y).
@@ -134,6 +140,7 @@ class LabRun:
     result: object
     model: str
     seconds: float
+    steps: list[object] = field(default_factory=list)  # what the lab yielded before its result
     turns: list[object] = field(default_factory=list)  # the chat: each turn's result
 
     @property
