@@ -33,7 +33,8 @@ needs_extra = pytest.mark.skipif(
            'pip install -e ".[notebook]"',
 )
 # A cell that runs a lab: `name = kv.<lab>(…)` at the start of the cell.
-LAB_CELL = re.compile(r"^\w+ = kv\.(compare|sample|cutoff|cache_kinds|sweep|chat|paged|quantized)\(")
+LAB_CELL = re.compile(
+    r"^\w+ = kv\.(compare|sample|cutoff|cache_kinds|sweep|chat|paged|quantized)\(")
 
 
 def test_the_notebooks_are_there() -> None:
