@@ -30,7 +30,7 @@ class TextProgress:
     def __init__(self, title: str, stream: TextIO | None = None) -> None:
         self.title = title
         self.stream = stream or sys.stdout
-        self._shown = 0.0
+        self._shown = -TEXT_INTERVAL_S  # the first update always shows
         self._last = ""
 
     def update(self, done: int, total: int, stage: str) -> None:
