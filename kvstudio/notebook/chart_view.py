@@ -21,16 +21,18 @@ from PySide6.QtGui import QImage
 
 import kvstudio.ui.plots  # noqa: F401  # first, as the window loads them: slides needs plots
 from kvstudio.notebook.environment import in_jupyter
-from kvstudio.ui.slides.canvas import ChartLike, SlideCanvas, plot_items
+from kvstudio.ui.slides.canvas import ChartLike, SlideCanvas
 from kvstudio.ui.slides.render import render_image, render_png
 
 WIDTH, HEIGHT = 960, 440  # a chart's size in a notebook cell (CSS px)
+MIN_WIDTH, MIN_HEIGHT = 200, 150  # smaller frames are refused (an unreadable chart)
 REFRESH_INTERVAL_S = 0.3  # live frames at most this often while a lab runs
 
 
 def notebook_canvas(width: int = WIDTH, height: int = HEIGHT) -> SlideCanvas:
-    if width < 200 or height < 150:
-        raise ValueError(f"A chart needs at least 200×150 px, got {width}×{height}.")
+    if width < MIN_WIDTH or height < MIN_HEIGHT:
+        raise ValueError(f"A chart needs at least {MIN_WIDTH}×{MIN_HEIGHT} px, "
+                         f"got {width}×{height}.")
     return SlideCanvas("notebook", int(width), int(height))
 
 
@@ -56,7 +58,7 @@ def widget_class() -> type:
     global _widget_class
     if _widget_class is not None:
         return _widget_class
-    from pyqtgraph.jupyter.GraphicsView import GraphicsView, connect_viewbox_redraw
+    from pyqtgraph.jupyter.GraphicsView import GraphicsView
 
     class ChartWidget(GraphicsView):  # type: ignore[misc, valid-type]
         """``pyqtgraph.jupyter``'s view with the lab panel's chart as its Qt view.
@@ -74,12 +76,27 @@ def widget_class() -> type:
             self.gfxView = chart  # pyqtgraph sends the browser's pointer events to it
             self.chart_view = chart
             self.logical_size = (width, height)
-            for plot in plot_items(chart):
-                connect_viewbox_redraw(plot.getViewBox(), self.request_draw)
+            # Not pyqtgraph's connect_viewbox_redraw: an export lays the chart out on its slide
+            # and back, and each range change would queue a frame of that passing state.
+            # Frames come from the run (`LiveCharts.refresh`), the browser's resizes and its
+            # pointer and wheel events (`handle_event`).
+
+        def handle_event(self, event: dict[str, Any]) -> None:
+            """A browser resize changes only the frame's size: every frame lays the chart out
+            at that size for its render (as an export does) and puts it back, so the lab
+            panel's widget keeps its own geometry; pointer and wheel events go to pyqtgraph."""
+            if event.get("event_type") == "resize":
+                self.logical_size = (max(1, int(event["width"])), max(1, int(event["height"])))
+                self.pixel_ratio = event.get("pixel_ratio", 1.0)
+                self.request_draw()
+                return
+            super().handle_event(event)
+            if event.get("event_type") == "wheel":  # pyqtgraph redraws after pointer events
+                self.request_draw()
 
         def get_frame(self) -> np.ndarray:
-            width, height = self.logical_size
-            return chart_frame(self.chart_view, width, height)
+            width, height = self.logical_size  # a tiny cell still gets a readable chart
+            return chart_frame(self.chart_view, max(MIN_WIDTH, width), max(MIN_HEIGHT, height))
 
         def _repr_mimebundle_(self, **kwargs: Any) -> Any:
             """The live widget, plus the chart as PNG for front ends without widgets."""
