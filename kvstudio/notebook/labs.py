@@ -56,12 +56,16 @@ def run_lab(panel_type: type[LabPanel], title: str, model: ModelHandle | str | P
     `prepare` runs on the new panel before the settings (e.g. a preset choice).
     """
     panel = new_panel(panel_type)
-    if prepare is not None:
-        prepare(panel)
-    set_fields(panel, settings)
-    handle = as_model(model, panel_type.course_role)
-    started = time.perf_counter()
-    result, steps = drive(panel, handle, title, show=show)
+    try:
+        if prepare is not None:
+            prepare(panel)
+        set_fields(panel, settings)
+        handle = as_model(model, panel_type.course_role)
+        started = time.perf_counter()
+        result, steps = drive(panel, handle, title, show=show)
+    except BaseException:
+        panel.deleteLater()  # freed by Qt at the next render, not by the garbage collector
+        raise
     return LabRun(title, panel, result, handle.name, time.perf_counter() - started, steps)
 
 
@@ -176,28 +180,32 @@ def chat(model: ModelHandle | str | Path | None = None, *,
     from kvstudio.ui.labs.chat_lab import ChatPanel
 
     panel = new_panel(ChatPanel)
-    set_fields(panel, {"reuse_box": reuse, "refeed_box": refeed,
-                       "answer_tokens": answer_tokens, "context_limit": context_limit,
-                       "ttft_rounds": rounds})
-    handle = as_model(model, None)  # the chat model (the window's chat tab: its own model)
-    if turns is None or isinstance(turns, int):
-        count = 4 if turns is None else turns
-        if count < 1:
-            raise ValueError(f"turns must be at least 1, got {count}.")
-        lines = [panel.next_scripted_turn() for _ in range(count)]  # type: ignore[attr-defined]
-    else:
-        lines = [str(t) for t in turns]
-        if not lines:
-            raise ValueError("Give at least one user turn.")
-    live = LiveCharts(panel.charts(), show=show)
-    results: list[object] = []
-    steps: list[object] = []
-    started = time.perf_counter()
-    for index, line in enumerate(lines, start=1):
-        set_fields(panel, {"turn_box": line})
-        result, items = drive(panel, handle, f"chat turn {index}/{len(lines)}", show=show,
-                              charts=live)
-        results.append(result)
-        steps += items
+    try:
+        set_fields(panel, {"reuse_box": reuse, "refeed_box": refeed,
+                           "answer_tokens": answer_tokens, "context_limit": context_limit,
+                           "ttft_rounds": rounds})
+        handle = as_model(model, None)  # the chat model (the window's chat tab: its own model)
+        if turns is None or isinstance(turns, int):
+            count = 4 if turns is None else turns
+            if count < 1:
+                raise ValueError(f"turns must be at least 1, got {count}.")
+            lines = [panel.next_scripted_turn() for _ in range(count)]  # type: ignore[attr-defined]
+        else:
+            lines = [str(t) for t in turns]
+            if not lines:
+                raise ValueError("Give at least one user turn.")
+        live = LiveCharts(panel.charts(), show=show)
+        results: list[object] = []
+        steps: list[object] = []
+        started = time.perf_counter()
+        for index, line in enumerate(lines, start=1):
+            set_fields(panel, {"turn_box": line})
+            result, items = drive(panel, handle, f"chat turn {index}/{len(lines)}", show=show,
+                                  charts=live)
+            results.append(result)
+            steps += items
+    except BaseException:
+        panel.deleteLater()  # freed by Qt at the next render, not by the garbage collector
+        raise
     return LabRun("chat", panel, results[-1], handle.name, time.perf_counter() - started,
                   steps, turns=results)

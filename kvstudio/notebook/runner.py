@@ -88,7 +88,8 @@ def drive(panel: LabPanel, model: ModelHandle, title: str, *, show: bool = True,
     pending: list[object] = []
     items: list[object] = []
     previous: object = _NOTHING
-    drawn = shown = time.monotonic()
+    drawn = time.monotonic()
+    shown = -PROGRESS_INTERVAL_S  # the first item is always shown
     try:
         for item in job():
             if previous is not _NOTHING:

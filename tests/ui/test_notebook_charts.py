@@ -17,7 +17,9 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 from lab_helpers import show_lab
+from PySide6.QtCore import QEvent
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
 
 from kvstudio import notebook as kv
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
@@ -70,6 +72,7 @@ def test_the_notebook_chart_is_the_windows_chart(
     kv.language("en")
     panel_type, settings = LABS[lab]
     run = getattr(kv, lab)(tiny_handle, show=False, **settings)
+    qtbot.addWidget(run.panel)  # closed and deleted at teardown, never by a later GC pass
     assert run.result is not None and run.records
 
     window = show_lab(qtbot, panel_type, exporter, tiny_handle)
@@ -104,9 +107,10 @@ def test_the_notebook_chart_is_the_windows_chart(
     run.panel.shutdown()
 
 
-def test_records_and_series_are_the_labs_numbers(tiny_handle: ModelHandle) -> None:
+def test_records_and_series_are_the_labs_numbers(qtbot, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
     kv.language("en")
     run = kv.compare(tiny_handle, prompt_tokens=10, new_tokens=5, repeats=1, show=False)
+    qtbot.addWidget(run.panel)
     rows = {row["quantity"]: row for row in run.records}
     first = run.result.first  # type: ignore[attr-defined]
     assert rows["tokens fed, measured"]["Cached"] == first.cached.tokens_fed == 10 + 4
@@ -130,3 +134,5 @@ def test_bad_settings_say_what_to_change(tiny_handle: ModelHandle) -> None:
         kv.load("/nonexistent/model")
     with pytest.raises(ValueError, match="suffix"):
         kv.export(object(), "chart.gif")
+    # The refused labs' panels were handed to Qt to delete: deleted now, inside this test.
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)
