@@ -11,7 +11,9 @@ for viewers without widgets: GitHub, nbconvert, a CI log).
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -71,6 +73,15 @@ def widget_class() -> type:
 
         def __init__(self, chart: Any, width: int, height: int) -> None:
             super().__init__(css_width=f"{width}px", css_height=f"{height}px")
+            # The thread that owns the Qt items (a cell's, the kernel's main thread) and its
+            # event loop: ipykernel 7 can deliver the browser's messages on a subshell thread,
+            # and a render from there raced an export on the main thread (curves drawn
+            # against the wrong axes); such calls are handed to this loop instead.
+            self.qt_thread = threading.current_thread()
+            try:
+                self.qt_loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            except RuntimeError:
+                self.qt_loop = None
             blank = self.gfxView  # type: ignore[has-type]  # pyqtgraph's own, empty view
             blank.deleteLater()  # the lab's chart replaces it
             self.gfxView = chart  # pyqtgraph sends the browser's pointer events to it
@@ -85,6 +96,9 @@ def widget_class() -> type:
             """A browser resize changes only the frame's size: every frame lays the chart out
             at that size for its render (as an export does) and puts it back, so the lab
             panel's widget keeps its own geometry; pointer and wheel events go to pyqtgraph."""
+            if self._off_qt_thread():
+                self.qt_loop.call_soon_threadsafe(self.handle_event, event)  # type: ignore[union-attr]
+                return
             if event.get("event_type") == "resize":
                 self.logical_size = (max(1, int(event["width"])), max(1, int(event["height"])))
                 self.pixel_ratio = event.get("pixel_ratio", 1.0)
@@ -94,7 +108,17 @@ def widget_class() -> type:
             if event.get("event_type") == "wheel":  # pyqtgraph redraws after pointer events
                 self.request_draw()
 
-        def get_frame(self) -> np.ndarray:
+        def _off_qt_thread(self) -> bool:
+            return threading.current_thread() is not self.qt_thread and self.qt_loop is not None
+
+        def _draw_on_qt_thread(self) -> None:
+            self.send_frame(self.get_frame())
+
+        def get_frame(self) -> np.ndarray | None:
+            """The chart now; None (drawn and sent from the Qt thread) when called elsewhere."""
+            if self._off_qt_thread():
+                self.qt_loop.call_soon_threadsafe(self._draw_on_qt_thread)  # type: ignore[union-attr]
+                return None  # jupyter_rfb then sends nothing; `send_frame` follows
             width, height = self.logical_size  # a tiny cell still gets a readable chart
             return chart_frame(self.chart_view, max(MIN_WIDTH, width), max(MIN_HEIGHT, height))
 
