@@ -1,0 +1,380 @@
+"""Write the course notebooks (notebooks/*.ipynb) from the cells below, stored without outputs.
+
+Each notebook is one lab of the module, in Korean with the English beside it
+(every markdown cell: Korean, then the English in italics). Its first code
+cell installs KV Studio in Colab and does nothing where it is already
+importable; its checks compare the lab's numbers with
+`kvstudio.engine.formulas` in `assert`s that say what they check.
+
+    python scripts/make_notebooks.py          # rewrite notebooks/
+    python scripts/make_notebooks.py --check  # exit 1 if notebooks/ differs (a test runs this)
+
+tests/notebooks/test_notebooks.py executes every notebook headless and reads
+its outputs. docs/notebooks.md describes them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDER = ROOT / "notebooks"
+
+INSTALL = '''\
+# 설치 (Colab 등) · Install (Colab and the like)
+# KV Studio가 이미 설치되어 있으면 (pip install -e ".[notebook]") 아무것도 하지 않습니다.
+# Does nothing when KV Studio is already importable (pip install -e ".[notebook]").
+REPO_URL = "https://github.com/YOUR-ACCOUNT/kvstudio"  # ← 바꾸세요: 이 저장소의 주소 · CHANGE: this repository's URL
+import importlib.util
+
+if importlib.util.find_spec("kvstudio") is None:
+    # torch: CPU 휠 색인 (Colab에 이미 있는 torch는 그대로 둡니다) · the CPU wheel index
+    !pip install -q "kvstudio[notebook] @ git+{REPO_URL}" --extra-index-url https://download.pytorch.org/whl/cpu
+    try:  # Colab: 위젯(진행 막대, 실시간 차트) 보이기 · show widgets (progress bar, live chart)
+        from google.colab import output
+        output.enable_custom_widget_manager()
+    except ImportError:
+        pass'''
+
+IMPORTS = '''\
+from kvstudio import notebook as kv
+from kvstudio.engine import formulas  # 강의의 공식 · the course's formulas
+
+kv.language("ko")  # 차트를 한국어로 ("en": 영어) · charts in Korean ("en": English)'''
+
+
+def md(korean: str, english: str) -> dict:
+    return {"cell_type": "markdown", "metadata": {}, "source": f"{korean}\n\n*{english}*"}
+
+
+def code(source: str) -> dict:
+    return {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+            "source": source}
+
+
+def notebook(title_ko: str, title_en: str, intro_ko: str, intro_en: str,
+             cells: list[dict]) -> dict:
+    head = md(f"# {title_ko}\n\n{intro_ko}", f"{title_en}: {intro_en}")
+    return {
+        "cells": [head, code(INSTALL), code(IMPORTS), *cells],
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+EXPORT_NOTE = md(
+    "차트는 창의 내보내기와 똑같이 16:9 슬라이드(1920×1080)에 저장됩니다: PNG, SVG, PDF, CSV.",
+    "The chart is saved exactly as the window exports it, on the 16:9 slide (1920×1080): "
+    "PNG, SVG, PDF, CSV.")
+
+NOTEBOOKS: dict[str, dict] = {
+    "00_seed_cache_on_off.ipynb": notebook(
+        "캐시 켜기/끄기: 시드 노트북", "Cache on and off: the seed notebook",
+        "모듈의 세 번째 문서(Colab 노트북)가 하던 실험입니다. 16토큰 문장으로 64토큰을 "
+        "캐시를 켜고(cached) 끄고(recompute) 생성하여 시간과 먹인 토큰 수를 비교합니다. "
+        "먼저 내장 모델(ko-base)로, 그다음 transformers 모델 폴더가 있으면 그 모델로 합니다.",
+        "the experiment of the module's third document (a Colab notebook): 64 tokens from a "
+        "16-token sentence with the cache on (cached) and off (recompute), comparing time and "
+        "tokens fed. First on the embedded model (ko-base), then on a transformers folder if "
+        "you give one.",
+        [
+            md("## 내장 모델 · The embedded model\n\n"
+               "`kv.compare(preset=\"notebook\")`은 창의 *캐시 vs 재계산* 실험과 같은 코드입니다. "
+               "시간은 3번 번갈아 잰 값의 중앙값입니다.",
+               "`kv.compare(preset=\"notebook\")` is the window's *Cache vs recompute* lab, the "
+               "same code. Times are medians of 3 interleaved rounds."),
+            code('seed = kv.compare(preset="notebook", repeats=3)\nprint(seed.headline)'),
+            md("## 공식으로 확인 · Checked against the formulas",
+               "Cached feeds P + (N − 1) tokens, recompute P·N + N(N − 1)/2; greedy picks the "
+               "same tokens in both modes."),
+            code('''\
+first = seed.result.first
+P, N = first.prompt_tokens, first.new_tokens
+assert (P, N) == (16, 64), "시드 노트북의 경우는 P = 16, N = 64 · the seed notebook's case"
+assert first.cached.tokens_fed == formulas.tokens_fed_cached(P, N) == 79, \\
+    "캐시를 쓰면 프롬프트를 한 번, 그 뒤 한 토큰씩: P + (N − 1) · cached: P + (N − 1)"
+assert first.recompute.tokens_fed == formulas.tokens_fed_recompute(P, N) == 3_040, \\
+    "재계산은 s단계마다 P + s 토큰: P·N + N(N − 1)/2 · recompute: P·N + N(N − 1)/2"
+assert first.identical, "greedy이므로 두 방식이 같은 토큰을 골라야 합니다 · greedy: the same tokens"
+total = seed.result.total_ms
+print(f"cached {first.cached.tokens_fed:,} vs recompute {first.recompute.tokens_fed:,} tokens fed")
+print(f"total: cached {total('cached').median:.0f} ms vs recompute {total('recompute').median:.0f} ms "
+      f"(median of {total('cached').count} rounds): {seed.result.speed_ratio:.1f}×")'''),
+            md("## transformers 모델 폴더 · A transformers folder\n\n"
+               "`HF_FOLDER`에 내려받아 둔 transformers 모델 폴더(예: Qwen3-0.6B)의 경로를 "
+               "넣으면 같은 실험을 그 모델로 합니다 (`kvstudio[hf]` 필요, 아무것도 내려받지 "
+               "않습니다). 비어 있으면 건너뜁니다.",
+               "Put the path of a transformers model folder you already have (e.g. Qwen3-0.6B) "
+               "in `HF_FOLDER` to run the same experiment on it (needs `kvstudio[hf]`; nothing "
+               "is downloaded). Empty: skipped."),
+            code('''\
+HF_FOLDER = ""  # ← 예 · e.g. "/content/Qwen3-0.6B"
+if HF_FOLDER:
+    hf = kv.compare(HF_FOLDER, preset="notebook", repeats=3)
+    print(hf.headline)
+    f = hf.result.first
+    assert f.cached.tokens_fed == formulas.tokens_fed_cached(f.prompt_tokens, f.new_tokens)
+    assert f.recompute.tokens_fed == formulas.tokens_fed_recompute(f.prompt_tokens, f.new_tokens)
+else:
+    print("HF_FOLDER가 비어 있어 건너뜁니다 · HF_FOLDER is empty: skipped")'''),
+        ]),
+    "01_tokens_fed.ipynb": notebook(
+        "같은 답, 다른 계산량: 먹인 토큰 수", "The same answer, different work: tokens fed",
+        "강의 설정 P = 183, N = 64에서 캐시를 쓰면 246토큰, 재계산하면 13,728토큰을 모델에 "
+        "먹입니다. 그리고 두 방식은 똑같은 토큰을 고릅니다.",
+        "at the course's P = 183, N = 64, cached mode feeds the model 246 tokens and recompute "
+        "13,728, and both choose exactly the same tokens.",
+        [
+            md("## 실험 · The lab\n\n진행 막대 아래의 차트는 창의 차트와 같은 코드로 그려집니다. "
+               "시간이 중요하지 않은 실험이므로 한 번(`repeats=1`)만 잽니다: 시간은 "
+               "'단일 측정'으로 표시됩니다.",
+               "The chart under the progress bar is drawn by the window's own chart code. "
+               "Times are not the point here, so one round (`repeats=1`): they are labelled "
+               "a single measurement."),
+            code("run = kv.compare(prompt_tokens=183, new_tokens=64, repeats=1)\n"
+                 "print(run.headline)"),
+            code("run.df if run.df is not None else print(run.table_text())  # 표 · the table"),
+            md("## 공식으로 확인 · Checked against the formulas",
+               "The totals and every step's tokens fed equal the formulas; both modes chose "
+               "the same tokens."),
+            code('''\
+first = run.result.first
+c, r = first.cached, first.recompute
+P, N = first.prompt_tokens, first.new_tokens
+assert c.tokens_fed == formulas.tokens_fed_cached(P, N) == 246, "캐시: P + (N − 1) = 246"
+assert r.tokens_fed == formulas.tokens_fed_recompute(P, N) == 13_728, "재계산: P·N + N(N − 1)/2 = 13,728"
+assert list(c.tokens_fed_per_step) == formulas.tokens_fed_per_step("cached", P, N), \\
+    "캐시: 0단계에 P, 그 뒤 1씩 · cached: P at step 0, then 1 a step"
+assert list(r.tokens_fed_per_step) == formulas.tokens_fed_per_step("recompute", P, N), \\
+    "재계산: s단계에 P + s · recompute: P + s at step s"
+assert first.identical, "같은 토큰 · the same tokens in both modes"
+print(f"{c.tokens_fed:,} vs {r.tokens_fed:,} tokens fed, identical tokens: {first.identical}")'''),
+            EXPORT_NOTE,
+            code('''\
+for suffix in ("png", "svg", "pdf", "csv"):
+    print(kv.export(run, f"tokens_fed.{suffix}"))'''),
+        ]),
+    "02_time.ipynb": notebook(
+        "시간: 첫 토큰까지(TTFT)와 토큰 사이 시간", "Time: to the first token (TTFT) and between tokens",
+        "0단계(프리필)는 프롬프트 전체를 먹이므로 첫 토큰까지 걸리는 시간(TTFT)입니다. 그 뒤의 "
+        "단계는 토큰 사이 시간(ms/token)이고, 초당 토큰 수는 1000 ÷ ms/token입니다. 시간은 "
+        "3번 번갈아 잰 값의 중앙값과 범위입니다.",
+        "step 0 (the prefill) feeds the whole prompt, so it is the time to first token (TTFT); "
+        "the later steps are the time between tokens (ms/token), and tokens/s = 1000 ÷ "
+        "ms/token. Times are the median and range of 3 interleaved rounds.",
+        [
+            code("run = kv.compare(prompt_tokens=183, new_tokens=32, repeats=3)\n"
+                 "print(run.headline)"),
+            md("## 정의로 확인 · Checked against the definitions",
+               "TTFT is step 0's time; ms/token is the median of the later steps; each shown "
+               "time is the median of the rounds."),
+            code('''\
+import statistics
+
+res = run.result
+for one in res.rounds:
+    cached = one.cached
+    assert cached.ttft_seconds == cached.step_seconds[0], "TTFT = 0단계(프리필)의 시간 · step 0"
+    assert cached.decode_seconds_per_token == statistics.median(cached.step_seconds[1:]), \\
+        "ms/token = 1단계부터의 중앙값 (프리필 제외) · median step, prefill apart"
+ttft, per_token = res.ttft_ms("cached"), res.decode_ms_per_token("cached")
+assert ttft.count == per_token.count == len(res.rounds) == 3, "3번의 중앙값 · a median of 3 rounds"
+assert ttft.median == statistics.median(1000 * one.cached.ttft_seconds for one in res.rounds)
+print(f"TTFT {ttft.median:.2f} ms ({ttft.low:.2f}–{ttft.high:.2f}) vs "
+      f"{per_token.median:.2f} ms/token ({per_token.low:.2f}–{per_token.high:.2f}), "
+      f"{1000 / per_token.median:.0f} tokens/s, median of {ttft.count} rounds")'''),
+        ]),
+    "03_cache_bytes.ipynb": notebook(
+        "KV 캐시의 바이트", "The KV cache in bytes",
+        "강의 모델(4층, K/V 헤드 2개 × 32차원, fp32)에서 한 토큰은 2 (K, V) · 4 · 2 · 32 · 4 = "
+        "2,048바이트이고, 100토큰은 204,800바이트입니다. 캐시의 텐서에서 잰 값이 공식과 같은지 "
+        "봅니다 (P = 37, N = 64: 캐시에 P + N − 1 = 100토큰).",
+        "on the course model (4 layers, 2 K/V heads × 32 dims, fp32) one token costs 2 (K, V) · "
+        "4 · 2 · 32 · 4 = 2,048 bytes and 100 tokens 204,800 bytes. We check that the bytes "
+        "measured from the cache's tensors equal the formula (P = 37, N = 64: P + N − 1 = 100 "
+        "tokens in the cache).",
+        [
+            code("run = kv.cache_kinds(prompt_tokens=37, new_tokens=64)\nprint(run.headline)"),
+            md("## 공식으로 확인 · Checked against the formula",
+               "2 · L · T · H_kv · d · bytes, with the model's own L, H_kv, d and bytes."),
+            code('''\
+model = kv.load("ko-base").backend
+L, H_kv, d, nbytes = model.num_layers, model.num_kv_heads, model.head_dim, model.dtype_bytes
+assert (L, H_kv, d, nbytes) == (4, 2, 32, 4), "강의 모델 · the course model"
+per_token = formulas.bytes_per_token(L, H_kv, d, nbytes)
+assert per_token == 2_048, "한 토큰 = 2 · 4 · 2 · 32 · 4 = 2,048 B"
+dynamic = next(r for r in run.result.runs if r.kind == "dynamic")
+T = dynamic.cache_length[-1]
+assert T == 37 + 64 - 1 == 100, "마지막 토큰은 먹이지 않으므로 P + N − 1 = 100 · the last token is never fed"
+expected = formulas.cache_bytes(L, T, H_kv, d, nbytes)
+assert dynamic.used_bytes[-1] == expected == 204_800, "텐서에서 잰 바이트 = 공식 · measured = formula"
+print(f"{T} tokens × {per_token:,} B = {dynamic.used_bytes[-1]:,} B (formula {expected:,} B)")'''),
+            EXPORT_NOTE,
+            code('print(kv.export(run, "cache_bytes.png"))\nprint(kv.export(run, "cache_bytes.csv"))'),
+        ]),
+    "04_temperature.ipynb": notebook(
+        "온도: 온도마다 30개의 답", "Temperature: 30 answers per temperature",
+        "채팅 모델(ko-chat)에 강의 질문 \"주말에 뭐 하면 좋을까?\"를 온도 0.3, 0.85, 1.5에서 "
+        "30번씩 (시드 42) 묻고 서로 다른 답의 수를 셉니다. 같은 시드는 캐시를 써도, 재계산해도 "
+        "같은 답을 냅니다.",
+        "the course question to the chat model (ko-chat), 30 times at each of T = 0.3, 0.85 "
+        "and 1.5 (seed 42), counting distinct answers. The same seed gives the same answers "
+        "cached and in recompute.",
+        [
+            code("run = kv.sample()  # 강의 설정 · the course preset\nprint(run.headline)"),
+            md("## 세어서 확인 · Checked by counting",
+               "30 answers per temperature; the distinct answers are counted from the answers "
+               "themselves; recompute drew the same answers."),
+            code('''\
+res = run.result
+for t in res.cached.temperatures:
+    assert len(t.answers) == 30, "온도마다 30개 · 30 samples per temperature"
+    assert t.distinct == len(set(t.answers)), "서로 다른 답의 수 · distinct answers, counted"
+    assert sum(n for _, n in t.counts) == 30, "빈도의 합 = 30 · the counts add up to 30"
+if res.recompute is not None:
+    assert [t.answers for t in res.recompute.temperatures] == \\
+        [t.answers for t in res.cached.temperatures], "같은 시드, 같은 답 · same seed, same answers"
+distinct = {t.temperature: t.distinct for t in res.cached.temperatures}
+assert distinct[0.3] < distinct[1.5], "온도가 높을수록 답이 다양해집니다 · hotter, more varied"
+print("distinct answers of 30:", distinct)
+for t in res.cached.temperatures:
+    print(f"T = {t.temperature:g}: most frequent {t.counts[0][1]}× {t.counts[0][0]!r}")'''),
+        ]),
+    "05_top_p.ipynb": notebook(
+        "top-p: 살아남는 후보", "Top-p: the surviving candidates",
+        "top-p는 확률이 큰 토큰부터 더해 p(강의: 0.85)에 이를 때까지의 토큰만 남깁니다. "
+        "단계마다 가장 그럴듯한 20개 토큰과 잘리는 곳을 봅니다.",
+        "top-p keeps the most likely tokens until their probabilities add up to p (the "
+        "course: 0.85). Each step shows the 20 most likely tokens and where the cut falls.",
+        [
+            code("run = kv.cutoff(new_tokens=12)\nprint(run.headline)"),
+            md("## 정의로 확인 · Checked against the definition",
+               "Where the survivors fit in the 20 bars, the kept mass reaches p and one token "
+               "fewer would not."),
+            code('''\
+p = run.result.settings.top_p
+steps = [s for s in run.steps if hasattr(s, "top_p_cut")]
+assert steps, "단계가 있어야 합니다 · the lab yielded its steps"
+for s in steps:
+    assert s.record.survivors_top_p[0] >= s.top_p_cut >= 1, "살아남은 수 · survivors"
+    probs = s.after_top_k()
+    if s.record.survivors_top_p[0] <= len(probs):  # 20개 안에서 잘림 · cut inside the bars
+        cut = s.top_p_cut
+        assert sum(probs[:cut]) >= p - 1e-6, "남은 확률의 합 ≥ p · kept mass reaches p"
+        assert sum(probs[: cut - 1]) < p + 1e-6, "하나 적으면 p에 못 미침 · one fewer falls short"
+print("survivors per step (top-p):", list(run.result.survivors_top_p))'''),
+        ]),
+    "06_cache_kinds.ipynb": notebook(
+        "캐시의 종류: 동적, 정적, 슬라이딩 윈도", "Cache kinds: dynamic, static, sliding window",
+        "동적 캐시는 토큰마다 자라고, 정적 캐시는 처음부터 P + N토큰을 잡아 두며, 슬라이딩 윈도 "
+        "(W = 64)는 최근 W − 1토큰만 남깁니다. 강의 설정 P = 183, N = 64.",
+        "a dynamic cache grows a token at a time, a static one holds P + N tokens from the "
+        "start, a sliding window (W = 64) keeps only the last W − 1. The course's P = 183, "
+        "N = 64.",
+        [
+            code("run = kv.cache_kinds()\nprint(run.headline)"),
+            md("## 공식으로 확인 · Checked against the formulas", "Bytes per kind at the end."),
+            code('''\
+model = kv.load("ko-base").backend
+geometry = (model.num_layers, model.num_kv_heads, model.head_dim, model.dtype_bytes)
+res = run.result
+runs = {r.kind: r for r in res.runs}
+P, N, W = res.prompt_tokens, res.new_tokens, res.window
+last = N - 1
+def nbytes(tokens):
+    L, H_kv, d, b = geometry
+    return formulas.cache_bytes(L, tokens, H_kv, d, b)
+assert runs["dynamic"].used_bytes[-1] == nbytes(formulas.cache_tokens_after_step(P, last)), \\
+    "동적: P + N − 1 토큰 · dynamic holds P + N − 1"
+assert runs["sliding"].used_bytes[-1] == nbytes(formulas.cache_tokens_after_step(P, last, W)), \\
+    "슬라이딩: W − 1 토큰 · sliding keeps W − 1"
+assert runs["static"].allocated_bytes[-1] == nbytes(P + N), \
+    "정적: 처음부터 P + N 토큰을 잡아 둠 · static: P + N preallocated"
+for kind, r in runs.items():
+    print(f"{kind:8s} used {r.used_bytes[-1]:>9,} B  allocated {r.allocated_bytes[-1]:>9,} B")'''),
+        ]),
+    "07_chat.ipynb": notebook(
+        "여러 턴의 대화: 캐시 재사용", "A multi-turn chat: reusing the cache",
+        "대화가 길어져도 캐시를 남겨 두면 매 턴에 새 토큰만 먹입니다. 다시 먹이는 방식은 "
+        "지금까지의 대화 전체를 매번 먹입니다. 강의의 대화 3턴 (답은 24토큰까지).",
+        "keeping the cache across turns, each turn feeds only its new tokens; re-feeding "
+        "feeds the whole conversation again every turn. Three turns of the course's "
+        "conversation (answers up to 24 tokens).",
+        [
+            code("run = kv.chat(turns=3, answer_tokens=24, rounds=1)\nprint(run.headline)"),
+            md("## 확인 · Checked", "Reuse feeds the turn's new tokens, re-feeding the whole "
+               "history; both answer the same."),
+            code('''\
+for turn in run.turns:
+    assert turn.reuse.prompt_tokens_fed == turn.new_tokens, "재사용: 새 토큰만 · reuse: new tokens"
+    assert turn.refeed.prompt_tokens_fed == turn.history_tokens, "다시 먹이기: 대화 전체 · the history"
+    assert turn.identical, "두 방식의 답이 같음 · both ways answer the same"
+    print(f"turn {turn.turn}: reuse fed {turn.reuse.tokens_fed:,}, re-feed {turn.refeed.tokens_fed:,} "
+          f"tokens; cache {turn.reuse.cache_bytes:,} B")'''),
+        ]),
+    "08_paged_quantized.ipynb": notebook(
+        "페이지 캐시와 양자화 캐시", "Paged and quantized caches",
+        "30개의 답을 미리 잡은 캐시, 동적 캐시, 블록(16토큰) 단위의 페이지 캐시에 저장해 "
+        "바이트를 비교하고, 캐시를 fp16 / int8 / int4로 저장했을 때의 바이트와 로짓의 "
+        "차이를 봅니다.",
+        "30 answers stored in a preallocated, a dynamic and a paged cache (blocks of 16 "
+        "tokens), then the cache stored as fp16 / int8 / int4: bytes and what it does to the "
+        "logits.",
+        [
+            code("paged = kv.paged(samples=30, new_tokens=32)\nprint(paged.headline)"),
+            code('''\
+res = paged.result
+assert res.block_bytes == res.block_size * res.bytes_per_token, "블록 = b · 토큰당 바이트 · a block"
+assert res.bytes_per_token == formulas.bytes_per_token(4, 2, 32, 4) == 2_048
+for step in res.paged_steps:
+    blocks = {ref.block for row in step.table for ref in row}  # 공유 블록은 한 번 · shared once
+    assert step.held_bytes == len(blocks) * res.block_bytes, "잡은 블록 × 블록 바이트 · blocks held"
+print(f"at the end: preallocated {res.static_bytes[-1]:,} B, dynamic {res.dynamic_bytes[-1]:,} B, "
+      f"paged {res.paged_steps[-1].held_bytes:,} B")'''),
+            code("quant = kv.quantized(new_tokens=32)\nprint(quant.headline)"),
+            code('''\
+for r in quant.result.runs:
+    assert r.cache_bytes == r.formula_bytes, f"{r.kind}: 잰 값 = 공식 · measured = formula"
+    print(f"{r.kind:5s} {r.bits:2d} bits  {r.cache_bytes:>9,} B  max |Δlogit| {max(r.max_abs_logit_diff, default=0):.3g}")'''),
+        ]),
+}
+
+
+def render(nb: dict, stem: str) -> str:
+    cells = []
+    for index, cell in enumerate(nb["cells"]):
+        lines = cell["source"].splitlines(keepends=True)
+        cells.append({"id": f"{stem[:2]}-{index:02d}", **cell, "source": lines})
+    return json.dumps({**nb, "cells": cells}, ensure_ascii=False, indent=1) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only report differences")
+    args = parser.parse_args(argv)
+    stale = []
+    for name, nb in NOTEBOOKS.items():
+        path = FOLDER / name
+        text = render(nb, name)
+        if args.check:
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                stale.append(name)
+        else:
+            FOLDER.mkdir(exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    if args.check and stale:
+        print("notebooks/ differs from scripts/make_notebooks.py: " + ", ".join(stale)
+              + "; run python scripts/make_notebooks.py", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""The course notebooks: stored without outputs, in step with their script, and executed.
+
+Every notebook in notebooks/ runs top to bottom headless (nbclient) on a kernel
+of this venv's Python, then its outputs are read: the tokens-fed notebook shows
+246 and 13,728, the cache-bytes notebook 204,800, and every cell that runs a lab
+left the chart as an image. The notebooks share one kernel (imports and models
+load once) but each starts from an empty namespace (``%reset -f``), so none can
+lean on another's variables. Needs the ``notebook`` extra; skipped without it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+EXTRA = ("nbclient", "nbformat", "ipykernel", "jupyter_rfb")
+MISSING = [name for name in EXTRA if importlib.util.find_spec(name) is None]
+needs_extra = pytest.mark.skipif(
+    bool(MISSING),
+    reason=f"the notebook extra is not installed (missing {', '.join(MISSING)}): "
+           'pip install -e ".[notebook]"',
+)
+# A cell that runs a lab: `name = kv.<lab>(…)` at the start of the cell.
+LAB_CELL = re.compile(
+    r"^\w+ = kv\.(compare|sample|cutoff|cache_kinds|sweep|chat|paged|quantized)\(")
+
+
+def test_the_notebooks_are_there() -> None:
+    assert len(NOTEBOOKS) >= 9, [p.name for p in NOTEBOOKS]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_stored_without_outputs(path: Path) -> None:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    for index, cell in enumerate(document["cells"]):
+        if cell["cell_type"] == "code":
+            assert cell["outputs"] == [], f"{path.name} cell {index} was stored with outputs"
+            assert cell["execution_count"] is None, f"{path.name} cell {index} has a count"
+
+
+def test_notebooks_match_their_script() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_notebooks.py"),
+                           "--check"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_first_cell_installs_only_when_missing() -> None:
+    for path in NOTEBOOKS:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        first = "".join(next(c for c in cells if c["cell_type"] == "code")["source"])
+        assert 'importlib.util.find_spec("kvstudio") is None' in first, path.name
+        assert "kvstudio[notebook] @ git+{REPO_URL}" in first, path.name
+        assert "download.pytorch.org/whl/cpu" in first, path.name
+
+
+def _kernel_manager(folder: Path) -> Any:
+    """A kernel of this venv's Python (not whatever "python3" a system Jupyter lists)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+
+    spec = folder / "kernels" / "kvstudio-test"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "KV Studio tests", "language": "python"}))
+    specs = KernelSpecManager(kernel_dirs=[str(folder / "kernels")], ensure_native_kernel=False)
+    return KernelManager(kernel_name="kvstudio-test", kernel_spec_manager=specs)
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    import nbformat
+    from nbclient import NotebookClient
+
+    folder = tmp_path_factory.mktemp("notebooks")
+    work = folder / "work"
+    work.mkdir()
+    km = _kernel_manager(folder)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    km.start_kernel(cwd=str(work), env=env)
+    results: dict[str, Any] = {}
+    try:
+        for path in NOTEBOOKS:
+            nb = nbformat.read(path, as_version=4)
+            nb.cells.insert(0, nbformat.v4.new_code_cell("%reset -f"))  # a fresh namespace
+            started = time.perf_counter()
+            NotebookClient(nb, km=km, timeout=300, kernel_name="kvstudio-test").execute()
+            nb.cells.pop(0)
+            nb.metadata["kvstudio_seconds"] = time.perf_counter() - started
+            results[path.name] = nb
+    finally:
+        km.shutdown_kernel(now=True)
+    results["_work"] = work
+    yield results
+
+
+def _text(nb: Any) -> str:
+    parts = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            parts.append(output.get("text", ""))
+            parts.append(str(output.get("data", {}).get("text/plain", "")))
+    return "\n".join(parts)
+
+
+def _has_image(cell: Any) -> bool:
+    return any("image/png" in o.get("data", {}) for o in cell.get("outputs", []))
+
+
+@needs_extra
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_every_notebook_runs_and_shows_its_numbers(executed: dict[str, Any]) -> None:
+    names = [p.name for p in NOTEBOOKS]
+    assert sorted(k for k in executed if not k.startswith("_")) == names
+    tokens = _text(executed["01_tokens_fed.ipynb"])
+    assert "246" in tokens and "13,728" in tokens
+    assert "204,800" in _text(executed["03_cache_bytes.ipynb"])
+    seed = _text(executed["00_seed_cache_on_off.ipynb"])
+    assert "cached 79 vs recompute 3,040 tokens fed" in seed
+    assert "distinct answers of 30" in _text(executed["04_temperature.ipynb"])
+
+
+@needs_extra
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_every_chart_cell_left_an_image(executed: dict[str, Any]) -> None:
+    charts = 0
+    for name in (p.name for p in NOTEBOOKS):
+        for cell in executed[name].cells:
+            if cell.cell_type == "code" and LAB_CELL.match(cell.source):
+                charts += 1
+                assert _has_image(cell), f"{name}: {cell.source.splitlines()[0]} left no image"
+    assert charts >= 10
+    compare = executed["01_tokens_fed.ipynb"]
+    assert any(_has_image(cell) for cell in compare.cells)
+
+
+@needs_extra
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_the_notebook_exports_are_written(executed: dict[str, Any]) -> None:
+    work: Path = executed["_work"]
+    for suffix in ("png", "svg", "pdf", "csv"):
+        assert (work / f"tokens_fed.{suffix}").stat().st_size > 0
+    assert (work / "tokens_fed.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(work / "cache_bytes.png"))
+    assert (image.width(), image.height()) == (1920, 1080)  # the window's 16:9 slide
