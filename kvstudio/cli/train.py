@@ -24,6 +24,16 @@ DATA_HELP = (
 _count = cli_args.bounded(0, cli_args.MAX_COUNT)  # a count that may be 0 (no warm-up)
 
 
+def _hidden(text: str) -> int:
+    """A hidden size for --hidden: 16 to 4096 and a multiple of 8 (8 query heads)."""
+    value: int = cli_args.bounded(16, 4096)(text)
+    if value % 8:
+        raise argparse.ArgumentTypeError(
+            f"--hidden must be a multiple of 8 (8 query heads), got {value}"
+        )
+    return value
+
+
 def _train_options(p: argparse.ArgumentParser, lr: float, steps: int, batch: int) -> None:
     p.add_argument("--data", required=True, metavar="DATA", help=DATA_HELP)
     p.add_argument("--tokenizer", required=True, help="folder with tokenizer.json")
@@ -61,6 +71,14 @@ def add_subcommands(subparsers: Any) -> None:
     pre = sub.add_parser("pretrain", help="pretrain the course model on plain text")
     _train_options(pre, lr=3e-3, steps=2000, batch=32)
     pre.add_argument("--seq-len", type=cli_args.tokens, default=256)
+    pre.add_argument(
+        "--layers", type=cli_args.bounded(1, 64), default=None,
+        help="decoder layers (default: the course's 4; e.g. 1 for a draft model)",
+    )
+    pre.add_argument(
+        "--hidden", type=_hidden, default=None,
+        help="hidden size, a multiple of 8 (default: the course's 256)",
+    )
     pre.set_defaults(handler=_cmd_pretrain)
 
     sft = sub.add_parser("sft", help="fine-tune on ChatbotData in ChatML, loss on answers")
@@ -149,6 +167,8 @@ def _cmd_pretrain(args: argparse.Namespace) -> int:
         _settings(args),
         args.seq_len,
         resume=not args.no_resume,
+        layers=args.layers,
+        hidden=args.hidden,
     )
     return 0
 

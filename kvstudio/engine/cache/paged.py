@@ -104,6 +104,14 @@ class PagedKVCache(KVCache[CacheLayer]):
         self.block_size = self.spec.block_size
         self.clear_blocks()
 
+    def crop(self, length: int) -> int:
+        """Refused: taking tokens back would mean freeing or un-sharing blocks per row."""
+        raise ValueError(
+            "The paged cache cannot be cropped in KV Studio (giving back the blocks of "
+            "rejected tokens is not implemented); use the dynamic or static cache for "
+            "speculative decoding."
+        )
+
     def clear_blocks(self) -> None:
         n = len(self)
         self.key_pools: list[torch.Tensor | None] = [None] * n  # (capacity, b, G, d) per layer
