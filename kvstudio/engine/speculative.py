@@ -434,7 +434,7 @@ class SpeculativeRun:
             p = distributions(logits, self.sampling, self._seen(drafts, m + 1))  # (m + 1, V)
             verdict = accept_drafts(p, proposal.probs, drafts, self.generator)
         a = verdict.accepted
-        new = self._commit(drafts[:a] + [verdict.next_token])
+        new = self._commit([*drafts[:a], verdict.next_token])
         cut_at_eos = len(new) < a + 1
 
         target_cropped = self.cache.crop(len(self.committed) - 1)

@@ -2,12 +2,13 @@
 
 Owns `CacheLayer` (the abstract layer: ``update(k, v) -> (K, V)``, its length,
 the first visible key, the bytes it holds and uses, select and finish rows,
-crop back to the first n positions, reset), `KVCache` (one layer per transformer layer, the same verbs for the
-whole cache) and `Cache`, the part of a cache the generator reads, which a
-transformers cache satisfies too. The kinds live in ``kv_cache.py`` (dynamic,
-static, sliding), ``paged.py`` and ``quantized.py``; ``kinds.py`` builds the
-one a `CacheSpec` names. As transformers' ``cache_utils`` and nanochat's
-``KVCache``: each layer owns its tensors; the model only calls ``update``.
+crop back to the first n positions, reset), `KVCache` (one layer per
+transformer layer, the same verbs for the whole cache) and `Cache`, the part
+of a cache the generator reads, which a transformers cache satisfies too.
+The kinds live in ``kv_cache.py`` (dynamic, static, sliding), ``paged.py``
+and ``quantized.py``; ``kinds.py`` builds the one a `CacheSpec` names.
+As transformers' ``cache_utils`` and nanochat's ``KVCache``: each layer owns
+its tensors; the model only calls ``update``.
 
 K and V arrive after RoPE and before ``repeat_kv``, shaped (B, T, G, d):
 B rows, T new tokens, G K/V heads, d head_dim.
