@@ -95,6 +95,17 @@ def greedy_choice(
     return sample_next(logits.float(), settings, None, seen=seen, top_n=1).token_ids.tolist()
 
 
+def ban(logits: torch.Tensor, token: int | None) -> torch.Tensor:
+    """logits (T, V) with `token` removed (-inf), as `sample_next`'s ``banned_token``; None: as is.
+
+    Plain decoding with ``stop_at_eos=False`` bans eos until the budget is spent
+    (transformers' ``min_new_tokens``); target and draft ban it alike.
+    """
+    if token is None or not 0 <= token < logits.shape[-1]:
+        return logits
+    return logits.index_fill(-1, torch.tensor([token], device=logits.device), float("-inf"))
+
+
 def draw(probs: torch.Tensor, generator: torch.Generator) -> int:
     """One token from probs (V,) with the run's generator."""
     return int(torch.multinomial(probs, 1, generator=generator).item())
@@ -199,10 +210,12 @@ class ModelDrafter:
         sampling: SamplingSettings,
         generator: torch.Generator,
         cache_spec: CacheSpec | None = None,
+        banned_token: int | None = None,
     ) -> None:
         self.model = model.eval()
         self.sampling = sampling
         self.generator = generator
+        self.banned_token = banned_token  # eos while the run must not stop (`ban`)
         self.cache: KVCache[CacheLayer] = make_cache(
             model.config.num_hidden_layers, cache_spec or CacheSpec()
         )
@@ -229,7 +242,7 @@ class ModelDrafter:
         vocab = self.model.config.vocab_size
         for i in range(k):
             ids = torch.tensor([feed], dtype=torch.long)  # (1, T)
-            logits = self.model(ids, self.cache, logits_to_keep=1)[0]  # (1, V)
+            logits = ban(self.model(ids, self.cache, logits_to_keep=1)[0], self.banned_token)
             seen = seen_per_position(seen_text, (), 1, vocab) if penalty else None  # (1, V)
             if self.sampling.greedy:
                 token = greedy_choice(logits, self.sampling, seen)[0]
@@ -322,7 +335,9 @@ class SpeculativeRun:
     """Speculative decoding of one prompt; iterate for one `SpecRound` per round.
 
     `k` is the number of drafts per round (fewer near the token budget, and prompt
-    lookup may find fewer). Generation stops after eos or `max_new_tokens`.
+    lookup may find fewer). Generation stops after eos or `max_new_tokens`; with
+    ``stop_at_eos=False`` eos is banned and exactly `max_new_tokens` tokens come
+    (as `Stepper`'s option; give the `ModelDrafter` the same ``banned_token``).
     """
 
     def __init__(
@@ -337,6 +352,7 @@ class SpeculativeRun:
         eos_id: int | None = None,
         cache_spec: CacheSpec | None = None,
         generator: torch.Generator | None = None,
+        stop_at_eos: bool = True,
     ) -> None:
         if not 1 <= k <= MAX_DRAFT_TOKENS:
             raise ValueError(f"k (drafts per round) must be 1 to {MAX_DRAFT_TOKENS}, got {k}.")
@@ -359,6 +375,8 @@ class SpeculativeRun:
         self.max_new_tokens = max_new_tokens
         self.sampling = sampling or SamplingSettings(temperature=0.0)
         self.eos_id = eos_id
+        self.stop_at_eos = stop_at_eos
+        self.banned_token = None if stop_at_eos else eos_id
         self.cache = make_cache(target.config.num_hidden_layers, cache_spec or CacheSpec())
         self.generator = generator or new_generator(self.sampling.seed)
         self.committed: list[int] = list(self.prompt)
@@ -381,8 +399,8 @@ class SpeculativeRun:
     def _prefill(self) -> SpecRound:
         started = time.perf_counter()
         ids = torch.tensor([self.prompt], dtype=torch.long)  # (1, P)
-        logits = self.target(ids, self.cache, logits_to_keep=1)[0]  # (1, V)
-        self.target_calls += 1
+        logits = ban(self.target(ids, self.cache, logits_to_keep=1)[0], self.banned_token)
+        self.target_calls += 1  # logits (1, V)
         token = self._choose(logits, ())[0]
         draft_appended = self.drafter.prefill(self.prompt)
         new = self._commit([token])
@@ -424,6 +442,7 @@ class SpeculativeRun:
         pending = self.committed[self.cache.seq_length :]  # the newest committed token
         ids = torch.tensor([pending + drafts], dtype=torch.long)  # (1, 1 + m)
         logits = self.target(ids, self.cache, logits_to_keep=m + 1)[0]  # (m + 1, V)
+        logits = ban(logits, self.banned_token)
         self.target_calls += 1
         target_appended = ids.shape[1]
         target_rows = self.cache.seq_length  # n + m: every committed token plus the drafts
@@ -468,7 +487,7 @@ class SpeculativeRun:
                 break
             self.committed.append(int(token))
             kept.append(int(token))
-            if self.eos_id is not None and token == self.eos_id:
+            if self.stop_at_eos and self.eos_id is not None and token == self.eos_id:
                 self.finished = True
                 break
         if len(self.generated) >= self.max_new_tokens:
