@@ -99,7 +99,7 @@ def add_subcommands(subparsers: Any) -> None:
 
     card = sub.add_parser("card", help="write MODEL_CARD.md from run reports and eval figures")
     card.add_argument("model", help="model folder to write the card into")
-    card.add_argument("--kind", choices=["base", "chat"], required=True)
+    card.add_argument("--kind", choices=["base", "chat", "draft"], required=True)
     card.add_argument("--run", required=True, help="run folder with tokenizer/, pretrain/, sft/")
     card.add_argument("--eval", required=True, help="JSON written by eval-model --json")
     card.add_argument("--command", action="append", default=[], help="training command line")
@@ -108,7 +108,11 @@ def add_subcommands(subparsers: Any) -> None:
 
     ev = subparsers.add_parser("eval-model", help="print a model folder's quality figures")
     ev.add_argument("model", help="model folder (config.json, model.safetensors, tokenizer.json)")
-    ev.add_argument("--kind", choices=["auto", "base", "chat"], default="auto")
+    ev.add_argument("--kind", choices=["auto", "base", "chat", "draft"], default="auto")
+    ev.add_argument(
+        "--target", default=None,
+        help="--kind draft: the model folder it drafts for (default resources/models/ko-chat)",
+    )
     ev.add_argument("--prompts", default=None, help="prompt folder (default resources/prompts)")
     ev.add_argument(
         "--samples", type=cli_args.rows, default=30, help="samples per temperature"
@@ -227,6 +231,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         samples=args.samples,
         seed=args.seed,
         threads=args.threads,
+        target=args.target,
     )
     print(format_figures(figures))
     if args.json:

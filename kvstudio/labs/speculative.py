@@ -69,6 +69,15 @@ def load_draft(path: str | Path | None, target: LanguageModel) -> MiniMindLM:
     return loaded.model.eval()
 
 
+def shipped_draft(target: LanguageModel) -> tuple[MiniMindLM | None, str]:
+    """ko-draft when it is shipped and fits the target, else None and why (the window then
+    runs prompt lookup only and says so)."""
+    try:
+        return load_draft(None, target), ""
+    except ValueError as exc:
+        return None, str(exc)
+
+
 def target_model(backend: LanguageModel) -> MiniMindLM:
     """The MiniMind model behind `backend` (speculative decoding runs our own model only)."""
     if not isinstance(backend, MiniMindBackend):
@@ -176,6 +185,7 @@ class SpeculativeLabResult:
     plain_text: str
     plain_seconds: Spread
     runs: tuple[SpecRunResult, ...]
+    draft_note: str = ""  # why the draft model did not run, when it did not
 
     @property
     def greedy(self) -> bool:
@@ -215,6 +225,7 @@ def speculative_lab(
     sampling: SamplingSettings | None = None,
     stop_at_eos: bool = False,
     repeats: int = DEFAULT_REPEATS,
+    draft_note: str = "",
 ) -> Generator[Progress | SpeculativeLabResult, None, None]:
     """Plain decoding and speculative decoding for every kind × k, `repeats` times interleaved.
 
@@ -286,7 +297,7 @@ def speculative_lab(
         prompt_tokens=len(prompt_ids), new_tokens=new_tokens, sampling=settings,
         stop_at_eos=stop_at_eos, plain_ids=tuple(plain_ids),
         plain_text=answer_text(tokenizer, plain_ids), plain_seconds=spread(plain_times),
-        runs=runs,
+        runs=runs, draft_note=draft_note,
     )
 
 

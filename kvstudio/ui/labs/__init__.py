@@ -13,6 +13,7 @@ from kvstudio.ui.labs.labs_panel import LabsPanel
 from kvstudio.ui.labs.paged_lab import PagedCachePanel
 from kvstudio.ui.labs.projector_lab import ProjectorPanel
 from kvstudio.ui.labs.quantized_lab import QuantizedCachePanel
+from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 
@@ -25,6 +26,7 @@ __all__ = [
     "PagedCachePanel",
     "ProjectorPanel",
     "QuantizedCachePanel",
+    "SpeculativePanel",
     "TemperaturePanel",
     "TopPTopKPanel",
 ]

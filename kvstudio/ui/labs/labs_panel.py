@@ -1,6 +1,6 @@
 """All labs in one page: a tab per lab, one model for all, one slide pack for all.
 
-Owns `LabsPanel`: it creates the eight lab panels, hands them the loaded model,
+Owns `LabsPanel`: it creates the nine lab panels, hands them the loaded model,
 collects their charts, numbers and tables for the slide pack, says when a lab
 that measures time is running (`timing_changed`: the live run waits meanwhile,
 so the lab's timings are not shared with it), and stops their threads on
@@ -24,6 +24,7 @@ from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.labs.paged_lab import PagedCachePanel
 from kvstudio.ui.labs.projector_lab import ProjectorPanel
 from kvstudio.ui.labs.quantized_lab import QuantizedCachePanel
+from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 from kvstudio.ui.run.engine_adapter import ModelHandle
@@ -63,6 +64,7 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
         self.paged = PagedCachePanel(exporter)
         self.quantized = QuantizedCachePanel(exporter)
         self.projector = ProjectorPanel(exporter)
+        self.speculative = SpeculativePanel(exporter)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("labTabs")
         for lab in self.labs():
@@ -85,6 +87,7 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
             self.paged,
             self.quantized,
             self.projector,
+            self.speculative,
         ]
 
     def timing_labs(self) -> list[LabPanel]:
