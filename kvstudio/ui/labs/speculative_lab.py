@@ -34,6 +34,7 @@ from PySide6.QtWidgets import QComboBox, QLineEdit, QTextBrowser, QWidget
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.lazy import LazyModule
+from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.spin_boxes import float_box, int_box
 from kvstudio.ui.labs.base import LabPanel, prompt_ids, series_colour
 from kvstudio.ui.plots.legend import add_legend_row
@@ -272,7 +273,8 @@ class SpeculativePanel(LabPanel):
         self._fill_table(result)
         if result.draft_note:
             note = result.draft_note
-            self.set_status(lambda: self.tr("Done. Only prompt lookup ran: {0}").format(note))
+            self.set_status(
+                lambda: self.tr("Done. Only prompt lookup ran: {0}").format(localize(note)))
 
     def _draw_rounds(self, result: lab.SpeculativeLabResult) -> None:
         run = self.shown()
