@@ -64,6 +64,8 @@ def small_settings(labs) -> None:  # type: ignore[no-untyped-def]
     labs.paged.new_tokens.setValue(16)
     labs.quantized.prompt_tokens.setValue(48)
     labs.quantized.new_tokens.setValue(12)
+    labs.speculative.new_tokens.setValue(32)
+    labs.speculative.repeats.setValue(1)
 
 
 def report(name: str, page) -> None:  # type: ignore[no-untyped-def]

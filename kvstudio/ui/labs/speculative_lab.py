@@ -108,7 +108,8 @@ class SpeculativePanel(LabPanel):
             plot.showGrid(x=False, y=True, alpha=0.2)
             add_legend_row(plot)
             plot.getAxis("left").enableAutoSIPrefix(False)
-        self._target_rows = self._line(self.rows_plot, TARGET, "o")
+        # Both caches often hold the same rows: the target's wider line shows beneath.
+        self._target_rows = self._line(self.rows_plot, TARGET, "o", width=6)
         self._draft_rows = self._line(self.rows_plot, DRAFT, "s")
         self._bars = {
             key: pg.BarGraphItem(x=[], height=[], width=BAR, brush=colour, pen=None)
@@ -141,9 +142,9 @@ class SpeculativePanel(LabPanel):
         self.retranslate()
 
     @staticmethod
-    def _line(plot: pg.PlotItem, colour: str, symbol: str) -> pg.PlotDataItem:
-        return plot.plot([], [], pen=pg.mkPen(colour, width=2), symbol=symbol, symbolSize=7,
-                         symbolBrush=colour, symbolPen=None)
+    def _line(plot: pg.PlotItem, colour: str, symbol: str, width: int = 2) -> pg.PlotDataItem:
+        return plot.plot([], [], pen=pg.mkPen(colour, width=width), symbol=symbol,
+                         symbolSize=5 + width, symbolBrush=colour, symbolPen=None)
 
     def title(self) -> str:
         return self.tr("Speculative decoding")
