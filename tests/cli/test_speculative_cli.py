@@ -53,3 +53,17 @@ def test_bad_input_is_one_error_line(
     code, _, err = run_cli(capsys, "speculative", *argv)
     assert code == 2
     assert err.startswith("error:") and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [(["--layers", "0"], "at least 1"), (["--hidden", "100"], "multiple of 8")],
+)
+def test_pretrain_size_options_are_checked(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    """`train pretrain --layers/--hidden` (how ko-draft was made) refuse sizes that cannot be."""
+    code, _, err = run_cli(
+        capsys, "train", "pretrain", "--data", "d", "--tokenizer", "t", "--out", "o", *argv
+    )
+    assert code == 2 and message in err
