@@ -106,6 +106,12 @@ def ban(logits: torch.Tensor, token: int | None) -> torch.Tensor:
     return logits.index_fill(-1, torch.tensor([token], device=logits.device), float("-inf"))
 
 
+def on_cpu(logits: torch.Tensor) -> torch.Tensor:
+    """A round's few rows of logits as float32 on the CPU, where the acceptance rule and its
+    seeded CPU generator run (the model may sit on a GPU; V numbers a row are cheap to move)."""
+    return logits.float().cpu()
+
+
 def draw(probs: torch.Tensor, generator: torch.Generator) -> int:
     """One token from probs (V,) with the run's generator."""
     return int(torch.multinomial(probs, 1, generator=generator).item())
@@ -216,6 +222,7 @@ class ModelDrafter:
         self.sampling = sampling
         self.generator = generator
         self.banned_token = banned_token  # eos while the run must not stop (`ban`)
+        self.device = next(model.parameters()).device
         self.cache: KVCache[CacheLayer] = make_cache(
             model.config.num_hidden_layers, cache_spec or CacheSpec()
         )
@@ -226,7 +233,7 @@ class ModelDrafter:
 
     def prefill(self, prompt: Sequence[int]) -> int:
         self.cache.reset()
-        ids = torch.tensor([list(prompt)], dtype=torch.long)  # (1, P)
+        ids = torch.tensor([list(prompt)], dtype=torch.long, device=self.device)  # (1, P)
         self.model(ids, self.cache, logits_to_keep=1)
         return len(prompt)
 
@@ -241,8 +248,9 @@ class ModelDrafter:
         penalty = self.sampling.repetition_penalty != 1.0
         vocab = self.model.config.vocab_size
         for i in range(k):
-            ids = torch.tensor([feed], dtype=torch.long)  # (1, T)
-            logits = ban(self.model(ids, self.cache, logits_to_keep=1)[0], self.banned_token)
+            ids = torch.tensor([feed], dtype=torch.long, device=self.device)  # (1, T)
+            logits = ban(on_cpu(self.model(ids, self.cache, logits_to_keep=1)[0]),
+                         self.banned_token)  # (1, V)
             seen = seen_per_position(seen_text, (), 1, vocab) if penalty else None  # (1, V)
             if self.sampling.greedy:
                 token = greedy_choice(logits, self.sampling, seen)[0]
@@ -369,6 +377,7 @@ class SpeculativeRun:
                 f"the target's ({vocab}); a draft must share the target's tokenizer."
             )
         self.target = target.eval()
+        self.device = next(target.parameters()).device
         self.drafter = drafter
         self.prompt = [int(t) for t in prompt_ids]
         self.k = k
@@ -398,8 +407,9 @@ class SpeculativeRun:
     # ---- round 0 -----------------------------------------------------------------------------
     def _prefill(self) -> SpecRound:
         started = time.perf_counter()
-        ids = torch.tensor([self.prompt], dtype=torch.long)  # (1, P)
-        logits = ban(self.target(ids, self.cache, logits_to_keep=1)[0], self.banned_token)
+        ids = torch.tensor([self.prompt], dtype=torch.long, device=self.device)  # (1, P)
+        logits = ban(on_cpu(self.target(ids, self.cache, logits_to_keep=1)[0]),
+                     self.banned_token)
         self.target_calls += 1  # logits (1, V)
         token = self._choose(logits, ())[0]
         draft_appended = self.drafter.prefill(self.prompt)
@@ -440,8 +450,8 @@ class SpeculativeRun:
 
         # One target forward over the newest committed token and every draft.
         pending = self.committed[self.cache.seq_length :]  # the newest committed token
-        ids = torch.tensor([pending + drafts], dtype=torch.long)  # (1, 1 + m)
-        logits = self.target(ids, self.cache, logits_to_keep=m + 1)[0]  # (m + 1, V)
+        ids = torch.tensor([pending + drafts], dtype=torch.long, device=self.device)  # (1, 1 + m)
+        logits = on_cpu(self.target(ids, self.cache, logits_to_keep=m + 1)[0])  # (m + 1, V)
         logits = ban(logits, self.banned_token)
         self.target_calls += 1
         target_appended = ids.shape[1]
