@@ -244,3 +244,51 @@ def test_expected_tokens_per_call_formula() -> None:
     assert expected_tokens_per_call(0.5, 2) == pytest.approx(1.75)
     with pytest.raises(ValueError):
         expected_tokens_per_call(1.5, 2)
+
+
+def test_a_sampled_run_draws_the_first_drafted_token_from_the_target(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """End to end on vocab-8 models: over many runs sharing one seeded generator, the token
+    a round commits at its first drafted position is distributed as plain sampling from the
+    target (the exact marginal over the prefill's token); always accepting fails the test."""
+    cfg = ModelConfig(
+        hidden_size=32, num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2,
+        vocab_size=VOCAB, max_position_embeddings=64,
+    )
+
+    def model(seed: int) -> MiniMindLM:
+        m = MiniMindLM(cfg).init_weights(seed).eval()
+        with torch.no_grad():
+            for p in m.parameters():
+                p.mul_(3.0)  # spread the logits of a random init
+        return m
+
+    target, draft = model(3), model(4)
+    prompt = [1, 5, 2]
+    settings = SamplingSettings(temperature=1.0, top_p=1.0, top_k=6)  # the pipeline, top-k on
+    with torch.inference_mode():
+        first = distributions(target(torch.tensor([prompt]))[0, -1:], settings, None)[0]
+        exact = torch.zeros(VOCAB)  # P(token 2) = Σ_t P(t) · P(token 2 | t)
+        for t in range(VOCAB):
+            if first[t] > 0:
+                after = target(torch.tensor([[*prompt, t]]))[0, -1:]
+                exact += first[t] * distributions(after, settings, None)[0]
+
+    def second_tokens(draws: int) -> torch.Tensor:
+        gen = new_generator(7)  # one generator for every draw: a fixed seed
+        counts = torch.zeros(VOCAB)
+        for _ in range(draws):
+            run = SpeculativeRun(
+                target, ModelDrafter(draft, settings, gen), prompt, k=2, max_new_tokens=4,
+                sampling=settings, generator=gen,
+            )
+            rounds = list(run)
+            assert len(rounds[1].drafted) == 2  # the first drafted position is token 2
+            counts[run.generated[1]] += 1
+        return counts
+
+    statistic = chi_square(second_tokens(1000), exact)
+    assert statistic < CHI2_CRITICAL_7DF, statistic
+    monkeypatch.setattr("kvstudio.engine.speculative.accept_drafts", always_accept)
+    assert chi_square(second_tokens(200), exact) > CHI2_CRITICAL_7DF
