@@ -167,8 +167,8 @@ def print_result(result: SpeculativeLabResult, tokenizer: TextTokenizer, rounds:
 
 
 def print_rounds(run: SpecRunResult, tokenizer: TextTokenizer) -> None:
-    print(f"    {'round':>5}  {'drafted → accepted':<40}{'target +/−/rows':>18}"
-          f"{'draft +/−/rows':>18}")
+    # The token text last: Hangul is two columns wide, so nothing is aligned after it.
+    print(f"    {'round':>5}{'target +/−/rows':>18}{'draft +/−/rows':>18}  drafts (✓ ✗ ·) + target")
     for r in run.rounds:
         marks = ["✓" if i < r.accepted else "✗" if i == r.accepted else "·"
                  for i in range(len(r.drafted))]  # · = after a rejection, never judged
@@ -178,7 +178,7 @@ def print_rounds(run: SpecRunResult, tokenizer: TextTokenizer) -> None:
             f"+{r.draft_appended}/−{r.draft_cropped}/{r.draft_length}"
         )
         print(
-            f"    {r.index:>5}  {common.short(drafted + added, 38):<40}"
+            f"    {r.index:>5}"
             f"{f'+{r.target_appended}/−{r.target_cropped}/{r.target_length}':>18}"
-            f"{draft_rows:>18}"
+            f"{draft_rows:>18}  {drafted}{added}"
         )

@@ -386,7 +386,13 @@ class SpeculativeRun:
         self.eos_id = eos_id
         self.stop_at_eos = stop_at_eos
         self.banned_token = None if stop_at_eos else eos_id
-        self.cache = make_cache(target.config.num_hidden_layers, cache_spec or CacheSpec())
+        spec = cache_spec or CacheSpec()
+        if spec.kind in ("sliding", "paged"):  # refused up front, not at the first crop
+            raise ValueError(
+                f"Speculative decoding crops the cache every round; a {spec.kind} cache cannot "
+                "be cropped here. Use the dynamic (default), static or a quantized cache."
+            )
+        self.cache = make_cache(target.config.num_hidden_layers, spec)
         self.generator = generator or new_generator(self.sampling.seed)
         self.committed: list[int] = list(self.prompt)
         self.target_calls = 0

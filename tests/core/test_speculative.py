@@ -19,6 +19,7 @@ import pytest
 import torch
 
 from kvstudio.engine.backends.minimind import MiniMindBackend
+from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.config import ModelConfig
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.model import MiniMindLM
@@ -132,6 +133,14 @@ def test_the_draft_must_share_the_vocabulary(
     other = MiniMindLM(ModelConfig(**{**tiny_config.to_dict(), "vocab_size": 50})).init_weights(1)
     with pytest.raises(ValueError, match="vocabulary"):
         SpeculativeRun(models[0], ModelDrafter(other, GREEDY, new_generator(0)), [3, 4, 5])
+
+
+@pytest.mark.parametrize("kind", ["sliding", "paged"])
+def test_a_cache_that_cannot_crop_is_refused_before_the_run(
+    models: tuple[MiniMindLM, MiniMindLM], kind: str
+) -> None:
+    with pytest.raises(ValueError, match="cannot be cropped"):
+        SpeculativeRun(models[0], PromptLookupDrafter(), [3, 4, 5], cache_spec=CacheSpec(kind))  # type: ignore[arg-type]
 
 
 def test_prompt_lookup_proposes_what_followed_the_last_ngram() -> None:
