@@ -171,6 +171,10 @@ class SpeculativePanel(LabPanel):
             "repeats": self.tr("Timing repeats (median of)"),
             "shown": self.tr("Show rounds of"),
         })
+        self.rounds_view.setPlaceholderText(self.tr(
+            "Run the lab to see each round: the drafts marked accepted or rejected, the "
+            "target's own token and both caches' rows."
+        ))
         self.rows_plot.setTitle(self.tr("Cache rows after each round"), color="#222")
         self.rows_plot.setLabel("bottom", self.tr("round (0 = prefill)"))
         self.rows_plot.setLabel("left", self.tr("rows"))
