@@ -21,7 +21,7 @@ from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.speculative import DRAFT_KINDS, MAX_DRAFT_TOKENS, DraftKind
-from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.engine.tokenizer import TextTokenizer, TokenTexts
 from kvstudio.labs.course import COURSE, settings_line
 from kvstudio.labs.speculative import (
     DEFAULT_NEW_TOKENS,
@@ -167,13 +167,14 @@ def print_result(result: SpeculativeLabResult, tokenizer: TextTokenizer, rounds:
 
 
 def print_rounds(run: SpecRunResult, tokenizer: TextTokenizer) -> None:
+    texts = TokenTexts(tokenizer)  # half a syllable as its bytes, never �
     # The token text last: Hangul is two columns wide, so nothing is aligned after it.
     print(f"    {'round':>5}{'target +/−/rows':>18}{'draft +/−/rows':>18}  drafts (✓ ✗ ·) + target")
     for r in run.rounds:
         marks = ["✓" if i < r.accepted else "✗" if i == r.accepted else "·"
                  for i in range(len(r.drafted))]  # · = after a rejection, never judged
-        drafted = " ".join(m + tokenizer.decode([t]) for m, t in zip(marks, r.drafted, strict=True))
-        added = "" if r.next_token is None else f" +{tokenizer.decode([r.next_token])!r}"
+        drafted = " ".join(m + texts(t) for m, t in zip(marks, r.drafted, strict=True))
+        added = "" if r.next_token is None else f" +{texts(r.next_token)!r}"
         draft_rows = "—" if r.draft_length is None else (
             f"+{r.draft_appended}/−{r.draft_cropped}/{r.draft_length}"
         )

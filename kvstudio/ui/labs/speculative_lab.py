@@ -32,6 +32,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QTextBrowser, QWidget
 
 from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.tokenizer import TokenTexts
 from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
@@ -171,10 +172,7 @@ class SpeculativePanel(LabPanel):
             "repeats": self.tr("Timing repeats (median of)"),
             "shown": self.tr("Show rounds of"),
         })
-        self.rounds_view.setPlaceholderText(self.tr(
-            "Run the lab to see each round: the drafts marked accepted or rejected, the "
-            "target's own token and both caches' rows."
-        ))
+        self.rounds_view.setPlaceholderText(self.tr("Run the lab to see every round here."))
         self.rows_plot.setTitle(self.tr("Cache rows after each round"), color="#222")
         self.rows_plot.setLabel("bottom", self.tr("round (0 = prefill)"))
         self.rows_plot.setLabel("left", self.tr("rows"))
@@ -308,11 +306,11 @@ class SpeculativePanel(LabPanel):
         self.rounds_view.setHtml(self._rounds_html(run))
 
     def _rounds_html(self, run: lab.SpecRunResult) -> str:
-        tokenizer = self.ran_on.tokenizer if self.ran_on is not None else None
+        # Single tokens as the candidate chips show them: half a syllable as its bytes, never �.
+        texts = TokenTexts(self.ran_on.tokenizer) if self.ran_on is not None else str
 
         def piece(token: int) -> str:
-            text = tokenizer.decode([token]) if tokenizer is not None else str(token)
-            return html.escape(text.replace("\n", "⏎") or "·")
+            return html.escape(texts(token).replace("\n", "⏎") or "·")
 
         lines = [
             "<p>" + html.escape(self.tr(
