@@ -3643,7 +3643,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="177" />
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="421" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="424" />
         <source>round (0 = prefill)</source>
         <translation>라운드 (0 = 프리필)</translation>
     </message>
@@ -3755,127 +3755,136 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="365" />
+        <source>ms (median of {0})</source>
+        <translation>ms ({0}회 중앙값)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="366" />
+        <source>ms (single measurement)</source>
+        <translation>ms (한 번 측정)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="368" />
         <source>draft</source>
         <translation>초안</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="365" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="368" />
         <source>tokens / call</source>
         <translation>토큰 / 호출</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="365" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="368" />
         <source>formula</source>
         <translation>공식</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="366" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="369" />
         <source>calls / token</source>
         <translation>호출 / 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="366" />
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="434" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="437" />
         <source>ms (median)</source>
         <translation>ms (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="366" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="369" />
         <source>× plain speed</source>
         <translation>× 일반 속도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="377" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="380" />
         <source>median of {0} interleaved repeats</source>
         <translation>교차 반복 {0}회의 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="378" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="381" />
         <source>a single measurement</source>
         <translation>한 번 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="381" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="384" />
         <source>{0}, {1} new tokens: {2}, k = {3}: α {4:.2f}, {5:.2f} tokens per target call (formula {6:.2f}), {7:.2f} target calls per token</source>
         <translation>{0}, 새 토큰 {1}개: {2}, k = {3}: α {4:.2f}, 대상 호출당 {5:.2f}토큰 (공식 {6:.2f}), 토큰당 대상 호출 {7:.2f}회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="386" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="389" />
         <source>wall time {0:.0f} ms vs plain {1:.0f} ms ({2})</source>
         <translation>실제 시간 {0:.0f} ms, 일반 디코딩 {1:.0f} ms ({2})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="390" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="393" />
         <source>identical to greedy: {0} of {1} runs</source>
         <translation>탐욕과 동일: {1}회 중 {0}회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="401" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="404" />
         <source>drafted</source>
         <translation>초안 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="402" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="405" />
         <source>accepted</source>
         <translation>수락</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="403" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="406" />
         <source>target rows</source>
         <translation>대상 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="404" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="407" />
         <source>target appended</source>
         <translation>대상 추가</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="406" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="409" />
         <source>target cropped</source>
         <translation>대상 잘라 냄</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="410" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="413" />
         <source>draft rows</source>
         <translation>초안 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="412" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="415" />
         <source>draft appended</source>
         <translation>초안 추가</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="414" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="417" />
         <source>draft cropped</source>
         <translation>초안 잘라 냄</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="417" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="420" />
         <source>target calls so far</source>
         <translation>지금까지 대상 호출</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="420" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="423" />
         <source>Rounds of {0}, k = {1}</source>
         <translation>{0}, k = {1}의 라운드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="426" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="429" />
         <source>{0} vs k</source>
         <translation>k에 따른 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="428" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="431" />
         <source>tokens per call (measured)</source>
         <translation>호출당 토큰 (측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="430" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="433" />
         <source>tokens per call (formula)</source>
         <translation>호출당 토큰 (공식)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="432" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="435" />
         <source>target calls per token</source>
         <translation>토큰당 대상 호출</translation>
     </message>
