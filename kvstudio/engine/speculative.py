@@ -415,8 +415,8 @@ class SpeculativeRun:
         started = time.perf_counter()
         ids = torch.tensor([self.prompt], dtype=torch.long, device=self.device)  # (1, P)
         logits = ban(on_cpu(self.target(ids, self.cache, logits_to_keep=1)[0]),
-                     self.banned_token)
-        self.target_calls += 1  # logits (1, V)
+                     self.banned_token)  # (1, V): the prompt's last position
+        self.target_calls += 1
         token = self._choose(logits, ())[0]
         draft_appended = self.drafter.prefill(self.prompt)
         new = self._commit([token])
@@ -432,7 +432,8 @@ class SpeculativeRun:
         )
 
     def _choose(self, logits: torch.Tensor, drafts: Sequence[int]) -> list[int]:
-        """The target's greedy token per row of logits (T, V), or [] when sampling."""
+        """The target's own token per row of logits (T, V): the greedy argmax, or a draw from
+        the pipeline's p when sampling (the prefill's first token)."""
         if not self.sampling.greedy:
             p = distributions(logits, self.sampling, self._seen(drafts, logits.shape[0]))
             return [draw(row, self.generator) for row in p]
