@@ -233,7 +233,7 @@ def speculative_lab(
     speculative runs keep the target's distribution but draw other numbers than
     plain decoding, so their tokens differ from it by chance, not by error.
     ``stop_at_eos=False`` (the default, as the cache labs) bans eos so every run
-    makes exactly `new_tokens` tokens.
+    makes exactly `new_tokens` tokens. An untimed 2-token run of each goes first.
     """
     target = target_model(backend)
     kinds = tuple(dict.fromkeys(kinds))
@@ -262,6 +262,15 @@ def speculative_lab(
     times: dict[tuple[str, int], list[float]] = {c: [] for c in configs}
     recorded: dict[tuple[str, int], tuple[tuple[SpecRound, ...], list[int]]] = {}
     plain_ids: list[int] = []
+    # Untimed warm-up: the first forward of each model pays for lazy set-up (labs.common).
+    plain_decoding(backend, tokenizer, prompt_ids, 2, settings, stop_at_eos)
+    for kind in kinds:
+        for _ in SpeculativeRun(
+            target, make_drafter(kind, draft, settings, tokenizer, stop_at_eos), prompt_ids,
+            k=1, max_new_tokens=2, sampling=settings, eos_id=tokenizer.eos_id,
+            stop_at_eos=stop_at_eos,
+        ):
+            pass
     for repeat in range(repeats):  # interleaved: every config once per repeat
         started = time.perf_counter()
         plain_ids = plain_decoding(backend, tokenizer, prompt_ids, new_tokens, settings,
