@@ -387,10 +387,11 @@ class SpeculativeRun:
         self.stop_at_eos = stop_at_eos
         self.banned_token = None if stop_at_eos else eos_id
         spec = cache_spec or CacheSpec()
-        if spec.kind in ("sliding", "paged"):  # refused up front, not at the first crop
+        if spec.kind == "sliding":  # refused up front, not at the first crop
             raise ValueError(
-                f"Speculative decoding crops the cache every round; a {spec.kind} cache cannot "
-                "be cropped here. Use the dynamic (default), static or a quantized cache."
+                "Speculative decoding crops the cache every round; a sliding-window cache "
+                "cannot be cropped (it has dropped the keys a crop would need). Use the "
+                "dynamic (default), static, paged or a quantized cache."
             )
         self.cache = make_cache(target.config.num_hidden_layers, spec)
         self.generator = generator or new_generator(self.sampling.seed)

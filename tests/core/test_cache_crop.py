@@ -53,15 +53,44 @@ def test_a_crop_one_row_short_changes_the_next_logits(tiny_model: MiniMindLM) ->
         assert not torch.allclose(tiny_model(step, right), tiny_model(step, wrong))
 
 
-@pytest.mark.parametrize("kind", ["sliding", "paged"])
-def test_kinds_that_cannot_crop_refuse_with_a_message(
-    tiny_model: MiniMindLM, kind: str
-) -> None:
-    cache = make_cache(tiny_model.config.num_hidden_layers, CacheSpec(kind, window=4))  # type: ignore[arg-type]
+def test_a_sliding_window_refuses_with_a_message(tiny_model: MiniMindLM) -> None:
+    cache = make_cache(tiny_model.config.num_hidden_layers, CacheSpec("sliding", window=4))
     with torch.inference_mode():
         tiny_model(torch.arange(3, 12)[None], cache)
     with pytest.raises(ValueError, match=r"cannot be cropped.*dynamic"):
         cache.crop(4)
+
+
+def test_a_paged_crop_gives_blocks_back_and_decodes_as_the_shorter_cache(
+    tiny_model: MiniMindLM,
+) -> None:
+    spec = CacheSpec("paged", block_size=4)
+    layers = tiny_model.config.num_hidden_layers
+    ids = torch.arange(3, 15)[None]  # (1, 12): three full blocks
+    with torch.inference_mode():
+        long, short = make_cache(layers, spec), make_cache(layers, spec)
+        tiny_model(ids, long)
+        tiny_model(ids[:, :6], short)  # a block and a half
+        assert long.live_blocks == 3
+        assert long.crop(6) == 6 and long.seq_length == 6
+        assert long.live_blocks == short.live_blocks == 2  # the third block is free again
+        step = torch.tensor([[40, 41, 42]])  # fills the half block, then a new one
+        assert torch.equal(tiny_model(step, long), tiny_model(step, short))
+        assert long.used_nbytes == short.used_nbytes
+
+
+def test_a_paged_crop_copies_a_shared_block_before_writing(tiny_model: MiniMindLM) -> None:
+    """Two rows share their prompt's blocks; after a crop into a shared block, the next write
+    copies it, so the other row's keys stay as they were."""
+    layers = tiny_model.config.num_hidden_layers
+    cache = make_cache(layers, CacheSpec("paged", block_size=4))
+    with torch.inference_mode():
+        tiny_model(torch.arange(3, 9)[None], cache)  # 6 tokens: blocks 0 (full) and 1 (half)
+        cache.select_rows(torch.tensor([0, 0]))  # two rows share both blocks
+        cache.crop(5)
+        before = cache.copies_on_write
+        tiny_model(torch.tensor([[40], [41]]), cache)
+        assert cache.copies_on_write == before + 1  # one row copied block 1, the other kept it
 
 
 @pytest.mark.parametrize("length", [-1, 10])

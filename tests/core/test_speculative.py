@@ -135,12 +135,32 @@ def test_the_draft_must_share_the_vocabulary(
         SpeculativeRun(models[0], ModelDrafter(other, GREEDY, new_generator(0)), [3, 4, 5])
 
 
-@pytest.mark.parametrize("kind", ["sliding", "paged"])
 def test_a_cache_that_cannot_crop_is_refused_before_the_run(
-    models: tuple[MiniMindLM, MiniMindLM], kind: str
+    models: tuple[MiniMindLM, MiniMindLM],
 ) -> None:
     with pytest.raises(ValueError, match="cannot be cropped"):
-        SpeculativeRun(models[0], PromptLookupDrafter(), [3, 4, 5], cache_spec=CacheSpec(kind))  # type: ignore[arg-type]
+        SpeculativeRun(models[0], PromptLookupDrafter(), [3, 4, 5],
+                       cache_spec=CacheSpec("sliding"))
+
+
+@pytest.mark.parametrize("kind", ["static", "paged", "int8"])
+def test_every_croppable_cache_gives_the_greedy_tokens(
+    models: tuple[MiniMindLM, MiniMindLM], tokenizer: TextTokenizer, kind: str
+) -> None:
+    """The target's cache kind changes nothing but its storage: static, paged (blocks go back
+    to the pool) and int8 (its own greedy reference) crop like the dynamic cache."""
+    target, draft = models
+    prompt = prompts(tokenizer)[1]
+    spec = CacheSpec(kind, max_length=128, block_size=4)  # type: ignore[arg-type]
+    plain = Stepper(MiniMindBackend(target), tokenizer, prompt, max_new_tokens=NEW_TOKENS,
+                    sampling=GREEDY, cache=spec)
+    for _ in plain:
+        pass
+    run = SpeculativeRun(target, ModelDrafter(draft, GREEDY, new_generator(0)), prompt, k=4,
+                         max_new_tokens=NEW_TOKENS, sampling=GREEDY, eos_id=tokenizer.eos_id,
+                         cache_spec=spec)
+    check_cache_rows(list(run), len(prompt), model_draft=True)
+    assert run.generated == plain.generated_ids[0]
 
 
 def test_prompt_lookup_proposes_what_followed_the_last_ngram() -> None:

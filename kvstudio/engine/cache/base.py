@@ -74,7 +74,7 @@ class CacheLayer(ABC):
         """
         raise ValueError(
             f"A {type(self).__name__} cannot be cropped; speculative decoding needs the "
-            "dynamic, static or a quantized cache."
+            "dynamic, static, paged or a quantized cache."
         )
 
     @abstractmethod

@@ -176,7 +176,7 @@ class SlidingWindowLayer(DynamicLayer):
         raise ValueError(
             "A sliding-window cache cannot be cropped: it has already dropped the keys "
             "older than its window, which the positions left after a crop would need; "
-            "use the dynamic or static cache for speculative decoding."
+            "use the dynamic, static, paged or a quantized cache for speculative decoding."
         )
 
 
