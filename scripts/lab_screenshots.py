@@ -68,6 +68,8 @@ def small_settings(labs) -> None:  # type: ignore[no-untyped-def]
     labs.serving.answer_tokens.setValue(16)
     labs.serving.repeats.setValue(3)
     labs.serving.prefix.setCurrentIndex(labs.serving.prefix.findData("radix"))
+    labs.speculative.new_tokens.setValue(32)
+    labs.speculative.repeats.setValue(1)
 
 
 def report(name: str, page) -> None:  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ and a run past the window's cost threshold (``engine.costs``) needs ``--yes``
 (``common.confirm_cost``). Long runs show progress on stderr
 (``common.drain``); model loading is ``common.load_backend``.
 
-Subcommands: ``compare``, ``sample``, ``sweep``, ``serving``, ``info``, ``beam``
+Subcommands: ``compare``, ``sample``, ``sweep``, ``serving``, ``speculative``, ``info``, ``beam``
 (``kvstudio.cli.<name>``),
 ``bench`` (``kvstudio.cli.bench``); plus
 ``train``/``eval-model`` (``kvstudio.cli.train``), ``convert``
@@ -39,6 +39,7 @@ from kvstudio.cli import (
     project,
     sample,
     serving,
+    speculative,
     sweep,
     train,
 )
@@ -65,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (compare, sample, sweep, serving, info, beam):  # lab subcommands, one each
+    for module in (compare, sample, sweep, serving, speculative, info, beam):  # one each
         module.add_subcommands(sub)
 
     b = sub.add_parser("bench", help="speed: cached/recompute ms per token, TTFT, overhead")

@@ -2232,12 +2232,12 @@ step {4}</source>
         <translation>실행 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="448" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="456" />
         <source>Done.</source>
         <translation>완료.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="462" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="470" />
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>
@@ -4377,6 +4377,317 @@ step {4}</source>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="648" />
         <source>compute floor (ms)</source>
         <translation>계산 하한 (ms)</translation>
+    </message>
+</context>
+<context>
+    <name>SpeculativePanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="151" />
+        <source>Speculative decoding</source>
+        <translation>추측 디코딩</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="154" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="191" />
+        <source>draft model</source>
+        <translation>초안 모델</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="154" />
+        <source>prompt lookup</source>
+        <translation>프롬프트 조회</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="159" />
+        <source>A small draft proposes k tokens; the target checks all k in one forward over its cache, keeps the longest prefix it agrees with and adds one token of its own (the correction where a draft was rejected, the bonus when all passed). Both caches are then cropped back to the committed tokens: after a of k drafts are accepted the target drops k − a rows and the draft model k − 1 − a. Greedy output must equal plain greedy decoding token for token. Drafts: the 1-layer ko-draft model, or prompt lookup (the tokens that followed the last n-gram earlier in the text).</source>
+        <translation>작은 초안이 토큰 k개를 제안하면, 대상 모델이 자기 캐시 위에서 한 번의 forward로 k개를 모두 검사해 동의하는 가장 긴 앞부분을 받아들이고 자기 토큰 하나를 더합니다(초안이 거절된 곳에서는 수정 토큰, 모두 통과하면 보너스 토큰). 그다음 두 캐시를 확정된 토큰까지 잘라 냅니다: k개 중 a개가 받아들여지면 대상은 k − a행을, 초안 모델은 k − 1 − a행을 버립니다. 탐욕(greedy) 출력은 일반 탐욕 디코딩과 토큰 하나하나까지 같아야 합니다. 초안: 1층짜리 ko-draft 모델, 또는 프롬프트 조회(앞 텍스트에서 마지막 n-gram 뒤에 왔던 토큰들).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="168" />
+        <source>Question</source>
+        <translation>질문</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="169" />
+        <source>k values (drafts per round)</source>
+        <translation>k 값 (라운드당 초안 수)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="170" />
+        <source>New tokens N</source>
+        <translation>새 토큰 수 N</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="171" />
+        <source>Temperature (0 = greedy)</source>
+        <translation>온도 (0 = 탐욕)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="172" />
+        <source>Timing repeats (median of)</source>
+        <translation>시간 측정 반복 (중앙값)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="173" />
+        <source>Show rounds of</source>
+        <translation>라운드 보기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="175" />
+        <source>Run the lab to see every round here.</source>
+        <translation>실습을 실행하면 여기에 라운드마다 보입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="176" />
+        <source>Cache rows after each round</source>
+        <translation>라운드 후 캐시 행 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="177" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="424" />
+        <source>round (0 = prefill)</source>
+        <translation>라운드 (0 = 프리필)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="181" />
+        <source>rows</source>
+        <translation>행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="179" />
+        <source>Rows appended (+) and cropped (−)</source>
+        <translation>추가된 행(+)과 잘라 낸 행(−)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="180" />
+        <source>round (prefill left out)</source>
+        <translation>라운드 (프리필 제외)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="182" />
+        <source>Acceptance rate α vs k</source>
+        <translation>k에 따른 수락률 α</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="185" />
+        <source>Tokens per target call vs k</source>
+        <translation>k에 따른 대상 호출당 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="187" />
+        <source>tokens (dashed: formula)</source>
+        <translation>토큰 (점선: 공식)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="190" />
+        <source>target</source>
+        <translation>대상</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="195" />
+        <source>target +</source>
+        <translation>대상 +</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="195" />
+        <source>target −</source>
+        <translation>대상 −</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="196" />
+        <source>draft +</source>
+        <translation>초안 +</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="196" />
+        <source>draft −</source>
+        <translation>초안 −</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="205" />
+        <source>formula ({0})</source>
+        <translation>공식 ({0})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="280" />
+        <source>Done. Only prompt lookup ran: {0}</source>
+        <translation>완료. 프롬프트 조회만 실행했습니다: {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="317" />
+        <source>✓ accepted · ✗ rejected · grey: after a rejection, never judged · blue: the target's own token. Rows: after the round (+ appended, − cropped).</source>
+        <translation>✓ 수락 · ✗ 거절 · 회색: 거절 뒤라 판정되지 않음 · 파란색: 대상 모델 자신의 토큰. 행: 라운드 후 (+ 추가, − 잘라 냄).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="331" />
+        <source>bonus</source>
+        <translation>보너스</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="331" />
+        <source>prefill</source>
+        <translation>프리필</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="332" />
+        <source>correction</source>
+        <translation>수정</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="335" />
+        <source>target {0} (+{1} −{2})</source>
+        <translation>대상 {0} (+{1} −{2})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="338" />
+        <source>draft {0} (+{1} −{2})</source>
+        <translation>초안 {0} (+{1} −{2})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="357" />
+        <source>identical to greedy</source>
+        <translation>탐욕과 동일</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="357" />
+        <source>same as plain</source>
+        <translation>일반 디코딩과 같음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="365" />
+        <source>ms (median of {0})</source>
+        <translation>ms ({0}회 중앙값)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="366" />
+        <source>ms (single measurement)</source>
+        <translation>ms (한 번 측정)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="368" />
+        <source>draft</source>
+        <translation>초안</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="368" />
+        <source>tokens / call</source>
+        <translation>토큰 / 호출</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="368" />
+        <source>formula</source>
+        <translation>공식</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="369" />
+        <source>calls / token</source>
+        <translation>호출 / 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="369" />
+        <source>× plain speed</source>
+        <translation>× 일반 속도</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="380" />
+        <source>median of {0} interleaved repeats</source>
+        <translation>교차 반복 {0}회의 중앙값</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="381" />
+        <source>a single measurement</source>
+        <translation>한 번 측정</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="384" />
+        <source>{0}, {1} new tokens: {2}, k = {3}: α {4:.2f}, {5:.2f} tokens per target call (formula {6:.2f}), {7:.2f} target calls per token</source>
+        <translation>{0}, 새 토큰 {1}개: {2}, k = {3}: α {4:.2f}, 대상 호출당 {5:.2f}토큰 (공식 {6:.2f}), 토큰당 대상 호출 {7:.2f}회</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="389" />
+        <source>wall time {0:.0f} ms vs plain {1:.0f} ms ({2})</source>
+        <translation>실제 시간 {0:.0f} ms, 일반 디코딩 {1:.0f} ms ({2})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="393" />
+        <source>identical to greedy: {0} of {1} runs</source>
+        <translation>탐욕과 동일: {1}회 중 {0}회</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="404" />
+        <source>drafted</source>
+        <translation>초안 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="405" />
+        <source>accepted</source>
+        <translation>수락</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="406" />
+        <source>target rows</source>
+        <translation>대상 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="407" />
+        <source>target appended</source>
+        <translation>대상 추가</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="409" />
+        <source>target cropped</source>
+        <translation>대상 잘라 냄</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="413" />
+        <source>draft rows</source>
+        <translation>초안 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="415" />
+        <source>draft appended</source>
+        <translation>초안 추가</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="417" />
+        <source>draft cropped</source>
+        <translation>초안 잘라 냄</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="420" />
+        <source>target calls so far</source>
+        <translation>지금까지 대상 호출</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="423" />
+        <source>Rounds of {0}, k = {1}</source>
+        <translation>{0}, k = {1}의 라운드</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="429" />
+        <source>{0} vs k</source>
+        <translation>k에 따른 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="431" />
+        <source>tokens per call (measured)</source>
+        <translation>호출당 토큰 (측정)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="433" />
+        <source>tokens per call (formula)</source>
+        <translation>호출당 토큰 (공식)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="435" />
+        <source>target calls per token</source>
+        <translation>토큰당 대상 호출</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="437" />
+        <source>ms (median)</source>
+        <translation>ms (중앙값)</translation>
     </message>
 </context>
 <context>

@@ -15,6 +15,7 @@ from kvstudio.ui.labs.paged_lab import PagedCachePanel
 from kvstudio.ui.labs.projector_lab import ProjectorPanel
 from kvstudio.ui.labs.quantized_lab import QuantizedCachePanel
 from kvstudio.ui.labs.serving_lab import ServingPanel
+from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 
@@ -29,6 +30,7 @@ __all__ = [
     "ProjectorPanel",
     "QuantizedCachePanel",
     "ServingPanel",
+    "SpeculativePanel",
     "TemperaturePanel",
     "TopPTopKPanel",
 ]

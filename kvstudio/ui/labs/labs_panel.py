@@ -26,6 +26,7 @@ from kvstudio.ui.labs.paged_lab import PagedCachePanel
 from kvstudio.ui.labs.projector_lab import ProjectorPanel
 from kvstudio.ui.labs.quantized_lab import QuantizedCachePanel
 from kvstudio.ui.labs.serving_lab import ServingPanel
+from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 from kvstudio.ui.run.engine_adapter import ModelHandle
@@ -66,6 +67,7 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
         self.quantized = QuantizedCachePanel(exporter)
         self.projector = ProjectorPanel(exporter)
         self.serving = ServingPanel(exporter)
+        self.speculative = SpeculativePanel(exporter)
         self.beam = BeamSearchPanel(exporter)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("labTabs")
@@ -90,6 +92,7 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
             self.quantized,
             self.projector,
             self.serving,
+            self.speculative,
             self.beam,
         ]
 
