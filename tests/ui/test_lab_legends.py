@@ -35,6 +35,7 @@ def _small_job(name: str, lab: LabPanel) -> None:
         "beam": {"beams": 3, "new_tokens": 4},
         "chat": {"answer_tokens": 4},
         "serving": {"repeats": 1, "answer_tokens": 3},
+        "speculative": {"repeats": 1, "new_tokens": 6},
     }.get(name, {})
     for field, value in fields.items():
         getattr(lab, field).setValue(value)
@@ -44,6 +45,8 @@ def _small_job(name: str, lab: LabPanel) -> None:
         lab.values.setText("4, 8")  # type: ignore[attr-defined]
     if name == "serving":
         lab.batch_sizes.setText("1, 2")  # type: ignore[attr-defined]
+    if name == "speculative":
+        lab.ks.setText("1, 2")  # type: ignore[attr-defined]
     if name == "beam":
         lab.check_transformers.setChecked(False)  # type: ignore[attr-defined]
     if name == "chat":
@@ -92,7 +95,7 @@ def test_lab_legends_stay_off_the_data(qtbot, make_window, language: str,
     named: list[tuple[str, LabPanel, object]] = [
         *((name, lab, labs_panel) for name, lab in zip(
             ("cache", "temperature", "cutoffs", "cache_kinds", "sweep", "paged", "quantized",
-             "projector", "serving", "beam"), labs_panel.labs(), strict=True)),
+             "projector", "serving", "speculative", "beam"), labs_panel.labs(), strict=True)),
         ("chat", extras.chat, None),
     ]
     checked = 0
