@@ -344,6 +344,231 @@ for r in quant.result.runs:
     assert r.cache_bytes == r.formula_bytes, f"{r.kind}: 잰 값 = 공식 · measured = formula"
     print(f"{r.kind:5s} {r.bits:2d} bits  {r.cache_bytes:>9,} B  max |Δlogit| {max(r.max_abs_logit_diff, default=0):.3g}")'''),
         ]),
+    "09_serving.ipynb": notebook(
+        "여러 사용자, 하나의 캐시: 서빙", "Many users, one cache: serving",
+        "예제 요청 6개가 채팅 모델(ko-chat)에 서로 다른 단계에 도착합니다 (두 개는 0단계, "
+        "나머지는 @2, @4, @6, @9단계). 정적 배치는 한 배치를 가장 긴 프롬프트에 맞춰 패딩하고 "
+        "마지막 요청이 끝날 때까지 끝난 행도 계속 먹입니다. 연속 배치는 요청이 매 단계 들어오고 "
+        "나갑니다. 프리픽스 캐시는 모든 요청이 함께 쓰는 시스템 프롬프트를 한 번만 계산합니다. "
+        "어떤 방식이든 답은 같은 요청을 혼자 실행한 답과 같아야 합니다.",
+        "the six example requests reach the chat model (ko-chat) at different steps (two at "
+        "step 0, the others at steps @2, @4, @6, @9). Static batching pads a batch to its "
+        "longest prompt and keeps feeding finished rows until its last request ends; "
+        "continuous batching lets requests join and leave every step; a prefix cache "
+        "computes the system prompt every request shares only once. Whatever the scheduler, "
+        "each answer must equal the same request run alone.",
+        [
+            md("## 정적 배치와 연속 배치 · Static and continuous batching\n\n"
+               "`kv.serving`은 창의 *서빙* 실험과 같은 코드입니다. 위 차트는 요청마다 단계별로 "
+               "한 일(대기, 프리필, 디코드, 패딩만 먹인 행, 끝남)입니다. 연속 배치에서는 배치 "
+               "크기 1, 2, 4, 8에서 디코드 한 단계의 시간도 잽니다 (3번 번갈아 잰 값의 중앙값).",
+               "`kv.serving` is the window's *Serving* lab, the same code. The top chart is "
+               "what each request did step by step (waiting, prefill, decode, an idle row "
+               "fed only padding, finished). The continuous run also times one decode step "
+               "at batch sizes 1, 2, 4 and 8 (median of 3 interleaved rounds)."),
+            code('static = kv.serving(policy="static", batch_sizes=[], repeats=1)\n'
+                 'print(static.headline)'),
+            code('''\
+for q in static.result.serving.requests:  # 요청: 도착 단계, 프롬프트 토큰 · arrival, prompt tokens
+    print(f"#{q.index}  arrives at step {q.arrival}  P = {len(q.prompt_ids)}  {q.text}")'''),
+            code('continuous = kv.serving(policy="continuous", batch_sizes=[1, 2, 4, 8], '
+                 'repeats=3)\nprint(continuous.headline)'),
+            md("## 혼자 실행한 답과 같은가 · The same answers as alone",
+               "Every request's answer is compared with the same request run alone (a batch "
+               "of one, the whole prompt at once, no prefix cache); no request produces a "
+               "token before it arrives."),
+            code('''\
+runs = {"static": static.result.serving.runs[-1], "continuous": continuous.result.serving.runs[-1]}
+for name, served in runs.items():
+    for o in served.outcomes:
+        assert o.answer_ids == o.solo_ids, f"{name} #{o.request.index}: 혼자 실행한 답과 같아야 함 · same as alone"
+        assert o.first_token_step >= o.request.arrival, "도착 전에는 답하지 않음 · no token before it arrives"
+    print(f"{name:10s} {served.totals.steps} steps: all {len(served.outcomes)} answers identical to their solo runs")
+print("request  arrives  first token (static / continuous)")
+for s, c in zip(runs["static"].outcomes, runs["continuous"].outcomes, strict=True):
+    print(f"#{s.request.index:<8}{s.request.arrival:<9}{s.first_token_step} / {c.first_token_step}")'''),
+            md("## 정적 배치가 버리는 자리 · The slots static batching wastes\n\n"
+               "한 배치(같은 단계에 함께 들어온 요청들)마다 가장 긴 프롬프트에 맞춘 패딩 "
+               "Σ(P_max − P_r)과, 가장 긴 답이 끝날 때까지 먹이는 끝난 행 Σ(n_max − n_r)입니다.",
+               "Per batch (the requests admitted together in one step): the padding to the "
+               "longest prompt, Σ(P_max − P_r), and the finished rows fed until the longest "
+               "answer ends, Σ(n_max − n_r). Continuous batching wastes none."),
+            code('''\
+served = runs["static"]
+answer = {o.request.index: o.answer_tokens for o in served.outcomes}
+wasted = 0
+for step in served.steps:
+    if step.admitted:  # 이 단계에 함께 들어온 한 배치 · one batch, admitted together
+        P = [step.requests[r].tokens_fed for r in step.admitted]  # 프리필한 토큰 · prefilled
+        n = [answer[r] for r in step.admitted]  # 생성한 토큰 · generated
+        wasted += sum(max(P) - p for p in P) + sum(max(n) - k for k in n)
+assert served.totals.padding_slots == wasted, "잰 패딩 = 공식 · measured padding = the formula"
+assert served.totals.padding_formula == wasted
+assert runs["continuous"].totals.padding_slots == 0, "연속 배치는 버리는 자리가 없음 · continuous wastes none"
+print(f"static: {served.totals.padding_slots} wasted slots = Σ(P_max − P_r) + Σ(n_max − n_r) = {wasted}; "
+      f"continuous: {runs['continuous'].totals.padding_slots}")'''),
+            md("## 배치가 왜 이득인가 · Why batching pays",
+               "One decode step reads the weights once whatever the batch, plus every row's "
+               "K/V (B · S · bytes per token); the time grows far slower than the rows."),
+            code('''\
+sweep = continuous.result.sweep
+backend = kv.load("ko-chat").backend
+per_token = formulas.bytes_per_token(backend.num_layers, backend.num_kv_heads, backend.head_dim,
+                                     backend.dtype_bytes)
+for p in sweep.points:
+    assert p.kv_bytes == p.batch * p.keys * per_token, "K/V = B · S · 토큰당 바이트 · every row's K/V"
+    assert p.bytes_read == sweep.work.weight_bytes + p.kv_bytes, "가중치는 한 번 · the weights once"
+    assert p.step_seconds.count == 3, "3번의 중앙값 · a median of 3 rounds"
+    print(f"B = {p.batch}: {p.ms_per_step:.2f} ms per step ({1000 * p.step_seconds.low:.2f}–"
+          f"{1000 * p.step_seconds.high:.2f}), {p.tokens_per_second:,.0f} tokens/s, read {p.bytes_read:,} B")'''),
+            md("## 프리픽스 캐시 · The prefix cache\n\n"
+               "모든 프롬프트는 같은 시스템 프롬프트(ChatML 틀 포함)로 시작합니다: 그 공통 "
+               "토큰 수가 shared입니다. blocks(vLLM)는 b토큰짜리 블록 전체만 나눠 쓰므로 "
+               "⌊shared/b⌋·b토큰을, radix(SGLang)는 토큰 단위로 shared토큰을 캐시에서 가져옵니다 "
+               "(프롬프트의 마지막 토큰은 늘 계산: min(shared, P − 1)). 0단계에 도착한 요청은 "
+               "캐시가 아직 비어 있어 가져올 것이 없습니다.",
+               "Every prompt starts with the same system prompt (ChatML template included): "
+               "their common tokens are `shared`. Blocks (vLLM) share whole blocks of b tokens "
+               "only, ⌊shared/b⌋·b tokens; radix (SGLang) is token-exact, `shared` tokens (a "
+               "prompt's last token is always computed: min(shared, P − 1)). Requests arriving "
+               "at step 0 find the cache still empty."),
+            code('blocks = kv.serving(prefix="blocks", block_size=16, batch_sizes=[], repeats=1)\n'
+                 'print(blocks.headline)'),
+            code('radix = kv.serving(prefix="radix", block_size=16, batch_sizes=[], repeats=1)\n'
+                 'print(radix.headline)'),
+            code('''\
+requests = blocks.result.serving.requests
+first = requests[0].prompt_ids
+shared = 0  # 모든 프롬프트에 공통인 앞부분의 토큰 수 · tokens every prompt starts with
+while all(len(q.prompt_ids) > shared and q.prompt_ids[shared] == first[shared] for q in requests):
+    shared += 1
+b = blocks.result.serving.runs[-1].config.block_size
+rules = {"blocks": lambda prompt: min(shared, prompt - 1) // b * b,  # 블록 전체만 · whole blocks
+         "radix": lambda prompt: min(shared, prompt - 1)}  # 토큰 단위 · token-exact
+for name, run in (("blocks", blocks), ("radix", radix)):
+    served = run.result.serving.runs[-1]
+    for o in served.outcomes:
+        expected = 0 if o.request.arrival == 0 else rules[name](o.prompt_tokens)
+        assert o.prefix_hit == expected, f"{name} #{o.request.index}: 캐시에서 가져온 토큰 · hit tokens"
+        assert o.answer_ids == o.solo_ids, "프리픽스 캐시도 답을 바꾸지 않음 · the same answers"
+    hits = [o.prefix_hit for o in served.outcomes]
+    assert served.totals.prefix_hit_tokens == sum(hits)
+    print(f"{name:6s} shared {shared}, b = {b}: hits per request {hits}")
+print(f"⌊shared/b⌋·b = ⌊{shared}/{b}⌋·{b} = {shared // b * b}")'''),
+            md("## 몇 명이 들어가나 · How many users fit\n\n"
+               "캐시에 쓸 메모리(예산)가 정해져 있으면 블록 캐시는 ⌊예산 ÷ 블록 바이트⌋개의 "
+               "블록을 갖고, 요청 하나(L토큰)는 ⌈L ÷ b⌉개의 블록을 씁니다. 같은 예산의 "
+               "스케줄러에 요청을 한꺼번에 보내 몇 개를 받아들이는지 세어 공식과 비교합니다.",
+               "With a memory budget for the cache, a paged cache has ⌊budget ÷ block bytes⌋ "
+               "blocks and a request of L tokens takes ⌈L ÷ b⌉. The continuous scheduler, "
+               "given the same budget, is sent more requests at once than fit: it admits as "
+               "many as the formula says, and the rest wait."),
+            code('''\
+from kvstudio.labs.serving_batching import admission_check
+
+chat_model = kv.load("ko-chat")
+L, b, budget = 40, 16, 360_000  # 요청의 토큰, 블록 크기, 예산(바이트) · tokens, block, bytes
+block_bytes = b * per_token
+pool_blocks = budget // block_bytes  # ⌊예산 ÷ 블록 바이트⌋ · ⌊budget ÷ block bytes⌋
+per_request = -(-L // b)  # ⌈L ÷ b⌉
+fit = pool_blocks // per_request
+check = admission_check(chat_model.backend, chat_model.tokenizer, request_tokens=L,
+                        budget_bytes=budget, block_size=b)
+assert check.block_bytes == block_bytes, "텐서에서 잰 블록 = b · 토큰당 바이트 · a block, measured"
+assert (check.budget_blocks, check.formula) == (pool_blocks, fit)
+assert check.admitted == fit, "스케줄러가 받은 수 = 공식 · the scheduler admits what the formula says"
+assert check.blocks_used == fit * per_request
+print(f"budget {budget:,} B = {pool_blocks} blocks of {block_bytes:,} B, {per_request} blocks a "
+      f"request: {fit} users fit; the scheduler admitted {check.admitted} of {check.offered}")
+print(f"a contiguous cache of exactly L tokens each: ⌊budget ÷ (L · {per_token:,} B)⌋ = "
+      f"{budget // (L * per_token)}")'''),
+            EXPORT_NOTE,
+            code('print(kv.export(continuous, "serving.png"))\n'
+                 'print(kv.export(continuous, "serving.csv"))'),
+        ]),
+    "10_beam_search.ipynb": notebook(
+        "빔 서치: 빔, 부모 행, 캐시 재정렬", "Beam search: beams, parents and the cache reorder",
+        "빔 서치는 K개의 답(빔)을 함께 들고 가며 빔마다 KV 캐시의 행 하나를 씁니다. 매 단계 "
+        "가장 좋은 K개의 이어짐을 고른 뒤 캐시의 행을 재정렬합니다 (배치 차원의 index_select): "
+        "다른 행의 답을 잇는 빔은 그 행 전체를 복사받습니다. 강의 질문, K = 4, N = 16, "
+        "채팅 모델(ko-chat).",
+        "beam search carries K answers (beams) at once, one KV cache row each. After every "
+        "step it keeps the K best continuations and reorders the cache's rows (index_select "
+        "on the batch dimension): a beam that continues another row's answer gets a copy of "
+        "that whole row. The course question, K = 4, N = 16, on the chat model (ko-chat).",
+        [
+            md("## 실험 · The lab\n\n`kv.beam`은 창의 *빔 서치* 실험과 같은 코드입니다. "
+               "transformers가 설치되어 있으면 (`pip install -e \".[hf]\"`) 같은 가중치로 "
+               "transformers의 `generate(num_beams=4)`도 실행해 답과 점수를 비교합니다.",
+               "`kv.beam` is the window's *Beam search* lab, the same code. When transformers "
+               "is installed (`pip install -e \".[hf]\"`), transformers' own "
+               "`generate(num_beams=4)` also runs on the same weights, and the answers and "
+               "scores are compared."),
+            code('''\
+import importlib.util
+
+HAVE_TRANSFORMERS = importlib.util.find_spec("transformers") is not None  # hf extra
+print("transformers:", "installed" if HAVE_TRANSFORMERS else "not installed")'''),
+            code("run = kv.beam(beams=4, new_tokens=16, transformers=HAVE_TRANSFORMERS)\n"
+                 "print(run.headline)"),
+            md("## 단계마다의 빔과 부모 행 · Beams and their parents, step by step\n\n"
+               "parents[i]는 i번 행이 이어 가는 이전 단계의 행입니다. parents[i] ≠ i인 행은 "
+               "다른 행을 통째로 복사받습니다 (0단계: 프롬프트의 한 행이 K개로 복사됨).",
+               "parents[i] is the previous step's row that row i continues; a row with "
+               "parents[i] ≠ i gets a copy of another row (step 0: the prompt's one row is "
+               "copied into K rows)."),
+            code('''\
+res = run.result
+for s in res.steps:
+    parents = [beam.parent for beam in s.beams]
+    print(f"step {s.step:2d}: parents {parents}  rows moved {s.rows_moved}  "
+          f"reorder {s.reorder_bytes:>7,} B")'''),
+            md("## 공식으로 확인 · Checked against the formulas",
+               "Rows moved = the rows whose parent is another row; one row holds P + step "
+               "tokens, bytes per row = bytes per token × (P + step); reorder bytes = rows "
+               "moved × bytes per row; index_select writes every row."),
+            code('''\
+backend = kv.load("ko-chat").backend
+per_token = formulas.bytes_per_token(backend.num_layers, backend.num_kv_heads, backend.head_dim,
+                                     backend.dtype_bytes)
+P, K = len(res.prompt_ids), res.settings.num_beams
+assert res.search.bytes_per_token == per_token, "토큰당 바이트 = 2·L·H_kv·d·bytes"
+assert res.steps[0].rows_moved == K - 1, "0단계: 프롬프트의 행 하나를 K개로 · one row becomes K"
+for s in res.steps:
+    assert len(s.beams) == K, "빔은 늘 K개 · always K beams"
+    moved = sum(1 for row, beam in enumerate(s.beams) if beam.parent != row)
+    assert s.rows_moved == moved, "옮긴 행 = 부모가 다른 행 · rows whose parent is another row"
+    assert s.row_bytes == per_token * (P + s.step), "행 하나 = 토큰당 바이트 × (P + 단계) · one row"
+    assert s.reorder_bytes == s.rows_moved * s.row_bytes, "재정렬 = 옮긴 행 × 행 바이트 · rows moved × row bytes"
+    assert s.index_select_bytes == K * s.row_bytes, "index_select는 모든 행을 씀 · every row"
+    scores = [beam.score for beam in s.beams]
+    assert scores == sorted(scores, reverse=True), "점수가 높은 빔부터 · best first"
+assert res.search.reorder_bytes == sum(s.reorder_bytes for s in res.steps)
+print(f"P = {P}, {per_token:,} B per token: reorders copied {res.search.reorder_bytes:,} B "
+      f"({sum(s.rows_moved for s in res.steps)} rows moved); index_select writes "
+      f"{res.search.index_select_bytes:,} B; a paged cache copies {res.search.cow_bytes:,} B on write")'''),
+            md("## 답 · The answers", "The K returned hypotheses, best first: the score is the "
+               "sum of log-probabilities ÷ length^penalty."),
+            code('''\
+for hypothesis, text in zip(res.search.sequences, res.texts, strict=True):
+    print(f"{hypothesis.score:8.3f}  {len(hypothesis.tokens):2d} tokens  {text!r}")'''),
+            md("## transformers와 같은가 · The same as transformers",
+               "transformers' `generate(num_beams=…)` on the same weights: the same token ids "
+               "and scores. Without transformers the comparison is skipped, and says so."),
+            code('''\
+check = res.transformers
+if check.ran:
+    assert check.same, "transformers와 같은 토큰, 같은 점수 · the same ids and scores"
+    ours = [tuple(h.tokens) for h in res.search.sequences]
+    assert ours == [ids for ids, _ in check.sequences], "같은 순서의 같은 답 · the same beams"
+    print(f"same as transformers' generate(num_beams={K}): {len(ours)} beams, "
+          "the same token ids and scores")
+else:
+    print("transformers가 없어 비교를 건너뜁니다 · transformers is not installed, so the "
+          f"comparison is skipped (pip install -e '.[hf]'): {check.note}")'''),
+            EXPORT_NOTE,
+            code('print(kv.export(run, "beam_search.png"))\nprint(kv.export(run, "beam_search.csv"))'),
+        ]),
 }
 
 

@@ -6,7 +6,7 @@
     kv.export(run, "compare.png")
 
 Each lab function (`compare`, `sample`, `cutoff`, `cache_kinds`, `sweep`,
-`paged`, `quantized`, `chat`) builds the window's own lab panel offscreen,
+`paged`, `quantized`, `chat`, `serving`, `beam`) builds the window's own lab panel offscreen,
 runs the generator the window and the ``kvstudio`` command run
 (`kvstudio.labs`), shows a progress bar and the panel's chart live (through
 ``pyqtgraph.jupyter``; a text progress line in a terminal) and returns a
@@ -24,6 +24,7 @@ prepare_qt_environment()  # before anything imports Qt: offscreen without a disp
 from kvstudio.notebook.environment import application, in_jupyter, language, threads  # noqa: E402
 from kvstudio.notebook.export import export, export_pack  # noqa: E402
 from kvstudio.notebook.labs import (  # noqa: E402
+    beam,
     cache_kinds,
     chat,
     compare,
@@ -32,6 +33,7 @@ from kvstudio.notebook.labs import (  # noqa: E402
     quantized,
     run_lab,
     sample,
+    serving,
     sweep,
 )
 from kvstudio.notebook.models import load  # noqa: E402
@@ -40,6 +42,7 @@ from kvstudio.notebook.runner import LabRun  # noqa: E402
 __all__ = [
     "LabRun",
     "application",
+    "beam",
     "cache_kinds",
     "chat",
     "compare",
@@ -53,6 +56,7 @@ __all__ = [
     "quantized",
     "run_lab",
     "sample",
+    "serving",
     "sweep",
     "threads",
 ]

@@ -4,9 +4,11 @@ Owns `run_lab` (a panel type, its settings and a model → a `LabRun`: the
 course's model when none is given, the panel's own job, progress, live chart,
 table) and one function per lab of the course: `compare`, `sample` (the
 temperature lab), `cutoff` (top-p / top-k survivors), `cache_kinds`,
-`sweep`, `paged`, `quantized` and `chat` (a conversation of several turns on
-one panel). Every argument left at None keeps the course preset's value (the
-window's box default, `kvstudio.labs.course.COURSE`).
+`sweep`, `paged`, `quantized`, `chat` (a conversation of several turns on
+one panel), `serving` (requests under one scheduler, then the batch sweep) and
+`beam` (beam search, its cache reorders and transformers' answer). Every
+argument left at None keeps the course preset's value (the window's box
+default, `kvstudio.labs.course.COURSE`).
 
 A new lab is one function here: import its window panel and call `run_lab`
 with the panel's box names as settings (see `quantized`).
@@ -209,3 +211,69 @@ def chat(model: ModelHandle | str | Path | None = None, *,
         raise
     return LabRun("chat", panel, results[-1], handle.name, time.perf_counter() - started,
                   steps, turns=results)
+
+
+def serving(model: ModelHandle | str | Path | None = None, *,
+            requests: str | Path | None = None, system: str | None = None,
+            policy: str | None = None, chunk: int | None = None,
+            block_size: int | None = None, prefix: str | None = None,
+            max_batch: int | None = None, answer_tokens: int | None = None,
+            batch_sizes: Sequence[int] | None = None, repeats: int | None = None,
+            show: bool = True) -> LabRun:
+    """Requests served together under one scheduler, then one decode step per batch size.
+
+    `requests`: a requests file (one question a line, ``@K`` the step it arrives at,
+    ``+N`` its answer budget; None: the shipped example). `policy`: ``"continuous"``
+    or ``"static"``; `chunk`: chunked prefill's token budget (0: off); `prefix`:
+    ``"none"``, ``"blocks"`` (vLLM) or ``"radix"`` (SGLang). `batch_sizes`: the
+    sweep's sizes (``[]``: no sweep). Every answer is checked against the same
+    request run alone; times are medians of `repeats` rounds.
+    """
+    from kvstudio.ui.labs.serving_lab import ServingPanel
+
+    path = None if requests is None else Path(requests).expanduser()
+    if path is not None and not path.is_file():
+        raise ValueError(f"No requests file at {path}: give a text file with one question a "
+                         "line, or None for the shipped example.")
+
+    def choose(panel: LabPanel) -> None:
+        if path is not None:
+            panel.choose_requests(path)  # type: ignore[attr-defined]
+
+    return run_lab(ServingPanel, "serving", model, {
+        "system": system, "policy": policy, "chunk": chunk, "block_size": block_size,
+        "prefix": prefix, "max_batch": max_batch, "answer_tokens": answer_tokens,
+        "batch_sizes": batch_sizes, "repeats": repeats}, show=show, prepare=choose)
+
+
+def beam(model: ModelHandle | str | Path | None = None, *, prompt: str | None = None,
+         beams: int | None = None, length_penalty: float | None = None,
+         early_stopping: bool | str | None = None, new_tokens: int | None = None,
+         block_size: int | None = None, transformers: bool | None = None,
+         show: bool = True) -> LabRun:
+    """Beam search: K beams, one cache row each, reordered after every step.
+
+    `early_stopping`: False, True or ``"never"`` (transformers' meanings).
+    `block_size`: the paged cache whose copies on write are compared. `transformers`:
+    also run transformers' ``generate(num_beams=…)`` on the same weights and compare
+    (needs the ``hf`` extra; without it the result says it was not checked).
+    """
+    from kvstudio.ui.labs.beam_lab import EARLY_STOPPING, BeamSearchPanel
+
+    stopping: int | None = None
+    if early_stopping is not None:
+        found = [i for i, v in enumerate(EARLY_STOPPING)
+                 if v is early_stopping or (isinstance(v, str) and v == early_stopping)]
+        if not found:
+            raise ValueError(f"early_stopping must be False, True or 'never', "
+                             f"got {early_stopping!r}.")
+        stopping = found[0]
+
+    def choose(panel: LabPanel) -> None:
+        if stopping is not None:
+            panel.early_stopping.setCurrentIndex(stopping)  # type: ignore[attr-defined]
+
+    return run_lab(BeamSearchPanel, "beam", model, {
+        "prompt": prompt, "beams": beams, "length_penalty": length_penalty,
+        "new_tokens": new_tokens, "block_size": block_size,
+        "check_transformers": transformers}, show=show, prepare=choose)

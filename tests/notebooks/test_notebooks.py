@@ -2,14 +2,17 @@
 
 Every notebook in notebooks/ runs top to bottom headless (nbclient) on a kernel
 of this venv's Python, then its outputs are read: the tokens-fed notebook shows
-246 and 13,728, the cache-bytes notebook 204,800, and every cell that runs a lab
-left the chart as an image. The notebooks share one kernel (imports and models
-load once) but each starts from an empty namespace (``%reset -f``), so none can
-lean on another's variables. Needs the ``notebook`` extra; skipped without it.
+246 and 13,728, the cache-bytes notebook 204,800, the serving and beam-search
+notebooks numbers that agree with their formulas (recomputed here from what they
+printed), and every cell that runs a lab left the chart as an image. The
+notebooks share one kernel (imports and models load once) but each starts from
+an empty namespace (``%reset -f``), so none can lean on another's variables.
+Needs the ``notebook`` extra; skipped without it.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import os
@@ -34,11 +37,11 @@ needs_extra = pytest.mark.skipif(
 )
 # A cell that runs a lab: `name = kv.<lab>(…)` at the start of the cell.
 LAB_CELL = re.compile(
-    r"^\w+ = kv\.(compare|sample|cutoff|cache_kinds|sweep|chat|paged|quantized)\(")
+    r"^\w+ = kv\.(compare|sample|cutoff|cache_kinds|sweep|chat|paged|quantized|serving|beam)\(")
 
 
 def test_the_notebooks_are_there() -> None:
-    assert len(NOTEBOOKS) >= 9, [p.name for p in NOTEBOOKS]
+    assert len(NOTEBOOKS) >= 11, [p.name for p in NOTEBOOKS]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -136,6 +139,53 @@ def test_every_notebook_runs_and_shows_its_numbers(executed: dict[str, Any]) -> 
 @needs_extra
 @pytest.mark.notebook
 @pytest.mark.slow
+def test_the_serving_notebook_checks_its_numbers(executed: dict[str, Any]) -> None:
+    text = _text(executed["09_serving.ipynb"])
+    for policy in ("static", "continuous"):
+        assert re.search(rf"{policy} +\d+ steps: all 6 answers identical to their solo runs",
+                         text), policy
+    wasted = re.search(r"static: (\d+) wasted slots = .* = (\d+); continuous: 0", text)
+    assert wasted and wasted[1] == wasted[2] and int(wasted[1]) > 0  # static pads; continuous not
+    for mode in ("blocks", "radix"):
+        found = re.search(rf"{mode} +shared (\d+), b = (\d+): hits per request (\[.*\])", text)
+        assert found, mode
+        shared, b, hits = int(found[1]), int(found[2]), ast.literal_eval(found[3])
+        hit = shared // b * b if mode == "blocks" else shared
+        assert hits[:2] == [0, 0] and hits[2:] == [hit] * (len(hits) - 2), (mode, hits)
+        assert hit > 0
+    fit = re.search(r"(\d+) blocks of ([\d,]+) B, (\d+) blocks a request: (\d+) users fit; "
+                    r"the scheduler admitted (\d+) of (\d+)", text)
+    assert fit, "the users-that-fit line"
+    blocks, per_request, users, admitted, offered = (int(fit[i]) for i in (1, 3, 4, 5, 6))
+    assert users == blocks // per_request == admitted < offered
+    assert "B = 8:" in text and "ms per step" in text
+
+
+@needs_extra
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_the_beam_notebook_checks_its_numbers(executed: dict[str, Any]) -> None:
+    text = _text(executed["10_beam_search.ipynb"])
+    head = re.search(r"P = (\d+), ([\d,]+) B per token: reorders copied ([\d,]+) B", text)
+    assert head, "the totals line"
+    prompt, per_token = int(head[1]), int(head[2].replace(",", ""))
+    steps = re.findall(r"step +(\d+): parents (\[[\d, ]+\]) +rows moved (\d+) +reorder +([\d,]+) B",
+                       text)
+    assert len(steps) >= 2
+    for step, parents, moved, reorder in steps:
+        rows = ast.literal_eval(parents)
+        assert int(moved) == sum(1 for i, p in enumerate(rows) if p != i)
+        assert int(reorder.replace(",", "")) == int(moved) * per_token * (prompt + int(step))
+    assert sum(int(r.replace(",", "")) for *_, r in steps) == int(head[3].replace(",", ""))
+    if importlib.util.find_spec("transformers") is not None:
+        assert "same as transformers' generate(num_beams=4)" in text
+    else:
+        assert "the comparison is skipped" in text
+
+
+@needs_extra
+@pytest.mark.notebook
+@pytest.mark.slow
 def test_every_chart_cell_left_an_image(executed: dict[str, Any]) -> None:
     charts = 0
     for name in (p.name for p in NOTEBOOKS):
@@ -143,7 +193,7 @@ def test_every_chart_cell_left_an_image(executed: dict[str, Any]) -> None:
             if cell.cell_type == "code" and LAB_CELL.match(cell.source):
                 charts += 1
                 assert _has_image(cell), f"{name}: {cell.source.splitlines()[0]} left no image"
-    assert charts >= 10
+    assert charts >= 15
     compare = executed["01_tokens_fed.ipynb"]
     assert any(_has_image(cell) for cell in compare.cells)
 
@@ -158,5 +208,8 @@ def test_the_notebook_exports_are_written(executed: dict[str, Any]) -> None:
     assert (work / "tokens_fed.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     from PySide6.QtGui import QImage
 
-    image = QImage(str(work / "cache_bytes.png"))
-    assert (image.width(), image.height()) == (1920, 1080)  # the window's 16:9 slide
+    for name in ("cache_bytes", "serving", "beam_search"):
+        image = QImage(str(work / f"{name}.png"))
+        assert (image.width(), image.height()) == (1920, 1080), name  # the window's 16:9 slide
+    for name in ("serving", "beam_search"):
+        assert (work / f"{name}.csv").read_text(encoding="utf-8").strip(), name

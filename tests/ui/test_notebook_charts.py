@@ -22,8 +22,10 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
 from kvstudio import notebook as kv
+from kvstudio.ui.labs.beam_lab import BeamSearchPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 from kvstudio.ui.labs.compare_lab import CacheVsRecomputePanel
+from kvstudio.ui.labs.serving_lab import ServingPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.canvas import plot_items
@@ -34,6 +36,9 @@ LABS = {
     "sample": (TemperaturePanel, {"temperatures": [0.5, 1.5], "samples": 6, "new_tokens": 6,
                                   "both_modes": False}),
     "cache_kinds": (CacheKindsPanel, {"prompt_tokens": 12, "new_tokens": 8, "window": 6}),
+    "serving": (ServingPanel, {"policy": "static", "answer_tokens": 4, "batch_sizes": [1, 2],
+                               "repeats": 1}),
+    "beam": (BeamSearchPanel, {"beams": 3, "new_tokens": 5, "transformers": False}),
 }
 
 
@@ -134,5 +139,11 @@ def test_bad_settings_say_what_to_change(tiny_handle: ModelHandle) -> None:
         kv.load("/nonexistent/model")
     with pytest.raises(ValueError, match="suffix"):
         kv.export(object(), "chart.gif")
+    with pytest.raises(ValueError, match="early_stopping must be False, True or 'never'"):
+        kv.beam(tiny_handle, early_stopping="sometimes", show=False)
+    with pytest.raises(ValueError, match="No requests file at"):
+        kv.serving(tiny_handle, requests="/nonexistent/requests.txt", show=False)
+    with pytest.raises(ValueError, match="prefix must be one of 'none', 'blocks', 'radix'"):
+        kv.serving(tiny_handle, prefix="lru", show=False)
     # The refused labs' panels were handed to Qt to delete: deleted now, inside this test.
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)
