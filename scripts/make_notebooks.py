@@ -575,7 +575,7 @@ else:
         "작은 초안(draft)이 k개의 토큰을 제안하면 대상 모델(target, ko-chat)이 한 번의 "
         "forward로 k개를 모두 검사합니다. 처음부터 맞는 a개를 받아들이고 자기 토큰 하나(틀린 "
         "자리의 정정, 모두 맞으면 보너스)를 더한 뒤, 두 캐시를 받아들인 토큰까지 잘라 냅니다. "
-        "초안은 두 가지: 1층짜리 ko-draft 모델과 프롬프트 룩업(앞에 나온 n-gram 뒤의 토큰). "
+        "초안은 두 가지: 1층짜리 ko-draft 모델과 프롬프트 조회(prompt lookup: 앞에 나온 n-gram 뒤의 토큰). "
         "강의 질문, k = 1, 2, 4, N = 32, 탐욕(greedy).",
         "a small draft proposes k tokens and the target (ko-chat) checks all k in one "
         "forward. It keeps the a that match from the start, adds one token of its own (the "
@@ -622,7 +622,7 @@ for r in res.runs:
     print(f"{r.draft_kind:13s} k={r.k}: {len(r.token_ids)} tokens identical to plain greedy")
 print("answer:", repr(res.plain_text))'''),
             md("## 라운드마다의 캐시 · The caches, round by round\n\n"
-               "라운드마다 초안 m개(k개; 프롬프트 룩업은 찾은 만큼, 예산 끝에서는 남은 만큼)를 "
+               "라운드마다 초안 m개(k개; 프롬프트 조회는 찾은 만큼, 예산 끝에서는 남은 만큼)를 "
                "검증하는 forward가 대상 캐시에 1 + m행을 쓰고, a개를 받아들이면 m − a행을 "
                "잘라 냅니다: 대상 캐시는 a + 1행 자랍니다. 초안 모델의 캐시는 m − 1 − a행을 "
                "잘라 냅니다 (모두 맞으면 0). 아래는 기록된 라운드 전부이고, 다음 칸이 이 "
@@ -666,7 +666,7 @@ for r in res.runs:
                "않습니다). 대상 호출(검증 라운드) 하나가 만드는 토큰은 a + 1이고, 초안 하나하나가 "
                "확률 α로 맞는다면 그 기댓값은 (1 − α^(k+1)) / (1 − α)입니다 (Leviathan 등). "
                "측정값 옆에 라운드마다의 m으로 계산한 공식과 명목 k로 계산한 공식을 둡니다: "
-               "프롬프트 룩업은 대부분의 라운드에서 초안을 찾지 못해(m = 0) 명목 k의 공식보다 "
+               "프롬프트 조회는 대부분의 라운드에서 초안을 찾지 못해(m = 0) 명목 k의 공식보다 "
                "훨씬 적게 만듭니다.",
                "α is accepted drafts ÷ judged drafts (drafts after the first rejection are "
                "never judged). One target call (a verify round) commits a + 1 tokens; if each "
