@@ -224,6 +224,11 @@ def test_the_speculative_notebook_checks_its_numbers(executed: dict[str, Any]) -
             index, m, a, rows, appended, cropped, d_rows, d_appended, d_cropped = now
             assert index == before[0] + 1 and m is not None and a is not None and m <= k, now
             assert rows - before[3] == a + 1, (config, now)  # the target grew by a + 1
+            room = 32 - (before[3] - prompt + 1) - 1  # drafts that fit the token budget
+            if kind == "model":  # k drafts a round, fewer only at the budget's end
+                assert m == min(k, room), (config, now)
+            else:  # prompt lookup: as many as it found
+                assert m <= min(k, room), (config, now)
             assert (appended, cropped) == (1 + m, m - a), (config, now)  # crop: m − a
             if kind == "model":  # the draft model's cache: cropped m − 1 − a (0: all passed)
                 assert d_cropped == (0 if a == m else m - 1 - a), (config, now)
@@ -235,7 +240,7 @@ def test_the_speculative_notebook_checks_its_numbers(executed: dict[str, Any]) -
             committed += a + 1
         verify = len(records) - 1
         assert rows == prompt + 32 - 1  # every token but the last is in the cache
-        assert sum(m == k for _, m, *_ in records[1:]) >= (verify - 3 if kind == "model" else 1)
+        assert sum(m > 0 for _, m, *_ in records[1:]) >= (verify - 1 if kind == "model" else 1)
         total = totals[config]
         alpha = accepted / judged
         assert (int(total[3]), int(total[4])) == (accepted, judged)
