@@ -569,6 +569,147 @@ else:
             EXPORT_NOTE,
             code('print(kv.export(run, "beam_search.png"))\nprint(kv.export(run, "beam_search.csv"))'),
         ]),
+    "11_speculative.ipynb": notebook(
+        "추측 디코딩: 초안, 검증, 캐시 자르기",
+        "Speculative decoding: draft, verify, crop the cache",
+        "작은 초안(draft)이 k개의 토큰을 제안하면 대상 모델(target, ko-chat)이 한 번의 "
+        "forward로 k개를 모두 검사합니다. 처음부터 맞는 a개를 받아들이고 자기 토큰 하나(틀린 "
+        "자리의 정정, 모두 맞으면 보너스)를 더한 뒤, 두 캐시를 받아들인 토큰까지 잘라 냅니다. "
+        "초안은 두 가지: 1층짜리 ko-draft 모델과 프롬프트 조회(prompt lookup: 앞에 나온 n-gram 뒤의 토큰). "
+        "강의 질문, k = 1, 2, 4, N = 32, 탐욕(greedy).",
+        "a small draft proposes k tokens and the target (ko-chat) checks all k in one "
+        "forward. It keeps the a that match from the start, adds one token of its own (the "
+        "correction where a draft was rejected, the bonus when all passed), then both caches "
+        "are cropped back to the committed tokens. Two drafts: the 1-layer ko-draft model "
+        "and prompt lookup (the tokens that followed the last n-gram earlier in the text). "
+        "The course question, k = 1, 2, 4, N = 32, greedy.",
+        [
+            md("## 실험 · The lab\n\n`kv.speculative`은 창의 *추측 디코딩* 실험과 같은 "
+               "코드입니다. 일반 탐욕 디코딩과, 초안 두 가지 × k 세 가지의 추측 디코딩을 "
+               "번갈아 3번 실행합니다 (시간은 3번의 중앙값).",
+               "`kv.speculative` is the window's *Speculative decoding* lab, the same code. "
+               "Plain greedy decoding and the two drafts × three k run interleaved, 3 times "
+               "(times are medians of 3)."),
+            code("run = kv.speculative(ks=[1, 2, 4], new_tokens=32, repeats=3)\n"
+                 "print(run.headline)"),
+            md("## 일반 탐욕 디코딩과 같은가 · Identical to plain greedy\n\n"
+               "탐욕 디코딩에서는 추측 디코딩의 답이 토큰 하나까지 일반 탐욕 디코딩과 같아야 "
+               "합니다: 대상 모델이 모든 토큰을 스스로 고르기 때문입니다. 여기서는 캐시 없이 "
+               "매 단계 전체를 다시 계산해 argmax를 고르는 가장 단순한 탐욕 디코딩을 직접 "
+               "써서 비교합니다 (실험처럼 eos는 금지).",
+               "Greedy speculative output must equal plain greedy decoding token for token: "
+               "the target picks every token itself. The plainest greedy decoding is written "
+               "out here (no cache: recompute everything, take the argmax; eos banned as in "
+               "the lab) and every run is compared with it."),
+            code('''\
+import torch
+
+from kvstudio.labs.course import COURSE
+
+res = run.result
+chat = kv.load("ko-chat")
+ids = chat.tokenizer.chat_ids(COURSE.question)  # 강의 질문, 채팅 틀 · the course question, chat template
+assert len(ids) == res.prompt_tokens, "실험과 같은 프롬프트 · the lab's prompt"
+greedy = []
+with torch.inference_mode():
+    for _ in range(res.new_tokens):
+        logits = chat.backend.model(torch.tensor([ids + greedy]))[0, -1]  # (V,) 마지막 위치 · last position
+        logits[chat.tokenizer.eos_id] = float("-inf")  # eos 금지 · eos banned
+        greedy.append(int(logits.argmax()))
+assert list(res.plain_ids) == greedy, "실험의 일반 디코딩 = 여기의 탐욕 · the lab's plain run"
+for r in res.runs:
+    assert list(r.token_ids) == greedy, f"{r.draft_kind} k={r.k}: 탐욕과 같은 토큰 · identical to greedy"
+    print(f"{r.draft_kind:13s} k={r.k}: {len(r.token_ids)} tokens identical to plain greedy")
+print("answer:", repr(res.plain_text))'''),
+            md("## 라운드마다의 캐시 · The caches, round by round\n\n"
+               "라운드마다 초안 m개(k개; 프롬프트 조회는 찾은 만큼, 예산 끝에서는 남은 만큼)를 "
+               "검증하는 forward가 대상 캐시에 1 + m행을 쓰고, a개를 받아들이면 m − a행을 "
+               "잘라 냅니다: 대상 캐시는 a + 1행 자랍니다. 초안 모델의 캐시는 m − 1 − a행을 "
+               "잘라 냅니다 (모두 맞으면 0). 아래는 기록된 라운드 전부이고, 다음 칸이 이 "
+               "규칙을 검사합니다 (0번 라운드는 프리필).",
+               "Each round the verify forward writes 1 + m rows to the target cache for m "
+               "drafts (k; prompt lookup: as many as it found; at the budget's end: as many "
+               "as fit) and, with a accepted, crops m − a of them: the target cache grows by "
+               "a + 1 rows. The draft model's cache is cropped by m − 1 − a (0 when all "
+               "passed). Below, every recorded round; the next cell checks these rules "
+               "(round 0 is the prefill)."),
+            code('''\
+for r in res.runs:
+    print(f"--- {r.draft_kind}, k = {r.k}")
+    for x in r.rounds:
+        line = (f"{r.draft_kind} k={r.k} round {x.index:2d}: m={len(x.drafted)} a={x.accepted} "
+                f"target {x.target_length:3d} (+{x.target_appended} -{x.target_cropped})")
+        if x.draft_length is not None:
+            line += f" draft {x.draft_length:3d} (+{x.draft_appended} -{x.draft_cropped})"
+        print(line)'''),
+            code('''\
+for r in res.runs:
+    before, draft_before = r.rounds[0].target_length, r.rounds[0].draft_length
+    assert before == res.prompt_tokens, "프리필: 프롬프트 P행 · the prefill writes P rows"
+    for x in r.verify_rounds:
+        m, a = len(x.drafted), x.accepted
+        assert m <= r.k and 0 <= a <= m
+        assert x.target_length - before == a + 1, "대상 캐시 +a+1 · the target grew by a + 1"
+        assert x.target_appended == 1 + m, "검증 forward: 1 + m행 · the verify forward"
+        assert x.target_cropped == m - a, "대상: m − a행 자름 · target crop"
+        if r.draft_kind == "model":
+            assert x.draft_cropped == (0 if a == m else m - 1 - a), "초안: m − 1 − a · draft crop"
+            assert x.draft_length - draft_before == x.draft_appended - x.draft_cropped
+            draft_before = x.draft_length
+        before = x.target_length
+    assert before == res.prompt_tokens + res.new_tokens - 1, "마지막 토큰은 아직 캐시 밖 · P + N − 1 rows"
+    full = sum(1 for x in r.verify_rounds if len(x.drafted) == r.k)
+    print(f"{r.draft_kind:13s} k={r.k}: {len(r.verify_rounds)} rounds ({full} with all k drafts), "
+          f"target rows {r.rounds[0].target_length} → {before}")'''),
+            md("## 호출당 토큰: 측정과 공식 · Tokens per target call: measured and the formula\n\n"
+               "α는 받아들인 초안 ÷ 판정받은 초안입니다 (거절된 첫 초안 뒤의 초안은 판정받지 "
+               "않습니다). 대상 호출(검증 라운드) 하나가 만드는 토큰은 a + 1이고, 초안 하나하나가 "
+               "확률 α로 맞는다면 그 기댓값은 (1 − α^(k+1)) / (1 − α)입니다 (Leviathan 등). "
+               "측정값 옆에 라운드마다의 m으로 계산한 공식과 명목 k로 계산한 공식을 둡니다: "
+               "프롬프트 조회는 대부분의 라운드에서 초안을 찾지 못해(m = 0) 명목 k의 공식보다 "
+               "훨씬 적게 만듭니다.",
+               "α is accepted drafts ÷ judged drafts (drafts after the first rejection are "
+               "never judged). One target call (a verify round) commits a + 1 tokens; if each "
+               "draft passes with probability α, the expectation is (1 − α^(k+1)) / (1 − α) "
+               "(Leviathan et al.). Beside the measured value: the formula with each round's "
+               "own m, and with the nominal k. Prompt lookup finds no draft in most rounds "
+               "(m = 0), so it commits far fewer than the nominal-k formula."),
+            code('''\
+def formula(alpha, k):  # (1 − α^(k+1)) / (1 − α)
+    return k + 1 if alpha == 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
+
+for r in res.runs:
+    rounds = r.verify_rounds
+    accepted = sum(x.accepted for x in rounds)
+    judged = sum(x.accepted + (x.accepted < len(x.drafted)) for x in rounds)  # a, + 거절된 하나 · + the rejected one
+    alpha = accepted / judged if judged else 0.0
+    measured = sum(x.accepted + 1 for x in rounds) / len(rounds)  # a + 1 토큰 / 호출 · per call
+    per_round = sum(formula(alpha, len(x.drafted)) for x in rounds) / len(rounds)
+    assert abs(alpha - r.alpha) < 1e-12 and abs(measured - r.tokens_per_round) < 1e-12
+    assert abs(per_round - r.expected_tokens_per_round) < 1e-12
+    assert abs(formula(alpha, r.k) - r.formula_at_k) < 1e-12
+    assert r.target_calls == len(r.rounds), "라운드마다 대상 호출 한 번 · one target call a round"
+    print(f"{r.draft_kind:13s} k={r.k}: α = {accepted}/{judged} = {alpha:.3f}  tokens per target call "
+          f"{measured:.3f}  formula (each round's m) {per_round:.3f}  formula (k) "
+          f"{formula(alpha, r.k):.3f}  target calls {r.target_calls} for {r.generated} tokens")'''),
+            md("## 시간 · Time\n\n"
+               "대상 호출이 줄어도 초안 모델의 forward가 늘어나므로, 이 작은 모델들에서는 CPU "
+               "시간이 꼭 줄지는 않습니다. 시간은 3번의 중앙값과 그 범위입니다.",
+               "Fewer target calls come with more draft forwards, so on these small models "
+               "the CPU time need not drop. Times are medians of 3 rounds with their range."),
+            code('''\
+plain = res.plain_seconds
+print(f"plain greedy: {1000 * plain.median:.1f} ms ({1000 * plain.low:.1f}–{1000 * plain.high:.1f}, "
+      f"median of {plain.count})")
+for r in res.runs:
+    s = r.seconds
+    print(f"{r.draft_kind:13s} k={r.k}: {1000 * s.median:.1f} ms ({1000 * s.low:.1f}–"
+          f"{1000 * s.high:.1f}), {res.speedup(r):.2f}× plain speed")'''),
+            EXPORT_NOTE,
+            code('print(kv.export(run, "speculative.png"))\n'
+                 'print(kv.export(run.charts["speculative-k"], "speculative_k.png"))  # α와 호출당 토큰 · α, tokens per call\n'
+                 'print(kv.export(run, "speculative.csv"))'),
+        ]),
 }
 
 

@@ -96,11 +96,11 @@ async def shoot(page_ws: str, out: Path, run_seconds: float) -> None:
             break
         await asyncio.sleep(1)
     await asyncio.sleep(4)  # the last frames and the output update
-    # The lab's cell: scroll its progress bar to the top of the notebook's area.
+    # The first cell that runs a lab (`run = kv.<lab>(`): its progress bar to the top.
     await tools.evaluate("""
       (() => {
-        const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
-        const lab = cells.find(c => c.textContent.includes('kv.compare('));
+        const cells = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')];
+        const lab = cells.find(c => /\\w+ = kv\\.\\w+\\(/.test(c.textContent));
         if (lab) { lab.scrollIntoView({block: 'start'}); }
         return !!lab;
       })()""")

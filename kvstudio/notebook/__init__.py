@@ -6,8 +6,8 @@
     kv.export(run, "compare.png")
 
 Each lab function (`compare`, `sample`, `cutoff`, `cache_kinds`, `sweep`,
-`paged`, `quantized`, `chat`, `serving`, `beam`) builds the window's own lab panel offscreen,
-runs the generator the window and the ``kvstudio`` command run
+`paged`, `quantized`, `chat`, `serving`, `beam`, `speculative`) builds the
+window's own lab panel offscreen, runs the generator the window and the ``kvstudio`` command run
 (`kvstudio.labs`), shows a progress bar and the panel's chart live (through
 ``pyqtgraph.jupyter``; a text progress line in a terminal) and returns a
 `LabRun`. `load` loads a model once; `export` / `export_pack` write PNG, SVG,
@@ -34,6 +34,7 @@ from kvstudio.notebook.labs import (  # noqa: E402
     run_lab,
     sample,
     serving,
+    speculative,
     sweep,
 )
 from kvstudio.notebook.models import load  # noqa: E402
@@ -57,6 +58,7 @@ __all__ = [
     "run_lab",
     "sample",
     "serving",
+    "speculative",
     "sweep",
     "threads",
 ]

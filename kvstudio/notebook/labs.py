@@ -5,8 +5,9 @@ course's model when none is given, the panel's own job, progress, live chart,
 table) and one function per lab of the course: `compare`, `sample` (the
 temperature lab), `cutoff` (top-p / top-k survivors), `cache_kinds`,
 `sweep`, `paged`, `quantized`, `chat` (a conversation of several turns on
-one panel), `serving` (requests under one scheduler, then the batch sweep) and
-`beam` (beam search, its cache reorders and transformers' answer). Every
+one panel), `serving` (requests under one scheduler, then the batch sweep),
+`beam` (beam search, its cache reorders and transformers' answer) and
+`speculative` (a draft proposes k tokens, the target checks them). Every
 argument left at None keeps the course preset's value (the window's box
 default, `kvstudio.labs.course.COURSE`).
 
@@ -277,3 +278,24 @@ def beam(model: ModelHandle | str | Path | None = None, *, prompt: str | None = 
         "prompt": prompt, "beams": beams, "length_penalty": length_penalty,
         "new_tokens": new_tokens, "block_size": block_size,
         "check_transformers": transformers}, show=show, prepare=choose)
+
+
+def speculative(model: ModelHandle | str | Path | None = None, *, question: str | None = None,
+                ks: Sequence[int] | None = None, new_tokens: int | None = None,
+                temperature: float | None = None, repeats: int | None = None,
+                show: bool = True) -> LabRun:
+    """Speculative decoding: the ko-draft model and prompt lookup propose k tokens a round.
+
+    For every draft kind and every k in `ks` (default 1, 2, 4, 8), one run of the
+    question recorded round by round (drafted, accepted, the target's own token,
+    rows appended to and cropped from both caches), next to plain decoding.
+    `temperature` 0 (the default) is greedy: every run must equal plain greedy
+    token for token. Times are medians of `repeats` interleaved rounds (one: a
+    single measurement). Without ko-draft (another tokenizer) only prompt lookup
+    runs and the result's `draft_note` says why.
+    """
+    from kvstudio.ui.labs.speculative_lab import SpeculativePanel
+
+    return run_lab(SpeculativePanel, "speculative", model, {
+        "question": question, "ks": ks, "new_tokens": new_tokens,
+        "temperature": temperature, "repeats": repeats}, show=show)

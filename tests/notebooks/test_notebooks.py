@@ -2,9 +2,9 @@
 
 Every notebook in notebooks/ runs top to bottom headless (nbclient) on a kernel
 of this venv's Python, then its outputs are read: the tokens-fed notebook shows
-246 and 13,728, the cache-bytes notebook 204,800, the serving and beam-search
-notebooks numbers that agree with their formulas (recomputed here from what they
-printed), and every cell that runs a lab left the chart as an image. The
+246 and 13,728, the cache-bytes notebook 204,800, the serving, beam-search and
+speculative notebooks numbers that agree with their formulas (recomputed here
+from what they printed), and every cell that runs a lab left the chart as an image. The
 notebooks share one kernel (imports and models load once) but each starts from
 an empty namespace (``%reset -f``), so none can lean on another's variables.
 Needs the ``notebook`` extra; skipped without it.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import itertools
 import json
 import os
 import re
@@ -37,11 +38,12 @@ needs_extra = pytest.mark.skipif(
 )
 # A cell that runs a lab: `name = kv.<lab>(…)` at the start of the cell.
 LAB_CELL = re.compile(
-    r"^\w+ = kv\.(compare|sample|cutoff|cache_kinds|sweep|chat|paged|quantized|serving|beam)\(")
+    r"^\w+ = kv\.(compare|sample|cutoff|cache_kinds|sweep|chat|paged|quantized|serving|beam|"
+    r"speculative)\(")
 
 
 def test_the_notebooks_are_there() -> None:
-    assert len(NOTEBOOKS) >= 11, [p.name for p in NOTEBOOKS]
+    assert len(NOTEBOOKS) >= 12, [p.name for p in NOTEBOOKS]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -183,6 +185,73 @@ def test_the_beam_notebook_checks_its_numbers(executed: dict[str, Any]) -> None:
         assert "the comparison is skipped" in text
 
 
+# The speculative notebook's round records and totals, as it prints them.
+SPEC_ROUND = re.compile(
+    r"^(model|prompt-lookup) k=(\d+) round +(\d+): m=(\d+) a=(\d+) "
+    r"target +(\d+) \(\+(\d+) -(\d+)\)(?: draft +(\d+) \(\+(\d+) -(\d+)\))?$", re.MULTILINE)
+SPEC_TOTAL = re.compile(
+    r"^(model|prompt-lookup) +k=(\d+): α = (\d+)/(\d+) = ([\d.]+) +tokens per target call "
+    r"([\d.]+) +formula \(each round's m\) ([\d.]+) +formula \(k\) ([\d.]+) +"
+    r"target calls (\d+) for (\d+) tokens$", re.MULTILINE)
+
+
+def _tokens_per_call(alpha: float, k: int) -> float:
+    """(1 − α^(k+1)) / (1 − α), Leviathan et al.'s expected tokens per target call."""
+    return k + 1.0 if alpha == 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
+
+
+@needs_extra
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_the_speculative_notebook_checks_its_numbers(executed: dict[str, Any]) -> None:
+    text = _text(executed["11_speculative.ipynb"])
+    configs = [(kind, k) for kind in ("model", "prompt-lookup") for k in (1, 2, 4)]
+    for kind, k in configs:
+        assert re.search(rf"^{kind} +k={k}: 32 tokens identical to plain greedy$", text, re.M)
+    rounds: dict[tuple[str, int], list[tuple[int | None, ...]]] = {c: [] for c in configs}
+    for found in SPEC_ROUND.finditer(text):
+        values = tuple(None if v is None else int(v) for v in found.groups()[2:])
+        rounds[(found[1], int(found[2]))].append(values)
+    totals = {(t[1], int(t[2])): t for t in SPEC_TOTAL.finditer(text)}
+    assert sorted(totals) == sorted(configs)
+    for config, records in rounds.items():
+        kind, k = config
+        index, m, a, rows, appended, cropped, d_rows, d_appended, d_cropped = records[0]
+        assert index == m == a == cropped == 0 and rows == appended > 0  # the prefill: P rows
+        prompt = rows
+        accepted = judged = committed = 0
+        for before, now in itertools.pairwise(records):
+            index, m, a, rows, appended, cropped, d_rows, d_appended, d_cropped = now
+            assert index == before[0] + 1 and m is not None and a is not None and m <= k, now
+            assert rows - before[3] == a + 1, (config, now)  # the target grew by a + 1
+            room = 32 - (before[3] - prompt + 1) - 1  # drafts that fit the token budget
+            if kind == "model":  # k drafts a round, fewer only at the budget's end
+                assert m == min(k, room), (config, now)
+            else:  # prompt lookup: as many as it found
+                assert m <= min(k, room), (config, now)
+            assert (appended, cropped) == (1 + m, m - a), (config, now)  # crop: m − a
+            if kind == "model":  # the draft model's cache: cropped m − 1 − a (0: all passed)
+                assert d_cropped == (0 if a == m else m - 1 - a), (config, now)
+                assert d_rows - before[6] == d_appended - d_cropped, (config, now)
+            else:
+                assert d_rows is None  # prompt lookup has no cache
+            accepted += a
+            judged += a + (a < m)
+            committed += a + 1
+        verify = len(records) - 1
+        assert rows == prompt + 32 - 1  # every token but the last is in the cache
+        assert sum(m > 0 for _, m, *_ in records[1:]) >= (verify - 1 if kind == "model" else 1)
+        total = totals[config]
+        alpha = accepted / judged
+        assert (int(total[3]), int(total[4])) == (accepted, judged)
+        assert float(total[5]) == pytest.approx(alpha, abs=5e-4)
+        assert float(total[6]) == pytest.approx(committed / verify, abs=5e-4)
+        assert float(total[8]) == pytest.approx(_tokens_per_call(alpha, k), abs=5e-4)
+        assert (int(total[9]), int(total[10])) == (len(records), 32)  # one call a round
+    # A draft model that is right at all beats one target call per token.
+    assert float(totals[("model", 4)][6]) > 1.0
+
+
 @needs_extra
 @pytest.mark.notebook
 @pytest.mark.slow
@@ -193,7 +262,7 @@ def test_every_chart_cell_left_an_image(executed: dict[str, Any]) -> None:
             if cell.cell_type == "code" and LAB_CELL.match(cell.source):
                 charts += 1
                 assert _has_image(cell), f"{name}: {cell.source.splitlines()[0]} left no image"
-    assert charts >= 15
+    assert charts >= 16
     compare = executed["01_tokens_fed.ipynb"]
     assert any(_has_image(cell) for cell in compare.cells)
 
@@ -208,8 +277,8 @@ def test_the_notebook_exports_are_written(executed: dict[str, Any]) -> None:
     assert (work / "tokens_fed.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     from PySide6.QtGui import QImage
 
-    for name in ("cache_bytes", "serving", "beam_search"):
+    for name in ("cache_bytes", "serving", "beam_search", "speculative", "speculative_k"):
         image = QImage(str(work / f"{name}.png"))
         assert (image.width(), image.height()) == (1920, 1080), name  # the window's 16:9 slide
-    for name in ("serving", "beam_search"):
+    for name in ("serving", "beam_search", "speculative"):
         assert (work / f"{name}.csv").read_text(encoding="utf-8").strip(), name

@@ -26,6 +26,7 @@ from kvstudio.ui.labs.beam_lab import BeamSearchPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 from kvstudio.ui.labs.compare_lab import CacheVsRecomputePanel
 from kvstudio.ui.labs.serving_lab import ServingPanel
+from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.canvas import plot_items
@@ -39,6 +40,8 @@ LABS = {
     "serving": (ServingPanel, {"policy": "static", "answer_tokens": 4, "batch_sizes": [1, 2],
                                "repeats": 1}),
     "beam": (BeamSearchPanel, {"beams": 3, "new_tokens": 5, "transformers": False}),
+    # ko-draft does not fit the tiny model's vocabulary: prompt lookup only, as the window.
+    "speculative": (SpeculativePanel, {"ks": [1, 2], "new_tokens": 8, "repeats": 1}),
 }
 
 
@@ -84,10 +87,11 @@ def test_the_notebook_chart_is_the_windows_chart(
     window.runner.finished.emit(run.result)  # the window's slot, with the same records
     assert window.result is run.result
 
-    notebook_series = drawn(run.chart)
-    window_series = drawn(next(iter(window.charts().values())))
-    assert notebook_series, "the notebook's chart draws nothing"
-    assert _same(notebook_series, window_series)
+    assert list(run.charts) == list(window.charts())
+    for name, chart in run.charts.items():  # every chart of the lab, not only the first
+        notebook_series = drawn(chart)
+        assert notebook_series, f"the notebook's {name} chart draws nothing"
+        assert _same(notebook_series, drawn(window.charts()[name])), name
     assert run.headline == window.headline().strip() or run.headline.startswith(
         window.headline().splitlines()[0])
 
@@ -141,6 +145,10 @@ def test_bad_settings_say_what_to_change(tiny_handle: ModelHandle) -> None:
         kv.export(object(), "chart.gif")
     with pytest.raises(ValueError, match="early_stopping must be False, True or 'never'"):
         kv.beam(tiny_handle, early_stopping="sometimes", show=False)
+    with pytest.raises(ValueError, match="k must be whole numbers from 1 to 64"):
+        kv.speculative(tiny_handle, ks=[0, 2], show=False)
+    with pytest.raises(ValueError, match="new_tokens must be between 1 and 512"):
+        kv.speculative(tiny_handle, new_tokens=600, show=False)
     with pytest.raises(ValueError, match="No requests file at"):
         kv.serving(tiny_handle, requests="/nonexistent/requests.txt", show=False)
     with pytest.raises(ValueError, match="prefix must be one of 'none', 'blocks', 'radix'"):
