@@ -4476,8 +4476,8 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="187" />
-        <source>tokens (dashed: formula)</source>
-        <translation>토큰 (점선: 공식)</translation>
+        <source>tokens per call</source>
+        <translation>호출당 토큰</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="190" />

@@ -184,7 +184,7 @@ class SpeculativePanel(LabPanel):
         self.alpha_plot.setLabel("left", "α")
         self.calls_plot.setTitle(self.tr("Tokens per target call vs k"), color="#222")
         self.calls_plot.setLabel("bottom", "k")
-        self.calls_plot.setLabel("left", self.tr("tokens (dashed: formula)"))
+        self.calls_plot.setLabel("left", self.tr("tokens per call"))
         legend = self.rows_plot.legend
         legend.clear()
         legend.addItem(self._target_rows, self.tr("target"))
