@@ -189,6 +189,55 @@ def live_scroll_area(page: QWidget) -> QScrollArea:
     return scroll
 
 
+TITLE_NUDGE = 5.0  # px pyqtgraph moves a bottom axis' title down, past the axis' height
+TITLE_GAP = 2.0  # px between the tick labels and the title under them, at least
+
+
+def fit_bottom_title(plot: pg.PlotItem) -> None:
+    """Keep `plot`'s x-axis title under its tick labels and as wide as the axis at most.
+
+    pyqtgraph gives the title 0.8 of its height, so a title taller than one small line
+    (a slide's large font, or two lines) rose into the tick labels; and a title wider
+    than the axis ran past the chart's edge ("…너머까지 89⁊"). Here the axis takes the
+    title's whole height and the title wraps, centred, at the axis' width.
+    """
+    axis = plot.getAxis("bottom")
+    if getattr(axis, "title_fitted", False):
+        return
+    axis.title_fitted = True
+    label = axis.label
+    option = label.document().defaultTextOption()
+    option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+    label.document().setDefaultTextOption(option)
+    pyqtgraph_height = axis._updateHeight
+
+    def update_height() -> None:
+        pyqtgraph_height()
+        if axis.fixedHeight is None and axis.isVisible() and label.isVisible():
+            missing = label.boundingRect().height() * 0.2 - TITLE_NUDGE + TITLE_GAP
+            if missing > 0:
+                height = axis.maximumHeight() + missing
+                axis.setMaximumHeight(height)
+                axis.setMinimumHeight(height)
+
+    def wrap() -> None:
+        width = axis.width()
+        if width <= 0:
+            return
+        lines = label.boundingRect().height()
+        label.setTextWidth(-1)
+        if label.boundingRect().width() > width:
+            label.setTextWidth(width)
+        if label.boundingRect().height() != lines:
+            axis._updateHeight()
+        axis.resizeEvent()  # centred again
+
+    axis._updateHeight = update_height
+    axis.geometryChanged.connect(wrap)
+    label.document().contentsChanged.connect(lambda: QTimer.singleShot(0, axis, wrap))
+    update_height()
+
+
 CELL_PADDING = 6  # pixels a cell's margins take from its text's room (3 a side, as Qt draws)
 
 
