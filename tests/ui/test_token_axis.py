@@ -8,7 +8,7 @@ import itertools
 
 import pyqtgraph as pg
 import pytest
-from PySide6.QtGui import QFont, QImage, QPainter
+from PySide6.QtGui import QFont, QFontMetricsF, QImage, QPainter
 
 from kvstudio.ui.plots.token_axis import LABEL_GAP, TokenAxis
 
@@ -72,3 +72,33 @@ def test_labels_never_touch_and_the_top_and_chosen_always_show(
     if width >= 900 and points <= 9:
         assert len(drawn) == len(TOKENS)  # room for all: none left out, none shortened
         assert [text for *_, text in drawn] == TOKENS
+
+
+@pytest.mark.parametrize("height", [150, 260, 600])
+def test_row_labels_never_touch(qtbot, height: int) -> None:  # type: ignore[no-untyped-def]
+    """The inspector's row labels ("3: 하면", "4: 좋을까") ran into each other when ten rows
+    had 121 px; a row label that would touch the one above is left out."""
+    axis = TokenAxis("left")
+    plot = pg.PlotWidget(axisItems={"left": axis})
+    qtbot.addWidget(plot)
+    plot.setYRange(0, len(TOKENS), padding=0)
+    axis.setTicks([[(row + 0.5, f"{row}: {text}") for row, text in enumerate(TOKENS)]])
+    plot.resize(400, height)
+    plot.show()
+    qtbot.waitExposed(plot)
+    qtbot.waitUntil(lambda: abs(axis.height() - (height - 22)) < 40)  # laid out at that size
+    qtbot.wait(50)  # painted once: the axis is as wide as its labels
+    image = QImage(8, 8, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    assert specs is not None
+    line = QFontMetricsF(axis.style["tickFont"] or QFont()).height()  # a label's real height
+    rows = sorted(rect.center().y() for rect, _, _ in specs[2])
+    assert rows, height
+    for above, below in itertools.pairwise(rows):
+        assert below - above >= line - 0.5, (height, rows, line)
+    if height >= 600:
+        assert len(rows) == len(TOKENS)  # room for every row: none left out
