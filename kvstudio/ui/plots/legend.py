@@ -472,6 +472,11 @@ def fit_title(plot: pg.PlotItem, width: float, narrows: bool = False,
             title_width = centred
     if label.opts.get("justify") != justify:
         label.opts["justify"] = justify
+    option = text.document().defaultTextOption()  # each wrapped line centred too
+    align = Qt.AlignmentFlag.AlignHCenter if justify == "center" else Qt.AlignmentFlag.AlignLeft
+    if option.alignment() != align:
+        option.setAlignment(align)
+        text.document().setDefaultTextOption(option)
     text.setTextWidth(-1)
     if text.boundingRect().width() > title_width:
         text.setTextWidth(title_width)  # wrap at word boundaries
