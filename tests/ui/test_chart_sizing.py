@@ -59,9 +59,7 @@ def test_every_chart_has_a_readable_plot_area(qtbot, make_window, language: str)
                     assert area.height() >= MIN_PLOT_HEIGHT - 0.5, (screen, key, area)
                 button = chart.findChild(QWidget, CORNER_BUTTON_NAME)  # export, top right
                 assert button is not None and button.isVisible(), key
-                # No title under it. (The inspector's titles wrap by their own rule,
-                # `use_wrapping_title`, which does not know the button yet.)
-                for plot in chart_plots(chart) if key != "cache-inspector" else []:
+                for plot in chart_plots(chart):  # no title under it
                     title = plot.titleLabel
                     if not title.isVisible() or not plain_text(title.text):
                         continue

@@ -416,8 +416,9 @@ def add_legend_row(plot: pg.PlotItem, label_colour: str = "#222",
 def follow_title(plot: pg.PlotItem) -> None:
     """Wrap `plot`'s title to its width, clear of an export button, whenever either changes
     (what `add_legend_row` does for a plot with a legend, for a plot without one)."""
-    if getattr(plot, "title_follows", False) or getattr(plot.legend, "refit", None) is not None:
-        return
+    if (getattr(plot, "title_follows", False) or getattr(plot, "refit_title", None) is not None
+            or getattr(plot.legend, "refit", None) is not None):
+        return  # (already follows: its legend row, or a title that wraps itself)
     plot.title_follows = True
 
     def refit() -> None:
