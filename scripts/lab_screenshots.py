@@ -63,8 +63,14 @@ def small_settings(labs) -> None:  # type: ignore[no-untyped-def]
     labs.sweep.repeats.setValue(2)
     labs.paged.samples.setValue(4)
     labs.paged.new_tokens.setValue(16)
+    labs.beam.new_tokens.setValue(16)
     labs.quantized.prompt_tokens.setValue(48)
     labs.quantized.new_tokens.setValue(12)
+    labs.serving.answer_tokens.setValue(16)
+    labs.serving.repeats.setValue(3)
+    labs.serving.prefix.setCurrentIndex(labs.serving.prefix.findData("radix"))
+    labs.speculative.new_tokens.setValue(32)
+    labs.speculative.repeats.setValue(1)
 
 
 def report(name: str, page) -> None:  # type: ignore[no-untyped-def]

@@ -11,7 +11,8 @@ and a run past the window's cost threshold (``engine.costs``) needs ``--yes``
 (``common.confirm_cost``). Long runs show progress on stderr
 (``common.drain``); model loading is ``common.load_backend``.
 
-Subcommands: ``compare``, ``sample``, ``sweep``, ``info`` (``kvstudio.cli.<name>``),
+Subcommands: ``compare``, ``sample``, ``sweep``, ``serving``, ``speculative``, ``info``, ``beam``
+(``kvstudio.cli.<name>``),
 ``bench`` (``kvstudio.cli.bench``); plus
 ``train``/``eval-model`` (``kvstudio.cli.train``), ``convert``
 (``kvstudio.cli.convert``), ``chat`` (``kvstudio.cli.chat``) and ``project``
@@ -28,7 +29,20 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from kvstudio.cli import bench, chat, compare, convert, info, project, sample, sweep, train
+from kvstudio.cli import (
+    beam,
+    bench,
+    chat,
+    compare,
+    convert,
+    info,
+    project,
+    sample,
+    serving,
+    speculative,
+    sweep,
+    train,
+)
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (compare, sample, sweep, info):  # the lab subcommands, one module each
+    for module in (compare, sample, sweep, serving, speculative, info, beam):  # one each
         module.add_subcommands(sub)
 
     b = sub.add_parser("bench", help="speed: cached/recompute ms per token, TTFT, overhead")

@@ -24,6 +24,16 @@ DATA_HELP = (
 _count = cli_args.bounded(0, cli_args.MAX_COUNT)  # a count that may be 0 (no warm-up)
 
 
+def _hidden(text: str) -> int:
+    """A hidden size for --hidden: 16 to 4096 and a multiple of 8 (8 query heads)."""
+    value: int = cli_args.bounded(16, 4096)(text)
+    if value % 8:
+        raise argparse.ArgumentTypeError(
+            f"--hidden must be a multiple of 8 (8 query heads), got {value}"
+        )
+    return value
+
+
 def _train_options(p: argparse.ArgumentParser, lr: float, steps: int, batch: int) -> None:
     p.add_argument("--data", required=True, metavar="DATA", help=DATA_HELP)
     p.add_argument("--tokenizer", required=True, help="folder with tokenizer.json")
@@ -61,6 +71,14 @@ def add_subcommands(subparsers: Any) -> None:
     pre = sub.add_parser("pretrain", help="pretrain the course model on plain text")
     _train_options(pre, lr=3e-3, steps=2000, batch=32)
     pre.add_argument("--seq-len", type=cli_args.tokens, default=256)
+    pre.add_argument(
+        "--layers", type=cli_args.bounded(1, 64), default=None,
+        help="decoder layers (default: the course's 4; e.g. 1 for a draft model)",
+    )
+    pre.add_argument(
+        "--hidden", type=_hidden, default=None,
+        help="hidden size, a multiple of 8 (default: the course's 256)",
+    )
     pre.set_defaults(handler=_cmd_pretrain)
 
     sft = sub.add_parser("sft", help="fine-tune on ChatbotData in ChatML, loss on answers")
@@ -81,7 +99,7 @@ def add_subcommands(subparsers: Any) -> None:
 
     card = sub.add_parser("card", help="write MODEL_CARD.md from run reports and eval figures")
     card.add_argument("model", help="model folder to write the card into")
-    card.add_argument("--kind", choices=["base", "chat"], required=True)
+    card.add_argument("--kind", choices=["base", "chat", "draft"], required=True)
     card.add_argument("--run", required=True, help="run folder with tokenizer/, pretrain/, sft/")
     card.add_argument("--eval", required=True, help="JSON written by eval-model --json")
     card.add_argument("--command", action="append", default=[], help="training command line")
@@ -90,7 +108,11 @@ def add_subcommands(subparsers: Any) -> None:
 
     ev = subparsers.add_parser("eval-model", help="print a model folder's quality figures")
     ev.add_argument("model", help="model folder (config.json, model.safetensors, tokenizer.json)")
-    ev.add_argument("--kind", choices=["auto", "base", "chat"], default="auto")
+    ev.add_argument("--kind", choices=["auto", "base", "chat", "draft"], default="auto")
+    ev.add_argument(
+        "--target", default=None,
+        help="--kind draft: the model folder it drafts for (default resources/models/ko-chat)",
+    )
     ev.add_argument("--prompts", default=None, help="prompt folder (default resources/prompts)")
     ev.add_argument(
         "--samples", type=cli_args.rows, default=30, help="samples per temperature"
@@ -149,6 +171,8 @@ def _cmd_pretrain(args: argparse.Namespace) -> int:
         _settings(args),
         args.seq_len,
         resume=not args.no_resume,
+        layers=args.layers,
+        hidden=args.hidden,
     )
     return 0
 
@@ -207,6 +231,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         samples=args.samples,
         seed=args.seed,
         threads=args.threads,
+        target=args.target,
     )
     print(format_figures(figures))
     if args.json:

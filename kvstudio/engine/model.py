@@ -3,7 +3,10 @@
 Owns the network: RMSNorm, RoPE (half-split), grouped-query attention whose
 K/V are cached before ``repeat_kv``, SwiGLU MLP, optional QK-norm, tied
 embeddings. This is the forward every step runs, for decoding (autograd off)
-and for training (autograd on); there is no second path.
+and for training (autograd on); there is no second path. Serving several
+requests at once (``forward_packed``) runs the same three sections of each
+layer (`Block.queries_keys_values`, `Block.attend`, `Block.output_and_mlp`)
+over the requests' tokens packed as rows, each row at its own position.
 
 A decode step is about a hundred small kernels, so every kernel and every
 Python frame shows. What keeps this forward at the eager floor
@@ -38,8 +41,8 @@ F MLP width, V vocabulary.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -206,6 +209,34 @@ class Block(nn.Module):
     ) -> torch.Tensor:
         T = cos.shape[0]
         B = x.shape[0] // T
+        q, k, v = self.queries_keys_values(x, cos, sin, B)  # (B, T, H, d), (B, T, G, d) ×2
+        if cache_layer is not None:
+            # The cache stores K/V after RoPE and BEFORE repeat_kv: G heads, not H.
+            k, v = cache_layer.update(k, v)  # (B, S, G, d): the past keys and these
+        if probe is not None:
+            probe(self.layer_index, q, k)
+        y = self.attend(q, k, v, mask, causal)  # (N, H·d)
+        return self.output_and_mlp(x, y)  # (N, C)
+
+    def forward_packed(
+        self,
+        x: torch.Tensor,  # (N, C) one row per token, the tokens of several requests
+        cos: torch.Tensor,  # (N, 1, d) each row at its own position
+        sin: torch.Tensor,  # (N, 1, d) signed
+        attend_rows: PackedAttention,
+    ) -> torch.Tensor:
+        """The same layer over packed rows: every product sees all N rows at once, and
+        `attend_rows` gives each row its attention over its own request's keys."""
+        q, k, v = self.queries_keys_values(x, cos, sin, 1)  # (1, N, H, d), (1, N, G, d) ×2
+        y = attend_rows(self, q[0], k[0], v[0])  # (N, H·d)
+        return self.output_and_mlp(x, y)  # (N, C)
+
+    # ---- the layer's three sections ----------------------------------------------------------
+    def queries_keys_values(
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, batch: int
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """q (B, T, H, d), k and v (B, T, G, d) from x (N = B·T, C): norm, q|k|v, RoPE."""
+        B, T = batch, x.shape[0] // batch
         H, G, d = self.n_heads, self.n_kv_heads, self.head_dim
         # ---- attention: x + o_proj(softmax(q·Kᵀ/√d)·V), q, k, v from input_layernorm(x)
         h = x * inverse_rms(x, self.eps) * self.input_layernorm  # (N, C) RMSNorm
@@ -216,12 +247,18 @@ class Block(nn.Module):
             k = rms_norm(qk[:, :, H:], self.k_norm, self.eps)  # (B, T, G, d)
             qk = torch.cat([q, k], dim=2)  # (B, T, H+G, d)
         qk = apply_rope(qk, cos, sin)  # (B, T, H+G, d): q and k rotated in one call
-        q, k = qk[:, :, :H], qk[:, :, H:]  # (B, T, H, d), (B, T, G, d)
-        if cache_layer is not None:
-            # The cache stores K/V after RoPE and BEFORE repeat_kv: G heads, not H.
-            k, v = cache_layer.update(k, v)  # (B, S, G, d): the past keys and these
-        if probe is not None:
-            probe(self.layer_index, q, k)
+        return qk[:, :, :H], qk[:, :, H:], v  # (B, T, H, d), (B, T, G, d), (B, T, G, d)
+
+    def attend(
+        self,
+        q: torch.Tensor,  # (B, T, H, d)
+        k: torch.Tensor,  # (B, S, G, d)
+        v: torch.Tensor,  # (B, S, G, d)
+        mask: torch.Tensor | None,  # (T, S) bool
+        causal: bool,
+    ) -> torch.Tensor:
+        """softmax(q·Kᵀ/√d)·V for every head → (B·T, H·d), the heads side by side."""
+        B, T, H, d = q.shape
         if self.use_repeat_kv:
             k, v = repeat_kv(k, self.n_rep), repeat_kv(v, self.n_rep)  # (B, S, H, d)
         y = F.scaled_dot_product_attention(
@@ -232,12 +269,21 @@ class Block(nn.Module):
             is_causal=causal,
             enable_gqa=self.n_rep > 1 and not self.use_repeat_kv,  # head h reads K/V h // n_rep
         )  # (B, H, T, d)
-        y = y.transpose(1, 2).reshape(B * T, H * d)  # (N, H·d): the heads side by side
+        return y.transpose(1, 2).reshape(B * T, H * d)  # (N, H·d)
+
+    def output_and_mlp(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """x (N, C) + o_proj(y (N, H·d)), then that + SwiGLU MLP of its norm → (N, C)."""
         x = torch.addmm(x, y, self.o_proj)  # (N, C) x + y @ W_o: the residual add in the product
         # ---- SwiGLU MLP: x + down(silu(gate) · up), gate and up from post_attention_layernorm(x)
         h = x * inverse_rms(x, self.eps) * self.post_attention_layernorm  # (N, C) RMSNorm
         gate, up = (h @ self.gate_up_proj).chunk(2, dim=-1)  # (N, F), (N, F)
         return torch.addmm(x, F.silu(gate) * up, self.down_proj)  # (N, C)
+
+
+# Called per layer as attend_rows(block, q (N, H, d), k (N, G, d), v (N, G, d)) → y (N, H·d):
+# stores the rows' keys and values in their requests' caches and gives each row its attention
+# (kvstudio.engine.serving.engine does it over the block pool).
+PackedAttention = Callable[[Block, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 
 class DecoderStack(nn.Module):
@@ -344,6 +390,48 @@ class MiniMindLM(nn.Module):
         stack = self.model
         logits = rms_norm(x, stack.norm, stack.eps) @ self.lm_head  # (N', V)
         return logits.view(B, T, -1)  # (B, T', V)
+
+    def forward_packed(
+        self,
+        input_ids: torch.Tensor,  # (N,) the new tokens of several requests, side by side
+        positions: torch.Tensor,  # (N,) each token's position in its own request
+        attend_rows: PackedAttention,
+        logits_rows: torch.Tensor,  # (R,) the rows whose next-token logits are wanted
+    ) -> torch.Tensor:
+        """Logits (R, V) for packed rows: requests with caches of different lengths in one
+        forward (the serving engine's step; ``kvstudio.engine.serving``).
+
+        Every product (q|k|v, o_proj, the MLP, the LM head) runs once over all N rows;
+        RoPE turns each row by its own position; `attend_rows` stores each row's K/V in
+        its request's cache and gives it attention over its own request's keys only.
+
+        A row's numbers never depend on the rows beside it: MKL's matrix product gives
+        a row of an (M ≥ 2)-row product the same bits whatever the other rows hold, but a
+        lone row goes to its matrix-vector kernel, whose sums are ordered differently.
+        So a step of one row (and a lone logits row) is multiplied beside one blank
+        row, and a request's tokens are the same alone as in any batch.
+        """
+        N = input_ids.shape[0]
+        if N == 1:  # one row: add a blank companion (position 0, attends to nothing)
+            input_ids = torch.cat([input_ids, input_ids[:1]])  # (2,)
+            positions = torch.cat([positions, positions.new_zeros(1)])  # (2,)
+        if int(positions.max()) >= self.max_positions:
+            raise ValueError(
+                f"Position {int(positions.max())} is past the model's {self.max_positions} "
+                "positions; shorten the prompt or ask for fewer new tokens."
+            )
+        cos = self.rope_cos[positions][:, None]  # (N, 1, d): each row at its own position
+        sin = self.rope_sin_signed[positions][:, None]  # (N, 1, d)
+        x = F.embedding(input_ids, self.token_table())  # (N, C)
+        for block in cast(Iterable[Block], self.model.layers):
+            x = block.forward_packed(x, cos, sin, attend_rows)  # (N, C)
+        x = x[logits_rows]  # (R, C)
+        lone = x.shape[0] == 1
+        if lone:
+            x = torch.cat([x, x])  # (2, C): the product's kernel, not the lone row's
+        stack = self.model
+        logits = rms_norm(x, stack.norm, stack.eps) @ self.lm_head  # (R, V)
+        return logits[:1] if lone else logits
 
     def _mask(
         self, new_tokens: int, start: int, cache: KVCache[Any] | None, window: int | None

@@ -8,7 +8,7 @@ small frozen record every lab generator yields while it works), `warm_up`,
 (a median with its range, for timings repeated in rounds).
 
 Each lab module (`compare`, `sample`, `sweep`, `temperature`, `cutoff`,
-`cache_kinds`, `paged`, `quantized`, `projector`, `chat`, `inspector`) has the
+`cache_kinds`, `paged`, `quantized`, `projector`, `chat`, `inspector`, `beam`) has the
 name of its window lab and CLI subcommand. It never imports Qt and never prints.
 """
 

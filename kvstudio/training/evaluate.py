@@ -28,9 +28,11 @@ import torch
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.sampling import new_generator
 from kvstudio.engine.small_files import read_json, read_text
+from kvstudio.engine.speculative import ModelDrafter, SpeculativeRun
 from kvstudio.engine.tokenizer import REPLACEMENT, TextTokenizer
-from kvstudio.files.checkpoints import load_model_folder
+from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +42,8 @@ TOP_P = 0.85  # the course setting; top-k stays off
 ANSWER_TOKENS = 64  # ChatbotData answers are short; this is generous
 CONTINUATION_TOKENS = 32
 MAX_PROMPT_BYTES = 16 * 1024 * 1024  # the shipped prompt files are a few KB each
+DRAFT_TARGET = MODELS_DIR / "ko-chat"  # the model a draft (kind "draft") drafts for
+DRAFT_KS = (1, 2, 4, 8)
 
 
 def read_prompts(folder: str | Path | None = None) -> dict[str, Any]:
@@ -112,8 +116,13 @@ def evaluate_model(
     samples: int = 30,
     seed: int = 0,
     threads: int = 1,
+    target: str | Path | None = None,
 ) -> dict[str, Any]:
-    """All figures for the model in `folder` as a JSON-ready dict."""
+    """All figures for the model in `folder` as a JSON-ready dict.
+
+    kind "draft": a draft model for speculative decoding; besides the base figures,
+    its acceptance against `target` (default ko-chat) on the lab questions.
+    """
     torch.set_num_threads(threads)
     t0 = time.perf_counter()
     loaded = load_model_folder(folder)
@@ -180,11 +189,52 @@ def evaluate_model(
     # Texts are decoded whole, so a syllable split across tokens never shows as �; a �
     # here means the model itself produced bytes that are not UTF-8 (possible when
     # sampling at a high temperature picks an unlikely byte token).
+    if kind == "draft":
+        fig["speculative"] = draft_figures(loaded.model, target or DRAFT_TARGET, prompts)
     fig["replacement_chars"] = sum(t.count(REPLACEMENT) for t in texts)
     fig["replacement_chars_sampled"] = sum(t.count(REPLACEMENT) for t in sampled)
     fig["sampled_with_replacement"] = sum(REPLACEMENT in t for t in sampled)
     fig["seconds"] = round(time.perf_counter() - t0, 1)
     return fig
+
+
+def draft_figures(draft: Any, target_folder: str | Path, prompts: dict[str, Any]) -> dict[str, Any]:
+    """Greedy speculative decoding with `draft` for the target in `target_folder`: per k, the
+    acceptance rate α (accepted ÷ judged drafts), tokens per target call and whether every
+    answer equals plain greedy, over the lab questions (ChatML, eos banned, 32 tokens)."""
+    target = load_model_folder(target_folder)
+    tok = target.tokenizer
+    backend = MiniMindBackend(target.model, name=target.label)
+    greedy = SamplingSettings(temperature=0.0, top_p=1.0)
+    questions = prompts["chat_questions"]
+    plain = [
+        generate(backend, tok, tok.chat_ids(q), CONTINUATION_TOKENS, stop_at_eos=False)
+        .generated_ids[0] for q in questions
+    ]
+    per_k: dict[str, dict[str, Any]] = {}
+    for k in DRAFT_KS:
+        accepted = judged = rounds = committed = identical = 0
+        for q, reference in zip(questions, plain, strict=True):
+            run = SpeculativeRun(
+                target.model,
+                ModelDrafter(draft, greedy, new_generator(0), banned_token=tok.eos_id),
+                tok.chat_ids(q), k=k, max_new_tokens=CONTINUATION_TOKENS, sampling=greedy,
+                eos_id=tok.eos_id, stop_at_eos=False,
+            )
+            with torch.inference_mode():
+                records = list(run)[1:]  # the verify rounds (round 0 is the prefill)
+            accepted += sum(r.accepted for r in records)
+            judged += sum(r.verified for r in records)
+            rounds += len(records)
+            committed += sum(len(r.committed) for r in records)
+            identical += run.generated == reference
+        per_k[str(k)] = {
+            "alpha": round(accepted / judged, 3) if judged else 0.0,
+            "tokens_per_target_call": round(committed / rounds, 3) if rounds else 0.0,
+            "identical_to_greedy": identical,
+        }
+    return {"target": target.label, "questions": len(questions),
+            "new_tokens": CONTINUATION_TOKENS, "per_k": per_k}
 
 
 def greedy_agreement(
@@ -226,6 +276,14 @@ def format_figures(fig: dict[str, Any]) -> str:
         "greedy continuations:",
         *[f"  {c}" for c in fig["continuations"]],
     ]
+    if "speculative" in fig:
+        spec = fig["speculative"]
+        lines.append(f"speculative decoding for {spec['target']} ({spec['questions']} questions):")
+        lines += [
+            f"  k={k}: α {v['alpha']:.2f}, {v['tokens_per_target_call']:.2f} tokens per target "
+            f"call, identical to greedy on {v['identical_to_greedy']} of {spec['questions']}"
+            for k, v in spec["per_k"].items()
+        ]
     if "heldout" in fig:
         h = fig["heldout"]
         lines += [

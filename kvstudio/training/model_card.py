@@ -92,7 +92,10 @@ def render_card(
     kv_per_token = formulas.bytes_per_token(  # fp32 cache
         cfg.num_hidden_layers, cfg.num_key_value_heads, cfg.resolved_head_dim, 4
     )
-    title = "chat (SFT)" if kind == "chat" else "base (pretrained)"
+    title = {"chat": "chat (SFT)", "draft": "draft (speculative decoding)"}.get(
+        kind, "base (pretrained)"
+    )
+    spec = figures.get("speculative")
     lines = [
         f"# {root.name}: KV Studio's embedded Korean {title} model",
         "",
@@ -101,6 +104,13 @@ def render_card(
         + (
             "It answers short everyday Korean questions in ChatML; the temperature labs use it."
             if kind == "chat"
+            else (
+                f"It drafts tokens for {spec['target'] if spec else 'ko-chat'} in the "
+                "speculative-decoding lab (`kvstudio speculative`): a small model with the "
+                "target's tokenizer, pretrained and fine-tuned on the same data as the target, "
+                "so its guesses are often the target's."
+            )
+            if kind == "draft"
             else "It continues Korean text; the cache-vs-recompute and timing labs use it."
         ),
         "It is a teaching model: fluent-looking short Korean, no knowledge to rely on.",
@@ -112,7 +122,8 @@ def render_card(
         "| layout | MiniMind (`MiniMindForCausalLM` state-dict names), RMSNorm, "
         f"RoPE θ={cfg.rope_theta:,.0f}, "
         "SwiGLU, grouped-query attention, tied embeddings |",
-        f"| size | hidden {cfg.hidden_size}, {cfg.num_hidden_layers} layers, "
+        f"| size | hidden {cfg.hidden_size}, {cfg.num_hidden_layers} "
+        f"layer{'' if cfg.num_hidden_layers == 1 else 's'}, "
         f"{cfg.num_attention_heads} query heads, {cfg.num_key_value_heads} K/V heads, head_dim "
         f"{cfg.resolved_head_dim}, FFN {cfg.resolved_intermediate_size}, vocab {cfg.vocab_size} |",
         f"| parameters | {figures.get('parameters', 0):,} |",
@@ -124,8 +135,12 @@ def render_card(
         "| tokenizer | byte-level BPE, "
         f"{tokenizer_report.get('vocab_size', cfg.vocab_size)} tokens, "
         "`<|endoftext|>`=0, `<|im_start|>`=1, `<|im_end|>`=2, ChatML template in "
-        f"`tokenizer_config.json`; {tokenizer_report.get('chars_per_token_chat', '?')} "
-        "characters per token on the chat data |",
+        "`tokenizer_config.json`; "
+        + (
+            f"{tokenizer_report['chars_per_token_chat']} characters per token on the chat data |"
+            if "chars_per_token_chat" in tokenizer_report
+            else "the target's `tokenizer.json`, unchanged (a draft must share its tokens) |"
+        ),
         "",
         "## Data and licence",
         "",
@@ -155,7 +170,8 @@ def render_card(
         "| best validation loss |",
         "|---|---|---|---|---|---|---|---|",
         *_run_rows("pretrain", pretrain_report),
-        *[row for name, r in sft_reports if kind == "chat" for row in _run_rows(name, r)],
+        *[row for name, r in sft_reports if kind in ("chat", "draft")
+          for row in _run_rows(name, r)],
         "",
         "Commands (from the repository root; `DATA` is the data folder of "
         "[docs/data.md](../../../docs/data.md): `chatbot_data/ChatbotData.csv`, "
@@ -175,6 +191,20 @@ def render_card(
         f"- `�` in greedy text (decoded whole, so split syllables never show): "
         f"{figures.get('replacement_chars')}",
     ]
+    if spec:
+        lines += [
+            f"- speculative decoding for **{spec['target']}**, greedy, {spec['questions']} lab "
+            f"questions in ChatML, {spec['new_tokens']} new tokens each (eos banned); α = "
+            "accepted ÷ judged drafts, tokens per target call per verify round:",
+            "",
+            "| k | α | tokens per target call | identical to plain greedy |",
+            "|---|---|---|---|",
+            *[
+                f"| {k} | {v['alpha']:.2f} | {v['tokens_per_target_call']:.2f} | "
+                f"{v['identical_to_greedy']} of {spec['questions']} |"
+                for k, v in spec["per_k"].items()
+            ],
+        ]
     if "heldout" in figures:
         h, t = figures["heldout"], figures["temperature"]
         med = t["median_distinct"]

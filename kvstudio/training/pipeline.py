@@ -22,7 +22,7 @@ from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.tokenizer import IM_END, IM_START, TextTokenizer
 from kvstudio.training import data
 from kvstudio.training.datasets import ChatExamples, PackedStream
-from kvstudio.training.export import load_state_dict_file
+from kvstudio.training.export import load_state_dict_file, run_config
 from kvstudio.training.tokenizer_train import chars_per_token, train_bpe
 from kvstudio.training.trainer import TrainSettings, train
 
@@ -75,8 +75,15 @@ def run_pretrain(
     seq_len: int = 256,
     valid_fraction: float = 0.02,
     resume: bool = True,
+    layers: int | None = None,
+    hidden: int | None = None,
 ) -> dict[str, Any]:
-    """Pretrain the course model from a seeded random init on all the text."""
+    """Pretrain the course model from a seeded random init on all the text.
+
+    `layers` and `hidden` shrink (or grow) the course architecture, e.g. the
+    1-layer draft model of the speculative-decoding lab; None keeps the course's
+    size. Heads stay 8 query / 2 K/V, so `hidden` must be a multiple of 8.
+    """
     tok = TextTokenizer.from_file(tokenizer_dir)
     split = data.split_chat(data.read_chat_pairs(data_dir), seed=settings.seed)
     docs = data.pretrain_documents(data_dir, split)
@@ -98,7 +105,12 @@ def run_pretrain(
             "data_dir": str(data_dir),
         }
     )
-    config = ModelConfig(vocab_size=tok.vocab_size)
+    course = ModelConfig()
+    config = ModelConfig(
+        vocab_size=tok.vocab_size,
+        num_hidden_layers=layers or course.num_hidden_layers,
+        hidden_size=hidden or course.hidden_size,
+    )
     model = MiniMindLM(config).init_weights(settings.seed)
     return train(
         model,
@@ -141,7 +153,7 @@ def run_sft(
             "data_dir": str(data_dir),
         }
     )
-    config = ModelConfig(vocab_size=tok.vocab_size)
+    config = run_config(init_weights, tok.vocab_size)  # the pretrained run's size
     model = MiniMindLM(config)
     model.load_state_dict(load_state_dict_file(init_weights, config), strict=True)
     return train(

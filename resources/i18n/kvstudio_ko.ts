@@ -205,6 +205,288 @@
     </message>
 </context>
 <context>
+    <name>BeamSearchPanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="120" />
+        <source>Beam search</source>
+        <translation>빔 서치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="126" />
+        <source>Beam search keeps K answers (beams) at once, one KV cache row each. After every step the K best continuations are kept and the cache rows are reordered (index_select on the batch dimension): a beam that continues another row's answer gets a copy of that whole row. A paged cache copies only block tables and shares the blocks, copying a block only when a row appends to a shared, half-full one (copy on write). Scores as transformers' generate(num_beams=…).</source>
+        <translation>빔 서치는 답(빔) K개를 한꺼번에 들고 가며, 빔마다 KV 캐시 한 행을 씁니다. 단계마다 가장 좋은 이어쓰기 K개만 남기고 캐시 행을 다시 배열합니다(배치 차원의 index_select): 다른 행의 답을 잇는 빔은 그 행 전체를 복사해 받습니다. 페이지 캐시는 블록 표만 복사하고 블록은 함께 쓰며, 공유된 반쯤 찬 블록에 토큰을 덧붙일 때만 그 블록을 복사합니다(쓰기 시 복사). 점수는 transformers의 generate(num_beams=…)와 같습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="136" />
+        <source>Question</source>
+        <translation>질문</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="137" />
+        <source>Beams K</source>
+        <translation>빔 수 K</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="138" />
+        <source>New tokens N</source>
+        <translation>새 토큰 수 N</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="139" />
+        <source>Beams at step</source>
+        <translation>빔을 볼 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="142" />
+        <source>length penalty</source>
+        <translation>길이 벌점</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="143" />
+        <source>early stopping</source>
+        <translation>조기 종료</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="144" />
+        <source>block size b</source>
+        <translation>블록 크기 b</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="145" />
+        <source>compare with transformers</source>
+        <translation>transformers와 비교</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="146" />
+        <source>Beam tree: the row each beam continues</source>
+        <translation>빔 나무: 각 빔이 잇는 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="147" />
+        <source>tokens generated</source>
+        <translation>생성한 토큰 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="148" />
+        <source>beam (cache row)</source>
+        <translation>빔 (캐시 행)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="149" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="341" />
+        <source>Bytes copied by reorders, so far</source>
+        <translation>재배열이 지금까지 복사한 바이트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="150" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="341" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="342" />
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="151" />
+        <source>KiB</source>
+        <translation>KiB</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="154" />
+        <source>stays in its row</source>
+        <translation>제 행에 그대로</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="155" />
+        <source>copies another row</source>
+        <translation>다른 행을 복사</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="156" />
+        <source>ended (eos or N)</source>
+        <translation>끝남 (eos 또는 N)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="159" />
+        <source>reorder: rows moved × row bytes</source>
+        <translation>재배열: 옮긴 행 × 행 바이트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="160" />
+        <source>index_select: every row</source>
+        <translation>index_select: 모든 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="161" />
+        <source>paged: copies on write</source>
+        <translation>페이지: 쓰기 시 복사</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="268" />
+        <source>…{0} (ended)</source>
+        <translation>…{0} (끝남)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="270" />
+        <source>beam</source>
+        <translation>빔</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="270" />
+        <source>from row</source>
+        <translation>이전 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="270" />
+        <source>Σ log p</source>
+        <translation>Σ log p</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="271" />
+        <source>last tokens</source>
+        <translation>마지막 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="273" />
+        <source>Beam tree · step {0}: {1} rows moved, {2}</source>
+        <translation>빔 나무 · {0}단계: 옮긴 행 {1}개, {2}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="283" />
+        <source>answer {0}</source>
+        <translation>답 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="286" />
+        <source>same as transformers</source>
+        <translation>transformers와 같음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="287" />
+        <source>not checked</source>
+        <translation>확인 안 함</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="288" />
+        <source>off or unavailable</source>
+        <translation>꺼짐 또는 설치 안 됨</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="291" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="331" />
+        <source>rows moved</source>
+        <translation>옮긴 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="291" />
+        <source>{0} steps</source>
+        <translation>{0}단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="292" />
+        <source>reorder (B)</source>
+        <translation>재배열 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="293" />
+        <source>rows moved × row bytes</source>
+        <translation>옮긴 행 × 행 바이트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="294" />
+        <source>index_select (B)</source>
+        <translation>index_select (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="295" />
+        <source>every row, every step</source>
+        <translation>모든 행, 모든 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="296" />
+        <source>paged: copy on write (B)</source>
+        <translation>페이지: 쓰기 시 복사 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="297" />
+        <source>blocks of {0} tokens</source>
+        <translation>블록당 토큰 {0}개</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="299" />
+        <source>quantity</source>
+        <translation>항목</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="299" />
+        <source>value</source>
+        <translation>값</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="299" />
+        <source>detail</source>
+        <translation>설명</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="307" />
+        <source>{0} beams, {1} steps: reorders copied {2} (rows moved × row bytes); a paged cache would copy {3}</source>
+        <translation>빔 {0}개, {1}단계: 재배열이 {2} 복사 (옮긴 행 × 행 바이트); 페이지 캐시라면 {3} 복사</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="312" />
+        <source>best answer: score {0:.3f} over {1} tokens (length penalty {2:g})</source>
+        <translation>가장 좋은 답: 점수 {0:.3f}, 토큰 {1}개 (길이 벌점 {2:g})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="315" />
+        <source>same as transformers: yes</source>
+        <translation>transformers와 같음: 예</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="316" />
+        <source>same as transformers: no</source>
+        <translation>transformers와 같음: 아니요</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="317" />
+        <source>not compared with transformers</source>
+        <translation>transformers와 비교하지 않음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="326" />
+        <source>reorder, so far (B)</source>
+        <translation>재배열, 누적 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="327" />
+        <source>index_select, so far (B)</source>
+        <translation>index_select, 누적 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="329" />
+        <source>paged copy on write, so far (B)</source>
+        <translation>페이지 쓰기 시 복사, 누적 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="332" />
+        <source>blocks shared</source>
+        <translation>공유 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="336" />
+        <source>beam {0}: from row</source>
+        <translation>빔 {0}: 이전 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="338" />
+        <source>beam {0}: Σ log p</source>
+        <translation>빔 {0}: Σ log p</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="342" />
+        <source>Beam tree</source>
+        <translation>빔 나무</translation>
+    </message>
+</context>
+<context>
     <name>CacheBytesPlot</name>
     <message>
         <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="76" />
@@ -1950,12 +2232,12 @@ step {4}</source>
         <translation>실행 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="448" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="456" />
         <source>Done.</source>
         <translation>완료.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="462" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="470" />
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>
@@ -3576,6 +3858,836 @@ step {4}</source>
         <location filename="../../kvstudio/ui/panels/sampling_panel.py" line="193" />
         <source>Tokens a sliding-window cache keeps; each query looks back at most W tokens.</source>
         <translation>슬라이딩 윈도 캐시가 보관하는 토큰 수. 각 쿼리는 최대 W개 토큰까지만 돌아봅니다.</translation>
+    </message>
+</context>
+<context>
+    <name>ServingPanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="223" />
+        <source>Serving</source>
+        <translation>서빙</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="226" />
+        <source>Press Run to serve the requests and sweep the batch sizes.</source>
+        <translation>실행을 누르면 요청들을 처리하고 배치 크기를 스윕합니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="232" />
+        <source>Several requests share one model and one pool of cache blocks. The scheduler decides each step which requests run: static batching pads a batch to its longest prompt and feeds finished rows until the last one ends; continuous batching lets requests join and leave every step (chunked prefill shares a token budget per step); a prefix cache serves a shared system prompt once. Every answer is checked against the same request run alone. Then one decode step is timed at each batch size: the weights are read once whatever the batch, so more rows cost little until the step is bound by compute.</source>
+        <translation>여러 요청이 모델 하나와 캐시 블록 풀 하나를 함께 씁니다. 스케줄러가 단계마다 어떤 요청을 돌릴지 정합니다. 정적 배칭은 배치를 가장 긴 프롬프트에 맞춰 패딩하고, 끝난 행도 마지막 행이 끝날 때까지 계속 넣습니다. 연속 배칭에서는 요청이 단계마다 들어오고 나갑니다(청크 프리필은 단계마다 토큰 예산을 나눠 씁니다). 프리픽스 캐시는 공유 시스템 프롬프트를 한 번만 계산합니다. 모든 답은 같은 요청을 혼자 돌린 결과와 비교합니다. 이어서 배치 크기마다 디코드 단계 하나의 시간을 잽니다. 가중치는 배치 크기와 상관없이 한 번만 읽으므로, 단계가 계산에 묶이기 전까지는 행을 늘려도 비용이 거의 늘지 않습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="241" />
+        <source>the shipped example</source>
+        <translation>내장 예제</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="242" />
+        <source>Choose file…</source>
+        <translation>파일 선택…</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="243" />
+        <source>the example's system prompt</source>
+        <translation>예제의 시스템 프롬프트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="499" />
+        <source>continuous batching</source>
+        <translation>연속 배칭</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="500" />
+        <source>static batching</source>
+        <translation>정적 배칭</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="504" />
+        <source>off</source>
+        <translation>끔</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="504" />
+        <source>blocks (vLLM)</source>
+        <translation>블록 (vLLM)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="505" />
+        <source>radix tree (SGLang)</source>
+        <translation>radix 트리 (SGLang)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="251" />
+        <source>chunk</source>
+        <translation>청크</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="251" />
+        <source>block b</source>
+        <translation>블록 b</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="252" />
+        <source>prefix cache</source>
+        <translation>프리픽스 캐시</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="252" />
+        <source>max batch</source>
+        <translation>최대 배치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="253" />
+        <source>answer tokens ≤</source>
+        <translation>답 토큰 ≤</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="253" />
+        <source>rounds (median of)</source>
+        <translation>반복 횟수 (중앙값)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="610" />
+        <source>Requests</source>
+        <translation>요청</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="258" />
+        <source>System prompt</source>
+        <translation>시스템 프롬프트</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="259" />
+        <source>Scheduler</source>
+        <translation>스케줄러</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="260" />
+        <source>Answers and timing</source>
+        <translation>답과 시간 측정</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="261" />
+        <source>Batch sweep (sizes)</source>
+        <translation>배치 스윕 (크기)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="263" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="588" />
+        <source>What each request did, step by step</source>
+        <translation>단계마다 각 요청이 한 일</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="265" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="268" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="271" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="589" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="590" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="601" />
+        <source>scheduler step</source>
+        <translation>스케줄러 단계</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="266" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="610" />
+        <source>request</source>
+        <translation>요청</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="267" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="590" />
+        <source>Tokens fed per step</source>
+        <translation>단계별 입력 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="269" />
+        <source>token slots</source>
+        <translation>토큰 슬롯</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="270" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="601" />
+        <source>Cache blocks per step</source>
+        <translation>단계마다 캐시 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="272" />
+        <source>blocks</source>
+        <translation>블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="273" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="651" />
+        <source>Decode step time against batch size</source>
+        <translation>배치 크기에 따른 디코드 단계 시간</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="274" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="277" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="652" />
+        <source>batch size (rows)</source>
+        <translation>배치 크기 (행)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="275" />
+        <source>ms per step</source>
+        <translation>단계당 ms</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="276" />
+        <source>Throughput against batch size</source>
+        <translation>배치 크기에 따른 처리량</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="278" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="535" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="634" />
+        <source>tokens/s</source>
+        <translation>토큰/초</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="285" />
+        <source>waiting</source>
+        <translation>대기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="285" />
+        <source>prefill chunk</source>
+        <translation>프리필 청크</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="286" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="298" />
+        <source>decode</source>
+        <translation>디코드</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="286" />
+        <source>idle row (fed, no token)</source>
+        <translation>빈 행 (입력만, 토큰 없음)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="287" />
+        <source>preempted</source>
+        <translation>선점됨</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="287" />
+        <source>finished</source>
+        <translation>끝남</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="297" />
+        <source>prefill</source>
+        <translation>프리필</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="299" />
+        <source>padding and idle rows</source>
+        <translation>패딩과 빈 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="302" />
+        <source>held by requests</source>
+        <translation>요청이 가진 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="303" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="603" />
+        <source>prefix cache only</source>
+        <translation>프리픽스 캐시만</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="304" />
+        <source>free</source>
+        <translation>빈 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="307" />
+        <source>measured (median, min–max)</source>
+        <translation>측정값 (중앙값, 최소–최대)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="308" />
+        <source>memory floor: bytes ÷ copy speed</source>
+        <translation>메모리 하한: 바이트 ÷ 복사 속도</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="309" />
+        <source>compute floor: FLOPs ÷ matmul speed</source>
+        <translation>계산 하한: FLOPs ÷ 행렬곱 속도</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="312" />
+        <source>new tokens per second</source>
+        <translation>초당 새 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="317" />
+        <source>Open a requests file</source>
+        <translation>요청 파일 열기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="318" />
+        <source>Text files (*.txt);;All files (*)</source>
+        <translation>텍스트 파일 (*.txt);;모든 파일 (*)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="434" />
+        <source>The requests run on KV Studio's own models; this model ran the batch sweep only.</source>
+        <translation>요청은 KV Studio 자체 모델에서만 돌아갑니다. 이 모델로는 배치 스윕만 했습니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="438" />
+        <source>No batch sizes given: type some, e.g. 1, 2, 4, 8.</source>
+        <translation>배치 크기가 없습니다: 예) 1, 2, 4, 8 처럼 입력하세요.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="502" />
+        <source>chunk {0}</source>
+        <translation>청크 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="503" />
+        <source>block b {0}</source>
+        <translation>블록 b {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="506" />
+        <source>prefix cache {0}</source>
+        <translation>프리픽스 캐시 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="507" />
+        <source>max batch {0}</source>
+        <translation>최대 배치 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="509" />
+        <source>budget {0} blocks</source>
+        <translation>예산 {0} 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="513" />
+        <source>single measurement</source>
+        <translation>한 번 측정</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="514" />
+        <source>median of {0}</source>
+        <translation>{0}회 중앙값</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="611" />
+        <source>prompt tokens</source>
+        <translation>프롬프트 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="613" />
+        <source>prefix hits</source>
+        <translation>프리픽스 적중</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="520" />
+        <source>TTFT (ms, {0})</source>
+        <translation>TTFT (ms, {0})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="520" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="615" />
+        <source>ITL p50 (ms)</source>
+        <translation>ITL p50 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="521" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="617" />
+        <source>ITL p95 (ms)</source>
+        <translation>ITL p95 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="521" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="619" />
+        <source>answer tokens</source>
+        <translation>답변 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="521" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="621" />
+        <source>identical to solo</source>
+        <translation>단독 실행과 같음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="535" />
+        <source>batch</source>
+        <translation>배치</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="535" />
+        <source>ms per step ({0})</source>
+        <translation>단계당 ms ({0})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="536" />
+        <source>read (MiB)</source>
+        <translation>읽음 (MiB)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="536" />
+        <source>GFLOP</source>
+        <translation>GFLOP</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="536" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="641" />
+        <source>FLOP per byte</source>
+        <translation>바이트당 FLOP</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="537" />
+        <source>bound by</source>
+        <translation>병목</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="546" />
+        <source>memory</source>
+        <translation>메모리</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="546" />
+        <source>compute</source>
+        <translation>계산</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="547" />
+        <source>overhead</source>
+        <translation>오버헤드</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="558" />
+        <source>{0} requests in {1} steps: {2:,.0f} tokens/s ({3}) · wasted slots {4} (formula {5}) · peak {6} blocks, {7}</source>
+        <translation>요청 {0}개, {1} 단계: {2:,.0f} 토큰/초 ({3}) · 낭비 슬롯 {4} (공식 {5}) · 최대 {6} 블록, {7}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="565" />
+        <source>prefix hits {0} tokens · identical to solo runs: {1} of {2} · {3}</source>
+        <translation>프리픽스 적중 {0} 토큰 · 단독 실행과 같음: {2}개 중 {1}개 · {3}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="572" />
+        <source>Decode step, batch {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); throughput ×{5:.1f}; weights read once: {6}; bound at batch {1}: {7}</source>
+        <translation>디코드 단계, 배치 {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); 처리량 ×{5:.1f}; 가중치는 한 번만 읽음: {6}; 배치 {1}의 병목: {7}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="585" />
+        <source>request #{0}</source>
+        <translation>요청 #{0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="591" />
+        <source>prefill tokens</source>
+        <translation>프리필 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="593" />
+        <source>decode tokens</source>
+        <translation>디코드 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="595" />
+        <source>padding slots</source>
+        <translation>패딩 슬롯</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="597" />
+        <source>idle rows</source>
+        <translation>빈 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="598" />
+        <source>rows in the batch</source>
+        <translation>배치의 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="602" />
+        <source>blocks in use</source>
+        <translation>쓰는 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="605" />
+        <source>free blocks</source>
+        <translation>빈 블록</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="606" />
+        <source>cache bytes (B)</source>
+        <translation>캐시 바이트 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="614" />
+        <source>TTFT (ms)</source>
+        <translation>TTFT (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="628" />
+        <source>ms per step, median</source>
+        <translation>단계당 ms, 중앙값</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="630" />
+        <source>ms per step, fastest round</source>
+        <translation>단계당 ms, 가장 빠른 회</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="632" />
+        <source>ms per step, slowest round</source>
+        <translation>단계당 ms, 가장 느린 회</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="636" />
+        <source>weight bytes read (B)</source>
+        <translation>읽은 가중치 바이트 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="638" />
+        <source>KV bytes read (B)</source>
+        <translation>읽은 KV 바이트 (B)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="640" />
+        <source>FLOPs</source>
+        <translation>FLOPs</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="646" />
+        <source>memory floor (ms)</source>
+        <translation>메모리 하한 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="648" />
+        <source>compute floor (ms)</source>
+        <translation>계산 하한 (ms)</translation>
+    </message>
+</context>
+<context>
+    <name>SpeculativePanel</name>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="151" />
+        <source>Speculative decoding</source>
+        <translation>추측 디코딩</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="154" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="191" />
+        <source>draft model</source>
+        <translation>초안 모델</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="154" />
+        <source>prompt lookup</source>
+        <translation>프롬프트 조회</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="159" />
+        <source>A small draft proposes k tokens; the target checks all k in one forward over its cache, keeps the longest prefix it agrees with and adds one token of its own (the correction where a draft was rejected, the bonus when all passed). Both caches are then cropped back to the committed tokens: after a of k drafts are accepted the target drops k − a rows and the draft model k − 1 − a. Greedy output must equal plain greedy decoding token for token. Drafts: the 1-layer ko-draft model, or prompt lookup (the tokens that followed the last n-gram earlier in the text).</source>
+        <translation>작은 초안이 토큰 k개를 제안하면, 대상 모델이 자기 캐시 위에서 한 번의 forward로 k개를 모두 검사해 동의하는 가장 긴 앞부분을 받아들이고 자기 토큰 하나를 더합니다(초안이 거절된 곳에서는 수정 토큰, 모두 통과하면 보너스 토큰). 그다음 두 캐시를 확정된 토큰까지 잘라 냅니다: k개 중 a개가 받아들여지면 대상은 k − a행을, 초안 모델은 k − 1 − a행을 버립니다. 탐욕(greedy) 출력은 일반 탐욕 디코딩과 토큰 하나하나까지 같아야 합니다. 초안: 1층짜리 ko-draft 모델, 또는 프롬프트 조회(앞 텍스트에서 마지막 n-gram 뒤에 왔던 토큰들).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="168" />
+        <source>Question</source>
+        <translation>질문</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="169" />
+        <source>k values (drafts per round)</source>
+        <translation>k 값 (라운드당 초안 수)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="170" />
+        <source>New tokens N</source>
+        <translation>새 토큰 수 N</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="171" />
+        <source>Temperature (0 = greedy)</source>
+        <translation>온도 (0 = 탐욕)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="172" />
+        <source>Timing repeats (median of)</source>
+        <translation>시간 측정 반복 (중앙값)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="173" />
+        <source>Show rounds of</source>
+        <translation>라운드 보기</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="175" />
+        <source>Run the lab to see every round here.</source>
+        <translation>실습을 실행하면 여기에 라운드마다 보입니다.</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="176" />
+        <source>Cache rows after each round</source>
+        <translation>라운드 후 캐시 행 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="177" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="424" />
+        <source>round (0 = prefill)</source>
+        <translation>라운드 (0 = 프리필)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="178" />
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="181" />
+        <source>rows</source>
+        <translation>행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="179" />
+        <source>Rows appended (+) and cropped (−)</source>
+        <translation>추가된 행(+)과 잘라 낸 행(−)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="180" />
+        <source>round (prefill left out)</source>
+        <translation>라운드 (프리필 제외)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="182" />
+        <source>Acceptance rate α vs k</source>
+        <translation>k에 따른 수락률 α</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="185" />
+        <source>Tokens per target call vs k</source>
+        <translation>k에 따른 대상 호출당 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="187" />
+        <source>tokens (dashed: formula)</source>
+        <translation>토큰 (점선: 공식)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="190" />
+        <source>target</source>
+        <translation>대상</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="195" />
+        <source>target +</source>
+        <translation>대상 +</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="195" />
+        <source>target −</source>
+        <translation>대상 −</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="196" />
+        <source>draft +</source>
+        <translation>초안 +</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="196" />
+        <source>draft −</source>
+        <translation>초안 −</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="205" />
+        <source>formula ({0})</source>
+        <translation>공식 ({0})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="280" />
+        <source>Done. Only prompt lookup ran: {0}</source>
+        <translation>완료. 프롬프트 조회만 실행했습니다: {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="317" />
+        <source>✓ accepted · ✗ rejected · grey: after a rejection, never judged · blue: the target's own token. Rows: after the round (+ appended, − cropped).</source>
+        <translation>✓ 수락 · ✗ 거절 · 회색: 거절 뒤라 판정되지 않음 · 파란색: 대상 모델 자신의 토큰. 행: 라운드 후 (+ 추가, − 잘라 냄).</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="331" />
+        <source>bonus</source>
+        <translation>보너스</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="331" />
+        <source>prefill</source>
+        <translation>프리필</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="332" />
+        <source>correction</source>
+        <translation>수정</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="335" />
+        <source>target {0} (+{1} −{2})</source>
+        <translation>대상 {0} (+{1} −{2})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="338" />
+        <source>draft {0} (+{1} −{2})</source>
+        <translation>초안 {0} (+{1} −{2})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="357" />
+        <source>identical to greedy</source>
+        <translation>탐욕과 동일</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="357" />
+        <source>same as plain</source>
+        <translation>일반 디코딩과 같음</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="365" />
+        <source>ms (median of {0})</source>
+        <translation>ms ({0}회 중앙값)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="366" />
+        <source>ms (single measurement)</source>
+        <translation>ms (한 번 측정)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="368" />
+        <source>draft</source>
+        <translation>초안</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="368" />
+        <source>tokens / call</source>
+        <translation>토큰 / 호출</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="368" />
+        <source>formula</source>
+        <translation>공식</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="369" />
+        <source>calls / token</source>
+        <translation>호출 / 토큰</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="369" />
+        <source>× plain speed</source>
+        <translation>× 일반 속도</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="380" />
+        <source>median of {0} interleaved repeats</source>
+        <translation>교차 반복 {0}회의 중앙값</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="381" />
+        <source>a single measurement</source>
+        <translation>한 번 측정</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="384" />
+        <source>{0}, {1} new tokens: {2}, k = {3}: α {4:.2f}, {5:.2f} tokens per target call (formula {6:.2f}), {7:.2f} target calls per token</source>
+        <translation>{0}, 새 토큰 {1}개: {2}, k = {3}: α {4:.2f}, 대상 호출당 {5:.2f}토큰 (공식 {6:.2f}), 토큰당 대상 호출 {7:.2f}회</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="389" />
+        <source>wall time {0:.0f} ms vs plain {1:.0f} ms ({2})</source>
+        <translation>실제 시간 {0:.0f} ms, 일반 디코딩 {1:.0f} ms ({2})</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="393" />
+        <source>identical to greedy: {0} of {1} runs</source>
+        <translation>탐욕과 동일: {1}회 중 {0}회</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="404" />
+        <source>drafted</source>
+        <translation>초안 수</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="405" />
+        <source>accepted</source>
+        <translation>수락</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="406" />
+        <source>target rows</source>
+        <translation>대상 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="407" />
+        <source>target appended</source>
+        <translation>대상 추가</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="409" />
+        <source>target cropped</source>
+        <translation>대상 잘라 냄</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="413" />
+        <source>draft rows</source>
+        <translation>초안 행</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="415" />
+        <source>draft appended</source>
+        <translation>초안 추가</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="417" />
+        <source>draft cropped</source>
+        <translation>초안 잘라 냄</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="420" />
+        <source>target calls so far</source>
+        <translation>지금까지 대상 호출</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="423" />
+        <source>Rounds of {0}, k = {1}</source>
+        <translation>{0}, k = {1}의 라운드</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="429" />
+        <source>{0} vs k</source>
+        <translation>k에 따른 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="431" />
+        <source>tokens per call (measured)</source>
+        <translation>호출당 토큰 (측정)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="433" />
+        <source>tokens per call (formula)</source>
+        <translation>호출당 토큰 (공식)</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="435" />
+        <source>target calls per token</source>
+        <translation>토큰당 대상 호출</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/speculative_lab.py" line="437" />
+        <source>ms (median)</source>
+        <translation>ms (중앙값)</translation>
     </message>
 </context>
 <context>

@@ -43,3 +43,14 @@ def test_a_changed_figure_is_caught(tmp_path: Path) -> None:
     figures.run([page], check=False)
     assert "246 vs 13,728 tokens fed" in page.read_text()
     assert figures.run([page], check=True) == []
+
+
+def test_a_last_digit_float_difference_is_not_drift_but_a_count_is() -> None:
+    figures = _figures()
+    same = figures.same_figure
+    assert same("fp16  251,904  0.00256  same", "fp16  251,904  0.00257  same")
+    assert same("int4  0.80  step 17", "int4  0.81  step 17")
+    assert not same("fp16  251,904  0.00256", "fp16  251,905  0.00256")  # bytes are exact
+    assert not same("fp16  0.00256", "fp16  0.00290")  # more than a last-digit change
+    assert not same("int4  0.80  step 17", "int4  0.80  step 18")  # counts are exact
+    assert not same("246 vs 13,728", "246 vs 13,000")

@@ -68,6 +68,15 @@ def fill_every_page(qtbot: Any, window: Any, timeout: int = LAB_TIMEOUT_MS) -> l
     labs.paged.new_tokens.setValue(3)
     labs.quantized.prompt_tokens.setValue(8)
     labs.quantized.new_tokens.setValue(3)
+    labs.serving.batch_sizes.setText("1, 2")
+    labs.serving.repeats.setValue(1)
+    labs.serving.answer_tokens.setValue(3)
+    labs.speculative.new_tokens.setValue(6)
+    labs.speculative.ks.setText("1, 2")
+    labs.speculative.repeats.setValue(1)
+    labs.beam.beams.setValue(2)
+    labs.beam.new_tokens.setValue(3)
+    labs.beam.check_transformers.setChecked(False)
     pages = []
     for lab in labs.labs():
         labs.tabs.setCurrentWidget(lab)

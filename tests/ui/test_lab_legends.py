@@ -32,7 +32,10 @@ def _small_job(name: str, lab: LabPanel) -> None:
         "sweep": {"fixed": 3, "repeats": 2},
         "paged": {"samples": 4, "new_tokens": 6},
         "quantized": {"prompt_tokens": 12, "new_tokens": 4},
+        "beam": {"beams": 3, "new_tokens": 4},
         "chat": {"answer_tokens": 4},
+        "serving": {"repeats": 1, "answer_tokens": 3},
+        "speculative": {"repeats": 1, "new_tokens": 6},
     }.get(name, {})
     for field, value in fields.items():
         getattr(lab, field).setValue(value)
@@ -40,6 +43,12 @@ def _small_job(name: str, lab: LabPanel) -> None:
         lab.temperatures.setText("0.5, 1.5")  # type: ignore[attr-defined]
     if name == "sweep":
         lab.values.setText("4, 8")  # type: ignore[attr-defined]
+    if name == "serving":
+        lab.batch_sizes.setText("1, 2")  # type: ignore[attr-defined]
+    if name == "speculative":
+        lab.ks.setText("1, 2")  # type: ignore[attr-defined]
+    if name == "beam":
+        lab.check_transformers.setChecked(False)  # type: ignore[attr-defined]
     if name == "chat":
         lab.turn_box.setText("안녕하세요, 오늘 날씨 어때요?")  # type: ignore[attr-defined]
 
@@ -86,7 +95,7 @@ def test_lab_legends_stay_off_the_data(qtbot, make_window, language: str,
     named: list[tuple[str, LabPanel, object]] = [
         *((name, lab, labs_panel) for name, lab in zip(
             ("cache", "temperature", "cutoffs", "cache_kinds", "sweep", "paged", "quantized",
-             "projector"), labs_panel.labs(), strict=True)),
+             "projector", "serving", "speculative", "beam"), labs_panel.labs(), strict=True)),
         ("chat", extras.chat, None),
     ]
     checked = 0

@@ -381,3 +381,55 @@ def load_hf_backend(
     tokenizer.eos_id = eos
     logger.info("%s: end of sequence id %s", folder.name, eos)
     return backend, tokenizer
+
+
+def transformers_beam_search(
+    source: str | Path | Any,
+    prompt_ids: list[int],
+    *,
+    num_beams: int,
+    length_penalty: float,
+    early_stopping: bool | str,
+    max_new_tokens: int,
+    num_return_sequences: int,
+    eos_token_id: int | None,
+) -> list[tuple[list[int], float]]:
+    """transformers' own ``generate(num_beams=…)`` on a local folder (opened in float32) or an
+    opened model: per returned sequence, its generated ids (cut after the first eos; the rest
+    is padding) and its score.
+
+    The reference `kvstudio.engine.beam` is checked against (`kvstudio beam`, tests/hf).
+    """
+    transformers = require_transformers()
+    if isinstance(source, str | Path):
+        folder = check_hf_folder(source)
+        transformers.utils.logging.disable_progress_bar()
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            folder, local_files_only=True, dtype=torch.float32
+        ).eval()
+    else:
+        model = source
+    device = next(model.parameters()).device
+    ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)  # (1, P)
+    with torch.inference_mode():
+        out = model.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            num_beams=num_beams,
+            length_penalty=length_penalty,
+            early_stopping=early_stopping,
+            max_new_tokens=max_new_tokens,
+            num_return_sequences=num_return_sequences,
+            do_sample=False,
+            eos_token_id=eos_token_id,
+            pad_token_id=0,
+            output_scores=True,
+            return_dict_in_generate=True,
+        )
+    found: list[tuple[list[int], float]] = []
+    generated = out.sequences[:, len(prompt_ids) :].tolist()  # (R, ≤ N) ids
+    for row, score in zip(generated, out.sequences_scores.tolist(), strict=True):
+        if eos_token_id is not None and eos_token_id in row:
+            row = row[: row.index(eos_token_id) + 1]
+        found.append((row, float(score)))
+    return found

@@ -2,12 +2,13 @@
 
 Owns `CacheLayer` (the abstract layer: ``update(k, v) -> (K, V)``, its length,
 the first visible key, the bytes it holds and uses, select and finish rows,
-reset), `KVCache` (one layer per transformer layer, the same verbs for the
-whole cache) and `Cache`, the part of a cache the generator reads, which a
-transformers cache satisfies too. The kinds live in ``kv_cache.py`` (dynamic,
-static, sliding), ``paged.py`` and ``quantized.py``; ``kinds.py`` builds the
-one a `CacheSpec` names. As transformers' ``cache_utils`` and nanochat's
-``KVCache``: each layer owns its tensors; the model only calls ``update``.
+crop back to the first n positions, reset), `KVCache` (one layer per
+transformer layer, the same verbs for the whole cache) and `Cache`, the part
+of a cache the generator reads, which a transformers cache satisfies too.
+The kinds live in ``kv_cache.py`` (dynamic, static, sliding), ``paged.py``
+and ``quantized.py``; ``kinds.py`` builds the one a `CacheSpec` names.
+As transformers' ``cache_utils`` and nanochat's ``KVCache``: each layer owns
+its tensors; the model only calls ``update``.
 
 K and V arrive after RoPE and before ``repeat_kv``, shaped (B, T, G, d):
 B rows, T new tokens, G K/V heads, d head_dim.
@@ -65,9 +66,29 @@ class CacheLayer(ABC):
         """Rows (R,) bool that produced eos. A dense layer keeps a column per step for every
         row anyway, so by default nothing changes (a paged layer stops growing them)."""
 
+    def crop(self, length: int) -> None:
+        """Keep only the first `length` positions (transformers' ``DynamicCache.crop``).
+
+        Speculative decoding writes K/V for drafted tokens and cuts them off again
+        when the target rejects them. A kind that cannot take tokens back refuses.
+        """
+        raise ValueError(
+            f"A {type(self).__name__} cannot be cropped; speculative decoding needs the "
+            "dynamic, static, paged or a quantized cache."
+        )
+
     @abstractmethod
     def reset(self) -> None:
         """Forget everything: the layer is as new."""
+
+
+def check_crop_length(length: int, seq_length: int) -> None:
+    """The one check for `crop`: 0 ≤ length ≤ the positions a layer has seen."""
+    if not 0 <= length <= seq_length:
+        raise ValueError(
+            f"Cannot crop a cache of {seq_length} positions to {length}; "
+            f"choose a length from 0 to {seq_length}."
+        )
 
 
 LayerT = TypeVar("LayerT", bound=CacheLayer)
@@ -127,6 +148,14 @@ class KVCache(list[LayerT]):
         """Rows (R,) bool that produced eos, told to every layer."""
         for layer in self:
             layer.finish_rows(finished)
+
+    def crop(self, length: int) -> int:
+        """Keep the first `length` positions in every layer; return how many were cut off."""
+        check_crop_length(length, self.seq_length)
+        removed = self.seq_length - length
+        for layer in self:
+            layer.crop(length)
+        return removed
 
     def reset(self) -> None:
         for layer in self:

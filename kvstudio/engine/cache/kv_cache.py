@@ -3,7 +3,7 @@
 Mirrors transformers' cache layers (``DynamicLayer``, ``StaticLayer``,
 ``SlidingWindowLayer``); the verbs they share are `CacheLayer`'s
 (``base.py``): ``update(k, v) -> (K, V)``, ``seq_length``, ``visible_start``,
-``nbytes`` / ``used_nbytes``, ``select_rows``, ``reset``. K/V are stored
+``nbytes`` / ``used_nbytes``, ``select_rows``, ``crop``, ``reset``. K/V are stored
 **after RoPE and before ``repeat_kv``**, shaped (B, T, n_kv, d), so grouped-query
 attention shrinks the cache by n_heads / n_kv.
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import torch
 
-from kvstudio.engine.cache.base import CacheLayer, KVCache
+from kvstudio.engine.cache.base import CacheLayer, KVCache, check_crop_length
 from kvstudio.engine.cache.spec import (
     ALL_CACHE_KINDS,
     CACHE_KINDS,
@@ -78,6 +78,14 @@ class DynamicLayer(CacheLayer):
             self.keys = self.keys.index_select(0, rows)  # (R, T, G, d)
             self.values = self.values.index_select(0, rows)
 
+    def crop(self, length: int) -> None:
+        """Keep positions 0 … length − 1, copied into storage of their own so the bytes drop."""
+        check_crop_length(length, self.seq_length)
+        if self.keys is not None and self.values is not None:
+            self.keys = _own(self.keys[:, :length])  # (B, length, G, d)
+            self.values = _own(self.values[:, :length])
+        self.seq_length = length
+
     def reset(self) -> None:
         self.keys = self.values = None
         self.seq_length = 0
@@ -114,6 +122,14 @@ class StaticLayer(DynamicLayer):
     @property
     def stored_tokens(self) -> int:
         return self.seq_length
+
+    def crop(self, length: int) -> None:
+        """Move the write position back to `length`; the slots after it are zeroed."""
+        check_crop_length(length, self.seq_length)
+        if self.keys is not None and self.values is not None:
+            self.keys[:, length:].zero_()  # the preallocation stays: nbytes does not change
+            self.values[:, length:].zero_()
+        self.seq_length = length
 
 
 class SlidingWindowLayer(DynamicLayer):
@@ -154,6 +170,14 @@ class SlidingWindowLayer(DynamicLayer):
 
     def visible_start(self, new_tokens: int) -> int:
         return max(0, self.seq_length - self.keep)
+
+    def crop(self, length: int) -> None:
+        """Refused: the window has already dropped keys the cropped positions would need."""
+        raise ValueError(
+            "A sliding-window cache cannot be cropped: it has already dropped the keys "
+            "older than its window, which the positions left after a crop would need; "
+            "use the dynamic, static, paged or a quantized cache for speculative decoding."
+        )
 
 
 def dense_layer(spec: CacheSpec) -> DynamicLayer:

@@ -21,6 +21,8 @@ What paging buys, and what this module shows:
 - **Finished rows stop growing.** `finish_rows` marks rows that produced eos;
   they keep their blocks but store nothing more (a dense cache keeps one
   column per step for every row).
+- **Cropping gives blocks back.** `crop(n)` (speculative decoding's rejected
+  drafts) releases every block past position n of each row.
 
 Bytes are measured from the pool tensors: `nbytes` is the blocks rows hold
 (each block's bytes read from the pool), `used_nbytes` the slots holding real
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 
 import torch
 
-from kvstudio.engine.cache.base import CacheLayer, KVCache
+from kvstudio.engine.cache.base import CacheLayer, KVCache, check_crop_length
 from kvstudio.engine.cache.spec import CacheSpec
 
 
@@ -245,6 +247,33 @@ class PagedKVCache(KVCache[CacheLayer]):
         self.tables = tables
         self.lengths = [self.lengths[r] for r in picked]
         self.active = [self.active[r] for r in picked]
+
+    def crop(self, length: int) -> int:
+        """Keep every row's first `length` positions: the blocks past them go back to the pool
+        (a shared one only loses this row's reference). Returns the positions cut off.
+
+        The slots after `length` in a row's last kept block still hold the cut tokens'
+        numbers, but nothing reads them: attention gathers positions < `length` only,
+        and the next tokens overwrite those slots (copying the block first if it is
+        shared). Rows that finished (eos) are refused: their lengths differ.
+        """
+        check_crop_length(length, self.seq_length)
+        if not all(self.active):
+            raise ValueError(
+                "Cannot crop a paged cache whose rows finished at different lengths; crop "
+                "before any row produces eos."
+            )
+        removed = self.positions - length
+        kept_blocks = -(-length // self.block_size)  # ceil(length / b)
+        for table in self.tables:
+            for block in table[kept_blocks:]:
+                self._release(block)
+            del table[kept_blocks:]
+        self.lengths = [length] * len(self.tables)
+        self.positions = length
+        for layer in self:
+            layer.seq_length = length
+        return removed
 
     def finish_table_rows(self, finished: Sequence[bool]) -> None:
         """Rows that produced eos: they keep their blocks and store no more tokens."""

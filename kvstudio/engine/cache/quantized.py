@@ -118,6 +118,13 @@ class QuantizedLayer(DynamicLayer):
             self.key_scales = self.key_scales.index_select(0, rows)  # (R, T, G, 1)
             self.value_scales = self.value_scales.index_select(0, rows)
 
+    def crop(self, length: int) -> None:
+        """Keep the first `length` positions of the stored tensors and of their scales."""
+        super().crop(length)  # the stored keys and values (B, length, G, ·)
+        if self.key_scales is not None and self.value_scales is not None:
+            self.key_scales = self.key_scales[:, :length].clone()  # (B, length, G, 1)
+            self.value_scales = self.value_scales[:, :length].clone()
+
     def reset(self) -> None:
         super().reset()
         self.key_scales = self.value_scales = None

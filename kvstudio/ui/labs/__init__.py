@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from kvstudio.ui.labs.base import LabPanel
+from kvstudio.ui.labs.beam_lab import BeamSearchPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 from kvstudio.ui.labs.compare_lab import CacheVsRecomputePanel
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
@@ -13,10 +14,13 @@ from kvstudio.ui.labs.labs_panel import LabsPanel
 from kvstudio.ui.labs.paged_lab import PagedCachePanel
 from kvstudio.ui.labs.projector_lab import ProjectorPanel
 from kvstudio.ui.labs.quantized_lab import QuantizedCachePanel
+from kvstudio.ui.labs.serving_lab import ServingPanel
+from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 
 __all__ = [
+    "BeamSearchPanel",
     "CacheKindsPanel",
     "CacheVsRecomputePanel",
     "LabPanel",
@@ -25,6 +29,8 @@ __all__ = [
     "PagedCachePanel",
     "ProjectorPanel",
     "QuantizedCachePanel",
+    "ServingPanel",
+    "SpeculativePanel",
     "TemperaturePanel",
     "TopPTopKPanel",
 ]

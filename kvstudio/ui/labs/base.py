@@ -433,6 +433,10 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         """Draw the progress items that arrived since the last redraw."""
         self._redraw_timer.stop()
         items, self._pending = self._pending, []
+        self.draw_progress(items)
+
+    def draw_progress(self, items: Sequence[object]) -> None:
+        """Draw a batch of progress items as they arrived (the runner's, or a notebook's)."""
         if not items:
             return
         if self.draw_while_running:
@@ -445,6 +449,10 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
 
     def _on_runner_finished(self, result: object) -> None:
         self._flush_progress()
+        self.take_result(result)
+
+    def take_result(self, result: object) -> None:
+        """Show a finished run's result: the table, the charts, the status (also notebooks')."""
         self.result = result
         self.progress.setRange(0, 1)
         self.progress.setValue(1)

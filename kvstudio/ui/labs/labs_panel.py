@@ -1,6 +1,6 @@
 """All labs in one page: a tab per lab, one model for all, one slide pack for all.
 
-Owns `LabsPanel`: it creates the eight lab panels, hands them the loaded model,
+Owns `LabsPanel`: it creates the nine lab panels, hands them the loaded model,
 collects their charts, numbers and tables for the slide pack, says when a lab
 that measures time is running (`timing_changed`: the live run waits meanwhile,
 so the lab's timings are not shared with it), and stops their threads on
@@ -18,12 +18,15 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.labs.base import LabPanel
+from kvstudio.ui.labs.beam_lab import BeamSearchPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 from kvstudio.ui.labs.compare_lab import CacheVsRecomputePanel
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.labs.paged_lab import PagedCachePanel
 from kvstudio.ui.labs.projector_lab import ProjectorPanel
 from kvstudio.ui.labs.quantized_lab import QuantizedCachePanel
+from kvstudio.ui.labs.serving_lab import ServingPanel
+from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 from kvstudio.ui.run.engine_adapter import ModelHandle
@@ -63,6 +66,9 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
         self.paged = PagedCachePanel(exporter)
         self.quantized = QuantizedCachePanel(exporter)
         self.projector = ProjectorPanel(exporter)
+        self.serving = ServingPanel(exporter)
+        self.speculative = SpeculativePanel(exporter)
+        self.beam = BeamSearchPanel(exporter)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("labTabs")
         for lab in self.labs():
@@ -85,11 +91,14 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
             self.paged,
             self.quantized,
             self.projector,
+            self.serving,
+            self.speculative,
+            self.beam,
         ]
 
     def timing_labs(self) -> list[LabPanel]:
         """The labs whose results are times: the live model must not step meanwhile."""
-        return [self.cache, self.sweep]
+        return [self.cache, self.sweep, self.serving]
 
     @property
     def timing(self) -> bool:

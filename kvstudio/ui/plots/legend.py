@@ -337,6 +337,20 @@ class PlotLegend(pg.LegendItem):
         if not self._adding:  # inside `adding()` the grid is built once, at its end
             super()._addItemToLayout(sample, label)
 
+    def _removeItemFromLayout(self, *parts: object) -> None:
+        """pyqtgraph's, for entries that may be out of the grid: an undrawn series' entry
+        waits at the legend's corner (`_arrange`), and asking the grid to remove it made Qt
+        warn "QGraphicsGridLayout::removeAt: invalid index -1" on every clear (retranslate)."""
+        grid: QGraphicsGridLayout = self.layout  # type: ignore[has-type]
+        in_grid = [grid.itemAt(index) for index in range(grid.count())]
+        for part in parts:
+            if any(entry is part for entry in in_grid):
+                grid.removeItem(part)  # type: ignore[arg-type]
+            part.close()  # type: ignore[attr-defined]
+            scene = part.scene()  # type: ignore[attr-defined]
+            if scene:  # PySide does not take a closed item out of its scene itself
+                scene.removeItem(part)
+
     def addItem(self, item: object, name: str) -> None:  # type: ignore[override]
         super().addItem(item, name)
         self._watch(item)

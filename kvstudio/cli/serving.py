@@ -1,0 +1,201 @@
+"""`kvstudio serving`: many requests through static and continuous batching, on the real model.
+
+Owns the ``serving`` subcommand (registered on the one parser in
+``kvstudio.cli.main``) and its text: per request its prompt tokens,
+prefix-hit tokens, TTFT, inter-token latency p50/p95, end-to-end time, answer
+tokens and ``identical to solo run: yes|no`` (each request really runs alone
+too); per scheduler a totals block (throughput, wasted token slots beside
+their formula, peak blocks and bytes, prefix hits, preemptions); with
+``--timeline`` the requests × steps picture. The numbers come from
+``kvstudio.labs.serving``. Without ``--requests`` it runs the shipped example
+(``resources/prompts/serving_requests.txt``) with its system prompt, on the
+course's chat model.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from kvstudio.cli import args as cli_args
+from kvstudio.cli import common, serving_batching
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.serving.records import (
+    POLICIES,
+    PREFIX_MODES,
+    Policy,
+    SchedulerConfig,
+    ServingStep,
+)
+from kvstudio.engine.serving.requests import MAX_NEW_TOKENS, read_request_lines
+from kvstudio.labs.common import Spread
+from kvstudio.labs.course import COURSE, settings_line
+from kvstudio.labs.serving import (
+    DEFAULT_NEW_TOKENS,
+    EXAMPLE_REQUESTS,
+    EXAMPLE_SYSTEM,
+    load_requests,
+    serving,
+)
+from kvstudio.labs.serving_records import SchedulerRun, ServingResult
+
+# One character per request and step in --timeline.
+TIMELINE_MARKS = {
+    "future": " ", "waiting": ".", "prefill": "P", "decode": "D", "idle": "_",
+    "preempted": "x", "finished": " ",
+}
+
+
+def add_subcommands(sub: Any) -> None:
+    """Register ``serving`` on the one parser (``kvstudio.cli.main``)."""
+    s = sub.add_parser(
+        "serving",
+        help="many requests, one model: static vs continuous batching, prefix caching",
+        description="Run a requests file (one question per line, '@K ' = arrives at step K, "
+        "'+N ' = its own token budget) through static or continuous batching on the real "
+        "model, and check every answer against the same request run alone.",
+    )
+    s.add_argument(
+        "--requests", type=Path, default=None,
+        help=f"the requests file (default: the shipped example, {EXAMPLE_REQUESTS.name}, "
+        "with its system prompt)",
+    )
+    s.add_argument("--system", default=None,
+                   help="shared system prompt (default: the example's with the example, else none)")
+    s.add_argument("--plain", action="store_true",
+                   help="feed the lines as plain text, without the ChatML template")
+    s.add_argument("--policy", choices=(*POLICIES, "both"), default="both",
+                   help="static or continuous batching, or both one after the other (default)")
+    s.add_argument("--chunk", type=cli_args.tokens, default=None,
+                   help="chunked prefill: at most N tokens per step, prompt chunks and decode "
+                   "rows together (continuous only; default off)")
+    s.add_argument("--block-size", type=cli_args.tokens, default=16,
+                   help="b, tokens per block of the pool (default 16)")
+    s.add_argument("--prefix-cache", choices=PREFIX_MODES, default="none",
+                   help="none, blocks (vLLM: whole blocks, chained hashes) or radix (SGLang: "
+                   "token-exact); default none")
+    s.add_argument("--max-batch", type=cli_args.bounded(1, 256, "rows"), default=8,
+                   help="requests running at once (default 8)")
+    s.add_argument("--blocks", type=cli_args.positive, default=None,
+                   help="the block budget (the memory budget, in blocks); default: no limit")
+    s.add_argument("--max-new-tokens", type=cli_args.bounded(1, MAX_NEW_TOKENS, "tokens"),
+                   default=DEFAULT_NEW_TOKENS,
+                   help=f"token budget of a request without '+N' (default {DEFAULT_NEW_TOKENS})")
+    s.add_argument("--rounds", type=cli_args.bounded(1, 50, "rounds"), default=3,
+                   help="repeat each run k times, interleaved; times are medians (default 3; "
+                   "1 = single measurements)")
+    s.add_argument("--temperature", type=cli_args.number, default=0.0,
+                   help="0 = greedy (default); above 0 samples with the course's top-k/top-p "
+                   "and each request's own seed")
+    s.add_argument("--seed", type=cli_args.seed, default=COURSE.seed)
+    s.add_argument("--timeline", action="store_true",
+                   help="print the requests × steps timeline (P prefill, D decode, . waiting, "
+                   "_ idle row, x preempted)")
+    common.model_options(s, COURSE.chat_model)
+    serving_batching.add_arguments(s)  # --sweep-batch, --fit-budget
+    s.set_defaults(func=cmd_serving)
+
+
+def scheduler_configs(args: argparse.Namespace) -> list[SchedulerConfig]:
+    """The configurations `--policy` and the knobs ask for (ValueError for a bad mix)."""
+    policies: tuple[Policy, ...] = POLICIES if args.policy == "both" else (args.policy,)
+    if args.chunk is not None and args.policy != "continuous":
+        raise ValueError("--chunk is chunked prefill, a continuous-batching policy: add "
+                         "--policy continuous.")
+    return [
+        SchedulerConfig(policy=policy, max_batch=args.max_batch, chunk=args.chunk,
+                        block_size=args.block_size, block_budget=args.blocks,
+                        prefix_cache=args.prefix_cache)
+        for policy in policies
+    ]
+
+
+def cmd_serving(args: argparse.Namespace) -> int:
+    if serving_batching.wanted(args):
+        return serving_batching.run(args)
+    configs = scheduler_configs(args)
+    path = args.requests if args.requests is not None else EXAMPLE_REQUESTS
+    system = args.system
+    if system is None:
+        system = EXAMPLE_SYSTEM if args.requests is None else ""
+    system = common.utf8_argument(system, "The system prompt")
+    lines = read_request_lines(path)  # a bad file is refused before the model loads
+    loaded = common.prepare(args, COURSE.chat_model)
+    requests = load_requests(
+        path, loaded.tokenizer, loaded.backend, system=system,
+        max_new_tokens=args.max_new_tokens, chat=False if args.plain else None, lines=lines,
+    )
+    if args.temperature > 0:
+        sampling = SamplingSettings(temperature=args.temperature, top_k=COURSE.top_k,
+                                    top_p=COURSE.top_p, seed=args.seed)
+    else:
+        sampling = SamplingSettings.greedy_settings(args.seed)
+    template = "plain text" if args.plain or not loaded.tokenizer.has_chat_tokens else "ChatML"
+    print(f"Requests: {len(requests)} from {path} · {template}"
+          + (f" · system prompt {common.short(system, 40)!r}" if system else "")
+          + f" · {settings_line(sampling)}")
+    result: ServingResult = common.drain(
+        serving(loaded.backend, loaded.tokenizer, requests, configs, system=system,
+                sampling=sampling, repeats=args.rounds),
+        ServingResult,
+    )
+    print_result(result, timeline=args.timeline)
+    return 0
+
+
+def time_text(value: Spread | None, single: bool) -> str:
+    """A time as the timing policy prints it: the median with its range, or one value."""
+    if value is None:
+        return "—"
+    if single:
+        return f"{common.ms(value.median)} ms"
+    return f"{common.ms(value.median)} ms ({common.ms(value.low)}–{common.ms(value.high)})"
+
+
+def print_result(result: ServingResult, timeline: bool = False) -> None:
+    single = result.single_measurement
+    how = ("single measurements" if single else
+           f"medians of {result.repeats} interleaved rounds (min–max)")
+    print(f"Times: model time per step, laid end to end; {how}.")
+    for run in result.runs:
+        print()
+        print(f"== {run.config.label} ==")
+        for o in run.outcomes:
+            r = o.request
+            print(
+                f"request {r.index + 1} (@{r.arrival}): prompt {o.prompt_tokens} tokens · "
+                f"prefix hit {o.prefix_hit} · TTFT {time_text(o.ttft_s, single)} · "
+                f"ITL p50 {time_text(o.itl_p50_s, single)} · p95 "
+                f"{time_text(o.itl_p95_s, single)} · end-to-end {time_text(o.e2e_s, single)} · "
+                f"answer {o.answer_tokens} tokens"
+                + (f" · preempted {o.preemptions}×" if o.preemptions else "")
+                + f" · identical to solo run: {'yes' if o.identical_to_solo else 'no'}"
+            )
+            print(f"    {common.short(r.text, 50)} → {common.short(o.answer_text, 70)}")
+        print_totals(run, single)
+        if timeline:
+            print_timeline(run.steps)
+
+
+def print_totals(run: SchedulerRun, single: bool) -> None:
+    t = run.totals
+    tps = t.throughput_tps
+    throughput = (f"{tps.median:,.0f} tokens/s" if single else
+                  f"{tps.median:,.0f} tokens/s ({tps.low:,.0f}–{tps.high:,.0f})")
+    print(f"  totals: {t.steps} steps · {t.answer_tokens} answer tokens in "
+          f"{time_text(t.total_s, single)} · throughput {throughput}")
+    print(f"  slots fed: {t.slots_fed:,} = {t.prefill_tokens:,} prefill + {t.decode_tokens:,} "
+          f"decode + {t.padding_slots:,} wasted (formula: {t.padding_formula:,})")
+    print(f"  peak blocks: {t.peak_blocks} × {t.block_bytes:,} B = {t.peak_cache_bytes:,} bytes"
+          f" · prefix hits {t.prefix_hit_tokens:,} tokens · preemptions {t.preemptions}")
+
+
+def print_timeline(steps: tuple[ServingStep, ...]) -> None:
+    """Requests × steps: one character per cell (see `TIMELINE_MARKS`)."""
+    print("  timeline (P prefill, D decode, . waiting, _ idle row, x preempted):")
+    if not steps:
+        return
+    for i in range(len(steps[0].requests)):
+        cells = "".join(TIMELINE_MARKS[s.requests[i].phase] for s in steps)
+        print(f"    {i + 1:>3} |{cells.rstrip()}")

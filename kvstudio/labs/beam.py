@@ -1,0 +1,159 @@
+"""The beam search lab: beams per step, the rows each reorder copies, and transformers' answer.
+
+Owns `beam_lab`: one `kvstudio.engine.beam.BeamSearch` run (a cache row per beam,
+rows reordered after every step), its `BeamStep` records kept for the window and
+the CLI, then the same search by transformers' own ``generate(num_beams=…)`` on
+the model converted to a transformers folder (``files/convert.py``), when the hf
+extra is installed and the model is ours: `TransformersCheck` says whether the
+returned beams (token ids) and their scores agree. A generator that yields
+`Progress` and ends with a `BeamLabResult`; it never imports Qt.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Generator, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
+from kvstudio.engine.beam import BeamResult, BeamSearch, BeamSettings, BeamStep
+from kvstudio.engine.cache.spec import CacheSpec
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.convert import export_hf
+from kvstudio.labs.common import Progress, answer_text
+
+SCORE_TOLERANCE = (1e-4, 1e-5)  # (absolute, relative): float32 sums of log-probs, two kernels
+
+
+@dataclass(frozen=True)
+class TransformersCheck:
+    """transformers' ``generate(num_beams=…)`` on the converted model, against ours."""
+
+    ran: bool  # False: not checked (`note` says why)
+    same: bool  # same token ids and scores (within SCORE_TOLERANCE) for every returned beam
+    sequences: tuple[tuple[tuple[int, ...], float], ...]  # transformers' (ids, score), best first
+    note: str  # why it did not run, or "" when it ran
+
+
+@dataclass(frozen=True)
+class BeamLabResult:
+    model: str
+    prompt_ids: tuple[int, ...]
+    steps: tuple[BeamStep, ...]  # one per step, in order
+    search: BeamResult  # the returned hypotheses and the byte totals
+    texts: tuple[str, ...]  # each returned hypothesis as a student reads it
+    transformers: TransformersCheck
+
+    @property
+    def settings(self) -> BeamSettings:
+        return self.search.settings
+
+    @property
+    def cumulative_reorder_bytes(self) -> tuple[int, ...]:
+        """Per step: bytes the dense reorders copied so far (rows moved × bytes per row)."""
+        return tuple(_running_sum(s.reorder_bytes for s in self.steps))
+
+    @property
+    def cumulative_cow_bytes(self) -> tuple[int, ...]:
+        """Per step: bytes a paged cache's copies on write copied so far."""
+        return tuple(_running_sum(s.cow_bytes for s in self.steps))
+
+
+def _running_sum(values: Iterable[int]) -> list[int]:
+    total, out = 0, []
+    for value in values:
+        total += value
+        out.append(total)
+    return out
+
+
+def same_sequences(
+    ours: Sequence[tuple[Sequence[int], float]], theirs: Sequence[tuple[Sequence[int], float]]
+) -> bool:
+    """The same ids in the same order, and every score equal within `SCORE_TOLERANCE`."""
+    absolute, relative = SCORE_TOLERANCE
+    return len(ours) == len(theirs) and all(
+        list(a_ids) == list(b_ids) and math.isclose(a, b, rel_tol=relative, abs_tol=absolute)
+        for (a_ids, a), (b_ids, b) in zip(ours, theirs, strict=True)
+    )
+
+
+def transformers_check(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    prompt_ids: Sequence[int],
+    search: BeamResult,
+) -> TransformersCheck:
+    """transformers' beam search on the same weights: our model converted to a transformers
+    folder (a temporary one, as `kvstudio convert` writes it), or a transformers model as
+    loaded."""
+    from kvstudio.engine.backends.hf import (
+        HFBackend,
+        require_transformers,
+        transformers_beam_search,
+    )
+
+    if not isinstance(backend, MiniMindBackend | HFBackend):
+        return TransformersCheck(False, False, (), "not checked: an unknown kind of model")
+    try:
+        require_transformers()
+    except ValueError:
+        return TransformersCheck(
+            False, False, (), "not checked: transformers is not installed (pip install -e '.[hf]')"
+        )
+    s = search.settings
+    options: dict[str, Any] = dict(
+        num_beams=s.num_beams,
+        length_penalty=s.length_penalty,
+        early_stopping=s.early_stopping,
+        max_new_tokens=s.max_new_tokens,
+        num_return_sequences=s.num_return_sequences,
+        eos_token_id=backend.eos_token_id,
+    )
+    if isinstance(backend, HFBackend):
+        theirs = transformers_beam_search(backend.model, list(prompt_ids), **options)
+    else:
+        with tempfile.TemporaryDirectory(prefix="kvstudio-beam-") as tmp:
+            folder = export_hf(backend.model, tokenizer, Path(tmp) / "hf")
+            theirs = transformers_beam_search(folder, list(prompt_ids), **options)
+    ours = [(h.tokens, h.score) for h in search.sequences]
+    found = tuple((tuple(ids), score) for ids, score in theirs)
+    return TransformersCheck(True, same_sequences(ours, theirs), found, "")
+
+
+def beam_lab(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    prompt_ids: Sequence[int],
+    settings: BeamSettings,
+    *,
+    block_size: int = 16,
+    check_transformers: bool = True,
+) -> Generator[Progress | BeamLabResult, None, None]:
+    """Beam search step by step on a dynamic cache, then transformers' check."""
+    prompt = list(prompt_ids)
+    search = BeamSearch(backend, prompt, settings, cache=CacheSpec("dynamic"),
+                        block_size=block_size)
+    total = settings.max_new_tokens + (1 if check_transformers else 0)
+    steps: list[BeamStep] = []
+    for step in search:
+        steps.append(step)
+        yield Progress("beam", "step", len(steps), total)
+    assert search.result is not None  # set when the loop ends
+    result = search.result
+    if check_transformers:
+        yield Progress("beam", "transformers", settings.max_new_tokens, total)
+        check = transformers_check(backend, tokenizer, prompt, result)
+    else:
+        check = TransformersCheck(False, False, (), "not checked")
+    yield BeamLabResult(
+        model=backend.name,
+        prompt_ids=tuple(prompt),
+        steps=tuple(steps),
+        search=result,
+        texts=tuple(answer_text(tokenizer, h.tokens) for h in result.sequences),
+        transformers=check,
+    )

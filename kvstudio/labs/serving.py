@@ -1,0 +1,219 @@
+"""The serving lab: many requests, one model, one block pool, step by step.
+
+Owns `serving`: a generator that runs a set of requests (`load_requests`:
+a requests file, a shared system prompt) under each scheduler configuration
+asked for (static or continuous batching, chunked prefill, a prefix cache,
+a block size and budget), k times interleaved (configuration 1, 2, …, then
+again) so every time is a median of k; and each request once alone (batch of
+one, whole prefill, no prefix cache) to show that batching changed no token.
+It yields `Progress`, and the first round's `ServingStep`s as they happen,
+and yields a `ServingResult` last (``serving_records.py``): per request its
+prefix hit, TTFT, inter-token latency p50/p95, end-to-end time and the solo
+check; per scheduler the totals (throughput, wasted token slots beside their
+formula, peak blocks and bytes).
+
+It never imports Qt and never prints.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Generator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from kvstudio.engine import formulas
+from kvstudio.engine.backends.minimind import LanguageModel
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.serving.records import Request, SchedulerConfig, ServingStep
+from kvstudio.engine.serving.requests import RequestLine, build_requests, read_request_lines
+from kvstudio.engine.serving.schedulers import Scheduler, solo_answer
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.checkpoints import REPO_ROOT
+from kvstudio.labs.common import Progress, Spread, answer_text, spread
+from kvstudio.labs.course import COURSE
+from kvstudio.labs.serving_records import (
+    RequestOutcome,
+    RunTotals,
+    SchedulerRun,
+    ServingResult,
+)
+
+EXAMPLE_REQUESTS = REPO_ROOT / "resources" / "prompts" / "serving_requests.txt"
+# The example's shared system prompt (the requests file holds only the questions).
+EXAMPLE_SYSTEM = "당신은 친절한 한국어 도우미입니다. 짧고 알기 쉽게 답하세요."
+DEFAULT_NEW_TOKENS = COURSE.answer_tokens  # a request's budget unless its line says +N
+
+
+def load_requests(
+    path: Path,
+    tokenizer: TextTokenizer,
+    backend: LanguageModel,
+    *,
+    system: str = "",
+    max_new_tokens: int = DEFAULT_NEW_TOKENS,
+    chat: bool | None = None,
+    lines: Sequence[RequestLine] | None = None,
+) -> tuple[Request, ...]:
+    """The requests of the file at `path`, as the model will be fed them (ValueError for a
+    bad file: empty, binary, too many lines, a bad @K, a prompt past the model's positions).
+
+    `chat`: ChatML with the system prompt (default: when the tokenizer has the chat tokens).
+    `lines`: the file's lines when already read (`read_request_lines`, before a model loads).
+    """
+    if lines is None:
+        lines = read_request_lines(path)
+    return build_requests(
+        lines, tokenizer, system=system, max_new_tokens=max_new_tokens,
+        max_positions=backend.max_positions,
+        chat=tokenizer.has_chat_tokens if chat is None else chat, where=str(path),
+    )
+
+
+def serving(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    requests: Sequence[Request],
+    configs: Sequence[SchedulerConfig],
+    *,
+    system: str = "",
+    sampling: SamplingSettings | None = None,
+    repeats: int = 1,
+) -> Generator[Progress | ServingStep | ServingResult, None, None]:
+    """Run `requests` under every config, `repeats` times interleaved; see the module doc."""
+    if not configs:
+        raise ValueError("Name at least one scheduler to run.")
+    if repeats < 1:
+        raise ValueError(f"Repeat the run at least once, got {repeats}.")
+    settings = sampling or SamplingSettings.greedy_settings()
+    for config in configs:  # every refusal before any work
+        Scheduler(backend, requests, config, settings)
+    total = len(requests) + repeats * len(configs)
+    done = 0
+    solo: list[tuple[int, ...]] = []
+    for request in requests:
+        solo.append(solo_answer(backend, request, settings))
+        done += 1
+        yield Progress("serving", f"request {request.index + 1} alone", done, total)
+    rounds: list[list[tuple[Scheduler, tuple[ServingStep, ...]]]] = [[] for _ in configs]
+    for repeat in range(repeats):
+        for c, config in enumerate(configs):
+            scheduler = Scheduler(backend, requests, config, settings)
+            steps: list[ServingStep] = []
+            for step in scheduler.steps():
+                steps.append(step)
+                if repeat == 0:
+                    yield step
+            rounds[c].append((scheduler, tuple(steps)))
+            done += 1
+            yield Progress("serving", f"{config.policy}, round {repeat + 1}", done, total)
+    runs = tuple(
+        _scheduler_run(config, runs_of_config, tokenizer, solo)
+        for config, runs_of_config in zip(configs, rounds, strict=True)
+    )
+    yield ServingResult(
+        model=backend.name,
+        system=system,
+        requests=tuple(requests),
+        runs=runs,
+        repeats=repeats,
+        greedy=settings.greedy,
+        bytes_per_token=formulas.bytes_per_token(
+            backend.num_layers, backend.num_kv_heads, backend.head_dim, backend.dtype_bytes
+        ),
+    )
+
+
+# ---- from steps to figures -----------------------------------------------------------------
+def step_clock(steps: Sequence[ServingStep]) -> tuple[list[float], list[float]]:
+    """(start, end) time of every step: the steps' model time laid end to end."""
+    ends = np.cumsum([s.elapsed_s for s in steps]).tolist()
+    starts = [end - s.elapsed_s for end, s in zip(ends, steps, strict=True)]
+    return starts, ends
+
+
+def token_steps(steps: Sequence[ServingStep], request: int) -> list[int]:
+    """The steps at which `request` produced a token."""
+    return [s.step for s in steps if s.requests[request].token is not None]
+
+
+def static_padding_formula(steps: Sequence[ServingStep], answers: Sequence[int]) -> int:
+    """Static batching's wasted slots by the arithmetic: per batch (the requests admitted
+    in one step), Σ (P_max − P_r) + Σ (n_max − n_r), with P_r the prompt tokens row r
+    prefilled (prefix hits left out) and n_r the tokens it generated."""
+    wasted = 0
+    for s in steps:
+        if not s.admitted:
+            continue
+        prefilled = [s.requests[r].tokens_fed for r in s.admitted]
+        generated = [answers[r] for r in s.admitted]
+        wasted += sum(max(prefilled) - p for p in prefilled)
+        wasted += sum(max(generated) - n for n in generated)
+    return wasted
+
+
+def _request_times(
+    steps: Sequence[ServingStep], request: Request
+) -> tuple[float, float | None, float | None, float]:
+    """(TTFT, ITL p50, ITL p95, end-to-end) of one request in one run, seconds."""
+    starts, ends = step_clock(steps)
+    produced = token_steps(steps, request.index)
+    arrived = starts[request.arrival] if request.arrival < len(starts) else 0.0
+    gaps = [ends[b] - ends[a] for a, b in itertools.pairwise(produced)]
+    p50 = float(np.percentile(gaps, 50)) if gaps else None
+    p95 = float(np.percentile(gaps, 95)) if gaps else None
+    return ends[produced[0]] - arrived, p50, p95, ends[produced[-1]] - arrived
+
+
+def _maybe_spread(values: list[float | None]) -> Spread | None:
+    present = [v for v in values if v is not None]
+    return spread(present) if present else None
+
+
+def _scheduler_run(
+    config: SchedulerConfig,
+    rounds: list[tuple[Scheduler, tuple[ServingStep, ...]]],
+    tokenizer: TextTokenizer,
+    solo: Sequence[tuple[int, ...]],
+) -> SchedulerRun:
+    first, steps = rounds[0]
+    outcomes = []
+    for tracked in first.items:
+        request, seq = tracked.seq.request, tracked.seq
+        times = [_request_times(round_steps, request) for _, round_steps in rounds]
+        assert tracked.first_token_step is not None and tracked.finish_step is not None
+        outcomes.append(RequestOutcome(
+            request=request,
+            answer_ids=tuple(seq.answer),
+            answer_text=answer_text(tokenizer, seq.answer),
+            solo_ids=solo[request.index],
+            prefix_hit=tracked.prefix_hit,
+            first_token_step=tracked.first_token_step,
+            finish_step=tracked.finish_step,
+            preemptions=tracked.preemptions,
+            ttft_s=spread([t[0] for t in times]),
+            itl_p50_s=_maybe_spread([t[1] for t in times]),
+            itl_p95_s=_maybe_spread([t[2] for t in times]),
+            e2e_s=spread([t[3] for t in times]),
+        ))
+    answers = [len(o.answer_ids) for o in outcomes]
+    produced = sum(answers)
+    totals_s = [sum(s.elapsed_s for s in round_steps) for _, round_steps in rounds]
+    totals = RunTotals(
+        steps=len(steps),
+        answer_tokens=produced,
+        prefill_tokens=sum(s.prefill_tokens for s in steps),
+        decode_tokens=sum(s.decode_tokens for s in steps),
+        padding_slots=sum(s.padding_slots for s in steps),
+        padding_formula=(static_padding_formula(steps, answers)
+                         if config.policy == "static" else 0),
+        prefix_hit_tokens=sum(s.prefix_hit_tokens for s in steps),
+        preemptions=sum(len(s.preempted) for s in steps),
+        peak_blocks=max(s.blocks_used for s in steps),
+        peak_cache_bytes=max(s.cache_bytes for s in steps),
+        block_bytes=first.pool.block_nbytes,
+        total_s=spread(totals_s),
+        throughput_tps=spread([produced / t for t in totals_s if t > 0] or [0.0]),
+    )
+    return SchedulerRun(config=config, steps=steps, outcomes=tuple(outcomes), totals=totals)

@@ -1,0 +1,74 @@
+"""Exporting a notebook's charts exactly as the window does: the same slide canvas and files.
+
+Owns `export` (one chart as PNG, SVG, PDF or CSV, through the window's own
+`ChartExporter.export_one` with the file name given instead of asked) and
+`export_pack` (several labs' charts, numbers and tables as the window's slide
+pack, `kvstudio.ui.slides.export.export_slide_pack` via `slide_pack_of`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kvstudio.notebook.environment import application
+from kvstudio.notebook.runner import LabRun
+from kvstudio.ui.slides.canvas import canvas_named
+from kvstudio.ui.slides.export import EXPORT_FORMATS, ExportFormat, SlidePack
+
+
+def _canvas(size: str) -> Any:
+    from kvstudio.ui.slides.canvas import ExportError
+
+    try:
+        return canvas_named(size)
+    except ExportError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def export(chart: Any, path: str | Path, *, size: str = "16:9", headline: bool = True) -> Path:
+    """Write `chart` (a `LabRun`, or one of its `charts`) to `path` as the window exports it.
+
+    The format is the file's suffix: .png, .svg, .pdf or .csv. `size`: the slide
+    canvas, ``"16:9"`` (1920×1080, the default), ``"16:9 small"`` or ``"4:3"``;
+    `headline`: the chart's measured numbers above it, as on the window's slides.
+    """
+    from kvstudio.ui.slides.export_menu import ChartExporter
+
+    application()
+    target = Path(path).expanduser()
+    fmt = target.suffix.lower().lstrip(".")
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"Give the file a suffix that says the format: "
+                         f"{', '.join('.' + f for f in EXPORT_FORMATS)} (got {target.name!r}).")
+    widget = chart.chart if isinstance(chart, LabRun) else chart
+    failures: list[str] = []
+    exporter = ChartExporter(save_chooser=lambda *_: str(target), canvas=_canvas(size),
+                             folder=target.parent, headline=headline)
+    exporter.failed.connect(failures.append)
+    kind: ExportFormat = fmt  # type: ignore[assignment]  # checked against EXPORT_FORMATS
+    try:
+        written = exporter.export_one(widget, target.stem, kind)
+    finally:
+        exporter.deleteLater()
+    if written is None:
+        raise ValueError(failures[0] if failures else f"{target} was not written.")
+    return written
+
+
+def export_pack(runs: Sequence[LabRun], folder: str | Path, *, size: str = "16:9",
+                headline: bool = True) -> SlidePack:
+    """Every chart of `runs` in every format, one PDF of all, numbers.json and the tables,
+    into `folder` (made if missing), as the window's *Export slide pack* writes them."""
+    from kvstudio.ui.labs.labs_panel import slide_pack_of
+    from kvstudio.ui.slides.canvas import ExportError
+    from kvstudio.ui.slides.export import export_slide_pack
+
+    application()
+    charts, numbers, tables = slide_pack_of([run.panel for run in runs])
+    try:
+        return export_slide_pack(charts, Path(folder).expanduser(), numbers, tables,
+                                 canvas=_canvas(size), headline=headline)
+    except ExportError as exc:
+        raise ValueError(str(exc)) from None

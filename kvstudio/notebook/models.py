@@ -1,0 +1,75 @@
+"""Loading a model for the notebook labs: the embedded ko-base / ko-chat, or your own.
+
+Owns `load` (a name or a path → the window's `ModelHandle`, through the same
+loader the window's model box uses, `kvstudio.ui.run.engine_adapter.load_model`),
+its cache (each model loads once per kernel) and `course_model` (the model the
+course runs a lab on, as the window's labs choose it: `ui/labs/lab_models.py`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kvstudio.notebook.environment import application
+
+if TYPE_CHECKING:
+    from kvstudio.ui.labs.lab_models import CourseRole
+    from kvstudio.ui.run.engine_adapter import ModelHandle
+
+_loaded: dict[tuple[str, str], ModelHandle] = {}
+
+EMBEDDED_NAMES = ("ko-base", "ko-chat")
+
+
+def load(model: str | Path = "ko-base", tokenizer: str | Path | None = None) -> ModelHandle:
+    """The model to run labs on, loaded once and then kept.
+
+    `model`: ``"ko-base"`` or ``"ko-chat"`` (the embedded models), a model folder
+    (``config.json`` + ``model.safetensors`` + ``tokenizer.json``), a local
+    transformers folder (needs the ``hf`` extra) or a MiniMind ``.pth`` with
+    `tokenizer` (its tokenizer folder). Nothing is downloaded.
+    """
+    application()  # the bundled font and torch threads before the first lab draws
+    from kvstudio.ui.run.engine_adapter import ModelChoice, load_model
+
+    key = (str(model), str(tokenizer or ""))
+    if key in _loaded:
+        return _loaded[key]
+    name = str(model)
+    if name in EMBEDDED_NAMES:
+        choice = ModelChoice("embedded-base" if name == "ko-base" else "embedded-chat")
+    else:
+        path = Path(name).expanduser()
+        if not path.exists():
+            raise ValueError(
+                f"No model at {path}: give 'ko-base', 'ko-chat', a model folder or a .pth file."
+            )
+        if path.is_dir():
+            choice = ModelChoice("folder", str(path))
+        elif path.suffix == ".pth":
+            choice = ModelChoice("pth", str(path), str(tokenizer or path.parent))
+        else:
+            raise ValueError(
+                f"{path.name} is neither a model folder nor a .pth file; give the folder that "
+                "holds config.json, or a MiniMind .pth."
+            )
+    handle = load_model(choice)
+    _loaded[key] = handle
+    return handle
+
+
+def course_model(role: CourseRole | None) -> ModelHandle:
+    """The embedded model the course runs a lab of `role` on (the chat lab: ko-chat)."""
+    from kvstudio.ui.labs.lab_models import lab_model_name
+
+    return load(lab_model_name(role) if role is not None else "ko-chat")
+
+
+def as_model(model: ModelHandle | str | Path | None, role: CourseRole | None) -> ModelHandle:
+    """`model` loaded (a name or path) or as given; None: the course's model for the lab."""
+    if model is None:
+        return course_model(role)
+    if isinstance(model, str | Path):
+        return load(model)
+    return model

@@ -1,0 +1,30 @@
+"""`kvstudio serving --sweep-batch` and `--fit-budget` through the one parser."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvstudio.cli.main import main
+
+
+def test_fit_budget_for_a_preset_needs_no_model(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["serving", "--fit-budget", "--preset", "llama-3.1-8b",
+                 "--request-tokens", "4096"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "131,072 B per token (from the preset's formula)" in out
+    assert "Model:" not in out  # nothing was loaded
+    # (80 GiB − the preset's weights) ÷ (131,072 B · 4,096 tokens)
+    assert [line.split()[-2] for line in out.splitlines() if "80 GiB GPU" in line] == ["130"]
+
+
+def test_bad_batch_sizes_are_one_error_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["serving", "--sweep-batch", "--batch-sizes", "0,4"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "--batch-sizes" in err and "Traceback" not in err
+    code = main(["serving", "--fit-budget", "--request-tokens", "5000", "--budget-bytes",
+                 "1000", "--model", "ko-chat"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1

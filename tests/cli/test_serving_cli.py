@@ -1,0 +1,75 @@
+"""`kvstudio serving` on the shipped ko-chat: every answer identical to its solo run, hits exact."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from kvstudio.cli.main import main
+
+pytestmark = pytest.mark.slow  # the shipped chat model
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_example_runs_identical_to_solo_with_radix_hits(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run_cli(capsys, "serving", "--rounds", "1", "--policy", "continuous",
+                             "--prefix-cache", "radix", "--chunk", "24", "--timeline")
+    assert code == 0, err
+    assert out.startswith("Model: ko-chat: ")
+    assert "Times: model time per step, laid end to end; single measurements." in out
+    assert out.count("identical to solo run: yes") == 6
+    assert "identical to solo run: no" not in out
+    for field in ("prompt", "TTFT", "ITL p50", "p95", "end-to-end", "answer"):
+        assert f" {field} " in out
+    # The shared system prompt and template are 30 tokens: requests that arrive after the
+    # first prefill hit exactly those (radix is token-exact).
+    hits = [int(h) for h in re.findall(r"prefix hit (\d+)", out)]
+    assert hits[0] == 0 and hits[2:] == [30] * 4
+    assert "throughput" in out and "wasted (formula: 0)" in out and "peak blocks:" in out
+    assert "timeline (P prefill" in out
+
+
+def test_static_and_continuous_each_print_totals(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "serving", "--rounds", "2", "--prefix-cache", "blocks",
+                             "--block-size", "8", "--max-new-tokens", "6")
+    assert code == 0, err
+    assert "medians of 2 interleaved rounds (min–max)" in out
+    assert "== static · b 8 · prefix blocks · max batch 8 ==" in out
+    assert "== continuous · b 8 · prefix blocks · max batch 8 ==" in out
+    assert out.count("identical to solo run: yes") == 12
+    wasted = re.findall(r"(\d+) wasted \(formula: (\d+)\)", out)
+    assert len(wasted) == 2 and all(a == b for a, b in wasted)
+    assert int(wasted[0][0]) > 0 and wasted[1] == ("0", "0")  # static pads, continuous never
+    hits = [int(h) for h in re.findall(r"prefix hit (\d+)", out)]
+    assert set(hits) <= {0, 24}  # ⌊30 / 8⌋ · 8: whole blocks only
+
+
+@pytest.mark.parametrize(
+    ("content", "argv", "message"),
+    [
+        ("", (), "holds no requests"),
+        ("@x 질문\n", (), "line 1: '@x' is not an arrival step"),
+        ("질문\n", ("--chunk", "8"), "--chunk is chunked prefill"),
+        ("질문\n", ("--blocks", "2"), "more than the budget of 2"),
+    ],
+    ids=["empty", "bad-k", "chunk-static", "budget"],
+)
+def test_bad_input_is_one_error_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str, argv: tuple[str, ...],
+    message: str,
+) -> None:
+    path = tmp_path / "requests.txt"
+    path.write_text(content, encoding="utf-8")
+    code, out, err = run_cli(capsys, "serving", "--requests", str(path), *argv)
+    assert code == 2
+    assert err.startswith("error: ") and err.count("\n") == 1 and message in err
+    assert "identical" not in out

@@ -1,0 +1,282 @@
+"""Serving: batching never changes an answer; hits, padding and admission follow the arithmetic.
+
+On the tiny seeded model. Every request's greedy tokens equal its solo run (a
+batch of one, whole prefill, no prefix cache) under every policy × prefix
+mode × block size, with requests whose prompt is entirely a cached prefix and
+requests preempted and recomputed; prefix hits are ⌊min(shared, P − 1) / b⌋·b
+(blocks) and min(shared, P − 1) (radix); static batching wastes
+Σ(P_max − P_r) + Σ(n_max − n_r) slots; the block budget admits exactly the
+requests whose blocks fit.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+
+from kvstudio.engine.backends.minimind import MiniMindBackend
+from kvstudio.engine.cache.block_pool import BlockPool
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.model import Block
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.serving.engine import serving_model
+from kvstudio.engine.serving.prefix import BlockHashCache, RadixCache
+from kvstudio.engine.serving.records import Request, SchedulerConfig, ServingStep
+from kvstudio.engine.serving.schedulers import Scheduler, solo_answer, solo_run
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.labs.common import finish
+from kvstudio.labs.serving import serving
+from kvstudio.labs.serving_records import ServingResult
+
+SHARED = 21  # tokens every prompt of the mixed set begins with
+ODD = 5  # the odd block size
+
+
+def random_ids(count: int, seed: int, low: int = 3) -> list[int]:
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randint(low, 250, (count,), generator=gen).tolist()
+
+
+@pytest.fixture(scope="module")
+def mixed_requests() -> list[Request]:
+    """Six requests: different lengths and arrivals, one shared prefix, two prompts that are
+    entirely a cached prefix (the first 16 shared tokens; request 0's whole prompt)."""
+    shared = random_ids(SHARED, 0)
+    tails = [random_ids(n, 10 + i) for i, n in enumerate((5, 17, 0, 30))]
+    prompts = [shared + tail for tail in tails]
+    prompts += [shared[:16], list(prompts[0])]
+    arrivals = (0, 0, 2, 1, 6, 8)
+    budgets = (12, 9, 10, 14, 8, 6)
+    return [Request(i, f"q{i}", tuple(p), a, n)
+            for i, (p, a, n) in enumerate(zip(prompts, arrivals, budgets, strict=True))]
+
+
+@pytest.fixture(scope="module")
+def solo_logits(tiny_backend: MiniMindBackend, mixed_requests: list[Request]
+                ) -> list[list[torch.Tensor]]:
+    """Each request alone: the logits (V,) that chose each of its tokens."""
+    return [solo_run(tiny_backend, r, keep_logits=True).logits for r in mixed_requests]
+
+
+@pytest.fixture(scope="module")
+def solo(tiny_backend: MiniMindBackend, mixed_requests: list[Request]) -> list[tuple[int, ...]]:
+    return [solo_answer(tiny_backend, r) for r in mixed_requests]
+
+
+def run(backend: MiniMindBackend, requests: list[Request], config: SchedulerConfig
+        ) -> tuple[Scheduler, list[ServingStep]]:
+    scheduler = Scheduler(backend, requests, config, keep_logits=True)
+    return scheduler, list(scheduler.steps())
+
+
+def same_bits(scheduler: Scheduler, solo_logits: list[list[torch.Tensor]]) -> bool:
+    """Every token of every request was chosen from exactly the logits of its solo run (a
+    tiny random model's greedy tokens hardly depend on the keys, so tokens alone could miss
+    a wrong key)."""
+    return all(
+        len(t.seq.logits) == len(alone)
+        and all(torch.equal(a, b) for a, b in zip(t.seq.logits, alone, strict=True))
+        for t, alone in zip(scheduler.items, solo_logits, strict=True)
+    )
+
+
+POLICIES = [("static", None), ("continuous", None), ("continuous", 7)]
+
+
+@pytest.mark.parametrize(("policy", "chunk"), POLICIES, ids=["static", "continuous", "chunk7"])
+@pytest.mark.parametrize("prefix", ["none", "blocks", "radix"])
+def test_every_answer_equals_its_solo_run(
+    tiny_backend: MiniMindBackend, mixed_requests: list[Request], solo: list[tuple[int, ...]],
+    solo_logits: list[list[torch.Tensor]], policy: str, chunk: int | None, prefix: str,
+) -> None:
+    budgets = {1: 70, 16: 6, ODD: 15}  # tight: continuous runs preempt and recompute
+    preempted = 0
+    for b in (1, 16, ODD):
+        for budget in (None, budgets[b]):
+            config = SchedulerConfig(policy=policy, chunk=chunk, block_size=b,  # type: ignore
+                                     prefix_cache=prefix, max_batch=4, block_budget=budget)
+            scheduler, steps = run(tiny_backend, mixed_requests, config)
+            answers = [tuple(t.seq.answer) for t in scheduler.items]
+            assert answers == solo, config.label
+            exact = same_bits(scheduler, solo_logits)
+            assert exact, config.label
+            preempted += sum(t.preemptions for t in scheduler.items)
+            assert all(s.blocks_used <= (budget or s.blocks_used) for s in steps)
+            assert steps[-1].blocks_used == len(scheduler.prefix.refs)  # only the cache's left
+    if policy == "continuous":
+        assert preempted > 0  # the tight budgets really preempted someone
+
+
+def test_solo_runs_are_the_ordinary_stepper(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, mixed_requests: list[Request],
+    solo: list[tuple[int, ...]],
+) -> None:
+    """The solo reference chooses what the engine every other lab runs chooses."""
+    for request, answer in zip(mixed_requests, solo, strict=True):
+        stepper = Stepper(tiny_backend, tokenizer, list(request.prompt_ids),
+                          sampling=SamplingSettings.greedy_settings(),
+                          max_new_tokens=request.max_new_tokens)
+        assert tuple(r.token_ids[0] for r in stepper) == answer
+
+
+@pytest.mark.parametrize(("policy", "mode", "b"), list(itertools.product(
+    ("static", "continuous"), ("blocks", "radix"), (1, 16, ODD))))
+def test_prefix_hits_follow_the_arithmetic(
+    tiny_backend: MiniMindBackend, policy: str, mode: str, b: int
+) -> None:
+    shared = random_ids(SHARED, 1)
+    a = shared + random_ids(9, 2, low=3)
+    other = [*shared, 252, *random_ids(6, 3)]  # 252: differs from a right after the shared part
+    requests = [
+        Request(0, "a", tuple(a), 0, 4),
+        Request(1, "b", tuple(other), 6, 4),  # shares SHARED tokens with a
+        Request(2, "c", tuple(shared[:16]), 12, 4),  # entirely a cached prefix
+        Request(3, "d", tuple(a), 18, 4),  # a's whole prompt again
+    ]
+    config = SchedulerConfig(policy=policy, block_size=b, prefix_cache=mode)  # type: ignore
+    scheduler, _ = run(tiny_backend, requests, config)
+    hits = [t.prefix_hit for t in scheduler.items]
+    shared_with_earlier = [0, SHARED, 16, len(a)]
+    lengths = [len(r.prompt_ids) for r in requests]
+    for hit, shared_len, length in zip(hits, shared_with_earlier, lengths, strict=True):
+        exact = min(shared_len, length - 1)  # the last prompt token is always computed
+        assert hit == (exact // b * b if mode == "blocks" else exact)
+    for t, request in zip(scheduler.items, requests, strict=True):
+        assert tuple(t.seq.answer) == solo_answer(tiny_backend, request)
+
+
+def test_static_padding_is_the_formula(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, mixed_requests: list[Request]
+) -> None:
+    now = [Request(r.index, r.text, r.prompt_ids, 0, r.max_new_tokens) for r in mixed_requests]
+    config = SchedulerConfig(policy="static", max_batch=len(now))
+    result = finish(serving(tiny_backend, tokenizer, now, [config]), ServingResult)
+    run_ = result.runs[0]
+    prompts = [len(r.prompt_ids) for r in now]
+    answers = [o.answer_tokens for o in run_.outcomes]
+    formula = sum(max(prompts) - p for p in prompts) + sum(max(answers) - n for n in answers)
+    assert run_.totals.padding_slots == formula == run_.totals.padding_formula
+    assert run_.totals.steps == max(answers)  # one prefill step, then until the last row ends
+    idle = [s.idle_rows for s in run_.steps]
+    assert idle == [sum(1 for n in answers if n <= k) for k in range(max(answers))]
+    assert run_.all_identical
+
+
+@pytest.mark.parametrize("budget", [7, 8])
+def test_admission_refuses_exactly_when_the_blocks_run_out(
+    tiny_backend: MiniMindBackend, budget: int
+) -> None:
+    b = 4
+    lengths = (9, 6, 12, 5)  # ⌈P / 4⌉ = 3, 2, 3, 2 blocks
+    requests = [Request(i, str(i), tuple(random_ids(n, 30 + i)), 0, 3)
+                for i, n in enumerate(lengths)]
+    config = SchedulerConfig(block_size=b, block_budget=budget)
+    scheduler = Scheduler(tiny_backend, requests, config)
+    first = scheduler.step()
+    needs = [-(-n // b) for n in lengths]
+    fits = max(k for k in range(len(needs) + 1) if sum(needs[:k]) <= budget)
+    assert first.admitted == tuple(range(fits))  # 2 at 7 blocks (3 + 2, the next needs 3)
+    assert first.blocks_used == sum(needs[:fits])
+    assert first.blocks_free == budget - sum(needs[:fits])
+    assert first.blocks_free < needs[fits]  # refused because the next one does not fit
+    assert [r.phase for r in first.requests][fits] == "waiting"
+
+
+def test_preempted_requests_are_recomputed_and_identical(
+    tiny_backend: MiniMindBackend, mixed_requests: list[Request], solo: list[tuple[int, ...]],
+    solo_logits: list[list[torch.Tensor]],
+) -> None:
+    config = SchedulerConfig(block_size=4, block_budget=20, max_batch=6)
+    scheduler, steps = run(tiny_backend, mixed_requests, config)
+    preempted = {i for s in steps for i in s.preempted}
+    assert preempted
+    for s in steps:
+        for i in s.preempted:
+            assert s.requests[i].phase == "preempted" and s.requests[i].blocks == 0
+    assert [tuple(t.seq.answer) for t in scheduler.items] == solo
+    exact = same_bits(scheduler, solo_logits)
+    assert exact
+
+
+def test_radix_copies_a_shared_partial_block_before_writing(
+    tiny_backend: MiniMindBackend,
+) -> None:
+    pool = BlockPool(1, 4, 1, 2)
+    radix = RadixCache(pool)
+    table = [pool.allocate() for _ in range(3)]  # 10 tokens: blocks of 4, 4, 2
+    pool.mark_written(table, 0, 10)
+    radix.insert(list(range(10)), table)
+    hit, blocks = radix.match([*range(6), 99, 98])
+    assert hit == 6 and blocks == table[:2]  # the partial second block is shared
+    assert pool.writable(blocks[1], 2) != table[1]  # slot 2 holds someone's token: copy
+    assert pool.copies_on_write == 1
+    hashes = BlockHashCache(pool)
+    hashes.insert(list(range(10)), table)
+    assert hashes.match(list(range(9)))[0] == 8  # whole blocks only: ⌊8 / 4⌋ · 4
+    assert hashes.match([0, 1, 2, 3, 9, 9, 9, 9, 9])[0] == 4  # the chain stops at block 1
+
+
+def test_the_lab_reports_times_per_repeat_and_every_step(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, mixed_requests: list[Request]
+) -> None:
+    configs = [SchedulerConfig(policy="static"), SchedulerConfig(chunk=8, prefix_cache="radix")]
+    items = list(serving(tiny_backend, tokenizer, mixed_requests, configs, repeats=2))
+    result = items[-1]
+    assert isinstance(result, ServingResult)
+    steps = [i for i in items if isinstance(i, ServingStep)]
+    assert len(steps) == sum(len(r.steps) for r in result.runs)  # the first round, live
+    for run_ in result.runs:
+        assert run_.all_identical
+        assert run_.totals.total_s.count == 2 and not result.single_measurement
+        assert run_.totals.answer_tokens == sum(o.answer_tokens for o in run_.outcomes)
+        assert run_.totals.peak_cache_bytes == run_.totals.peak_blocks * run_.totals.block_bytes
+        for o in run_.outcomes:
+            assert o.ttft_s.median <= o.e2e_s.median
+            assert o.first_token_step >= o.request.arrival
+            phases = [s.requests[o.request.index].phase for s in run_.steps]
+            assert phases[: o.request.arrival] == ["future"] * o.request.arrival
+    fed = [s.prefill_tokens + s.decode_tokens for s in result.runs[1].steps]
+    assert max(fed) <= 8  # the chunk is a token budget per step
+
+
+def test_a_row_has_the_same_logits_alone_and_in_any_batch(tiny_backend: MiniMindBackend) -> None:
+    """The packed forward's rows are independent bit for bit: a lone row is multiplied beside
+    a blank companion, because the matrix-vector kernel sums in another order."""
+    model = tiny_backend.model
+
+    def self_attention(block: Block, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
+                       ) -> torch.Tensor:  # each row sees only itself
+        return torch.cat([block.attend(q[i][None, None], k[i][None, None], v[i][None, None],
+                                       None, False) for i in range(q.shape[0])])
+
+    ids = torch.tensor(random_ids(5, 40))
+    positions = torch.tensor([3, 0, 7, 1, 2])
+    with torch.inference_mode():
+        together = model.forward_packed(ids, positions, self_attention, torch.arange(5))
+        for i in range(5):
+            alone = model.forward_packed(ids[i : i + 1], positions[i : i + 1], self_attention,
+                                         torch.tensor([0]))
+            assert torch.equal(alone[0], together[i])
+
+
+def test_sampled_answers_equal_their_solo_runs_too(
+    tiny_backend: MiniMindBackend, mixed_requests: list[Request]
+) -> None:
+    """Each request draws from its own generator (seed + its index): batching moves no draw."""
+    sampling = SamplingSettings(temperature=1.2, top_k=0, top_p=0.9, seed=7)
+    alone = [solo_answer(tiny_backend, r, sampling) for r in mixed_requests]
+    config = SchedulerConfig(chunk=6, block_size=ODD, prefix_cache="radix", max_batch=3)
+    scheduler = Scheduler(tiny_backend, mixed_requests, config, sampling)
+    list(scheduler.steps())
+    assert [tuple(t.seq.answer) for t in scheduler.items] == alone
+    assert len(set(alone)) > 1
+
+
+def test_a_transformers_model_is_refused() -> None:
+    class NotOurs:
+        name = "hf"
+
+    with pytest.raises(ValueError, match="runs on KV Studio's own models"):
+        serving_model(NotOurs())  # type: ignore[arg-type]

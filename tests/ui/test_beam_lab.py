@@ -1,0 +1,54 @@
+"""The beam search lab on the tiny model: the tree, the byte chart's CSV, the tables, exports."""
+
+from __future__ import annotations
+
+import json
+
+from lab_helpers import run_lab, show_lab
+
+from kvstudio.labs.beam import BeamLabResult
+from kvstudio.ui.labs import BeamSearchPanel
+from kvstudio.ui.slides.canvas import canvas_named
+from kvstudio.ui.slides.chart_data import read_csv_tables
+from kvstudio.ui.slides.export import export_slide_pack
+from kvstudio.ui.slides.plotted_data import render_csv
+
+
+def test_beam_lab_draws_the_record(qtbot, exporter, tiny_handle, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    panel = show_lab(qtbot, BeamSearchPanel, exporter, tiny_handle, size=(1100, 700))
+    panel.beams.setValue(3)
+    panel.new_tokens.setValue(5)
+    panel.block_size.setValue(4)
+    panel.check_transformers.setChecked(False)  # tests/hf compares with transformers
+    result = run_lab(qtbot, panel)
+    assert isinstance(result, BeamLabResult)
+    steps = result.steps
+    # The beam table lists the slider's step: one row per beam, its parent row and score.
+    assert panel.step_slider.maximum() == len(steps) - 1
+    panel.step_slider.setValue(0)
+    rows = panel.beam_table.rows()
+    assert [row["from row"] for row in rows] == ["0", "0", "0"]  # all continue the prompt
+    assert "step 0" in panel.tree_plot.titleLabel.text
+    # The byte chart's CSV: cumulative bytes per step, as the records say.
+    copies, tree = read_csv_tables(render_csv(panel.view))
+    assert copies[0][:4] == ["step", "reorder, so far (B)", "index_select, so far (B)",
+                             "paged copy on write, so far (B)"]
+    assert [int(row[1]) for row in copies[1:]] == list(result.cumulative_reorder_bytes)
+    assert [int(row[3]) for row in copies[1:]] == list(result.cumulative_cow_bytes)
+    assert [int(row[4]) for row in copies[1:]] == [s.rows_moved for s in steps]
+    assert int(copies[1][1]) == 2 * steps[0].row_bytes  # the prompt row copied to rows 1, 2
+    assert tree[0][1:3] == ["beam 0: from row", "beam 0: Σ log p"]
+    # The summary: the returned answers, the totals as numbers, transformers not run.
+    values = {row["quantity"]: row for row in panel.table_values()}
+    assert values["reorder (B)"]["value"] == result.search.reorder_bytes
+    assert values["same as transformers"]["value"] == "not checked"
+    assert "not compared with transformers" in panel.headline()
+    assert f"{len(steps)} steps" in panel.headline()
+    json.dumps(panel.numbers())
+    # The slide pack: the chart in every format, its numbers and the table.
+    pack = export_slide_pack({f"lab {k}": c for k, c in panel.charts().items()},
+                             tmp_path / "pack", {"BeamSearch": panel.numbers()},
+                             {"BeamSearch": panel.table_rows()}, canvas_named("16:9 small"))
+    names = {p.name for p in pack.written}
+    assert {f"lab-beam-search.{ext}" for ext in ("png", "svg", "pdf", "csv")} <= names
+    panel.shutdown()

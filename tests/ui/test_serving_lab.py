@@ -1,0 +1,173 @@
+"""The serving lab in the window: it runs on the tiny model, and what its charts, tables,
+headline and exports hold is what the records say."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from lab_helpers import run_lab, show_lab
+from pyqtgraph import TextItem
+
+from kvstudio.labs import serving_batching as batching
+from kvstudio.ui.labs import ServingPanel
+from kvstudio.ui.labs.serving_lab import parse_batch_sizes
+from kvstudio.ui.slides.canvas import plot_items
+
+pytestmark = pytest.mark.usefixtures("qapp")
+
+
+def _small(panel: ServingPanel) -> None:
+    panel.batch_sizes.setText("1, 2, 4")
+    panel.repeats.setValue(2)
+    panel.answer_tokens.setValue(4)
+    panel.max_batch.setValue(3)
+    panel.block_size.setValue(5)
+
+
+def test_parse_batch_sizes() -> None:
+    assert parse_batch_sizes("4, 1 2;2") == (1, 2, 4)
+    assert parse_batch_sizes("") == ()
+    with pytest.raises(ValueError, match="whole numbers"):
+        parse_batch_sizes("1, two")
+    with pytest.raises(ValueError, match="at least 1"):
+        parse_batch_sizes("0, 2")
+
+
+def test_the_sweep_chart_holds_the_sweep_records(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
+    panel = show_lab(qtbot, ServingPanel, exporter, tiny_handle, size=(1300, 900))
+    _small(panel)
+    result = run_lab(qtbot, panel)
+    assert isinstance(result, batching.ServingLabResult)
+    sweep = result.sweep
+    assert sweep is not None and [p.batch for p in sweep.points] == [1, 2, 4]
+    assert sweep.rounds == 2 and all(p.step_seconds.count == 2 for p in sweep.points)
+    x, y = panel._step_line.getData()
+    assert list(x) == [math.log2(p.batch) for p in sweep.points]
+    assert list(y) == pytest.approx([1000 * p.step_seconds.median for p in sweep.points])
+    x, y = panel._throughput_line.getData()
+    assert list(y) == pytest.approx([p.batch / p.step_seconds.median for p in sweep.points])
+    _, floor = panel._memory_floor.getData()
+    assert sweep.peaks is not None
+    assert list(floor) == pytest.approx(
+        [1000 * p.bytes_read / sweep.peaks.bandwidth.high for p in sweep.points])
+    rows = panel.sweep_table.values()
+    assert [r[next(iter(r))] for r in rows] == [1, 2, 4]
+    tables = {t.title: t for t in panel.data_tables()}
+    step_table = tables["Decode step time against batch size"]
+    assert step_table.column("batch size (rows)") == [1, 2, 4]
+    assert step_table.column("KV bytes read (B)") == [p.kv_bytes for p in sweep.points]
+    assert step_table.column("FLOPs") == [p.flops for p in sweep.points]
+    assert "Decode step, batch 1 → 4" in panel.headline()
+    assert "median of 2" in panel.headline()
+    numbers = panel.numbers()["batch_sweep"]
+    assert [p["batch"] for p in numbers["points"]] == [1, 2, 4]
+
+
+def _bars(item) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
+    return {k: [float(v) for v in np.atleast_1d(item.opts[k])]
+            for k in ("x", "x0", "y0", "height") if item.opts.get(k) is not None}
+
+
+def test_the_run_charts_and_table_hold_the_run_records(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
+    panel = show_lab(qtbot, ServingPanel, exporter, tiny_handle, size=(1300, 900))
+    _small(panel)
+    panel.batch_sizes.setText("")  # the requests only: the sweep's plots say so
+    panel.prefix.setCurrentIndex(panel.prefix.findData("blocks"))
+    result = run_lab(qtbot, panel)
+    assert result.sweep is None and result.serving is not None
+    run = result.serving.runs[0]
+    assert run.config.prefix_cache == "blocks" and run.config.block_size == 5
+    assert run.config.max_batch == 3 and run.config.policy == "continuous"
+    # The timeline: one box per (step, request) in each phase, where the records put it.
+    for phase, bars in panel._phase_bars.items():
+        cells = [(s.step, r.request) for s in run.steps for r in s.requests if r.phase == phase]
+        drawn = _bars(bars)
+        assert drawn.get("x0", []) == [float(x) for x, _ in cells], phase
+        assert drawn.get("y0", []) == pytest.approx([y - 0.4 for _, y in cells]), phase
+    assert _bars(panel._phase_bars["decode"])["x0"]  # something decoded
+    # Tokens fed: prefill at the bottom, decode on top of it, only where there are any.
+    drawn = _bars(panel._fed_bars["prefill"])
+    assert drawn["x"] == [s.step for s in run.steps if s.prefill_tokens]
+    assert drawn["height"] == [s.prefill_tokens for s in run.steps if s.prefill_tokens]
+    drawn = _bars(panel._fed_bars["decode"])
+    assert drawn["height"] == [s.decode_tokens for s in run.steps if s.decode_tokens]
+    assert drawn["y0"] == [s.prefill_tokens for s in run.steps if s.decode_tokens]
+    assert _bars(panel._fed_bars["padding"]).get("x", []) == []  # continuous: no padding
+    drawn = _bars(panel._block_bars["requests"])
+    assert drawn["height"] == [s.blocks_used - s.blocks_cached for s in run.steps
+                               if s.blocks_used - s.blocks_cached]
+    # The table: one row per request, as the records say.
+    rows = panel.table.values()
+    assert len(rows) == len(run.outcomes) == len(result.serving.requests)
+    for row, outcome in zip(rows, run.outcomes, strict=True):
+        values = list(row.values())
+        assert values[1:3] == [outcome.prompt_tokens, outcome.prefix_hit]
+        assert values[3] == pytest.approx(1000 * outcome.ttft_s.median)
+        assert values[6:] == [outcome.answer_tokens, outcome.identical_to_solo]
+        assert outcome.identical_to_solo
+    assert sum(o.prefix_hit for o in run.outcomes) > 0  # the shared system prompt was hit
+    assert not panel.sweep_table.isVisible() and panel.table.isVisible()
+    tables = {t.title: t for t in panel.data_tables()}
+    timeline = tables["What each request did, step by step"]
+    assert timeline.column("request #0") == [s.requests[0].phase for s in run.steps]
+    fed = tables["Tokens fed per step"]
+    assert fed.column("prefill tokens") == [s.prefill_tokens for s in run.steps]
+    headline = panel.headline()
+    assert f"{len(run.outcomes)} requests in {run.totals.steps} steps" in headline
+    assert f"identical to solo runs: {len(run.outcomes)} of {len(run.outcomes)}" in headline
+    numbers = panel.numbers()["serving"]
+    assert numbers["peak_blocks"] == run.totals.peak_blocks and "batch_sweep" not in panel.numbers()
+
+
+def test_static_batching_draws_its_padding_and_idle_rows(qtbot, exporter, tiny_handle,  # type: ignore[no-untyped-def]
+                                                         tmp_path) -> None:
+    panel = show_lab(qtbot, ServingPanel, exporter, tiny_handle, size=(1300, 900))
+    _small(panel)
+    requests = tmp_path / "requests.txt"  # one batch: a short answer idles beside a long one
+    requests.write_text("+2 짧은 질문\n+6 조금 더 긴 질문을 하나 합니다\n@1 늦게 온 질문\n",
+                        encoding="utf-8")
+    panel.choose_requests(requests)
+    assert panel.requests_box.currentText() == "requests.txt"
+    panel.batch_sizes.setText("")
+    panel.policy.setCurrentIndex(panel.policy.findData("static"))
+    panel.chunk.setValue(8)  # ignored: chunked prefill is continuous only (the box is off)
+    assert not panel.chunk.isEnabled()
+    result = run_lab(qtbot, panel)
+    run = result.serving.runs[0]
+    assert [r.text for r in result.serving.requests] == [
+        "짧은 질문", "조금 더 긴 질문을 하나 합니다", "늦게 온 질문"]
+    assert run.config.policy == "static" and run.config.chunk is None
+    padded = [s for s in run.steps if s.padding_slots]
+    assert padded, "static batching pads its prompts"
+    drawn = _bars(panel._fed_bars["padding"])
+    assert drawn["x"] == [s.step for s in padded]
+    assert drawn["height"] == [s.padding_slots for s in padded]
+    assert drawn["y0"] == [s.prefill_tokens + s.decode_tokens for s in padded]
+    idle = [(s.step, r.request) for s in run.steps for r in s.requests if r.phase == "idle"]
+    assert idle, "a row that finished early is fed until its batch ends"
+    assert _bars(panel._phase_bars["idle"]).get("x0", []) == [float(x) for x, _ in idle]
+    assert run.totals.padding_slots == run.totals.padding_formula
+    assert f"wasted slots {run.totals.padding_slots} (formula {run.totals.padding_formula})" \
+        in panel.headline()
+
+
+def test_an_empty_panel_says_how_to_fill_it(qtbot, exporter, tiny_handle, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    panel = show_lab(qtbot, ServingPanel, exporter, tiny_handle)
+    chart = panel.charts()["serving"]
+    assert len(plot_items(chart)) == 5
+    hints = [item.toPlainText() for plot in plot_items(chart) for item in plot.items
+             if isinstance(item, TextItem) and item.isVisible() and item.toPlainText()]
+    assert hints == ["Press Run to serve the requests and sweep the batch sizes."]
+    assert panel.headline() == "" and panel.data_tables() == [] and panel.numbers() == {}
+    panel.batch_sizes.setText("1, x")
+    assert not panel.run()
+    assert "batch sizes" in panel.status.text()
+    panel.batch_sizes.setText("1, 2")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n", encoding="utf-8")
+    panel.choose_requests(empty)
+    assert not panel.run() and not panel.runner.busy  # one message, nothing runs
+    assert "empty.txt" in panel.status.text()
+    assert panel.result is None
