@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, QSizeF, Qt, QTimer
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication, QFrame, QScrollArea, QTableView, QWidget
@@ -221,6 +222,8 @@ def fit_bottom_title(plot: pg.PlotItem) -> None:
                 axis.setMinimumHeight(height)
 
     def wrap() -> None:
+        if not shiboken6.isValid(axis) or axis.label is None:
+            return  # (the chart was closed while a wrap was queued)
         width = axis.width()
         if width <= 0:
             return
