@@ -4,7 +4,8 @@ Usage (one screen size per run, under Xvfb):
     Xvfb :84 -screen 0 1366x768x24 & DISPLAY=:84 .venv/bin/python scripts/lab_screenshots.py \
         --out /tmp/layout_shots --lang ko
 The window opens as it would on that screen, each lab runs on the embedded chat
-model with small settings, and each page is grabbed (PREFIX-WxH-lab.png). It
+model with small settings, and each page is grabbed (PREFIX-WxH-lab.png); with
+`--presenter`, the presenter view is then grabbed showing each lab's chart. It
 prints each chart's view-box sizes and every table cell drawn narrower than its
 text, so a layout regression shows as numbers too.
 """
@@ -88,6 +89,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("/tmp/layout_shots"))
     parser.add_argument("--lang", default="ko")
     parser.add_argument("--only", default="", help="comma-separated page names")
+    parser.add_argument("--presenter", action="store_true",
+                        help="also grab the presenter view showing each lab's chart")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     app, window = open_window(language=args.lang)
@@ -153,6 +156,17 @@ def main() -> int:
                 wait(lambda n=n: inspector.frames_seen >= n + 2 and not inspector.runner.busy)
             grab("Inspector", inspector)
             report("Inspector", inspector)
+        if args.presenter:
+            presenter = extras.presenter
+            presenter.set_enabled(True)
+            for key in presenter.chart_keys():
+                if key.startswith("lab ") and presenter.show_chart_named(key):
+                    settle(app)
+                    shot = presenter.grab()
+                    path = args.out / f"{args.lang}-{size}-presenter-{key[4:]}.png"
+                    shot.save(str(path))
+                    print(f"wrote {path} ({shot.width()}x{shot.height()})")
+            presenter.set_enabled(False)
     finally:
         window.close()
     return 0

@@ -70,6 +70,16 @@ def drive_and_grab(app: QApplication, window, args: argparse.Namespace) -> None:
     window.controller.pacer.flush()
     settle(app)
     grab(app, window, args.out)
+    for name, plot in window.plots().items():  # the layout rule, as numbers
+        area = plot.plot_item.vb.sceneBoundingRect()
+        log.info("  %s plot area %.0f×%.0f (widget %d×%d)", name, area.width(), area.height(),
+                 plot.width(), plot.height())
+    bar = window.plots_scroll.verticalScrollBar()
+    if bar.maximum() > 0:  # the lower plots, where the page scrolls
+        bar.setValue(bar.maximum())
+        settle(app)
+        grab(app, window, str(Path(args.out).with_suffix("")) + "-scrolled.png")
+        bar.setValue(0)
     if args.presenter:
         presenter = window.classroom.presenter
         presenter.set_enabled(True)

@@ -41,6 +41,7 @@ from kvstudio.ui.panels.run_state_bar import RunStateBar
 from kvstudio.ui.panels.sampling_panel import SamplingPanel
 from kvstudio.ui.panels.status_bar import RunStatusBar
 from kvstudio.ui.plots import CacheBytesPlot, LivePlot, StepTimePlot, TokensFedPlot
+from kvstudio.ui.plots.sizing import keep_readable, live_scroll_area
 from kvstudio.ui.run.controller import RunController
 from kvstudio.ui.run.engine_adapter import (
     ModelChoice,
@@ -211,9 +212,15 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         for index in (0, 1):  # two equal columns and rows, whatever each cell asks for:
             grid.setColumnStretch(index, 1)  # by size hints, the rows moved 30 px when the
             grid.setRowStretch(index, 1)  # answer panel's hint changed (or the page was shown)
+        # Every plot keeps a readable plot area (160 × 120 px of data); where the screen is
+        # too low for both rows (1280×720: about 400 px for 530), the plots scroll under
+        # the prompt, run bar and chips, which stay in view.
+        for plot in self.plots().values():
+            keep_readable(plot, width_from_axes=True)
+        self.plots_scroll = live_scroll_area(grid_host)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.generation)
-        split.addWidget(grid_host)
+        split.addWidget(self.plots_scroll)
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 4)
         return split

@@ -12,11 +12,19 @@ from __future__ import annotations
 import pytest
 from lab_helpers import fill_every_page, show_page
 from PySide6.QtCore import QRect, Qt
-from PySide6.QtWidgets import QApplication, QScrollArea, QTableView
+from PySide6.QtWidgets import QApplication, QScrollArea, QTableView, QWidget
 
 from kvstudio.ui.app.plain_text import plain_tooltip
 from kvstudio.ui.main_window import initial_geometry
-from kvstudio.ui.plots.sizing import MIN_PLOT_HEIGHT, MIN_PLOT_WIDTH, elided_cells, plot_areas
+from kvstudio.ui.plots.legend import CORNER_BUTTON_NAME
+from kvstudio.ui.plots.sizing import (
+    MIN_PLOT_HEIGHT,
+    MIN_PLOT_WIDTH,
+    chart_plots,
+    elided_cells,
+    plot_areas,
+)
+from kvstudio.ui.slides.plotted_data import plain_text
 
 pytestmark = pytest.mark.usefixtures("qapp")
 SCREENS = [(1280, 720), (1366, 768)]
@@ -49,6 +57,15 @@ def test_every_chart_has_a_readable_plot_area(qtbot, make_window, language: str)
                 for area in areas:
                     assert area.width() >= MIN_PLOT_WIDTH - 0.5, (screen, key, area)
                     assert area.height() >= MIN_PLOT_HEIGHT - 0.5, (screen, key, area)
+                button = chart.findChild(QWidget, CORNER_BUTTON_NAME)  # export, top right
+                assert button is not None and button.isVisible(), key
+                for plot in chart_plots(chart):  # no title under it
+                    title = plot.titleLabel
+                    if not title.isVisible() or not plain_text(title.text):
+                        continue
+                    text = title.item.mapRectToScene(title.item.boundingRect())
+                    on_chart = chart.mapFromScene(text).boundingRect()
+                    assert not on_chart.intersects(button.geometry()), (screen, key, on_chart)
                 # The widget shows its whole scene (not a scene wider than the widget).
                 scene = chart.centralWidget.geometry()
                 assert scene.width() <= chart.width() + 1, (screen, key, scene, chart.size())

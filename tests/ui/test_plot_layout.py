@@ -132,3 +132,39 @@ def test_ttft_labels_of_both_modes_do_not_cover_each_other(qtbot, make_window) -
         assert "Cached" in texts and "Recompute" in texts
         rects = [rect for _, rect in labels]
         assert not any(a.intersects(b) for i, a in enumerate(rects) for b in rects[i + 1:])
+
+
+def test_end_labels_cover_no_other_label(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    """The cumulative lines' end values ("Σ 197 ms") never sit on the TTFT label or on each
+    other, and stay inside the plot, however the times fall (a recompute run stopped part-way
+    ends its line in the middle of the plot, at the TTFT label's height at 1366×768)."""
+    window = make_window(max_new_tokens=12)
+    store = window.controller.store
+    window.controller.run_to_end()
+    qtbot.waitUntil(lambda: store.current is not None and store.current.finished, timeout=20_000)
+    for step in range(1, 8):
+        _step_and_refresh(qtbot, window, "recompute", step)
+    plot = window.time_plot
+    cached, recompute = store.trace("cached"), store.trace("recompute")
+    checked = 0
+    for size in ((1350, 680), (1264, 632)):  # the window on 1366×768 and 1280×720 screens
+        window.resize(*size)
+        qtbot.wait(50)
+        view = plot.plot_item.vb.sceneBoundingRect()
+        for ttft_ms in (5.0, 20.0, 40.0):  # the TTFT label's height
+            for step_ms in (2.0, 4.0, 6.0, 9.0, 14.0, 20.0):  # where recompute's total ends
+                cached.records[:] = [replace(r, elapsed_s=(ttft_ms if r.step == 0 else 3.0)
+                                             / 1000) for r in cached.records]
+                recompute.records[:] = [replace(r, elapsed_s=(ttft_ms if r.step == 0
+                                                              else step_ms) / 1000)
+                                        for r in recompute.records]
+                plot.refresh(store)
+                labels = plot.ttft_labels() + plot.end_label_rects()
+                assert len(plot.end_label_rects()) == 2
+                for index, (text, rect) in enumerate(labels):
+                    assert view.adjusted(-1, -1, 1, 1).contains(rect), (text, rect, view)
+                    for other_text, other in labels[index + 1:]:
+                        assert not rect.intersects(other), (size, text, other_text, ttft_ms,
+                                                            step_ms)
+                checked += 1
+    assert checked == 36

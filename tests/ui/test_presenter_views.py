@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
 
 from kvstudio.ui.app.korean import attach_particles
 from kvstudio.ui.classroom import ClassroomExtras, install
@@ -59,6 +60,12 @@ def test_presenter_shows_a_lab_chart_with_the_labs_headline(  # type: ignore[no-
     assert presenter.current_chart().key == "lab cache-kinds"
     image = presenter.lab_image
     assert not image.isNull() and image.width() >= 320 and image.height() >= 240
+    # Drawn at the room the chart has once the chips are hidden and the headline is set
+    # (it was drawn at the room it had before, a third of a 1280×720 screen).
+    view = presenter.findChild(QLabel, "presenter_lab_chart")
+    assert view is not None
+    qtbot.waitUntil(lambda: abs(presenter.lab_image.width() - view.width()) <= 2
+                    and abs(presenter.lab_image.height() - view.height()) <= 2, timeout=2000)
     first, *rest = [line for line in lab.headline().splitlines() if line.strip()]
     assert _plain(presenter.big_label.text()) == attach_particles(first.strip())
     assert _plain(presenter.details_label.text()).splitlines() == [

@@ -77,9 +77,15 @@ def test_every_plot_is_whole_on_small_screens(qtbot, make_window, language: str,
     for rect in bars:
         assert shown.adjusted(-1, -1, 1, 1).contains(rect), (rect, shown)
 
+    # The plots' page is inside the window; where the window is too low for both rows it
+    # scrolls down (never sideways), and each plot lies whole on it.
+    page_scroll = window.plots_scroll
+    viewport = page_scroll.viewport()
+    assert window.rect().contains(QRect(viewport.mapTo(window, QPoint(0, 0)), viewport.size()))
+    assert page_scroll.horizontalScrollBar().maximum() == 0
     for name, plot in window.plots().items():
-        on_window = QRect(plot.mapTo(window, QPoint(0, 0)), plot.size())
-        assert window.rect().contains(on_window), (name, on_window, window.rect())
+        on_page = QRect(plot.mapTo(page_scroll.widget(), QPoint(0, 0)), plot.size())
+        assert page_scroll.widget().rect().contains(on_page), (name, on_page)
         legend = plot.legend.sceneBoundingRect()
         assert plot.legend.isVisible() and legend.width() > 0, name
         assert _visible_scene_rect(plot).adjusted(-1, -1, 1, 1).contains(legend), (name, legend)
@@ -190,18 +196,24 @@ def test_the_folded_answers_bar_is_labelled_on_a_laptop_screen(
 
 
 def test_short_axis_titles_on_a_small_screen_full_ones_on_a_slide(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
-    """A y axis about 60 px long shows the short title ("Σ ms"); laid out on a slide it
-    has room again and the export gets the full one ("cumulative ms"); back on screen, short."""
+    """A y axis shorter than its title shows the short title ("Σ ms"); laid out on a slide
+    it has room again and the export gets the full one; back on screen, short. At 1280×720
+    the live plots keep a readable plot area, so "cumulative ms" itself fits there."""
     window = make_window(language="en", max_new_tokens=6)
     _fill_every_plot(qtbot, window)
     window.resize(_opening_size(window, (1280, 720)))
     _settle(qtbot, window)
     plot = window.plots()["step_time"]
+    assert plot.axis_title("right") == "cumulative ms"
+    assert plot.axis_title("left") == "ms per step"
+    longer = "cumulative milliseconds (all steps)"  # longer than the axis
+    plot.set_axis_title("right", longer, "Σ ms")
+    _settle(qtbot, window)
     assert plot.axis_title("right") == "Σ ms"
     with on_canvas(plot.plot_item, QSizeF(1600, 900)):
-        assert plot.axis_title("right") == "cumulative ms"
+        assert plot.axis_title("right") == longer
         assert plot.axis_title("left") == "ms per step"
     assert plot.axis_title("right") == "Σ ms"
     window.resize(1900, 1000)  # a big screen: the full titles
     _settle(qtbot, window)
-    assert plot.axis_title("right") == "cumulative ms"
+    assert plot.axis_title("right") == longer

@@ -33,6 +33,7 @@ from kvstudio.ui.app.typing_guard import UnselectedOnFocus
 from kvstudio.ui.labs.base import prompt_ids
 from kvstudio.ui.labs.step_navigation import SteppedLabPanel
 from kvstudio.ui.plots.legend import add_legend_row
+from kvstudio.ui.plots.token_axis import TokenAxis
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
@@ -71,7 +72,8 @@ class TopPTopKPanel(SteppedLabPanel):
 
         self.view = pg.GraphicsLayoutWidget()
         self.view.setBackground("w")
-        self.dist_plot = self.view.addPlot(row=0, col=0)
+        # Token labels never run together ("⟨EC 98⟩너무" in a narrow presenter).
+        self.dist_plot = self.view.addPlot(row=0, col=0, axisItems={"bottom": TokenAxis()})
         self.surv_plot = self.view.addPlot(row=1, col=0)
         self.view.ci.layout.setRowStretchFactor(0, 3)
         self.view.ci.layout.setRowStretchFactor(1, 2)
@@ -303,10 +305,12 @@ class TopPTopKPanel(SteppedLabPanel):
         first.add(0)
         if chosen is not None:
             first.add(chosen)
-        self.dist_plot.getAxis("bottom").setTicks([
+        bottom = self.dist_plot.getAxis("bottom")
+        bottom.setTicks([
             [(float(i), texts[i]) for i in sorted(first)],
             [(float(i), texts[i]) for i in range(n) if i not in first],
         ])
+        bottom.set_kept([0.0] + ([float(chosen)] if chosen is not None else []))
         kept = item.record.survivors_top_p[0]
         axis = self.tr("the {0} most likely tokens at step {1}").format(n, item.step)
         if kept > n:  # top-k off: top-p's cut lies past the bars drawn

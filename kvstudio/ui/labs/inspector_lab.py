@@ -35,11 +35,8 @@ from kvstudio.ui.labs.base import prompt_ids
 from kvstudio.ui.labs.results_table import CHECK, CROSS
 from kvstudio.ui.labs.step_navigation import SteppedLabPanel
 from kvstudio.ui.plots.colour_scale import ColourScale
-from kvstudio.ui.plots.fixed_columns import (
-    FixedColumns,
-    WrappingTitle,
-    use_wrapping_title,
-)
+from kvstudio.ui.plots.fixed_columns import FixedColumns, WrappingTitle, use_wrapping_title
+from kvstudio.ui.plots.token_axis import TokenAxis
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
@@ -85,7 +82,7 @@ class CacheInspectorPanel(SteppedLabPanel):  # Start shows the prefill
 
         self.view = pg.GraphicsLayoutWidget()
         self.view.setBackground("w")
-        self.k_plot = self.view.addPlot(row=0, col=0)
+        self.k_plot = self.view.addPlot(row=0, col=0, axisItems={"left": TokenAxis("left")})
         self.v_plot = self.view.addPlot(row=0, col=1)
         self.attn_plot = self.view.addPlot(row=0, col=2)
         # Fixed shares of the width at every size (window and slide canvases): K carries the

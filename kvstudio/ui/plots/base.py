@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from kvstudio.engine.records import Mode
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
-from kvstudio.ui.plots.legend import LEGEND_MARGIN, add_legend_row, fit_title
+from kvstudio.ui.plots.legend import CORNER_BUTTON_NAME, LEGEND_MARGIN, add_legend_row, fit_title
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides.chart_data import DataTable
 
@@ -91,7 +91,6 @@ def live_curve(pen: pg.QtGui.QPen) -> pg.PlotDataItem:
     return pg.PlotDataItem(pen=pen, dynamicRangeLimit=None, skipFiniteCheck=True)
 
 
-CORNER_BUTTON_NAME = "exportButton"  # a chart's export button, in its top-right corner
 
 
 class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):

@@ -19,6 +19,7 @@ import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextOption
 
+from kvstudio.ui.plots.legend import corner_x_of
 from kvstudio.ui.plots.sizing import MIN_PLOT_WIDTH
 
 GAP_SHARE = 0.015  # the space between two columns, as a share of the row's width
@@ -40,6 +41,10 @@ class WrappingTitle(pg.LabelItem):
 
     def resizeEvent(self, ev: object) -> None:
         width = max(1.0, self.rect().width())
+        corner = corner_x_of(self._plot) if self._plot is not None else None
+        if corner is not None:  # centred: its right half ends before the export button
+            centre = self.mapToItem(self._plot, self.rect().center()).x()
+            width = max(min(width, 2 * (corner - centre)), 40.0)
         if abs(self.item.textWidth() - width) > 0.5:
             self.item.setTextWidth(width)  # wrap to the plot's width (keeps through setText)
         super().resizeEvent(ev)
@@ -93,6 +98,7 @@ def use_wrapping_title(plot: pg.PlotItem, row: list[WrappingTitle]) -> WrappingT
         scene.removeItem(old)
     title = WrappingTitle(plot, row)
     plot.titleLabel = title
+    plot.refit_title = lambda: title.resizeEvent(None)  # (the export button moved)
     plot.layout.addItem(title, 0, 1)
     title.setVisible(old.isVisible())
     return title

@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from pyqtgraph.graphicsItems.ScatterPlotItem import drawSymbol
 from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt, QTimer
 from PySide6.QtGui import QBrush, QPainter, QPen
-from PySide6.QtWidgets import QGraphicsGridLayout
+from PySide6.QtWidgets import QGraphicsGridLayout, QWidget
 
 LEGEND_ROW = 4  # PlotItem's grid: 0 title, 1 top axis, 2 view box, 3 bottom axis, 4 legend
 SAMPLE_WIDTH = 20.0  # px of line an entry's sample draws (pyqtgraph's width): three dashes
@@ -374,6 +374,24 @@ class PlotLegend(pg.LegendItem):
 
 
 LEGEND_MARGIN = 16.0  # pixels the legend leaves free of the plot's width
+CORNER_BUTTON_NAME = "exportButton"  # a chart's export button, in its top-right corner
+
+
+def corner_x_of(plot: pg.PlotItem) -> float | None:
+    """Where the export button over `plot`'s top-right corner begins, less a small gap, in
+    the plot's coordinates (None: no button over this plot, such as a lower or left one)."""
+    scene = plot.scene()
+    for view in scene.views() if scene is not None else []:
+        button = view.findChild(QWidget, CORNER_BUTTON_NAME)
+        if button is None or button.isHidden() or not view.updatesEnabled():
+            continue  # (not updating: laid out on a slide, which has no button)
+        top_left = view.mapToScene(button.geometry().topLeft())
+        bottom = view.mapToScene(button.geometry().bottomLeft()).y()
+        rect = plot.sceneBoundingRect()
+        if rect.top() > bottom:  # (beside it, a plot's title can still run under it)
+            return None
+        return float(plot.mapFromScene(top_left).x()) - 4.0
+    return None
 
 
 def add_legend_row(plot: pg.PlotItem, label_colour: str = "#222",
@@ -391,7 +409,8 @@ def add_legend_row(plot: pg.PlotItem, label_colour: str = "#222",
     plot.legend = legend
     if follow_width:
         def refit() -> None:
-            fit_title(plot, max(plot.width() - LEGEND_MARGIN, 60.0), narrows=True)
+            fit_title(plot, max(plot.width() - LEGEND_MARGIN, 60.0), narrows=True,
+                      corner_x=corner_x_of(plot))  # clear of the chart's export button
             legend.fit_width(max(plot.width() - LEGEND_MARGIN, 60.0))
 
         def width_changed() -> None:
@@ -406,6 +425,25 @@ def add_legend_row(plot: pg.PlotItem, label_colour: str = "#222",
         plot.geometryChanged.connect(width_changed)
         refit()
     return legend
+
+
+def follow_title(plot: pg.PlotItem) -> None:
+    """Wrap `plot`'s title to its width, clear of an export button, whenever either changes
+    (what `add_legend_row` does for a plot with a legend, for a plot without one)."""
+    if (getattr(plot, "title_follows", False) or getattr(plot, "refit_title", None) is not None
+            or getattr(plot.legend, "refit", None) is not None):
+        return  # (already follows: its legend row, or a title that wraps itself)
+    plot.title_follows = True
+
+    def refit() -> None:
+        fit_title(plot, max(plot.width() - LEGEND_MARGIN, 60.0), narrows=True,
+                  corner_x=corner_x_of(plot))
+
+    plot.refit_title = refit
+    plot.titleLabel.item.document().contentsChanged.connect(
+        lambda: QTimer.singleShot(0, plot, refit))
+    plot.geometryChanged.connect(refit)
+    refit()
 
 
 def _axis_width(axis: pg.AxisItem) -> float:
@@ -432,10 +470,28 @@ def fit_title(plot: pg.PlotItem, width: float, narrows: bool = False,
     left, right = (_axis_width(plot.getAxis(side)) if plot.getAxis(side).isVisible() else 0.0
                    for side in ("left", "right"))
     title_width = max(width - left - right, 60.0)
+    text = label.item
+    justify = "center"
     if corner_x is not None:
         centre = (left + plot.width() - right) / 2
-        title_width = max(min(title_width, 2 * (corner_x - centre)), 60.0)
-    text = label.item
+        centred = max(min(title_width, 2 * (corner_x - centre)), 60.0)
+        text.setTextWidth(-1)
+        if text.boundingRect().width() > centred:
+            text.setTextWidth(centred)
+        if text.boundingRect().width() > centred + 0.5:
+            # A word wider than the room centred: start the title at the plot's left edge,
+            # where it has the room up to the corner (a narrow chart's title ran under it).
+            justify = "left"
+            title_width = max(min(title_width, corner_x - left), 60.0)
+        else:
+            title_width = centred
+    if label.opts.get("justify") != justify:
+        label.opts["justify"] = justify
+    option = text.document().defaultTextOption()  # each wrapped line centred too
+    align = Qt.AlignmentFlag.AlignHCenter if justify == "center" else Qt.AlignmentFlag.AlignLeft
+    if option.alignment() != align:
+        option.setAlignment(align)
+        text.document().setDefaultTextOption(option)
     text.setTextWidth(-1)
     if text.boundingRect().width() > title_width:
         text.setTextWidth(title_width)  # wrap at word boundaries

@@ -9,7 +9,9 @@ size, what the layout tests measure) and `elided_cells` (table cells drawn
 narrower than their text).
 
 A page that holds such charts (a lab) sits in a scroll area (``labs/base.py``),
-so a screen too small for every chart scrolls instead of squashing one.
+so a screen too small for every chart scrolls instead of squashing one; the
+live page's plots sit in `live_scroll_area` (the prompt and run bar above it
+stay in view), where the wheel over a plot scrolls the page while it can scroll.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, QSizeF, Qt, QTimer
-from PySide6.QtWidgets import QTableView, QWidget
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication, QFrame, QScrollArea, QTableView, QWidget
 
 MIN_PLOT_WIDTH = 160  # pixels of view box (the data's area), never less
 MIN_PLOT_HEIGHT = 120
@@ -42,9 +46,10 @@ def plot_areas(chart: pg.GraphicsView) -> list[QSizeF]:
 class _Readable(QObject):
     """Keeps a chart widget's minimum size at what its plots need (an event filter)."""
 
-    def __init__(self, chart: pg.GraphicsView) -> None:
+    def __init__(self, chart: pg.GraphicsView, width_from_axes: bool = False) -> None:
         super().__init__(chart)
         self.chart = chart
+        self.width_from_axes = width_from_axes
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
@@ -87,19 +92,32 @@ class _Readable(QObject):
         hint = central.effectiveSizeHint(Qt.SizeHint.MinimumSize)
         frame = 2 * chart.frameWidth()
         width, height = math.ceil(hint.width()) + frame, math.ceil(hint.height()) + frame
+        if self.width_from_axes and isinstance(central, pg.PlotItem):
+            width = math.ceil(_axes_width(central)) + MIN_PLOT_WIDTH + frame
         if (width, height) != (chart.minimumWidth(), chart.minimumHeight()):
             chart.setMinimumSize(width, height)
 
 
-def keep_readable(chart: pg.GraphicsView) -> None:
+def _axes_width(plot: pg.PlotItem) -> float:
+    """The width the plot's y axes and layout margins take beside its view box."""
+    left, _, right, _ = plot.layout.getContentsMargins()
+    axes = sum(plot.getAxis(side).width() for side in ("left", "right")
+               if plot.getAxis(side).isVisible())
+    return float(left + right + axes)
+
+
+def keep_readable(chart: pg.GraphicsView, width_from_axes: bool = False) -> None:
     """Never lay `chart`'s plots out smaller than the minimum plot area.
 
     Its view boxes get that minimum and the widget's minimum size is what the
     plots need around it (axes, title lines, legend rows), refitted whenever it
     is resized or shown: the page around it then scrolls rather than squash it.
+    `width_from_axes`: the minimum width is the y axes' and the view box's only (a live
+    plot's title and legend re-flow to its width, so their width follows the widget's
+    and must not hold it).
     """
     if chart.findChild(_Readable) is None:
-        _Readable(chart).fit()
+        _Readable(chart, width_from_axes).fit()
 
 
 def refit(chart: QWidget) -> None:
@@ -107,6 +125,120 @@ def refit(chart: QWidget) -> None:
     readable = chart.findChild(_Readable)
     if readable is not None:
         readable.fit()
+
+
+class _WheelScrollsPage(QObject):
+    """The wheel over a chart scrolls the page while the page can scroll (Ctrl+wheel still
+    zooms the chart): a lecturer scrolling down to the lower plots zoomed a plot instead."""
+
+    def __init__(self, scroll: QScrollArea) -> None:
+        super().__init__(scroll)
+        self.scroll = scroll
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (isinstance(event, QWheelEvent)
+                and not event.modifiers() & Qt.KeyboardModifier.ControlModifier
+                and self.scroll.verticalScrollBar().maximum() > 0):
+            QApplication.sendEvent(self.scroll.verticalScrollBar(), event)
+            return True
+        return False
+
+
+class _DownOnly(QObject):
+    """Keeps the scroll area as wide as its page's minimum width (a LayoutRequest filter)."""
+
+    def __init__(self, scroll: QScrollArea) -> None:
+        super().__init__(scroll)
+        self.scroll = scroll
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:
+            self.fit()
+        return False
+
+    def fit(self) -> None:
+        page = self.scroll.widget()
+        if page is None:
+            return
+        bar = self.scroll.verticalScrollBar().sizeHint().width()
+        width = page.minimumSizeHint().width() + bar
+        if width != self.scroll.minimumWidth():
+            self.scroll.setMinimumWidth(width)
+
+
+def live_scroll_area(page: QWidget) -> QScrollArea:
+    """`page` in a scroll area that scrolls down where the screen is too low for its charts.
+
+    It is never narrower than the page's charts need (the window's minimum width
+    follows them), so it never scrolls sideways. It never takes the keyboard focus
+    (→, ←, Space and Page Down stay the run's keys, and nothing scrolls unless the
+    user scrolls), and the wheel over one of its charts scrolls it while it can.
+    """
+    scroll = QScrollArea()
+    scroll.setObjectName("liveScroll")
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    scroll.setWidget(page)
+    down_only = _DownOnly(scroll)
+    page.installEventFilter(down_only)
+    down_only.fit()
+    wheel = _WheelScrollsPage(scroll)
+    for chart in page.findChildren(pg.GraphicsView):
+        chart.viewport().installEventFilter(wheel)
+    return scroll
+
+
+TITLE_NUDGE = 5.0  # px pyqtgraph moves a bottom axis' title down, past the axis' height
+TITLE_GAP = 2.0  # px between the tick labels and the title under them, at least
+
+
+def fit_bottom_title(plot: pg.PlotItem) -> None:
+    """Keep `plot`'s x-axis title under its tick labels and as wide as the axis at most.
+
+    pyqtgraph gives the title 0.8 of its height, so a title taller than one small line
+    (a slide's large font, or two lines) rose into the tick labels; and a title wider
+    than the axis ran past the chart's edge ("…너머까지 89⁊"). Here the axis takes the
+    title's whole height and the title wraps, centred, at the axis' width.
+    """
+    axis = plot.getAxis("bottom")
+    if getattr(axis, "title_fitted", False):
+        return
+    axis.title_fitted = True
+    label = axis.label
+    option = label.document().defaultTextOption()
+    option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+    label.document().setDefaultTextOption(option)
+    pyqtgraph_height = axis._updateHeight
+
+    def update_height() -> None:
+        pyqtgraph_height()
+        if axis.fixedHeight is None and axis.isVisible() and label.isVisible():
+            missing = label.boundingRect().height() * 0.2 - TITLE_NUDGE + TITLE_GAP
+            if missing > 0:
+                height = axis.maximumHeight() + missing
+                axis.setMaximumHeight(height)
+                axis.setMinimumHeight(height)
+
+    def wrap() -> None:
+        if not shiboken6.isValid(axis) or axis.label is None:
+            return  # (the chart was closed while a wrap was queued)
+        width = axis.width()
+        if width <= 0:
+            return
+        lines = label.boundingRect().height()
+        label.setTextWidth(-1)
+        if label.boundingRect().width() > width:
+            label.setTextWidth(width)
+        if label.boundingRect().height() != lines:
+            axis._updateHeight()
+        axis.resizeEvent()  # centred again
+
+    axis._updateHeight = update_height
+    axis.geometryChanged.connect(wrap)
+    label.document().contentsChanged.connect(lambda: QTimer.singleShot(0, axis, wrap))
+    update_height()
 
 
 CELL_PADDING = 6  # pixels a cell's margins take from its text's room (3 a side, as Qt draws)

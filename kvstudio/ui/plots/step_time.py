@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QRectF, QTimer
 from PySide6.QtWidgets import QWidget
 
 from kvstudio.engine.records import MODES, Mode
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.plots.base import MODE_COLOURS, LivePlot, live_curve, mode_pen
+from kvstudio.ui.plots.end_values import label_rect, place_clear_of
 from kvstudio.ui.plots.extent import store_steps
 from kvstudio.ui.run.store import RunStore, RunTrace
 from kvstudio.ui.slides.chart_data import DataTable, Series
@@ -59,6 +60,11 @@ class StepTimePlot(LivePlot):
             self._ttft[mode], self._ttft_label[mode] = ttft, label
         self._ttft_both = pg.TextItem(color="#222", anchor=(0, 1), fill=LABEL_FILL)
         self.plot_item.addItem(self._ttft_both)
+        self._clear_later = QTimer(self)  # after a resize, once the views have their size
+        self._clear_later.setSingleShot(True)
+        self._clear_later.setInterval(0)
+        self._clear_later.timeout.connect(self._clear_end_labels)
+        self.plot_item.vb.sigResized.connect(self._clear_later.start)
         # Repeated TTFT (median and min–max per mode), drawn beside step 0.
         self._repeats: PrefillTimes | None = None
         self._repeat_bars = {mode: pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), beam=0.2,
@@ -137,6 +143,17 @@ class StepTimePlot(LivePlot):
             if label.textItem.toPlainText() != text:
                 label.setText(text)
             label.setPos(float(trace.steps[-1]), total)
+        self._clear_end_labels()
+
+    def _clear_end_labels(self) -> None:
+        """Move each end label off the TTFT labels and the other end label (at 1366×768
+        "Σ 197 ms" sat on the TTFT label); again whenever the plot is resized."""
+        taken = [rect for _, rect in self.ttft_labels()]
+        inside = self.plot_item.vb.sceneBoundingRect()
+        for mode in MODES:
+            label = self._end_label[mode]
+            if label.textItem.toPlainText():
+                taken.append(place_clear_of(label, taken, inside))
 
     def end_labels(self) -> dict[Mode, str]:
         """The end values written on the cumulative lines now (for tests)."""
@@ -173,8 +190,13 @@ class StepTimePlot(LivePlot):
     def ttft_labels(self) -> list[tuple[str, QRectF]]:
         """The TTFT labels shown: (plain text, rectangle in scene coordinates), for tests."""
         labels = [*self._ttft_label.values(), self._ttft_both]
-        return [(label.textItem.toPlainText(), label.sceneBoundingRect())
+        return [(label.textItem.toPlainText(), label_rect(label))
                 for label in labels if label.textItem.toPlainText()]
+
+    def end_label_rects(self) -> list[tuple[str, QRectF]]:
+        """The end labels shown: (plain text, rectangle in scene coordinates), for tests."""
+        return [(label.textItem.toPlainText(), label_rect(label))
+                for label in self._end_label.values() if label.textItem.toPlainText()]
 
     def _fit_y(self, store: RunStore) -> None:
         """Y ranges only grow, in jumps, and shrink only after a Reset.

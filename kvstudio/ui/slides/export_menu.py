@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QFileDialog, QMenu, QStyle, QToolButton, QWidget
 
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.plots.base import CORNER_BUTTON_NAME
+from kvstudio.ui.plots.sizing import chart_plots
 from kvstudio.ui.slides.canvas import (
     CANVASES,
     DEFAULT_CANVAS,
@@ -287,6 +288,17 @@ class _CornerKeeper(QObject):
             self._host.width() - size.width() - 2, 2, size.width(), size.height()
         )
         self._button.raise_()
+        QTimer.singleShot(0, self, self._refit_titles)
+
+    def _refit_titles(self) -> None:
+        """Wrap the titles again clear of the button where it now is (a title wrapped before
+        the button had its place ran under it in a narrow chart)."""
+        if not isinstance(self._host, pg.GraphicsView) or not self._host.updatesEnabled():
+            return  # (laid out on a slide canvas: refitted when it is back)
+        for plot in chart_plots(self._host):
+            refit = getattr(plot.legend, "refit", None) or getattr(plot, "refit_title", None)
+            if refit is not None:
+                refit()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self._host and event.type() in (QEvent.Type.Resize, QEvent.Type.Show):

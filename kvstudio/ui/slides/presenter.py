@@ -28,18 +28,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
     QCloseEvent,
     QFont,
     QKeySequence,
     QPixmap,
+    QResizeEvent,
     QShortcut,
 )
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
     QLabel,
+    QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -157,6 +159,12 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         self._lab_view.setObjectName("presenter_lab_chart")
         self._lab_view.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._lab_view.setMinimumSize(160, 120)
+        # The image is drawn at the room the label has: it never asks for more itself.
+        self._lab_view.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
+        self._redraw_lab = QTimer(self)
+        self._redraw_lab.setSingleShot(True)
+        self._redraw_lab.setInterval(0)
+        self._redraw_lab.timeout.connect(self._redraw_lab_image)
         self._stack.addWidget(self._lab_view)
         self._big = plain_label()
         self._big.setWordWrap(True)
@@ -336,7 +344,6 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
                 self._label_line_ends()
         elif chart.lab is not None:
             self._stack.setCurrentWidget(self._lab_view)
-            self._show_lab_image(chart.lab)
         self._chips.setVisible(chart.with_chips)
         if chart.with_chips:
             self._chips.refresh(store)
@@ -351,6 +358,23 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
             self._big.setFont(font)
         self._big.setText(big)
         self._details.setText("\n".join(keep_together(line) for line in headline.lines))
+        if chart.lab is not None:
+            # Drawn once the chips are hidden and the headline has its lines, at the room
+            # the chart then has (drawn before, it filled a third of a 1280×720 screen).
+            layout = self.layout()
+            if layout is not None:
+                layout.activate()
+            self._show_lab_image(chart.lab)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self.isVisible() and self.current_chart().lab is not None:
+            self._redraw_lab.start()  # at the new size, once the layout has it
+
+    def _redraw_lab_image(self) -> None:
+        lab = self.current_chart().lab if self.isVisible() else None
+        if lab is not None:
+            self._show_lab_image(lab)
 
     def _label_line_ends(self) -> None:
         """Write each cumulative line's last value at its end (246 stays readable under a
