@@ -3955,7 +3955,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="257" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="610" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="612" />
         <source>Requests</source>
         <translation>요청</translation>
     </message>
@@ -3981,7 +3981,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="263" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="588" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="590" />
         <source>What each request did, step by step</source>
         <translation>단계마다 각 요청이 한 일</translation>
     </message>
@@ -3989,22 +3989,22 @@ step {4}</source>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="265" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="268" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="271" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="589" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="590" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="601" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="591" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="592" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="603" />
         <source>scheduler step</source>
         <translation>스케줄러 단계</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="266" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="610" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="612" />
         <source>request</source>
         <translation>요청</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="267" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="590" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="592" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
@@ -4015,7 +4015,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="270" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="601" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="603" />
         <source>Cache blocks per step</source>
         <translation>단계마다 캐시 블록</translation>
     </message>
@@ -4026,14 +4026,14 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="273" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="651" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="653" />
         <source>Decode step time against batch size</source>
         <translation>배치 크기에 따른 디코드 단계 시간</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="274" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="277" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="652" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="654" />
         <source>batch size (rows)</source>
         <translation>배치 크기 (행)</translation>
     </message>
@@ -4050,7 +4050,7 @@ step {4}</source>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="278" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="535" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="634" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="636" />
         <source>tokens/s</source>
         <translation>토큰/초</translation>
     </message>
@@ -4102,7 +4102,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="303" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="603" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="605" />
         <source>prefix cache only</source>
         <translation>프리픽스 캐시만</translation>
     </message>
@@ -4188,13 +4188,13 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="611" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="613" />
         <source>prompt tokens</source>
         <translation>프롬프트 토큰</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="613" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="615" />
         <source>prefix hits</source>
         <translation>프리픽스 적중</translation>
     </message>
@@ -4205,25 +4205,25 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="520" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="615" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="617" />
         <source>ITL p50 (ms)</source>
         <translation>ITL p50 (ms)</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="521" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="617" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="619" />
         <source>ITL p95 (ms)</source>
         <translation>ITL p95 (ms)</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="521" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="619" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="621" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="521" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="621" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="623" />
         <source>identical to solo</source>
         <translation>단독 실행과 같음</translation>
     </message>
@@ -4249,7 +4249,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="536" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="641" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="643" />
         <source>FLOP per byte</source>
         <translation>바이트당 FLOP</translation>
     </message>
@@ -4284,97 +4284,97 @@ step {4}</source>
         <translation>프리픽스 적중 {0} 토큰 · 단독 실행과 같음: {2}개 중 {1}개 · {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="572" />
-        <source>Decode step, batch {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); throughput ×{5:.1f}; weights read once: {6}; bound at batch {1}: {7}</source>
-        <translation>디코드 단계, 배치 {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); 처리량 ×{5:.1f}; 가중치는 한 번만 읽음: {6}; 배치 {1}의 병목: {7}</translation>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="574" />
+        <source>Decode step, batch {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); throughput ×{5:.1f}; weights read once: {6}</source>
+        <translation>디코드 단계, 배치 {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); 처리량 ×{5:.1f}; 가중치는 한 번만 읽음: {6}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="585" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="587" />
         <source>request #{0}</source>
         <translation>요청 #{0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="591" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="593" />
         <source>prefill tokens</source>
         <translation>프리필 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="593" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="595" />
         <source>decode tokens</source>
         <translation>디코드 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="595" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="597" />
         <source>padding slots</source>
         <translation>패딩 슬롯</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="597" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="599" />
         <source>idle rows</source>
         <translation>빈 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="598" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="600" />
         <source>rows in the batch</source>
         <translation>배치의 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="602" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="604" />
         <source>blocks in use</source>
         <translation>쓰는 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="605" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="607" />
         <source>free blocks</source>
         <translation>빈 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="606" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="608" />
         <source>cache bytes (B)</source>
         <translation>캐시 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="614" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="616" />
         <source>TTFT (ms)</source>
         <translation>TTFT (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="628" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="630" />
         <source>ms per step, median</source>
         <translation>단계당 ms, 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="630" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="632" />
         <source>ms per step, fastest round</source>
         <translation>단계당 ms, 가장 빠른 회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="632" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="634" />
         <source>ms per step, slowest round</source>
         <translation>단계당 ms, 가장 느린 회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="636" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="638" />
         <source>weight bytes read (B)</source>
         <translation>읽은 가중치 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="638" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="640" />
         <source>KV bytes read (B)</source>
         <translation>읽은 KV 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="640" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="642" />
         <source>FLOPs</source>
         <translation>FLOPs</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="646" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="648" />
         <source>memory floor (ms)</source>
         <translation>메모리 하한 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="648" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="650" />
         <source>compute floor (ms)</source>
         <translation>계산 하한 (ms)</translation>
     </message>
