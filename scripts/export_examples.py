@@ -1,7 +1,7 @@
 """Regenerate the example slide pack in docs/exports/ (what a lecturer gets from the window).
 
 Usage: QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/export_examples.py \
-           [--lang ko|en] [--only cache-inspector] [OUT_DIR]
+           [--lang ko|en] [--only LAB] [OUT_DIR]
 
 ``--lang`` is the slides' language, as the window's Language menu sets it
 (default ``ko``, the course's); OUT_DIR defaults to docs/exports for Korean
@@ -13,19 +13,23 @@ weights) the way a lecture would: the chat prompt greedily in both modes,
 Sample ×N at three temperatures, the live TTFT repeated five times, and every
 lab with its defaults (cache vs recompute at P = 183, N = 64 over five rounds;
 the temperature lab; top-p/top-k run to the end; cache kinds; the length
-sweep over five rounds; the 4-turn chat; the cache inspector stepped to the
-end). Then it writes the slide pack exactly as
+sweep over five rounds; paged and quantized caches; the projector on
+Llama-3.1-8B; serving, speculative decoding and beam search with the settings
+docs/labs.md quotes (SERVING, SPECULATIVE, BEAM below); the 4-turn chat; the
+cache inspector stepped to the end), each on the model the window runs it on
+(the course's, kvstudio/ui/labs/lab_models.py). Then it writes the slide pack exactly as
 Lecture → Export slide pack does: every chart as PNG, SVG, PDF and CSV on a
 16:9 1920×1080 canvas with its headline, all-charts.pdf, numbers.json and the
 tables as CSV (numbers.json in the window's layout, ``kvstudio/ui/slides/numbers.py``).
 Times are this machine's; tokens, bytes and answers are the
 model's.
 
-``--only cache-inspector`` runs just the Cache inspector and writes just its
-files (the same names as in the whole pack: lab-cache-inspector.png/.svg/
-.pdf/.csv and lab-CacheInspector-table.csv) into OUT_DIR, leaving the other
-files there as they are, and puts its numbers under "labs" in numbers.json;
-all-charts.pdf gains its page only when the whole pack is made again.
+``--only cache-inspector|serving|speculative|beam`` runs just that lab and
+writes just its files (the same names as in the whole pack, e.g.
+lab-cache-inspector.png/.svg/.pdf/.csv and lab-CacheInspector-table.csv) into
+OUT_DIR, leaving the other files there as they are, and puts its numbers under
+"labs" in numbers.json; all-charts.pdf gains its page only when the whole pack
+is made again.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from kvstudio.ui.app.shutdown import tear_down
 from kvstudio.ui.app.startup import prepare_application
 from kvstudio.ui.classroom import answer_rows
 from kvstudio.ui.labs import (
+    BeamSearchPanel,
     CacheKindsPanel,
     CacheVsRecomputePanel,
     LabPanel,
@@ -60,6 +65,8 @@ from kvstudio.ui.labs import (
     PagedCachePanel,
     ProjectorPanel,
     QuantizedCachePanel,
+    ServingPanel,
+    SpeculativePanel,
     TemperaturePanel,
     TopPTopKPanel,
 )
@@ -96,6 +103,13 @@ ANSWER_TOKENS = COURSE.answer_tokens
 CHAT_TURNS = 4  # the shipped conversation (resources/prompts)
 PROJECTED_MODEL = "llama-3.1-8b"  # a real model's numbers make the projector's lesson
 OUT_DIRS = {"ko": Path("docs/exports"), "en": Path("docs/exports-en")}
+# The settings docs/labs.md quotes for the newer labs, set here rather than read from the
+# panels' defaults so the pack stays the documented one if a default moves.
+SERVING = {"policy": "continuous", "chunk": 0, "block_size": 16, "prefix": "radix",
+           "max_batch": 8, "answer_tokens": 24, "rounds": 5, "sweep": "1, 2, 4, 8, 16, 32"}
+SPECULATIVE = {"ks": "1, 2, 4, 8", "new_tokens": 64, "temperature": 0.0, "repeats": 5}
+BEAM = {"beams": 4, "new_tokens": 16, "length_penalty": 1.0, "early_stopping": "False",
+        "block_size": 16, "check_transformers": True}
 
 
 @dataclass(frozen=True)
@@ -151,13 +165,48 @@ def pack_numbers(model: ModelHandle, language: str, live: LiveRuns,
                             ttft_repeated_ms={m: live.prefill.ms[m] for m in MODES})
 
 
+def set_documented_settings(panel: LabPanel) -> None:
+    """Put the settings docs/labs.md quotes into the serving, speculative and beam labs."""
+    if isinstance(panel, ServingPanel):
+        panel.choose_requests(None)  # the shipped example, with its system prompt
+        panel.system.setText("")
+        panel.policy.setCurrentIndex(panel.policy.findData(SERVING["policy"]))
+        panel.chunk.setValue(int(SERVING["chunk"]))
+        panel.block_size.setValue(int(SERVING["block_size"]))
+        panel.prefix.setCurrentIndex(panel.prefix.findData(SERVING["prefix"]))
+        panel.max_batch.setValue(int(SERVING["max_batch"]))
+        panel.answer_tokens.setValue(int(SERVING["answer_tokens"]))
+        panel.repeats.setValue(int(SERVING["rounds"]))
+        panel.batch_sizes.setText(str(SERVING["sweep"]))
+    elif isinstance(panel, SpeculativePanel):
+        panel.question.setText(PROMPT)
+        panel.ks.setText(str(SPECULATIVE["ks"]))
+        panel.new_tokens.setValue(int(SPECULATIVE["new_tokens"]))
+        panel.temperature.setValue(float(SPECULATIVE["temperature"]))
+        panel.repeats.setValue(int(SPECULATIVE["repeats"]))
+    elif isinstance(panel, BeamSearchPanel):
+        panel.prompt.setText(PROMPT)
+        panel.beams.setValue(int(BEAM["beams"]))
+        panel.new_tokens.setValue(int(BEAM["new_tokens"]))
+        panel.length_penalty.setValue(float(BEAM["length_penalty"]))
+        panel.early_stopping.setCurrentText(str(BEAM["early_stopping"]))
+        panel.block_size.setValue(int(BEAM["block_size"]))
+        panel.check_transformers.setChecked(bool(BEAM["check_transformers"]))
+
+
 def run_lab(panel: LabPanel, model: ModelHandle) -> None:
-    """Run a lab to its result on its own thread, as its Run button does."""
+    """Run a lab to its result on its own thread, as its Run button does.
+
+    `model` is the window's (ko-chat); the lab runs on the course's model for it, as in
+    the window (kvstudio/ui/labs/lab_models.py): ko-base for the cache labs, ko-chat for
+    the sampling labs, serving and beam search, ko-chat drafted by ko-draft for
+    speculative decoding."""
     panel.resize(1500, 850)
     panel.show()
     panel.set_model(model)
     if isinstance(panel, ProjectorPanel):
         panel.source.setCurrentIndex(panel.source.findData(PROJECTED_MODEL))
+    set_documented_settings(panel)
     turns = CHAT_TURNS if isinstance(panel, ChatPanel) else 1
     for _ in range(turns):
         if isinstance(panel, ChatPanel):
@@ -176,15 +225,24 @@ def run_lab(panel: LabPanel, model: ModelHandle) -> None:
             raise SystemExit(f"{type(panel).__name__} did not finish: {panel.status.text()}")
 
 
-def only_inspector(model: ModelHandle, out: Path, language: str) -> int:
-    """Run the Cache inspector alone and put its files into `out` beside the rest of the pack."""
-    panel = CacheInspectorPanel(ChartExporter())
+ONLY: dict[str, type[LabPanel]] = {
+    "cache-inspector": CacheInspectorPanel,
+    "serving": ServingPanel,
+    "speculative": SpeculativePanel,
+    "beam": BeamSearchPanel,
+}
+
+
+def only_lab(name: str, model: ModelHandle, out: Path, language: str) -> int:
+    """Run one lab alone and put its files into `out` beside the rest of the pack."""
+    panel = ONLY[name](ChartExporter())
     log.info("running %s…", panel.title())
     run_lab(panel, model)
     charts, lab_numbers, tables = slide_pack_of([panel])
     with tempfile.TemporaryDirectory() as scratch:
         pack = export.export_slide_pack(charts, scratch, {"labs": lab_numbers}, tables)
-        files = {path.name: path.read_bytes() for path in pack.written}
+        files = {path.name: path.read_bytes() for path in pack.written
+                 if path.name != "all-charts.pdf"}  # the whole pack's, made with it
     written = json.loads(files["numbers.json"])  # the numbers as the pack encodes them
     numbers_file = out / "numbers.json"
     document = (json.loads(numbers_file.read_text("utf-8")) if numbers_file.exists() else
@@ -210,7 +268,7 @@ def main() -> int:
                              "docs/exports-en for en)")
     parser.add_argument("--lang", choices=sorted(OUT_DIRS), default="ko",
                         help="the slides' language (default: ko, the course's)")
-    parser.add_argument("--only", choices=["cache-inspector"],
+    parser.add_argument("--only", choices=sorted(ONLY),
                         help="run just this lab and write just its files into the folder")
     args = parser.parse_args()
     out = Path(args.out) if args.out is not None else OUT_DIRS[args.lang]
@@ -225,7 +283,7 @@ def main() -> int:
     if model.is_random:
         raise SystemExit("The shipped ko-chat model is missing; this pack must come from it.")
     log.info("model: %s", model.name)
-    code = (only_inspector(model, out, args.lang) if args.only == "cache-inspector"
+    code = (only_lab(args.only, model, out, args.lang) if args.only is not None
             else full_pack(model, out, args.lang))
     tear_down(app)  # type: ignore[arg-type]  # what it built, before Python ends
     return code
@@ -240,7 +298,8 @@ def full_pack(model: ModelHandle, out: Path, language: str) -> int:
     lab_panels: list[LabPanel] = [
         CacheVsRecomputePanel(exporter), TemperaturePanel(exporter), TopPTopKPanel(exporter),
         CacheKindsPanel(exporter), LengthSweepPanel(exporter), PagedCachePanel(exporter),
-        QuantizedCachePanel(exporter), ProjectorPanel(exporter), ChatPanel(exporter),
+        QuantizedCachePanel(exporter), ProjectorPanel(exporter), ServingPanel(exporter),
+        SpeculativePanel(exporter), BeamSearchPanel(exporter), ChatPanel(exporter),
         CacheInspectorPanel(exporter),
     ]
     for panel in lab_panels:

@@ -604,226 +604,226 @@
 <context>
     <name>CacheInspectorPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="132" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="129" />
         <source>Cache inspector</source>
         <translation>캐시 들여다보기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="134" />
         <source>cached</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="137" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="134" />
         <source>recompute</source>
         <translation>재계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="141" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="138" />
         <source>dynamic</source>
         <translation>동적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="142" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="139" />
         <source>static (length)</source>
         <translation>정적 (길이)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="143" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="140" />
         <source>sliding window (W)</source>
         <translation>슬라이딩 윈도 (W)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="155" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="152" />
         <source>What the KV cache holds, step by step, for one layer and one K/V head: the K and V rows (one per position, head_dim numbers each) and how much the newest query looked at each position, for every query head that reads this K/V head. Rows already in the cache never change (max |Δ| = 0) and each step appends exactly one row per layer; in recompute mode the recomputed rows equal the cached ones. That is why caching gives the same tokens.</source>
         <translation>한 레이어, 한 K/V 헤드에 대해 KV 캐시에 무엇이 들어 있는지 단계마다 보여 줍니다: K 행과 V 행(위치마다 한 행, head_dim개의 수)과, 이 K/V 헤드를 읽는 쿼리 헤드마다 가장 최근 쿼리가 각 위치를 얼마나 보았는지. 캐시에 이미 있는 행은 절대 바뀌지 않고(최대 |Δ| = 0) 단계마다 레이어당 정확히 한 행이 추가됩니다. 재계산 모드에서는 다시 계산한 행이 캐시된 행과 같습니다. 그래서 캐시를 써도 같은 토큰이 나옵니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="162" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="163" />
         <source>Mode</source>
         <translation>모드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="167" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="164" />
         <source>Cache</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="168" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="165" />
         <source>Static length / window W</source>
         <translation>정적 길이 / 윈도 W</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="166" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="170" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="167" />
         <source>Layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="171" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="168" />
         <source>K/V head</source>
         <translation>K/V 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="174" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="175" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="171" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="172" />
         <source>head_dim</source>
         <translation>head_dim</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="176" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="173" />
         <source>query head</source>
         <translation>쿼리 헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="177" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="174" />
         <source>position: token</source>
         <translation>위치: 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="226" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="223" />
         <source>Finished.</source>
         <translation>끝났습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="239" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="236" />
         <source>Step {0}: chose {1!r}. {2} rows held;</source>
         <translation>단계 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="243" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="240" />
         <source>the prefill appended {0} rows per layer.</source>
         <translation>프리필이 레이어마다 {0}행을 추가했습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="249" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="246" />
         <source>old rows max |Δ| = {0:g} {1}; rows appended per layer: {2}.</source>
         <translation>기존 행 최대 |Δ| = {0:g} {1}; 레이어별 추가 행: {2}.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="250" />
         <source>Recomputed vs cached K/V: max |Δ| = {0:.2g} / {1:.2g} ({2}).</source>
         <translation>재계산한 K/V와 캐시된 K/V: 최대 |Δ| = {0:.2g} / {1:.2g} ({2}).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="254" />
         <source>same dtype</source>
         <translation>같은 dtype</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="257" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="254" />
         <source>dtypes differ</source>
         <translation>dtype이 다름</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="329" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="326" />
         <source>K rows: layer {0}, K/V head {1} ({2} rows held)</source>
         <translation>K 행: 레이어 {0}, K/V 헤드 {1} ({2}행 보관)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="334" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="424" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="331" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="421" />
         <source>V rows</source>
         <translation>V 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="336" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="333" />
         <source>Attention, position {0}</source>
         <translation>어텐션, 위치 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="338" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="335" />
         <source>({0:.0%} on evicted rows)</source>
         <translation>(밀려난 행에 {0:.0%})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="344" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="439" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="341" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="436" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="345" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="385" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="342" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="382" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="346" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="412" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="343" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="409" />
         <source>rows held</source>
         <translation>보관 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="347" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="413" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="344" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="410" />
         <source>appended per layer</source>
         <translation>레이어별 추가</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="348" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="414" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="345" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="411" />
         <source>old rows max |Δ|</source>
         <translation>기존 행 최대 |Δ|</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="349" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="415" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="346" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="412" />
         <source>recompute max |Δ| K</source>
         <translation>재계산 최대 |Δ| K</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="350" />
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="416" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="347" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="413" />
         <source>recompute max |Δ| V</source>
         <translation>재계산 최대 |Δ| V</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="362" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="359" />
         <source>Layer {0}, K/V head {1}, step {2}: {3} rows held (cache: {4})</source>
         <translation>레이어 {0}, K/V 헤드 {1}, 단계 {2}: {3}행 보관 (캐시: {4})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="369" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="366" />
         <source>old rows max |Δ| over {0} steps: {1:g}; one row appended per layer: {2}</source>
         <translation>{0}단계 동안 기존 행 최대 |Δ|: {1:g}; 레이어마다 한 행씩 추가: {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="372" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="369" />
         <source>recomputed vs cached K/V max |Δ| {0:.2g} / {1:.2g}</source>
         <translation>재계산 대 캐시 K/V 최대 |Δ| {0:.2g} / {1:.2g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="384" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="381" />
         <source>position</source>
         <translation>위치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="403" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="400" />
         <source>cache row</source>
         <translation>캐시 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="421" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="418" />
         <source>K rows</source>
         <translation>K 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="427" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="424" />
         <source>Attention of the newest query</source>
         <translation>가장 최근 쿼리의 어텐션</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="439" />
+        <location filename="../../kvstudio/ui/labs/inspector_lab.py" line="436" />
         <source>Checks per step</source>
         <translation>단계별 확인</translation>
     </message>
@@ -1224,42 +1224,42 @@
 <context>
     <name>ChartExporter</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="120" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="121" />
         <source>PNG image (*.png)</source>
         <translation>PNG 이미지 (*.png)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="121" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="122" />
         <source>SVG vector image (*.svg)</source>
         <translation>SVG 벡터 이미지 (*.svg)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="122" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="123" />
         <source>PDF document (*.pdf)</source>
         <translation>PDF 문서 (*.pdf)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="123" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="124" />
         <source>CSV data (*.csv)</source>
         <translation>CSV 데이터 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="131" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="132" />
         <source>Export chart</source>
         <translation>차트 내보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="155" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="156" />
         <source>Export slide pack to folder</source>
         <translation>슬라이드 묶음을 내보낼 폴더</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="169" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="170" />
         <source>{0} files written to {1}</source>
         <translation>{1}에 파일 {0}개를 저장했습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="171" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="172" />
         <source>(left out, no data yet: {0})</source>
         <translation>(아직 데이터가 없어 제외: {0})</translation>
     </message>
@@ -1855,7 +1855,7 @@
 <context>
     <name>ExportButton</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="271" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="272" />
         <source>Export this chart (PNG, SVG, PDF, CSV)</source>
         <translation>이 차트 내보내기 (PNG, SVG, PDF, CSV)</translation>
     </message>
@@ -1863,37 +1863,37 @@
 <context>
     <name>ExportMenu</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="220" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="221" />
         <source>Export chart</source>
         <translation>차트 내보내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="223" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="224" />
         <source>PNG image, {0}×{1} px…</source>
         <translation>PNG 이미지, {0}×{1} px…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="225" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="226" />
         <source>Slide size</source>
         <translation>슬라이드 크기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="226" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="227" />
         <source>Headline with the measured numbers</source>
         <translation>측정값 헤드라인 넣기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="227" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="228" />
         <source>SVG vector image…</source>
         <translation>SVG 벡터 이미지…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="228" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="229" />
         <source>PDF (vector)…</source>
         <translation>PDF (벡터)…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="229" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="230" />
         <source>Data as CSV…</source>
         <translation>데이터를 CSV로…</translation>
     </message>
@@ -1901,7 +1901,7 @@
 <context>
     <name>FolderDialog</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/export_menu.py" line="68" />
+        <location filename="../../kvstudio/ui/slides/export_menu.py" line="69" />
         <source>Choose</source>
         <translation>선택</translation>
     </message>
@@ -2126,118 +2126,118 @@ step {4}</source>
 <context>
     <name>LabPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="250" />
         <source>Run the lab to fill this chart.</source>
         <translation>실습을 실행하면 이 차트가 채워집니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="293" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="296" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="297" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="313" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="316" />
         <source>greedy</source>
         <translation>그리디</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="316" />
         <location filename="../../kvstudio/ui/labs/base.py" line="319" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="322" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="324" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="327" />
         <source>top-k {0}</source>
         <translation>top-k {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="325" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="328" />
         <source>top-p {0}</source>
         <translation>top-p {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="326" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="329" />
         <source>penalty {0:g}</source>
         <translation>반복 페널티 {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="327" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="330" />
         <source>seed {0}</source>
         <translation>시드 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="330" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="333" />
         <source>{0:,} samples</source>
         <translation>샘플 {0:,}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="332" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="335" />
         <source>≤ {0:,} tokens</source>
         <translation>최대 {0:,} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="335" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="338" />
         <source>{0} (course T {1:g})</source>
         <translation>{0} (강의 T {1:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="338" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="341" />
         <source>top-k {0} (course {1})</source>
         <translation>top-k {0} (강의 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="341" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="344" />
         <source>top-p {0} (course {1})</source>
         <translation>top-p {0} (강의 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="344" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="347" />
         <source>penalty {0:g} (course {1:g})</source>
         <translation>반복 페널티 {0:g} (강의 {1:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="347" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="350" />
         <source>seed {0} (course {1})</source>
         <translation>시드 {0} (강의 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="348" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="351" />
         <source>Settings: {0}</source>
         <translation>설정: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="350" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="353" />
         <source>Changed from the course preset: {0}</source>
         <translation>강의 설정에서 바꾼 값: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="352" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="355" />
         <source>The course preset (the sampling dock's defaults).</source>
         <translation>강의 설정 그대로입니다 (샘플링 패널의 기본값).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="379" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="382" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="395" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="398" />
         <source>Running…</source>
         <translation>실행 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="456" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="459" />
         <source>Done.</source>
         <translation>완료.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="470" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="473" />
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>
@@ -2414,57 +2414,57 @@ step {4}</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="113" />
+        <location filename="../../kvstudio/ui/main_window.py" line="114" />
         <source>Live</source>
         <translation>실시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="114" />
+        <location filename="../../kvstudio/ui/main_window.py" line="115" />
         <source>Controls</source>
         <translation>조작</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="343" />
+        <location filename="../../kvstudio/ui/main_window.py" line="350" />
         <source>KV Studio</source>
         <translation>KV Studio</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="378" />
+        <location filename="../../kvstudio/ui/main_window.py" line="385" />
         <source>KV Studio — KV cache and sampling, token by token</source>
         <translation>KV Studio — 토큰 단위로 보는 KV 캐시와 샘플링</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="379" />
+        <location filename="../../kvstudio/ui/main_window.py" line="386" />
         <source>&amp;File</source>
         <translation>파일(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="380" />
+        <location filename="../../kvstudio/ui/main_window.py" line="387" />
         <source>Open model folder…</source>
         <translation>모델 폴더 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="381" />
+        <location filename="../../kvstudio/ui/main_window.py" line="388" />
         <source>Open MiniMind .pth…</source>
         <translation>MiniMind .pth 열기…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="382" />
+        <location filename="../../kvstudio/ui/main_window.py" line="389" />
         <source>Quit</source>
         <translation>끝내기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="383" />
+        <location filename="../../kvstudio/ui/main_window.py" line="390" />
         <source>&amp;Language</source>
         <translation>언어(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="384" />
+        <location filename="../../kvstudio/ui/main_window.py" line="391" />
         <source>System default</source>
         <translation>시스템 기본값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/main_window.py" line="387" />
+        <location filename="../../kvstudio/ui/main_window.py" line="394" />
         <source>&amp;View</source>
         <translation>보기(&amp;V)</translation>
     </message>
@@ -3130,37 +3130,37 @@ step {4}</source>
 <context>
     <name>PresenterView</name>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="128" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="130" />
         <source>Tokens fed to the model</source>
         <translation>모델에 넣은 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="130" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="132" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="132" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="134" />
         <source>KV cache per layer</source>
         <translation>층별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="134" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="136" />
         <source>Distinct answers over repeated samples</source>
         <translation>반복 샘플링의 서로 다른 답</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="345" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="352" />
         <source>chart {0} of {1}</source>
         <translation>차트 {0} / {1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="466" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="490" />
         <source>KV Studio — presenter view</source>
         <translation>KV Studio — 발표자 화면</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/slides/presenter.py" line="468" />
+        <location filename="../../kvstudio/ui/slides/presenter.py" line="492" />
         <source>Page Down / → / Space: next step · Page Up / ←: one step back (as in the window) · ↓ / ↑: next / previous chart · 1–9: chart by number · P: play or pause · Home: start over · Esc: back to the window</source>
         <translation>Page Down / → / Space: 다음 단계 · Page Up / ←: 한 단계 뒤로 (창에서와 같음) · ↓ / ↑: 다음 / 이전 차트 · 1–9: 번호로 차트 선택 · P: 재생·일시정지 · Home: 처음부터 · Esc: 창으로 돌아가기</translation>
     </message>
@@ -3955,7 +3955,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="257" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="610" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="612" />
         <source>Requests</source>
         <translation>요청</translation>
     </message>
@@ -3981,7 +3981,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="263" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="588" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="590" />
         <source>What each request did, step by step</source>
         <translation>단계마다 각 요청이 한 일</translation>
     </message>
@@ -3989,22 +3989,22 @@ step {4}</source>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="265" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="268" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="271" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="589" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="590" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="601" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="591" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="592" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="603" />
         <source>scheduler step</source>
         <translation>스케줄러 단계</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="266" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="610" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="612" />
         <source>request</source>
         <translation>요청</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="267" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="590" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="592" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
@@ -4015,7 +4015,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="270" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="601" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="603" />
         <source>Cache blocks per step</source>
         <translation>단계마다 캐시 블록</translation>
     </message>
@@ -4026,14 +4026,14 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="273" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="651" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="653" />
         <source>Decode step time against batch size</source>
         <translation>배치 크기에 따른 디코드 단계 시간</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="274" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="277" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="652" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="654" />
         <source>batch size (rows)</source>
         <translation>배치 크기 (행)</translation>
     </message>
@@ -4050,7 +4050,7 @@ step {4}</source>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="278" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="535" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="634" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="636" />
         <source>tokens/s</source>
         <translation>토큰/초</translation>
     </message>
@@ -4102,7 +4102,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="303" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="603" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="605" />
         <source>prefix cache only</source>
         <translation>프리픽스 캐시만</translation>
     </message>
@@ -4188,13 +4188,13 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="611" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="613" />
         <source>prompt tokens</source>
         <translation>프롬프트 토큰</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="613" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="615" />
         <source>prefix hits</source>
         <translation>프리픽스 적중</translation>
     </message>
@@ -4205,25 +4205,25 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="520" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="615" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="617" />
         <source>ITL p50 (ms)</source>
         <translation>ITL p50 (ms)</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="521" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="617" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="619" />
         <source>ITL p95 (ms)</source>
         <translation>ITL p95 (ms)</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="521" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="619" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="621" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="521" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="621" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="623" />
         <source>identical to solo</source>
         <translation>단독 실행과 같음</translation>
     </message>
@@ -4249,7 +4249,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="536" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="641" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="643" />
         <source>FLOP per byte</source>
         <translation>바이트당 FLOP</translation>
     </message>
@@ -4284,97 +4284,97 @@ step {4}</source>
         <translation>프리픽스 적중 {0} 토큰 · 단독 실행과 같음: {2}개 중 {1}개 · {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="572" />
-        <source>Decode step, batch {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); throughput ×{5:.1f}; weights read once: {6}; bound at batch {1}: {7}</source>
-        <translation>디코드 단계, 배치 {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); 처리량 ×{5:.1f}; 가중치는 한 번만 읽음: {6}; 배치 {1}의 병목: {7}</translation>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="574" />
+        <source>Decode step, batch {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); throughput ×{5:.1f}; weights read once: {6}</source>
+        <translation>디코드 단계, 배치 {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); 처리량 ×{5:.1f}; 가중치는 한 번만 읽음: {6}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="585" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="587" />
         <source>request #{0}</source>
         <translation>요청 #{0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="591" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="593" />
         <source>prefill tokens</source>
         <translation>프리필 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="593" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="595" />
         <source>decode tokens</source>
         <translation>디코드 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="595" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="597" />
         <source>padding slots</source>
         <translation>패딩 슬롯</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="597" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="599" />
         <source>idle rows</source>
         <translation>빈 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="598" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="600" />
         <source>rows in the batch</source>
         <translation>배치의 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="602" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="604" />
         <source>blocks in use</source>
         <translation>쓰는 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="605" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="607" />
         <source>free blocks</source>
         <translation>빈 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="606" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="608" />
         <source>cache bytes (B)</source>
         <translation>캐시 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="614" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="616" />
         <source>TTFT (ms)</source>
         <translation>TTFT (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="628" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="630" />
         <source>ms per step, median</source>
         <translation>단계당 ms, 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="630" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="632" />
         <source>ms per step, fastest round</source>
         <translation>단계당 ms, 가장 빠른 회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="632" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="634" />
         <source>ms per step, slowest round</source>
         <translation>단계당 ms, 가장 느린 회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="636" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="638" />
         <source>weight bytes read (B)</source>
         <translation>읽은 가중치 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="638" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="640" />
         <source>KV bytes read (B)</source>
         <translation>읽은 KV 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="640" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="642" />
         <source>FLOPs</source>
         <translation>FLOPs</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="646" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="648" />
         <source>memory floor (ms)</source>
         <translation>메모리 하한 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="648" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="650" />
         <source>compute floor (ms)</source>
         <translation>계산 하한 (ms)</translation>
     </message>
@@ -4693,129 +4693,129 @@ step {4}</source>
 <context>
     <name>StepTimePlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="80" />
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="279" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="86" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="301" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="81" />
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="279" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="87" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="301" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="82" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="88" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="82" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="88" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="83" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="89" />
         <source>cumulative ms</source>
         <translation>누적 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="83" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="89" />
         <source>Σ ms</source>
         <translation>Σ ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="87" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="93" />
         <source>{0}: ms per step</source>
         <translation>{0}: 단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="88" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="94" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="90" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="96" />
         <source>prefill = TTFT (single measurement)</source>
         <translation>프리필 = TTFT (한 번 측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="92" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="98" />
         <source>Σ {0:,.0f} ms</source>
         <translation>누적 {0:,.0f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="98" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="104" />
         <source>TTFT median of {1}: {0}</source>
         <translation>TTFT {1}회 중앙값: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="250" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="272" />
         <source>{0}: {1:.2f} ms per generated token (median of {2} decode steps, {3:.2f}–{4:.2f})</source>
         <translation>{0}: 생성 토큰당 {1:.2f} ms (디코드 {2}개 단계 중앙값, {3:.2f}–{4:.2f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="254" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="276" />
         <source>{0} {1:.1f} ms</source>
         <translation>{0} {1:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="258" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="280" />
         <source>TTFT, single measurement: </source>
         <translation>TTFT, 한 번 측정: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="259" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="281" />
         <source>(Lecture → Measure TTFT repeats it)</source>
         <translation>(강의 → TTFT 측정으로 반복해 잴 수 있음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="91" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="97" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="93" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="99" />
         <source>TTFT median of {0} (bar: min–max)</source>
         <translation>TTFT {0}회 중앙값 (막대: 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="97" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="103" />
         <source>TTFT: {0}</source>
         <translation>첫 토큰: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="261" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="283" />
         <source>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</source>
         <translation>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="264" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="286" />
         <source>TTFT median of {0} rounds: </source>
         <translation>TTFT {0}회 중앙값: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="274" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="296" />
         <source>{0}: time of the step (ms)</source>
         <translation>{0}: 단계 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="276" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="298" />
         <source>{0}: time so far (ms)</source>
         <translation>{0}: 누적 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="284" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="306" />
         <source>Time to first token, repeated</source>
         <translation>첫 토큰까지 시간, 반복 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="284" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="306" />
         <source>round</source>
         <translation>회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="285" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="307" />
         <source>{0}: TTFT (ms)</source>
         <translation>{0}: TTFT (ms)</translation>
     </message>
@@ -5110,213 +5110,213 @@ step {4}</source>
 <context>
     <name>TopPTopKPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="138" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="140" />
         <source>Top-p / top-k</source>
         <translation>Top-p / top-k</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="144" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="146" />
         <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (hollow grey bars are cut) and renormalises them to sum to 1; the green line adds them up, and top-p keeps the most likely tokens until that sum reaches p (orange bars are cut). The chosen token is outlined.</source>
         <translation>막대는 온도를 적용한 뒤 가장 가능성 높은 다음 토큰 20개입니다. Top-k는 가장 가능성 높은 k개를 남기고(속이 빈 회색 막대는 잘림) 합이 1이 되도록 다시 정규화합니다. 초록 선은 그 누적합이며, top-p는 누적합이 p에 이를 때까지 가능성 높은 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시됩니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="152" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="154" />
         <source>Prompt</source>
         <translation>프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="153" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="155" />
         <source>Temperature</source>
         <translation>온도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="154" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="156" />
         <source>Top-k (0 = off)</source>
         <translation>Top-k (0 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="155" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="157" />
         <source>Top-p (1 = off)</source>
         <translation>Top-p (1 = 끔)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="156" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="158" />
         <source>New tokens</source>
         <translation>새 토큰 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="157" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="159" />
         <source>Seed</source>
         <translation>시드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="161" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="163" />
         <source>Next-token distribution after temperature and top-k</source>
         <translation>온도와 top-k 적용 후 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="162" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="164" />
         <source>probability (renormalised)</source>
         <translation>확률 (재정규화)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="165" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="167" />
         <source>cumulative mass</source>
         <translation>누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="173" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="175" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="226" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="228" />
         <source>Step {0}: chose {1!r} (p = {2:.3f} after top-k and top-p renormalised)</source>
         <translation>{0}단계: {1!r} 선택 (top-k와 top-p 후 재정규화한 p = {2:.3f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="313" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="317" />
         <source>the {0} most likely tokens at step {1}; top-p keeps {2:,}, past the bars (mass {3:.2f})</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개. top-p는 막대 너머까지 {2:,}개를 남김 (확률 합 {3:.2f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="320" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="324" />
         <source>top-k = {0}: mass {1:.2f}</source>
         <translation>top-k = {0}: 확률 {1:.2f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="324" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="328" />
         <source>p = {0:g}</source>
         <translation>p = {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="332" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="336" />
         <source>top-p keeps {0}: mass {1:.2f} ≥ {2:g}</source>
         <translation>top-p가 {0}개 남김: 확률 {1:.2f} ≥ {2:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="367" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="371" />
         <source>(empty: eos at step 0)</source>
         <translation>(빈 답: 0번째 단계에서 eos)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="378" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="382" />
         <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
         <translation>{0}단계: top-k = {1}: 토큰 {2}개 남음 (확률 합 {3:.2f}) · 재정규화 후 top-p = {4:g}: {5}개 남음 (확률 합 {6:.2f} ≥ {4:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="385" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="389" />
         <source>Step {0}: top-k off; top-p = {1:g} keeps {2} tokens with mass {3:.2f} ≥ {1:g}</source>
         <translation>{0}단계: top-k 끔, top-p = {1:g}가 토큰 {2}개를 남기고 그 확률 합은 {3:.2f} ≥ {1:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="388" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="392" />
         <source>temperature {0:g} · chose «{1}», p = {2:.3f} after both filters</source>
         <translation>온도 {0:g} · «{1}» 선택, 두 필터 후 p = {2:.3f}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="404" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="408" />
         <source>Next-token distribution at step {0}</source>
         <translation>{0}단계의 다음 토큰 분포</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="405" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="409" />
         <source>rank (1 = most likely)</source>
         <translation>순위 (1 = 가장 가능성 높음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="407" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="411" />
         <source>token</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="408" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="412" />
         <source>probability after temperature</source>
         <translation>온도 적용 후 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="410" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="414" />
         <source>probability after top-k, renormalised</source>
         <translation>top-k 후 재정규화한 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="412" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="416" />
         <source>cumulative mass after top-k</source>
         <translation>top-k 후 누적 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="413" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="417" />
         <source>kept by top-k and top-p</source>
         <translation>top-k와 top-p가 남김</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="422" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="426" />
         <source>after top-k (tokens)</source>
         <translation>top-k 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="424" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="428" />
         <source>after top-p (tokens)</source>
         <translation>top-p 후 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="426" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="430" />
         <source>kept mass after top-k (probability)</source>
         <translation>top-k 후 남은 확률</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="428" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="432" />
         <source>p(chosen) after both filters</source>
         <translation>두 필터 후 p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="166" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="419" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="168" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="423" />
         <source>Candidates left after each filter</source>
         <translation>필터별 남은 후보 수</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="167" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="350" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="420" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="169" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="354" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="424" />
         <source>step</source>
         <translation>단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="168" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="170" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="171" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="353" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="173" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="357" />
         <source>after top-k</source>
         <translation>top-k 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="172" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="354" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="174" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="358" />
         <source>after top-p</source>
         <translation>top-p 뒤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="315" />
         <source>the {0} most likely tokens at step {1}</source>
         <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="351" />
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="414" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="355" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="418" />
         <source>chosen</source>
         <translation>선택</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="352" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="356" />
         <source>p(chosen)</source>
         <translation>p(선택)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="369" />
+        <location filename="../../kvstudio/ui/labs/cutoff_lab.py" line="373" />
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>

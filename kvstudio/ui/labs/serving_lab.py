@@ -568,12 +568,14 @@ class ServingPanel(LabPanel):
         sweep = self.shown_sweep()
         if sweep is not None and sweep.points:
             first, last = sweep.points[0], sweep.points[-1]
+            # What bounds each step is the sweep table's last column: on the slide's third
+            # line it ran past a 1920-pixel page in English and was cut off.
             lines.append(self.tr(
                 "Decode step, batch {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); throughput "
-                "×{5:.1f}; weights read once: {6}; bound at batch {1}: {7}").format(
+                "×{5:.1f}; weights read once: {6}").format(
                 first.batch, last.batch, first.ms_per_step, last.ms_per_step,
                 self._times_note(sweep.rounds), sweep.speedup,
-                format_bytes(sweep.work.weight_bytes), self._bound_name(last.bound)))
+                format_bytes(sweep.work.weight_bytes)))
         return "\n".join(lines)
 
     def data_tables(self) -> list[DataTable]:
