@@ -40,6 +40,19 @@ def _delete_now(app: QCoreApplication, widgets: list[QWidget]) -> None:
     app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
+def _detach_items(view: QGraphicsView) -> None:
+    """Let items that look at other items stop (`detach_from_chart`) while all are whole: a
+    chart's deletion resizes its items from inside their parents' destructors, and a Python
+    resize handler that reads a half-deleted parent crashes the process."""
+    scene = view.scene()
+    if scene is None:
+        return
+    for item in scene.items():
+        detach = getattr(item, "detach_from_chart", None)
+        if callable(detach):
+            detach()
+
+
 def _parentless(app: QApplication, popups: bool) -> list[QWidget]:
     """Top-level widgets with no parent: windows, or (with `popups`) menus."""
     return [
@@ -64,6 +77,7 @@ def tear_down(app: QApplication) -> None:
         # its items in a layout that still stands (a whole window deleted at once
         # crashed in ~QGraphicsScene, in a QGraphicsWidget's destructor).
         if shiboken6.isValid(view):
+            _detach_items(view)
             _delete_now(app, [view])
     _delete_now(app, _parentless(app, popups=False))  # windows (their widgets go with them)
     # Deletions the windows' destructors queued; no other event is delivered any more (a

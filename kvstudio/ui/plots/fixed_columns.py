@@ -39,6 +39,12 @@ class WrappingTitle(pg.LabelItem):
         option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.item.document().setDefaultTextOption(option)
 
+    def detach_from_chart(self) -> None:
+        """Stop looking at the plot: `app/shutdown.tear_down` calls this before a chart is
+        deleted, because deleting the plot's layout resizes this title from inside the
+        plot's destructor, and reading the plot's export button then crashed (SIGSEGV)."""
+        self._plot = None
+
     def resizeEvent(self, ev: object) -> None:
         width = max(1.0, self.rect().width())
         corner = corner_x_of(self._plot) if self._plot is not None else None
