@@ -2126,118 +2126,118 @@ step {4}</source>
 <context>
     <name>LabPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="250" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="251" />
         <source>Run the lab to fill this chart.</source>
         <translation>실습을 실행하면 이 차트가 채워집니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="296" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="297" />
         <source>Run</source>
         <translation>실행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="297" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="298" />
         <source>Cancel</source>
         <translation>취소</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="317" />
         <source>greedy</source>
         <translation>그리디</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="319" />
-        <location filename="../../kvstudio/ui/labs/base.py" line="322" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="320" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="323" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="327" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="328" />
         <source>top-k {0}</source>
         <translation>top-k {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="328" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="329" />
         <source>top-p {0}</source>
         <translation>top-p {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="329" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="330" />
         <source>penalty {0:g}</source>
         <translation>반복 페널티 {0:g}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="330" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="331" />
         <source>seed {0}</source>
         <translation>시드 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="333" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="334" />
         <source>{0:,} samples</source>
         <translation>샘플 {0:,}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="335" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="336" />
         <source>≤ {0:,} tokens</source>
         <translation>최대 {0:,} 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="338" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="339" />
         <source>{0} (course T {1:g})</source>
         <translation>{0} (강의 T {1:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="341" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="342" />
         <source>top-k {0} (course {1})</source>
         <translation>top-k {0} (강의 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="344" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="345" />
         <source>top-p {0} (course {1})</source>
         <translation>top-p {0} (강의 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="347" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="348" />
         <source>penalty {0:g} (course {1:g})</source>
         <translation>반복 페널티 {0:g} (강의 {1:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="350" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="351" />
         <source>seed {0} (course {1})</source>
         <translation>시드 {0} (강의 {1})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="351" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="352" />
         <source>Settings: {0}</source>
         <translation>설정: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="353" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="354" />
         <source>Changed from the course preset: {0}</source>
         <translation>강의 설정에서 바꾼 값: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="355" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="356" />
         <source>The course preset (the sampling dock's defaults).</source>
         <translation>강의 설정 그대로입니다 (샘플링 패널의 기본값).</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="382" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="383" />
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="398" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="399" />
         <source>Running…</source>
         <translation>실행 중…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="459" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="460" />
         <source>Done.</source>
         <translation>완료.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/base.py" line="473" />
+        <location filename="../../kvstudio/ui/labs/base.py" line="474" />
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>
@@ -3863,518 +3863,518 @@ step {4}</source>
 <context>
     <name>ServingPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="223" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="225" />
         <source>Serving</source>
         <translation>서빙</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="226" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="228" />
         <source>Press Run to serve the requests and sweep the batch sizes.</source>
         <translation>실행을 누르면 요청들을 처리하고 배치 크기를 스윕합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="232" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="234" />
         <source>Several requests share one model and one pool of cache blocks. The scheduler decides each step which requests run: static batching pads a batch to its longest prompt and feeds finished rows until the last one ends; continuous batching lets requests join and leave every step (chunked prefill shares a token budget per step); a prefix cache serves a shared system prompt once. Every answer is checked against the same request run alone. Then one decode step is timed at each batch size: the weights are read once whatever the batch, so more rows cost little until the step is bound by compute.</source>
         <translation>여러 요청이 모델 하나와 캐시 블록 풀 하나를 함께 씁니다. 스케줄러가 단계마다 어떤 요청을 돌릴지 정합니다. 정적 배칭은 배치를 가장 긴 프롬프트에 맞춰 패딩하고, 끝난 행도 마지막 행이 끝날 때까지 계속 넣습니다. 연속 배칭에서는 요청이 단계마다 들어오고 나갑니다(청크 프리필은 단계마다 토큰 예산을 나눠 씁니다). 프리픽스 캐시는 공유 시스템 프롬프트를 한 번만 계산합니다. 모든 답은 같은 요청을 혼자 돌린 결과와 비교합니다. 이어서 배치 크기마다 디코드 단계 하나의 시간을 잽니다. 가중치는 배치 크기와 상관없이 한 번만 읽으므로, 단계가 계산에 묶이기 전까지는 행을 늘려도 비용이 거의 늘지 않습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="241" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="243" />
         <source>the shipped example</source>
         <translation>내장 예제</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="242" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="244" />
         <source>Choose file…</source>
         <translation>파일 선택…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="243" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="245" />
         <source>the example's system prompt</source>
         <translation>예제의 시스템 프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="244" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="499" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="246" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="505" />
         <source>continuous batching</source>
         <translation>연속 배칭</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="245" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="500" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="247" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="506" />
         <source>static batching</source>
         <translation>정적 배칭</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="246" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="249" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="504" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="248" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="251" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="510" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="249" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="504" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="251" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="510" />
         <source>blocks (vLLM)</source>
         <translation>블록 (vLLM)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="250" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="505" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="252" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="511" />
         <source>radix tree (SGLang)</source>
         <translation>radix 트리 (SGLang)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="251" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="253" />
         <source>chunk</source>
         <translation>청크</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="251" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="253" />
         <source>block b</source>
         <translation>블록 b</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="252" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="254" />
         <source>prefix cache</source>
         <translation>프리픽스 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="252" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="254" />
         <source>max batch</source>
         <translation>최대 배치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="255" />
         <source>answer tokens ≤</source>
         <translation>답 토큰 ≤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="255" />
         <source>rounds (median of)</source>
         <translation>반복 횟수 (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="257" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="612" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="259" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="618" />
         <source>Requests</source>
         <translation>요청</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="258" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="260" />
         <source>System prompt</source>
         <translation>시스템 프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="259" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="261" />
         <source>Scheduler</source>
         <translation>스케줄러</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="260" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="262" />
         <source>Answers and timing</source>
         <translation>답과 시간 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="261" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="263" />
         <source>Batch sweep (sizes)</source>
         <translation>배치 스윕 (크기)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="263" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="590" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="265" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="596" />
         <source>What each request did, step by step</source>
         <translation>단계마다 각 요청이 한 일</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="265" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="268" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="271" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="591" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="592" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="603" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="267" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="270" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="273" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="597" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="598" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="609" />
         <source>scheduler step</source>
         <translation>스케줄러 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="266" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="612" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="268" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="525" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="618" />
         <source>request</source>
         <translation>요청</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="267" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="592" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="269" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="598" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="269" />
-        <source>token slots</source>
-        <translation>토큰 슬롯</translation>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="271" />
+        <source>tokens</source>
+        <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="270" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="603" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="272" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="609" />
         <source>Cache blocks per step</source>
         <translation>단계마다 캐시 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="272" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="274" />
         <source>blocks</source>
         <translation>블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="273" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="653" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="275" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="659" />
         <source>Decode step time against batch size</source>
         <translation>배치 크기에 따른 디코드 단계 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="274" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="277" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="654" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="276" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="279" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="660" />
         <source>batch size (rows)</source>
         <translation>배치 크기 (행)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="275" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="277" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="276" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="278" />
         <source>Throughput against batch size</source>
         <translation>배치 크기에 따른 처리량</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="278" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="535" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="636" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="280" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="541" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="642" />
         <source>tokens/s</source>
         <translation>토큰/초</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="285" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="287" />
         <source>waiting</source>
         <translation>대기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="285" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="287" />
         <source>prefill chunk</source>
         <translation>프리필 청크</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="286" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="298" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="288" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="300" />
         <source>decode</source>
         <translation>디코드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="286" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="288" />
         <source>idle row (fed, no token)</source>
         <translation>빈 행 (입력만, 토큰 없음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="287" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="289" />
         <source>preempted</source>
         <translation>선점됨</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="287" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="289" />
         <source>finished</source>
         <translation>끝남</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="297" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="299" />
         <source>prefill</source>
         <translation>프리필</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="299" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="301" />
         <source>padding and idle rows</source>
         <translation>패딩과 빈 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="302" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="304" />
         <source>held by requests</source>
         <translation>요청이 가진 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="303" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="605" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="305" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="611" />
         <source>prefix cache only</source>
         <translation>프리픽스 캐시만</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="304" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="306" />
         <source>free</source>
         <translation>빈 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="307" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="309" />
         <source>measured (median, min–max)</source>
         <translation>측정값 (중앙값, 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="310" />
         <source>memory floor: bytes ÷ copy speed</source>
         <translation>메모리 하한: 바이트 ÷ 복사 속도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="311" />
         <source>compute floor: FLOPs ÷ matmul speed</source>
         <translation>계산 하한: FLOPs ÷ 행렬곱 속도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="312" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="314" />
         <source>new tokens per second</source>
         <translation>초당 새 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="317" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="319" />
         <source>Open a requests file</source>
         <translation>요청 파일 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="318" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="320" />
         <source>Text files (*.txt);;All files (*)</source>
         <translation>텍스트 파일 (*.txt);;모든 파일 (*)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="434" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="436" />
         <source>The requests run on KV Studio's own models; this model ran the batch sweep only.</source>
         <translation>요청은 KV Studio 자체 모델에서만 돌아갑니다. 이 모델로는 배치 스윕만 했습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="438" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="440" />
         <source>No batch sizes given: type some, e.g. 1, 2, 4, 8.</source>
         <translation>배치 크기가 없습니다: 예) 1, 2, 4, 8 처럼 입력하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="502" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="508" />
         <source>chunk {0}</source>
         <translation>청크 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="503" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="509" />
         <source>block b {0}</source>
         <translation>블록 b {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="506" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="512" />
         <source>prefix cache {0}</source>
         <translation>프리픽스 캐시 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="507" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="513" />
         <source>max batch {0}</source>
         <translation>최대 배치 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="509" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="515" />
         <source>budget {0} blocks</source>
         <translation>예산 {0} 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="513" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
         <source>single measurement</source>
         <translation>한 번 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="514" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="520" />
         <source>median of {0}</source>
         <translation>{0}회 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="613" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="525" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="619" />
         <source>prompt tokens</source>
         <translation>프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="615" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="525" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="621" />
         <source>prefix hits</source>
         <translation>프리픽스 적중</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="520" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="526" />
         <source>TTFT (ms, {0})</source>
         <translation>TTFT (ms, {0})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="520" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="617" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="526" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="623" />
         <source>ITL p50 (ms)</source>
         <translation>ITL p50 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="521" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="619" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="527" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="625" />
         <source>ITL p95 (ms)</source>
         <translation>ITL p95 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="521" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="621" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="527" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="627" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="521" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="623" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="527" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="629" />
         <source>identical to solo</source>
         <translation>단독 실행과 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="535" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="541" />
         <source>batch</source>
         <translation>배치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="535" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="541" />
         <source>ms per step ({0})</source>
         <translation>단계당 ms ({0})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="536" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="542" />
         <source>read (MiB)</source>
         <translation>읽음 (MiB)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="536" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="542" />
         <source>GFLOP</source>
         <translation>GFLOP</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="536" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="643" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="542" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="649" />
         <source>FLOP per byte</source>
         <translation>바이트당 FLOP</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="537" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="543" />
         <source>bound by</source>
         <translation>병목</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="546" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="552" />
         <source>memory</source>
         <translation>메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="546" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="552" />
         <source>compute</source>
         <translation>계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="547" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="553" />
         <source>overhead</source>
         <translation>오버헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="558" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="564" />
         <source>{0} requests in {1} steps: {2:,.0f} tokens/s ({3}) · wasted slots {4} (formula {5}) · peak {6} blocks, {7}</source>
         <translation>요청 {0}개, {1} 단계: {2:,.0f} 토큰/초 ({3}) · 낭비 슬롯 {4} (공식 {5}) · 최대 {6} 블록, {7}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="565" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="571" />
         <source>prefix hits {0} tokens · identical to solo runs: {1} of {2} · {3}</source>
         <translation>프리픽스 적중 {0} 토큰 · 단독 실행과 같음: {2}개 중 {1}개 · {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="574" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="580" />
         <source>Decode step, batch {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); throughput ×{5:.1f}; weights read once: {6}</source>
         <translation>디코드 단계, 배치 {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); 처리량 ×{5:.1f}; 가중치는 한 번만 읽음: {6}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="587" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="593" />
         <source>request #{0}</source>
         <translation>요청 #{0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="593" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="599" />
         <source>prefill tokens</source>
         <translation>프리필 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="595" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="601" />
         <source>decode tokens</source>
         <translation>디코드 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="597" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="603" />
         <source>padding slots</source>
         <translation>패딩 슬롯</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="599" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="605" />
         <source>idle rows</source>
         <translation>빈 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="600" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="606" />
         <source>rows in the batch</source>
         <translation>배치의 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="604" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="610" />
         <source>blocks in use</source>
         <translation>쓰는 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="607" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="613" />
         <source>free blocks</source>
         <translation>빈 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="608" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="614" />
         <source>cache bytes (B)</source>
         <translation>캐시 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="616" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="622" />
         <source>TTFT (ms)</source>
         <translation>TTFT (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="630" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="636" />
         <source>ms per step, median</source>
         <translation>단계당 ms, 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="632" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="638" />
         <source>ms per step, fastest round</source>
         <translation>단계당 ms, 가장 빠른 회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="634" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="640" />
         <source>ms per step, slowest round</source>
         <translation>단계당 ms, 가장 느린 회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="638" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="644" />
         <source>weight bytes read (B)</source>
         <translation>읽은 가중치 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="640" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="646" />
         <source>KV bytes read (B)</source>
         <translation>읽은 KV 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="642" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="648" />
         <source>FLOPs</source>
         <translation>FLOPs</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="648" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="654" />
         <source>memory floor (ms)</source>
         <translation>메모리 하한 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="650" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="656" />
         <source>compute floor (ms)</source>
         <translation>계산 하한 (ms)</translation>
     </message>

@@ -9,11 +9,15 @@ import numpy as np
 import pytest
 from lab_helpers import run_lab, show_lab
 from pyqtgraph import TextItem
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QPainter, QPicture
 
 from kvstudio.labs import serving_batching as batching
 from kvstudio.ui.labs import ServingPanel
 from kvstudio.ui.labs.serving_lab import parse_batch_sizes
-from kvstudio.ui.slides.canvas import plot_items
+from kvstudio.ui.plots.style import SLIDE_STYLE
+from kvstudio.ui.slides.canvas import canvas_named, plot_items
+from kvstudio.ui.slides.render import _prepared
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -171,3 +175,48 @@ def test_an_empty_panel_says_how_to_fill_it(qtbot, exporter, tiny_handle, tmp_pa
     assert not panel.run() and not panel.runner.busy  # one message, nothing runs
     assert "empty.txt" in panel.status.text()
     assert panel.result is None
+
+
+def _tick_texts(axis) -> list[tuple[QRectF, str]]:  # type: ignore[no-untyped-def]
+    """The tick labels `axis` draws now, each with its rect in scene coordinates."""
+    picture = QPicture()
+    painter = QPainter(picture)
+    try:
+        font = axis.style["tickFont"]
+        if font is not None:
+            painter.setFont(font)
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [(axis.mapRectToScene(rect), text) for rect, _, text in specs[2]]
+
+
+def _assert_rows_and_titles_read(panel: ServingPanel, requests: int, where: str) -> None:
+    timeline = panel.timeline_plot.getAxis("left")
+    assert sorted(text for _, text in _tick_texts(timeline)) == \
+        [f"#{r}" for r in range(requests)], f"{where}: a request row without its label"
+    for plot in panel.plots():
+        for side in ("left", "bottom"):
+            axis = plot.getAxis(side)
+            title = axis.label.mapRectToScene(axis.label.boundingRect())
+            for rect, text in _tick_texts(axis):
+                assert not title.intersects(rect), \
+                    f"{where}: {axis.labelText!r} runs into tick label {text!r}"
+
+
+def test_every_request_row_is_labelled_and_axis_titles_clear_the_ticks(  # type: ignore[no-untyped-def]
+        qtbot, exporter, tiny_handle) -> None:
+    """On the lecture slide (1920×1080, its large fonts) the timeline dropped the odd rows'
+    labels and the y titles ran into the tick labels ("요청" into "#2")."""
+    panel = show_lab(qtbot, ServingPanel, exporter, tiny_handle, size=(1366, 768))
+    _small(panel)
+    result = run_lab(qtbot, panel)
+    requests = len(result.serving.requests)
+    assert requests >= 6
+    qtbot.wait(50)
+    _assert_rows_and_titles_read(panel, requests, "window")
+    # Laid out as the export lays it out: below its headline on the 1920×1080 slide, themed.
+    with _prepared(panel.charts()["serving"], canvas_named("16:9"), SLIDE_STYLE,
+                   panel.headline()):
+        _assert_rows_and_titles_read(panel, requests, "slide")
+    _assert_rows_and_titles_read(panel, requests, "window after the slide")

@@ -47,7 +47,7 @@ from kvstudio.ui.labs.lab_models import (
 from kvstudio.ui.labs.results_table import ResultsTable
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.legend import follow_title
-from kvstudio.ui.plots.sizing import fit_bottom_title, keep_readable
+from kvstudio.ui.plots.sizing import fit_bottom_title, fit_side_titles, keep_readable
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
 from kvstudio.ui.slides.canvas import ChartLike, plot_items
@@ -236,6 +236,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
                 plot.getAxis(side).setPen(pg.mkPen("#444"))
                 plot.getAxis(side).setTextPen(pg.mkPen("#222"))
             fit_bottom_title(plot)
+            fit_side_titles(plot)
             follow_title(plot)  # (a plot with a legend row follows its width already)
         self.chart_layout.addWidget(widget, 1)
         attach_export(widget, self.exporter)

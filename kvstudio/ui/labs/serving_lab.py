@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -45,6 +46,7 @@ from kvstudio.ui.labs.base import LabPanel, series_colour
 from kvstudio.ui.labs.results_table import ResultsTable
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.legend import add_legend_row
+from kvstudio.ui.plots.sizing import MIN_PLOT_HEIGHT
 from kvstudio.ui.run.engine_adapter import ModelHandle, split_number_list
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import Cell, DataTable, Series
@@ -63,6 +65,8 @@ else:  # torch loads when the lab first runs
 POLICIES = ("continuous", "static")
 PREFIX_MODES = ("none", "blocks", "radix")
 DEFAULT_SWEEP = "1, 2, 4, 8, 16, 32"
+ROW_LABEL_FILL = 0.9  # the most of the timeline's y axis its row labels may fill
+
 # The timeline's colours (Okabe–Ito where it can); "future" cells are not drawn.
 PHASE_COLOURS: dict[str, str] = {
     "waiting": "#B8B8B8",
@@ -75,6 +79,43 @@ PHASE_COLOURS: dict[str, str] = {
 PREFILL_COLOUR, DECODE_COLOUR, PADDING_COLOUR = "#E69F00", "#0072B2", "#CC79A7"
 REQUEST_BLOCKS_COLOUR, CACHED_BLOCKS_COLOUR, FREE_BLOCKS_COLOUR = "#0072B2", "#009E73", "#DDDDDD"
 BAR_WIDTH = 0.8
+
+
+class RequestAxis(pg.AxisItem):
+    """The timeline's y axis: a label "#r" on every request row, its view box kept tall
+    enough for them in its tick font (a slide's is twice the window's).
+
+    Even rows are always labelled, odd rows where there is room: pyqtgraph drops a second
+    level once all its labels would fill `ROW_LABEL_FILL` of the axis (its own limit, 0.4
+    with three labels drawn, dropped the odd rows on the slide), so many requests on a
+    short axis still keep the even ones.
+    """
+
+    def __init__(self, orientation: str) -> None:
+        super().__init__(orientation)
+        self.rows = 0
+        self.setStyle(textFillLimits=[(0, ROW_LABEL_FILL)])
+
+    def set_rows(self, rows: int) -> None:
+        self.rows = rows
+        labels = [(r, f"#{r}") for r in range(rows)]
+        self.setTicks([labels[::2], labels[1::2]])
+        self.fit_rows()
+
+    def setTickFont(self, font: QFont | None) -> None:  # (pyqtgraph's name)
+        super().setTickFont(font)
+        self.fit_rows()
+
+    def fit_rows(self) -> None:
+        """The view box's minimum height: every row's label (pyqtgraph counts 0.8 of a
+        line each) within `ROW_LABEL_FILL` of the axis, and never under the usual minimum."""
+        view = self.linkedView()
+        if view is None:
+            return
+        font = self.style["tickFont"]
+        line = QFontMetricsF(font if font is not None else QFont()).height()
+        needed = math.ceil(self.rows * 0.8 * line / ROW_LABEL_FILL) + 2
+        view.setMinimumHeight(max(MIN_PLOT_HEIGHT, needed))
 
 
 def parse_batch_sizes(text: str) -> tuple[int, ...]:
@@ -144,7 +185,9 @@ class ServingPanel(LabPanel):
 
         self.view = pg.GraphicsLayoutWidget()
         self.view.setBackground("w")
-        self.timeline_plot = self.view.addPlot(row=0, col=0, colspan=2)
+        self._request_axis = RequestAxis("left")
+        self.timeline_plot = self.view.addPlot(row=0, col=0, colspan=2,
+                                               axisItems={"left": self._request_axis})
         self.tokens_plot = self.view.addPlot(row=1, col=0)
         self.blocks_plot = self.view.addPlot(row=1, col=1)
         self.time_plot = self.view.addPlot(row=2, col=0)
@@ -266,7 +309,7 @@ class ServingPanel(LabPanel):
         self.timeline_plot.setLabel("left", self.tr("request"))
         self.tokens_plot.setTitle(self.tr("Tokens fed per step"), color="#222")
         self.tokens_plot.setLabel("bottom", self.tr("scheduler step"))
-        self.tokens_plot.setLabel("left", self.tr("token slots"))
+        self.tokens_plot.setLabel("left", self.tr("tokens"))  # short: a slide's axis is low
         self.blocks_plot.setTitle(self.tr("Cache blocks per step"), color="#222")
         self.blocks_plot.setLabel("bottom", self.tr("scheduler step"))
         self.blocks_plot.setLabel("left", self.tr("blocks"))
@@ -449,10 +492,7 @@ class ServingPanel(LabPanel):
             bars.setOpts(x0=data[:, 0], y0=data[:, 1] - height / 2,
                          width=np.ones(len(data)), height=np.full(len(data), height))
         requests = len(run.outcomes)
-        # Even rows always labelled, odd rows where there is room (pyqtgraph drops a second
-        # level's labels that would overlap): a slide's large font still reads.
-        labels = [(r, f"#{r}") for r in range(requests)]
-        self.timeline_plot.getAxis("left").setTicks([labels[::2], labels[1::2]])
+        self._request_axis.set_rows(requests)
         self.timeline_plot.setYRange(-0.8, requests - 0.2, padding=0)
         steps = np.asarray([s.step for s in run.steps], dtype=float)
         prefill = np.asarray([s.prefill_tokens for s in run.steps], dtype=float)

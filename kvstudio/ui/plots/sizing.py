@@ -4,7 +4,8 @@ Owns the minimum plot area (`MIN_PLOT_WIDTH` × `MIN_PLOT_HEIGHT`, the view box
 where the data is drawn), `keep_readable` (a chart widget that never lays its
 plots out smaller than that: each view box gets the minimum, and the widget's
 own minimum size follows what its plots need with their axes, wrapped titles
-and legend rows at the current width), `plot_areas` (each plot's view box
+and legend rows at the current width), `fit_bottom_title` and `fit_side_titles`
+(axis titles clear of their tick labels), `plot_areas` (each plot's view box
 size, what the layout tests measure) and `elided_cells` (table cells drawn
 narrower than their text).
 
@@ -240,6 +241,39 @@ def fit_bottom_title(plot: pg.PlotItem) -> None:
     label.document().contentsChanged.connect(lambda: QTimer.singleShot(0, axis, wrap))
     update_height()
 
+
+
+def fit_side_titles(plot: pg.PlotItem) -> None:
+    """Keep `plot`'s y-axis titles clear of their tick labels.
+
+    pyqtgraph gives a y axis' rotated title 0.8 of its line height and draws it
+    `TITLE_NUDGE` px past the axis' outer edge, so a title whose line is taller than
+    about 25 px (a slide's large font) ran into the tick labels ("요청" into "#2").
+    Here the axis is widened by what is missing, plus `TITLE_GAP`.
+    """
+    for side in ("left", "right"):
+        axis = plot.getAxis(side)
+        if getattr(axis, "title_fitted", False):
+            continue
+        axis.title_fitted = True
+        _fit_side_title(axis)
+
+
+def _fit_side_title(axis: pg.AxisItem) -> None:
+    pyqtgraph_width = axis._updateWidth
+
+    def update_width() -> None:
+        pyqtgraph_width()
+        label = axis.label
+        if axis.fixedWidth is None and axis.isVisible() and label.isVisible():
+            missing = label.boundingRect().height() * 0.2 - TITLE_NUDGE + TITLE_GAP
+            if missing > 0:
+                width = axis.maximumWidth() + missing
+                axis.setMaximumWidth(width)
+                axis.setMinimumWidth(width)
+
+    axis._updateWidth = update_width
+    update_width()
 
 CELL_PADDING = 6  # pixels a cell's margins take from its text's room (3 a side, as Qt draws)
 
