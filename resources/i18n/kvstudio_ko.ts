@@ -3863,518 +3863,518 @@ step {4}</source>
 <context>
     <name>ServingPanel</name>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="225" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="266" />
         <source>Serving</source>
         <translation>서빙</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="228" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="269" />
         <source>Press Run to serve the requests and sweep the batch sizes.</source>
         <translation>실행을 누르면 요청들을 처리하고 배치 크기를 스윕합니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="234" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="275" />
         <source>Several requests share one model and one pool of cache blocks. The scheduler decides each step which requests run: static batching pads a batch to its longest prompt and feeds finished rows until the last one ends; continuous batching lets requests join and leave every step (chunked prefill shares a token budget per step); a prefix cache serves a shared system prompt once. Every answer is checked against the same request run alone. Then one decode step is timed at each batch size: the weights are read once whatever the batch, so more rows cost little until the step is bound by compute.</source>
         <translation>여러 요청이 모델 하나와 캐시 블록 풀 하나를 함께 씁니다. 스케줄러가 단계마다 어떤 요청을 돌릴지 정합니다. 정적 배칭은 배치를 가장 긴 프롬프트에 맞춰 패딩하고, 끝난 행도 마지막 행이 끝날 때까지 계속 넣습니다. 연속 배칭에서는 요청이 단계마다 들어오고 나갑니다(청크 프리필은 단계마다 토큰 예산을 나눠 씁니다). 프리픽스 캐시는 공유 시스템 프롬프트를 한 번만 계산합니다. 모든 답은 같은 요청을 혼자 돌린 결과와 비교합니다. 이어서 배치 크기마다 디코드 단계 하나의 시간을 잽니다. 가중치는 배치 크기와 상관없이 한 번만 읽으므로, 단계가 계산에 묶이기 전까지는 행을 늘려도 비용이 거의 늘지 않습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="243" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="284" />
         <source>the shipped example</source>
         <translation>내장 예제</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="244" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="285" />
         <source>Choose file…</source>
         <translation>파일 선택…</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="245" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="286" />
         <source>the example's system prompt</source>
         <translation>예제의 시스템 프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="246" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="505" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="287" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="539" />
         <source>continuous batching</source>
         <translation>연속 배칭</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="247" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="506" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="288" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="540" />
         <source>static batching</source>
         <translation>정적 배칭</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="248" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="251" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="510" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="289" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="292" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="544" />
         <source>off</source>
         <translation>끔</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="251" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="510" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="292" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="544" />
         <source>blocks (vLLM)</source>
         <translation>블록 (vLLM)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="252" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="511" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="293" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="545" />
         <source>radix tree (SGLang)</source>
         <translation>radix 트리 (SGLang)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="294" />
         <source>chunk</source>
         <translation>청크</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="253" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="294" />
         <source>block b</source>
         <translation>블록 b</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="295" />
         <source>prefix cache</source>
         <translation>프리픽스 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="254" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="295" />
         <source>max batch</source>
         <translation>최대 배치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="296" />
         <source>answer tokens ≤</source>
         <translation>답 토큰 ≤</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="255" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="296" />
         <source>rounds (median of)</source>
         <translation>반복 횟수 (중앙값)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="259" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="618" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="300" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="652" />
         <source>Requests</source>
         <translation>요청</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="260" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="301" />
         <source>System prompt</source>
         <translation>시스템 프롬프트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="261" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="302" />
         <source>Scheduler</source>
         <translation>스케줄러</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="262" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="303" />
         <source>Answers and timing</source>
         <translation>답과 시간 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="263" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="304" />
         <source>Batch sweep (sizes)</source>
         <translation>배치 스윕 (크기)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="265" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="596" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="306" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="630" />
         <source>What each request did, step by step</source>
         <translation>단계마다 각 요청이 한 일</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="267" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="270" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="273" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="597" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="598" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="609" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="308" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="314" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="631" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="632" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="643" />
         <source>scheduler step</source>
         <translation>스케줄러 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="268" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="525" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="618" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="559" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="652" />
         <source>request</source>
         <translation>요청</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="269" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="598" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="632" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="271" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="312" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="272" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="609" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="313" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="643" />
         <source>Cache blocks per step</source>
         <translation>단계마다 캐시 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="274" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="315" />
         <source>blocks</source>
         <translation>블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="275" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="659" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="693" />
         <source>Decode step time against batch size</source>
         <translation>배치 크기에 따른 디코드 단계 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="276" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="279" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="660" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="317" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="320" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="694" />
         <source>batch size (rows)</source>
         <translation>배치 크기 (행)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="277" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="318" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="278" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="319" />
         <source>Throughput against batch size</source>
         <translation>배치 크기에 따른 처리량</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="280" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="541" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="642" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="321" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="575" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="676" />
         <source>tokens/s</source>
         <translation>토큰/초</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="287" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="328" />
         <source>waiting</source>
         <translation>대기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="287" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="328" />
         <source>prefill chunk</source>
         <translation>프리필 청크</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="288" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="300" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="329" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="341" />
         <source>decode</source>
         <translation>디코드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="288" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="329" />
         <source>idle row (fed, no token)</source>
         <translation>빈 행 (입력만, 토큰 없음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="289" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="330" />
         <source>preempted</source>
         <translation>선점됨</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="289" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="330" />
         <source>finished</source>
         <translation>끝남</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="299" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="340" />
         <source>prefill</source>
         <translation>프리필</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="301" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="342" />
         <source>padding and idle rows</source>
         <translation>패딩과 빈 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="304" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="345" />
         <source>held by requests</source>
         <translation>요청이 가진 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="305" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="611" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="346" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="645" />
         <source>prefix cache only</source>
         <translation>프리픽스 캐시만</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="306" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="347" />
         <source>free</source>
         <translation>빈 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="309" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="350" />
         <source>measured (median, min–max)</source>
         <translation>측정값 (중앙값, 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="310" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="351" />
         <source>memory floor: bytes ÷ copy speed</source>
         <translation>메모리 하한: 바이트 ÷ 복사 속도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="311" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="352" />
         <source>compute floor: FLOPs ÷ matmul speed</source>
         <translation>계산 하한: FLOPs ÷ 행렬곱 속도</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="314" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="355" />
         <source>new tokens per second</source>
         <translation>초당 새 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="319" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="360" />
         <source>Open a requests file</source>
         <translation>요청 파일 열기</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="320" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="361" />
         <source>Text files (*.txt);;All files (*)</source>
         <translation>텍스트 파일 (*.txt);;모든 파일 (*)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="436" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="477" />
         <source>The requests run on KV Studio's own models; this model ran the batch sweep only.</source>
         <translation>요청은 KV Studio 자체 모델에서만 돌아갑니다. 이 모델로는 배치 스윕만 했습니다.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="440" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="481" />
         <source>No batch sizes given: type some, e.g. 1, 2, 4, 8.</source>
         <translation>배치 크기가 없습니다: 예) 1, 2, 4, 8 처럼 입력하세요.</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="508" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="542" />
         <source>chunk {0}</source>
         <translation>청크 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="509" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="543" />
         <source>block b {0}</source>
         <translation>블록 b {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="512" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="546" />
         <source>prefix cache {0}</source>
         <translation>프리픽스 캐시 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="513" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="547" />
         <source>max batch {0}</source>
         <translation>최대 배치 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="515" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="549" />
         <source>budget {0} blocks</source>
         <translation>예산 {0} 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="519" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="553" />
         <source>single measurement</source>
         <translation>한 번 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="520" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="554" />
         <source>median of {0}</source>
         <translation>{0}회 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="525" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="619" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="559" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="653" />
         <source>prompt tokens</source>
         <translation>프롬프트 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="525" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="621" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="559" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="655" />
         <source>prefix hits</source>
         <translation>프리픽스 적중</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="526" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="560" />
         <source>TTFT (ms, {0})</source>
         <translation>TTFT (ms, {0})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="526" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="623" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="560" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="657" />
         <source>ITL p50 (ms)</source>
         <translation>ITL p50 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="527" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="625" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="561" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="659" />
         <source>ITL p95 (ms)</source>
         <translation>ITL p95 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="527" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="627" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="561" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="661" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="527" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="629" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="561" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="663" />
         <source>identical to solo</source>
         <translation>단독 실행과 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="541" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="575" />
         <source>batch</source>
         <translation>배치</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="541" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="575" />
         <source>ms per step ({0})</source>
         <translation>단계당 ms ({0})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="542" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="576" />
         <source>read (MiB)</source>
         <translation>읽음 (MiB)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="542" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="576" />
         <source>GFLOP</source>
         <translation>GFLOP</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="542" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="649" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="576" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="683" />
         <source>FLOP per byte</source>
         <translation>바이트당 FLOP</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="543" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="577" />
         <source>bound by</source>
         <translation>병목</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="552" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="586" />
         <source>memory</source>
         <translation>메모리</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="552" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="586" />
         <source>compute</source>
         <translation>계산</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="553" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="587" />
         <source>overhead</source>
         <translation>오버헤드</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="564" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="598" />
         <source>{0} requests in {1} steps: {2:,.0f} tokens/s ({3}) · wasted slots {4} (formula {5}) · peak {6} blocks, {7}</source>
         <translation>요청 {0}개, {1} 단계: {2:,.0f} 토큰/초 ({3}) · 낭비 슬롯 {4} (공식 {5}) · 최대 {6} 블록, {7}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="571" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="605" />
         <source>prefix hits {0} tokens · identical to solo runs: {1} of {2} · {3}</source>
         <translation>프리픽스 적중 {0} 토큰 · 단독 실행과 같음: {2}개 중 {1}개 · {3}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="580" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="614" />
         <source>Decode step, batch {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); throughput ×{5:.1f}; weights read once: {6}</source>
         <translation>디코드 단계, 배치 {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); 처리량 ×{5:.1f}; 가중치는 한 번만 읽음: {6}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="593" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="627" />
         <source>request #{0}</source>
         <translation>요청 #{0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="599" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="633" />
         <source>prefill tokens</source>
         <translation>프리필 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="601" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="635" />
         <source>decode tokens</source>
         <translation>디코드 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="603" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="637" />
         <source>padding slots</source>
         <translation>패딩 슬롯</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="605" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="639" />
         <source>idle rows</source>
         <translation>빈 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="606" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="640" />
         <source>rows in the batch</source>
         <translation>배치의 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="610" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="644" />
         <source>blocks in use</source>
         <translation>쓰는 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="613" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="647" />
         <source>free blocks</source>
         <translation>빈 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="614" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="648" />
         <source>cache bytes (B)</source>
         <translation>캐시 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="622" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="656" />
         <source>TTFT (ms)</source>
         <translation>TTFT (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="636" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="670" />
         <source>ms per step, median</source>
         <translation>단계당 ms, 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="638" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="672" />
         <source>ms per step, fastest round</source>
         <translation>단계당 ms, 가장 빠른 회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="640" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="674" />
         <source>ms per step, slowest round</source>
         <translation>단계당 ms, 가장 느린 회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="644" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="678" />
         <source>weight bytes read (B)</source>
         <translation>읽은 가중치 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="646" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="680" />
         <source>KV bytes read (B)</source>
         <translation>읽은 KV 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="648" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="682" />
         <source>FLOPs</source>
         <translation>FLOPs</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="654" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="688" />
         <source>memory floor (ms)</source>
         <translation>메모리 하한 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="656" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="690" />
         <source>compute floor (ms)</source>
         <translation>계산 하한 (ms)</translation>
     </message>
