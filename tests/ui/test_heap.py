@@ -30,9 +30,10 @@ def test_settle_heap_collects_cycles_frozen_by_the_previous_load() -> None:
         assert ref() is not None  # frozen: full collections skip it
         frozen = settle_heap()
         assert ref() is None  # unfrozen and collected first
-        # Frozen again; a worker thread left by an earlier test may freeze a few objects of
-        # its own in between, so the count is compared with a margin, not exactly.
-        assert frozen > 0 and gc.get_freeze_count() >= frozen - 16
+        # Frozen again. The count is compared with a margin, not exactly: a frozen object
+        # freed by reference counting leaves the frozen set, and a thread left by an earlier
+        # test can drop a few dozen in between (seen: 22 of 526,499 under load).
+        assert frozen > 0 and gc.get_freeze_count() >= 0.99 * frozen
     finally:
         gc.unfreeze()
 
