@@ -30,7 +30,7 @@ from PySide6.QtGui import (
     QPdfWriter,
     QTransform,
 )
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsTextItem
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsTextItem, QGraphicsWidget
 
 from kvstudio.ui.plots.style import SLIDE_REFERENCE_WIDTH, SLIDE_STYLE, PlotStyle
 from kvstudio.ui.slides.canvas import (
@@ -127,7 +127,24 @@ def _prepared(
     size = QSizeF(rect.width(), rect.height())
     with on_canvas(item, size), _maybe_theme(item, canvas.width, style) as used, \
             _antialiased(item):
+        _keep_size(item, size)
         yield item, head, used
+
+
+def _keep_size(item: QGraphicsItem, size: QSizeF) -> None:
+    """Put the chart back at the canvas's size if the theme's settling undid it.
+
+    Settling processes events, and a resize the chart's view had queued (a title that
+    wrapped to another line changes the page's layout) makes pyqtgraph's view set its
+    central item back to the view's size: seen as the inspector laid out 681 px wide on a
+    1,440 px slide, under load. Nothing processes events between this and the paint.
+    """
+    if not isinstance(item, QGraphicsWidget) or item.geometry().size() == size:
+        return
+    item.setGeometry(QRectF(item.geometry().topLeft(), size))
+    layout = QGraphicsWidget.layout(item)  # PlotItem shadows layout() with an attribute
+    if layout is not None:
+        layout.activate()
 
 
 @contextlib.contextmanager
