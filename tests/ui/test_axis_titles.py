@@ -7,9 +7,9 @@ from __future__ import annotations
 import pyqtgraph as pg
 import pytest
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QApplication
 
 from kvstudio.ui.plots.sizing import fit_bottom_title
+from tests.ui.settle import settle
 
 pytestmark = pytest.mark.usefixtures("qapp")
 LONG = "0단계에서 가능성이 높은 토큰 20개. top-p는 막대 너머까지 89개를 남김 (확률 합 0.85)"
@@ -42,8 +42,7 @@ def test_the_x_title_wraps_to_the_axis_and_sits_under_the_ticks(
     widget.resize(width, 300)
     widget.show()
     qtbot.waitExposed(widget)
-    for _ in range(3):
-        QApplication.processEvents()
+    settle(qtbot)
     text, ticks_end, along = _title_and_ticks(plot)
     assert text.width() <= along.width() + 1, (width, points, text, along)
     assert text.top() >= ticks_end - 0.5, (width, points, text.top(), ticks_end)

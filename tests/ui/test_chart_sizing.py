@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from lab_helpers import fill_every_page, show_page
 from PySide6.QtCore import QRect, Qt
-from PySide6.QtWidgets import QApplication, QScrollArea, QTableView, QWidget
+from PySide6.QtWidgets import QScrollArea, QTableView, QWidget
 
 from kvstudio.ui.app.plain_text import plain_tooltip
 from kvstudio.ui.main_window import initial_geometry
@@ -25,6 +25,7 @@ from kvstudio.ui.plots.sizing import (
     plot_areas,
 )
 from kvstudio.ui.slides.plotted_data import plain_text
+from tests.ui.settle import settle
 
 pytestmark = pytest.mark.usefixtures("qapp")
 SCREENS = [(1280, 720), (1366, 768)]
@@ -37,9 +38,7 @@ def _open_on(window, screen: tuple[int, int]) -> None:  # type: ignore[no-untype
 
 
 def _settle(qtbot) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(4):
-        QApplication.processEvents()
-        qtbot.wait(10)
+    settle(qtbot)
 
 
 @pytest.mark.parametrize("language", ["en", "ko"])

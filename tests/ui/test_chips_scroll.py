@@ -5,7 +5,8 @@ chip is shown."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtWidgets import QApplication
+
+from tests.ui.settle import settle
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -17,9 +18,7 @@ def test_a_wrapped_answer_scrolls_by_whole_lines(qtbot, make_window) -> None:  #
     window.controller.run_to_end()
     qtbot.waitUntil(lambda: store.current is not None and store.current.finished, timeout=20_000)
     window.controller.pacer.flush()
-    for _ in range(3):
-        QApplication.processEvents()
-        qtbot.wait(20)
+    settle(qtbot)
     view = window.generation
     scroll, chips = view._scroll, view.chips
     top = scroll.verticalScrollBar().value()

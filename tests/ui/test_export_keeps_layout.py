@@ -13,19 +13,17 @@ from pathlib import Path
 import pytest
 from lab_helpers import run_lab
 from PySide6.QtCore import QPoint
-from PySide6.QtWidgets import QApplication
 
 from kvstudio.ui.plots.sizing import chart_plots
 from kvstudio.ui.slides.export import chart_is_empty, export_chart
+from tests.ui.settle import settle
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000
 
 
 def _settle(qtbot) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(4):
-        QApplication.processEvents()
-        qtbot.wait(20)
+    settle(qtbot)
 
 
 def _geometry(window) -> dict[str, tuple[object, ...]]:  # type: ignore[no-untyped-def]

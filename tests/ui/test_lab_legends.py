@@ -12,10 +12,10 @@ from __future__ import annotations
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QRectF, QSizeF
-from PySide6.QtWidgets import QApplication
 
 from kvstudio.ui.labs.base import LabPanel
 from kvstudio.ui.slides.canvas import canvas_named, chart_item, on_canvas, plot_items, slide_theme
+from tests.ui.settle import settle
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000
@@ -54,9 +54,7 @@ def _small_job(name: str, lab: LabPanel) -> None:
 
 
 def _settle(qtbot) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(3):
-        QApplication.processEvents()
-        qtbot.wait(30)
+    settle(qtbot)
 
 
 def _legend_plots(lab: LabPanel) -> list[tuple[str, pg.PlotItem]]:

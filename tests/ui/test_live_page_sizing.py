@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QScrollArea
 
 from kvstudio.ui.main_window import initial_geometry
 from kvstudio.ui.plots.sizing import MIN_PLOT_HEIGHT, MIN_PLOT_WIDTH
+from tests.ui.settle import settle
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000
@@ -28,9 +29,7 @@ def _open_on(window, screen: tuple[int, int]) -> None:  # type: ignore[no-untype
 
 def _settle(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     window.controller.pacer.flush()
-    for _ in range(4):
-        QApplication.processEvents()
-        qtbot.wait(20)
+    settle(qtbot)
 
 
 def _run_both_modes(qtbot, window) -> None:  # type: ignore[no-untyped-def]

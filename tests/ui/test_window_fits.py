@@ -12,12 +12,13 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPoint, QRect, QRectF, QSize, QSizeF
 from PySide6.QtGui import QImage, QPainter
-from PySide6.QtWidgets import QApplication, QScrollArea, QWidget
+from PySide6.QtWidgets import QScrollArea, QWidget
 
 from kvstudio.ui.main_window import FRAME_ROOM, initial_geometry
 from kvstudio.ui.plots.base import CORNER_BUTTON_NAME, LivePlot
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.slides.canvas import on_canvas
+from tests.ui.settle import settle
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000
@@ -37,9 +38,7 @@ def _opening_size(window, screen: tuple[int, int]) -> QSize:  # type: ignore[no-
 
 def _settle(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     window.controller.pacer.flush()
-    for _ in range(3):
-        QApplication.processEvents()
-        qtbot.wait(30)
+    settle(qtbot)
 
 
 def _fill_every_plot(qtbot, window) -> None:  # type: ignore[no-untyped-def]
