@@ -273,14 +273,14 @@
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/beam_lab.py" line="149" />
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="341" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="342" />
         <source>Bytes copied by reorders, so far</source>
         <translation>재배열이 지금까지 복사한 바이트</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/beam_lab.py" line="150" />
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="341" />
         <location filename="../../kvstudio/ui/labs/beam_lab.py" line="342" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="343" />
         <source>step</source>
         <translation>단계</translation>
     </message>
@@ -345,143 +345,143 @@
         <translation>마지막 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="273" />
-        <source>Beam tree · step {0}: {1} rows moved, {2}</source>
-        <translation>빔 나무 · {0}단계: 옮긴 행 {1}개, {2}</translation>
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="274" />
+        <source>Beam tree · token {0}: {1} rows moved, {2}</source>
+        <translation>빔 나무 · 토큰 {0}: 옮긴 행 {1}개, {2}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="283" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="284" />
         <source>answer {0}</source>
         <translation>답 {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="286" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="287" />
         <source>same as transformers</source>
         <translation>transformers와 같음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="287" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="288" />
         <source>not checked</source>
         <translation>확인 안 함</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="288" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="289" />
         <source>off or unavailable</source>
         <translation>꺼짐 또는 설치 안 됨</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="291" />
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="331" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="292" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="332" />
         <source>rows moved</source>
         <translation>옮긴 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="291" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="292" />
         <source>{0} steps</source>
         <translation>{0}단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="292" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="293" />
         <source>reorder (B)</source>
         <translation>재배열 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="293" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="294" />
         <source>rows moved × row bytes</source>
         <translation>옮긴 행 × 행 바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="294" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="295" />
         <source>index_select (B)</source>
         <translation>index_select (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="295" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="296" />
         <source>every row, every step</source>
         <translation>모든 행, 모든 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="296" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="297" />
         <source>paged: copy on write (B)</source>
         <translation>페이지: 쓰기 시 복사 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="297" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="298" />
         <source>blocks of {0} tokens</source>
         <translation>블록당 토큰 {0}개</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="299" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="300" />
         <source>quantity</source>
         <translation>항목</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="299" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="300" />
         <source>value</source>
         <translation>값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="299" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="300" />
         <source>detail</source>
         <translation>설명</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="307" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="308" />
         <source>{0} beams, {1} steps: reorders copied {2} (rows moved × row bytes); a paged cache would copy {3}</source>
         <translation>빔 {0}개, {1}단계: 재배열이 {2} 복사 (옮긴 행 × 행 바이트); 페이지 캐시라면 {3} 복사</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="312" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="313" />
         <source>best answer: score {0:.3f} over {1} tokens (length penalty {2:g})</source>
         <translation>가장 좋은 답: 점수 {0:.3f}, 토큰 {1}개 (길이 벌점 {2:g})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="315" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="316" />
         <source>same as transformers: yes</source>
         <translation>transformers와 같음: 예</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="316" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="317" />
         <source>same as transformers: no</source>
         <translation>transformers와 같음: 아니요</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="317" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="318" />
         <source>not compared with transformers</source>
         <translation>transformers와 비교하지 않음</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="326" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="327" />
         <source>reorder, so far (B)</source>
         <translation>재배열, 누적 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="327" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="328" />
         <source>index_select, so far (B)</source>
         <translation>index_select, 누적 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="329" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="330" />
         <source>paged copy on write, so far (B)</source>
         <translation>페이지 쓰기 시 복사, 누적 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="332" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="333" />
         <source>blocks shared</source>
         <translation>공유 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="336" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="337" />
         <source>beam {0}: from row</source>
         <translation>빔 {0}: 이전 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="338" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="339" />
         <source>beam {0}: Σ log p</source>
         <translation>빔 {0}: Σ log p</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="342" />
+        <location filename="../../kvstudio/ui/labs/beam_lab.py" line="343" />
         <source>Beam tree</source>
         <translation>빔 나무</translation>
     </message>
@@ -3955,7 +3955,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="300" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="652" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="654" />
         <source>Requests</source>
         <translation>요청</translation>
     </message>
@@ -3981,7 +3981,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="306" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="630" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="632" />
         <source>What each request did, step by step</source>
         <translation>단계마다 각 요청이 한 일</translation>
     </message>
@@ -3989,22 +3989,22 @@ step {4}</source>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="308" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="311" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="314" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="631" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="632" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="643" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="633" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="634" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="645" />
         <source>scheduler step</source>
         <translation>스케줄러 단계</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="309" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="559" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="652" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="654" />
         <source>request</source>
         <translation>요청</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="310" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="632" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="634" />
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
     </message>
@@ -4015,7 +4015,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="313" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="643" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="645" />
         <source>Cache blocks per step</source>
         <translation>단계마다 캐시 블록</translation>
     </message>
@@ -4026,14 +4026,14 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="316" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="693" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="695" />
         <source>Decode step time against batch size</source>
         <translation>배치 크기에 따른 디코드 단계 시간</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="317" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="320" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="694" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="696" />
         <source>batch size (rows)</source>
         <translation>배치 크기 (행)</translation>
     </message>
@@ -4050,7 +4050,7 @@ step {4}</source>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="321" />
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="575" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="676" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="678" />
         <source>tokens/s</source>
         <translation>토큰/초</translation>
     </message>
@@ -4102,7 +4102,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="346" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="645" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="647" />
         <source>prefix cache only</source>
         <translation>프리픽스 캐시만</translation>
     </message>
@@ -4188,13 +4188,13 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="559" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="653" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="655" />
         <source>prompt tokens</source>
         <translation>프롬프트 토큰</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="559" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="655" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="657" />
         <source>prefix hits</source>
         <translation>프리픽스 적중</translation>
     </message>
@@ -4205,25 +4205,25 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="560" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="657" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="659" />
         <source>ITL p50 (ms)</source>
         <translation>ITL p50 (ms)</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="561" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="659" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="661" />
         <source>ITL p95 (ms)</source>
         <translation>ITL p95 (ms)</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="561" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="661" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="663" />
         <source>answer tokens</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="561" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="663" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="665" />
         <source>identical to solo</source>
         <translation>단독 실행과 같음</translation>
     </message>
@@ -4249,7 +4249,7 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="576" />
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="683" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="685" />
         <source>FLOP per byte</source>
         <translation>바이트당 FLOP</translation>
     </message>
@@ -4290,91 +4290,96 @@ step {4}</source>
     </message>
     <message>
         <location filename="../../kvstudio/ui/labs/serving_lab.py" line="627" />
+        <source>not arrived yet</source>
+        <translation>아직 도착 전</translation>
+    </message>
+    <message>
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="629" />
         <source>request #{0}</source>
         <translation>요청 #{0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="633" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="635" />
         <source>prefill tokens</source>
         <translation>프리필 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="635" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="637" />
         <source>decode tokens</source>
         <translation>디코드 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="637" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="639" />
         <source>padding slots</source>
         <translation>패딩 슬롯</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="639" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="641" />
         <source>idle rows</source>
         <translation>빈 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="640" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="642" />
         <source>rows in the batch</source>
         <translation>배치의 행</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="644" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="646" />
         <source>blocks in use</source>
         <translation>쓰는 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="647" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="649" />
         <source>free blocks</source>
         <translation>빈 블록</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="648" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="650" />
         <source>cache bytes (B)</source>
         <translation>캐시 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="656" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="658" />
         <source>TTFT (ms)</source>
         <translation>TTFT (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="670" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="672" />
         <source>ms per step, median</source>
         <translation>단계당 ms, 중앙값</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="672" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="674" />
         <source>ms per step, fastest round</source>
         <translation>단계당 ms, 가장 빠른 회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="674" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="676" />
         <source>ms per step, slowest round</source>
         <translation>단계당 ms, 가장 느린 회</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="678" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="680" />
         <source>weight bytes read (B)</source>
         <translation>읽은 가중치 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="680" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="682" />
         <source>KV bytes read (B)</source>
         <translation>읽은 KV 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="682" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="684" />
         <source>FLOPs</source>
         <translation>FLOPs</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="688" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="690" />
         <source>memory floor (ms)</source>
         <translation>메모리 하한 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="690" />
+        <location filename="../../kvstudio/ui/labs/serving_lab.py" line="692" />
         <source>compute floor (ms)</source>
         <translation>계산 하한 (ms)</translation>
     </message>

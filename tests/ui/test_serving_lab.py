@@ -115,7 +115,12 @@ def test_the_run_charts_and_table_hold_the_run_records(qtbot, exporter, tiny_han
     assert not panel.sweep_table.isVisible() and panel.table.isVisible()
     tables = {t.title: t for t in panel.data_tables()}
     timeline = tables["What each request did, step by step"]
-    assert timeline.column("request #0") == [s.requests[0].phase for s in run.steps]
+    names = {"future": "not arrived yet", "waiting": "waiting", "prefill": "prefill chunk",
+             "decode": "decode", "idle": "idle row (fed, no token)", "preempted": "preempted",
+             "finished": "finished"}  # the legend's names, not the records' keys
+    for index in range(len(run.outcomes)):
+        assert timeline.column(f"request #{index}") == [names[s.requests[index].phase]
+                                                         for s in run.steps]
     fed = tables["Tokens fed per step"]
     assert fed.column("prefill tokens") == [s.prefill_tokens for s in run.steps]
     headline = panel.headline()

@@ -623,9 +623,11 @@ class ServingPanel(LabPanel):
         run = self.shown_run()
         if run is not None:
             steps: tuple[Cell, ...] = tuple(s.step for s in run.steps)
+            # The CSV names a phase as the timeline's legend does (in the window's language).
+            names = {"future": self.tr("not arrived yet"), **self._phase_names()}
             phases = tuple(
                 Series(self.tr("request #{0}").format(outcome.request.index), steps,
-                       tuple(s.requests[i].phase for s in run.steps))
+                       tuple(names[s.requests[i].phase] for s in run.steps))
                 for i, outcome in enumerate(run.outcomes))
             tables.append(DataTable(self.tr("What each request did, step by step"),
                                     self.tr("scheduler step"), phases))
