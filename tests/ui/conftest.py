@@ -73,12 +73,22 @@ def gc_policy_kept() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def no_thread_left_running(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[QThread]]:
-    """Every engine and lab thread a test starts; the test fails if one is left running."""
+def no_thread_left_running(monkeypatch: pytest.MonkeyPatch,
+                           qtbot) -> Iterator[list[QThread]]:  # type: ignore[no-untyped-def]
+    """Every engine and lab thread a test starts; the test fails if one is left running.
+
+    Lab panels shown with `lab_helpers.show_lab` are shut down first, as their window
+    would shut them down (a collected panel never gets pytest-qt's close).
+    """
     monkeypatch.setattr(worker_module, "QThread", TrackedThread)
     monkeypatch.setattr(generator_worker, "QThread", TrackedThread)
     TrackedThread.started_threads.clear()
     yield TrackedThread.started_threads
+    for panel in getattr(qtbot, "lab_panels", []):
+        try:
+            panel.shutdown()
+        except RuntimeError:  # already deleted (closed, and its thread with it)
+            pass
     running = []
     for thread in TrackedThread.started_threads:
         try:

@@ -20,9 +20,18 @@ def show_lab(
     model: ModelHandle,
     size: tuple[int, int] = (1000, 700),
 ) -> Any:
-    """A `cls` lab panel, shown at `size` with `model` loaded (closed with the test)."""
+    """A `cls` lab panel, shown at `size` with `model` loaded (shut down with the test).
+
+    pytest-qt closes the widgets it was given only while they live, and it holds
+    them weakly: a panel the test no longer holds may be collected before the
+    close, its lab thread still waiting for jobs. The test's `qtbot` keeps it,
+    and the thread guard in ``conftest.py`` shuts it down before checking.
+    """
     panel = cls(exporter)
     qtbot.addWidget(panel)
+    if not hasattr(qtbot, "lab_panels"):
+        qtbot.lab_panels = []
+    qtbot.lab_panels.append(panel)
     panel.resize(*size)
     panel.show()
     panel.set_model(model)

@@ -10,7 +10,6 @@ temperatures must grow about 4-fold (linear), not 16-fold or more.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 
 import pyqtgraph as pg
@@ -112,11 +111,8 @@ def test_temperature_lab_legend_work_grows_linearly(shown, exporter, monkeypatch
     _assert_linear(_counting(monkeypatch), lambda n: panel.show_result(_temperature_result(n)))
     legend = panel.hist_plot.legend
     assert len(legend.items) == 200 and legend.columnCount > 1
-    # A safety net only (the counts above are the test): 300 used to take 31.8 s.
-    start = time.perf_counter()
-    panel.show_result(_temperature_result(300))
-    QApplication.processEvents()
-    assert time.perf_counter() - start < 20.0
+    panel.show_result(_temperature_result(300))  # (300 used to take 31.8 s: the counts
+    QApplication.processEvents()                  # above are the test, not a clock)
     assert len(legend.items) == 300
 
 
