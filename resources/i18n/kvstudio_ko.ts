@@ -489,114 +489,114 @@
 <context>
     <name>CacheBytesPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="76" />
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="231" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="77" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="233" />
         <source>layer</source>
         <translation>레이어</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="77" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="78" />
         <source>bytes</source>
         <translation>바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="79" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="80" />
         <source>K (used)</source>
         <translation>K (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="80" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="81" />
         <source>V (used)</source>
         <translation>V (사용)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="81" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="82" />
         <source>allocated (static)</source>
         <translation>할당됨 (정적)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="84" />
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="231" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="85" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="233" />
         <source>KV cache per layer</source>
         <translation>레이어별 KV 캐시</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="85" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="86" />
         <source>KV cache: {0} measured (T = {1} tokens)</source>
         <translation>KV 캐시: 측정 {0} (T = {1} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="86" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="87" />
         <source>formula 2·L·T·H_kv·d·bytes = {0}</source>
         <translation>공식 2·L·T·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="87" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="88" />
         <source>KV cache: recompute mode keeps no cache</source>
         <translation>KV 캐시: 재계산 모드는 캐시를 두지 않습니다</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="88" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="89" />
         <source>window W = {0}: keeps {1} tokens</source>
         <translation>윈도 W = {0}: {1} 토큰 보관</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="89" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="90" />
         <source>{0} full</source>
         <translation>{0} 전체</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="90" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="91" />
         <source>{0} W={1}</source>
         <translation>{0} W={1}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="91" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="92" />
         <source>formula Σ 2·T_l·H_kv·d·bytes = {0}</source>
         <translation>공식 Σ 2·T_l·H_kv·d·bytes = {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="92" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="93" />
         <source>(cached run; recompute keeps none)</source>
         <translation>(캐시 실행; 재계산은 캐시 없음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="196" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="198" />
         <source>KV cache measured {0:,} B = formula 2·L·T·H_kv·d·bytes {1:,} B (T = {2} tokens)</source>
         <translation>KV 캐시 측정값 {0:,} B = 공식 2·L·T·H_kv·d·bytes {1:,} B (T = {2} 토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="198" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="200" />
         <source>{0:,} B per token · L = {1}, H_kv = {2}, d = {3}, {4} bytes per number</source>
         <translation>토큰당 {0:,} B · L = {1}, H_kv = {2}, d = {3}, 숫자당 {4}바이트</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="202" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="204" />
         <source>static: {0:,} B allocated</source>
         <translation>정적: {0:,} B 할당</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="218" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="220" />
         <source>K bytes used (B)</source>
         <translation>K 사용 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="219" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="221" />
         <source>V bytes used (B)</source>
         <translation>V 사용 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="223" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="225" />
         <source>K bytes allocated (B)</source>
         <translation>K 할당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="225" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="227" />
         <source>V bytes allocated (B)</source>
         <translation>V 할당 바이트 (B)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="229" />
+        <location filename="../../kvstudio/ui/plots/cache_bytes.py" line="231" />
         <source>window cap, K or V (B)</source>
         <translation>윈도 상한, K 또는 V (B)</translation>
     </message>
@@ -2409,6 +2409,14 @@ step {4}</source>
         <location filename="../../kvstudio/ui/labs/sweep_lab.py" line="253" />
         <source>{0}: {1} fit (ms per token)</source>
         <translation>{0}: {1} 맞춤 (토큰당 ms)</translation>
+    </message>
+</context>
+<context>
+    <name>LivePlot</name>
+    <message>
+        <location filename="../../kvstudio/ui/plots/base.py" line="155" />
+        <source>Press Step ▸ or Run to end to fill this chart.</source>
+        <translation>한 토큰 ▸ 또는 끝까지 실행을 누르면 이 차트가 채워집니다.</translation>
     </message>
 </context>
 <context>
@@ -4698,129 +4706,129 @@ step {4}</source>
 <context>
     <name>StepTimePlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="86" />
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="301" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="87" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="303" />
         <source>Time per step</source>
         <translation>단계별 시간</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="87" />
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="301" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="88" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="303" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="88" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="89" />
         <source>ms per step</source>
         <translation>단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="88" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="89" />
         <source>ms</source>
         <translation>ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="89" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="90" />
         <source>cumulative ms</source>
         <translation>누적 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="89" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="90" />
         <source>Σ ms</source>
         <translation>Σ ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="93" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="94" />
         <source>{0}: ms per step</source>
         <translation>{0}: 단계당 ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="94" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="95" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="96" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="97" />
         <source>prefill = TTFT (single measurement)</source>
         <translation>프리필 = TTFT (한 번 측정)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="98" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="99" />
         <source>Σ {0:,.0f} ms</source>
         <translation>누적 {0:,.0f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="104" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="105" />
         <source>TTFT median of {1}: {0}</source>
         <translation>TTFT {1}회 중앙값: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="272" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="274" />
         <source>{0}: {1:.2f} ms per generated token (median of {2} decode steps, {3:.2f}–{4:.2f})</source>
         <translation>{0}: 생성 토큰당 {1:.2f} ms (디코드 {2}개 단계 중앙값, {3:.2f}–{4:.2f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="276" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="278" />
         <source>{0} {1:.1f} ms</source>
         <translation>{0} {1:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="280" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="282" />
         <source>TTFT, single measurement: </source>
         <translation>TTFT, 한 번 측정: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="281" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="283" />
         <source>(Lecture → Measure TTFT repeats it)</source>
         <translation>(강의 → TTFT 측정으로 반복해 잴 수 있음)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="97" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="98" />
         <source>TTFT {0:.1f} ms</source>
         <translation>첫 토큰 {0:.1f} ms</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="99" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="100" />
         <source>TTFT median of {0} (bar: min–max)</source>
         <translation>TTFT {0}회 중앙값 (막대: 최소–최대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="103" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="104" />
         <source>TTFT: {0}</source>
         <translation>첫 토큰: {0}</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="283" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="285" />
         <source>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</source>
         <translation>{0} {1:.2f} ms ({2:.2f}–{3:.2f})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="286" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="288" />
         <source>TTFT median of {0} rounds: </source>
         <translation>TTFT {0}회 중앙값: </translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="296" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="298" />
         <source>{0}: time of the step (ms)</source>
         <translation>{0}: 단계 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="298" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="300" />
         <source>{0}: time so far (ms)</source>
         <translation>{0}: 누적 시간 (ms)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="306" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="308" />
         <source>Time to first token, repeated</source>
         <translation>첫 토큰까지 시간, 반복 측정</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="306" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="308" />
         <source>round</source>
         <translation>회차</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/step_time.py" line="307" />
+        <location filename="../../kvstudio/ui/plots/step_time.py" line="309" />
         <source>{0}: TTFT (ms)</source>
         <translation>{0}: TTFT (ms)</translation>
     </message>
@@ -5035,79 +5043,79 @@ step {4}</source>
 <context>
     <name>TokensFedPlot</name>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="45" />
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="135" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="46" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="137" />
         <source>Tokens fed to the model per step</source>
         <translation>단계별로 모델에 넣은 토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="46" />
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="136" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="47" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="138" />
         <source>step (0 = prefill)</source>
         <translation>단계 (0 = 프리필)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="47" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="48" />
         <source>tokens fed (bars)</source>
         <translation>넣은 토큰 (막대)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="47" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="48" />
         <source>tokens</source>
         <translation>토큰</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="48" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="49" />
         <source>cumulative</source>
         <translation>누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="52" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="53" />
         <source>{0}: per step</source>
         <translation>{0}: 단계별</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="53" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="54" />
         <source>{0}: cumulative</source>
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="54" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="55" />
         <source>formula P+(N−1)</source>
         <translation>공식 P+(N−1)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="55" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="56" />
         <source>formula P·N+N(N−1)/2</source>
         <translation>공식 P·N+N(N−1)/2</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="111" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="113" />
         <source>{0}: {1:,} tokens fed (formula {2:,})</source>
         <translation>{0}: 입력 토큰 {1:,} (공식 {2:,})</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="116" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="118" />
         <source>P = {0} prompt tokens, N = {1} steps</source>
         <translation>프롬프트 P = {0} 토큰, N = {1} 단계</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="119" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="121" />
         <source>cached P+(N−1), recompute P·N+N(N−1)/2</source>
         <translation>캐시 P+(N−1), 재계산 P·N+N(N−1)/2</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="128" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="130" />
         <source>{0}: tokens fed at the step (tokens)</source>
         <translation>{0}: 그 단계의 입력 토큰 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="130" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="132" />
         <source>{0}: tokens fed so far (tokens)</source>
         <translation>{0}: 누적 입력 토큰 (토큰)</translation>
     </message>
     <message>
-        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="132" />
+        <location filename="../../kvstudio/ui/plots/tokens_fed.py" line="134" />
         <source>{0}: formula, so far (tokens)</source>
         <translation>{0}: 공식, 누적 (토큰)</translation>
     </message>

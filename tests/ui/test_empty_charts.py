@@ -53,3 +53,33 @@ def test_the_empty_answers_chart_has_no_rank_ticks(qtbot) -> None:  # type: igno
     assert bottom._tickLevels == [[], []]
     assert [h.toPlainText() for h in _hint(plot)] == ["Press Sample ×N to fill this chart."]
     assert plot.legend.items == []
+
+
+def test_the_live_plots_say_how_to_fill_them_until_the_first_step(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    """Before a step the live plots drew 0…1 on every axis ("layer 0.2"): now no tick
+    values and a line naming the buttons, in the window's language; a step brings the
+    numbers back, and Reset empties them again."""
+    window = make_window(language="ko")
+    live = {name: plot for name, plot in window.plots().items() if name != "answers"}
+    hint = "한 토큰 ▸ 또는 끝까지 실행을 누르면 이 차트가 채워집니다."
+
+    def assert_empty(text: str) -> None:
+        for name, plot in live.items():
+            assert [h.toPlainText() for h in _hint(plot)] == [text], name
+            for side in ("left", "bottom"):
+                assert plot.plot_item.getAxis(side)._tickLevels == [[], []], (name, side)
+
+    assert_empty(hint)
+    window.language_actions["en"].trigger()
+    qtbot.waitUntil(lambda: _hint(live["tokens_fed"])[0].toPlainText().startswith("Press"))
+    assert_empty("Press Step ▸ or Run to end to fill this chart.")
+    window.controls.step_button.click()
+    qtbot.waitUntil(lambda: window.controller.store.current is not None
+                    and len(window.controller.store.current.records) == 1)
+    window.controller.pacer.flush()
+    for name, plot in live.items():
+        assert "Press Step ▸ or Run to end to fill this chart." not in [
+            h.toPlainText() for h in _hint(plot)], name  # (step time labels its TTFT)
+        assert plot.plot_item.getAxis("bottom")._tickLevels != [[], []], name
+    window.controller.reset()
+    assert_empty("Press Step ▸ or Run to end to fill this chart.")

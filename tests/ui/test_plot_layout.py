@@ -86,6 +86,7 @@ def test_y_axes_are_laid_out_for_their_labels_before_painting(qtbot, make_window
 def test_a_wider_range_widens_the_axis_at_once(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window()
     plot = window.tokens_plot
+    plot.show_empty(False)  # tick values, as once a run has a step (empty: none to measure)
     axis = plot.plot_item.getAxis("right")
     plot.set_ranges((0.0, 10.0), (0.0, 10.0), (0.0, 10.0))
     narrow = axis.width()

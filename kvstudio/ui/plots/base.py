@@ -12,12 +12,13 @@ drawn.
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, QTimer
+from PySide6.QtCore import QEvent, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter, QPicture, QResizeEvent
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from kvstudio.engine.records import Mode
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
+from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.legend import CORNER_BUTTON_NAME, LEGEND_MARGIN, add_legend_row, fit_title
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides.chart_data import DataTable
@@ -140,6 +141,24 @@ class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
         # range change, and it only ever applied to ranges below 1 or above 1e9 (unitless).
         for side in ("left", "bottom", "right", "top"):
             item.getAxis(side).enableAutoSIPrefix(False)
+        self._before_first_step: EmptyChart | None = None  # made by the first `show_empty`
+
+    # ---- before the first step -----------------------------------------------------------
+    def show_empty(self, empty: bool) -> None:
+        """While no run has a step: no tick values (an empty plot's 0…1 means nothing) and
+        one line saying how to fill the chart; its titles stay, so it says what it shows."""
+        if self._before_first_step is None:
+            if not empty:
+                return
+            self._before_first_step = EmptyChart(self)
+        self._before_first_step.set_empty(
+            empty, self.tr("Press Step ▸ or Run to end to fill this chart."))
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        empty = getattr(self, "_before_first_step", None)  # (None while constructing)
+        if event.type() == QEvent.Type.LanguageChange and empty is not None and empty.empty:
+            self.show_empty(True)  # the hint in the new language
 
     # ---- title and legend fit the plot's width -------------------------------------------
     def set_title(self, text: str, size: str | None = None) -> None:

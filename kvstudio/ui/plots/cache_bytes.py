@@ -60,6 +60,7 @@ class CacheBytesPlot(LivePlot):
         self._drawn_kv: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
         self._static_in_legend = False
         self.retranslate()
+        self.show_empty(True)
 
     # ---- handles: what a user sees here (tests read them too) ------------------------------
     @property
@@ -96,6 +97,7 @@ class CacheBytesPlot(LivePlot):
         """Draw the current run's cache; in recompute mode the cached run's (recompute has none)."""
         trace = store.cache_trace
         record = trace.last if trace is not None else None
+        self.show_empty(record is None)
         if trace is None or record is None:
             self._draw_empty()
             return

@@ -81,6 +81,7 @@ class StepTimePlot(LivePlot):
         # Before the first run: plain 0…1 axes, not auto-range's guess around the empty label.
         self.set_ranges((0.0, 1.0), (0.0, 1.0), (0.0, 1.0))
         self.retranslate()
+        self.show_empty(True)
 
     def retranslate(self) -> None:
         self.set_title(self.tr("Time per step"))
@@ -105,6 +106,7 @@ class StepTimePlot(LivePlot):
 
     def refresh(self, store: RunStore) -> None:
         self._store = store
+        self.show_empty(not any(trace.records for trace in store.traces()))
         for mode in MODES:
             trace = store.trace(mode)
             if trace is None or not trace.records:

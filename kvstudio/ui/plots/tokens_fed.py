@@ -40,6 +40,7 @@ class TokensFedPlot(LivePlot):
             self._bars[mode], self._cumulative[mode], self._formula[mode] = bars, line, formula
         self._store: RunStore | None = None
         self.retranslate()
+        self.show_empty(True)
 
     def retranslate(self) -> None:
         self.set_title(self.tr("Tokens fed to the model per step"))
@@ -56,6 +57,7 @@ class TokensFedPlot(LivePlot):
 
     def refresh(self, store: RunStore) -> None:
         self._store = store
+        self.show_empty(not any(trace.records for trace in store.traces()))
         for mode in MODES:
             trace = store.trace(mode)
             if trace is None:
