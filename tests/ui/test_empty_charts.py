@@ -10,6 +10,7 @@ from pyqtgraph import TextItem
 
 from kvstudio.ui.labs import LengthSweepPanel
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
+from kvstudio.ui.plots.tokens_fed import TokensFedPlot
 from kvstudio.ui.slides.canvas import plot_items
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -83,3 +84,22 @@ def test_the_live_plots_say_how_to_fill_them_until_the_first_step(qtbot, make_wi
         assert plot.plot_item.getAxis("bottom")._tickLevels != [[], []], name
     window.controller.reset()
     assert_empty("Press Step ▸ or Run to end to fill this chart.")
+
+
+@pytest.mark.parametrize("width", [300, 420, 900])
+def test_a_long_hint_wraps_inside_a_narrow_plot(qtbot, width: int) -> None:  # type: ignore[no-untyped-def]
+    """At 1280×720 with a wide controls dock the Korean hint (332 px on one line) ran past
+    both sides of a 300 px plot; it wraps at word boundaries, each line centred."""
+    plot = TokensFedPlot()
+    qtbot.addWidget(plot)
+    plot.resize(width, 260)
+    plot.show()
+    qtbot.waitExposed(plot)
+    line = _hint(plot)[0]
+    line.setText("한 토큰 ▸ 또는 끝까지 실행을 누르면 이 차트가 채워집니다.")
+    qtbot.wait(20)
+    view = plot.plot_item.vb.sceneBoundingRect()
+    shown = line.mapRectToScene(line.boundingRect())
+    assert view.contains(shown), (width, view, shown)
+    if width >= 900:
+        assert shown.height() < 30  # room for one line: not wrapped

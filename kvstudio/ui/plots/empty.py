@@ -11,23 +11,42 @@ ticks) are its own and are kept.
 from __future__ import annotations
 
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 
 from kvstudio.ui.slides.canvas import ChartLike, plot_items
 
 SIDES = ("left", "bottom", "right")
 
 
+HINT_MARGIN = 12.0  # px the hint keeps from each side of the view
+
+
 def placeholder(plot: pg.PlotItem) -> pg.TextItem:
-    """A centred grey line over `plot`'s view (it follows the view's range)."""
+    """A centred grey line over `plot`'s view (it follows the view's range), wrapped at word
+    boundaries to the view's width (a long hint in a narrow plot ran past both sides)."""
     text = pg.TextItem("", color="#444", anchor=(0.5, 0.5))
     text.setZValue(100)
+    document = text.textItem.document()
+    option = document.defaultTextOption()
+    option.setAlignment(Qt.AlignmentFlag.AlignHCenter)  # each wrapped line centred
+    document.setDefaultTextOption(option)
     plot.addItem(text, ignoreBounds=True)
 
     def centre() -> None:
         (x0, x1), (y0, y1) = plot.vb.viewRange()
         text.setPos((x0 + x1) / 2, (y0 + y1) / 2)
 
+    def fit_width() -> None:
+        text.textItem.setTextWidth(-1)  # its one-line width, then wrap only if wider
+        room = plot.vb.width() - 2 * HINT_MARGIN
+        if room > 0 and text.textItem.boundingRect().width() > room:
+            text.setTextWidth(room)
+        else:
+            text.updateTextPos()
+
     plot.vb.sigRangeChanged.connect(centre)
+    plot.vb.sigResized.connect(fit_width)
+    document.contentsChanged.connect(fit_width)
     centre()
     return text
 
