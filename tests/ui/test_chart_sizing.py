@@ -37,10 +37,6 @@ def _open_on(window, screen: tuple[int, int]) -> None:  # type: ignore[no-untype
     window.resize(initial_geometry(available, window.minimumSizeHint()).size())
 
 
-def _settle(qtbot) -> None:  # type: ignore[no-untyped-def]
-    settle(qtbot)
-
-
 @pytest.mark.parametrize("language", ["en", "ko"])
 def test_every_chart_has_a_readable_plot_area(qtbot, make_window, language: str) -> None:  # type: ignore[no-untyped-def]
     window = make_window(language=language)
@@ -49,7 +45,7 @@ def test_every_chart_has_a_readable_plot_area(qtbot, make_window, language: str)
         _open_on(window, screen)
         for page in pages:
             show_page(window, page)
-            _settle(qtbot)
+            settle(qtbot)
             for key, chart in page.charts().items():
                 areas = plot_areas(chart)
                 assert areas, key
@@ -81,7 +77,7 @@ def test_no_table_cell_is_elided_at_1366x768(qtbot, make_window, language: str) 
     _open_on(window, (1366, 768))
     for page in pages:
         show_page(window, page)
-        _settle(qtbot)
+        settle(qtbot)
         tables = [t for t in page.findChildren(QTableView) if t.isVisible()]
         assert tables, type(page).__name__
         for table in tables:
@@ -104,11 +100,11 @@ def test_the_sample_list_shows_each_answer_line_whole(qtbot, make_window) -> Non
     answers.temperatures_edit.setText("0.3, 0.85, 1.5")
     with qtbot.waitSignal(window.controller.sampling_finished, timeout=20_000):
         answers.go_button.click()
-    _settle(qtbot)
+    settle(qtbot)
     listing = answers._answers
     wide = listing.width()
     window.resize(window.minimumSizeHint().width(), window.height())  # narrower than it was
-    _settle(qtbot)
+    settle(qtbot)
     assert listing.width() < wide
     metrics = listing.fontMetrics()
     room = listing.viewport().width()

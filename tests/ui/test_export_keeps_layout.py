@@ -22,10 +22,6 @@ pytestmark = pytest.mark.usefixtures("qapp")
 TIMEOUT = 20_000
 
 
-def _settle(qtbot) -> None:  # type: ignore[no-untyped-def]
-    settle(qtbot)
-
-
 def _geometry(window) -> dict[str, tuple[object, ...]]:  # type: ignore[no-untyped-def]
     """Where each live plot and its parts are, in window pixels and scene pixels."""
     out: dict[str, tuple[object, ...]] = {}
@@ -54,7 +50,7 @@ def test_exporting_a_chart_leaves_every_chart_in_place(qtbot, make_window, tmp_p
     qtbot.waitUntil(lambda: store.current is not None and store.current.mode == "recompute"
                     and len(store.current.records) == 1, timeout=TIMEOUT)
     window.controller.pacer.flush()
-    _settle(qtbot)
+    settle(qtbot)
     before = _geometry(window)
 
     for name, plot in window.plots().items():
@@ -62,7 +58,7 @@ def test_exporting_a_chart_leaves_every_chart_in_place(qtbot, make_window, tmp_p
             continue  # (the answers histogram before sampling: refused, nothing laid out)
         for fmt in ("png", "svg"):
             export_chart(plot, tmp_path / f"{name}.{fmt}", fmt)
-            _settle(qtbot)
+            settle(qtbot)
             assert _geometry(window) == before, (name, fmt)
 
     labs = window.classroom.labs
@@ -73,12 +69,12 @@ def test_exporting_a_chart_leaves_every_chart_in_place(qtbot, make_window, tmp_p
     kinds.new_tokens.setValue(3)
     kinds.window_size.setValue(4)
     run_lab(qtbot, kinds)
-    _settle(qtbot)
+    settle(qtbot)
     chart = kinds.charts()["cache-kinds"]
     lab_before = (chart.size(), [p.vb.sceneBoundingRect() for p in chart_plots(chart)])
     export_chart(chart, tmp_path / "kinds.png", "png")
-    _settle(qtbot)
+    settle(qtbot)
     assert (chart.size(), [p.vb.sceneBoundingRect() for p in chart_plots(chart)]) == lab_before
     window.tabs.setCurrentIndex(0)
-    _settle(qtbot)
+    settle(qtbot)
     assert _geometry(window) == before

@@ -53,10 +53,6 @@ def _small_job(name: str, lab: LabPanel) -> None:
         lab.turn_box.setText("안녕하세요, 오늘 날씨 어때요?")  # type: ignore[attr-defined]
 
 
-def _settle(qtbot) -> None:  # type: ignore[no-untyped-def]
-    settle(qtbot)
-
-
 def _legend_plots(lab: LabPanel) -> list[tuple[str, pg.PlotItem]]:
     return [(f"{key}/{index}", plot) for key, chart in lab.charts().items()
             for index, plot in enumerate(plot_items(chart))
@@ -109,7 +105,7 @@ def test_lab_legends_stay_off_the_data(qtbot, make_window, language: str,
         with qtbot.waitSignal(signal, timeout=TIMEOUT, raising=False) as done:
             assert lab.run(), name
         assert done.signal_triggered, (name, lab.status.text())
-        _settle(qtbot)
+        settle(qtbot)
         assert window.width() <= size[0] and window.height() <= size[1]
         plots = _legend_plots(lab)
         assert plots, f"{name} draws no legend"
@@ -146,12 +142,12 @@ def test_an_entry_whose_series_empties_is_hidden_inside_its_plot(qtbot) -> None:
     for bar, name in zip(bars, ("shared block", "own block", "empty slots"), strict=True):
         plot.addItem(bar)
         legend.addItem(bar, name)
-    _settle(qtbot)
+    settle(qtbot)
     assert legend.columnCount == 3  # one row: the last entry sits far right
     bars[2].setOpts(x0=[], y0=[], width=[], height=[])
     legend.check_drawn()
     view.resize(400, 400)
-    _settle(qtbot)
+    settle(qtbot)
     sample, label = legend.items[2]
     assert not label.isVisible() and not sample.isVisible()
     whole = plot.sceneBoundingRect()

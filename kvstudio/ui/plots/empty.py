@@ -11,8 +11,8 @@ ticks) are its own and are kept.
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
 
+from kvstudio.ui.plots.sizing import centre_lines, wrap_to
 from kvstudio.ui.slides.canvas import ChartLike, plot_items
 
 SIDES = ("left", "bottom", "right")
@@ -26,10 +26,7 @@ def placeholder(plot: pg.PlotItem) -> pg.TextItem:
     boundaries to the view's width (a long hint in a narrow plot ran past both sides)."""
     text = pg.TextItem("", color="#444", anchor=(0.5, 0.5))
     text.setZValue(100)
-    document = text.textItem.document()
-    option = document.defaultTextOption()
-    option.setAlignment(Qt.AlignmentFlag.AlignHCenter)  # each wrapped line centred
-    document.setDefaultTextOption(option)
+    centre_lines(text.textItem)
     plot.addItem(text, ignoreBounds=True)
 
     def centre() -> None:
@@ -37,16 +34,12 @@ def placeholder(plot: pg.PlotItem) -> pg.TextItem:
         text.setPos((x0 + x1) / 2, (y0 + y1) / 2)
 
     def fit_width() -> None:
-        text.textItem.setTextWidth(-1)  # its one-line width, then wrap only if wider
-        room = plot.vb.width() - 2 * HINT_MARGIN
-        if room > 0 and text.textItem.boundingRect().width() > room:
-            text.setTextWidth(room)
-        else:
-            text.updateTextPos()
+        wrap_to(text.textItem, plot.vb.width() - 2 * HINT_MARGIN)
+        text.updateTextPos()  # centred on its point again
 
     plot.vb.sigRangeChanged.connect(centre)
     plot.vb.sigResized.connect(fit_width)
-    document.contentsChanged.connect(fit_width)
+    text.textItem.document().contentsChanged.connect(fit_width)
     centre()
     return text
 

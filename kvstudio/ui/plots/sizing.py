@@ -23,7 +23,14 @@ import pyqtgraph as pg
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, QSizeF, Qt, QTimer
 from PySide6.QtGui import QWheelEvent
-from PySide6.QtWidgets import QApplication, QFrame, QScrollArea, QTableView, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QFrame,
+    QGraphicsTextItem,
+    QScrollArea,
+    QTableView,
+    QWidget,
+)
 
 MIN_PLOT_WIDTH = 160  # pixels of view box (the data's area), never less
 MIN_PLOT_HEIGHT = 120
@@ -195,6 +202,20 @@ TITLE_NUDGE = 5.0  # px pyqtgraph moves a bottom axis' title down, past the axis
 TITLE_GAP = 2.0  # px between the tick labels and the title under them, at least
 
 
+def centre_lines(text: QGraphicsTextItem) -> None:
+    """Centre each line of `text` once it wraps (Qt starts every line at the left)."""
+    option = text.document().defaultTextOption()
+    option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+    text.document().setDefaultTextOption(option)
+
+
+def wrap_to(text: QGraphicsTextItem, width: float) -> None:
+    """`text` on one line where it fits `width` px, else wrapped at word boundaries to it."""
+    text.setTextWidth(-1)
+    if width > 0 and text.boundingRect().width() > width:
+        text.setTextWidth(width)
+
+
 def fit_bottom_title(plot: pg.PlotItem) -> None:
     """Keep `plot`'s x-axis title under its tick labels and as wide as the axis at most.
 
@@ -208,9 +229,7 @@ def fit_bottom_title(plot: pg.PlotItem) -> None:
         return
     axis.title_fitted = True
     label = axis.label
-    option = label.document().defaultTextOption()
-    option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-    label.document().setDefaultTextOption(option)
+    centre_lines(label)
     pyqtgraph_height = axis._updateHeight
 
     def update_height() -> None:
@@ -229,9 +248,7 @@ def fit_bottom_title(plot: pg.PlotItem) -> None:
         if width <= 0:
             return
         lines = label.boundingRect().height()
-        label.setTextWidth(-1)
-        if label.boundingRect().width() > width:
-            label.setTextWidth(width)
+        wrap_to(label, width)
         if label.boundingRect().height() != lines:
             axis._updateHeight()
         axis.resizeEvent()  # centred again

@@ -57,7 +57,7 @@ class TokensFedPlot(LivePlot):
 
     def refresh(self, store: RunStore) -> None:
         self._store = store
-        self.show_empty(not any(trace.records for trace in store.traces()))
+        self.show_empty(store.longest_steps() == 0)
         for mode in MODES:
             trace = store.trace(mode)
             if trace is None:
