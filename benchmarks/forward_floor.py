@@ -1,7 +1,7 @@
 """The model's forward against a bare loop of the same torch ops: what the modules cost.
 
     python benchmarks/forward_floor.py                 # embedded model, else a random one
-    python benchmarks/forward_floor.py --model resources/models/ko-chat --rounds 20
+    python benchmarks/forward_floor.py --model kvstudio/resources/models/ko-chat --rounds 20
 
 `MiniMindLM.forward` is the readable decoder every step runs. The bare loop
 below calls the very same torch functions on the very same parameter tensors,

@@ -1,7 +1,7 @@
 """Our engine vs transformers on the same weights: cached and uncached, per-token time, one run.
 
     python benchmarks/hf_vs_ours.py        # embedded model, else a random course model
-    python benchmarks/hf_vs_ours.py --model resources/models/ko-chat --prompt-tokens 183
+    python benchmarks/hf_vs_ours.py --model kvstudio/resources/models/ko-chat --prompt-tokens 183
 
 The model (ours) is converted to a transformers folder in a temp directory
 (``kvstudio.files.convert``), so both engines run identical weights. Rows:

@@ -8,7 +8,7 @@ Usage: QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/export_examples.py \
 and docs/exports-en for English, so one command per language remakes each
 shipped pack.
 
-Runs the shipped ``ko-chat`` model (resources/models/ko-chat, not random
+Runs the shipped ``ko-chat`` model (kvstudio/resources/models/ko-chat, not random
 weights) the way a lecture would: the chat prompt greedily in both modes,
 Sample ×N at three temperatures, the live TTFT repeated five times, and every
 lab with its defaults (cache vs recompute at P = 183, N = 64 over five rounds;
@@ -100,7 +100,7 @@ NEW_TOKENS = COURSE.new_tokens
 TEMPERATURES = COURSE.temperatures
 SAMPLES = COURSE.samples
 ANSWER_TOKENS = COURSE.answer_tokens
-CHAT_TURNS = 4  # the shipped conversation (resources/prompts)
+CHAT_TURNS = 4  # the shipped conversation (kvstudio/resources/prompts)
 PROJECTED_MODEL = "llama-3.1-8b"  # a real model's numbers make the projector's lesson
 OUT_DIRS = {"ko": Path("docs/exports"), "en": Path("docs/exports-en")}
 # The settings docs/labs.md quotes for the newer labs, set here rather than read from the

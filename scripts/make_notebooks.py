@@ -23,16 +23,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "notebooks"
 
-INSTALL = '''\
-# 설치 (Colab 등) · Install (Colab and the like)
-# KV Studio가 이미 설치되어 있으면 (pip install -e ".[notebook]") 아무것도 하지 않습니다.
-# Does nothing when KV Studio is already importable (pip install -e ".[notebook]").
-REPO_URL = "https://github.com/YOUR-ACCOUNT/kvstudio"  # ← 바꾸세요: 이 저장소의 주소 · CHANGE: this repository's URL
+# Where a notebook outside a clone installs KV Studio from (Colab): the course's git address.
+# Set it here once and run this script: every notebook's first cell takes it from here
+# (docs/notebooks.md). A wheel uploaded next to the notebook is used first.
+COURSE_ADDRESS = "https://github.com/YOUR-ACCOUNT/kvstudio"
+
+INSTALL = f'''\
+# 설치 (Colab 등) · Install (Colab and the like): docs/notebooks.md
+# KV Studio가 이미 설치되어 있으면 아무것도 하지 않습니다 · does nothing where KV Studio is installed.
+# 올린 휠(kvstudio-*.whl)이 있으면 그것을, 없으면 강의 저장소를 설치합니다.
+# An uploaded wheel (kvstudio-*.whl) is installed first, else the course's repository.
+COURSE_ADDRESS = "{COURSE_ADDRESS}"
+import glob
 import importlib.util
+import os
 
 if importlib.util.find_spec("kvstudio") is None:
+    wheels = sorted(glob.glob("kvstudio-*.whl"))
+    source = "file://" + os.path.abspath(wheels[-1]) if wheels else "git+" + COURSE_ADDRESS
     # torch: CPU 휠 색인 (Colab에 이미 있는 torch는 그대로 둡니다) · the CPU wheel index
-    !pip install -q "kvstudio[notebook] @ git+{REPO_URL}" --extra-index-url https://download.pytorch.org/whl/cpu
+    !pip install -q "kvstudio[notebook] @ {{source}}" --extra-index-url https://download.pytorch.org/whl/cpu
     try:  # Colab: 위젯(진행 막대, 실시간 차트) 보이기 · show widgets (progress bar, live chart)
         from google.colab import output
         output.enable_custom_widget_manager()
@@ -43,6 +53,7 @@ IMPORTS = '''\
 from kvstudio import notebook as kv
 from kvstudio.engine import formulas  # 강의의 공식 · the course's formulas
 
+print(kv.about())  # 설치된 모델과 매개변수 수 · the installed models and their parameters
 kv.language("ko")  # 차트를 한국어로 ("en": 영어) · charts in Korean ("en": English)'''
 
 

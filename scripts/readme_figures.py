@@ -128,7 +128,7 @@ def project_llama() -> str:
 
 
 def project_ko_base() -> str:
-    return _cli("project --config resources/models/ko-base --context 100 --batch 1")
+    return _cli("project --config kvstudio/resources/models/ko-base --context 100 --batch 1")
 
 
 def info() -> str:

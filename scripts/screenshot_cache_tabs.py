@@ -3,7 +3,7 @@
 Usage: xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/screenshot_cache_tabs.py \
            [--out-dir docs] [--lang ko]
 On the embedded chat model it plays the shipped 4-turn conversation
-(resources/prompts/chat_4turns.txt) in the Chat tab with both ways, then
+(kvstudio/resources/prompts/chat_4turns.txt) in the Chat tab with both ways, then
 starts the inspector on a question and steps it a few tokens, grabbing the
 window from the screen after each (docs/chat.png, docs/cache-inspector.png).
 """

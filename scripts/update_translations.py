@@ -3,9 +3,9 @@
 Usage: .venv/bin/python scripts/update_translations.py [--check]
 
 - lupdate (PySide6's) extracts every tr()/translate() string of kvstudio/ui into
-  resources/i18n/kvstudio_ko.ts, keeping existing translations;
+  kvstudio/resources/i18n/kvstudio_ko.ts, keeping existing translations;
 - entries still unfinished are filled from scripts/ko_glossary*.json (source → Korean);
-- lrelease compiles resources/i18n/kvstudio_ko.qm.
+- lrelease compiles kvstudio/resources/i18n/kvstudio_ko.qm.
 With --check it only reports untranslated strings and exits 1 if there are any.
 """
 
@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TS = ROOT / "resources" / "i18n" / "kvstudio_ko.ts"
+TS = ROOT / "kvstudio" / "resources" / "i18n" / "kvstudio_ko.ts"
 QM = TS.with_suffix(".qm")
 GLOSSARIES = sorted(Path(__file__).parent.glob("ko_glossary*.json"))  # source → Korean
 BIN = Path(sys.executable).parent

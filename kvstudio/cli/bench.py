@@ -44,9 +44,9 @@ from kvstudio.files.checkpoints import (
     LoadedModel,
     default_model,
     load_any,
-    shipped_model_folders,
     train_fallback_tokenizer,
 )
+from kvstudio.files.resources import RANDOM_MODEL_NAME
 from kvstudio.labs.common import lab_prompt_ids
 from kvstudio.labs.sample import repeated_sampling
 
@@ -83,11 +83,12 @@ class BenchResult:
 
 
 def bench_model(path: str | None = None) -> tuple[LoadedModel, str]:
-    """The model to time: `path`, else the shipped model, else a random course model (V=6400)."""
-    if path is not None:
+    """The model to time: `path`, else the shipped model; ``random``: a random course model
+    with the course vocabulary (V = 6400)."""
+    if path is not None and path != RANDOM_MODEL_NAME:
         loaded = load_any(path)
         return loaded, loaded.label
-    if shipped_model_folders():
+    if path is None:
         loaded = default_model()
         return loaded, loaded.label
     # Keep the course vocabulary (6400) so the LM head costs what it costs in class;
@@ -335,7 +336,9 @@ def format_results(results: Sequence[BenchResult], label: str) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default=None, help="model folder or .pth (default: course model)")
+    p.add_argument("--model", default=None,
+                   help="model folder or .pth (default: the embedded course model; "
+                   "'random': random weights, course vocabulary)")
     p.add_argument("--threads", default="1,2", help="torch thread counts to try (default 1,2)")
     p.add_argument("--prompt-tokens", type=cli_args.tokens, default=183)
     p.add_argument("--new-tokens", type=cli_args.tokens, default=64)

@@ -31,15 +31,19 @@ from kvstudio.cli import convert
 from kvstudio.engine import costs
 from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
 from kvstudio.engine.cache.kv_cache import ALL_CACHE_KINDS, CacheSpec
+from kvstudio.engine.config import ModelConfig
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import (
     DEFAULT_MODEL_NAMES,
+    MISSING_MODELS_HELP,
     MODELS_DIR,
     default_model,
     describe,
     load_any,
     load_model_folder,
+    random_model,
 )
+from kvstudio.files.resources import RANDOM_MODEL_NAME
 from kvstudio.labs.common import Progress, lab_prompt, lab_text
 from kvstudio.labs.course import COURSE
 
@@ -52,7 +56,7 @@ class LoadedBackend:
     backend: LanguageModel
     tokenizer: TextTokenizer
     description: str  # one line for the table header
-    is_random: bool  # True for the random-initialised fallback model
+    is_random: bool  # True for random weights (only when asked for: --model random)
 
 
 def embedded_folder(name: str | Path) -> Path | None:
@@ -67,8 +71,7 @@ def embedded_folder(name: str | Path) -> Path | None:
     folder = MODELS_DIR / text
     if not folder.is_dir():
         raise ValueError(
-            f"The embedded model {text} is not shipped in {MODELS_DIR}; give a model folder "
-            "or a MiniMind .pth file with --model."
+            f"The embedded model {text} is not in {MODELS_DIR}. {MISSING_MODELS_HELP}"
         )
     return folder
 
@@ -88,7 +91,11 @@ def load_backend(
     """
     if device != "cpu" and device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"--device {device} was asked for but torch sees no CUDA GPU.")
-    if path is None and default is not None and (MODELS_DIR / default).is_dir():
+    if path is not None and str(path) == RANDOM_MODEL_NAME and not Path(path).exists():
+        loaded = random_model(config=ModelConfig(dtype=dtype), device=device)
+        backend = MiniMindBackend(loaded.model, name=loaded.label)
+        return LoadedBackend(backend, loaded.tokenizer, describe(loaded), True)
+    if path is None and default is not None:
         path = default
     if path is None:
         loaded = default_model(dtype=dtype, device=device)
@@ -103,7 +110,8 @@ def load_backend(
     if not p.exists():
         raise ValueError(
             f"{p} does not exist. Give {' or '.join(DEFAULT_MODEL_NAMES)} (the embedded models), "
-            "a model folder, a MiniMind .pth file or a transformers folder."
+            f"a model folder, a MiniMind .pth file, a transformers folder or "
+            f"{RANDOM_MODEL_NAME} (random weights)."
         )
     if convert.looks_like_hf_folder(p):
         backend, tokenizer, description = convert.open_hf_folder(p, dtype, device)
@@ -122,8 +130,8 @@ def prepare(args: argparse.Namespace, default: str | None = None) -> LoadedBacke
     print(f"Model: {loaded.description}")
     if loaded.is_random:
         print(
-            "       No trained model found in resources/models: this is a random-initialised "
-            "course model.\n       Tokens fed, bytes and times are real; the text is noise."
+            "       --model random: a random-initialised course model.\n"
+            "       Tokens fed, bytes and times are real; the text is noise."
         )
     return loaded
 

@@ -8,7 +8,7 @@ too); per scheduler a totals block (throughput, wasted token slots beside
 their formula, peak blocks and bytes, prefix hits, preemptions); with
 ``--timeline`` the requests × steps picture. The numbers come from
 ``kvstudio.labs.serving``. Without ``--requests`` it runs the shipped example
-(``resources/prompts/serving_requests.txt``) with its system prompt, on the
+(``kvstudio/resources/prompts/serving_requests.txt``) with its system prompt, on the
 course's chat model.
 """
 

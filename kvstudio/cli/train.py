@@ -90,7 +90,7 @@ def add_subcommands(subparsers: Any) -> None:
     exp = sub.add_parser("export", help="write a shipped model folder from a run's weights")
     exp.add_argument("--weights", required=True, help="best.pt / final.pt of a run")
     exp.add_argument("--tokenizer", required=True)
-    exp.add_argument("--out", required=True, help="e.g. resources/models/ko-base")
+    exp.add_argument("--out", required=True, help="e.g. kvstudio/resources/models/ko-base")
     exp.add_argument("--dtype", default="float16", choices=["float32", "float16", "bfloat16"])
     exp.add_argument(
         "--check", action="store_true", help="compare greedy outputs with the fp32 weights"
@@ -111,9 +111,10 @@ def add_subcommands(subparsers: Any) -> None:
     ev.add_argument("--kind", choices=["auto", "base", "chat", "draft"], default="auto")
     ev.add_argument(
         "--target", default=None,
-        help="--kind draft: the model folder it drafts for (default resources/models/ko-chat)",
+        help="--kind draft: the model folder it drafts for (default: the embedded ko-chat)",
     )
-    ev.add_argument("--prompts", default=None, help="prompt folder (default resources/prompts)")
+    ev.add_argument("--prompts", default=None,
+                    help="prompt folder (default: the package's kvstudio/resources/prompts)")
     ev.add_argument(
         "--samples", type=cli_args.rows, default=30, help="samples per temperature"
     )

@@ -8,8 +8,11 @@ Owns everything between files on disk and a ready `MiniMindLM` + `TextTokenizer`
   (a pickle that carries code is refused), plus a tokenizer folder; the
   architecture is inferred from the tensor shapes, the rest taken from a
   config file or MiniMind's defaults;
-- `default_model()`: the shipped model in ``resources/models`` if present, else a
-  seeded random-initialised course model, clearly labelled as such.
+- `default_model()`: the shipped model in ``kvstudio/resources/models``; a package
+  installed without its models is an error that says how to get them, never a silent
+  fall-back to random weights;
+- `random_model()`: a seeded random-initialised course model, only when asked for
+  (``--model random``), labelled as such wherever its name is shown.
 
 Every failure is a `ValueError` whose message says what is wrong and what to do.
 It does not run models (``engine/backends``, ``engine/generate.py``) or train them
@@ -37,13 +40,17 @@ from kvstudio.engine.config import ModelConfig, minimind_intermediate_size
 from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.tokenizer import SPECIAL_TOKENS, TextTokenizer
 from kvstudio.files.folder_write import recover, staged_folder
+from kvstudio.files.resources import MODELS_DIR
 
 log = logging.getLogger(__name__)
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-MODELS_DIR = REPO_ROOT / "resources" / "models"
 DEFAULT_MODEL_NAMES = ("ko-chat", "ko-base")  # tried in this order
 RANDOM_LABEL = "random-initialised"
+MISSING_MODELS_HELP = (
+    "The package carries the three embedded models: reinstall it from a checkout "
+    "(`pip install .`), its wheel or its git address (docs/notebooks.md), give your own "
+    "model with --model PATH, or ask for random weights with --model random."
+)
 CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE = "config.json", "model.safetensors", "tokenizer.json"
 _DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -424,8 +431,9 @@ def load_any(
 
 
 # ---- the default model ---------------------------------------------------------------------
-def shipped_model_folders(models_dir: Path = MODELS_DIR) -> list[Path]:
-    """Complete model folders under resources/models, preferred ones first."""
+def shipped_model_folders(models_dir: Path | None = None) -> list[Path]:
+    """Complete model folders under kvstudio/resources/models, preferred ones first."""
+    models_dir = MODELS_DIR if models_dir is None else models_dir
     found = []
     for name in DEFAULT_MODEL_NAMES:
         folder = models_dir / name
@@ -444,7 +452,7 @@ def random_model(
     """A seeded random-initialised course model with a tokenizer it matches.
 
     The tokenizer is the first shipped ``tokenizer.json`` found under
-    resources/models, or else a tiny BPE trained in memory. The vocabulary is
+    kvstudio/resources/models, or else a tiny BPE trained in memory. The vocabulary is
     sized to the tokenizer (not padded to 6400), so every sampled id decodes to text;
     all cache geometry (layers, K/V heads, head_dim) is the course model's.
     """
@@ -468,21 +476,22 @@ def random_model(
     return LoadedModel(model, tokenizer, cfg, label=label, source=None)
 
 
-def default_model(
-    *, dtype: str | None = None, device: str | torch.device = "cpu", seed: int = 0
-) -> LoadedModel:
-    """The shipped model (ko-chat, else ko-base) or, until one exists, a random course model.
+def default_model(*, dtype: str | None = None, device: str | torch.device = "cpu") -> LoadedModel:
+    """The shipped model: ko-chat, else ko-base.
 
-    Check `LoadedModel.is_random` (or the label) and tell the user when the
-    answers come from random weights.
+    Raises ValueError (what is missing, and how to get it) when the package holds
+    neither: random weights are never a silent fall-back (`random_model` is asked for).
     """
+    problems = []
     for folder in shipped_model_folders():
         try:
             return load_model_folder(folder, dtype=dtype, device=device)
         except ValueError as exc:
-            log.warning("Shipped model %s could not be loaded: %s", folder, exc)
-    cfg = ModelConfig(dtype=dtype) if dtype else None
-    return random_model(seed, config=cfg, device=device)
+            problems.append(f"{folder.name}: {exc}")
+    found = "; ".join(problems) if problems else "none is there"
+    raise ValueError(
+        f"No embedded model could be loaded from {MODELS_DIR} ({found}). {MISSING_MODELS_HELP}"
+    )
 
 
 def describe(loaded: LoadedModel) -> str:

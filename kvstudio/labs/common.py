@@ -26,11 +26,11 @@ from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import MODES, Mode, SamplingSettings, StepRecord
 from kvstudio.engine.small_files import read_text
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.files.checkpoints import REPO_ROOT
+from kvstudio.files.resources import PROMPTS_DIR
 from kvstudio.labs.course import EMPTY_ANSWER
 
 # The lab's prompt text: cut or repeated to exactly P tokens by `lab_prompt_ids`.
-# The shipped resources/prompts/lab_long.txt (exactly 183 tokens in the shipped
+# The shipped kvstudio/resources/prompts/lab_long.txt (exactly 183 tokens in the shipped
 # tokenizer) takes precedence; this paragraph is the fallback without it.
 LAB_TEXT = (
     "언어 모델은 문장을 한 번에 한 토큰씩 만들어 냅니다. 새 토큰을 하나 만들 때마다 모델은 "
@@ -42,8 +42,8 @@ LAB_TEXT = (
 )
 
 
-LAB_PROMPT_FILE = REPO_ROOT / "resources" / "prompts" / "lab_long.txt"
-SHORT_PROMPT_FILE = REPO_ROOT / "resources" / "prompts" / "lab_short.txt"  # 16 tokens
+LAB_PROMPT_FILE = PROMPTS_DIR / "lab_long.txt"
+SHORT_PROMPT_FILE = PROMPTS_DIR / "lab_short.txt"  # 16 tokens
 
 
 MAX_PROMPT_FILE_BYTES = 1024 * 1024  # the lab's long prompt is about 2 KB
@@ -65,7 +65,7 @@ class Progress:
 
 
 def lab_text(short: bool = False) -> str:
-    """The lab's long prompt: resources/prompts/lab_long.txt when shipped, else LAB_TEXT.
+    """The lab's long prompt: kvstudio/resources/prompts/lab_long.txt when shipped, else LAB_TEXT.
 
     `short`: the seed notebook's 16-token sentence (lab_short.txt), else the same fallback.
     """

@@ -38,7 +38,7 @@ class CoursePreset:
 
     cache_model: LabModel = "ko-base"  # labs (a)–(d): a text continuation, no template
     chat_model: LabModel = "ko-chat"  # the sampling labs: a chat-tuned model answers
-    prompt_tokens: int = 183  # P: resources/prompts/lab_long.txt is exactly 183 tokens
+    prompt_tokens: int = 183  # P: kvstudio/resources/prompts/lab_long.txt is exactly 183 tokens
     new_tokens: int = 64  # N: 246 vs 13,728 tokens fed at P = 183
     sampling: SamplingSettings = field(default_factory=SamplingSettings)  # T 0.85, top-p 0.85
     answer_tokens: int = 32  # a sampled answer's budget (most end with eos well before it)

@@ -30,7 +30,7 @@ from kvstudio.engine.serving.records import Request, SchedulerConfig, ServingSte
 from kvstudio.engine.serving.requests import RequestLine, build_requests, read_request_lines
 from kvstudio.engine.serving.schedulers import Scheduler, solo_answer
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.files.checkpoints import REPO_ROOT
+from kvstudio.files.resources import PROMPTS_DIR
 from kvstudio.labs.common import Progress, Spread, answer_text, spread
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.serving_records import (
@@ -40,7 +40,7 @@ from kvstudio.labs.serving_records import (
     ServingResult,
 )
 
-EXAMPLE_REQUESTS = REPO_ROOT / "resources" / "prompts" / "serving_requests.txt"
+EXAMPLE_REQUESTS = PROMPTS_DIR / "serving_requests.txt"
 # The example's shared system prompt (the requests file holds only the questions).
 EXAMPLE_SYSTEM = "당신은 친절한 한국어 도우미입니다. 짧고 알기 쉽게 답하세요."
 DEFAULT_NEW_TOKENS = COURSE.answer_tokens  # a request's budget unless its line says +N

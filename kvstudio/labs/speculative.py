@@ -46,7 +46,7 @@ from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
 from kvstudio.labs.common import Progress, Spread, answer_text, spread
 
-DRAFT_MODEL = "ko-draft"  # resources/models/ko-draft: 1 layer, trained for ko-chat
+DRAFT_MODEL = "ko-draft"  # kvstudio/resources/models/ko-draft: 1 layer, trained for ko-chat
 DEFAULT_KS: tuple[int, ...] = (1, 2, 4, 8)
 DEFAULT_NEW_TOKENS = 64
 DEFAULT_REPEATS = 3  # interleaved timing repeats (plain, then every kind × k, per repeat)

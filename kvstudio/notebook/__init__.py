@@ -37,11 +37,12 @@ from kvstudio.notebook.labs import (  # noqa: E402
     speculative,
     sweep,
 )
-from kvstudio.notebook.models import load  # noqa: E402
+from kvstudio.notebook.models import about, load  # noqa: E402
 from kvstudio.notebook.runner import LabRun  # noqa: E402
 
 __all__ = [
     "LabRun",
+    "about",
     "application",
     "beam",
     "cache_kinds",

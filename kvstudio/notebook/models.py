@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kvstudio.files.resources import RANDOM_MODEL_NAME
 from kvstudio.notebook.environment import application
 
 if TYPE_CHECKING:
@@ -27,8 +28,9 @@ def load(model: str | Path = "ko-base", tokenizer: str | Path | None = None) -> 
 
     `model`: ``"ko-base"`` or ``"ko-chat"`` (the embedded models), a model folder
     (``config.json`` + ``model.safetensors`` + ``tokenizer.json``), a local
-    transformers folder (needs the ``hf`` extra) or a MiniMind ``.pth`` with
-    `tokenizer` (its tokenizer folder). Nothing is downloaded.
+    transformers folder (needs the ``hf`` extra), a MiniMind ``.pth`` with
+    `tokenizer` (its tokenizer folder), or ``"random"`` (random weights, labelled so on
+    every chart). Nothing is downloaded.
     """
     application()  # the bundled font and torch threads before the first lab draws
     from kvstudio.ui.run.engine_adapter import ModelChoice, load_model
@@ -39,11 +41,14 @@ def load(model: str | Path = "ko-base", tokenizer: str | Path | None = None) -> 
     name = str(model)
     if name in EMBEDDED_NAMES:
         choice = ModelChoice("embedded-base" if name == "ko-base" else "embedded-chat")
+    elif name == RANDOM_MODEL_NAME:
+        choice = ModelChoice("random")
     else:
         path = Path(name).expanduser()
         if not path.exists():
             raise ValueError(
-                f"No model at {path}: give 'ko-base', 'ko-chat', a model folder or a .pth file."
+                f"No model at {path}: give 'ko-base', 'ko-chat', a model folder, a .pth file "
+                "or 'random'."
             )
         if path.is_dir():
             choice = ModelChoice("folder", str(path))
@@ -73,3 +78,24 @@ def as_model(model: ModelHandle | str | Path | None, role: CourseRole | None) ->
     if isinstance(model, str | Path):
         return load(model)
     return model
+
+
+def about() -> str:
+    """What this kernel runs on, one line a model: the install cell prints it.
+
+    Loads the embedded models (once) and names each with its parameter count and the
+    folder it came from, so a student sees at once that the trained models were
+    installed, not random weights. A package without its models raises the
+    ValueError that says how to get them.
+    """
+    import torch
+
+    from kvstudio import __version__
+    from kvstudio.files.resources import MODELS_DIR
+
+    lines = [f"KV Studio {__version__} · torch {torch.__version__} · models in {MODELS_DIR}"]
+    for name in EMBEDDED_NAMES:
+        handle = load(name)
+        weights = handle.backend.model.parameters()  # type: ignore[attr-defined]
+        lines.append(f"  {handle.name}: {sum(w.numel() for w in weights):,} parameters")
+    return "\n".join(lines)

@@ -10,7 +10,7 @@ own ``Stepper`` (so the figures describe what the app will show):
 - both: cached and recompute give identical greedy tokens on the 183-token
   prompt, the lab prompts' token counts, and no ``�`` in any decoded text.
 
-It reads the prompts in ``resources/prompts`` (or another folder) and never trains.
+It reads the prompts in ``kvstudio/resources/prompts`` (or another folder) and never trains.
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ from kvstudio.engine.sampling import new_generator
 from kvstudio.engine.small_files import read_json, read_text
 from kvstudio.engine.speculative import ModelDrafter, SpeculativeRun
 from kvstudio.engine.tokenizer import REPLACEMENT, TextTokenizer
-from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
+from kvstudio.files.checkpoints import load_model_folder
+from kvstudio.files.resources import MODELS_DIR, PROMPTS_DIR
 
 log = logging.getLogger(__name__)
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "resources" / "prompts"
 TEMPERATURES = (0.3, 1.2)
 TOP_P = 0.85  # the course setting; top-k stays off
 ANSWER_TOKENS = 64  # ChatbotData answers are short; this is generous

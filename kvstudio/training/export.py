@@ -1,6 +1,6 @@
 """From a training run's weights to a shipped model folder, and back.
 
-Owns the step between ``kvstudio.training`` and ``resources/models/*``: reading
+Owns the step between ``kvstudio.training`` and ``kvstudio/resources/models/*``: reading
 a run's ``best.pt``/``final.pt`` (or a safetensors file) into fp32 tensors, and
 writing the folder through the engine's ``checkpoints.save_model_folder`` so the
 format is the one the app loads: ``config.json``, ``model.safetensors`` with

@@ -155,8 +155,8 @@ def render_card(
         "The weights are trained on CC BY-SA 4.0 text and are published under **CC BY-SA 4.0** "
         "(attribution: the sources above). The code that trained them is MIT.",
         "Held out by question (seed 0): 592 ChatbotData pairs for the SFT validation loss and the "
-        "50 questions in `resources/prompts/heldout_questions.json`; none of them is in the "
-        "pretraining text or the SFT data. Pretraining validation: 2% of the documents.",
+        "50 questions in `kvstudio/resources/prompts/heldout_questions.json`; none of them is in "
+        "the pretraining text or the SFT data. Pretraining validation: 2% of the documents.",
         "",
         "## Training",
         "",
@@ -182,7 +182,7 @@ def render_card(
         *commands,
         "```",
         "",
-        "## Evaluation (`kvstudio eval-model resources/models/" + root.name + "`)",
+        "## Evaluation (`kvstudio eval-model kvstudio/resources/models/" + root.name + "`)",
         "",
         f"- lab prompts: `lab_long.txt` = {figures.get('lab_long_tokens')} tokens, "
         f"`lab_short.txt` = {figures.get('lab_short_tokens')} tokens in this tokenizer",

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kvstudio.cli.main import main
+from kvstudio.files.resources import MODELS_DIR
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -30,7 +31,7 @@ def test_project_a_preset(capsys: pytest.CaptureFixture[str]) -> None:
 def test_project_uses_the_config_dtype(capsys: pytest.CaptureFixture[str]) -> None:
     """ko-base's config says float32: 4 bytes a number, as the window and the cache say."""
     code, out, _ = run_cli(
-        capsys, "project", "--config", "resources/models/ko-base", "--context", "100",
+        capsys, "project", "--config", str(MODELS_DIR / "ko-base"), "--context", "100",
         "--batch", "1",
     )
     assert code == 0

@@ -115,7 +115,7 @@ def test_three_turns_reuse_equals_refeed_tiny(
 def ko_chat() -> tuple[MiniMindBackend, TextTokenizer]:
     folder = MODELS_DIR / "ko-chat"
     if not (folder / "model.safetensors").exists():
-        pytest.skip("the shipped ko-chat model is not in resources/models")
+        pytest.skip("the shipped ko-chat model is not in kvstudio/resources/models")
     loaded = load_model_folder(folder)
     return MiniMindBackend(loaded.model, name="ko-chat"), loaded.tokenizer
 

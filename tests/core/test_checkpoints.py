@@ -22,6 +22,7 @@ from kvstudio.files.checkpoints import (
     load_any,
     load_minimind_pth,
     load_model_folder,
+    random_model,
     read_pth_state_dict,
     save_model_folder,
 )
@@ -263,13 +264,13 @@ def test_pth_tokenizer_mismatch(tmp_path: Path, tiny_model: MiniMindLM) -> None:
         load_minimind_pth(pth, tmp_path / "tok", config_path=tmp_path / "config.json")
 
 
-def test_default_model_is_labelled() -> None:
-    loaded = default_model()
-    if loaded.is_random:
-        assert loaded.label.startswith(RANDOM_LABEL)
-        assert "RANDOM WEIGHTS" in describe(loaded)
-        assert loaded.config.num_hidden_layers == 4 and loaded.config.num_key_value_heads == 2
+def test_random_weights_are_labelled() -> None:
+    loaded = random_model()
+    assert loaded.is_random and loaded.label.startswith(RANDOM_LABEL)
+    assert "RANDOM WEIGHTS" in describe(loaded)
+    assert loaded.config.num_hidden_layers == 4 and loaded.config.num_key_value_heads == 2
     assert loaded.tokenizer.vocab_size == loaded.config.vocab_size
+    assert not default_model().is_random  # the embedded model, never random weights
 
 
 def test_config_json_writes_numbers_and_reads_both_forms(tmp_path: Path) -> None:

@@ -113,7 +113,7 @@ def test_a_prompt_cut_by_tokens_is_cut_on_a_character_boundary(tokenizer: TextTo
 
 
 def test_the_shipped_tokenizer_cuts_16_tokens_to_15_and_says_so() -> None:
-    shipped = TextTokenizer.from_file("resources/models/ko-base")
+    shipped = TextTokenizer.from_file("kvstudio/resources/models/ko-base")
     cut = lab_prompt(shipped, 16)
     assert len(cut.ids) == 15 and cut.note is not None and "16 asked" in cut.note
     assert len(lab_prompt(shipped, 183).ids) == 183  # the lab text is exactly 183 tokens

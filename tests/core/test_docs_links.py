@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kvstudio.files.checkpoints import REPO_ROOT
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 README = REPO_ROOT / "README.md"
 CI_TEST_LINE = re.compile(r"^python3 -m venv .*python -m pytest", re.MULTILINE)  # as .ci/run greps

@@ -142,7 +142,7 @@ def test_attention_weights_match_the_reference(
 def test_inspector_on_ko_chat() -> None:
     folder = MODELS_DIR / "ko-chat"
     if not (folder / "model.safetensors").exists():
-        pytest.skip("the shipped ko-chat model is not in resources/models")
+        pytest.skip("the shipped ko-chat model is not in kvstudio/resources/models")
     loaded = load_model_folder(folder)
     backend = MiniMindBackend(loaded.model, name="ko-chat")
     for kind in ("dynamic", "static"):

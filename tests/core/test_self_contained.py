@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kvstudio.files.checkpoints import REPO_ROOT
+from kvstudio.files.resources import MODELS_DIR
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 OUTSIDE = "../" + "shared"  # the development machine's folder next to the clone
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".json", ".txt", ".cfg", ".ini", ".yml", ".yaml", ""}
@@ -43,7 +45,7 @@ def test_the_data_sources_are_documented_in_the_repository() -> None:
         assert source in text
     assert "CC BY-SA 4.0" in text and "MIT" in text
     for name in ("ko-chat", "ko-base"):
-        card = REPO_ROOT / "resources" / "models" / name / "MODEL_CARD.md"
+        card = MODELS_DIR / name / "MODEL_CARD.md"
         if card.is_file():
             assert "docs/data.md" in card.read_text(encoding="utf-8")
 

@@ -78,7 +78,7 @@ def _labs(folder: str) -> dict[str, Any]:
 def computed() -> Computed:
     folder = MODELS_DIR / COURSE.chat_model
     if not (folder / "config.json").exists():
-        pytest.skip("the shipped ko-chat model is not in resources/models")
+        pytest.skip("the shipped ko-chat model is not in kvstudio/resources/models")
     loaded = load_model_folder(folder)
     backend = MiniMindBackend(loaded.model, name=COURSE.chat_model)
     tokenizer = loaded.tokenizer

@@ -1,4 +1,4 @@
-"""The shipped models in resources/models: they load, they are the course model, they answer.
+"""The embedded models (kvstudio/resources/models) load, they are the course model, they answer.
 
 Nothing is trained here. Each check is a few forward passes of the 4.5M-parameter
 model on one thread; the expected greedy texts were recorded when the weights

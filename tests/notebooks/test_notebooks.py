@@ -66,8 +66,25 @@ def test_first_cell_installs_only_when_missing() -> None:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         first = "".join(next(c for c in cells if c["cell_type"] == "code")["source"])
         assert 'importlib.util.find_spec("kvstudio") is None' in first, path.name
-        assert "kvstudio[notebook] @ git+{REPO_URL}" in first, path.name
+        assert '"kvstudio[notebook] @ {source}"' in first, path.name
+        assert 'glob.glob("kvstudio-*.whl")' in first, path.name  # an uploaded wheel first
+        assert f'COURSE_ADDRESS = "{course_address()}"' in first, path.name  # one address
         assert "download.pytorch.org/whl/cpu" in first, path.name
+
+
+def course_address() -> str:
+    """The one address every notebook installs from, as scripts/make_notebooks.py sets it."""
+    script = (ROOT / "scripts" / "make_notebooks.py").read_text(encoding="utf-8")
+    found = re.search(r'^COURSE_ADDRESS = "([^"]+)"$', script, re.MULTILINE)
+    assert found, "scripts/make_notebooks.py sets COURSE_ADDRESS"
+    return found.group(1)
+
+
+def test_every_notebook_prints_the_models_it_loaded() -> None:
+    for path in NOTEBOOKS:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        code = [("".join(c["source"])) for c in cells if c["cell_type"] == "code"]
+        assert "print(kv.about())" in code[1], path.name
 
 
 def _kernel_manager(folder: Path) -> Any:

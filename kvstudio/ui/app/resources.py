@@ -1,4 +1,4 @@
-"""Where the shipped files live (fonts, translations, models), found from the package.
+"""The window's view of the shipped files (font, translations): `kvstudio.files.resources`.
 
 Owns path lookup only; nothing here opens a file.
 """
@@ -7,15 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kvstudio.files.resources import FONT_PATH, TRANSLATIONS_DIR, resources_dir
 
-def resources_dir() -> Path:
-    """The repository's `resources/` folder (kvstudio/ui/ → ../../resources)."""
-    return Path(__file__).resolve().parents[3] / "resources"
+__all__ = ["font_path", "resources_dir", "translations_dir"]
 
 
 def font_path() -> Path:
-    return resources_dir() / "fonts" / "NanumGothic.ttf"
+    return FONT_PATH
 
 
 def translations_dir() -> Path:
-    return resources_dir() / "i18n"
+    return TRANSLATIONS_DIR

@@ -12,7 +12,7 @@ from PySide6.QtCore import QByteArray, QRect, QSettings
 
 from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.records import Mode, SamplingSettings
-from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelChoice, RunSettings
+from kvstudio.ui.run.engine_adapter import CHOICE_KINDS, DEFAULT_PROMPT, ModelChoice, RunSettings
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ class AppSettings:
 
     def model_choice(self) -> ModelChoice:
         kind = str(self._s.value("model/kind", "embedded-chat"))
-        if kind not in ("embedded-chat", "embedded-base", "folder", "pth"):
+        if kind not in CHOICE_KINDS:
             kind = "embedded-chat"
         return ModelChoice(kind, str(self._s.value("model/path", "")),  # type: ignore[arg-type]
                            str(self._s.value("model/tokenizer", "")))

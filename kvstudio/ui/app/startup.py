@@ -18,6 +18,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from kvstudio.cli.args import thread_count
+from kvstudio.files.resources import RANDOM_MODEL_NAME
 from kvstudio.ui.app.fonts import app_font, register_bundled_font
 from kvstudio.ui.app.i18n import LanguageSwitcher, language_hint, locale_names_no_language
 from kvstudio.ui.app.settings import AppSettings
@@ -84,7 +85,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help="an INI file to keep settings in (default: the user's settings)")
     parser.add_argument("--model", default=None,
                         help="open this model folder or MiniMind .pth (remembered, as the "
-                        "model menu does); 'ko-chat' / 'ko-base' for the embedded models")
+                        "model menu does); 'ko-chat' / 'ko-base' for the embedded models, "
+                        "'random' for random weights")
     parser.add_argument("--tokenizer", default="",
                         help="tokenizer folder for a .pth (default: the .pth's own folder)")
     return parser.parse_args(argv)
@@ -92,9 +94,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 def model_choice_from_args(model: str, tokenizer: str = "") -> ModelChoice:
     """`--model` as the model menu's choice; a bad path is reported by the load, in the window."""
-    if model in ("ko-chat", "ko-base"):
-        return ModelChoice("embedded-chat" if model == "ko-chat" else "embedded-base")
     path = Path(model).expanduser()
+    if model in ("ko-chat", "ko-base") and not path.exists():
+        return ModelChoice("embedded-chat" if model == "ko-chat" else "embedded-base")
+    if model == RANDOM_MODEL_NAME and not path.exists():
+        return ModelChoice("random")
     if path.suffix.lower() == ".pth":
         folder = Path(tokenizer).expanduser() if tokenizer else path.parent
         return ModelChoice("pth", str(path.resolve()), str(folder.resolve()))

@@ -21,10 +21,10 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QPushButton, QTextBrowser, QWidget
 
 from kvstudio.engine.records import DEFAULT_REPEATS
+from kvstudio.files.resources import PROMPTS_DIR
 from kvstudio.labs.course import EMPTY_ANSWER
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
-from kvstudio.ui.app.resources import resources_dir
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import LabPanel, series_colour
 from kvstudio.ui.labs.results_table import CHECK, CROSS
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 else:
     chat = LazyModule("kvstudio.labs.chat")  # torch loads when the chat first runs
 
-SCRIPT = resources_dir() / "prompts" / "chat_4turns.txt"
+SCRIPT = PROMPTS_DIR / "chat_4turns.txt"
 REUSE, REFEED = series_colour(0), series_colour(1)
 BAR_WIDTH = 0.38
 MAX_TURN_CHARACTERS = 32_767  # the turn box's length (Qt's default, here on purpose and said)

@@ -26,6 +26,7 @@ from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.costs import RunCost, StepTimes, generation_cost
 from kvstudio.engine.records import Mode, SamplingSettings
 from kvstudio.labs.course import COURSE
+from kvstudio.ui.run import weights_notice
 
 if TYPE_CHECKING:
     from kvstudio.engine.backends.minimind import LanguageModel
@@ -37,13 +38,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-ChoiceKind = Literal["embedded-chat", "embedded-base", "folder", "pth"]
+ChoiceKind = Literal["embedded-chat", "embedded-base", "folder", "pth", "random"]
+CHOICE_KINDS: tuple[ChoiceKind, ...] = ("embedded-chat", "embedded-base", "folder", "pth", "random")
 DEFAULT_PROMPT = COURSE.question  # the course preset's question (kvstudio.labs.course)
 
 
 @dataclass(frozen=True)
 class ModelChoice:
-    """Which model the user picked: an embedded one, a folder, or a .pth + tokenizer folder."""
+    """Which model the user picked: an embedded one, a folder, a .pth + tokenizer folder, or
+    random weights (only when asked for: ``--model random``)."""
 
     kind: ChoiceKind = "embedded-chat"
     path: str = ""  # model folder or .pth file
@@ -246,7 +249,16 @@ def wrap_hf_folder(choice: ModelChoice) -> ModelHandle:
 
 
 def load_model(choice: ModelChoice) -> ModelHandle:
-    """Load what the user picked; raises ValueError with an actionable message."""
+    """Load what the user picked; raises ValueError with an actionable message.
+
+    Marks the charts drawn from now on as drawn by random weights, or not (`weights_notice`).
+    """
+    handle = _load(choice)
+    weights_notice.set_random_weights(handle.is_random)
+    return handle
+
+
+def _load(choice: ModelChoice) -> ModelHandle:
     from kvstudio.engine.backends.hf import is_hf_folder
     from kvstudio.files import checkpoints
 
@@ -257,11 +269,16 @@ def load_model(choice: ModelChoice) -> ModelHandle:
     if choice.kind == "pth":
         return wrap_loaded(checkpoints.load_minimind_pth(choice.path, choice.tokenizer_path),
                            choice)
+    if choice.kind == "random":
+        return wrap_loaded(checkpoints.random_model(), choice)
     wanted = "ko-chat" if choice.kind == "embedded-chat" else "ko-base"
-    for folder in checkpoints.shipped_model_folders():
-        if folder.name == wanted:
-            return wrap_loaded(checkpoints.load_model_folder(folder), choice)
-    return wrap_loaded(checkpoints.default_model(), choice)
+    folder = checkpoints.MODELS_DIR / wanted
+    if not folder.is_dir():
+        raise ValueError(
+            f"The embedded model {wanted} is not in {checkpoints.MODELS_DIR}. "
+            f"{checkpoints.MISSING_MODELS_HELP}"
+        )
+    return wrap_loaded(checkpoints.load_model_folder(folder), choice)
 
 
 ModelLoader = Callable[[ModelChoice], ModelHandle]

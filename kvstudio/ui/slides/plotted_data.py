@@ -19,6 +19,7 @@ import numpy as np
 import pyqtgraph as pg
 
 from kvstudio.ui.app.korean import attach_particles
+from kvstudio.ui.run import weights_notice
 from kvstudio.ui.slides.canvas import (
     ChartLike,
     ExportError,
@@ -124,9 +125,12 @@ def chart_tables(chart: ChartLike) -> list[DataTable]:
 
 
 def chart_headline(chart: ChartLike) -> str:
-    """The chart's headline as a slide prints it: Korean particles fitted to the numbers."""
+    """The chart's headline as a slide prints it: Korean particles fitted to the numbers,
+    after the random-weights notice when random weights drew it (`weights_notice`)."""
     content = content_of(chart)
-    return attach_particles(content.headline()) if content is not None else ""
+    text = attach_particles(content.headline()) if content is not None else ""
+    warning = weights_notice.notice()
+    return f"{warning}\n{text}" if warning else text
 
 
 def chart_is_empty(chart: ChartLike) -> bool:
