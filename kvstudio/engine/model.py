@@ -405,16 +405,16 @@ class MiniMindLM(nn.Module):
         RoPE turns each row by its own position; `attend_rows` stores each row's K/V in
         its request's cache and gives it attention over its own request's keys only.
 
-        A row's numbers never depend on the rows beside it: MKL's matrix product gives
-        a row of an (M ≥ 2)-row product the same bits whatever the other rows hold, but a
-        lone row goes to its matrix-vector kernel, whose sums are ordered differently.
-        So a step of one row (and a lone logits row) is multiplied beside one blank
-        row, and a request's tokens are the same alone as in any batch.
+        What a row computes never depends on the rows beside it (every operation is
+        row by row, attention included), but how a product rounds may: a CPU's or GPU's
+        matrix-product kernel picks its code path, blocking and summation order from
+        the shape, so a row of an N-row product can differ in its last bits from the
+        same row multiplied alone (on x86 CPUs once N ≥ 4 under AVX2, and a lone row
+        takes a matrix-vector kernel). A request's logits batched are therefore its
+        logits alone to float32 rounding, not bit for bit: the serving lab measures the
+        gap (``RequestOutcome.max_abs_logit_diff``) and ``tests/core/test_serving.py``
+        bounds it.
         """
-        N = input_ids.shape[0]
-        if N == 1:  # one row: add a blank companion (position 0, attends to nothing)
-            input_ids = torch.cat([input_ids, input_ids[:1]])  # (2,)
-            positions = torch.cat([positions, positions.new_zeros(1)])  # (2,)
         if int(positions.max()) >= self.max_positions:
             raise ValueError(
                 f"Position {int(positions.max())} is past the model's {self.max_positions} "
@@ -426,12 +426,8 @@ class MiniMindLM(nn.Module):
         for block in cast(Iterable[Block], self.model.layers):
             x = block.forward_packed(x, cos, sin, attend_rows)  # (N, C)
         x = x[logits_rows]  # (R, C)
-        lone = x.shape[0] == 1
-        if lone:
-            x = torch.cat([x, x])  # (2, C): the product's kernel, not the lone row's
         stack = self.model
-        logits = rms_norm(x, stack.norm, stack.eps) @ self.lm_head  # (R, V)
-        return logits[:1] if lone else logits
+        return rms_norm(x, stack.norm, stack.eps) @ self.lm_head  # (R, V)
 
     def _mask(
         self, new_tokens: int, start: int, cache: KVCache[Any] | None, window: int | None

@@ -5,12 +5,14 @@ a requests file, a shared system prompt) under each scheduler configuration
 asked for (static or continuous batching, chunked prefill, a prefix cache,
 a block size and budget), k times interleaved (configuration 1, 2, …, then
 again) so every time is a median of k; and each request once alone (batch of
-one, whole prefill, no prefix cache) to show that batching changed no token.
+one, whole prefill, no prefix cache) to show that batching changed no token,
+and by how much it moved the logits (float32 rounding: a product rounds a row
+differently in a batch of another size, ``MiniMindLM.forward_packed``).
 It yields `Progress`, and the first round's `ServingStep`s as they happen,
 and yields a `ServingResult` last (``serving_records.py``): per request its
 prefix hit, TTFT, inter-token latency p50/p95, end-to-end time and the solo
-check; per scheduler the totals (throughput, wasted token slots beside their
-formula, peak blocks and bytes).
+check (same tokens, max |Δlogit|); per scheduler the totals (throughput, wasted
+token slots beside their formula, peak blocks and bytes).
 
 It never imports Qt and never prints.
 """
@@ -26,9 +28,11 @@ import numpy as np
 from kvstudio.engine import formulas
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.serving.engine import Sequence as Running
+from kvstudio.engine.serving.engine import max_logit_gap
 from kvstudio.engine.serving.records import Request, SchedulerConfig, ServingStep
 from kvstudio.engine.serving.requests import RequestLine, build_requests, read_request_lines
-from kvstudio.engine.serving.schedulers import Scheduler, solo_answer
+from kvstudio.engine.serving.schedulers import Scheduler, solo_run
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.resources import PROMPTS_DIR
 from kvstudio.labs.common import Progress, Spread, answer_text, spread
@@ -91,15 +95,16 @@ def serving(
         Scheduler(backend, requests, config, settings)
     total = len(requests) + repeats * len(configs)
     done = 0
-    solo: list[tuple[int, ...]] = []
+    solo: list[Running] = []  # each request alone, with its logits for the comparison
     for request in requests:
-        solo.append(solo_answer(backend, request, settings))
+        solo.append(solo_run(backend, request, settings, keep_logits=True))
         done += 1
         yield Progress("serving", f"request {request.index + 1} alone", done, total)
     rounds: list[list[tuple[Scheduler, tuple[ServingStep, ...]]]] = [[] for _ in configs]
     for repeat in range(repeats):
         for c, config in enumerate(configs):
-            scheduler = Scheduler(backend, requests, config, settings)
+            # The first round keeps the logits the solo comparison reads (a copy per token).
+            scheduler = Scheduler(backend, requests, config, settings, keep_logits=repeat == 0)
             steps: list[ServingStep] = []
             for step in scheduler.steps():
                 steps.append(step)
@@ -175,7 +180,7 @@ def _scheduler_run(
     config: SchedulerConfig,
     rounds: list[tuple[Scheduler, tuple[ServingStep, ...]]],
     tokenizer: TextTokenizer,
-    solo: Sequence[tuple[int, ...]],
+    solo: Sequence[Running],
 ) -> SchedulerRun:
     first, steps = rounds[0]
     outcomes = []
@@ -187,7 +192,7 @@ def _scheduler_run(
             request=request,
             answer_ids=tuple(seq.answer),
             answer_text=answer_text(tokenizer, seq.answer),
-            solo_ids=solo[request.index],
+            solo_ids=tuple(solo[request.index].answer),
             prefix_hit=tracked.prefix_hit,
             first_token_step=tracked.first_token_step,
             finish_step=tracked.finish_step,
@@ -196,6 +201,7 @@ def _scheduler_run(
             itl_p50_s=_maybe_spread([t[1] for t in times]),
             itl_p95_s=_maybe_spread([t[2] for t in times]),
             e2e_s=spread([t[3] for t in times]),
+            max_abs_logit_diff=max_logit_gap(seq, solo[request.index]),
         ))
     answers = [len(o.answer_ids) for o in outcomes]
     produced = sum(answers)

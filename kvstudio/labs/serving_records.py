@@ -2,11 +2,12 @@
 
 Owns the frozen records `serving.py` ends with and the window lab, the CLI and
 the exports read: `RequestOutcome` (one request's tokens, its prefix hit, its
-times and whether it matches its solo run), `RunTotals` (one scheduler's
-totals: throughput, wasted token slots beside the formula, peak blocks and
-bytes), `SchedulerRun` (one scheduler's steps, outcomes and totals) and
-`ServingResult` (every scheduler run on one set of requests). The step records
-themselves are ``kvstudio.engine.serving.records`` (`ServingStep`).
+times, whether it chose its solo run's tokens and how far its logits were from
+the solo run's), `RunTotals` (one scheduler's totals: throughput, wasted token
+slots beside the formula, peak blocks and bytes), `SchedulerRun` (one
+scheduler's steps, outcomes and totals) and `ServingResult` (every scheduler
+run on one set of requests). The step records themselves are
+``kvstudio.engine.serving.records`` (`ServingStep`).
 
 Times follow the timing policy (``labs.common``): each is a `Spread` over the
 k interleaved repeats of the whole run (``count`` = k); with k = 1 it is a
@@ -41,6 +42,10 @@ class RequestOutcome:
     itl_p50_s: Spread | None  # inter-token latency, median over its tokens (None: one token)
     itl_p95_s: Spread | None  # inter-token latency, 95th percentile
     e2e_s: Spread  # arrival → last token
+    # max |Δlogit| against the solo run, over the tokens chosen after the same history
+    # (float32 rounding: products over a batch's rows round differently from one row's;
+    # None when not measured)
+    max_abs_logit_diff: float | None = None
 
     @property
     def prompt_tokens(self) -> int:
@@ -52,7 +57,8 @@ class RequestOutcome:
 
     @property
     def identical_to_solo(self) -> bool:
-        """Batching changed nothing: the same tokens as its run alone."""
+        """Batching changed no token: the same tokens as its run alone (the logits are the
+        same to float32 rounding, `max_abs_logit_diff`)."""
         return self.answer_ids == self.solo_ids
 
 
@@ -92,7 +98,14 @@ class SchedulerRun:
 
     @property
     def all_identical(self) -> bool:
+        """Every request chose the tokens of its solo run."""
         return all(o.identical_to_solo for o in self.outcomes)
+
+    @property
+    def max_abs_logit_diff(self) -> float | None:
+        """The largest |Δlogit| against the solo runs, every request (None: not measured)."""
+        gaps = [o.max_abs_logit_diff for o in self.outcomes if o.max_abs_logit_diff is not None]
+        return max(gaps) if gaps else None
 
 
 @dataclass(frozen=True)
@@ -104,7 +117,7 @@ class ServingResult:
     requests: tuple[Request, ...]
     runs: tuple[SchedulerRun, ...]  # one per scheduler configuration asked for
     repeats: int  # k: each run repeated k times, interleaved; times are medians of k
-    greedy: bool  # greedy decoding (the solo comparison is exact only then)
+    greedy: bool  # greedy decoding (else sampled, each request with its own seeded generator)
     bytes_per_token: int  # 2·L·H_kv·d·bytes, every layer
 
     @property

@@ -9,12 +9,17 @@ choose each finished chunk's next token. Which requests run, and how many
 tokens each feeds, is the scheduler's business (``schedulers.py``).
 
 Attention is per request and per token: a token at position p of request r
-attends to r's keys 0 … p, gathered from r's blocks, exactly as a decode step
-of r alone would. So a token's numbers never depend on how the prompt was
-chunked, which requests share the step, whether part of the prompt came from
-the prefix cache, or whether the request was preempted and recomputed: the
-greedy answers equal the solo runs' bit for bit. Padding rows (static
-batching) go through every product, which is their cost, and attend to nothing.
+attends to r's keys 0 … p, gathered from r's blocks, as a decode step of r
+alone would, one query against p + 1 keys whatever the batch. So what a
+token computes never depends on how the prompt was chunked, which requests
+share the step, whether part of the prompt came from the prefix cache, or
+whether the request was preempted and recomputed. How it rounds may: the
+products run over all the step's rows at once, and a kernel sums a row in an
+order that depends on the row count (``MiniMindLM.forward_packed``). So the
+answers are the solo runs' tokens, and their logits the solo runs' to float32
+rounding; ``keep_logits`` keeps them so the serving lab can show the gap.
+Padding rows (static batching) go through every product, which is their cost,
+and attend to nothing.
 """
 
 from __future__ import annotations
@@ -50,6 +55,21 @@ class Sequence:
         return len(self.tokens) - self.computed
 
 
+def max_logit_gap(a: Sequence, b: Sequence) -> float | None:
+    """max |Δlogit| between two runs of one request (both with ``keep_logits``), over the
+    answer tokens chosen after the same tokens: up to and including the first one where
+    their answers part (later logits follow different histories). None when either run
+    kept no logits."""
+    if not a.logits or not b.logits:
+        return None
+    gap = 0.0
+    for i, (x, y) in enumerate(zip(a.logits, b.logits, strict=False)):
+        gap = max(gap, float((x - y).abs().max()))
+        if a.answer[i] != b.answer[i]:
+            break
+    return gap
+
+
 @dataclass(frozen=True)
 class Feed:
     """One sequence's chunk in a step: tokens[computed : computed + count]."""
@@ -73,7 +93,7 @@ class ServingEngine:
 
     def __init__(
         self, backend: LanguageModel, pool: BlockPool, sampling: SamplingSettings,
-        keep_logits: bool = False,  # keep every chosen token's logits (the exactness tests)
+        keep_logits: bool = False,  # keep every chosen token's logits (the solo comparison)
     ) -> None:
         self.model = serving_model(backend)
         self.keep_logits = keep_logits

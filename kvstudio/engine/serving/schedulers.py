@@ -106,7 +106,7 @@ class Scheduler:
         requests: Sequence[Request],
         config: SchedulerConfig,
         sampling: SamplingSettings | None = None,
-        keep_logits: bool = False,  # keep every chosen token's logits (the exactness tests)
+        keep_logits: bool = False,  # keep every chosen token's logits (the solo comparison)
     ) -> None:
         check_requests(backend, requests, config)
         model = serving_model(backend)
