@@ -115,7 +115,7 @@ def main() -> int:
     parser.add_argument("--temperatures", default="0.1, 0.8, 1.5")
     parser.add_argument("--prompt", default="대한민국의 수도는")
     parser.add_argument("--model", default="embedded-base",
-                        choices=("embedded-base", "embedded-chat"),
+                        choices=("embedded-base", "embedded-chat", "random"),
                         help="the base model writes on for the whole budget; the chat model "
                         "answers in a few tokens")
     args = parser.parse_args()

@@ -54,6 +54,7 @@ from kvstudio.ui.panels.generation_view import GenerationView
 from kvstudio.ui.plots import CacheBytesPlot, LivePlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
 from kvstudio.ui.plots.style import SLIDE_REFERENCE_WIDTH, StyleRestorer, apply_plot_style
+from kvstudio.ui.run import weights_notice
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides import headlines
@@ -357,7 +358,9 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
             font.setPixelSize(round(self._body_px * (2.0 if len(big) <= BIG_CHARS else 1.3)))
             self._big.setFont(font)
         self._big.setText(big)
-        self._details.setText("\n".join(keep_together(line) for line in headline.lines))
+        warning = weights_notice.notice()  # random weights: said first, on every chart
+        lines = [warning, *headline.lines] if warning else headline.lines
+        self._details.setText("\n".join(keep_together(line) for line in lines))
         if chart.lab is not None:
             # Drawn once the chips are hidden and the headline has its lines, at the room
             # the chart then has (drawn before, it filled a third of a 1280×720 screen).
