@@ -14,7 +14,8 @@ The small typed readers (`read_int`, `read_float`, `read_bool`, `read_str`,
 Every text or JSON file the app reads goes through here: run files
 (``runfile_checks``), model and projector configs (``config``, ``scale``),
 tokenizer files, chat turns, prompts, training data and reports.
-Checkpoints and safetensors are read by their own loaders (``kvstudio.files.checkpoints``).
+Checkpoints and safetensors are read by their own loaders (``kvstudio.files.checkpoints``),
+after `require_regular_file`.
 It sits in the engine because the engine reads its own config.json and tokenizer files.
 """
 
@@ -33,6 +34,25 @@ MIB = 1024 * 1024
 MAX_LIST_ITEMS = 131_072  # entries in a list read from a file (a run file: one per position)
 
 T = TypeVar("T")
+
+
+def require_regular_file(path: Path, expected: str) -> None:
+    """ValueError unless `path` is a regular file; for files a library reads itself.
+
+    Checked with ``stat`` (which follows links), never by opening: a FIFO or a device
+    named as model weights must be refused before ``safetensors`` or ``torch.load``
+    opens it, since they block (holding the GIL) or read without end.
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError as exc:
+        raise ValueError(f"{path} does not exist; choose {expected}.") from exc
+    except OSError as exc:
+        raise ValueError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(
+            f"{path} is not a regular file (a device, pipe or folder); choose {expected}."
+        )
 
 
 def read_capped(path: Path, limit: int, expected: str) -> bytes:

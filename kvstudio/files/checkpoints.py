@@ -38,6 +38,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from kvstudio.engine import limits
 from kvstudio.engine.config import ModelConfig, minimind_intermediate_size
 from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.small_files import require_regular_file
 from kvstudio.engine.tokenizer import SPECIAL_TOKENS, TextTokenizer
 from kvstudio.files.folder_write import recover, staged_folder
 from kvstudio.files.resources import MODELS_DIR
@@ -142,6 +143,7 @@ def load_model_folder(
         config = replace(config, dtype=dtype)
     check_model_fits(config, root / CONFIG_FILE)  # before reading or allocating any weights
     weights_path = root / WEIGHTS_FILE
+    require_regular_file(weights_path, "the model's safetensors weights")
     try:
         state = load_file(str(weights_path))
     except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
@@ -291,8 +293,9 @@ def _code_in_pickle(p: Path, exc: Exception) -> str | None:
 def read_pth_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
     """Read a ``.pth`` state dict safely (no code execution), stripping DDP/compile prefixes."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise ValueError(f"{p} does not exist. Give the path of a MiniMind .pth file.")
+    require_regular_file(p, "a MiniMind .pth file")
     if p.stat().st_size == 0:
         raise ValueError(f"{p} is empty (0 bytes); download or copy the checkpoint again.")
     try:

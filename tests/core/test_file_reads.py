@@ -94,3 +94,46 @@ def test_read_json_refuses_numbers_too_long_to_convert(tmp_path: Path) -> None:
     path.write_text('{"head_dim": ' + "9" * 5000 + "}", encoding="utf-8")
     with pytest.raises(ValueError, match=r"x\.json cannot be read as JSON"):
         small_files.read_json(path, 1 << 20, "a config.json")
+
+
+def _model_folder_with_fifo_weights(tmp_path: Path) -> Path:
+    import os
+    import shutil
+
+    from kvstudio.files.resources import MODELS_DIR
+
+    folder = tmp_path / "fifo-model"
+    folder.mkdir()
+    for name in ("config.json", "tokenizer.json"):
+        shutil.copy(MODELS_DIR / "ko-draft" / name, folder / name)
+    os.mkfifo(folder / "model.safetensors")  # nobody writes: opening it would block forever
+    return folder
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_weights_that_are_a_fifo_or_a_device_are_refused_at_once(tmp_path: Path) -> None:
+    """Issue 32.1: safetensors blocked on a FIFO holding the GIL (the window froze, close too)."""
+    import subprocess
+    import sys
+
+    folder = _model_folder_with_fifo_weights(tmp_path)
+    pth = tmp_path / "fifo.pth"
+    __import__("os").mkfifo(pth)
+    device = tmp_path / "zero.pth"
+    device.symlink_to("/dev/zero")
+    # In a child with a timeout: a regression hangs the child, not the suite.
+    code = (
+        "import sys\n"
+        "from kvstudio.files.checkpoints import load_any\n"
+        "for path in sys.argv[1:]:\n"
+        "    try:\n"
+        "        load_any(path)\n"
+        "    except ValueError as exc:\n"
+        "        print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(folder), str(pth), str(device)],
+                          capture_output=True, text=True, timeout=120)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and len(lines) == 3, done.stderr
+    for line in lines:
+        assert "is not a regular file" in line and "does not exist" not in line, line
