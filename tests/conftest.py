@@ -6,7 +6,9 @@ the machine has two cores and tiny matmuls slow down badly when they compete.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -18,6 +20,15 @@ from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import train_fallback_tokenizer
 
 torch.set_num_threads(1)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A run that tests/core/test_other_cpus.py started reports the kernels it ran on."""
+    report = os.environ.get("KVSTUDIO_KERNEL_REPORT")
+    if report:
+        from core.kernels import write_report
+
+        write_report(Path(report), session.testscollected, session.testsfailed)
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,9 @@ import pytest
 
 from kvstudio.cli.main import main
 
-pytestmark = pytest.mark.slow  # the shipped chat model
+# The shipped chat model; batched against alone, rerun under other CPU kernels
+# (tests/core/test_other_cpus.py).
+pytestmark = [pytest.mark.slow, pytest.mark.numeric]
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -21,6 +21,10 @@ from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.beam import BeamLabResult, beam_lab
 from kvstudio.labs.common import finish, lab_prompt_ids
 
+# Compares computations of different shapes (reordered beam caches against each beam recomputed):
+# rerun under other CPU kernels by tests/core/test_other_cpus.py.
+pytestmark = pytest.mark.numeric
+
 PROMPT = "키와 값을 저장하면 다음 토큰을"
 
 

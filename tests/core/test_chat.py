@@ -30,6 +30,10 @@ from kvstudio.labs.chat import (
 )
 from kvstudio.labs.common import Progress
 
+# Compares computations of different shapes (reuse feeds a turn's new tokens, re-feed the whole
+# history): rerun under other CPU kernels by tests/core/test_other_cpus.py.
+pytestmark = pytest.mark.numeric
+
 TURNS = ["안녕하세요", "오늘 날씨 어때요?", "고마워요"]
 SHIPPED = MODELS_DIR.parent / "prompts" / "chat_4turns.txt"
 

@@ -13,6 +13,10 @@ from kvstudio.labs.compare import CompareResult, compare_modes
 from kvstudio.labs.sample import SamplingResult, repeated_sampling
 from kvstudio.labs.sweep import SweepResult, length_sweep
 
+# Compares computations of different shapes (cached vs recompute): rerun under other CPU kernels
+# by tests/core/test_other_cpus.py.
+pytestmark = pytest.mark.numeric
+
 
 def test_lab_prompt_has_exactly_p_tokens(tokenizer: TextTokenizer) -> None:
     for p in (1, 17, 183, 700):

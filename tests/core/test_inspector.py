@@ -19,6 +19,10 @@ from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
 from kvstudio.labs.inspector import CacheFrame, CacheInspector
 
+# Compares computations of different shapes (recomputed rows against cached rows): rerun under
+# other CPU kernels by tests/core/test_other_cpus.py.
+pytestmark = pytest.mark.numeric
+
 KINDS = {
     "dynamic": CacheSpec("dynamic"),
     "static": CacheSpec("static", max_length=40),

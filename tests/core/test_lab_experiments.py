@@ -28,6 +28,10 @@ from kvstudio.labs.sample import SamplingResult, repeated_sampling
 from kvstudio.labs.sweep import ModeFits, SweepLabResult, fit_polynomial, sweep_with_fits
 from kvstudio.labs.temperature import TemperatureLabResult, temperature_lab
 
+# Compares computations of different shapes (cached vs recompute, cache kinds against dynamic):
+# rerun under other CPU kernels by tests/core/test_other_cpus.py.
+pytestmark = pytest.mark.numeric
+
 
 @pytest.fixture(scope="module")
 def prompt(tokenizer: TextTokenizer) -> list[int]:

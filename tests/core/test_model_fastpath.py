@@ -20,6 +20,10 @@ from kvstudio.engine.model import (
     signed_sin,
 )
 
+# Compares computations of different shapes (the fused model against MiniMind written plainly):
+# rerun under other CPU kernels by tests/core/test_other_cpus.py.
+pytestmark = pytest.mark.numeric
+
 TOL = {"rtol": 1e-5, "atol": 1e-5}
 
 

@@ -26,6 +26,10 @@ from kvstudio.labs.projector import ProjectionCheck, projection_check
 from kvstudio.labs.quantized import QuantLabResult, quantized_cache
 from kvstudio.labs.scale import PRESETS, geometry_of_backend, load_config, preset, variants
 
+# Compares computations of different shapes (paged against dynamic, shared rows against their
+# own): rerun under other CPU kernels by tests/core/test_other_cpus.py.
+pytestmark = pytest.mark.numeric
+
 
 def _greedy(backend, tokenizer, prompt, spec, n=24, **kw):  # type: ignore[no-untyped-def]
     stepper = Stepper(

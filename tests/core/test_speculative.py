@@ -77,6 +77,7 @@ def plain_greedy(model: MiniMindLM, tokenizer: TextTokenizer, prompt: list[int])
     return run.generated_ids[0]
 
 
+@pytest.mark.numeric  # one verify forward against plain decoding
 @pytest.mark.parametrize("kind", ["model", "prompt-lookup"])
 def test_greedy_speculative_decoding_equals_plain_greedy(
     models: tuple[MiniMindLM, MiniMindLM], tokenizer: TextTokenizer, kind: str
@@ -143,6 +144,7 @@ def test_a_cache_that_cannot_crop_is_refused_before_the_run(
                        cache_spec=CacheSpec("sliding"))
 
 
+@pytest.mark.numeric  # one verify forward against plain decoding
 @pytest.mark.parametrize("kind", ["static", "paged", "int8"])
 def test_every_croppable_cache_gives_the_greedy_tokens(
     models: tuple[MiniMindLM, MiniMindLM], tokenizer: TextTokenizer, kind: str

@@ -15,6 +15,10 @@ from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import Progress, finish
 from kvstudio.labs.speculative import SpeculativeLabResult, speculative_lab
 
+# Compares computations of different shapes (a verify forward of k + 1 tokens against one at a
+# time): rerun under other CPU kernels by tests/core/test_other_cpus.py.
+pytestmark = pytest.mark.numeric
+
 
 @pytest.fixture(scope="module")
 def target(tiny_model: MiniMindLM) -> MiniMindBackend:

@@ -18,6 +18,10 @@ from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.records import SamplingSettings, StepRecord
 from kvstudio.engine.tokenizer import REPLACEMENT, TextTokenizer
 
+# Compares computations of different shapes (cached vs recompute: a prefill of P against one token
+# a step): rerun under other CPU kernels by tests/core/test_other_cpus.py.
+pytestmark = pytest.mark.numeric
+
 GREEDY = SamplingSettings.greedy_settings()
 
 

@@ -1,0 +1,79 @@
+"""The numerical tests again, under the kernels other machines run, on this machine.
+
+A claim that compares computations of different shapes (batched against alone,
+cached against recomputed, a cropped cache against the first tokens fed) can
+hold bit for bit on the CPU it was written on and fail on another: the
+matrix-product and attention kernels pick their summation order from the
+shape *and* the instruction set. Those tests carry the ``numeric`` marker and
+assert what holds everywhere (`core.rounding`). This module runs them again in
+a child ``pytest -m numeric`` for each setting below, which makes torch and MKL
+take the code paths of an older CPU:
+
+- ``ATEN_CPU_CAPABILITY=default``: ATen's kernels without AVX (softmax, SDPA,
+  reductions, elementwise), as on a CPU torch knows no vector unit of;
+  ``MKL_ENABLE_INSTRUCTIONS=AVX2``: MKL's matrix product limited to AVX2, as
+  on an AVX2-only Intel CPU (an AVX-512 machine's default differs from it);
+- ``ATEN_CPU_CAPABILITY=avx2``: ATen's AVX2 kernels; ``MKL_ENABLE_INSTRUCTIONS=
+  SSE4_2`` and ``MKL_CBWR=COMPATIBLE``: MKL's SSE4.2 and its compatible code
+  path (on AMD CPUs MKL ignores the first and takes its AVX2 path anyway; the
+  second still moves it).
+
+Each child reports its ATen capability and a fingerprint of kernel-dependent
+bits (`core.kernels`): the capability must be the one asked for and the
+fingerprint must differ from this process's, or the run proved nothing. On a
+machine that is not x86 with AVX2 (an ARM Mac: NEON and Accelerate) the
+settings mean nothing and the test is skipped; docs/development.md says what
+is assumed there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.kernels import REPORT_ENV, capability, fingerprint
+
+ROOT = Path(__file__).resolve().parents[2]
+# Only the folders that hold numeric tests: collecting tests/ui would import Qt for nothing.
+FOLDERS = ("tests/core", "tests/cli")
+
+SETTINGS = [
+    pytest.param({"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
+                 "DEFAULT", id="aten-default-mkl-avx2"),
+    pytest.param({"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+                  "MKL_CBWR": "COMPATIBLE"},
+                 "AVX2", id="aten-avx2-mkl-compatible"),
+]
+
+
+@pytest.mark.slow  # about 15 s a setting on the 2-core machine
+@pytest.mark.parametrize(("env", "expected"), SETTINGS)
+def test_the_numeric_tests_pass_under_other_kernels(
+    env: dict[str, str], expected: str, tmp_path: Path
+) -> None:
+    if os.environ.get(REPORT_ENV):
+        pytest.skip("already a child run under other kernels")
+    if platform.machine().lower() not in ("x86_64", "amd64") or capability() not in (
+            "AVX2", "AVX512"):
+        pytest.skip(f"the settings name x86 kernels; this is {platform.machine()}, "
+                    f"ATen {capability()}")
+    report = tmp_path / "kernels.json"
+    child_env = {**os.environ, **env, REPORT_ENV: str(report)}
+    child_env.pop("PYTEST_ADDOPTS", None)
+    command = [sys.executable, "-m", "pytest", "-m", "numeric", "-q", "-p", "no:cacheprovider",
+               *FOLDERS]
+    done = subprocess.run(command, cwd=ROOT, env=child_env, capture_output=True, text=True,
+                          timeout=600, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, (
+        f"the numeric tests fail under {env}:\n{output[-12000:]}")
+    ran = json.loads(report.read_text(encoding="utf-8"))
+    assert ran["capability"] == expected, ran  # ATen really took the kernels asked for
+    assert ran["fingerprint"] != fingerprint(), ran  # and the bits really moved
+    assert ran["collected"] >= 150 and ran["failed"] == 0, ran
