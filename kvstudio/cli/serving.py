@@ -3,10 +3,12 @@
 Owns the ``serving`` subcommand (registered on the one parser in
 ``kvstudio.cli.main``) and its text: per request its prompt tokens,
 prefix-hit tokens, TTFT, inter-token latency p50/p95, end-to-end time, answer
-tokens and ``identical to solo run: yes|no`` (each request really runs alone
-too); per scheduler a totals block (throughput, wasted token slots beside
-their formula, peak blocks and bytes, prefix hits, preemptions); with
-``--timeline`` the requests × steps picture. The numbers come from
+tokens, ``same tokens as solo run: yes|no`` (each request really runs alone
+too) and the largest |Δlogit| between the two runs (float32 rounding: a batch's
+products round a row differently from one row's); per scheduler a totals
+block (throughput, wasted token slots beside their formula, peak blocks and
+bytes, prefix hits, preemptions, the solo check); with ``--timeline`` the
+requests × steps picture. The numbers come from
 ``kvstudio.labs.serving``. Without ``--requests`` it runs the shipped example
 (``kvstudio/resources/prompts/serving_requests.txt``) with its system prompt, on the
 course's chat model.
@@ -170,12 +172,18 @@ def print_result(result: ServingResult, timeline: bool = False) -> None:
                 f"{time_text(o.itl_p95_s, single)} · end-to-end {time_text(o.e2e_s, single)} · "
                 f"answer {o.answer_tokens} tokens"
                 + (f" · preempted {o.preemptions}×" if o.preemptions else "")
-                + f" · identical to solo run: {'yes' if o.identical_to_solo else 'no'}"
+                + f" · same tokens as solo run: {'yes' if o.identical_to_solo else 'no'}"
+                + f" (max |Δlogit| {logit_gap_text(o.max_abs_logit_diff)})"
             )
             print(f"    {common.short(r.text, 50)} → {common.short(o.answer_text, 70)}")
         print_totals(run, single)
         if timeline:
             print_timeline(run.steps)
+
+
+def logit_gap_text(gap: float | None) -> str:
+    """A max |Δlogit| as printed: two significant digits (0 when bit for bit)."""
+    return "—" if gap is None else f"{gap:.2g}"
 
 
 def print_totals(run: SchedulerRun, single: bool) -> None:
@@ -189,6 +197,10 @@ def print_totals(run: SchedulerRun, single: bool) -> None:
           f"decode + {t.padding_slots:,} wasted (formula: {t.padding_formula:,})")
     print(f"  peak blocks: {t.peak_blocks} × {t.block_bytes:,} B = {t.peak_cache_bytes:,} bytes"
           f" · prefix hits {t.prefix_hit_tokens:,} tokens · preemptions {t.preemptions}")
+    same = sum(o.identical_to_solo for o in run.outcomes)
+    print(f"  same tokens as solo runs: {same} of {len(run.outcomes)} · max |Δlogit| "
+          f"{logit_gap_text(run.max_abs_logit_diff)} (float32 rounding: batched products "
+          "round a row differently)")
 
 
 def print_timeline(steps: tuple[ServingStep, ...]) -> None:
