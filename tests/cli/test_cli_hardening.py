@@ -315,10 +315,10 @@ def test_two_static_chat_caches_must_fit_the_free_memory(
 def test_a_paged_block_is_bounded_before_any_pool_is_allocated(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def no_pool(*args: object) -> None:
+    def no_pool(*args: object, **kwargs: object) -> None:
         raise AssertionError("a block pool was allocated")
 
-    monkeypatch.setattr(paged_cache.PagedKVCache, "_ensure_pools", no_pool)
+    monkeypatch.setattr(paged_cache, "BlockPool", no_pool)  # the pool the paged cache makes
     line = _one_error_line(capsys, ["compare", "--cache", "paged", "--block-size", "3000000"])
     assert "A paged cache block of 3,000,000 tokens is longer than the model's 32,768" in line
     for huge in ("1000000000", "99999999999999999999999"):

@@ -1,19 +1,22 @@
-"""The serving engine's block pool: fixed-size blocks of K/V, shared by many requests.
+"""The block pool: fixed-size blocks of K/V, handed out by id and shared by reference count.
 
 Owns `BlockPool`: per layer one key pool and one value pool shaped
 (blocks, b, G, d), a reference count per block, a free list, a fill pointer per
-block and an optional budget (the memory budget, in blocks). It is
-``paged.py``'s pool without the batch: there every row of one run has the same
-length; here each request keeps its own **block table** (``table[p // b]``
-holds position p at slot ``p % b``) and its own length, joins and leaves at
-any step, and gives its blocks back when it ends.
+block and an optional budget (the memory budget, in blocks). It is the one
+pool of the project: ``paged.py``'s `PagedKVCache` (one run's rows, all the
+same length) and the serving engine (requests of their own lengths that join
+and leave at any step) both keep their K and V in it. Whoever holds blocks
+keeps the **block tables** (``table[p // b]`` holds position p at slot
+``p % b``), and gives its blocks back (`release`) when it is done with them.
 
-Sharing and copy on write, as in ``paged.py``: a prefix cache or another
-request may hold a block too (its reference count counts them). A holder may
-append to a block in place only at its fill pointer (the next empty slot);
-writing below it would overwrite someone's tokens, so the block is copied
-first (`writable`). Letters in shape comments: T tokens, S keys, G K/V heads,
-d head_dim, b block size.
+Sharing and copy on write: another row, another request or a prefix cache may
+hold a block too (its reference count counts them). Writing into a block
+someone else also reads would change their tokens, so the writer first takes
+a private copy (`copy_on_write`). The serving engine decides with the fill
+pointer (`writable`): a holder may append in place at the next empty slot,
+and only writing below it copies. The paged cache's rows move in lockstep,
+so it copies any shared block a row appends to. Letters in shape comments:
+T tokens, S keys, G K/V heads, d head_dim, b block size.
 """
 
 from __future__ import annotations
@@ -38,14 +41,16 @@ class BlockPool:
         budget: int | None = None,  # most blocks held at once; None = grow as needed
         dtype: torch.dtype = torch.float32,
         device: torch.device | str = "cpu",
+        initial_blocks: int = 8,  # the pool tensors' first capacity (grown by doubling)
     ) -> None:
         self.block_size = block_size  # b
         self.budget = budget
-        capacity = min(budget, 8) if budget is not None else 8
+        capacity = min(budget, initial_blocks) if budget is not None else initial_blocks
         shape = (capacity, block_size, kv_heads, head_dim)  # (blocks, b, G, d)
         self.key_pools = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(num_layers)]
         self.value_pools = [torch.zeros(shape, dtype=dtype, device=device)
                             for _ in range(num_layers)]
+        self._view_slots()
         self.ref_counts: list[int] = []  # per block id; 0 = free
         self.filled: list[int] = []  # per block id: slots written (0 … b)
         self._free: list[int] = []  # freed block ids, reused first
@@ -94,6 +99,11 @@ class BlockPool:
         empty one, else a private copy (copy on write; the caller's reference moves to it)."""
         if slot == self.filled[block]:
             return block
+        return self.copy_on_write(block, slot)
+
+    def copy_on_write(self, block: int, slot: int) -> int:
+        """A private copy of `block`'s first `slot` slots (every layer, K and V), for a holder
+        about to write at `slot`: the caller's reference moves from `block` to the copy."""
         copy = self.allocate()
         for pools in (self.key_pools, self.value_pools):
             for pool in pools:
@@ -115,6 +125,13 @@ class BlockPool:
                 bigger = pool.new_zeros(grown, *pool.shape[1:])
                 bigger[:capacity] = pool
                 pools[i] = bigger
+        self._view_slots()
+
+    def _view_slots(self) -> None:
+        """Every pool seen as one row per slot, (blocks·b, G, d): what write and read index
+        (slot s is block s // b, slot s % b)."""
+        self.key_slots = [pool.flatten(0, 1) for pool in self.key_pools]
+        self.value_slots = [pool.flatten(0, 1) for pool in self.value_pools]
 
     # ---- tokens -------------------------------------------------------------------------
     def slots(self, table: list[int], start: int, end: int) -> torch.Tensor:
@@ -127,9 +144,8 @@ class BlockPool:
 
     def write(self, layer: int, slots: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
         """Store k, v (T, G, d) of one layer at pool slots (T,)."""
-        G, d = k.shape[1], k.shape[2]
-        self.key_pools[layer].view(-1, G, d).index_copy_(0, slots, k)
-        self.value_pools[layer].view(-1, G, d).index_copy_(0, slots, v)
+        self.key_slots[layer].index_copy_(0, slots, k)
+        self.value_slots[layer].index_copy_(0, slots, v)
 
     def mark_written(self, table: list[int], start: int, end: int) -> None:
         """Positions start … end − 1 of this table are taken (written this step): move the
@@ -141,11 +157,8 @@ class BlockPool:
 
     def read(self, layer: int, slots: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Keys and values (S, G, d) of one layer at pool slots (S,), gathered in order."""
-        pool_k, pool_v = self.key_pools[layer], self.value_pools[layer]
-        G, d = pool_k.shape[2], pool_k.shape[3]
-        return pool_k.view(-1, G, d).index_select(0, slots), pool_v.view(-1, G, d).index_select(
-            0, slots
-        )
+        return (self.key_slots[layer].index_select(0, slots),
+                self.value_slots[layer].index_select(0, slots))
 
     # ---- bytes --------------------------------------------------------------------------
     @property
@@ -157,3 +170,8 @@ class BlockPool:
     def used_nbytes(self) -> int:
         """Bytes of the blocks in use."""
         return self.blocks_in_use * self.block_nbytes
+
+    @property
+    def pool_nbytes(self) -> int:
+        """Bytes of the pool tensors themselves (their capacity, free blocks included)."""
+        return sum(p.nbytes for p in self.key_pools + self.value_pools)

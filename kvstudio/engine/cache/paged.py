@@ -1,13 +1,15 @@
 """A paged KV cache: a pool of fixed-size blocks and a block table per row (vLLM's idea).
 
-Owns `PagedKVCache`, a `KVCache` of `PagedLayer`s. Every layer has one key
-pool and one value pool, shaped
-(blocks, b, H_kv, d); a row's tokens live in the blocks its **block table**
-lists, in order, so position p of row r sits in block ``table[r][p // b]`` at
-slot ``p % b``. One table serves every layer (block i is block i in each
-layer's pool). Attention gets each row's keys and values gathered from its
-blocks into a (B, S, H_kv, d) tensor: the model's attention code is unchanged,
-and the numbers it sees are exactly what a contiguous cache would hold.
+Owns `PagedKVCache`, a `KVCache` of `PagedLayer`s. The blocks live in a
+`BlockPool` (``block_pool.py``, the pool the serving engine uses too): every
+layer has one key pool and one value pool, shaped (blocks, b, G, d), and the
+pool hands out block ids, counts references and copies blocks. This module
+keeps the rest: a row's tokens live in the blocks its **block table** lists,
+in order, so position p of row r sits in block ``table[r][p // b]`` at slot
+``p % b``. One table serves every layer (block i is block i in each layer's
+pool). Attention gets each row's keys and values gathered from its blocks
+into a (B, S, G, d) tensor: the model's attention code is unchanged, and the
+numbers it sees are exactly what a contiguous cache would hold.
 
 What paging buys, and what this module shows:
 
@@ -16,8 +18,9 @@ What paging buys, and what this module shows:
 - **Sharing.** Rows of a repeated-sampling run start from one prompt: the
   stepper computes the prefill once and calls `select_rows`, which copies
   *block tables*, not tensors, and counts references. When a row appends to a
-  shared block that is not full, the block is first copied (**copy on write**);
-  full prompt blocks stay shared for the whole run.
+  shared block that is not full, the block is first copied (**copy on write**,
+  the last row to append keeps the original); full prompt blocks stay shared
+  for the whole run.
 - **Finished rows stop growing.** `finish_rows` marks rows that produced eos;
   they keep their blocks but store nothing more (a dense cache keeps one
   column per step for every row).
@@ -39,6 +42,7 @@ from dataclasses import dataclass
 import torch
 
 from kvstudio.engine.cache.base import CacheLayer, KVCache, check_crop_length
+from kvstudio.engine.cache.block_pool import BlockPool
 from kvstudio.engine.cache.spec import CacheSpec
 
 
@@ -98,7 +102,9 @@ class PagedLayer(CacheLayer):
 
 
 class PagedKVCache(KVCache[CacheLayer]):
-    """Block pool + block tables behind a list of `PagedLayer`s (the model uses it as any cache)."""
+    """Block tables behind a list of `PagedLayer`s (the model uses it as any cache); the
+    blocks themselves live in one `BlockPool`, made at the first step (it learns G, d, the
+    dtype and the device from the first keys)."""
 
     def __init__(self, num_layers: int, spec: CacheSpec | None = None) -> None:
         layers = (PagedLayer(self, i) for i in range(num_layers))
@@ -107,16 +113,11 @@ class PagedKVCache(KVCache[CacheLayer]):
         self.clear_blocks()
 
     def clear_blocks(self) -> None:
-        n = len(self)
-        self.key_pools: list[torch.Tensor | None] = [None] * n  # (capacity, b, G, d) per layer
-        self.value_pools: list[torch.Tensor | None] = [None] * n
-        self.ref_counts: list[int] = []  # per block id; 0 = free
-        self._free: list[int] = []  # block ids to reuse
+        self.pool: BlockPool | None = None  # K/V blocks of every layer; made by _plan
         self.tables: list[list[int]] = []  # per row: block ids in position order
         self.lengths: list[int] = []  # per row: tokens stored
         self.active: list[bool] = []  # per row: still appending (False after eos)
         self.positions = 0  # positions planned (the next token's position)
-        self.copies_on_write = 0  # shared blocks copied because a row appended to them
         self._write_slots = torch.empty(0, dtype=torch.long)  # (N,) pool slots written this step
         self._write_rows = torch.empty(0, dtype=torch.long)  # (N,) rows of k.view(B·T) they take
         self._gather = torch.empty(0, 0, dtype=torch.long)  # (B, S) pool slot of each key
@@ -128,19 +129,16 @@ class PagedKVCache(KVCache[CacheLayer]):
         B, T, G, d = k.shape
         if index == 0:
             self._plan(B, T, k)  # blocks for the new tokens (one plan serves every layer)
-        pool_k, pool_v = self.key_pools[index], self.value_pools[index]
-        assert pool_k is not None and pool_v is not None  # allocated by _plan
-        flat_k = pool_k.view(-1, G, d)  # (capacity·b, G, d): one row per slot
-        flat_v = pool_v.view(-1, G, d)
+        pool = self.pool
+        assert pool is not None  # made by _plan
         if self._write_slots.numel():
-            rows = self._write_rows
-            flat_k.index_copy_(0, self._write_slots, k.reshape(B * T, G, d).index_select(0, rows))
-            flat_v.index_copy_(0, self._write_slots, v.reshape(B * T, G, d).index_select(0, rows))
+            rows = self._write_rows  # (N,) the new tokens of the rows still appending
+            new_k = k.reshape(B * T, G, d).index_select(0, rows)  # (N, G, d)
+            new_v = v.reshape(B * T, G, d).index_select(0, rows)
+            pool.write(index, self._write_slots, new_k, new_v)
         S = self._gather.shape[1]
-        where = self._gather.view(-1)  # (B·S,)
-        keys = flat_k.index_select(0, where).view(B, S, G, d)  # gathered from the row's blocks
-        values = flat_v.index_select(0, where).view(B, S, G, d)
-        return keys, values
+        keys, values = pool.read(index, self._gather.view(-1))  # (B·S, G, d) from the blocks
+        return keys.view(B, S, G, d), values.view(B, S, G, d)
 
     def _plan(self, batch: int, new: int, like: torch.Tensor) -> None:
         """Give every active row slots for `new` more tokens; build the write and gather indices."""
@@ -154,7 +152,7 @@ class PagedKVCache(KVCache[CacheLayer]):
                 f"The paged cache holds {len(self.tables)} rows but the model fed {B}; "
                 "start a new run."
             )
-        self._ensure_pools(like)
+        pool = self._pool_like(like)
         b = self.block_size
         slots: list[int] = []
         sources: list[int] = []
@@ -165,10 +163,13 @@ class PagedKVCache(KVCache[CacheLayer]):
             for t in range(T):
                 block_index, offset = divmod(n + t, b)
                 if offset == 0:
-                    table.append(self._allocate())
-                elif t == 0 and self.ref_counts[table[block_index]] > 1:
-                    table[block_index] = self._copy_on_write(table[block_index])
-                slots.append(table[block_index] * b + offset)
+                    table.append(pool.allocate())
+                elif t == 0 and pool.ref_counts[table[block_index]] > 1:
+                    # Another row reads this block too: append to a private copy of it.
+                    table[block_index] = pool.copy_on_write(table[block_index], offset)
+                block = table[block_index]
+                pool.filled[block] = offset + 1  # the block's fill pointer: slots written
+                slots.append(block * b + offset)
                 sources.append(r * T + t)
             self.lengths[r] = n + T
         self.positions += T
@@ -184,66 +185,39 @@ class PagedKVCache(KVCache[CacheLayer]):
         # only feed that row's attention, whose output the stepper replaces with eos.
         self._gather = tables[:, positions // b] * b + positions % b  # (B, S)
 
-    # ---- blocks -------------------------------------------------------------------------
-    def _ensure_pools(self, like: torch.Tensor) -> None:
-        if self.key_pools[0] is None:
+    def _pool_like(self, like: torch.Tensor) -> BlockPool:
+        """The pool, made on the first step for keys shaped like `like` (B, T, G, d)."""
+        if self.pool is None:
             _, _, G, d = like.shape
-            for i in range(len(self)):
-                self.key_pools[i] = like.new_zeros(4, self.block_size, G, d)
-                self.value_pools[i] = like.new_zeros(4, self.block_size, G, d)
+            self.pool = BlockPool(
+                len(self), self.block_size, G, d, dtype=like.dtype, device=like.device,
+                initial_blocks=4,
+            )
+        return self.pool
+
+    # ---- blocks -------------------------------------------------------------------------
+    @property
+    def ref_counts(self) -> list[int]:
+        """Per block id, the rows holding it (0 = free)."""
+        return self.pool.ref_counts if self.pool is not None else []
 
     @property
-    def capacity(self) -> int:
-        pool = self.key_pools[0]
-        return 0 if pool is None else int(pool.shape[0])
-
-    def _grow(self, needed: int) -> None:
-        new_capacity = max(needed, 2 * self.capacity)
-        for pools in (self.key_pools, self.value_pools):
-            for i, pool in enumerate(pools):
-                assert pool is not None
-                grown = pool.new_zeros(new_capacity, *pool.shape[1:])
-                grown[: pool.shape[0]] = pool
-                pools[i] = grown
-
-    def _allocate(self) -> int:
-        if self._free:
-            block = self._free.pop()
-            self.ref_counts[block] = 1
-            return block
-        block = len(self.ref_counts)
-        self.ref_counts.append(1)
-        if block >= self.capacity:
-            self._grow(block + 1)
-        return block
-
-    def _release(self, block: int) -> None:
-        self.ref_counts[block] -= 1
-        if self.ref_counts[block] == 0:
-            self._free.append(block)
-
-    def _copy_on_write(self, block: int) -> int:
-        """A private copy of a shared block (every layer), so appending leaves the others' alone."""
-        copy = self._allocate()
-        for pools in (self.key_pools, self.value_pools):
-            for pool in pools:
-                assert pool is not None
-                pool[copy] = pool[block]
-        self._release(block)
-        self.copies_on_write += 1
-        return copy
+    def copies_on_write(self) -> int:
+        """Shared blocks copied because a row appended to them."""
+        return self.pool.copies_on_write if self.pool is not None else 0
 
     # ---- rows ---------------------------------------------------------------------------
     def select_table_rows(self, rows: torch.Tensor | Sequence[int]) -> None:
         """Keep rows `rows` (repeats allowed) by copying block tables and counting references."""
         picked = [int(r) for r in rows]
         tables = [list(self.tables[r]) for r in picked]
-        for table in tables:
-            for block in table:
-                self.ref_counts[block] += 1
-        for table in self.tables:
-            for block in table:
-                self._release(block)
+        if self.pool is not None:  # no pool yet: no blocks to count
+            for table in tables:
+                for block in table:
+                    self.pool.retain(block)
+            for table in self.tables:
+                for block in table:
+                    self.pool.release(block)
         self.tables = tables
         self.lengths = [self.lengths[r] for r in picked]
         self.active = [self.active[r] for r in picked]
@@ -264,11 +238,15 @@ class PagedKVCache(KVCache[CacheLayer]):
                 "before any row produces eos."
             )
         removed = self.positions - length
-        kept_blocks = -(-length // self.block_size)  # ceil(length / b)
+        b = self.block_size
+        kept_blocks = -(-length // b)  # ceil(length / b)
         for table in self.tables:
+            assert self.pool is not None  # a row with positions holds blocks of the pool
             for block in table[kept_blocks:]:
-                self._release(block)
+                self.pool.release(block)
             del table[kept_blocks:]
+            if table:
+                self.pool.filled[table[-1]] = length - (kept_blocks - 1) * b  # (1 … b)
         self.lengths = [length] * len(self.tables)
         self.positions = length
         for layer in self:
@@ -296,14 +274,13 @@ class PagedKVCache(KVCache[CacheLayer]):
     @property
     def live_blocks(self) -> int:
         """Blocks some row holds (a shared block counts once: it is stored once)."""
-        return sum(1 for count in self.ref_counts if count > 0)
+        return self.pool.blocks_in_use if self.pool is not None else 0
 
     def block_nbytes(self) -> tuple[int, int]:
         """(K bytes, V bytes) of one block in one layer, read from the pool tensors."""
-        pool_k, pool_v = self.key_pools[0], self.value_pools[0]
-        if pool_k is None or pool_v is None:
+        if self.pool is None:
             return 0, 0
-        return pool_k[0].nbytes, pool_v[0].nbytes
+        return self.pool.key_pools[0][0].nbytes, self.pool.value_pools[0][0].nbytes
 
     def used_layer_nbytes(self) -> int:
         """Bytes of one layer's slots that hold tokens (a shared block's tokens counted once)."""
@@ -318,5 +295,4 @@ class PagedKVCache(KVCache[CacheLayer]):
     @property
     def pool_nbytes(self) -> int:
         """Bytes of the pool tensors themselves (capacity, including free blocks)."""
-        pools = [p for p in self.key_pools + self.value_pools if p is not None]
-        return sum(p.nbytes for p in pools)
+        return self.pool.pool_nbytes if self.pool is not None else 0
