@@ -17,8 +17,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
-from kvstudio.cli.args import thread_count
 from kvstudio.files.resources import RANDOM_MODEL_NAME
+from kvstudio.labs.bounds import thread_count
 from kvstudio.ui.app.fonts import app_font, register_bundled_font
 from kvstudio.ui.app.i18n import LanguageSwitcher, language_hint, locale_names_no_language
 from kvstudio.ui.app.settings import AppSettings
@@ -74,11 +74,19 @@ def build_window(app: QApplication, settings: AppSettings, loader: ModelLoader,
     return window
 
 
+def _threads(text: str) -> int:
+    """``--threads``: the command line's check (1 … the CPU cores), refused as its error line."""
+    try:
+        return thread_count(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="kvstudio-window", description=__doc__)
     parser.add_argument("--lang", choices=("system", "en", "ko"), default=None,
                         help="UI language (default: the last one chosen, else the system's)")
-    parser.add_argument("--threads", type=thread_count, default=1,
+    parser.add_argument("--threads", type=_threads, default=1,
                         help="torch threads for the model (default 1: fastest for tiny models "
                         "on a busy machine)")
     parser.add_argument("--settings", default=None,
