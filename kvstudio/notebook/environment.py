@@ -70,7 +70,7 @@ def application() -> Any:
 def language(code: str = "ko") -> str:
     """Chart titles, labels and headlines in ``"ko"`` or ``"en"`` from now on (new labs)."""
     if code not in ("ko", "en"):
-        raise ValueError(f"language must be 'ko' or 'en', got {code!r}.")
+        raise ValueError(f"language must be 'ko' or 'en', got {code!r:.60}.")
     _state["language"] = code
     if "languages" in _state:
         return str(_state["languages"].apply(code))
@@ -82,10 +82,20 @@ def current_language() -> str:
 
 
 def threads(count: int = 1) -> int:
-    """Torch threads for the labs (default 1, as the ``kvstudio`` command: see docs/cli.md)."""
-    if count < 1:
-        raise ValueError(f"threads must be at least 1, got {count}.")
+    """Torch threads for the labs (default 1, as the ``kvstudio`` command: see docs/cli.md).
+
+    The command line's bound (`limits.check_threads`: 1 … the CPU cores); anything else
+    is a ValueError, never a kernel killed by an absurd thread pool.
+    """
+    from kvstudio.engine import limits
     from kvstudio.ui.run.engine_adapter import set_torch_threads
+
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise ValueError(f"threads must be a whole number, got {count!r:.60}.")
+    try:
+        limits.check_threads(count)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("--threads", "threads", 1)) from None
 
     _state["threads"] = count
     return set_torch_threads(count)

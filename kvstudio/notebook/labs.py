@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from kvstudio.notebook.chart_view import LiveCharts
 from kvstudio.notebook.environment import application
-from kvstudio.notebook.models import as_model
-from kvstudio.notebook.runner import LabRun, drive, set_fields
+from kvstudio.notebook.models import MAX_PATH_CHARS, as_model
+from kvstudio.notebook.runner import LabRun, drive, set_fields, shown
 
 if TYPE_CHECKING:
     from kvstudio.ui.labs.base import LabPanel
@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 
 
 _exporter: list[Any] = []
+MAX_TURN_CHARS = 32_767  # a chat turn, as the window's chat box holds it
+# Turns in one call: the lecture has 4; the command line's cost rule asks past about 100
+# and a turns file holds at most 16 MiB. Past this, a count is a typo, not a lesson.
+MAX_TURNS = 100_000
 
 
 def _chart_exporter() -> Any:
@@ -85,8 +89,9 @@ def compare(model: ModelHandle | str | Path | None = None, *, preset: str | None
     from kvstudio.labs.course import CACHE_PRESETS
     from kvstudio.ui.labs.compare_lab import CacheVsRecomputePanel
 
-    if preset is not None and preset not in CACHE_PRESETS:
-        raise ValueError(f"preset must be one of {', '.join(CACHE_PRESETS)}, got {preset!r}.")
+    if preset is not None and (not isinstance(preset, str) or preset not in CACHE_PRESETS):
+        raise ValueError(f"preset must be one of {', '.join(CACHE_PRESETS)}, "
+                         f"got {shown(preset)}.")
 
     def choose(panel: LabPanel) -> None:
         if preset is not None:
@@ -188,15 +193,7 @@ def chat(model: ModelHandle | str | Path | None = None, *,
                            "answer_tokens": answer_tokens, "context_limit": context_limit,
                            "ttft_rounds": rounds})
         handle = as_model(model, None)  # the chat model (the window's chat tab: its own model)
-        if turns is None or isinstance(turns, int):
-            count = 4 if turns is None else turns
-            if count < 1:
-                raise ValueError(f"turns must be at least 1, got {count}.")
-            lines = [panel.next_scripted_turn() for _ in range(count)]  # type: ignore[attr-defined]
-        else:
-            lines = [str(t) for t in turns]
-            if not lines:
-                raise ValueError("Give at least one user turn.")
+        lines = _chat_turns(panel, turns)
         live = LiveCharts(panel.charts(), show=show)
         results: list[object] = []
         steps: list[object] = []
@@ -212,6 +209,26 @@ def chat(model: ModelHandle | str | Path | None = None, *,
         raise
     return LabRun("chat", panel, results[-1], handle.name, time.perf_counter() - started,
                   steps, turns=results)
+
+
+def _chat_turns(panel: LabPanel, turns: Sequence[str] | int | None) -> list[str]:
+    """The user's lines: `turns` of the lecture's script, or the lines given (each checked)."""
+    if turns is None or (isinstance(turns, int) and not isinstance(turns, bool)):
+        count = 4 if turns is None else turns
+        if not 1 <= count <= MAX_TURNS:
+            raise ValueError(f"turns must be between 1 and {MAX_TURNS}, got {count}.")
+        return [panel.next_scripted_turn() for _ in range(count)]  # type: ignore[attr-defined]
+    if isinstance(turns, str) or not isinstance(turns, Sequence):
+        raise ValueError("turns must be a number of the lecture's turns or a list of lines, "
+                         f"got {type(turns).__name__}.")
+    if not 1 <= len(turns) <= MAX_TURNS:
+        raise ValueError(f"Give between 1 and {MAX_TURNS} user turns, got {len(turns):,}.")
+    for line in turns:
+        if not isinstance(line, str) or not line.strip():
+            raise ValueError("Each turn must be a line of text.")
+        if len(line) > MAX_TURN_CHARS:
+            raise ValueError(f"A turn takes at most {MAX_TURN_CHARS:,} characters.")
+    return list(turns)
 
 
 def serving(model: ModelHandle | str | Path | None = None, *,
@@ -232,6 +249,10 @@ def serving(model: ModelHandle | str | Path | None = None, *,
     """
     from kvstudio.ui.labs.serving_lab import ServingPanel
 
+    if requests is not None and (not isinstance(requests, str | Path)
+                                 or len(str(requests)) > MAX_PATH_CHARS):
+        raise ValueError("requests must be the path of a requests file, or None for the "
+                         "shipped example.")
     path = None if requests is None else Path(requests).expanduser()
     if path is not None and not path.is_file():
         raise ValueError(f"No requests file at {path}: give a text file with one question a "
@@ -267,7 +288,7 @@ def beam(model: ModelHandle | str | Path | None = None, *, prompt: str | None = 
                  if v is early_stopping or (isinstance(v, str) and v == early_stopping)]
         if not found:
             raise ValueError(f"early_stopping must be False, True or 'never', "
-                             f"got {early_stopping!r}.")
+                             f"got {shown(early_stopping)}.")
         stopping = found[0]
 
     def choose(panel: LabPanel) -> None:

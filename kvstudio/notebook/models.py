@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 _loaded: dict[tuple[str, str], ModelHandle] = {}
 
 EMBEDDED_NAMES = ("ko-base", "ko-chat")
+MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer "path" is no path
 
 
 def load(model: str | Path = "ko-base", tokenizer: str | Path | None = None) -> ModelHandle:
@@ -35,6 +36,10 @@ def load(model: str | Path = "ko-base", tokenizer: str | Path | None = None) -> 
     application()  # the bundled font and torch threads before the first lab draws
     from kvstudio.ui.run.engine_adapter import ModelChoice, load_model
 
+    if not isinstance(model, str | Path) or not isinstance(tokenizer, str | Path | None):
+        raise ValueError(f"model must be a name or a path, got {type(model).__name__}.")
+    if len(str(model)) > MAX_PATH_CHARS or len(str(tokenizer or "")) > MAX_PATH_CHARS:
+        raise ValueError(f"model and tokenizer paths take at most {MAX_PATH_CHARS:,} characters.")
     key = (str(model), str(tokenizer or ""))
     if key in _loaded:
         return _loaded[key]
@@ -73,10 +78,15 @@ def course_model(role: CourseRole | None) -> ModelHandle:
 
 def as_model(model: ModelHandle | str | Path | None, role: CourseRole | None) -> ModelHandle:
     """`model` loaded (a name or path) or as given; None: the course's model for the lab."""
+    from kvstudio.ui.run.engine_adapter import ModelHandle
+
     if model is None:
         return course_model(role)
     if isinstance(model, str | Path):
         return load(model)
+    if not isinstance(model, ModelHandle):
+        raise ValueError(f"model must be a name ('ko-base', 'ko-chat', 'random'), a path or "
+                         f"what kv.load returns, got {type(model).__name__}.")
     return model
 
 

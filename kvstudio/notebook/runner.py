@@ -15,14 +15,16 @@ are drawn by one piece of code.
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QAbstractSpinBox, QCheckBox, QComboBox, QLineEdit, QSpinBox
 
+from kvstudio.cli.args import MAX_VALUES  # the command line's bound on a list of values
 from kvstudio.notebook.chart_view import HEIGHT, WIDTH, LiveCharts, chart_png
 from kvstudio.notebook.progress import progress_view
 
@@ -39,35 +41,66 @@ def set_fields(panel: LabPanel, values: Mapping[str, Any]) -> None:
     """Write each value into the panel's box of that name (None: keep the course preset's).
 
     A number outside the box's range is refused (the window's box would clamp it
-    without a word); a list for a text box is written comma-separated.
+    without a word); a list for a text box is written comma-separated, and text longer
+    than the box holds is refused (the box would cut it without a word). Every refusal is
+    a ValueError that names the argument, before any model is loaded or run.
     """
     for name, value in values.items():
         if value is None:
             continue
         box = getattr(panel, name, None)
+        if isinstance(box, QLineEdit):
+            text = _line_text(name, value)
+            if len(text) > box.maxLength():
+                raise ValueError(f"{name} is {len(text):,} characters long; the lab takes at "
+                                 f"most {box.maxLength():,}: shorten it.")
+            box.setText(text)
+            continue
         if isinstance(box, QAbstractSpinBox) and hasattr(box, "setValue"):
             low, high = box.minimum(), box.maximum()  # type: ignore[attr-defined]
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ValueError(f"{name} must be a number, got {value!r}.")
+                raise ValueError(f"{name} must be a number, got {shown(value)}.")
+            if not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value!r}.")
             if isinstance(box, QSpinBox) and int(value) != value:
                 raise ValueError(f"{name} must be a whole number, got {value!r}.")
             if not low <= value <= high:
                 raise ValueError(f"{name} must be between {low:g} and {high:g}, got {value:g}.")
             box.setValue(int(value) if isinstance(box, QSpinBox) else float(value))  # type: ignore[attr-defined]
-        elif isinstance(box, QLineEdit):
-            if not isinstance(value, str) and isinstance(value, Iterable):
-                value = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value)
-            box.setText(str(value))
         elif isinstance(box, QCheckBox):
-            box.setChecked(bool(value))
+            if not isinstance(value, bool):
+                raise ValueError(f"{name} must be True or False, got {shown(value)}.")
+            box.setChecked(value)
         elif isinstance(box, QComboBox):
             index = box.findData(value)
             if index < 0:
                 choices = ", ".join(repr(box.itemData(i)) for i in range(box.count()))
-                raise ValueError(f"{name} must be one of {choices}, got {value!r}.")
+                raise ValueError(f"{name} must be one of {choices}, got {shown(value)}.")
             box.setCurrentIndex(index)
         else:
             raise ValueError(f"{type(panel).__name__} has no setting {name!r}.")
+
+
+def shown(value: object) -> str:
+    """`value` for a message: its repr, cut to a readable length."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}… ({len(text):,} characters)"
+
+
+def _line_text(name: str, value: object) -> str:
+    """A text box's value: text as given, or a list of numbers written comma-separated."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+        items = list(value) if not isinstance(value, Sized) or len(value) <= MAX_VALUES else None
+        if items is None or len(items) > MAX_VALUES:
+            raise ValueError(f"{name} takes at most {MAX_VALUES:,} values.")
+        for item in items:
+            if isinstance(item, bool) or not isinstance(item, int | float) or not math.isfinite(
+                    item):
+                raise ValueError(f"{name} must hold finite numbers, got {shown(item)}.")
+        return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in items)
+    raise ValueError(f"{name} must be text or a list of numbers, got {shown(value)}.")
 
 
 def drive(panel: LabPanel, model: ModelHandle, title: str, *, show: bool = True,
