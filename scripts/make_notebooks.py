@@ -321,14 +321,17 @@ for kind, r in runs.items():
         [
             code("run = kv.chat(turns=3, answer_tokens=24, rounds=1)\nprint(run.headline)"),
             md("## 확인 · Checked", "Reuse feeds the turn's new tokens, re-feeding the whole "
-               "history; both answer the same."),
+               "history; both answer the same tokens, chosen from logits that agree to float32 "
+               "rounding (the two prefills have other row counts, so not bit for bit)."),
             code('''\
 for turn in run.turns:
     assert turn.reuse.prompt_tokens_fed == turn.new_tokens, "재사용: 새 토큰만 · reuse: new tokens"
     assert turn.refeed.prompt_tokens_fed == turn.history_tokens, "다시 먹이기: 대화 전체 · the history"
     assert turn.identical, "두 방식의 답이 같음 · both ways answer the same"
+    assert turn.max_abs_logit_diff < 1e-3, "로짓은 반올림 수준으로 같음 · logits agree to rounding"
     print(f"turn {turn.turn}: reuse fed {turn.reuse.tokens_fed:,}, re-feed {turn.refeed.tokens_fed:,} "
-          f"tokens; cache {turn.reuse.cache_bytes:,} B")'''),
+          f"tokens; cache {turn.reuse.cache_bytes:,} B; same tokens, max |Δlogit| "
+          f"{turn.max_abs_logit_diff:.2g}")'''),
         ]),
     "08_paged_quantized.ipynb": notebook(
         "페이지 캐시와 양자화 캐시", "Paged and quantized caches",
@@ -387,14 +390,20 @@ for q in static.result.serving.requests:  # 요청: 도착 단계, 프롬프트 
             md("## 혼자 실행한 답과 같은가 · The same answers as alone",
                "Every request's answer is compared with the same request run alone (a batch "
                "of one, the whole prompt at once, no prefix cache); no request produces a "
-               "token before it arrives."),
+               "token before it arrives. The tokens are the same; the logits they were chosen "
+               "from agree to float32 rounding, not bit for bit (a step's products run over "
+               "all its rows, and the CPU rounds a row differently in a batch of another "
+               "size), and the largest gap is printed."),
             code('''\
 runs = {"static": static.result.serving.runs[-1], "continuous": continuous.result.serving.runs[-1]}
 for name, served in runs.items():
     for o in served.outcomes:
         assert o.answer_ids == o.solo_ids, f"{name} #{o.request.index}: 혼자 실행한 답과 같아야 함 · same as alone"
         assert o.first_token_step >= o.request.arrival, "도착 전에는 답하지 않음 · no token before it arrives"
-    print(f"{name:10s} {served.totals.steps} steps: all {len(served.outcomes)} answers identical to their solo runs")
+    gap = served.max_abs_logit_diff  # 부동소수점 반올림 · float32 rounding
+    assert gap is not None and gap < 1e-3, "로짓 차이는 반올림 수준 · the logits agree to rounding"
+    print(f"{name:10s} {served.totals.steps} steps: all {len(served.outcomes)} answers the same tokens "
+          f"as their solo runs, max |Δlogit| {gap:.2g}")
 print("request  arrives  first token (static / continuous)")
 for s, c in zip(runs["static"].outcomes, runs["continuous"].outcomes, strict=True):
     print(f"#{s.request.index:<8}{s.request.arrival:<9}{s.first_token_step} / {c.first_token_step}")'''),

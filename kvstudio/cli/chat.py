@@ -3,7 +3,9 @@
 Owns the `chat` subcommand (registered on the one parser in
 ``kvstudio.cli.main``) and its table: per turn, both ways, the tokens fed for
 the prompt, TTFT, decode ms/token and the cache's bytes, then whether the
-greedy answers were identical. The conversation runs in ``kvstudio.labs.chat``; with
+greedy answers were identical and the largest |Δlogit| between the ways (float32
+rounding: their prefills have other row counts). The conversation runs in
+``kvstudio.labs.chat``; with
 ``--rounds R`` it runs R times from scratch and the times are medians (the
 tokens fed are the same every round). Before any turn runs, the turns file is
 read capped (``labs.chat.read_turns``), ``--context-limit`` is capped at the
@@ -194,16 +196,21 @@ def _median(rounds: Sequence[Sequence[ChatTurn]], turn: int, way: str, field: st
     return statistics.median(values) if values else 0.0
 
 
+def _gap(gap: float | None) -> str:
+    """A max |Δlogit| as printed: two significant digits ("0" when bit for bit)."""
+    return "—" if gap is None else f"{gap:.2g}"
+
+
 def print_table(rounds: Sequence[Sequence[ChatTurn]]) -> None:
     first = rounds[0]
     print()
     print(
         f"{'turn':>4} {'history':>7} │ {'prompt tokens fed':^17} │ {'TTFT ms':^15} │ "
-        f"{'decode ms/token':^15} │ {'cache KiB':^15} │ {'answer':>6} │ same"
+        f"{'decode ms/token':^15} │ {'cache KiB':^15} │ {'answer':>6} │ same │ max |Δlogit|"
     )
     print(
         f"{'':>4} {'':>7} │ {'reuse':>8}{'re-feed':>9} │ {'reuse':>7}{'re-feed':>8} │ "
-        f"{'reuse':>7}{'re-feed':>8} │ {'reuse':>7}{'re-feed':>8} │ {'tokens':>6} │"
+        f"{'reuse':>7}{'re-feed':>8} │ {'reuse':>7}{'re-feed':>8} │ {'tokens':>6} │      │"
     )
     total_reuse = total_refeed = 0
     for index, turn in enumerate(first):
@@ -219,12 +226,14 @@ def print_table(rounds: Sequence[Sequence[ChatTurn]]) -> None:
             f"{_median(rounds, index, 'reuse', 'decode_ms_per_token'):>7.2f}"
             f"{_median(rounds, index, 'refeed', 'decode_ms_per_token'):>8.2f} │ "
             f"{reuse.cache_bytes / 1024:>7.1f}{refeed.cache_bytes / 1024:>8.1f} │ "
-            f"{len(turn.answer_ids):>6} │ {'yes' if turn.identical else 'NO'}"
+            f"{len(turn.answer_ids):>6} │ {'yes' if turn.identical else ' NO'}  │ "
+            f"{_gap(turn.max_abs_logit_diff)}"
         )
     for turn in first:
         print(f"  {turn.turn}. user: {turn.user_text}")
         print(f"     assistant: {turn.answer_text}")
     same = [turn.identical for turn in first]
+    gaps = [t.max_abs_logit_diff for t in first if t.max_abs_logit_diff is not None]
     agree_rounds = all(
         [t.answer_ids for t in done] == [t.answer_ids for t in first] for done in rounds
     )
@@ -235,5 +244,7 @@ def print_table(rounds: Sequence[Sequence[ChatTurn]]) -> None:
     print(
         f"identical tokens: {'yes' if all(same) else 'NO'} ({sum(map(bool, same))} of "
         f"{len(same)} turns chose the same greedy tokens both ways"
-        f"{'; every round the same' if agree_rounds else '; rounds differ'})"
+        f"{'; every round the same' if agree_rounds else '; rounds differ'}); "
+        f"max |Δlogit| {_gap(max(gaps, default=None))} (float32 rounding: the ways' "
+        "prefills have other row counts)"
     )

@@ -14,10 +14,14 @@ re-exported here.
 
 Both decode with a cache inside the turn and choose greedily (argmax), so
 the answers must be the same token for token; `ChatTurn.identical` says
-whether they were. Tokens fed are counted from the tensors passed to the
-model. A turn that would run past the context limit (the model's positions,
-or a smaller limit the caller sets) is refused with `ContextFullError`
-before anything runs, and the conversation stays as it was.
+whether they were. The logits they were chosen from agree to float32
+rounding, not bit for bit: reuse's prefill is the turn's new tokens on top of
+the cache, re-feed's the whole history, and products over different row
+counts round differently; `ChatTurn.max_abs_logit_diff` is the largest gap.
+Tokens fed are counted from the tensors passed to the model. A turn that
+would run past the context limit (the model's positions, or a smaller limit
+the caller sets) is refused with `ContextFullError` before anything runs, and
+the conversation stays as it was.
 
 A turn yields a `Progress` after every forward call, so whoever drives it
 (the lab thread, which checks for Cancel between items) can stop it within one
@@ -234,16 +238,18 @@ class ChatSession:
         feeds = {"reuse": len(prompt) - cached_before, "refeed": len(prompt)}
         planned = {w: self._chunks(feeds[w]) + budget - 1 for w in ways}
         steps = _StepCount(sum(planned.values()))
+        chosen_from: dict[Way, list[torch.Tensor]] = {w: [] for w in ways}  # logits per token
         committed = False
         try:
             for way in ways:
                 way_ends_at = steps.done + planned[way]
                 if way == "reuse":
-                    results["reuse"] = yield from self._answer_reusing(prompt, budget, steps)
+                    results["reuse"] = yield from self._answer_reusing(
+                        prompt, budget, steps, chosen_from["reuse"])
                 else:
                     cache = self.backend.new_cache(self.cache_spec, 1)
                     results["refeed"] = yield from self._answer(
-                        "refeed", prompt, cache, budget, steps
+                        "refeed", prompt, cache, budget, steps, chosen_from["refeed"]
                     )
                     del cache
                 steps.done = way_ends_at  # an answer that ended at eos skips its other steps
@@ -266,6 +272,7 @@ class ChatSession:
                 and len(answer) == budget
                 and answer[-1] != self.eos_id,
                 context_limit=self.context_limit,
+                max_abs_logit_diff=_logit_gap(results, chosen_from),
             )
             self.turns.append(record)
             committed = True
@@ -306,14 +313,17 @@ class ChatSession:
         """Feed `feed` on `cache` in chunks; (seconds of the forward calls, first token, fed)."""
         seconds, fed, token = 0.0, 0, -1
         for first in range(0, len(feed), self.prefill_chunk):
-            seconds_chunk, token, count = self._prefill_chunk(feed[first:first +
-                                                                   self.prefill_chunk], cache)
+            seconds_chunk, token, count, _ = self._prefill_chunk(
+                feed[first:first + self.prefill_chunk], cache)
             seconds += seconds_chunk
             fed += count
         return seconds, token, fed
 
-    def _prefill_chunk(self, chunk: Sequence[int], cache: Cache) -> tuple[float, int, int]:
-        """One timed forward of `chunk` on `cache` and the argmax after it."""
+    def _prefill_chunk(
+        self, chunk: Sequence[int], cache: Cache
+    ) -> tuple[float, int, int, torch.Tensor]:
+        """One timed forward of `chunk` on `cache` and the argmax after it:
+        (seconds, token, tokens fed, the logits (V,) that chose the token)."""
         with torch.inference_mode():
             ids = torch.tensor([list(chunk)], dtype=torch.long,
                                device=self.backend.device)  # (1, T)
@@ -321,21 +331,23 @@ class ChatSession:
             logits = self.backend.forward_last(ids, cache, None)  # (1, V)
             token = int(logits[0].argmax())  # the first answer token after the last chunk
             seconds = time.perf_counter() - start
-        return seconds, token, int(ids.shape[1])
+        return seconds, token, int(ids.shape[1]), logits[0]
 
     def _chunks(self, tokens: int) -> int:
         """Forward calls a prefill of `tokens` takes."""
         return max(1, -(-tokens // self.prefill_chunk))
 
     def _answer_reusing(
-        self, prompt: Sequence[int], budget: int, steps: _StepCount
+        self, prompt: Sequence[int], budget: int, steps: _StepCount,
+        chosen_from: list[torch.Tensor],
     ) -> Generator[Progress, None, WayResult]:
         """Feed only what the kept cache lacks, answer, and remember what it now holds."""
         if self._cache is None:
             self._cache = self.backend.new_cache(self.cache_spec, 1)
             self._cached_tokens = 0
         feed = prompt[self._cached_tokens :]
-        result = yield from self._answer("reuse", feed, self._cache, budget, steps)
+        result = yield from self._answer("reuse", feed, self._cache, budget, steps,
+                                         chosen_from)
         self._cached_tokens = len(prompt) + len(result.token_ids) - 1  # the last is never fed
         return result
 
@@ -345,9 +357,11 @@ class ChatSession:
 
     # ---- one way -----------------------------------------------------------------------------
     def _answer(
-        self, way: Way, feed: Sequence[int], cache: Cache, budget: int, steps: _StepCount
+        self, way: Way, feed: Sequence[int], cache: Cache, budget: int, steps: _StepCount,
+        chosen_from: list[torch.Tensor],
     ) -> Generator[Progress, None, WayResult]:
-        """Prefill `feed` on `cache`, then choose greedily until eos or `budget` tokens.
+        """Prefill `feed` on `cache`, then choose greedily until eos or `budget` tokens;
+        the logits (V,) each token was chosen from go to `chosen_from`.
 
         Yields a `Progress` after every forward call (each prefill chunk, each decode
         step); only the forward calls are timed, not the time spent between items.
@@ -358,12 +372,13 @@ class ChatSession:
         ttft = 0.0
         token = -1
         for first in range(0, len(feed), self.prefill_chunk):
-            seconds, token, count = self._prefill_chunk(feed[first : first + self.prefill_chunk],
-                                                        cache)
+            seconds, token, count, logits = self._prefill_chunk(
+                feed[first : first + self.prefill_chunk], cache)
             ttft += seconds
             prompt_fed += count
             yield steps.step(way)
         answer = [token]
+        chosen_from.append(logits)
         decode_fed = 0
         decode_s = 0.0
         decode_steps: list[float] = []
@@ -371,9 +386,10 @@ class ChatSession:
             with torch.inference_mode():
                 step_ids = torch.tensor([[token]], dtype=torch.long, device=device)  # (1, 1)
                 start = time.perf_counter()
-                logits = backend.forward_last(step_ids, cache, None)
-                token = int(logits[0].argmax())
+                logits = backend.forward_last(step_ids, cache, None)[0]  # (V,)
+                token = int(logits.argmax())
                 step_s = time.perf_counter() - start
+            chosen_from.append(logits)
             decode_s += step_s
             decode_steps.append(step_s)
             decode_fed += int(step_ids.shape[1])
@@ -390,6 +406,22 @@ class ChatSession:
             token_ids=tuple(answer),
             decode_steps_s=tuple(decode_steps),
         )
+
+
+def _logit_gap(
+    results: dict[Way, WayResult], chosen_from: dict[Way, list[torch.Tensor]]
+) -> float | None:
+    """max |Δlogit| between the two ways, over the tokens chosen after the same tokens (up
+    to and including the first where the answers part); None when one way ran."""
+    if "reuse" not in results or "refeed" not in results:
+        return None
+    reuse, refeed = results["reuse"].token_ids, results["refeed"].token_ids
+    gap = 0.0
+    for i, (a, b) in enumerate(zip(chosen_from["reuse"], chosen_from["refeed"], strict=False)):
+        gap = max(gap, float((a - b).abs().max()))
+        if reuse[i] != refeed[i]:
+            break
+    return gap
 
 
 @dataclass(frozen=True)

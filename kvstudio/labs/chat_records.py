@@ -77,10 +77,14 @@ class ChatTurn:
     refeed: WayResult | None
     cut_by_limit: bool  # the answer was cut short because the context limit was reached
     context_limit: int  # positions the conversation may use
+    # max |Δlogit| between the ways, over the tokens chosen after the same history (float32
+    # rounding: reuse's prefill and re-feed's have different row counts); None: one way ran
+    max_abs_logit_diff: float | None = None
 
     @property
     def identical(self) -> bool | None:
-        """Both ways chose the same tokens (None when only one way ran)."""
+        """Both ways chose the same tokens (None when only one way ran); their logits agree
+        to float32 rounding (`max_abs_logit_diff`), not bit for bit."""
         if self.reuse is None or self.refeed is None:
             return None
         return self.reuse.token_ids == self.refeed.token_ids

@@ -2,7 +2,9 @@
 
 Tokens fed are counted here from the tensors the backend receives (a counting
 wrapper), not from what the chat reports, and the answers are checked against
-the stepper run on the whole history.
+the stepper run on the whole history. The logits both ways chose from agree to
+float32 rounding (`core.rounding`), not bit for bit: reuse's prefill has other
+row counts than re-feed's, and the turn reports the largest gap.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 import pytest
 import torch
 
+from core.rounding import rounding_bound
 from kvstudio.cli.main import main
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.cache.kv_cache import CacheSpec
@@ -89,6 +92,12 @@ def check_three_turns(backend: MiniMindBackend, tok: TextTokenizer, turns: list[
         # The re-feed answer is the stepper's greedy answer on the whole history.
         assert refeed.token_ids == stepper_answer(backend, tok, prompt, len(refeed.token_ids))
         assert reuse.token_ids == refeed.token_ids and turn.identical is True
+        # The logits both ways chose from: equal to float32 rounding of their magnitude,
+        # which a plain forward over the history and the answer gives.
+        with torch.inference_mode():
+            plain = backend.model(torch.tensor([prompt + list(reuse.token_ids[:-1])]))
+        assert turn.max_abs_logit_diff is not None
+        assert 0.0 <= turn.max_abs_logit_diff <= rounding_bound(plain[0, len(prompt) - 1 :])
         generated = len(reuse.token_ids)
         reuse_calls, refeed_calls = counting.fed[:generated], counting.fed[generated:]
         # Reuse: the new turn's tokens (+ the last answer's token never fed), then one per token.
@@ -225,6 +234,9 @@ def test_chat_command_prints_both_ways(
         r < f for r, f in zip(reuse_fed[1:], refeed_fed[1:], strict=True)
     )
     assert "identical tokens: yes (4 of 4 turns" in out
+    # Beside each turn's "yes": the largest |Δlogit| between the ways (float32 rounding).
+    assert all(row[-3] == "yes" and float(row[-1]) < 1e-3 for row in rows)
+    assert "max |Δlogit| " in out.splitlines()[-1]
     code = main(["chat", "--turns", str(tmp_path / "none.txt")])
     _, err = capsys.readouterr()
     assert code == 2 and err.startswith("error: No turns file")

@@ -159,10 +159,12 @@ def test_every_notebook_runs_and_shows_its_numbers(executed: dict[str, Any]) -> 
 @pytest.mark.notebook
 @pytest.mark.slow
 def test_the_serving_notebook_checks_its_numbers(executed: dict[str, Any]) -> None:
+    chat = _text(executed["07_chat.ipynb"])
+    assert len(re.findall(r"same tokens, max \|Δlogit\| [0-9.e+-]+", chat)) == 3
     text = _text(executed["09_serving.ipynb"])
     for policy in ("static", "continuous"):
-        assert re.search(rf"{policy} +\d+ steps: all 6 answers identical to their solo runs",
-                         text), policy
+        assert re.search(rf"{policy} +\d+ steps: all 6 answers the same tokens as their solo "
+                         r"runs, max \|Δlogit\| [0-9.e+-]+", text), policy
     wasted = re.search(r"static: (\d+) wasted slots = .* = (\d+); continuous: 0", text)
     assert wasted and wasted[1] == wasted[2] and int(wasted[1]) > 0  # static pads; continuous not
     for mode in ("blocks", "radix"):

@@ -1027,10 +1027,6 @@
         <translation>재사용 없이도 답하기 (대화 전체를 다시 입력)</translation>
     </message>
     <message>
-        <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical; the time to the first token grows with the history only without reuse.</source>
-        <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며, 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
-    </message>
-    <message>
         <source>User turn</source>
         <translation>사용자 턴</translation>
     </message>
@@ -1107,6 +1103,10 @@
         <translation>두 방식의 토큰이 같음 {0}</translation>
     </message>
     <message>
+        <source>max |Δlogit| {0}</source>
+        <translation>최대 |Δ로짓| {0}</translation>
+    </message>
+    <message>
         <source>the two ways chose different tokens {0}</source>
         <translation>두 방식이 다른 토큰을 골랐음 {0}</translation>
     </message>
@@ -1163,12 +1163,20 @@
         <translation>TTFT (다시 입력)</translation>
     </message>
     <message>
+        <source>max |Δlogit|</source>
+        <translation>최대 |Δ로짓|</translation>
+    </message>
+    <message>
         <source>reuse fed {0} tokens, TTFT {1}</source>
         <translation>재사용 {0}토큰 입력, TTFT {1}</translation>
     </message>
     <message>
         <source>re-feed fed {0} tokens, TTFT {1}</source>
         <translation>다시 입력 {0}토큰 입력, TTFT {1}</translation>
+    </message>
+    <message>
+        <source>, max |Δlogit| {0}</source>
+        <translation>, 최대 |Δ로짓| {0}</translation>
     </message>
     <message>
         <source>{0}: TTFT, median (ms)</source>
@@ -1193,6 +1201,10 @@
     <message>
         <source>Send next scripted turn</source>
         <translation>대본의 다음 턴 보내기</translation>
+    </message>
+    <message>
+        <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical (the logits they choose from agree to float32 rounding: max |Δlogit|); the time to the first token grows with the history only without reuse.</source>
+        <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며(토큰을 고르는 로짓은 float32 반올림 범위에서 같습니다: 최대 |Δ로짓|), 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
     </message>
     <message>
         <source>ms/token (re-feed)</source>
@@ -3340,8 +3352,16 @@ step {4}</source>
         <translation>답변 토큰</translation>
     </message>
     <message>
-        <source>identical to solo</source>
-        <translation>단독 실행과 같음</translation>
+        <source>same tokens as solo</source>
+        <translation>단독 실행과 같은 토큰</translation>
+    </message>
+    <message>
+        <source>max |Δlogit| vs solo</source>
+        <translation>단독 실행 대비 최대 |Δ로짓|</translation>
+    </message>
+    <message>
+        <source>prefix hits {0} tokens · same tokens as solo runs: {1} of {2}, max |Δlogit| {3} · {4}</source>
+        <translation>프리픽스 적중 {0} 토큰 · 단독 실행과 같은 토큰: {2}개 중 {1}개, 최대 |Δ로짓| {3} · {4}</translation>
     </message>
     <message>
         <source>batch</source>
@@ -3382,10 +3402,6 @@ step {4}</source>
     <message>
         <source>{0} requests in {1} steps: {2:,.0f} tokens/s ({3}) · wasted slots {4} (formula {5}) · peak {6} blocks, {7}</source>
         <translation>요청 {0}개, {1} 단계: {2:,.0f} 토큰/초 ({3}) · 낭비 슬롯 {4} (공식 {5}) · 최대 {6} 블록, {7}</translation>
-    </message>
-    <message>
-        <source>prefix hits {0} tokens · identical to solo runs: {1} of {2} · {3}</source>
-        <translation>프리픽스 적중 {0} 토큰 · 단독 실행과 같음: {2}개 중 {1}개 · {3}</translation>
     </message>
     <message>
         <source>Decode step, batch {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); throughput ×{5:.1f}; weights read once: {6}</source>

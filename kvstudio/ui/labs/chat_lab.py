@@ -27,7 +27,7 @@ from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import LabPanel, series_colour
-from kvstudio.ui.labs.results_table import CHECK, CROSS
+from kvstudio.ui.labs.results_table import CHECK, CROSS, gap_text
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
@@ -140,7 +140,8 @@ class ChatPanel(LabPanel):
                 "A conversation in the chat template (ChatML). With reuse the KV cache lives for "
                 "the whole chat, so a turn feeds only its own new tokens; without it every turn "
                 "feeds the whole history again. Both answer greedily, so their tokens must be "
-                "identical; the time to the first token grows with the history only without reuse."
+                "identical (the logits they choose from agree to float32 rounding: max |Δlogit|); "
+                "the time to the first token grows with the history only without reuse."
             )
         )
         self.set_field_names(
@@ -263,6 +264,8 @@ class ChatPanel(LabPanel):
             parts.append(self.tr("re-feed fed {0} tokens").format(turn.refeed.prompt_tokens_fed))
         if turn.identical is True:
             parts.append(self.tr("identical tokens both ways {0}").format(CHECK))
+        if turn.max_abs_logit_diff is not None:  # the logits: the same to float32 rounding
+            parts.append(self.tr("max |Δlogit| {0}").format(gap_text(turn.max_abs_logit_diff)))
         elif turn.identical is False:
             parts.append(self.tr("the two ways chose different tokens {0}").format(CROSS))
         if turn.cut_by_limit:
@@ -357,6 +360,7 @@ class ChatPanel(LabPanel):
                 (t.reuse or t.refeed).cache_bytes / 1024.0,  # type: ignore[union-attr]
                 len(t.answer_ids),
                 "—" if t.identical is None else t.identical,
+                "—" if t.max_abs_logit_diff is None else t.max_abs_logit_diff,
             )
             for t in self.turns
         ]
@@ -373,6 +377,7 @@ class ChatPanel(LabPanel):
                 self.tr("cache KiB"),
                 self.tr("answer tokens"),
                 self.tr("identical"),
+                self.tr("max |Δlogit|"),
             ],
             rows,
         )
@@ -401,6 +406,9 @@ class ChatPanel(LabPanel):
         second = self.tr("identical greedy tokens in {0} of {1} compared turns").format(
             same, len(compared)
         )
+        gaps = [t.max_abs_logit_diff for t in compared if t.max_abs_logit_diff is not None]
+        if gaps:  # the logits behind them agree to float32 rounding, not bit for bit
+            second += self.tr(", max |Δlogit| {0}").format(gap_text(max(gaps)))
         return " · ".join(parts) + "\n" + second
 
     def data_tables(self) -> list[DataTable]:
@@ -466,6 +474,7 @@ class ChatPanel(LabPanel):
                     "history_tokens": t.history_tokens,
                     "new_tokens": t.new_tokens,
                     "identical": t.identical,
+                    "max_abs_logit_diff": t.max_abs_logit_diff,
                     "reuse": way(t.reuse),
                     "refeed": way(t.refeed),
                 }

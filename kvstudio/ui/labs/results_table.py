@@ -3,7 +3,8 @@
 Owns `ResultsTable` (a read-only table whose `rows()` are the display strings and
 whose `values()` are the numbers as measured, for CSV), `ByteCount` (a number of
 bytes, shown with thousands separators under a header that says bytes) and
-`table_float` (a float's one table format: fixed point, never ``1.66e+03``).
+`table_float` (a float's one table format: fixed point, never ``1.66e+03``) and
+`gap_text` (a max |Δlogit| in a headline).
 """
 
 from __future__ import annotations
@@ -131,3 +132,8 @@ def table_float(value: float) -> str:
     digits = 2 - math.floor(math.log10(abs(value)))  # three significant digits
     return f"{value:.{digits}f}"
 
+
+def gap_text(gap: float | None) -> str:
+    """A max |Δlogit| in a headline or status line: two significant digits, ``0`` when bit
+    for bit, ``—`` when not measured (``2.3e-05``: these gaps are float32 rounding)."""
+    return "—" if gap is None else f"{gap:.2g}"

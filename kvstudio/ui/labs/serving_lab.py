@@ -15,7 +15,9 @@ and draws from their records:
   and compute floors, and the throughput.
 
 The per-request table (prompt tokens, prefix hits, TTFT, inter-token latency p50/p95,
-answer tokens, identical to its solo run) and the sweep's table sit beside them.
+answer tokens, the same tokens as its solo run and the largest |Δlogit| against it:
+float32 rounding, since a batch's products round a row differently) and the sweep's
+table sit beside them.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import LabPanel, series_colour
-from kvstudio.ui.labs.results_table import ResultsTable
+from kvstudio.ui.labs.results_table import ResultsTable, gap_text
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.plots.sizing import MIN_PLOT_HEIGHT
@@ -137,6 +139,11 @@ def _stack(bars: pg.BarGraphItem, x: np.ndarray, bottom: np.ndarray, size: np.nd
     """One layer of stacked bars, only where it has height (a legend lists what is drawn)."""
     keep = size > 0
     bars.setOpts(x=x[keep], y0=bottom[keep], height=size[keep])
+
+
+def _gap(gap: float | None) -> float | str:
+    """A max |Δlogit| for the table and CSV ("—": not measured)."""
+    return "—" if gap is None else gap
 
 
 def _ms(spread: Spread | None) -> float | None:
@@ -558,7 +565,8 @@ class ServingPanel(LabPanel):
         headers = [
             self.tr("request"), self.tr("prompt tokens"), self.tr("prefix hits"),
             self.tr("TTFT (ms, {0})").format(note), self.tr("ITL p50 (ms)"),
-            self.tr("ITL p95 (ms)"), self.tr("answer tokens"), self.tr("identical to solo"),
+            self.tr("ITL p95 (ms)"), self.tr("answer tokens"), self.tr("same tokens as solo"),
+            self.tr("max |Δlogit| vs solo"),
         ]
         rows = []
         for outcome in run.outcomes:
@@ -566,6 +574,7 @@ class ServingPanel(LabPanel):
                 f"#{outcome.request.index}", outcome.prompt_tokens, outcome.prefix_hit,
                 _ms(outcome.ttft_s), _ms(outcome.itl_p50_s), _ms(outcome.itl_p95_s),
                 outcome.answer_tokens, outcome.identical_to_solo,
+                _gap(outcome.max_abs_logit_diff),
             ))
         self.table.set_rows(headers, rows)
 
@@ -602,9 +611,10 @@ class ServingPanel(LabPanel):
                 totals.padding_formula, totals.peak_blocks,
                 format_bytes(totals.peak_cache_bytes)))
             lines.append(self.tr(
-                "prefix hits {0} tokens · identical to solo runs: {1} of {2} · {3}").format(
+                "prefix hits {0} tokens · same tokens as solo runs: {1} of {2}, max |Δlogit| "
+                "{3} · {4}").format(
                 totals.prefix_hit_tokens, same, len(run.outcomes),
-                self.scheduler_text(run.config)))
+                gap_text(run.max_abs_logit_diff), self.scheduler_text(run.config)))
         sweep = self.shown_sweep()
         if sweep is not None and sweep.points:
             first, last = sweep.points[0], sweep.points[-1]
@@ -662,8 +672,10 @@ class ServingPanel(LabPanel):
                        tuple(_ms(o.itl_p95_s) for o in run.outcomes)),
                 Series(self.tr("answer tokens"), index,
                        tuple(o.answer_tokens for o in run.outcomes)),
-                Series(self.tr("identical to solo"), index,
+                Series(self.tr("same tokens as solo"), index,
                        tuple(int(o.identical_to_solo) for o in run.outcomes)),
+                Series(self.tr("max |Δlogit| vs solo"), index,
+                       tuple(_gap(o.max_abs_logit_diff) for o in run.outcomes)),
             )))
         sweep = self.shown_sweep()
         if sweep is not None:
@@ -719,13 +731,15 @@ class ServingPanel(LabPanel):
                 "preemptions": totals.preemptions,
                 "peak_blocks": totals.peak_blocks,
                 "peak_cache_bytes": totals.peak_cache_bytes,
-                "all_identical_to_solo": run.all_identical,
+                "all_identical_to_solo": run.all_identical,  # the same tokens
+                "max_abs_logit_diff_vs_solo": run.max_abs_logit_diff,
                 "requests": [
                     {"index": o.request.index, "prompt_tokens": o.prompt_tokens,
                      "prefix_hit": o.prefix_hit, "ttft_ms": _ms(o.ttft_s),
                      "itl_p50_ms": _ms(o.itl_p50_s), "itl_p95_ms": _ms(o.itl_p95_s),
                      "answer_tokens": o.answer_tokens,
-                     "identical_to_solo": o.identical_to_solo}
+                     "identical_to_solo": o.identical_to_solo,
+                     "max_abs_logit_diff_vs_solo": o.max_abs_logit_diff}
                     for o in run.outcomes
                 ],
             }
