@@ -34,7 +34,7 @@ from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.base import prompt_ids
 from kvstudio.ui.labs.results_table import CHECK, CROSS
 from kvstudio.ui.labs.step_navigation import SteppedLabPanel
-from kvstudio.ui.plots.colour_scale import ColourScale
+from kvstudio.ui.plots.colour_bar import ColourBar
 from kvstudio.ui.plots.fixed_columns import FixedColumns, WrappingTitle, use_wrapping_title
 from kvstudio.ui.plots.token_axis import TokenAxis
 from kvstudio.ui.run.engine_adapter import ModelHandle
@@ -90,9 +90,6 @@ class CacheInspectorPanel(SteppedLabPanel):  # Start shows the prefill
         self._columns = FixedColumns(
             self.view.ci, (self.k_plot, self.v_plot, self.attn_plot), COLUMN_SHARES
         )
-        # A colour scale under each map, in its column: colour read as value.
-        self._scales = [ColourScale(self.view.ci, 1, column, cmap) for column, cmap in
-                        enumerate((DIVERGING, DIVERGING, SEQUENTIAL))]
         titles: list[WrappingTitle] = []
         for plot in (self.k_plot, self.v_plot, self.attn_plot):
             use_wrapping_title(plot, titles)
@@ -116,6 +113,13 @@ class CacheInspectorPanel(SteppedLabPanel):  # Start shows the prefill
             outline.setVisible(False)
             plot.addItem(outline)
             self._newest.append(outline)
+        # A colour bar under each map, in its column: colour read as value.
+        self._scales = [
+            ColourBar(self.view.ci, 1, column, cmap, image)
+            for column, (cmap, image) in enumerate(
+                ((DIVERGING, self.k_image), (DIVERGING, self.v_image),
+                 (SEQUENTIAL, self.attn_image)))
+        ]
         self.v_plot.setYLink(self.k_plot)
         self.attn_plot.setYLink(self.k_plot)
         self.frame: inspector.CacheFrame | None = None

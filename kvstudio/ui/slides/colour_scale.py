@@ -2,7 +2,8 @@
 
 Owns `ColourScale` (the plots sharing one colour map and its levels, sampled
 into a few colours), `colour_scales` (found from a chart's ImageItems, leaving
-out those a pyqtgraph ColorBarItem in the same scene already explains) and
+out those a pyqtgraph ColorBarItem in the same scene already explains, such as
+the Cache inspector's ``plots/colour_bar.py`` bars) and
 `scale_paths` (one row of "K rows, V rows  −0.8 ▮▮▮▮ 0.8 · attention  0 ▮▮▮▮ 0.41",
 as filled paths, so PNG, PDF and SVG draw the same thing). ``render.py``
 puts the row under the headline.
