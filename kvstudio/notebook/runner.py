@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QAbstractSpinBox, QCheckBox, QComboBox, QLineEdit, QSpinBox
 
-from kvstudio.cli.args import MAX_VALUES  # the command line's bound on a list of values
+from kvstudio.labs.bounds import MAX_VALUES  # the command line's bound on a list of values
 from kvstudio.notebook.chart_view import HEIGHT, WIDTH, LiveCharts, chart_png
 from kvstudio.notebook.progress import progress_view
 
