@@ -4,7 +4,11 @@ Owns `paged_memory`: one repeated-sampling run (30 rows that finish at
 different lengths) three times with one seed: a preallocated static cache
 (every row to P + N), the dynamic cache and the paged cache; the bytes each
 holds per step, measured from its tensors, and the paged cache's block table
-per step. A greedy run checks that paged chooses the dynamic cache's tokens.
+per step. A greedy run checks that paged chooses the dynamic cache's tokens:
+exact by construction, on any hardware, since attention gets each row's keys
+gathered from its blocks into the (B, S, G, d) tensor a dynamic cache holds, so
+the forward makes the same calls on the same shapes and numbers
+(``tests/core/test_scale_caches.py`` compares the logits bit for bit).
 A generator that yields `Progress` and ends with a `PagedLabResult`; it never
 imports Qt.
 """

@@ -41,7 +41,7 @@ from core.kernels import REPORT_ENV, capability, fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
 # Only the folders that hold numeric tests: collecting tests/ui would import Qt for nothing.
-FOLDERS = ("tests/core", "tests/cli")
+FOLDERS = ("tests/core", "tests/cli", "tests/models")
 
 SETTINGS = [
     pytest.param({"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "AVX2"},

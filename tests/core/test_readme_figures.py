@@ -22,6 +22,7 @@ def _figures() -> ModuleType:
     return module
 
 
+@pytest.mark.numeric  # seeded figures on the shipped models, printed on another CPU
 def test_the_marked_figures_equal_what_the_code_prints() -> None:
     figures = _figures()
     pages = figures.pages()

@@ -64,6 +64,25 @@ def test_paged_gives_the_dynamic_cache_greedy_tokens(
     assert cache.live_blocks == -(-tokens // block_size)
 
 
+@pytest.mark.parametrize("block_size", [1, 4, 7])
+def test_paged_decodes_bit_for_bit_as_the_dynamic_cache(
+    tiny_backend: MiniMindBackend, block_size: int
+) -> None:
+    """Exact by construction, whatever the kernels: a paged cache hands attention each row's
+    keys and values gathered from its blocks into the (B, S, G, d) tensor a dynamic cache
+    holds, so the forward makes the same calls on the same shapes and numbers, and
+    ``torch.equal`` is the right comparison (unlike batched against alone)."""
+    model = tiny_backend.model
+    dynamic = tiny_backend.new_cache(CacheSpec("dynamic"), 2)
+    paged = tiny_backend.new_cache(CacheSpec("paged", block_size=block_size), 2)
+    feed = torch.stack([torch.arange(3, 15), torch.arange(20, 32)])  # (2, 12)
+    with torch.inference_mode():
+        for _ in range(6):  # the prefill, then five decode steps
+            expected, actual = model(feed, dynamic), model(feed, paged)
+            assert torch.equal(actual, expected)
+            feed = expected[:, -1].argmax(-1, keepdim=True)  # (2, 1)
+
+
 @pytest.mark.parametrize("block_size", [1, 16, 5])  # 5 does not divide 183
 def test_paged_matches_dynamic_on_ko_base(block_size: int) -> None:
     folder = MODELS_DIR / "ko-base"

@@ -27,6 +27,7 @@ from kvstudio.labs.speculative import SpeculativeLabResult
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.numeric  # the pack was made on another machine
 @pytest.mark.parametrize(("folder", "language"), [("exports", "ko"), ("exports-en", "en")])
 def test_the_example_pack_samples_the_course_question_with_the_course_settings(
     folder: str, language: str
@@ -100,6 +101,7 @@ def computed() -> Computed:
     return Computed(serving, speculative, beam)
 
 
+@pytest.mark.numeric  # the pack was made on another machine
 @pytest.mark.parametrize(("folder", "language"), PACKS)
 def test_the_pack_serves_the_example_requests_as_the_serving_lab_does(
     folder: str, language: str, computed: Computed
@@ -128,6 +130,7 @@ def test_the_pack_serves_the_example_requests_as_the_serving_lab_does(
     assert sweep["model"] == COURSE.chat_model
 
 
+@pytest.mark.numeric  # the pack was made on another machine
 @pytest.mark.parametrize(("folder", "language"), PACKS)
 def test_the_pack_drafts_with_ko_draft_as_the_speculative_lab_does(
     folder: str, language: str, computed: Computed
@@ -155,6 +158,7 @@ def test_the_pack_drafts_with_ko_draft_as_the_speculative_lab_does(
         assert run["identical_to_plain"] is True
 
 
+@pytest.mark.numeric  # the pack was made on another machine
 @pytest.mark.parametrize(("folder", "language"), PACKS)
 def test_the_pack_searches_four_beams_as_the_beam_lab_does(
     folder: str, language: str, computed: Computed
