@@ -16,7 +16,10 @@ that you advance one token at a time like the stepper, and the frozen
   the step appended (1 per decode step);
 - in recompute mode the step feeds the whole sequence to a fresh cache and
   compares the K/V rows it computes with those of a cache built step by
-  step: max |Δ| and whether the dtypes agree. That is why caching is exact.
+  step: max |Δ| and whether the dtypes agree. That is why caching is exact:
+  the rows are the same numbers, to float32 rounding (0 at the prefill, the
+  same call; after it the recompute's products have more rows and may round
+  differently, about 1e-6 in fp32).
 
 Frames carry numpy arrays (small: this model holds 512 bytes per layer and
 token); nothing here imports Qt.
