@@ -1,12 +1,15 @@
-"""Regenerate the example slide pack in docs/exports/ (what a lecturer gets from the window).
+"""Build the example slide pack (what a lecturer gets from the window) from the shipped model.
 
 Usage: QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/export_examples.py \
-           [--lang ko|en] [--only LAB] [OUT_DIR]
+           [--lang ko|en] [--only LAB] [--docs] [OUT_DIR]
 
 ``--lang`` is the slides' language, as the window's Language menu sets it
-(default ``ko``, the course's); OUT_DIR defaults to docs/exports for Korean
-and docs/exports-en for English, so one command per language remakes each
-shipped pack.
+(default ``ko``, the course's); OUT_DIR defaults to out/exports-ko or
+out/exports-en (ignored by git: the whole pack is about 13 MB a language and
+is built, not committed). ``--docs`` then copies into docs/exports (Korean) or
+docs/exports-en (English) just what the docs show: every file of the pack a
+page of docs/ or the README links to, and numbers.json, whose figures the
+docs quote (tests/core/test_shipped_pack.py checks them).
 
 Runs the shipped ``ko-chat`` model (kvstudio/resources/models/ko-chat, not random
 weights) the way a lecture would: the chat prompt greedily in both modes,
@@ -38,6 +41,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,7 +106,33 @@ SAMPLES = COURSE.samples
 ANSWER_TOKENS = COURSE.answer_tokens
 CHAT_TURNS = 4  # the shipped conversation (kvstudio/resources/prompts)
 PROJECTED_MODEL = "llama-3.1-8b"  # a real model's numbers make the projector's lesson
-OUT_DIRS = {"ko": Path("docs/exports"), "en": Path("docs/exports-en")}
+OUT_DIRS = {"ko": Path("out/exports-ko"), "en": Path("out/exports-en")}
+DOCS_DIRS = {"ko": Path("docs/exports"), "en": Path("docs/exports-en")}
+DOCS_PAGES = [Path("README.md"), *sorted(Path("docs").glob("*.md"))]
+
+
+def shown_in_docs(language: str) -> list[str]:
+    """The pack's files that a page of the docs links to, and numbers.json (figures quoted)."""
+    folder = DOCS_DIRS[language].name
+    linked = re.compile(rf"(?<![\w-]){re.escape(folder)}/([\w.-]+)")
+    names = {"numbers.json"}
+    for page in DOCS_PAGES:
+        names.update(linked.findall(page.read_text(encoding="utf-8")))
+    return sorted(names)
+
+
+def copy_to_docs(pack: Path, language: str) -> None:
+    """Replace docs/exports(-en) by the files of `pack` the docs show, nothing else."""
+    docs = DOCS_DIRS[language]
+    docs.mkdir(parents=True, exist_ok=True)
+    wanted = shown_in_docs(language)
+    for old in docs.glob("*"):
+        if old.is_file() and old.name not in wanted:
+            old.unlink()
+    for name in wanted:  # with --only, the files of that lab (the others are kept)
+        if (pack / name).is_file():
+            export.atomic_write(docs / name, (pack / name).read_bytes())
+    log.info("docs: %s now holds %s", docs, ", ".join(wanted))
 # The settings docs/labs.md quotes for the newer labs, set here rather than read from the
 # panels' defaults so the pack stays the documented one if a default moves.
 SERVING = {"policy": "continuous", "chunk": 0, "block_size": 16, "prefix": "radix",
@@ -264,8 +294,9 @@ def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     parser = argparse.ArgumentParser(description="Regenerate the example slide pack.")
     parser.add_argument("out", nargs="?", default=None,
-                        help="the pack's folder (default: docs/exports for ko, "
-                             "docs/exports-en for en)")
+                        help="the pack's folder (default: out/exports-ko or out/exports-en)")
+    parser.add_argument("--docs", action="store_true",
+                        help="then copy what the docs show into docs/exports or docs/exports-en")
     parser.add_argument("--lang", choices=sorted(OUT_DIRS), default="ko",
                         help="the slides' language (default: ko, the course's)")
     parser.add_argument("--only", choices=sorted(ONLY),
@@ -286,6 +317,8 @@ def main() -> int:
     code = (only_lab(args.only, model, out, args.lang) if args.only is not None
             else full_pack(model, out, args.lang))
     tear_down(app)  # type: ignore[arg-type]  # what it built, before Python ends
+    if code == 0 and args.docs:
+        copy_to_docs(out, args.lang)
     return code
 
 
