@@ -6,7 +6,8 @@ file and the line (a `ValueError`; nothing runs):
 - UTF-8 text (a BOM is fine), one request per line; blank lines are skipped.
 - ``@K`` first (then a space) makes the request arrive at scheduler step K
   (default 0); ``+N`` next (then a space) gives it its own budget of N new
-  tokens (default: the run's). E.g. ``@3 +48 서울에서 부산까지 얼마나 걸려?``.
+  tokens (default: the run's). E.g. ``@3 +48 서울에서 부산까지 얼마나 걸려?``. A
+  line that starts with ``+`` (after ``@K``) must be such a budget and a question.
 - At most `MAX_REQUESTS` requests and `MAX_FILE_BYTES` bytes; no NUL bytes (a
   binary file); every prompt, with the system prompt and the chat template,
   plus its budget within the model's positions.
@@ -35,7 +36,8 @@ EXPECTED = "a requests file (UTF-8 text, one question per line)"
 FORMAT = "one question per line in UTF-8, '@K ' first to make it arrive at step K"
 
 _PREFIX = re.compile(r"@(\S*)\s*")  # "@K " at the start of a line
-_BUDGET = re.compile(r"\+(\d+)\s+")  # "+N " after it
+_BUDGET = re.compile(r"\+(\S*)\s*")  # "+N " after it (anything after a '+' is checked)
+_MAX_DIGITS = 7  # more digits than any bound here: refused before int() reads them
 
 
 @dataclass(frozen=True)
@@ -71,25 +73,29 @@ def _parse_line(number: int, line: str, where: str) -> RequestLine:
     prefix = _PREFIX.match(rest)
     if prefix:
         value = prefix.group(1)
-        if not value.isdigit() or not value.isascii() or int(value) > MAX_ARRIVAL_STEP:
+        if not _digits(value) or int(value) > MAX_ARRIVAL_STEP:
             raise ValueError(
                 f"{where}, line {number}: '@{value[:20]}' is not an arrival step; write @K with "
                 f"K a whole number from 0 to {MAX_ARRIVAL_STEP:,}, a space, then the question."
             )
         arrival, rest = int(value), rest[prefix.end() :]
     plus = _BUDGET.match(rest)
-    if plus:
+    if plus:  # a line that starts with '+' (after @K) names a budget, or is refused
         digits = plus.group(1)
-        budget = int(digits) if len(digits) <= 6 else MAX_NEW_TOKENS + 1
-        if not 1 <= budget <= MAX_NEW_TOKENS:
+        if not _digits(digits) or not 1 <= int(digits) <= MAX_NEW_TOKENS:
             raise ValueError(
-                f"{where}, line {number}: '+{plus.group(1)[:20]}' is not a token budget; write "
-                f"+N with N from 1 to {MAX_NEW_TOKENS:,}."
+                f"{where}, line {number}: '+{digits[:20]}' is not a token budget; write "
+                f"+N with N from 1 to {MAX_NEW_TOKENS:,}, a space, then the question."
             )
-        rest = rest[plus.end() :]
+        budget, rest = int(digits), rest[plus.end() :]
     if not rest.strip():
         raise ValueError(f"{where}, line {number}: '{line[:40]}' has no question after it.")
     return RequestLine(number, rest.strip(), arrival, budget)
+
+
+def _digits(text: str) -> bool:
+    """ASCII digits, few enough that int() reads them (5,000 digits are Python's error)."""
+    return text.isascii() and text.isdigit() and len(text) <= _MAX_DIGITS
 
 
 def read_request_lines(path: Path) -> tuple[RequestLine, ...]:
