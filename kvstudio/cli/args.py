@@ -21,7 +21,8 @@ from kvstudio.labs.bounds import MAX_COUNT, MAX_SEED, MAX_VALUES
 
 __all__ = [
     "MAX_COUNT", "MAX_SEED", "MAX_VALUES", "argument_type", "bounded", "number",
-    "number_list", "positive", "rows", "seed", "thread_count", "token_list", "tokens", "whole",
+    "number_list", "positive", "rows", "seed", "temperature", "thread_count", "token_list",
+    "tokens", "whole",
 ]
 
 T = TypeVar("T")
@@ -53,5 +54,6 @@ rows = argument_type(bounds.rows, "whole number")  # samples in one batch
 seed = argument_type(bounds.seed, "whole number")
 thread_count = argument_type(bounds.thread_count, "thread count")  # 1 … the CPU cores
 number = argument_type(bounds.number, "number")  # finite (argparse's float takes nan and inf)
+temperature = argument_type(bounds.temperature, "temperature")  # 0 or 1e-6 … 100
 token_list = argument_type(bounds.token_list, "list of whole numbers")
 number_list = argument_type(bounds.number_list, "list of numbers")

@@ -87,7 +87,7 @@ def add_subcommands(sub: Any) -> None:
     s.add_argument("--rounds", type=cli_args.bounded(1, 50, "rounds"), default=3,
                    help="repeat each run k times, interleaved; times are medians (default 3; "
                    "1 = single measurements)")
-    s.add_argument("--temperature", type=cli_args.number, default=0.0,
+    s.add_argument("--temperature", type=cli_args.temperature, default=0.0,
                    help="0 = greedy (default); above 0 samples with the course's top-k/top-p "
                    "and each request's own seed")
     s.add_argument("--seed", type=cli_args.seed, default=COURSE.seed)
@@ -128,7 +128,7 @@ def cmd_serving(args: argparse.Namespace) -> int:
         path, loaded.tokenizer, loaded.backend, system=system,
         max_new_tokens=args.max_new_tokens, chat=False if args.plain else None, lines=lines,
     )
-    if args.temperature > 0:
+    if args.temperature != 0:  # -1 is refused by the one rule, never greedy
         sampling = SamplingSettings(temperature=args.temperature, top_k=COURSE.top_k,
                                     top_p=COURSE.top_p, seed=args.seed)
     else:

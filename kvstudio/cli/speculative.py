@@ -72,7 +72,7 @@ def add_subcommands(sub: Any) -> None:
         help="stop at the end of the answer (default: eos banned, exactly --new-tokens tokens)",
     )
     s.add_argument(
-        "--temperature", type=cli_args.number, default=0.0,
+        "--temperature", type=cli_args.temperature, default=0.0,
         help="0 = greedy (default: the identity check); > 0 samples with the acceptance rule",
     )
     s.add_argument("--top-k", type=cli_args.bounded(0, cli_args.MAX_COUNT), default=0,

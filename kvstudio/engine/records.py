@@ -28,6 +28,18 @@ DEFAULT_REPEATS = 5  # rounds per lab timing: one sample of a few ms is mostly n
 # prefill (step 0) is apart, as TTFT. tokens/s = 1000 ÷ (ms/token).
 
 
+def check_temperature(t: float) -> float:
+    """`t` if it is 0 (greedy) or within MIN … MAX_TEMPERATURE: the one temperature rule
+    (every command, the window and the notebook); else ValueError."""
+    if t != 0 and not MIN_TEMPERATURE <= t <= MAX_TEMPERATURE:
+        raise ValueError(
+            f"Temperature must be 0 (greedy) or between {MIN_TEMPERATURE:g} and "
+            f"{MAX_TEMPERATURE:g}, got {t:g}: dividing logits by a tinier number "
+            "overflows, and a huge one makes every token equally likely."
+        )
+    return t
+
+
 @dataclass(frozen=True)
 class SamplingSettings:
     """MiniMind's knobs, applied in MiniMind's order: temperature → penalty → top-k → top-p."""
@@ -49,13 +61,7 @@ class SamplingSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ValueError(f"{name} must be a whole number, got {value!r}.")
-        t = self.temperature
-        if t != 0 and not MIN_TEMPERATURE <= t <= MAX_TEMPERATURE:
-            raise ValueError(
-                f"Temperature must be 0 (greedy) or between {MIN_TEMPERATURE:g} and "
-                f"{MAX_TEMPERATURE:g}, got {t:g}: dividing logits by a tinier number "
-                "overflows, and a huge one makes every token equally likely."
-            )
+        check_temperature(self.temperature)
         if self.top_k < 0:
             raise ValueError(f"top-k must be 0 (off) or a positive count, got {self.top_k}.")
         if not 0.0 < self.top_p <= 1.0:

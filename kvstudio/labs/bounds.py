@@ -21,6 +21,7 @@ import math
 from collections.abc import Callable
 
 from kvstudio.engine import limits
+from kvstudio.engine.records import check_temperature
 
 MAX_COUNT = 1 << 31  # a plain count (repeats, rows to show …): far past anything useful
 MAX_VALUES = 1000  # items in a comma-separated list (temperatures, sweep lengths)
@@ -83,6 +84,12 @@ def number(text: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"expected a finite number, got {_quoted(text)}")
     return value
+
+
+def temperature(text: str) -> float:
+    """0 (greedy) or a finite number within `records.check_temperature`'s range, as every
+    command, the window and the notebook take it (-1 is refused, never greedy)."""
+    return check_temperature(number(text))
 
 
 def _items(text: str) -> list[str]:
