@@ -1,7 +1,7 @@
 """The cache inspector: old rows never change, one row per step, recompute equals the cache.
 
 The attention weights are checked against a plain MiniMind decoder written in the
-tests (``minimind_reference.py``), which shares no code with the model or the probe.
+(``kvstudio/engine/readable_model.py``), which shares no code with the model or the probe.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from core.minimind_reference import ReferenceDecoder
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.readable_model import ReadableDecoder as ReferenceDecoder
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
 from kvstudio.labs.inspector import CacheFrame, CacheInspector

@@ -1,13 +1,12 @@
 """The fused model (q|k|v and gate|up as one product, weights (in, out)) equals MiniMind written
-plainly (``minimind_reference.py``: separate (out, in) matrices, rotate_half, repeat_kv copies),
-and its state dict is MiniMind's, names, shapes and order."""
+plainly (``kvstudio/engine/readable_model.py``: separate (out, in) matrices, rotate_half,
+repeat_kv copies), and its state dict is MiniMind's, names, shapes and order."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from core.minimind_reference import ReferenceDecoder
 from kvstudio.engine.cache.kinds import make_cache
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.config import ModelConfig
@@ -19,6 +18,7 @@ from kvstudio.engine.model import (
     rope_tables,
     signed_sin,
 )
+from kvstudio.engine.readable_model import ReadableDecoder as ReferenceDecoder
 
 # Compares computations of different shapes (the fused model against MiniMind written plainly):
 # rerun under other CPU kernels by tests/core/test_other_cpus.py.

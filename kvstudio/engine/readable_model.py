@@ -1,11 +1,16 @@
-"""MiniMind's decoder written plainly from a state dict: the reference the fused model is held to.
+"""MiniMind's decoder written plainly from a state dict: the model to read, and the reference
+the fast one is held to.
 
-Nothing here is shared with ``kvstudio/engine/model.py``: separate q, k, v, gate
+``model.py`` is the model every step runs: q|k|v and gate|up fused into one product
+each, (in, out) weights, RoPE as a roll, grouped attention without copies. This file
+is the same decoder as a student first meets it, and shares no code with it:
+separate q, k, v, gate
 and up matrices in MiniMind's (out, in) layout applied with ``F.linear``,
 RMSNorm as ``x.pow(2).mean()``, RoPE with ``rotate_half`` on tables built
 here, ``repeat_kv`` copies and softmax attention with an explicit mask. It
 keeps its own K/V lists (after RoPE, before ``repeat_kv``), so a cached
-decode can be compared step by step.
+decode can be compared step by step. ``tests/core/test_model_fastpath.py`` holds the
+two equal (prefill, cached decode on every cache kind, windowed recompute, gradients).
 
 Letters: B batch, T new tokens, S keys, H query heads, G K/V heads, d head_dim.
 """
@@ -20,7 +25,7 @@ import torch.nn.functional as F
 from kvstudio.engine.config import ModelConfig
 
 
-class ReferenceDecoder:
+class ReadableDecoder:
     """A plain MiniMind forward over `state` (MiniMind names), with an optional K/V cache."""
 
     def __init__(self, config: ModelConfig, state: dict[str, torch.Tensor]) -> None:
