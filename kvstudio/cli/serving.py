@@ -31,6 +31,7 @@ from kvstudio.engine.serving.records import (
     ServingStep,
 )
 from kvstudio.engine.serving.requests import MAX_NEW_TOKENS, read_request_lines
+from kvstudio.labs import serving_size
 from kvstudio.labs.common import Spread
 from kvstudio.labs.course import COURSE, settings_line
 from kvstudio.labs.serving import (
@@ -95,6 +96,10 @@ def add_subcommands(sub: Any) -> None:
                    help="print the requests × steps timeline (P prefill, D decode, . waiting, "
                    "_ idle row, x preempted)")
     common.model_options(s, COURSE.chat_model)
+    s.add_argument("--yes", action="store_true",
+                   help=f"run even past {serving_size.ASK_CELLS:,} request-step records "
+                   "(requests × steps × runs; without it such a run is refused, as in the "
+                   "window), or a long --sweep-batch")
     serving_batching.add_arguments(s)  # --sweep-batch, --fit-budget
     s.set_defaults(func=cmd_serving)
 
@@ -133,13 +138,17 @@ def cmd_serving(args: argparse.Namespace) -> int:
                                     top_p=COURSE.top_p, seed=args.seed)
     else:
         sampling = SamplingSettings.greedy_settings(args.seed)
+    # Past the size every front refuses, --yes runs it (if its records fit in memory).
+    serving_size.check_size(requests, configs, args.rounds, confirmed=args.yes,
+                            confirm_hint="Add --yes to run it anyway.",
+                            device=loaded.backend.device)
     template = "plain text" if args.plain or not loaded.tokenizer.has_chat_tokens else "ChatML"
     print(f"Requests: {len(requests)} from {path} · {template}"
           + (f" · system prompt {common.short(system, 40)!r}" if system else "")
           + f" · {settings_line(sampling)}")
     result: ServingResult = common.drain(
         serving(loaded.backend, loaded.tokenizer, requests, configs, system=system,
-                sampling=sampling, repeats=args.rounds),
+                sampling=sampling, repeats=args.rounds, confirmed=args.yes),
         ServingResult,
     )
     print_result(result, timeline=args.timeline)

@@ -35,6 +35,7 @@ from kvstudio.engine.serving.requests import RequestLine, build_requests, read_r
 from kvstudio.engine.serving.schedulers import Scheduler, solo_run
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.resources import PROMPTS_DIR
+from kvstudio.labs import serving_size
 from kvstudio.labs.common import Progress, Spread, answer_text, spread
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.serving_records import (
@@ -84,12 +85,18 @@ def serving(
     system: str = "",
     sampling: SamplingSettings | None = None,
     repeats: int = 1,
+    confirmed: bool = False,
 ) -> Generator[Progress | ServingStep | ServingResult, None, None]:
-    """Run `requests` under every config, `repeats` times interleaved; see the module doc."""
+    """Run `requests` under every config, `repeats` times interleaved; see the module doc.
+
+    A run past `serving_size.ASK_CELLS` request-step records is refused unless
+    `confirmed` (the command line's ``--yes``); every front refuses it the same way."""
     if not configs:
         raise ValueError("Name at least one scheduler to run.")
     if repeats < 1:
         raise ValueError(f"Repeat the run at least once, got {repeats}.")
+    serving_size.check_size(requests, configs, repeats, confirmed=confirmed,
+                            device=backend.device)
     settings = sampling or SamplingSettings.greedy_settings()
     for config in configs:  # every refusal before any work
         Scheduler(backend, requests, config, settings)

@@ -3,9 +3,17 @@ traceback, for every bound the window and the notebook share (``labs/bounds.py``
 
 from __future__ import annotations
 
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from kvstudio.cli.main import main
+
+ADDRESS_SPACE = 3 * 1024**3  # torch and ko-chat need about 1 GiB of it; 3.5 GB died past it
 
 
 def _one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
@@ -34,3 +42,37 @@ def test_one_temperature_rule_on_every_command(
         assert "Temperature must be 0 (greedy) or between 1e-06 and 100" in line, line
     rules = {line.split(": ", 2)[-1].split(" (see: ")[0] for line in said.values()}
     assert len(rules) == 1, said  # the same sentence on both
+
+
+def _capped(argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`kvstudio argv` in a child under an address-space cap (a run that grows without bound
+    dies there, or meets the timeout, instead of taking the machine)."""
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+    env = {**os.environ, "PYTHONFAULTHANDLER": "0"}
+    return subprocess.run(
+        [sys.executable, "-m", "kvstudio", *argv], capture_output=True, text=True,
+        timeout=timeout, preexec_fn=cap, env=env, check=False,
+    )
+
+
+def _one_line_exit_2(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 2, (done.returncode, done.stdout[-500:], done.stderr[-2000:])
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    return lines[0]
+
+
+# ---- case 2: a 2.8 KB requests file that grew to 3.5 GB ----------------------------------------
+@pytest.mark.slow
+def test_a_huge_requests_file_is_refused_before_it_grows(tmp_path: Path) -> None:
+    path = tmp_path / "r.txt"
+    path.write_text("@100000 hi\n" * 256, encoding="utf-8")  # 2.8 KB
+    argv = ["serving", "--requests", str(path), "--rounds", "1", "--max-new-tokens", "1",
+            "--policy", "continuous"]
+    line = _one_line_exit_2(_capped(argv))
+    assert "256 requests × up to 100,064 steps = 25,616,384 request-step records" in line
+    assert "Add --yes to run it anyway." in line

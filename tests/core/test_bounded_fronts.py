@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from kvstudio.engine.serving.requests import read_request_lines
+from kvstudio.engine import limits
+from kvstudio.engine.backends.minimind import MiniMindBackend
+from kvstudio.engine.serving.records import Request, SchedulerConfig
+from kvstudio.engine.serving.requests import build_requests, read_request_lines
+from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.labs import serving_size
+from kvstudio.labs.serving import DEFAULT_NEW_TOKENS, EXAMPLE_REQUESTS, serving
 
 
 def _requests_file(tmp_path: Path, text: str) -> Path:
@@ -50,3 +56,42 @@ def test_a_budget_before_the_question_still_reads(tmp_path: Path) -> None:
     lines = read_request_lines(_requests_file(tmp_path, "@3 +4 질문 +5\n+7 둘째\n"))
     assert [(r.arrival, r.max_new_tokens, r.text) for r in lines] == [
         (3, 4, "질문 +5"), (0, 7, "둘째")]
+
+
+# ---- case 2: the serving run's size, one rule for every front ---------------------------------
+def _huge(
+    tokenizer: TextTokenizer, lines: int = 256, arrival: int = 100_000
+) -> tuple[Request, ...]:
+    return tuple(Request(i, "hi", tuple(tokenizer.encode("hi")), arrival, 1) for i in range(lines))
+
+
+def test_a_huge_serving_run_is_refused_before_any_step(
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
+) -> None:
+    requests = _huge(tokenizer)
+    config = SchedulerConfig(policy="continuous")
+    assert serving_size.run_steps(requests, config) == 100_000 + 32 * 2
+    run = serving(tiny_backend, tokenizer, requests, (config,))
+    with pytest.raises(ValueError, match=r"^This serving run keeps 256 requests × up to "
+                       r"100,064 steps = 25,616,384 request-step records \(about 3\.8 GiB\), "
+                       "past the 1,000,000"):
+        next(run)
+
+
+def test_confirmed_runs_still_need_the_memory(
+    tokenizer: TextTokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(limits, "available_memory_bytes", lambda device="cpu": 256 * 1024**2)
+    requests, configs = _huge(tokenizer), (SchedulerConfig(),)
+    with pytest.raises(ValueError, match=r"GiB of memory but only 256\.0 MiB is free"):
+        serving_size.check_size(requests, configs, 1, confirmed=True)
+    small = _huge(tokenizer, lines=8, arrival=10)
+    assert serving_size.check_size(small, configs, 3) == 8 * 3 * (10 + 2)
+
+
+def test_the_shipped_example_is_far_below_the_rule(tokenizer: TextTokenizer) -> None:
+    requests = build_requests(read_request_lines(EXAMPLE_REQUESTS), tokenizer, system="",
+                              max_new_tokens=DEFAULT_NEW_TOKENS, max_positions=1024)
+    configs = [SchedulerConfig(policy=p, chunk=c) for p, c in (("static", None),
+                                                                ("continuous", 16))]
+    assert serving_size.timeline_cells(requests, configs, 5) < serving_size.ASK_CELLS // 100

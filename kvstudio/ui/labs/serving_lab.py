@@ -58,11 +58,13 @@ if TYPE_CHECKING:
     from kvstudio.engine.serving import records as serving_records
     from kvstudio.labs import serving as lab
     from kvstudio.labs import serving_batching as batching
+    from kvstudio.labs import serving_size
     from kvstudio.labs.common import Spread
 else:  # torch loads when the lab first runs
     serving_records = LazyModule("kvstudio.engine.serving.records")
     lab = LazyModule("kvstudio.labs.serving")
     batching = LazyModule("kvstudio.labs.serving_batching")
+    serving_size = LazyModule("kvstudio.labs.serving_size")
 
 POLICIES = ("continuous", "static")
 PREFIX_MODES = ("none", "blocks", "radix")
@@ -434,6 +436,7 @@ class ServingPanel(LabPanel):
         requests = lab.load_requests(
             lab.EXAMPLE_REQUESTS if path is None else path, tokenizer, backend,
             system=shared, max_new_tokens=answer_tokens)
+        serving_size.check_size(requests, (config,), repeats, device=backend.device)
         return lambda: run(backend, tokenizer, requests, (config,), system=shared,
                            repeats=repeats)
 
