@@ -20,7 +20,7 @@ from kvstudio.labs import bounds
 from kvstudio.labs.bounds import MAX_COUNT, MAX_SEED, MAX_VALUES
 
 __all__ = [
-    "MAX_COUNT", "MAX_SEED", "MAX_VALUES", "argument_type", "bounded", "number",
+    "MAX_COUNT", "MAX_SEED", "MAX_VALUES", "argument_type", "block_size", "bounded", "number",
     "number_list", "positive", "rows", "seed", "temperature", "thread_count", "token_list",
     "tokens", "whole",
 ]
@@ -52,6 +52,7 @@ positive = argument_type(bounds.positive, "whole number")
 tokens = argument_type(bounds.tokens, "whole number")  # prompt, new tokens, windows, blocks
 rows = argument_type(bounds.rows, "whole number")  # samples in one batch
 seed = argument_type(bounds.seed, "whole number")
+block_size = argument_type(bounds.block_size, "whole number")  # a serving block, 1 … 256
 thread_count = argument_type(bounds.thread_count, "thread count")  # 1 … the CPU cores
 number = argument_type(bounds.number, "number")  # finite (argparse's float takes nan and inf)
 temperature = argument_type(bounds.temperature, "temperature")  # 0 or 1e-6 … 100

@@ -31,7 +31,7 @@ from kvstudio.engine.serving.records import (
     ServingStep,
 )
 from kvstudio.engine.serving.requests import MAX_NEW_TOKENS, read_request_lines
-from kvstudio.labs import serving_size
+from kvstudio.labs import bounds, serving_size
 from kvstudio.labs.common import Spread
 from kvstudio.labs.course import COURSE, settings_line
 from kvstudio.labs.serving import (
@@ -73,8 +73,9 @@ def add_subcommands(sub: Any) -> None:
     s.add_argument("--chunk", type=cli_args.tokens, default=None,
                    help="chunked prefill: at most N tokens per step, prompt chunks and decode "
                    "rows together (continuous only; default off)")
-    s.add_argument("--block-size", type=cli_args.tokens, default=16,
-                   help="b, tokens per block of the pool (default 16)")
+    s.add_argument("--block-size", type=cli_args.block_size, default=16,
+                   help=f"b, tokens per block of the pool (1 … {bounds.MAX_BLOCK_SIZE}, at most "
+                   "the model's positions; default 16)")
     s.add_argument("--prefix-cache", choices=PREFIX_MODES, default="none",
                    help="none, blocks (vLLM: whole blocks, chained hashes) or radix (SGLang: "
                    "token-exact); default none")

@@ -66,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="count for a published model's geometry instead of the loaded model",
     )
     if not _has(parser, "--block-size"):
-        group.add_argument("--block-size", type=cli_args.tokens, default=16,
+        group.add_argument("--block-size", type=cli_args.block_size, default=16,
                            help="paged cache block (tokens; default 16)")
     if not _has(parser, "--model"):
         common.model_options(parser, COURSE.chat_model)

@@ -64,6 +64,11 @@ positive = bounded(1, MAX_COUNT)
 tokens = bounded(1, limits.MAX_TOKENS, "tokens")  # prompt, new tokens, windows, blocks, limits
 rows = bounded(1, limits.MAX_ROWS, "rows")  # samples in one batch
 seed = bounded(0, MAX_SEED)
+# A serving block: the window's box, the notebook (through it) and `kvstudio serving`
+# take the same 1 … 256 tokens; the model's positions are checked once it is known
+# (``engine/serving/schedulers.check_requests``).
+MAX_BLOCK_SIZE = 256
+block_size = bounded(1, MAX_BLOCK_SIZE, "tokens")
 
 
 def thread_count(text: str) -> int:

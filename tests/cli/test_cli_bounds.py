@@ -44,6 +44,16 @@ def test_one_temperature_rule_on_every_command(
     assert len(rules) == 1, said  # the same sentence on both
 
 
+# ---- case 5: serving's block, bounded as the window's box is -----------------------------------
+@pytest.mark.parametrize("value", ["257", "16777216"])
+def test_serving_block_size_is_bounded_as_in_the_window(
+    capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    for argv in (["serving"], ["serving", "--fit-budget"]):
+        line = _one_error_line(capsys, [*argv, "--block-size", value])
+        assert line.startswith("error: argument --block-size: must be at most 256 tokens"), line
+
+
 def _capped(argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """`kvstudio argv` in a child under an address-space cap (a run that grows without bound
     dies there, or meets the timeout, instead of taking the machine)."""

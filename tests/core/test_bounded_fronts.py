@@ -13,10 +13,12 @@ import pytest
 
 from kvstudio.engine import limits
 from kvstudio.engine.backends.minimind import MiniMindBackend
+from kvstudio.engine.config import ModelConfig
+from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.serving.records import Request, SchedulerConfig
 from kvstudio.engine.serving.requests import build_requests, read_request_lines
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs import serving_size
+from kvstudio.labs import bounds, serving_size
 from kvstudio.labs.serving import DEFAULT_NEW_TOKENS, EXAMPLE_REQUESTS, serving
 
 
@@ -95,3 +97,19 @@ def test_the_shipped_example_is_far_below_the_rule(tokenizer: TextTokenizer) -> 
     configs = [SchedulerConfig(policy=p, chunk=c) for p, c in (("static", None),
                                                                 ("continuous", 16))]
     assert serving_size.timeline_cells(requests, configs, 5) < serving_size.ASK_CELLS // 100
+
+
+# ---- case 5: a serving block, one bound on every front and the model's positions -------------
+def test_a_serving_block_is_bounded_once_for_every_front(tokenizer: TextTokenizer) -> None:
+    assert bounds.block_size("256") == 256 == bounds.MAX_BLOCK_SIZE
+    for text in ("0", "257", "16777216"):
+        with pytest.raises(ValueError, match=r"must be (at least 1|at most 256 tokens)"):
+            bounds.block_size(text)
+    config = ModelConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                         num_key_value_heads=1, vocab_size=tokenizer.vocab_size,
+                         max_position_embeddings=64)
+    short = MiniMindBackend(MiniMindLM(config).init_weights(3).eval(), name="short")
+    requests = (Request(0, "hi", tuple(tokenizer.encode("hi")), 0, 2),)
+    with pytest.raises(ValueError, match="A block of 128 tokens is longer than the model's 64 "
+                       "positions"):
+        next(serving(short, tokenizer, requests, (SchedulerConfig(block_size=128),)))

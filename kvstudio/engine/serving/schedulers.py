@@ -78,6 +78,12 @@ def check_requests(
         raise ValueError("There are no requests to serve.")
     if len({r.index for r in requests}) != len(requests):
         raise ValueError("Two requests have the same index; number them 0, 1, ….")
+    if backend.max_positions and config.block_size > backend.max_positions:
+        raise ValueError(
+            f"A block of {config.block_size:,} tokens is longer than the model's "
+            f"{backend.max_positions:,} positions; one block would hold more than any "
+            "request. Use a block of 16 to 256 tokens."
+        )
     for r in requests:
         total = len(r.prompt_ids) + r.max_new_tokens
         if total > backend.max_positions:

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.engine.records import DEFAULT_REPEATS
+from kvstudio.labs import bounds
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.plain_text import plain_label
@@ -170,7 +171,7 @@ class ServingPanel(LabPanel):
         for policy in POLICIES:
             self.policy.addItem("", policy)
         self.chunk = int_box(0, 4096, 0)  # 0 = no chunking
-        self.block_size = int_box(1, 256, 16)
+        self.block_size = int_box(1, bounds.MAX_BLOCK_SIZE, 16)  # every front's bound
         self.prefix = QComboBox()
         for mode in PREFIX_MODES:
             self.prefix.addItem("", mode)
