@@ -82,7 +82,13 @@ def run(args: argparse.Namespace) -> int:
     if not wanted(args):
         raise ValueError("Give --sweep-batch or --fit-budget.")
     if args.sweep_batch:
-        lab.check_batch_sizes(args.batch_sizes)  # before the model loads
+        sizes = lab.check_batch_sizes(args.batch_sizes)  # before the model loads
+        # Each round (and one warm-up pass) prefills every size's rows and feeds two steps.
+        fed = (args.sweep_rounds + 1) * sum(sizes) * (args.sweep_context + 2)
+        common.confirm_cost(
+            args, fed, f"This sweep of {len(sizes)} batch size(s) × {args.sweep_rounds:,} rounds",
+            "give fewer --sweep-rounds, smaller --batch-sizes or a shorter --sweep-context",
+        )
     needs_model = args.sweep_batch or args.preset is None
     loaded = common.prepare(args, COURSE.chat_model) if needs_model else None
     if loaded is not None and args.sweep_batch:

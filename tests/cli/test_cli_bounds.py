@@ -54,6 +54,14 @@ def test_serving_block_size_is_bounded_as_in_the_window(
         assert line.startswith("error: argument --block-size: must be at most 256 tokens"), line
 
 
+# ---- case 7: --sweep-rounds up to 2^31 ran without a question ----------------------------------
+@pytest.mark.parametrize("rounds", ["2147483648", "1000"])
+def test_a_long_batch_sweep_asks_for_yes(capsys: pytest.CaptureFixture[str], rounds: str) -> None:
+    line = _one_error_line(capsys, ["serving", "--sweep-batch", "--sweep-rounds", rounds])
+    assert f"× {int(rounds):,} rounds feeds the model about" in line, line
+    assert "Add --yes to run it anyway" in line and "--sweep-rounds" in line
+
+
 def _capped(argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """`kvstudio argv` in a child under an address-space cap (a run that grows without bound
     dies there, or meets the timeout, instead of taking the machine)."""
