@@ -47,7 +47,13 @@ from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.base import Cache
 from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.records import Candidate, Mode, SamplingSettings, StepRecord
-from kvstudio.engine.sampling import SampleOutput, new_generator, presence_mask, sample_next
+from kvstudio.engine.sampling import (
+    SampleOutput,
+    check_logits,
+    new_generator,
+    presence_mask,
+    sample_next,
+)
 from kvstudio.engine.tokenizer import IncrementalDecoder, TextTokenizer, TokenTexts
 
 log = logging.getLogger(__name__)
@@ -387,11 +393,7 @@ class Stepper:
 
 
 def _check_logits(logits: torch.Tensor, step: int) -> None:
-    if bool(logits.isnan().any()):  # (B, V); sampling would pick garbage from NaN
-        raise ValueError(
-            f"The model produced NaN logits at step {step}: its weights are broken (NaN or "
-            "inf inside). Load another checkpoint; this one cannot generate text."
-        )
+    check_logits(logits, step)  # (B, V); sampling would pick garbage from NaN
 
 
 def _check_prompt(rows: list[list[int]], vocab: int) -> None:

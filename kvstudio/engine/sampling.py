@@ -41,6 +41,17 @@ class SampleOutput:
     top_probs: torch.Tensor  # (B, n) float32, their probabilities
 
 
+def check_logits(logits: torch.Tensor, step: int, model: str = "The model") -> None:
+    """Refuse NaN logits before sampling picks garbage from them (or torch's multinomial
+    raises its own error): the one message plain decoding, serving and speculative
+    decoding give, `step` the index of the token being chosen."""
+    if bool(logits.isnan().any()):
+        raise ValueError(
+            f"{model} produced NaN logits at step {step}: its weights are broken (NaN or "
+            "inf inside). Load another checkpoint; this one cannot generate text."
+        )
+
+
 def new_generator(seed: int, device: torch.device | str = "cpu") -> torch.Generator:
     """A generator owned by one run: the same seed gives the same samples."""
     return torch.Generator(device=device).manual_seed(int(seed))

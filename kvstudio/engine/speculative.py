@@ -51,7 +51,7 @@ from kvstudio.engine.cache.kinds import make_cache
 from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.records import SamplingSettings
-from kvstudio.engine.sampling import filter_logits, new_generator, sample_next
+from kvstudio.engine.sampling import check_logits, filter_logits, new_generator, sample_next
 
 DraftKind = Literal["model", "prompt-lookup"]
 DRAFT_KINDS: tuple[DraftKind, ...] = ("model", "prompt-lookup")
@@ -222,6 +222,7 @@ class ModelDrafter:
         self.sampling = sampling
         self.generator = generator
         self.banned_token = banned_token  # eos while the run must not stop (`ban`)
+        self.prompt_length = 0  # set by `prefill`: NaN messages count steps after it
         self.device = next(model.parameters()).device
         self.cache: KVCache[CacheLayer] = make_cache(
             model.config.num_hidden_layers, cache_spec or CacheSpec()
@@ -232,6 +233,7 @@ class ModelDrafter:
         return self.cache.seq_length
 
     def prefill(self, prompt: Sequence[int]) -> int:
+        self.prompt_length = len(prompt)
         self.cache.reset()
         ids = torch.tensor([list(prompt)], dtype=torch.long, device=self.device)  # (1, P)
         self.model(ids, self.cache, logits_to_keep=1)
@@ -251,6 +253,7 @@ class ModelDrafter:
             ids = torch.tensor([feed], dtype=torch.long, device=self.device)  # (1, T)
             logits = ban(on_cpu(self.model(ids, self.cache, logits_to_keep=1)[0]),
                          self.banned_token)  # (1, V)
+            check_logits(logits, len(committed) - self.prompt_length + i, "The draft model")
             seen = seen_per_position(seen_text, (), 1, vocab) if penalty else None  # (1, V)
             if self.sampling.greedy:
                 token = greedy_choice(logits, self.sampling, seen)[0]
@@ -417,6 +420,7 @@ class SpeculativeRun:
         ids = torch.tensor([self.prompt], dtype=torch.long, device=self.device)  # (1, P)
         logits = ban(on_cpu(self.target(ids, self.cache, logits_to_keep=1)[0]),
                      self.banned_token)  # (1, V): the prompt's last position
+        check_logits(logits, 0)
         self.target_calls += 1
         token = self._choose(logits, ())[0]
         draft_appended = self.drafter.prefill(self.prompt)
@@ -461,6 +465,7 @@ class SpeculativeRun:
         ids = torch.tensor([pending + drafts], dtype=torch.long, device=self.device)  # (1, 1 + m)
         logits = on_cpu(self.target(ids, self.cache, logits_to_keep=m + 1)[0])  # (m + 1, V)
         logits = ban(logits, self.banned_token)
+        check_logits(logits, len(self.generated))
         self.target_calls += 1
         target_appended = ids.shape[1]
         target_rows = self.cache.seq_length  # n + m: every committed token plus the drafts

@@ -10,13 +10,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 from kvstudio.engine import limits
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.config import ModelConfig
+from kvstudio.engine.generate import RunSettings, Stepper
 from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.sampling import new_generator
 from kvstudio.engine.serving.records import Request, SchedulerConfig
 from kvstudio.engine.serving.requests import build_requests, read_request_lines
+from kvstudio.engine.speculative import ModelDrafter, PromptLookupDrafter, SpeculativeRun
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs import bounds, serving_size
 from kvstudio.labs.serving import DEFAULT_NEW_TOKENS, EXAMPLE_REQUESTS, serving
@@ -113,3 +118,47 @@ def test_a_serving_block_is_bounded_once_for_every_front(tokenizer: TextTokenize
     with pytest.raises(ValueError, match="A block of 128 tokens is longer than the model's 64 "
                        "positions"):
         next(serving(short, tokenizer, requests, (SchedulerConfig(block_size=128),)))
+
+
+# ---- case 7: NaN weights say the same under sampling as under plain decoding -----------------
+NAN_MESSAGE = ("produced NaN logits at step {step}: its weights are broken (NaN or inf inside). "
+               "Load another checkpoint; this one cannot generate text.")
+
+
+def _nan_copy(model: MiniMindLM) -> MiniMindLM:
+    broken = MiniMindLM(model.config)
+    broken.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        broken.lm_head.fill_(float("nan"))
+    return broken.eval()
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+def test_nan_weights_give_plain_decodings_message_everywhere(
+    tiny_model: MiniMindLM, tokenizer: TextTokenizer, temperature: float
+) -> None:
+    broken = _nan_copy(tiny_model)
+    sampling = (SamplingSettings(temperature=temperature, top_k=0, top_p=0.85, seed=1)
+                if temperature else SamplingSettings.greedy_settings(1))
+    prompt = tokenizer.encode("안녕하세요")
+    said = {}
+    with pytest.raises(ValueError) as caught:  # plain decoding: the message to match
+        Stepper(MiniMindBackend(broken), tokenizer, prompt,
+                RunSettings(max_new_tokens=4, sampling=sampling)).step()
+    said["plain"] = str(caught.value)
+    requests = (Request(0, "hi", tuple(prompt), 0, 4),)
+    with pytest.raises(ValueError) as caught:
+        list(serving(MiniMindBackend(broken), tokenizer, requests, (SchedulerConfig(),),
+                     sampling=sampling))
+    said["serving"] = str(caught.value)
+    with pytest.raises(ValueError) as caught:  # the target broken
+        list(SpeculativeRun(broken, PromptLookupDrafter(), prompt, k=2, max_new_tokens=4,
+                            sampling=sampling))
+    said["target"] = str(caught.value)
+    with pytest.raises(ValueError) as caught:  # the draft broken
+        list(SpeculativeRun(tiny_model, ModelDrafter(broken, sampling, new_generator(0)),
+                            prompt, k=2, max_new_tokens=4, sampling=sampling))
+    said["draft"] = str(caught.value)
+    for where in ("plain", "serving", "target"):
+        assert said[where] == "The model " + NAN_MESSAGE.format(step=0), (where, said[where])
+    assert said["draft"] == "The draft model " + NAN_MESSAGE.format(step=1), said["draft"]

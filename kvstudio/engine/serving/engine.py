@@ -33,7 +33,7 @@ from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
 from kvstudio.engine.cache.block_pool import BlockPool
 from kvstudio.engine.model import Block, MiniMindLM
 from kvstudio.engine.records import SamplingSettings
-from kvstudio.engine.sampling import new_generator, presence_mask, sample_next
+from kvstudio.engine.sampling import check_logits, new_generator, presence_mask, sample_next
 from kvstudio.engine.serving.records import Request
 
 
@@ -215,6 +215,7 @@ class ServingEngine:
     def _choose(self, seq: Sequence, logits: torch.Tensor) -> int:
         """The next token from logits (1, V): greedy, or the sampling settings with the
         request's own generator."""
+        check_logits(logits, len(seq.answer))  # NaN weights: plain decoding's message
         seen = None
         if self.sampling.repetition_penalty != 1.0:
             seen = presence_mask(torch.tensor([seq.tokens], device=self.device), self.vocab)
