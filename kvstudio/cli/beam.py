@@ -15,9 +15,11 @@ from typing import Any
 
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
+from kvstudio.cli.lab_options import add_lab_option
 from kvstudio.engine.beam import BeamSettings, EarlyStopping
 from kvstudio.labs.beam import BeamLabResult, beam_lab
 from kvstudio.labs.course import COURSE
+from kvstudio.labs.registry import BEAM
 
 EARLY_STOPPING = {"true": True, "false": False, "never": "never"}
 
@@ -42,26 +44,18 @@ def add_subcommands(sub: Any) -> None:
     )
     b.add_argument("--prompt", default=None, help=f"question (default: {common.DEFAULT_QUESTION})")
     b.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
-    b.add_argument("--beams", type=cli_args.bounded(2, 64), default=4, help="beams K (default 4)")
-    b.add_argument(
-        "--length-penalty", type=cli_args.number, default=1.0,
-        help="finished score = Σ log p / length ** this (default 1.0)",
-    )
+    add_lab_option(b, BEAM.param("beams"))
+    add_lab_option(b, BEAM.param("length_penalty"))
     b.add_argument(
         "--early-stopping", type=early_stopping, default=False, metavar="{true,false,never}",
         help="transformers' early_stopping (default false)",
     )
-    b.add_argument(
-        "--new-tokens", type=cli_args.tokens, default=16, help="token budget N (default 16)"
-    )
+    add_lab_option(b, BEAM.param("new_tokens"))
     b.add_argument(
         "--return", dest="num_return", type=cli_args.bounded(1, 64), default=None,
         help="hypotheses returned (default: all K)",
     )
-    b.add_argument(
-        "--block-size", type=cli_args.tokens, default=16,
-        help="the paged cache compared: tokens per block (default 16)",
-    )
+    add_lab_option(b, BEAM.param("block_size"))
     b.add_argument(
         "--no-check", action="store_true", help="skip transformers' generate(num_beams=…)"
     )

@@ -26,11 +26,11 @@ import torch
 
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
+from kvstudio.cli.lab_options import add_lab_option
 from kvstudio.engine import formulas, limits
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.labs.chat import (
-    DEFAULT_MAX_NEW_TOKENS,
     ChatSession,
     ChatTurn,
     WayResult,
@@ -41,6 +41,7 @@ from kvstudio.labs.chat import (
 )
 from kvstudio.labs.common import Progress
 from kvstudio.labs.course import COURSE
+from kvstudio.labs.registry import CHAT
 
 MAX_ROUNDS = 100  # medians of more rounds than this change nothing
 
@@ -57,12 +58,7 @@ def add_subcommands(subparsers: Any) -> None:
         ),
     )
     p.add_argument("--turns", required=True, help="UTF-8 text file, one user turn per line")
-    p.add_argument(
-        "--max-new-tokens",
-        type=cli_args.tokens,
-        default=DEFAULT_MAX_NEW_TOKENS,
-        help=f"answer length limit per turn (default {DEFAULT_MAX_NEW_TOKENS}; eos ends sooner)",
-    )
+    add_lab_option(p, CHAT.param("answer_tokens"), "; eos ends sooner")
     p.add_argument(
         "--context-limit",
         type=cli_args.tokens,

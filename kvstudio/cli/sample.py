@@ -19,11 +19,13 @@ import torch
 
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
+from kvstudio.cli.lab_options import add_lab_option
 from kvstudio.engine import costs
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.labs.common import check_fits
 from kvstudio.labs.course import COURSE, setting_changes
+from kvstudio.labs.registry import SAMPLE
 from kvstudio.labs.sample import SamplingResult, repeated_sampling
 
 
@@ -34,32 +36,12 @@ def add_subcommands(sub: Any) -> None:
         help="repeated sampling: distinct answers per temperature",
         description="n samples per temperature, one batch of n rows each, same seed.",
     )
-    s.add_argument(
-        "--temperatures", type=cli_args.number_list, default=list(COURSE.temperatures),
-        help=f"default: the course's {COURSE.temperatures_text()}",
-    )
-    s.add_argument(
-        "--samples", type=cli_args.rows, default=COURSE.samples, help="samples per temperature"
-    )
-    s.add_argument(
-        "--new-tokens", type=cli_args.tokens, default=COURSE.answer_tokens,
-        help=f"token budget per answer (default {COURSE.answer_tokens})",
-    )
+    for name in ("temperatures", "samples", "new_tokens"):
+        add_lab_option(s, SAMPLE.param(name))
     s.add_argument("--prompt", default=None, help=f"question (default: {common.DEFAULT_QUESTION})")
     s.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
-    s.add_argument(
-        "--top-k", type=cli_args.bounded(0, cli_args.MAX_COUNT), default=COURSE.top_k,
-        help="0 = off (the course's)",
-    )
-    s.add_argument(
-        "--top-p", type=cli_args.number, default=COURSE.top_p,
-        help=f"the course setting {COURSE.top_p:g}; 1.0 = off",
-    )
-    s.add_argument(
-        "--repetition-penalty", type=cli_args.number, default=COURSE.repetition_penalty,
-        help="1.0 = off (the course's)",
-    )
-    s.add_argument("--seed", type=cli_args.seed, default=COURSE.seed)
+    for name in ("top_k", "top_p", "penalty", "seed"):
+        add_lab_option(s, SAMPLE.param(name))
     s.add_argument(
         "--show", type=cli_args.bounded(0, cli_args.MAX_COUNT), default=3,
         help="most frequent answers to print",

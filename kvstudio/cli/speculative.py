@@ -19,13 +19,13 @@ import torch
 
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
+from kvstudio.cli.lab_options import add_lab_option
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.speculative import DRAFT_KINDS, MAX_DRAFT_TOKENS, DraftKind
 from kvstudio.engine.tokenizer import TextTokenizer, TokenTexts
 from kvstudio.labs.course import COURSE, settings_line
+from kvstudio.labs.registry import SPECULATIVE
 from kvstudio.labs.speculative import (
-    DEFAULT_NEW_TOKENS,
-    DEFAULT_REPEATS,
     DRAFT_MODEL,
     SpecRunResult,
     SpeculativeLabResult,
@@ -63,27 +63,19 @@ def add_subcommands(sub: Any) -> None:
     )
     s.add_argument("--prompt", default=None, help=f"question (default: {common.DEFAULT_QUESTION})")
     s.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
-    s.add_argument(
-        "--new-tokens", type=cli_args.tokens, default=DEFAULT_NEW_TOKENS,
-        help=f"tokens to generate (default {DEFAULT_NEW_TOKENS})",
-    )
+    add_lab_option(s, SPECULATIVE.param("new_tokens"))
     s.add_argument(
         "--stop-at-eos", action="store_true",
         help="stop at the end of the answer (default: eos banned, exactly --new-tokens tokens)",
     )
-    s.add_argument(
-        "--temperature", type=cli_args.temperature, default=0.0,
-        help="0 = greedy (default: the identity check); > 0 samples with the acceptance rule",
-    )
+    add_lab_option(s, SPECULATIVE.param("temperature"),
+                   "; > 0 samples with the acceptance rule")
     s.add_argument("--top-k", type=cli_args.bounded(0, cli_args.MAX_COUNT), default=0,
                    help="0 = off")
     s.add_argument("--top-p", type=cli_args.number, default=1.0, help="1.0 = off")
     s.add_argument("--repetition-penalty", type=cli_args.number, default=1.0, help="1.0 = off")
     s.add_argument("--seed", type=cli_args.seed, default=COURSE.seed)
-    s.add_argument(
-        "--repeats", type=cli_args.bounded(1, 50), default=DEFAULT_REPEATS,
-        help=f"interleaved timing repeats (default {DEFAULT_REPEATS}; the median is shown)",
-    )
+    add_lab_option(s, SPECULATIVE.param("repeats"))
     s.add_argument("--rounds", action="store_true", help="also print every round of each run")
     common.model_options(s, COURSE.chat_model)
     s.set_defaults(func=cmd_speculative)

@@ -10,24 +10,21 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
+from kvstudio.cli.lab_options import add_lab_option
 from kvstudio.engine import costs
 from kvstudio.engine.records import MODES
 from kvstudio.labs.common import check_fits
 from kvstudio.labs.course import COURSE
+from kvstudio.labs.registry import SWEEP
 from kvstudio.labs.sweep import SweepResult, length_sweep
 
 
 def add_subcommands(sub: Any) -> None:
     """Register ``sweep`` on the one parser (``kvstudio.cli.main``)."""
     w = sub.add_parser("sweep", help="time and tokens fed as P or N grows")
-    w.add_argument("--vary", choices=("new", "prompt"), default=COURSE.sweep_vary)
-    w.add_argument("--values", type=cli_args.token_list, default=list(COURSE.sweep_lengths))
-    w.add_argument(
-        "--fixed", type=cli_args.tokens, default=COURSE.sweep_fixed,
-        help=f"the other length (default {COURSE.sweep_fixed})",
-    )
+    for name in ("vary", "values", "fixed"):
+        add_lab_option(w, SWEEP.param(name))
     common.cache_options(w)
     common.model_options(w, COURSE.cache_model)
     common.add_yes_option(w)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kvstudio.labs.registry import spec
 from kvstudio.notebook.chart_view import LiveCharts
 from kvstudio.notebook.environment import application
 from kvstudio.notebook.models import MAX_PATH_CHARS, as_model
@@ -47,6 +48,37 @@ def _chart_exporter() -> Any:
         _exporter.append(ChartExporter(application(), save_chooser=lambda *_: "",
                                        folder_chooser=lambda *_: ""))
     return _exporter[0]
+
+
+# Each lab's window panel (module, class), imported when the lab first runs.
+_PANELS = {
+    "compare": ("compare_lab", "CacheVsRecomputePanel"),
+    "sample": ("temperature_lab", "TemperaturePanel"),
+    "cutoff": ("cutoff_lab", "TopPTopKPanel"),
+    "cache_kinds": ("cache_kinds_lab", "CacheKindsPanel"),
+    "sweep": ("sweep_lab", "LengthSweepPanel"),
+    "paged": ("paged_lab", "PagedCachePanel"),
+    "quantized": ("quantized_lab", "QuantizedCachePanel"),
+    "serving": ("serving_lab", "ServingPanel"),
+    "beam": ("beam_lab", "BeamSearchPanel"),
+    "speculative": ("speculative_lab", "SpeculativePanel"),
+    "chat": ("chat_lab", "ChatPanel"),
+}
+
+
+def panel_type(key: str) -> type[LabPanel]:
+    """The window panel that shows the lab `key` (``kvstudio.labs.registry``'s keys)."""
+    import importlib
+
+    module, name = _PANELS[key]
+    return getattr(importlib.import_module(f"kvstudio.ui.labs.{module}"), name)  # type: ignore[no-any-return]
+
+
+def checked(key: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The lab's keyword arguments checked against its declaration, keyed by the window's
+    box names (None: the box keeps its default). A ValueError names the argument."""
+    lab = spec(key)
+    return {lab.param(name).box_name: value for name, value in lab.check(values).items()}
 
 
 def new_panel(panel_type: type[LabPanel]) -> LabPanel:
@@ -97,9 +129,9 @@ def compare(model: ModelHandle | str | Path | None = None, *, preset: str | None
         if preset is not None:
             panel.choose_preset(preset)  # type: ignore[attr-defined]
 
-    return run_lab(CacheVsRecomputePanel, "compare", model, {
+    return run_lab(CacheVsRecomputePanel, "compare", model, checked("compare", {
         "prompt_tokens": prompt_tokens, "new_tokens": new_tokens, "repeats": repeats,
-        "warmup": warmup, "dtype": dtype}, show=show, prepare=choose)
+        "warmup": warmup, "dtype": dtype}), show=show, prepare=choose)
 
 
 def sample(model: ModelHandle | str | Path | None = None, *, prompt: str | None = None,
@@ -113,10 +145,10 @@ def sample(model: ModelHandle | str | Path | None = None, *, prompt: str | None 
     """
     from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 
-    return run_lab(TemperaturePanel, "sample", model, {
+    return run_lab(TemperaturePanel, "sample", model, checked("sample", {
         "prompt": prompt, "temperatures": temperatures, "samples": samples,
         "new_tokens": new_tokens, "top_k": top_k, "top_p": top_p, "penalty": penalty,
-        "seed": seed, "both_modes": both_modes}, show=show)
+        "seed": seed, "both_modes": both_modes}), show=show)
 
 
 def cutoff(model: ModelHandle | str | Path | None = None, *, prompt: str | None = None,
@@ -126,9 +158,9 @@ def cutoff(model: ModelHandle | str | Path | None = None, *, prompt: str | None 
     """Top-p / top-k: the next-token distribution step by step, and how many tokens survive."""
     from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 
-    return run_lab(TopPTopKPanel, "cutoff", model, {
+    return run_lab(TopPTopKPanel, "cutoff", model, checked("cutoff", {
         "prompt": prompt, "temperature": temperature, "top_k": top_k, "top_p": top_p,
-        "new_tokens": new_tokens, "seed": seed}, show=show)
+        "new_tokens": new_tokens, "seed": seed}), show=show)
 
 
 def cache_kinds(model: ModelHandle | str | Path | None = None, *,
@@ -137,8 +169,8 @@ def cache_kinds(model: ModelHandle | str | Path | None = None, *,
     """Dynamic vs static vs sliding-window cache: bytes per step and the attention-mask width."""
     from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 
-    return run_lab(CacheKindsPanel, "cache kinds", model, {
-        "prompt_tokens": prompt_tokens, "new_tokens": new_tokens, "window_size": window},
+    return run_lab(CacheKindsPanel, "cache kinds", model, checked("cache_kinds", {
+        "prompt_tokens": prompt_tokens, "new_tokens": new_tokens, "window": window}),
         show=show)
 
 
@@ -151,8 +183,8 @@ def sweep(model: ModelHandle | str | Path | None = None, *, vary: str | None = N
     """
     from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 
-    return run_lab(LengthSweepPanel, "sweep", model, {
-        "vary": vary, "values": values, "fixed": fixed, "repeats": repeats}, show=show)
+    return run_lab(LengthSweepPanel, "sweep", model, checked("sweep", {
+        "vary": vary, "values": values, "fixed": fixed, "repeats": repeats}), show=show)
 
 
 def paged(model: ModelHandle | str | Path | None = None, *, samples: int | None = None,
@@ -161,8 +193,8 @@ def paged(model: ModelHandle | str | Path | None = None, *, samples: int | None 
     """Answers stored preallocated, dynamic and paged: bytes, and the block tables."""
     from kvstudio.ui.labs.paged_lab import PagedCachePanel
 
-    return run_lab(PagedCachePanel, "paged", model, {
-        "samples": samples, "new_tokens": new_tokens, "block_size": block_size}, show=show)
+    return run_lab(PagedCachePanel, "paged", model, checked("paged", {
+        "samples": samples, "new_tokens": new_tokens, "block_size": block_size}), show=show)
 
 
 def quantized(model: ModelHandle | str | Path | None = None, *,
@@ -171,8 +203,8 @@ def quantized(model: ModelHandle | str | Path | None = None, *,
     """fp16 / int8 / int4 caches: bytes against the formula and what they do to the logits."""
     from kvstudio.ui.labs.quantized_lab import QuantizedCachePanel
 
-    return run_lab(QuantizedCachePanel, "quantized", model, {
-        "prompt_tokens": prompt_tokens, "new_tokens": new_tokens}, show=show)
+    return run_lab(QuantizedCachePanel, "quantized", model, checked("quantized", {
+        "prompt_tokens": prompt_tokens, "new_tokens": new_tokens}), show=show)
 
 
 def chat(model: ModelHandle | str | Path | None = None, *,
@@ -189,9 +221,9 @@ def chat(model: ModelHandle | str | Path | None = None, *,
 
     panel = new_panel(ChatPanel)
     try:
-        set_fields(panel, {"reuse_box": reuse, "refeed_box": refeed,
-                           "answer_tokens": answer_tokens, "context_limit": context_limit,
-                           "ttft_rounds": rounds})
+        set_fields(panel, checked("chat", {
+            "reuse": reuse, "refeed": refeed, "answer_tokens": answer_tokens,
+            "context_limit": context_limit, "rounds": rounds}))
         handle = as_model(model, None)  # the chat model (the window's chat tab: its own model)
         lines = _chat_turns(panel, turns)
         live = LiveCharts(panel.charts(), show=show)
@@ -262,10 +294,10 @@ def serving(model: ModelHandle | str | Path | None = None, *,
         if path is not None:
             panel.choose_requests(path)  # type: ignore[attr-defined]
 
-    return run_lab(ServingPanel, "serving", model, {
+    return run_lab(ServingPanel, "serving", model, checked("serving", {
         "system": system, "policy": policy, "chunk": chunk, "block_size": block_size,
         "prefix": prefix, "max_batch": max_batch, "answer_tokens": answer_tokens,
-        "batch_sizes": batch_sizes, "repeats": repeats}, show=show, prepare=choose)
+        "batch_sizes": batch_sizes, "repeats": repeats}), show=show, prepare=choose)
 
 
 def beam(model: ModelHandle | str | Path | None = None, *, prompt: str | None = None,
@@ -295,10 +327,10 @@ def beam(model: ModelHandle | str | Path | None = None, *, prompt: str | None = 
         if stopping is not None:
             panel.early_stopping.setCurrentIndex(stopping)  # type: ignore[attr-defined]
 
-    return run_lab(BeamSearchPanel, "beam", model, {
+    return run_lab(BeamSearchPanel, "beam", model, checked("beam", {
         "prompt": prompt, "beams": beams, "length_penalty": length_penalty,
         "new_tokens": new_tokens, "block_size": block_size,
-        "check_transformers": transformers}, show=show, prepare=choose)
+        "transformers": transformers}), show=show, prepare=choose)
 
 
 def speculative(model: ModelHandle | str | Path | None = None, *, question: str | None = None,
@@ -317,6 +349,6 @@ def speculative(model: ModelHandle | str | Path | None = None, *, question: str 
     """
     from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 
-    return run_lab(SpeculativePanel, "speculative", model, {
+    return run_lab(SpeculativePanel, "speculative", model, checked("speculative", {
         "question": question, "ks": ks, "new_tokens": new_tokens,
-        "temperature": temperature, "repeats": repeats}, show=show)
+        "temperature": temperature, "repeats": repeats}), show=show)

@@ -133,7 +133,8 @@ def test_records_and_series_are_the_labs_numbers(qtbot, tiny_handle: ModelHandle
 
 
 def test_bad_settings_say_what_to_change(tiny_handle: ModelHandle) -> None:
-    with pytest.raises(ValueError, match="new_tokens must be between 1 and 2048, got 5000"):
+    with pytest.raises(ValueError,
+                       match="new_tokens must be between 1 and 2,048 tokens, got 5,000"):
         kv.compare(tiny_handle, new_tokens=5000, show=False)
     with pytest.raises(ValueError, match="preset must be one of course, notebook"):
         kv.compare(tiny_handle, preset="lecture", show=False)
@@ -145,7 +146,7 @@ def test_bad_settings_say_what_to_change(tiny_handle: ModelHandle) -> None:
         kv.export(object(), "chart.gif")
     with pytest.raises(ValueError, match="early_stopping must be False, True or 'never'"):
         kv.beam(tiny_handle, early_stopping="sometimes", show=False)
-    with pytest.raises(ValueError, match="k must be whole numbers from 1 to 64"):
+    with pytest.raises(ValueError, match="each of ks must be between 1 and 64 drafts"):
         kv.speculative(tiny_handle, ks=[0, 2], show=False)
     with pytest.raises(ValueError, match="new_tokens must be between 1 and 512"):
         kv.speculative(tiny_handle, new_tokens=600, show=False)

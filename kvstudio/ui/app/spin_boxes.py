@@ -1,13 +1,16 @@
 """Number boxes made in one call: the range, the starting value and the step of a spin box.
 
-Owns `int_box` and `float_box`, used wherever the window or a lab asks for a
-number (the sampling knobs, the answer sampler, every lab's parameters), so
-each box is set up the same way.
+Owns `int_box` and `float_box`, used wherever the window asks for a number (the
+sampling knobs, the answer sampler), and the boxes of a lab's parameters built from
+their declaration (`param_int_box`, `param_float_box`, `param_line`, `param_check`:
+``kvstudio.labs.registry``), so a lab's range and default are written once.
 """
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QDoubleSpinBox, QSpinBox
+from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLineEdit, QSpinBox
+
+from kvstudio.labs.params import Param
 
 
 def int_box(lo: int, hi: int, value: int, step: int = 1) -> QSpinBox:
@@ -27,4 +30,32 @@ def float_box(lo: float, hi: float, value: float, step: float, decimals: int = 2
     box.setDecimals(decimals)
     box.setSingleStep(step)
     box.setValue(value)
+    return box
+
+
+
+# ---- a lab parameter's box, from its declaration (kvstudio.labs.registry) ------------------
+def param_int_box(param: Param) -> QSpinBox:
+    """A whole-number parameter's box: its bounds, default and step as declared."""
+    assert param.kind == "int" and param.low is not None and param.high is not None
+    return int_box(int(param.low), int(param.high), int(param.default), int(param.step))
+
+
+def param_float_box(param: Param) -> QDoubleSpinBox:
+    """A decimal parameter's box: its bounds, default, step and places as declared."""
+    assert param.kind == "float" and param.low is not None and param.high is not None
+    return float_box(param.low, param.high, float(param.default), param.step, param.decimals)
+
+
+def param_line(param: Param) -> QLineEdit:
+    """A text or list parameter's box, showing its default (a list comma-separated)."""
+    assert param.kind in ("text", "ints", "floats")
+    return QLineEdit(param.text())
+
+
+def param_check(param: Param) -> QCheckBox:
+    """A yes/no parameter's box, ticked as its default says."""
+    assert param.kind == "bool"
+    box = QCheckBox()
+    box.setChecked(bool(param.default))
     return box

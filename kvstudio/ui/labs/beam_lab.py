@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLineEdit, QSlider, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QSlider, QWidget
 
-from kvstudio.labs.course import COURSE
+from kvstudio.labs.registry import BEAM
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.plain_text import plain_label
-from kvstudio.ui.app.spin_boxes import float_box, int_box
+from kvstudio.ui.app.spin_boxes import param_check, param_float_box, param_int_box, param_line
 from kvstudio.ui.app.typing_guard import UnselectedOnFocus
 from kvstudio.ui.labs.base import LabPanel, prompt_ids, series_colour
 from kvstudio.ui.labs.results_table import ByteCount, ResultsTable
@@ -55,16 +55,15 @@ class BeamSearchPanel(LabPanel):
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.prompt = QLineEdit(COURSE.question)
+        self.prompt = param_line(BEAM.param("prompt"))
         UnselectedOnFocus(self.prompt)
-        self.beams = int_box(2, 16, 4)
-        self.length_penalty = float_box(-5.0, 5.0, 1.0, 0.5)
+        self.beams = param_int_box(BEAM.param("beams"))
+        self.length_penalty = param_float_box(BEAM.param("length_penalty"))
         self.early_stopping = QComboBox()
         self.early_stopping.addItems(["False", "True", "never"])  # transformers' spellings
-        self.new_tokens = int_box(1, 128, 16)
-        self.block_size = int_box(1, 256, 16)
-        self.check_transformers = QCheckBox()
-        self.check_transformers.setChecked(True)
+        self.new_tokens = param_int_box(BEAM.param("new_tokens"))
+        self.block_size = param_int_box(BEAM.param("block_size"))
+        self.check_transformers = param_check(BEAM.param("transformers"))
         self.step_slider = QSlider(Qt.Orientation.Horizontal)
         self.step_slider.setRange(0, 0)
         self.step_slider.valueChanged.connect(self._draw_step)

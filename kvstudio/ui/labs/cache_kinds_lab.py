@@ -17,10 +17,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from kvstudio.engine.cache.spec import CACHE_KINDS, CacheKind
-from kvstudio.labs.course import COURSE
+from kvstudio.labs.registry import CACHE_KINDS as LAB
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import cache_kind_name
-from kvstudio.ui.app.spin_boxes import int_box
+from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.base import LabPanel, series_colour
 from kvstudio.ui.labs.results_table import ByteCount
 from kvstudio.ui.plots.legend import add_legend_row
@@ -43,9 +43,9 @@ class CacheKindsPanel(LabPanel):
     course_role = "cache"  # the course's model for this lab (lab_models.py)
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.prompt_tokens = int_box(1, 4096, COURSE.prompt_tokens)  # the course preset
-        self.new_tokens = int_box(1, 2048, COURSE.new_tokens)
-        self.window_size = int_box(1, 8192, COURSE.window)
+        self.prompt_tokens = param_int_box(LAB.param("prompt_tokens"))
+        self.new_tokens = param_int_box(LAB.param("new_tokens"))
+        self.window_size = param_int_box(LAB.param("window"))
         for key, widget in (
             ("prompt", self.prompt_tokens),
             ("new", self.new_tokens),

@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QCheckBox, QLineEdit, QPushButton, QTextBrowser, QWidget
+from PySide6.QtWidgets import QLineEdit, QPushButton, QTextBrowser, QWidget
 
-from kvstudio.engine.records import DEFAULT_REPEATS
 from kvstudio.files.resources import PROMPTS_DIR
 from kvstudio.labs.course import EMPTY_ANSWER
+from kvstudio.labs.registry import CHAT
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
-from kvstudio.ui.app.spin_boxes import int_box
+from kvstudio.ui.app.spin_boxes import param_check, param_int_box
 from kvstudio.ui.labs.base import LabPanel, series_colour
 from kvstudio.ui.labs.results_table import CHECK, CROSS, gap_text
 from kvstudio.ui.plots.legend import add_legend_row
@@ -54,13 +54,11 @@ class ChatPanel(LabPanel):
         self.turn_box.setMaxLength(MAX_TURN_CHARACTERS)  # a longer paste is cut: said on screen
         self.turn_box.returnPressed.connect(self._on_run_clicked)
         self.turn_box.textChanged.connect(self._on_turn_text_changed)
-        self.reuse_box = QCheckBox()
-        self.reuse_box.setChecked(True)
-        self.refeed_box = QCheckBox()
-        self.refeed_box.setChecked(True)
-        self.answer_tokens = int_box(1, 512, 48)
-        self.context_limit = int_box(16, 32768, 1024, 64)
-        self.ttft_rounds = int_box(1, 20, DEFAULT_REPEATS)  # 1 = a single measurement, said so
+        self.reuse_box = param_check(CHAT.param("reuse"))
+        self.refeed_box = param_check(CHAT.param("refeed"))
+        self.answer_tokens = param_int_box(CHAT.param("answer_tokens"))
+        self.context_limit = param_int_box(CHAT.param("context_limit"))
+        self.ttft_rounds = param_int_box(CHAT.param("rounds"))  # 1: a single measurement
         for key, widget in (
             ("turn", self.turn_box),
             ("reuse", self.reuse_box),

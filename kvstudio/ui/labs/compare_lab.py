@@ -19,12 +19,13 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QSizePolicy, QWidget
 
-from kvstudio.engine.records import DEFAULT_REPEATS, DTYPES, MODES, Mode
-from kvstudio.labs.course import CACHE_PRESETS, COURSE, LECTURE, NOTEBOOK, CachePreset
+from kvstudio.engine.records import DTYPES, MODES, Mode
+from kvstudio.labs.course import CACHE_PRESETS, COURSE, NOTEBOOK, CachePreset
+from kvstudio.labs.registry import COMPARE
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.plain_text import plain_label
-from kvstudio.ui.app.spin_boxes import int_box
+from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.base import LabPanel
 from kvstudio.ui.labs.results_table import ByteCount
 from kvstudio.ui.plots.base import MODE_COLOURS
@@ -63,12 +64,12 @@ class CacheVsRecomputePanel(LabPanel):
         self.preset = QComboBox()  # the course (P = 183) or the seed notebook (P = 16)
         for name in CACHE_PRESETS:
             self.preset.addItem("", name)
-        self.prompt_tokens = int_box(1, 4096, LECTURE.prompt_tokens)
-        self.new_tokens = int_box(1, 2048, LECTURE.new_tokens)
+        self.prompt_tokens = param_int_box(COMPARE.param("prompt_tokens"))
+        self.new_tokens = param_int_box(COMPARE.param("new_tokens"))
         self.preset.currentIndexChanged.connect(self._on_preset_chosen)
         self.add_field("preset", self.preset)
-        self.warmup = int_box(0, 64, 4)
-        self.repeats = int_box(1, 50, DEFAULT_REPEATS)
+        self.warmup = param_int_box(COMPARE.param("warmup"))
+        self.repeats = param_int_box(COMPARE.param("repeats"))
         self.dtype = QComboBox()
         for dtype in DTYPES:
             self.dtype.addItem(dtype, dtype)

@@ -22,19 +22,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLineEdit, QSizePolicy, QWidget
+from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.labs.course import COURSE, EMPTY_ANSWER, setting_changes, settings_line
+from kvstudio.labs.registry import CUTOFF
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.plain_text import plain_label
-from kvstudio.ui.app.spin_boxes import float_box, int_box
+from kvstudio.ui.app.spin_boxes import param_float_box, param_int_box, param_line
 from kvstudio.ui.app.typing_guard import UnselectedOnFocus
 from kvstudio.ui.labs.base import prompt_ids
 from kvstudio.ui.labs.step_navigation import SteppedLabPanel
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.plots.token_axis import TokenAxis
-from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle
+from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
@@ -53,12 +54,12 @@ class TopPTopKPanel(SteppedLabPanel):
     course_role = "sampling"  # the course's model for this lab (lab_models.py)
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.prompt = QLineEdit(DEFAULT_PROMPT)
-        self.temperature = float_box(0.0, 5.0, COURSE.temperature, 0.05)
-        self.top_k = int_box(0, 100_000, COURSE.top_k)
-        self.top_p = float_box(0.01, 1.0, COURSE.top_p, 0.05)
-        self.new_tokens = int_box(1, 512, COURSE.answer_tokens)
-        self.seed = int_box(0, 2**31 - 1, COURSE.seed)
+        self.prompt = param_line(CUTOFF.param("prompt"))
+        self.temperature = param_float_box(CUTOFF.param("temperature"))
+        self.top_k = param_int_box(CUTOFF.param("top_k"))
+        self.top_p = param_float_box(CUTOFF.param("top_p"))
+        self.new_tokens = param_int_box(CUTOFF.param("new_tokens"))
+        self.seed = param_int_box(CUTOFF.param("seed"))
         self._run_settings: SamplingSettings | None = None  # what the shown run was made with
         for key, widget in (
             ("prompt", self.prompt),

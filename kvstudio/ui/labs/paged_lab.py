@@ -19,9 +19,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSlider, QWidget
 
 from kvstudio.labs.course import COURSE
+from kvstudio.labs.registry import PAGED
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
-from kvstudio.ui.app.spin_boxes import int_box
+from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.base import LabPanel, prompt_ids, series_colour
 from kvstudio.ui.labs.results_table import ByteCount
 from kvstudio.ui.plots.legend import add_legend_row
@@ -47,9 +48,9 @@ class PagedCachePanel(LabPanel):
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.samples = int_box(1, 64, COURSE.samples)
-        self.new_tokens = int_box(1, 512, 48)
-        self.block_size = int_box(1, 256, 16)
+        self.samples = param_int_box(PAGED.param("samples"))
+        self.new_tokens = param_int_box(PAGED.param("new_tokens"))
+        self.block_size = param_int_box(PAGED.param("block_size"))
         self.step_slider = QSlider(Qt.Orientation.Horizontal)
         self.step_slider.setRange(0, 0)
         self.step_slider.valueChanged.connect(self._draw_table)

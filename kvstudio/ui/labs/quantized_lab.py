@@ -17,10 +17,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
-from kvstudio.labs.course import COURSE
+from kvstudio.labs.registry import QUANTIZED
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
-from kvstudio.ui.app.spin_boxes import int_box
+from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.base import LabPanel, series_colour
 from kvstudio.ui.labs.results_table import ByteCount
 from kvstudio.ui.plots.legend import add_legend_row
@@ -45,8 +45,8 @@ class QuantizedCachePanel(LabPanel):
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.prompt_tokens = int_box(1, 4096, COURSE.prompt_tokens)  # the course preset
-        self.new_tokens = int_box(1, 2048, COURSE.new_tokens)
+        self.prompt_tokens = param_int_box(QUANTIZED.param("prompt_tokens"))
+        self.new_tokens = param_int_box(QUANTIZED.param("new_tokens"))
         self.add_field("prompt", self.prompt_tokens)
         self.add_field("new", self.new_tokens)
         self.view = pg.GraphicsLayoutWidget()

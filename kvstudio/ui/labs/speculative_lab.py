@@ -29,14 +29,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QLineEdit, QTextBrowser, QWidget
+from PySide6.QtWidgets import QComboBox, QTextBrowser, QWidget
 
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TokenTexts
 from kvstudio.labs.course import COURSE
+from kvstudio.labs.registry import SPECULATIVE
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
-from kvstudio.ui.app.spin_boxes import float_box, int_box
+from kvstudio.ui.app.spin_boxes import param_float_box, param_int_box, param_line
 from kvstudio.ui.labs.base import LabPanel, prompt_ids, series_colour
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
@@ -58,20 +59,8 @@ BAR = 0.38  # bar width: target left of the round, draft right of it
 
 
 def parse_ks(text: str) -> list[int]:
-    """'1, 2, 4, 8' → [1, 2, 4, 8]; ValueError with what to type otherwise."""
-    values = []
-    for part in text.replace(";", ",").split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if not part.isdigit() or not 1 <= int(part) <= 64:
-            raise ValueError(
-                f"k must be whole numbers from 1 to 64, e.g. 1, 2, 4, 8 (got {part!r})."
-            )
-        values.append(int(part))
-    if not values:
-        raise ValueError("Give at least one k, e.g. 1, 2, 4, 8.")
-    return sorted(set(values))
+    """'1, 2, 4, 8' → [1, 2, 4, 8], read as every front reads it (`SPECULATIVE`'s ks)."""
+    return sorted(set(SPECULATIVE.param("ks").parse(text)))
 
 
 class SpeculativePanel(LabPanel):
@@ -80,11 +69,11 @@ class SpeculativePanel(LabPanel):
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.question = QLineEdit(COURSE.question)
-        self.ks = QLineEdit("1, 2, 4, 8")
-        self.new_tokens = int_box(1, 512, 64)
-        self.temperature = float_box(0.0, 2.0, 0.0, 0.05)
-        self.repeats = int_box(1, 20, 3)  # 1 = a single measurement, said so
+        self.question = param_line(SPECULATIVE.param("question"))
+        self.ks = param_line(SPECULATIVE.param("ks"))
+        self.new_tokens = param_int_box(SPECULATIVE.param("new_tokens"))
+        self.temperature = param_float_box(SPECULATIVE.param("temperature"))
+        self.repeats = param_int_box(SPECULATIVE.param("repeats"))  # 1: a single measurement
         self.shown_run = QComboBox()
         self.shown_run.currentIndexChanged.connect(self._on_shown_run_changed)
         for key, widget in (

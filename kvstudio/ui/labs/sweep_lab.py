@@ -15,17 +15,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
+from PySide6.QtWidgets import QComboBox, QWidget
 
-from kvstudio.engine.records import DEFAULT_REPEATS, MODES
+from kvstudio.engine.records import MODES
 from kvstudio.labs.course import COURSE
+from kvstudio.labs.registry import SWEEP
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
-from kvstudio.ui.app.spin_boxes import int_box
+from kvstudio.ui.app.spin_boxes import param_int_box, param_line
 from kvstudio.ui.labs.base import LabPanel
 from kvstudio.ui.plots.base import MODE_COLOURS
 from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.run.engine_adapter import ModelHandle, split_number_list
+from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
@@ -37,17 +38,8 @@ else:
 
 
 def parse_lengths(text: str) -> tuple[int, ...]:
-    """ "16, 32 64" → (16, 32, 64); a ValueError says how to write them."""
-    try:
-        values = tuple(int(p) for p in split_number_list(text))
-    except ValueError as exc:
-        raise ValueError(
-            f"Could not read the lengths {text!r}: write whole numbers separated by commas, "
-            "e.g. 16, 32, 64, 128."
-        ) from exc
-    if not values or min(values) < 1:
-        raise ValueError("Give at least one positive length, e.g. 16, 32, 64, 128.")
-    return values
+    """ "16, 32 64" → (16, 32, 64), read as every front reads it (`SWEEP`'s values)."""
+    return tuple(SWEEP.param("values").parse(text))
 
 
 def _poly_text(coefficients: tuple[float, ...]) -> str:
@@ -68,9 +60,9 @@ class LengthSweepPanel(LabPanel):
         self.vary.addItem("", "prompt")
         self.vary.addItem("", "new")
         self.vary.setCurrentIndex(self.vary.findData(COURSE.sweep_vary))  # the course preset
-        self.values = QLineEdit(", ".join(str(v) for v in COURSE.sweep_lengths))
-        self.fixed = int_box(1, 4096, COURSE.sweep_fixed)
-        self.repeats = int_box(1, 50, DEFAULT_REPEATS)
+        self.values = param_line(SWEEP.param("values"))
+        self.fixed = param_int_box(SWEEP.param("fixed"))
+        self.repeats = param_int_box(SWEEP.param("repeats"))
         for key, widget in (("vary", self.vary), ("values", self.values), ("fixed", self.fixed),
                             ("repeats", self.repeats)):
             self.add_field(key, widget)

@@ -17,9 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import (
-    QCheckBox,
     QHBoxLayout,
-    QLineEdit,
     QPlainTextEdit,
     QSizePolicy,
     QWidget,
@@ -27,13 +25,14 @@ from PySide6.QtWidgets import (
 
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.labs.course import COURSE, EMPTY_ANSWER
+from kvstudio.labs.registry import SAMPLE
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.plain_text import plain_label
-from kvstudio.ui.app.spin_boxes import float_box, int_box
+from kvstudio.ui.app.spin_boxes import param_check, param_float_box, param_int_box, param_line
 from kvstudio.ui.labs.base import LabPanel, prompt_ids, series_colour
 from kvstudio.ui.labs.results_table import CHECK, CROSS
 from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle, parse_temperatures
+from kvstudio.ui.run.engine_adapter import ModelHandle, parse_temperatures
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
@@ -50,16 +49,15 @@ class TemperaturePanel(LabPanel):
     course_role = "sampling"  # the course's model for this lab (lab_models.py)
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.prompt = QLineEdit(DEFAULT_PROMPT)
-        self.temperatures = QLineEdit(COURSE.temperatures_text())
-        self.samples = int_box(1, 512, COURSE.samples)
-        self.new_tokens = int_box(1, 256, COURSE.answer_tokens)
-        self.top_k = int_box(0, 100_000, COURSE.top_k)
-        self.top_p = float_box(0.01, 1.0, COURSE.top_p, 0.05)
-        self.penalty = float_box(0.5, 3.0, COURSE.repetition_penalty, 0.05)
-        self.seed = int_box(0, 2**31 - 1, COURSE.seed)
-        self.both_modes = QCheckBox()
-        self.both_modes.setChecked(True)
+        self.prompt = param_line(SAMPLE.param("prompt"))
+        self.temperatures = param_line(SAMPLE.param("temperatures"))
+        self.samples = param_int_box(SAMPLE.param("samples"))
+        self.new_tokens = param_int_box(SAMPLE.param("new_tokens"))
+        self.top_k = param_int_box(SAMPLE.param("top_k"))
+        self.top_p = param_float_box(SAMPLE.param("top_p"))
+        self.penalty = param_float_box(SAMPLE.param("penalty"))
+        self.seed = param_int_box(SAMPLE.param("seed"))
+        self.both_modes = param_check(SAMPLE.param("both_modes"))
         knobs = QWidget()  # one row: the chart keeps its height at 1366×768
         row = QHBoxLayout(knobs)
         row.setContentsMargins(0, 0, 0, 0)

@@ -1,0 +1,201 @@
+"""Every lab of the course and its parameters, declared once (`kvstudio.labs.params`).
+
+Owns `LABS` (one `LabSpec` per lab, in the window's order) and `spec` (a lab by
+its key). Defaults come from the course preset (`kvstudio.labs.course.COURSE`);
+bounds are the ones every front enforces (`kvstudio.labs.bounds` where the
+command line shares them). The window's lab panels build their boxes from these
+specs, the notebook's lab functions check their arguments with them, and
+``tests/ui/test_lab_registry.py`` iterates `LABS` to hold the window's boxes, the
+notebook's signatures and the command line's options to them. A new parameter is
+one line here.
+"""
+
+from __future__ import annotations
+
+from kvstudio.engine.records import DEFAULT_REPEATS, DTYPES, check_temperature
+from kvstudio.engine.speculative import MAX_DRAFT_TOKENS
+from kvstudio.labs.bounds import MAX_BLOCK_SIZE
+from kvstudio.labs.course import CACHE_PRESETS, COURSE
+from kvstudio.labs.params import LabSpec, Param
+
+MAX_SEED = 2**31 - 1  # the window's box holds a 32-bit seed; every front takes the same
+MAX_LAB_PROMPT = 4096  # P of a cache lab (the model's positions are checked when it runs)
+MAX_LAB_NEW = 2048  # N of a cache lab (recompute's cost grows as N²: the cost rule asks)
+
+
+def _prompt(name: str = "prompt") -> Param:
+    return Param(name, "text", COURSE.question, help="the question, in the chat template",
+                 help_ko="질문 (채팅 템플릿으로 감쌈)")
+
+
+def _seed(option: str | None = "--seed") -> Param:
+    return Param("seed", "int", COURSE.seed, 0, MAX_SEED, help="the sampling seed",
+                 help_ko="샘플링 시드", option=option)
+
+
+def _repeats(high: int = 50, default: int = DEFAULT_REPEATS, option: str | None = None) -> Param:
+    return Param("repeats", "int", default, 1, high, unit="rounds",
+                 help="interleaved rounds; times are medians (1: a single measurement)",
+                 help_ko="번갈아 잰 횟수; 시간은 중앙값 (1: 한 번 측정)", option=option)
+
+
+def _tokens(name: str, default: int, high: int, option: str | None = None,
+            help: str = "new tokens", help_ko: str = "새 토큰 수") -> Param:
+    return Param(name, "int", default, 1, high, unit="tokens", help=help, help_ko=help_ko,
+                 option=option)
+
+
+COMPARE = LabSpec("compare", "Cache vs recompute", command="compare", params=(
+    Param("preset", "choice", "course", choices=tuple(CACHE_PRESETS), option="--preset",
+          help="P and N: the course's (183, 64) or the seed notebook's (16, 64)",
+          help_ko="P와 N: 강의 (183, 64) 또는 시드 노트북 (16, 64)"),
+    _tokens("prompt_tokens", COURSE.prompt_tokens, MAX_LAB_PROMPT, help="P, prompt tokens",
+            help_ko="P, 프롬프트 토큰 수"),
+    _tokens("new_tokens", COURSE.new_tokens, MAX_LAB_NEW, help="N, new tokens",
+            help_ko="N, 새 토큰 수"),
+    _repeats(),
+    Param("warmup", "int", 4, 0, 64, unit="steps", help="warm-up steps before timing",
+          help_ko="측정 전 예열 단계"),
+    Param("dtype", "choice", "float32", choices=DTYPES, option="--dtype",
+          help="the arithmetic: fp32, fp16 or bf16", help_ko="연산 정밀도"),
+))
+
+SAMPLE = LabSpec("sample", "Temperature", command="sample", params=(
+    _prompt(),
+    Param("temperatures", "floats", COURSE.temperatures, 0.0, 5.0, option="--temperatures",
+          help="temperatures to sample at", help_ko="샘플링할 온도들", step=0.05,
+          rule=check_temperature),
+    Param("samples", "int", COURSE.samples, 1, 512, unit="samples", option="--samples",
+          help="samples per temperature", help_ko="온도마다 샘플 수"),
+    _tokens("new_tokens", COURSE.answer_tokens, 256, option="--new-tokens",
+            help="an answer's token budget", help_ko="답의 토큰 예산"),
+    Param("top_k", "int", COURSE.top_k, 0, 100_000, option="--top-k",
+          help="keep the k most likely (0: off)", help_ko="가장 그럴듯한 k개 (0: 끔)"),
+    Param("top_p", "float", COURSE.top_p, 0.01, 1.0, option="--top-p", step=0.05,
+          help="keep the smallest set holding p", help_ko="누적 확률 p까지"),
+    Param("penalty", "float", COURSE.repetition_penalty, 0.5, 3.0, step=0.05,
+          option="--repetition-penalty", help="repetition penalty", help_ko="반복 페널티"),
+    _seed(),
+    Param("both_modes", "bool", True, box="both_modes",
+          help="also sample in recompute mode: the same seed gives the same answers",
+          help_ko="재계산 모드로도 샘플링: 같은 시드, 같은 답"),
+))
+
+CUTOFF = LabSpec("cutoff", "Top-p / top-k", params=(
+    _prompt(),
+    Param("temperature", "float", COURSE.temperature, 0.0, 5.0, step=0.05,
+          help="temperature (0: greedy)", help_ko="온도 (0: 그리디)", rule=check_temperature),
+    Param("top_k", "int", COURSE.top_k, 0, 100_000, help="keep the k most likely (0: off)",
+          help_ko="가장 그럴듯한 k개 (0: 끔)"),
+    Param("top_p", "float", COURSE.top_p, 0.01, 1.0, step=0.05,
+          help="keep the smallest set holding p", help_ko="누적 확률 p까지"),
+    _tokens("new_tokens", COURSE.answer_tokens, 512, help="an answer's token budget",
+            help_ko="답의 토큰 예산"),
+    _seed(option=None),
+))
+
+CACHE_KINDS = LabSpec("cache_kinds", "Cache kinds", params=(
+    _tokens("prompt_tokens", COURSE.prompt_tokens, MAX_LAB_PROMPT, help="P, prompt tokens",
+            help_ko="P, 프롬프트 토큰 수"),
+    _tokens("new_tokens", COURSE.new_tokens, MAX_LAB_NEW, help="N, new tokens",
+            help_ko="N, 새 토큰 수"),
+    Param("window", "int", COURSE.window, 1, 8192, unit="tokens", box="window_size",
+          help="the sliding window W", help_ko="슬라이딩 윈도 W"),
+))
+
+SWEEP = LabSpec("sweep", "Length sweep", command="sweep", params=(
+    Param("vary", "choice", COURSE.sweep_vary, choices=("prompt", "new"), option="--vary",
+          help="what grows: N (new) or P (prompt)", help_ko="늘리는 것: N 또는 P"),
+    Param("values", "ints", COURSE.sweep_lengths, 1, 4096, unit="tokens", option="--values",
+          help="the lengths", help_ko="길이들"),
+    Param("fixed", "int", COURSE.sweep_fixed, 1, 4096, unit="tokens", option="--fixed",
+          help="the other length, held fixed", help_ko="고정한 다른 길이"),
+    _repeats(),
+))
+
+PAGED = LabSpec("paged", "Paged cache", params=(
+    Param("samples", "int", COURSE.samples, 1, 64, unit="samples",
+          help="rows of the sampling run", help_ko="샘플링 실행의 행 수"),
+    _tokens("new_tokens", 48, 512, help="their token budget", help_ko="토큰 예산"),
+    Param("block_size", "int", 16, 1, MAX_BLOCK_SIZE, unit="tokens",
+          help="tokens a block holds", help_ko="블록 하나의 토큰 수"),
+))
+
+QUANTIZED = LabSpec("quantized", "Quantized cache", params=(
+    _tokens("prompt_tokens", COURSE.prompt_tokens, MAX_LAB_PROMPT, help="P, prompt tokens",
+            help_ko="P, 프롬프트 토큰 수"),
+    _tokens("new_tokens", COURSE.new_tokens, MAX_LAB_NEW, help="N, new tokens",
+            help_ko="N, 새 토큰 수"),
+))
+
+SERVING = LabSpec("serving", "Serving", command="serving", params=(
+    Param("system", "text", "", help="a system prompt every request shares ('': the example's)",
+          help_ko="모든 요청이 공유하는 시스템 프롬프트"),
+    Param("policy", "choice", "continuous", choices=("continuous", "static"),
+          help="continuous or static batching", help_ko="연속 또는 정적 배칭"),
+    Param("chunk", "int", 0, 0, 4096, unit="tokens", help="chunked prefill's budget (0: off)",
+          help_ko="청크 프리필 예산 (0: 끔)"),
+    Param("block_size", "int", 16, 1, MAX_BLOCK_SIZE, unit="tokens", option="--block-size",
+          help="tokens a block holds", help_ko="블록 하나의 토큰 수"),
+    Param("prefix", "choice", "none", choices=("none", "blocks", "radix"),
+          option="--prefix-cache", help="prefix cache: none, blocks (vLLM) or radix (SGLang)",
+          help_ko="프리픽스 캐시"),
+    Param("max_batch", "int", 8, 1, 64, unit="requests",
+          help="requests running at once", help_ko="동시에 실행하는 요청 수"),
+    _tokens("answer_tokens", 24, 512, help="a request's answer budget",
+            help_ko="요청 하나의 답 예산"),
+    Param("batch_sizes", "ints", (1, 2, 4, 8, 16, 32), 1, 1024, unit="rows", allow_empty=True,
+          help="the decode sweep's batch sizes",
+          help_ko="디코드 측정의 배치 크기들"),
+    _repeats(),
+))
+
+BEAM = LabSpec("beam", "Beam search", command="beam", params=(
+    _prompt(),
+    Param("beams", "int", 4, 2, 16, unit="beams", option="--beams", help="K beams",
+          help_ko="빔 K개"),
+    Param("length_penalty", "float", 1.0, -5.0, 5.0, option="--length-penalty", step=0.5,
+          help="score ÷ length^penalty", help_ko="길이 페널티"),
+    _tokens("new_tokens", 16, 128, option="--new-tokens"),
+    Param("block_size", "int", 16, 1, MAX_BLOCK_SIZE, unit="tokens", option="--block-size",
+          help="tokens a block holds (the paged comparison)", help_ko="블록 하나의 토큰 수"),
+    Param("transformers", "bool", True, box="check_transformers",
+          help="check against transformers' generate(num_beams=…)",
+          help_ko="transformers의 generate와 비교"),
+))
+
+SPECULATIVE = LabSpec("speculative", "Speculative decoding", command="speculative", params=(
+    _prompt("question"),
+    Param("ks", "ints", (1, 2, 4, 8), 1, MAX_DRAFT_TOKENS, unit="drafts",
+          help="draft lengths k to try", help_ko="시도할 초안 길이 k"),
+    _tokens("new_tokens", 64, 512, option="--new-tokens"),
+    Param("temperature", "float", 0.0, 0.0, 2.0, option="--temperature", step=0.05,
+          help="0: greedy (the lesson's equality holds)", help_ko="0: 그리디",
+          rule=check_temperature),
+    _repeats(high=20, default=3, option="--repeats"),
+))
+
+CHAT = LabSpec("chat", "Chat", command="chat", params=(
+    Param("reuse", "bool", True, box="reuse_box", help="run the turns keeping the cache",
+          help_ko="캐시를 유지하며 실행"),
+    Param("refeed", "bool", True, box="refeed_box", help="run the turns re-feeding the history",
+          help_ko="대화를 다시 넣으며 실행"),
+    _tokens("answer_tokens", 48, 512, option="--max-new-tokens", help="an answer's budget",
+            help_ko="답의 토큰 예산"),
+    Param("context_limit", "int", 1024, 16, 32768, unit="tokens", step=64,
+          help="the conversation's context limit", help_ko="대화의 문맥 한도"),
+    Param("rounds", "int", DEFAULT_REPEATS, 1, 20, unit="rounds", box="ttft_rounds",
+          help="rounds of each turn's TTFT; a median (1: a single measurement)",
+          help_ko="TTFT 반복 횟수"),
+))
+
+LABS: tuple[LabSpec, ...] = (COMPARE, SAMPLE, CUTOFF, CACHE_KINDS, SWEEP, PAGED, QUANTIZED,
+                             SERVING, BEAM, SPECULATIVE, CHAT)
+
+
+def spec(key: str) -> LabSpec:
+    """The lab `key` (a notebook function's name: ``compare``, ``sample`` …)."""
+    for lab in LABS:
+        if lab.key == key:
+            return lab
+    raise KeyError(f"no lab {key!r}; the labs are {', '.join(lab.key for lab in LABS)}")

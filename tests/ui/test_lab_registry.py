@@ -1,0 +1,101 @@
+"""One registry, three fronts: every lab's parameters are declared once and shown alike.
+
+`kvstudio.labs.registry.LABS` declares each lab's parameters (default, bounds, kind).
+This test iterates it and holds each front to it: the window panel's box for the
+parameter (range, default, choices), the notebook function's keyword arguments, and,
+where the ``kvstudio`` command has the option, its default and its bounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QAbstractSpinBox, QCheckBox, QComboBox, QLineEdit
+
+from kvstudio import notebook as kv
+from kvstudio.cli.main import build_parser
+from kvstudio.labs.params import LabSpec, Param
+from kvstudio.labs.registry import LABS
+from kvstudio.notebook.labs import new_panel, panel_type
+
+
+def _subcommand(name: str) -> argparse.ArgumentParser:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[name]
+
+
+def _box_value(box: Any) -> Any:
+    if isinstance(box, QAbstractSpinBox):
+        return box.value()  # type: ignore[attr-defined]
+    if isinstance(box, QCheckBox):
+        return box.isChecked()
+    if isinstance(box, QComboBox):
+        return box.currentData()
+    if isinstance(box, QLineEdit):
+        return box.text()
+    raise AssertionError(f"not a box: {type(box).__name__}")
+
+
+def _expected_box_value(param: Param) -> Any:
+    if param.kind in ("text", "ints", "floats"):
+        return param.text()
+    return param.default
+
+
+@pytest.mark.parametrize("lab", LABS, ids=[lab.key for lab in LABS])
+def test_the_notebook_takes_exactly_the_declared_parameters(lab: LabSpec) -> None:
+    function = getattr(kv, lab.key)
+    keywords = {n for n, p in inspect.signature(function).parameters.items()
+                if p.kind == p.KEYWORD_ONLY} - {"show", "preset", "requests", "turns",
+                                                  "early_stopping"}
+    declared = {p.name for p in lab.params} - {"preset"}
+    assert keywords == declared, lab.key
+
+
+@pytest.mark.parametrize("lab", LABS, ids=[lab.key for lab in LABS])
+def test_the_window_shows_each_parameter_with_its_declared_range_and_default(
+    lab: LabSpec, qapp: Any
+) -> None:
+    panel = new_panel(panel_type(lab.key))
+    try:
+        for param in lab.params:
+            box = getattr(panel, param.box_name, None)
+            assert box is not None, f"{lab.key}: no box {param.box_name}"
+            assert _box_value(box) == pytest.approx(_expected_box_value(param)) \
+                if param.kind in ("int", "float") else \
+                _box_value(box) == _expected_box_value(param), (lab.key, param.name)
+            if param.kind in ("int", "float"):
+                assert (box.minimum(), box.maximum()) == (param.low, param.high), \
+                    (lab.key, param.name)
+            if param.kind == "choice":
+                items = [box.itemData(i) for i in range(box.count())]
+                assert tuple(items) == param.choices, (lab.key, param.name)
+    finally:
+        panel.deleteLater()
+
+
+OPTIONS = [(lab, p) for lab in LABS for p in lab.params if p.option is not None]
+
+
+@pytest.mark.parametrize(("lab", "param"), OPTIONS,
+                         ids=[f"{lab.key}-{p.name}" for lab, p in OPTIONS])
+def test_the_command_line_option_has_the_declared_default_and_bounds(
+    lab: LabSpec, param: Param, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert lab.command is not None
+    parser = _subcommand(lab.command)
+    action = next((a for a in parser._actions if param.option in a.option_strings), None)
+    assert action is not None, f"kvstudio {lab.command} has no {param.option}"
+    default = tuple(action.default) if isinstance(action.default, list) else action.default
+    assert default == param.default, (lab.command, param.option)
+    for outside in ([param.low - 1] if param.low is not None else []) + \
+                   ([param.high + 1] if param.high is not None else []):
+        text = f"{outside:g}" if param.kind in ("int", "ints") else str(outside)
+        with pytest.raises(SystemExit) as stopped:
+            parser.parse_args([param.option, text])
+        assert stopped.value.code == 2, (lab.command, param.option, text)
+        capsys.readouterr()
