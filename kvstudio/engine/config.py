@@ -1,7 +1,11 @@
 """Model configuration: MiniMind's field names, the course defaults, JSON in and out.
 
 Owns `ModelConfig` only. It does not know about weights or tokenizers
-(see `checkpoints.py`) and never touches torch.
+(see `checkpoints.py`) and never touches torch. Every integer in a config goes
+through `config_int` (a whole number within its field's bounds, `max_position_embeddings`
+at most `MAX_POSITIONS`) before any arithmetic on it, so a 4,000-digit
+``num_hidden_layers`` is a sentence naming the file, not an OverflowError; and
+`load_peak_bytes` counts what building the model takes, RoPE temporaries included.
 """
 
 from __future__ import annotations
@@ -12,16 +16,30 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from kvstudio.engine import limits
 from kvstudio.engine.small_files import read_int, read_json
 
 MAX_CONFIG_BYTES = 1024 * 1024  # a model's config.json is well under 10 KB
 MAX_CONFIG_INT = 2**31 - 1  # no size in any model's config comes near this (int32's largest)
+# RoPE tables are built for every position before the first token runs: a length past any
+# setting's (`limits.MAX_TOKENS`) only costs memory and minutes (8 M positions: 32 s, 3.7 GB).
+MAX_POSITIONS = limits.MAX_TOKENS
+# Building the two (positions, head_dim) fp32 RoPE tables peaks at 3.5 of them (the angles,
+# their half, cos, sin and the signed sin; measured), not the 2 kept: count 4.
+ROPE_BUILD_TABLES = 4
 
 _INT_FIELDS = (
     "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
     "vocab_size", "max_position_embeddings", "bos_token_id", "eos_token_id",
 )
 _OPTIONAL_INT_FIELDS = ("head_dim", "intermediate_size")
+# (lowest, highest) of every integer field, checked by `config_int` before any arithmetic.
+_INT_BOUNDS = {
+    **{name: (1, MAX_CONFIG_INT) for name in (*_INT_FIELDS, *_OPTIONAL_INT_FIELDS)},
+    "max_position_embeddings": (1, MAX_POSITIONS),
+    "bos_token_id": (0, MAX_CONFIG_INT),
+    "eos_token_id": (0, MAX_CONFIG_INT),
+}
 _FLOAT_FIELDS = ("rope_theta", "rms_norm_eps")
 
 
@@ -97,20 +115,13 @@ class ModelConfig:
         types = _type_problems(self)
         if types:  # wrong types first: the size checks below would raise TypeError on them
             raise ValueError("Invalid model config: " + "; ".join(types) + ".")
+        for name, (low, high) in _INT_BOUNDS.items():  # before any arithmetic on them
+            if getattr(self, name) is not None:
+                config_int(getattr(self, name), name, "Invalid model config", low=low, high=high)
         problems = []
-        if self.max_position_embeddings <= 0:
-            problems.append("max_position_embeddings must be positive")
-        if self.head_dim is not None and self.head_dim <= 0:
-            problems.append("head_dim must be positive")
-        if self.intermediate_size is not None and self.intermediate_size <= 0:
-            problems.append("intermediate_size must be positive")
         if self.rope_theta <= 0 or self.rms_norm_eps <= 0:
             problems.append("rope_theta and rms_norm_eps must be positive")
-        if self.hidden_size <= 0 or self.num_hidden_layers <= 0 or self.vocab_size <= 0:
-            problems.append("hidden_size, num_hidden_layers and vocab_size must be positive")
-        if self.num_attention_heads <= 0 or self.num_key_value_heads <= 0:
-            problems.append("head counts must be positive")
-        elif self.num_attention_heads % self.num_key_value_heads:
+        if self.num_attention_heads % self.num_key_value_heads:
             problems.append(
                 f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
                 f"num_key_value_heads ({self.num_key_value_heads})"
@@ -139,8 +150,18 @@ class ModelConfig:
     def memory_bytes(self) -> int:
         """Bytes the model takes in memory: weights in the run dtype plus the RoPE tables."""
         weight_bytes = 4 if self.dtype == "float32" else 2
-        rope = 2 * self.max_position_embeddings * self.resolved_head_dim * 4  # cos, sin (fp32)
-        return self.parameter_count * weight_bytes + rope
+        return self.parameter_count * weight_bytes + 2 * self._rope_table_bytes
+
+    @property
+    def load_peak_bytes(self) -> int:
+        """Bytes loading it takes at its peak: the module's weights and the file's copy of
+        them, and the RoPE tables with the temporaries that build them (`ROPE_BUILD_TABLES`)."""
+        weight_bytes = 4 if self.dtype == "float32" else 2
+        return 2 * self.parameter_count * weight_bytes + ROPE_BUILD_TABLES * self._rope_table_bytes
+
+    @property
+    def _rope_table_bytes(self) -> int:
+        return self.max_position_embeddings * self.resolved_head_dim * 4  # (positions, d) fp32
 
     @property
     def resolved_head_dim(self) -> int:

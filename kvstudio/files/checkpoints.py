@@ -246,7 +246,7 @@ def build_model(
 def check_model_fits(config: ModelConfig, where: Path | str = "config.json") -> None:
     """ValueError if the model `config` describes would not fit in free memory."""
     limits.check_fits_memory(
-        config.memory_bytes,
+        config.load_peak_bytes,  # with what builds it: the RoPE tables' temporaries
         f"The model in {where} ({config.parameter_count:,} parameters, hidden "
         f"{config.hidden_size}, {config.max_position_embeddings:,} positions)",
         hint="Check the sizes in its config.json (hidden_size, num_hidden_layers, "

@@ -3,8 +3,10 @@ traceback, for every bound the window and the notebook share (``labs/bounds.py``
 
 from __future__ import annotations
 
+import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from kvstudio.cli.main import main
+from kvstudio.files.checkpoints import MODELS_DIR
 
 ADDRESS_SPACE = 3 * 1024**3  # torch and ko-chat need about 1 GiB of it; 3.5 GB died past it
 
@@ -94,3 +97,38 @@ def test_a_huge_requests_file_is_refused_before_it_grows(tmp_path: Path) -> None
     line = _one_line_exit_2(_capped(argv))
     assert "256 requests × up to 100,064 steps = 25,616,384 request-step records" in line
     assert "Add --yes to run it anyway." in line
+
+
+# ---- case 4: config integers, bounded before any arithmetic ------------------------------------
+def _draft_with(tmp_path: Path, field: str, value: int) -> Path:
+    source = MODELS_DIR / "ko-draft"
+    if not source.is_dir():
+        pytest.skip("no shipped draft model")
+    folder = tmp_path / "F"
+    shutil.copytree(source, folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    config[field] = value
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("num_hidden_layers", int("9" * 4000),
+         "num_hidden_layers must be between 1 and 2,147,483,647, got a number of 41+ digits"),
+        ("max_position_embeddings", 40_000_000,
+         "max_position_embeddings must be between 1 and 16,777,216, got 40000000"),
+    ],
+    ids=["4000-digit-layers", "40M-positions"],
+)
+def test_config_integers_are_one_line_before_any_arithmetic(
+    tmp_path: Path, field: str, value: int, message: str
+) -> None:
+    folder = _draft_with(tmp_path, field, value)
+    for argv in (["info", "--model", str(folder)],
+                 ["speculative", "--draft", str(folder), "--new-tokens", "2", "--repeats", "1"]):
+        line = _one_line_exit_2(_capped(argv))
+        assert line.startswith(f"error: {folder / 'config.json'}: Invalid model config: "), line
+        assert message in line, line

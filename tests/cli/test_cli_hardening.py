@@ -98,8 +98,8 @@ def test_a_non_utf8_prompt_is_one_error_line(tmp_path: Path) -> None:
     ("field", "value", "message"),
     [
         ("hidden_size", 2**24, "GiB of memory"),  # head_dim, FFN stay 32, 704: the embedding
-        ("max_position_embeddings", -5, "must be positive"),
-        ("max_position_embeddings", 10**11, "GiB of memory"),
+        ("max_position_embeddings", -5, "max_position_embeddings must be between 1 and "),
+        ("max_position_embeddings", 10**11, "must be between 1 and 16,777,216, got 1000"),
         ("hidden_size", "256", "whole number"),
         ("num_hidden_layers", True, "whole number"),
     ],

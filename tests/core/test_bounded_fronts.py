@@ -7,6 +7,8 @@ temperatures, config integers, NaN weights under sampling.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,7 @@ from kvstudio.engine.serving.records import Request, SchedulerConfig
 from kvstudio.engine.serving.requests import build_requests, read_request_lines
 from kvstudio.engine.speculative import ModelDrafter, PromptLookupDrafter, SpeculativeRun
 from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files import checkpoints
 from kvstudio.labs import bounds, serving_size
 from kvstudio.labs.serving import DEFAULT_NEW_TOKENS, EXAMPLE_REQUESTS, serving
 
@@ -162,3 +165,35 @@ def test_nan_weights_give_plain_decodings_message_everywhere(
     for where in ("plain", "serving", "target"):
         assert said[where] == "The model " + NAN_MESSAGE.format(step=0), (where, said[where])
     assert said["draft"] == "The draft model " + NAN_MESSAGE.format(step=1), said["draft"]
+
+
+# ---- case 4: what a config asks for, counted with the temporaries that build it --------------
+def test_the_memory_check_counts_the_rope_tables_temporaries(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = ModelConfig(max_position_embeddings=1_000_000)  # d 32: 128 MB a table
+    free = 400 * 1024**2  # the 2 tables kept fit in 90 % of it; the 3.5 that build them do not
+    assert config.memory_bytes < limits.MEMORY_FRACTION * free < config.load_peak_bytes
+    monkeypatch.setattr(limits, "available_memory_bytes", lambda device="cpu": free)
+    with pytest.raises(ValueError, match=r"1,000,000 positions\) needs about 5\d\d\.\d MiB of "
+                       r"memory but only 400\.0 MiB is free"):
+        checkpoints.check_model_fits(config)
+
+
+@pytest.mark.slow
+def test_building_a_model_peaks_within_the_count() -> None:
+    """The count is an upper bound of what building the model really takes (a child's peak)."""
+    code = (
+        "import resource, torch\n"
+        "from kvstudio.engine.config import ModelConfig\n"
+        "from kvstudio.engine.model import MiniMindLM\n"
+        "torch.zeros(1)\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "MiniMindLM(ModelConfig(max_position_embeddings=2_000_000))\n"
+        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, check=True)
+    peak = int(done.stdout.split()[-1])
+    config = ModelConfig(max_position_embeddings=2_000_000)
+    assert config.memory_bytes < peak <= config.load_peak_bytes, (peak, config.load_peak_bytes)
