@@ -30,7 +30,12 @@ from kvstudio.engine.small_files import read_text
 REPLACEMENT = "\ufffd"
 ENDOFTEXT, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 SPECIAL_TOKENS = (ENDOFTEXT, IM_START, IM_END)  # MiniMind's ids 0, 1, 2
-MAX_TOKENIZER_BYTES = 64 * 1024 * 1024  # MiniMind's is 0.5 MB; the largest vocabularies ~35 MB
+# MiniMind's tokenizer.json is 0.5 MB; the largest vocabularies KV Studio steps are
+# Qwen3's (151,669 tokens, 11.4 MB), Llama 3's (128,256, 9 MB) and EXAONE-4.0's
+# (102,400). Parsing holds the interpreter lock (the window froze 4.1 s on a
+# 60 MB file, the command took 1.26 GB and 17 s before the vocabulary check
+# refused it): 16 MiB is room for these and no more.
+MAX_TOKENIZER_BYTES = 16 * 1024 * 1024
 
 # ChatML, as MiniMind's tokenizer_config.json writes it (Jinja, for transformers users).
 CHAT_TEMPLATE = (
@@ -68,6 +73,12 @@ class TextTokenizer:
             raise ValueError(
                 f"No tokenizer found at {p}. Put the model's tokenizer.json in the model folder "
                 "(or choose the folder that holds it)."
+            )
+        if p.is_file() and p.stat().st_size > MAX_TOKENIZER_BYTES:  # before reading a byte
+            raise ValueError(
+                f"{p} is larger than {MAX_TOKENIZER_BYTES // (1024 * 1024)} MiB "
+                f"({p.stat().st_size:,} bytes): the largest vocabularies KV Studio steps "
+                "(Qwen3's 151,669 tokens) take 11.4 MB. Choose the model's own tokenizer.json."
             )
         text = read_text(p, MAX_TOKENIZER_BYTES, "a tokenizer.json")  # no FIFO, no /dev/zero
         try:
