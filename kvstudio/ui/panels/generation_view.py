@@ -9,13 +9,20 @@ so an earlier step (the scrubber's) shows the chips of that step. Chip texts
 come from the records' `token_texts` (and the prompt's pieces), which the
 engine decodes incrementally, so Hangul split across byte-level tokens is
 shown whole.
+
+The prompt box (`PromptEdit`) holds at most `MAX_TEXT_CHARS` characters, the
+bound of every lab text field: Qt lays a one-line paste out whole, and a 1 MB
+line froze the window for minutes. A longer paste, drop or restored prompt is
+cut there, and the line under the box says how much was left out and what to
+do; the clipboard keeps the whole text.
 """
 
 from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QMimeData, Signal
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
@@ -28,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.engine.records import StepRecord
+from kvstudio.labs.params import MAX_TEXT_CHARS
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.plain_text import plain_label
@@ -49,6 +57,60 @@ def chip_text(piece: str) -> str:
     return shown if shown.strip() else shown.replace(" ", "␣")
 
 
+class PromptEdit(QPlainTextEdit):
+    """A plain-text box that never holds more than `limit` characters.
+
+    QPlainTextEdit has no maxLength: a paste or drop (`insertFromMimeData`) is cut
+    to the room left before Qt sees it, and anything else that overfills the box
+    (typing at the limit, an input method) is cut back on `textChanged`. `cut`
+    says how many characters were offered and how many were kept.
+    """
+
+    cut = Signal(int, int)  # characters offered, characters kept
+
+    def __init__(self, limit: int = MAX_TEXT_CHARS, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.limit = limit
+        self.textChanged.connect(self._cut_back)
+
+    def length(self) -> int:
+        """Characters in the box, without building its text (a block's end counts as one)."""
+        return max(0, self.document().characterCount() - 1)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:  # Qt's paste and drop
+        if not source.hasText():
+            super().insertFromMimeData(source)
+            return
+        text = source.text()
+        selected = len(self.textCursor().selectedText())
+        room = max(0, self.limit - (self.length() - selected))
+        if len(text) <= room:
+            super().insertFromMimeData(source)
+            return
+        kept = QMimeData()
+        kept.setText(text[:room])
+        super().insertFromMimeData(kept)
+        self.cut.emit(len(text), room)
+
+    def set_text(self, text: str) -> None:
+        """`setPlainText`, cut to the limit (and said so) before Qt lays the text out."""
+        if len(text) > self.limit:
+            self.setPlainText(text[: self.limit])
+            self.cut.emit(len(text), self.limit)
+        else:
+            self.setPlainText(text)
+
+    def _cut_back(self) -> None:
+        length = self.length()
+        if length <= self.limit:
+            return
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(self.limit)
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        self.cut.emit(length, self.limit)
+
+
 class GenerationView(RetranslateOnLanguageChange, QWidget):
     """Prompt in, chips out. It does not start runs: the window reads `prompt()`."""
 
@@ -57,7 +119,7 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
 
     def __init__(self, parent: QWidget | None = None, chips_only: bool = False) -> None:
         super().__init__(parent)
-        self._prompt = QPlainTextEdit()
+        self._prompt = PromptEdit()
         self._prompt.setMaximumHeight(70)
         self._prompt.setMinimumHeight(44)  # two lines: small screens keep room for the plots
         self._chat = QCheckBox()
@@ -72,6 +134,10 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         scroll.setMinimumHeight(40)
         self._scroll = scroll
         self._prompt_label = plain_label()
+        self._prompt_note = plain_label()  # a paste that was cut: how much, what to do
+        self._prompt_note.setWordWrap(True)
+        self._prompt_note.hide()
+        self._cut: tuple[int, int] | None = None
 
         top = QHBoxLayout()
         top.addWidget(self._prompt_label)
@@ -81,24 +147,27 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self._prompt)
+        layout.addWidget(self._prompt_note)
         self._header_row = QHBoxLayout()
         self._header_row.addWidget(self._header)
         layout.addLayout(self._header_row)
         layout.addWidget(scroll, 1)
 
         if chips_only:  # the presenter view: the run's tokens, no editor
-            for widget in (self._prompt_label, self._chat, self._prompt):
+            for widget in (self._prompt_label, self._chat, self._prompt, self._prompt_note):
                 widget.hide()
         self._run_id: int | None = None
         self._shown_records = 0
         self._store: RunStore | None = None
         self._prompt.textChanged.connect(self.prompt_edited)
+        self._prompt.textChanged.connect(self._forget_cut)
+        self._prompt.cut.connect(self._on_prompt_cut)
         self._chat.toggled.connect(self.chat_template_toggled)
         self.retranslate()
 
     # ---- handles: what a user presses (tests and scripts press them too) ----------------
     @property
-    def prompt_edit(self) -> QPlainTextEdit:
+    def prompt_edit(self) -> PromptEdit:
         """The prompt the user types."""
         return self._prompt
 
@@ -107,7 +176,31 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         return self._prompt.toPlainText()
 
     def set_prompt(self, text: str) -> None:
-        self._prompt.setPlainText(text)
+        self._prompt.set_text(text)
+
+    def prompt_note(self) -> str:
+        """What the line under the prompt says ("" when it is hidden)."""
+        return self._prompt_note.text() if self._cut is not None else ""
+
+    def _on_prompt_cut(self, offered: int, kept: int) -> None:
+        self._cut = (offered, kept)
+        self._show_cut()
+        self._prompt_note.show()
+
+    def _forget_cut(self) -> None:
+        """An edit that leaves room in the box: the note about the cut paste has done its job."""
+        if self._cut is not None and self._prompt.length() < self._prompt.limit:
+            self._cut = None
+            self._prompt_note.hide()
+
+    def _show_cut(self) -> None:
+        if self._cut is None:
+            return
+        offered, kept = self._cut
+        self._prompt_note.setText(self.tr(
+            "The prompt box holds at most {0:,} characters: {1:,} were pasted, so the last "
+            "{2:,} were left out (the clipboard still has them). Shorten the text, or paste "
+            "it in parts and run each.").format(self._prompt.limit, offered, offered - kept))
 
     def use_chat_template(self) -> bool:
         return self._chat.isChecked() and self._chat.isEnabled()
@@ -196,6 +289,7 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
     def retranslate(self) -> None:
         self._prompt_label.setText(self.tr("Prompt"))
         self._prompt.setPlaceholderText(self.tr("Type a question or some text, then press Step."))
+        self._show_cut()
         self._chat.setText(self.tr("Chat template"))
         self._chat.setToolTip(self.tr(
             "Wrap the prompt in the chat model's template (<|im_start|>user … assistant)."
