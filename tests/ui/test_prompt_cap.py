@@ -71,3 +71,14 @@ def test_a_remembered_or_typed_overlong_prompt_is_cut_too(qtbot) -> None:  # typ
     view.prompt_edit.insertPlainText("!")  # typing at the bound
     assert len(view.prompt()) == MAX_TEXT_CHARS
     assert view.prompt_note()
+
+
+def test_cut_and_paste_in_the_box_still_work(qtbot) -> None:  # type: ignore[no-untyped-def]
+    view = _view(qtbot)
+    view.set_prompt("hello world")
+    view.prompt_edit.selectAll()
+    view.prompt_edit.cut()  # Ctrl+X: Qt's own slot, not shadowed by the box's signal
+    assert view.prompt() == ""
+    view.prompt_edit.paste()
+    assert view.prompt() == "hello world"
+    assert view.prompt_note() == ""

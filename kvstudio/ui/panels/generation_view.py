@@ -62,11 +62,11 @@ class PromptEdit(QPlainTextEdit):
 
     QPlainTextEdit has no maxLength: a paste or drop (`insertFromMimeData`) is cut
     to the room left before Qt sees it, and anything else that overfills the box
-    (typing at the limit, an input method) is cut back on `textChanged`. `cut`
+    (typing at the limit, an input method) is cut back on `textChanged`. `overflowed`
     says how many characters were offered and how many were kept.
     """
 
-    cut = Signal(int, int)  # characters offered, characters kept
+    overflowed = Signal(int, int)  # characters offered, characters kept
 
     def __init__(self, limit: int = MAX_TEXT_CHARS, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -90,13 +90,13 @@ class PromptEdit(QPlainTextEdit):
         kept = QMimeData()
         kept.setText(text[:room])
         super().insertFromMimeData(kept)
-        self.cut.emit(len(text), room)
+        self.overflowed.emit(len(text), room)
 
     def set_text(self, text: str) -> None:
         """`setPlainText`, cut to the limit (and said so) before Qt lays the text out."""
         if len(text) > self.limit:
             self.setPlainText(text[: self.limit])
-            self.cut.emit(len(text), self.limit)
+            self.overflowed.emit(len(text), self.limit)
         else:
             self.setPlainText(text)
 
@@ -108,7 +108,7 @@ class PromptEdit(QPlainTextEdit):
         cursor.setPosition(self.limit)
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
-        self.cut.emit(length, self.limit)
+        self.overflowed.emit(length, self.limit)
 
 
 class GenerationView(RetranslateOnLanguageChange, QWidget):
@@ -161,7 +161,7 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         self._store: RunStore | None = None
         self._prompt.textChanged.connect(self.prompt_edited)
         self._prompt.textChanged.connect(self._forget_cut)
-        self._prompt.cut.connect(self._on_prompt_cut)
+        self._prompt.overflowed.connect(self._on_prompt_cut)
         self._chat.toggled.connect(self.chat_template_toggled)
         self.retranslate()
 
