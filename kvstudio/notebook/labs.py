@@ -27,6 +27,7 @@ from kvstudio.notebook.chart_view import LiveCharts
 from kvstudio.notebook.environment import application
 from kvstudio.notebook.models import MAX_PATH_CHARS, as_model
 from kvstudio.notebook.runner import LabRun, drive, set_fields, shown
+from kvstudio.ui.app.shutdown import delete_widget
 
 if TYPE_CHECKING:
     from kvstudio.ui.labs.base import LabPanel
@@ -103,7 +104,8 @@ def run_lab(panel_type: type[LabPanel], title: str, model: ModelHandle | str | P
         started = time.perf_counter()
         result, steps = drive(panel, handle, title, show=show)
     except BaseException:
-        panel.deleteLater()  # freed by Qt at the next render, not by the garbage collector
+        panel.shutdown()
+        delete_widget(application(), panel)  # charts first: never deleted whole, later
         raise
     return LabRun(title, panel, result, handle.name, time.perf_counter() - started, steps)
 
@@ -237,7 +239,8 @@ def chat(model: ModelHandle | str | Path | None = None, *,
             results.append(result)
             steps += items
     except BaseException:
-        panel.deleteLater()  # freed by Qt at the next render, not by the garbage collector
+        panel.shutdown()
+        delete_widget(application(), panel)  # charts first: never deleted whole, later
         raise
     return LabRun("chat", panel, results[-1], handle.name, time.perf_counter() - started,
                   steps, turns=results)

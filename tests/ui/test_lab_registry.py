@@ -20,6 +20,7 @@ from kvstudio.cli.main import build_parser
 from kvstudio.labs.params import LabSpec, Param
 from kvstudio.labs.registry import LABS
 from kvstudio.notebook.labs import new_panel, panel_type
+from kvstudio.ui.app.shutdown import delete_widget
 
 
 def _subcommand(name: str) -> argparse.ArgumentParser:
@@ -75,7 +76,8 @@ def test_the_window_shows_each_parameter_with_its_declared_range_and_default(
                 items = [box.itemData(i) for i in range(box.count())]
                 assert tuple(items) == param.choices, (lab.key, param.name)
     finally:
-        panel.deleteLater()
+        assert panel.shutdown()
+        delete_widget(qapp, panel)
 
 
 OPTIONS = [(lab, p) for lab in LABS for p in lab.params if p.option is not None]

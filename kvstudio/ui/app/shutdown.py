@@ -53,6 +53,21 @@ def _detach_items(view: QGraphicsView) -> None:
             detach()
 
 
+def delete_widget(app: QApplication, widget: QWidget) -> None:
+    """Delete `widget` now, its charts one at a time first (as `tear_down` deletes windows).
+
+    For a widget that never joins a window, such as a notebook's lab panel refused before
+    it ran: ``deleteLater`` would delete it whole at some later event, and a chart deleted
+    inside its parent's destructor crashed in ~QGraphicsScene."""
+    if not shiboken6.isValid(widget):
+        return
+    for view in widget.findChildren(QGraphicsView):
+        if shiboken6.isValid(view):
+            _detach_items(view)
+            _delete_now(app, [view])
+    _delete_now(app, [widget])
+
+
 def _parentless(app: QApplication, popups: bool) -> list[QWidget]:
     """Top-level widgets with no parent: windows, or (with `popups`) menus."""
     return [

@@ -34,17 +34,15 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
-    QLineEdit,
     QPushButton,
     QWidget,
 )
 
-from kvstudio.engine.records import DEFAULT_REPEATS
-from kvstudio.labs import bounds
+from kvstudio.labs.registry import SERVING
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.plain_text import plain_label
-from kvstudio.ui.app.spin_boxes import int_box
+from kvstudio.ui.app.spin_boxes import param_int_box, param_line
 from kvstudio.ui.labs.base import LabPanel, series_colour
 from kvstudio.ui.labs.results_table import ResultsTable, gap_text
 from kvstudio.ui.plots.empty import EmptyChart
@@ -166,25 +164,25 @@ class ServingPanel(LabPanel):
         self.choose_button.clicked.connect(self._on_choose_clicked)
         requests_row = self._row(self.requests_box, self.choose_button)
         self.requests_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.system = QLineEdit()
+        self.system = param_line(SERVING.param("system"))
         self.policy = QComboBox()
         for policy in POLICIES:
             self.policy.addItem("", policy)
-        self.chunk = int_box(0, 4096, 0)  # 0 = no chunking
-        self.block_size = int_box(1, bounds.MAX_BLOCK_SIZE, 16)  # every front's bound
+        self.chunk = param_int_box(SERVING.param("chunk"))  # 0 = no chunking
+        self.block_size = param_int_box(SERVING.param("block_size"))
         self.prefix = QComboBox()
         for mode in PREFIX_MODES:
             self.prefix.addItem("", mode)
-        self.max_batch = int_box(1, 64, 8)
-        self.answer_tokens = int_box(1, 512, 24)
+        self.max_batch = param_int_box(SERVING.param("max_batch"))
+        self.answer_tokens = param_int_box(SERVING.param("answer_tokens"))
         self._labels = {key: plain_label() for key in
                         ("chunk", "block", "prefix", "batch", "answer", "rounds")}
         scheduler_row = self._row(
             self.policy, self._labels["chunk"], self.chunk, self._labels["block"],
             self.block_size, self._labels["prefix"], self.prefix, self._labels["batch"],
             self.max_batch)
-        self.batch_sizes = QLineEdit(DEFAULT_SWEEP)
-        self.repeats = int_box(1, 50, DEFAULT_REPEATS)
+        self.batch_sizes = param_line(SERVING.param("batch_sizes"))
+        self.repeats = param_int_box(SERVING.param("repeats"))
         run_row = self._row(self._labels["answer"], self.answer_tokens, self._labels["rounds"],
                             self.repeats)
         self.policy.currentIndexChanged.connect(self._on_policy_changed)
