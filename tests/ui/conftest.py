@@ -39,6 +39,7 @@ from kvstudio.ui.run.engine_adapter import (
 )
 from kvstudio.ui.run.heap import install_gui_thread_collector
 from kvstudio.ui.slides.export_menu import ChartExporter
+from tests.ui.waits import HANG_GUARD_MS
 
 
 class TrackedThread(QThread):
@@ -142,7 +143,7 @@ def make_window(qtbot, settings_path: Path, tiny_handle: ModelHandle):  # type: 
         window.controls.set_speed(len(SPEED_INTERVALS_MS) - 1)  # as fast as the model goes
         window.show()
         window.start()
-        qtbot.waitUntil(lambda: window.controller.model is not None, timeout=10_000)
+        qtbot.waitUntil(lambda: window.controller.model is not None, timeout=HANG_GUARD_MS)
         windows.append(window)
         return window
 

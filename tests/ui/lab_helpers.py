@@ -9,8 +9,7 @@ from typing import Any
 
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.export_menu import ChartExporter
-
-LAB_TIMEOUT_MS = 20_000  # one lab run on the tiny model
+from tests.ui.waits import HANG_GUARD_MS
 
 
 def show_lab(
@@ -38,23 +37,23 @@ def show_lab(
     return panel
 
 
-def run_lab(qtbot: Any, panel: Any, timeout: int = LAB_TIMEOUT_MS) -> object:
+def run_lab(qtbot: Any, panel: Any) -> object:
     """Runs the panel's lab and waits for its result (what `result_ready` carried)."""
-    with qtbot.waitSignal(panel.result_ready, timeout=timeout) as blocker:
+    with qtbot.waitSignal(panel.result_ready, timeout=HANG_GUARD_MS) as blocker:
         assert panel.run()
     return blocker.args[0]
 
 
-def run_stepped(qtbot: Any, panel: Any, timeout: int = LAB_TIMEOUT_MS) -> object:
+def run_stepped(qtbot: Any, panel: Any) -> object:
     """Start a stepped lab (top-p, inspector) and run it to its end; its result."""
-    with qtbot.waitSignal(panel.runner.paused, timeout=timeout):
+    with qtbot.waitSignal(panel.runner.paused, timeout=HANG_GUARD_MS):
         assert panel.run()
-    with qtbot.waitSignal(panel.result_ready, timeout=timeout) as blocker:
+    with qtbot.waitSignal(panel.result_ready, timeout=HANG_GUARD_MS) as blocker:
         assert panel.run_to_end()
     return blocker.args[0]
 
 
-def fill_every_page(qtbot: Any, window: Any, timeout: int = LAB_TIMEOUT_MS) -> list[Any]:
+def fill_every_page(qtbot: Any, window: Any) -> list[Any]:
     """Run every lab, two chat turns and the inspector with the smallest settings that
     fill each of their charts (the tiny model); the pages, in the order run."""
     labs = window.classroom.labs
@@ -90,20 +89,20 @@ def fill_every_page(qtbot: Any, window: Any, timeout: int = LAB_TIMEOUT_MS) -> l
     for lab in labs.labs():
         labs.tabs.setCurrentWidget(lab)
         if hasattr(lab, "to_end_button"):
-            run_stepped(qtbot, lab, timeout)
+            run_stepped(qtbot, lab)
         else:
-            run_lab(qtbot, lab, timeout)
+            run_lab(qtbot, lab)
         pages.append(lab)
     chat = window.classroom.chat
     window.tabs.setCurrentWidget(chat)
     chat.answer_tokens.setValue(3)
     for _ in range(2):
         chat.next_scripted_turn()
-        run_lab(qtbot, chat, timeout)
+        run_lab(qtbot, chat)
     inspector = window.classroom.inspector
     window.tabs.setCurrentWidget(inspector)
     inspector.new_tokens.setValue(2)
-    run_stepped(qtbot, inspector, timeout)
+    run_stepped(qtbot, inspector)
     return [*pages, chat, inspector]
 
 

@@ -10,6 +10,7 @@ from PySide6.QtGui import QFont
 
 from kvstudio.ui.plots.sizing import fit_bottom_title
 from tests.ui.settle import settle
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
 LONG = "0단계에서 가능성이 높은 토큰 20개. top-p는 막대 너머까지 89개를 남김 (확률 합 0.85)"
@@ -41,7 +42,7 @@ def test_the_x_title_wraps_to_the_axis_and_sits_under_the_ticks(
     plot.getAxis("bottom")._updateHeight()
     widget.resize(width, 300)
     widget.show()
-    qtbot.waitExposed(widget)
+    qtbot.waitExposed(widget, timeout=HANG_GUARD_MS)
     settle(qtbot)
     text, ticks_end, along = _title_and_ticks(plot)
     assert text.width() <= along.width() + 1, (width, points, text, along)

@@ -30,8 +30,7 @@ from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export_menu import ChartExporter
 from kvstudio.ui.slides.plotted_data import chart_headline, render_csv
 from kvstudio.ui.slides.render import render_png
-
-TIMEOUT = 20_000
+from tests.ui.waits import HANG_GUARD_MS, HANG_GUARD_S
 
 
 @pytest.fixture()
@@ -55,7 +54,7 @@ def _send(qtbot, panel: ChatPanel, text: str) -> ChatTurn:  # type: ignore[no-un
         qtbot.keyClicks(panel.turn_box, text)  # typed key by key
     else:
         panel.turn_box.setText(text)  # QTest cannot type Hangul
-    with qtbot.waitSignal(panel.result_ready, timeout=TIMEOUT) as done:
+    with qtbot.waitSignal(panel.result_ready, timeout=HANG_GUARD_MS) as done:
         qtbot.keyClick(panel.turn_box, Qt.Key.Key_Return)  # Enter sends
     turn = done.args[0]
     assert isinstance(turn, ChatTurn)
@@ -183,7 +182,7 @@ class StepInFlightAtStop:
             self.after_stop += 1
         elif self.calls == self.at:
             self.running.set()
-            self.stop_asked.wait(TIMEOUT / 1000)
+            self.stop_asked.wait(HANG_GUARD_S)
         return self._inner.forward_last(*args)
 
 
@@ -212,7 +211,7 @@ def _start_slow_turn(qtbot, panel: ChatPanel, model: ModelHandle, at: int, asked
     panel.answer_tokens.setValue(12)
     panel.turn_box.setText("hello there")
     assert panel.run()
-    qtbot.waitUntil(backend.running.is_set, timeout=TIMEOUT)
+    qtbot.waitUntil(backend.running.is_set, timeout=HANG_GUARD_MS)
     return backend
 
 
@@ -225,7 +224,7 @@ def test_chat_cancel_mid_turn_stops_after_the_step_in_flight(
     assert len(expected.answer_ids) == 12  # no early eos: the way has ten steps left to skip
     panel = make_panel(ChatPanel)
     backend = _start_slow_turn(qtbot, panel, tiny_handle, 2, _watch_stops(monkeypatch))
-    with qtbot.waitSignal(panel.runner.cancelled, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.runner.cancelled, timeout=HANG_GUARD_MS):
         panel.cancel_button.click()
     assert (backend.calls, backend.after_stop) == (2, 0)
     assert panel.turns == [] and panel.status.text() == "Cancelled."
@@ -261,7 +260,7 @@ def test_closing_the_window_mid_chat_turn_hides_it_and_stops_after_the_step(
 
 
 def _wait_paused(qtbot, panel: CacheInspectorPanel, action) -> None:  # type: ignore[no-untyped-def]
-    with qtbot.waitSignal(panel.runner.paused, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.runner.paused, timeout=HANG_GUARD_MS):
         assert action()
 
 
@@ -295,7 +294,7 @@ def test_inspector_steps_and_switches_layer_and_head(
     labels = panel.k_plot.getAxis("left")._tickLevels[0]
     assert labels[-1][1].startswith(f"{frame.query_position}: ")
     # The same tokens as the core inspector.
-    with qtbot.waitSignal(panel.result_ready, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.result_ready, timeout=HANG_GUARD_MS):
         assert panel.run_to_end()
     ids = prompt_ids(tiny_handle, panel.prompt.text())
     ref = [
@@ -326,7 +325,7 @@ def test_inspector_static_and_recompute(qtbot, make_panel, tiny_handle: ModelHan
     panel.cache_size.setValue(48)
     panel.mode.setCurrentIndex(panel.mode.findData("recompute"))
     _wait_paused(qtbot, panel, panel.run)
-    with qtbot.waitSignal(panel.result_ready, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.result_ready, timeout=HANG_GUARD_MS):
         assert panel.run_to_end()
     frame = panel.frame
     assert frame is not None

@@ -26,6 +26,7 @@ from kvstudio.ui.plots.sizing import (
 )
 from kvstudio.ui.slides.plotted_data import plain_text
 from tests.ui.settle import settle
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
 SCREENS = [(1280, 720), (1366, 768)]
@@ -98,7 +99,7 @@ def test_the_sample_list_shows_each_answer_line_whole(qtbot, make_window) -> Non
     answers.samples_box.setValue(3)
     answers.length_box.setValue(2)
     answers.temperatures_edit.setText("0.3, 0.85, 1.5")
-    with qtbot.waitSignal(window.controller.sampling_finished, timeout=20_000):
+    with qtbot.waitSignal(window.controller.sampling_finished, timeout=HANG_GUARD_MS):
         answers.go_button.click()
     settle(qtbot)
     listing = answers._answers

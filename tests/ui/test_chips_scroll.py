@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.ui.settle import settle
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -16,7 +17,8 @@ def test_a_wrapped_answer_scrolls_by_whole_lines(qtbot, make_window) -> None:  #
     window.resize(1000, 640)
     store = window.controller.store
     window.controller.run_to_end()
-    qtbot.waitUntil(lambda: store.current is not None and store.current.finished, timeout=20_000)
+    qtbot.waitUntil(lambda: store.current is not None and store.current.finished,
+                    timeout=HANG_GUARD_MS)
     window.controller.pacer.flush()
     settle(qtbot)
     view = window.generation

@@ -17,9 +17,9 @@ from kvstudio.ui.classroom import ClassroomExtras, install
 from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export_menu import ExportButton
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
-TIMEOUT = 20_000
 
 
 def _window(make_window, tmp_path: Path):  # type: ignore[no-untyped-def]
@@ -41,7 +41,7 @@ def _run_to_end(qtbot, window, steps: int) -> None:  # type: ignore[no-untyped-d
             and len(window.controller.store.current.records) == steps
             and window.controller.store.current.finished  # its end re-labels the state bar
         ),
-        timeout=TIMEOUT,
+        timeout=HANG_GUARD_MS,
     )
     window.controller.pacer.flush()
     QApplication.processEvents()  # what the finish posted (labels, the slider's range)
@@ -109,13 +109,13 @@ def test_presenter_shows_one_chart_with_its_numbers_and_the_clicker_drives(
     window, extras = _window(make_window, tmp_path)
     presenter = extras.presenter
     _presenter_action(window).trigger()
-    qtbot.waitUntil(presenter.isActiveWindow)
+    qtbot.waitUntil(presenter.isActiveWindow, timeout=HANG_GUARD_MS)
     assert presenter.isFullScreen() and not window.isHidden()
     assert presenter.font().pixelSize() >= 18  # big type, whatever the app font is
     store = window.controller.store
     qtbot.keyClick(presenter, Qt.Key.Key_PageDown)  # a presenter's clicker
     qtbot.waitUntil(lambda: store.current is not None and len(store.current.records) == 1,
-                    timeout=TIMEOUT)
+                    timeout=HANG_GUARD_MS)
     window.controller.pacer.flush()
     assert presenter.tokens_plot.bar_heights("cached") == [float(store.current.info.prompt_len)]
     assert presenter.chips_view.isVisible() and presenter.chips_view.chip_texts()
@@ -128,7 +128,7 @@ def test_presenter_shows_one_chart_with_its_numbers_and_the_clicker_drives(
     qtbot.keyClick(presenter, Qt.Key.Key_3)
     assert presenter.current_chart().key == "cache_bytes"
     qtbot.keyClick(presenter, Qt.Key.Key_P)
-    qtbot.waitUntil(lambda: store.current.finished, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: store.current.finished, timeout=HANG_GUARD_MS)
     window.controller.pacer.flush()
     assert presenter.cache_plot.drawn_layer_bytes() == window.cache_plot.drawn_layer_bytes()
     qtbot.keyClick(presenter, Qt.Key.Key_Escape)
@@ -141,12 +141,13 @@ def test_presenter_numbers_come_from_the_runs(qtbot, make_window, tmp_path: Path
     window, extras = _window(make_window, tmp_path)
     _run_to_end(qtbot, window, 6)
     window.controls.set_mode("recompute")
-    qtbot.waitUntil(lambda: window.controller.store.current_mode == "recompute", timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: window.controller.store.current_mode == "recompute",
+                    timeout=HANG_GUARD_MS)
     _run_to_end(qtbot, window, 6)
     window.answers.samples_box.setValue(5)
     window.answers.length_box.setValue(2)
     window.answers.temperatures_edit.setText("0.1, 1.5")
-    with qtbot.waitSignal(window.controller.sampling_finished, timeout=TIMEOUT):
+    with qtbot.waitSignal(window.controller.sampling_finished, timeout=HANG_GUARD_MS):
         window.answers.go_button.click()
     presenter = extras.presenter
     presenter.set_enabled(True)
@@ -177,7 +178,8 @@ def test_chart_and_presenter_headlines_share_numbers(qtbot, make_window, tmp_pat
     window, extras = _window(make_window, tmp_path)
     _run_to_end(qtbot, window, 6)
     window.controls.set_mode("recompute")
-    qtbot.waitUntil(lambda: window.controller.store.current_mode == "recompute", timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: window.controller.store.current_mode == "recompute",
+                    timeout=HANG_GUARD_MS)
     _run_to_end(qtbot, window, 6)
     presenter = extras.presenter
     presenter.set_enabled(True)
@@ -233,7 +235,8 @@ def test_saved_run_replays_to_the_same_charts(qtbot, make_window, tmp_path: Path
     window, extras = _window(make_window, tmp_path)
     _run_to_end(qtbot, window, 6)
     window.controls.set_mode("recompute")
-    qtbot.waitUntil(lambda: window.controller.store.current_mode == "recompute", timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: window.controller.store.current_mode == "recompute",
+                    timeout=HANG_GUARD_MS)
     _run_to_end(qtbot, window, 6)
     bars = {m: window.tokens_plot.bar_heights(m) for m in ("cached", "recompute")}
     times = window.time_plot.per_step_ms("recompute")
@@ -263,7 +266,7 @@ def test_saved_run_replays_to_the_same_charts(qtbot, make_window, tmp_path: Path
 
 
 def _sample(qtbot, window, samples: int = 6, temperatures: str = "0.5, 1.5") -> None:  # type: ignore[no-untyped-def]
-    with qtbot.waitSignal(window.controller.sampling_finished, timeout=TIMEOUT):
+    with qtbot.waitSignal(window.controller.sampling_finished, timeout=HANG_GUARD_MS):
         window.controller.sample(samples, temperatures, 3)
 
 
@@ -297,7 +300,7 @@ def test_slide_pack_has_every_live_chart_and_lab(qtbot, make_window, tmp_path: P
     lab = extras.labs.cache_kinds
     lab.prompt_tokens.setValue(8)
     lab.new_tokens.setValue(3)
-    with qtbot.waitSignal(lab.result_ready, timeout=TIMEOUT):
+    with qtbot.waitSignal(lab.result_ready, timeout=HANG_GUARD_MS):
         lab.run()
     assert extras.export_slide_pack()
     names = {p.name for p in (tmp_path / "pack").iterdir()}
@@ -328,7 +331,7 @@ def test_closing_mid_lab_stops_the_lab_thread(  # type: ignore[no-untyped-def]
     lab.samples.setValue(64)
     lab.new_tokens.setValue(64)
     assert lab.run()
-    qtbot.waitUntil(lambda: lab.progress.maximum() > 0, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: lab.progress.maximum() > 0, timeout=HANG_GUARD_MS)
     window.close()
     assert not any(t.isRunning() for t in no_thread_left_running)
 
@@ -340,7 +343,7 @@ def test_live_ttft_is_measured_k_times_and_drawn_as_median_and_range(  # type: i
     _run_to_end(qtbot, window, 6)
     assert extras.ttft_repeats == 5  # the default
     extras.ttft_repeats = 3
-    with qtbot.waitSignal(extras.ttft_runner.finished, timeout=TIMEOUT) as done:
+    with qtbot.waitSignal(extras.ttft_runner.finished, timeout=HANG_GUARD_MS) as done:
         assert extras.measure_ttft()
     times = done.args[0]
     assert [len(times.ms[m]) for m in ("cached", "recompute")] == [3, 3]

@@ -15,21 +15,21 @@ from PySide6.QtWidgets import QMessageBox
 from kvstudio.engine.costs import RunCost, StepTimes, generation_cost
 from kvstudio.engine.generate import Stepper
 from kvstudio.ui.panels.cost_dialog import cost_box, cost_message
+from tests.ui.waits import HANG_GUARD_MS, model_thread_caught_up
 
 pytestmark = pytest.mark.usefixtures("qapp")
-TIMEOUT = 30_000
 A, B = 0.5, 0.01  # seconds per forward call, seconds per token fed (a slow, deterministic model)
 N = 24  # the tiny model writes eos at step 29 with this prompt and seed
 
 
-def _fake_time(window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def _fake_time(qtbot, window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Each forward call takes A + B·tokens on the stepper's clock (rows × tokens fed).
 
     The load's own timed forward (a real, fast one) is dropped: only the fake model's
     steps price the run here.
     """
     controller = window.controller
-    qtbot_wait_for_calibration(window)
+    qtbot_wait_for_calibration(qtbot, window)
     controller.step_times.clear()
     clock = [0.0]
     backend = window.controller.model.backend
@@ -43,15 +43,11 @@ def _fake_time(window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(Stepper, "_clock", lambda self: clock[0])
 
 
-def qtbot_wait_for_calibration(window) -> None:  # type: ignore[no-untyped-def]
-    """The load's timed recompute-sized forward arrives just after the model."""
-    from PySide6.QtCore import QCoreApplication
-
-    for _ in range(1000):
-        if window.controller.step_times.fit("recompute") is not None:
-            return
-        QCoreApplication.processEvents()
-    raise AssertionError("the load's calibration forward never arrived")
+def qtbot_wait_for_calibration(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """The load's timed recompute-sized forward arrives just after the model (its own
+    signal from the model thread: waited for, not counted in event-loop passes)."""
+    qtbot.waitUntil(lambda: window.controller.step_times.fit("recompute") is not None,
+                    timeout=HANG_GUARD_MS)
 
 
 def _run_to_end(qtbot, window, mode: str) -> None:  # type: ignore[no-untyped-def]
@@ -59,13 +55,13 @@ def _run_to_end(qtbot, window, mode: str) -> None:  # type: ignore[no-untyped-de
     window.controls.to_end_button.click()
     qtbot.waitUntil(lambda: controller.store.current is not None
                     and controller.store.current.mode == mode
-                    and controller.store.current.finished, timeout=TIMEOUT)
+                    and controller.store.current.finished, timeout=HANG_GUARD_MS)
 
 
 def test_the_recompute_estimate_is_within_2x_of_the_measured_run(  # type: ignore[no-untyped-def]
         qtbot, make_window, monkeypatch) -> None:
     window = make_window(max_new_tokens=N)
-    _fake_time(window, monkeypatch)
+    _fake_time(qtbot, window, monkeypatch)
     asked: list[RunCost] = []
     window.controller.confirm_cost = lambda cost: asked.append(cost) or True
     window.generation.set_prompt("KV 캐시는 무엇인가요? 한 번에 한 토큰씩 만들어 냅니다.")
@@ -91,9 +87,9 @@ def test_the_recompute_estimate_is_within_2x_of_the_measured_run(  # type: ignor
     assert f"{estimate.tokens_fed:,}" in text and f"{1000 * A:,.2f} ms" in text
 
 
-def test_the_load_times_one_recompute_sized_forward(make_window) -> None:  # type: ignore[no-untyped-def]
+def test_the_load_times_one_recompute_sized_forward(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window(max_new_tokens=N)
-    qtbot_wait_for_calibration(window)
+    qtbot_wait_for_calibration(qtbot, window)
     fit = window.controller.step_times.fit("recompute")  # before any run: a rate to price with
     assert fit is not None and fit.steps == 1 and fit.b > 0
 
@@ -117,21 +113,21 @@ def test_the_fit_uses_the_mode_it_warns_about() -> None:
 def test_cancel_leaves_the_buttons_on_the_run_on_screen(  # type: ignore[no-untyped-def]
         qtbot, make_window, monkeypatch) -> None:
     window = make_window(max_new_tokens=N)
-    _fake_time(window, monkeypatch)
+    _fake_time(qtbot, window, monkeypatch)
     controller = window.controller
     _run_to_end(qtbot, window, "cached")
     asked: list[RunCost] = []
     controller.confirm_cost = lambda cost: asked.append(cost) and False
     window.controls.set_mode("recompute")
     assert len(asked) == 1 and asked[0].mode == "recompute"
-    qtbot.wait(100)
+    model_thread_caught_up(qtbot, window)  # a run started anyway would be on screen now
     controller.pacer.flush()
     assert controller.store.current.mode == "cached"
     assert window.controls.mode() == "cached"  # the button is back on the run's mode
     assert "Cached" in window.status.field_text("mode")
     controller.restart()  # Home: the run on screen again, in its own mode
     qtbot.waitUntil(lambda: controller.store.current is not None
-                    and not controller.store.current.records, timeout=TIMEOUT)
+                    and not controller.store.current.records, timeout=HANG_GUARD_MS)
     assert window.controls.mode() == "cached" and controller.store.current.mode == "cached"
     assert len(asked) == 1
 
@@ -141,7 +137,7 @@ def test_space_does_not_dismiss_the_question(qtbot) -> None:  # type: ignore[no-
     qtbot.addWidget(box)
     box.show()
     box.activateWindow()
-    qtbot.waitUntil(box.isVisible, timeout=5000)
+    qtbot.waitUntil(box.isVisible, timeout=HANG_GUARD_MS)
     cancel = box.button(QMessageBox.StandardButton.Cancel)
     assert box.focusWidget() is cancel and box.defaultButton() is cancel
     for target in (box, cancel, run):

@@ -12,6 +12,8 @@ from kvstudio.ui.labs import LengthSweepPanel
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
 from kvstudio.ui.plots.tokens_fed import TokensFedPlot
 from kvstudio.ui.slides.canvas import plot_items
+from tests.ui.settle import settle
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -38,7 +40,7 @@ def test_an_empty_lab_chart_shows_how_to_fill_it(qtbot, exporter, tiny_handle) -
     panel.fixed.setValue(2)
     panel.repeats.setValue(1)
     run_lab(qtbot, panel)
-    qtbot.wait(20)
+    settle(qtbot)
     assert _hint(chart) == []
     assert item.getAxis("bottom")._tickLevels is None  # numbers again
     assert any(s.isVisible() for s, _ in item.legend.items)
@@ -72,11 +74,12 @@ def test_the_live_plots_say_how_to_fill_them_until_the_first_step(qtbot, make_wi
 
     assert_empty(hint)
     window.language_actions["en"].trigger()
-    qtbot.waitUntil(lambda: _hint(live["tokens_fed"])[0].toPlainText().startswith("Press"))
+    qtbot.waitUntil(lambda: _hint(live["tokens_fed"])[0].toPlainText().startswith("Press"),
+                    timeout=HANG_GUARD_MS)
     assert_empty("Press Step ▸ or Run to end to fill this chart.")
     window.controls.step_button.click()
     qtbot.waitUntil(lambda: window.controller.store.current is not None
-                    and len(window.controller.store.current.records) == 1)
+                    and len(window.controller.store.current.records) == 1, timeout=HANG_GUARD_MS)
     window.controller.pacer.flush()
     for name, plot in live.items():
         assert "Press Step ▸ or Run to end to fill this chart." not in [
@@ -94,10 +97,10 @@ def test_a_long_hint_wraps_inside_a_narrow_plot(qtbot, width: int) -> None:  # t
     qtbot.addWidget(plot)
     plot.resize(width, 260)
     plot.show()
-    qtbot.waitExposed(plot)
+    qtbot.waitExposed(plot, timeout=HANG_GUARD_MS)
     line = _hint(plot)[0]
     line.setText("한 토큰 ▸ 또는 끝까지 실행을 누르면 이 차트가 채워집니다.")
-    qtbot.wait(20)
+    settle(qtbot)  # wrapped and laid out
     view = plot.plot_item.vb.sceneBoundingRect()
     shown = line.mapRectToScene(line.boundingRect())
     assert view.contains(shown), (width, view, shown)

@@ -32,6 +32,7 @@ from kvstudio.ui.slides import canvas as slide_canvas
 from kvstudio.ui.slides import export, plotted_data, render
 from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export_menu import ChartExporter, ExportButton, attach_export
+from tests.ui.waits import HANG_GUARD_MS
 
 N_NEW = 8
 
@@ -356,12 +357,12 @@ def test_export_menu_and_button(qtbot, tokens_plot: TokensFedPlot, tmp_path: Pat
     assert button.x() > tokens_plot.width() // 2  # in the top-right corner
     menu = button.menu()
     assert menu in [a.menu() for a in tokens_plot.plot_item.getViewBox().menu.actions() if a.menu()]
-    with qtbot.waitSignal(exporter.exported) as signal:
+    with qtbot.waitSignal(exporter.exported, timeout=HANG_GUARD_MS) as signal:
         menu.actions()[0].trigger()  # PNG
     png = target.with_suffix(".png")
     assert Path(signal.args[0]) == png and png.exists()
     exporter.save_chooser = lambda *a: str(tmp_path / "nope" / "x.svg")
-    with qtbot.waitSignal(exporter.failed) as failure:
+    with qtbot.waitSignal(exporter.failed, timeout=HANG_GUARD_MS) as failure:
         menu.actions()[1].trigger()  # SVG into a folder that does not exist
     assert "does not exist" in failure.args[0]
     exporter.save_chooser = lambda *a: ""  # cancelled: nothing happens
@@ -378,13 +379,13 @@ def test_menu_chooses_the_slide_size_and_the_headline(  # type: ignore[no-untype
     four_three.trigger()
     assert exporter.canvas == slide_canvas.canvas_named("4:3")
     assert menu.format_actions["png"].text().startswith("PNG image, 1440×1080")
-    with qtbot.waitSignal(exporter.exported):
+    with qtbot.waitSignal(exporter.exported, timeout=HANG_GUARD_MS):
         menu.export("png")
     with_headline = QImage(str(target.with_suffix(".png")))
     assert (with_headline.width(), with_headline.height()) == (1440, 1080)
     menu.headline_action.setChecked(False)
     assert exporter.headline is False
-    with qtbot.waitSignal(exporter.exported):
+    with qtbot.waitSignal(exporter.exported, timeout=HANG_GUARD_MS):
         menu.export("png")
     without = QImage(str(target.with_suffix(".png")))
     canvas = slide_canvas.canvas_named("4:3")
@@ -444,10 +445,10 @@ def _lab_charts(qtbot, tiny_handle: ModelHandle) -> dict[str, object]:  # type: 
     exporter = ChartExporter()
     projector = show_lab(qtbot, ProjectorPanel, exporter, tiny_handle, size=(1100, 700))
     projector.source.setCurrentIndex(projector.source.findData("llama-3.1-8b"))
-    run_lab(qtbot, projector, 60_000)
+    run_lab(qtbot, projector)
     charts.update(projector.charts())
     inspector = show_lab(qtbot, CacheInspectorPanel, exporter, tiny_handle, size=(1100, 700))
-    with qtbot.waitSignal(inspector.runner.paused, timeout=60_000):
+    with qtbot.waitSignal(inspector.runner.paused, timeout=HANG_GUARD_MS):
         assert inspector.run()
     charts.update(inspector.charts())
     charts["_panels"] = [projector, inspector]

@@ -17,9 +17,9 @@ from PySide6.QtCore import QPoint
 from kvstudio.ui.plots.sizing import chart_plots
 from kvstudio.ui.slides.export import chart_is_empty, export_chart
 from tests.ui.settle import settle
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
-TIMEOUT = 20_000
 
 
 def _geometry(window) -> dict[str, tuple[object, ...]]:  # type: ignore[no-untyped-def]
@@ -43,12 +43,13 @@ def test_exporting_a_chart_leaves_every_chart_in_place(qtbot, make_window, tmp_p
     window.resize(1350, 700)
     store = window.controller.store
     window.controller.run_to_end()
-    qtbot.waitUntil(lambda: store.current is not None and store.current.finished, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: store.current is not None and store.current.finished,
+                    timeout=HANG_GUARD_MS)
     window.controls.set_mode("recompute")
-    qtbot.waitUntil(lambda: store.current_mode == "recompute", timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: store.current_mode == "recompute", timeout=HANG_GUARD_MS)
     window.controller.step()
     qtbot.waitUntil(lambda: store.current is not None and store.current.mode == "recompute"
-                    and len(store.current.records) == 1, timeout=TIMEOUT)
+                    and len(store.current.records) == 1, timeout=HANG_GUARD_MS)
     window.controller.pacer.flush()
     settle(qtbot)
     before = _geometry(window)

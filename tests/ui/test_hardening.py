@@ -18,9 +18,9 @@ from kvstudio.files import folder_write
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.classroom import ClassroomExtras
 from kvstudio.ui.run.engine_adapter import ModelChoice, RunCost
+from tests.ui.waits import HANG_GUARD_MS, model_thread_caught_up
 
 pytestmark = pytest.mark.usefixtures("qapp")
-TIMEOUT = 20_000
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -38,7 +38,7 @@ def _run_to_end(qtbot, window, steps: int) -> None:  # type: ignore[no-untyped-d
     qtbot.waitUntil(
         lambda: window.controller.store.current is not None
         and len(window.controller.store.current.records) == steps,
-        timeout=TIMEOUT,
+        timeout=HANG_GUARD_MS,
     )
     window.controller.pacer.flush()
 
@@ -105,19 +105,20 @@ def test_a_costly_run_asks_first_and_can_be_cancelled(
     cost = asked[0]
     p = cost.prompt_tokens
     assert cost.tokens_fed == p * 8 + 8 * 7 // 2  # the recompute formula, P·N + N(N−1)/2
-    qtbot.wait(300)
+    model_thread_caught_up(qtbot, window)
     assert window.controller.store.current is None  # cancelled: nothing ran
     answer["go"] = True
     window.controls.set_mode("cached")
     window.controller.step()
     qtbot.waitUntil(lambda: window.controller.store.current is not None
-                    and len(window.controller.store.current.records) == 1, timeout=TIMEOUT)
+                    and len(window.controller.store.current.records) == 1, timeout=HANG_GUARD_MS)
     assert window.controller.measured_steps > 0
     asked.clear()
     window.controls.set_mode("recompute")  # restarts the run on screen: asks first
     assert len(asked) == 1 and asked[0].seconds is not None  # from the measured speed
     window.controller.step()
-    qtbot.waitUntil(lambda: window.controller.store.current_mode == "recompute", timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: window.controller.store.current_mode == "recompute",
+                    timeout=HANG_GUARD_MS)
     window.controller.step()
     assert len(asked) == 1  # asked once per run, not per step
     from kvstudio.ui.panels.cost_dialog import cost_message
@@ -138,11 +139,11 @@ def test_live_steps_wait_while_a_lab_measures_times(
     window.controller.step()
     assert window.controller.queued_steps == 2
     assert window.controller.store.current is None  # nothing ran beside the lab
-    qtbot.waitUntil(lambda: not extras.labs.timing, timeout=120_000)
+    qtbot.waitUntil(lambda: not extras.labs.timing, timeout=HANG_GUARD_MS)
     qtbot.waitUntil(
         lambda: window.controller.store.current is not None
         and len(window.controller.store.current.records) == 2,
-        timeout=TIMEOUT,
+        timeout=HANG_GUARD_MS,
     )
     assert not window.controller.held and window.controller.queued_steps == 0
 
@@ -154,7 +155,7 @@ def test_a_bad_model_at_start_up_falls_back_and_is_not_remembered(
     empty = tmp_path / "empty.pth"
     empty.write_bytes(b"")
     window.model_panel.model_chosen.emit(ModelChoice("pth", str(empty), str(tmp_path)))
-    qtbot.waitUntil(lambda: "empty" in window.last_problem, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: "empty" in window.last_problem, timeout=HANG_GUARD_MS)
     assert window.controller.model is not None  # the loaded model stays
     window.close()
     # Start-up with a failing --model: a message, the embedded model, and the setting unchanged.
@@ -164,8 +165,8 @@ def test_a_bad_model_at_start_up_falls_back_and_is_not_remembered(
     again = make_window()
     again.controller.model = None
     again.start(ModelChoice("folder", str(tmp_path / "missing")))
-    qtbot.waitUntil(lambda: "missing" in again.last_problem, timeout=TIMEOUT)
-    qtbot.waitUntil(lambda: again.controller.model is not None, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: "missing" in again.last_problem, timeout=HANG_GUARD_MS)
+    qtbot.waitUntil(lambda: again.controller.model is not None, timeout=HANG_GUARD_MS)
     assert again.controller.model.choice == ModelChoice()  # the embedded fallback
     assert again.settings.model_choice().path != str(tmp_path / "missing")
 

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 from kvstudio.ui.app.startup import prepare_application
 from kvstudio.ui.run.heap import GuiThreadCollector, settle_heap
+from tests.ui.waits import HANG_GUARD_MS
 
 
 class _Node:
@@ -91,7 +92,7 @@ def test_a_cycle_dropped_while_a_worker_allocates_is_freed_on_the_gui_thread(
     worker.start()  # enough allocations for dozens of automatic collections
     worker.join()
     assert freed_on == []  # nothing was collected on the worker thread
-    qtbot.waitUntil(lambda: bool(freed_on), timeout=5_000)
+    qtbot.waitUntil(lambda: bool(freed_on), timeout=HANG_GUARD_MS)
     assert freed_on == [threading.get_ident()]  # the GUI thread freed it
     del made
 
@@ -106,7 +107,7 @@ def test_the_collector_switches_automatic_collection_off_again(
     before = collector.reenabled
     gc.enable()
     try:
-        qtbot.waitUntil(lambda: not gc.isenabled(), timeout=5_000)
+        qtbot.waitUntil(lambda: not gc.isenabled(), timeout=HANG_GUARD_MS)
     finally:
         gc.disable()
     assert collector.reenabled == before + 1

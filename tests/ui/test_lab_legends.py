@@ -16,9 +16,9 @@ from PySide6.QtCore import QRectF, QSizeF
 from kvstudio.ui.labs.base import LabPanel
 from kvstudio.ui.slides.canvas import canvas_named, chart_item, on_canvas, plot_items, slide_theme
 from tests.ui.settle import settle
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
-TIMEOUT = 20_000
 CASES = [("en", (1366, 768)), ("ko", (1366, 768)), ("ko", (1280, 720))]
 
 
@@ -102,7 +102,7 @@ def test_lab_legends_stay_off_the_data(qtbot, make_window, language: str,
         _small_job(name, lab)
         # The cutoff lab steps by hand: its first step is drawn when the runner pauses.
         signal = lab.runner.paused if name == "cutoffs" else lab.result_ready
-        with qtbot.waitSignal(signal, timeout=TIMEOUT, raising=False) as done:
+        with qtbot.waitSignal(signal, timeout=HANG_GUARD_MS, raising=False) as done:
             assert lab.run(), name
         assert done.signal_triggered, (name, lab.status.text())
         settle(qtbot)

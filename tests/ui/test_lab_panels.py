@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab_helpers import LAB_TIMEOUT_MS, run_lab, show_lab
+from lab_helpers import run_lab, show_lab
 from PySide6.QtCore import QThread
 
 from kvstudio.engine.generate import Stepper
@@ -36,6 +36,7 @@ from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export import export_slide_pack
 from kvstudio.ui.slides.plotted_data import render_csv
+from tests.ui.waits import HANG_GUARD_MS
 
 
 # ---- the worker ----------------------------------------------------------------------------
@@ -49,17 +50,17 @@ def test_runner_progress_finished_and_stepping(qtbot) -> None:  # type: ignore[n
     runner = GeneratorRunner()
     seen: list[object] = []
     runner.progress.connect(seen.append)
-    with qtbot.waitSignal(runner.finished, timeout=LAB_TIMEOUT_MS) as done:
+    with qtbot.waitSignal(runner.finished, timeout=HANG_GUARD_MS) as done:
         runner.start(lambda: _counting(3))
     assert done.args == ["result"] and [p.done for p in seen] == [1, 2, 3]  # type: ignore[attr-defined]
     seen.clear()
-    with qtbot.waitSignal(runner.paused, timeout=LAB_TIMEOUT_MS):
+    with qtbot.waitSignal(runner.paused, timeout=HANG_GUARD_MS):
         runner.start(lambda: _counting(3), count=1)
     assert len(seen) == 1 and runner.has_job
-    with qtbot.waitSignal(runner.paused, timeout=LAB_TIMEOUT_MS):
+    with qtbot.waitSignal(runner.paused, timeout=HANG_GUARD_MS):
         assert runner.advance(1)
     assert len(seen) == 2
-    with qtbot.waitSignal(runner.finished, timeout=LAB_TIMEOUT_MS):
+    with qtbot.waitSignal(runner.finished, timeout=HANG_GUARD_MS):
         assert runner.advance(-1)
     assert len(seen) == 3 and not runner.has_job
     assert runner.shutdown() and not runner.is_running()
@@ -82,7 +83,7 @@ def test_runner_cancel_and_failure(qtbot) -> None:  # type: ignore[no-untyped-de
         finally:
             closed.append(True)
 
-    with qtbot.waitSignal(runner.cancelled, timeout=LAB_TIMEOUT_MS):
+    with qtbot.waitSignal(runner.cancelled, timeout=HANG_GUARD_MS):
         runner.start(endless)
         qtbot.wait(30)
         runner.cancel()
@@ -92,7 +93,7 @@ def test_runner_cancel_and_failure(qtbot) -> None:  # type: ignore[no-untyped-de
         yield 1
         raise ValueError("The lab needs a model with a cache.")
 
-    with qtbot.waitSignal(runner.failed, timeout=LAB_TIMEOUT_MS) as failure:
+    with qtbot.waitSignal(runner.failed, timeout=HANG_GUARD_MS) as failure:
         runner.start(broken)
     assert failure.args == ["The lab needs a model with a cache."]
     assert runner.shutdown()
@@ -187,15 +188,15 @@ def test_temperature_lab_matches_repeated_sampling(
 def test_temperature_lab_bad_input_and_cancel(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
     panel = show_lab(qtbot, TemperaturePanel, exporter, tiny_handle)
     panel.temperatures.setText("warm, hot")
-    with qtbot.waitSignal(panel.failed) as failure:
+    with qtbot.waitSignal(panel.failed, timeout=HANG_GUARD_MS) as failure:
         assert not panel.run()
     assert "temperatures" in failure.args[0]
     panel.temperatures.setText("0.7, 1.0, 1.3, 1.6")
     panel.samples.setValue(64)
     panel.new_tokens.setValue(64)
-    with qtbot.waitSignal(panel.runner.cancelled, timeout=LAB_TIMEOUT_MS):
+    with qtbot.waitSignal(panel.runner.cancelled, timeout=HANG_GUARD_MS):
         assert panel.run()
-        qtbot.waitUntil(lambda: panel.progress.maximum() > 0, timeout=LAB_TIMEOUT_MS)
+        qtbot.waitUntil(lambda: panel.progress.maximum() > 0, timeout=HANG_GUARD_MS)
         panel.cancel()
     assert panel.status.text() == "Cancelled." and panel.result is None
     assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
@@ -207,7 +208,7 @@ def test_cutoff_lab_steps_by_hand(qtbot, exporter, tiny_handle: ModelHandle) -> 
     panel.new_tokens.setValue(4)
     panel.top_k.setValue(8)
     panel.top_p.setValue(0.5)
-    with qtbot.waitSignal(panel.runner.paused, timeout=LAB_TIMEOUT_MS):
+    with qtbot.waitSignal(panel.runner.paused, timeout=HANG_GUARD_MS):
         assert panel.run()
     assert len(panel.steps) == 1 and panel.step_button.isEnabled()
     heights = panel._bars.opts["height"]
@@ -224,10 +225,10 @@ def test_cutoff_lab_steps_by_hand(qtbot, exporter, tiny_handle: ModelHandle) -> 
     if first.top_p_cut > 1:
         assert mass[first.top_p_cut - 2] < 0.5  # one token fewer would not reach p
     assert panel._k_line.isVisible() and panel._k_line.value() == pytest.approx(7.5)
-    with qtbot.waitSignal(panel.runner.paused, timeout=LAB_TIMEOUT_MS):
+    with qtbot.waitSignal(panel.runner.paused, timeout=HANG_GUARD_MS):
         assert panel.step()
     assert len(panel.steps) == 2 and panel.table.rowCount() == 2
-    with qtbot.waitSignal(panel.result_ready, timeout=LAB_TIMEOUT_MS) as done:
+    with qtbot.waitSignal(panel.result_ready, timeout=HANG_GUARD_MS) as done:
         assert panel.run_to_end()
     assert isinstance(done.args[0], DistributionRun)
     settings = SamplingSettings(temperature=0.9, top_k=8, top_p=0.5, seed=42)

@@ -13,6 +13,7 @@ from kvstudio.labs.common import Progress
 from kvstudio.ui.labs import CacheKindsPanel, CacheVsRecomputePanel
 from kvstudio.ui.labs.base import LabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
+from tests.ui.waits import HANG_GUARD_MS
 
 
 def _exporter(tmp_path: Path) -> ChartExporter:
@@ -39,7 +40,7 @@ def test_progress_items_are_drawn_in_one_batch(qtbot, tmp_path: Path) -> None:  
     for item in items:
         panel._on_runner_progress(item)
     assert drawn == []  # nothing drawn while items arrive …
-    qtbot.waitUntil(lambda: len(drawn) == 5, timeout=2000)  # … then all of them at once
+    qtbot.waitUntil(lambda: len(drawn) == 5, timeout=HANG_GUARD_MS)  # … then all of them at once
     assert drawn == items
     assert panel.progress.value() == 5
 

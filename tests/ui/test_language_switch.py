@@ -13,9 +13,9 @@ from visible_text import visible_texts
 from kvstudio.ui.app.i18n import locale_names_no_language
 from kvstudio.ui.app.messages import TEMPLATES, localize, match
 from kvstudio.ui.app.settings import AppSettings
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
-TIMEOUT = 20_000
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 WORD = re.compile(r"[A-Za-z]{3,}")
 # Words that stay as they are in Korean: names, units and the course's symbols.
@@ -28,7 +28,8 @@ def _steps(qtbot, window, n: int) -> None:  # type: ignore[no-untyped-def]
     for k in range(1, n + 1):
         window.controls.step_button.click()
         qtbot.waitUntil(lambda k=k: window.controller.store.current is not None
-                        and len(window.controller.store.current.records) == k, timeout=TIMEOUT)
+                        and len(window.controller.store.current.records) == k,
+                        timeout=HANG_GUARD_MS)
 
 
 def _mid_run_with_a_lab(qtbot, make_window, language: str):  # type: ignore[no-untyped-def]
@@ -36,12 +37,13 @@ def _mid_run_with_a_lab(qtbot, make_window, language: str):  # type: ignore[no-u
     window = make_window(language=language, max_new_tokens=16)
     _steps(qtbot, window, 3)
     window.controls.set_mode("recompute")
-    qtbot.waitUntil(lambda: window.controller.store.current_mode == "recompute", timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: window.controller.store.current_mode == "recompute",
+                    timeout=HANG_GUARD_MS)
     _steps(qtbot, window, 2)
     window.controller.pacer.flush()
     lab = window.classroom.labs.cutoffs
     lab.new_tokens.setValue(3)
-    with qtbot.waitSignal(lab.runner.paused, timeout=TIMEOUT):
+    with qtbot.waitSignal(lab.runner.paused, timeout=HANG_GUARD_MS):
         assert lab.run()
     return window, lab
 
@@ -89,7 +91,7 @@ def test_validation_and_export_messages_come_in_korean(qtbot, make_window,  # ty
     window = make_window(language="ko")
     window.generation.set_prompt("   ")
     window.controls.step_button.click()
-    qtbot.waitUntil(lambda: bool(window.last_problem), timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: bool(window.last_problem), timeout=HANG_GUARD_MS)
     assert window.last_problem.startswith("프롬프트가 비어 있습니다")
     window.answers.temperatures_edit.setText("abc")
     window.answers.go_button.click()

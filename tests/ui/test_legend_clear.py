@@ -6,6 +6,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import qInstallMessageHandler
 
 from kvstudio.ui.plots.legend import add_legend_row
+from tests.ui.settle import settle
+from tests.ui.waits import HANG_GUARD_MS
 
 
 def test_clearing_a_legend_with_an_undrawn_entry_gives_no_layout_warning(qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -20,13 +22,14 @@ def test_clearing_a_legend_with_an_undrawn_entry_gives_no_layout_warning(qtbot) 
     legend = add_legend_row(plot)
     plot.plot([1, 2, 3], [1, 2, 3], name="drawn")
     plot.plot([], [], name="empty")
-    qtbot.waitUntil(lambda: legend.layout.count() == 2)  # only the drawn entry is in the grid
+    qtbot.waitUntil(lambda: legend.layout.count() == 2,  # only the drawn entry is in the grid
+                    timeout=HANG_GUARD_MS)
     assert len(legend.items) == 2
     messages: list[str] = []
     previous = qInstallMessageHandler(lambda _kind, _context, text: messages.append(text))
     try:
         legend.clear()
-        qtbot.wait(20)
+        settle(qtbot)  # the layout passes that would warn
     finally:
         qInstallMessageHandler(previous)
     assert legend.items == [] and legend.layout.count() == 0

@@ -9,10 +9,11 @@ import pytest
 from lab_helpers import fill_every_page, show_page
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
-from PySide6.QtWidgets import QApplication
 
 from kvstudio.ui.plots.legend import LegendSample, PlotLegend, has_data
 from kvstudio.ui.slides.canvas import plot_items
+from tests.ui.settle import settle
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -98,8 +99,7 @@ def test_every_legend_entry_draws_its_series_pen_and_only_drawn_series(qtbot, ma
     checked = 0
     for page in pages:
         show_page(window, page)
-        QApplication.processEvents()
-        qtbot.wait(10)
+        settle(qtbot)  # the page shown and laid out
         for key, chart in page.charts().items():
             for plot in plot_items(chart):
                 legend = getattr(plot, "legend", None)
@@ -128,7 +128,8 @@ def test_cumulative_lines_say_their_end_value(qtbot, make_window) -> None:  # ty
     window = make_window(max_new_tokens=4)
     store = window.controller.store
     window.controller.run_to_end()
-    qtbot.waitUntil(lambda: store.current is not None and store.current.finished, timeout=20_000)
+    qtbot.waitUntil(lambda: store.current is not None and store.current.finished,
+                    timeout=HANG_GUARD_MS)
     window.controller.pacer.flush()
     total = store.trace("cached").cumulative_ms[-1]
     labels = window.time_plot.end_labels()

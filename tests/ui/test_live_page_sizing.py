@@ -15,9 +15,9 @@ from PySide6.QtWidgets import QApplication, QScrollArea
 from kvstudio.ui.main_window import initial_geometry
 from kvstudio.ui.plots.sizing import MIN_PLOT_HEIGHT, MIN_PLOT_WIDTH
 from tests.ui.settle import settle
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
-TIMEOUT = 20_000
 SCREENS = [(1280, 720), (1366, 768), (1600, 900), (1920, 1080)]
 
 
@@ -38,15 +38,15 @@ def _run_both_modes(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     for mode in ("cached", "recompute"):
         window.controls.set_mode(mode)
         qtbot.waitUntil(lambda mode=mode: store.current_mode == mode or store.current is None,
-                        timeout=TIMEOUT)
+                        timeout=HANG_GUARD_MS)
         window.controller.run_to_end()
         qtbot.waitUntil(lambda mode=mode: store.current is not None
                         and store.current.mode == mode and store.current.finished,
-                        timeout=TIMEOUT)
+                        timeout=HANG_GUARD_MS)
     window.answers.samples_box.setValue(4)
     window.answers.length_box.setValue(2)
     window.answers.temperatures_edit.setText("0.1, 0.8, 1.5")
-    with qtbot.waitSignal(window.controller.sampling_finished, timeout=TIMEOUT):
+    with qtbot.waitSignal(window.controller.sampling_finished, timeout=HANG_GUARD_MS):
         window.answers.go_button.click()
 
 
@@ -81,7 +81,7 @@ def test_the_plots_scroll_by_the_wheel_and_leave_the_run_keys_alone(qtbot, make_
     store = window.controller.store
     window.controller.step()
     qtbot.waitUntil(lambda: store.current is not None and len(store.current.records) == 1,
-                    timeout=TIMEOUT)
+                    timeout=HANG_GUARD_MS)
     _settle(qtbot, window)
     scroll = window.plots_scroll
     bar = scroll.verticalScrollBar()
@@ -104,6 +104,6 @@ def test_the_plots_scroll_by_the_wheel_and_leave_the_run_keys_alone(qtbot, make_
     scrolled = bar.value()
     window.tokens_plot.setFocus()
     qtbot.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_Right)
-    qtbot.waitUntil(lambda: len(store.current.records) == 2, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: len(store.current.records) == 2, timeout=HANG_GUARD_MS)
     _settle(qtbot, window)
     assert bar.value() == scrolled

@@ -15,20 +15,25 @@ from PySide6.QtGui import QPainter, QPicture
 from kvstudio.engine import formulas
 from kvstudio.ui.plots.base import LivePlot, tick_text_width
 from kvstudio.ui.plots.extent import FIRST_SPAN
+from tests.ui.settle import settle
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
 
 def _step_and_refresh(qtbot, window, mode: str, expected: int) -> None:  # type: ignore[no-untyped-def]
     """Step `mode` once and redraw every view, with no event processing after the redraw."""
-    window.controller.pacer.draw_on_request = False  # only the flush below draws the record
+    pacer = window.controller.pacer
+    pacer.draw_on_request = False  # only the flush below draws the record: not its arrival,
+    pacer.may_draw = lambda: False  # nor a tick that falls due before a late poll sees it
     window.controls.set_mode(mode)
     qtbot.waitUntil(lambda: window.controller.store.current_mode == mode
-                    or window.controller.store.current is None)
+                    or window.controller.store.current is None, timeout=HANG_GUARD_MS)
     window.controls.step_button.click()
     qtbot.waitUntil(lambda: window.controller.store.current is not None
                     and window.controller.store.current.mode == mode
-                    and len(window.controller.store.current.records) == expected)
+                    and len(window.controller.store.current.records) == expected,
+                    timeout=HANG_GUARD_MS)
     window.controller.pacer.flush()
 
 
@@ -101,14 +106,15 @@ def test_a_wider_range_widens_the_axis_at_once(qtbot, make_window) -> None:  # t
 def test_a_new_range_is_painted_in_the_next_turn_and_data_at_once(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window(max_new_tokens=16)
     plot = window.tokens_plot
-    qtbot.waitUntil(plot.updatesEnabled)
+    qtbot.waitUntil(plot.updatesEnabled, timeout=HANG_GUARD_MS)
     _step_and_refresh(qtbot, window, "cached", 1)  # the first run: new ranges
     assert not plot.updatesEnabled()  # laid out now, painted one event-loop turn later
     assert plot.bar_heights("cached") == [float(window.controller.store.current.info.prompt_len)]
-    qtbot.waitUntil(plot.updatesEnabled, timeout=1000)
+    qtbot.waitUntil(plot.updatesEnabled, timeout=HANG_GUARD_MS)
 
     window.controls.step_button.click()  # same run, same ranges: nothing is held back
-    qtbot.waitUntil(lambda: len(window.controller.store.current.records) == 2)
+    qtbot.waitUntil(lambda: len(window.controller.store.current.records) == 2,
+                    timeout=HANG_GUARD_MS)
     window.controller.pacer.flush()
     assert plot.updatesEnabled()
     assert len(plot.bar_heights("cached")) == 2
@@ -142,7 +148,8 @@ def test_end_labels_cover_no_other_label(qtbot, make_window) -> None:  # type: i
     window = make_window(max_new_tokens=12)
     store = window.controller.store
     window.controller.run_to_end()
-    qtbot.waitUntil(lambda: store.current is not None and store.current.finished, timeout=20_000)
+    qtbot.waitUntil(lambda: store.current is not None and store.current.finished,
+                    timeout=HANG_GUARD_MS)
     for step in range(1, 8):
         _step_and_refresh(qtbot, window, "recompute", step)
     plot = window.time_plot
@@ -150,7 +157,7 @@ def test_end_labels_cover_no_other_label(qtbot, make_window) -> None:  # type: i
     checked = 0
     for size in ((1350, 680), (1264, 632)):  # the window on 1366×768 and 1280×720 screens
         window.resize(*size)
-        qtbot.wait(50)
+        settle(qtbot)  # laid out at that size, however many passes it takes
         view = plot.plot_item.vb.sceneBoundingRect()
         for ttft_ms in (5.0, 20.0, 40.0):  # the TTFT label's height
             for step_ms in (2.0, 4.0, 6.0, 9.0, 14.0, 20.0):  # where recompute's total ends

@@ -13,9 +13,9 @@ from kvstudio.ui.app.korean import attach_particles
 from kvstudio.ui.classroom import ClassroomExtras, install
 from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.headlines import NBSP, keep_together
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
-TIMEOUT = 20_000
 
 
 def _window(make_window, tmp_path: Path):  # type: ignore[no-untyped-def]
@@ -35,7 +35,7 @@ def _steps(qtbot, window, mode: str, steps: int) -> None:  # type: ignore[no-unt
         window.controller.step()
         qtbot.waitUntil(lambda b=before: store.current is not None
                         and store.current.mode == mode and len(store.current.records) > b,
-                        timeout=TIMEOUT)
+                        timeout=HANG_GUARD_MS)
     window.controller.pacer.flush()
 
 
@@ -49,11 +49,11 @@ def test_presenter_shows_a_lab_chart_with_the_labs_headline(  # type: ignore[no-
     lab = extras.labs.cache_kinds
     lab.prompt_tokens.setValue(8)
     lab.new_tokens.setValue(3)
-    with qtbot.waitSignal(lab.result_ready, timeout=TIMEOUT):
+    with qtbot.waitSignal(lab.result_ready, timeout=HANG_GUARD_MS):
         lab.run()
     presenter = extras.presenter
     presenter.set_enabled(True)
-    qtbot.waitUntil(presenter.isActiveWindow)
+    qtbot.waitUntil(presenter.isActiveWindow, timeout=HANG_GUARD_MS)
     assert "lab cache-kinds" in presenter.chart_keys()
     for _ in range(4):  # ↓ past the four live charts reaches the lab's
         qtbot.keyClick(presenter, Qt.Key.Key_Down)
@@ -65,7 +65,8 @@ def test_presenter_shows_a_lab_chart_with_the_labs_headline(  # type: ignore[no-
     view = presenter.findChild(QLabel, "presenter_lab_chart")
     assert view is not None
     qtbot.waitUntil(lambda: abs(presenter.lab_image.width() - view.width()) <= 2
-                    and abs(presenter.lab_image.height() - view.height()) <= 2, timeout=2000)
+                    and abs(presenter.lab_image.height() - view.height()) <= 2,
+                    timeout=HANG_GUARD_MS)
     first, *rest = [line for line in lab.headline().splitlines() if line.strip()]
     assert _plain(presenter.big_label.text()) == attach_particles(first.strip())
     assert _plain(presenter.details_label.text()).splitlines() == [
@@ -82,7 +83,8 @@ def test_presenter_headline_never_pairs_runs_of_different_n(  # type: ignore[no-
     window, extras = _window(make_window, tmp_path)
     _steps(qtbot, window, "cached", 6)
     window.controls.set_mode("recompute")
-    qtbot.waitUntil(lambda: window.controller.store.current_mode == "recompute", timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: window.controller.store.current_mode == "recompute",
+                    timeout=HANG_GUARD_MS)
     _steps(qtbot, window, "recompute", 2)
     store = window.controller.store
     cached, recompute = store.trace("cached"), store.trace("recompute")
@@ -108,7 +110,7 @@ def test_presenter_keys_mean_what_they_mean_in_the_window(  # type: ignore[no-un
     state = window.controller.state
     presenter = extras.presenter
     presenter.set_enabled(True)
-    qtbot.waitUntil(presenter.isActiveWindow)
+    qtbot.waitUntil(presenter.isActiveWindow, timeout=HANG_GUARD_MS)
     qtbot.keyClick(presenter, Qt.Key.Key_Left)  # ← steps back, as in the window
     assert state.viewing == 2
     qtbot.keyClick(presenter, Qt.Key.Key_PageUp)  # the clicker's back key too
@@ -121,7 +123,7 @@ def test_presenter_keys_mean_what_they_mean_in_the_window(  # type: ignore[no-un
     presenter.set_enabled(False)
     window.controller.view_latest()
     window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.waitUntil(window.isActiveWindow, timeout=HANG_GUARD_MS)
     qtbot.keyClick(window, Qt.Key.Key_PageUp)  # and in the window, Page Up is ← too
     assert state.viewing == 2
 

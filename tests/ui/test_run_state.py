@@ -17,9 +17,9 @@ from kvstudio.ui.plots.extent import planned_steps
 from kvstudio.ui.run.state import RunPhase
 from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export import export_chart
+from tests.ui.waits import HANG_GUARD_MS, model_thread_caught_up
 
 pytestmark = pytest.mark.usefixtures("qapp")
-TIMEOUT = 20_000
 STEPS = 6
 
 
@@ -31,7 +31,7 @@ def _records(window) -> int:  # type: ignore[no-untyped-def]
 def _run_to_end(qtbot, window, steps: int = STEPS) -> None:  # type: ignore[no-untyped-def]
     window.controls.to_end_button.click()
     qtbot.waitUntil(lambda: window.controller.store.current is not None
-                    and window.controller.store.current.finished, timeout=TIMEOUT)
+                    and window.controller.store.current.finished, timeout=HANG_GUARD_MS)
     assert _records(window) == steps
     window.controller.pacer.flush()
 
@@ -39,9 +39,9 @@ def _run_to_end(qtbot, window, steps: int = STEPS) -> None:  # type: ignore[no-u
 def _focus(qtbot, widget: QWidget) -> None:  # type: ignore[no-untyped-def]
     window = widget.window()
     window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+    qtbot.waitUntil(window.isActiveWindow, timeout=HANG_GUARD_MS)
     widget.setFocus()
-    qtbot.waitUntil(widget.hasFocus, timeout=5000)
+    qtbot.waitUntil(widget.hasFocus, timeout=HANG_GUARD_MS)
 
 
 def _press(qtbot, key: Qt.Key) -> None:  # type: ignore[no-untyped-def]
@@ -74,7 +74,7 @@ def test_in_a_replay_step_advances_the_replay_and_home_does_not_load_another_run
     window.controls.step_button.click()  # the Step button, not a replay menu entry
     _focus(qtbot, window.generation.chips)
     _press(qtbot, Qt.Key.Key_Right)  # and the → key
-    qtbot.wait(300)  # a live step would arrive from the worker thread within this
+    model_thread_caught_up(qtbot, window)  # a live step would have arrived by now
     controller.pacer.flush()
     assert replay.position() == (2, STEPS)
     assert {t.info.run_id for t in controller.store.traces()} == replayed_ids
@@ -82,7 +82,7 @@ def test_in_a_replay_step_advances_the_replay_and_home_does_not_load_another_run
     assert window.tokens_plot.x_range()[1] == pytest.approx(STEPS - 0.4)  # the saved length
 
     _press(qtbot, Qt.Key.Key_Home)  # the clicker's "start over": the replay, from step 0
-    qtbot.wait(300)
+    model_thread_caught_up(qtbot, window)
     assert replay.position() == (0, STEPS)
     assert controller.state.replaying
     assert controller.store.current is not None and controller.store.current.info.run_id < 0
@@ -98,15 +98,15 @@ def test_back_to_live_leaves_the_replay_and_home_restarts_the_live_run(  # type:
     assert controller.state.phase is RunPhase.IDLE
     assert not window.run_bar.live_button.isVisible()
     window.controls.step_button.click()
-    qtbot.waitUntil(lambda: _records(window) == 1, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: _records(window) == 1, timeout=HANG_GUARD_MS)
     window.controls.step_button.click()
-    qtbot.waitUntil(lambda: _records(window) == 2, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: _records(window) == 2, timeout=HANG_GUARD_MS)
     live_id = controller.store.current.info.run_id
     assert live_id > 0 and controller.state.phase is RunPhase.PAUSED
 
     _focus(qtbot, window.generation.chips)
     _press(qtbot, Qt.Key.Key_Home)  # restarts what is on screen: the live run, not the replay
-    qtbot.waitUntil(lambda: controller.store.current.info.run_id > live_id, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: controller.store.current.info.run_id > live_id, timeout=HANG_GUARD_MS)
     assert controller.store.current.info.run_id > 0 and _records(window) == 0
     assert not controller.state.replaying
 
@@ -119,11 +119,11 @@ def test_after_sample_n_the_right_key_steps(qtbot, make_window) -> None:  # type
     finished: list[object] = []
     window.controller.sampling_finished.connect(finished.append)
     window.answers.go_button.click()
-    qtbot.waitUntil(lambda: bool(finished), timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: bool(finished), timeout=HANG_GUARD_MS)
     _press(qtbot, Qt.Key.Key_Right)
-    qtbot.waitUntil(lambda: _records(window) == 1, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: _records(window) == 1, timeout=HANG_GUARD_MS)
     _press(qtbot, Qt.Key.Key_Space)
-    qtbot.waitUntil(lambda: _records(window) == 2, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: _records(window) == 2, timeout=HANG_GUARD_MS)
 
 
 def test_run_keys_stay_with_a_text_field(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
@@ -132,11 +132,11 @@ def test_run_keys_stay_with_a_text_field(qtbot, make_window) -> None:  # type: i
     _focus(qtbot, prompt)
     for key in (Qt.Key.Key_Right, Qt.Key.Key_PageDown, Qt.Key.Key_Home, Qt.Key.Key_Left):
         _press(qtbot, key)
-    qtbot.wait(300)
+    model_thread_caught_up(qtbot, window)
     assert window.controller.store.current is None  # nothing stepped while typing
     _focus(qtbot, window.controls.reset_button)  # a button has the focus: the keys step
     _press(qtbot, Qt.Key.Key_PageDown)
-    qtbot.waitUntil(lambda: _records(window) == 1, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: _records(window) == 1, timeout=HANG_GUARD_MS)
 
 
 def test_step_history_shows_every_view_as_it_was(qtbot, make_window,  # type: ignore[no-untyped-def]
@@ -180,7 +180,7 @@ def test_axes_fit_the_run_and_formulas_stop_where_it_does(qtbot, make_window) ->
     window = make_window(max_new_tokens=64)
     for n in (1, 2, 3):
         window.controls.step_button.click()
-        qtbot.waitUntil(lambda n=n: _records(window) == n, timeout=TIMEOUT)
+        qtbot.waitUntil(lambda n=n: _records(window) == n, timeout=HANG_GUARD_MS)
     window.controller.pacer.flush()
     _low, high = window.tokens_plot.x_range()
     assert high == pytest.approx(planned_steps(3, 64, False) - 0.4)
@@ -252,11 +252,11 @@ def test_the_top_p_lab_shows_an_earlier_step_when_its_row_is_selected(  # type: 
     window = make_window()
     lab = window.classroom.labs.cutoffs
     lab.new_tokens.setValue(3)
-    with qtbot.waitSignal(lab.runner.paused, timeout=TIMEOUT):
+    with qtbot.waitSignal(lab.runner.paused, timeout=HANG_GUARD_MS):
         assert lab.run()
-    with qtbot.waitSignal(lab.result_ready, timeout=TIMEOUT):
+    with qtbot.waitSignal(lab.result_ready, timeout=HANG_GUARD_MS):
         assert lab.run_to_end()
-    qtbot.waitUntil(lambda: len(lab.steps) == 3, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: len(lab.steps) == 3, timeout=HANG_GUARD_MS)
     lab.table.setCurrentCell(0, 0)  # a click on the first row
     assert list(lab._bars.opts["height"]) == _drawn_heights(lab.steps[0])
     assert lab.numbers()["shown_step"] == 0

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.ui.waits import HANG_GUARD_MS, model_thread_caught_up
+
 pytestmark = pytest.mark.usefixtures("qapp")
-TIMEOUT = 30_000
 
 
 def _run_to_end(qtbot, window, mode: str) -> None:  # type: ignore[no-untyped-def]
@@ -15,7 +16,7 @@ def _run_to_end(qtbot, window, mode: str) -> None:  # type: ignore[no-untyped-de
     window.controls.to_end_button.click()
     qtbot.waitUntil(lambda: controller.store.current is not None
                     and controller.store.current.mode == mode
-                    and controller.store.current.finished, timeout=TIMEOUT)
+                    and controller.store.current.finished, timeout=HANG_GUARD_MS)
 
 
 def test_a_setting_change_keeps_a_finished_run(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
@@ -25,11 +26,11 @@ def test_a_setting_change_keeps_a_finished_run(qtbot, make_window) -> None:  # t
     finished = controller.store.current
     steps = len(finished.records)
     window.sampling.seed_box.setValue(window.sampling.seed_box.value() + 1)  # e.g. for Sample ×N
-    qtbot.wait(200)
+    model_thread_caught_up(qtbot, window)
     assert controller.store.current is finished and len(finished.records) == steps
     assert controller.store.current.finished
     window.controls.step_button.click()  # the next step starts a run with the new settings
-    qtbot.waitUntil(lambda: controller.store.current is not finished, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: controller.store.current is not finished, timeout=HANG_GUARD_MS)
     assert controller.store.current.info.request.settings.sampling.seed == \
         window.sampling.seed_box.value()
 
@@ -39,10 +40,10 @@ def test_a_setting_change_restarts_a_run_still_going(qtbot, make_window) -> None
     controller = window.controller
     window.controls.step_button.click()
     qtbot.waitUntil(lambda: controller.store.current is not None
-                    and len(controller.store.current.records) == 1, timeout=TIMEOUT)
+                    and len(controller.store.current.records) == 1, timeout=HANG_GUARD_MS)
     first = controller.store.current
     window.sampling.seed_box.setValue(window.sampling.seed_box.value() + 1)
-    qtbot.waitUntil(lambda: controller.store.current is not first, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: controller.store.current is not first, timeout=HANG_GUARD_MS)
 
 
 def test_choosing_the_loaded_model_again_keeps_the_runs(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
@@ -54,7 +55,7 @@ def test_choosing_the_loaded_model_again_keeps_the_runs(qtbot, make_window) -> N
     chosen: list[object] = []
     window.model_panel.model_chosen.connect(chosen.append)
     box.activated.emit(box.currentIndex())  # the user picks the entry already loaded
-    qtbot.wait(200)
+    model_thread_caught_up(qtbot, window)
     assert chosen == [] and controller.store.current is trace
     other = 1 - box.currentIndex()
     box.activated.emit(other)  # another model still loads

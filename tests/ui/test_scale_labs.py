@@ -16,8 +16,6 @@ from kvstudio.ui.labs import PagedCachePanel, ProjectorPanel, QuantizedCachePane
 from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.plotted_data import render_csv
 
-SCALE_LAB_TIMEOUT_MS = 30_000  # each scale lab runs several generations
-
 
 def _ran(qtbot, cls, exporter, model, **inputs):  # type: ignore[no-untyped-def]
     """A shown `cls` panel with `inputs` set (spin boxes: value; combo boxes: item data),
@@ -29,7 +27,7 @@ def _ran(qtbot, cls, exporter, model, **inputs):  # type: ignore[no-untyped-def]
             widget.setCurrentIndex(widget.findData(value))
         else:
             widget.setValue(value)
-    return panel, run_lab(qtbot, panel, SCALE_LAB_TIMEOUT_MS)
+    return panel, run_lab(qtbot, panel)
 
 
 def test_paged_lab_table_and_block_view(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
@@ -65,7 +63,7 @@ def test_projector_preset_and_loaded_model(qtbot, exporter, tiny_handle, tmp_pat
     assert panel.numbers()["cache_bytes"] == 32 * 1024**3  # 8 × 32,768 × 128 KiB
     panel.source.setCurrentIndex(0)  # the loaded model: projection checked by a real run
     panel.bits.setCurrentIndex(panel.bits.findData(32))
-    result = run_lab(qtbot, panel, SCALE_LAB_TIMEOUT_MS)
+    result = run_lab(qtbot, panel)
     assert isinstance(result, ProjectorResult) and result.check is not None
     assert result.check.equal
     assert any(row["bytes per token"] == "✓" for row in panel.table_rows())

@@ -26,11 +26,11 @@ from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.export_menu import folder_dialog
 from kvstudio.ui.slides.numbers import NUMBERS_VERSION, TOP_LEVEL_KEYS
+from tests.ui.waits import HANG_GUARD_MS
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "export_examples.py"
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
-TIMEOUT = 20_000
 pytestmark = pytest.mark.usefixtures("qapp")
 
 
@@ -88,7 +88,7 @@ def test_window_and_script_write_one_numbers_layout(  # type: ignore[no-untyped-
     extras.exporter.folder_chooser = lambda *a: str(tmp_path / "window" / "pack")  # new folders
     window.controller.run_to_end()
     qtbot.waitUntil(lambda: window.controller.store.current is not None
-                    and len(window.controller.store.current.records) == 4, timeout=TIMEOUT)
+                    and len(window.controller.store.current.records) == 4, timeout=HANG_GUARD_MS)
     window.controller.pacer.flush()
     assert extras.export_slide_pack()
     from_window = json.loads((tmp_path / "window" / "pack" / "numbers.json").read_text("utf-8"))

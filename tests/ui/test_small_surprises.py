@@ -18,9 +18,9 @@ from kvstudio.ui.labs.projector_lab import OPENING_PRESET, ProjectorPanel
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle
 from kvstudio.ui.slides.export_menu import ChartExporter
 from tests.ui.lab_helpers import run_lab, show_lab
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
-TIMEOUT = 20_000
 
 
 def test_next_scripted_turn_button_sends_it(qtbot, exporter: ChartExporter,  # type: ignore[no-untyped-def]
@@ -28,7 +28,7 @@ def test_next_scripted_turn_button_sends_it(qtbot, exporter: ChartExporter,  # t
     panel = show_lab(qtbot, ChatPanel, exporter, tiny_handle, size=(1200, 800))
     panel.answer_tokens.setValue(3)
     assert "Send" in panel.script_button.text()  # it says what it does
-    with qtbot.waitSignal(panel.result_ready, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.result_ready, timeout=HANG_GUARD_MS):
         panel.script_button.click()
     assert len(panel.turns) == 1 and panel.turns[0].user_text  # the scripted line went out
     assert panel.shutdown()
@@ -40,7 +40,7 @@ def test_enter_in_the_temperatures_field_samples(qtbot, make_window, tmp_path: P
     answers.samples_box.setValue(3)
     answers.length_box.setValue(2)
     answers.temperatures_edit.setText("0.5, 1.5")
-    with qtbot.waitSignal(window.controller.sampling_finished, timeout=TIMEOUT):
+    with qtbot.waitSignal(window.controller.sampling_finished, timeout=HANG_GUARD_MS):
         qtbot.keyClick(answers.temperatures_edit, Qt.Key.Key_Return)
     counts = answers.plot.counts
     assert counts is not None and counts.temperatures == (0.5, 1.5)
@@ -50,9 +50,10 @@ def test_top_p_prompt_is_not_left_selected(qtbot, exporter: ChartExporter,  # ty
                                            tiny_handle: ModelHandle) -> None:
     panel = show_lab(qtbot, TopPTopKPanel, exporter, tiny_handle)
     panel.activateWindow()
-    qtbot.waitUntil(panel.isActiveWindow)
+    qtbot.waitUntil(panel.isActiveWindow, timeout=HANG_GUARD_MS)
     panel.prompt.setFocus(Qt.FocusReason.TabFocusReason)  # Qt selects all on Tab focus
-    qtbot.waitUntil(lambda: panel.prompt.hasFocus() and not panel.prompt.hasSelectedText())
+    qtbot.waitUntil(lambda: panel.prompt.hasFocus() and not panel.prompt.hasSelectedText(),
+                    timeout=HANG_GUARD_MS)
     qtbot.keyClick(panel.prompt, Qt.Key.Key_X)  # a stray key
     assert panel.prompt.text() == DEFAULT_PROMPT + "x"  # added at the end, nothing replaced
     assert panel.shutdown()
@@ -67,7 +68,7 @@ def test_projector_opens_on_a_preset_whose_gpu_lines_are_on_the_chart(  # type: 
         qtbot, exporter: ChartExporter, tiny_handle: ModelHandle) -> None:
     panel = show_lab(qtbot, ProjectorPanel, exporter, tiny_handle, size=(1100, 700))
     assert panel.source.currentData() == OPENING_PRESET  # not "the loaded model"
-    run_lab(qtbot, panel, 60_000)
+    run_lab(qtbot, panel)
     fits = re.findall(r"(\d+) ✓", panel.headline())
     assert fits, panel.headline()
     first_fit = min(int(g) for g in fits)
@@ -82,7 +83,7 @@ def test_projector_line_of_the_first_fitting_gpu_for_a_big_run(  # type: ignore[
         qtbot, exporter: ChartExporter, tiny_handle: ModelHandle) -> None:
     panel = show_lab(qtbot, ProjectorPanel, exporter, tiny_handle, size=(1100, 700))
     panel.source.setCurrentIndex(panel.source.findData("llama-3.1-8b"))
-    run_lab(qtbot, panel, 60_000)
+    run_lab(qtbot, panel)
     fits = [int(g) for g in re.findall(r"(\d+) ✓", panel.headline())]
     top = panel.plot.vb.viewRange()[1][1]
     assert not fits or min(fits) < top
@@ -98,7 +99,7 @@ def test_slide_pack_goes_into_a_new_folder(qtbot, make_window, tmp_path: Path) -
     extras.exporter.folder_chooser = lambda *a: str(target)
     window.controller.run_to_end()
     qtbot.waitUntil(lambda: window.controller.store.current is not None
-                    and window.controller.store.current.finished, timeout=TIMEOUT)
+                    and window.controller.store.current.finished, timeout=HANG_GUARD_MS)
     window.controller.pacer.flush()
     assert extras.export_slide_pack()
     assert (target / "numbers.json").is_file()
@@ -130,7 +131,7 @@ def test_top_p_chart_labels_the_top_and_the_chosen_token(qtbot, exporter: ChartE
                                                         tiny_handle: ModelHandle) -> None:
     panel = show_lab(qtbot, TopPTopKPanel, exporter, tiny_handle)
     panel.new_tokens.setValue(3)
-    with qtbot.waitSignal(panel.runner.paused, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.runner.paused, timeout=HANG_GUARD_MS):
         assert panel.run()
     step = panel.steps[0]
     first_level = panel.dist_plot.getAxis("bottom")._tickLevels[0]

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.ui.waits import HANG_GUARD_MS
+
 pytestmark = pytest.mark.usefixtures("qapp")
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -156,7 +158,7 @@ def test_a_failed_load_ends_the_busy_bar(qtbot, make_window, tmp_path: Path) -> 
     assert not window.status.is_loading()
     window.model_panel.model_chosen.emit(_missing_folder(tmp_path))
     assert window.status.is_loading()
-    qtbot.waitUntil(lambda: not window.status.is_loading(), timeout=20_000)
+    qtbot.waitUntil(lambda: not window.status.is_loading(), timeout=HANG_GUARD_MS)
     assert window.last_problem  # the load's own message, and the loaded model stays
     assert window.controller.model is not None
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from lab_helpers import LAB_TIMEOUT_MS, show_lab
+from lab_helpers import show_lab
 
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
 from kvstudio.ui.labs.step_navigation import SteppedLabPanel
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.export_menu import ChartExporter
+from tests.ui.waits import HANG_GUARD_MS
 
 
 @pytest.fixture(params=[TopPTopKPanel, CacheInspectorPanel])
@@ -38,15 +39,15 @@ def test_step_buttons_wait_for_a_paused_run(qtbot, panel: SteppedLabPanel) -> No
         "Start", "Step", "Run to end"]
     assert _buttons(panel) == (False, False)  # nothing to step yet
     assert not panel.step() and not panel.run_to_end()
-    with qtbot.waitSignal(panel.runner.paused, timeout=LAB_TIMEOUT_MS):
+    with qtbot.waitSignal(panel.runner.paused, timeout=HANG_GUARD_MS):
         panel.run_button.click()
     assert _buttons(panel) == (True, True)
     rows = panel.table.rowCount()
-    with qtbot.waitSignal(panel.runner.paused, timeout=LAB_TIMEOUT_MS):
+    with qtbot.waitSignal(panel.runner.paused, timeout=HANG_GUARD_MS):
         panel.step_button.click()
         assert _buttons(panel) == (False, False)  # while the step runs
     assert _buttons(panel) == (True, True) and panel.table.rowCount() == rows + 1
-    with qtbot.waitSignal(panel.result_ready, timeout=LAB_TIMEOUT_MS):
+    with qtbot.waitSignal(panel.result_ready, timeout=HANG_GUARD_MS):
         panel.to_end_button.click()
     assert _buttons(panel) == (False, False)  # the run is over
     assert panel.table.rowCount() > rows + 1
@@ -57,10 +58,10 @@ def test_cutoff_lab_collects_the_summary_after_the_last_step(  # type: ignore[no
 ) -> None:
     panel = show_lab(qtbot, TopPTopKPanel, exporter, tiny_handle)
     panel.new_tokens.setValue(2)
-    with qtbot.waitSignal(panel.runner.paused, timeout=LAB_TIMEOUT_MS):
+    with qtbot.waitSignal(panel.runner.paused, timeout=HANG_GUARD_MS):
         panel.run_button.click()
     assert not panel.run_is_over()
-    with qtbot.waitSignal(panel.result_ready, timeout=LAB_TIMEOUT_MS):  # no Run to end needed
+    with qtbot.waitSignal(panel.result_ready, timeout=HANG_GUARD_MS):  # no Run to end needed
         panel.step_button.click()
     assert len(panel.steps) == 2 and panel.run_is_over()
     assert _buttons(panel) == (False, False)

@@ -11,6 +11,8 @@ import pytest
 from PySide6.QtGui import QFont, QFontMetricsF, QImage, QPainter
 
 from kvstudio.ui.plots.token_axis import LABEL_GAP, TokenAxis
+from tests.ui.settle import settle
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
 TOKENS = ["⟨EC 98⟩", "너무", "정말", "⟨EB 8B⟩", "그리고", "␣아주", "많이", "…", "좋아요", "음"]
@@ -41,7 +43,7 @@ def _plot(qtbot, width: int, points: float) -> tuple[pg.PlotWidget, TokenAxis]: 
     plot.setXRange(-0.6, len(TOKENS) - 0.4, padding=0)
     plot.resize(width, 200)
     plot.show()
-    qtbot.waitExposed(plot)
+    qtbot.waitExposed(plot, timeout=HANG_GUARD_MS)
     return plot, axis
 
 
@@ -85,9 +87,10 @@ def test_row_labels_never_touch(qtbot, height: int) -> None:  # type: ignore[no-
     axis.setTicks([[(row + 0.5, f"{row}: {text}") for row, text in enumerate(TOKENS)]])
     plot.resize(400, height)
     plot.show()
-    qtbot.waitExposed(plot)
-    qtbot.waitUntil(lambda: abs(axis.height() - (height - 22)) < 40)  # laid out at that size
-    qtbot.wait(50)  # painted once: the axis is as wide as its labels
+    qtbot.waitExposed(plot, timeout=HANG_GUARD_MS)
+    qtbot.waitUntil(lambda: abs(axis.height() - (height - 22)) < 40,  # laid out at that size
+                    timeout=HANG_GUARD_MS)
+    settle(qtbot)  # painted and laid out again: the axis is as wide as its labels
     image = QImage(8, 8, QImage.Format.Format_ARGB32)
     painter = QPainter(image)
     try:

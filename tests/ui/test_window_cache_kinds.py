@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from kvstudio.engine.cache.kv_cache import CacheSpec
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -15,7 +16,8 @@ def _run(qtbot, window, steps: int) -> None:  # type: ignore[no-untyped-def]
     for n in range(1, steps + 1):
         window.controls.step_button.click()
         qtbot.waitUntil(lambda n=n: window.controller.store.current is not None
-                        and len(window.controller.store.current.records) >= n)
+                        and len(window.controller.store.current.records) >= n,
+                        timeout=HANG_GUARD_MS)
     window.controller.pacer.flush()
 
 

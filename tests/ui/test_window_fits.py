@@ -19,9 +19,9 @@ from kvstudio.ui.plots.base import CORNER_BUTTON_NAME, LivePlot
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.slides.canvas import on_canvas
 from tests.ui.settle import settle
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
-TIMEOUT = 20_000
 SCREENS = [(1280, 720), (1366, 768)]
 
 
@@ -44,16 +44,17 @@ def _settle(qtbot, window) -> None:  # type: ignore[no-untyped-def]
 def _fill_every_plot(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     store = window.controller.store
     window.controller.run_to_end()
-    qtbot.waitUntil(lambda: store.current is not None and store.current.finished, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: store.current is not None and store.current.finished,
+                    timeout=HANG_GUARD_MS)
     window.controls.set_mode("recompute")
-    qtbot.waitUntil(lambda: store.current_mode == "recompute", timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: store.current_mode == "recompute", timeout=HANG_GUARD_MS)
     window.controller.step()
     qtbot.waitUntil(lambda: store.current is not None and store.current.mode == "recompute"
-                    and len(store.current.records) == 1, timeout=TIMEOUT)
+                    and len(store.current.records) == 1, timeout=HANG_GUARD_MS)
     window.answers.samples_box.setValue(4)
     window.answers.length_box.setValue(2)
     window.answers.temperatures_edit.setText("0.1, 0.8, 1.5")
-    with qtbot.waitSignal(window.controller.sampling_finished, timeout=TIMEOUT):
+    with qtbot.waitSignal(window.controller.sampling_finished, timeout=HANG_GUARD_MS):
         window.answers.go_button.click()
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.ui.waits import HANG_GUARD_MS
+
 pytestmark = pytest.mark.usefixtures("qapp")
 
 
@@ -12,7 +14,7 @@ def test_sample_n_fills_the_histogram(qtbot, make_window) -> None:  # type: igno
     window.answers.samples_box.setValue(6)
     window.answers.length_box.setValue(4)
     window.answers.temperatures_edit.setText("0.5, 1.5")
-    with qtbot.waitSignal(window.controller.sampling_finished, timeout=15_000) as blocker:
+    with qtbot.waitSignal(window.controller.sampling_finished, timeout=HANG_GUARD_MS) as blocker:
         window.answers.go_button.click()
     counts = blocker.args[0]
     assert counts is not None and counts.temperatures == (0.5, 1.5)
@@ -26,9 +28,9 @@ def test_sampling_can_be_cancelled(qtbot, make_window) -> None:  # type: ignore[
     window.answers.length_box.setValue(400)
     window.answers.samples_box.setValue(64)
     window.answers.temperatures_edit.setText("0.7, 1.0, 1.3")
-    with qtbot.waitSignal(window.controller.sampling_progress, timeout=10_000):
+    with qtbot.waitSignal(window.controller.sampling_progress, timeout=HANG_GUARD_MS):
         window.answers.go_button.click()
-    with qtbot.waitSignal(window.controller.sampling_finished, timeout=10_000) as blocker:
+    with qtbot.waitSignal(window.controller.sampling_finished, timeout=HANG_GUARD_MS) as blocker:
         window.answers.cancel_button.click()
     assert blocker.args[0] is None
     assert window.answers.go_button.isEnabled()

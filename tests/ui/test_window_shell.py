@@ -14,6 +14,7 @@ from kvstudio.ui.app.resources import translations_dir
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.app.startup import model_choice_from_args, parse_args
 from kvstudio.ui.run.engine_adapter import ModelChoice
+from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -41,20 +42,20 @@ def test_language_switch_changes_labels(qtbot, make_window) -> None:  # type: ig
     english = window.controls.step_button.text()
     assert english == "Step ▸"
     window.language_actions["ko"].trigger()
-    qtbot.waitUntil(lambda: window.controls.step_button.text() != english)
+    qtbot.waitUntil(lambda: window.controls.step_button.text() != english, timeout=HANG_GUARD_MS)
     assert window.controls.step_button.text() == "한 토큰 ▸"
     assert window.tabs.tabText(0) == "실시간"
     assert window.tokens_plot.plot_item.titleLabel.text.startswith("단계별")
     assert window.settings.language() == "ko"
     window.language_actions["en"].trigger()
-    qtbot.waitUntil(lambda: window.controls.step_button.text() == english)
+    qtbot.waitUntil(lambda: window.controls.step_button.text() == english, timeout=HANG_GUARD_MS)
 
 
 def test_empty_prompt_gives_a_message_and_keeps_the_prompt(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window()
     window.generation.set_prompt("   ")
     window.controls.step_button.click()
-    qtbot.waitUntil(lambda: "empty" in window.last_problem)
+    qtbot.waitUntil(lambda: "empty" in window.last_problem, timeout=HANG_GUARD_MS)
     assert window.generation.prompt() == "   "
     assert window.controller.store.current is None
 
@@ -63,7 +64,7 @@ def test_too_long_a_run_gives_a_message(qtbot, make_window) -> None:  # type: ig
     window = make_window(max_new_tokens=4000)  # the tiny model has 1024 positions
     window.generation.set_prompt("긴 질문입니다")
     window.controls.step_button.click()
-    qtbot.waitUntil(lambda: "positions" in window.last_problem)
+    qtbot.waitUntil(lambda: "positions" in window.last_problem, timeout=HANG_GUARD_MS)
     assert window.generation.prompt() == "긴 질문입니다"
 
 
@@ -72,11 +73,11 @@ def test_bad_checkpoint_folder_is_a_message_and_keeps_the_model(qtbot, make_wind
     window = make_window()
     before = window.controller.model
     window.model_panel.model_chosen.emit(ModelChoice("folder", str(tmp_path)))
-    qtbot.waitUntil(lambda: "config.json" in window.last_problem, timeout=5_000)
+    qtbot.waitUntil(lambda: "config.json" in window.last_problem, timeout=HANG_GUARD_MS)
     assert window.controller.model is before
     window.controls.step_button.click()  # the old model still steps
     qtbot.waitUntil(lambda: window.controller.store.current is not None
-                    and len(window.controller.store.current.records) == 1)
+                    and len(window.controller.store.current.records) == 1, timeout=HANG_GUARD_MS)
 
 
 def test_settings_are_remembered(qtbot, make_window, settings_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -134,11 +135,12 @@ def test_model_picker_names_an_opened_folder(qtbot, make_window, tiny_model, tok
     assert panel.shown_choice() == "embedded-chat"
     folder = save_model_folder(tiny_model, tokenizer, tmp_path / "my-model")
     panel.model_chosen.emit(ModelChoice("folder", str(folder)))
-    qtbot.waitUntil(lambda: window.controller.model.choice.kind == "folder", timeout=10_000)
+    qtbot.waitUntil(lambda: window.controller.model.choice.kind == "folder", timeout=HANG_GUARD_MS)
     # The combo names the folder's model instead of still showing an embedded one.
     assert panel.shown_choice() == "opened"
     assert "my-model" in panel.model_box.currentText()
     panel.model_chosen.emit(ModelChoice("embedded-base"))
-    qtbot.waitUntil(lambda: window.controller.model.choice.kind == "embedded-base")
+    qtbot.waitUntil(lambda: window.controller.model.choice.kind == "embedded-base",
+                    timeout=HANG_GUARD_MS)
     assert panel.shown_choice() == "embedded-base"
     assert panel.model_box.count() == 2  # the opened entry is gone with its model
