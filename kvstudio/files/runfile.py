@@ -228,6 +228,11 @@ def load_runs(path: str | os.PathLike[str]) -> list[SavedRun]:
 
 
 def loads_runs(data: bytes | str, where: str = "the run file") -> list[SavedRun]:
+    return _runs_of(_document(data, where), where)
+
+
+def _document(data: bytes | str, where: str) -> dict[str, Any]:
+    """The run file's JSON object, parsed once, its format and version checked."""
     if len(data) > checks.MAX_RUN_FILE_BYTES:
         raise ValueError(f"{where} is too large to be a KV Studio run file.")
     if isinstance(data, bytes):
@@ -279,6 +284,10 @@ def loads_runs(data: bytes | str, where: str = "the run file") -> list[SavedRun]
             f"{where} was saved by a newer KV Studio (format {version}; this one reads up to "
             f"{RUN_FORMAT_VERSION}). Update KV Studio to open it."
         )
+    return document
+
+
+def _runs_of(document: dict[str, Any], where: str) -> list[SavedRun]:
     runs = document.get("runs")
     if not isinstance(runs, list) or not runs:
         raise ValueError(f"{where} holds no runs.")
@@ -382,8 +391,8 @@ def load_run_file(path: str | os.PathLike[str]) -> RunFile:
 
 
 def loads_run_file(data: bytes | str, where: str = "the run file") -> RunFile:
-    runs = loads_runs(data, where)  # every problem with the file as a whole is reported here
-    document = json.loads(data)  # parsed once already: valid JSON, an object, not too deep
+    document = _document(data, where)  # parsed once: a 30,000-step file is 0.6 s of JSON
+    runs = _runs_of(document, where)  # every problem with the file as a whole is reported here
     raw = document.get("samples", [])
     samples = read_list(raw, f"{where}: samples", _samples_from_dict,
                                max_length=MAX_SAMPLE_SETS)

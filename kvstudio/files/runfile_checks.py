@@ -42,6 +42,10 @@ MAX_BYTES = 1 << 50  # one pebibyte: more than any cache this app can hold
 MAX_SECONDS = 86_400.0  # one step taking more than a day is a damaged number
 MAX_TOKEN_ID = (1 << 31) - 1
 MAX_RUNS = 64
+# One logits row per step when kept: a vocabulary's floats. 2^18 is above every
+# vocabulary KV Studio steps (Qwen3's embeddings have 151,936 rows); 2,000,000
+# entries were read and checked one by one for 9 s.
+MAX_VOCABULARY = 1 << 18
 
 T = TypeVar("T")
 
@@ -157,6 +161,12 @@ def read_record(
                      lambda v, w: read_int(v, w, 1, max(MAX_POSITIONS, MAX_BATCH)), length=2)
     forward_rows = read_int(raw.get("forward_rows", 0), f"{where}.forward_rows", 0, rows)
     last_logits = raw.get("last_logits")
+    if isinstance(last_logits, list) and len(last_logits) > MAX_VOCABULARY:  # before any entry
+        raise ValueError(
+            f"{where}.last_logits holds {len(last_logits):,} logits; a logits row is one per "
+            f"token of the vocabulary, at most {MAX_VOCABULARY:,}. The file is damaged: save "
+            "the run again."
+        )
     return StepRecord(
         step=number,
         phase=phase,
@@ -182,7 +192,7 @@ def read_record(
             lambda v, w: read_list(v, w, _candidate, max_length=1000), length=rows),
         finished=read_list(raw["finished"], f"{where}.finished", read_bool, length=rows),
         last_logits=None if last_logits is None else read_list(
-            last_logits, f"{where}.last_logits", _logit, max_length=1 << 22),
+            last_logits, f"{where}.last_logits", _logit, max_length=MAX_VOCABULARY),
         forward_rows=forward_rows,
     )
 
