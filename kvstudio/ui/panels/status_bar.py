@@ -32,6 +32,13 @@ class RunStatusBar(RetranslateOnLanguageChange, QStatusBar):
         self._loading.setTextVisible(True)
         self._loading.hide()
         self.addPermanentWidget(self._loading)
+        self._opening = QProgressBar()  # a saved run read on its own thread
+        self._opening.setObjectName("run_file_opening")
+        self._opening.setRange(0, 0)
+        self._opening.setMaximumWidth(220)
+        self._opening.setTextVisible(True)
+        self._opening.hide()
+        self.addPermanentWidget(self._opening)
         self._labels = {name: plain_label() for name in FIELDS}
         for label in self._labels.values():
             self.addPermanentWidget(label)
@@ -49,6 +56,13 @@ class RunStatusBar(RetranslateOnLanguageChange, QStatusBar):
 
     def is_loading(self) -> bool:
         return not self._loading.isHidden()
+
+    def set_opening(self, opening: bool) -> None:
+        """Show or hide the busy bar that says a saved run is being read."""
+        self._opening.setVisible(opening)
+
+    def is_opening(self) -> bool:
+        return not self._opening.isHidden()
 
     def field_text(self, name: str) -> str:
         return self._labels[name].text()
@@ -83,6 +97,7 @@ class RunStatusBar(RetranslateOnLanguageChange, QStatusBar):
 
     def retranslate(self) -> None:
         self._loading.setFormat(self.tr("Loading the model…"))
+        self._opening.setFormat(self.tr("Opening the saved run…"))
         self._t = {
             "mode": self.tr("Mode: {0}"),
             "step": self.tr("Step {0}/{1}"),

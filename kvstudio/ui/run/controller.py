@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 
@@ -35,10 +36,13 @@ from kvstudio.ui.run.engine_adapter import (
 from kvstudio.ui.run.engine_worker import EngineHost
 from kvstudio.ui.run.heap import GuiThreadCollector, settle_heap
 from kvstudio.ui.run.pacer import RedrawPacer
-from kvstudio.ui.run.replay import ReplayController
+from kvstudio.ui.run.replay import ReplayController, read_run_file
 from kvstudio.ui.run.state import RunState
 from kvstudio.ui.run.step_gate import StepGate, attach_to_gui_thread
 from kvstudio.ui.run.store import RunStore
+
+if TYPE_CHECKING:
+    from kvstudio.files.runfile import RunFile
 
 log = logging.getLogger(__name__)
 
@@ -284,8 +288,12 @@ class RunController(QObject):
 
     def open_replay(self, path: str) -> None:
         """Show a saved run (ValueError with what is wrong if the file is bad)."""
+        self.show_replay(read_run_file(path))
+
+    def show_replay(self, loaded: RunFile) -> None:
+        """Show a run file read already (on a worker thread: `replay.read_run_file`)."""
         self.host.pause()
-        runs = self.replay.load(path)
+        runs = self.replay.take(loaded)
         self.state.update(source="replay", playing=False, viewing=None)
         self.replay.start(runs)
 

@@ -22,6 +22,7 @@ from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import IM_END
 from kvstudio.files.runfile import (
     ModelFacts,
+    RunFile,
     RunReplay,
     SavedRun,
     SavedSamples,
@@ -121,6 +122,14 @@ def run_info_from_saved(run: SavedRun, run_id: int) -> RunInfo:
     )
 
 
+def read_run_file(path: str | Path) -> RunFile:
+    """Read and check a run file (ValueError saying what is wrong); safe on any thread.
+
+    The window calls it on a worker thread: a 30,000-step file takes seconds.
+    """
+    return load_run_file(path)
+
+
 class ReplayController(QObject):
     """Replays saved runs into a `RunStore`: all runs advance together, one step per call."""
 
@@ -156,7 +165,10 @@ class ReplayController(QObject):
         The file's Sample ×N results are kept in `samples` and the last one goes
         out through `samples_loaded` (for the answer histogram).
         """
-        loaded = load_run_file(path)
+        return self.take(read_run_file(path))
+
+    def take(self, loaded: RunFile) -> list[SavedRun]:
+        """A run file read already (`read_run_file`): keep its samples, hand back its runs."""
         self.samples = list(loaded.samples)
         if self.samples:
             self.samples_loaded.emit(answer_counts_from_saved(self.samples[-1]))
