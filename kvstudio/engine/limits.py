@@ -27,6 +27,7 @@ MEMORY_FRACTION = 0.9  # refuse a run whose estimate exceeds this share of the f
 # positions are checked next (`check_run`).
 MAX_TOKENS = 1 << 24
 MAX_ROWS = 1 << 20  # samples in one batch (the free memory is checked next)
+MAX_DRAFT_TOKENS = 64  # speculative decoding's k per round; more only wastes target rows
 
 
 def max_threads() -> int:

@@ -46,6 +46,7 @@ from typing import Literal, Protocol
 
 import torch
 
+from kvstudio.engine import limits
 from kvstudio.engine.cache.base import CacheLayer, KVCache
 from kvstudio.engine.cache.kinds import make_cache
 from kvstudio.engine.cache.spec import CacheSpec
@@ -55,7 +56,7 @@ from kvstudio.engine.sampling import check_logits, filter_logits, new_generator,
 
 DraftKind = Literal["model", "prompt-lookup"]
 DRAFT_KINDS: tuple[DraftKind, ...] = ("model", "prompt-lookup")
-MAX_DRAFT_TOKENS = 64  # k per round; more only wastes target rows on a small model
+MAX_DRAFT_TOKENS = limits.MAX_DRAFT_TOKENS  # k per round (torch-free, for the window's boxes)
 PROMPT_LOOKUP_MAX_NGRAM = 3  # transformers' default max_matching_ngram_size for prompt lookup
 
 

@@ -7,13 +7,14 @@ command line shares them). The window's lab panels build their boxes from these
 specs, the notebook's lab functions check their arguments with them, and
 ``tests/ui/test_lab_registry.py`` iterates `LABS` to hold the window's boxes, the
 notebook's signatures and the command line's options to them. A new parameter is
-one line here.
+one line here. It imports nothing that imports torch: the window builds its lab
+boxes before torch loads.
 """
 
 from __future__ import annotations
 
+from kvstudio.engine.limits import MAX_DRAFT_TOKENS
 from kvstudio.engine.records import DEFAULT_REPEATS, DTYPES, check_temperature
-from kvstudio.engine.speculative import MAX_DRAFT_TOKENS
 from kvstudio.labs.bounds import MAX_BLOCK_SIZE
 from kvstudio.labs.course import CACHE_PRESETS, COURSE
 from kvstudio.labs.params import LabSpec, Param
