@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 import tempfile
-from collections.abc import Generator, Iterable, Sequence
+import threading
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from kvstudio.files.convert import export_hf
 from kvstudio.labs.common import Progress, answer_text
 
 SCORE_TOLERANCE = (1e-4, 1e-5)  # (absolute, relative): float32 sums of log-probs, two kernels
+CHECK_POLL_S = 0.1  # how often the lab says it is still waiting for transformers' search
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,36 @@ def transformers_check(
     return TransformersCheck(True, same_sequences(ours, theirs), found, "")
 
 
+def _in_background(
+    work: Callable[[], TransformersCheck], waiting: Progress
+) -> Generator[Progress, None, TransformersCheck]:
+    """`work()` on a daemon thread, `waiting` yielded every `CHECK_POLL_S` until it ends.
+
+    transformers' import, the conversion and its ``generate`` are one long call
+    with no step to stop at: run here, Cancel (checked between yields) and closing
+    the window no longer wait for it (Cancel took 13.2 s). A cancelled check runs on
+    to its end unseen; as a daemon thread it never keeps the process alive.
+    """
+    outcome: list[TransformersCheck | BaseException] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome.append(work())
+        except BaseException as exc:  # handed to the lab's thread, raised there
+            outcome.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="kvstudio-beam-check", daemon=True).start()
+    while not done.wait(CHECK_POLL_S):
+        yield waiting
+    found = outcome[0]
+    if isinstance(found, BaseException):
+        raise found
+    return found
+
+
 def beam_lab(
     backend: LanguageModel,
     tokenizer: TextTokenizer,
@@ -145,8 +177,10 @@ def beam_lab(
     assert search.result is not None  # set when the loop ends
     result = search.result
     if check_transformers:
-        yield Progress("beam", "transformers", settings.max_new_tokens, total)
-        check = transformers_check(backend, tokenizer, prompt, result)
+        waiting = Progress("beam", "transformers", settings.max_new_tokens, total)
+        yield waiting
+        check = yield from _in_background(
+            lambda: transformers_check(backend, tokenizer, prompt, result), waiting)
     else:
         check = TransformersCheck(False, False, (), "not checked")
     yield BeamLabResult(

@@ -20,9 +20,10 @@ vocabulary). A generator that yields `Progress` and ends with a frozen
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 
@@ -272,10 +273,12 @@ def speculative_lab(
         ):
             pass
     for repeat in range(repeats):  # interleaved: every config once per repeat
-        started = time.perf_counter()
-        plain_ids = plain_decoding(backend, tokenizer, prompt_ids, new_tokens, settings,
-                                   stop_at_eos)
-        plain_times.append(time.perf_counter() - started)
+        # A Progress after every step and round, so Cancel (checked between items) stops
+        # a long run at once; the clocks leave out the time spent outside the run.
+        stepper = plain_stepper(backend, tokenizer, prompt_ids, new_tokens, settings,
+                                stop_at_eos)
+        yield from timed(stepper, Progress("speculative", "plain", done, total), plain_times)
+        plain_ids = stepper.generated_ids[0]
         done += 1
         yield Progress("speculative", "plain", done, total)
         for kind, k in configs:
@@ -284,9 +287,8 @@ def speculative_lab(
                 k=k, max_new_tokens=new_tokens, sampling=settings, eos_id=tokenizer.eos_id,
                 stop_at_eos=stop_at_eos, generator=new_generator(settings.seed),
             )
-            started = time.perf_counter()
-            rounds = tuple(run)
-            times[(kind, k)].append(time.perf_counter() - started)
+            rounds = tuple((yield from timed(
+                run, Progress("speculative", f"{kind} k={k}", done, total), times[(kind, k)])))
             if repeat == 0:
                 recorded[(kind, k)] = (rounds, run.generated)
             done += 1
@@ -325,6 +327,49 @@ def make_drafter(
     banned = None if stop_at_eos else tokenizer.eos_id
     # The draft draws from its own generator: the target's stream stays the run's.
     return ModelDrafter(draft, settings, new_generator(settings.seed + 1), banned_token=banned)
+
+
+Item = TypeVar("Item")
+
+
+def timed(
+    items: Iterable[Item], progress: Progress, seconds: list[float]
+) -> Generator[Progress, None, list[Item]]:
+    """Every item of `items`, a `progress` yielded after each; their time goes to `seconds`.
+
+    The clock runs only while `items` computes: not while the caller handles a
+    yield (drawing, printing), so the run is timed as if it ran in one piece.
+    """
+    out: list[Item] = []
+    elapsed = 0.0
+    iterator: Iterator[Item] = iter(items)
+    while True:
+        started = time.perf_counter()
+        try:
+            item = next(iterator)
+        except StopIteration:
+            elapsed += time.perf_counter() - started
+            break
+        elapsed += time.perf_counter() - started
+        out.append(item)
+        yield progress
+    seconds.append(elapsed)
+    return out
+
+
+def plain_stepper(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    prompt_ids: Sequence[int],
+    new_tokens: int,
+    settings: SamplingSettings,
+    stop_at_eos: bool,
+) -> Stepper:
+    """The reference run, not started: one token per target forward (the dynamic cache)."""
+    return Stepper(
+        backend, tokenizer, list(prompt_ids), sampling=settings, max_new_tokens=new_tokens,
+        stop_at_eos=stop_at_eos, top_n=0,
+    )
 
 
 def plain_decoding(
