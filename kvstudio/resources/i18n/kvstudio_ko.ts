@@ -1266,6 +1266,14 @@
         <translation>실행을 {0}에 저장했습니다</translation>
     </message>
     <message>
+        <source>Still opening the last saved run; wait for it.</source>
+        <translation>저장한 실행을 아직 여는 중입니다. 잠시 기다려 주세요.</translation>
+    </message>
+    <message>
+        <source>Opening {0}…</source>
+        <translation>{0} 여는 중…</translation>
+    </message>
+    <message>
         <source>Open saved run</source>
         <translation>저장한 실행 열기</translation>
     </message>
@@ -1519,6 +1527,10 @@
 </context>
 <context>
     <name>GenerationView</name>
+    <message>
+        <source>The prompt box holds at most {0:,} characters: {1:,} were pasted, so the last {2:,} were left out (the clipboard still has them). Shorten the text, or paste it in parts and run each.</source>
+        <translation>프롬프트 칸에는 최대 {0:,}자가 들어갑니다. {1:,}자를 붙여 넣어 마지막 {2:,}자는 빠졌습니다 (클립보드에는 그대로 있습니다). 글을 줄이거나 나누어 붙여 넣고 하나씩 실행하세요.</translation>
+    </message>
     <message>
         <source>Prompt</source>
         <translation>프롬프트</translation>
@@ -2944,6 +2956,10 @@ step {4}</source>
     <message>
         <source>Loading the model…</source>
         <translation>모델을 불러오는 중…</translation>
+    </message>
+    <message>
+        <source>Opening the saved run…</source>
+        <translation>저장한 실행 여는 중…</translation>
     </message>
     <message>
         <source>Mode: {0}</source>
