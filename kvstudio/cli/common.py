@@ -44,6 +44,7 @@ from kvstudio.files.checkpoints import (
     random_model,
 )
 from kvstudio.files.resources import RANDOM_MODEL_NAME
+from kvstudio.labs import bounds
 from kvstudio.labs.common import Progress, lab_prompt, lab_text
 from kvstudio.labs.course import COURSE
 
@@ -259,8 +260,9 @@ def cache_options(p: argparse.ArgumentParser) -> None:
         help=f"static cache length (default {COURSE.static_length})",
     )
     p.add_argument(
-        "--block-size", type=cli_args.tokens, default=16,
-        help="paged cache block (tokens; at most the model's positions)",
+        "--block-size", type=cli_args.block_size, default=16,
+        help=f"paged cache block (1 … {bounds.MAX_BLOCK_SIZE} tokens, the window's bound, and "
+        "at most the model's positions)",
     )
 
 

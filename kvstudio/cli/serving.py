@@ -22,6 +22,7 @@ from typing import Any
 
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common, serving_batching
+from kvstudio.cli.lab_options import add_lab_option
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.serving.records import (
     POLICIES,
@@ -34,6 +35,7 @@ from kvstudio.engine.serving.requests import MAX_NEW_TOKENS, read_request_lines
 from kvstudio.labs import bounds, serving_size
 from kvstudio.labs.common import Spread
 from kvstudio.labs.course import COURSE, settings_line
+from kvstudio.labs.registry import SERVING
 from kvstudio.labs.serving import (
     DEFAULT_NEW_TOKENS,
     EXAMPLE_REQUESTS,
@@ -79,8 +81,7 @@ def add_subcommands(sub: Any) -> None:
     s.add_argument("--prefix-cache", choices=PREFIX_MODES, default="none",
                    help="none, blocks (vLLM: whole blocks, chained hashes) or radix (SGLang: "
                    "token-exact); default none")
-    s.add_argument("--max-batch", type=cli_args.bounded(1, 256, "rows"), default=8,
-                   help="requests running at once (default 8)")
+    add_lab_option(s, SERVING.param("max_batch"))
     s.add_argument("--blocks", type=cli_args.positive, default=None,
                    help="the block budget (the memory budget, in blocks); default: no limit")
     s.add_argument("--max-new-tokens", type=cli_args.bounded(1, MAX_NEW_TOKENS, "tokens"),

@@ -141,7 +141,7 @@ SERVING = LabSpec("serving", "Serving", command="serving", params=(
     Param("prefix", "choice", "none", choices=("none", "blocks", "radix"),
           option="--prefix-cache", help="prefix cache: none, blocks (vLLM) or radix (SGLang)",
           help_ko="프리픽스 캐시"),
-    Param("max_batch", "int", 8, 1, 64, unit="requests",
+    Param("max_batch", "int", 8, 1, 64, unit="requests", option="--max-batch",
           help="requests running at once", help_ko="동시에 실행하는 요청 수"),
     _tokens("answer_tokens", 24, 512, help="a request's answer budget",
             help_ko="요청 하나의 답 예산"),
