@@ -90,32 +90,40 @@ def apply_top_k(logits: torch.Tensor, top_k: int) -> torch.Tensor:
     return logits.masked_fill(logits < kth, NEG_INF)
 
 
-def top_p_threshold(probs: torch.Tensor, top_p: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """MiniMind's nucleus size and its smallest kept probability: probs (B, V) → (B, 1), (B, 1).
+def top_p_threshold(logits: torch.Tensor, top_p: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """MiniMind's nucleus size and its smallest kept logit: logits (B, V) → (B, 1), (B, 1).
 
-    Sort descending and keep every *position* whose cumulative probability
-    before it is at most p: the token that first crosses p is kept and the top
-    token always survives. Returns m, the number of positions kept (≥ 1), and
-    the m-th largest probability (never below the smallest positive float, so
-    a token of probability 0 is never kept). Only sorted values are needed (no
+    Sort the logits descending, softmax the sorted row and keep every
+    *position* whose cumulative probability before it is at most p: the token
+    that first crosses p is kept and the top token always survives. Returns m,
+    the number of positions kept (≥ 1), and the m-th largest logit (never -inf,
+    so a removed token is never kept). Only sorted values are needed (no
     argsort); which tokens fill the m places is `top_p_keep`'s job.
+
+    Exact by construction, on any CPU or GPU: the cumulative sums come from the
+    same three operations on the same tensor as in MiniMind's `generate` (sort,
+    softmax of the sorted logits, cumsum), so they round the same way whatever
+    kernel runs. (A softmax of the unsorted row sums its normaliser in another
+    order, one ulp away, and a cut that falls within that ulp of p would keep
+    one token more or less.) The cut is then applied as a logit threshold:
+    logits are the inputs, so nothing is rounded again.
     """
-    ordered = _sorted_descending(probs)  # (B, V) values only
-    cumulative = ordered.cumsum(dim=-1)  # (B, V), non-decreasing
+    ordered = _sorted_descending(logits)  # (B, V) values only, -inf last
+    cumulative = torch.softmax(ordered, dim=-1).cumsum(dim=-1)  # (B, V), non-decreasing
     # How many of the first V-1 cumulative sums are ≤ p: a binary search per row
     # (summing a (B, V) bool compare costs ~20× more on the CPU).
-    target = torch.full((probs.shape[0], 1), top_p, dtype=cumulative.dtype, device=probs.device)
+    target = torch.full((logits.shape[0], 1), top_p, dtype=cumulative.dtype, device=logits.device)
     at_most_p = torch.searchsorted(cumulative, target, right=True)  # (B, 1)
-    kept = 1 + at_most_p.clamp_(max=probs.shape[-1] - 1)  # (B, 1), m ≥ 1
-    threshold = ordered.gather(1, kept - 1)  # (B, 1), the m-th largest probability
-    return kept, threshold.clamp_min(torch.finfo(probs.dtype).tiny)
+    kept = 1 + at_most_p.clamp_(max=logits.shape[-1] - 1)  # (B, 1), m ≥ 1
+    threshold = ordered.gather(1, kept - 1)  # (B, 1), the m-th largest logit
+    return kept, threshold.clamp_min(torch.finfo(logits.dtype).min)
 
 
-def top_p_keep(probs: torch.Tensor, top_p: float) -> torch.Tensor:
-    """MiniMind's nucleus as a mask: probs (B, V) → keep (B, V) bool, exactly m per row.
+def top_p_keep(logits: torch.Tensor, top_p: float) -> torch.Tensor:
+    """MiniMind's nucleus as a mask: logits (B, V) → keep (B, V) bool, exactly m per row.
 
     MiniMind keeps the first m positions of the sorted list, so when several
-    tokens tie with the m-th largest probability only as many as fit are kept
+    tokens tie with the m-th largest logit only as many as fit are kept
     (``[1, 1, 1, 1]`` at p = 0.5 keeps 3). Ties are broken as a *stable*
     descending sort orders them: the lower token id first. (MiniMind's
     ``torch.sort`` is not stable, so which tied token it drops is arbitrary;
@@ -123,32 +131,35 @@ def top_p_keep(probs: torch.Tensor, top_p: float) -> torch.Tensor:
     common in bf16/fp16 ones.
     """
     if top_p >= 1.0:
-        return torch.ones_like(probs, dtype=torch.bool)
-    kept, threshold = top_p_threshold(probs, top_p)
-    return _drop_surplus_ties(probs, probs >= threshold, kept, threshold)
+        return torch.ones_like(logits, dtype=torch.bool)
+    kept, threshold = top_p_threshold(logits, top_p)
+    return _drop_surplus_ties(logits, logits >= threshold, kept, threshold)
 
 
 def _drop_surplus_ties(
-    probs: torch.Tensor, keep: torch.Tensor, kept: torch.Tensor, threshold: torch.Tensor
+    logits: torch.Tensor, keep: torch.Tensor, kept: torch.Tensor, threshold: torch.Tensor
 ) -> torch.Tensor:
     """Drop, per row, the tokens tied at `threshold` beyond the m = `kept` places.
 
-    probs (B, V), keep (B, V) bool = probs ≥ threshold, kept and threshold (B, 1).
+    logits (B, V), keep (B, V) bool = logits ≥ threshold, kept and threshold (B, 1).
     The tied tokens with the highest ids go first (a stable sort puts them last).
     Usually nothing is tied past m and `keep` comes back unchanged.
     """
     surplus = keep.sum(dim=-1, keepdim=True) - kept  # (B, 1), > 0 only where ties spill over
     if not bool((surplus > 0).any()):
         return keep
-    tied = probs == threshold  # (B, V)
+    tied = logits == threshold  # (B, V)
     rank = tied.cumsum(dim=-1)  # (B, V): 1, 2, … along each row's tied tokens, by id
     places = tied.sum(dim=-1, keepdim=True) - surplus.clamp_min(0)  # (B, 1) ties that fit
     return keep & (~tied | (rank <= places))
 
 
-def nucleus(probs: torch.Tensor, top_p: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """probs (B, V) with the tokens outside the nucleus set to 0 (not renormalised),
-    and the survivors per row (B,) int64. p = 1.0 = off. Same tokens as `top_p_keep`.
+def nucleus(
+    logits: torch.Tensor, probs: torch.Tensor, top_p: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """probs (B, V) with the tokens outside the nucleus of `logits` (B, V) set to 0
+    (not renormalised), and the survivors per row (B,) int64. p = 1.0 = off.
+    `probs` is softmax(`logits`); the tokens are `top_p_keep`'s.
 
     On the CPU the masking runs in numpy: torch's comparison to a bool mask and
     the bool × float product take ~10× longer there for a (30, 6400) batch.
@@ -158,16 +169,16 @@ def nucleus(probs: torch.Tensor, top_p: float) -> tuple[torch.Tensor, torch.Tens
             probs.shape[:1], probs.shape[1], dtype=torch.int64, device=probs.device
         )
         return probs, everyone
-    kept, threshold = top_p_threshold(probs, top_p)  # (B, 1) each
+    kept, threshold = top_p_threshold(logits, top_p)  # (B, 1) each
     if probs.device.type == "cpu":
-        keep = probs.numpy() >= threshold.numpy()  # (B, V) bool
+        keep = logits.numpy() >= threshold.numpy()  # (B, V) bool
         counts = np.count_nonzero(keep, axis=-1)  # (B,)
         if (counts > kept.numpy()[:, 0]).any():  # ties past the m-th place (16-bit logits)
-            keep = _drop_surplus_ties(probs, torch.from_numpy(keep), kept, threshold).numpy()
+            keep = _drop_surplus_ties(logits, torch.from_numpy(keep), kept, threshold).numpy()
             counts = np.count_nonzero(keep, axis=-1)
         masked = torch.from_numpy(probs.numpy() * keep)  # (B, V)
         return masked, torch.from_numpy(counts.astype(np.int64))
-    keep_t = _drop_surplus_ties(probs, probs >= threshold, kept, threshold)
+    keep_t = _drop_surplus_ties(logits, logits >= threshold, kept, threshold)
     return probs * keep_t, keep_t.sum(dim=-1)
 
 
@@ -183,7 +194,7 @@ def apply_top_p(logits: torch.Tensor, top_p: float) -> torch.Tensor:
     """Remove (set to -inf) the tokens outside each row's top-p nucleus; p = 1.0 = off."""
     if top_p >= 1.0:
         return logits
-    keep = top_p_keep(torch.softmax(logits.float(), dim=-1), top_p)
+    keep = top_p_keep(logits.float(), top_p)
     return logits.masked_fill(~keep, NEG_INF)
 
 
@@ -261,7 +272,7 @@ def sample_next(
         survivors_k = torch.full((batch,), candidates, dtype=torch.int64, device=x.device)
     probs = torch.softmax(x, dim=-1)  # (B, V), 0 where removed
     if settings.top_p < 1.0:
-        probs, survivors_p = nucleus(probs, settings.top_p)  # not renormalised
+        probs, survivors_p = nucleus(x, probs, settings.top_p)  # not renormalised
     else:
         survivors_p = survivors_k
     # Inverse CDF on the unnormalised probabilities: the draw scales the uniform
