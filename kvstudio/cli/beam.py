@@ -42,7 +42,7 @@ def add_subcommands(sub: Any) -> None:
         description="Beam search with one cache row per beam; scores as transformers' "
         "generate(num_beams=…).",
     )
-    b.add_argument("--prompt", default=None, help=f"question (default: {common.DEFAULT_QUESTION})")
+    add_lab_option(b, BEAM.param("prompt"))
     b.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
     add_lab_option(b, BEAM.param("beams"))
     add_lab_option(b, BEAM.param("length_penalty"))
@@ -56,9 +56,7 @@ def add_subcommands(sub: Any) -> None:
         help="hypotheses returned (default: all K)",
     )
     add_lab_option(b, BEAM.param("block_size"))
-    b.add_argument(
-        "--no-check", action="store_true", help="skip transformers' generate(num_beams=…)"
-    )
+    add_lab_option(b, BEAM.param("transformers"), " (--no-check: skip it)")
     common.model_options(b, COURSE.chat_model)
     b.set_defaults(func=cmd_beam)
 
@@ -73,13 +71,13 @@ def cmd_beam(args: argparse.Namespace) -> int:
     )
     loaded = common.prepare(args, COURSE.chat_model)
     tokenizer = loaded.tokenizer
-    question = common.DEFAULT_QUESTION if args.prompt is None else common.prompt_text(args.prompt)
+    question = common.prompt_text(args.prompt)
     prompt = tokenizer.encode(question) if args.raw else tokenizer.chat_ids(question)
     if not prompt:
         raise ValueError("The prompt encodes to no tokens; give some text.")
     result: BeamLabResult = common.drain(
         beam_lab(loaded.backend, tokenizer, prompt, settings, block_size=args.block_size,
-                 check_transformers=not args.no_check),
+                 check_transformers=args.check),
         BeamLabResult,
     )
     print_result(result, tokenizer)

@@ -10,7 +10,7 @@ temperatures × 32 new tokens as batches, for 1 and 2 torch threads.
 
 Runs are interleaved (bare, stepper, bare, …) and the median of the repeats is
 reported (the project's one timing policy, as the window, the labs and
-`compare --rounds` report), so a busy second core disturbs both sides alike.
+`compare --repeats` report), so a busy second core disturbs both sides alike.
 The records' overhead is also given in process CPU time, which another process
 on the machine barely disturbs. Targets from the issue are printed next to the
 numbers; nothing here fails a test on wall-clock time.
@@ -292,7 +292,7 @@ def format_results(results: Sequence[BenchResult], label: str) -> str:
         lines.append(
             f"fp32, batch 1, P={r0.prompt_tokens}, N={r0.new_tokens}; sampling {s} samples × "
             f"{k} temperatures × {n} tokens (batched, top-p 0.85); each time is the median "
-            "of the interleaved repeats, as in the window, the labs and `compare --rounds`"
+            "of the interleaved repeats, as in the window, the labs and `compare --repeats`"
         )
     lines.append("")
     header = f"  {'':<36}" + "".join(f"{f'{r.threads} thread(s)':>14}" for r in results)

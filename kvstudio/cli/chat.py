@@ -43,8 +43,6 @@ from kvstudio.labs.common import Progress
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import CHAT
 
-MAX_ROUNDS = 100  # medians of more rounds than this change nothing
-
 
 def add_subcommands(subparsers: Any) -> None:
     p = subparsers.add_parser(
@@ -59,18 +57,10 @@ def add_subcommands(subparsers: Any) -> None:
     )
     p.add_argument("--turns", required=True, help="UTF-8 text file, one user turn per line")
     add_lab_option(p, CHAT.param("answer_tokens"), "; eos ends sooner")
-    p.add_argument(
-        "--context-limit",
-        type=cli_args.tokens,
-        default=None,
-        help="positions the conversation may use (default and most: the model's)",
-    )
+    add_lab_option(p, CHAT.param("context_limit"), " (at most the model's positions)")
     p.add_argument("--cache", default="dynamic", choices=("dynamic", "static"))
     p.add_argument("--system", default=None, help="a system message before the first turn")
-    p.add_argument(
-        "--rounds", type=cli_args.bounded(1, MAX_ROUNDS), default=3,
-        help="run the conversation R times; median times",
-    )
+    add_lab_option(p, CHAT.param("rounds"), ": the conversation runs R times")
     p.add_argument(
         "--model", default=None,
         help=f"ko-chat, ko-base, a model folder or MiniMind .pth (default: {COURSE.chat_model})",

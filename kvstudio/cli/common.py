@@ -6,7 +6,7 @@ the one place the CLI turns a path into a model), `prepare` (the threads, the
 model and the line that says which model runs), `utf8_argument`, the progress line
 on stderr (`ProgressLine`, `drain`) and the cost threshold (`add_yes_option`,
 `confirm_cost`), and what the lab subcommands share: the model, cache and
-prompt options (`model_options`, `cache_options`, `prompt_options`), their
+prompt options (`model_options`, `cache_options`), their
 readers (`cache_spec`, `prompt_ids`, `prompt_text`) and the table helpers
 `ms` `fixed` and `short`. The subcommand modules (``compare``, ``chat``, ``project`` …)
 import it; it imports none of them but ``convert``, which opens transformers
@@ -240,7 +240,8 @@ def model_options(p: argparse.ArgumentParser, default: str | None = None) -> Non
         help="ko-base or ko-chat (the embedded models), a model folder, MiniMind .pth, or "
         f"transformers folder (default: {default or 'the shipped model'}, the course's)",
     )
-    p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"))
+    p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"),
+                   help="the arithmetic: fp32, fp16 or bf16; default float32")
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument(
         "--threads", type=cli_args.thread_count, default=1,
@@ -264,20 +265,6 @@ def cache_options(p: argparse.ArgumentParser) -> None:
         help=f"paged cache block (1 … {bounds.MAX_BLOCK_SIZE} tokens, the window's bound, and "
         "at most the model's positions)",
     )
-
-
-def prompt_options(p: argparse.ArgumentParser, default_tokens: int | None) -> None:
-    """--prompt-tokens P (the lab text cut or repeated) or --prompt text, and --chat."""
-    group = p.add_mutually_exclusive_group()
-    group.add_argument(
-        "--prompt-tokens",
-        type=cli_args.tokens,
-        default=default_tokens,
-        help="build a prompt of P tokens from the lab text (cut or repeated; a cut that would "
-        "split a character leaves its bytes out and says so)",
-    )
-    group.add_argument("--prompt", default=None, help="prompt text instead")
-    p.add_argument("--chat", action="store_true", help="wrap --prompt in the ChatML template")
 
 
 def cache_spec(args: argparse.Namespace) -> CacheSpec:

@@ -21,6 +21,7 @@ import torch
 
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common, project
+from kvstudio.cli.lab_options import add_lab_option
 from kvstudio.engine import costs, formulas
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CacheSpec
@@ -31,6 +32,7 @@ from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import Progress, check_fits
 from kvstudio.labs.compare import CompareResult, ModeRun, RepeatedCompare, compare_modes
 from kvstudio.labs.course import CACHE_PRESETS, COURSE, NOTEBOOK
+from kvstudio.labs.registry import COMPARE
 
 
 def add_subcommands(sub: Any) -> None:
@@ -43,24 +45,22 @@ def add_subcommands(sub: Any) -> None:
             "like the notebook's min_new_tokens) so the formulas apply."
         ),
     )
-    c.add_argument(
-        "--preset", choices=tuple(CACHE_PRESETS), default="course",
-        help=f"P and N: course (P = {COURSE.prompt_tokens}, N = {COURSE.new_tokens}, the "
-        f"lecture) or notebook (the seed notebook's {NOTEBOOK.prompt_tokens}-token sentence, "
-        f"N = {NOTEBOOK.new_tokens}); --prompt-tokens / --new-tokens override it",
-    )
-    common.prompt_options(c, None)
-    c.add_argument(
-        "--new-tokens", type=cli_args.tokens, default=None,
-        help=f"N new tokens (default: the preset's, {COURSE.new_tokens})",
-    )
+    add_lab_option(c, COMPARE.param("preset"), f" (course: P = {COURSE.prompt_tokens}, "
+                   f"N = {COURSE.new_tokens}, the lecture; notebook: the seed notebook's "
+                   f"{NOTEBOOK.prompt_tokens}-token sentence, N = {NOTEBOOK.new_tokens}); "
+                   "--prompt-tokens / --new-tokens override it")
+    prompt = c.add_mutually_exclusive_group()
+    # P and N: None = the preset's (the window's preset box fills its boxes the same way).
+    add_lab_option(prompt, COMPARE.param("prompt_tokens"), " (the lab text cut or repeated; a "
+                   "cut that would split a character leaves its bytes out and says so)",
+                   default=None)
+    prompt.add_argument("--prompt", default=None, help="prompt text instead")
+    c.add_argument("--chat", action="store_true", help="wrap --prompt in the ChatML template")
+    add_lab_option(c, COMPARE.param("new_tokens"), default=None)
     c.add_argument("--mode", default="both", choices=("both", "cached", "recompute"))
     c.add_argument("--stop-at-eos", action="store_true", help="stop when the model writes eos")
-    c.add_argument(
-        "--rounds", type=cli_args.bounded(1, 50, "rounds"), default=1,
-        help="--mode both: interleaved rounds; times are medians with their min–max (default 1: "
-             "a single measurement, said so)",
-    )
+    add_lab_option(c, COMPARE.param("repeats"), " (--mode both)")
+    add_lab_option(c, COMPARE.param("warmup"))
     c.add_argument(
         "--samples", type=cli_args.rows, default=30, help="--cache paged: rows of the sampling run"
     )
@@ -88,7 +88,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     modes: tuple[Mode, ...] = MODES if args.mode == "both" else (args.mode,)
     for mode in modes:  # positions and memory first: a run that cannot fit is not priced
         check_fits(backend, 1, len(prompt), n, mode, spec)
-    rounds = args.rounds if args.mode == "both" else 1
+    rounds = args.repeats if args.mode == "both" else 1
     fed = rounds * sum(costs.generation_cost(mode, len(prompt), n).tokens_fed for mode in modes)
     if spec.kind == "paged":  # three caches for the sampling run, then a greedy check
         question = len(tokenizer.chat_ids(common.DEFAULT_QUESTION))
@@ -114,7 +114,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         results = tuple(
             common.drain(
                 compare_modes(backend, tokenizer, prompt, n, cache=spec,
-                              stop_at_eos=args.stop_at_eos),
+                              stop_at_eos=args.stop_at_eos, warmup_tokens=args.warmup),
                 CompareResult,
             )
             for _ in range(rounds)

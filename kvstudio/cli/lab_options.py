@@ -29,7 +29,7 @@ def lab_option_help(param: Param, extra: str = "") -> str:
     return f"{'; '.join(parts)}{extra}"
 
 
-def add_lab_option(parser: argparse.ArgumentParser, param: Param, extra_help: str = "",
+def add_lab_option(parser: argparse._ActionsContainer, param: Param, extra_help: str = "",
                    **overrides: Any) -> None:
     """Add `param`'s option to `parser` (its type, default and help from the declaration)."""
     if param.option is None:
@@ -38,6 +38,8 @@ def add_lab_option(parser: argparse.ArgumentParser, param: Param, extra_help: st
     settings: dict[str, Any] = {"default": default, "help": lab_option_help(param, extra_help)}
     if param.kind == "choice":
         settings["choices"] = param.choices
+    elif param.kind == "bool":  # --name / --no-name
+        settings["action"] = argparse.BooleanOptionalAction
     else:
         settings["type"] = argument_type(param.parse, _TYPE_NAMES[param.kind])
     settings.update(overrides)

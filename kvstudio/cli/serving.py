@@ -31,13 +31,12 @@ from kvstudio.engine.serving.records import (
     SchedulerConfig,
     ServingStep,
 )
-from kvstudio.engine.serving.requests import MAX_NEW_TOKENS, read_request_lines
+from kvstudio.engine.serving.requests import read_request_lines
 from kvstudio.labs import bounds, serving_size
 from kvstudio.labs.common import Spread
 from kvstudio.labs.course import COURSE, settings_line
 from kvstudio.labs.registry import SERVING
 from kvstudio.labs.serving import (
-    DEFAULT_NEW_TOKENS,
     EXAMPLE_REQUESTS,
     EXAMPLE_SYSTEM,
     load_requests,
@@ -66,15 +65,13 @@ def add_subcommands(sub: Any) -> None:
         help=f"the requests file (default: the shipped example, {EXAMPLE_REQUESTS.name}, "
         "with its system prompt)",
     )
-    s.add_argument("--system", default=None,
-                   help="shared system prompt (default: the example's with the example, else none)")
+    add_lab_option(s, SERVING.param("system"), " (with --requests, '': none)")
     s.add_argument("--plain", action="store_true",
                    help="feed the lines as plain text, without the ChatML template")
-    s.add_argument("--policy", choices=(*POLICIES, "both"), default="both",
-                   help="static or continuous batching, or both one after the other (default)")
-    s.add_argument("--chunk", type=cli_args.tokens, default=None,
-                   help="chunked prefill: at most N tokens per step, prompt chunks and decode "
-                   "rows together (continuous only; default off)")
+    add_lab_option(s, SERVING.param("policy"), "; both: one after the other",
+                   choices=(*POLICIES, "both"))
+    add_lab_option(s, SERVING.param("chunk"), " (continuous only: prompt chunks and decode "
+                   "rows together, at most N tokens per step)")
     s.add_argument("--block-size", type=cli_args.block_size, default=16,
                    help=f"b, tokens per block of the pool (1 … {bounds.MAX_BLOCK_SIZE}, at most "
                    "the model's positions; default 16)")
@@ -84,9 +81,7 @@ def add_subcommands(sub: Any) -> None:
     add_lab_option(s, SERVING.param("max_batch"))
     s.add_argument("--blocks", type=cli_args.positive, default=None,
                    help="the block budget (the memory budget, in blocks); default: no limit")
-    s.add_argument("--max-new-tokens", type=cli_args.bounded(1, MAX_NEW_TOKENS, "tokens"),
-                   default=DEFAULT_NEW_TOKENS,
-                   help=f"token budget of a request without '+N' (default {DEFAULT_NEW_TOKENS})")
+    add_lab_option(s, SERVING.param("answer_tokens"))
     s.add_argument("--rounds", type=cli_args.bounded(1, 50, "rounds"), default=3,
                    help="repeat each run k times, interleaved; times are medians (default 3; "
                    "1 = single measurements)")
@@ -109,11 +104,11 @@ def add_subcommands(sub: Any) -> None:
 def scheduler_configs(args: argparse.Namespace) -> list[SchedulerConfig]:
     """The configurations `--policy` and the knobs ask for (ValueError for a bad mix)."""
     policies: tuple[Policy, ...] = POLICIES if args.policy == "both" else (args.policy,)
-    if args.chunk is not None and args.policy != "continuous":
+    if args.chunk and args.policy != "continuous":
         raise ValueError("--chunk is chunked prefill, a continuous-batching policy: add "
                          "--policy continuous.")
     return [
-        SchedulerConfig(policy=policy, max_batch=args.max_batch, chunk=args.chunk,
+        SchedulerConfig(policy=policy, max_batch=args.max_batch, chunk=args.chunk or None,
                         block_size=args.block_size, block_budget=args.blocks,
                         prefix_cache=args.prefix_cache)
         for policy in policies
@@ -125,7 +120,7 @@ def cmd_serving(args: argparse.Namespace) -> int:
         return serving_batching.run(args)
     configs = scheduler_configs(args)
     path = args.requests if args.requests is not None else EXAMPLE_REQUESTS
-    system = args.system
+    system = args.system or None  # '': the example's with the example, else none
     if system is None:
         system = EXAMPLE_SYSTEM if args.requests is None else ""
     system = common.utf8_argument(system, "The system prompt")

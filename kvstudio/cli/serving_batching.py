@@ -14,9 +14,11 @@ from typing import Any
 
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
+from kvstudio.cli.lab_options import add_lab_option
 from kvstudio.labs import scale
 from kvstudio.labs import serving_batching as lab
 from kvstudio.labs.course import COURSE
+from kvstudio.labs.registry import SERVING
 
 DEFAULT_REQUEST_TOKENS = 256  # prompt + answer tokens of each request in --fit-budget
 
@@ -34,19 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="time one decode step at several batch sizes, beside the bytes it reads and "
         "the FLOPs it computes",
     )
-    group.add_argument(
-        "--batch-sizes", type=cli_args.token_list, default=list(lab.DEFAULT_BATCH_SIZES),
-        help="batch sizes to sweep (default "
-        + ",".join(str(b) for b in lab.DEFAULT_BATCH_SIZES) + ")",
-    )
+    add_lab_option(group, SERVING.param("batch_sizes"))
     group.add_argument(
         "--sweep-context", type=cli_args.tokens, default=lab.DEFAULT_CONTEXT,
         help=f"prompt tokens per row before the timed step (default {lab.DEFAULT_CONTEXT})",
     )
-    group.add_argument(
-        "--sweep-rounds", type=cli_args.positive, default=5,
-        help="each time is the median of this many interleaved rounds (default 5)",
-    )
+    add_lab_option(group, SERVING.param("repeats"), ": each time is their median")
     group.add_argument(
         "--fit-budget", action="store_true",
         help="how many requests of --request-tokens fit in memory at once (the projector's "

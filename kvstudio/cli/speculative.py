@@ -21,7 +21,7 @@ from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
 from kvstudio.cli.lab_options import add_lab_option
 from kvstudio.engine.records import SamplingSettings
-from kvstudio.engine.speculative import DRAFT_KINDS, MAX_DRAFT_TOKENS, DraftKind
+from kvstudio.engine.speculative import DRAFT_KINDS, DraftKind
 from kvstudio.engine.tokenizer import TextTokenizer, TokenTexts
 from kvstudio.labs.course import COURSE, settings_line
 from kvstudio.labs.registry import SPECULATIVE
@@ -33,16 +33,6 @@ from kvstudio.labs.speculative import (
     speculative_lab,
 )
 
-_k = cli_args.bounded(1, MAX_DRAFT_TOKENS, "drafts")
-
-
-def _k_list(text: str) -> list[int]:
-    """--k 4 or --k 1,2,4,8: drafts per round, each 1 … MAX_DRAFT_TOKENS."""
-    values = [_k(part.strip()) for part in text.split(",") if part.strip()]
-    if not values:
-        raise argparse.ArgumentTypeError("give k as a number or a list such as 1,2,4,8")
-    return values
-
 
 def add_subcommands(sub: Any) -> None:
     """Register ``speculative`` on the one parser (``kvstudio.cli.main``)."""
@@ -52,7 +42,7 @@ def add_subcommands(sub: Any) -> None:
         description="A draft (the ko-draft model or prompt lookup) proposes k tokens; the "
         "target checks all of them in one forward and both caches are cropped back.",
     )
-    s.add_argument("--k", type=_k_list, default=[4], help="drafts per round, e.g. 4 or 1,2,4,8")
+    add_lab_option(s, SPECULATIVE.param("ks"), ", e.g. 4 or 1,2,4,8")
     s.add_argument(
         "--draft-kind", choices=(*DRAFT_KINDS, "both"), default="model",
         help="model: the draft model (default); prompt-lookup: n-grams of the text so far",
@@ -61,7 +51,7 @@ def add_subcommands(sub: Any) -> None:
         "--draft", default=None,
         help=f"draft model folder (default: the shipped {DRAFT_MODEL}, trained for ko-chat)",
     )
-    s.add_argument("--prompt", default=None, help=f"question (default: {common.DEFAULT_QUESTION})")
+    add_lab_option(s, SPECULATIVE.param("question"))
     s.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
     add_lab_option(s, SPECULATIVE.param("new_tokens"))
     s.add_argument(
@@ -88,7 +78,7 @@ def cmd_speculative(args: argparse.Namespace) -> int:
     )
     loaded = common.prepare(args, COURSE.chat_model)
     tokenizer = loaded.tokenizer
-    question = common.DEFAULT_QUESTION if args.prompt is None else common.prompt_text(args.prompt)
+    question = common.prompt_text(args.prompt)
     prompt = tokenizer.encode(question) if args.raw else tokenizer.chat_ids(question)
     if not prompt:
         raise ValueError("The prompt encodes to no tokens; give some text.")

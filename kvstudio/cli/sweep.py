@@ -17,13 +17,13 @@ from kvstudio.engine.records import MODES
 from kvstudio.labs.common import check_fits
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import SWEEP
-from kvstudio.labs.sweep import SweepResult, length_sweep
+from kvstudio.labs.sweep import SweepLabResult, sweep_with_fits
 
 
 def add_subcommands(sub: Any) -> None:
     """Register ``sweep`` on the one parser (``kvstudio.cli.main``)."""
     w = sub.add_parser("sweep", help="time and tokens fed as P or N grows")
-    for name in ("vary", "values", "fixed"):
+    for name in ("vary", "values", "fixed", "repeats"):
         add_lab_option(w, SWEEP.param(name))
     common.cache_options(w)
     common.model_options(w, COURSE.cache_model)
@@ -38,20 +38,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     for mode in MODES:  # the longest run must fit (as length_sweep checks), then the cost
         check_fits(loaded.backend, 1, max(p for p, _ in runs), max(n for _, n in runs), mode,
                    spec)
-    fed = sum(costs.generation_cost(mode, p, n).tokens_fed for p, n in runs for mode in MODES)
+    fed = args.repeats * sum(
+        costs.generation_cost(mode, p, n).tokens_fed for p, n in runs for mode in MODES)
     common.confirm_cost(args, fed, f"This sweep of {len(runs):,} length(s)",
                  "sweep fewer or shorter lengths")
-    result: SweepResult = common.drain(
-        length_sweep(
-            loaded.backend,
-            loaded.tokenizer,
-            vary=args.vary,
-            values=args.values,
-            fixed=args.fixed,
-            cache=spec,
-        ),
-        SweepResult,
+    lab: SweepLabResult = common.drain(
+        sweep_with_fits(loaded.backend, loaded.tokenizer, vary=args.vary, values=args.values,
+                        fixed=args.fixed, repeats=args.repeats, cache=spec),
+        SweepLabResult,
     )
+    result = lab.sweep
     print()
     print(
         f"  {'mode':<10}{'P':>6}{'N':>6}{'fed':>10}{'formula':>10}{'total ms':>11}"
@@ -65,7 +61,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             f"{(f'{1 / pt.decode_seconds:,.0f}' if pt.decode_seconds else '—'):>10}"
         )
     print()
+    times = ("a single measurement (one run per point)" if lab.repeats == 1
+             else f"the median of {lab.repeats} rounds")
     print("  ms/token: the median decode step (prefill apart, as TTFT); tokens/s = 1000 ÷ "
-          "ms/token. Every time is a single measurement (one run per point); the window's "
-          "Length sweep lab repeats them in rounds.")
+          f"ms/token. Every time is {times}, as in the window's Length sweep lab.")
     return 0

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from kvstudio.engine import formulas
 from kvstudio.engine.records import MODES, Mode
 
-COST_WARNING_TOKENS = 50_000  # tokens fed by the formula above which a run asks first
+COST_WARNING_TOKENS = 250_000  # tokens fed by the formula above which a run asks first
+# (the course model feeds ~5,000–15,000 a second on a laptop core: the course defaults,
+# five rounds of cache vs recompute included, never ask; a run of minutes does)
 COST_WARNING_SECONDS = 20.0  # or an estimated time above this
 
 

@@ -24,9 +24,9 @@ MAX_LAB_PROMPT = 4096  # P of a cache lab (the model's positions are checked whe
 MAX_LAB_NEW = 2048  # N of a cache lab (recompute's cost grows as N²: the cost rule asks)
 
 
-def _prompt(name: str = "prompt") -> Param:
+def _prompt(name: str = "prompt", option: str | None = "--prompt") -> Param:
     return Param(name, "text", COURSE.question, help="the question, in the chat template",
-                 help_ko="질문 (채팅 템플릿으로 감쌈)")
+                 help_ko="질문 (채팅 템플릿으로 감쌈)", option=option)
 
 
 def _seed(option: str | None = "--seed") -> Param:
@@ -51,12 +51,12 @@ COMPARE = LabSpec("compare", "Cache vs recompute", command="compare", params=(
           help="P and N: the course's (183, 64) or the seed notebook's (16, 64)",
           help_ko="P와 N: 강의 (183, 64) 또는 시드 노트북 (16, 64)"),
     _tokens("prompt_tokens", COURSE.prompt_tokens, MAX_LAB_PROMPT, help="P, prompt tokens",
-            help_ko="P, 프롬프트 토큰 수"),
+            help_ko="P, 프롬프트 토큰 수", option="--prompt-tokens"),
     _tokens("new_tokens", COURSE.new_tokens, MAX_LAB_NEW, help="N, new tokens",
-            help_ko="N, 새 토큰 수"),
-    _repeats(),
+            help_ko="N, 새 토큰 수", option="--new-tokens"),
+    _repeats(option="--repeats"),
     Param("warmup", "int", 4, 0, 64, unit="steps", help="warm-up steps before timing",
-          help_ko="측정 전 예열 단계"),
+          help_ko="측정 전 예열 단계", option="--warmup"),
     Param("dtype", "choice", "float32", choices=DTYPES, option="--dtype",
           help="the arithmetic: fp32, fp16 or bf16", help_ko="연산 정밀도"),
 ))
@@ -77,13 +77,13 @@ SAMPLE = LabSpec("sample", "Temperature", command="sample", params=(
     Param("penalty", "float", COURSE.repetition_penalty, 0.5, 3.0, step=0.05,
           option="--repetition-penalty", help="repetition penalty", help_ko="반복 페널티"),
     _seed(),
-    Param("both_modes", "bool", True, box="both_modes",
+    Param("both_modes", "bool", True, box="both_modes", option="--both-modes",
           help="also sample in recompute mode: the same seed gives the same answers",
           help_ko="재계산 모드로도 샘플링: 같은 시드, 같은 답"),
 ))
 
 CUTOFF = LabSpec("cutoff", "Top-p / top-k", params=(
-    _prompt(),
+    _prompt(option=None),
     Param("temperature", "float", COURSE.temperature, 0.0, 5.0, step=0.05,
           help="temperature (0: greedy)", help_ko="온도 (0: 그리디)", rule=check_temperature),
     Param("top_k", "int", COURSE.top_k, 0, 100_000, help="keep the k most likely (0: off)",
@@ -111,7 +111,7 @@ SWEEP = LabSpec("sweep", "Length sweep", command="sweep", params=(
           help="the lengths", help_ko="길이들"),
     Param("fixed", "int", COURSE.sweep_fixed, 1, 4096, unit="tokens", option="--fixed",
           help="the other length, held fixed", help_ko="고정한 다른 길이"),
-    _repeats(),
+    _repeats(option="--repeats"),
 ))
 
 PAGED = LabSpec("paged", "Paged cache", params=(
@@ -130,11 +130,13 @@ QUANTIZED = LabSpec("quantized", "Quantized cache", params=(
 ))
 
 SERVING = LabSpec("serving", "Serving", command="serving", params=(
-    Param("system", "text", "", help="a system prompt every request shares ('': the example's)",
+    Param("system", "text", "", option="--system",
+          help="a system prompt every request shares ('': the example's)",
           help_ko="모든 요청이 공유하는 시스템 프롬프트"),
-    Param("policy", "choice", "continuous", choices=("continuous", "static"),
+    Param("policy", "choice", "continuous", choices=("continuous", "static"), option="--policy",
           help="continuous or static batching", help_ko="연속 또는 정적 배칭"),
-    Param("chunk", "int", 0, 0, 4096, unit="tokens", help="chunked prefill's budget (0: off)",
+    Param("chunk", "int", 0, 0, 4096, unit="tokens", option="--chunk",
+          help="chunked prefill's budget (0: off)",
           help_ko="청크 프리필 예산 (0: 끔)"),
     Param("block_size", "int", 16, 1, MAX_BLOCK_SIZE, unit="tokens", option="--block-size",
           help="tokens a block holds", help_ko="블록 하나의 토큰 수"),
@@ -143,12 +145,14 @@ SERVING = LabSpec("serving", "Serving", command="serving", params=(
           help_ko="프리픽스 캐시"),
     Param("max_batch", "int", 8, 1, 64, unit="requests", option="--max-batch",
           help="requests running at once", help_ko="동시에 실행하는 요청 수"),
-    _tokens("answer_tokens", 24, 512, help="a request's answer budget",
+    _tokens("answer_tokens", 24, 512, option="--max-new-tokens",
+            help="a request's answer budget (a line's '+N' overrides it)",
             help_ko="요청 하나의 답 예산"),
     Param("batch_sizes", "ints", (1, 2, 4, 8, 16, 32), 1, 1024, unit="rows", allow_empty=True,
+          option="--batch-sizes",
           help="the decode sweep's batch sizes",
           help_ko="디코드 측정의 배치 크기들"),
-    _repeats(),
+    _repeats(option="--sweep-rounds"),
 ))
 
 BEAM = LabSpec("beam", "Beam search", command="beam", params=(
@@ -160,14 +164,14 @@ BEAM = LabSpec("beam", "Beam search", command="beam", params=(
     _tokens("new_tokens", 16, 128, option="--new-tokens"),
     Param("block_size", "int", 16, 1, MAX_BLOCK_SIZE, unit="tokens", option="--block-size",
           help="tokens a block holds (the paged comparison)", help_ko="블록 하나의 토큰 수"),
-    Param("transformers", "bool", True, box="check_transformers",
+    Param("transformers", "bool", True, box="check_transformers", option="--check",
           help="check against transformers' generate(num_beams=…)",
           help_ko="transformers의 generate와 비교"),
 ))
 
 SPECULATIVE = LabSpec("speculative", "Speculative decoding", command="speculative", params=(
     _prompt("question"),
-    Param("ks", "ints", (1, 2, 4, 8), 1, MAX_DRAFT_TOKENS, unit="drafts",
+    Param("ks", "ints", (1, 2, 4, 8), 1, MAX_DRAFT_TOKENS, unit="drafts", option="--k",
           help="draft lengths k to try", help_ko="시도할 초안 길이 k"),
     _tokens("new_tokens", 64, 512, option="--new-tokens"),
     Param("temperature", "float", 0.0, 0.0, 2.0, option="--temperature", step=0.05,
@@ -184,8 +188,10 @@ CHAT = LabSpec("chat", "Chat", command="chat", params=(
     _tokens("answer_tokens", 48, 512, option="--max-new-tokens", help="an answer's budget",
             help_ko="답의 토큰 예산"),
     Param("context_limit", "int", 1024, 16, 32768, unit="tokens", step=64,
+          option="--context-limit",
           help="the conversation's context limit", help_ko="대화의 문맥 한도"),
     Param("rounds", "int", DEFAULT_REPEATS, 1, 20, unit="rounds", box="ttft_rounds",
+          option="--rounds",
           help="rounds of each turn's TTFT; a median (1: a single measurement)",
           help_ko="TTFT 반복 횟수"),
 ))

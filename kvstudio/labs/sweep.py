@@ -227,6 +227,7 @@ def sweep_with_fits(
     values: Sequence[int] = (16, 32, 64, 128, 256),
     fixed: int = 32,
     repeats: int = 1,
+    cache: CacheSpec | None = None,
 ) -> Generator[Progress | SweepLabResult, None, None]:
     """`length_sweep` `repeats` times, then median ms per token against context with fits.
 
@@ -238,7 +239,8 @@ def sweep_with_fits(
         raise ValueError("Repeat the sweep at least once.")
     rounds: list[SweepResult] = []
     for index in range(repeats):
-        for item in length_sweep(backend, tokenizer, vary=vary, values=values, fixed=fixed):
+        for item in length_sweep(backend, tokenizer, vary=vary, values=values, fixed=fixed,
+                                 cache=cache):
             if isinstance(item, SweepResult):
                 rounds.append(item)
             else:

@@ -58,11 +58,18 @@ def test_serving_block_size_is_bounded_as_in_the_window(
 
 
 # ---- case 7: --sweep-rounds up to 2^31 ran without a question ----------------------------------
-@pytest.mark.parametrize("rounds", ["2147483648", "1000"])
+@pytest.mark.parametrize("rounds", ["50", "20"])
 def test_a_long_batch_sweep_asks_for_yes(capsys: pytest.CaptureFixture[str], rounds: str) -> None:
-    line = _one_error_line(capsys, ["serving", "--sweep-batch", "--sweep-rounds", rounds])
+    line = _one_error_line(capsys, ["serving", "--sweep-batch", "--sweep-rounds", rounds,
+                                    "--batch-sizes", "1024,1024"])
     assert f"× {int(rounds):,} rounds feeds the model about" in line, line
     assert "Add --yes to run it anyway" in line and "--sweep-rounds" in line
+
+
+def test_batch_sweep_rounds_are_bounded_as_in_the_window(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    line = _one_error_line(capsys, ["serving", "--sweep-batch", "--sweep-rounds", "2147483648"])
+    assert "--sweep-rounds: repeats must be between 1 and 50 rounds" in line, line
 
 
 def _capped(argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from kvstudio.cli import bench, common
+from kvstudio.cli import chat as cli_chat
 from kvstudio.cli import compare as cli_compare
 from kvstudio.cli import sample as cli_sample
 from kvstudio.cli import sweep as cli_sweep
@@ -49,8 +50,8 @@ def _one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["compare", "--new-tokens", "100000"], "positions"),
-        (["compare", "--prompt-tokens", "32000", "--new-tokens", "1000"], "positions"),
+        (["compare", "--new-tokens", "100000"], "must be between 1 and 2,048 tokens"),
+        (["compare", "--prompt-tokens", "32000"], "must be between 1 and 4,096 tokens"),
         (["compare", "--cache", "static", "--max-length", "10000000"], "static cache"),
         (["sweep", "--values", "8,40000"], "must be between 1 and 4,096 tokens"),
         (["sample", "--temperatures", "nan"], "finite"),
@@ -62,7 +63,7 @@ def _one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
         (["compare", "--threads", "1e11"], "whole number"),
         (["sample", "--prompt", ""], "prompt is empty"),
         (["compare", "--prompt", "   "], "prompt is empty"),
-        (["compare", "--new-tokens", "0"], "at least 1"),
+        (["compare", "--new-tokens", "0"], "must be between 1 and 2,048"),
         (["compare", "--mode", "turbo"], "invalid choice"),
     ],
 )
@@ -231,7 +232,8 @@ def test_a_long_chat_is_refused_without_yes(
         raise AssertionError("a turn ran before the cost was accepted")
 
     monkeypatch.setattr(chat.ChatSession, "run_turn", no_turns)
-    line = _one_error_line(capsys, ["chat", "--turns", str(_many_turns(tmp_path, 10_000))])
+    line = _one_error_line(capsys, ["chat", "--turns", str(_many_turns(tmp_path, 10_000)),
+                                    "--context-limit", "32768"])
     assert "--yes" in line and "tokens" in line and "fewer turns" in line
     assert ran == []
 
@@ -239,7 +241,7 @@ def test_a_long_chat_is_refused_without_yes(
 @pytest.mark.parametrize(
     "argv",
     [
-        ["compare", "--new-tokens", "20000", "--mode", "recompute"],
+        ["compare", "--new-tokens", "2000", "--mode", "recompute", "--repeats", "1"],
         ["compare", "--new-tokens", "2000"],  # both modes: the recompute half costs
         ["sample", "--samples", "500", "--temperatures", ",".join(["1.0"] * 20)],
         ["sweep", "--values", "4000,4096"],
@@ -254,8 +256,8 @@ def test_long_runs_are_refused_without_yes(
     for module, name in (
         (cli_compare, "compare_modes"),
         (cli_compare, "print_single"),
-        (cli_sample, "repeated_sampling"),
-        (cli_sweep, "length_sweep"),
+        (cli_sample, "temperature_lab"),
+        (cli_sweep, "sweep_with_fits"),
     ):
         monkeypatch.setattr(module, name, no_run)
     line = _one_error_line(capsys, argv)
@@ -292,15 +294,18 @@ def test_long_runs_print_progress_off_a_terminal(
 
 
 def test_the_chat_context_limit_is_capped_at_the_model(
-    capsys: pytest.CaptureFixture[str]
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    code = main(["chat", "--turns", str(SHIPPED_TURNS), "--rounds", "1", "--max-new-tokens", "2",
-                 "--context-limit", "10000000"])
+    """The default limit (1,024, the window's) on a model of 512 positions: capped, said so."""
+    monkeypatch.setattr(cli_chat, "model_positions", lambda backend: 512)
+    code = main(["chat", "--turns", str(SHIPPED_TURNS), "--rounds", "1", "--max-new-tokens", "2"])
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert ("note: --context-limit 10,000,000 is more than the model's 32,768 positions; "
-            "using 32,768.") in err
-    assert "context limit 32768" in out
+    assert ("note: --context-limit 1,024 is more than the model's 512 positions; "
+            "using 512.") in err
+    assert "context limit 512" in out
+    assert "must be between 16 and 32,768 tokens" in _one_error_line(
+        capsys, ["chat", "--turns", str(SHIPPED_TURNS), "--context-limit", "10000000"])
 
 
 def test_two_static_chat_caches_must_fit_the_free_memory(
@@ -328,10 +333,11 @@ def test_a_paged_block_is_bounded_before_any_pool_is_allocated(
     ("argv", "message"),
     [
         (["chat", "--turns", "x", "--context-limit", "99999999999999999999999"],
-         "argument --context-limit: must be at most 16,777,216 tokens, got a number of 23 digits"),
+         "argument --context-limit: context_limit must be between 16 and 32,768 tokens"),
         (["compare", "--cache", "sliding", "--window", "99999999999999999999999"],
          "argument --window: must be at most 16,777,216 tokens"),
-        (["compare", "--prompt-tokens", "99999999999999999999999"], "--prompt-tokens: must be at"),
+        (["compare", "--prompt-tokens", "99999999999999999999999"],
+         "--prompt-tokens: prompt_tokens must be between 1 and 4,096 tokens"),
         (["sweep", "--values", "8,99999999999999999999999"], "--values: each of values must be"),
         (["sample", "--seed", str(2**70)], "--seed: seed must be between 0 and 2,147,483,647"),
         (["sample", "--temperatures", ",".join(["1"] * 1001)], "at most 1,000 values"),
@@ -340,7 +346,7 @@ def test_a_paged_block_is_bounded_before_any_pool_is_allocated(
         (["chat", "--turns", "x", "--threads", "1000"], "between 1 and"),
         (["project", "--threads", "1000"], "between 1 and"),
         (["eval-model", "m", "--threads", "1000"], "between 1 and"),
-        (["chat", "--turns", "x", "--rounds", "0"], "at least 1"),
+        (["chat", "--turns", "x", "--rounds", "0"], "must be between 1 and 20 rounds"),
     ],
 )
 def test_number_arguments_are_bounded(

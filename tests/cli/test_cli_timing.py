@@ -15,7 +15,7 @@ def _row(out: str, label: str) -> list[str]:
 
 def test_compare_times_are_medians_of_rounds_or_said_single(
         capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["compare", "--prompt-tokens", "12", "--new-tokens", "5", "--rounds", "3"]) == 0
+    assert main(["compare", "--prompt-tokens", "12", "--new-tokens", "5", "--repeats", "3"]) == 0
     out = capsys.readouterr().out
     assert "median of 3 rounds" in out and "medians of 3 rounds" in out
     ms = _row(out, "decode (ms/token)")
@@ -23,7 +23,7 @@ def test_compare_times_are_medians_of_rounds_or_said_single(
     for col in (2, 3):  # cached, recompute: tokens/s follows from ms/token
         assert float(per_s[col - 1].replace(",", "")) == pytest.approx(
             1000 / float(ms[col].replace(",", "")), rel=0.02, abs=1)
-    assert main(["compare", "--prompt-tokens", "12", "--new-tokens", "4"]) == 0
+    assert main(["compare", "--prompt-tokens", "12", "--new-tokens", "4", "--repeats", "1"]) == 0
     out = capsys.readouterr().out
     assert "single measurement" in out and "rounds" not in out
 

@@ -49,7 +49,7 @@ def test_the_example_runs_identical_to_solo_with_radix_hits(
 
 def test_static_and_continuous_each_print_totals(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, "serving", "--rounds", "2", "--prefix-cache", "blocks",
-                             "--block-size", "8", "--max-new-tokens", "6")
+                             "--block-size", "8", "--max-new-tokens", "6", "--policy", "both")
     assert code == 0, err
     assert "medians of 2 interleaved rounds (min–max)" in out
     assert "== static · b 8 · prefix blocks · max batch 8 ==" in out
@@ -67,7 +67,7 @@ def test_static_and_continuous_each_print_totals(capsys: pytest.CaptureFixture[s
     [
         ("", (), "holds no requests"),
         ("@x 질문\n", (), "line 1: '@x' is not an arrival step"),
-        ("질문\n", ("--chunk", "8"), "--chunk is chunked prefill"),
+        ("질문\n", ("--chunk", "8", "--policy", "static"), "--chunk is chunked prefill"),
         ("질문\n", ("--blocks", "2"), "more than the budget of 2"),
     ],
     ids=["empty", "bad-k", "chunk-static", "budget"],

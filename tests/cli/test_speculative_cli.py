@@ -41,8 +41,8 @@ def test_speculative_k4_is_identical_to_greedy(capsys: pytest.CaptureFixture[str
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--k", "0"], "at least 1"),
-        (["--k", "1,x"], "whole number"),
+        (["--k", "0"], "between 1 and 64"),
+        (["--k", "1,x"], "numbers separated by commas"),
         (["--temperature", "-1"], "Temperature"),
         (["--draft", "no-such-folder"], "not a folder"),
     ],

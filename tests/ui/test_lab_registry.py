@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QAbstractSpinBox, QCheckBox, QComboBox, QLineEdit
 
 from kvstudio import notebook as kv
 from kvstudio.cli.main import build_parser
+from kvstudio.labs.course import CACHE_PRESETS
 from kvstudio.labs.params import LabSpec, Param
 from kvstudio.labs.registry import LABS
 from kvstudio.notebook.labs import new_panel, panel_type
@@ -81,6 +82,19 @@ def test_the_window_shows_each_parameter_with_its_declared_range_and_default(
 
 
 OPTIONS = [(lab, p) for lab in LABS for p in lab.params if p.option is not None]
+# Window-only on purpose: the command line's chat always runs both ways and prints them side
+# by side (its table is the comparison), so it has no switch to run one.
+WINDOW_ONLY = {("chat", "reuse"), ("chat", "refeed")}
+# None on the command line: the preset's value (the window's preset box fills its boxes alike).
+FROM_PRESET = {("compare", "prompt_tokens"), ("compare", "new_tokens")}
+
+
+@pytest.mark.parametrize("lab", [lab for lab in LABS if lab.command],
+                         ids=[lab.key for lab in LABS if lab.command])
+def test_the_command_has_an_option_for_every_parameter(lab: LabSpec) -> None:
+    missing = {p.name for p in lab.params if p.option is None} - \
+        {name for key, name in WINDOW_ONLY if key == lab.key}
+    assert not missing, f"kvstudio {lab.command} has no option for {sorted(missing)}"
 
 
 @pytest.mark.parametrize(("lab", "param"), OPTIONS,
@@ -93,7 +107,12 @@ def test_the_command_line_option_has_the_declared_default_and_bounds(
     action = next((a for a in parser._actions if param.option in a.option_strings), None)
     assert action is not None, f"kvstudio {lab.command} has no {param.option}"
     default = tuple(action.default) if isinstance(action.default, list) else action.default
-    assert default == param.default, (lab.command, param.option)
+    if (lab.key, param.name) in FROM_PRESET:
+        assert default is None
+        assert getattr(CACHE_PRESETS["course"], param.name) == param.default
+    else:
+        assert default == param.default, (lab.command, param.option)
+    assert f"default {param.text()}" in (action.help or ""), (lab.command, param.option)
     for outside in ([param.low - 1] if param.low is not None else []) + \
                    ([param.high + 1] if param.high is not None else []):
         text = f"{outside:g}" if param.kind in ("int", "ints") else str(outside)
