@@ -7,13 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvstudio.cli.main import main
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli.running import run_cli
 
 
 def test_beam_prints_steps_and_returned_beams(capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,12 +10,7 @@ from pathlib import Path
 import pytest
 
 from kvstudio.cli.main import build_parser, main
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli.running import run_cli
 
 
 def test_compare_prints_the_lab_table(capsys: pytest.CaptureFixture[str]) -> None:

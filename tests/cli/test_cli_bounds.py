@@ -13,23 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from kvstudio.cli.main import main
 from kvstudio.files.checkpoints import MODELS_DIR
+from tests.cli.running import one_error_line
 
 ADDRESS_SPACE = 3 * 1024**3  # torch and ko-chat need about 1 GiB of it; 3.5 GB died past it
 
 
-def _one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
-    try:
-        code = main(argv)
-    except SystemExit as exc:  # argparse's mistakes
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    assert code == 2, (out, err)
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 # ---- case 7: one temperature rule on every command ---------------------------------------------
@@ -38,7 +27,7 @@ def test_one_temperature_rule_on_every_command(
     capsys: pytest.CaptureFixture[str], value: str
 ) -> None:
     said = {
-        command: _one_error_line(capsys, [command, "--temperature", value])
+        command: one_error_line(capsys, [command, "--temperature", value])
         for command in ("serving", "speculative")
     }
     for line in said.values():
@@ -53,14 +42,14 @@ def test_serving_block_size_is_bounded_as_in_the_window(
     capsys: pytest.CaptureFixture[str], value: str
 ) -> None:
     for argv in (["serving"], ["serving", "--fit-budget"]):
-        line = _one_error_line(capsys, [*argv, "--block-size", value])
+        line = one_error_line(capsys, [*argv, "--block-size", value])
         assert line.startswith("error: argument --block-size: must be at most 256 tokens"), line
 
 
 # ---- case 7: --sweep-rounds up to 2^31 ran without a question ----------------------------------
 @pytest.mark.parametrize("rounds", ["50", "20"])
 def test_a_long_batch_sweep_asks_for_yes(capsys: pytest.CaptureFixture[str], rounds: str) -> None:
-    line = _one_error_line(capsys, ["serving", "--sweep-batch", "--sweep-rounds", rounds,
+    line = one_error_line(capsys, ["serving", "--sweep-batch", "--sweep-rounds", rounds,
                                     "--batch-sizes", "1024,1024"])
     assert f"× {int(rounds):,} rounds feeds the model about" in line, line
     assert "Add --yes to run it anyway" in line and "--sweep-rounds" in line
@@ -68,7 +57,7 @@ def test_a_long_batch_sweep_asks_for_yes(capsys: pytest.CaptureFixture[str], rou
 
 def test_batch_sweep_rounds_are_bounded_as_in_the_window(
         capsys: pytest.CaptureFixture[str]) -> None:
-    line = _one_error_line(capsys, ["serving", "--sweep-batch", "--sweep-rounds", "2147483648"])
+    line = one_error_line(capsys, ["serving", "--sweep-batch", "--sweep-rounds", "2147483648"])
     assert "--sweep-rounds: repeats must be between 1 and 50 rounds" in line, line
 
 

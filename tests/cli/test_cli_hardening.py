@@ -32,19 +32,7 @@ from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
 from kvstudio.labs import chat
 from kvstudio.labs.common import finish
 from kvstudio.labs.compare import CompareResult, compare_modes
-
-
-def _one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
-    try:
-        code = main(argv)
-    except SystemExit as exc:  # argparse's mistakes
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    assert code == 2, (out, err)
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    assert "Traceback" not in err
-    return lines[0]
+from tests.cli.running import one_error_line
 
 
 @pytest.mark.parametrize(
@@ -67,21 +55,21 @@ def _one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
         (["compare", "--mode", "turbo"], "invalid choice"),
     ],
 )
-def test_mistakes_exit_2_with_one_error_line(
+def test_mistakes_exit_2_withone_error_line(
     capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
-    assert message in _one_error_line(capsys, argv)
+    assert message in one_error_line(capsys, argv)
 
 
 def test_sizes_past_free_memory_are_refused_up_front(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(limits, "available_memory_bytes", lambda device="cpu": 4 * 1024**2)
-    line = _one_error_line(capsys, ["sample", "--samples", "512", "--new-tokens", "256"])
+    line = one_error_line(capsys, ["sample", "--samples", "512", "--new-tokens", "256"])
     assert "of memory" in line and "4.0 MiB is free" in line
 
 
-def test_a_non_utf8_prompt_is_one_error_line(tmp_path: Path) -> None:
+def test_a_non_utf8_prompt_isone_error_line(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "kvstudio", "compare", "--prompt", b"\xff\xfe".decode(
             "utf-8", "surrogateescape")],
@@ -201,7 +189,7 @@ def test_a_turns_device_is_refused_at_once(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _refuse_work(monkeypatch)  # (reading /dev/zero uncapped ran out of memory at 3.2 GB)
-    assert "not a regular file" in _one_error_line(capsys, ["chat", "--turns", "/dev/zero"])
+    assert "not a regular file" in one_error_line(capsys, ["chat", "--turns", "/dev/zero"])
 
 
 def test_a_turns_file_is_read_with_a_cap(
@@ -211,7 +199,7 @@ def test_a_turns_file_is_read_with_a_cap(
     huge = tmp_path / "huge.txt"
     with huge.open("wb") as fh:  # sparse: no disk used
         fh.truncate(16 * 1024 * 1024 + 1)
-    assert "is larger than 16 MiB" in _one_error_line(capsys, ["chat", "--turns", str(huge)])
+    assert "is larger than 16 MiB" in one_error_line(capsys, ["chat", "--turns", str(huge)])
     assert chat.MAX_TURNS_FILE_BYTES == 16 * 1024 * 1024  # the cap the file was just past
 
 
@@ -232,7 +220,7 @@ def test_a_long_chat_is_refused_without_yes(
         raise AssertionError("a turn ran before the cost was accepted")
 
     monkeypatch.setattr(chat.ChatSession, "run_turn", no_turns)
-    line = _one_error_line(capsys, ["chat", "--turns", str(_many_turns(tmp_path, 10_000)),
+    line = one_error_line(capsys, ["chat", "--turns", str(_many_turns(tmp_path, 10_000)),
                                     "--context-limit", "32768"])
     assert "--yes" in line and "tokens" in line and "fewer turns" in line
     assert ran == []
@@ -260,7 +248,7 @@ def test_long_runs_are_refused_without_yes(
         (cli_sweep, "sweep_with_fits"),
     ):
         monkeypatch.setattr(module, name, no_run)
-    line = _one_error_line(capsys, argv)
+    line = one_error_line(capsys, argv)
     assert "Add --yes to run it anyway" in line and "tokens" in line
 
 
@@ -275,7 +263,7 @@ def test_yes_runs_a_long_run(
         raise ValueError("stopped here by the test")
 
     monkeypatch.setattr(cli_compare, "compare_modes", counted)
-    line = _one_error_line(capsys, ["compare", "--new-tokens", "2000", "--yes"])
+    line = one_error_line(capsys, ["compare", "--new-tokens", "2000", "--yes"])
     assert line == "error: stopped here by the test" and started == [(183, 2000)]
 
 
@@ -304,7 +292,7 @@ def test_the_chat_context_limit_is_capped_at_the_model(
     assert ("note: --context-limit 1,024 is more than the model's 512 positions; "
             "using 512.") in err
     assert "context limit 512" in out
-    assert "must be between 16 and 32,768 tokens" in _one_error_line(
+    assert "must be between 16 and 32,768 tokens" in one_error_line(
         capsys, ["chat", "--turns", str(SHIPPED_TURNS), "--context-limit", "10000000"])
 
 
@@ -312,7 +300,7 @@ def test_two_static_chat_caches_must_fit_the_free_memory(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(limits, "available_memory_bytes", lambda device="cpu": 64 * 1024**2)
-    line = _one_error_line(capsys, ["chat", "--turns", str(SHIPPED_TURNS), "--cache", "static",
+    line = one_error_line(capsys, ["chat", "--turns", str(SHIPPED_TURNS), "--cache", "static",
                                     "--context-limit", "32768"])
     assert "Two static caches of 32,768 tokens" in line and "64.0 MiB is free" in line
 
@@ -325,7 +313,7 @@ def test_a_paged_block_is_bounded_before_any_pool_is_allocated(
 
     monkeypatch.setattr(paged_cache, "BlockPool", no_pool)  # the pool the paged cache makes
     for huge in ("3000000", "1000000000", "99999999999999999999999"):
-        line = _one_error_line(capsys, ["compare", "--cache", "paged", "--block-size", huge])
+        line = one_error_line(capsys, ["compare", "--cache", "paged", "--block-size", huge])
         assert line.startswith("error: argument --block-size: must be at most 256 tokens")
 
 
@@ -354,7 +342,7 @@ def test_number_arguments_are_bounded(
     message: str,
 ) -> None:
     _refuse_work(monkeypatch)
-    assert message in _one_error_line(capsys, argv)
+    assert message in one_error_line(capsys, argv)
 
 
 def test_the_threads_check_is_one_for_every_subcommand(
@@ -362,13 +350,13 @@ def test_the_threads_check_is_one_for_every_subcommand(
 ) -> None:
     _refuse_work(monkeypatch)
     lines = {
-        command: _one_error_line(capsys, [*command.split(), "--threads", "1000"])
+        command: one_error_line(capsys, [*command.split(), "--threads", "1000"])
         for command in ("compare", "chat --turns x", "project")
     }
     assert len({line.split(" (see: ")[0] for line in lines.values()}) == 1, lines
 
 
-def test_a_non_utf8_system_message_is_one_error_line() -> None:
+def test_a_non_utf8_system_message_isone_error_line() -> None:
     done = _cli("chat", "--turns", str(SHIPPED_TURNS), "--system",
                 b"\xff\xfe bad".decode("utf-8", "surrogateescape"))
     assert done.returncode == 2, done.stderr

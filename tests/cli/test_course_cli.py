@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from kvstudio.cli.main import main
+from tests.cli.running import run_cli
 
 pytestmark = pytest.mark.slow  # the shipped models, at the course's sizes
 
 
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("name", ["ko-base", "ko-chat"])

@@ -7,14 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kvstudio.cli.main import main
 from kvstudio.files.resources import MODELS_DIR
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli.running import run_cli
 
 
 def test_project_a_preset(capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,17 +9,13 @@ from pathlib import Path
 import pytest
 from core.rounding import EPS, ULPS
 
-from kvstudio.cli.main import main
+from tests.cli.running import run_cli
 
 # The shipped chat model; batched against alone, rerun under other CPU kernels
 # (tests/core/test_other_cpus.py).
 pytestmark = [pytest.mark.slow, pytest.mark.numeric]
 
 
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_the_example_runs_identical_to_solo_with_radix_hits(

@@ -7,16 +7,7 @@ import re
 
 import pytest
 
-from kvstudio.cli.main import main
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exit_:  # argparse's own errors: one `error:` line, status 2
-        code = int(exit_.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli.running import run_cli
 
 
 def test_speculative_k4_is_identical_to_greedy(capsys: pytest.CaptureFixture[str]) -> None:
