@@ -9,25 +9,15 @@ came first); on its daemon thread, the process ends without it.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from typing import Any
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-from PySide6.QtCore import QSettings, QTimer
-from PySide6.QtWidgets import QApplication
-
 import kvstudio.labs.beam as beam_module
-import kvstudio.ui  # noqa: F401
-from kvstudio.engine.config import ModelConfig
-from kvstudio.engine.model import MiniMindLM
-from kvstudio.files.checkpoints import train_fallback_tokenizer
 from kvstudio.labs.beam import TransformersCheck
-from kvstudio.ui.app.settings import AppSettings
-from kvstudio.ui.app.startup import build_window, finish, prepare_application
+from kvstudio.ui.app.startup import finish
 from kvstudio.ui.run.engine_adapter import ModelChoice, wrap_model
+from tests.ui.window_app import open_window, tiny_model, when, when_loaded
 
 entered = threading.Event()
 
@@ -40,23 +30,10 @@ def main(settings_path: str, hold_s: float) -> int:
         return TransformersCheck(False, False, (), "not checked: held")
 
     beam_module.transformers_check = held_check  # type: ignore[assignment]
-    tokenizer = train_fallback_tokenizer()
-    config = ModelConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                         num_key_value_heads=2, vocab_size=tokenizer.vocab_size,
-                         max_position_embeddings=1024)
-    model = MiniMindLM(config).init_weights(0).eval()
-    handle = wrap_model(model, tokenizer, "tiny", ModelChoice())
-    app = QApplication([sys.argv[0]])
-    prepare_application(app)
-    settings = AppSettings(QSettings(settings_path, QSettings.Format.IniFormat))
-    window = build_window(app, settings, lambda choice: handle)
-    window.show()
-    window.start()
+    model, tokenizer = tiny_model()
+    app, window = open_window(settings_path, wrap_model(model, tokenizer, "tiny", ModelChoice()))
 
-    def when_loaded() -> None:
-        if window.controller.model is None:
-            QTimer.singleShot(20, when_loaded)
-            return
+    def start_the_lab() -> None:
         panel = window.classroom.labs.beam
         panel.set_model(window.controller.model)
         panel.beams.setValue(2)
@@ -66,17 +43,14 @@ def main(settings_path: str, hold_s: float) -> int:
             print("lab did not start", flush=True)
             app.quit()
             return
-        close_in_the_check()
+        when(entered.is_set, close_in_the_check)
 
     def close_in_the_check() -> None:
-        if not entered.is_set():
-            QTimer.singleShot(20, close_in_the_check)
-            return
         print("closing", flush=True)
         window.close()
         app.quit()
 
-    QTimer.singleShot(0, when_loaded)
+    when_loaded(window, start_the_lab)
     code = app.exec()
     finish(app)  # what startup.main does after the event loop: waits for parked threads
     print("exited", flush=True)

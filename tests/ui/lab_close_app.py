@@ -11,23 +11,13 @@ the test reads how far it got and the time from "closing" to the process end.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-from PySide6.QtCore import QSettings, QTimer
-from PySide6.QtWidgets import QApplication
-
-import kvstudio.ui  # noqa: F401
-from kvstudio.engine.config import ModelConfig
-from kvstudio.engine.model import MiniMindLM
-from kvstudio.files.checkpoints import train_fallback_tokenizer
-from kvstudio.ui.app.settings import AppSettings
-from kvstudio.ui.app.startup import build_window, finish, prepare_application
+from kvstudio.ui.app.startup import finish
 from kvstudio.ui.run.engine_adapter import ModelChoice, wrap_model
+from tests.ui.window_app import open_window, tiny_model, when_loaded
 
 NEW_TOKENS = 200
 closing = threading.Event()
@@ -35,11 +25,7 @@ after_close = [0]
 
 
 def main(settings_path: str) -> int:
-    tokenizer = train_fallback_tokenizer()
-    config = ModelConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                         num_key_value_heads=2, vocab_size=tokenizer.vocab_size,
-                         max_position_embeddings=1024)
-    model = MiniMindLM(config).init_weights(0).eval()
+    model, tokenizer = tiny_model()
 
     def slow_forward(*_: object) -> None:
         if closing.is_set():
@@ -47,18 +33,9 @@ def main(settings_path: str) -> int:
         time.sleep(0.002)
 
     model.register_forward_pre_hook(slow_forward)
-    handle = wrap_model(model, tokenizer, "tiny", ModelChoice())
-    app = QApplication([sys.argv[0]])
-    prepare_application(app)
-    settings = AppSettings(QSettings(settings_path, QSettings.Format.IniFormat))
-    window = build_window(app, settings, lambda choice: handle)
-    window.show()
-    window.start()
+    app, window = open_window(settings_path, wrap_model(model, tokenizer, "tiny", ModelChoice()))
 
-    def when_loaded() -> None:
-        if window.controller.model is None:
-            QTimer.singleShot(20, when_loaded)
-            return
+    def start_the_lab() -> None:
         panel = window.classroom.labs.speculative
         panel.set_model(window.controller.model)
         panel.ks.setText("4, 1")
@@ -77,7 +54,7 @@ def main(settings_path: str) -> int:
         window.close()
         app.quit()
 
-    QTimer.singleShot(0, when_loaded)
+    when_loaded(window, start_the_lab)
     code = app.exec()
     finish(app)  # what startup.main does after the event loop: waits for parked threads
     print(f"forwards after close {after_close[0]}", flush=True)

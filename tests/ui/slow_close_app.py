@@ -13,24 +13,14 @@ the test's verdict (134 = SIGABRT, what closing did before the parking fix;
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-from PySide6.QtCore import QSettings, QTimer
-from PySide6.QtWidgets import QApplication
-
-import kvstudio.ui  # noqa: F401
-from kvstudio.engine.config import ModelConfig
-from kvstudio.engine.model import MiniMindLM
-from kvstudio.files.checkpoints import train_fallback_tokenizer
-from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.app.shutdown import python_owned_qt_objects
-from kvstudio.ui.app.startup import build_window, finish, prepare_application
+from kvstudio.ui.app.startup import finish
 from kvstudio.ui.run import threads
 from kvstudio.ui.run.engine_adapter import ModelChoice, ModelHandle, wrap_model
+from tests.ui.window_app import open_window, tiny_model, when, when_loaded
 
 STEP_SECONDS = 60.0  # an upper bound: the step is released once the window has closed
 STOP_MS = 200
@@ -57,39 +47,24 @@ class SlowBackend:
 
 def main(settings_path: str) -> int:
     threads.STOP_TIMEOUT_MS = STOP_MS
-    tokenizer = train_fallback_tokenizer()
-    config = ModelConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                         num_key_value_heads=2, vocab_size=tokenizer.vocab_size,
-                         max_position_embeddings=256)
-    handle = wrap_model(MiniMindLM(config).init_weights(0).eval(), tokenizer, "slow",
-                        ModelChoice())
+    model, tokenizer = tiny_model(max_positions=256)
+    handle = wrap_model(model, tokenizer, "slow", ModelChoice())
     backend = SlowBackend(handle.backend)
     slow_handle = ModelHandle(handle.name, backend, tokenizer, False,  # type: ignore[arg-type]
                               handle.max_positions, handle.choice)
-    app = QApplication([sys.argv[0]])
-    prepare_application(app)
-    settings = AppSettings(QSettings(settings_path, QSettings.Format.IniFormat))
-    window = build_window(app, settings, lambda choice: slow_handle)
-    window.show()
-    window.start()
+    app, window = open_window(settings_path, slow_handle)
 
-    def when_loaded() -> None:
-        if window.controller.model is None:
-            QTimer.singleShot(20, when_loaded)
-            return
+    def step_slowly() -> None:
         backend.slow = True
         window.controller.step()
-        QTimer.singleShot(20, close_when_started)
+        when(started.is_set, close)
 
-    def close_when_started() -> None:
-        if not started.is_set():
-            QTimer.singleShot(20, close_when_started)
-            return
+    def close() -> None:
         window.close()
         print("closed", flush=True)
         app.quit()
 
-    QTimer.singleShot(0, when_loaded)
+    when_loaded(window, step_slowly)
     code = app.exec()
     print("step started" if started.is_set() else "no step", flush=True)
     print(f"parked {len(threads.parked_threads())}", flush=True)

@@ -31,7 +31,7 @@ from kvstudio.ui.labs import BeamSearchPanel
 from tests.ui.waits import HANG_GUARD_MS, HANG_GUARD_S
 
 HOLD_S = HANG_GUARD_S / 2  # the held check lets go by itself only after this (old behaviour)
-SCRIPT = Path(__file__).with_name("beam_close_app.py")
+SCRIPT = "tests.ui.beam_close_app"  # run with -m from the repository root
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -82,7 +82,7 @@ def test_cancel_during_the_transformers_check_does_not_wait_for_it(  # type: ign
 
 def test_closing_during_the_transformers_check_ends_the_process(tmp_path: Path) -> None:
     process = subprocess.Popen(
-        [sys.executable, str(SCRIPT), str(tmp_path / "settings.ini"), str(HOLD_S)],
+        [sys.executable, "-m", SCRIPT, str(tmp_path / "settings.ini"), str(HOLD_S)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
     )
     lines: list[str] = []

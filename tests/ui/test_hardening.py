@@ -49,9 +49,8 @@ def test_closing_during_a_step_longer_than_the_stop_timeout_exits_cleanly(
     """A step outlasting the 0.2 s stop timeout: the thread is parked, the process exits 0."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "QT_QPA_PLATFORM": "offscreen"}
     done = subprocess.run(
-        [sys.executable, str(Path(__file__).with_name("slow_close_app.py")),
-         str(tmp_path / "s.ini")],
-        capture_output=True, text=True, env=env, timeout=240, check=False,
+        [sys.executable, "-m", "tests.ui.slow_close_app", str(tmp_path / "s.ini")],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=240, check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "step started" in done.stdout and "closed" in done.stdout

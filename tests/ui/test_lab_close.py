@@ -17,13 +17,13 @@ import time
 from pathlib import Path
 
 HANG_GUARD_S = 200  # not a time limit: only a process that never ends stops here
-SCRIPT = Path(__file__).with_name("lab_close_app.py")
+SCRIPT = "tests.ui.lab_close_app"  # run with -m from the repository root
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_closing_during_a_speculative_run_stops_after_the_round(tmp_path: Path) -> None:
     process = subprocess.Popen(
-        [sys.executable, str(SCRIPT), str(tmp_path / "settings.ini")],
+        [sys.executable, "-m", SCRIPT, str(tmp_path / "settings.ini")],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
     )
     lines: list[str] = []
