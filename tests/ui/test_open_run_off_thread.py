@@ -14,35 +14,14 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QFileDialog
 
-from kvstudio.engine.cache.kv_cache import CacheSpec
-from kvstudio.engine.records import Candidate, SamplingSettings, StepRecord
-from kvstudio.files.runfile import ModelFacts, SavedRun, dumps_runs
 from kvstudio.ui.run import replay as replay_module
 from kvstudio.ui.run.state import RunPhase
-
-HANG_GUARD_MS = 120_000  # not a time limit: only a wait that never ends stops here
-HANG_GUARD_S = HANG_GUARD_MS / 1000
-
-
-def _record(step: int) -> StepRecord:
-    known = 3 + step
-    return StepRecord(
-        step=step, phase="prefill" if step == 0 else "decode", mode="cached",
-        token_ids=(5,), token_texts=("가",), tokens_fed=3 if step == 0 else 1,
-        elapsed_s=0.001, cache_layer_bytes=((64 * known, 64 * known),) * 2,
-        cache_allocated_bytes=256 * known, cache_used_bytes=256 * known, cache_length=known,
-        attention_mask_shape=(1, known), survivors_top_k=(100,), survivors_top_p=(10,),
-        chosen_probability=(0.5,), top_candidates=((Candidate(5, "가", 0.5),),),
-        finished=(False,))
+from tests.core.saved_runs import run_file_text
+from tests.ui.waits import HANG_GUARD_MS, HANG_GUARD_S
 
 
 def _run_file(path: Path, steps: int) -> Path:
-    run = SavedRun(
-        model_name="saved-model", prompt="abc", prompt_ids=(1, 2, 3), mode="cached",
-        sampling=SamplingSettings(), max_new_tokens=steps, cache=CacheSpec(),
-        model=ModelFacts(2, 1, 32, 4), records=tuple(_record(i) for i in range(steps)),
-        prompt_pieces=("a", "b", "c"))
-    path.write_text(dumps_runs([run]), encoding="utf-8")
+    path.write_text(run_file_text(steps, model_name="saved-model"), encoding="utf-8")
     return path
 
 
