@@ -381,10 +381,7 @@ def plain_decoding(
     stop_at_eos: bool,
 ) -> list[int]:
     """The reference: one token per target forward (`Stepper`, the dynamic cache)."""
-    stepper = Stepper(
-        backend, tokenizer, list(prompt_ids), sampling=settings, max_new_tokens=new_tokens,
-        stop_at_eos=stop_at_eos, top_n=0,
-    )
+    stepper = plain_stepper(backend, tokenizer, prompt_ids, new_tokens, settings, stop_at_eos)
     with torch.inference_mode():
         for _ in stepper:
             pass

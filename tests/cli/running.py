@@ -2,14 +2,21 @@
 
 Owns `run_cli` (exit code, stdout, stderr) and `one_error_line` (a refused command: exit
 status 2 and exactly one ``error:`` line on stderr, no traceback), so every CLI test reads
-a refusal the same way.
+a refusal the same way; and `shipped_model_with`, a copy of a shipped model whose
+config.json says something else.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from kvstudio.cli.main import main
+from kvstudio.files.checkpoints import MODELS_DIR
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -34,3 +41,17 @@ def one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     assert len(lines) == 1 and lines[0].startswith("error: "), err
     assert "Traceback" not in err
     return lines[0]
+
+
+def shipped_model_with(tmp_path: Path, name: str, field: str, value: Any) -> Path:
+    """A copy of the shipped model `name` in `tmp_path` with config.json's `field` = `value`
+    (skips the test where the model is not shipped)."""
+    source = MODELS_DIR / name
+    if not source.is_dir():
+        pytest.skip(f"no shipped {name}")
+    folder = tmp_path / name
+    shutil.copytree(source, folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    config[field] = value
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return folder

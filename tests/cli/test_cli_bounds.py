@@ -3,18 +3,15 @@ traceback, for every bound the window and the notebook share (``labs/bounds.py``
 
 from __future__ import annotations
 
-import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from kvstudio.files.checkpoints import MODELS_DIR
-from tests.cli.running import one_error_line
+from tests.cli.running import one_error_line, shipped_model_with
 
 ADDRESS_SPACE = 3 * 1024**3  # torch and ko-chat need about 1 GiB of it; 3.5 GB died past it
 
@@ -97,15 +94,7 @@ def test_a_huge_requests_file_is_refused_before_it_grows(tmp_path: Path) -> None
 
 # ---- case 4: config integers, bounded before any arithmetic ------------------------------------
 def _draft_with(tmp_path: Path, field: str, value: int) -> Path:
-    source = MODELS_DIR / "ko-draft"
-    if not source.is_dir():
-        pytest.skip("no shipped draft model")
-    folder = tmp_path / "F"
-    shutil.copytree(source, folder)
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    config[field] = value
-    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    return folder
+    return shipped_model_with(tmp_path, "ko-draft", field, value)
 
 
 @pytest.mark.slow

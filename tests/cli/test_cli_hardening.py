@@ -4,9 +4,7 @@ counts, empty or non-UTF-8 prompts, damaged checkpoints and config files."""
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,7 +30,7 @@ from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
 from kvstudio.labs import chat
 from kvstudio.labs.common import finish
 from kvstudio.labs.compare import CompareResult, compare_modes
-from tests.cli.running import one_error_line
+from tests.cli.running import one_error_line, shipped_model_with
 
 
 @pytest.mark.parametrize(
@@ -96,14 +94,7 @@ def test_a_non_utf8_prompt_isone_error_line(tmp_path: Path) -> None:
 def test_config_sizes_are_checked_before_any_allocation(
     tmp_path: Path, field: str, value: object, message: str
 ) -> None:
-    source = MODELS_DIR / "ko-chat"
-    if not source.is_dir():
-        pytest.skip("no shipped model")
-    folder = tmp_path / "model"
-    shutil.copytree(source, folder)
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    config[field] = value
-    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    folder = shipped_model_with(tmp_path, "ko-chat", field, value)
     with pytest.raises(ValueError, match=message):
         load_model_folder(folder)
 
