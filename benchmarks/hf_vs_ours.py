@@ -37,7 +37,7 @@ from pathlib import Path
 
 import torch
 
-from kvstudio.cli.bench import SAMPLING_QUESTION, SAMPLING_TEMPERATURES, sampling_seconds
+from kvstudio.cli.tools.bench import SAMPLING_QUESTION, SAMPLING_TEMPERATURES, sampling_seconds
 from kvstudio.engine.backends.hf import INSTALL_HINT, HFBackend
 from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
 from kvstudio.engine.generate import Stepper

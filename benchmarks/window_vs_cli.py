@@ -35,8 +35,8 @@ from PySide6.QtCore import QEventLoop, QTimer
 from window_harness import open_window
 
 from kvstudio.engine.records import MODES, Mode, SamplingSettings
+from kvstudio.labs.cache.compare import CompareResult, compare_modes
 from kvstudio.labs.common import finish, lab_text
-from kvstudio.labs.compare import CompareResult, compare_modes
 from kvstudio.ui.panels.controls_panel import SPEED_INTERVALS_MS
 from kvstudio.ui.run.engine_adapter import ModelChoice, run_cost
 

@@ -20,7 +20,7 @@ sweep over five rounds; paged and quantized caches; the projector on
 Llama-3.1-8B; serving, speculative decoding and beam search with the settings
 docs/labs.md quotes (SERVING, SPECULATIVE, BEAM below); the 4-turn chat; the
 cache inspector stepped to the end), each on the model the window runs it on
-(the course's, kvstudio/ui/labs/lab_models.py). Then it writes the slide pack exactly as
+(the course's, kvstudio/ui/labs/shared/lab_models.py). Then it writes the slide pack exactly as
 Lecture → Export slide pack does: every chart as PNG, SVG, PDF and CSV on a
 16:9 1920×1080 canvas with its headline, all-charts.pdf, numbers.json and the
 tables as CSV (numbers.json in the window's layout, ``kvstudio/ui/slides/numbers.py``).
@@ -53,7 +53,7 @@ from PySide6.QtWidgets import QApplication
 
 import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
 from kvstudio.engine.records import MODES, SamplingSettings
-from kvstudio.labs import compare as compare_lab
+from kvstudio.labs.cache import compare as compare_lab
 from kvstudio.labs.common import finish
 from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.i18n import LanguageSwitcher
@@ -228,7 +228,7 @@ def run_lab(panel: LabPanel, model: ModelHandle) -> None:
     """Run a lab to its result on its own thread, as its Run button does.
 
     `model` is the window's (ko-chat); the lab runs on the course's model for it, as in
-    the window (kvstudio/ui/labs/lab_models.py): ko-base for the cache labs, ko-chat for
+    the window (kvstudio/ui/labs/shared/lab_models.py): ko-base for the cache labs, ko-chat for
     the sampling labs, serving and beam search, ko-chat drafted by ko-draft for
     speculative decoding."""
     panel.resize(1500, 850)

@@ -88,10 +88,10 @@ def _course_model(name: str):
 
 def quantized() -> str:
     """The quantized table of `kvstudio compare --cache int8` (no timings in it)."""
-    from kvstudio.cli.project import print_quantized
+    from kvstudio.cli.tools.project import print_quantized
+    from kvstudio.labs.cache.quantized import QuantLabResult, quantized_cache
     from kvstudio.labs.common import finish, lab_prompt_ids
     from kvstudio.labs.course import COURSE
-    from kvstudio.labs.quantized import QuantLabResult, quantized_cache
 
     backend, tokenizer = _course_model(COURSE.cache_model)
     prompt = lab_prompt_ids(tokenizer, COURSE.prompt_tokens)
@@ -107,10 +107,10 @@ def quantized() -> str:
 def paged() -> str:
     """The paged section of `kvstudio compare --cache paged` (counts and bytes only)."""
     from kvstudio.cli.common import DEFAULT_QUESTION
-    from kvstudio.cli.project import print_paged
+    from kvstudio.cli.tools.project import print_paged
+    from kvstudio.labs.cache.paged import PagedLabResult, paged_memory
     from kvstudio.labs.common import finish, lab_prompt_ids
     from kvstudio.labs.course import COURSE
-    from kvstudio.labs.paged import PagedLabResult, paged_memory
 
     backend, tokenizer = _course_model(COURSE.model_for_cache("paged"))
     result = finish(
@@ -150,7 +150,7 @@ def sample_distinct() -> str:
     """Inline: distinct answers of the course's samples per temperature, on the chat model."""
     from kvstudio.labs.common import finish
     from kvstudio.labs.course import COURSE
-    from kvstudio.labs.sample import SamplingResult, repeated_sampling
+    from kvstudio.labs.sampling.sample import SamplingResult, repeated_sampling
 
     backend, tokenizer = _course_model(COURSE.chat_model)
     result = finish(

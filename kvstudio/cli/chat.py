@@ -5,7 +5,7 @@ Owns the `chat` subcommand (registered on the one parser in
 the prompt, TTFT, decode ms/token and the cache's bytes, then whether the
 greedy answers were identical and the largest |Δlogit| between the ways (float32
 rounding: their prefills have other row counts). The conversation runs in
-``kvstudio.labs.chat``; with
+``kvstudio.labs.chat.session``; with
 ``--rounds R`` it runs R times from scratch and the times are medians (the
 tokens fed are the same every round). Before any turn runs, the turns file is
 read capped (``labs.chat.read_turns``), ``--context-limit`` is capped at the
@@ -30,7 +30,7 @@ from kvstudio.cli.lab_options import add_lab_option
 from kvstudio.engine import formulas, limits
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CacheSpec
-from kvstudio.labs.chat import (
+from kvstudio.labs.chat.session import (
     ChatSession,
     ChatTurn,
     WayResult,

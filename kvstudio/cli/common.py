@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from kvstudio.cli import args as cli_args
-from kvstudio.cli import convert
+from kvstudio.cli.tools import convert
 from kvstudio.engine import costs
 from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
 from kvstudio.engine.cache.kv_cache import ALL_CACHE_KINDS, CacheSpec

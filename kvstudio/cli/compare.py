@@ -3,8 +3,8 @@
 Owns the ``compare`` subcommand (registered on the one parser in
 ``kvstudio.cli.main``) and its tables: tokens fed, times and cache bytes for
 both modes against the formulas (`print_compare`), or one mode alone
-(`print_single`). The numbers come from ``kvstudio.labs.compare``; with
-``--cache paged|fp16|int8|int4`` it adds ``kvstudio.cli.project``'s tables.
+(`print_single`). The numbers come from ``kvstudio.labs.cache.compare``; with
+``--cache paged|fp16|int8|int4`` it adds ``kvstudio.cli.tools.project``'s tables.
 It runs on the course preset's base model (``ko-base``; ``--cache paged``,
 whose table is a sampling run, on the chat model) at its P = 183, N = 64;
 ``--preset notebook`` is the seed notebook's case (the 16-token sentence,
@@ -20,8 +20,9 @@ from typing import Any
 import torch
 
 from kvstudio.cli import args as cli_args
-from kvstudio.cli import common, project
+from kvstudio.cli import common
 from kvstudio.cli.lab_options import add_lab_option
+from kvstudio.cli.tools import project
 from kvstudio.engine import costs, formulas
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CacheSpec
@@ -29,8 +30,8 @@ from kvstudio.engine.cache.quantized import QUANT_BITS
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import MODES, Mode, SamplingSettings, decode_seconds_per_token
 from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.labs.cache.compare import CompareResult, ModeRun, RepeatedCompare, compare_modes
 from kvstudio.labs.common import Progress, check_fits
-from kvstudio.labs.compare import CompareResult, ModeRun, RepeatedCompare, compare_modes
 from kvstudio.labs.course import CACHE_PRESETS, COURSE, NOTEBOOK
 from kvstudio.labs.registry import COMPARE
 

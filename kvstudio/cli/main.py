@@ -13,10 +13,10 @@ and a run past the window's cost threshold (``engine.costs``) needs ``--yes``
 
 Subcommands: ``compare``, ``sample``, ``sweep``, ``serving``, ``speculative``, ``info``, ``beam``
 (``kvstudio.cli.<name>``),
-``bench`` (``kvstudio.cli.bench``); plus
-``train``/``eval-model`` (``kvstudio.cli.train``), ``convert``
-(``kvstudio.cli.convert``), ``chat`` (``kvstudio.cli.chat``) and ``project``
-(``kvstudio.cli.project``, which also prints ``compare --cache
+``bench`` (``kvstudio.cli.tools.bench``); plus
+``train``/``eval-model`` (``kvstudio.cli.tools.train``), ``convert``
+(``kvstudio.cli.tools.convert``), ``chat`` (``kvstudio.cli.chat``) and ``project``
+(``kvstudio.cli.tools.project``, which also prints ``compare --cache
 paged|fp16|int8|int4``'s extra tables). They are imported like any module: a
 broken one fails at once, loudly.
 """
@@ -29,20 +29,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from kvstudio.cli import (
-    beam,
-    bench,
-    chat,
-    compare,
-    convert,
-    info,
-    project,
-    sample,
-    serving,
-    speculative,
-    sweep,
-    train,
-)
+from kvstudio.cli import beam, chat, compare, sample, serving, speculative, sweep
+from kvstudio.cli.tools import bench, convert, info, project, train
 
 log = logging.getLogger(__name__)
 

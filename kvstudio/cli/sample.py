@@ -2,7 +2,7 @@
 
 Owns the ``sample`` subcommand (registered on the one parser in
 ``kvstudio.cli.main``) and its table; the numbers come from
-``kvstudio.labs.temperature``, the window's lab: the same samples again in
+``kvstudio.labs.sampling.temperature``, the window's lab: the same samples again in
 recompute mode (``--no-both-modes`` skips them). Every default is the course preset's
 (``kvstudio.labs.course.COURSE``: ko-chat, its question, T 0.3, 0.85, 1.5 ×
 30 samples, top-k off, top-p 0.85, penalty 1.0, seed 42), and the table
@@ -27,8 +27,8 @@ from kvstudio.engine.records import MODES, Mode, SamplingSettings
 from kvstudio.labs.common import check_fits
 from kvstudio.labs.course import COURSE, setting_changes
 from kvstudio.labs.registry import SAMPLE
-from kvstudio.labs.sample import SamplingResult
-from kvstudio.labs.temperature import TemperatureLabResult, temperature_lab
+from kvstudio.labs.sampling.sample import SamplingResult
+from kvstudio.labs.sampling.temperature import TemperatureLabResult, temperature_lab
 
 
 def add_subcommands(sub: Any) -> None:

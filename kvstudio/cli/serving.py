@@ -9,7 +9,7 @@ products round a row differently from one row's); per scheduler a totals
 block (throughput, wasted token slots beside their formula, peak blocks and
 bytes, prefix hits, preemptions, the solo check); with ``--timeline`` the
 requests × steps picture. The numbers come from
-``kvstudio.labs.serving``. Without ``--requests`` it runs the shipped example
+``kvstudio.labs.serving.lab``. Without ``--requests`` it runs the shipped example
 (``kvstudio/resources/prompts/serving_requests.txt``) with its system prompt, on the
 course's chat model.
 """
@@ -32,17 +32,18 @@ from kvstudio.engine.serving.records import (
     ServingStep,
 )
 from kvstudio.engine.serving.requests import read_request_lines
-from kvstudio.labs import bounds, serving_size
+from kvstudio.labs import bounds
 from kvstudio.labs.common import Spread
 from kvstudio.labs.course import COURSE, settings_line
 from kvstudio.labs.registry import SERVING
-from kvstudio.labs.serving import (
+from kvstudio.labs.serving import size as serving_size
+from kvstudio.labs.serving.lab import (
     EXAMPLE_REQUESTS,
     EXAMPLE_SYSTEM,
     load_requests,
     serving,
 )
-from kvstudio.labs.serving_records import SchedulerRun, ServingResult
+from kvstudio.labs.serving.records import SchedulerRun, ServingResult
 
 # One character per request and step in --timeline.
 TIMELINE_MARKS = {

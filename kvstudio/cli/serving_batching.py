@@ -2,7 +2,7 @@
 
 Owns the two options' arguments (`add_arguments`, which leaves alone the options the
 ``serving`` subcommand already has: ``--model`` and its kin, ``--block-size``) and
-their tables (`run`); the numbers come from ``kvstudio.labs.serving_batching``. Bad
+their tables (`run`); the numbers come from ``kvstudio.labs.serving.batching``. Bad
 input raises ValueError, which ``cli/main.py`` prints as one ``error:`` line (exit 2).
 """
 
@@ -16,9 +16,9 @@ from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
 from kvstudio.cli.lab_options import add_lab_option
 from kvstudio.labs import scale
-from kvstudio.labs import serving_batching as lab
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import SERVING
+from kvstudio.labs.serving import batching as lab
 
 DEFAULT_REQUEST_TOKENS = 256  # prompt + answer tokens of each request in --fit-budget
 

@@ -2,7 +2,7 @@
 
 Owns the ``sweep`` subcommand (registered on the one parser in
 ``kvstudio.cli.main``) and its table; the numbers come from
-``kvstudio.labs.sweep``.
+``kvstudio.labs.cache.sweep``.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from kvstudio.cli import common
 from kvstudio.cli.lab_options import add_lab_option
 from kvstudio.engine import costs
 from kvstudio.engine.records import MODES
+from kvstudio.labs.cache.sweep import SweepLabResult, sweep_with_fits
 from kvstudio.labs.common import check_fits
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import SWEEP
-from kvstudio.labs.sweep import SweepLabResult, sweep_with_fits
 
 
 def add_subcommands(sub: Any) -> None:

@@ -30,7 +30,7 @@ from kvstudio.notebook.runner import LabRun, drive, set_fields, shown
 from kvstudio.ui.app.shutdown import delete_widget
 
 if TYPE_CHECKING:
-    from kvstudio.ui.labs.base import LabPanel
+    from kvstudio.ui.labs.shared.base import LabPanel
     from kvstudio.ui.run.engine_adapter import ModelHandle
 
 

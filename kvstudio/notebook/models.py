@@ -3,7 +3,7 @@
 Owns `load` (a name or a path → the window's `ModelHandle`, through the same
 loader the window's model box uses, `kvstudio.ui.run.engine_adapter.load_model`),
 its cache (each model loads once per kernel) and `course_model` (the model the
-course runs a lab on, as the window's labs choose it: `ui/labs/lab_models.py`).
+course runs a lab on, as the window's labs choose it: `ui/labs/shared/lab_models.py`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from kvstudio.files.resources import RANDOM_MODEL_NAME
 from kvstudio.notebook.environment import application
 
 if TYPE_CHECKING:
-    from kvstudio.ui.labs.lab_models import CourseRole
+    from kvstudio.ui.labs.shared.lab_models import CourseRole
     from kvstudio.ui.run.engine_adapter import ModelHandle
 
 _loaded: dict[tuple[str, str], ModelHandle] = {}
@@ -71,7 +71,7 @@ def load(model: str | Path = "ko-base", tokenizer: str | Path | None = None) -> 
 
 def course_model(role: CourseRole | None) -> ModelHandle:
     """The embedded model the course runs a lab of `role` on (the chat lab: ko-chat)."""
-    from kvstudio.ui.labs.lab_models import lab_model_name
+    from kvstudio.ui.labs.shared.lab_models import lab_model_name
 
     return load(lab_model_name(role) if role is not None else "ko-chat")
 

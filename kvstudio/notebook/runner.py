@@ -29,7 +29,7 @@ from kvstudio.notebook.chart_view import HEIGHT, WIDTH, LiveCharts, chart_png
 from kvstudio.notebook.progress import progress_view
 
 if TYPE_CHECKING:
-    from kvstudio.ui.labs.base import LabPanel
+    from kvstudio.ui.labs.shared.base import LabPanel
     from kvstudio.ui.run.engine_adapter import ModelHandle
     from kvstudio.ui.slides.canvas import ChartLike
 

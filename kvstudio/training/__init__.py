@@ -9,7 +9,7 @@ Owns everything that *changes* weights or the vocabulary; the engine in
 - ``trainer``: one small training loop (AdamW, cosine schedule, checkpoints, report);
 - ``export``: write and read a shipped model folder (safetensors, MiniMind names);
 - ``generate`` / ``evaluate``: a plain cached generation loop and the quality figures;
-- their subcommands ``train`` and ``eval-model`` live in ``kvstudio.cli.train``.
+- their subcommands ``train`` and ``eval-model`` live in ``kvstudio.cli.tools.train``.
 
 Importing this package loads no data and no weights.
 """

@@ -26,10 +26,10 @@ from kvstudio.files.runfile import RUN_SUFFIX, RunFile
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import message_box
-from kvstudio.ui.labs.base import LabPanel
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
 from kvstudio.ui.labs.labs_panel import slide_pack_of
+from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.plots.answer_histogram import ordered_answers
 from kvstudio.ui.run import replay as replay_files
@@ -43,10 +43,10 @@ from kvstudio.ui.slides.plotted_data import chart_headline
 from kvstudio.ui.slides.presenter import LabChart, PresenterActions, PresenterView
 
 if TYPE_CHECKING:
-    from kvstudio.labs import compare as compare_lab
+    from kvstudio.labs.cache import compare as compare_lab
     from kvstudio.ui.labs import LabsPanel
 else:  # torch loads when TTFT is first measured
-    compare_lab = LazyModule("kvstudio.labs.compare")
+    compare_lab = LazyModule("kvstudio.labs.cache.compare")
 
 log = logging.getLogger(__name__)
 

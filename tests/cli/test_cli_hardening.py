@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from kvstudio.cli import bench, common
 from kvstudio.cli import chat as cli_chat
+from kvstudio.cli import common
 from kvstudio.cli import compare as cli_compare
 from kvstudio.cli import sample as cli_sample
 from kvstudio.cli import sweep as cli_sweep
 from kvstudio.cli.main import main
+from kvstudio.cli.tools import bench
 from kvstudio.engine import limits
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.cache import paged as paged_cache
@@ -27,9 +28,9 @@ from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
-from kvstudio.labs import chat
+from kvstudio.labs.cache.compare import CompareResult, compare_modes
+from kvstudio.labs.chat import session as chat
 from kvstudio.labs.common import finish
-from kvstudio.labs.compare import CompareResult, compare_modes
 from tests.cli.running import one_error_line, shipped_model_with
 
 

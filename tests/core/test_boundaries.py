@@ -17,7 +17,7 @@ CHECK = """
 import sys
 import kvstudio.engine.backends.minimind, kvstudio.files.checkpoints, kvstudio.labs.common
 import kvstudio.engine.formulas, kvstudio.engine.sampling, kvstudio.engine.generate
-import kvstudio.cli.main, kvstudio.cli.bench
+import kvstudio.cli.main, kvstudio.cli.tools.bench
 bad = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'shiboken6')
              or m.startswith('kvstudio.ui'))
 print(','.join(bad))

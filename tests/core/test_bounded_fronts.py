@@ -26,8 +26,9 @@ from kvstudio.engine.serving.requests import build_requests, read_request_lines
 from kvstudio.engine.speculative import ModelDrafter, PromptLookupDrafter, SpeculativeRun
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files import checkpoints
-from kvstudio.labs import bounds, serving_size
-from kvstudio.labs.serving import DEFAULT_NEW_TOKENS, EXAMPLE_REQUESTS, serving
+from kvstudio.labs import bounds
+from kvstudio.labs.serving import size as serving_size
+from kvstudio.labs.serving.lab import DEFAULT_NEW_TOKENS, EXAMPLE_REQUESTS, serving
 
 
 def _requests_file(tmp_path: Path, text: str) -> Path:

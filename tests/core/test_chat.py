@@ -24,7 +24,7 @@ from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
-from kvstudio.labs.chat import (
+from kvstudio.labs.chat.session import (
     ChatSession,
     ChatTurn,
     ContextFullError,
@@ -400,7 +400,7 @@ def test_an_oversized_first_turn_says_shorten_it(
 def test_conversation_cost_counts_what_the_turns_feed(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
 ) -> None:
-    from kvstudio.labs.chat import conversation_cost
+    from kvstudio.labs.chat.session import conversation_cost
 
     counting = CountingBackend(tiny_backend)
     session = ChatSession(counting, tokenizer, max_new_tokens=4)  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ import inspect
 from kvstudio.cli.main import build_parser
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import IM_END, IM_START, TextTokenizer
-from kvstudio.labs import cutoff, paged, sample, temperature
+from kvstudio.labs.cache import paged
 from kvstudio.labs.common import answer_text, lab_prompt, lab_prompt_ids, lab_text
 from kvstudio.labs.course import (
     CACHE_PRESETS,
@@ -17,6 +17,7 @@ from kvstudio.labs.course import (
     setting_changes,
     settings_line,
 )
+from kvstudio.labs.sampling import cutoff, sample, temperature
 
 
 def test_the_course_preset_holds_the_course_settings() -> None:

@@ -8,10 +8,10 @@ from kvstudio.engine import formulas
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.labs.cache.compare import CompareResult, compare_modes
+from kvstudio.labs.cache.sweep import SweepResult, length_sweep
 from kvstudio.labs.common import Progress, finish, lab_prompt_ids
-from kvstudio.labs.compare import CompareResult, compare_modes
-from kvstudio.labs.sample import SamplingResult, repeated_sampling
-from kvstudio.labs.sweep import SweepResult, length_sweep
+from kvstudio.labs.sampling.sample import SamplingResult, repeated_sampling
 
 # Compares computations of different shapes (cached vs recompute): rerun under other CPU kernels
 # by tests/core/test_other_cpus.py.

@@ -12,9 +12,7 @@ from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import DType, SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs.cache_kinds import CacheKindsResult, cache_kinds
-from kvstudio.labs.common import Progress, Spread, finish, lab_prompt_ids, spread
-from kvstudio.labs.compare import (
+from kvstudio.labs.cache.compare import (
     CompareResult,
     RepeatedCompare,
     backend_in_dtype,
@@ -22,11 +20,13 @@ from kvstudio.labs.compare import (
     compare_modes,
     repeated_cache_vs_recompute,
 )
+from kvstudio.labs.cache.kinds import CacheKindsResult, cache_kinds
+from kvstudio.labs.cache.sweep import ModeFits, SweepLabResult, fit_polynomial, sweep_with_fits
+from kvstudio.labs.common import Progress, Spread, finish, lab_prompt_ids, spread
 from kvstudio.labs.course import COURSE
-from kvstudio.labs.cutoff import DistributionRun, DistributionStep, distribution_steps
-from kvstudio.labs.sample import SamplingResult, repeated_sampling
-from kvstudio.labs.sweep import ModeFits, SweepLabResult, fit_polynomial, sweep_with_fits
-from kvstudio.labs.temperature import TemperatureLabResult, temperature_lab
+from kvstudio.labs.sampling.cutoff import DistributionRun, DistributionStep, distribution_steps
+from kvstudio.labs.sampling.sample import SamplingResult, repeated_sampling
+from kvstudio.labs.sampling.temperature import TemperatureLabResult, temperature_lab
 
 # Compares computations of different shapes (cached vs recompute, cache kinds against dynamic):
 # rerun under other CPU kernels by tests/core/test_other_cpus.py.

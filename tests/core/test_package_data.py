@@ -91,7 +91,7 @@ def test_the_command_says_how_to_get_the_models(
 
 def test_random_weights_are_asked_for_and_labelled(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["compare", "--model", "random", "--prompt-tokens", "8", "--new-tokens", "3",
-                 "--rounds", "1"])
+                 "--repeats", "1"])
     out, _ = capsys.readouterr()
     assert code == 0
     assert "RANDOM WEIGHTS" in out and "--model random" in out

@@ -20,10 +20,10 @@ from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
+from kvstudio.labs.cache.paged import PagedLabResult, paged_memory
+from kvstudio.labs.cache.quantized import QuantLabResult, quantized_cache
 from kvstudio.labs.common import finish, lab_prompt_ids
-from kvstudio.labs.paged import PagedLabResult, paged_memory
 from kvstudio.labs.projector import ProjectionCheck, projection_check
-from kvstudio.labs.quantized import QuantLabResult, quantized_cache
 from kvstudio.labs.scale import PRESETS, geometry_of_backend, load_config, preset, variants
 
 # Compares computations of different shapes (paged against dynamic, shared rows against their

@@ -53,7 +53,7 @@ def test_the_data_sources_are_documented_in_the_repository() -> None:
 def test_training_commands_take_the_data_folder_as_an_argument(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    pytest.importorskip("kvstudio.cli.train")
+    pytest.importorskip("kvstudio.cli.tools.train")
     from kvstudio.cli.main import main
 
     with pytest.raises(SystemExit) as exit_info:

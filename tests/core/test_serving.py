@@ -33,8 +33,8 @@ from kvstudio.engine.serving.records import Request, SchedulerConfig, ServingSte
 from kvstudio.engine.serving.schedulers import Scheduler, solo_answer, solo_run
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import finish
-from kvstudio.labs.serving import serving
-from kvstudio.labs.serving_records import ServingResult
+from kvstudio.labs.serving.lab import serving
+from kvstudio.labs.serving.records import ServingResult
 
 pytestmark = pytest.mark.numeric  # batched against alone: rerun under other kernels
 

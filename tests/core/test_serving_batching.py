@@ -13,9 +13,9 @@ from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.config import ModelConfig
 from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs import serving_batching as lab
 from kvstudio.labs.common import Progress
 from kvstudio.labs.scale import GIB, preset
+from kvstudio.labs.serving import batching as lab
 
 
 def _by_hand_parameters(cfg: ModelConfig) -> int:

@@ -13,7 +13,7 @@ from kvstudio.engine.serving.requests import (
     read_request_lines,
 )
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs.serving import EXAMPLE_REQUESTS
+from kvstudio.labs.serving.lab import EXAMPLE_REQUESTS
 
 
 def write(tmp_path: Path, data: bytes | str) -> Path:

@@ -16,12 +16,12 @@ from kvstudio.engine.records import DEFAULT_REPEATS, SamplingSettings
 from kvstudio.engine.serving.records import SchedulerConfig
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
 from kvstudio.labs import beam as beam_lab
-from kvstudio.labs import serving as serving_lab
 from kvstudio.labs import speculative as speculative_lab
 from kvstudio.labs.beam import BeamLabResult
 from kvstudio.labs.common import finish
 from kvstudio.labs.course import COURSE
-from kvstudio.labs.serving_records import ServingResult
+from kvstudio.labs.serving import lab as serving_lab
+from kvstudio.labs.serving.records import ServingResult
 from kvstudio.labs.speculative import SpeculativeLabResult
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,8 +19,8 @@ from kvstudio.engine.records import SamplingSettings, StepRecord
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder, save_model_folder
 from kvstudio.files.convert import export_hf, hf_config_dict
+from kvstudio.labs.cache.compare import CompareResult, compare_modes
 from kvstudio.labs.common import finish
-from kvstudio.labs.compare import CompareResult, compare_modes
 
 transformers = pytest.importorskip("transformers")
 
@@ -270,7 +270,7 @@ def test_config_dict_writes_both_rope_spellings() -> None:
 def test_cli_convert_from_a_model_folder_and_a_minimind_pth(
     tokenizer: TextTokenizer, tmp_path: Path
 ) -> None:
-    from kvstudio.cli.convert import main
+    from kvstudio.cli.tools.convert import main
 
     model = tiny_model(qk_norm=True)
     src = save_model_folder(model, tokenizer, tmp_path / "ours")
@@ -330,7 +330,7 @@ def test_core_never_imports_transformers_and_says_how_to_install_it(
     code = (  # one subprocess for both checks: importing torch there takes seconds
         "import sys\n"
         "import kvstudio.engine, kvstudio.engine.backends.hf, kvstudio.files.convert\n"
-        "import kvstudio.cli.convert\n"
+        "import kvstudio.cli.tools.convert\n"
         "print('transformers' in sys.modules)\n"
         "sys.modules['transformers'] = None\n"  # what an absent package looks like
         "from kvstudio.engine.backends.hf import load_hf_backend\n"

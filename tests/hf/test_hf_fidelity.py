@@ -20,8 +20,8 @@ from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.convert import export_hf
+from kvstudio.labs.cache.compare import CompareResult, compare_modes
 from kvstudio.labs.common import finish
-from kvstudio.labs.compare import CompareResult, compare_modes
 
 transformers = pytest.importorskip("transformers")
 

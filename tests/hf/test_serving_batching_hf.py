@@ -7,8 +7,8 @@ import pytest
 
 from kvstudio.engine.backends.hf import HFBackend
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs import serving_batching as lab
 from kvstudio.labs.common import finish
+from kvstudio.labs.serving import batching as lab
 
 pytestmark = pytest.mark.hf
 

@@ -15,12 +15,12 @@ import pytest
 from lab_helpers import show_lab
 from PySide6.QtCore import QRectF, Qt
 
-from kvstudio.labs.chat import ChatSession, ChatTurn
+from kvstudio.labs.chat.session import ChatSession, ChatTurn
 from kvstudio.labs.inspector import CacheInspector
-from kvstudio.ui.labs.base import prompt_ids
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
-from kvstudio.ui.labs.results_table import CHECK
+from kvstudio.ui.labs.shared.base import prompt_ids
+from kvstudio.ui.labs.shared.results_table import CHECK
 from kvstudio.ui.run import threads
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorWorker

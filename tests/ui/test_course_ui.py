@@ -5,7 +5,7 @@ from __future__ import annotations
 from lab_helpers import run_lab, show_lab
 
 from kvstudio.labs.course import COURSE, NOTEBOOK
-from kvstudio.labs.temperature import TemperatureLabResult
+from kvstudio.labs.sampling.temperature import TemperatureLabResult
 from kvstudio.ui.labs import (
     CacheKindsPanel,
     CacheVsRecomputePanel,

@@ -13,7 +13,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QRectF, QSizeF
 
-from kvstudio.ui.labs.base import LabPanel
+from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.slides.canvas import canvas_named, chart_item, on_canvas, plot_items, slide_theme
 from tests.ui.settle import settle
 from tests.ui.waits import HANG_GUARD_MS

@@ -15,7 +15,7 @@ from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files import checkpoints
 from kvstudio.ui.labs import CacheVsRecomputePanel, TemperaturePanel
-from kvstudio.ui.labs.lab_models import LabModels, embedded_name
+from kvstudio.ui.labs.shared.lab_models import LabModels, embedded_name
 from kvstudio.ui.run.engine_adapter import ModelChoice, ModelHandle, load_model, wrap_model
 
 CHOICES = {"embedded-base": "ko-base", "embedded-chat": "ko-chat"}

@@ -14,13 +14,13 @@ from PySide6.QtCore import QThread
 
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
-from kvstudio.labs.cache_kinds import CacheKindsResult, cache_kinds
+from kvstudio.labs.cache.compare import CompareResult, RepeatedCompare, compare_modes
+from kvstudio.labs.cache.kinds import CacheKindsResult, cache_kinds
+from kvstudio.labs.cache.sweep import SweepLabResult
 from kvstudio.labs.common import Progress, finish, lab_prompt_ids
-from kvstudio.labs.compare import CompareResult, RepeatedCompare, compare_modes
-from kvstudio.labs.cutoff import DistributionRun
-from kvstudio.labs.sample import SamplingResult, repeated_sampling
-from kvstudio.labs.sweep import SweepLabResult
-from kvstudio.labs.temperature import TemperatureLabResult
+from kvstudio.labs.sampling.cutoff import DistributionRun
+from kvstudio.labs.sampling.sample import SamplingResult, repeated_sampling
+from kvstudio.labs.sampling.temperature import TemperatureLabResult
 from kvstudio.ui.labs import (
     CacheKindsPanel,
     CacheVsRecomputePanel,
@@ -29,7 +29,7 @@ from kvstudio.ui.labs import (
     TemperaturePanel,
     TopPTopKPanel,
 )
-from kvstudio.ui.labs.base import prompt_ids
+from kvstudio.ui.labs.shared.base import prompt_ids
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner
 from kvstudio.ui.slides.canvas import canvas_named

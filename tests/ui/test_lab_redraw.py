@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kvstudio.labs.common import Progress
 from kvstudio.ui.labs import CacheKindsPanel, CacheVsRecomputePanel
-from kvstudio.ui.labs.base import LabPanel
+from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
 from tests.ui.waits import HANG_GUARD_MS
 

@@ -19,7 +19,7 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 import kvstudio.ui.labs
-from kvstudio.ui.labs.base import LabPanel
+from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 

@@ -26,7 +26,7 @@ from PySide6.QtGui import QHelpEvent, QTextDocument
 from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
 from kvstudio.engine.tokenizer import IM_END, IM_START
-from kvstudio.labs.chat import ChatTurn
+from kvstudio.labs.chat.session import ChatTurn
 from kvstudio.ui.classroom import ClassroomExtras, answer_rows, live_tables
 from kvstudio.ui.labs import ProjectorPanel
 from kvstudio.ui.labs.chat_lab import ChatPanel

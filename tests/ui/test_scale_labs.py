@@ -9,9 +9,9 @@ from PySide6.QtWidgets import QComboBox
 
 from kvstudio.engine.cache.quantized import formula_bytes_per_token
 from kvstudio.labs import scale
-from kvstudio.labs.paged import PagedLabResult
+from kvstudio.labs.cache.paged import PagedLabResult
+from kvstudio.labs.cache.quantized import QuantLabResult
 from kvstudio.labs.projector import ProjectorResult
-from kvstudio.labs.quantized import QuantLabResult
 from kvstudio.ui.labs import PagedCachePanel, ProjectorPanel, QuantizedCachePanel
 from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.plotted_data import render_csv

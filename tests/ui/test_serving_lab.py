@@ -12,7 +12,7 @@ from pyqtgraph import TextItem
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QPainter, QPicture
 
-from kvstudio.labs import serving_batching as batching
+from kvstudio.labs.serving import batching
 from kvstudio.ui.labs import ServingPanel
 from kvstudio.ui.labs.serving_lab import parse_batch_sizes
 from kvstudio.ui.plots.style import SLIDE_STYLE

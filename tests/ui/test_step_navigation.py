@@ -14,7 +14,7 @@ from lab_helpers import show_lab
 
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
-from kvstudio.ui.labs.step_navigation import SteppedLabPanel
+from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.export_menu import ChartExporter
 from tests.ui.waits import HANG_GUARD_MS

@@ -7,7 +7,7 @@ the token it produced, the prefix-cache hit it got, the blocks it holds) and
 into prefill and decode, padding and idle rows, blocks in use, free and held
 only by the prefix cache, the cache's bytes and the step's time). Per-request
 and whole-run figures (TTFT, inter-token latency, throughput, wasted slots)
-are computed from these records by ``kvstudio.labs.serving``.
+are computed from these records by ``kvstudio.labs.serving.lab``.
 
 Also `Request` (one request as the engine runs it) and `SchedulerConfig` (the
 policy and its knobs), the inputs those records describe.

@@ -1,6 +1,6 @@
 """A module imported on first use, so naming the engine's torch code costs nothing at start-up.
 
-Owns `LazyModule`: the UI names a lab module (`kvstudio.labs.compare`, `.paged`, ...) when
+Owns `LazyModule`: the UI names a lab module (`kvstudio.labs.cache.compare`, `.paged`, ...) when
 they are imported, but torch loads only when a lab first runs or draws a
 result, after the window is on screen. Type checkers see the real module
 (import it under `TYPE_CHECKING`).

@@ -65,7 +65,7 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Messages",
                       "{0}: config.json has no {1}; give a transformers config.json."),
     QT_TRANSLATE_NOOP("Messages", "{0} must be true or false, got {1}."),
-    # chat and cache inspector (labs/chat.py, labs/inspector.py)
+    # chat and cache inspector (labs/chat/session.py, labs/inspector.py)
     QT_TRANSLATE_NOOP("Messages",
                       "This turn needs {0} more tokens, but the conversation already holds {1} of "
                       "its {2} positions. Start a new chat (or raise the context limit) to go on; "

@@ -28,8 +28,8 @@ from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import param_check, param_float_box, param_int_box, param_line
 from kvstudio.ui.app.typing_guard import UnselectedOnFocus
-from kvstudio.ui.labs.base import LabPanel, prompt_ids, series_colour
-from kvstudio.ui.labs.results_table import ByteCount, ResultsTable
+from kvstudio.ui.labs.shared.base import LabPanel, prompt_ids, series_colour
+from kvstudio.ui.labs.shared.results_table import ByteCount, ResultsTable
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory

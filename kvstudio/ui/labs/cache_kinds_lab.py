@@ -21,8 +21,8 @@ from kvstudio.labs.registry import CACHE_KINDS as LAB
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import cache_kind_name
 from kvstudio.ui.app.spin_boxes import param_int_box
-from kvstudio.ui.labs.base import LabPanel, series_colour
-from kvstudio.ui.labs.results_table import ByteCount
+from kvstudio.ui.labs.shared.base import LabPanel, series_colour
+from kvstudio.ui.labs.shared.results_table import ByteCount
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
@@ -30,11 +30,11 @@ from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.labs import cache_kinds as lab
     from kvstudio.labs import common as lab_common
+    from kvstudio.labs.cache import kinds as lab
 else:
     lab_common = LazyModule("kvstudio.labs.common")  # torch loads when a lab first runs
-    lab = LazyModule("kvstudio.labs.cache_kinds")  # torch loads when a lab first runs
+    lab = LazyModule("kvstudio.labs.cache.kinds")  # torch loads when a lab first runs
 
 KIND_COLOURS: dict[CacheKind, str] = {kind: series_colour(i) for i, kind in enumerate(CACHE_KINDS)}
 

@@ -26,8 +26,8 @@ from kvstudio.labs.registry import CHAT
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.spin_boxes import param_check, param_int_box
-from kvstudio.ui.labs.base import LabPanel, series_colour
-from kvstudio.ui.labs.results_table import CHECK, CROSS, gap_text
+from kvstudio.ui.labs.shared.base import LabPanel, series_colour
+from kvstudio.ui.labs.shared.results_table import CHECK, CROSS, gap_text
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
@@ -35,9 +35,9 @@ from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.labs import chat
+    from kvstudio.labs.chat import session as chat
 else:
-    chat = LazyModule("kvstudio.labs.chat")  # torch loads when the chat first runs
+    chat = LazyModule("kvstudio.labs.chat.session")  # torch loads when the chat first runs
 
 SCRIPT = PROMPTS_DIR / "chat_4turns.txt"
 REUSE, REFEED = series_colour(0), series_colour(1)

@@ -26,8 +26,8 @@ from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import param_int_box
-from kvstudio.ui.labs.base import LabPanel
-from kvstudio.ui.labs.results_table import ByteCount
+from kvstudio.ui.labs.shared.base import LabPanel
+from kvstudio.ui.labs.shared.results_table import ByteCount
 from kvstudio.ui.plots.base import MODE_COLOURS
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
@@ -37,10 +37,10 @@ from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
     from kvstudio.labs import common as lab_common
-    from kvstudio.labs import compare as lab
+    from kvstudio.labs.cache import compare as lab
 else:
     lab_common = LazyModule("kvstudio.labs.common")  # torch loads when a lab first runs
-    lab = LazyModule("kvstudio.labs.compare")  # torch loads when a lab first runs
+    lab = LazyModule("kvstudio.labs.cache.compare")  # torch loads when a lab first runs
 
 
 def _band_colour(mode: Mode) -> QColor:

@@ -31,8 +31,8 @@ from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import param_float_box, param_int_box, param_line
 from kvstudio.ui.app.typing_guard import UnselectedOnFocus
-from kvstudio.ui.labs.base import prompt_ids
-from kvstudio.ui.labs.step_navigation import SteppedLabPanel
+from kvstudio.ui.labs.shared.base import prompt_ids
+from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.plots.token_axis import TokenAxis
 from kvstudio.ui.run.engine_adapter import ModelHandle
@@ -41,9 +41,9 @@ from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.labs import cutoff as lab
+    from kvstudio.labs.sampling import cutoff as lab
 else:
-    lab = LazyModule("kvstudio.labs.cutoff")  # torch loads when a lab first runs
+    lab = LazyModule("kvstudio.labs.sampling.cutoff")  # torch loads when a lab first runs
 
 BARS = 20
 KEPT, CUT_P, CUT_K = "#0072B2", "#E69F00", "#888888"

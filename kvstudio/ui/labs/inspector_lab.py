@@ -31,9 +31,9 @@ from kvstudio.engine.cache.spec import CacheKind, CacheSpec
 from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import int_box
-from kvstudio.ui.labs.base import prompt_ids
-from kvstudio.ui.labs.results_table import CHECK, CROSS
-from kvstudio.ui.labs.step_navigation import SteppedLabPanel
+from kvstudio.ui.labs.shared.base import prompt_ids
+from kvstudio.ui.labs.shared.results_table import CHECK, CROSS
+from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
 from kvstudio.ui.plots.colour_bar import ColourBar
 from kvstudio.ui.plots.fixed_columns import FixedColumns, WrappingTitle, use_wrapping_title
 from kvstudio.ui.plots.token_axis import TokenAxis

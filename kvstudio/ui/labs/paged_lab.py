@@ -23,8 +23,8 @@ from kvstudio.labs.registry import PAGED
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.spin_boxes import param_int_box
-from kvstudio.ui.labs.base import LabPanel, prompt_ids, series_colour
-from kvstudio.ui.labs.results_table import ByteCount
+from kvstudio.ui.labs.shared.base import LabPanel, prompt_ids, series_colour
+from kvstudio.ui.labs.shared.results_table import ByteCount
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
@@ -33,10 +33,10 @@ from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
     from kvstudio.labs import common as lab_common
-    from kvstudio.labs import paged as lab
+    from kvstudio.labs.cache import paged as lab
 else:  # torch loads when the lab first runs
     lab_common = LazyModule("kvstudio.labs.common")
-    lab = LazyModule("kvstudio.labs.paged")
+    lab = LazyModule("kvstudio.labs.cache.paged")
 
 QUESTION = COURSE.question  # the course preset's question, as `kvstudio compare --cache paged`
 SHARED_COLOUR, OWN_COLOUR, EMPTY_COLOUR = "#D55E00", "#0072B2", "#E6E6E6"

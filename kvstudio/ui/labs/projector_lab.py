@@ -26,7 +26,7 @@ from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import html_text
 from kvstudio.ui.app.spin_boxes import int_box
-from kvstudio.ui.labs.base import LabPanel, series_colour
+from kvstudio.ui.labs.shared.base import LabPanel, series_colour
 from kvstudio.ui.plots.end_values import EndValues
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle

@@ -21,8 +21,8 @@ from kvstudio.labs.registry import QUANTIZED
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.spin_boxes import param_int_box
-from kvstudio.ui.labs.base import LabPanel, series_colour
-from kvstudio.ui.labs.results_table import ByteCount
+from kvstudio.ui.labs.shared.base import LabPanel, series_colour
+from kvstudio.ui.labs.shared.results_table import ByteCount
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
@@ -31,10 +31,10 @@ from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
     from kvstudio.labs import common as lab_common
-    from kvstudio.labs import quantized as lab
+    from kvstudio.labs.cache import quantized as lab
 else:  # torch loads when the lab first runs
     lab_common = LazyModule("kvstudio.labs.common")
-    lab = LazyModule("kvstudio.labs.quantized")
+    lab = LazyModule("kvstudio.labs.cache.quantized")
 
 KINDS = ("fp16", "int8", "int4")
 

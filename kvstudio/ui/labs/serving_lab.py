@@ -43,8 +43,8 @@ from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import param_int_box, param_line
-from kvstudio.ui.labs.base import LabPanel, series_colour
-from kvstudio.ui.labs.results_table import ResultsTable, gap_text
+from kvstudio.ui.labs.shared.base import LabPanel, series_colour
+from kvstudio.ui.labs.shared.results_table import ResultsTable, gap_text
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.plots.sizing import MIN_PLOT_HEIGHT
@@ -55,15 +55,14 @@ from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
     from kvstudio.engine.serving import records as serving_records
-    from kvstudio.labs import serving as lab
-    from kvstudio.labs import serving_batching as batching
-    from kvstudio.labs import serving_size
     from kvstudio.labs.common import Spread
+    from kvstudio.labs.serving import batching, lab
+    from kvstudio.labs.serving import size as serving_size
 else:  # torch loads when the lab first runs
     serving_records = LazyModule("kvstudio.engine.serving.records")
-    lab = LazyModule("kvstudio.labs.serving")
-    batching = LazyModule("kvstudio.labs.serving_batching")
-    serving_size = LazyModule("kvstudio.labs.serving_size")
+    lab = LazyModule("kvstudio.labs.serving.lab")
+    batching = LazyModule("kvstudio.labs.serving.batching")
+    serving_size = LazyModule("kvstudio.labs.serving.size")
 
 POLICIES = ("continuous", "static")
 PREFIX_MODES = ("none", "blocks", "radix")

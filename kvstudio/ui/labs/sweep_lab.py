@@ -23,7 +23,7 @@ from kvstudio.labs.registry import SWEEP
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.spin_boxes import param_int_box, param_line
-from kvstudio.ui.labs.base import LabPanel
+from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.plots.base import MODE_COLOURS
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
@@ -32,9 +32,9 @@ from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.labs import sweep as lab
+    from kvstudio.labs.cache import sweep as lab
 else:
-    lab = LazyModule("kvstudio.labs.sweep")  # torch loads when a lab first runs
+    lab = LazyModule("kvstudio.labs.cache.sweep")  # torch loads when a lab first runs
 
 
 def parse_lengths(text: str) -> tuple[int, ...]:

@@ -29,8 +29,8 @@ from kvstudio.labs.registry import SAMPLE
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import param_check, param_float_box, param_int_box, param_line
-from kvstudio.ui.labs.base import LabPanel, prompt_ids, series_colour
-from kvstudio.ui.labs.results_table import CHECK, CROSS
+from kvstudio.ui.labs.shared.base import LabPanel, prompt_ids, series_colour
+from kvstudio.ui.labs.shared.results_table import CHECK, CROSS
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle, parse_temperatures
 from kvstudio.ui.run.lab_worker import JobFactory
@@ -38,9 +38,9 @@ from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.labs import temperature as lab
+    from kvstudio.labs.sampling import temperature as lab
 else:
-    lab = LazyModule("kvstudio.labs.temperature")  # torch loads when a lab first runs
+    lab = LazyModule("kvstudio.labs.sampling.temperature")  # torch loads when a lab first runs
 
 MAX_RANKS = 15  # answers drawn per temperature; the axis says how many more there are
 

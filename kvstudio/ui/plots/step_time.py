@@ -25,7 +25,7 @@ from kvstudio.ui.run.store import RunStore, RunTrace
 from kvstudio.ui.slides.chart_data import DataTable, Series
 
 if TYPE_CHECKING:
-    from kvstudio.labs.compare import PrefillTimes  # (torch: imported when TTFT is measured)
+    from kvstudio.labs.cache.compare import PrefillTimes  # (torch: imported when TTFT is measured)
 
 LABEL_FILL = (255, 255, 255, 210)  # TTFT labels stay readable over the lines
 

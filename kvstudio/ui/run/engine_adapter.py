@@ -373,7 +373,7 @@ def repeated_sampling(
     Runs the engine's `sample.repeated_sampling` with the run's other knobs
     (top-k, top-p, penalty, seed); an empty `temperatures` means the current one.
     """
-    from kvstudio.labs import sample as sample_lab
+    from kvstudio.labs.sampling import sample as sample_lab
 
     temps = temperatures or (settings.sampling.temperature,)
     for item in sample_lab.repeated_sampling(

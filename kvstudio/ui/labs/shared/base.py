@@ -36,7 +36,7 @@ from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import plain_label
-from kvstudio.ui.labs.lab_models import (
+from kvstudio.ui.labs.shared.lab_models import (
     LAB_MODELS,
     CourseRole,
     LabModelPlan,
@@ -44,7 +44,7 @@ from kvstudio.ui.labs.lab_models import (
     model_note,
     plan,
 )
-from kvstudio.ui.labs.results_table import ResultsTable
+from kvstudio.ui.labs.shared.results_table import ResultsTable
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.legend import follow_title
 from kvstudio.ui.plots.sizing import fit_bottom_title, fit_side_titles, keep_readable

@@ -60,7 +60,7 @@ from kvstudio.engine.cache.base import Cache
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.small_files import read_text
 from kvstudio.engine.tokenizer import IM_END, TextTokenizer
-from kvstudio.labs.chat_records import WAYS, ChatTurn, Way, WayResult
+from kvstudio.labs.chat.records import WAYS, ChatTurn, Way, WayResult
 from kvstudio.labs.common import Progress
 from kvstudio.labs.course import EMPTY_ANSWER
 

@@ -1,7 +1,7 @@
 """`kvstudio project`, and the extra tables of `kvstudio compare --cache paged|fp16|int8|int4`.
 
 Owns argument parsing and printing for the scale labs; the numbers come from
-``kvstudio.labs.scale`` (the projector) and ``kvstudio.labs.paged`` and ``.quantized`` (the
+``kvstudio.labs.scale`` (the projector) and ``kvstudio.labs.cache.paged`` and ``.quantized`` (the
 paged and quantized runs). Registered on the one parser in
 ``kvstudio.cli.main``, like every subcommand module.
 """
@@ -16,11 +16,11 @@ from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.labs.cache.paged import PagedLabResult, paged_memory
+from kvstudio.labs.cache.quantized import QuantLabResult, quantized_cache
 from kvstudio.labs.common import finish
 from kvstudio.labs.course import COURSE, settings_line
-from kvstudio.labs.paged import PagedLabResult, paged_memory
 from kvstudio.labs.projector import ProjectionCheck, projection_check
-from kvstudio.labs.quantized import QuantLabResult, quantized_cache
 from kvstudio.labs.scale import (
     PRESETS,
     ModelGeometry,

@@ -35,10 +35,10 @@ from kvstudio.engine.serving.requests import RequestLine, build_requests, read_r
 from kvstudio.engine.serving.schedulers import Scheduler, solo_run
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.resources import PROMPTS_DIR
-from kvstudio.labs import serving_size
 from kvstudio.labs.common import Progress, Spread, answer_text, spread
 from kvstudio.labs.course import COURSE
-from kvstudio.labs.serving_records import (
+from kvstudio.labs.serving import size as serving_size
+from kvstudio.labs.serving.records import (
     RequestOutcome,
     RunTotals,
     SchedulerRun,

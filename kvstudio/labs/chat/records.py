@@ -1,6 +1,6 @@
 """What one chat turn measured: `WayResult` per way (reuse or re-feed) and the `ChatTurn`.
 
-Frozen records `kvstudio.labs.chat.ChatSession` yields (and re-exports). Times
+Frozen records `kvstudio.labs.chat.session.ChatSession` yields (and re-exports). Times
 follow the course's one policy: `WayResult.ttft_median_s` is the median of the
 turn's interleaved TTFT rounds with `ttft_range_s` and `ttft_rounds` (1 = a
 single measurement, to be said so wherever it is shown); `decode_ms_per_token`

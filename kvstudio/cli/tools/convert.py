@@ -83,7 +83,7 @@ def looks_like_hf_folder(path: Path | None) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m kvstudio.cli.convert convert …` until the main command registers it."""
+    """`python -m kvstudio.cli.tools.convert convert …` until the main command registers it."""
     parser = argparse.ArgumentParser(prog="kvstudio")
     add_subcommands(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)

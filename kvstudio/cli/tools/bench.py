@@ -1,4 +1,4 @@
-"""`kvstudio bench` / `python -m kvstudio.cli.bench`: how fast the engine is, measured, not
+"""`kvstudio bench` / `python -m kvstudio.cli.tools.bench`: how fast the engine is, measured, not
 asserted.
 
 Owns the benchmark: on the course model (fp32, batch 1, P=183, N=64 by default)
@@ -48,7 +48,7 @@ from kvstudio.files.checkpoints import (
 )
 from kvstudio.files.resources import RANDOM_MODEL_NAME
 from kvstudio.labs.common import lab_prompt_ids
-from kvstudio.labs.sample import repeated_sampling
+from kvstudio.labs.sampling.sample import repeated_sampling
 
 log = logging.getLogger(__name__)
 
@@ -391,7 +391,7 @@ def run_from_args(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kvstudio.cli.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m kvstudio.cli.tools.bench", description=__doc__)
     add_arguments(parser)
     args = parser.parse_args(list(argv) if argv is not None else None)
     try:

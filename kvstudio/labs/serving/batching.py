@@ -35,7 +35,7 @@ from kvstudio.engine.records import DEFAULT_REPEATS
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import Progress, Spread, check_fits, lab_prompt_ids, spread
 from kvstudio.labs.scale import GIB, GPU_MEMORY_GIB, ModelGeometry
-from kvstudio.labs.serving_records import ServingResult
+from kvstudio.labs.serving.records import ServingResult
 
 DEFAULT_BATCH_SIZES: tuple[int, ...] = (1, 2, 4, 8, 16, 32)  # rows per decode step
 DEFAULT_CONTEXT = 64  # prompt tokens each row holds before the timed step

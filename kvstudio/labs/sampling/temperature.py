@@ -18,7 +18,7 @@ from kvstudio.engine.records import MODES, Mode, SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import Progress
 from kvstudio.labs.course import COURSE, setting_changes
-from kvstudio.labs.sample import SamplingResult, repeated_sampling
+from kvstudio.labs.sampling.sample import SamplingResult, repeated_sampling
 
 
 # ---- temperature ---------------------------------------------------------------------------
