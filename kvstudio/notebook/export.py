@@ -10,13 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from kvstudio.notebook.environment import application
-from kvstudio.notebook.runner import LabRun
 from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.export import EXPORT_FORMATS, ExportFormat, SlidePack
 
+
+@runtime_checkable
+class ShownRun(Protocol):
+    """What exporting needs of a lab run (`kvstudio.notebook.runner.LabRun`): its main chart
+    and the panel that drew it. A protocol, so this module and the runner, which calls it,
+    do not import each other."""
+
+    @property
+    def chart(self) -> Any: ...
+
+    @property
+    def panel(self) -> Any: ...
 
 def _canvas(size: str) -> Any:
     from kvstudio.ui.slides.canvas import ExportError
@@ -42,7 +53,7 @@ def export(chart: Any, path: str | Path, *, size: str = "16:9", headline: bool =
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"Give the file a suffix that says the format: "
                          f"{', '.join('.' + f for f in EXPORT_FORMATS)} (got {target.name!r}).")
-    widget = chart.chart if isinstance(chart, LabRun) else chart
+    widget = chart.chart if isinstance(chart, ShownRun) else chart
     failures: list[str] = []
     exporter = ChartExporter(save_chooser=lambda *_: str(target), canvas=_canvas(size),
                              folder=target.parent, headline=headline)
@@ -57,7 +68,7 @@ def export(chart: Any, path: str | Path, *, size: str = "16:9", headline: bool =
     return written
 
 
-def export_pack(runs: Sequence[LabRun], folder: str | Path, *, size: str = "16:9",
+def export_pack(runs: Sequence[ShownRun], folder: str | Path, *, size: str = "16:9",
                 headline: bool = True) -> SlidePack:
     """Every chart of `runs` in every format, one PDF of all, numbers.json and the tables,
     into `folder` (made if missing), as the window's *Export slide pack* writes them."""
