@@ -30,8 +30,8 @@ from kvstudio.notebook.progress import progress_view
 
 if TYPE_CHECKING:
     from kvstudio.ui.labs.shared.base import LabPanel
+    from kvstudio.ui.plots.chart_items import ChartLike
     from kvstudio.ui.run.engine_adapter import ModelHandle
-    from kvstudio.ui.slides.canvas import ChartLike
 
 DRAW_INTERVAL_S = 0.25  # as the window's LabPanel.redraw_interval_ms
 PROGRESS_INTERVAL_S = 0.1

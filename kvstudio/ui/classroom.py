@@ -32,11 +32,11 @@ from kvstudio.ui.labs.labs_panel import slide_pack_of
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.plots.answer_histogram import ordered_answers
+from kvstudio.ui.plots.chart_items import ChartLike
 from kvstudio.ui.run import replay as replay_files
 from kvstudio.ui.run.engine_adapter import AnswerCounts, encode_prompt
 from kvstudio.ui.run.lab_worker import GeneratorRunner
 from kvstudio.ui.slides import numbers as numbers_json
-from kvstudio.ui.slides.canvas import ChartLike
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export, chart_title
 from kvstudio.ui.slides.numbers import sample_numbers
 from kvstudio.ui.slides.plotted_data import chart_headline

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 
+from kvstudio.ui.plots.chart_items import ChartLike, plot_items
 from kvstudio.ui.plots.sizing import centre_lines, wrap_to
-from kvstudio.ui.slides.canvas import ChartLike, plot_items
 
 SIDES = ("left", "bottom", "right")
 

@@ -1,7 +1,7 @@
 """The slide canvas a chart is laid out on for export, and finding the chart.
 
-Owns `ChartLike` and `ExportError` (shared by every export module), finding
-the plot items of a chart (`chart_item`, `plot_items`, `companion_views`),
+Owns finding the views drawn over a chart (`companion_views`; its plot items are
+``kvstudio.ui.plots.chart_items``'),
 settling its layout so axes are never blank (`settle_layout`), the slide theme
 while rendering (`slide_theme`), the canvases (`SlideCanvas`, `CANVASES`,
 `canvas_named`), and laying a chart out at the canvas size for one render
@@ -14,61 +14,19 @@ import contextlib
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSizeF
 from PySide6.QtGui import QFontMetricsF, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsWidget
 
+from kvstudio.ui.plots.chart_items import ExportError, plot_items
 from kvstudio.ui.plots.style import SLIDE_STYLE, PlotStyle, apply_plot_style, slide_style_for
 
 logger = logging.getLogger(__name__)
 
 
-ChartLike = Any  # PlotItem | GraphicsLayout | PlotWidget | GraphicsLayoutWidget
-
-
 SCRATCH_DIVISOR = 4
-
-
-class ExportError(RuntimeError):
-    """An export could not be written; the message says why and what to do."""
-
-
-# ---- finding the chart ---------------------------------------------------------------------
-def chart_item(chart: ChartLike) -> QGraphicsItem:
-    """The graphics item to export for a chart or the widget that shows it."""
-    if isinstance(chart, QGraphicsItem):
-        return chart
-    if isinstance(chart, pg.PlotWidget):
-        return chart.getPlotItem()
-    if isinstance(chart, pg.GraphicsLayoutWidget):
-        return chart.ci
-    if isinstance(chart, pg.GraphicsView) and chart.centralWidget is not None:
-        return chart.centralWidget
-    plot_item = getattr(chart, "plot_item", None)  # our Plot classes expose their PlotItem
-    if isinstance(plot_item, QGraphicsItem):
-        return plot_item
-    raise ExportError(
-        f"Cannot export a {type(chart).__name__}: pass a pyqtgraph PlotItem, GraphicsLayout "
-        "or the widget that shows one."
-    )
-
-
-def plot_items(chart: ChartLike) -> list[pg.PlotItem]:
-    """Every PlotItem inside a chart, in layout order (top-left first)."""
-    root = chart_item(chart)
-    found: list[pg.PlotItem] = []
-    stack = [root]
-    while stack:
-        item = stack.pop(0)
-        if isinstance(item, pg.PlotItem):
-            found.append(item)
-            continue
-        stack.extend(item.childItems())
-    found.sort(key=lambda p: (round(p.sceneBoundingRect().top()), p.sceneBoundingRect().left()))
-    return found
 
 
 def companion_views(item: QGraphicsItem) -> list[pg.ViewBox]:

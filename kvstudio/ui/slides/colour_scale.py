@@ -19,7 +19,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QFont, QFontMetricsF, QPainterPath
 
-from kvstudio.ui.slides.canvas import ChartLike, plot_items, scene_of
+from kvstudio.ui.plots.chart_items import ChartLike, plot_items
+from kvstudio.ui.slides.canvas import scene_of
 from kvstudio.ui.slides.plotted_data import plain_text
 
 STEPS = 24  # colour samples per scale

@@ -19,14 +19,9 @@ import numpy as np
 import pyqtgraph as pg
 
 from kvstudio.ui.app.korean import attach_particles
+from kvstudio.ui.plots.chart_items import ChartLike, ExportError, chart_item, plot_items
 from kvstudio.ui.run import weights_notice
-from kvstudio.ui.slides.canvas import (
-    ChartLike,
-    ExportError,
-    chart_item,
-    companion_views,
-    plot_items,
-)
+from kvstudio.ui.slides.canvas import companion_views
 from kvstudio.ui.slides.chart_data import DataTable, Series, content_of, csv_rows, tables_to_csv
 
 
