@@ -23,7 +23,7 @@ from PySide6.QtGui import QImage
 
 import kvstudio.ui.plots  # noqa: F401  # first, as the window loads them: slides needs plots
 from kvstudio.notebook.environment import in_jupyter
-from kvstudio.ui.plots.chart_items import ChartLike
+from kvstudio.ui.plots.chart_data import ChartLike
 from kvstudio.ui.slides.canvas import SlideCanvas
 from kvstudio.ui.slides.render import render_image, render_png
 

@@ -30,7 +30,7 @@ class ShownRun(Protocol):
     def panel(self) -> Any: ...
 
 def _canvas(size: str) -> Any:
-    from kvstudio.ui.plots.chart_items import ExportError
+    from kvstudio.ui.plots.chart_data import ExportError
 
     try:
         return canvas_named(size)
@@ -73,7 +73,7 @@ def export_pack(runs: Sequence[ShownRun], folder: str | Path, *, size: str = "16
     """Every chart of `runs` in every format, one PDF of all, numbers.json and the tables,
     into `folder` (made if missing), as the window's *Export slide pack* writes them."""
     from kvstudio.ui.labs.labs_panel import slide_pack_of
-    from kvstudio.ui.plots.chart_items import ExportError
+    from kvstudio.ui.plots.chart_data import ExportError
     from kvstudio.ui.slides.export import export_slide_pack
 
     application()

@@ -30,7 +30,7 @@ from kvstudio.notebook.progress import progress_view
 
 if TYPE_CHECKING:
     from kvstudio.ui.labs.shared.base import LabPanel
-    from kvstudio.ui.plots.chart_items import ChartLike
+    from kvstudio.ui.plots.chart_data import ChartLike
     from kvstudio.ui.run.engine_adapter import ModelHandle
 
 DRAW_INTERVAL_S = 0.25  # as the window's LabPanel.redraw_interval_ms

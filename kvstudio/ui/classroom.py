@@ -32,7 +32,7 @@ from kvstudio.ui.labs.labs_panel import slide_pack_of
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.plots.answer_histogram import ordered_answers
-from kvstudio.ui.plots.chart_items import ChartLike
+from kvstudio.ui.plots.chart_data import ChartLike
 from kvstudio.ui.run import replay as replay_files
 from kvstudio.ui.run.engine_adapter import AnswerCounts, encode_prompt
 from kvstudio.ui.run.lab_worker import GeneratorRunner

@@ -8,8 +8,8 @@ from lab_helpers import run_lab, show_lab
 
 from kvstudio.labs.beam import BeamLabResult
 from kvstudio.ui.labs import BeamSearchPanel
+from kvstudio.ui.plots.chart_data import read_csv_tables
 from kvstudio.ui.slides.canvas import canvas_named
-from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export import export_slide_pack
 from kvstudio.ui.slides.plotted_data import render_csv
 

@@ -21,12 +21,12 @@ from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
 from kvstudio.ui.labs.shared.base import prompt_ids
 from kvstudio.ui.labs.shared.results_table import CHECK
+from kvstudio.ui.plots.chart_data import read_csv_tables
 from kvstudio.ui.run import threads
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorWorker
 from kvstudio.ui.slides import canvas as slide_canvas
 from kvstudio.ui.slides import render
-from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export_menu import ChartExporter
 from kvstudio.ui.slides.plotted_data import chart_headline, render_csv
 from kvstudio.ui.slides.render import render_png

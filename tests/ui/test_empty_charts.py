@@ -10,7 +10,7 @@ from pyqtgraph import TextItem
 
 from kvstudio.ui.labs import LengthSweepPanel
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
-from kvstudio.ui.plots.chart_items import plot_items
+from kvstudio.ui.plots.chart_data import plot_items
 from kvstudio.ui.plots.tokens_fed import TokensFedPlot
 from tests.ui.settle import settle
 from tests.ui.waits import HANG_GUARD_MS

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QApplication
 from kvstudio.engine.records import MODES, SamplingSettings
 from kvstudio.ui.app.fonts import register_bundled_font
 from kvstudio.ui.plots import CacheBytesPlot, StepTimePlot, TokensFedPlot
+from kvstudio.ui.plots.chart_data import read_csv_tables
 from kvstudio.ui.run.engine_adapter import (
     ModelHandle,
     RunRequest,
@@ -30,7 +31,6 @@ from kvstudio.ui.run.engine_adapter import (
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides import canvas as slide_canvas
 from kvstudio.ui.slides import export, plotted_data, render
-from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export_menu import ChartExporter, ExportButton, attach_export
 from tests.ui.waits import HANG_GUARD_MS
 

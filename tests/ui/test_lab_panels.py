@@ -30,10 +30,10 @@ from kvstudio.ui.labs import (
     TopPTopKPanel,
 )
 from kvstudio.ui.labs.shared.base import prompt_ids
+from kvstudio.ui.plots.chart_data import read_csv_tables
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner
 from kvstudio.ui.slides.canvas import canvas_named
-from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export import export_slide_pack
 from kvstudio.ui.slides.plotted_data import render_csv
 from tests.ui.waits import HANG_GUARD_MS

@@ -28,7 +28,7 @@ from kvstudio.ui.labs.compare_lab import CacheVsRecomputePanel
 from kvstudio.ui.labs.serving_lab import ServingPanel
 from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
-from kvstudio.ui.plots.chart_items import plot_items
+from kvstudio.ui.plots.chart_data import plot_items
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.export_menu import ChartExporter
 

@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from kvstudio.files.runfile import SavedRun, load_runs, save_runs
 from kvstudio.ui.classroom import live_tables
+from kvstudio.ui.plots.chart_data import read_csv_tables
 from kvstudio.ui.plots.extent import planned_steps
 from kvstudio.ui.run.state import RunPhase
-from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export import export_chart
 from tests.ui.waits import HANG_GUARD_MS, model_thread_caught_up
 

@@ -13,7 +13,7 @@ from kvstudio.labs.cache.paged import PagedLabResult
 from kvstudio.labs.cache.quantized import QuantLabResult
 from kvstudio.labs.projector import ProjectorResult
 from kvstudio.ui.labs import PagedCachePanel, ProjectorPanel, QuantizedCachePanel
-from kvstudio.ui.slides.chart_data import read_csv_tables
+from kvstudio.ui.plots.chart_data import read_csv_tables
 from kvstudio.ui.slides.plotted_data import render_csv
 
 

@@ -15,7 +15,7 @@ from PySide6.QtGui import QPainter, QPicture
 from kvstudio.labs.serving import batching
 from kvstudio.ui.labs import ServingPanel
 from kvstudio.ui.labs.serving_lab import parse_batch_sizes
-from kvstudio.ui.plots.chart_items import plot_items
+from kvstudio.ui.plots.chart_data import plot_items
 from kvstudio.ui.plots.style import SLIDE_STYLE
 from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.render import _prepared

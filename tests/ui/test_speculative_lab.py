@@ -12,8 +12,8 @@ from lab_helpers import run_lab, show_lab
 from kvstudio.labs.speculative import SpeculativeLabResult
 from kvstudio.ui.labs import SpeculativePanel
 from kvstudio.ui.labs.speculative_lab import parse_ks
+from kvstudio.ui.plots.chart_data import read_csv_tables
 from kvstudio.ui.run.engine_adapter import ModelHandle
-from kvstudio.ui.slides.chart_data import read_csv_tables
 from kvstudio.ui.slides.export_menu import ChartExporter
 from kvstudio.ui.slides.plotted_data import render_csv
 

@@ -33,11 +33,11 @@ from kvstudio.ui.app.spin_boxes import param_float_box, param_int_box, param_lin
 from kvstudio.ui.app.typing_guard import UnselectedOnFocus
 from kvstudio.ui.labs.shared.base import prompt_ids
 from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
+from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.plots.token_axis import TokenAxis
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
-from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:

@@ -34,12 +34,12 @@ from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.shared.base import prompt_ids
 from kvstudio.ui.labs.shared.results_table import CHECK, CROSS
 from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
+from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.colour_bar import ColourBar
 from kvstudio.ui.plots.fixed_columns import FixedColumns, WrappingTitle, use_wrapping_title
 from kvstudio.ui.plots.token_axis import TokenAxis
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
-from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
-from kvstudio.ui.plots.chart_items import ChartLike
+from kvstudio.ui.plots.chart_data import ChartLike
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.export_menu import ChartExporter
 

@@ -27,11 +27,11 @@ from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import html_text
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.shared.base import LabPanel, series_colour
+from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.end_values import EndValues
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
-from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:

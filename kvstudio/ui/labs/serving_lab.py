@@ -45,12 +45,12 @@ from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import param_int_box, param_line
 from kvstudio.ui.labs.shared.base import LabPanel, series_colour
 from kvstudio.ui.labs.shared.results_table import ResultsTable, gap_text
+from kvstudio.ui.plots.chart_data import Cell, DataTable, Series
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.plots.sizing import MIN_PLOT_HEIGHT
 from kvstudio.ui.run.engine_adapter import ModelHandle, split_number_list
 from kvstudio.ui.run.lab_worker import JobFactory
-from kvstudio.ui.slides.chart_data import Cell, DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:

@@ -25,10 +25,10 @@ from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.spin_boxes import param_int_box, param_line
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.plots.base import MODE_COLOURS
+from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
-from kvstudio.ui.slides.chart_data import DataTable, Series
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:

@@ -25,10 +25,10 @@ from PySide6.QtWidgets import QWidget
 from kvstudio.ui.app.korean import attach_particles
 from kvstudio.ui.app.plain_text import plain_tooltip
 from kvstudio.ui.plots.base import LivePlot
+from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore
-from kvstudio.ui.slides.chart_data import DataTable, Series
 
 PALETTE = ("#1f77b4", "#e6550d", "#31a354", "#756bb1", "#636363", "#d62728")
 MAX_BARS = 40  # answers drawn one by one; the rest are folded into one "others" element

@@ -18,10 +18,10 @@ from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from kvstudio.engine.records import Mode
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
+from kvstudio.ui.plots.chart_data import DataTable
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.legend import CORNER_BUTTON_NAME, LEGEND_MARGIN, add_legend_row, fit_title
 from kvstudio.ui.run.store import RunStore
-from kvstudio.ui.slides.chart_data import DataTable
 
 TITLE_COLOUR = "#222"  # plot titles, as dark as the axis text
 MODE_COLOURS: dict[Mode, str] = {"cached": "#1f77b4", "recompute": "#e6550d"}

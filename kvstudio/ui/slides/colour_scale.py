@@ -19,7 +19,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QFont, QFontMetricsF, QPainterPath
 
-from kvstudio.ui.plots.chart_items import ChartLike, plot_items
+from kvstudio.ui.plots.chart_data import ChartLike, plot_items
 from kvstudio.ui.slides.canvas import scene_of
 from kvstudio.ui.slides.plotted_data import plain_text
 

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QGraphicsView
 
 from kvstudio.files.folder_write import write_files
 from kvstudio.files.runfile import atomic_write_bytes
-from kvstudio.ui.plots.chart_items import ChartLike, ExportError, chart_item
+from kvstudio.ui.plots.chart_data import ChartLike, ExportError, chart_item
 from kvstudio.ui.plots.style import SLIDE_STYLE, PlotStyle
 from kvstudio.ui.slides.canvas import DEFAULT_CANVAS, SlideCanvas
 from kvstudio.ui.slides.plotted_data import (

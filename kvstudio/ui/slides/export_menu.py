@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QStyle, QToolButton, QWidget
 
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.plots.base import CORNER_BUTTON_NAME
-from kvstudio.ui.plots.chart_items import ChartLike, ExportError, chart_item, plot_items
+from kvstudio.ui.plots.chart_data import ChartLike, ExportError, chart_item, plot_items
 from kvstudio.ui.plots.sizing import chart_plots
 from kvstudio.ui.slides.canvas import CANVASES, DEFAULT_CANVAS, SlideCanvas
 from kvstudio.ui.slides.export import ExportFormat, export_chart, export_slide_pack, safe_file_stem

@@ -19,10 +19,19 @@ import numpy as np
 import pyqtgraph as pg
 
 from kvstudio.ui.app.korean import attach_particles
-from kvstudio.ui.plots.chart_items import ChartLike, ExportError, chart_item, plot_items
+from kvstudio.ui.plots.chart_data import (
+    ChartLike,
+    DataTable,
+    ExportError,
+    Series,
+    chart_item,
+    content_of,
+    csv_rows,
+    plot_items,
+    tables_to_csv,
+)
 from kvstudio.ui.run import weights_notice
 from kvstudio.ui.slides.canvas import companion_views
-from kvstudio.ui.slides.chart_data import DataTable, Series, content_of, csv_rows, tables_to_csv
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.panels.generation_view import GenerationView
 from kvstudio.ui.plots import CacheBytesPlot, LivePlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
-from kvstudio.ui.plots.chart_items import ChartLike, ExportError
+from kvstudio.ui.plots.chart_data import ChartLike, ExportError
 from kvstudio.ui.plots.style import SLIDE_REFERENCE_WIDTH, StyleRestorer, apply_plot_style
 from kvstudio.ui.run import weights_notice
 from kvstudio.ui.run.engine_adapter import AnswerCounts

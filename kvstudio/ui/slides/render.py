@@ -32,7 +32,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsTextItem, QGraphicsWidget
 
-from kvstudio.ui.plots.chart_items import ChartLike, ExportError, chart_item
+from kvstudio.ui.plots.chart_data import ChartLike, ExportError, chart_item
 from kvstudio.ui.plots.style import SLIDE_REFERENCE_WIDTH, SLIDE_STYLE, PlotStyle
 from kvstudio.ui.slides.canvas import (
     DEFAULT_CANVAS,

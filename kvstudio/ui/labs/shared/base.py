@@ -45,13 +45,19 @@ from kvstudio.ui.labs.shared.lab_models import (
     plan,
 )
 from kvstudio.ui.labs.shared.results_table import ResultsTable
-from kvstudio.ui.plots.chart_items import ChartLike, plot_items
+from kvstudio.ui.plots.chart_data import (
+    ChartContent,
+    ChartLike,
+    DataTable,
+    OwnerContent,
+    plot_items,
+    set_content,
+)
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.legend import follow_title
 from kvstudio.ui.plots.sizing import fit_bottom_title, fit_side_titles, keep_readable
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
-from kvstudio.ui.slides.chart_data import ChartContent, DataTable, OwnerContent, set_content
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 
 log = logging.getLogger(__name__)

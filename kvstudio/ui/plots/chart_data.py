@@ -1,11 +1,16 @@
-"""What a chart teaches, as data: its headline and the tables a CSV export writes.
+"""What a chart is, and what it teaches as data: for the window, the export and the notebook.
 
-Owns `DataTable` (one table per plot: an x column and one named column per
-series, units in the headers), `ChartContent` (the protocol a chart's owner
-implements so exports can ask for both), `content_of` (finds it for a chart
-or the widget that shows it), `tables_to_csv` and `csv_rows`, the one CSV
-writer every export uses. The numbers come from the records the chart was drawn
-from, never from the drawn items: no log10 of a log axis, no bar offsets.
+Owns `ChartLike` (any chart the window shows: a PlotItem, a GraphicsLayout or the
+widget showing one), `ExportError` (an export or a presenter page that cannot be
+made; its message says what to do), `chart_item` (the graphics item to draw) and
+`plot_items` (every PlotItem inside, top-left first); and the chart's content:
+`DataTable` (one table per plot: an x column and one named column per series, units
+in the headers), `ChartContent` (the protocol a chart's owner implements so exports
+can ask for both), `content_of` (finds it for a chart or the widget that shows it),
+`tables_to_csv` and `csv_rows`, the one CSV writer every export uses. The numbers
+come from the records the chart was drawn from, never from the drawn items: no log10
+of a log axis, no bar offsets. It sits with the plots, below ``kvstudio.ui.slides``,
+so a plot describes itself without importing the export.
 
 CSV cells are decided by the value's type, not its text: numbers are written as
 measured (``-3.5`` stays a number), and a text cell (an answer, a prompt, a
@@ -24,6 +29,51 @@ import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
+
+import pyqtgraph as pg
+from PySide6.QtWidgets import QGraphicsItem
+
+ChartLike = Any  # PlotItem | GraphicsLayout | PlotWidget | GraphicsLayoutWidget
+
+
+
+class ExportError(RuntimeError):
+    """An export could not be written; the message says why and what to do."""
+
+
+# ---- finding the chart ---------------------------------------------------------------------
+def chart_item(chart: ChartLike) -> QGraphicsItem:
+    """The graphics item to export for a chart or the widget that shows it."""
+    if isinstance(chart, QGraphicsItem):
+        return chart
+    if isinstance(chart, pg.PlotWidget):
+        return chart.getPlotItem()
+    if isinstance(chart, pg.GraphicsLayoutWidget):
+        return chart.ci
+    if isinstance(chart, pg.GraphicsView) and chart.centralWidget is not None:
+        return chart.centralWidget
+    plot_item = getattr(chart, "plot_item", None)  # our Plot classes expose their PlotItem
+    if isinstance(plot_item, QGraphicsItem):
+        return plot_item
+    raise ExportError(
+        f"Cannot export a {type(chart).__name__}: pass a pyqtgraph PlotItem, GraphicsLayout "
+        "or the widget that shows one."
+    )
+
+
+def plot_items(chart: ChartLike) -> list[pg.PlotItem]:
+    """Every PlotItem inside a chart, in layout order (top-left first)."""
+    root = chart_item(chart)
+    found: list[pg.PlotItem] = []
+    stack = [root]
+    while stack:
+        item = stack.pop(0)
+        if isinstance(item, pg.PlotItem):
+            found.append(item)
+            continue
+        stack.extend(item.childItems())
+    found.sort(key=lambda p: (round(p.sceneBoundingRect().top()), p.sceneBoundingRect().left()))
+    return found
 
 Cell = float | int | str | None
 
