@@ -28,17 +28,19 @@ from typing import TypeVar
 import torch
 
 from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
+from kvstudio.engine.drafters import (
+    DRAFT_KINDS,
+    Drafter,
+    DraftKind,
+    ModelDrafter,
+    PromptLookupDrafter,
+)
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.sampling import new_generator
 from kvstudio.engine.speculative import (
-    DRAFT_KINDS,
     MAX_DRAFT_TOKENS,
-    Drafter,
-    DraftKind,
-    ModelDrafter,
-    PromptLookupDrafter,
     SpecRound,
     SpeculativeRun,
     expected_tokens_per_call,

@@ -21,20 +21,22 @@ import torch
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.config import ModelConfig
+from kvstudio.engine.drafters import (
+    ModelDrafter,
+    PromptLookupDrafter,
+    distributions,
+    draw,
+    lookup_ngram,
+)
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.sampling import new_generator
 from kvstudio.engine.speculative import (
-    ModelDrafter,
-    PromptLookupDrafter,
     SpeculativeRun,
     Verdict,
     accept_drafts,
-    distributions,
-    draw,
     expected_tokens_per_call,
-    lookup_ngram,
 )
 from kvstudio.engine.tokenizer import TextTokenizer
 
