@@ -6,7 +6,7 @@ Drives the real window (offscreen or under Xvfb) on the embedded base model,
 as the course's lab: the lab prompt (P = 183 tokens, no chat template), greedy,
 N = 64, *Run to end* in cached mode and
 then in recompute mode, while it draws as it always does; then, with the
-window idle, the function `kvstudio compare` runs (`labs.compare.compare_modes`)
+window idle, the function `kvstudio compare` runs (`labs.cache.compare.compare_modes`)
 on the same model object and the same prompt ids. Rounds interleave (window
 cached, window recompute, compare both, next round). Every figure is the
 median of the rounds with its min–max; ms/token is the course's one

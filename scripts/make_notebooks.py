@@ -484,7 +484,7 @@ print(f"⌊shared/b⌋·b = ⌊{shared}/{b}⌋·{b} = {shared // b * b}")'''),
                "given the same budget, is sent more requests at once than fit: it admits as "
                "many as the formula says, and the rest wait."),
             code('''\
-from kvstudio.labs.serving.batching import admission_check
+from kvstudio.labs.serving.fit import admission_check
 
 chat_model = kv.load("ko-chat")
 L, b, budget = 40, 16, 360_000  # 요청의 토큰, 블록 크기, 예산(바이트) · tokens, block, bytes

@@ -8,7 +8,7 @@ rounding: their prefills have other row counts). The conversation runs in
 ``kvstudio.labs.chat.session``; with
 ``--rounds R`` it runs R times from scratch and the times are medians (the
 tokens fed are the same every round). Before any turn runs, the turns file is
-read capped (``labs.chat.read_turns``), ``--context-limit`` is capped at the
+read capped (``labs.chat.session.read_turns``), ``--context-limit`` is capped at the
 model's positions, two static caches must fit the free memory, and a
 conversation that would feed 50,000 tokens or more needs ``--yes``; each turn
 done is reported on stderr.

@@ -19,6 +19,7 @@ from kvstudio.labs import scale
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import SERVING
 from kvstudio.labs.serving import batching as lab
+from kvstudio.labs.serving import fit as fit_lab
 
 DEFAULT_REQUEST_TOKENS = 256  # prompt + answer tokens of each request in --fit-budget
 
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         print_sweep(result)
     if args.fit_budget:
         geometry = scale.preset(args.preset) if args.preset else None
-        fit = lab.fit_budget(
+        fit = fit_lab.fit_budget(
             None if loaded is None else loaded.backend,
             None if loaded is None else loaded.tokenizer,
             request_tokens=args.request_tokens, block_size=args.block_size,
@@ -103,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         )
         print_fit(fit)
         if loaded is not None and args.budget_bytes is not None:
-            check = lab.admission_check(
+            check = fit_lab.admission_check(
                 loaded.backend, loaded.tokenizer, request_tokens=args.request_tokens,
                 budget_bytes=args.budget_bytes, block_size=args.block_size)
             print_admission(check)
@@ -143,7 +144,7 @@ def print_sweep(result: lab.BatchSweepResult) -> None:
     print(f"  Throughput {result.points[-1].batch} rows ÷ 1 row: {result.speedup:.1f}×.")
 
 
-def print_fit(fit: lab.FitResult) -> None:
+def print_fit(fit: fit_lab.FitResult) -> None:
     source = "measured from the cache tensors" if fit.measured else "from the preset's formula"
     print()
     print(f"  How many users fit: {fit.model_label}, {fit.request_tokens:,} tokens per request")
@@ -160,7 +161,7 @@ def print_fit(fit: lab.FitResult) -> None:
           "blocks ÷ ⌈tokens ÷ b⌉ per request.")
 
 
-def print_admission(check: lab.AdmissionCheck) -> None:
+def print_admission(check: fit_lab.AdmissionCheck) -> None:
     print()
     print(f"  Checked on the loaded model: {check.offered} requests of {check.request_tokens:,} "
           f"tokens arrive at once; the continuous scheduler, with {check.budget_blocks:,} "

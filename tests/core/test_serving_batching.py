@@ -16,6 +16,7 @@ from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import Progress
 from kvstudio.labs.scale import GIB, preset
 from kvstudio.labs.serving import batching as lab
+from kvstudio.labs.serving import fit as fit_lab
 
 
 def _by_hand_parameters(cfg: ModelConfig) -> int:
@@ -108,19 +109,19 @@ def test_bad_sweeps_are_refused(tiny_backend, tokenizer) -> None:
 def test_users_that_fit_by_hand() -> None:
     # 2,048 B a token, 200-token requests, 1 MiB: ⌊1,048,576 ÷ 409,600⌋ = 2 contiguous;
     # paged b = 16: ⌊1,048,576 ÷ 32,768⌋ = 32 blocks, ⌈200 ÷ 16⌉ = 13 a request → 2.
-    assert lab.users_that_fit(2048, 200, 1024**2) == 2
-    assert lab.users_that_fit(2048, 200, 1024**2, block_size=16) == 32 // 13
+    assert fit_lab.users_that_fit(2048, 200, 1024**2) == 2
+    assert fit_lab.users_that_fit(2048, 200, 1024**2, block_size=16) == 32 // 13
     # b = 64: 8 blocks, 4 a request → 2; b = 1 equals contiguous.
-    assert lab.users_that_fit(2048, 200, 1024**2, block_size=64) == 2
-    assert lab.users_that_fit(2048, 200, 10 * 1024**2, block_size=1) == lab.users_that_fit(
+    assert fit_lab.users_that_fit(2048, 200, 1024**2, block_size=64) == 2
+    assert fit_lab.users_that_fit(2048, 200, 10 * 1024**2, block_size=1) == fit_lab.users_that_fit(
         2048, 200, 10 * 1024**2)
-    assert lab.users_that_fit(2048, 200, 0) == 0
+    assert fit_lab.users_that_fit(2048, 200, 0) == 0
     with pytest.raises(ValueError, match="negative"):
-        lab.users_that_fit(2048, 200, -1)
+        fit_lab.users_that_fit(2048, 200, -1)
 
 
 def test_bytes_per_token_are_read_from_the_caches(tiny_backend, tokenizer, tiny_config) -> None:
-    size = lab.measure_cache_size(tiny_backend, tokenizer, block_size=5, tokens=12)
+    size = fit_lab.measure_cache_size(tiny_backend, tokenizer, block_size=5, tokens=12)
     cfg = tiny_config
     per_token = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * cfg.resolved_head_dim * 4
     assert size.bytes_per_token == per_token
@@ -129,7 +130,7 @@ def test_bytes_per_token_are_read_from_the_caches(tiny_backend, tokenizer, tiny_
 
 
 def test_fit_budget_on_the_loaded_model_and_a_preset(tiny_backend, tokenizer) -> None:
-    fit = lab.fit_budget(tiny_backend, tokenizer, request_tokens=100, block_size=16,
+    fit = fit_lab.fit_budget(tiny_backend, tokenizer, request_tokens=100, block_size=16,
                          budget_bytes=10**6, gpu_gib=(16,))
     assert fit.measured
     first, gpu = fit.rows
@@ -138,14 +139,14 @@ def test_fit_budget_on_the_loaded_model_and_a_preset(tiny_backend, tokenizer) ->
     assert first.requests_paged == (10**6 // fit.block_bytes) // 7  # ⌈100 ÷ 16⌉ = 7
     weights = sum(p.numel() * 4 for p in tiny_backend.model.parameters())
     assert gpu.weight_bytes == weights and gpu.budget_bytes == 16 * GIB - weights
-    llama = lab.fit_budget(None, None, request_tokens=4096, geometry=preset("llama-3.1-8b"),
+    llama = fit_lab.fit_budget(None, None, request_tokens=4096, geometry=preset("llama-3.1-8b"),
                            gpu_gib=(80,))
     row = llama.rows[0]
     assert llama.bytes_per_token == 131_072 and not llama.measured
     assert row.requests_dense == (80 * GIB - preset("llama-3.1-8b").weights_nbytes) // (
         131_072 * 4096)
     with pytest.raises(ValueError, match="Load a model"):
-        lab.fit_budget(None, None, request_tokens=10)
+        fit_lab.fit_budget(None, None, request_tokens=10)
 
 
 def _args(argv: list[str]) -> argparse.Namespace:
@@ -177,9 +178,9 @@ def test_add_arguments_leaves_the_serving_commands_own_options() -> None:
 def test_the_count_is_the_continuous_schedulers_admission(
     tiny_backend, tokenizer, tokens: int, block_size: int, budget: int
 ) -> None:
-    check = lab.admission_check(tiny_backend, tokenizer, request_tokens=tokens,
+    check = fit_lab.admission_check(tiny_backend, tokenizer, request_tokens=tokens,
                                 budget_bytes=budget, block_size=block_size)
-    size = lab.measure_cache_size(tiny_backend, tokenizer, block_size)
+    size = fit_lab.measure_cache_size(tiny_backend, tokenizer, block_size)
     assert check.block_bytes == size.block_bytes
     assert check.budget_blocks == budget // size.block_bytes
     assert check.formula == check.budget_blocks // -(-tokens // block_size)  # by hand
@@ -191,9 +192,9 @@ def test_the_count_is_the_continuous_schedulers_admission(
 
 def test_a_budget_below_one_request_is_refused(tiny_backend, tokenizer) -> None:
     with pytest.raises(ValueError, match="larger budget"):
-        lab.admission_check(tiny_backend, tokenizer, request_tokens=40, budget_bytes=1000)
+        fit_lab.admission_check(tiny_backend, tokenizer, request_tokens=40, budget_bytes=1000)
 
 
 def test_a_check_past_its_size_is_refused(tiny_backend, tokenizer) -> None:
     with pytest.raises(ValueError, match="smaller budget"):
-        lab.admission_check(tiny_backend, tokenizer, request_tokens=8, budget_bytes=10**9)
+        fit_lab.admission_check(tiny_backend, tokenizer, request_tokens=8, budget_bytes=10**9)

@@ -9,6 +9,7 @@ from kvstudio.engine.backends.hf import HFBackend
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import finish
 from kvstudio.labs.serving import batching as lab
+from kvstudio.labs.serving import fit as fit_lab
 
 pytestmark = pytest.mark.hf
 
@@ -31,5 +32,5 @@ def test_the_sweep_on_a_transformers_llama(tokenizer: TextTokenizer) -> None:
         assert point.kv_bytes == 2 * 2 * 10 * 2 * 16 * 4 * point.batch  # 2·L·S·G·d·bytes·B
         assert point.flops == 2 * point.batch * work.product_parameters + \
             4 * point.batch * 2 * 4 * 16 * 10
-    size = lab.measure_cache_size(backend, tokenizer, block_size=4, tokens=10)
+    size = fit_lab.measure_cache_size(backend, tokenizer, block_size=4, tokens=10)
     assert size.bytes_per_token == 2 * 2 * 2 * 16 * 4 and size.blocks == 3

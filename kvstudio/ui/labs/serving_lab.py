@@ -3,7 +3,7 @@
 Owns `ServingPanel`: it runs ``labs.serving`` (the requests of a file, the shipped
 example or one the user picks, with a shared system prompt, under one scheduler:
 policy, chunk, block size, prefix cache, max batch) and then
-``labs.serving_batching.batch_sweep`` (one decode step timed at several batch
+``labs.serving.batching.batch_sweep`` (one decode step timed at several batch
 sizes beside the bytes it reads and the FLOPs it computes), on the lab thread,
 and draws from their records:
 
