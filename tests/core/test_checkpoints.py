@@ -18,14 +18,13 @@ from kvstudio.files.checkpoints import (
     RANDOM_LABEL,
     default_model,
     describe,
-    infer_config,
     load_any,
     load_minimind_pth,
     load_model_folder,
     random_model,
-    read_pth_state_dict,
     save_model_folder,
 )
+from kvstudio.files.pth import infer_config, read_pth_state_dict
 
 MINIMIND_KEYS = {
     "model.embed_tokens.weight",
