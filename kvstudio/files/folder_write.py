@@ -1,6 +1,7 @@
 """Writing a folder of files atomically: build the whole new folder beside it, then swap.
 
-Owns `staged_folder`, `write_files` and `recover`. It knows nothing about what
+Owns `staged_folder`, `write_files` and `recover`, and `atomic_write_bytes` for one file
+(a temp file beside it, fsync, `os.replace`). It knows nothing about what
 the files hold (slide packs, model folders).
 
 The invariant: **a kill at any moment (even `kill -9`) leaves at the target
@@ -272,3 +273,40 @@ def write_files(folder: str | os.PathLike[str], files: Mapping[str, bytes]) -> l
         for name, data in files.items():
             _write_file(staging / name, data)
     return [out / name for name in files]
+
+
+# ---- one file --------------------------------------------------------------------------------
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write via a temp file in the same folder, fsync, then `os.replace`.
+
+    The target is complete or untouched. Raises the `OSError` after removing
+    the temp file; callers turn it into a message for the user.
+    """
+    target = Path(path)
+    tmp_name: str | None = None
+    try:
+        fd, tmp_name = tempfile.mkstemp(
+            dir=target.parent, prefix=f".{target.name}.", suffix=".part"
+        )
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp_name, _file_mode(target))  # mkstemp makes 0600; exports are for sharing
+        os.replace(tmp_name, target)
+        tmp_name = None
+    finally:
+        if tmp_name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
+    return target
+
+
+def _file_mode(target: Path) -> int:
+    """The mode a new file would get (0666 minus the umask), or the replaced file's mode."""
+    try:
+        return target.stat().st_mode & 0o777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask

@@ -13,12 +13,10 @@ It knows nothing about Qt or how runs are drawn.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import math
 import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
@@ -37,6 +35,7 @@ from kvstudio.engine.small_files import (
     read_str,
 )
 from kvstudio.files import runfile_checks as checks
+from kvstudio.files.folder_write import atomic_write_bytes
 
 log = logging.getLogger(__name__)
 
@@ -113,42 +112,6 @@ def samples_to_dict(samples: SavedSamples) -> dict[str, Any]:
 
 
 # ---- writing -------------------------------------------------------------------------------
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write via a temp file in the same folder, fsync, then `os.replace`.
-
-    The target is complete or untouched. Raises the `OSError` after removing
-    the temp file; callers turn it into a message for the user.
-    """
-    target = Path(path)
-    tmp_name: str | None = None
-    try:
-        fd, tmp_name = tempfile.mkstemp(
-            dir=target.parent, prefix=f".{target.name}.", suffix=".part"
-        )
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp_name, _file_mode(target))  # mkstemp makes 0600; exports are for sharing
-        os.replace(tmp_name, target)
-        tmp_name = None
-    finally:
-        if tmp_name is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp_name)
-    return target
-
-
-def _file_mode(target: Path) -> int:
-    """The mode a new file would get (0666 minus the umask), or the replaced file's mode."""
-    try:
-        return target.stat().st_mode & 0o777
-    except OSError:
-        mask = os.umask(0)
-        os.umask(mask)
-        return 0o666 & ~mask
-
-
 def run_to_dict(run: SavedRun, keep_logits: bool = False) -> dict[str, Any]:
     records = []
     for record in run.records:

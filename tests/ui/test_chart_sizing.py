@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QScrollArea, QTableView, QWidget
 
 from kvstudio.ui.app.plain_text import plain_tooltip
 from kvstudio.ui.main_window import initial_geometry
-from kvstudio.ui.plots.legend import CORNER_BUTTON_NAME
 from kvstudio.ui.plots.sizing import (
+    CORNER_BUTTON_NAME,
     MIN_PLOT_HEIGHT,
     MIN_PLOT_WIDTH,
     chart_plots,

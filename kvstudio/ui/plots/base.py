@@ -20,7 +20,8 @@ from kvstudio.engine.records import Mode
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.plots.chart_data import DataTable
 from kvstudio.ui.plots.empty import EmptyChart
-from kvstudio.ui.plots.legend import CORNER_BUTTON_NAME, LEGEND_MARGIN, add_legend_row, fit_title
+from kvstudio.ui.plots.legend import add_legend_row
+from kvstudio.ui.plots.sizing import CORNER_BUTTON_NAME, LEGEND_MARGIN, fit_title
 from kvstudio.ui.run.store import RunStore
 
 TITLE_COLOUR = "#222"  # plot titles, as dark as the axis text

@@ -2,8 +2,8 @@
 
 Owns `PlotLegend` (a legend laid out under the plot, never on the data, in as
 many columns as the width allows), `add_legend_row` (give a plot one, instead
-of `addLegend`) and `fit_title` (a title that wraps to the plot's width
-instead of widening it). The live plots' plumbing is ``base.py``.
+of `addLegend`). A title that wraps to the plot's width is ``sizing.fit_title``; the
+live plots' plumbing is ``base.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ import pyqtgraph as pg
 from pyqtgraph.graphicsItems.ScatterPlotItem import drawSymbol
 from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt, QTimer
 from PySide6.QtGui import QBrush, QPainter, QPen
-from PySide6.QtWidgets import QGraphicsGridLayout, QWidget
+from PySide6.QtWidgets import QGraphicsGridLayout
+
+from kvstudio.ui.plots.sizing import LEGEND_MARGIN, corner_x_of, fit_title
 
 LEGEND_ROW = 4  # PlotItem's grid: 0 title, 1 top axis, 2 view box, 3 bottom axis, 4 legend
 SAMPLE_WIDTH = 20.0  # px of line an entry's sample draws (pyqtgraph's width): three dashes
@@ -373,27 +375,6 @@ class PlotLegend(pg.LegendItem):
         """Not draggable: it has its own row."""
 
 
-LEGEND_MARGIN = 16.0  # pixels the legend leaves free of the plot's width
-CORNER_BUTTON_NAME = "exportButton"  # a chart's export button, in its top-right corner
-
-
-def corner_x_of(plot: pg.PlotItem) -> float | None:
-    """Where the export button over `plot`'s top-right corner begins, less a small gap, in
-    the plot's coordinates (None: no button over this plot, such as a lower or left one)."""
-    scene = plot.scene()
-    for view in scene.views() if scene is not None else []:
-        button = view.findChild(QWidget, CORNER_BUTTON_NAME)
-        if button is None or button.isHidden() or not view.updatesEnabled():
-            continue  # (not updating: laid out on a slide, which has no button)
-        top_left = view.mapToScene(button.geometry().topLeft())
-        bottom = view.mapToScene(button.geometry().bottomLeft()).y()
-        rect = plot.sceneBoundingRect()
-        if rect.top() > bottom:  # (beside it, a plot's title can still run under it)
-            return None
-        return float(plot.mapFromScene(top_left).x()) - 4.0
-    return None
-
-
 def add_legend_row(plot: pg.PlotItem, label_colour: str = "#222",
                    follow_width: bool = True) -> PlotLegend:
     """Give `plot` a `PlotLegend` in its own row under the data (instead of `addLegend`).
@@ -425,88 +406,3 @@ def add_legend_row(plot: pg.PlotItem, label_colour: str = "#222",
         plot.geometryChanged.connect(width_changed)
         refit()
     return legend
-
-
-def follow_title(plot: pg.PlotItem) -> None:
-    """Wrap `plot`'s title to its width, clear of an export button, whenever either changes
-    (what `add_legend_row` does for a plot with a legend, for a plot without one)."""
-    if (getattr(plot, "title_follows", False) or getattr(plot, "refit_title", None) is not None
-            or getattr(plot.legend, "refit", None) is not None):
-        return  # (already follows: its legend row, or a title that wraps itself)
-    plot.title_follows = True
-
-    def refit() -> None:
-        fit_title(plot, max(plot.width() - LEGEND_MARGIN, 60.0), narrows=True,
-                  corner_x=corner_x_of(plot))
-
-    plot.refit_title = refit
-    plot.titleLabel.item.document().contentsChanged.connect(
-        lambda: QTimer.singleShot(0, plot, refit))
-    plot.geometryChanged.connect(refit)
-    refit()
-
-
-def _axis_width(axis: pg.AxisItem) -> float:
-    """The width the axis is about to have: a width just set (fixed) before the layout ran
-    gives the title the cell it will have, not the one it had."""
-    low, high = axis.minimumWidth(), axis.maximumWidth()
-    return float(low) if low == high else float(axis.width())
-
-
-def fit_title(plot: pg.PlotItem, width: float, narrows: bool = False,
-              corner_x: float | None = None) -> None:
-    """Wrap `plot`'s title at word boundaries to `width` (pixels, axes included).
-
-    `narrows`: the title never holds the plot wider than its layout gives it
-    (a plot in a `GraphicsLayoutWidget`; it wraps again when its width changes).
-    `corner_x`: where, in the plot's coordinates, the top-right corner that must
-    stay free begins (a chart's export button sits there); the title is centred
-    in its cell, so it wraps early enough that its right half ends before it.
-    """
-    label = plot.titleLabel
-    if not label.isVisible():
-        return
-    # The title's cell is the view box's column, between the y axes.
-    left, right = (_axis_width(plot.getAxis(side)) if plot.getAxis(side).isVisible() else 0.0
-                   for side in ("left", "right"))
-    title_width = max(width - left - right, 60.0)
-    text = label.item
-    justify = "center"
-    if corner_x is not None:
-        centre = (left + plot.width() - right) / 2
-        centred = max(min(title_width, 2 * (corner_x - centre)), 60.0)
-        text.setTextWidth(-1)
-        if text.boundingRect().width() > centred:
-            text.setTextWidth(centred)
-        if text.boundingRect().width() > centred + 0.5:
-            # A word wider than the room centred: start the title at the plot's left edge,
-            # where it has the room up to the corner (a narrow chart's title ran under it).
-            justify = "left"
-            title_width = max(min(title_width, corner_x - left), 60.0)
-        else:
-            title_width = centred
-    if label.opts.get("justify") != justify:
-        label.opts["justify"] = justify
-    option = text.document().defaultTextOption()  # each wrapped line centred too
-    align = Qt.AlignmentFlag.AlignHCenter if justify == "center" else Qt.AlignmentFlag.AlignLeft
-    if option.alignment() != align:
-        option.setAlignment(align)
-        text.document().setDefaultTextOption(option)
-    text.setTextWidth(-1)
-    if text.boundingRect().width() > title_width:
-        text.setTextWidth(title_width)  # wrap at word boundaries
-    if narrows and not getattr(label, "narrows", False):
-        label.narrows = True
-        full_update_min = label.updateMin
-
-        def narrow_update_min() -> None:  # pyqtgraph calls it on every resize and new text
-            full_update_min()
-            label.setMinimumWidth(60.0)
-            label._sizeHint[Qt.SizeHint.MinimumSize] = (60.0, label.minimumHeight())
-
-        label.updateMin = narrow_update_min
-    label.updateMin()
-    height = label.itemRect().height()
-    label.setMaximumHeight(height)
-    plot.layout.setRowFixedHeight(0, height)
-    label.resizeEvent(None)  # re-centre the text in its row

@@ -25,8 +25,7 @@ from typing import Any, Literal
 import numpy as np
 from PySide6.QtWidgets import QGraphicsView
 
-from kvstudio.files.folder_write import write_files
-from kvstudio.files.runfile import atomic_write_bytes
+from kvstudio.files.folder_write import atomic_write_bytes, write_files
 from kvstudio.ui.plots.chart_data import ChartLike, ExportError, chart_item
 from kvstudio.ui.plots.style import SLIDE_STYLE, PlotStyle
 from kvstudio.ui.slides.canvas import DEFAULT_CANVAS, SlideCanvas

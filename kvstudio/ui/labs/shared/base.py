@@ -54,8 +54,7 @@ from kvstudio.ui.plots.chart_data import (
     set_content,
 )
 from kvstudio.ui.plots.empty import EmptyChart
-from kvstudio.ui.plots.legend import follow_title
-from kvstudio.ui.plots.sizing import fit_bottom_title, fit_side_titles, keep_readable
+from kvstudio.ui.plots.sizing import fit_bottom_title, fit_side_titles, follow_title, keep_readable
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
