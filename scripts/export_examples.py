@@ -59,7 +59,6 @@ from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.i18n import LanguageSwitcher
 from kvstudio.ui.app.shutdown import tear_down
 from kvstudio.ui.app.startup import prepare_application
-from kvstudio.ui.classroom import answer_rows
 from kvstudio.ui.labs import (
     BeamSearchPanel,
     CacheKindsPanel,
@@ -93,7 +92,7 @@ from kvstudio.ui.run.engine_adapter import (
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides import export
 from kvstudio.ui.slides.export_menu import ChartExporter
-from kvstudio.ui.slides.numbers import numbers_document
+from kvstudio.ui.slides.numbers import answer_rows, numbers_document
 
 log = logging.getLogger("export_examples")
 

@@ -31,10 +31,9 @@ from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
 from kvstudio.ui.labs.labs_panel import slide_pack_of
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.main_window import MainWindow
-from kvstudio.ui.plots.answer_histogram import ordered_answers
 from kvstudio.ui.plots.chart_data import ChartLike
 from kvstudio.ui.run import replay as replay_files
-from kvstudio.ui.run.engine_adapter import AnswerCounts, encode_prompt
+from kvstudio.ui.run.engine_adapter import encode_prompt
 from kvstudio.ui.run.lab_worker import GeneratorRunner
 from kvstudio.ui.slides import numbers as numbers_json
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export, chart_title
@@ -49,44 +48,6 @@ else:  # torch loads when TTFT is first measured
     compare_lab = LazyModule("kvstudio.labs.cache.compare")
 
 log = logging.getLogger(__name__)
-
-
-def live_numbers(window: MainWindow) -> dict[str, Any]:
-    """The live runs' headline numbers for numbers.json, at the step being looked at."""
-    return numbers_json.live_numbers(window.controller.shown().traces())
-
-
-def live_tables(window: MainWindow) -> dict[str, list[dict[str, Any]]]:
-    """One row per step per run, for <mode>-steps.csv."""
-    tables: dict[str, list[dict[str, Any]]] = {}
-    for trace in window.controller.shown().traces():
-        tables[f"{trace.mode} steps"] = [
-            {
-                "step": r.step,
-                "phase": r.phase,
-                "token": r.token_texts[0] if r.token_texts else "",
-                "token_id": r.token_ids[0] if r.token_ids else -1,
-                "tokens_fed": r.tokens_fed,
-                "elapsed_ms": r.elapsed_s * 1000.0,
-                "cache_bytes": r.cache_total_bytes,
-                "cache_length": r.cache_length,
-                "mask": f"{r.attention_mask_shape[0]}x{r.attention_mask_shape[1]}",
-            }
-            for r in trace.records
-        ]
-    return tables
-
-
-def answer_rows(counts: AnswerCounts) -> list[dict[str, Any]]:
-    """sample-answers.csv: one row per distinct answer, its count at each temperature."""
-    rows = []
-    for number, (answer, per_t) in enumerate(ordered_answers(counts), start=1):
-        # Numbered over all temperatures (the histogram's "answer no."), not a per-T rank.
-        row: dict[str, Any] = {"answer no.": number, "answer": answer}
-        for t, n in zip(counts.temperatures, per_t, strict=True):
-            row[f"count at T = {t:g} (of {counts.samples_per_temperature})"] = n
-        rows.append(row)
-    return rows
 
 
 def _lab_chart(lab: LabPanel, key: str, chart: ChartLike) -> LabChart:
@@ -347,9 +308,10 @@ class ClassroomExtras(QObject):
         charts.update(lab_charts)
         counts = self.window.answers.plot.counts
         numbers = self.numbers_document(lab_numbers)
-        tables: dict[str, Any] = {**live_tables(self.window), **lab_tables}
-        if counts is not None:
-            tables["sample answers"] = answer_rows(counts)  # answers.csv is the chart's
+        traces = self.window.controller.shown().traces()
+        tables: dict[str, Any] = {**numbers_json.live_tables(traces), **lab_tables}
+        if counts is not None:  # answers.csv is the chart's
+            tables["sample answers"] = numbers_json.answer_rows(counts)
         return self.exporter.export_pack(charts, numbers, tables, self.window) is not None
 
     def numbers_document(self, lab_numbers: dict[str, Any]) -> dict[str, Any]:
@@ -553,5 +515,4 @@ def install(window: MainWindow) -> ClassroomExtras:
     return ClassroomExtras(window)
 
 
-__all__ = ["ClassroomExtras", "answer_rows", "install", "live_numbers", "live_tables",
-           "sample_numbers"]
+__all__ = ["ClassroomExtras", "install", "sample_numbers"]

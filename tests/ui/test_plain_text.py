@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
 from kvstudio.engine.tokenizer import IM_END, IM_START
 from kvstudio.labs.chat.session import ChatTurn
-from kvstudio.ui.classroom import ClassroomExtras, answer_rows, live_tables
+from kvstudio.ui.classroom import ClassroomExtras
 from kvstudio.ui.labs import ProjectorPanel
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.panels import token_chips
@@ -39,6 +39,7 @@ from kvstudio.ui.run.engine_adapter import (
     RunSettings,
     encode_prompt,
 )
+from kvstudio.ui.slides.numbers import answer_rows, live_tables
 from kvstudio.ui.slides.plotted_data import render_csv, rows_to_csv
 from tests.ui.waits import HANG_GUARD_MS
 
@@ -283,7 +284,7 @@ def test_a_live_runs_token_pieces_are_neutralised_in_its_steps_csv(  # type: ign
     trace = window.controller.store.current
     first = trace.records[0]
     trace.records[0] = replace(first, token_texts=("=cmd|' /C calc'!A0", *first.token_texts[1:]))
-    (rows,) = live_tables(window).values()
+    (rows,) = live_tables(window.controller.shown().traces()).values()
     header, *body = _read(rows_to_csv(rows))
     assert body[0][header.index("token")] == "'=cmd|' /C calc'!A0"
     assert float(body[0][header.index("elapsed_ms")]) >= 0  # numbers are plain numbers

@@ -12,11 +12,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
 from kvstudio.files.runfile import SavedRun, load_runs, save_runs
-from kvstudio.ui.classroom import live_tables
 from kvstudio.ui.plots.chart_data import read_csv_tables
 from kvstudio.ui.plots.extent import planned_steps
 from kvstudio.ui.run.state import RunPhase
 from kvstudio.ui.slides.export import export_chart
+from kvstudio.ui.slides.numbers import live_tables
 from tests.ui.waits import HANG_GUARD_MS, model_thread_caught_up
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -158,7 +158,8 @@ def test_step_history_shows_every_view_as_it_was(qtbot, make_window,  # type: ig
     assert len(window.generation.chip_texts()) == p + 3
     assert window.status.field_text("step").startswith("Step 3/")
     assert f"looking back at step 3 of {STEPS}" in window.run_bar.phase_text()  # 1 … N
-    assert len(live_tables(window)["cached steps"]) == 3  # exports follow the selected step
+    traces = window.controller.shown().traces()
+    assert len(live_tables(traces)["cached steps"]) == 3  # exports follow the selected step
     csv = export_chart(window.tokens_plot, tmp_path / "fed.csv", "csv")
     (table,) = read_csv_tables(csv.read_bytes())
     assert [row[0] for row in table[1:]] == ["0", "1", "2"]  # steps 0-2 only

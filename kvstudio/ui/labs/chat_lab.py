@@ -26,7 +26,7 @@ from kvstudio.labs.registry import CHAT
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.spin_boxes import param_check, param_int_box
-from kvstudio.ui.labs.shared.base import LabPanel, series_colour
+from kvstudio.ui.labs.shared.base import LabPanel, marked_line, series_colour
 from kvstudio.ui.labs.shared.results_table import CHECK, CROSS, gap_text
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.legend import add_legend_row
@@ -95,10 +95,10 @@ class ChatPanel(LabPanel):
         dashed = pg.QtCore.Qt.PenStyle.DashLine
         self._sum_reuse = self.fed_plot.plot([], [], pen=pg.mkPen(REUSE, width=2, style=dashed))
         self._sum_refeed = self.fed_plot.plot([], [], pen=pg.mkPen(REFEED, width=2, style=dashed))
-        self._ttft_reuse = self._line(self.ttft_plot, REUSE, "o")
-        self._ttft_refeed = self._line(self.ttft_plot, REFEED, "s")
-        self._bytes_reuse = self._line(self.bytes_plot, REUSE, "o", width=6)
-        self._bytes_refeed = self._line(self.bytes_plot, REFEED, "s")  # the same bytes: on top
+        self._ttft_reuse = marked_line(self.ttft_plot, REUSE, "o", 9)
+        self._ttft_refeed = marked_line(self.ttft_plot, REFEED, "s", 9)
+        self._bytes_reuse = marked_line(self.bytes_plot, REUSE, "o", 13, width=6)
+        self._bytes_refeed = marked_line(self.bytes_plot, REFEED, "s", 9)  # the same bytes: on top
         self.add_chart("chat", self.view)
 
         self.session: chat.ChatSession | None = None
@@ -107,17 +107,6 @@ class ChatPanel(LabPanel):
         self._script_next = 0
         self._pending_text = ""
         self.retranslate()
-
-    @staticmethod
-    def _line(plot: pg.PlotItem, colour: str, symbol: str, width: int = 2) -> pg.PlotDataItem:
-        return plot.plot(
-            [],
-            [],
-            pen=pg.mkPen(colour, width=width),
-            symbol=symbol,
-            symbolSize=7 + width,
-            symbolBrush=colour,
-        )
 
     def title(self) -> str:
         return self.tr("Chat")

@@ -16,7 +16,6 @@ course's.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,7 +34,7 @@ from kvstudio.ui.labs.shared.base import prompt_ids
 from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.plots.token_axis import TokenAxis
+from kvstudio.ui.plots.token_axis import TokenAxis, token_tick
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
@@ -300,7 +299,7 @@ class TopPTopKPanel(SteppedLabPanel):
         # The most likely and the chosen bar always have their labels: they go in the first
         # level (pyqtgraph drops the second when it is crowded), the chosen one's other
         # neighbours in the second.
-        texts = [_tick(t) for t in item.token_texts]
+        texts = [token_tick(t, 6) for t in item.token_texts]
         chosen = item.chosen_rank
         first = {i for i in range(0, n, 2) if chosen is None or abs(i - chosen) != 1}
         first.add(0)
@@ -342,7 +341,7 @@ class TopPTopKPanel(SteppedLabPanel):
         rows = [
             (
                 s.step,
-                _tick(_chosen_text(s), 14),
+                token_tick(_chosen_text(s), 14),
                 s.record.chosen_probability[0],
                 s.record.survivors_top_k[0],
                 s.record.survivors_top_p[0],
@@ -476,14 +475,3 @@ def _chosen_text(step: lab.DistributionStep) -> str:
     if rank is not None:
         return step.token_texts[rank]
     return step.chosen_text or f"id {step.record.token_ids[0]}"
-
-
-_BYTES = re.compile(r"(?:<0x[0-9A-F]{2}>)+")
-
-
-def _tick(text: str, limit: int = 6) -> str:
-    """A token as a tick label: a part of a character shows its bytes whole ("⟨EC 9E⟩")."""
-    if _BYTES.fullmatch(text):
-        return "⟨" + " ".join(re.findall(r"<0x([0-9A-F]{2})>", text)) + "⟩"
-    shown = text.replace("\n", "↵").replace(" ", "␣")
-    return shown if len(shown) <= limit else shown[: limit - 1] + "…"

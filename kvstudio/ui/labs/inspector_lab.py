@@ -37,7 +37,7 @@ from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.colour_bar import ColourBar
 from kvstudio.ui.plots.fixed_columns import FixedColumns, WrappingTitle, use_wrapping_title
-from kvstudio.ui.plots.token_axis import TokenAxis
+from kvstudio.ui.plots.token_axis import TokenAxis, token_tick
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
@@ -265,7 +265,7 @@ class CacheInspectorPanel(SteppedLabPanel):  # Start shows the prefill
         old = max(frame.old_rows_max_delta) if frame.step > 0 else "—"
         return (
             frame.step,
-            _tick(frame.token_text, 12),
+            token_tick(frame.token_text, 12),
             frame.held_rows(),
             ", ".join(map(str, frame.rows_appended)),
             old,
@@ -314,7 +314,7 @@ class CacheInspectorPanel(SteppedLabPanel):  # Start shows the prefill
             outline.setVisible(newest >= 0)
             outline.setRect(QRectF(0, newest, width, 1))
         labels = [
-            (r + 0.5, f"{p}: {_tick(text)}" if p >= 0 else "")
+            (r + 0.5, f"{p}: {token_tick(text, 8)}" if p >= 0 else "")
             for r, (p, text) in enumerate(zip(frame.positions, frame.row_texts, strict=True))
         ]
         every = max(1, -(-rows // MAX_LABELS))
@@ -494,8 +494,3 @@ def _nested(array: np.ndarray) -> Any:
     if array.ndim == 1:
         return [None if np.isnan(v) else float(v) for v in array]
     return [_nested(row) for row in array]
-
-
-def _tick(text: str, limit: int = 8) -> str:
-    shown = text.replace("\n", "↵").replace(" ", "␣")
-    return shown if len(shown) <= limit else shown[: limit - 1] + "…"

@@ -38,7 +38,7 @@ from kvstudio.labs.registry import SPECULATIVE
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.spin_boxes import param_float_box, param_int_box, param_line
-from kvstudio.ui.labs.shared.base import LabPanel, prompt_ids, series_colour
+from kvstudio.ui.labs.shared.base import LabPanel, marked_line, prompt_ids, series_colour
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.engine_adapter import ModelHandle
@@ -99,8 +99,8 @@ class SpeculativePanel(LabPanel):
             add_legend_row(plot)
             plot.getAxis("left").enableAutoSIPrefix(False)
         # Both caches often hold the same rows: the target's wider line shows beneath.
-        self._target_rows = self._line(self.rows_plot, TARGET, "o", width=6)
-        self._draft_rows = self._line(self.rows_plot, DRAFT, "s")
+        self._target_rows = marked_line(self.rows_plot, TARGET, "o", 11, width=6)
+        self._draft_rows = marked_line(self.rows_plot, DRAFT, "s", 7)
         self._bars = {
             key: pg.BarGraphItem(x=[], height=[], width=BAR, brush=colour, pen=None)
             for key, colour in (
@@ -120,9 +120,9 @@ class SpeculativePanel(LabPanel):
             plot.showGrid(x=True, y=True, alpha=0.2)
             add_legend_row(plot)
         dashed = Qt.PenStyle.DashLine
-        self._alpha = {k: self._line(self.alpha_plot, series_colour(i), "o")
+        self._alpha = {k: marked_line(self.alpha_plot, series_colour(i), "o", 7)
                        for i, k in enumerate(KINDS)}
-        self._measured = {k: self._line(self.calls_plot, series_colour(i), "o")
+        self._measured = {k: marked_line(self.calls_plot, series_colour(i), "o", 7)
                           for i, k in enumerate(KINDS)}
         self._formula = {
             k: self.calls_plot.plot([], [], pen=pg.mkPen(series_colour(i), width=2, style=dashed))
@@ -130,11 +130,6 @@ class SpeculativePanel(LabPanel):
         }
         self.add_chart("speculative-k", self.k_chart)
         self.retranslate()
-
-    @staticmethod
-    def _line(plot: pg.PlotItem, colour: str, symbol: str, width: int = 2) -> pg.PlotDataItem:
-        return plot.plot([], [], pen=pg.mkPen(colour, width=width), symbol=symbol,
-                         symbolSize=5 + width, symbolBrush=colour, symbolPen=None)
 
     def title(self) -> str:
         return self.tr("Speculative decoding")

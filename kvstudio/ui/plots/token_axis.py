@@ -13,6 +13,7 @@ in the presenter.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import pyqtgraph as pg
@@ -133,3 +134,14 @@ def _thinned_rows(specs: list[TextSpec], line: float) -> list[TextSpec]:
         if not kept or spec[0].center().y() - kept[-1][0].center().y() >= line:
             kept.append(spec)
     return kept
+
+
+BYTE_PIECES = re.compile(r"(?:<0x[0-9A-F]{2}>)+")
+
+
+def token_tick(text: str, limit: int = 6) -> str:
+    """A token as a tick label: a part of a character shows its bytes whole ("⟨EC 9E⟩")."""
+    if BYTE_PIECES.fullmatch(text):
+        return "⟨" + " ".join(re.findall(r"<0x([0-9A-F]{2})>", text)) + "⟩"
+    shown = text.replace("\n", "↵").replace(" ", "␣")
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"

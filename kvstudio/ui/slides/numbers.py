@@ -3,7 +3,9 @@
 Owns `NUMBERS_VERSION`, `TOP_LEVEL_KEYS` and `numbers_document`, which both
 writers call (Lecture → Export slide pack in ``classroom.py`` and
 ``scripts/export_examples.py``), plus the pieces they share: `live_numbers`
-(one entry per live run, by mode) and `sample_numbers` (Sample ×N). The
+(one entry per live run, by mode) and `sample_numbers` (Sample ×N); and the
+pack's tables from the same records: `live_tables` (<mode>-steps.csv) and
+`answer_rows` (sample-answers.csv). The
 layout is documented in docs/window.md ("numbers.json"); `export_slide_pack`
 adds ``slide_canvas``, ``headlines`` and ``skipped_empty_charts``.
 """
@@ -15,6 +17,7 @@ from dataclasses import asdict
 from typing import Any
 
 from kvstudio.engine.records import Mode
+from kvstudio.ui.plots.answer_histogram import ordered_answers
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunTrace
 
@@ -86,3 +89,36 @@ def numbers_document(
         "labs": dict(labs),
     }
     return document
+
+
+def live_tables(traces: Iterable[RunTrace]) -> dict[str, list[dict[str, Any]]]:
+    """One row per step per run, for <mode>-steps.csv (at the step looked at)."""
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for trace in traces:
+        tables[f"{trace.mode} steps"] = [
+            {
+                "step": r.step,
+                "phase": r.phase,
+                "token": r.token_texts[0] if r.token_texts else "",
+                "token_id": r.token_ids[0] if r.token_ids else -1,
+                "tokens_fed": r.tokens_fed,
+                "elapsed_ms": r.elapsed_s * 1000.0,
+                "cache_bytes": r.cache_total_bytes,
+                "cache_length": r.cache_length,
+                "mask": f"{r.attention_mask_shape[0]}x{r.attention_mask_shape[1]}",
+            }
+            for r in trace.records
+        ]
+    return tables
+
+
+def answer_rows(counts: AnswerCounts) -> list[dict[str, Any]]:
+    """sample-answers.csv: one row per distinct answer, its count at each temperature."""
+    rows = []
+    for number, (answer, per_t) in enumerate(ordered_answers(counts), start=1):
+        # Numbered over all temperatures (the histogram's "answer no."), not a per-T rank.
+        row: dict[str, Any] = {"answer no.": number, "answer": answer}
+        for t, n in zip(counts.temperatures, per_t, strict=True):
+            row[f"count at T = {t:g} (of {counts.samples_per_temperature})"] = n
+        rows.append(row)
+    return rows

@@ -78,6 +78,13 @@ def prompt_ids(model: ModelHandle, text: str) -> list[int]:
     return tokenizer.chat_ids(text) if model.is_chat else tokenizer.encode(text)
 
 
+def marked_line(plot: pg.PlotItem, colour: str, symbol: str, symbol_size: float,
+                width: int = 2) -> pg.PlotDataItem:
+    """An empty line with a marker at each point, in `colour`, for a lab to `setData`."""
+    return plot.plot([], [], pen=pg.mkPen(colour, width=width), symbol=symbol,
+                     symbolSize=symbol_size, symbolBrush=colour, symbolPen=None)
+
+
 def white_plot(title: str = "") -> pg.PlotWidget:
     """A plot in the same light look as the window's live plots."""
     widget = pg.PlotWidget(background="w")
