@@ -13,8 +13,9 @@ from PySide6.QtCore import Qt
 from kvstudio.labs import scale
 from kvstudio.ui.classroom import ClassroomExtras, install
 from kvstudio.ui.labs.chat_lab import ChatPanel
-from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel, _tick
+from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.labs.projector_lab import OPENING_PRESET, ProjectorPanel
+from kvstudio.ui.plots.token_axis import token_tick
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle
 from kvstudio.ui.slides.export_menu import ChartExporter
 from tests.ui.lab_helpers import run_lab, show_lab
@@ -60,8 +61,8 @@ def test_top_p_prompt_is_not_left_selected(qtbot, exporter: ChartExporter,  # ty
 
 
 def test_a_token_that_is_part_of_a_character_shows_its_bytes_whole() -> None:
-    assert _tick("<0xEC><0x9E>") == "⟨EC 9E⟩"
-    assert _tick("너무") == "너무"
+    assert token_tick("<0xEC><0x9E>") == "⟨EC 9E⟩"
+    assert token_tick("너무") == "너무"
 
 
 def test_projector_opens_on_a_preset_whose_gpu_lines_are_on_the_chart(  # type: ignore[no-untyped-def]
