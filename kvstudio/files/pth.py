@@ -38,7 +38,8 @@ def _code_in_pickle(p: Path, exc: Exception) -> str | None:
     if found:
         return found.group(1)
     try:
-        data = p.read_bytes()[: 1 << 20]
+        with p.open("rb") as fh:
+            data = fh.read(1 << 20)  # the first MiB: a pickle names its globals up front
     except OSError:
         return None
     names: list[str] = []

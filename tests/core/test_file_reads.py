@@ -24,6 +24,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "kvstudio"
 NOT_TEXT_FILES = {
     "engine/small_files.py": "the one capped reader itself",
     "files/checkpoints.py": "weights: torch.load / safetensors, read by their own loaders",
+    "files/pth.py": "weights: a .pth pickle for torch.load; its first MiB for pickletools",
 }
 READS = re.compile(r"\.read_text\(|\.read_bytes\(|json\.load\(|\bopen\([^)]*(\"r|encoding)")
 
