@@ -9,6 +9,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication
 
+from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.fonts import register_bundled_font, supports_hangul
 from kvstudio.ui.app.resources import translations_dir
 from kvstudio.ui.app.settings import AppSettings
@@ -144,3 +145,13 @@ def test_model_picker_names_an_opened_folder(qtbot, make_window, tiny_model, tok
                     timeout=HANG_GUARD_MS)
     assert panel.shown_choice() == "embedded-base"
     assert panel.model_box.count() == 2  # the opened entry is gone with its model
+
+
+def test_a_fresh_settings_folder_opens_on_the_course_preset(tmp_path: Path) -> None:
+    """The dock's sliding window W started at 32 on a fresh settings folder while the
+    course preset, the labs, the command line and the docs say 64."""
+    fresh = AppSettings(QSettings(str(tmp_path / "fresh.ini"), QSettings.Format.IniFormat))
+    run = fresh.run_settings()
+    assert run.cache.window == COURSE.window == 64
+    assert run.max_new_tokens == COURSE.new_tokens
+    assert run.sampling == COURSE.sampling

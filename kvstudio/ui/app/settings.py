@@ -54,6 +54,8 @@ class AppSettings:
         return int(float(str(self._s.value(key, default))))
 
     def run_settings(self) -> RunSettings:
+        """The remembered run settings; what was never saved is the course preset's."""
+        course = RunSettings()
         d = SamplingSettings()
         try:
             sampling = SamplingSettings(
@@ -65,9 +67,10 @@ class AppSettings:
             )
             cache = CacheSpec(str(self._s.value("cache/kind", "dynamic")),  # type: ignore[arg-type]
                               self._int("cache/max_length", 512),
-                              self._int("cache/window", 32))
+                              self._int("cache/window", course.cache.window))
             mode: Mode = "recompute" if self._s.value("run/mode") == "recompute" else "cached"
-            return RunSettings(mode, sampling, self._int("run/max_new_tokens", 64), cache)
+            return RunSettings(mode, sampling,
+                               self._int("run/max_new_tokens", course.max_new_tokens), cache)
         except (TypeError, ValueError) as exc:
             log.warning("ignoring unreadable saved settings: %s", exc)
             return RunSettings()
