@@ -33,6 +33,8 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -40,6 +42,16 @@ import pytest
 from core.kernels import REPORT_ENV, capability, fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """A child ``pytest -m numeric`` under one setting: the process, its report and log."""
+
+    process: subprocess.Popen[str]
+    report: Path
+    log: Path
+
 # Only the folders that hold numeric tests: collecting tests/ui would import Qt for nothing.
 FOLDERS = ("tests/core", "tests/cli", "tests/models")
 
@@ -52,28 +64,55 @@ SETTINGS = [
 ]
 
 
-@pytest.mark.slow  # about 15 s a setting on the 2-core machine
-@pytest.mark.parametrize(("env", "expected"), SETTINGS)
-def test_the_numeric_tests_pass_under_other_kernels(
-    env: dict[str, str], expected: str, tmp_path: Path
-) -> None:
+def _skip_reason() -> str | None:
     if os.environ.get(REPORT_ENV):
-        pytest.skip("already a child run under other kernels")
+        return "already a child run under other kernels"
     if platform.machine().lower() not in ("x86_64", "amd64") or capability() not in (
             "AVX2", "AVX512"):
-        pytest.skip(f"the settings name x86 kernels; this is {platform.machine()}, "
-                    f"ATen {capability()}")
-    report = tmp_path / "kernels.json"
-    child_env = {**os.environ, **env, REPORT_ENV: str(report)}
-    child_env.pop("PYTEST_ADDOPTS", None)
-    command = [sys.executable, "-m", "pytest", "-m", "numeric", "-q", "-p", "no:cacheprovider",
-               *FOLDERS]
-    done = subprocess.run(command, cwd=ROOT, env=child_env, capture_output=True, text=True,
-                          timeout=600, check=False)
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, (
-        f"the numeric tests fail under {env}:\n{output[-12000:]}")
-    ran = json.loads(report.read_text(encoding="utf-8"))
+        return (f"the settings name x86 kernels; this is {platform.machine()}, "
+                f"ATen {capability()}")
+    return None
+
+
+@pytest.fixture(scope="module")
+def child_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ChildRun]]:
+    """Both child runs, started together (they are mostly start-up, one core each) and
+    each waited for by its own test; output goes to a file, so neither can block on a pipe."""
+    runs: dict[str, ChildRun] = {}
+    if _skip_reason() is None:
+        for setting in SETTINGS:
+            env, _ = setting.values
+            folder = tmp_path_factory.mktemp(str(setting.id))
+            report, log = folder / "kernels.json", folder / "pytest.log"
+            child_env = {**os.environ, **env, REPORT_ENV: str(report)}
+            child_env.pop("PYTEST_ADDOPTS", None)
+            command = [sys.executable, "-m", "pytest", "-m", "numeric", "-q", "-p",
+                       "no:cacheprovider", *FOLDERS]
+            with log.open("w", encoding="utf-8") as out:
+                process = subprocess.Popen(command, cwd=ROOT, env=child_env, stdout=out,
+                                           stderr=subprocess.STDOUT, text=True)
+            runs[str(setting.id)] = ChildRun(process, report, log)
+    yield runs
+    for run in runs.values():
+        if run.process.poll() is None:
+            run.process.kill()
+            run.process.wait()
+
+
+@pytest.mark.slow  # about 15 s a setting on the 2-core machine; the two run side by side
+@pytest.mark.parametrize(("env", "expected"), SETTINGS)
+def test_the_numeric_tests_pass_under_other_kernels(
+    env: dict[str, str], expected: str, child_runs: dict[str, ChildRun],
+    request: pytest.FixtureRequest,
+) -> None:
+    reason = _skip_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    run = child_runs[request.node.callspec.id]
+    code = run.process.wait(timeout=600)
+    output = run.log.read_text(encoding="utf-8")
+    assert code == 0, f"the numeric tests fail under {env}:\n{output[-12000:]}"
+    ran = json.loads(run.report.read_text(encoding="utf-8"))
     assert ran["capability"] == expected, ran  # ATen really took the kernels asked for
     assert ran["fingerprint"] != fingerprint(), ran  # and the bits really moved
     assert ran["collected"] >= 150 and ran["failed"] == 0, ran
