@@ -1,6 +1,6 @@
 """All labs in one page: a tab per lab, one model for all, one slide pack for all.
 
-Owns `LabsPanel`: it creates the nine lab panels, hands them the loaded model,
+Owns `LabsPanel`: it creates the eleven lab panels, hands them the loaded model,
 collects their charts, numbers and tables for the slide pack, says when a lab
 that measures time is running (`timing_changed`: the live run waits meanwhile,
 so the lab's timings are not shared with it), and stops their threads on
