@@ -13,16 +13,13 @@ plot; the work lives in ``labs``, ``export``, ``presenter`` and ``replay``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, SignalInstance
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
 from kvstudio.engine.records import DEFAULT_REPEATS
-from kvstudio.files.runfile import RUN_SUFFIX, RunFile
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import message_box
@@ -32,9 +29,9 @@ from kvstudio.ui.labs.labs_panel import slide_pack_of
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.plots.chart_data import ChartLike
-from kvstudio.ui.run import replay as replay_files
 from kvstudio.ui.run.engine_adapter import encode_prompt
 from kvstudio.ui.run.lab_worker import GeneratorRunner
+from kvstudio.ui.run.saved_runs import SavedRuns
 from kvstudio.ui.slides import numbers as numbers_json
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export, chart_title
 from kvstudio.ui.slides.numbers import sample_numbers
@@ -65,15 +62,8 @@ def _lab_chart(lab: LabPanel, key: str, chart: ChartLike) -> LabChart:
     return LabChart(f"lab {key}", title, chart, headline, version)
 
 
-def _read_run_file(path: str) -> Iterator[object]:
-    """The file-reading job: one item, the checked run file (its last item: the result)."""
-    yield replay_files.read_run_file(path)
-
-
 class ClassroomExtras(QObject):
     """Labs, export, the presenter view and saved runs for a `MainWindow`."""
-
-    run_opened = Signal(bool)  # a saved run read off the GUI thread: shown, or refused
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
@@ -111,12 +101,11 @@ class ClassroomExtras(QObject):
         self.ttft_runner = GeneratorRunner("kvstudio-ttft", parent=self)
         self.ttft_runner.finished.connect(self._on_ttft_finished)
         self.ttft_runner.failed.connect(self._on_lab_failed)
-        # Saved runs are read and checked on their own thread (a 30,000-step file took
-        # 9 s on the GUI thread), behind a busy bar in the status bar.
-        self.file_runner = GeneratorRunner("kvstudio-files", parent=self)
-        self.file_runner.finished.connect(self._on_run_file_read)
-        self.file_runner.failed.connect(self._on_run_file_failed)
-        self.file_runner.running_changed.connect(window.status.set_opening)
+        self.saved_runs = SavedRuns(
+            window, controller, counts=lambda: window.answers.plot.counts,
+            folder=lambda: self.exporter.folder, shown=lambda: window.tabs.setCurrentIndex(0),
+            note=self._on_note, warn=self._warn)
+        self.saved_runs.file_runner.running_changed.connect(window.status.set_opening)
         self._build_menu()
         # A presenter's clicker works on the working window too (the presenter view has its own
         # keys); text fields keep these keys (see TypingGuard).
@@ -185,96 +174,17 @@ class ClassroomExtras(QObject):
         self.window.controller.restart()
 
     def save_run(self, path: str | None = None) -> bool:
-        model = self.window.controller.model
-        name = model.name if model is not None else self.replay.model_name
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self.window,
-                self.tr("Save run"),
-                str(self.exporter.folder / f"run{RUN_SUFFIX}"),
-                self.tr("KV Studio runs (*.json)"),
-            )
-        if not path:
-            return False
-        try:
-            written = self.replay.save(path, name, self.window.answers.plot.counts)
-        except ValueError as exc:
-            self._warn(str(exc))
-            return False
-        self._on_note(self.tr("Saved the run to {0}").format(written))
-        return True
+        """Save the run on screen (`SavedRuns.save`)."""
+        return self.saved_runs.save(path)
 
     def open_run(self, path: str | None = None) -> bool:
-        """Open a saved run and return once it is shown (True) or refused (False).
+        """Open a saved run; True once it is shown (`SavedRuns.open`)."""
+        return self.saved_runs.open(path)
 
-        The file is read on its own thread (`begin_open_run`); this waits for it in
-        an event loop, so the window keeps drawing and answering meanwhile.
-        """
-        path = path if path is not None else self._choose_run_file()
-        if not path:
-            return False
-        outcome: list[bool] = []
-        loop = QEventLoop()
-
-        def done(shown: bool) -> None:
-            outcome.append(shown)
-            loop.quit()
-
-        def stopped(running: bool) -> None:  # the window closed while the file was read
-            if not running and not outcome:
-                loop.quit()
-
-        self.run_opened.connect(done)
-        self.file_runner.running_changed.connect(stopped)
-        try:
-            if not self.begin_open_run(path):
-                return False
-            if not outcome and self.file_runner.busy:
-                loop.exec()
-        finally:
-            self.run_opened.disconnect(done)
-            self.file_runner.running_changed.disconnect(stopped)
-        return bool(outcome and outcome[0])
-
-    def begin_open_run(self, path: str) -> bool:
-        """Start reading `path` on the file thread; `run_opened` says how it ended.
-
-        False (and nothing started) while another file is still being read, or once
-        the window is closing.
-        """
-        if self.file_runner.closed:
-            return False
-        if self.file_runner.busy:
-            self._on_note(self.tr("Still opening the last saved run; wait for it."))
-            return False
-        self._on_note(self.tr("Opening {0}…").format(Path(path).name))
-        self.file_runner.start(lambda: _read_run_file(path))
-        return True
-
-    def _choose_run_file(self) -> str:
-        path, _ = QFileDialog.getOpenFileName(
-            self.window,
-            self.tr("Open saved run"),
-            str(self.exporter.folder),
-            self.tr("KV Studio runs (*.json)"),
-        )
-        return path
-
-    def _on_run_file_read(self, loaded: object) -> None:
-        try:
-            if not isinstance(loaded, RunFile):
-                raise ValueError("The saved run could not be read; open it again.")
-            self.window.controller.show_replay(loaded)
-        except ValueError as exc:
-            self._warn(str(exc))
-            self.run_opened.emit(False)
-            return
-        self.window.tabs.setCurrentIndex(0)
-        self.run_opened.emit(True)
-
-    def _on_run_file_failed(self, message: str) -> None:
-        self._warn(message)
-        self.run_opened.emit(False)
+    @property
+    def run_opened(self) -> SignalInstance:
+        """Emitted when a saved run has been read: shown (True) or refused (False)."""
+        return self.saved_runs.opened
 
     def measure_ttft(self) -> bool:
         """Repeat the current prompt's prefill in both modes; the time plot shows medians."""
@@ -335,11 +245,11 @@ class ClassroomExtras(QObject):
         # then each is waited for (a chat turn or a lab stops after the step it is in).
         labs = [*(self._labs.labs() if self._labs is not None else []), *self.tab_labs]
         self.ttft_runner.cancel()
-        self.file_runner.cancel()
+        self.saved_runs.cancel()
         for lab in labs:
             lab.cancel()
         self.ttft_runner.shutdown()
-        self.file_runner.shutdown()
+        self.saved_runs.shutdown()
         if self._labs is not None:
             self._labs.shutdown()
         for lab in self.tab_labs:
@@ -449,9 +359,9 @@ class ClassroomExtras(QObject):
 
     def _on_open_triggered(self) -> None:
         """File > Open saved run: the dialog, then the file read on its own thread."""
-        path = self._choose_run_file()
+        path = self.saved_runs.choose_file()
         if path:
-            self.begin_open_run(path)
+            self.saved_runs.begin_open(path)
 
     def _on_pack_triggered(self) -> None:
         self.export_slide_pack()

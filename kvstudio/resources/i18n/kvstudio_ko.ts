@@ -1254,30 +1254,6 @@
         <translation>실습</translation>
     </message>
     <message>
-        <source>Save run</source>
-        <translation>실행 저장</translation>
-    </message>
-    <message>
-        <source>KV Studio runs (*.json)</source>
-        <translation>KV Studio 실행 파일 (*.json)</translation>
-    </message>
-    <message>
-        <source>Saved the run to {0}</source>
-        <translation>실행을 {0}에 저장했습니다</translation>
-    </message>
-    <message>
-        <source>Still opening the last saved run; wait for it.</source>
-        <translation>저장한 실행을 아직 여는 중입니다. 잠시 기다려 주세요.</translation>
-    </message>
-    <message>
-        <source>Opening {0}…</source>
-        <translation>{0} 여는 중…</translation>
-    </message>
-    <message>
-        <source>Open saved run</source>
-        <translation>저장한 실행 열기</translation>
-    </message>
-    <message>
         <source>No model is loaded yet; wait for it or pick one.</source>
         <translation>아직 모델이 없습니다. 로딩을 기다리거나 모델을 고르세요.</translation>
     </message>
@@ -3099,6 +3075,33 @@ step {4}</source>
     <message>
         <source>Tokens a sliding-window cache keeps; each query looks back at most W tokens.</source>
         <translation>슬라이딩 윈도 캐시가 보관하는 토큰 수. 각 쿼리는 최대 W개 토큰까지만 돌아봅니다.</translation>
+    </message>
+</context>
+<context>
+    <name>SavedRuns</name>
+    <message>
+        <source>Save run</source>
+        <translation>실행 저장</translation>
+    </message>
+    <message>
+        <source>KV Studio runs (*.json)</source>
+        <translation>KV Studio 실행 파일 (*.json)</translation>
+    </message>
+    <message>
+        <source>Saved the run to {0}</source>
+        <translation>실행을 {0}에 저장했습니다</translation>
+    </message>
+    <message>
+        <source>Still opening the last saved run; wait for it.</source>
+        <translation>저장한 실행을 아직 여는 중입니다. 잠시 기다려 주세요.</translation>
+    </message>
+    <message>
+        <source>Opening {0}…</source>
+        <translation>{0} 여는 중…</translation>
+    </message>
+    <message>
+        <source>Open saved run</source>
+        <translation>저장한 실행 열기</translation>
     </message>
 </context>
 <context>
