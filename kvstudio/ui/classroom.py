@@ -36,7 +36,8 @@ from kvstudio.ui.slides import numbers as numbers_json
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export, chart_title
 from kvstudio.ui.slides.numbers import sample_numbers
 from kvstudio.ui.slides.plotted_data import chart_headline
-from kvstudio.ui.slides.presenter import LabChart, PresenterActions, PresenterView
+from kvstudio.ui.slides.presenter import PresenterView
+from kvstudio.ui.slides.presenter_charts import LabChart, PresenterActions
 
 if TYPE_CHECKING:
     from kvstudio.labs.cache import compare as compare_lab

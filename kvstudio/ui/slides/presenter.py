@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -51,9 +50,9 @@ from kvstudio.engine.records import MODES, Mode
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.panels.generation_view import GenerationView
-from kvstudio.ui.plots import CacheBytesPlot, LivePlot, StepTimePlot, TokensFedPlot
+from kvstudio.ui.plots import CacheBytesPlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
-from kvstudio.ui.plots.chart_data import ChartLike, ExportError
+from kvstudio.ui.plots.chart_data import ExportError
 from kvstudio.ui.plots.style import SLIDE_REFERENCE_WIDTH, StyleRestorer, apply_plot_style
 from kvstudio.ui.run import weights_notice
 from kvstudio.ui.run.engine_adapter import AnswerCounts
@@ -61,45 +60,14 @@ from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides import headlines
 from kvstudio.ui.slides.canvas import SlideCanvas
 from kvstudio.ui.slides.headlines import Headline, keep_together, lab_headline
+from kvstudio.ui.slides.presenter_charts import Action, LabChart, PresenterActions, PresenterChart
 from kvstudio.ui.slides.presenter_look import high_contrast_palette, presenter_style
 from kvstudio.ui.slides.render import render_image
 
 log = logging.getLogger(__name__)
 
-Action = Callable[[], None]
 BIG_CHARS = 30  # a headline's big line longer than this is set smaller
 LINES_PER_SCREEN = 34.0  # body text: the screen's height / this (1080 px → 32 px type)
-
-
-@dataclass(frozen=True)
-class PresenterActions:
-    """What the clicker's keys do to the run."""
-
-    step: Action
-    toggle_play: Action
-    reset: Action
-    back: Action = field(default=lambda: None)  # one step back in history (← in the window)
-
-
-@dataclass(frozen=True)
-class LabChart:
-    """A lab's chart the presenter can show: the lab's own widget, never moved out of it."""
-
-    key: str  # its slide-pack name, e.g. "lab top-k-top-p"
-    title: Callable[[], str]
-    chart: ChartLike
-    headline: Callable[[], str]  # the lab's headline: first line big, the rest below
-    version: Callable[[], object]  # changes when the lab has a new result (redraw then)
-
-
-@dataclass
-class PresenterChart:
-    key: str  # the live plot's name in MainWindow.plots(), or a lab chart's pack name
-    title: Callable[[], str]
-    plot: LivePlot | None  # None for a lab's chart (drawn as an image of it)
-    headline: Callable[[], Headline]
-    with_chips: bool  # the run's tokens above the chart (not for repeated sampling)
-    lab: LabChart | None = None
 
 
 class PresenterView(RetranslateOnLanguageChange, QWidget):
