@@ -31,7 +31,7 @@ from kvstudio.engine.serving.records import (
     SchedulerConfig,
     ServingStep,
 )
-from kvstudio.engine.serving.requests import read_request_lines
+from kvstudio.engine.serving.request_file import read_request_lines
 from kvstudio.labs import bounds
 from kvstudio.labs.common import Spread
 from kvstudio.labs.course import COURSE, settings_line

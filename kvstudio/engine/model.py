@@ -283,7 +283,7 @@ class Block(nn.Module):
 
 # Called per layer as attend_rows(block, q (N, H, d), k (N, G, d), v (N, G, d)) → y (N, H·d):
 # stores the rows' keys and values in their requests' caches and gives each row its attention
-# (kvstudio.engine.serving.engine does it over the block pool).
+# (kvstudio.engine.serving.model_runner does it over the block pool).
 PackedAttention = Callable[[Block, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 

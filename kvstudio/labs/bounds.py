@@ -66,7 +66,7 @@ rows = bounded(1, limits.MAX_ROWS, "rows")  # samples in one batch
 seed = bounded(0, MAX_SEED)
 # A serving block: the window's box, the notebook (through it) and `kvstudio serving`
 # take the same 1 … 256 tokens; the model's positions are checked once it is known
-# (``engine/serving/schedulers.check_requests``).
+# (``engine/serving/engine.check_requests``).
 MAX_BLOCK_SIZE = 256
 block_size = bounded(1, MAX_BLOCK_SIZE, "tokens")
 

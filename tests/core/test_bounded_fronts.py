@@ -22,8 +22,8 @@ from kvstudio.engine.generate import RunSettings, Stepper
 from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.sampling import new_generator
-from kvstudio.engine.serving.records import Request, SchedulerConfig
-from kvstudio.engine.serving.requests import build_requests, read_request_lines
+from kvstudio.engine.serving.records import RequestSpec, SchedulerConfig
+from kvstudio.engine.serving.request_file import build_requests, read_request_lines
 from kvstudio.engine.speculative import SpeculativeRun
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files import checkpoints
@@ -73,8 +73,9 @@ def test_a_budget_before_the_question_still_reads(tmp_path: Path) -> None:
 # ---- case 2: the serving run's size, one rule for every front ---------------------------------
 def _huge(
     tokenizer: TextTokenizer, lines: int = 256, arrival: int = 100_000
-) -> tuple[Request, ...]:
-    return tuple(Request(i, "hi", tuple(tokenizer.encode("hi")), arrival, 1) for i in range(lines))
+) -> tuple[RequestSpec, ...]:
+    ids = tuple(tokenizer.encode("hi"))
+    return tuple(RequestSpec(i, "hi", ids, arrival, 1) for i in range(lines))
 
 
 def test_a_huge_serving_run_is_refused_before_any_step(
@@ -119,7 +120,7 @@ def test_a_serving_block_is_bounded_once_for_every_front(tokenizer: TextTokenize
                          num_key_value_heads=1, vocab_size=tokenizer.vocab_size,
                          max_position_embeddings=64)
     short = MiniMindBackend(MiniMindLM(config).init_weights(3).eval(), name="short")
-    requests = (Request(0, "hi", tuple(tokenizer.encode("hi")), 0, 2),)
+    requests = (RequestSpec(0, "hi", tuple(tokenizer.encode("hi")), 0, 2),)
     with pytest.raises(ValueError, match="A block of 128 tokens is longer than the model's 64 "
                        "positions"):
         next(serving(short, tokenizer, requests, (SchedulerConfig(block_size=128),)))
@@ -151,7 +152,7 @@ def test_nan_weights_give_plain_decodings_message_everywhere(
         Stepper(MiniMindBackend(broken), tokenizer, prompt,
                 RunSettings(max_new_tokens=4, sampling=sampling)).step()
     said["plain"] = str(caught.value)
-    requests = (Request(0, "hi", tuple(prompt), 0, 4),)
+    requests = (RequestSpec(0, "hi", tuple(prompt), 0, 4),)
     with pytest.raises(ValueError) as caught:
         list(serving(MiniMindBackend(broken), tokenizer, requests, (SchedulerConfig(),),
                      sampling=sampling))

@@ -26,11 +26,11 @@ from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.model import Block
 from kvstudio.engine.records import SamplingSettings
-from kvstudio.engine.serving.engine import Sequence as Running
-from kvstudio.engine.serving.engine import max_logit_gap, serving_model
+from kvstudio.engine.serving.engine import LLMEngine, solo_answer, solo_run
+from kvstudio.engine.serving.model_runner import serving_model
 from kvstudio.engine.serving.prefix import BlockHashCache, RadixCache
-from kvstudio.engine.serving.records import Request, SchedulerConfig, ServingStep
-from kvstudio.engine.serving.schedulers import Scheduler, solo_answer, solo_run
+from kvstudio.engine.serving.records import RequestSpec, SchedulerConfig, ServingStep
+from kvstudio.engine.serving.request import Request, RequestStatus, max_logit_gap
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import finish
 from kvstudio.labs.serving.lab import serving
@@ -48,7 +48,7 @@ def random_ids(count: int, seed: int, low: int = 3) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def mixed_requests() -> list[Request]:
+def mixed_requests() -> list[RequestSpec]:
     """Six requests: different lengths and arrivals, one shared prefix, two prompts that are
     entirely a cached prefix (the first 16 shared tokens; request 0's whole prompt)."""
     shared = random_ids(SHARED, 0)
@@ -57,38 +57,38 @@ def mixed_requests() -> list[Request]:
     prompts += [shared[:16], list(prompts[0])]
     arrivals = (0, 0, 2, 1, 6, 8)
     budgets = (12, 9, 10, 14, 8, 6)
-    return [Request(i, f"q{i}", tuple(p), a, n)
+    return [RequestSpec(i, f"q{i}", tuple(p), a, n)
             for i, (p, a, n) in enumerate(zip(prompts, arrivals, budgets, strict=True))]
 
 
 @pytest.fixture(scope="module")
-def solo_runs(tiny_backend: MiniMindBackend, mixed_requests: list[Request]) -> list[Running]:
+def solo_runs(tiny_backend: MiniMindBackend, mixed_requests: list[RequestSpec]) -> list[Request]:
     """Each request alone, with the logits (V,) that chose each of its tokens."""
     return [solo_run(tiny_backend, r, keep_logits=True) for r in mixed_requests]
 
 
 @pytest.fixture(scope="module")
-def solo(tiny_backend: MiniMindBackend, mixed_requests: list[Request]) -> list[tuple[int, ...]]:
+def solo(tiny_backend: MiniMindBackend, mixed_requests: list[RequestSpec]) -> list[tuple[int, ...]]:
     return [solo_answer(tiny_backend, r) for r in mixed_requests]
 
 
-def run(backend: MiniMindBackend, requests: list[Request], config: SchedulerConfig
-        ) -> tuple[Scheduler, list[ServingStep]]:
-    scheduler = Scheduler(backend, requests, config, keep_logits=True)
-    return scheduler, list(scheduler.steps())
+def run(backend: MiniMindBackend, requests: list[RequestSpec], config: SchedulerConfig
+        ) -> tuple[LLMEngine, list[ServingStep]]:
+    engine = LLMEngine(backend, requests, config, keep_logits=True)
+    return engine, list(engine.steps())
 
 
-def assert_logits_as_solo(scheduler: Scheduler, solo_runs: list[Running], label: str) -> None:
+def assert_logits_as_solo(engine: LLMEngine, solo_runs: list[Request], label: str) -> None:
     """Every token of every request was chosen from the logits of its solo run, to float32
     rounding (a tiny random model's greedy tokens hardly depend on the keys, so tokens alone
     could miss a wrong key; a wrong key moves the logits far past rounding)."""
-    for t, alone in zip(scheduler.items, solo_runs, strict=True):
-        assert len(t.seq.logits) == len(alone.logits), label
-        for step, (a, b) in enumerate(zip(t.seq.logits, alone.logits, strict=True)):
-            assert_within_rounding(a, b, f"{label}, request {t.index}, token {step}")
-        gap = max_logit_gap(t.seq, alone)  # what the lab shows
+    for r, alone in zip(engine.requests, solo_runs, strict=True):
+        assert len(r.logits) == len(alone.logits), label
+        for step, (a, b) in enumerate(zip(r.logits, alone.logits, strict=True)):
+            assert_within_rounding(a, b, f"{label}, request {r.request_id}, token {step}")
+        gap = max_logit_gap(r, alone)  # what the lab shows
         assert gap == max(float((a - b).abs().max())
-                          for a, b in zip(t.seq.logits, alone.logits, strict=True))
+                          for a, b in zip(r.logits, alone.logits, strict=True))
 
 
 POLICIES = [("static", None), ("continuous", None), ("continuous", 7)]
@@ -97,8 +97,8 @@ POLICIES = [("static", None), ("continuous", None), ("continuous", 7)]
 @pytest.mark.parametrize(("policy", "chunk"), POLICIES, ids=["static", "continuous", "chunk7"])
 @pytest.mark.parametrize("prefix", ["none", "blocks", "radix"])
 def test_every_answer_equals_its_solo_run(
-    tiny_backend: MiniMindBackend, mixed_requests: list[Request], solo: list[tuple[int, ...]],
-    solo_runs: list[Running], policy: str, chunk: int | None, prefix: str,
+    tiny_backend: MiniMindBackend, mixed_requests: list[RequestSpec], solo: list[tuple[int, ...]],
+    solo_runs: list[Request], policy: str, chunk: int | None, prefix: str,
 ) -> None:
     budgets = {1: 70, 16: 6, ODD: 15}  # tight: continuous runs preempt and recompute
     preempted = 0
@@ -106,20 +106,21 @@ def test_every_answer_equals_its_solo_run(
         for budget in (None, budgets[b]):
             config = SchedulerConfig(policy=policy, chunk=chunk, block_size=b,  # type: ignore
                                      prefix_cache=prefix, max_batch=4, block_budget=budget)
-            scheduler, steps = run(tiny_backend, mixed_requests, config)
-            answers = [tuple(t.seq.answer) for t in scheduler.items]
+            engine, steps = run(tiny_backend, mixed_requests, config)
+            answers = [tuple(r.output_token_ids) for r in engine.requests]
             assert answers == solo, config.label
-            assert_logits_as_solo(scheduler, solo_runs, config.label)
-            preempted += sum(t.preemptions for t in scheduler.items)
+            assert_logits_as_solo(engine, solo_runs, config.label)
+            preempted += sum(r.num_preemptions for r in engine.requests)
             assert all(s.blocks_used <= (budget or s.blocks_used) for s in steps)
-            assert steps[-1].blocks_used == len(scheduler.prefix.refs)  # only the cache's left
+            cached = engine.kv_cache_manager.prefix.refs
+            assert steps[-1].blocks_used == len(cached)  # only the cache's blocks are left
     if policy == "continuous":
         assert preempted > 0  # the tight budgets really preempted someone
 
 
 def test_solo_runs_are_the_ordinary_stepper(
-    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, mixed_requests: list[Request],
-    solo: list[tuple[int, ...]], solo_runs: list[Running],
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, mixed_requests: list[RequestSpec],
+    solo: list[tuple[int, ...]], solo_runs: list[Request],
 ) -> None:
     """The solo reference chooses what the engine every other lab runs chooses, from the
     logits of the ordinary cached forward (to rounding: one prefill call against a query
@@ -148,27 +149,27 @@ def test_prefix_hits_follow_the_arithmetic(
     a = shared + random_ids(9, 2, low=3)
     other = [*shared, 252, *random_ids(6, 3)]  # 252: differs from a right after the shared part
     requests = [
-        Request(0, "a", tuple(a), 0, 4),
-        Request(1, "b", tuple(other), 6, 4),  # shares SHARED tokens with a
-        Request(2, "c", tuple(shared[:16]), 12, 4),  # entirely a cached prefix
-        Request(3, "d", tuple(a), 18, 4),  # a's whole prompt again
+        RequestSpec(0, "a", tuple(a), 0, 4),
+        RequestSpec(1, "b", tuple(other), 6, 4),  # shares SHARED tokens with a
+        RequestSpec(2, "c", tuple(shared[:16]), 12, 4),  # entirely a cached prefix
+        RequestSpec(3, "d", tuple(a), 18, 4),  # a's whole prompt again
     ]
     config = SchedulerConfig(policy=policy, block_size=b, prefix_cache=mode)  # type: ignore
-    scheduler, _ = run(tiny_backend, requests, config)
-    hits = [t.prefix_hit for t in scheduler.items]
+    engine, _ = run(tiny_backend, requests, config)
+    hits = [r.prefix_hit for r in engine.requests]
     shared_with_earlier = [0, SHARED, 16, len(a)]
     lengths = [len(r.prompt_ids) for r in requests]
     for hit, shared_len, length in zip(hits, shared_with_earlier, lengths, strict=True):
         exact = min(shared_len, length - 1)  # the last prompt token is always computed
         assert hit == (exact // b * b if mode == "blocks" else exact)
-    for t, request in zip(scheduler.items, requests, strict=True):
-        assert tuple(t.seq.answer) == solo_answer(tiny_backend, request)
+    for r, request in zip(engine.requests, requests, strict=True):
+        assert tuple(r.output_token_ids) == solo_answer(tiny_backend, request)
 
 
 def test_static_padding_is_the_formula(
-    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, mixed_requests: list[Request]
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, mixed_requests: list[RequestSpec]
 ) -> None:
-    now = [Request(r.index, r.text, r.prompt_ids, 0, r.max_new_tokens) for r in mixed_requests]
+    now = [RequestSpec(r.index, r.text, r.prompt_ids, 0, r.max_new_tokens) for r in mixed_requests]
     config = SchedulerConfig(policy="static", max_batch=len(now))
     result = finish(serving(tiny_backend, tokenizer, now, [config]), ServingResult)
     run_ = result.runs[0]
@@ -188,11 +189,11 @@ def test_admission_refuses_exactly_when_the_blocks_run_out(
 ) -> None:
     b = 4
     lengths = (9, 6, 12, 5)  # ⌈P / 4⌉ = 3, 2, 3, 2 blocks
-    requests = [Request(i, str(i), tuple(random_ids(n, 30 + i)), 0, 3)
+    requests = [RequestSpec(i, str(i), tuple(random_ids(n, 30 + i)), 0, 3)
                 for i, n in enumerate(lengths)]
     config = SchedulerConfig(block_size=b, block_budget=budget)
-    scheduler = Scheduler(tiny_backend, requests, config)
-    first = scheduler.step()
+    engine = LLMEngine(tiny_backend, requests, config)
+    first = engine.step()
     needs = [-(-n // b) for n in lengths]
     fits = max(k for k in range(len(needs) + 1) if sum(needs[:k]) <= budget)
     assert first.admitted == tuple(range(fits))  # 2 at 7 blocks (3 + 2, the next needs 3)
@@ -202,19 +203,77 @@ def test_admission_refuses_exactly_when_the_blocks_run_out(
     assert [r.phase for r in first.requests][fits] == "waiting"
 
 
-def test_preempted_requests_are_recomputed_and_identical(
-    tiny_backend: MiniMindBackend, mixed_requests: list[Request], solo: list[tuple[int, ...]],
-    solo_runs: list[Running],
+def test_schedule_plans_and_only_the_runner_runs_the_model(
+    tiny_backend: MiniMindBackend, mixed_requests: list[RequestSpec],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`schedule()` returns a frozen plan (who runs, how many tokens, blocks taken) and runs
+    nothing; the runner runs it and changes no request; `update_from_output` applies it."""
+    engine = LLMEngine(tiny_backend, mixed_requests, SchedulerConfig(chunk=7, block_size=4))
+    forwards: list[int] = []
+    packed = tiny_backend.model.forward_packed
+
+    def counted(*args: object, **kwargs: object) -> torch.Tensor:
+        forwards.append(1)
+        return packed(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tiny_backend.model, "forward_packed", counted)
+    scheduler, first, second = engine.scheduler, engine.requests[0], engine.requests[1]
+    scheduler.add_request(first)
+    scheduler.add_request(second)
+    plan = scheduler.schedule()
+    assert forwards == []  # planned, not run
+    assert [(c.request_id, c.start, c.num_tokens, c.is_prefill) for c in plan.scheduled] == [
+        (0, 0, 7, True)]  # the chunk of 7 is spent on request 0's prompt
+    assert dict(plan.admitted) == {0: 0} and plan.preempted == ()
+    assert first.status is RequestStatus.RUNNING and second.status is RequestStatus.WAITING
+    assert len(first.block_table) == 2 and first.num_computed_tokens == 0  # blocks, no K/V yet
+    with pytest.raises(AttributeError):
+        plan.step = 5  # type: ignore[misc]  # frozen
+    output = engine.model_runner.execute_model(plan, engine.by_id)
+    assert forwards == [1] and dict(output.sampled) == {}  # the prompt is not done yet
+    assert first.num_computed_tokens == 0  # the runner changed no request
+    scheduler.update_from_output(plan, output)
+    assert first.num_computed_tokens == 7 and first.output_token_ids == []
+
+
+def test_a_request_goes_waiting_running_finished_or_through_preempted(
+    tiny_backend: MiniMindBackend, mixed_requests: list[RequestSpec],
 ) -> None:
     config = SchedulerConfig(block_size=4, block_budget=20, max_batch=6)
-    scheduler, steps = run(tiny_backend, mixed_requests, config)
+    engine = LLMEngine(tiny_backend, mixed_requests, config)
+    seen: list[list[RequestStatus]] = [[r.status] for r in engine.requests]
+    for step in engine.steps():
+        for r, statuses in zip(engine.requests, seen, strict=True):
+            if statuses[-1] is not r.status:
+                statuses.append(r.status)
+            if r.request_id in step.preempted:
+                assert r.status is RequestStatus.PREEMPTED and not r.block_table
+    w, run, pre, fin = (RequestStatus.WAITING, RequestStatus.RUNNING,
+                        RequestStatus.PREEMPTED, RequestStatus.FINISHED)
+    preempted = [statuses for statuses in seen if pre in statuses]
+    assert preempted  # the small pool preempted someone
+    for statuses, r in zip(seen, engine.requests, strict=True):
+        assert statuses[:2] == [w, run] and statuses[-1] is fin, statuses
+        assert statuses.count(pre) == r.num_preemptions
+        assert all(b is run for a, b in itertools.pairwise(statuses) if a is pre)
+        if pre not in statuses:
+            assert statuses == [w, run, fin]
+
+
+def test_preempted_requests_are_recomputed_and_identical(
+    tiny_backend: MiniMindBackend, mixed_requests: list[RequestSpec], solo: list[tuple[int, ...]],
+    solo_runs: list[Request],
+) -> None:
+    config = SchedulerConfig(block_size=4, block_budget=20, max_batch=6)
+    engine, steps = run(tiny_backend, mixed_requests, config)
     preempted = {i for s in steps for i in s.preempted}
     assert preempted
     for s in steps:
         for i in s.preempted:
             assert s.requests[i].phase == "preempted" and s.requests[i].blocks == 0
-    assert [tuple(t.seq.answer) for t in scheduler.items] == solo
-    assert_logits_as_solo(scheduler, solo_runs, config.label)
+    assert [tuple(r.output_token_ids) for r in engine.requests] == solo
+    assert_logits_as_solo(engine, solo_runs, config.label)
 
 
 def test_radix_copies_a_shared_partial_block_before_writing(
@@ -236,7 +295,7 @@ def test_radix_copies_a_shared_partial_block_before_writing(
 
 
 def test_the_lab_reports_times_per_repeat_and_every_step(
-    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, mixed_requests: list[Request]
+    tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, mixed_requests: list[RequestSpec]
 ) -> None:
     configs = [SchedulerConfig(policy="static"), SchedulerConfig(chunk=8, prefix_cache="radix")]
     items = list(serving(tiny_backend, tokenizer, mixed_requests, configs, repeats=2))
@@ -283,15 +342,15 @@ def test_a_row_has_its_logits_alone_in_any_batch(tiny_backend: MiniMindBackend) 
 
 
 def test_sampled_answers_equal_their_solo_runs_too(
-    tiny_backend: MiniMindBackend, mixed_requests: list[Request]
+    tiny_backend: MiniMindBackend, mixed_requests: list[RequestSpec]
 ) -> None:
     """Each request draws from its own generator (seed + its index): batching moves no draw."""
     sampling = SamplingSettings(temperature=1.2, top_k=0, top_p=0.9, seed=7)
     alone = [solo_answer(tiny_backend, r, sampling) for r in mixed_requests]
     config = SchedulerConfig(chunk=6, block_size=ODD, prefix_cache="radix", max_batch=3)
-    scheduler = Scheduler(tiny_backend, mixed_requests, config, sampling)
-    list(scheduler.steps())
-    assert [tuple(t.seq.answer) for t in scheduler.items] == alone
+    engine = LLMEngine(tiny_backend, mixed_requests, config, sampling)
+    list(engine.steps())
+    assert [tuple(r.output_token_ids) for r in engine.requests] == alone
     assert len(set(alone)) > 1
 
 

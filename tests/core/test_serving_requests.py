@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kvstudio.engine.serving.requests import (
+from kvstudio.engine.serving.request_file import (
     MAX_REQUESTS,
     RequestLine,
     build_requests,

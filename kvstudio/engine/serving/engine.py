@@ -1,231 +1,208 @@
-"""One serving step: a packed forward over the requests a scheduler chose, caches in a block pool.
+"""The serving engine's loop: schedule → execute → update the requests → record the step.
 
-Owns `Sequence` (a request while it runs: its tokens so far, its block table,
-how many of its tokens have K/V stored) and `ServingEngine`, which does what a
-step needs and nothing else: give a sequence blocks for the tokens it will feed
-(`blocks_needed`, `take_blocks`), run the model once over every scheduled
-chunk packed side by side (`forward_step`: ``MiniMindLM.forward_packed``), and
-choose each finished chunk's next token. Which requests run, and how many
-tokens each feeds, is the scheduler's business (``schedulers.py``).
+Owns `LLMEngine`, one object per run of a set of requests under one
+`SchedulerConfig`. It checks the requests (`check_requests`, before any work),
+builds the parts (one `BlockPool` for the run, the `KVCacheManager` over it,
+the `Scheduler`, the `ModelRunner`) and one `Request` per `RequestSpec`, and
+its `step()` is only: hand the requests that arrive to the scheduler, ask it
+for a plan (`Scheduler.schedule`), have the runner execute it
+(`ModelRunner.execute_model`), have the scheduler apply the output
+(`Scheduler.update_from_output`), and return the step's frozen `ServingStep`
+(``records.py``). `steps()` repeats it until every request has finished.
 
-Attention is per request and per token: a token at position p of request r
-attends to r's keys 0 … p, gathered from r's blocks, as a decode step of r
-alone would, one query against p + 1 keys whatever the batch. So what a
-token computes never depends on how the prompt was chunked, which requests
-share the step, whether part of the prompt came from the prefix cache, or
-whether the request was preempted and recomputed. How it rounds may: the
-products run over all the step's rows at once, and a kernel sums a row in an
-order that depends on the row count (``MiniMindLM.forward_packed``). So the
-answers are the solo runs' tokens, and their logits the solo runs' to float32
-rounding; ``keep_logits`` keeps them so the serving lab can show the gap.
-Padding rows (static batching) go through every product, which is their cost,
-and attend to nothing.
+Also `solo_run` / `solo_answer`: a request alone (a batch of one, whole prefill,
+no prefix cache), the reference the serving lab holds every batched run to.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
 
-import torch
-
-from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
+from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.block_pool import BlockPool
-from kvstudio.engine.model import Block, MiniMindLM
 from kvstudio.engine.records import SamplingSettings
-from kvstudio.engine.sampling import check_logits, new_generator, presence_mask, sample_next
-from kvstudio.engine.serving.records import Request
+from kvstudio.engine.sampling import new_generator
+from kvstudio.engine.serving.kv_cache_manager import KVCacheManager
+from kvstudio.engine.serving.model_runner import ModelRunner, serving_model
+from kvstudio.engine.serving.outputs import EMPTY_OUTPUT, ModelRunnerOutput, SchedulerOutput
+from kvstudio.engine.serving.records import (
+    Phase,
+    RequestSpec,
+    RequestStep,
+    SchedulerConfig,
+    ServingStep,
+)
+from kvstudio.engine.serving.request import Request
+from kvstudio.engine.serving.scheduler import Scheduler, blocks_for
 
 
-@dataclass(eq=False)
-class Sequence:
-    """A request while it is served."""
-
-    request: Request
-    tokens: list[int]  # prompt + answer so far
-    generator: torch.Generator | None  # its own draws (sampling), so batching changes none
-    table: list[int] = field(default_factory=list)  # block ids, in position order
-    computed: int = 0  # tokens whose K/V are in the pool
-    answer: list[int] = field(default_factory=list)
-    logits: list[torch.Tensor] = field(default_factory=list)  # (V,) per answer token, if kept
-
-    @property
-    def remaining(self) -> int:
-        """Tokens still to feed before it can choose its next token."""
-        return len(self.tokens) - self.computed
-
-
-def max_logit_gap(a: Sequence, b: Sequence) -> float | None:
-    """max |Δlogit| between two runs of one request (both with ``keep_logits``), over the
-    answer tokens chosen after the same tokens: up to and including the first one where
-    their answers part (later logits follow different histories). None when either run
-    kept no logits."""
-    if not a.logits or not b.logits:
-        return None
-    gap = 0.0
-    for i, (x, y) in enumerate(zip(a.logits, b.logits, strict=False)):
-        gap = max(gap, float((x - y).abs().max()))
-        if a.answer[i] != b.answer[i]:
-            break
-    return gap
-
-
-@dataclass(frozen=True)
-class Feed:
-    """One sequence's chunk in a step: tokens[computed : computed + count]."""
-
-    sequence: Sequence
-    count: int
-
-
-def serving_model(backend: LanguageModel) -> MiniMindLM:
-    """The model a serving run drives: KV Studio's own decoder (ValueError otherwise)."""
-    if not isinstance(backend, MiniMindBackend):
+def check_requests(
+    backend: LanguageModel, requests: Sequence[RequestSpec], config: SchedulerConfig
+) -> None:
+    """Refuse, before any work, a request past the model's positions or the block budget."""
+    if not requests:
+        raise ValueError("There are no requests to serve.")
+    if len({r.index for r in requests}) != len(requests):
+        raise ValueError("Two requests have the same index; number them 0, 1, ….")
+    if backend.max_positions and config.block_size > backend.max_positions:
         raise ValueError(
-            "The serving lab runs on KV Studio's own models (ko-base, ko-chat, a model folder "
-            "or a MiniMind .pth); a transformers model has no packed forward here."
+            f"A block of {config.block_size:,} tokens is longer than the model's "
+            f"{backend.max_positions:,} positions; one block would hold more than any "
+            "request. Use a block of 16 to 256 tokens."
         )
-    return backend.model
+    for r in requests:
+        total = len(r.prompt_ids) + r.max_new_tokens
+        if total > backend.max_positions:
+            raise ValueError(
+                f"Request {r.index + 1} needs {len(r.prompt_ids):,} prompt + "
+                f"{r.max_new_tokens:,} new = {total:,} positions, past the model's "
+                f"{backend.max_positions:,}; shorten it or lower its token budget."
+            )
+        need = blocks_for(total, config.block_size) + (config.prefix_cache == "radix")
+        if config.block_budget is not None and need > config.block_budget:
+            raise ValueError(
+                f"Request {r.index + 1} alone needs up to {need:,} blocks of "
+                f"{config.block_size} tokens ({total:,} positions"
+                + (", one more to copy a shared block" if config.prefix_cache == "radix" else "")
+                + f"), more than the budget of {config.block_budget:,}; raise the block "
+                "budget or lower its token budget."
+            )
 
 
-class ServingEngine:
-    """A model, a block pool and the sampling settings: runs the steps a scheduler plans."""
+class LLMEngine:
+    """One run of `requests` under `config`: call `step()`, or iterate `steps()`, for its
+    `ServingStep`s; `requests` holds each request's state (tokens, hits, steps)."""
 
     def __init__(
-        self, backend: LanguageModel, pool: BlockPool, sampling: SamplingSettings,
+        self,
+        backend: LanguageModel,
+        requests: Sequence[RequestSpec],
+        config: SchedulerConfig,
+        sampling: SamplingSettings | None = None,
         keep_logits: bool = False,  # keep every chosen token's logits (the solo comparison)
     ) -> None:
-        self.model = serving_model(backend)
-        self.keep_logits = keep_logits
-        self.pool = pool
-        self.sampling = sampling
-        self.eos = backend.eos_token_id
-        self.vocab = backend.vocab_size
-        self.device = backend.device
-
-    def start(self, request: Request) -> Sequence:
-        """A request's sequence, with its own seeded generator (seed + request index)."""
-        generator = None
-        if not self.sampling.greedy:
-            generator = new_generator(self.sampling.seed + request.index, self.device)
-        return Sequence(request, list(request.prompt_ids), generator)
-
-    # ---- blocks -------------------------------------------------------------------------
-    def blocks_needed(self, seq: Sequence, count: int) -> int:
-        """New blocks `seq` needs to store `count` more tokens (a copy on write included)."""
-        b = self.pool.block_size
-        end = seq.computed + count
-        new = max(0, -(-end // b) - len(seq.table))
-        index, slot = divmod(seq.computed, b)
-        if slot and index < len(seq.table) and self.pool.filled[seq.table[index]] != slot:
-            new += 1  # someone else wrote past here: the block is copied first
-        return new
-
-    def take_blocks(self, seq: Sequence, count: int) -> None:
-        """Blocks for `count` more tokens, their slots claimed at once (so a request sharing
-        the block in the same step copies it instead of writing there too). `PoolFullError`
-        may stop it midway; what it took stays in the table and goes back with the rest."""
-        b = self.pool.block_size
-        index, slot = divmod(seq.computed, b)
-        if slot and index < len(seq.table):
-            seq.table[index] = self.pool.writable(seq.table[index], slot)
-        while len(seq.table) * b < seq.computed + count:
-            seq.table.append(self.pool.allocate())
-        self.pool.mark_written(seq.table, seq.computed, seq.computed + count)
-
-    def release(self, seq: Sequence) -> None:
-        """Give back every block (the request ended, or it is preempted)."""
-        for block in seq.table:
-            self.pool.release(block)
-        seq.table = []
-        seq.computed = 0
-
-    # ---- the step -----------------------------------------------------------------------
-    def forward_step(self, feeds: list[Feed], padding: int) -> tuple[dict[int, int], float]:
-        """Feed every chunk (and `padding` blank rows) in one forward; ({request: token}, s).
-
-        A chunk that reaches the end of its sequence's tokens chooses the next token,
-        which is appended to the sequence. The time is the forward and the sampling.
-        """
-        start = time.perf_counter()
-        ids: list[int] = []
-        positions: list[int] = []
-        spans: list[tuple[int, int]] = []  # packed rows of each feed
-        logit_rows: list[int] = []
-        choosing: list[Sequence] = []
-        for feed in feeds:
-            seq, begin = feed.sequence, feed.sequence.computed
-            spans.append((len(ids), len(ids) + feed.count))
-            ids += seq.tokens[begin : begin + feed.count]
-            positions += range(begin, begin + feed.count)
-            if begin + feed.count == len(seq.tokens):
-                logit_rows.append(len(ids) - 1)
-                choosing.append(seq)
-        pad_token = self.eos if self.eos is not None else 0
-        ids += [pad_token] * padding  # blank rows: in every product, attending to nothing
-        positions += [0] * padding
-        write_slots = [self.pool.slots(f.sequence.table, f.sequence.computed,
-                                       f.sequence.computed + f.count) for f in feeds]
-        key_slots = [self.pool.slots(f.sequence.table, 0, f.sequence.computed + f.count)
-                     for f in feeds]
-
-        def attend_rows(
-            block: Block, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
-        ) -> torch.Tensor:
-            """Store each chunk's k, v (T, G, d); each token attends to its own request's
-            keys up to its position → (N, H·d)."""
-            y = q.new_zeros(q.shape[0], q.shape[1] * q.shape[2])  # (N, H·d); blank rows stay 0
-            layer = block.layer_index
-            for (lo, hi), writes, keys in zip(spans, write_slots, key_slots, strict=True):
-                self.pool.write(layer, writes, k[lo:hi], v[lo:hi])
-                key, value = self.pool.read(layer, keys)  # (S, G, d): this request's keys
-                first = keys.shape[0] - (hi - lo)  # position of the chunk's first token
-                for row in range(lo, hi):
-                    seen = first + (row - lo) + 1  # keys 0 … its own position
-                    y[row] = block.attend(
-                        q[row][None, None],  # (1, 1, H, d)
-                        key[None, :seen],  # (1, S', G, d)
-                        value[None, :seen],
-                        None,
-                        False,
-                    )[0]
-            return y
-
-        rows = torch.tensor(logit_rows, dtype=torch.long, device=self.device)
-        chosen: dict[int, int] = {}
-        with torch.inference_mode():
-            logits = self.model.forward_packed(
-                torch.tensor(ids, dtype=torch.long, device=self.device),
-                torch.tensor(positions, dtype=torch.long, device=self.device),
-                attend_rows,
-                rows,
-            )  # (R, V)
-            for feed in feeds:
-                feed.sequence.computed += feed.count
-            for i, seq in enumerate(choosing):
-                chosen[seq.request.index] = self._choose(seq, logits[i : i + 1])
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
-        for seq in choosing:
-            token = chosen[seq.request.index]
-            seq.tokens.append(token)
-            seq.answer.append(token)
-        return chosen, time.perf_counter() - start
-
-    def _choose(self, seq: Sequence, logits: torch.Tensor) -> int:
-        """The next token from logits (1, V): greedy, or the sampling settings with the
-        request's own generator."""
-        check_logits(logits, len(seq.answer))  # NaN weights: plain decoding's message
-        seen = None
-        if self.sampling.repetition_penalty != 1.0:
-            seen = presence_mask(torch.tensor([seq.tokens], device=self.device), self.vocab)
-        out = sample_next(logits, self.sampling, seq.generator, seen=seen, top_n=0)
-        if self.keep_logits:
-            seq.logits.append(logits[0].clone())
-        return int(out.token_ids[0])
-
-    def is_done(self, seq: Sequence) -> bool:
-        """Its last token was eos, or its budget is spent."""
-        return bool(seq.answer) and (
-            seq.answer[-1] == self.eos or len(seq.answer) >= seq.request.max_new_tokens
+        check_requests(backend, requests, config)
+        model = serving_model(backend)
+        sampling = sampling or SamplingSettings.greedy_settings()
+        self.config = config
+        pool = BlockPool(
+            backend.num_layers, config.block_size, backend.num_kv_heads, backend.head_dim,
+            budget=config.block_budget, dtype=next(model.parameters()).dtype,
+            device=backend.device,
         )
+        self.kv_cache_manager = KVCacheManager(pool, config.prefix_cache)
+        self.scheduler = Scheduler(config, self.kv_cache_manager, backend.eos_token_id)
+        self.model_runner = ModelRunner(backend, pool, sampling, keep_logits)
+        self.requests = [  # in the given order; each with its own generator (seed + index)
+            Request(spec, None if sampling.greedy
+                    else new_generator(sampling.seed + spec.index, backend.device))
+            for spec in requests
+        ]
+        self.by_id = {r.request_id: r for r in self.requests}
+        self._arriving = list(self.requests)  # not handed to the scheduler yet
+        # Safety net against a scheduling bug: no run can take more steps than this.
+        self.step_limit = 2 * sum(len(r.prompt_ids) + r.max_new_tokens for r in requests) + max(
+            r.arrival for r in requests) + 8
+
+    @property
+    def pool(self) -> BlockPool:
+        return self.kv_cache_manager.pool
+
+    def has_unfinished_requests(self) -> bool:
+        return any(not r.is_finished for r in self.requests)
+
+    # ---- the loop -------------------------------------------------------------------------
+    def steps(self) -> Iterator[ServingStep]:
+        """One `ServingStep` per step until every request has finished."""
+        while self.has_unfinished_requests():
+            if self.scheduler.step_index >= self.step_limit:
+                raise RuntimeError("The scheduler made no progress; this is a bug.")
+            yield self.step()
+
+    def step(self) -> ServingStep:
+        """Schedule → execute → update the requests → the step's record."""
+        step = self.scheduler.step_index
+        for r in [r for r in self._arriving if r.arrival <= step]:
+            self._arriving.remove(r)
+            self.scheduler.add_request(r)
+        was_finished = {r.request_id for r in self.requests if r.is_finished}
+        plan = self.scheduler.schedule()
+        output = EMPTY_OUTPUT
+        if plan.scheduled:
+            output = self.model_runner.execute_model(plan, self.by_id)
+        self.scheduler.update_from_output(plan, output)
+        return self._record(plan, output, was_finished)
+
+    # ---- the record -----------------------------------------------------------------------
+    def _record(
+        self, plan: SchedulerOutput, output: ModelRunnerOutput, was_finished: set[int]
+    ) -> ServingStep:
+        rows: list[RequestStep] = []
+        prefill = decode = 0
+        chunks = {c.request_id: c for c in plan.scheduled}
+        preempted = set(plan.preempted)
+        for r in self.requests:
+            i = r.request_id
+            chunk, pad = chunks.get(i), plan.padding.get(i, 0)
+            count = chunk.num_tokens if chunk is not None else 0
+            phase: Phase
+            if chunk is not None and count:
+                phase = "prefill" if chunk.is_prefill else "decode"
+                if chunk.is_prefill:
+                    prefill += count
+                else:
+                    decode += count
+            elif pad:
+                phase = "idle"
+            elif i in preempted:
+                phase = "preempted"
+            elif i in was_finished or r.is_finished:
+                phase = "finished"
+            elif r.arrival > plan.step:
+                phase = "future"
+            else:
+                phase = "waiting"
+            rows.append(RequestStep(
+                request=i, phase=phase, tokens_fed=count, padding_fed=pad,
+                token=output.sampled.get(i), prefix_hit=plan.admitted.get(i, 0),
+                blocks=len(r.block_table), computed=r.num_computed_tokens,
+            ))
+        kv = self.kv_cache_manager
+        return ServingStep(
+            step=plan.step,
+            requests=tuple(rows),
+            prefill_tokens=prefill,
+            decode_tokens=decode,
+            padding_slots=plan.total_padding,
+            batch_rows=sum(1 for r in rows if r.tokens_fed or r.padding_fed),
+            idle_rows=sum(1 for r in rows if r.padding_fed and not r.tokens_fed),
+            blocks_used=kv.blocks_used,
+            blocks_free=kv.blocks_free,
+            blocks_cached=kv.blocks_cached,
+            prefix_hit_tokens=sum(plan.admitted.values()),
+            cache_bytes=kv.used_nbytes,
+            elapsed_s=output.elapsed_s,
+            preempted=tuple(sorted(preempted)),
+            admitted=tuple(sorted(plan.admitted)),
+        )
+
+
+def solo_run(
+    backend: LanguageModel, request: RequestSpec, sampling: SamplingSettings | None = None,
+    keep_logits: bool = False,
+) -> Request:
+    """The request run alone: a batch of one, its whole prompt in one prefill, no prefix cache."""
+    alone = RequestSpec(request.index, request.text, request.prompt_ids, 0,
+                        request.max_new_tokens)
+    engine = LLMEngine(backend, [alone], SchedulerConfig(max_batch=1), sampling, keep_logits)
+    for _ in engine.steps():
+        pass
+    return engine.requests[0]
+
+
+def solo_answer(
+    backend: LanguageModel, request: RequestSpec, sampling: SamplingSettings | None = None
+) -> tuple[int, ...]:
+    """The tokens of `solo_run`."""
+    return tuple(solo_run(backend, request, sampling).output_token_ids)
+

@@ -32,7 +32,7 @@ from kvstudio.engine.serving.records import PrefixMode
 
 
 class PrefixCache(ABC):
-    """What the scheduler asks of a prefix cache."""
+    """What the `KVCacheManager` asks of a prefix cache."""
 
     def __init__(self, pool: BlockPool) -> None:
         self.pool = pool

@@ -9,8 +9,10 @@ only by the prefix cache, the cache's bytes and the step's time). Per-request
 and whole-run figures (TTFT, inter-token latency, throughput, wasted slots)
 are computed from these records by ``kvstudio.labs.serving.lab``.
 
-Also `Request` (one request as the engine runs it) and `SchedulerConfig` (the
-policy and its knobs), the inputs those records describe.
+Also the inputs those records describe: `RequestSpec` (one request as written:
+its prompt ids, arrival step and token budget; frozen, what the labs keep; the
+engine's mutable `Request` is ``request.py``) and `SchedulerConfig` (the policy
+and its knobs).
 
 Names are stable: fields are only ever added (with defaults), never renamed.
 """
@@ -27,9 +29,9 @@ PREFIX_MODES: tuple[PrefixMode, ...] = ("none", "blocks", "radix")
 
 
 @dataclass(frozen=True)
-class Request:
-    """One request: its prompt ids (system prompt and template included), when it arrives,
-    and its token budget."""
+class RequestSpec:
+    """One request as asked: its prompt ids (system prompt and template included), when it
+    arrives, and its token budget. The engine serves it as a `request.Request`."""
 
     index: int  # its line order in the requests file (0, 1, …)
     text: str  # the line's question, as written (without the @K prefix)

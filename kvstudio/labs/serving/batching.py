@@ -351,7 +351,7 @@ def batch_sweep(
 # ---- the window lab's one job: the requests' run, then the sweep ------------------------
 def runs_requests(backend: LanguageModel) -> bool:
     """Whether the serving engine can run requests on `backend` (KV Studio's own model)."""
-    from kvstudio.engine.serving.engine import serving_model
+    from kvstudio.engine.serving.model_runner import serving_model
 
     try:
         serving_model(backend)

@@ -224,8 +224,10 @@ def admission_check(
     request holds exactly its L tokens: ⌈L ÷ b⌉ blocks. Each may generate two tokens, so
     none has finished and given its blocks back yet.
     """
-    from kvstudio.engine.serving.records import Request, SchedulerConfig
-    from kvstudio.engine.serving.schedulers import Scheduler
+    # (Imports renamed only: the run's loop is `LLMEngine`, a request as asked `RequestSpec`.)
+    from kvstudio.engine.serving.engine import LLMEngine as Scheduler
+    from kvstudio.engine.serving.records import RequestSpec as Request
+    from kvstudio.engine.serving.records import SchedulerConfig
 
     size = measure_cache_size(backend, tokenizer, block_size)
     budget_blocks = blocks_that_fit(budget_bytes, size.block_bytes)

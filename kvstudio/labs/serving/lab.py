@@ -28,11 +28,10 @@ import numpy as np
 from kvstudio.engine import formulas
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.records import SamplingSettings
-from kvstudio.engine.serving.engine import Sequence as Running
-from kvstudio.engine.serving.engine import max_logit_gap
-from kvstudio.engine.serving.records import Request, SchedulerConfig, ServingStep
-from kvstudio.engine.serving.requests import RequestLine, build_requests, read_request_lines
-from kvstudio.engine.serving.schedulers import Scheduler, solo_run
+from kvstudio.engine.serving.engine import LLMEngine, solo_run
+from kvstudio.engine.serving.records import RequestSpec, SchedulerConfig, ServingStep
+from kvstudio.engine.serving.request import Request, max_logit_gap
+from kvstudio.engine.serving.request_file import RequestLine, build_requests, read_request_lines
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.resources import PROMPTS_DIR
 from kvstudio.labs.common import Progress, Spread, answer_text, spread
@@ -60,7 +59,7 @@ def load_requests(
     max_new_tokens: int = DEFAULT_NEW_TOKENS,
     chat: bool | None = None,
     lines: Sequence[RequestLine] | None = None,
-) -> tuple[Request, ...]:
+) -> tuple[RequestSpec, ...]:
     """The requests of the file at `path`, as the model will be fed them (ValueError for a
     bad file: empty, binary, too many lines, a bad @K, a prompt past the model's positions).
 
@@ -79,7 +78,7 @@ def load_requests(
 def serving(
     backend: LanguageModel,
     tokenizer: TextTokenizer,
-    requests: Sequence[Request],
+    requests: Sequence[RequestSpec],
     configs: Sequence[SchedulerConfig],
     *,
     system: str = "",
@@ -99,25 +98,25 @@ def serving(
                             device=backend.device)
     settings = sampling or SamplingSettings.greedy_settings()
     for config in configs:  # every refusal before any work
-        Scheduler(backend, requests, config, settings)
+        LLMEngine(backend, requests, config, settings)
     total = len(requests) + repeats * len(configs)
     done = 0
-    solo: list[Running] = []  # each request alone, with its logits for the comparison
+    solo: list[Request] = []  # each request alone, with its logits for the comparison
     for request in requests:
         solo.append(solo_run(backend, request, settings, keep_logits=True))
         done += 1
         yield Progress("serving", f"request {request.index + 1} alone", done, total)
-    rounds: list[list[tuple[Scheduler, tuple[ServingStep, ...]]]] = [[] for _ in configs]
+    rounds: list[list[tuple[LLMEngine, tuple[ServingStep, ...]]]] = [[] for _ in configs]
     for repeat in range(repeats):
         for c, config in enumerate(configs):
             # The first round keeps the logits the solo comparison reads (a copy per token).
-            scheduler = Scheduler(backend, requests, config, settings, keep_logits=repeat == 0)
+            engine = LLMEngine(backend, requests, config, settings, keep_logits=repeat == 0)
             steps: list[ServingStep] = []
-            for step in scheduler.steps():
+            for step in engine.steps():
                 steps.append(step)
                 if repeat == 0:
                     yield step
-            rounds[c].append((scheduler, tuple(steps)))
+            rounds[c].append((engine, tuple(steps)))
             done += 1
             yield Progress("serving", f"{config.policy}, round {repeat + 1}", done, total)
     runs = tuple(
@@ -166,7 +165,7 @@ def static_padding_formula(steps: Sequence[ServingStep], answers: Sequence[int])
 
 
 def _request_times(
-    steps: Sequence[ServingStep], request: Request
+    steps: Sequence[ServingStep], request: RequestSpec
 ) -> tuple[float, float | None, float | None, float]:
     """(TTFT, ITL p50, ITL p95, end-to-end) of one request in one run, seconds."""
     starts, ends = step_clock(steps)
@@ -185,30 +184,30 @@ def _maybe_spread(values: list[float | None]) -> Spread | None:
 
 def _scheduler_run(
     config: SchedulerConfig,
-    rounds: list[tuple[Scheduler, tuple[ServingStep, ...]]],
+    rounds: list[tuple[LLMEngine, tuple[ServingStep, ...]]],
     tokenizer: TextTokenizer,
-    solo: Sequence[Running],
+    solo: Sequence[Request],
 ) -> SchedulerRun:
     first, steps = rounds[0]
     outcomes = []
-    for tracked in first.items:
-        request, seq = tracked.seq.request, tracked.seq
+    for served in first.requests:
+        request = served.spec
         times = [_request_times(round_steps, request) for _, round_steps in rounds]
-        assert tracked.first_token_step is not None and tracked.finish_step is not None
+        assert served.first_token_step is not None and served.finish_step is not None
         outcomes.append(RequestOutcome(
             request=request,
-            answer_ids=tuple(seq.answer),
-            answer_text=answer_text(tokenizer, seq.answer),
-            solo_ids=tuple(solo[request.index].answer),
-            prefix_hit=tracked.prefix_hit,
-            first_token_step=tracked.first_token_step,
-            finish_step=tracked.finish_step,
-            preemptions=tracked.preemptions,
+            answer_ids=tuple(served.output_token_ids),
+            answer_text=answer_text(tokenizer, served.output_token_ids),
+            solo_ids=tuple(solo[request.index].output_token_ids),
+            prefix_hit=served.prefix_hit,
+            first_token_step=served.first_token_step,
+            finish_step=served.finish_step,
+            preemptions=served.num_preemptions,
             ttft_s=spread([t[0] for t in times]),
             itl_p50_s=_maybe_spread([t[1] for t in times]),
             itl_p95_s=_maybe_spread([t[2] for t in times]),
             e2e_s=spread([t[3] for t in times]),
-            max_abs_logit_diff=max_logit_gap(seq, solo[request.index]),
+            max_abs_logit_diff=max_logit_gap(served, solo[request.index]),
         ))
     answers = [len(o.answer_ids) for o in outcomes]
     produced = sum(answers)
@@ -225,7 +224,7 @@ def _scheduler_run(
         preemptions=sum(len(s.preempted) for s in steps),
         peak_blocks=max(s.blocks_used for s in steps),
         peak_cache_bytes=max(s.cache_bytes for s in steps),
-        block_bytes=first.pool.block_nbytes,
+        block_bytes=first.kv_cache_manager.block_nbytes,
         total_s=spread(totals_s),
         throughput_tps=spread([produced / t for t in totals_s if t > 0] or [0.0]),
     )

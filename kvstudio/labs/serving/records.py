@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvstudio.engine.serving.records import Request, SchedulerConfig, ServingStep
+from kvstudio.engine.serving.records import RequestSpec, SchedulerConfig, ServingStep
 from kvstudio.labs.common import Spread
 
 
@@ -30,7 +30,7 @@ from kvstudio.labs.common import Spread
 class RequestOutcome:
     """One request under one scheduler."""
 
-    request: Request  # index, question text, prompt ids, arrival step, budget
+    request: RequestSpec  # index, question text, prompt ids, arrival step, budget
     answer_ids: tuple[int, ...]  # the tokens it generated (eos included when it ended so)
     answer_text: str  # the answer as a student reads it
     solo_ids: tuple[int, ...]  # the same request run alone (batch of one, whole prefill)
@@ -114,7 +114,7 @@ class ServingResult:
 
     model: str  # the model's name, as the window shows it
     system: str  # the shared system prompt ("" when none)
-    requests: tuple[Request, ...]
+    requests: tuple[RequestSpec, ...]
     runs: tuple[SchedulerRun, ...]  # one per scheduler configuration asked for
     repeats: int  # k: each run repeated k times, interleaved; times are medians of k
     greedy: bool  # greedy decoding (else sampled, each request with its own seeded generator)

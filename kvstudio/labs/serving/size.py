@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kvstudio.engine import limits
-from kvstudio.engine.serving.records import Request, SchedulerConfig
+from kvstudio.engine.serving.records import RequestSpec, SchedulerConfig
 
 ASK_CELLS = 1_000_000  # requests × steps × rounds past which a run is refused or asked first
 BYTES_PER_CELL = 160  # one RequestStep record and its share of its ServingStep (measured)
 
 
-def run_steps(requests: Sequence[Request], config: SchedulerConfig) -> int:
+def run_steps(requests: Sequence[RequestSpec], config: SchedulerConfig) -> int:
     """Steps one run under `config` takes at most without eos or preemption: the last
     arrival, then ⌈requests ÷ max batch⌉ waves of the longest request (its prefill steps,
     ⌈P ÷ chunk⌉ with chunked prefill, plus its token budget)."""
@@ -40,14 +40,14 @@ def run_steps(requests: Sequence[Request], config: SchedulerConfig) -> int:
 
 
 def timeline_cells(
-    requests: Sequence[Request], configs: Sequence[SchedulerConfig], repeats: int
+    requests: Sequence[RequestSpec], configs: Sequence[SchedulerConfig], repeats: int
 ) -> int:
     """Request-step records the lab keeps: requests × steps, every configuration and round."""
     return len(requests) * repeats * sum(run_steps(requests, c) for c in configs)
 
 
 def check_size(
-    requests: Sequence[Request],
+    requests: Sequence[RequestSpec],
     configs: Sequence[SchedulerConfig],
     repeats: int,
     *,

@@ -1,4 +1,4 @@
-"""A requests file: one question per line, each arriving at its step, to `Request`s.
+"""A requests file: one question per line, each arriving at its step, to `RequestSpec`s.
 
 Owns the file's format and every refusal, each one clear message naming the
 file and the line (a `ValueError`; nothing runs):
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvstudio.engine.serving.records import Request
+from kvstudio.engine.serving.records import RequestSpec
 from kvstudio.engine.small_files import read_text
 from kvstudio.engine.tokenizer import TextTokenizer
 
@@ -122,8 +122,8 @@ def build_requests(
     max_positions: int,
     chat: bool = True,
     where: str = "the requests file",
-) -> tuple[Request, ...]:
-    """`Request`s from the file's lines; ValueError for a line past the model's positions."""
+) -> tuple[RequestSpec, ...]:
+    """`RequestSpec`s from the file's lines; ValueError for a line past the model's positions."""
     requests = []
     for index, line in enumerate(lines):
         ids = prompt_ids(tokenizer, line.text, system, chat)
@@ -137,5 +137,5 @@ def build_requests(
                 f"past the model's {max_positions:,}; shorten the question or the system "
                 "prompt, or lower the token budget."
             )
-        requests.append(Request(index, line.text, ids, line.arrival, budget))
+        requests.append(RequestSpec(index, line.text, ids, line.arrival, budget))
     return tuple(requests)
