@@ -1,9 +1,9 @@
 """Beam search on our model and cache: one cache row per beam, rows reordered after every step.
 
 Owns `BeamSettings` (beams, length penalty, early stopping, token budget, sequences
-returned), `BeamSearch` (the loop: one frozen `BeamStep` per step, then a
-`BeamResult`), `BlockLedger` (what a paged cache's block tables would share
-instead of copying) and the records.
+returned), `BeamSearch` (its policy on the one decode loop, ``decode.run``: one
+frozen `BeamStep` per step, then a `BeamResult`), `BlockLedger` (what a paged
+cache's block tables would share instead of copying) and the records.
 
 The scores and the finished-hypothesis bookkeeping are transformers'
 ``GenerationMixin._beam_search`` (5.x), operation for operation, for one prompt:
@@ -53,7 +53,7 @@ from typing import Literal
 
 import torch
 
-from kvstudio.engine import formulas, limits
+from kvstudio.engine import decode, formulas, limits
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.base import Cache
 from kvstudio.engine.cache.spec import CacheSpec
@@ -304,10 +304,14 @@ class BeamSearch:
         improvable = True  # transformers' is_early_stop_heuristic_unsatisfied
         top_k_mask = torch.arange(C) < K  # (C,): only the first K candidates may finish
         totals = [0, 0, 0]  # reorder, index_select, copy-on-write bytes
-        feed = torch.tensor([self.prompt], dtype=torch.long, device=device)  # (1, P)
         step = 0
-        while True:
-            logits = self.backend.forward_last(feed, self.cache, None)  # (R, V)
+        built: list[BeamStep] = []  # the record `choose` built at this step
+
+        def choose(logits: torch.Tensor) -> torch.Tensor:
+            """The beams' policy for the loop: logits (R, V) → the K tokens fed next (K,),
+            after the scores, the finished hypotheses and the cache's reorder."""
+            nonlocal running, running_scores, finished, finished_scores, finished_log_probs
+            nonlocal finished_parents, is_finished, improvable
             log_probs = torch.log_softmax(logits.float(), dim=-1).cpu()  # (R, V)
             V = log_probs.shape[-1]
             if log_probs.shape[0] != K:  # step 0: one row, the same for every beam
@@ -398,15 +402,21 @@ class BeamSearch:
                 block_bytes=self.block_bytes,
                 done=not go_on,
             )
+            built.append(record)
+            return torch.tensor([toks[-1] for toks in running], dtype=torch.long, device=device)
+
+        # The one decode loop: the prompt once (one cache row), then each beam's newest token.
+        feed = torch.tensor([self.prompt], dtype=torch.long, device=device)  # (1, P)
+        for _fed in decode.run(self.backend, feed, self.cache, choose, steps=N):
+            record = built.pop()
             totals[0] += record.reorder_bytes
             totals[1] += record.index_select_bytes
             totals[2] += record.cow_bytes
             yield record
             step += 1
-            if not go_on:
+            if record.done:
                 break
             self.ledger.append()
-            feed = torch.tensor([[toks[-1]] for toks in running], dtype=torch.long, device=device)
         returned = [
             BeamHypothesis(tuple(toks), float(score), lp, parent)
             for toks, score, lp, parent in zip(

@@ -6,7 +6,8 @@ its own KV cache, one forward per drafted token; `PromptLookupDrafter`: the last
 n-gram of the text looked up earlier in it, transformers' ``prompt_lookup_num_tokens``)
 and the distributions taken through the project's sampling pipeline (`distributions`,
 `greedy_choice`, `draw`, `ban`). The round loop that calls them is
-``kvstudio.engine.speculative``.
+``kvstudio.engine.speculative``; the draft model is fed by the one decode loop
+(``decode.run``), its drawing rule passed in as the loop's ``choose``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Literal, Protocol
 
 import torch
 
+from kvstudio.engine import decode
+from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.cache.base import CacheLayer, KVCache
 from kvstudio.engine.cache.kinds import make_cache
 from kvstudio.engine.cache.spec import CacheSpec
@@ -139,6 +142,7 @@ class ModelDrafter:
         banned_token: int | None = None,
     ) -> None:
         self.model = model.eval()
+        self.backend = MiniMindBackend(model, name="draft")  # the protocol the loop feeds
         self.sampling = sampling
         self.generator = generator
         self.banned_token = banned_token  # eos while the run must not stop (`ban`)
@@ -156,7 +160,7 @@ class ModelDrafter:
         self.prompt_length = len(prompt)
         self.cache.reset()
         ids = torch.tensor([list(prompt)], dtype=torch.long, device=self.device)  # (1, P)
-        self.model(ids, self.cache, logits_to_keep=1)
+        decode.feed(self.backend, ids, self.cache)
         return len(prompt)
 
     def propose(self, committed: Sequence[int], k: int) -> Proposal:
@@ -169,11 +173,12 @@ class ModelDrafter:
         seen_text = list(committed)
         penalty = self.sampling.repetition_penalty != 1.0
         vocab = self.model.config.vocab_size
-        for i in range(k):
-            ids = torch.tensor([feed], dtype=torch.long, device=self.device)  # (1, T)
-            logits = ban(on_cpu(self.model(ids, self.cache, logits_to_keep=1)[0]),
-                         self.banned_token)  # (1, V)
-            check_logits(logits, len(committed) - self.prompt_length + i, "The draft model")
+
+        def choose(last: torch.Tensor) -> torch.Tensor:
+            """The draft's rule: logits (1, V) → its token (1,), greedy or drawn (q kept)."""
+            logits = ban(on_cpu(last), self.banned_token)  # (1, V)
+            check_logits(logits, len(committed) - self.prompt_length + len(tokens),
+                         "The draft model")
             seen = seen_per_position(seen_text, (), 1, vocab) if penalty else None  # (1, V)
             if self.sampling.greedy:
                 token = greedy_choice(logits, self.sampling, seen)[0]
@@ -183,8 +188,11 @@ class ModelDrafter:
                 rows.append(q)
             tokens.append(token)
             seen_text.append(token)
-            if i < k - 1:
-                feed = [token]  # the last draft is not fed: its K/V come next round if kept
+            return torch.tensor([token], dtype=torch.long, device=self.device)  # (1,)
+
+        ids = torch.tensor([feed], dtype=torch.long, device=self.device)  # (1, T)
+        for _step in decode.run(self.backend, ids, self.cache, choose, steps=k):
+            pass  # the loop stops after k: the last draft is not fed (next round, if kept)
         probs = torch.stack(rows) if rows else None  # (m, V)
         return Proposal(tuple(tokens), probs, self.cache.seq_length - before, k)
 

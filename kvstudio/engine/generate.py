@@ -1,6 +1,7 @@
 """A generation run you advance one token at a time, in cached or recompute mode.
 
-Owns the token loop and the measurements of each step: what was fed to the
+Owns the run's settings and the measurements of each step of the one decode
+loop (``decode.run``, which feeds the model): what was fed to the
 model (counted from the tensor actually passed), how long the step took
 (``time.perf_counter``, with the device synchronised on a GPU), the cache
 measured from its tensors, and what sampling decided. Each call of
@@ -42,7 +43,7 @@ from typing import Any
 
 import torch
 
-from kvstudio.engine import limits
+from kvstudio.engine import decode, limits
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.base import Cache
 from kvstudio.engine.cache.spec import CacheSpec
@@ -125,16 +126,17 @@ class RowGroups:
                 [groups.index(g) for g in range(len(set(groups)))], dtype=torch.long, device=device
             )
 
-    def forward(
-        self, backend: LanguageModel, tokens: torch.Tensor, cache: Cache | None,
-        window: int | None,
-    ) -> tuple[torch.Tensor, int]:
-        """tokens (B, T) → logits (B, V), each row its group's, and the rows fed to the model."""
-        if self.groups is None or self.representatives is None:
-            return backend.forward_last(tokens, cache, window), int(tokens.shape[0])
-        fed = tokens.index_select(0, self.representatives)  # (G, T): one row per group
-        logits = backend.forward_last(fed, cache, window)  # (G, V)
-        return logits.index_select(0, self.groups), int(fed.shape[0])  # (B, V)
+    def pick(self, tokens: torch.Tensor) -> torch.Tensor:
+        """tokens (B, T) → the rows fed to the model (G, T): one row per group."""
+        if self.representatives is None:
+            return tokens
+        return tokens.index_select(0, self.representatives)  # (G, T)
+
+    def spread(self, logits: torch.Tensor) -> torch.Tensor:
+        """logits (G, V) of the fed rows → (B, V), each row its group's."""
+        if self.groups is None:
+            return logits
+        return logits.index_select(0, self.groups)  # (B, V)
 
     def cache_rows(self, per_row: torch.Tensor) -> torch.Tensor:
         """A per-row tensor (B,) → one entry per cache row (G,)."""
@@ -193,19 +195,21 @@ class Stepper:
         self._sync = device.type in ("cuda", "mps")  # CPU work is synchronous already
         self._generator = new_generator(self.sampling.seed, device)
         with torch.inference_mode():
-            self._tokens = torch.empty(
-                self.batch_size, self.prompt_len + self.max_new_tokens, dtype=torch.long,
-                device=device,
-            )  # (B, P + N): the whole sequence in one buffer, one column per step
-            self._tokens[:, : self.prompt_len] = torch.tensor(rows, dtype=torch.long, device=device)
+            prompt = torch.tensor(rows, dtype=torch.long, device=device)  # (B, P)
             self._seen: torch.Tensor | None = None  # (B, V) tokens seen, for the penalty
             if self.sampling.repetition_penalty != 1.0:
-                self._seen = presence_mask(self._tokens[:, : self.prompt_len], backend.vocab_size)
+                self._seen = presence_mask(prompt, backend.vocab_size)
             self._finished_t = torch.zeros(self.batch_size, dtype=torch.bool, device=device)
         self._cache: Cache | None = (
             backend.new_cache(self.cache_spec, self.batch_size) if self.mode == "cached" else None
         )
         self._rows = RowGroups(rows, settings.share_prefill, settings.share_identical_rows, device)
+        self._out: SampleOutput | None = None  # what sampling decided at the latest step
+        # The one decode loop (lazy: it feeds the model only when `step()` asks).
+        self._loop = decode.run(
+            backend, prompt, self._cache, self._choose, steps=self.max_new_tokens,
+            window=self.cache_spec.attention_window, rows=self._rows, clock=self._clock,
+        )
         # Primed with the prompt's last tokens: a syllable the prompt cut in half is
         # completed by the first new token and shown whole (a UTF-8 character ≤ 4 bytes).
         self._decoders = [IncrementalDecoder(tokenizer, context=row[-4:]) for row in rows]
@@ -272,24 +276,15 @@ class Stepper:
             return self._step_inner()
 
     def _step_inner(self) -> StepRecord:
-        step, cache = self._step, self._cache
-        known = self.prompt_len + step  # tokens in the sequence before this step
-        ids = self._tokens.narrow(1, 0, known)  # (B, known): narrow() is [:, :known], faster
+        step = self._step
         # The lesson: with a cache only the newest token is fed (the prompt at step 0);
-        # without one the whole sequence is fed again, every step.
-        cached_decode = cache is not None and step > 0
-        tokens_to_feed = ids.narrow(1, known - 1, 1) if cached_decode else ids  # (B, 1) or all
-        fed = int(tokens_to_feed.shape[1])
-        mask_len = cache.visible_length(fed) if cache is not None else fed
-
-        started = self._clock()
-        logits, forward_rows = self._rows.forward(
-            self.backend, tokens_to_feed, cache, self.cache_spec.attention_window
-        )  # (B, V)
-        _check_logits(logits, step)
-        out = self._sample(logits)
-        next_ids = self._append(out.token_ids, known)  # (B,)
-        elapsed = self._clock() - started
+        # without one the whole sequence is fed again, every step (``decode.run``).
+        fed_step = next(self._loop)  # feeds the model, then `_choose` (both timed)
+        out, next_ids, logits = self._out, fed_step.chosen, fed_step.logits  # (B,), (B, V)
+        assert out is not None
+        fed = int(fed_step.fed.shape[1])  # counted from the tensor actually passed
+        forward_rows = int(fed_step.fed.shape[0])
+        elapsed = fed_step.seconds
 
         last_step = step + 1 >= self.max_new_tokens
         self.last_logits = logits
@@ -305,7 +300,7 @@ class Stepper:
             tokens_fed=fed,
             elapsed_s=elapsed,
             **self._measure_cache(),
-            attention_mask_shape=(self.batch_size, mask_len),
+            attention_mask_shape=(self.batch_size, fed_step.attended),
             survivors_top_k=tuple(out.survivors_top_k.tolist()),
             survivors_top_p=tuple(out.survivors_top_p.tolist()),
             chosen_probability=tuple(out.chosen_probability.tolist()),
@@ -326,6 +321,12 @@ class Stepper:
             _synchronize(self.device)
         return time.perf_counter()
 
+    def _choose(self, logits: torch.Tensor) -> torch.Tensor:
+        """The loop's policy: logits (B, V) → checked, sampled, next ids (B,) appended."""
+        _check_logits(logits, self._step)
+        self._out = out = self._sample(logits)
+        return self._append(out.token_ids)  # (B,)
+
     def _sample(self, logits: torch.Tensor) -> SampleOutput:
         """MiniMind's sampling of logits (B, V); eos banned while ``stop_at_eos`` is off."""
         banned = self.eos_id if not self.stop_at_eos else None
@@ -334,13 +335,12 @@ class Stepper:
             top_n=self.settings.top_n, banned_token=banned,
         )
 
-    def _append(self, chosen: torch.Tensor, column: int) -> torch.Tensor:
-        """Write the chosen ids (B,) as the sequence's next column; returns what was written."""
+    def _append(self, chosen: torch.Tensor) -> torch.Tensor:
+        """The chosen ids (B,) as the sequence's next tokens (the loop feeds them next)."""
         next_ids = chosen
         if self.stop_at_eos and self.eos_id is not None:
             # Rows that already finished keep receiving eos (MiniMind's batch semantics).
             next_ids = next_ids.masked_fill(self._finished_t, self.eos_id)
-        self._tokens.select(1, column).copy_(next_ids)
         self._rows.regroup(next_ids, self.backend.vocab_size, self._cache)
         if self._seen is not None:
             self._seen.scatter_(1, next_ids[:, None], True)

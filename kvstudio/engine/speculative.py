@@ -33,7 +33,9 @@ distribution (Leviathan et al. 2023, Chen et al. 2023), with p and q taken
 through the project's pipeline (``sampling.py``: temperature → penalty → top-k
 → top-p) and every random number from the run's seeded `torch.Generator`.
 
-It does not know about Qt, threads or text; ``labs/speculative.py`` runs it.
+The target is fed through the one decode module (``decode.feed`` for the prefill,
+``decode.feed_tail`` for a round's verification). It does not know about Qt,
+threads or text; ``labs/speculative.py`` runs it.
 Letters in shape comments: V vocabulary, m drafted tokens, P prompt tokens.
 """
 
@@ -45,7 +47,8 @@ from dataclasses import dataclass
 
 import torch
 
-from kvstudio.engine import limits
+from kvstudio.engine import decode, limits
+from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.cache.kinds import make_cache
 from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.drafters import (
@@ -177,6 +180,7 @@ class SpeculativeRun:
                 f"the target's ({vocab}); a draft must share the target's tokenizer."
             )
         self.target = target.eval()
+        self.backend = MiniMindBackend(target, name="target")  # the protocol decode feeds
         self.device = next(target.parameters()).device
         self.drafter = drafter
         self.prompt = [int(t) for t in prompt_ids]
@@ -215,7 +219,7 @@ class SpeculativeRun:
     def _prefill(self) -> SpecRound:
         started = time.perf_counter()
         ids = torch.tensor([self.prompt], dtype=torch.long, device=self.device)  # (1, P)
-        logits = ban(on_cpu(self.target(ids, self.cache, logits_to_keep=1)[0]),
+        logits = ban(on_cpu(decode.feed(self.backend, ids, self.cache)),
                      self.banned_token)  # (1, V): the prompt's last position
         check_logits(logits, 0)
         self.target_calls += 1
@@ -260,7 +264,7 @@ class SpeculativeRun:
         # One target forward over the newest committed token and every draft.
         pending = self.committed[self.cache.seq_length :]  # the newest committed token
         ids = torch.tensor([pending + drafts], dtype=torch.long, device=self.device)  # (1, 1 + m)
-        logits = on_cpu(self.target(ids, self.cache, logits_to_keep=m + 1)[0])  # (m + 1, V)
+        logits = on_cpu(decode.feed_tail(self.backend, ids, self.cache, m + 1)[0])  # (m + 1, V)
         logits = ban(logits, self.banned_token)
         check_logits(logits, len(self.generated))
         self.target_calls += 1

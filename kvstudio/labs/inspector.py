@@ -10,7 +10,8 @@ that you advance one token at a time like the stepper, and the frozen
 - the newest query's attention weights over the rows held, for every query
   head (with grouped-query attention, query heads h·n_rep … read K/V head h);
   they come from the query and keys the model really used, through the
-  model's optional `probe` (the ordinary path never pays for it);
+  model's optional `probe` (the ordinary path never pays for it), passed
+  through the one decode module (``decode.feed_tail``), which feeds the model;
 - per layer: max |Δ| between the rows held before the step and the same
   positions after it (0 when the cache is append-only), and how many rows
   the step appended (1 per decode step);
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from kvstudio.engine import limits
+from kvstudio.engine import decode, limits
 from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
 from kvstudio.engine.cache.kinds import dense_layers
 from kvstudio.engine.cache.kv_cache import CacheSpec, DynamicLayer, KVCache
@@ -184,15 +185,15 @@ class CacheInspector:
             device = self.backend.device
             if self.mode == "cached":
                 ids = torch.tensor([new_ids], dtype=torch.long, device=device)  # (1, T)
-                logits = self.model(ids, self.cache, logits_to_keep=1, probe=probe)  # (1, 1, V)
+                logits = decode.feed_tail(self.backend, ids, self.cache, 1, probe)  # (1, 1, V)
                 query_position, key_start = len(self.tokens) - 1, self._visible_start(ids)
             else:
                 whole = torch.tensor([self.tokens], dtype=torch.long, device=device)  # (1, P+t)
                 fresh = self._new_cache()  # what recompute computes, kept
-                logits = self.model(whole, fresh, logits_to_keep=1, probe=probe)
+                logits = decode.feed_tail(self.backend, whole, fresh, 1, probe)  # (1, 1, V)
                 query_position, key_start = len(self.tokens) - 1, 0
                 step_ids = torch.tensor([new_ids], dtype=torch.long, device=device)
-                self.model(step_ids, self.cache, logits_to_keep=1)  # the cached reference
+                decode.feed(self.backend, step_ids, self.cache)  # the cached reference
                 delta_k, delta_v, dtype_match = _compare_caches(fresh, self.cache)
             token = int(logits[0, -1].argmax())
         held_now = _held_rows(self.cache)

@@ -338,6 +338,12 @@ class ScriptedBackend:
             cache.seq_length += input_ids.shape[1]
         return logits
 
+    def forward_tail(
+        self, input_ids: torch.Tensor, cache: ScriptedCache | None, keep: int,
+        probe: object = None,
+    ) -> torch.Tensor:
+        return self.forward_last(input_ids, cache, None)[:, None].expand(-1, keep, -1)
+
     def cache_plan(self, spec: CacheSpec) -> CachePlan:
         return uniform_plan(self, spec)
 

@@ -38,6 +38,7 @@ from kvstudio.engine.backends.hf_folder import (  # noqa: F401  (also this modul
 )
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.cache.layout import CachePlan, plan_from_windows
+from kvstudio.engine.model import AttentionProbe
 
 logger = logging.getLogger(__name__)
 
@@ -268,6 +269,23 @@ class HFBackend:
     def forward_last(
         self, input_ids: torch.Tensor, cache: HFCache | None, window: int | None
     ) -> torch.Tensor:
+        return self._logits(input_ids, cache, window, 1)[:, -1]  # (B, V)
+
+    def forward_tail(
+        self, input_ids: torch.Tensor, cache: HFCache | None, keep: int,
+        probe: AttentionProbe | None = None,
+    ) -> torch.Tensor:
+        if probe is not None:
+            raise ValueError(
+                "A transformers model runs its own attention, so KV Studio cannot probe its "
+                "queries and keys; the cache inspector needs one of KV Studio's own models."
+            )
+        return self._logits(input_ids, cache, None, keep)  # (B, keep, V)
+
+    def _logits(
+        self, input_ids: torch.Tensor, cache: HFCache | None, window: int | None, keep: int
+    ) -> torch.Tensor:
+        """input_ids (B, T) → logits (B, keep, V), the cache (if any) grown by T."""
         B, T = input_ids.shape
         if cache is None:
             if window is not None:
@@ -277,9 +295,9 @@ class HFBackend:
                 )
             mask = torch.ones(B, T, dtype=torch.long, device=input_ids.device)  # (B, T)
             out = self.model(
-                input_ids=input_ids, attention_mask=mask, use_cache=False, logits_to_keep=1
+                input_ids=input_ids, attention_mask=mask, use_cache=False, logits_to_keep=keep
             )
-            return out.logits[:, -1]  # (B, V)
+            return out.logits  # (B, keep, V)
         past = cache.seq_length
         cache.spec.check_room(past + T)
         # Grow the mask by the new columns as generate() does: (B, past) → (B, past + T).
@@ -298,13 +316,13 @@ class HFBackend:
             attention_mask=mask,
             position_ids=positions[None, :].expand(B, T),  # (B, T)
             use_cache=True,
-            logits_to_keep=1,
+            logits_to_keep=keep,
             **{self._cache_kwarg: cache.cache},
             **kwargs,
         )
         cache.attention_mask = mask
         cache.seq_length = past + T
-        return out.logits[:, -1]  # (B, V)
+        return out.logits  # (B, keep, V)
 
     def layer_windows(self) -> tuple[int | None, ...]:
         """Per layer, its sliding window W (None = full attention), as transformers builds it.

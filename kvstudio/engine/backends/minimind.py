@@ -6,9 +6,11 @@ implement the same few members (see ``kvstudio.engine.backends.hf``) and
 every experiment, the CLI and the window work unchanged.
 
 The protocol is what a model does: forward the new tokens (returning the last
-position's logits), make a cache, and report a few facts (sizes, eos, the
+position's logits, or the last few positions' with an optional attention probe),
+make a cache, and report a few facts (sizes, eos, the
 cache plan). Everything about the cache itself is the cache's own verbs
-(``cache/base.py``); timing, sampling and records live in ``generate.py``.
+(``cache/base.py``); the one loop that calls the forward is ``engine/decode.py``;
+timing, sampling and records live in ``generate.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from kvstudio.engine.cache.base import Cache, CacheLayer, KVCache
 from kvstudio.engine.cache.kinds import make_cache
 from kvstudio.engine.cache.layout import CachePlan, uniform_plan
 from kvstudio.engine.cache.spec import CacheSpec
-from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.model import AttentionProbe, MiniMindLM
+
+__all__ = ["AttentionProbe", "LanguageModel", "MiniMindBackend"]
 
 CacheT = TypeVar("CacheT", bound=Cache)  # each backend is fed back the caches it makes
 
@@ -62,6 +66,18 @@ class LanguageModel(Protocol[CacheT]):
         """
         ...
 
+    def forward_tail(
+        self, input_ids: torch.Tensor, cache: CacheT | None, keep: int,
+        probe: AttentionProbe | None = None,
+    ) -> torch.Tensor:
+        """input_ids (B, T) → logits (B, keep, V) of the last `keep` positions.
+
+        A speculative round verifies its drafts with one forward (keep = 1 + drafts);
+        `probe`, if given, is called per layer with the queries and the keys they
+        attend (the cache inspector). A backend that cannot probe raises ValueError.
+        """
+        ...
+
     def cache_plan(self, spec: CacheSpec) -> CachePlan:
         """What each layer keeps under `spec` (the byte formulas drawn beside the measurements)."""
         ...
@@ -93,6 +109,12 @@ class MiniMindBackend:
     ) -> torch.Tensor:
         logits = self.model(input_ids, cache, window=window, logits_to_keep=1)
         return logits[:, -1]  # (B, V)
+
+    def forward_tail(
+        self, input_ids: torch.Tensor, cache: KVCache[CacheLayer] | None, keep: int,
+        probe: AttentionProbe | None = None,
+    ) -> torch.Tensor:
+        return self.model(input_ids, cache, logits_to_keep=keep, probe=probe)  # (B, keep, V)
 
     def cache_plan(self, spec: CacheSpec) -> CachePlan:
         return uniform_plan(self, spec)

@@ -47,14 +47,13 @@ feed before it runs, and `read_turns` reads one from a size-capped file.
 from __future__ import annotations
 
 import copy
-import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
 
-from kvstudio.engine import limits
+from kvstudio.engine import decode, limits
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.base import Cache
 from kvstudio.engine.cache.kv_cache import CacheSpec
@@ -327,11 +326,13 @@ class ChatSession:
         with torch.inference_mode():
             ids = torch.tensor([list(chunk)], dtype=torch.long,
                                device=self.backend.device)  # (1, T)
-            start = time.perf_counter()
-            logits = self.backend.forward_last(ids, cache, None)  # (1, V)
-            token = int(logits[0].argmax())  # the first answer token after the last chunk
-            seconds = time.perf_counter() - start
-        return seconds, token, int(ids.shape[1]), logits[0]
+            step = next(decode.run(self.backend, ids, cache, self._greedy, steps=1))
+        return step.seconds, int(step.chosen[0]), int(step.fed.shape[1]), step.logits[0]
+
+    def _greedy(self, logits: torch.Tensor) -> torch.Tensor:
+        """The loop's policy: logits (1, V) → the argmax (1,), read back inside the timing."""
+        token = int(logits[0].argmax())
+        return torch.tensor([token], dtype=torch.long, device=self.backend.device)  # (1,)
 
     def _chunks(self, tokens: int) -> int:
         """Forward calls a prefill of `tokens` takes."""
@@ -382,19 +383,23 @@ class ChatSession:
         decode_fed = 0
         decode_s = 0.0
         decode_steps: list[float] = []
-        while token != self.eos_id and len(answer) < budget:
-            with torch.inference_mode():
-                step_ids = torch.tensor([[token]], dtype=torch.long, device=device)  # (1, 1)
-                start = time.perf_counter()
-                logits = backend.forward_last(step_ids, cache, None)[0]  # (V,)
-                token = int(logits.argmax())
-                step_s = time.perf_counter() - start
-            chosen_from.append(logits)
-            decode_s += step_s
-            decode_steps.append(step_s)
-            decode_fed += int(step_ids.shape[1])
-            answer.append(token)
-            yield steps.step(way)
+        if token != self.eos_id and len(answer) < budget:
+            step_ids = torch.tensor([[token]], dtype=torch.long, device=device)  # (1, 1)
+            loop = decode.run(backend, step_ids, cache, self._greedy, steps=budget - len(answer))
+            while True:
+                with torch.inference_mode():
+                    step = next(loop, None)  # one token fed on the cache, the argmax chosen
+                if step is None:
+                    break
+                token = int(step.chosen[0])
+                chosen_from.append(step.logits[0])  # (V,)
+                decode_s += step.seconds
+                decode_steps.append(step.seconds)
+                decode_fed += int(step.fed.shape[1])
+                answer.append(token)
+                yield steps.step(way)
+                if token == self.eos_id:
+                    break
         return WayResult(
             way=way,
             prompt_tokens_fed=prompt_fed,

@@ -28,7 +28,7 @@ from typing import Literal
 
 import torch
 
-from kvstudio.engine import formulas
+from kvstudio.engine import decode, formulas
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.records import DEFAULT_REPEATS
@@ -256,21 +256,27 @@ def check_batch_sizes(batch_sizes: Sequence[int]) -> tuple[int, ...]:
 def _timed_decode_step(
     backend: LanguageModel, prompt: torch.Tensor, batch: int
 ) -> tuple[float, int, int]:
-    """Prefill B copies of `prompt`, one untimed decode step, then one timed.
+    """Prefill B copies of `prompt`, one untimed decode step, then one timed (greedy steps
+    of the one decode loop, its clock waiting for the device).
 
     Returns (seconds, keys read, cache bytes after the step).
     """
     cache = backend.new_cache(CacheSpec(), batch)
     ids = prompt.expand(batch, -1)  # (B, P)
-    logits = backend.forward_last(ids, cache, None)  # (B, V)
-    token = logits.argmax(dim=-1, keepdim=True)  # (B, 1)
-    token = backend.forward_last(token, cache, None).argmax(dim=-1, keepdim=True)  # warm
-    _synchronize(backend.device)
-    start = time.perf_counter()
-    token = backend.forward_last(token, cache, None).argmax(dim=-1, keepdim=True)  # (B, 1)
-    _synchronize(backend.device)
-    seconds = time.perf_counter() - start
-    return seconds, int(cache.seq_length), int(cache.nbytes)
+
+    def clock() -> float:
+        _synchronize(backend.device)
+        return time.perf_counter()
+
+    _prefill, _warm, timed = decode.run(
+        backend, ids, cache, _greedy, steps=3, clock=clock
+    )  # the prefill, one decode step to warm up, the timed one
+    return timed.seconds, int(cache.seq_length), int(cache.nbytes)
+
+
+def _greedy(logits: torch.Tensor) -> torch.Tensor:
+    """logits (B, V) → each row's argmax (B,)."""
+    return logits.argmax(dim=-1)
 
 
 def batch_sweep(

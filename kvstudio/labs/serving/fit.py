@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
+from kvstudio.engine import decode
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.tokenizer import TextTokenizer
@@ -87,7 +88,7 @@ def measure_cache_size(
     ids = torch.tensor([lab_prompt_ids(tokenizer, tokens)], device=backend.device)  # (1, T)
     with torch.inference_mode():
         dense = backend.new_cache(CacheSpec(), 1)
-        backend.forward_last(ids, dense, None)
+        decode.feed(backend, ids, dense)  # the prefill fills the cache
         try:
             paged = backend.new_cache(CacheSpec(kind="paged", block_size=block_size), 1)
         except ValueError:  # a transformers model: no paged pool of ours
@@ -95,7 +96,7 @@ def measure_cache_size(
             per_token = int(dense.nbytes) // tokens
             return MeasuredCacheSize(tokens, int(dense.nbytes), block_size,
                                      blocks * block_size * per_token, blocks)
-        backend.forward_last(ids, paged, None)
+        decode.feed(backend, ids, paged)
     blocks = int(getattr(paged, "live_blocks", blocks_per_request(tokens, block_size)))
     return MeasuredCacheSize(tokens, int(dense.nbytes), block_size, int(paged.nbytes), blocks)
 

@@ -421,6 +421,7 @@ def warm_up(model: ModelHandle, timing: Timing | None = None) -> tuple[int, floa
     """
     import torch
 
+    from kvstudio.engine import decode
     from kvstudio.labs.common import lab_prompt_ids
     from kvstudio.labs.common import warm_up as warm_up_backend
 
@@ -430,11 +431,11 @@ def warm_up(model: ModelHandle, timing: Timing | None = None) -> tuple[int, floa
     times = []
     with torch.inference_mode():
         batch = torch.tensor([ids], dtype=torch.long, device=model.backend.device)  # (1, T)
-        model.backend.forward_last(batch, None, None)  # cold: allocator growth
+        decode.feed(model.backend, batch, None)  # cold: allocator growth
         for _ in range(CALIBRATION_REPEATS):
             with timing() if timing is not None else nullcontext():
                 started = time.perf_counter()
-                model.backend.forward_last(batch, None, None)
+                decode.feed(model.backend, batch, None)  # recompute-sized, no cache
                 times.append(time.perf_counter() - started)
     return tokens, statistics.median(times)
 
