@@ -12,8 +12,12 @@ Runs are interleaved (bare, stepper, bare, …) and the median of the repeats is
 reported (the project's one timing policy, as the window, the labs and
 `compare --repeats` report), so a busy second core disturbs both sides alike.
 The records' overhead is also given in process CPU time, which another process
-on the machine barely disturbs. Targets from the issue are printed next to the
-numbers; nothing here fails a test on wall-clock time.
+on the machine barely disturbs. The bare loop calls the model itself on purpose:
+it is "our own bare loop", the reference the one decode loop
+(``engine/decode.py``) and its records are measured against, and the only token
+loop left outside that module (``tests/core/test_one_decode_loop.py`` allows it).
+Targets from the issue are printed next to the numbers; nothing here fails a
+test on wall-clock time.
 """
 
 from __future__ import annotations
