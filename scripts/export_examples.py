@@ -56,21 +56,17 @@ from kvstudio.engine.records import MODES, SamplingSettings
 from kvstudio.labs.cache import compare as compare_lab
 from kvstudio.labs.common import finish
 from kvstudio.labs.course import COURSE
+from kvstudio.labs.registry import LABS
 from kvstudio.ui.app.i18n import LanguageSwitcher
 from kvstudio.ui.app.shutdown import tear_down
 from kvstudio.ui.app.startup import prepare_application
 from kvstudio.ui.labs import (
+    PANEL_TYPES,
     BeamSearchPanel,
-    CacheKindsPanel,
-    CacheVsRecomputePanel,
     LabPanel,
-    LengthSweepPanel,
-    PagedCachePanel,
     ProjectorPanel,
-    QuantizedCachePanel,
     ServingPanel,
     SpeculativePanel,
-    TemperaturePanel,
     TopPTopKPanel,
 )
 from kvstudio.ui.labs.chat_lab import ChatPanel
@@ -327,13 +323,8 @@ def full_pack(model: ModelHandle, out: Path, language: str) -> int:
     charts: dict[str, Any] = dict(live.plots)
     tables: dict[str, Any] = dict(live.tables)
     exporter = ChartExporter()
-    lab_panels: list[LabPanel] = [
-        CacheVsRecomputePanel(exporter), TemperaturePanel(exporter), TopPTopKPanel(exporter),
-        CacheKindsPanel(exporter), LengthSweepPanel(exporter), PagedCachePanel(exporter),
-        QuantizedCachePanel(exporter), ProjectorPanel(exporter), ServingPanel(exporter),
-        SpeculativePanel(exporter), BeamSearchPanel(exporter), ChatPanel(exporter),
-        CacheInspectorPanel(exporter),
-    ]
+    lab_panels: list[LabPanel] = [  # every lab of the registry, then the inspector
+        *(PANEL_TYPES[lab.key](exporter) for lab in LABS), CacheInspectorPanel(exporter)]
     for panel in lab_panels:
         log.info("running %s…", panel.title())
         run_lab(panel, model)

@@ -38,6 +38,8 @@ def add_lab_option(parser: argparse._ActionsContainer, param: Param, extra_help:
     settings: dict[str, Any] = {"default": default, "help": lab_option_help(param, extra_help)}
     if param.kind == "choice":
         settings["choices"] = param.choices
+        if not all(isinstance(choice, str) for choice in param.choices):  # read "8" as 8
+            settings["type"] = argument_type(param.parse, _TYPE_NAMES[param.kind])
     elif param.kind == "bool":  # --name / --no-name
         settings["action"] = argparse.BooleanOptionalAction
     else:

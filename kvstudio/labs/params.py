@@ -157,6 +157,8 @@ class LabSpec:
     title: str  # English; the window shows its translation
     params: tuple[Param, ...]
     command: str | None = None  # the ``kvstudio`` subcommand that runs it, if any
+    times_model: bool = False  # its results are times: the window's live run waits meanwhile
+    own_tab: bool = False  # the window shows it in a tab of its own, not in the Labs tab
 
     def param(self, name: str) -> Param:
         for param in self.params:

@@ -22,6 +22,8 @@ from kvstudio.labs.params import LabSpec, Param
 MAX_SEED = 2**31 - 1  # the window's box holds a 32-bit seed; every front takes the same
 MAX_LAB_PROMPT = 4096  # P of a cache lab (the model's positions are checked when it runs)
 MAX_LAB_NEW = 2048  # N of a cache lab (recompute's cost grows as N²: the cost rule asks)
+MAX_PROJECTED_CONTEXT = 1 << 30  # tokens per row a projection may ask about (arithmetic only)
+MAX_PROJECTED_BATCH = 1 << 20  # rows a projection may ask about
 
 
 def _prompt(name: str = "prompt", option: str | None = "--prompt") -> Param:
@@ -46,7 +48,7 @@ def _tokens(name: str, default: int, high: int, option: str | None = None,
                  option=option)
 
 
-COMPARE = LabSpec("compare", "Cache vs recompute", command="compare", params=(
+COMPARE = LabSpec("compare", "Cache vs recompute", command="compare", times_model=True, params=(
     Param("preset", "choice", "course", choices=tuple(CACHE_PRESETS), option="--preset",
           help="P and N: the course's (183, 64) or the seed notebook's (16, 64)",
           help_ko="P와 N: 강의 (183, 64) 또는 시드 노트북 (16, 64)"),
@@ -104,7 +106,7 @@ CACHE_KINDS = LabSpec("cache_kinds", "Cache kinds", params=(
           help="the sliding window W", help_ko="슬라이딩 윈도 W"),
 ))
 
-SWEEP = LabSpec("sweep", "Length sweep", command="sweep", params=(
+SWEEP = LabSpec("sweep", "Length sweep", command="sweep", times_model=True, params=(
     Param("vary", "choice", COURSE.sweep_vary, choices=("prompt", "new"), option="--vary",
           help="what grows: N (new) or P (prompt)", help_ko="늘리는 것: N 또는 P"),
     Param("values", "ints", COURSE.sweep_lengths, 1, 4096, unit="tokens", option="--values",
@@ -129,7 +131,19 @@ QUANTIZED = LabSpec("quantized", "Quantized cache", params=(
             help_ko="N, 새 토큰 수"),
 ))
 
-SERVING = LabSpec("serving", "Serving", command="serving", params=(
+PROJECTOR = LabSpec("projector", "Scale projector", command="project", params=(
+    Param("context", "int", 32768, 16, MAX_PROJECTED_CONTEXT, unit="tokens", step=1024,
+          option="--context", help="tokens per row", help_ko="행마다 토큰 수"),
+    Param("batch", "int", 8, 1, MAX_PROJECTED_BATCH, unit="rows", option="--batch",
+          help="rows in the batch", help_ko="배치의 행 수"),
+    Param("bits", "choice", 0, choices=(0, 16, 8, 4, 32), option="--bits",
+          help="bits per cached number (0: the config's own dtype; 8 and 4 count a float16 "
+               "scale per token and K/V head)",
+          help_ko="캐시 숫자당 비트 (0: 설정의 dtype; 8과 4는 토큰·K/V 헤드마다 "
+                  "float16 스케일 포함)"),
+))
+
+SERVING = LabSpec("serving", "Serving", command="serving", times_model=True, params=(
     Param("system", "text", "", option="--system",
           help="a system prompt every request shares ('': the example's)",
           help_ko="모든 요청이 공유하는 시스템 프롬프트"),
@@ -180,7 +194,7 @@ SPECULATIVE = LabSpec("speculative", "Speculative decoding", command="speculativ
     _repeats(high=20, default=3, option="--repeats"),
 ))
 
-CHAT = LabSpec("chat", "Chat", command="chat", params=(
+CHAT = LabSpec("chat", "Chat", command="chat", own_tab=True, params=(
     Param("reuse", "bool", True, box="reuse_box", help="run the turns keeping the cache",
           help_ko="캐시를 유지하며 실행"),
     Param("refeed", "bool", True, box="refeed_box", help="run the turns re-feeding the history",
@@ -197,7 +211,7 @@ CHAT = LabSpec("chat", "Chat", command="chat", params=(
 ))
 
 LABS: tuple[LabSpec, ...] = (COMPARE, SAMPLE, CUTOFF, CACHE_KINDS, SWEEP, PAGED, QUANTIZED,
-                             SERVING, BEAM, SPECULATIVE, CHAT)
+                             PROJECTOR, SERVING, SPECULATIVE, BEAM, CHAT)
 
 
 def spec(key: str) -> LabSpec:

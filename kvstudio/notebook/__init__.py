@@ -6,7 +6,7 @@
     kv.export(run, "compare.png")
 
 Each lab function (`compare`, `sample`, `cutoff`, `cache_kinds`, `sweep`,
-`paged`, `quantized`, `chat`, `serving`, `beam`, `speculative`) builds the
+`paged`, `quantized`, `projector`, `chat`, `serving`, `beam`, `speculative`) builds the
 window's own lab panel offscreen, runs the generator the window and the ``kvstudio`` command run
 (`kvstudio.labs`), shows a progress bar and the panel's chart live (through
 ``pyqtgraph.jupyter``; a text progress line in a terminal) and returns a
@@ -30,6 +30,7 @@ from kvstudio.notebook.labs import (  # noqa: E402
     compare,
     cutoff,
     paged,
+    projector,
     quantized,
     run_lab,
     sample,
@@ -55,6 +56,7 @@ __all__ = [
     "language",
     "load",
     "paged",
+    "projector",
     "quantized",
     "run_lab",
     "sample",

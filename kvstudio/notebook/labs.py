@@ -51,28 +51,11 @@ def _chart_exporter() -> Any:
     return _exporter[0]
 
 
-# Each lab's window panel (module, class), imported when the lab first runs.
-_PANELS = {
-    "compare": ("compare_lab", "CacheVsRecomputePanel"),
-    "sample": ("temperature_lab", "TemperaturePanel"),
-    "cutoff": ("cutoff_lab", "TopPTopKPanel"),
-    "cache_kinds": ("cache_kinds_lab", "CacheKindsPanel"),
-    "sweep": ("sweep_lab", "LengthSweepPanel"),
-    "paged": ("paged_lab", "PagedCachePanel"),
-    "quantized": ("quantized_lab", "QuantizedCachePanel"),
-    "serving": ("serving_lab", "ServingPanel"),
-    "beam": ("beam_lab", "BeamSearchPanel"),
-    "speculative": ("speculative_lab", "SpeculativePanel"),
-    "chat": ("chat_lab", "ChatPanel"),
-}
-
-
 def panel_type(key: str) -> type[LabPanel]:
     """The window panel that shows the lab `key` (``kvstudio.labs.registry``'s keys)."""
-    import importlib
+    from kvstudio.ui.labs import PANEL_TYPES  # the panels' modules: imported when needed
 
-    module, name = _PANELS[key]
-    return getattr(importlib.import_module(f"kvstudio.ui.labs.{module}"), name)  # type: ignore[no-any-return]
+    return PANEL_TYPES[key]
 
 
 def checked(key: str, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -207,6 +190,32 @@ def quantized(model: ModelHandle | str | Path | None = None, *,
 
     return run_lab(QuantizedCachePanel, "quantized", model, checked("quantized", {
         "prompt_tokens": prompt_tokens, "new_tokens": new_tokens}), show=show)
+
+
+def projector(model: ModelHandle | str | Path | None = None, *, preset: str | None = None,
+              context: int | None = None, batch: int | None = None, bits: int | None = None,
+              show: bool = True) -> LabRun:
+    """KV cache bytes of a real model for `context` tokens × `batch` rows, against GPU memory.
+
+    `preset`: a published model's numbers (``kvstudio.labs.scale.PRESETS``); without it,
+    a `model` given is projected and checked against the bytes of a real run, and with
+    neither the window's opening preset (EXAONE-4.0-1.2B) is. `bits`: 0 is the config's
+    own dtype; 8 and 4 count a float16 scale per token and K/V head.
+    """
+    from kvstudio.labs.scale import PRESETS
+    from kvstudio.ui.labs.projector_lab import LOADED, ProjectorPanel
+
+    if preset is not None and (not isinstance(preset, str) or preset not in PRESETS):
+        raise ValueError(f"preset must be one of {', '.join(PRESETS)}, got {shown(preset)}.")
+    source = preset if preset is not None else LOADED if model is not None else None
+
+    def choose(panel: LabPanel) -> None:
+        if source is not None:
+            box = panel.source  # type: ignore[attr-defined]
+            box.setCurrentIndex(box.findData(source))
+
+    return run_lab(ProjectorPanel, "projector", model, checked("projector", {
+        "context": context, "batch": batch, "bits": bits}), show=show, prepare=choose)
 
 
 def chat(model: ModelHandle | str | Path | None = None, *,

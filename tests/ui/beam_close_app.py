@@ -34,7 +34,7 @@ def main(settings_path: str, hold_s: float) -> int:
     app, window = open_window(settings_path, wrap_model(model, tokenizer, "tiny", ModelChoice()))
 
     def start_the_lab() -> None:
-        panel = window.classroom.labs.beam
+        panel = window.classroom.labs.panels["beam"]
         panel.set_model(window.controller.model)
         panel.beams.setValue(2)
         panel.new_tokens.setValue(3)

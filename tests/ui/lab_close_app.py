@@ -36,7 +36,7 @@ def main(settings_path: str) -> int:
     app, window = open_window(settings_path, wrap_model(model, tokenizer, "tiny", ModelChoice()))
 
     def start_the_lab() -> None:
-        panel = window.classroom.labs.speculative
+        panel = window.classroom.labs.panels["speculative"]
         panel.set_model(window.controller.model)
         panel.ks.setText("4, 1")
         panel.new_tokens.setValue(NEW_TOKENS)

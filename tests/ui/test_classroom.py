@@ -51,7 +51,8 @@ def test_install_adds_labs_export_and_menu(qtbot, make_window, tmp_path: Path) -
     window, extras = _window(make_window, tmp_path)
     titles = [window.tabs.tabText(i) for i in range(window.tabs.count())]
     assert "Labs" in titles
-    assert extras.labs.cache.model is window.controller.model  # the loaded model reached the labs
+    # the loaded model reached the labs
+    assert extras.labs.panels["compare"].model is window.controller.model
     for plot in window.plots().values():
         assert plot.findChildren(ExportButton)
     menus = [a.text() for a in window.menuBar().actions()]
@@ -297,7 +298,7 @@ def test_slide_pack_has_every_live_chart_and_lab(qtbot, make_window, tmp_path: P
     window, extras = _window(make_window, tmp_path)
     _run_to_end(qtbot, window, 6)
     _sample(qtbot, window)
-    lab = extras.labs.cache_kinds
+    lab = extras.labs.panels["cache_kinds"]
     lab.prompt_tokens.setValue(8)
     lab.new_tokens.setValue(3)
     with qtbot.waitSignal(lab.result_ready, timeout=HANG_GUARD_MS):
@@ -327,7 +328,7 @@ def test_closing_mid_lab_stops_the_lab_thread(  # type: ignore[no-untyped-def]
     qtbot, make_window, tmp_path: Path, no_thread_left_running: list[QThread]
 ) -> None:
     window, extras = _window(make_window, tmp_path)
-    lab = extras.labs.temperature
+    lab = extras.labs.panels["sample"]
     lab.samples.setValue(64)
     lab.new_tokens.setValue(64)
     assert lab.run()

@@ -63,7 +63,7 @@ def test_exporting_a_chart_leaves_every_chart_in_place(qtbot, make_window, tmp_p
             assert _geometry(window) == before, (name, fmt)
 
     labs = window.classroom.labs
-    kinds = labs.cache_kinds
+    kinds = labs.panels["cache_kinds"]
     window.tabs.setCurrentWidget(labs)
     labs.tabs.setCurrentWidget(kinds)
     kinds.prompt_tokens.setValue(8)

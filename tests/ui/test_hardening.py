@@ -131,7 +131,7 @@ def test_live_steps_wait_while_a_lab_measures_times(
 ) -> None:
     window = make_window(max_new_tokens=6)
     extras = _extras(window, tmp_path)
-    lab = extras.labs.sweep
+    lab = extras.labs.panels["sweep"]
     assert lab.run()
     assert extras.labs.timing and window.controller.held
     window.controller.step()

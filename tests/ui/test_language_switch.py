@@ -41,7 +41,7 @@ def _mid_run_with_a_lab(qtbot, make_window, language: str):  # type: ignore[no-u
                     timeout=HANG_GUARD_MS)
     _steps(qtbot, window, 2)
     window.controller.pacer.flush()
-    lab = window.classroom.labs.cutoffs
+    lab = window.classroom.labs.panels["cutoff"]
     lab.new_tokens.setValue(3)
     with qtbot.waitSignal(lab.runner.paused, timeout=HANG_GUARD_MS):
         assert lab.run()

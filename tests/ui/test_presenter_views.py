@@ -46,7 +46,7 @@ def _plain(text: str) -> str:
 def test_presenter_shows_a_lab_chart_with_the_labs_headline(  # type: ignore[no-untyped-def]
         qtbot, make_window, tmp_path: Path) -> None:
     _, extras = _window(make_window, tmp_path)
-    lab = extras.labs.cache_kinds
+    lab = extras.labs.panels["cache_kinds"]
     lab.prompt_tokens.setValue(8)
     lab.new_tokens.setValue(3)
     with qtbot.waitSignal(lab.result_ready, timeout=HANG_GUARD_MS):

@@ -251,7 +251,7 @@ def test_the_axes_span_grows_in_doublings_and_ends_with_the_run() -> None:
 def test_the_top_p_lab_shows_an_earlier_step_when_its_row_is_selected(  # type: ignore[no-untyped-def]
         qtbot, make_window) -> None:
     window = make_window()
-    lab = window.classroom.labs.cutoffs
+    lab = window.classroom.labs.panels["cutoff"]
     lab.new_tokens.setValue(3)
     with qtbot.waitSignal(lab.runner.paused, timeout=HANG_GUARD_MS):
         assert lab.run()

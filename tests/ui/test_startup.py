@@ -1,7 +1,11 @@
 """Start-up shows the window before torch loads; the model loads on the worker behind a busy bar.
 
-The first check runs in a fresh interpreter (torch must not be imported yet),
-so it builds and shows the real window there, offscreen.
+The start-up and exit checks run in one fresh interpreter (torch must not be
+imported yet when the window is first shown), one stage after the other: the
+window shown before torch loads, then `main()` closed as the model loads, then
+`main()` run through a run, the presenter view and the labs and closed, then
+the process exit. Each stage prints what the tests read, with a marker line on
+both streams before it, so each test reads its own stage's output.
 """
 
 from __future__ import annotations
@@ -9,6 +13,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -18,12 +24,25 @@ from tests.ui.waits import HANG_GUARD_MS
 pytestmark = pytest.mark.usefixtures("qapp")
 ROOT = Path(__file__).resolve().parents[2]
 
+# Every stage starts with this line on stdout and on stderr (`_stages` splits on it).
+STAGE_MARK = "=== stage: "
+STAGE = r"""
+import sys
+
+def stage(name):
+    for stream in (sys.stdout, sys.stderr):
+        print(f"=== stage: {name}", file=stream, flush=True)
+
+codes = []
+"""
+
 SHOW_BEFORE_TORCH = r"""
+stage("shown before torch")
 import sys, tempfile, time
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 from kvstudio.ui.app.settings import AppSettings
-from kvstudio.ui.app.startup import build_window, prepare_application
+from kvstudio.ui.app.startup import build_window, finish, prepare_application
 from kvstudio.ui.run.engine_adapter import load_model
 
 app = QApplication([])
@@ -44,10 +63,37 @@ print("model loaded:", window.controller.model is not None)
 print("busy bar after:", window.status.is_loading())
 print("torch after:", "torch" in sys.modules)
 window.close()
+finish(app)  # as main() ends: the next stage starts with no window left
+"""
+
+
+MAIN_CLOSES_AS_THE_MODEL_LOADS = r"""
+stage("closed as the model loads")
+import sys, tempfile
+from PySide6.QtWidgets import QApplication
+from kvstudio.ui.app import startup
+from kvstudio.ui.main_window import MainWindow
+
+app = QApplication.instance()  # the process's one application: main() uses it
+build = startup.build_window
+
+def build_and_close_on_load(*args, **kwargs):
+    window = build(*args, **kwargs)
+    # Connected after the classroom's own slot, which queues the labs' build: the window
+    # closes before that build runs (a lecturer quitting the moment the model is up).
+    window.controller.model_loaded.connect(lambda model: (window.close(), app.exit(0)))
+    return window
+
+startup.build_window = build_and_close_on_load
+code = startup.main(["--settings", tempfile.mkdtemp() + "/s.ini", "--lang", "ko"])
+startup.build_window = build
+print("main returned", code, flush=True)
+codes.append(code)
 """
 
 
 MAIN_RUNS_AND_QUITS = r"""
+stage("runs and quits")
 import sys, tempfile
 from dataclasses import replace
 from PySide6.QtCore import QTimer
@@ -55,7 +101,7 @@ from PySide6.QtWidgets import QApplication
 from kvstudio.ui.app import startup
 from kvstudio.ui.main_window import MainWindow
 
-app = QApplication([sys.argv[0]])
+app = QApplication.instance()  # the process's one application: main() uses it
 done = []
 
 def window():
@@ -89,63 +135,78 @@ code = startup.main(["--settings", tempfile.mkdtemp() + "/s.ini", "--lang", "ko"
 print("main returned", code, flush=True)
 from kvstudio.ui.app.shutdown import python_owned_qt_objects
 print("left for the exit hook", python_owned_qt_objects(), flush=True)
-sys.exit(code)
+codes.append(code)
+sys.exit(next((c for c in codes if c), 0))  # the first stage that failed, else 0
 """
 
 
-def test_the_real_window_runs_and_exits_cleanly() -> None:
+@dataclass(frozen=True)
+class StartupProcess:
+    """One interpreter's run of the stages: its exit status and each stage's output."""
+
+    returncode: int
+    stdout: dict[str, str]  # stage -> what it printed
+    stderr: dict[str, str]
+
+    def stderr_from(self, first: str) -> str:
+        """Everything the process wrote to stderr from stage `first` on (its exit included)."""
+        names = list(self.stderr)
+        return "".join(self.stderr[name] for name in names[names.index(first):])
+
+
+def _stages(text: str) -> dict[str, str]:
+    parts: dict[str, str] = {"": ""}
+    name = ""
+    for line in text.splitlines(keepends=True):
+        if line.startswith(STAGE_MARK):
+            name = line[len(STAGE_MARK):].strip()
+            parts[name] = ""
+        else:
+            parts[name] += line
+    return parts
+
+
+@pytest.fixture(scope="module")
+def startup_process() -> Iterator[StartupProcess]:
+    """The stages in one fresh interpreter, offscreen (started once for this module)."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+    script = STAGE + SHOW_BEFORE_TORCH + MAIN_CLOSES_AS_THE_MODEL_LOADS + MAIN_RUNS_AND_QUITS
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    stdout, stderr = _stages(done.stdout), _stages(done.stderr)
+    for name in ("shown before torch", "closed as the model loads", "runs and quits"):
+        stdout.setdefault(name, "")  # a stage never reached printed nothing
+        stderr.setdefault(name, "")
+    yield StartupProcess(done.returncode, stdout, stderr)
+
+
+def test_the_real_window_runs_and_exits_cleanly(startup_process: StartupProcess) -> None:
     """`main()` as `python main.py` runs it: a run, the presenter view and the labs, then
     closing ends the process with status 0 (no crash while Qt and Python tear down)."""
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", MAIN_RUNS_AND_QUITS], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert "closing after a run, the presenter view and the labs" in done.stdout, done.stderr
-    assert "main returned 0" in done.stdout
+    out = startup_process.stdout["runs and quits"]
+    err = startup_process.stderr_from("runs and quits")
+    assert "closing after a run, the presenter view and the labs" in out, err
+    assert "main returned 0" in out
     # Nothing Qt is left for PySide's exit hook, whose order of deletion crashed (SIGSEGV)
     # in about one exit in four while the window's frozen cycles were left to it.
-    assert "left for the exit hook []" in done.stdout, done.stdout
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "Traceback" not in done.stderr and "Error calling" not in done.stderr
+    assert "left for the exit hook []" in out, out
+    assert startup_process.returncode == 0, err[-2000:]
+    assert "Traceback" not in err and "Error calling" not in err
 
 
-MAIN_CLOSES_AS_THE_MODEL_LOADS = r"""
-import sys, tempfile
-from PySide6.QtWidgets import QApplication
-from kvstudio.ui.app import startup
-from kvstudio.ui.main_window import MainWindow
-
-app = QApplication([sys.argv[0]])
-build = startup.build_window
-
-def build_and_close_on_load(*args, **kwargs):
-    window = build(*args, **kwargs)
-    # Connected after the classroom's own slot, which queues the labs' build: the window
-    # closes before that build runs (a lecturer quitting the moment the model is up).
-    window.controller.model_loaded.connect(lambda model: (window.close(), app.exit(0)))
-    return window
-
-startup.build_window = build_and_close_on_load
-code = startup.main(["--settings", tempfile.mkdtemp() + "/s.ini", "--lang", "ko"])
-print("main returned", code, flush=True)
-sys.exit(code)
-"""
-
-
-def test_closing_as_the_model_loads_exits_cleanly() -> None:
+def test_closing_as_the_model_loads_exits_cleanly(startup_process: StartupProcess) -> None:
     """The labs are built just after the model loads; a window closed before that build
     ran exits 0 without building them (the build ran during tear-down and raised)."""
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", MAIN_CLOSES_AS_THE_MODEL_LOADS], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=300, check=False)
-    assert "main returned 0" in done.stdout, done.stderr[-2000:]
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    out = startup_process.stdout["closed as the model loads"]
+    err = startup_process.stderr_from("closed as the model loads")  # to the process's end
+    assert "main returned 0" in out, err[-2000:]
+    assert startup_process.returncode == 0, err[-2000:]
+    assert "Traceback" not in err, err[-2000:]
 
 
-def test_the_window_is_shown_before_torch_is_imported() -> None:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", SHOW_BEFORE_TORCH], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=300, check=True).stdout
+def test_the_window_is_shown_before_torch_is_imported(startup_process: StartupProcess) -> None:
+    out = startup_process.stdout["shown before torch"]
+    assert startup_process.returncode == 0, startup_process.stderr_from("")[-2000:]
     assert "torch before the model loads: False" in out
     assert "busy bar while loading: True" in out
     assert "model loaded: True" in out

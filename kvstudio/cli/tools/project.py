@@ -14,6 +14,7 @@ from typing import Any
 
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
+from kvstudio.cli.lab_options import add_lab_option
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.cache.paged import PagedLabResult, paged_memory
@@ -21,6 +22,7 @@ from kvstudio.labs.cache.quantized import QuantLabResult, quantized_cache
 from kvstudio.labs.common import finish
 from kvstudio.labs.course import COURSE, settings_line
 from kvstudio.labs.projector import ProjectionCheck, projection_check
+from kvstudio.labs.registry import PROJECTOR
 from kvstudio.labs.scale import (
     PRESETS,
     ModelGeometry,
@@ -31,16 +33,6 @@ from kvstudio.labs.scale import (
     preset,
     variants,
 )
-
-MAX_PROJECTED_CONTEXT = 1 << 30  # tokens per row a projection may ask about (arithmetic only)
-MAX_PROJECTED_BATCH = 1 << 20
-
-
-def _bits(text: str) -> int:
-    value = cli_args.whole(text)
-    if value not in (32, 16, 8, 4):
-        raise argparse.ArgumentTypeError(f"bits must be 32, 16, 8 or 4, got {value}")
-    return value
 
 
 def add_subcommands(subparsers: Any) -> None:
@@ -57,19 +49,8 @@ def add_subcommands(subparsers: Any) -> None:
     source = p.add_mutually_exclusive_group()
     source.add_argument("--preset", default=None, help=f"one of: {', '.join(PRESETS)}")
     source.add_argument("--config", default=None, help="a config.json or a transformers folder")
-    p.add_argument(
-        "--context", type=cli_args.bounded(1, MAX_PROJECTED_CONTEXT, "tokens"), default=32768,
-        help="tokens per row (32768)",
-    )
-    p.add_argument(
-        "--batch", type=cli_args.bounded(1, MAX_PROJECTED_BATCH, "rows"), default=8,
-        help="rows (default 8)",
-    )
-    p.add_argument(
-        "--bits", type=_bits, default=None,
-        help="bits per cached number (default: the config's or the loaded model's dtype; "
-        "8 and 4 count a float16 scale per token and K/V head)",
-    )
+    for param in PROJECTOR.params:  # --context, --batch, --bits: declared with the lab
+        add_lab_option(p, param)
     p.add_argument(
         "--model", default=None,
         help=f"without --preset/--config: this model (ko-base, ko-chat or a path; default "

@@ -9,7 +9,7 @@ from kvstudio.ui.labs.beam_lab import BeamSearchPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 from kvstudio.ui.labs.compare_lab import CacheVsRecomputePanel
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
-from kvstudio.ui.labs.labs_panel import LabsPanel
+from kvstudio.ui.labs.labs_panel import PANEL_TYPES, LabsPanel
 from kvstudio.ui.labs.paged_lab import PagedCachePanel
 from kvstudio.ui.labs.projector_lab import ProjectorPanel
 from kvstudio.ui.labs.quantized_lab import QuantizedCachePanel
@@ -20,6 +20,7 @@ from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 
 __all__ = [
+    "PANEL_TYPES",
     "BeamSearchPanel",
     "CacheKindsPanel",
     "CacheVsRecomputePanel",

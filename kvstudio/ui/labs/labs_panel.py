@@ -1,10 +1,13 @@
 """All labs in one page: a tab per lab, one model for all, one slide pack for all.
 
-Owns `LabsPanel`: it creates the eleven lab panels, hands them the loaded model,
+Owns `PANEL_TYPES` (the window panel of each lab in ``kvstudio.labs.registry``, by
+its key: the window's one list of labs) and `LabsPanel`: it creates a panel for
+every lab of the registry that has no tab of its own (chat has), in the
+registry's order, hands them the loaded model,
 collects their charts, numbers and tables for the slide pack, says when a lab
 that measures time is running (`timing_changed`: the live run waits meanwhile,
-so the lab's timings are not shared with it), and stops their threads on
-shutdown. It runs nothing itself.
+so the lab's timings are not shared with it: the registry's ``times_model``), and
+stops their threads on shutdown. It runs nothing itself.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
+from kvstudio.labs.registry import LABS
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.labs.beam_lab import BeamSearchPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
+from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.compare_lab import CacheVsRecomputePanel
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.labs.paged_lab import PagedCachePanel
@@ -32,6 +37,22 @@ from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 from kvstudio.ui.plots.chart_data import ChartLike
 from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.export_menu import ChartExporter
+
+# The window panel of each lab of the registry (tests/ui/test_lab_registry.py: every lab has one).
+PANEL_TYPES: dict[str, type[LabPanel]] = {
+    "compare": CacheVsRecomputePanel,
+    "sample": TemperaturePanel,
+    "cutoff": TopPTopKPanel,
+    "cache_kinds": CacheKindsPanel,
+    "sweep": LengthSweepPanel,
+    "paged": PagedCachePanel,
+    "quantized": QuantizedCachePanel,
+    "projector": ProjectorPanel,
+    "serving": ServingPanel,
+    "speculative": SpeculativePanel,
+    "beam": BeamSearchPanel,
+    "chat": ChatPanel,
+}
 
 SlidePack = tuple[dict[str, ChartLike], dict[str, Any], dict[str, Sequence[Mapping[str, Any]]]]
 
@@ -58,17 +79,9 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.cache = CacheVsRecomputePanel(exporter)
-        self.temperature = TemperaturePanel(exporter)
-        self.cutoffs = TopPTopKPanel(exporter)
-        self.cache_kinds = CacheKindsPanel(exporter)
-        self.sweep = LengthSweepPanel(exporter)
-        self.paged = PagedCachePanel(exporter)
-        self.quantized = QuantizedCachePanel(exporter)
-        self.projector = ProjectorPanel(exporter)
-        self.serving = ServingPanel(exporter)
-        self.speculative = SpeculativePanel(exporter)
-        self.beam = BeamSearchPanel(exporter)
+        self.panels: dict[str, LabPanel] = {
+            lab.key: PANEL_TYPES[lab.key](exporter) for lab in LABS if not lab.own_tab
+        }
         self.tabs = QTabWidget()
         self.tabs.setObjectName("labTabs")
         for lab in self.labs():
@@ -82,23 +95,12 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
         layout.addWidget(self.tabs)
 
     def labs(self) -> list[LabPanel]:
-        return [
-            self.cache,
-            self.temperature,
-            self.cutoffs,
-            self.cache_kinds,
-            self.sweep,
-            self.paged,
-            self.quantized,
-            self.projector,
-            self.serving,
-            self.speculative,
-            self.beam,
-        ]
+        """The panels, in the registry's (and the tabs') order."""
+        return list(self.panels.values())
 
     def timing_labs(self) -> list[LabPanel]:
         """The labs whose results are times: the live model must not step meanwhile."""
-        return [self.cache, self.sweep, self.serving]
+        return [self.panels[lab.key] for lab in LABS if lab.times_model and lab.key in self.panels]
 
     @property
     def timing(self) -> bool:

@@ -22,10 +22,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QPushButton, QWidget
 
 from kvstudio.labs import scale
+from kvstudio.labs.registry import PROJECTOR
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import html_text
-from kvstudio.ui.app.spin_boxes import int_box
+from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel, series_colour
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.end_values import EndValues
@@ -63,12 +64,11 @@ class ProjectorPanel(LabPanel):
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.source, 1)
         row.addWidget(self.open_button)
-        self.context = int_box(256, 1 << 20, 32768, 1024)
-        self.batch = int_box(1, 1024, 8)
+        self.context = param_int_box(PROJECTOR.param("context"))
+        self.batch = param_int_box(PROJECTOR.param("batch"))
         self.bits = QComboBox()
-        self.bits.addItem("", 0)  # the config's own dtype (the default); named in retranslate
-        for bits in (16, 8, 4, 32):
-            self.bits.addItem(f"{bits}", bits)
+        for bits in PROJECTOR.param("bits").choices:  # 0: the config's own dtype (the default)
+            self.bits.addItem(f"{bits}", bits)  # 0 is named in retranslate
         for key, widget in (
             ("model", picker),
             ("context", self.context),
