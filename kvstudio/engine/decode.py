@@ -31,6 +31,7 @@ from typing import Any, Protocol
 import torch
 
 from kvstudio.engine.backends.minimind import AttentionProbe, LanguageModel
+from kvstudio.engine.cache.base import Cache
 
 __all__ = ["FeedRows", "Step", "feed", "feed_tail", "run"]
 
@@ -60,24 +61,25 @@ class Step:
 
 
 def feed(
-    model: LanguageModel[Any], tokens: torch.Tensor, cache: Any, window: int | None = None
+    model: LanguageModel[Any], tokens: torch.Tensor, cache: Cache | None,
+    window: int | None = None,
 ) -> torch.Tensor:
     """tokens (B, T) → logits (B, V) of the last position; the cache, if any, grows by T."""
     return model.forward_last(tokens, cache, window)  # (B, V)
 
 
 def feed_tail(
-    model: LanguageModel[Any], tokens: torch.Tensor, cache: Any, keep: int,
+    model: LanguageModel[Any], tokens: torch.Tensor, cache: Cache | None, keep: int,
     probe: AttentionProbe | None = None,
 ) -> torch.Tensor:
-    """tokens (B, T) → logits (B, K) of the last `keep` positions; `probe` sees each layer."""
+    """tokens (B, T) → logits (B, K, V) of the last K = `keep` positions; `probe` sees layers."""
     return model.forward_tail(tokens, cache, keep, probe)  # (B, K, V)
 
 
 def run(
     model: LanguageModel[Any],
     prompt: torch.Tensor,
-    cache: Any,
+    cache: Cache | None,
     choose: Callable[[torch.Tensor], torch.Tensor],
     *,
     steps: int,
