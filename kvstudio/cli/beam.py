@@ -16,7 +16,7 @@ from typing import Any
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
 from kvstudio.cli.lab_options import add_lab_option
-from kvstudio.engine.beam import BeamSettings, EarlyStopping
+from kvstudio.engine.strategies.beam import BeamSettings, EarlyStopping
 from kvstudio.labs.beam import BeamLabResult, beam_lab
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import BEAM

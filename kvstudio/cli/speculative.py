@@ -20,8 +20,8 @@ import torch
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
 from kvstudio.cli.lab_options import add_lab_option
-from kvstudio.engine.drafters import DRAFT_KINDS, DraftKind
 from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.strategies.drafters import DRAFT_KINDS, DraftKind
 from kvstudio.engine.tokenizer import TextTokenizer, TokenTexts
 from kvstudio.labs.course import COURSE, settings_line
 from kvstudio.labs.registry import SPECULATIVE

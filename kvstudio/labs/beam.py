@@ -1,6 +1,6 @@
 """The beam search lab: beams per step, the rows each reorder copies, and transformers' answer.
 
-Owns `beam_lab`: one `kvstudio.engine.beam.BeamSearch` run (a cache row per beam,
+Owns `beam_lab`: one `kvstudio.engine.strategies.beam.BeamSearch` run (a cache row per beam,
 rows reordered after every step), its `BeamStep` records kept for the window and
 the CLI, then the same search by transformers' own ``generate(num_beams=…)`` on
 the model converted to a transformers folder (``files/convert.py``), when the hf
@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
-from kvstudio.engine.beam import BeamResult, BeamSearch, BeamSettings, BeamStep
 from kvstudio.engine.cache.spec import CacheSpec
+from kvstudio.engine.strategies.beam import BeamResult, BeamSearch, BeamSettings, BeamStep
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.convert import export_hf
 from kvstudio.labs.common import Progress, answer_text

@@ -14,7 +14,7 @@ plain greedy decoding.
 Also owns `load_draft` (the draft model folder, checked against the target's
 vocabulary). A generator that yields `Progress` and ends with a frozen
 `SpeculativeLabResult`; it never imports Qt. The engine is
-``kvstudio.engine.speculative``.
+``kvstudio.engine.strategies.speculative``.
 """
 
 from __future__ import annotations
@@ -28,18 +28,18 @@ from typing import TypeVar
 import torch
 
 from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
-from kvstudio.engine.drafters import (
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.sampling import new_generator
+from kvstudio.engine.strategies.drafters import (
     DRAFT_KINDS,
     Drafter,
     DraftKind,
     ModelDrafter,
     PromptLookupDrafter,
 )
-from kvstudio.engine.generate import Stepper
-from kvstudio.engine.model import MiniMindLM
-from kvstudio.engine.records import SamplingSettings
-from kvstudio.engine.sampling import new_generator
-from kvstudio.engine.speculative import (
+from kvstudio.engine.strategies.speculative import (
     MAX_DRAFT_TOKENS,
     SpecRound,
     SpeculativeRun,

@@ -26,12 +26,12 @@ from typing import Any
 import torch
 
 from kvstudio.engine.backends.minimind import MiniMindBackend
-from kvstudio.engine.drafters import ModelDrafter
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.sampling import new_generator
 from kvstudio.engine.small_files import read_json, read_text
-from kvstudio.engine.speculative import SpeculativeRun
+from kvstudio.engine.strategies.drafters import ModelDrafter
+from kvstudio.engine.strategies.speculative import SpeculativeRun
 from kvstudio.engine.tokenizer import REPLACEMENT, TextTokenizer
 from kvstudio.files.checkpoints import load_model_folder
 from kvstudio.files.resources import MODELS_DIR, PROMPTS_DIR

@@ -12,11 +12,11 @@ import torch
 
 from kvstudio.engine import formulas
 from kvstudio.engine.backends.minimind import MiniMindBackend
-from kvstudio.engine.beam import BeamSearch, BeamSettings, BlockLedger
 from kvstudio.engine.cache.base import KVCache
 from kvstudio.engine.cache.kv_cache import DynamicLayer
 from kvstudio.engine.cache.paged import PagedKVCache
 from kvstudio.engine.cache.spec import CacheSpec
+from kvstudio.engine.strategies.beam import BeamSearch, BeamSettings, BlockLedger
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.beam import BeamLabResult, beam_lab
 from kvstudio.labs.common import finish, lab_prompt_ids

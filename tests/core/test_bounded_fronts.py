@@ -17,14 +17,14 @@ import torch
 from kvstudio.engine import limits
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.config import ModelConfig
-from kvstudio.engine.drafters import ModelDrafter, PromptLookupDrafter
 from kvstudio.engine.generate import RunSettings, Stepper
 from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.sampling import new_generator
 from kvstudio.engine.serving.records import RequestSpec, SchedulerConfig
 from kvstudio.engine.serving.request_file import build_requests, read_request_lines
-from kvstudio.engine.speculative import SpeculativeRun
+from kvstudio.engine.strategies.drafters import ModelDrafter, PromptLookupDrafter
+from kvstudio.engine.strategies.speculative import SpeculativeRun
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files import checkpoints
 from kvstudio.labs import bounds

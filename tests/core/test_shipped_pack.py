@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from kvstudio.engine.backends.minimind import MiniMindBackend
-from kvstudio.engine.beam import BeamSettings
 from kvstudio.engine.records import DEFAULT_REPEATS, SamplingSettings
 from kvstudio.engine.serving.records import SchedulerConfig
+from kvstudio.engine.strategies.beam import BeamSettings
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
 from kvstudio.labs import beam as beam_lab
 from kvstudio.labs import speculative as speculative_lab

@@ -1,5 +1,5 @@
-"""Speculative decoding (``engine/speculative.py``): identity with greedy, cache bookkeeping,
-and the acceptance rule's distribution.
+"""Speculative decoding (``engine/strategies/speculative.py``): identity with greedy, cache
+bookkeeping, and the acceptance rule's distribution.
 
 - greedy: the output equals plain greedy decoding (`Stepper`) token for token, on
   20 prompts, k ∈ {1, 2, 4, 8}, with a draft model and with prompt lookup;
@@ -21,18 +21,18 @@ import torch
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.config import ModelConfig
-from kvstudio.engine.drafters import (
+from kvstudio.engine.generate import Stepper
+from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.sampling import new_generator
+from kvstudio.engine.strategies.drafters import (
     ModelDrafter,
     PromptLookupDrafter,
     distributions,
     draw,
     lookup_ngram,
 )
-from kvstudio.engine.generate import Stepper
-from kvstudio.engine.model import MiniMindLM
-from kvstudio.engine.records import SamplingSettings
-from kvstudio.engine.sampling import new_generator
-from kvstudio.engine.speculative import (
+from kvstudio.engine.strategies.speculative import (
     SpeculativeRun,
     Verdict,
     accept_drafts,
@@ -323,5 +323,5 @@ def test_a_sampled_run_draws_the_first_drafted_token_from_the_target(
 
     statistic = chi_square(second_tokens(1000), exact)
     assert statistic < CHI2_CRITICAL_7DF, statistic
-    monkeypatch.setattr("kvstudio.engine.speculative.accept_drafts", always_accept)
+    monkeypatch.setattr("kvstudio.engine.strategies.speculative.accept_drafts", always_accept)
     assert chi_square(second_tokens(200), exact) > CHI2_CRITICAL_7DF

@@ -10,7 +10,7 @@ import torch
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.records import SamplingSettings
-from kvstudio.engine.speculative import expected_tokens_per_call
+from kvstudio.engine.strategies.speculative import expected_tokens_per_call
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import Progress, finish
 from kvstudio.labs.speculative import SpeculativeLabResult, speculative_lab

@@ -15,7 +15,7 @@ from hf_fixtures import tiny_model
 
 from kvstudio.engine.backends.hf import transformers_beam_search
 from kvstudio.engine.backends.minimind import MiniMindBackend
-from kvstudio.engine.beam import BeamSearch, BeamSettings, EarlyStopping
+from kvstudio.engine.strategies.beam import BeamSearch, BeamSettings, EarlyStopping
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import save_model_folder
 from kvstudio.files.convert import export_hf

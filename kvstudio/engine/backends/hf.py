@@ -416,7 +416,7 @@ def transformers_beam_search(
     opened model: per returned sequence, its generated ids (cut after the first eos; the rest
     is padding) and its score.
 
-    The reference `kvstudio.engine.beam` is checked against (`kvstudio beam`, tests/hf).
+    The reference `kvstudio.engine.strategies.beam` is checked against (`kvstudio beam`, tests/hf).
     """
     transformers = require_transformers()
     if isinstance(source, str | Path):

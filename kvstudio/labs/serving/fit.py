@@ -226,9 +226,8 @@ def admission_check(
     none has finished and given its blocks back yet.
     """
     # (Imports renamed only: the run's loop is `LLMEngine`, a request as asked `RequestSpec`.)
-    from kvstudio.engine.serving.engine import LLMEngine as Scheduler
-    from kvstudio.engine.serving.records import RequestSpec as Request
-    from kvstudio.engine.serving.records import SchedulerConfig
+    from kvstudio.engine.serving.engine import LLMEngine
+    from kvstudio.engine.serving.records import RequestSpec, SchedulerConfig
 
     size = measure_cache_size(backend, tokenizer, block_size)
     budget_blocks = blocks_that_fit(budget_bytes, size.block_bytes)
@@ -248,13 +247,13 @@ def admission_check(
             f"{most:,} bytes here).")
     offered = formula + 2 if offered is None else offered
     ids = tuple(lab_prompt_ids(tokenizer, request_tokens))
-    requests = [Request(index=i, text=f"request {i}", prompt_ids=ids, arrival=0,
+    requests = [RequestSpec(index=i, text=f"request {i}", prompt_ids=ids, arrival=0,
                         max_new_tokens=2) for i in range(offered)]
     config = SchedulerConfig(policy="continuous", max_batch=max(offered, 1),
                              block_size=block_size, block_budget=budget_blocks,
                              prefix_cache="none")
     with torch.inference_mode():
-        first = next(iter(Scheduler(backend, requests, config).steps()))
+        first = next(iter(LLMEngine(backend, requests, config).steps()))
     return AdmissionCheck(
         request_tokens=request_tokens, block_size=block_size, budget_bytes=budget_bytes,
         block_bytes=size.block_bytes, budget_blocks=budget_blocks, formula=formula,

@@ -37,10 +37,10 @@ from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.engine import beam as engine_beam
+    from kvstudio.engine.strategies import beam as engine_beam
     from kvstudio.labs import beam as lab
 else:  # torch loads when the lab first runs
-    engine_beam = LazyModule("kvstudio.engine.beam")
+    engine_beam = LazyModule("kvstudio.engine.strategies.beam")
     lab = LazyModule("kvstudio.labs.beam")
 
 KEPT_COLOUR, MOVED_COLOUR, STOPPED_COLOUR = "#8A8A8A", "#D55E00", "#CC79A7"

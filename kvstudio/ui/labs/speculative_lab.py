@@ -46,7 +46,7 @@ from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
-    from kvstudio.engine.drafters import DraftKind
+    from kvstudio.engine.strategies.drafters import DraftKind
     from kvstudio.labs import speculative as lab
 else:  # torch loads when the lab first runs
     lab = LazyModule("kvstudio.labs.speculative")

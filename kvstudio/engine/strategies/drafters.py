@@ -6,7 +6,7 @@ its own KV cache, one forward per drafted token; `PromptLookupDrafter`: the last
 n-gram of the text looked up earlier in it, transformers' ``prompt_lookup_num_tokens``)
 and the distributions taken through the project's sampling pipeline (`distributions`,
 `greedy_choice`, `draw`, `ban`). The round loop that calls them is
-``kvstudio.engine.speculative``; the draft model is fed by the one decode loop
+``kvstudio.engine.strategies.speculative``; the draft model is fed by the one decode loop
 (``decode.run``), its drawing rule passed in as the loop's ``choose``.
 """
 

@@ -51,7 +51,10 @@ from kvstudio.engine import decode, limits
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.cache.kinds import make_cache
 from kvstudio.engine.cache.spec import CacheSpec
-from kvstudio.engine.drafters import (
+from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.sampling import check_logits, new_generator
+from kvstudio.engine.strategies.drafters import (
     Drafter,
     ModelDrafter,
     ban,
@@ -61,9 +64,6 @@ from kvstudio.engine.drafters import (
     on_cpu,
     seen_per_position,
 )
-from kvstudio.engine.model import MiniMindLM
-from kvstudio.engine.records import SamplingSettings
-from kvstudio.engine.sampling import check_logits, new_generator
 
 MAX_DRAFT_TOKENS = limits.MAX_DRAFT_TOKENS  # k per round (torch-free, for the window's boxes)
 
