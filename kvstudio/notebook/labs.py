@@ -291,7 +291,7 @@ def serving(model: ModelHandle | str | Path | None = None, *,
     sweep's sizes (``[]``: no sweep). Every answer is checked against the same
     request run alone; times are medians of `repeats` rounds.
     """
-    from kvstudio.ui.labs.serving_lab import ServingPanel
+    from kvstudio.ui.labs.serving import ServingPanel
 
     if requests is not None and (not isinstance(requests, str | Path)
                                  or len(str(requests)) > MAX_PATH_CHARS):

@@ -25,7 +25,7 @@ from kvstudio import notebook as kv
 from kvstudio.ui.labs.beam_lab import BeamSearchPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 from kvstudio.ui.labs.compare_lab import CacheVsRecomputePanel
-from kvstudio.ui.labs.serving_lab import ServingPanel
+from kvstudio.ui.labs.serving import ServingPanel
 from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 from kvstudio.ui.plots.chart_data import plot_items

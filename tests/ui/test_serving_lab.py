@@ -14,7 +14,7 @@ from PySide6.QtGui import QPainter, QPicture
 
 from kvstudio.labs.serving import batching
 from kvstudio.ui.labs import ServingPanel
-from kvstudio.ui.labs.serving_lab import parse_batch_sizes
+from kvstudio.ui.labs.serving import parse_batch_sizes
 from kvstudio.ui.plots.chart_data import plot_items
 from kvstudio.ui.plots.style import SLIDE_STYLE
 from kvstudio.ui.slides.canvas import canvas_named
@@ -35,10 +35,12 @@ def _small(panel: ServingPanel) -> None:
 def test_parse_batch_sizes() -> None:
     assert parse_batch_sizes("4, 1 2;2") == (1, 2, 4)
     assert parse_batch_sizes("") == ()
-    with pytest.raises(ValueError, match="whole numbers"):
+    with pytest.raises(ValueError, match="numbers separated by commas"):
         parse_batch_sizes("1, two")
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(ValueError, match="between 1 and 1,024 rows"):
         parse_batch_sizes("0, 2")
+    with pytest.raises(ValueError, match="between 1 and 1,024 rows"):  # as the CLI and notebook
+        parse_batch_sizes("2048")
 
 
 def test_the_sweep_chart_holds_the_sweep_records(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]

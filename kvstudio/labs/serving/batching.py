@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 
@@ -34,7 +34,7 @@ from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.records import DEFAULT_REPEATS
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import Progress, Spread, check_fits, lab_prompt_ids, spread
-from kvstudio.labs.serving.records import ServingResult
+from kvstudio.labs.serving.records import SchedulerRun, ServingResult
 
 DEFAULT_BATCH_SIZES: tuple[int, ...] = (1, 2, 4, 8, 16, 32)  # rows per decode step
 DEFAULT_CONTEXT = 64  # prompt tokens each row holds before the timed step
@@ -396,3 +396,64 @@ def serving_lab(
     if run is not None and serving is None:
         raise ValueError("The serving run ended without a result.")
     yield ServingLabResult(serving, swept)
+
+
+def lab_numbers(result: ServingLabResult, run: SchedulerRun | None) -> dict[str, Any]:
+    """numbers.json's block for the serving lab: `run` (the scheduler run on screen) and
+    the batch sweep, every time in ms as a median with its fastest and slowest round."""
+
+    def _ms(seconds: Spread | None) -> float | None:
+        return None if seconds is None else 1000.0 * seconds.median
+
+    out: dict[str, Any] = {}
+    if run is not None and result.serving is not None:
+        totals = run.totals
+        out["serving"] = {
+            "model": result.serving.model,
+            "scheduler": run.config.label,
+            "repeats": result.serving.repeats,
+            "steps": totals.steps,
+            "answer_tokens": totals.answer_tokens,
+            "throughput_tokens_per_s": totals.throughput_tps.median,
+            "throughput_min": totals.throughput_tps.low,
+            "throughput_max": totals.throughput_tps.high,
+            "padding_slots": totals.padding_slots,
+            "padding_formula": totals.padding_formula,
+            "prefix_hit_tokens": totals.prefix_hit_tokens,
+            "preemptions": totals.preemptions,
+            "peak_blocks": totals.peak_blocks,
+            "peak_cache_bytes": totals.peak_cache_bytes,
+            "all_identical_to_solo": run.all_identical,  # the same tokens
+            "max_abs_logit_diff_vs_solo": run.max_abs_logit_diff,
+            "requests": [
+                {"index": o.request.index, "prompt_tokens": o.prompt_tokens,
+                 "prefix_hit": o.prefix_hit, "ttft_ms": _ms(o.ttft_s),
+                 "itl_p50_ms": _ms(o.itl_p50_s), "itl_p95_ms": _ms(o.itl_p95_s),
+                 "answer_tokens": o.answer_tokens,
+                 "identical_to_solo": o.identical_to_solo,
+                 "max_abs_logit_diff_vs_solo": o.max_abs_logit_diff}
+                for o in run.outcomes
+            ],
+        }
+    sweep = result.sweep
+    if sweep is not None:
+        peaks = sweep.peaks
+        out["batch_sweep"] = {
+            "model": sweep.model_label,
+            "device": sweep.device,
+            "rounds": sweep.rounds,
+            "context": sweep.context,
+            "weight_bytes": sweep.work.weight_bytes,
+            "best_copy_bytes_per_s": None if peaks is None else peaks.bandwidth.high,
+            "best_matmul_flops_per_s": None if peaks is None else peaks.flops.high,
+            "points": [
+                {"batch": p.batch, "keys": p.keys, "ms_per_step": p.ms_per_step,
+                 "ms_min": 1000.0 * p.step_seconds.low,
+                 "ms_max": 1000.0 * p.step_seconds.high,
+                 "tokens_per_s": p.tokens_per_second, "kv_bytes": p.kv_bytes,
+                 "bytes_read": p.bytes_read, "flops": p.flops, "intensity": p.intensity,
+                 "bound": p.bound}
+                for p in sweep.points
+            ],
+        }
+    return out

@@ -2185,6 +2185,10 @@ step {4}</source>
         <translation>{0}은(는) 정수여야 하는데 {1}입니다.</translation>
     </message>
     <message>
+        <source>{0} must be numbers separated by commas, e.g. {1}; got {2}.</source>
+        <translation>{0}은(는) 쉼표로 구분한 숫자여야 합니다 (예: {1}). 받은 값: {2}.</translation>
+    </message>
+    <message>
         <source>{0} must be a finite number between {1} and {2}, got {3}.</source>
         <translation>{0}은(는) {1}~{2} 사이의 유한한 수여야 하는데 {3}입니다.</translation>
     </message>
@@ -3105,6 +3109,277 @@ step {4}</source>
     </message>
 </context>
 <context>
+    <name>ServingExports</name>
+    <message>
+        <source>waiting</source>
+        <translation>대기</translation>
+    </message>
+    <message>
+        <source>prefill chunk</source>
+        <translation>프리필 청크</translation>
+    </message>
+    <message>
+        <source>decode</source>
+        <translation>디코드</translation>
+    </message>
+    <message>
+        <source>idle row (fed, no token)</source>
+        <translation>빈 행 (입력만, 토큰 없음)</translation>
+    </message>
+    <message>
+        <source>preempted</source>
+        <translation>선점됨</translation>
+    </message>
+    <message>
+        <source>finished</source>
+        <translation>끝남</translation>
+    </message>
+    <message>
+        <source>continuous batching</source>
+        <translation>연속 배칭</translation>
+    </message>
+    <message>
+        <source>static batching</source>
+        <translation>정적 배칭</translation>
+    </message>
+    <message>
+        <source>chunk {0}</source>
+        <translation>청크 {0}</translation>
+    </message>
+    <message>
+        <source>block b {0}</source>
+        <translation>블록 b {0}</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>끔</translation>
+    </message>
+    <message>
+        <source>blocks (vLLM)</source>
+        <translation>블록 (vLLM)</translation>
+    </message>
+    <message>
+        <source>radix tree (SGLang)</source>
+        <translation>radix 트리 (SGLang)</translation>
+    </message>
+    <message>
+        <source>prefix cache {0}</source>
+        <translation>프리픽스 캐시 {0}</translation>
+    </message>
+    <message>
+        <source>max batch {0}</source>
+        <translation>최대 배치 {0}</translation>
+    </message>
+    <message>
+        <source>budget {0} blocks</source>
+        <translation>예산 {0} 블록</translation>
+    </message>
+    <message>
+        <source>single measurement</source>
+        <translation>한 번 측정</translation>
+    </message>
+    <message>
+        <source>median of {0}</source>
+        <translation>{0}회 중앙값</translation>
+    </message>
+    <message>
+        <source>memory</source>
+        <translation>메모리</translation>
+    </message>
+    <message>
+        <source>compute</source>
+        <translation>계산</translation>
+    </message>
+    <message>
+        <source>overhead</source>
+        <translation>오버헤드</translation>
+    </message>
+    <message>
+        <source>{0} requests in {1} steps: {2:,.0f} tokens/s ({3}) · wasted slots {4} (formula {5}) · peak {6} blocks, {7}</source>
+        <translation>요청 {0}개, {1} 단계: {2:,.0f} 토큰/초 ({3}) · 낭비 슬롯 {4} (공식 {5}) · 최대 {6} 블록, {7}</translation>
+    </message>
+    <message>
+        <source>prefix hits {0} tokens · same tokens as solo runs: {1} of {2}, max |Δlogit| {3} · {4}</source>
+        <translation>프리픽스 적중 {0} 토큰 · 단독 실행과 같은 토큰: {2}개 중 {1}개, 최대 |Δ로짓| {3} · {4}</translation>
+    </message>
+    <message>
+        <source>Decode step, batch {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); throughput ×{5:.1f}; weights read once: {6}</source>
+        <translation>디코드 단계, 배치 {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); 처리량 ×{5:.1f}; 가중치는 한 번만 읽음: {6}</translation>
+    </message>
+    <message>
+        <source>not arrived yet</source>
+        <translation>아직 도착 전</translation>
+    </message>
+    <message>
+        <source>request #{0}</source>
+        <translation>요청 #{0}</translation>
+    </message>
+    <message>
+        <source>What each request did, step by step</source>
+        <translation>단계마다 각 요청이 한 일</translation>
+    </message>
+    <message>
+        <source>scheduler step</source>
+        <translation>스케줄러 단계</translation>
+    </message>
+    <message>
+        <source>Tokens fed per step</source>
+        <translation>단계별 입력 토큰</translation>
+    </message>
+    <message>
+        <source>prefill tokens</source>
+        <translation>프리필 토큰</translation>
+    </message>
+    <message>
+        <source>decode tokens</source>
+        <translation>디코드 토큰</translation>
+    </message>
+    <message>
+        <source>padding slots</source>
+        <translation>패딩 슬롯</translation>
+    </message>
+    <message>
+        <source>idle rows</source>
+        <translation>빈 행</translation>
+    </message>
+    <message>
+        <source>rows in the batch</source>
+        <translation>배치의 행</translation>
+    </message>
+    <message>
+        <source>Cache blocks per step</source>
+        <translation>단계마다 캐시 블록</translation>
+    </message>
+    <message>
+        <source>blocks in use</source>
+        <translation>쓰는 블록</translation>
+    </message>
+    <message>
+        <source>prefix cache only</source>
+        <translation>프리픽스 캐시만</translation>
+    </message>
+    <message>
+        <source>free blocks</source>
+        <translation>빈 블록</translation>
+    </message>
+    <message>
+        <source>cache bytes (B)</source>
+        <translation>캐시 바이트 (B)</translation>
+    </message>
+    <message>
+        <source>Requests</source>
+        <translation>요청</translation>
+    </message>
+    <message>
+        <source>request</source>
+        <translation>요청</translation>
+    </message>
+    <message>
+        <source>prompt tokens</source>
+        <translation>프롬프트 토큰</translation>
+    </message>
+    <message>
+        <source>prefix hits</source>
+        <translation>프리픽스 적중</translation>
+    </message>
+    <message>
+        <source>TTFT (ms)</source>
+        <translation>TTFT (ms)</translation>
+    </message>
+    <message>
+        <source>ITL p50 (ms)</source>
+        <translation>ITL p50 (ms)</translation>
+    </message>
+    <message>
+        <source>ITL p95 (ms)</source>
+        <translation>ITL p95 (ms)</translation>
+    </message>
+    <message>
+        <source>answer tokens</source>
+        <translation>답변 토큰</translation>
+    </message>
+    <message>
+        <source>same tokens as solo</source>
+        <translation>단독 실행과 같은 토큰</translation>
+    </message>
+    <message>
+        <source>max |Δlogit| vs solo</source>
+        <translation>단독 실행 대비 최대 |Δ로짓|</translation>
+    </message>
+    <message>
+        <source>ms per step, median</source>
+        <translation>단계당 ms, 중앙값</translation>
+    </message>
+    <message>
+        <source>ms per step, fastest round</source>
+        <translation>단계당 ms, 가장 빠른 회</translation>
+    </message>
+    <message>
+        <source>ms per step, slowest round</source>
+        <translation>단계당 ms, 가장 느린 회</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation>토큰/초</translation>
+    </message>
+    <message>
+        <source>weight bytes read (B)</source>
+        <translation>읽은 가중치 바이트 (B)</translation>
+    </message>
+    <message>
+        <source>KV bytes read (B)</source>
+        <translation>읽은 KV 바이트 (B)</translation>
+    </message>
+    <message>
+        <source>FLOPs</source>
+        <translation>FLOPs</translation>
+    </message>
+    <message>
+        <source>FLOP per byte</source>
+        <translation>바이트당 FLOP</translation>
+    </message>
+    <message>
+        <source>memory floor (ms)</source>
+        <translation>메모리 하한 (ms)</translation>
+    </message>
+    <message>
+        <source>compute floor (ms)</source>
+        <translation>계산 하한 (ms)</translation>
+    </message>
+    <message>
+        <source>Decode step time against batch size</source>
+        <translation>배치 크기에 따른 디코드 단계 시간</translation>
+    </message>
+    <message>
+        <source>batch size (rows)</source>
+        <translation>배치 크기 (행)</translation>
+    </message>
+    <message>
+        <source>TTFT (ms, {0})</source>
+        <translation>TTFT (ms, {0})</translation>
+    </message>
+    <message>
+        <source>batch</source>
+        <translation>배치</translation>
+    </message>
+    <message>
+        <source>ms per step ({0})</source>
+        <translation>단계당 ms ({0})</translation>
+    </message>
+    <message>
+        <source>read (MiB)</source>
+        <translation>읽음 (MiB)</translation>
+    </message>
+    <message>
+        <source>GFLOP</source>
+        <translation>GFLOP</translation>
+    </message>
+    <message>
+        <source>bound by</source>
+        <translation>병목</translation>
+    </message>
+</context>
+<context>
     <name>ServingPanel</name>
     <message>
         <source>Serving</source>
@@ -3243,28 +3518,8 @@ step {4}</source>
         <translation>토큰/초</translation>
     </message>
     <message>
-        <source>waiting</source>
-        <translation>대기</translation>
-    </message>
-    <message>
-        <source>prefill chunk</source>
-        <translation>프리필 청크</translation>
-    </message>
-    <message>
         <source>decode</source>
         <translation>디코드</translation>
-    </message>
-    <message>
-        <source>idle row (fed, no token)</source>
-        <translation>빈 행 (입력만, 토큰 없음)</translation>
-    </message>
-    <message>
-        <source>preempted</source>
-        <translation>선점됨</translation>
-    </message>
-    <message>
-        <source>finished</source>
-        <translation>끝남</translation>
     </message>
     <message>
         <source>prefill</source>
@@ -3317,190 +3572,6 @@ step {4}</source>
     <message>
         <source>No batch sizes given: type some, e.g. 1, 2, 4, 8.</source>
         <translation>배치 크기가 없습니다: 예) 1, 2, 4, 8 처럼 입력하세요.</translation>
-    </message>
-    <message>
-        <source>chunk {0}</source>
-        <translation>청크 {0}</translation>
-    </message>
-    <message>
-        <source>block b {0}</source>
-        <translation>블록 b {0}</translation>
-    </message>
-    <message>
-        <source>prefix cache {0}</source>
-        <translation>프리픽스 캐시 {0}</translation>
-    </message>
-    <message>
-        <source>max batch {0}</source>
-        <translation>최대 배치 {0}</translation>
-    </message>
-    <message>
-        <source>budget {0} blocks</source>
-        <translation>예산 {0} 블록</translation>
-    </message>
-    <message>
-        <source>single measurement</source>
-        <translation>한 번 측정</translation>
-    </message>
-    <message>
-        <source>median of {0}</source>
-        <translation>{0}회 중앙값</translation>
-    </message>
-    <message>
-        <source>prompt tokens</source>
-        <translation>프롬프트 토큰</translation>
-    </message>
-    <message>
-        <source>prefix hits</source>
-        <translation>프리픽스 적중</translation>
-    </message>
-    <message>
-        <source>TTFT (ms, {0})</source>
-        <translation>TTFT (ms, {0})</translation>
-    </message>
-    <message>
-        <source>ITL p50 (ms)</source>
-        <translation>ITL p50 (ms)</translation>
-    </message>
-    <message>
-        <source>ITL p95 (ms)</source>
-        <translation>ITL p95 (ms)</translation>
-    </message>
-    <message>
-        <source>answer tokens</source>
-        <translation>답변 토큰</translation>
-    </message>
-    <message>
-        <source>same tokens as solo</source>
-        <translation>단독 실행과 같은 토큰</translation>
-    </message>
-    <message>
-        <source>max |Δlogit| vs solo</source>
-        <translation>단독 실행 대비 최대 |Δ로짓|</translation>
-    </message>
-    <message>
-        <source>prefix hits {0} tokens · same tokens as solo runs: {1} of {2}, max |Δlogit| {3} · {4}</source>
-        <translation>프리픽스 적중 {0} 토큰 · 단독 실행과 같은 토큰: {2}개 중 {1}개, 최대 |Δ로짓| {3} · {4}</translation>
-    </message>
-    <message>
-        <source>batch</source>
-        <translation>배치</translation>
-    </message>
-    <message>
-        <source>ms per step ({0})</source>
-        <translation>단계당 ms ({0})</translation>
-    </message>
-    <message>
-        <source>read (MiB)</source>
-        <translation>읽음 (MiB)</translation>
-    </message>
-    <message>
-        <source>GFLOP</source>
-        <translation>GFLOP</translation>
-    </message>
-    <message>
-        <source>FLOP per byte</source>
-        <translation>바이트당 FLOP</translation>
-    </message>
-    <message>
-        <source>bound by</source>
-        <translation>병목</translation>
-    </message>
-    <message>
-        <source>memory</source>
-        <translation>메모리</translation>
-    </message>
-    <message>
-        <source>compute</source>
-        <translation>계산</translation>
-    </message>
-    <message>
-        <source>overhead</source>
-        <translation>오버헤드</translation>
-    </message>
-    <message>
-        <source>{0} requests in {1} steps: {2:,.0f} tokens/s ({3}) · wasted slots {4} (formula {5}) · peak {6} blocks, {7}</source>
-        <translation>요청 {0}개, {1} 단계: {2:,.0f} 토큰/초 ({3}) · 낭비 슬롯 {4} (공식 {5}) · 최대 {6} 블록, {7}</translation>
-    </message>
-    <message>
-        <source>Decode step, batch {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); throughput ×{5:.1f}; weights read once: {6}</source>
-        <translation>디코드 단계, 배치 {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); 처리량 ×{5:.1f}; 가중치는 한 번만 읽음: {6}</translation>
-    </message>
-    <message>
-        <source>not arrived yet</source>
-        <translation>아직 도착 전</translation>
-    </message>
-    <message>
-        <source>request #{0}</source>
-        <translation>요청 #{0}</translation>
-    </message>
-    <message>
-        <source>prefill tokens</source>
-        <translation>프리필 토큰</translation>
-    </message>
-    <message>
-        <source>decode tokens</source>
-        <translation>디코드 토큰</translation>
-    </message>
-    <message>
-        <source>padding slots</source>
-        <translation>패딩 슬롯</translation>
-    </message>
-    <message>
-        <source>idle rows</source>
-        <translation>빈 행</translation>
-    </message>
-    <message>
-        <source>rows in the batch</source>
-        <translation>배치의 행</translation>
-    </message>
-    <message>
-        <source>blocks in use</source>
-        <translation>쓰는 블록</translation>
-    </message>
-    <message>
-        <source>free blocks</source>
-        <translation>빈 블록</translation>
-    </message>
-    <message>
-        <source>cache bytes (B)</source>
-        <translation>캐시 바이트 (B)</translation>
-    </message>
-    <message>
-        <source>TTFT (ms)</source>
-        <translation>TTFT (ms)</translation>
-    </message>
-    <message>
-        <source>ms per step, median</source>
-        <translation>단계당 ms, 중앙값</translation>
-    </message>
-    <message>
-        <source>ms per step, fastest round</source>
-        <translation>단계당 ms, 가장 빠른 회</translation>
-    </message>
-    <message>
-        <source>ms per step, slowest round</source>
-        <translation>단계당 ms, 가장 느린 회</translation>
-    </message>
-    <message>
-        <source>weight bytes read (B)</source>
-        <translation>읽은 가중치 바이트 (B)</translation>
-    </message>
-    <message>
-        <source>KV bytes read (B)</source>
-        <translation>읽은 KV 바이트 (B)</translation>
-    </message>
-    <message>
-        <source>FLOPs</source>
-        <translation>FLOPs</translation>
-    </message>
-    <message>
-        <source>memory floor (ms)</source>
-        <translation>메모리 하한 (ms)</translation>
-    </message>
-    <message>
-        <source>compute floor (ms)</source>
-        <translation>계산 하한 (ms)</translation>
     </message>
 </context>
 <context>

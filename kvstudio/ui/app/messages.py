@@ -152,6 +152,7 @@ TEMPLATES = (
                       "a model can have; the file is damaged."),
     QT_TRANSLATE_NOOP("Messages", "{0} must be between {1} and {2}, got {3}."),
     QT_TRANSLATE_NOOP("Messages", "{0} must be a whole number, got {1}."),
+    QT_TRANSLATE_NOOP("Messages", "{0} must be numbers separated by commas, e.g. {1}; got {2}."),
     QT_TRANSLATE_NOOP("Messages", "{0} must be a finite number between {1} and {2}, got {3}."),
     QT_TRANSLATE_NOOP("Messages", "{0} must be a finite number, got {1}."),
     # any file read as text or JSON (engine/small_files.py), after the run files' own wording

@@ -29,7 +29,7 @@ from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.labs.paged_lab import PagedCachePanel
 from kvstudio.ui.labs.projector_lab import ProjectorPanel
 from kvstudio.ui.labs.quantized_lab import QuantizedCachePanel
-from kvstudio.ui.labs.serving_lab import ServingPanel
+from kvstudio.ui.labs.serving import ServingPanel
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel

@@ -1,8 +1,10 @@
 """Lab: many users, one cache — requests served by a scheduler, and why batching pays.
 
-Owns `ServingPanel`: it runs ``labs.serving`` (the requests of a file, the shipped
-example or one the user picks, with a shared system prompt, under one scheduler:
-policy, chunk, block size, prefix cache, max batch) and then
+Owns `ServingPanel` (its words and tables for slides are `ServingExports`,
+``exports.py``; the timeline's axis and colours, ``timeline.py``): it runs
+``labs.serving`` (the requests of a file, the shipped example or one the user
+picks, with a shared system prompt, under one scheduler: policy, chunk, block
+size, prefix cache, max batch) and then
 ``labs.serving.batching.batch_sweep`` (one decode step timed at several batch
 sizes beside the bytes it reads and the FLOPs it computes), on the lab thread,
 and draws from their records:
@@ -29,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -40,22 +41,31 @@ from PySide6.QtWidgets import (
 
 from kvstudio.labs.registry import SERVING
 from kvstudio.ui.app.lazy import LazyModule
-from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import param_int_box, param_line
-from kvstudio.ui.labs.shared.base import LabPanel, series_colour
-from kvstudio.ui.labs.shared.results_table import ResultsTable, gap_text
-from kvstudio.ui.plots.chart_data import Cell, DataTable, Series
+from kvstudio.ui.labs.serving.exports import ServingExports
+from kvstudio.ui.labs.serving.timeline import (
+    BAR_WIDTH,
+    CACHED_BLOCKS_COLOUR,
+    DECODE_COLOUR,
+    FREE_BLOCKS_COLOUR,
+    PADDING_COLOUR,
+    PHASE_COLOURS,
+    PREFILL_COLOUR,
+    REQUEST_BLOCKS_COLOUR,
+    RequestAxis,
+    stack_layer,
+)
+from kvstudio.ui.labs.shared.base import series_colour
+from kvstudio.ui.labs.shared.results_table import ResultsTable
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.plots.sizing import MIN_PLOT_HEIGHT
-from kvstudio.ui.run.engine_adapter import ModelHandle, split_number_list
+from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
     from kvstudio.engine.serving import records as serving_records
-    from kvstudio.labs.common import Spread
     from kvstudio.labs.serving import batching, lab
     from kvstudio.labs.serving import size as serving_size
 else:  # torch loads when the lab first runs
@@ -67,90 +77,16 @@ else:  # torch loads when the lab first runs
 POLICIES = ("continuous", "static")
 PREFIX_MODES = ("none", "blocks", "radix")
 DEFAULT_SWEEP = "1, 2, 4, 8, 16, 32"
-ROW_LABEL_FILL = 0.9  # the most of the timeline's y axis its row labels may fill
-
-# The timeline's colours (Okabe–Ito where it can); "future" cells are not drawn.
-PHASE_COLOURS: dict[str, str] = {
-    "waiting": "#B8B8B8",
-    "prefill": "#E69F00",
-    "decode": "#0072B2",
-    "idle": "#CC79A7",
-    "preempted": "#D55E00",
-    "finished": "#CFE8DA",
-}
-PREFILL_COLOUR, DECODE_COLOUR, PADDING_COLOUR = "#E69F00", "#0072B2", "#CC79A7"
-REQUEST_BLOCKS_COLOUR, CACHED_BLOCKS_COLOUR, FREE_BLOCKS_COLOUR = "#0072B2", "#009E73", "#DDDDDD"
-BAR_WIDTH = 0.8
-
-
-class RequestAxis(pg.AxisItem):
-    """The timeline's y axis: a label "#r" on every request row, its view box kept tall
-    enough for them in its tick font (a slide's is twice the window's).
-
-    Even rows are always labelled, odd rows where there is room: pyqtgraph drops a second
-    level once all its labels would fill `ROW_LABEL_FILL` of the axis (its own limit, 0.4
-    with three labels drawn, dropped the odd rows on the slide), so many requests on a
-    short axis still keep the even ones.
-    """
-
-    def __init__(self, orientation: str) -> None:
-        super().__init__(orientation)
-        self.rows = 0
-        self.setStyle(textFillLimits=[(0, ROW_LABEL_FILL)])
-
-    def set_rows(self, rows: int) -> None:
-        self.rows = rows
-        labels = [(r, f"#{r}") for r in range(rows)]
-        self.setTicks([labels[::2], labels[1::2]])
-        self.fit_rows()
-
-    def setTickFont(self, font: QFont | None) -> None:  # (pyqtgraph's name)
-        super().setTickFont(font)
-        self.fit_rows()
-
-    def fit_rows(self) -> None:
-        """The view box's minimum height: every row's label (pyqtgraph counts 0.8 of a
-        line each) within `ROW_LABEL_FILL` of the axis, and never under the usual minimum."""
-        view = self.linkedView()
-        if view is None:
-            return
-        font = self.style["tickFont"]
-        line = QFontMetricsF(font if font is not None else QFont()).height()
-        needed = math.ceil(self.rows * 0.8 * line / ROW_LABEL_FILL) + 2
-        view.setMinimumHeight(max(MIN_PLOT_HEIGHT, needed))
-
-
 def parse_batch_sizes(text: str) -> tuple[int, ...]:
-    """ "1, 2 4" → (1, 2, 4); empty → () (no sweep); a ValueError says how to write them."""
-    parts = split_number_list(text)
+    """ "1, 2 4" → (1, 2, 4); empty → () (no sweep): read and bounded as every front reads
+    them (the registry's ``batch_sizes``); a ValueError says how to write them."""
     try:
-        values = tuple(int(p) for p in parts)
-    except ValueError as exc:
-        raise ValueError(
-            f"Could not read the batch sizes {text!r}: write whole numbers separated by "
-            "commas, e.g. 1, 2, 4, 8, 16, 32."
-        ) from exc
-    if values and min(values) < 1:
-        raise ValueError("Batch sizes are at least 1, e.g. 1, 2, 4, 8, 16, 32.")
-    return tuple(sorted(set(values)))
+        return tuple(sorted(set(SERVING.param("batch_sizes").parse(text))))
+    except ValueError as exc:  # the box's words, not the keyword's
+        raise ValueError(str(exc).replace("batch_sizes", "batch sizes", 1)) from None
 
 
-def _stack(bars: pg.BarGraphItem, x: np.ndarray, bottom: np.ndarray, size: np.ndarray) -> None:
-    """One layer of stacked bars, only where it has height (a legend lists what is drawn)."""
-    keep = size > 0
-    bars.setOpts(x=x[keep], y0=bottom[keep], height=size[keep])
-
-
-def _gap(gap: float | None) -> float | str:
-    """A max |Δlogit| for the table and CSV ("—": not measured)."""
-    return "—" if gap is None else gap
-
-
-def _ms(spread: Spread | None) -> float | None:
-    return None if spread is None else 1000.0 * spread.median
-
-
-class ServingPanel(LabPanel):
+class ServingPanel(ServingExports):
     course_role = "paged"  # the chat model: the requests are questions (lab_models.py)
     draw_while_running = False  # every step is timed; the charts are drawn from the result
 
@@ -330,13 +266,6 @@ class ServingPanel(LabPanel):
         if self.result is not None:
             self.show_result(self.result)
 
-    def _phase_names(self) -> dict[str, str]:
-        return {
-            "waiting": self.tr("waiting"), "prefill": self.tr("prefill chunk"),
-            "decode": self.tr("decode"), "idle": self.tr("idle row (fed, no token)"),
-            "preempted": self.tr("preempted"), "finished": self.tr("finished"),
-        }
-
     def _fill_legends(self) -> None:
         legend = self.timeline_plot.legend
         legend.clear()
@@ -457,15 +386,6 @@ class ServingPanel(LabPanel):
         self.sweep_table.setVisible(True)
 
     # ---- drawing ------------------------------------------------------------------------
-    def shown_run(self) -> Any:
-        """The scheduler run on screen (the last one asked for), or None."""
-        result = self.result
-        serving = getattr(result, "serving", None)
-        return serving.runs[-1] if serving is not None and serving.runs else None
-
-    def shown_sweep(self) -> Any:
-        return getattr(self.result, "sweep", None)
-
     def show_result(self, result: object) -> None:
         if not isinstance(result, batching.ServingLabResult):
             return
@@ -510,14 +430,14 @@ class ServingPanel(LabPanel):
                    (self._fed_bars["decode"], prefill, decode),
                    (self._fed_bars["padding"], prefill + decode, padding))
         for bars, bottom, size in stacked:
-            _stack(bars, steps, bottom, size)
+            stack_layer(bars, steps, bottom, size)
         cached = np.asarray([s.blocks_cached for s in run.steps], dtype=float)
         used = np.asarray([s.blocks_used for s in run.steps], dtype=float) - cached
         free = np.asarray([s.blocks_free for s in run.steps], dtype=float)
         for bars, bottom, size in ((self._block_bars["requests"], np.zeros_like(used), used),
                                    (self._block_bars["cached"], used, cached),
                                    (self._block_bars["free"], used + cached, free)):
-            _stack(bars, steps, bottom, size)
+            stack_layer(bars, steps, bottom, size)
 
     def _draw_sweep(self, sweep: batching.BatchSweepResult) -> None:
         points = sweep.points
@@ -541,231 +461,17 @@ class ServingPanel(LabPanel):
         self._throughput_line.setData(x, tps)
         self._throughput_range.setData(x=x, y=tps, top=fastest - tps, bottom=tps - slowest)
 
-    def scheduler_text(self, config: Any) -> str:
-        """The scheduler's settings in the window's language (`SchedulerConfig.label` is the
-        CLI's English)."""
-        parts = [self.tr("continuous batching") if config.policy == "continuous"
-                 else self.tr("static batching")]
-        if config.chunk is not None:
-            parts.append(self.tr("chunk {0}").format(config.chunk))
-        parts.append(self.tr("block b {0}").format(config.block_size))
-        prefix = {"none": self.tr("off"), "blocks": self.tr("blocks (vLLM)"),
-                  "radix": self.tr("radix tree (SGLang)")}[config.prefix_cache]
-        parts.append(self.tr("prefix cache {0}").format(prefix))
-        parts.append(self.tr("max batch {0}").format(config.max_batch))
-        if config.block_budget is not None:
-            parts.append(self.tr("budget {0} blocks").format(config.block_budget))
-        return " · ".join(parts)
-
-    def _times_note(self, count: int) -> str:
-        return (self.tr("single measurement") if count == 1
-                else self.tr("median of {0}").format(count))
-
     def _fill_request_table(self, run: Any, serving: Any) -> None:
-        note = self._times_note(serving.repeats)
-        headers = [
-            self.tr("request"), self.tr("prompt tokens"), self.tr("prefix hits"),
-            self.tr("TTFT (ms, {0})").format(note), self.tr("ITL p50 (ms)"),
-            self.tr("ITL p95 (ms)"), self.tr("answer tokens"), self.tr("same tokens as solo"),
-            self.tr("max |Δlogit| vs solo"),
-        ]
-        rows = []
-        for outcome in run.outcomes:
-            rows.append((
-                f"#{outcome.request.index}", outcome.prompt_tokens, outcome.prefix_hit,
-                _ms(outcome.ttft_s), _ms(outcome.itl_p50_s), _ms(outcome.itl_p95_s),
-                outcome.answer_tokens, outcome.identical_to_solo,
-                _gap(outcome.max_abs_logit_diff),
-            ))
-        self.table.set_rows(headers, rows)
+        self.table.set_rows(*self.request_rows(run, serving.repeats))
 
     def _fill_sweep_table(self, sweep: batching.BatchSweepResult) -> None:
-        note = self._times_note(sweep.rounds)
-        headers = [
-            self.tr("batch"), self.tr("ms per step ({0})").format(note), self.tr("tokens/s"),
-            self.tr("read (MiB)"), self.tr("GFLOP"), self.tr("FLOP per byte"),
-            self.tr("bound by"),
-        ]
-        rows = []
-        for p in sweep.points:
-            rows.append((p.batch, p.ms_per_step, p.tokens_per_second, p.bytes_read / 1024**2,
-                         p.flops / 1e9, p.intensity, self._bound_name(p.bound)))
-        self.sweep_table.set_rows(headers, rows)
-
-    def _bound_name(self, bound: str | None) -> str:
-        return {"memory": self.tr("memory"), "compute": self.tr("compute"),
-                "overhead": self.tr("overhead")}.get(bound or "", "—")
-
-    # ---- export -------------------------------------------------------------------------
-    def headline(self) -> str:
-        lines = []
-        run = self.shown_run()
-        serving = getattr(self.result, "serving", None)
-        if run is not None and serving is not None:
-            totals = run.totals
-            same = sum(o.identical_to_solo for o in run.outcomes)
-            lines.append(self.tr(
-                "{0} requests in {1} steps: {2:,.0f} tokens/s ({3}) · wasted slots {4} "
-                "(formula {5}) · peak {6} blocks, {7}").format(
-                len(run.outcomes), totals.steps, totals.throughput_tps.median,
-                self._times_note(totals.throughput_tps.count), totals.padding_slots,
-                totals.padding_formula, totals.peak_blocks,
-                format_bytes(totals.peak_cache_bytes)))
-            lines.append(self.tr(
-                "prefix hits {0} tokens · same tokens as solo runs: {1} of {2}, max |Δlogit| "
-                "{3} · {4}").format(
-                totals.prefix_hit_tokens, same, len(run.outcomes),
-                gap_text(run.max_abs_logit_diff), self.scheduler_text(run.config)))
-        sweep = self.shown_sweep()
-        if sweep is not None and sweep.points:
-            first, last = sweep.points[0], sweep.points[-1]
-            # What bounds each step is the sweep table's last column: on the slide's third
-            # line it ran past a 1920-pixel page in English and was cut off.
-            lines.append(self.tr(
-                "Decode step, batch {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); throughput "
-                "×{5:.1f}; weights read once: {6}").format(
-                first.batch, last.batch, first.ms_per_step, last.ms_per_step,
-                self._times_note(sweep.rounds), sweep.speedup,
-                format_bytes(sweep.work.weight_bytes)))
-        return "\n".join(lines)
-
-    def data_tables(self) -> list[DataTable]:
-        tables: list[DataTable] = []
-        run = self.shown_run()
-        if run is not None:
-            steps: tuple[Cell, ...] = tuple(s.step for s in run.steps)
-            # The CSV names a phase as the timeline's legend does (in the window's language).
-            names = {"future": self.tr("not arrived yet"), **self._phase_names()}
-            phases = tuple(
-                Series(self.tr("request #{0}").format(outcome.request.index), steps,
-                       tuple(names[s.requests[i].phase] for s in run.steps))
-                for i, outcome in enumerate(run.outcomes))
-            tables.append(DataTable(self.tr("What each request did, step by step"),
-                                    self.tr("scheduler step"), phases))
-            tables.append(DataTable(self.tr("Tokens fed per step"), self.tr("scheduler step"), (
-                Series(self.tr("prefill tokens"), steps,
-                       tuple(s.prefill_tokens for s in run.steps)),
-                Series(self.tr("decode tokens"), steps,
-                       tuple(s.decode_tokens for s in run.steps)),
-                Series(self.tr("padding slots"), steps,
-                       tuple(s.padding_slots for s in run.steps)),
-                Series(self.tr("idle rows"), steps, tuple(s.idle_rows for s in run.steps)),
-                Series(self.tr("rows in the batch"), steps,
-                       tuple(s.batch_rows for s in run.steps)),
-            )))
-            tables.append(DataTable(self.tr("Cache blocks per step"), self.tr("scheduler step"), (
-                Series(self.tr("blocks in use"), steps, tuple(s.blocks_used for s in run.steps)),
-                Series(self.tr("prefix cache only"), steps,
-                       tuple(s.blocks_cached for s in run.steps)),
-                Series(self.tr("free blocks"), steps, tuple(s.blocks_free for s in run.steps)),
-                Series(self.tr("cache bytes (B)"), steps,
-                       tuple(s.cache_bytes for s in run.steps)),
-            )))
-            index: tuple[Cell, ...] = tuple(o.request.index for o in run.outcomes)
-            tables.append(DataTable(self.tr("Requests"), self.tr("request"), (
-                Series(self.tr("prompt tokens"), index,
-                       tuple(o.prompt_tokens for o in run.outcomes)),
-                Series(self.tr("prefix hits"), index, tuple(o.prefix_hit for o in run.outcomes)),
-                Series(self.tr("TTFT (ms)"), index, tuple(_ms(o.ttft_s) for o in run.outcomes)),
-                Series(self.tr("ITL p50 (ms)"), index,
-                       tuple(_ms(o.itl_p50_s) for o in run.outcomes)),
-                Series(self.tr("ITL p95 (ms)"), index,
-                       tuple(_ms(o.itl_p95_s) for o in run.outcomes)),
-                Series(self.tr("answer tokens"), index,
-                       tuple(o.answer_tokens for o in run.outcomes)),
-                Series(self.tr("same tokens as solo"), index,
-                       tuple(int(o.identical_to_solo) for o in run.outcomes)),
-                Series(self.tr("max |Δlogit| vs solo"), index,
-                       tuple(_gap(o.max_abs_logit_diff) for o in run.outcomes)),
-            )))
-        sweep = self.shown_sweep()
-        if sweep is not None:
-            batch: tuple[Cell, ...] = tuple(p.batch for p in sweep.points)
-            series = [
-                Series(self.tr("ms per step, median"), batch,
-                       tuple(p.ms_per_step for p in sweep.points)),
-                Series(self.tr("ms per step, fastest round"), batch,
-                       tuple(1000.0 * p.step_seconds.low for p in sweep.points)),
-                Series(self.tr("ms per step, slowest round"), batch,
-                       tuple(1000.0 * p.step_seconds.high for p in sweep.points)),
-                Series(self.tr("tokens/s"), batch,
-                       tuple(p.tokens_per_second for p in sweep.points)),
-                Series(self.tr("weight bytes read (B)"), batch,
-                       tuple(p.weight_bytes for p in sweep.points)),
-                Series(self.tr("KV bytes read (B)"), batch,
-                       tuple(p.kv_bytes for p in sweep.points)),
-                Series(self.tr("FLOPs"), batch, tuple(p.flops for p in sweep.points)),
-                Series(self.tr("FLOP per byte"), batch,
-                       tuple(p.intensity for p in sweep.points)),
-            ]
-            if sweep.peaks is not None:
-                series += [
-                    Series(self.tr("memory floor (ms)"), batch,
-                           tuple(1000.0 * (p.memory_seconds or 0.0) for p in sweep.points)),
-                    Series(self.tr("compute floor (ms)"), batch,
-                           tuple(1000.0 * (p.compute_seconds or 0.0) for p in sweep.points)),
-                ]
-            tables.append(DataTable(self.tr("Decode step time against batch size"),
-                                    self.tr("batch size (rows)"), tuple(series)))
-        return tables
+        self.sweep_table.set_rows(*self.sweep_rows(sweep))
 
     def numbers(self) -> dict[str, Any]:
         result = self.result
         if not isinstance(result, batching.ServingLabResult):
             return {}
-        out: dict[str, Any] = {}
-        run = self.shown_run()
-        if run is not None and result.serving is not None:
-            totals = run.totals
-            out["serving"] = {
-                "model": result.serving.model,
-                "scheduler": run.config.label,
-                "repeats": result.serving.repeats,
-                "steps": totals.steps,
-                "answer_tokens": totals.answer_tokens,
-                "throughput_tokens_per_s": totals.throughput_tps.median,
-                "throughput_min": totals.throughput_tps.low,
-                "throughput_max": totals.throughput_tps.high,
-                "padding_slots": totals.padding_slots,
-                "padding_formula": totals.padding_formula,
-                "prefix_hit_tokens": totals.prefix_hit_tokens,
-                "preemptions": totals.preemptions,
-                "peak_blocks": totals.peak_blocks,
-                "peak_cache_bytes": totals.peak_cache_bytes,
-                "all_identical_to_solo": run.all_identical,  # the same tokens
-                "max_abs_logit_diff_vs_solo": run.max_abs_logit_diff,
-                "requests": [
-                    {"index": o.request.index, "prompt_tokens": o.prompt_tokens,
-                     "prefix_hit": o.prefix_hit, "ttft_ms": _ms(o.ttft_s),
-                     "itl_p50_ms": _ms(o.itl_p50_s), "itl_p95_ms": _ms(o.itl_p95_s),
-                     "answer_tokens": o.answer_tokens,
-                     "identical_to_solo": o.identical_to_solo,
-                     "max_abs_logit_diff_vs_solo": o.max_abs_logit_diff}
-                    for o in run.outcomes
-                ],
-            }
-        sweep = result.sweep
-        if sweep is not None:
-            peaks = sweep.peaks
-            out["batch_sweep"] = {
-                "model": sweep.model_label,
-                "device": sweep.device,
-                "rounds": sweep.rounds,
-                "context": sweep.context,
-                "weight_bytes": sweep.work.weight_bytes,
-                "best_copy_bytes_per_s": None if peaks is None else peaks.bandwidth.high,
-                "best_matmul_flops_per_s": None if peaks is None else peaks.flops.high,
-                "points": [
-                    {"batch": p.batch, "keys": p.keys, "ms_per_step": p.ms_per_step,
-                     "ms_min": 1000.0 * p.step_seconds.low,
-                     "ms_max": 1000.0 * p.step_seconds.high,
-                     "tokens_per_s": p.tokens_per_second, "kv_bytes": p.kv_bytes,
-                     "bytes_read": p.bytes_read, "flops": p.flops, "intensity": p.intensity,
-                     "bound": p.bound}
-                    for p in sweep.points
-                ],
-            }
-        return out
+        return batching.lab_numbers(result, self.shown_run())
 
     def table_values(self) -> list[dict[str, Any]]:
         """Both tables for the slide pack's CSV: the requests, then the sweep."""

@@ -1,0 +1,221 @@
+"""What the serving lab's result says on a slide: its headline and its data tables.
+
+Owns `ServingExports`, the serving panel's base: the headline (requests, steps,
+throughput, wasted slots against the formula, peak blocks, prefix hits, the same
+tokens as the solo runs; the batch sweep's step times and speed-up), the CSV
+tables (each request's phase per step, tokens fed, blocks, the requests, the
+sweep), the rows of the panel's two tables and the scheduler's settings in the
+window's language. The panel (``panel.py``) draws the charts; numbers.json's block is the lab's own
+(``kvstudio.labs.serving.batching.lab_numbers``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kvstudio.ui.app.names import format_bytes
+from kvstudio.ui.labs.shared.base import LabPanel
+from kvstudio.ui.labs.shared.results_table import gap_text
+from kvstudio.ui.plots.chart_data import Cell, DataTable, Series
+
+if TYPE_CHECKING:
+    from kvstudio.labs.common import Spread
+
+
+def gap_cell(gap: float | None) -> float | str:
+    """A max |Δlogit| for the table and CSV ("—": not measured)."""
+    return "—" if gap is None else gap
+
+
+def ms_of(spread: Spread | None) -> float | None:
+    """A spread of seconds as its median in ms (None: not measured)."""
+    return None if spread is None else 1000.0 * spread.median
+
+
+class ServingExports(LabPanel):
+    """The serving panel's words and tables (the panel subclasses it)."""
+
+    def shown_run(self) -> Any:
+        """The scheduler run on screen (the last one asked for), or None."""
+        result = self.result
+        serving = getattr(result, "serving", None)
+        return serving.runs[-1] if serving is not None and serving.runs else None
+
+    def shown_sweep(self) -> Any:
+        return getattr(self.result, "sweep", None)
+
+    def _phase_names(self) -> dict[str, str]:
+        return {
+            "waiting": self.tr("waiting"), "prefill": self.tr("prefill chunk"),
+            "decode": self.tr("decode"), "idle": self.tr("idle row (fed, no token)"),
+            "preempted": self.tr("preempted"), "finished": self.tr("finished"),
+        }
+
+    def scheduler_text(self, config: Any) -> str:
+        """The scheduler's settings in the window's language (`SchedulerConfig.label` is the
+        CLI's English)."""
+        parts = [self.tr("continuous batching") if config.policy == "continuous"
+                 else self.tr("static batching")]
+        if config.chunk is not None:
+            parts.append(self.tr("chunk {0}").format(config.chunk))
+        parts.append(self.tr("block b {0}").format(config.block_size))
+        prefix = {"none": self.tr("off"), "blocks": self.tr("blocks (vLLM)"),
+                  "radix": self.tr("radix tree (SGLang)")}[config.prefix_cache]
+        parts.append(self.tr("prefix cache {0}").format(prefix))
+        parts.append(self.tr("max batch {0}").format(config.max_batch))
+        if config.block_budget is not None:
+            parts.append(self.tr("budget {0} blocks").format(config.block_budget))
+        return " · ".join(parts)
+
+    def _times_note(self, count: int) -> str:
+        return (self.tr("single measurement") if count == 1
+                else self.tr("median of {0}").format(count))
+
+    def _bound_name(self, bound: str | None) -> str:
+        return {"memory": self.tr("memory"), "compute": self.tr("compute"),
+                "overhead": self.tr("overhead")}.get(bound or "", "—")
+
+    def headline(self) -> str:
+        lines = []
+        run = self.shown_run()
+        serving = getattr(self.result, "serving", None)
+        if run is not None and serving is not None:
+            totals = run.totals
+            same = sum(o.identical_to_solo for o in run.outcomes)
+            lines.append(self.tr(
+                "{0} requests in {1} steps: {2:,.0f} tokens/s ({3}) · wasted slots {4} "
+                "(formula {5}) · peak {6} blocks, {7}").format(
+                len(run.outcomes), totals.steps, totals.throughput_tps.median,
+                self._times_note(totals.throughput_tps.count), totals.padding_slots,
+                totals.padding_formula, totals.peak_blocks,
+                format_bytes(totals.peak_cache_bytes)))
+            lines.append(self.tr(
+                "prefix hits {0} tokens · same tokens as solo runs: {1} of {2}, max |Δlogit| "
+                "{3} · {4}").format(
+                totals.prefix_hit_tokens, same, len(run.outcomes),
+                gap_text(run.max_abs_logit_diff), self.scheduler_text(run.config)))
+        sweep = self.shown_sweep()
+        if sweep is not None and sweep.points:
+            first, last = sweep.points[0], sweep.points[-1]
+            # What bounds each step is the sweep table's last column: on the slide's third
+            # line it ran past a 1920-pixel page in English and was cut off.
+            lines.append(self.tr(
+                "Decode step, batch {0} → {1}: {2:.2f} → {3:.2f} ms ({4}); throughput "
+                "×{5:.1f}; weights read once: {6}").format(
+                first.batch, last.batch, first.ms_per_step, last.ms_per_step,
+                self._times_note(sweep.rounds), sweep.speedup,
+                format_bytes(sweep.work.weight_bytes)))
+        return "\n".join(lines)
+
+    def data_tables(self) -> list[DataTable]:
+        tables: list[DataTable] = []
+        run = self.shown_run()
+        if run is not None:
+            steps: tuple[Cell, ...] = tuple(s.step for s in run.steps)
+            # The CSV names a phase as the timeline's legend does (in the window's language).
+            names = {"future": self.tr("not arrived yet"), **self._phase_names()}
+            phases = tuple(
+                Series(self.tr("request #{0}").format(outcome.request.index), steps,
+                       tuple(names[s.requests[i].phase] for s in run.steps))
+                for i, outcome in enumerate(run.outcomes))
+            tables.append(DataTable(self.tr("What each request did, step by step"),
+                                    self.tr("scheduler step"), phases))
+            tables.append(DataTable(self.tr("Tokens fed per step"), self.tr("scheduler step"), (
+                Series(self.tr("prefill tokens"), steps,
+                       tuple(s.prefill_tokens for s in run.steps)),
+                Series(self.tr("decode tokens"), steps,
+                       tuple(s.decode_tokens for s in run.steps)),
+                Series(self.tr("padding slots"), steps,
+                       tuple(s.padding_slots for s in run.steps)),
+                Series(self.tr("idle rows"), steps, tuple(s.idle_rows for s in run.steps)),
+                Series(self.tr("rows in the batch"), steps,
+                       tuple(s.batch_rows for s in run.steps)),
+            )))
+            tables.append(DataTable(self.tr("Cache blocks per step"), self.tr("scheduler step"), (
+                Series(self.tr("blocks in use"), steps, tuple(s.blocks_used for s in run.steps)),
+                Series(self.tr("prefix cache only"), steps,
+                       tuple(s.blocks_cached for s in run.steps)),
+                Series(self.tr("free blocks"), steps, tuple(s.blocks_free for s in run.steps)),
+                Series(self.tr("cache bytes (B)"), steps,
+                       tuple(s.cache_bytes for s in run.steps)),
+            )))
+            index: tuple[Cell, ...] = tuple(o.request.index for o in run.outcomes)
+            tables.append(DataTable(self.tr("Requests"), self.tr("request"), (
+                Series(self.tr("prompt tokens"), index,
+                       tuple(o.prompt_tokens for o in run.outcomes)),
+                Series(self.tr("prefix hits"), index, tuple(o.prefix_hit for o in run.outcomes)),
+                Series(self.tr("TTFT (ms)"), index, tuple(ms_of(o.ttft_s) for o in run.outcomes)),
+                Series(self.tr("ITL p50 (ms)"), index,
+                       tuple(ms_of(o.itl_p50_s) for o in run.outcomes)),
+                Series(self.tr("ITL p95 (ms)"), index,
+                       tuple(ms_of(o.itl_p95_s) for o in run.outcomes)),
+                Series(self.tr("answer tokens"), index,
+                       tuple(o.answer_tokens for o in run.outcomes)),
+                Series(self.tr("same tokens as solo"), index,
+                       tuple(int(o.identical_to_solo) for o in run.outcomes)),
+                Series(self.tr("max |Δlogit| vs solo"), index,
+                       tuple(gap_cell(o.max_abs_logit_diff) for o in run.outcomes)),
+            )))
+        sweep = self.shown_sweep()
+        if sweep is not None:
+            batch: tuple[Cell, ...] = tuple(p.batch for p in sweep.points)
+            series = [
+                Series(self.tr("ms per step, median"), batch,
+                       tuple(p.ms_per_step for p in sweep.points)),
+                Series(self.tr("ms per step, fastest round"), batch,
+                       tuple(1000.0 * p.step_seconds.low for p in sweep.points)),
+                Series(self.tr("ms per step, slowest round"), batch,
+                       tuple(1000.0 * p.step_seconds.high for p in sweep.points)),
+                Series(self.tr("tokens/s"), batch,
+                       tuple(p.tokens_per_second for p in sweep.points)),
+                Series(self.tr("weight bytes read (B)"), batch,
+                       tuple(p.weight_bytes for p in sweep.points)),
+                Series(self.tr("KV bytes read (B)"), batch,
+                       tuple(p.kv_bytes for p in sweep.points)),
+                Series(self.tr("FLOPs"), batch, tuple(p.flops for p in sweep.points)),
+                Series(self.tr("FLOP per byte"), batch,
+                       tuple(p.intensity for p in sweep.points)),
+            ]
+            if sweep.peaks is not None:
+                series += [
+                    Series(self.tr("memory floor (ms)"), batch,
+                           tuple(1000.0 * (p.memory_seconds or 0.0) for p in sweep.points)),
+                    Series(self.tr("compute floor (ms)"), batch,
+                           tuple(1000.0 * (p.compute_seconds or 0.0) for p in sweep.points)),
+                ]
+            tables.append(DataTable(self.tr("Decode step time against batch size"),
+                                    self.tr("batch size (rows)"), tuple(series)))
+        return tables
+
+    def request_rows(self, run: Any, repeats: int) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """The requests table: its headers and one row per request."""
+        note = self._times_note(repeats)
+        headers = [
+            self.tr("request"), self.tr("prompt tokens"), self.tr("prefix hits"),
+            self.tr("TTFT (ms, {0})").format(note), self.tr("ITL p50 (ms)"),
+            self.tr("ITL p95 (ms)"), self.tr("answer tokens"), self.tr("same tokens as solo"),
+            self.tr("max |Δlogit| vs solo"),
+        ]
+        rows: list[tuple[Any, ...]] = []
+        for outcome in run.outcomes:
+            rows.append((
+                f"#{outcome.request.index}", outcome.prompt_tokens, outcome.prefix_hit,
+                ms_of(outcome.ttft_s), ms_of(outcome.itl_p50_s), ms_of(outcome.itl_p95_s),
+                outcome.answer_tokens, outcome.identical_to_solo,
+                gap_cell(outcome.max_abs_logit_diff),
+            ))
+        return headers, rows
+
+    def sweep_rows(self, sweep: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """The batch sweep's table: its headers and one row per batch size."""
+        note = self._times_note(sweep.rounds)
+        headers = [
+            self.tr("batch"), self.tr("ms per step ({0})").format(note), self.tr("tokens/s"),
+            self.tr("read (MiB)"), self.tr("GFLOP"), self.tr("FLOP per byte"),
+            self.tr("bound by"),
+        ]
+        rows: list[tuple[Any, ...]] = []
+        for p in sweep.points:
+            rows.append((p.batch, p.ms_per_step, p.tokens_per_second, p.bytes_read / 1024**2,
+                         p.flops / 1e9, p.intensity, self._bound_name(p.bound)))
+        return headers, rows
