@@ -3,10 +3,13 @@ contract fails on a planted back-import."""
 
 from __future__ import annotations
 
-import os
+import contextlib
+import importlib.util
+import io
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,12 +35,8 @@ def test_core_and_cli_do_not_import_qt() -> None:
 
 
 def test_import_linter_contracts_hold_on_the_real_tree() -> None:
-    exe = _lint_imports()
-    out = subprocess.run(
-        [exe, "--no-cache"], capture_output=True, text=True, cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert out.returncode == 0, out.stdout + out.stderr
+    passed, report = _lint_imports(ROOT)
+    assert passed, report
 
 
 # One back-import per rule of the layers contract, planted in a copy of the package.
@@ -50,28 +49,51 @@ PLANTED = {
 }
 
 
-def _lint_imports() -> str:
-    exe = shutil.which("lint-imports") or str(Path(sys.executable).parent / "lint-imports")
-    if not Path(exe).exists():
+@contextlib.contextmanager
+def _package_found_in(folder: Path) -> Iterator[None]:
+    """`kvstudio` as import-linter finds it (`importlib.util.find_spec`): the one in `folder`.
+
+    find_spec answers an imported top-level package from ``sys.modules``, so the imported
+    package steps aside while `folder` is first on the path (both are put back after).
+    """
+    imported = sys.modules.pop("kvstudio", None)
+    sys.path.insert(0, str(folder))
+    try:
+        spec = importlib.util.find_spec("kvstudio")
+        assert spec is not None and spec.origin is not None
+        assert Path(spec.origin).parent == folder / "kvstudio", spec.origin
+        yield
+    finally:
+        sys.path.remove(str(folder))
+        sys.modules.pop("kvstudio", None)
+        if imported is not None:
+            sys.modules["kvstudio"] = imported
+
+
+def _lint_imports(folder: Path) -> tuple[bool, str]:
+    """`lint-imports --config folder/pyproject.toml --no-cache` on the package in `folder`,
+    in this process (import-linter's Python API): (every contract kept, the report)."""
+    try:
+        from importlinter import api  # noqa: F401  (configures import-linter's adapters)
+        from importlinter.application import use_cases
+    except ImportError:
         pytest.skip("import-linter is not installed (pip install -e '.[test]')")
-    return exe
+    report = io.StringIO()
+    with _package_found_in(folder), contextlib.redirect_stdout(report):
+        passed = use_cases.lint_imports(config_filename=str(folder / "pyproject.toml"),
+                                        cache_dir=None, no_logo=True)
+    return bool(passed), report.getvalue()
 
 
 def test_the_layers_contract_fails_on_a_planted_back_import(tmp_path: Path) -> None:
-    exe = _lint_imports()
     shutil.copytree(ROOT / "kvstudio", tmp_path / "kvstudio",
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     for path, target in PLANTED.items():
         with (tmp_path / path).open("a", encoding="utf-8") as f:
             f.write(f"\nimport {target}  # planted back-import\n")
-    out = subprocess.run(
-        [exe, "--config", str(tmp_path / "pyproject.toml"), "--no-cache"],
-        capture_output=True, text=True, cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},  # the copy, not the installed package
-    )
-    report = out.stdout + out.stderr
-    assert out.returncode != 0, report
+    passed, report = _lint_imports(tmp_path)  # the copy, not the installed package
+    assert not passed, report
     assert "Layers: notebook > ui | cli > labs | training > files > engine BROKEN" in report
     for path, target in PLANTED.items():
         importer = path.removesuffix(".py").replace("/", ".")

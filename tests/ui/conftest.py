@@ -13,7 +13,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -121,33 +121,86 @@ def settings_path(tmp_path: Path) -> Path:
     return tmp_path / "kvstudio.ini"
 
 
-@pytest.fixture
-def make_window(qtbot, settings_path: Path, tiny_handle: ModelHandle):  # type: ignore[no-untyped-def]
-    """A factory: a shown, wired window with the tiny model loaded (closed at teardown)."""
-    windows: list[MainWindow] = []
+def _open_window(qtbot, settings_path: Path, tiny_handle: ModelHandle,  # type: ignore[no-untyped-def]
+                 language: str, max_new_tokens: int,
+                 built: Callable[[MainWindow], object]) -> MainWindow:
+    """A shown, wired window with the tiny model loaded: the embedded choices get the
+    session's tiny model, folders and .pth files the real loader. `built` gets the window
+    as soon as it exists (to be closed at teardown even if its start fails)."""
 
     def loader(choice: ModelChoice) -> ModelHandle:
         if choice.kind.startswith("embedded"):
             return replace(tiny_handle, choice=choice)
         return load_model(choice)
 
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    prepare_application(app)
+    settings = AppSettings(QSettings(str(settings_path), QSettings.Format.IniFormat))
+    window = build_window(app, settings, loader, threads=1, language=language)
+    built(window)
+    rs = window.sampling.run_settings("cached")
+    window.sampling.set_run_settings(replace(rs, max_new_tokens=max_new_tokens))
+    window.controls.set_speed(len(SPEED_INTERVALS_MS) - 1)  # as fast as the model goes
+    window.show()
+    window.start()
+    qtbot.waitUntil(lambda: window.controller.model is not None, timeout=HANG_GUARD_MS)
+    return window
+
+
+def _close_window(window: MainWindow) -> None:
+    window.close()
+    window.languages.apply("en")
+
+
+@pytest.fixture
+def make_window(qtbot, settings_path: Path, tiny_handle: ModelHandle):  # type: ignore[no-untyped-def]
+    """A factory: a shown, wired window with the tiny model loaded (closed at teardown)."""
+    windows: list[MainWindow] = []
+
     def make(language: str = "en", max_new_tokens: int = 16) -> MainWindow:
-        app = QApplication.instance()
-        assert isinstance(app, QApplication)
-        prepare_application(app)
-        settings = AppSettings(QSettings(str(settings_path), QSettings.Format.IniFormat))
-        window = build_window(app, settings, loader, threads=1, language=language)
-        qtbot.addWidget(window)
-        rs = window.sampling.run_settings("cached")
-        window.sampling.set_run_settings(replace(rs, max_new_tokens=max_new_tokens))
-        window.controls.set_speed(len(SPEED_INTERVALS_MS) - 1)  # as fast as the model goes
-        window.show()
-        window.start()
-        qtbot.waitUntil(lambda: window.controller.model is not None, timeout=HANG_GUARD_MS)
-        windows.append(window)
-        return window
+        return _open_window(qtbot, settings_path, tiny_handle, language, max_new_tokens,
+                            lambda window: (qtbot.addWidget(window), windows.append(window)))
 
     yield make
     for window in windows:
-        window.close()
-        window.languages.apply("en")
+        _close_window(window)
+
+
+@pytest.fixture(scope="module")
+def module_qtbot(request: pytest.FixtureRequest, qapp: QApplication):  # type: ignore[no-untyped-def]
+    """A qtbot for module-scoped fixtures: it waits (signals, conditions); the fixture that
+    uses it closes its own widgets."""
+    from pytestqt.qtbot import QtBot
+
+    return QtBot(request)
+
+
+@pytest.fixture(scope="module")
+def make_module_window(module_qtbot, tmp_path_factory: pytest.TempPathFactory,  # type: ignore[no-untyped-def]
+                       tiny_handle: ModelHandle):
+    """`make_window` for a window a module's tests share (closed after the module's last
+    test): for tests that only read it, or that each first set what they measure (its size).
+
+    Built before a test's own fixtures, so the threads it starts (its model thread, the
+    labs a fixture runs on it) are not the test's: `no_thread_left_running` checks only
+    what the test itself starts. A test takes it with `shared_window.on_screen`.
+    """
+    windows: list[MainWindow] = []
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+
+    def make(language: str = "en", max_new_tokens: int = 16) -> MainWindow:
+        # What the last test's teardown queued for its window (its language change back to
+        # English) runs while that window lives, as pytest-qt runs it after a test's set-up
+        # (this window is built during a set-up): pytest-qt deletes that window later.
+        app.processEvents()
+        settings_path = tmp_path_factory.mktemp("window") / "kvstudio.ini"
+        return _open_window(module_qtbot, settings_path, tiny_handle, language,
+                            max_new_tokens, windows.append)
+
+    yield make
+    for window in windows:
+        _close_window(window)
+        app.processEvents()  # what the close and the language change queued, while it lives
+        window.deleteLater()  # as pytest-qt ends a test's window

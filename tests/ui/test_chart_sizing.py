@@ -4,10 +4,14 @@ keeps a readable plot area (a view box of at least 160 × 120 px) at 1280×720 a
 results table cuts a cell's text.
 
 Each language runs every lab once, with the smallest settings that fill its charts,
+in one window both checks of that language share (they only resize it and look);
 then the window is resized to each screen and every page is looked at.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from lab_helpers import fill_every_page, show_page
@@ -26,6 +30,7 @@ from kvstudio.ui.plots.sizing import (
 )
 from kvstudio.ui.slides.plotted_data import plain_text
 from tests.ui.settle import settle
+from tests.ui.shared_window import on_screen
 from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -38,10 +43,24 @@ def _open_on(window, screen: tuple[int, int]) -> None:  # type: ignore[no-untype
     window.resize(initial_geometry(available, window.minimumSizeHint()).size())
 
 
-@pytest.mark.parametrize("language", ["en", "ko"])
-def test_every_chart_has_a_readable_plot_area(qtbot, make_window, language: str) -> None:  # type: ignore[no-untyped-def]
-    window = make_window(language=language)
-    pages = fill_every_page(qtbot, window)
+@pytest.fixture(scope="module", params=["en", "ko"])
+def filled_once(request: pytest.FixtureRequest, make_module_window,  # type: ignore[no-untyped-def]
+                module_qtbot) -> tuple[Any, list[Any], str]:
+    """A window in the language, every lab, chat and inspector page filled (once a module)."""
+    window = make_module_window(language=request.param)
+    return window, fill_every_page(module_qtbot, window), request.param
+
+
+@pytest.fixture
+def filled(filled_once: tuple[Any, list[Any], str]) -> Iterator[tuple[Any, list[Any]]]:
+    """The language's filled window on screen for this test."""
+    window, pages, language = filled_once
+    for _ in on_screen(window, language):
+        yield window, pages
+
+
+def test_every_chart_has_a_readable_plot_area(qtbot, filled) -> None:  # type: ignore[no-untyped-def]
+    window, pages = filled
     for screen in SCREENS:
         _open_on(window, screen)
         for page in pages:
@@ -71,10 +90,8 @@ def test_every_chart_has_a_readable_plot_area(qtbot, make_window, language: str)
             assert scroll is not None and scroll.widgetResizable()
 
 
-@pytest.mark.parametrize("language", ["en", "ko"])
-def test_no_table_cell_is_elided_at_1366x768(qtbot, make_window, language: str) -> None:  # type: ignore[no-untyped-def]
-    window = make_window(language=language)
-    pages = fill_every_page(qtbot, window)
+def test_no_table_cell_is_elided_at_1366x768(qtbot, filled) -> None:  # type: ignore[no-untyped-def]
+    window, pages = filled
     _open_on(window, (1366, 768))
     for page in pages:
         show_page(window, page)

@@ -3,10 +3,14 @@ the controls dock without a horizontal scrollbar, in English and Korean.
 
 The window is resized to common screen sizes after a cached run and a
 recompute step (the KV-cache plot then has its longest title), with answers
-sampled at three temperatures (the histogram has its legend).
+sampled at three temperatures (the histogram has its legend). The screen-size checks
+of one language share a window (each first resizes it to its screen).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
 
 import pyqtgraph as pg
 import pytest
@@ -19,6 +23,7 @@ from kvstudio.ui.plots.base import CORNER_BUTTON_NAME, LivePlot
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.slides.canvas import on_canvas
 from tests.ui.settle import settle
+from tests.ui.shared_window import on_screen
 from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -58,12 +63,36 @@ def _fill_every_plot(qtbot, window) -> None:  # type: ignore[no-untyped-def]
         window.answers.go_button.click()
 
 
-@pytest.mark.parametrize("language", ["en", "ko"])
+@pytest.fixture(scope="module", params=["en", "ko"])
+def filled_once(request: pytest.FixtureRequest, make_module_window,  # type: ignore[no-untyped-def]
+                module_qtbot) -> tuple[Any, str]:
+    """A window in the language with every plot filled (once a module)."""
+    window = make_module_window(language=request.param, max_new_tokens=6)
+    _fill_every_plot(module_qtbot, window)
+    return window, request.param
+
+
+@pytest.fixture(scope="module", params=["en", "ko"])
+def bare_once(request: pytest.FixtureRequest, make_module_window) -> tuple[Any, str]:  # type: ignore[no-untyped-def]
+    """A window in the language, its model loaded and nothing run (once a module)."""
+    return make_module_window(language=request.param), request.param
+
+
+@pytest.fixture
+def filled(filled_once: tuple[Any, str]) -> Iterator[Any]:
+    yield from on_screen(*filled_once)
+
+
+@pytest.fixture
+def bare(bare_once: tuple[Any, str]) -> Iterator[tuple[Any, str]]:
+    window, language = bare_once
+    for _ in on_screen(window, language):
+        yield window, language
+
+
 @pytest.mark.parametrize("size", SCREENS, ids=[f"{w}x{h}" for w, h in SCREENS])
-def test_every_plot_is_whole_on_small_screens(qtbot, make_window, language: str,
-                                              size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
-    window = make_window(language=language, max_new_tokens=6)
-    _fill_every_plot(qtbot, window)
+def test_every_plot_is_whole_on_small_screens(qtbot, filled, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
+    window = filled
     window.resize(_opening_size(window, size))
     _settle(qtbot, window)
     assert window.width() <= size[0] and window.height() <= size[1]  # it can be that small
@@ -171,14 +200,13 @@ def test_a_plot_takes_its_view_size_back_after_a_wide_moment(qtbot, make_window,
         plot.plot_item.getAxis("right").sceneBoundingRect())
 
 
-@pytest.mark.parametrize("language", ["en", "ko"])
 @pytest.mark.parametrize("size", SCREENS, ids=[f"{w}x{h}" for w, h in SCREENS])
 def test_the_folded_answers_bar_is_labelled_on_a_laptop_screen(
-    qtbot, make_window, language: str, size: tuple[int, int]  # type: ignore[no-untyped-def]
+    qtbot, bare, size: tuple[int, int]  # type: ignore[no-untyped-def]
 ) -> None:
     """Past 40 answers the rest are folded into one "others" element; its tick is drawn, not
     dropped for want of room at the axis' end (a longer "other N" was, at 1366×768)."""
-    window = make_window(language=language)
+    window, language = bare
     window.resize(_opening_size(window, size))
     answers = tuple(tuple((f"answer {t}-{i}", 1) for i in range(30)) for t in range(3))
     window.answers.show_counts(AnswerCounts((0.1, 0.8, 1.5), answers, 30))
