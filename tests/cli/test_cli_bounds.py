@@ -3,6 +3,7 @@ traceback, for every bound the window and the notebook share (``labs/bounds.py``
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 from tests.cli.running import one_error_line, shipped_model_with
 
 ADDRESS_SPACE = 3 * 1024**3  # torch and ko-chat need about 1 GiB of it; 3.5 GB died past it
+ROOT = Path(__file__).resolve().parents[2]
 
 
 
@@ -58,18 +60,37 @@ def test_batch_sweep_rounds_are_bounded_as_in_the_window(
     assert "--sweep-rounds: repeats must be between 1 and 50 rounds" in line, line
 
 
+def _cap() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
 def _capped(argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """`kvstudio argv` in a child under an address-space cap (a run that grows without bound
     dies there, or meets the timeout, instead of taking the machine)."""
-
-    def cap() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
-
     env = {**os.environ, "PYTHONFAULTHANDLER": "0"}
     return subprocess.run(
         [sys.executable, "-m", "kvstudio", *argv], capture_output=True, text=True,
-        timeout=timeout, preexec_fn=cap, env=env, check=False,
+        timeout=timeout, preexec_fn=_cap, env=env, check=False,
     )
+
+
+def _capped_each(argvs: list[list[str]],
+                 timeout: float = 120) -> list[subprocess.CompletedProcess[str]]:
+    """`kvstudio argv` for each of `argvs`, one after the other in one child under the same
+    cap (``tests/cli/capped_child.py``: one interpreter and torch import for them all); each
+    command's own exit status, stdout and stderr."""
+    env = {**os.environ, "PYTHONFAULTHANDLER": "0"}
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.cli.capped_child"], input=json.dumps(argvs),
+        capture_output=True, text=True, timeout=timeout, preexec_fn=_cap, env=env,
+        cwd=ROOT, check=False,
+    )
+    assert done.returncode == 0, (done.returncode, done.stdout[-500:], done.stderr[-2000:])
+    results = json.loads(done.stdout)
+    assert len(results) == len(argvs), results
+    return [subprocess.CompletedProcess([sys.executable, "-m", "kvstudio", *argv],
+                                        r["returncode"], r["stdout"], r["stderr"])
+            for argv, r in zip(argvs, results, strict=True)]
 
 
 def _one_line_exit_2(done: subprocess.CompletedProcess[str]) -> str:
@@ -112,8 +133,9 @@ def test_config_integers_are_one_line_before_any_arithmetic(
     tmp_path: Path, field: str, value: int, message: str
 ) -> None:
     folder = _draft_with(tmp_path, field, value)
-    for argv in (["info", "--model", str(folder)],
-                 ["speculative", "--draft", str(folder), "--new-tokens", "2", "--repeats", "1"]):
-        line = _one_line_exit_2(_capped(argv))
+    argvs = [["info", "--model", str(folder)],
+             ["speculative", "--draft", str(folder), "--new-tokens", "2", "--repeats", "1"]]
+    for done in _capped_each(argvs):
+        line = _one_line_exit_2(done)
         assert line.startswith(f"error: {folder / 'config.json'}: Invalid model config: "), line
         assert message in line, line
