@@ -1,7 +1,8 @@
 """The course notebooks: stored without outputs, in step with their script, and executed.
 
 Every notebook in notebooks/ runs top to bottom headless (nbclient) on a kernel
-of this venv's Python, then its outputs are read: the tokens-fed notebook shows
+of this venv's Python (`execute_all.py`, started as soon as the session has collected
+its tests), then its outputs are read: the tokens-fed notebook shows
 246 and 13,728, the cache-bytes notebook 204,800, the serving, beam-search and
 speculative notebooks numbers that agree with their formulas (recomputed here
 from what they printed), and every cell that runs a lab left the chart as an image. The
@@ -16,16 +17,14 @@ import ast
 import importlib.util
 import itertools
 import json
-import os
 import re
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from execute_all import NotebookRun
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -87,45 +86,22 @@ def test_every_notebook_prints_the_models_it_loaded() -> None:
         assert "print(kv.about())" in code[1], path.name
 
 
-def _kernel_manager(folder: Path) -> Any:
-    """A kernel of this venv's Python (not whatever "python3" a system Jupyter lists)."""
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
-
-    spec = folder / "kernels" / "kvstudio-test"
-    spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "KV Studio tests", "language": "python"}))
-    specs = KernelSpecManager(kernel_dirs=[str(folder / "kernels")], ensure_native_kernel=False)
-    return KernelManager(kernel_name="kvstudio-test", kernel_spec_manager=specs)
-
-
 @pytest.fixture(scope="module")
-def executed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def executed(notebook_run: NotebookRun) -> dict[str, Any]:
+    """Every notebook, executed (`execute_all.py`, started when the session collected its
+    tests: see ``conftest.py``), by name; "_work" is the kernel's working folder."""
     import nbformat
-    from nbclient import NotebookClient
 
-    folder = tmp_path_factory.mktemp("notebooks")
-    work = folder / "work"
-    work.mkdir()
-    km = _kernel_manager(folder)
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    km.start_kernel(cwd=str(work), env=env)
-    results: dict[str, Any] = {}
-    try:
-        for path in NOTEBOOKS:
-            nb = nbformat.read(path, as_version=4)
-            nb.cells.insert(0, nbformat.v4.new_code_cell("%reset -f"))  # a fresh namespace
-            started = time.perf_counter()
-            NotebookClient(nb, km=km, timeout=300, kernel_name="kvstudio-test").execute()
-            nb.cells.pop(0)
-            nb.metadata["kvstudio_seconds"] = time.perf_counter() - started
-            results[path.name] = nb
-    finally:
-        km.shutdown_kernel(now=True)
-    results["_work"] = work
-    yield results
+    code = notebook_run.process.wait()
+    if code != 0:
+        pytest.fail(f"executing the notebooks failed (exit status {code}):\n"
+                    + notebook_run.log.read_text(encoding="utf-8")[-12000:], pytrace=False)
+    results: dict[str, Any] = {
+        path.name: nbformat.read(path, as_version=4)
+        for path in sorted((notebook_run.folder / "executed").glob("*.ipynb"))
+    }
+    results["_work"] = notebook_run.folder / "work"
+    return results
 
 
 def _text(nb: Any) -> str:
