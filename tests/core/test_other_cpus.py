@@ -31,8 +31,10 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,29 +76,49 @@ def _skip_reason() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def child_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ChildRun]]:
-    """Both child runs, started together (they are mostly start-up, one core each) and
-    each waited for by its own test; output goes to a file, so neither can block on a pipe."""
-    runs: dict[str, ChildRun] = {}
-    if _skip_reason() is None:
-        for setting in SETTINGS:
-            env, _ = setting.values
-            folder = tmp_path_factory.mktemp(str(setting.id))
-            report, log = folder / "kernels.json", folder / "pytest.log"
-            child_env = {**os.environ, **env, REPORT_ENV: str(report)}
-            child_env.pop("PYTEST_ADDOPTS", None)
-            command = [sys.executable, "-m", "pytest", "-m", "numeric", "-q", "-p",
-                       "no:cacheprovider", *FOLDERS]
-            with log.open("w", encoding="utf-8") as out:
-                process = subprocess.Popen(command, cwd=ROOT, env=child_env, stdout=out,
-                                           stderr=subprocess.STDOUT, text=True)
-            runs[str(setting.id)] = ChildRun(process, report, log)
-    yield runs
-    for run in runs.values():
+# The child runs this session started (`start_child_runs`), by setting.
+_started: dict[str, ChildRun] = {}
+
+
+def start_child_runs() -> None:
+    """Start both child runs, once a session; output goes to a file, so neither can block
+    on a pipe. ``tests/core/conftest.py`` calls this as soon as the session has collected
+    this module's tests, so the children (mostly start-up, one core each) run beside the
+    tests before them; `child_runs` starts them itself otherwise."""
+    if _started or _skip_reason() is not None:
+        return
+    root = Path(tempfile.mkdtemp(prefix="kvstudio-other-cpus-"))
+    for setting in SETTINGS:
+        env, _ = setting.values
+        folder = root / str(setting.id)
+        folder.mkdir()
+        report, log = folder / "kernels.json", folder / "pytest.log"
+        child_env = {**os.environ, **env, REPORT_ENV: str(report)}
+        child_env.pop("PYTEST_ADDOPTS", None)
+        command = [sys.executable, "-m", "pytest", "-m", "numeric", "-q", "-p",
+                   "no:cacheprovider", *FOLDERS]
+        with log.open("w", encoding="utf-8") as out:
+            process = subprocess.Popen(command, cwd=ROOT, env=child_env, stdout=out,
+                                       stderr=subprocess.STDOUT, text=True)
+        _started[str(setting.id)] = ChildRun(process, report, log)
+
+
+def stop_child_runs() -> None:
+    """End a child still running (an interrupted session) and remove what they wrote."""
+    for run in _started.values():
         if run.process.poll() is None:
             run.process.kill()
             run.process.wait()
+        shutil.rmtree(run.report.parent.parent, ignore_errors=True)
+    _started.clear()
+
+
+@pytest.fixture(scope="module")
+def child_runs() -> Iterator[dict[str, ChildRun]]:
+    """Both child runs, started together and each waited for by its own test."""
+    start_child_runs()
+    yield dict(_started)
+    stop_child_runs()
 
 
 @pytest.mark.slow  # about 15 s a setting on the 2-core machine; the two run side by side
