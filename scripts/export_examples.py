@@ -53,6 +53,7 @@ from PySide6.QtWidgets import QApplication
 
 import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
 from kvstudio.engine.records import MODES, SamplingSettings
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.cache import compare as compare_lab
 from kvstudio.labs.common import finish
 from kvstudio.labs.course import COURSE
@@ -76,7 +77,6 @@ from kvstudio.ui.plots import AnswerHistogramPlot, CacheBytesPlot, StepTimePlot,
 from kvstudio.ui.run.engine_adapter import (
     AnswerCounts,
     ModelChoice,
-    ModelHandle,
     RunRequest,
     RunSettings,
     encode_prompt,
@@ -148,7 +148,7 @@ class LiveRuns:
     tables: dict[str, Any]
 
 
-def live_charts(model: ModelHandle) -> LiveRuns:
+def live_charts(model: LoadedModel) -> LiveRuns:
     """The window's four live plots after a greedy run in both modes and Sample ×N."""
     store = RunStore()
     for run_id, mode in enumerate(reversed(MODES), start=1):  # cached last: the current run
@@ -182,7 +182,7 @@ def live_charts(model: ModelHandle) -> LiveRuns:
     return LiveRuns(plots, store, counts, prefill, {"sample answers": answer_rows(counts)})
 
 
-def pack_numbers(model: ModelHandle, language: str, live: LiveRuns,
+def pack_numbers(model: LoadedModel, language: str, live: LiveRuns,
                  labs: dict[str, Any]) -> dict[str, Any]:
     """numbers.json in the window's layout (the same function makes both)."""
     return numbers_document(language=language, model=model.name, traces=live.store.traces(),
@@ -219,7 +219,7 @@ def set_documented_settings(panel: LabPanel) -> None:
         panel.check_transformers.setChecked(bool(BEAM["check_transformers"]))
 
 
-def run_lab(panel: LabPanel, model: ModelHandle) -> None:
+def run_lab(panel: LabPanel, model: LoadedModel) -> None:
     """Run a lab to its result on its own thread, as its Run button does.
 
     `model` is the window's (ko-chat); the lab runs on the course's model for it, as in
@@ -258,7 +258,7 @@ ONLY: dict[str, type[LabPanel]] = {
 }
 
 
-def only_lab(name: str, model: ModelHandle, out: Path, language: str) -> int:
+def only_lab(name: str, model: LoadedModel, out: Path, language: str) -> int:
     """Run one lab alone and put its files into `out` beside the rest of the pack."""
     panel = ONLY[name](ChartExporter())
     log.info("running %s…", panel.title())
@@ -317,7 +317,7 @@ def main() -> int:
     return code
 
 
-def full_pack(model: ModelHandle, out: Path, language: str) -> int:
+def full_pack(model: LoadedModel, out: Path, language: str) -> int:
     """Every live chart and every lab, run on `model`, exported into `out`."""
     live = live_charts(model)
     charts: dict[str, Any] = dict(live.plots)

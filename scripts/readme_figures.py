@@ -79,10 +79,10 @@ def _cli(command: str, keep: Callable[[str], bool] = lambda _line: True) -> str:
 def _course_model(name: str):
     import torch
 
-    from kvstudio.cli.common import load_backend
+    from kvstudio.files.loaded import load_model
 
     torch.set_num_threads(1)
-    loaded = load_backend(name)
+    loaded = load_model(name, dtype="float32")
     return loaded.backend, loaded.tokenizer
 
 

@@ -1,16 +1,15 @@
 """What every `kvstudio` subcommand shares: loading the model, progress, the cost question.
 
-Owns `load_backend` (a path, an embedded model's name as the window shows it
-(``ko-base``, ``ko-chat``), or the course's model for the lab, to a backend;
-the one place the CLI turns a path into a model), `prepare` (the threads, the
-model and the line that says which model runs), `utf8_argument`, the progress line
+Owns `prepare` (the threads; the model: ``--model`` (a path, ``random`` or an embedded
+model's name as the window shows it, ``ko-base``, ``ko-chat``) or the course's model
+for the lab, through `kvstudio.files.loaded.load_model`, the loader every front
+shares; and the line that says which model runs), `utf8_argument`, the progress line
 on stderr (`ProgressLine`, `drain`) and the cost threshold (`add_yes_option`,
 `confirm_cost`), and what the lab subcommands share: the model, cache and
 prompt options (`model_options`, `cache_options`), their
 readers (`cache_spec`, `prompt_ids`, `prompt_text`) and the table helpers
 `ms` `fixed` and `short`. The subcommand modules (``compare``, ``chat``, ``project`` …)
-import it; it imports none of them but ``convert``, which opens transformers
-folders.
+import it; it imports none of them.
 """
 
 from __future__ import annotations
@@ -20,114 +19,26 @@ import math
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from kvstudio.cli import args as cli_args
-from kvstudio.cli.tools import convert
 from kvstudio.engine import costs
-from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
 from kvstudio.engine.cache.kv_cache import ALL_CACHE_KINDS, CacheSpec
-from kvstudio.engine.config import ModelConfig
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.files.checkpoints import (
-    DEFAULT_MODEL_NAMES,
-    MISSING_MODELS_HELP,
-    MODELS_DIR,
-    default_model,
-    describe,
-    load_any,
-    load_model_folder,
-    random_model,
-)
-from kvstudio.files.resources import RANDOM_MODEL_NAME
+from kvstudio.files.loaded import LoadedModel, load_model
 from kvstudio.labs import bounds
 from kvstudio.labs.common import Progress, lab_prompt, lab_text
 from kvstudio.labs.course import COURSE
 
 
-# ---- model loading -------------------------------------------------------------------------
-@dataclass(frozen=True)
-class LoadedBackend:
-    """What every subcommand runs on."""
-
-    backend: LanguageModel
-    tokenizer: TextTokenizer
-    description: str  # one line for the table header
-    is_random: bool  # True for random weights (only when asked for: --model random)
-
-
-def embedded_folder(name: str | Path) -> Path | None:
-    """The folder of the embedded model `name` (``ko-base``, ``ko-chat``), else None.
-
-    A name is read as an embedded model only where no file or folder of that
-    name exists (a user's own ``./ko-base`` folder wins).
-    """
-    text = str(name)
-    if text not in DEFAULT_MODEL_NAMES or Path(text).exists():
-        return None
-    folder = MODELS_DIR / text
-    if not folder.is_dir():
-        raise ValueError(
-            f"The embedded model {text} is not in {MODELS_DIR}. {MISSING_MODELS_HELP}"
-        )
-    return folder
-
-
-def load_backend(
-    path: str | Path | None,
-    dtype: str = "float32",
-    device: str = "cpu",
-    default: str | None = None,
-) -> LoadedBackend:
-    """Open `path` (a model folder, a MiniMind .pth, a transformers folder or an embedded
-    model's name) or, without one, the embedded model `default` (the course preset's model
-    for the lab: ``ko-base`` for the cache labs, ``ko-chat`` for sampling) when shipped,
-    else the default model.
-
-    The one place the CLI turns a path into a backend; other backends hook in here.
-    """
-    if device != "cpu" and device.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"--device {device} was asked for but torch sees no CUDA GPU.")
-    if path is not None and str(path) == RANDOM_MODEL_NAME and not Path(path).exists():
-        loaded = random_model(config=ModelConfig(dtype=dtype), device=device)
-        backend = MiniMindBackend(loaded.model, name=loaded.label)
-        return LoadedBackend(backend, loaded.tokenizer, describe(loaded), True)
-    if path is None and default is not None:
-        path = default
-    if path is None:
-        loaded = default_model(dtype=dtype, device=device)
-        backend = MiniMindBackend(loaded.model, name=loaded.label)
-        return LoadedBackend(backend, loaded.tokenizer, describe(loaded), loaded.is_random)
-    folder = embedded_folder(path)
-    if folder is not None:
-        loaded = load_model_folder(folder, dtype=dtype, device=device)
-        backend = MiniMindBackend(loaded.model, name=loaded.label)
-        return LoadedBackend(backend, loaded.tokenizer, describe(loaded), False)
-    p = Path(path)
-    if not p.exists():
-        raise ValueError(
-            f"{p} does not exist. Give {' or '.join(DEFAULT_MODEL_NAMES)} (the embedded models), "
-            f"a model folder, a MiniMind .pth file, a transformers folder or "
-            f"{RANDOM_MODEL_NAME} (random weights)."
-        )
-    if convert.looks_like_hf_folder(p):
-        backend, tokenizer, description = convert.open_hf_folder(p, dtype, device)
-        return LoadedBackend(backend, tokenizer, description, False)
-    loaded = load_any(p, dtype=dtype, device=device)
-    backend = MiniMindBackend(loaded.model, name=loaded.label)
-    return LoadedBackend(backend, loaded.tokenizer, describe(loaded), False)
-
-
 # ---- helpers ---------------------------------------------------------------------------------
-def prepare(args: argparse.Namespace, default: str | None = None) -> LoadedBackend:
+def prepare(args: argparse.Namespace, default: str | None = None) -> LoadedModel:
     """Set the torch threads, load `--model` (else the embedded `default`, the course
     preset's model for this lab) and say which model runs (and if it is random)."""
     torch.set_num_threads(args.threads)
-    loaded = load_backend(args.model, args.dtype, args.device, default)
+    loaded = load_model(args.model, dtype=args.dtype, device=args.device, default=default)
     print(f"Model: {loaded.description}")
     if loaded.is_random:
         print(

@@ -9,7 +9,8 @@ print one clear line and exit with status 2, never a traceback: number arguments
 (``kvstudio.cli.args``), sizes are checked against the model before any work,
 and a run past the window's cost threshold (``engine.costs``) needs ``--yes``
 (``common.confirm_cost``). Long runs show progress on stderr
-(``common.drain``); model loading is ``common.load_backend``.
+(``common.drain``); model loading is ``common.prepare``, a thin call of
+``kvstudio.files.loaded.load_model``.
 
 Subcommands: ``compare``, ``sample``, ``sweep``, ``serving``, ``speculative``, ``info``, ``beam``
 (``kvstudio.cli.<name>``),

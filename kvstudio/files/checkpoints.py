@@ -12,7 +12,9 @@ Owns everything between files on disk and a ready `MiniMindLM` + `TextTokenizer`
 - `random_model()`: a seeded random-initialised course model, only when asked for
   (``--model random``), labelled as such wherever its name is shown.
 
-Every failure is a `ValueError` whose message says what is wrong and what to do.
+Each returns the one `loaded.LoadedModel` (``loaded.load_model`` picks among them
+from what a user names). Every failure is a `ValueError` whose message says what
+is wrong and what to do.
 It does not run models (``engine/backends``, ``engine/generate.py``) or train them
 (``kvstudio.training``).
 """
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -35,8 +37,9 @@ from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.small_files import require_regular_file
 from kvstudio.engine.tokenizer import SPECIAL_TOKENS, TextTokenizer
 from kvstudio.files.folder_write import recover, staged_folder
+from kvstudio.files.loaded import LoadedModel, from_minimind
 from kvstudio.files.pth import infer_config, read_pth_state_dict
-from kvstudio.files.resources import MODELS_DIR
+from kvstudio.files.resources import MODELS_DIR, RANDOM_MODEL_NAME
 
 log = logging.getLogger(__name__)
 
@@ -59,21 +62,6 @@ _FALLBACK_SENTENCES = (
     "서울의 가을 하늘은 맑고 높습니다. 학생들은 도서관에서 공부합니다.",
     "The quick brown fox jumps over the lazy dog. 1 2 3 4 5 6 7 8 9 0",
 )
-
-
-@dataclass(frozen=True)
-class LoadedModel:
-    """A model ready to run, with where it came from."""
-
-    model: MiniMindLM
-    tokenizer: TextTokenizer
-    config: ModelConfig
-    label: str  # "ko-chat", a folder name, or "random-initialised (…)"
-    source: Path | None  # folder or file it was loaded from; None for a random model
-
-    @property
-    def is_random(self) -> bool:
-        return self.source is None
 
 
 # ---- tokenizers ----------------------------------------------------------------------------
@@ -149,7 +137,8 @@ def load_model_folder(
     tokenizer = TextTokenizer.from_file(root / TOKENIZER_FILE)
     model = build_model(config, state, where=weights_path, device=device)
     _check_vocab(tokenizer, config.vocab_size, root)
-    return LoadedModel(model, tokenizer, config, label=root.name, source=root)
+    return from_minimind(model, tokenizer, root.name, origin="folder", requested=str(folder),
+                         source=root)
 
 
 def save_model_folder(
@@ -266,7 +255,8 @@ def load_minimind_pth(
     tokenizer = TextTokenizer.from_file(tokenizer_folder)
     _check_vocab(tokenizer, config.vocab_size, Path(tokenizer_folder))
     model = build_model(config, state, where=p, device=device)
-    return LoadedModel(model, tokenizer, config, label=p.stem, source=p)
+    return from_minimind(model, tokenizer, p.stem, origin="pth", requested=str(pth_path),
+                         source=p, tokenizer_path=str(tokenizer_folder))
 
 
 def load_any(
@@ -340,7 +330,8 @@ def random_model(
         cfg = replace(cfg, eos_token_id=tokenizer.eos_id)
     model = MiniMindLM(cfg).init_weights(seed).to(_DTYPES[cfg.dtype]).to(device).eval()
     label = f"{RANDOM_LABEL} (seed {seed}, vocab {cfg.vocab_size})"
-    return LoadedModel(model, tokenizer, cfg, label=label, source=None)
+    return from_minimind(model, tokenizer, label, origin="random", requested=RANDOM_MODEL_NAME,
+                         is_random=True)
 
 
 def default_model(*, dtype: str | None = None, device: str | torch.device = "cpu") -> LoadedModel:
@@ -352,24 +343,12 @@ def default_model(*, dtype: str | None = None, device: str | torch.device = "cpu
     problems = []
     for folder in shipped_model_folders():
         try:
-            return load_model_folder(folder, dtype=dtype, device=device)
+            loaded = load_model_folder(folder, dtype=dtype, device=device)
         except ValueError as exc:
             problems.append(f"{folder.name}: {exc}")
+            continue
+        return replace(loaded, origin="embedded", requested=folder.name)
     found = "; ".join(problems) if problems else "none is there"
     raise ValueError(
         f"No embedded model could be loaded from {MODELS_DIR} ({found}). {MISSING_MODELS_HELP}"
     )
-
-
-def describe(loaded: LoadedModel) -> str:
-    """One line for logs and the CLI header."""
-    c = loaded.config
-    text = (
-        f"{loaded.label}: {loaded.model.num_parameters / 1e6:.2f} M parameters, "
-        f"{c.num_hidden_layers} layers, hidden {c.hidden_size}, {c.num_attention_heads} heads / "
-        f"{c.num_key_value_heads} KV heads × {c.resolved_head_dim}, vocab {c.vocab_size:,}, "
-        f"{c.dtype}"
-    )
-    if loaded.is_random:
-        text += " — RANDOM WEIGHTS: the text is meaningless, the measurements are real"
-    return text

@@ -30,8 +30,8 @@ from kvstudio.notebook.runner import LabRun, drive, set_fields, shown
 from kvstudio.ui.app.shutdown import delete_widget
 
 if TYPE_CHECKING:
+    from kvstudio.files.loaded import LoadedModel
     from kvstudio.ui.labs.shared.base import LabPanel
-    from kvstudio.ui.run.engine_adapter import ModelHandle
 
 
 _exporter: list[Any] = []
@@ -71,7 +71,7 @@ def new_panel(panel_type: type[LabPanel]) -> LabPanel:
     return panel_type(_chart_exporter())
 
 
-def run_lab(panel_type: type[LabPanel], title: str, model: ModelHandle | str | Path | None,
+def run_lab(panel_type: type[LabPanel], title: str, model: LoadedModel | str | Path | None,
             settings: Mapping[str, Any], *, show: bool = True,
             prepare: Callable[[LabPanel], None] | None = None) -> LabRun:
     """Run one window lab: `settings` go into the panel's boxes of those names (None: keep).
@@ -93,7 +93,7 @@ def run_lab(panel_type: type[LabPanel], title: str, model: ModelHandle | str | P
     return LabRun(title, panel, result, handle.name, time.perf_counter() - started, steps)
 
 
-def compare(model: ModelHandle | str | Path | None = None, *, preset: str | None = None,
+def compare(model: LoadedModel | str | Path | None = None, *, preset: str | None = None,
             prompt_tokens: int | None = None, new_tokens: int | None = None,
             repeats: int | None = None, warmup: int | None = None, dtype: str | None = None,
             show: bool = True) -> LabRun:
@@ -119,7 +119,7 @@ def compare(model: ModelHandle | str | Path | None = None, *, preset: str | None
         "warmup": warmup, "dtype": dtype}), show=show, prepare=choose)
 
 
-def sample(model: ModelHandle | str | Path | None = None, *, prompt: str | None = None,
+def sample(model: LoadedModel | str | Path | None = None, *, prompt: str | None = None,
            temperatures: Sequence[float] | None = None, samples: int | None = None,
            new_tokens: int | None = None, top_k: int | None = None, top_p: float | None = None,
            penalty: float | None = None, seed: int | None = None,
@@ -136,7 +136,7 @@ def sample(model: ModelHandle | str | Path | None = None, *, prompt: str | None 
         "seed": seed, "both_modes": both_modes}), show=show)
 
 
-def cutoff(model: ModelHandle | str | Path | None = None, *, prompt: str | None = None,
+def cutoff(model: LoadedModel | str | Path | None = None, *, prompt: str | None = None,
            temperature: float | None = None, top_k: int | None = None,
            top_p: float | None = None, new_tokens: int | None = None, seed: int | None = None,
            show: bool = True) -> LabRun:
@@ -148,7 +148,7 @@ def cutoff(model: ModelHandle | str | Path | None = None, *, prompt: str | None 
         "new_tokens": new_tokens, "seed": seed}), show=show)
 
 
-def cache_kinds(model: ModelHandle | str | Path | None = None, *,
+def cache_kinds(model: LoadedModel | str | Path | None = None, *,
                 prompt_tokens: int | None = None, new_tokens: int | None = None,
                 window: int | None = None, show: bool = True) -> LabRun:
     """Dynamic vs static vs sliding-window cache: bytes per step and the attention-mask width."""
@@ -159,7 +159,7 @@ def cache_kinds(model: ModelHandle | str | Path | None = None, *,
         show=show)
 
 
-def sweep(model: ModelHandle | str | Path | None = None, *, vary: str | None = None,
+def sweep(model: LoadedModel | str | Path | None = None, *, vary: str | None = None,
           values: Sequence[int] | None = None, fixed: int | None = None,
           repeats: int | None = None, show: bool = True) -> LabRun:
     """ms per token against context length in both modes, with linear and quadratic fits.
@@ -172,7 +172,7 @@ def sweep(model: ModelHandle | str | Path | None = None, *, vary: str | None = N
         "vary": vary, "values": values, "fixed": fixed, "repeats": repeats}), show=show)
 
 
-def paged(model: ModelHandle | str | Path | None = None, *, samples: int | None = None,
+def paged(model: LoadedModel | str | Path | None = None, *, samples: int | None = None,
           new_tokens: int | None = None, block_size: int | None = None,
           show: bool = True) -> LabRun:
     """Answers stored preallocated, dynamic and paged: bytes, and the block tables."""
@@ -182,7 +182,7 @@ def paged(model: ModelHandle | str | Path | None = None, *, samples: int | None 
         "samples": samples, "new_tokens": new_tokens, "block_size": block_size}), show=show)
 
 
-def quantized(model: ModelHandle | str | Path | None = None, *,
+def quantized(model: LoadedModel | str | Path | None = None, *,
               prompt_tokens: int | None = None, new_tokens: int | None = None,
               show: bool = True) -> LabRun:
     """fp16 / int8 / int4 caches: bytes against the formula and what they do to the logits."""
@@ -192,7 +192,7 @@ def quantized(model: ModelHandle | str | Path | None = None, *,
         "prompt_tokens": prompt_tokens, "new_tokens": new_tokens}), show=show)
 
 
-def projector(model: ModelHandle | str | Path | None = None, *, preset: str | None = None,
+def projector(model: LoadedModel | str | Path | None = None, *, preset: str | None = None,
               context: int | None = None, batch: int | None = None, bits: int | None = None,
               show: bool = True) -> LabRun:
     """KV cache bytes of a real model for `context` tokens × `batch` rows, against GPU memory.
@@ -218,7 +218,7 @@ def projector(model: ModelHandle | str | Path | None = None, *, preset: str | No
         "context": context, "batch": batch, "bits": bits}), show=show, prepare=choose)
 
 
-def chat(model: ModelHandle | str | Path | None = None, *,
+def chat(model: LoadedModel | str | Path | None = None, *,
          turns: Sequence[str] | int | None = None, reuse: bool | None = None,
          refeed: bool | None = None, answer_tokens: int | None = None,
          context_limit: int | None = None, rounds: int | None = None,
@@ -275,7 +275,7 @@ def _chat_turns(panel: LabPanel, turns: Sequence[str] | int | None) -> list[str]
     return list(turns)
 
 
-def serving(model: ModelHandle | str | Path | None = None, *,
+def serving(model: LoadedModel | str | Path | None = None, *,
             requests: str | Path | None = None, system: str | None = None,
             policy: str | None = None, chunk: int | None = None,
             block_size: int | None = None, prefix: str | None = None,
@@ -312,7 +312,7 @@ def serving(model: ModelHandle | str | Path | None = None, *,
         "batch_sizes": batch_sizes, "repeats": repeats}), show=show, prepare=choose)
 
 
-def beam(model: ModelHandle | str | Path | None = None, *, prompt: str | None = None,
+def beam(model: LoadedModel | str | Path | None = None, *, prompt: str | None = None,
          beams: int | None = None, length_penalty: float | None = None,
          early_stopping: bool | str | None = None, new_tokens: int | None = None,
          block_size: int | None = None, transformers: bool | None = None,
@@ -345,7 +345,7 @@ def beam(model: ModelHandle | str | Path | None = None, *, prompt: str | None = 
         "transformers": transformers}), show=show, prepare=choose)
 
 
-def speculative(model: ModelHandle | str | Path | None = None, *, question: str | None = None,
+def speculative(model: LoadedModel | str | Path | None = None, *, question: str | None = None,
                 ks: Sequence[int] | None = None, new_tokens: int | None = None,
                 temperature: float | None = None, repeats: int | None = None,
                 show: bool = True) -> LabRun:

@@ -1,7 +1,8 @@
 """Loading a model for the notebook labs: the embedded ko-base / ko-chat, or your own.
 
-Owns `load` (a name or a path → the window's `ModelHandle`, through the same
-loader the window's model box uses, `kvstudio.ui.run.engine_adapter.load_model`),
+Owns `load` (a name or a path → the one `kvstudio.files.loaded.LoadedModel`, through
+the window model box's loader, `kvstudio.ui.run.engine_adapter.load_model`, a thin
+call of `kvstudio.files.loaded.load_model`),
 its cache (each model loads once per kernel) and `course_model` (the model the
 course runs a lab on, as the window's labs choose it: `ui/labs/shared/lab_models.py`).
 """
@@ -15,16 +16,16 @@ from kvstudio.files.resources import RANDOM_MODEL_NAME
 from kvstudio.notebook.environment import application
 
 if TYPE_CHECKING:
+    from kvstudio.files.loaded import LoadedModel
     from kvstudio.ui.labs.shared.lab_models import CourseRole
-    from kvstudio.ui.run.engine_adapter import ModelHandle
 
-_loaded: dict[tuple[str, str], ModelHandle] = {}
+_loaded: dict[tuple[str, str], LoadedModel] = {}
 
 EMBEDDED_NAMES = ("ko-base", "ko-chat")
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer "path" is no path
 
 
-def load(model: str | Path = "ko-base", tokenizer: str | Path | None = None) -> ModelHandle:
+def load(model: str | Path = "ko-base", tokenizer: str | Path | None = None) -> LoadedModel:
     """The model to run labs on, loaded once and then kept.
 
     `model`: ``"ko-base"`` or ``"ko-chat"`` (the embedded models), a model folder
@@ -69,22 +70,22 @@ def load(model: str | Path = "ko-base", tokenizer: str | Path | None = None) -> 
     return handle
 
 
-def course_model(role: CourseRole | None) -> ModelHandle:
+def course_model(role: CourseRole | None) -> LoadedModel:
     """The embedded model the course runs a lab of `role` on (the chat lab: ko-chat)."""
     from kvstudio.ui.labs.shared.lab_models import lab_model_name
 
     return load(lab_model_name(role) if role is not None else "ko-chat")
 
 
-def as_model(model: ModelHandle | str | Path | None, role: CourseRole | None) -> ModelHandle:
+def as_model(model: LoadedModel | str | Path | None, role: CourseRole | None) -> LoadedModel:
     """`model` loaded (a name or path) or as given; None: the course's model for the lab."""
-    from kvstudio.ui.run.engine_adapter import ModelHandle
+    from kvstudio.files.loaded import LoadedModel
 
     if model is None:
         return course_model(role)
     if isinstance(model, str | Path):
         return load(model)
-    if not isinstance(model, ModelHandle):
+    if not isinstance(model, LoadedModel):
         raise ValueError(f"model must be a name ('ko-base', 'ko-chat', 'random'), a path or "
                          f"what kv.load returns, got {type(model).__name__}.")
     return model
@@ -106,6 +107,5 @@ def about() -> str:
     lines = [f"KV Studio {__version__} · torch {torch.__version__} · models in {MODELS_DIR}"]
     for name in EMBEDDED_NAMES:
         handle = load(name)
-        weights = handle.backend.model.parameters()  # type: ignore[attr-defined]
-        lines.append(f"  {handle.name}: {sum(w.numel() for w in weights):,} parameters")
+        lines.append(f"  {handle.name}: {handle.parameter_count:,} parameters")
     return "\n".join(lines)

@@ -29,9 +29,9 @@ from kvstudio.notebook.chart_view import HEIGHT, WIDTH, LiveCharts, chart_png
 from kvstudio.notebook.progress import progress_view
 
 if TYPE_CHECKING:
+    from kvstudio.files.loaded import LoadedModel
     from kvstudio.ui.labs.shared.base import LabPanel
     from kvstudio.ui.plots.chart_data import ChartLike
-    from kvstudio.ui.run.engine_adapter import ModelHandle
 
 DRAW_INTERVAL_S = 0.25  # as the window's LabPanel.redraw_interval_ms
 PROGRESS_INTERVAL_S = 0.1
@@ -103,7 +103,7 @@ def _line_text(name: str, value: object) -> str:
     raise ValueError(f"{name} must be text or a list of numbers, got {shown(value)}.")
 
 
-def drive(panel: LabPanel, model: ModelHandle, title: str, *, show: bool = True,
+def drive(panel: LabPanel, model: LoadedModel, title: str, *, show: bool = True,
           charts: LiveCharts | None = None) -> tuple[object, list[object]]:
     """Run the panel's job for `model` to its end here; the panel draws it.
 

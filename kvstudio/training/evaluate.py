@@ -128,7 +128,7 @@ def evaluate_model(
     t0 = time.perf_counter()
     loaded = load_model_folder(folder)
     tok = loaded.tokenizer
-    backend = MiniMindBackend(loaded.model, name=loaded.label)
+    backend = MiniMindBackend(loaded.model, name=loaded.name)
     prompts = read_prompts(prompts_dir)
     if kind == "auto":
         kind = "chat" if "chat" in Path(folder).name else "base"
@@ -205,7 +205,7 @@ def draft_figures(draft: Any, target_folder: str | Path, prompts: dict[str, Any]
     answer equals plain greedy, over the lab questions (ChatML, eos banned, 32 tokens)."""
     target = load_model_folder(target_folder)
     tok = target.tokenizer
-    backend = MiniMindBackend(target.model, name=target.label)
+    backend = MiniMindBackend(target.model, name=target.name)
     greedy = SamplingSettings(temperature=0.0, top_p=1.0)
     questions = prompts["chat_questions"]
     plain = [
@@ -234,7 +234,7 @@ def draft_figures(draft: Any, target_folder: str | Path, prompts: dict[str, Any]
             "tokens_per_target_call": round(committed / rounds, 3) if rounds else 0.0,
             "identical_to_greedy": identical,
         }
-    return {"target": target.label, "questions": len(questions),
+    return {"target": target.name, "questions": len(questions),
             "new_tokens": CONTINUATION_TOKENS, "per_k": per_k}
 
 

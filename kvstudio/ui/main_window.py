@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.app.i18n import LanguageSwitcher, RetranslateOnLanguageChange
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import message_box
@@ -45,8 +46,8 @@ from kvstudio.ui.plots.sizing import keep_readable, live_scroll_area
 from kvstudio.ui.run.controller import RunController
 from kvstudio.ui.run.engine_adapter import (
     ModelChoice,
-    ModelHandle,
     RunRequest,
+    choice_of,
     set_torch_threads,
 )
 from kvstudio.ui.run.engine_worker import EngineHost
@@ -330,8 +331,8 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
     def _on_model_chosen(self, choice: ModelChoice) -> None:
         self.controller.load_model(choice)
 
-    def _on_model_loaded(self, model: ModelHandle) -> None:
-        self.settings.set_model_choice(model.choice)
+    def _on_model_loaded(self, model: LoadedModel) -> None:
+        self.settings.set_model_choice(choice_of(model))
         self.model_panel.show_loaded(model)
         self.generation.set_chat_available(model.tokenizer.has_chat_tokens, model.is_chat)
         # The worker set them for its thread; the UI thread's own count follows (labs, export).

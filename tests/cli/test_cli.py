@@ -150,11 +150,11 @@ def test_training_subcommands_are_registered() -> None:
     assert callable(getattr(args, "handler", None) or getattr(args, "func", None))
 
 
-# A subcommand module that cannot be imported (here `convert`, whose engine import lost a
+# A subcommand module that cannot be imported (here `convert`, whose files import lost a
 # name) used to be skipped with a log line, so its subcommand just disappeared.
 BROKEN_SUBCOMMAND = """
-import kvstudio.engine.backends.hf as hf
-del hf.load_hf_backend
+import kvstudio.files.convert as files_convert
+del files_convert.export_hf
 from kvstudio.cli.main import build_parser
 parser = build_parser()
 print("built:", sorted(parser._subparsers._group_actions[0].choices))
@@ -168,4 +168,4 @@ def test_a_broken_subcommand_module_fails_loudly() -> None:
         timeout=120,
     )
     assert out.returncode != 0, out.stdout
-    assert "ImportError" in out.stderr and "load_hf_backend" in out.stderr, out.stderr
+    assert "ImportError" in out.stderr and "export_hf" in out.stderr, out.stderr

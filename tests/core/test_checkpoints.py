@@ -17,7 +17,6 @@ from kvstudio.files.checkpoints import (
     MODELS_DIR,
     RANDOM_LABEL,
     default_model,
-    describe,
     load_any,
     load_minimind_pth,
     load_model_folder,
@@ -64,7 +63,7 @@ def test_model_folder_round_trip(
     assert loaded.config == tiny_model.config  # None and the number it stands for are equal
     assert torch.equal(logits(loaded.model), logits(tiny_model))
     assert loaded.tokenizer.vocab_size == tokenizer.vocab_size
-    assert load_any(folder).label == "m"
+    assert load_any(folder).name == "m"
 
 
 @pytest.mark.parametrize("stored", ["float16", "bfloat16"])
@@ -87,7 +86,7 @@ def test_minimind_pth_round_trip_with_config(
     tiny_model.config.save(tmp_path / "config.json")
     loaded = load_minimind_pth(pth, tmp_path / "tok", config_path=tmp_path / "config.json")
     assert torch.equal(logits(loaded.model), logits(tiny_model))
-    assert loaded.label == "full_sft_64"
+    assert loaded.name == "full_sft_64"
 
 
 def test_shapes_tell_the_architecture(tokenizer: TextTokenizer) -> None:
@@ -265,8 +264,8 @@ def test_pth_tokenizer_mismatch(tmp_path: Path, tiny_model: MiniMindLM) -> None:
 
 def test_random_weights_are_labelled() -> None:
     loaded = random_model()
-    assert loaded.is_random and loaded.label.startswith(RANDOM_LABEL)
-    assert "RANDOM WEIGHTS" in describe(loaded)
+    assert loaded.is_random and loaded.name.startswith(RANDOM_LABEL)
+    assert "RANDOM WEIGHTS" in loaded.description
     assert loaded.config.num_hidden_layers == 4 and loaded.config.num_key_value_heads == 2
     assert loaded.tokenizer.vocab_size == loaded.config.vocab_size
     assert not default_model().is_random  # the embedded model, never random weights

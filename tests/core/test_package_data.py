@@ -64,7 +64,7 @@ def no_models(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     empty = tmp_path / "models"
     empty.mkdir()
     monkeypatch.setattr(checkpoints, "MODELS_DIR", empty)
-    monkeypatch.setattr("kvstudio.cli.common.MODELS_DIR", empty)
+    monkeypatch.setattr("kvstudio.files.loaded.MODELS_DIR", empty)
     return empty
 
 
@@ -99,5 +99,5 @@ def test_random_weights_are_asked_for_and_labelled(capsys: pytest.CaptureFixture
 
 def test_the_default_model_is_the_shipped_chat_model() -> None:
     loaded = checkpoints.default_model()
-    assert not loaded.is_random and loaded.label == "ko-chat"
+    assert not loaded.is_random and loaded.name == "ko-chat"
     assert loaded.source == MODELS_DIR / "ko-chat"

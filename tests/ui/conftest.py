@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QApplication
 import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
 from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.app.shutdown import tear_down
 from kvstudio.ui.app.startup import build_window, prepare_application
@@ -33,8 +34,8 @@ from kvstudio.ui.run import engine_worker as worker_module
 from kvstudio.ui.run import lab_worker as generator_worker
 from kvstudio.ui.run.engine_adapter import (
     ModelChoice,
-    ModelHandle,
     load_model,
+    with_choice,
     wrap_model,
 )
 from kvstudio.ui.run.heap import install_gui_thread_collector
@@ -104,7 +105,7 @@ def no_thread_left_running(monkeypatch: pytest.MonkeyPatch,
 
 
 @pytest.fixture(scope="session")
-def tiny_handle(tiny_model: MiniMindLM, tokenizer: TextTokenizer) -> ModelHandle:
+def tiny_handle(tiny_model: MiniMindLM, tokenizer: TextTokenizer) -> LoadedModel:
     return wrap_model(tiny_model, tokenizer, "tiny-test", ModelChoice("embedded-chat"))
 
 
@@ -121,16 +122,16 @@ def settings_path(tmp_path: Path) -> Path:
     return tmp_path / "kvstudio.ini"
 
 
-def _open_window(qtbot, settings_path: Path, tiny_handle: ModelHandle,  # type: ignore[no-untyped-def]
+def _open_window(qtbot, settings_path: Path, tiny_handle: LoadedModel,  # type: ignore[no-untyped-def]
                  language: str, max_new_tokens: int,
                  built: Callable[[MainWindow], object]) -> MainWindow:
     """A shown, wired window with the tiny model loaded: the embedded choices get the
     session's tiny model, folders and .pth files the real loader. `built` gets the window
     as soon as it exists (to be closed at teardown even if its start fails)."""
 
-    def loader(choice: ModelChoice) -> ModelHandle:
+    def loader(choice: ModelChoice) -> LoadedModel:
         if choice.kind.startswith("embedded"):
-            return replace(tiny_handle, choice=choice)
+            return with_choice(tiny_handle, choice)
         return load_model(choice)
 
     app = QApplication.instance()
@@ -154,7 +155,7 @@ def _close_window(window: MainWindow) -> None:
 
 
 @pytest.fixture
-def make_window(qtbot, settings_path: Path, tiny_handle: ModelHandle):  # type: ignore[no-untyped-def]
+def make_window(qtbot, settings_path: Path, tiny_handle: LoadedModel):  # type: ignore[no-untyped-def]
     """A factory: a shown, wired window with the tiny model loaded (closed at teardown)."""
     windows: list[MainWindow] = []
 
@@ -178,7 +179,7 @@ def module_qtbot(request: pytest.FixtureRequest, qapp: QApplication):  # type: i
 
 @pytest.fixture(scope="module")
 def make_module_window(module_qtbot, tmp_path_factory: pytest.TempPathFactory,  # type: ignore[no-untyped-def]
-                       tiny_handle: ModelHandle):
+                       tiny_handle: LoadedModel):
     """`make_window` for a window a module's tests share (closed after the module's last
     test): for tests that only read it, or that each first set what they measure (its size).
 

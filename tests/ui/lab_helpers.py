@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvstudio.ui.run.engine_adapter import ModelHandle
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.slides.export_menu import ChartExporter
 from tests.ui.waits import HANG_GUARD_MS
 
@@ -16,7 +16,7 @@ def show_lab(
     qtbot: Any,
     cls: type[Any],
     exporter: ChartExporter,
-    model: ModelHandle,
+    model: LoadedModel,
     size: tuple[int, int] = (1000, 700),
 ) -> Any:
     """A `cls` lab panel, shown at `size` with `model` loaded (shut down with the test).

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import sys
 import threading
+from dataclasses import replace
 
 from kvstudio.ui.app.shutdown import python_owned_qt_objects
 from kvstudio.ui.app.startup import finish
 from kvstudio.ui.run import threads
-from kvstudio.ui.run.engine_adapter import ModelChoice, ModelHandle, wrap_model
+from kvstudio.ui.run.engine_adapter import ModelChoice, wrap_model
 from tests.ui.window_app import open_window, tiny_model, when, when_loaded
 
 STEP_SECONDS = 60.0  # an upper bound: the step is released once the window has closed
@@ -50,8 +51,7 @@ def main(settings_path: str) -> int:
     model, tokenizer = tiny_model(max_positions=256)
     handle = wrap_model(model, tokenizer, "slow", ModelChoice())
     backend = SlowBackend(handle.backend)
-    slow_handle = ModelHandle(handle.name, backend, tokenizer, False,  # type: ignore[arg-type]
-                              handle.max_positions, handle.choice)
+    slow_handle = replace(handle, backend=backend)
     app, window = open_window(settings_path, slow_handle)
 
     def step_slowly() -> None:

@@ -15,6 +15,7 @@ import pytest
 from lab_helpers import show_lab
 from PySide6.QtCore import QRectF, Qt
 
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.chat.session import ChatSession, ChatTurn
 from kvstudio.labs.inspector import CacheInspector
 from kvstudio.ui.labs.chat_lab import ChatPanel
@@ -23,7 +24,6 @@ from kvstudio.ui.labs.shared.base import prompt_ids
 from kvstudio.ui.labs.shared.results_table import CHECK
 from kvstudio.ui.plots.chart_data import read_csv_tables
 from kvstudio.ui.run import threads
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorWorker
 from kvstudio.ui.slides import canvas as slide_canvas
 from kvstudio.ui.slides import render
@@ -34,7 +34,7 @@ from tests.ui.waits import HANG_GUARD_MS, HANG_GUARD_S
 
 
 @pytest.fixture()
-def make_panel(qtbot, exporter: ChartExporter, tiny_handle: ModelHandle):  # type: ignore[no-untyped-def]
+def make_panel(qtbot, exporter: ChartExporter, tiny_handle: LoadedModel):  # type: ignore[no-untyped-def]
     """A factory for shown panels on the tiny model; their lab threads stop at teardown."""
     panels: list[ChatPanel | CacheInspectorPanel] = []
 
@@ -61,7 +61,7 @@ def _send(qtbot, panel: ChatPanel, text: str) -> ChatTurn:  # type: ignore[no-un
     return turn
 
 
-def test_chat_tab_typed_turns_reuse_on_and_off(qtbot, make_panel, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+def test_chat_tab_typed_turns_reuse_on_and_off(qtbot, make_panel, tiny_handle: LoadedModel) -> None:  # type: ignore[no-untyped-def]
     panel = make_panel(ChatPanel)
     panel.answer_tokens.setValue(5)
     first = _send(qtbot, panel, "hello there")
@@ -141,7 +141,7 @@ def test_chat_tab_ttft_is_a_median_of_interleaved_rounds_or_said_single(  # type
 
 
 def test_chat_tab_context_limit_message_keeps_the_chat(
-    qtbot, make_panel, tiny_handle: ModelHandle
+    qtbot, make_panel, tiny_handle: LoadedModel
 ) -> None:  # type: ignore[no-untyped-def]
     panel = make_panel(ChatPanel)
     panel.answer_tokens.setValue(4)
@@ -153,7 +153,7 @@ def test_chat_tab_context_limit_message_keeps_the_chat(
     assert len(panel.turns) == 1 and panel.turn_box.text() != ""  # nothing lost
 
 
-def test_chat_scripted_turns(qtbot, make_panel, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+def test_chat_scripted_turns(qtbot, make_panel, tiny_handle: LoadedModel) -> None:  # type: ignore[no-untyped-def]
     panel = make_panel(ChatPanel)
     first = panel.next_scripted_turn()
     second = panel.next_scripted_turn()
@@ -205,7 +205,7 @@ def _watch_stops(
     return asked
 
 
-def _start_slow_turn(qtbot, panel: ChatPanel, model: ModelHandle, at: int, asked):  # type: ignore[no-untyped-def]
+def _start_slow_turn(qtbot, panel: ChatPanel, model: LoadedModel, at: int, asked):  # type: ignore[no-untyped-def]
     backend = StepInFlightAtStop(model.backend, at, asked)
     panel.set_model(replace(model, backend=backend))
     panel.answer_tokens.setValue(12)
@@ -216,7 +216,7 @@ def _start_slow_turn(qtbot, panel: ChatPanel, model: ModelHandle, at: int, asked
 
 
 def test_chat_cancel_mid_turn_stops_after_the_step_in_flight(
-    qtbot, make_panel, tiny_handle: ModelHandle, monkeypatch: pytest.MonkeyPatch
+    qtbot, make_panel, tiny_handle: LoadedModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
     """Cancel during the reuse way's second step: nothing after that step runs (issue 19)."""
     reference = ChatSession(tiny_handle.backend, tiny_handle.tokenizer, max_new_tokens=12)
@@ -265,7 +265,7 @@ def _wait_paused(qtbot, panel: CacheInspectorPanel, action) -> None:  # type: ig
 
 
 def test_inspector_steps_and_switches_layer_and_head(
-    qtbot, make_panel, tiny_handle: ModelHandle
+    qtbot, make_panel, tiny_handle: LoadedModel
 ) -> None:  # type: ignore[no-untyped-def]
     panel = make_panel(CacheInspectorPanel)
     panel.new_tokens.setValue(6)
@@ -318,7 +318,7 @@ def test_inspector_steps_and_switches_layer_and_head(
     assert "old rows max |Δ| over" in chart_headline(panel.view)
 
 
-def test_inspector_static_and_recompute(qtbot, make_panel, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+def test_inspector_static_and_recompute(qtbot, make_panel, tiny_handle: LoadedModel) -> None:  # type: ignore[no-untyped-def]
     panel = make_panel(CacheInspectorPanel)
     panel.new_tokens.setValue(3)
     panel.kind.setCurrentIndex(panel.kind.findData("static"))
@@ -337,7 +337,7 @@ def test_inspector_static_and_recompute(qtbot, make_panel, tiny_handle: ModelHan
     assert "same dtype" in panel.status.text()
 
 
-def test_inspector_refuses_a_bad_static_length(qtbot, make_panel, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+def test_inspector_refuses_a_bad_static_length(qtbot, make_panel, tiny_handle: LoadedModel) -> None:  # type: ignore[no-untyped-def]
     panel = make_panel(CacheInspectorPanel)
     panel.kind.setCurrentIndex(panel.kind.findData("static"))
     panel.cache_size.setValue(4)

@@ -18,11 +18,11 @@ from PySide6.QtGui import QColor, QFont, QImage, QRawFont
 from PySide6.QtWidgets import QApplication
 
 from kvstudio.engine.records import MODES, SamplingSettings
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.app.fonts import register_bundled_font
 from kvstudio.ui.plots import CacheBytesPlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.plots.chart_data import read_csv_tables
 from kvstudio.ui.run.engine_adapter import (
-    ModelHandle,
     RunRequest,
     RunSettings,
     make_stepper,
@@ -38,7 +38,7 @@ N_NEW = 8
 
 
 @pytest.fixture(scope="module")
-def store(tiny_handle: ModelHandle) -> RunStore:
+def store(tiny_handle: LoadedModel) -> RunStore:
     """Both modes of one greedy run, as the window's store would hold them."""
     s = RunStore()
     for run_id, mode in enumerate(MODES, start=1):
@@ -435,7 +435,7 @@ def _svg_ink(svg: bytes, tmp_path: Path, name: str) -> np.ndarray:
     return _ink(QImage(str(tmp_path / f"{name}.png")))
 
 
-def _lab_charts(qtbot, tiny_handle: ModelHandle) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def _lab_charts(qtbot, tiny_handle: LoadedModel) -> dict[str, object]:  # type: ignore[no-untyped-def]
     """A few labs' charts after a run on the tiny model: many dashed lines, bars, a heat map."""
     from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
     from kvstudio.ui.labs.projector_lab import ProjectorPanel
@@ -457,7 +457,7 @@ def _lab_charts(qtbot, tiny_handle: ModelHandle) -> dict[str, object]:  # type: 
 
 @pytest.mark.skipif(shutil.which("rsvg-convert") is None, reason="needs rsvg-convert (librsvg)")
 def test_every_charts_svg_has_the_ink_of_its_png(  # type: ignore[no-untyped-def]
-    qtbot, store: RunStore, korean_font: str, tiny_handle: ModelHandle, tmp_path: Path
+    qtbot, store: RunStore, korean_font: str, tiny_handle: LoadedModel, tmp_path: Path
 ) -> None:
     """The README's claim, for the live charts and labs with dashed lines and heat maps: the
     SVG (rendered by librsvg) inks within 5 % of the PNG, and mostly the same pixels."""

@@ -17,7 +17,7 @@ from kvstudio.engine import costs
 from kvstudio.files import folder_write
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.classroom import ClassroomExtras
-from kvstudio.ui.run.engine_adapter import ModelChoice, RunCost
+from kvstudio.ui.run.engine_adapter import ModelChoice, RunCost, choice_of
 from tests.ui.waits import HANG_GUARD_MS, model_thread_caught_up
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -166,7 +166,7 @@ def test_a_bad_model_at_start_up_falls_back_and_is_not_remembered(
     again.start(ModelChoice("folder", str(tmp_path / "missing")))
     qtbot.waitUntil(lambda: "missing" in again.last_problem, timeout=HANG_GUARD_MS)
     qtbot.waitUntil(lambda: again.controller.model is not None, timeout=HANG_GUARD_MS)
-    assert again.controller.model.choice == ModelChoice()  # the embedded fallback
+    assert choice_of(again.controller.model) == ModelChoice()  # the embedded fallback
     assert again.settings.model_choice().path != str(tmp_path / "missing")
 
 

@@ -14,14 +14,15 @@ from lab_helpers import run_lab, show_lab
 from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files import checkpoints
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.labs import CacheVsRecomputePanel, TemperaturePanel
 from kvstudio.ui.labs.shared.lab_models import LabModels, embedded_name
-from kvstudio.ui.run.engine_adapter import ModelChoice, ModelHandle, load_model, wrap_model
+from kvstudio.ui.run.engine_adapter import ModelChoice, load_model, with_choice, wrap_model
 
 CHOICES = {"embedded-base": "ko-base", "embedded-chat": "ko-chat"}
 
 
-def embedded(model: MiniMindLM, tokenizer: TextTokenizer, name: str) -> ModelHandle:
+def embedded(model: MiniMindLM, tokenizer: TextTokenizer, name: str) -> LoadedModel:
     """The tiny model dressed as one of the shipped models (its own backend, named so)."""
     kind = "embedded-base" if name == "ko-base" else "embedded-chat"
     return wrap_model(model, tokenizer, name, ModelChoice(kind))
@@ -34,7 +35,7 @@ class CountingLoader:
         self.model, self.tokenizer = model, tokenizer
         self.loaded: list[str] = []
 
-    def __call__(self, choice: ModelChoice) -> ModelHandle:
+    def __call__(self, choice: ModelChoice) -> LoadedModel:
         name = CHOICES[choice.kind]
         self.loaded.append(name)
         return embedded(self.model, self.tokenizer, name)
@@ -103,7 +104,7 @@ def test_labs_keep_the_users_model(qtbot, exporter, tiny_model, tokenizer, tmp_p
     panel.shutdown()
 
 
-def test_a_random_stand_in_is_not_the_course_model(tiny_handle: ModelHandle) -> None:
+def test_a_random_stand_in_is_not_the_course_model(tiny_handle: LoadedModel) -> None:
     assert embedded_name(replace(tiny_handle, name="ko-chat")) == "ko-chat"
     assert embedded_name(replace(tiny_handle, name="ko-chat", is_random=True)) is None
-    assert embedded_name(replace(tiny_handle, choice=ModelChoice("folder", "x"))) is None
+    assert embedded_name(with_choice(tiny_handle, ModelChoice("folder", "x"))) is None

@@ -14,6 +14,7 @@ from PySide6.QtCore import QThread
 
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.cache.compare import CompareResult, RepeatedCompare, compare_modes
 from kvstudio.labs.cache.kinds import CacheKindsResult, cache_kinds
 from kvstudio.labs.cache.sweep import SweepLabResult
@@ -31,7 +32,6 @@ from kvstudio.ui.labs import (
 )
 from kvstudio.ui.labs.shared.base import prompt_ids
 from kvstudio.ui.plots.chart_data import read_csv_tables
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner
 from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.export import export_slide_pack
@@ -100,7 +100,7 @@ def test_runner_cancel_and_failure(qtbot) -> None:  # type: ignore[no-untyped-de
 
 
 # ---- the labs ------------------------------------------------------------------------------
-def test_cache_lab_matches_compare_modes(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+def test_cache_lab_matches_compare_modes(qtbot, exporter, tiny_handle: LoadedModel) -> None:  # type: ignore[no-untyped-def]
     panel = show_lab(qtbot, CacheVsRecomputePanel, exporter, tiny_handle)
     panel.prompt_tokens.setValue(20)
     panel.new_tokens.setValue(6)
@@ -140,7 +140,7 @@ def test_cache_lab_matches_compare_modes(qtbot, exporter, tiny_handle: ModelHand
     panel.shutdown()
 
 
-def test_cache_lab_in_bf16(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+def test_cache_lab_in_bf16(qtbot, exporter, tiny_handle: LoadedModel) -> None:  # type: ignore[no-untyped-def]
     panel = show_lab(qtbot, CacheVsRecomputePanel, exporter, tiny_handle)
     panel.prompt_tokens.setValue(10)
     panel.new_tokens.setValue(3)
@@ -155,7 +155,7 @@ def test_cache_lab_in_bf16(qtbot, exporter, tiny_handle: ModelHandle) -> None:  
 
 
 def test_temperature_lab_matches_repeated_sampling(
-    qtbot, exporter, tiny_handle: ModelHandle
+    qtbot, exporter, tiny_handle: LoadedModel
 ) -> None:  # type: ignore[no-untyped-def]
     panel = show_lab(qtbot, TemperaturePanel, exporter, tiny_handle)
     panel.temperatures.setText("0.5, 1.5")
@@ -185,7 +185,7 @@ def test_temperature_lab_matches_repeated_sampling(
     panel.shutdown()
 
 
-def test_temperature_lab_bad_input_and_cancel(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+def test_temperature_lab_bad_input_and_cancel(qtbot, exporter, tiny_handle: LoadedModel) -> None:  # type: ignore[no-untyped-def]
     panel = show_lab(qtbot, TemperaturePanel, exporter, tiny_handle)
     panel.temperatures.setText("warm, hot")
     with qtbot.waitSignal(panel.failed, timeout=HANG_GUARD_MS) as failure:
@@ -203,7 +203,7 @@ def test_temperature_lab_bad_input_and_cancel(qtbot, exporter, tiny_handle: Mode
     panel.shutdown()
 
 
-def test_cutoff_lab_steps_by_hand(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+def test_cutoff_lab_steps_by_hand(qtbot, exporter, tiny_handle: LoadedModel) -> None:  # type: ignore[no-untyped-def]
     panel = show_lab(qtbot, TopPTopKPanel, exporter, tiny_handle)
     panel.new_tokens.setValue(4)
     panel.top_k.setValue(8)
@@ -255,7 +255,7 @@ def test_cutoff_lab_steps_by_hand(qtbot, exporter, tiny_handle: ModelHandle) -> 
     panel.shutdown()
 
 
-def test_cache_kinds_lab(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+def test_cache_kinds_lab(qtbot, exporter, tiny_handle: LoadedModel) -> None:  # type: ignore[no-untyped-def]
     panel = show_lab(qtbot, CacheKindsPanel, exporter, tiny_handle)
     panel.prompt_tokens.setValue(16)
     panel.new_tokens.setValue(6)
@@ -284,7 +284,7 @@ def test_cache_kinds_lab(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # 
     panel.shutdown()
 
 
-def test_length_sweep_lab(qtbot, exporter, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+def test_length_sweep_lab(qtbot, exporter, tiny_handle: LoadedModel) -> None:  # type: ignore[no-untyped-def]
     panel = show_lab(qtbot, LengthSweepPanel, exporter, tiny_handle)
     panel.values.setText("4, 8, 16")
     panel.fixed.setValue(3)
@@ -311,7 +311,7 @@ def test_length_sweep_lab(qtbot, exporter, tiny_handle: ModelHandle) -> None:  #
     panel.shutdown()
 
 
-def test_labs_panel_slide_pack(qtbot, exporter, tiny_handle: ModelHandle, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_labs_panel_slide_pack(qtbot, exporter, tiny_handle: LoadedModel, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     panel = LabsPanel(exporter)
     qtbot.addWidget(panel)
     panel.resize(1100, 750)

@@ -22,6 +22,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
 from kvstudio import notebook as kv
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.labs.beam_lab import BeamSearchPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 from kvstudio.ui.labs.compare_lab import CacheVsRecomputePanel
@@ -29,7 +30,6 @@ from kvstudio.ui.labs.serving import ServingPanel
 from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 from kvstudio.ui.plots.chart_data import plot_items
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 LABS = {
@@ -75,7 +75,7 @@ def _same(a: list[Any], b: list[Any]) -> bool:
 
 @pytest.mark.parametrize("lab", list(LABS))
 def test_the_notebook_chart_is_the_windows_chart(
-    qtbot, exporter: ChartExporter, tiny_handle: ModelHandle, tmp_path: Path, lab: str,
+    qtbot, exporter: ChartExporter, tiny_handle: LoadedModel, tmp_path: Path, lab: str,
 ) -> None:  # type: ignore[no-untyped-def]
     kv.language("en")
     panel_type, settings = LABS[lab]
@@ -116,7 +116,7 @@ def test_the_notebook_chart_is_the_windows_chart(
     run.panel.shutdown()
 
 
-def test_records_and_series_are_the_labs_numbers(qtbot, tiny_handle: ModelHandle) -> None:  # type: ignore[no-untyped-def]
+def test_records_and_series_are_the_labs_numbers(qtbot, tiny_handle: LoadedModel) -> None:  # type: ignore[no-untyped-def]
     kv.language("en")
     run = kv.compare(tiny_handle, prompt_tokens=10, new_tokens=5, repeats=1, show=False)
     qtbot.addWidget(run.panel)
@@ -132,7 +132,7 @@ def test_records_and_series_are_the_labs_numbers(qtbot, tiny_handle: ModelHandle
     run.panel.shutdown()
 
 
-def test_bad_settings_say_what_to_change(tiny_handle: ModelHandle) -> None:
+def test_bad_settings_say_what_to_change(tiny_handle: LoadedModel) -> None:
     with pytest.raises(ValueError,
                        match="new_tokens must be between 1 and 2,048 tokens, got 5,000"):
         kv.compare(tiny_handle, new_tokens=5000, show=False)

@@ -26,6 +26,7 @@ from PySide6.QtGui import QHelpEvent, QTextDocument
 from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
 from kvstudio.engine.tokenizer import IM_END, IM_START
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.chat.session import ChatTurn
 from kvstudio.ui.classroom import ClassroomExtras
 from kvstudio.ui.labs import ProjectorPanel
@@ -34,7 +35,6 @@ from kvstudio.ui.panels import token_chips
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
 from kvstudio.ui.run.engine_adapter import (
     AnswerCounts,
-    ModelHandle,
     RunRequest,
     RunSettings,
     encode_prompt,
@@ -132,7 +132,7 @@ def test_a_hostile_run_file_is_shown_as_text(qtbot, make_window, tmp_path: Path)
 
 
 def test_a_hostile_model_name_and_token_are_shown_as_text(  # type: ignore[no-untyped-def]
-    qtbot, make_window, tiny_handle: ModelHandle, monkeypatch: pytest.MonkeyPatch
+    qtbot, make_window, tiny_handle: LoadedModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     window = make_window(max_new_tokens=2)
     panel = window.model_panel
@@ -157,7 +157,7 @@ def test_a_hostile_model_name_and_token_are_shown_as_text(  # type: ignore[no-un
 
 
 def test_a_config_folder_name_is_text_in_the_projector_title(  # type: ignore[no-untyped-def]
-    qtbot, exporter, tiny_handle: ModelHandle, tmp_path: Path
+    qtbot, exporter, tiny_handle: LoadedModel, tmp_path: Path
 ) -> None:
     name = '<img src="nonexistent.png"><b>bold'  # a folder name cannot hold "/"
     folder = tmp_path / name
@@ -174,7 +174,7 @@ def test_a_config_folder_name_is_text_in_the_projector_title(  # type: ignore[no
 
 
 def test_typed_turn_markers_stay_text_in_the_prompt_box_and_the_chat_tab(  # type: ignore[no-untyped-def]
-    qtbot, exporter, tiny_handle: ModelHandle
+    qtbot, exporter, tiny_handle: LoadedModel
 ) -> None:
     tok = tiny_handle.tokenizer
     request = RunRequest(INJECTION, True, RunSettings(max_new_tokens=4))

@@ -84,7 +84,7 @@ def test_parse_temperatures() -> None:
 
 
 def test_chat_template_default_follows_the_model_name(tokenizer) -> None:  # type: ignore[no-untyped-def]
-    from kvstudio.ui.run.engine_adapter import looks_like_chat
+    from kvstudio.files.loaded import looks_like_chat
 
     assert looks_like_chat("ko-chat", tokenizer)
     assert looks_like_chat("full_sft_512", tokenizer)

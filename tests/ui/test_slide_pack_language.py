@@ -21,8 +21,8 @@ from types import ModuleType
 import pytest
 from PySide6.QtWidgets import QFileDialog
 
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.classroom import ClassroomExtras, install
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.export_menu import folder_dialog
 from kvstudio.ui.slides.numbers import NUMBERS_VERSION, TOP_LEVEL_KEYS
@@ -78,7 +78,7 @@ def test_export_examples_writes_english_slides_on_request(tmp_path: Path) -> Non
 
 
 def test_window_and_script_write_one_numbers_layout(  # type: ignore[no-untyped-def]
-    qtbot, make_window, tiny_handle: ModelHandle, tmp_path: Path
+    qtbot, make_window, tiny_handle: LoadedModel, tmp_path: Path
 ) -> None:
     window = make_window(max_new_tokens=4)
     extras = getattr(window, "classroom", None)

@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs import scale
 from kvstudio.ui.classroom import ClassroomExtras, install
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.labs.projector_lab import OPENING_PRESET, ProjectorPanel
 from kvstudio.ui.plots.token_axis import token_tick
-from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT, ModelHandle
+from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT
 from kvstudio.ui.slides.export_menu import ChartExporter
 from tests.ui.lab_helpers import run_lab, show_lab
 from tests.ui.waits import HANG_GUARD_MS
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.usefixtures("qapp")
 
 
 def test_next_scripted_turn_button_sends_it(qtbot, exporter: ChartExporter,  # type: ignore[no-untyped-def]
-                                            tiny_handle: ModelHandle) -> None:
+                                            tiny_handle: LoadedModel) -> None:
     panel = show_lab(qtbot, ChatPanel, exporter, tiny_handle, size=(1200, 800))
     panel.answer_tokens.setValue(3)
     assert "Send" in panel.script_button.text()  # it says what it does
@@ -48,7 +49,7 @@ def test_enter_in_the_temperatures_field_samples(qtbot, make_window, tmp_path: P
 
 
 def test_top_p_prompt_is_not_left_selected(qtbot, exporter: ChartExporter,  # type: ignore[no-untyped-def]
-                                           tiny_handle: ModelHandle) -> None:
+                                           tiny_handle: LoadedModel) -> None:
     panel = show_lab(qtbot, TopPTopKPanel, exporter, tiny_handle)
     panel.activateWindow()
     qtbot.waitUntil(panel.isActiveWindow, timeout=HANG_GUARD_MS)
@@ -66,7 +67,7 @@ def test_a_token_that_is_part_of_a_character_shows_its_bytes_whole() -> None:
 
 
 def test_projector_opens_on_a_preset_whose_gpu_lines_are_on_the_chart(  # type: ignore[no-untyped-def]
-        qtbot, exporter: ChartExporter, tiny_handle: ModelHandle) -> None:
+        qtbot, exporter: ChartExporter, tiny_handle: LoadedModel) -> None:
     panel = show_lab(qtbot, ProjectorPanel, exporter, tiny_handle, size=(1100, 700))
     assert panel.source.currentData() == OPENING_PRESET  # not "the loaded model"
     run_lab(qtbot, panel)
@@ -81,7 +82,7 @@ def test_projector_opens_on_a_preset_whose_gpu_lines_are_on_the_chart(  # type: 
 
 
 def test_projector_line_of_the_first_fitting_gpu_for_a_big_run(  # type: ignore[no-untyped-def]
-        qtbot, exporter: ChartExporter, tiny_handle: ModelHandle) -> None:
+        qtbot, exporter: ChartExporter, tiny_handle: LoadedModel) -> None:
     panel = show_lab(qtbot, ProjectorPanel, exporter, tiny_handle, size=(1100, 700))
     panel.source.setCurrentIndex(panel.source.findData("llama-3.1-8b"))
     run_lab(qtbot, panel)
@@ -129,7 +130,7 @@ def test_folded_answers_are_one_labelled_element_not_a_tall_bar(qtbot) -> None: 
 
 
 def test_top_p_chart_labels_the_top_and_the_chosen_token(qtbot, exporter: ChartExporter,  # type: ignore[no-untyped-def]
-                                                        tiny_handle: ModelHandle) -> None:
+                                                        tiny_handle: LoadedModel) -> None:
     panel = show_lab(qtbot, TopPTopKPanel, exporter, tiny_handle)
     panel.new_tokens.setValue(3)
     with qtbot.waitSignal(panel.runner.paused, timeout=HANG_GUARD_MS):

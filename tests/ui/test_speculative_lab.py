@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 from lab_helpers import run_lab, show_lab
 
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.speculative import SpeculativeLabResult
 from kvstudio.ui.labs import SpeculativePanel
 from kvstudio.ui.labs.speculative_lab import parse_ks
 from kvstudio.ui.plots.chart_data import read_csv_tables
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.export_menu import ChartExporter
 from kvstudio.ui.slides.plotted_data import render_csv
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.usefixtures("qapp")
 
 
 def test_the_lab_shows_rounds_ks_and_totals(
-    qtbot, exporter: ChartExporter, tiny_handle: ModelHandle  # type: ignore[no-untyped-def]
+    qtbot, exporter: ChartExporter, tiny_handle: LoadedModel  # type: ignore[no-untyped-def]
 ) -> None:
     panel = show_lab(qtbot, SpeculativePanel, exporter, tiny_handle)
     panel.question.setText("오늘 날씨 어때? 오늘 날씨 어때? 오늘 날씨")

@@ -12,17 +12,17 @@ from collections.abc import Iterator
 import pytest
 from lab_helpers import show_lab
 
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
 from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.export_menu import ChartExporter
 from tests.ui.waits import HANG_GUARD_MS
 
 
 @pytest.fixture(params=[TopPTopKPanel, CacheInspectorPanel])
 def panel(  # type: ignore[no-untyped-def]
-    request, qtbot, exporter: ChartExporter, tiny_handle: ModelHandle
+    request, qtbot, exporter: ChartExporter, tiny_handle: LoadedModel
 ) -> Iterator[SteppedLabPanel]:
     panel = show_lab(qtbot, request.param, exporter, tiny_handle)
     yield panel
@@ -54,7 +54,7 @@ def test_step_buttons_wait_for_a_paused_run(qtbot, panel: SteppedLabPanel) -> No
 
 
 def test_cutoff_lab_collects_the_summary_after_the_last_step(  # type: ignore[no-untyped-def]
-    qtbot, exporter: ChartExporter, tiny_handle: ModelHandle
+    qtbot, exporter: ChartExporter, tiny_handle: LoadedModel
 ) -> None:
     panel = show_lab(qtbot, TopPTopKPanel, exporter, tiny_handle)
     panel.new_tokens.setValue(2)

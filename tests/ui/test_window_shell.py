@@ -14,7 +14,7 @@ from kvstudio.ui.app.fonts import register_bundled_font, supports_hangul
 from kvstudio.ui.app.resources import translations_dir
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.app.startup import model_choice_from_args, parse_args
-from kvstudio.ui.run.engine_adapter import ModelChoice
+from kvstudio.ui.run.engine_adapter import ModelChoice, choice_of
 from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -136,12 +136,13 @@ def test_model_picker_names_an_opened_folder(qtbot, make_window, tiny_model, tok
     assert panel.shown_choice() == "embedded-chat"
     folder = save_model_folder(tiny_model, tokenizer, tmp_path / "my-model")
     panel.model_chosen.emit(ModelChoice("folder", str(folder)))
-    qtbot.waitUntil(lambda: window.controller.model.choice.kind == "folder", timeout=HANG_GUARD_MS)
+    qtbot.waitUntil(lambda: choice_of(window.controller.model).kind == "folder",
+                    timeout=HANG_GUARD_MS)
     # The combo names the folder's model instead of still showing an embedded one.
     assert panel.shown_choice() == "opened"
     assert "my-model" in panel.model_box.currentText()
     panel.model_chosen.emit(ModelChoice("embedded-base"))
-    qtbot.waitUntil(lambda: window.controller.model.choice.kind == "embedded-base",
+    qtbot.waitUntil(lambda: choice_of(window.controller.model).kind == "embedded-base",
                     timeout=HANG_GUARD_MS)
     assert panel.shown_choice() == "embedded-base"
     assert panel.model_box.count() == 2  # the opened entry is gone with its model

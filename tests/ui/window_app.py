@@ -22,10 +22,10 @@ from kvstudio.engine.config import ModelConfig
 from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import train_fallback_tokenizer
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.app.startup import build_window, prepare_application
 from kvstudio.ui.main_window import MainWindow
-from kvstudio.ui.run.engine_adapter import ModelHandle
 
 POLL_MS = 20
 
@@ -39,7 +39,7 @@ def tiny_model(max_positions: int = 1024) -> tuple[MiniMindLM, TextTokenizer]:
     return MiniMindLM(config).init_weights(0).eval(), tokenizer
 
 
-def open_window(settings_path: str, handle: ModelHandle) -> tuple[QApplication, MainWindow]:
+def open_window(settings_path: str, handle: LoadedModel) -> tuple[QApplication, MainWindow]:
     """The application prepared and the window built, shown and started as `startup.main`
     does, with `handle` as whatever model it loads."""
     app = QApplication([sys.argv[0]])

@@ -44,12 +44,8 @@ from kvstudio.engine.generate import Stepper
 from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.records import SamplingSettings, decode_seconds_per_token
 from kvstudio.engine.sampling import sample_next
-from kvstudio.files.checkpoints import (
-    LoadedModel,
-    default_model,
-    load_any,
-    train_fallback_tokenizer,
-)
+from kvstudio.files.checkpoints import default_model, load_any, train_fallback_tokenizer
+from kvstudio.files.loaded import LoadedModel, from_minimind
 from kvstudio.files.resources import RANDOM_MODEL_NAME
 from kvstudio.labs.common import lab_prompt_ids
 from kvstudio.labs.sampling.sample import repeated_sampling
@@ -91,16 +87,18 @@ def bench_model(path: str | None = None) -> tuple[LoadedModel, str]:
     with the course vocabulary (V = 6400)."""
     if path is not None and path != RANDOM_MODEL_NAME:
         loaded = load_any(path)
-        return loaded, loaded.label
+        return loaded, loaded.name
     if path is None:
         loaded = default_model()
-        return loaded, loaded.label
+        return loaded, loaded.name
     # Keep the course vocabulary (6400) so the LM head costs what it costs in class;
     # ids beyond the small fallback tokenizer decode as "" (timing is unaffected).
     tokenizer = train_fallback_tokenizer()
     model = MiniMindLM(ModelConfig()).init_weights(0).eval()
     label = "random-initialised course model (seed 0, vocab 6400)"
-    return LoadedModel(model, tokenizer, model.config, label=label, source=None), label
+    loaded = from_minimind(model, tokenizer, label, origin="random",
+                           requested=RANDOM_MODEL_NAME, is_random=True)
+    return loaded, label
 
 
 def bare_decode(
@@ -180,7 +178,7 @@ class _FixedLogits(MiniMindBackend):
 def stepper_alone_seconds(loaded: LoadedModel, prompt: list[int], new_tokens: int) -> float:
     """Seconds per decode step of a cached greedy run on `_FixedLogits` (records on)."""
     return stepper_decode(
-        _FixedLogits(loaded.model, loaded.label), loaded, prompt, new_tokens, "cached"
+        _FixedLogits(loaded.model, loaded.name), loaded, prompt, new_tokens, "cached"
     )[0]
 
 
@@ -220,7 +218,7 @@ def run_bench(
     sample_tokens: int = 32,
 ) -> list[BenchResult]:
     """Measure everything once per thread count; returns one `BenchResult` each."""
-    backend = MiniMindBackend(loaded.model, name=loaded.label)
+    backend = MiniMindBackend(loaded.model, name=loaded.name)
     prompt = lab_prompt_ids(loaded.tokenizer, prompt_tokens)
     prompt_t = torch.tensor([prompt])
     eos = loaded.tokenizer.eos_id if loaded.tokenizer.eos_id is not None else backend.eos_token_id

@@ -1,9 +1,9 @@
-"""The `kvstudio convert` command, and the hook `kvstudio.cli.common` uses to open
-transformers folders.
+"""The `kvstudio convert` command.
 
 Owns the argument parsing and printing for the Hugging Face side of the CLI.
 The work itself lives in the core: ``kvstudio.files.convert`` (write a
-transformers folder) and ``kvstudio.engine.backends.hf`` (run one). transformers is
+transformers folder), ``kvstudio.engine.backends.hf`` (run one) and
+``kvstudio.files.loaded.load_model`` (open one, as every front does). transformers is
 imported only when a command needs it.
 """
 
@@ -15,8 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kvstudio.engine.backends.hf import is_hf_folder, load_hf_backend
-from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import load_any
 from kvstudio.files.convert import export_hf, hf_layout
 
@@ -59,27 +57,9 @@ def run_convert(args: argparse.Namespace) -> int:
         loaded.model, loaded.tokenizer, args.out, dtype=args.dtype, overwrite=args.overwrite
     )
     layout = hf_layout(loaded.config)
-    print(f"Wrote {loaded.label} as a {layout} transformers folder: {out}")
+    print(f"Wrote {loaded.name} as a {layout} transformers folder: {out}")
     print(f"  run it:  kvstudio compare --model {out} --prompt-tokens 16 --new-tokens 64")
     return 0
-
-
-def open_hf_folder(path: Path, dtype: str, device: str) -> tuple[Any, TextTokenizer, str]:
-    """(backend, tokenizer, description) for a transformers folder, for `common.load_backend`."""
-    backend, tokenizer = load_hf_backend(path, dtype=dtype, device=device)
-    import transformers  # already imported by load_hf_backend; only for the version
-
-    description = (
-        f"{backend.name} (transformers {transformers.__version__}, "
-        f"{type(backend.model).__name__}): {backend.num_layers} layers, "
-        f"{backend.config.num_attention_heads} heads / {backend.num_kv_heads} KV heads × "
-        f"{backend.head_dim}, vocab {backend.vocab_size}, {backend.dtype}, {backend.device}"
-    )
-    return backend, tokenizer, description
-
-
-def looks_like_hf_folder(path: Path | None) -> bool:
-    return path is not None and path.is_dir() and is_hf_folder(path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,6 +22,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QSlider, QWidget
 
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.registry import BEAM
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
@@ -32,7 +33,6 @@ from kvstudio.ui.labs.shared.base import LabPanel, prompt_ids, series_colour
 from kvstudio.ui.labs.shared.results_table import ByteCount, ResultsTable
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 
@@ -161,7 +161,7 @@ class BeamSearchPanel(LabPanel):
         if isinstance(self.result, lab.BeamLabResult):
             self.show_result(self.result)
 
-    def make_job(self, model: ModelHandle) -> JobFactory:
+    def make_job(self, model: LoadedModel) -> JobFactory:
         ids = prompt_ids(model, self.prompt.text())
         settings = engine_beam.BeamSettings(
             num_beams=self.beams.value(),

@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from kvstudio.engine.cache.spec import CACHE_KINDS, CacheKind
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.registry import CACHE_KINDS as LAB
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import cache_kind_name
@@ -25,7 +26,6 @@ from kvstudio.ui.labs.shared.base import LabPanel, series_colour
 from kvstudio.ui.labs.shared.results_table import ByteCount
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 
@@ -126,7 +126,7 @@ class CacheKindsPanel(LabPanel):
         if self.result is not None and isinstance(self.result, lab.CacheKindsResult):
             self.show_result(self.result)
 
-    def make_job(self, model: ModelHandle) -> JobFactory:
+    def make_job(self, model: LoadedModel) -> JobFactory:
         p, n, w = self.prompt_tokens.value(), self.new_tokens.value(), self.window_size.value()
         if p + n > model.max_positions:
             raise ValueError(

@@ -20,6 +20,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QLineEdit, QPushButton, QTextBrowser, QWidget
 
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.files.resources import PROMPTS_DIR
 from kvstudio.labs.course import EMPTY_ANSWER
 from kvstudio.labs.registry import CHAT
@@ -30,7 +31,6 @@ from kvstudio.ui.labs.shared.base import LabPanel, marked_line, series_colour
 from kvstudio.ui.labs.shared.results_table import CHECK, CROSS, gap_text
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 
@@ -165,12 +165,12 @@ class ChatPanel(LabPanel):
         self._fill_table()
 
     # ---- running a turn ------------------------------------------------------------------------
-    def set_model(self, model: ModelHandle | None) -> None:
+    def set_model(self, model: LoadedModel | None) -> None:
         if model is not self.model:
             self.new_chat()
         super().set_model(model)
 
-    def make_job(self, model: ModelHandle) -> JobFactory:
+    def make_job(self, model: LoadedModel) -> JobFactory:
         if not model.tokenizer.has_chat_tokens:
             raise ValueError(
                 "This model's tokenizer has no chat tokens; open a chat model (ko-chat)."

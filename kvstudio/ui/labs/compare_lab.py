@@ -20,6 +20,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QSizePolicy, QWidget
 
 from kvstudio.engine.records import DTYPES, MODES, Mode
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import CACHE_PRESETS, COURSE, NOTEBOOK, CachePreset
 from kvstudio.labs.registry import COMPARE
 from kvstudio.ui.app.lazy import LazyModule
@@ -31,7 +32,6 @@ from kvstudio.ui.labs.shared.results_table import ByteCount
 from kvstudio.ui.plots.base import MODE_COLOURS
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 
@@ -176,7 +176,7 @@ class CacheVsRecomputePanel(LabPanel):
         if self.result is not None and isinstance(self.result, lab.RepeatedCompare):
             self.show_result(self.result)
 
-    def make_job(self, model: ModelHandle) -> JobFactory:
+    def make_job(self, model: LoadedModel) -> JobFactory:
         backend, tokenizer = model.backend, model.tokenizer
         p, n = self.prompt_tokens.value(), self.new_tokens.value()
         warm, dtype = self.warmup.value(), self.dtype.currentData()

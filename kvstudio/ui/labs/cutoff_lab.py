@@ -24,6 +24,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from kvstudio.engine.records import SamplingSettings
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE, EMPTY_ANSWER, setting_changes, settings_line
 from kvstudio.labs.registry import CUTOFF
 from kvstudio.ui.app.lazy import LazyModule
@@ -35,7 +36,6 @@ from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.plots.token_axis import TokenAxis, token_tick
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 
@@ -197,7 +197,7 @@ class TopPTopKPanel(SteppedLabPanel):
         if hasattr(self, "settings_label"):
             self.settings_label.setText(self.settings_text())
 
-    def make_job(self, model: ModelHandle) -> JobFactory:
+    def make_job(self, model: LoadedModel) -> JobFactory:
         settings = self.sampling()
         self._run_settings = settings
         self._show_settings()

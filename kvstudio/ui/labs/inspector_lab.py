@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.engine.cache.spec import CacheKind, CacheSpec
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import int_box
@@ -37,7 +38,6 @@ from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.fixed_columns import FixedColumns, WrappingTitle, use_wrapping_title
 from kvstudio.ui.plots.token_axis import TokenAxis, token_tick
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.colour_scale import ColourBar
 from kvstudio.ui.slides.export_menu import ChartExporter
@@ -180,14 +180,14 @@ class CacheInspectorPanel(SteppedLabPanel):  # Start shows the prefill
         self._fill_table()
 
     # ---- running --------------------------------------------------------------------------------
-    def set_model(self, model: ModelHandle | None) -> None:
+    def set_model(self, model: LoadedModel | None) -> None:
         super().set_model(model)
         backend = model.backend if model is not None else None
         if backend is not None:
             self.layer.setMaximum(backend.num_layers - 1)
             self.kv_head.setMaximum(backend.num_kv_heads - 1)
 
-    def make_job(self, model: ModelHandle) -> JobFactory:
+    def make_job(self, model: LoadedModel) -> JobFactory:
         backend = model.backend
         if not isinstance(backend, engine_backend.MiniMindBackend):
             raise ValueError(

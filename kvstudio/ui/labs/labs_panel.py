@@ -19,6 +19,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.registry import LABS
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.labs.beam_lab import BeamSearchPanel
@@ -35,7 +36,6 @@ from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 from kvstudio.ui.plots.chart_data import ChartLike
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 # The window panel of each lab of the registry (tests/ui/test_lab_registry.py: every lab has one).
@@ -112,7 +112,7 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
             self._timing = timing
             self.timing_changed.emit(timing)
 
-    def set_model(self, model: ModelHandle | None) -> None:
+    def set_model(self, model: LoadedModel | None) -> None:
         for lab in self.labs():
             lab.set_model(model)
 

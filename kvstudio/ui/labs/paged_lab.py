@@ -18,6 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSlider, QWidget
 
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import PAGED
 from kvstudio.ui.app.lazy import LazyModule
@@ -27,7 +28,6 @@ from kvstudio.ui.labs.shared.base import LabPanel, prompt_ids, series_colour
 from kvstudio.ui.labs.shared.results_table import ByteCount
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 
@@ -129,7 +129,7 @@ class PagedCachePanel(LabPanel):
         if self.result is not None and isinstance(self.result, lab.PagedLabResult):
             self.show_result(self.result)
 
-    def make_job(self, model: ModelHandle) -> JobFactory:
+    def make_job(self, model: LoadedModel) -> JobFactory:
         ids = prompt_ids(model, QUESTION)
         n, samples, b = self.new_tokens.value(), self.samples.value(), self.block_size.value()
         if len(ids) + n > model.max_positions:

@@ -21,6 +21,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QPushButton, QWidget
 
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs import scale
 from kvstudio.labs.registry import PROJECTOR
 from kvstudio.ui.app.lazy import LazyModule
@@ -31,7 +32,6 @@ from kvstudio.ui.labs.shared.base import LabPanel, series_colour
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.end_values import EndValues
 from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 
@@ -163,7 +163,7 @@ class ProjectorPanel(LabPanel):
             index = self.source.count() - 1
         self.source.setCurrentIndex(index)
 
-    def _geometry(self, model: ModelHandle | None) -> scale.ModelGeometry:
+    def _geometry(self, model: LoadedModel | None) -> scale.ModelGeometry:
         key = self.source.currentData()
         if key == LOADED:
             if model is None:
@@ -173,7 +173,7 @@ class ProjectorPanel(LabPanel):
             return scale.PRESETS[key]
         return scale.load_config(str(key))
 
-    def make_job(self, model: ModelHandle) -> JobFactory:
+    def make_job(self, model: LoadedModel) -> JobFactory:
         geometry = self._geometry(model)
         context, batch, bits = (
             self.context.value(),

@@ -17,6 +17,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.registry import QUANTIZED
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import format_bytes
@@ -25,7 +26,6 @@ from kvstudio.ui.labs.shared.base import LabPanel, series_colour
 from kvstudio.ui.labs.shared.results_table import ByteCount
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 
@@ -102,7 +102,7 @@ class QuantizedCachePanel(LabPanel):
         if self.result is not None and isinstance(self.result, lab.QuantLabResult):
             self.show_result(self.result)
 
-    def make_job(self, model: ModelHandle) -> JobFactory:
+    def make_job(self, model: LoadedModel) -> JobFactory:
         p, n = self.prompt_tokens.value(), self.new_tokens.value()
         if p + n > model.max_positions:
             raise ValueError(

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import QComboBox, QTextBrowser, QWidget
 
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TokenTexts
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import SPECULATIVE
 from kvstudio.ui.app.lazy import LazyModule
@@ -41,7 +42,6 @@ from kvstudio.ui.app.spin_boxes import param_float_box, param_int_box, param_lin
 from kvstudio.ui.labs.shared.base import LabPanel, marked_line, prompt_ids, series_colour
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 
@@ -191,7 +191,7 @@ class SpeculativePanel(LabPanel):
             self.show_result(self.result)
 
     # ---- running ------------------------------------------------------------------------------
-    def make_job(self, model: ModelHandle) -> JobFactory:
+    def make_job(self, model: LoadedModel) -> JobFactory:
         ks = parse_ks(self.ks.text())
         ids = prompt_ids(model, self.question.text())
         n = self.new_tokens.value()

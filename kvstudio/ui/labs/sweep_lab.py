@@ -18,6 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QWidget
 
 from kvstudio.engine.records import MODES
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import SWEEP
 from kvstudio.ui.app.lazy import LazyModule
@@ -27,7 +28,6 @@ from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.plots.base import MODE_COLOURS
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 
@@ -132,7 +132,7 @@ class LengthSweepPanel(LabPanel):
         if self.result is not None and isinstance(self.result, lab.SweepLabResult):
             self.show_result(self.result)
 
-    def make_job(self, model: ModelHandle) -> JobFactory:
+    def make_job(self, model: LoadedModel) -> JobFactory:
         values = parse_lengths(self.values.text())
         vary, fixed = self.vary.currentData(), self.fixed.value()
         repeats = self.repeats.value()

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.engine.records import SamplingSettings
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE, EMPTY_ANSWER
 from kvstudio.labs.registry import SAMPLE
 from kvstudio.ui.app.lazy import LazyModule
@@ -33,7 +34,7 @@ from kvstudio.ui.labs.shared.base import LabPanel, prompt_ids, series_colour
 from kvstudio.ui.labs.shared.results_table import CHECK, CROSS
 from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.run.engine_adapter import ModelHandle, parse_temperatures
+from kvstudio.ui.run.engine_adapter import parse_temperatures
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 
@@ -168,7 +169,7 @@ class TemperaturePanel(LabPanel):
     def _show_settings(self) -> None:
         self.settings_label.setText(self.settings_text())
 
-    def make_job(self, model: ModelHandle) -> JobFactory:
+    def make_job(self, model: LoadedModel) -> JobFactory:
         temps = parse_temperatures(self.temperatures.text())
         if not temps:
             raise ValueError("Give at least one temperature, e.g. 0.3, 0.7, 1.0, 1.3.")

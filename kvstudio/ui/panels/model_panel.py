@@ -17,9 +17,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.plain_text import plain_label
-from kvstudio.ui.run.engine_adapter import ModelChoice, ModelHandle
+from kvstudio.ui.run.engine_adapter import ModelChoice, choice_of
 
 EMBEDDED = ("embedded-chat", "embedded-base")
 OPENED = "opened"  # the combo's third entry while a folder or .pth model is loaded
@@ -44,7 +45,7 @@ class ModelPanel(RetranslateOnLanguageChange, QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self._box)
-        self._model: ModelHandle | None = None
+        self._model: LoadedModel | None = None
         self._embedded.activated.connect(self._on_embedded_activated)
         self._open_folder.clicked.connect(self.choose_folder)
         self._open_pth.clicked.connect(self.choose_pth)
@@ -61,14 +62,14 @@ class ModelPanel(RetranslateOnLanguageChange, QWidget):
         """The line that names the loaded model."""
         return self._loaded
 
-    def show_loaded(self, model: ModelHandle) -> None:
+    def show_loaded(self, model: LoadedModel) -> None:
         """Select what is loaded: an embedded model, or an entry naming the opened one."""
         self._model = model
         opened = self._embedded.findData(OPENED)
-        if model.choice.kind in EMBEDDED:
+        if choice_of(model).kind in EMBEDDED:
             if opened >= 0:
                 self._embedded.removeItem(opened)
-            self._embedded.setCurrentIndex(self._embedded.findData(model.choice.kind))
+            self._embedded.setCurrentIndex(self._embedded.findData(choice_of(model).kind))
         else:
             if opened < 0:
                 self._embedded.addItem("", OPENED)
@@ -100,7 +101,7 @@ class ModelPanel(RetranslateOnLanguageChange, QWidget):
         kind = self._embedded.itemData(index)
         if kind == OPENED:  # the opened model is the one loaded: nothing to do
             return
-        if self._model is not None and self._model.choice == ModelChoice(kind):
+        if self._model is not None and choice_of(self._model) == ModelChoice(kind):
             return  # the model already loaded: reloading it would only clear the runs
         self.model_chosen.emit(ModelChoice(kind))
 

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 
 from kvstudio.engine.records import StepRecord
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.run.engine_adapter import (
     AnswerCounts,
     ModelChoice,
-    ModelHandle,
     RunCost,
     RunInfo,
     RunRequest,
@@ -60,7 +60,7 @@ CostConfirmer = Callable[[RunCost], bool]  # True = go on
 
 class RunController(QObject):
     playing_changed = Signal(bool)
-    model_loaded = Signal(object)  # ModelHandle
+    model_loaded = Signal(object)  # LoadedModel
     problem = Signal(str)  # a message for the user (already actionable)
     loading = Signal(bool)  # a model load started (True) or ended, loaded or failed (False)
     sampling_started = Signal()
@@ -77,7 +77,7 @@ class RunController(QObject):
         self.store = RunStore()
         self.state = RunState(self)
         self.replay = ReplayController(self.store, self)
-        self.model: ModelHandle | None = None
+        self.model: LoadedModel | None = None
         self.playing = False  # the live worker's play timer (the state knows the replay's)
         self.sampling = False
         self.loading_model = False
@@ -380,7 +380,7 @@ class RunController(QObject):
         self.host.cancel_sampling()
 
     # ---- reports from the worker ---------------------------------------------------------
-    def _on_model_loaded(self, model: ModelHandle) -> None:
+    def _on_model_loaded(self, model: LoadedModel) -> None:
         self.loading_model = False
         self.loading.emit(False)
         self.model = model

@@ -1,8 +1,10 @@
 """The one place where the window meets the engine's names.
 
 Owns the small value types the window passes around (`ModelChoice`,
-`RunSettings`, `RunRequest`, `RunInfo`, `ModelHandle`, `AnswerCounts`) and
-thin functions that call the engine, labs and files: load a model, encode a prompt, make a
+`RunSettings`, `RunRequest`, `RunInfo`, `AnswerCounts`), the bridge between a
+`ModelChoice` and the one loaded-model type (`kvstudio.files.loaded.LoadedModel`:
+`load_model`, `loader_arguments`, `choice_of`, `with_choice`, `wrap_model`) and
+thin functions that call the engine, labs and files: encode a prompt, make a
 stepper, run repeated sampling. If a core name changes, only this module
 changes. It imports no Qt, so it can be tested and reused headless.
 
@@ -25,16 +27,17 @@ from kvstudio.engine import formulas
 from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.costs import RunCost, StepTimes, generation_cost
 from kvstudio.engine.records import Mode, SamplingSettings
+from kvstudio.files.loaded import LoadedModel
+from kvstudio.files.resources import RANDOM_MODEL_NAME
 from kvstudio.labs.course import COURSE
 from kvstudio.ui.run import weights_notice
 
 if TYPE_CHECKING:
-    from kvstudio.engine.backends.minimind import LanguageModel
     from kvstudio.engine.cache.layout import CachePlan
     from kvstudio.engine.generate import Stepper
     from kvstudio.engine.model import MiniMindLM
     from kvstudio.engine.tokenizer import TextTokenizer
-    from kvstudio.files import checkpoints
+    from kvstudio.files.loaded import Origin
 
 log = logging.getLogger(__name__)
 
@@ -51,23 +54,6 @@ class ModelChoice:
     kind: ChoiceKind = "embedded-chat"
     path: str = ""  # model folder or .pth file
     tokenizer_path: str = ""  # tokenizer folder (for .pth only)
-
-
-@dataclass(frozen=True)
-class ModelHandle:
-    """A model ready to step: the backend, its tokenizer and facts the window shows."""
-
-    name: str
-    backend: LanguageModel
-    tokenizer: TextTokenizer
-    is_chat: bool  # a chat-tuned model: the chat template is on by default (see looks_like_chat)
-    max_positions: int  # prompt + new tokens must fit
-    choice: ModelChoice = field(default_factory=ModelChoice)
-    is_random: bool = False  # random weights: the text is meaningless, the numbers are real
-
-    @property
-    def device(self) -> str:
-        return str(self.backend.device)
 
 
 @dataclass(frozen=True)
@@ -190,104 +176,74 @@ def parse_temperatures(text: str) -> tuple[float, ...]:
 # ---- models --------------------------------------------------------------------------------
 
 
-def looks_like_chat(name: str, tokenizer: TextTokenizer) -> bool:
-    """Chat-tuned or not, from what we have: ChatML tokens, and no "base"/"pretrain" in the name.
+def loader_arguments(choice: ModelChoice) -> tuple[str, str | None]:
+    """The window's choice as what `kvstudio.files.loaded.load_model` takes: the name or
+    path a user would type, and the tokenizer folder of a .pth (None: its own folder)."""
+    if choice.kind == "embedded-chat":
+        return "ko-chat", None
+    if choice.kind == "embedded-base":
+        return "ko-base", None
+    if choice.kind == "random":
+        return RANDOM_MODEL_NAME, None
+    if choice.kind == "pth":
+        return choice.path, choice.tokenizer_path or None
+    return choice.path, None
 
-    Base and chat models share MiniMind's tokenizer (ChatML tokens included), and
-    checkpoints carry no flag, so the name decides (ko-base, pretrain_512.pth vs
-    ko-chat, full_sft_512.pth). The user can still tick the template either way.
-    """
-    lowered = name.lower()
-    return tokenizer.has_chat_tokens and not any(w in lowered for w in ("base", "pretrain"))
+
+def choice_of(model: LoadedModel) -> ModelChoice:
+    """The window's description of how `model` was asked for (the model box, the settings)."""
+    if model.origin == "random":
+        return ModelChoice("random")
+    if model.origin == "embedded":
+        return ModelChoice("embedded-base" if model.requested == "ko-base" else "embedded-chat")
+    if model.origin == "pth":
+        return ModelChoice("pth", model.requested, model.tokenizer_path)
+    return ModelChoice("folder", model.requested)
 
 
-def wrap_loaded(loaded: checkpoints.LoadedModel, choice: ModelChoice) -> ModelHandle:
-    """The engine's `LoadedModel` → what the window keeps (backend, tokenizer, facts)."""
-    from kvstudio.engine.backends.minimind import MiniMindBackend
+def with_choice(model: LoadedModel, choice: ModelChoice) -> LoadedModel:
+    """`model` described as if loaded from `choice` (`choice_of` gives `choice` back): a
+    model in memory standing in for an embedded one (tests, scripts)."""
+    from dataclasses import replace
 
-    backend = MiniMindBackend(loaded.model, name=loaded.label)
-    return ModelHandle(
-        name=loaded.label,
-        backend=backend,
-        tokenizer=loaded.tokenizer,
-        is_chat=looks_like_chat(loaded.label, loaded.tokenizer),
-        max_positions=int(loaded.config.max_position_embeddings),
-        choice=choice,
-        is_random=loaded.is_random,
-    )
+    requested, tokenizer_path = loader_arguments(choice)
+    origins: dict[ChoiceKind, Origin] = {"embedded-chat": "embedded", "embedded-base": "embedded",
+                                         "folder": "folder", "pth": "pth", "random": "random"}
+    return replace(model, origin=origins[choice.kind], requested=requested,
+                   tokenizer_path=tokenizer_path or "")
 
 
 def wrap_model(
     model: MiniMindLM, tokenizer: TextTokenizer, name: str, choice: ModelChoice
-) -> ModelHandle:
-    """A `MiniMindLM` + tokenizer already in memory (tests, scripts) → ModelHandle."""
-    from kvstudio.engine.backends.minimind import MiniMindBackend
+) -> LoadedModel:
+    """A `MiniMindLM` + tokenizer already in memory (tests, scripts) → the loaded model,
+    described as if loaded from `choice` (`with_choice`)."""
+    from kvstudio.files.loaded import from_minimind
 
-    return ModelHandle(
-        name=name,
-        backend=MiniMindBackend(model, name=name),
-        tokenizer=tokenizer,
-        is_chat=looks_like_chat(name, tokenizer),
-        max_positions=int(model.config.max_position_embeddings),
-        choice=choice,
-    )
+    return with_choice(from_minimind(model, tokenizer, name), choice)
 
 
-def wrap_hf_folder(choice: ModelChoice) -> ModelHandle:
-    """A local transformers folder (Llama, Qwen3, EXAONE …) → ModelHandle, on the CPU in fp32."""
-    from kvstudio.engine.backends.hf import load_hf_backend
-
-    backend, tokenizer = load_hf_backend(choice.path)
-    return ModelHandle(
-        name=backend.name,
-        backend=backend,
-        tokenizer=tokenizer,
-        is_chat=looks_like_chat(backend.name, tokenizer),
-        max_positions=backend.max_positions,
-        choice=choice,
-    )
-
-
-def load_model(choice: ModelChoice) -> ModelHandle:
-    """Load what the user picked; raises ValueError with an actionable message.
+def load_model(choice: ModelChoice) -> LoadedModel:
+    """Load what the user picked (`kvstudio.files.loaded.load_model`, the loader every front
+    shares, on the CPU in the stored dtype); raises ValueError with an actionable message.
 
     Marks the charts drawn from now on as drawn by random weights, or not (`weights_notice`).
     """
-    handle = _load(choice)
-    weights_notice.set_random_weights(handle.is_random)
-    return handle
+    from kvstudio.files.loaded import load_model as load
+
+    name, tokenizer = loader_arguments(choice)
+    model = load(name, tokenizer=tokenizer)
+    weights_notice.set_random_weights(model.is_random)
+    return model
 
 
-def _load(choice: ModelChoice) -> ModelHandle:
-    from kvstudio.engine.backends.hf import is_hf_folder
-    from kvstudio.files import checkpoints
-
-    if choice.kind == "folder":
-        if is_hf_folder(choice.path):  # a transformers folder (needs the [hf] extra)
-            return wrap_hf_folder(choice)
-        return wrap_loaded(checkpoints.load_model_folder(choice.path), choice)
-    if choice.kind == "pth":
-        return wrap_loaded(checkpoints.load_minimind_pth(choice.path, choice.tokenizer_path),
-                           choice)
-    if choice.kind == "random":
-        return wrap_loaded(checkpoints.random_model(), choice)
-    wanted = "ko-chat" if choice.kind == "embedded-chat" else "ko-base"
-    folder = checkpoints.MODELS_DIR / wanted
-    if not folder.is_dir():
-        raise ValueError(
-            f"The embedded model {wanted} is not in {checkpoints.MODELS_DIR}. "
-            f"{checkpoints.MISSING_MODELS_HELP}"
-        )
-    return wrap_loaded(checkpoints.load_model_folder(folder), choice)
-
-
-ModelLoader = Callable[[ModelChoice], ModelHandle]
+ModelLoader = Callable[[ModelChoice], LoadedModel]
 
 
 # ---- runs ----------------------------------------------------------------------------------
 
 
-def encode_prompt(model: ModelHandle, request: RunRequest) -> list[int]:
+def encode_prompt(model: LoadedModel, request: RunRequest) -> list[int]:
     """The prompt's token ids; ValueError if it is empty or too long for the model."""
     text = request.prompt.strip()
     if not text:
@@ -312,7 +268,7 @@ def encode_prompt(model: ModelHandle, request: RunRequest) -> list[int]:
     return ids
 
 
-def run_cost(model: ModelHandle, request: RunRequest, step_times: StepTimes) -> RunCost:
+def run_cost(model: LoadedModel, request: RunRequest, step_times: StepTimes) -> RunCost:
     """The cost of running `request` to its budget (`costs.generation_cost`, the rule the
     command line uses too), its seconds from the time per forward call fitted to the
     steps measured so far (`StepTimes.fit`); ValueError as `encode_prompt` gives."""
@@ -322,7 +278,7 @@ def run_cost(model: ModelHandle, request: RunRequest, step_times: StepTimes) -> 
                            step_times.fit(mode))
 
 
-def make_stepper(model: ModelHandle, prompt_ids: list[int], settings: RunSettings) -> Stepper:
+def make_stepper(model: LoadedModel, prompt_ids: list[int], settings: RunSettings) -> Stepper:
     from kvstudio.engine.generate import Stepper
 
     return Stepper(
@@ -338,7 +294,7 @@ def make_stepper(model: ModelHandle, prompt_ids: list[int], settings: RunSetting
 
 
 def run_info(
-    run_id: int, model: ModelHandle, request: RunRequest, prompt_ids: list[int]
+    run_id: int, model: LoadedModel, request: RunRequest, prompt_ids: list[int]
 ) -> RunInfo:
     from kvstudio.engine.cache.layout import cache_plan
 
@@ -360,7 +316,7 @@ def run_info(
 
 
 def repeated_sampling(
-    model: ModelHandle,
+    model: LoadedModel,
     prompt_ids: list[int],
     settings: RunSettings,
     samples: int,
@@ -410,7 +366,7 @@ CALIBRATION_REPEATS = 3  # its timed forwards: the rate is their median
 Timing = Callable[[], AbstractContextManager[object]]  # a context around a timed forward
 
 
-def warm_up(model: ModelHandle, timing: Timing | None = None) -> tuple[int, float]:
+def warm_up(model: LoadedModel, timing: Timing | None = None) -> tuple[int, float]:
     """Forwards before the first run, so its TTFT is not the model's first-ever forward;
     returns (tokens, median seconds) of a timed forward without a cache: a recompute step.
 
@@ -457,7 +413,7 @@ def torch_threads() -> int:
 def with_torch_threads(loader: ModelLoader, threads: int) -> ModelLoader:
     """`loader` that first sets torch's threads: torch is imported there, on the worker thread."""
 
-    def load(choice: ModelChoice) -> ModelHandle:
+    def load(choice: ModelChoice) -> LoadedModel:
         set_torch_threads(threads)
         return loader(choice)
 

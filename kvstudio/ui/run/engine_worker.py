@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.run.engine_adapter import (
     AnswerCounts,
     ModelChoice,
-    ModelHandle,
     ModelLoader,
     RunRequest,
     encode_prompt,
@@ -47,7 +47,7 @@ MIN_PLAY_INTERVAL_MS = 2  # "as fast as possible" still rests 2 ms per step: the
 class GenerationWorker(QObject):
     """Owns the model and the live stepper; every slot runs on the worker thread."""
 
-    model_loaded = Signal(object)  # ModelHandle
+    model_loaded = Signal(object)  # LoadedModel
     calibrated = Signal(int, float)  # tokens, seconds of one timed forward without a cache
     load_failed = Signal(object)  # the ModelChoice that could not be loaded
     run_started = Signal(object)  # RunInfo
@@ -64,7 +64,7 @@ class GenerationWorker(QObject):
         # Each timed step waits for the window to rest (`StepGate`): a record's elapsed_s is
         # the model's forward and sampling alone, never forward plus somebody's redraw.
         self.gate = gate or StepGate()
-        self._model: ModelHandle | None = None
+        self._model: LoadedModel | None = None
         self._stepper: Stepper | None = None
         self._request: RunRequest | None = None
         self._run_id = 0

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.registry import SERVING
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.plain_text import plain_label
@@ -60,7 +61,6 @@ from kvstudio.ui.labs.shared.base import series_colour
 from kvstudio.ui.labs.shared.results_table import ResultsTable
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 
@@ -329,7 +329,7 @@ class ServingPanel(ServingExports):
             prefix_cache=self.prefix.currentData(),
         )
 
-    def make_job(self, model: ModelHandle) -> JobFactory:
+    def make_job(self, model: LoadedModel) -> JobFactory:
         sizes = parse_batch_sizes(self.batch_sizes.text())
         if sizes:
             batching.check_batch_sizes(sizes)
@@ -353,7 +353,7 @@ class ServingPanel(ServingExports):
 
         return job
 
-    def _requests_job(self, model: ModelHandle, path: Path | None, system: str | None,
+    def _requests_job(self, model: LoadedModel, path: Path | None, system: str | None,
                       config: Any, answer_tokens: int, repeats: int) -> JobFactory:
         """The requests' run on `model`: read and checked here, so a bad file is one message
         before anything runs."""

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.messages import localize
@@ -55,7 +56,6 @@ from kvstudio.ui.plots.chart_data import (
 )
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.sizing import fit_bottom_title, fit_side_titles, follow_title, keep_readable
-from kvstudio.ui.run.engine_adapter import ModelHandle
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 
@@ -70,7 +70,7 @@ def series_colour(index: int) -> str:
     return SERIES_COLOURS[index % len(SERIES_COLOURS)]
 
 
-def prompt_ids(model: ModelHandle, text: str) -> list[int]:
+def prompt_ids(model: LoadedModel, text: str) -> list[int]:
     """The question as the model sees it: in the chat template when the model has one."""
     tokenizer: TextTokenizer = model.tokenizer
     if not text.strip():
@@ -119,8 +119,8 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.exporter = exporter
-        self.model: ModelHandle | None = None
-        self.ran_on: ModelHandle | None = None  # the model the last run started on
+        self.model: LoadedModel | None = None
+        self.ran_on: LoadedModel | None = None  # the model the last run started on
         self.lab_models: LabModels = LAB_MODELS
         self._ran_plan: LabModelPlan | None = None
         self.result: object | None = None
@@ -275,7 +275,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
                 if check is not None:
                     check()
 
-    def make_job(self, model: ModelHandle) -> JobFactory:
+    def make_job(self, model: LoadedModel) -> JobFactory:
         raise NotImplementedError
 
     def clear_views(self) -> None:
@@ -373,7 +373,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self.status.setText(text())
 
     # ---- API ----------------------------------------------------------------------------
-    def set_model(self, model: ModelHandle | None) -> None:
+    def set_model(self, model: LoadedModel | None) -> None:
         self.model = model
         self.run_button.setEnabled(model is not None and not self.runner.busy)
         self.lab_models.prefetch(model, self.course_role)  # on a worker thread

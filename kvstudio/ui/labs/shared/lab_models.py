@@ -23,8 +23,9 @@ from typing import Literal
 
 from PySide6.QtCore import QCoreApplication
 
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE, LabModel
-from kvstudio.ui.run.engine_adapter import ModelChoice, ModelHandle, ModelLoader, load_model
+from kvstudio.ui.run.engine_adapter import ModelChoice, ModelLoader, load_model
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +43,9 @@ def lab_model_name(role: CourseRole) -> LabModel:
     return COURSE.model_for_cache("paged" if role == "paged" else "dynamic")
 
 
-def embedded_name(model: ModelHandle) -> LabModel | None:
+def embedded_name(model: LoadedModel) -> LabModel | None:
     """"ko-base" or "ko-chat" when `model` is that shipped model; None for the user's own."""
-    if not model.choice.kind.startswith("embedded") or model.is_random:
+    if model.origin != "embedded" or model.is_random:
         return None
     for name in EMBEDDED:
         if model.name == name:
@@ -61,7 +62,7 @@ class LabModelPlan:
     course: bool
 
 
-def plan(window: ModelHandle, role: CourseRole | None) -> LabModelPlan:
+def plan(window: LoadedModel, role: CourseRole | None) -> LabModelPlan:
     """The model a lab of `role` runs on while the window runs `window`."""
     if role is None or embedded_name(window) is None:
         return LabModelPlan(window.name, role, course=False)
@@ -79,10 +80,10 @@ class LabModels:
     def __init__(self, loader: ModelLoader = load_model) -> None:
         self._loader = loader
         self._lock = threading.Lock()
-        self._loading: dict[LabModel, Future[ModelHandle]] = {}
+        self._loading: dict[LabModel, Future[LoadedModel]] = {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kvstudio-lab-model")
 
-    def prefetch(self, window: ModelHandle | None, role: CourseRole | None) -> None:
+    def prefetch(self, window: LoadedModel | None, role: CourseRole | None) -> None:
         """Start loading the model a lab of `role` will need, if it is not the window's."""
         if window is None:
             return
@@ -90,7 +91,7 @@ class LabModels:
             if lab_model_name(role) != window.name:
                 self._future(lab_model_name(role))
 
-    def resolve(self, window: ModelHandle, role: CourseRole | None) -> ModelHandle:
+    def resolve(self, window: LoadedModel, role: CourseRole | None) -> LoadedModel:
         """The model a lab of `role` runs on; ValueError (a message) if it cannot load."""
         if role is None or not plan(window, role).course:
             return window
@@ -105,7 +106,7 @@ class LabModels:
             log.exception("Loading %s for the labs failed", name)
             raise ValueError(f"{name} could not be loaded for this lab: {exc}") from exc
 
-    def _future(self, name: LabModel) -> Future[ModelHandle]:
+    def _future(self, name: LabModel) -> Future[LoadedModel]:
         with self._lock:
             future = self._loading.get(name)
             if future is None or (future.done() and future.exception() is not None):
