@@ -22,8 +22,32 @@ from kvstudio.files.checkpoints import train_fallback_tokenizer
 torch.set_num_threads(1)
 
 
+def _modules_with(session: pytest.Session, name: str) -> dict[object, list[pytest.Item]]:
+    """The collected test modules that define `name`, with their selected tests."""
+    found: dict[object, list[pytest.Item]] = {}
+    for item in session.items:
+        module = getattr(item, "module", None)
+        if callable(getattr(module, name, None)):
+            found.setdefault(module, []).append(item)
+    return found
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A test module whose checks read a child process (a fresh interpreter that spends
+    seconds starting) defines ``start_in_background(items)``: it starts that child now,
+    if one of its selected `items` needs it, so the child runs beside the tests before
+    the module instead of the session waiting for it there."""
+    for module, items in _modules_with(session, "start_in_background").items():
+        module.start_in_background(items)  # type: ignore[attr-defined]
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """A run that tests/core/test_other_cpus.py started reports the kernels it ran on."""
+    """A run that tests/core/test_other_cpus.py started reports the kernels it ran on.
+
+    Children started in the background that a session ended before reading are ended
+    (``stop_in_background``)."""
+    for module in _modules_with(session, "stop_in_background"):
+        module.stop_in_background()  # type: ignore[attr-defined]
     report = os.environ.get("KVSTUDIO_KERNEL_REPORT")
     if report:
         from core.kernels import write_report

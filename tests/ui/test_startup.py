@@ -11,8 +11,10 @@ both streams before it, so each test reads its own stage's output.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,18 +168,57 @@ def _stages(text: str) -> dict[str, str]:
     return parts
 
 
+# The interpreter running the stages, once a session (`start_in_background`).
+_started: list[tuple[subprocess.Popen[str], Path]] = []
+
+
+def start_in_background(items: list[pytest.Item]) -> None:
+    """Start the stages' interpreter if a selected test reads it: ``tests/conftest.py``
+    calls this once the session has collected its tests, so it runs beside the tests
+    before this module."""
+    if any("startup_process" in getattr(item, "fixturenames", ()) for item in items):
+        _start()
+
+
+def stop_in_background() -> None:
+    """At the session's end: end the interpreter if it still runs, remove its output."""
+    for process, folder in _started:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+    _started.clear()
+
+
+def _start() -> tuple[subprocess.Popen[str], Path]:
+    """The stages' interpreter, started once a session; its output goes to files, so it
+    never blocks on a pipe."""
+    if not _started:
+        folder = Path(tempfile.mkdtemp(prefix="kvstudio-startup-"))
+        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+        script = STAGE + SHOW_BEFORE_TORCH + MAIN_CLOSES_AS_THE_MODEL_LOADS + MAIN_RUNS_AND_QUITS
+        with (folder / "stdout").open("w", encoding="utf-8") as out, \
+                (folder / "stderr").open("w", encoding="utf-8") as err:
+            process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env,
+                                       stdout=out, stderr=err, text=True)
+        _started.append((process, folder))
+    return _started[0]
+
+
 @pytest.fixture(scope="module")
 def startup_process() -> Iterator[StartupProcess]:
-    """The stages in one fresh interpreter, offscreen (started once for this module)."""
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
-    script = STAGE + SHOW_BEFORE_TORCH + MAIN_CLOSES_AS_THE_MODEL_LOADS + MAIN_RUNS_AND_QUITS
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
-    stdout, stderr = _stages(done.stdout), _stages(done.stderr)
-    for name in ("shown before torch", "closed as the model loads", "runs and quits"):
-        stdout.setdefault(name, "")  # a stage never reached printed nothing
-        stderr.setdefault(name, "")
-    yield StartupProcess(done.returncode, stdout, stderr)
+    """The stages in one fresh interpreter, offscreen (started once a session)."""
+    process, folder = _start()
+    try:
+        code = process.wait(timeout=300)
+        stdout = _stages((folder / "stdout").read_text(encoding="utf-8"))
+        stderr = _stages((folder / "stderr").read_text(encoding="utf-8"))
+        for name in ("shown before torch", "closed as the model loads", "runs and quits"):
+            stdout.setdefault(name, "")  # a stage never reached printed nothing
+            stderr.setdefault(name, "")
+        yield StartupProcess(code, stdout, stderr)
+    finally:
+        stop_in_background()
 
 
 def test_the_real_window_runs_and_exits_cleanly(startup_process: StartupProcess) -> None:
