@@ -51,7 +51,7 @@ def main(settings_path: str) -> int:
     model, tokenizer = tiny_model(max_positions=256)
     handle = wrap_model(model, tokenizer, "slow", ModelChoice())
     backend = SlowBackend(handle.backend)
-    slow_handle = replace(handle, backend=backend)
+    slow_handle = replace(handle, backend=backend)  # type: ignore[arg-type]
     app, window = open_window(settings_path, slow_handle)
 
     def step_slowly() -> None:
