@@ -15,19 +15,19 @@ is only a hang guard for the old behaviour, never a time limit.
 from __future__ import annotations
 
 import inspect
-import subprocess
 import sys
 import threading
-import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lab_helpers import show_lab
 
 import kvstudio.labs.beam as beam_module
 from kvstudio.labs.beam import TransformersCheck
 from kvstudio.ui.labs import BeamSearchPanel
+from tests.ui.background_child import BackgroundChildren, Child
 from tests.ui.waits import HANG_GUARD_MS, HANG_GUARD_S
 
 HOLD_S = HANG_GUARD_S / 2  # the held check lets go by itself only after this (old behaviour)
@@ -80,21 +80,28 @@ def test_cancel_during_the_transformers_check_does_not_wait_for_it(  # type: ign
                 thread.join(HANG_GUARD_S)
 
 
-def test_closing_during_the_transformers_check_ends_the_process(tmp_path: Path) -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", SCRIPT, str(tmp_path / "settings.ini"), str(HOLD_S)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
-    )
-    lines: list[str] = []
-    assert process.stdout is not None
-    deadline = time.monotonic() + 2 * HANG_GUARD_S
-    for line in process.stdout:
-        lines.append(line.rstrip())
-        if time.monotonic() > deadline:  # a hang guard only
-            process.kill()
-            break
-    code = process.wait(timeout=HANG_GUARD_S)
-    output = "\n".join(lines)
+CHILDREN = BackgroundChildren(ROOT)
+CLOSE_TEST = "test_closing_during_the_transformers_check_ends_the_process"
+
+
+def _close_app() -> Child:
+    """The window script, closed during the held check (its own process)."""
+    return CHILDREN.child(CLOSE_TEST, lambda folder: [
+        sys.executable, "-m", SCRIPT, str(folder / "settings.ini"), str(HOLD_S)])
+
+
+def start_in_background(items: list[pytest.Item]) -> None:
+    """Started once the session has collected this test (``tests/conftest.py``)."""
+    if any(item.name == CLOSE_TEST for item in items):
+        _close_app()
+
+
+def stop_in_background() -> None:
+    CHILDREN.stop()
+
+
+def test_closing_during_the_transformers_check_ends_the_process() -> None:
+    code, output = _close_app().finish(timeout=3 * HANG_GUARD_S)  # a hang guard only
     assert "closing" in output, output
     assert code == 0, output
     assert "exited" in output, output
