@@ -21,11 +21,18 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class Child:
-    """One child: its process, a folder of its own, and its stdout and stderr in one file."""
+    """One child: its process, a folder of its own, its stdout (`output`, with its stderr
+    unless `errors` holds that apart)."""
 
     process: subprocess.Popen[str]
     folder: Path
     output: Path
+    errors: Path | None = None
+
+    def stderr(self) -> str:
+        """What it wrote to stderr (kept apart from stdout)."""
+        assert self.errors is not None, "this child's stderr is in its output"
+        return self.errors.read_text(encoding="utf-8", errors="replace")
 
     def finish(self, timeout: float) -> tuple[int, str]:
         """Wait for the end (a child still running after `timeout` s is killed: a hang
@@ -46,16 +53,21 @@ class BackgroundChildren:
         self._children: dict[str, Child] = {}
 
     def child(self, name: str, argv: Callable[[Path], Sequence[str]],
-              env: dict[str, str] | None = None) -> Child:
+              env: dict[str, str] | None = None, stderr_apart: bool = False,
+              in_folder: bool = False) -> Child:
         """The child for test `name` (started now if it was not): `argv(folder)` is its
-        command line, given the folder it may write in."""
+        command line, given the folder it may write in (its working folder with
+        `in_folder`); with `stderr_apart` its stderr goes to a file of its own."""
         if name not in self._children:
             folder = Path(tempfile.mkdtemp(prefix=f"kvstudio-{name[:40]}-"))
             output = folder / "output.txt"
-            with output.open("w", encoding="utf-8") as out:
-                process = subprocess.Popen(list(argv(folder)), cwd=self._cwd, env=env,
-                                           stdout=out, stderr=subprocess.STDOUT, text=True)
-            self._children[name] = Child(process, folder, output)
+            errors = folder / "errors.txt" if stderr_apart else None
+            with output.open("w", encoding="utf-8") as out, \
+                    (errors or output).open("a", encoding="utf-8") as err:
+                process = subprocess.Popen(
+                    list(argv(folder)), cwd=folder if in_folder else self._cwd, env=env,
+                    stdout=out, stderr=err if errors else subprocess.STDOUT, text=True)
+            self._children[name] = Child(process, folder, output, errors)
         return self._children[name]
 
     def stop(self) -> None:

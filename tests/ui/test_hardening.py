@@ -6,7 +6,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from kvstudio.files import folder_write
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.classroom import ClassroomExtras
 from kvstudio.ui.run.engine_adapter import ModelChoice, RunCost, choice_of
+from tests.ui.background_child import BackgroundChildren, Child
 from tests.ui.waits import HANG_GUARD_MS, model_thread_caught_up
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -43,21 +43,39 @@ def _run_to_end(qtbot, window, steps: int) -> None:  # type: ignore[no-untyped-d
     window.controller.pacer.flush()
 
 
-def test_closing_during_a_step_longer_than_the_stop_timeout_exits_cleanly(
-    tmp_path: Path,
-) -> None:
-    """A step outlasting the 0.2 s stop timeout: the thread is parked, the process exits 0."""
+CHILDREN = BackgroundChildren(REPO)
+SLOW_CLOSE_TEST = "test_closing_during_a_step_longer_than_the_stop_timeout_exits_cleanly"
+
+
+def _slow_close_app() -> Child:
+    """The window script closed during a step longer than the stop timeout (its own
+    process, started once the session has collected the test: ``tests/conftest.py``)."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "QT_QPA_PLATFORM": "offscreen"}
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.ui.slow_close_app", str(tmp_path / "s.ini")],
-        capture_output=True, text=True, env=env, cwd=REPO, timeout=240, check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "step started" in done.stdout and "closed" in done.stdout
-    assert "parked 1" in done.stdout  # the step outlasted the timeout: parked, not destroyed
-    assert "after waiting 0" in done.stdout  # and it ended before the process did
-    assert "left for the exit hook 0" in done.stdout  # nothing for PySide to delete at exit
-    assert "Destroyed while thread" not in done.stderr
+    return CHILDREN.child(SLOW_CLOSE_TEST, lambda folder: [
+        sys.executable, "-m", "tests.ui.slow_close_app", str(folder / "s.ini")],
+        env=env, stderr_apart=True)
+
+
+def start_in_background(items: list[pytest.Item]) -> None:
+    if any(item.name == SLOW_CLOSE_TEST for item in items):
+        _slow_close_app()
+
+
+def stop_in_background() -> None:
+    CHILDREN.stop()
+
+
+def test_closing_during_a_step_longer_than_the_stop_timeout_exits_cleanly() -> None:
+    """A step outlasting the 0.2 s stop timeout: the thread is parked, the process exits 0."""
+    child = _slow_close_app()
+    code, stdout = child.finish(timeout=240)  # a hang guard only
+    stderr = child.stderr()
+    assert code == 0, stderr[-2000:]
+    assert "step started" in stdout and "closed" in stdout
+    assert "parked 1" in stdout  # the step outlasted the timeout: parked, not destroyed
+    assert "after waiting 0" in stdout  # and it ended before the process did
+    assert "left for the exit hook 0" in stdout  # nothing for PySide to delete at exit
+    assert "Destroyed while thread" not in stderr
 
 
 def test_a_damaged_run_file_is_a_message_and_the_runs_stay(
