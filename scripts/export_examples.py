@@ -52,13 +52,14 @@ from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
 import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
+from kvstudio.charts import export
+from kvstudio.charts.i18n import LanguageSwitcher
 from kvstudio.engine.records import MODES, SamplingSettings
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.cache import compare as compare_lab
 from kvstudio.labs.common import finish
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import LABS
-from kvstudio.ui.app.i18n import LanguageSwitcher
 from kvstudio.ui.app.shutdown import tear_down
 from kvstudio.ui.app.startup import prepare_application
 from kvstudio.ui.labs import (
@@ -86,7 +87,6 @@ from kvstudio.ui.run.engine_adapter import (
     run_info,
 )
 from kvstudio.ui.run.store import RunStore
-from kvstudio.ui.slides import export
 from kvstudio.ui.slides.export_menu import ChartExporter
 from kvstudio.ui.slides.numbers import answer_rows, numbers_document
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QApplication
 
-from kvstudio.ui.app.i18n import LanguageSwitcher
+from kvstudio.charts.i18n import LanguageSwitcher
 from kvstudio.ui.app.shutdown import tear_down
 from kvstudio.ui.app.startup import prepare_application
 from kvstudio.ui.labs import PagedCachePanel, ProjectorPanel, QuantizedCachePanel

@@ -1,7 +1,7 @@
 """A lab's chart in a notebook: the window's own plot items, drawn live in the browser.
 
 Owns `chart_frame` / `chart_png` (the chart rendered at a notebook size by the
-export's renderer, `kvstudio.ui.slides.render.render_image`, in its on-screen
+export's renderer, `kvstudio.charts.render.render_image`, in its on-screen
 colours), `ChartWidget` (a ``pyqtgraph.jupyter`` view over jupyter_rfb whose
 Qt view is the lab panel's chart itself, not a copy: what the notebook shows
 is what the window's lab draws and exports) and `LiveCharts` (one widget per
@@ -22,10 +22,10 @@ import numpy as np
 from PySide6.QtGui import QImage
 
 import kvstudio.ui.plots  # noqa: F401  # first, as the window loads them: slides needs plots
+from kvstudio.charts.canvas import SlideCanvas
+from kvstudio.charts.chart_data import ChartLike
+from kvstudio.charts.render import render_image, render_png
 from kvstudio.notebook.environment import in_jupyter
-from kvstudio.ui.plots.chart_data import ChartLike
-from kvstudio.ui.slides.canvas import SlideCanvas
-from kvstudio.ui.slides.render import render_image, render_png
 
 WIDTH, HEIGHT = 960, 440  # a chart's size in a notebook cell (CSS px)
 MIN_WIDTH, MIN_HEIGHT = 200, 150  # smaller frames are refused (an unreadable chart)

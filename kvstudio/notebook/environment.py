@@ -51,8 +51,8 @@ def application() -> Any:
     prepare_qt_environment()
     from PySide6.QtWidgets import QApplication
 
-    from kvstudio.ui.app.fonts import app_font, register_bundled_font
-    from kvstudio.ui.app.i18n import LanguageSwitcher
+    from kvstudio.charts.fonts import app_font, register_bundled_font
+    from kvstudio.charts.i18n import LanguageSwitcher
 
     app = QApplication.instance() or QApplication(["kvstudio-notebook"])
     family = register_bundled_font()

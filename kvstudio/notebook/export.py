@@ -3,7 +3,7 @@
 Owns `export` (one chart as PNG, SVG, PDF or CSV, through the window's own
 `ChartExporter.export_one` with the file name given instead of asked) and
 `export_pack` (several labs' charts, numbers and tables as the window's slide
-pack, `kvstudio.ui.slides.export.export_slide_pack` via `slide_pack_of`).
+pack, `kvstudio.charts.export.export_slide_pack` via `slide_pack_of`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from kvstudio.charts.canvas import canvas_named
+from kvstudio.charts.export import EXPORT_FORMATS, ExportFormat, SlidePack
 from kvstudio.notebook.environment import application
-from kvstudio.ui.slides.canvas import canvas_named
-from kvstudio.ui.slides.export import EXPORT_FORMATS, ExportFormat, SlidePack
 
 
 @runtime_checkable
@@ -30,7 +30,7 @@ class ShownRun(Protocol):
     def panel(self) -> Any: ...
 
 def _canvas(size: str) -> Any:
-    from kvstudio.ui.plots.chart_data import ExportError
+    from kvstudio.charts.chart_data import ExportError
 
     try:
         return canvas_named(size)
@@ -72,9 +72,9 @@ def export_pack(runs: Sequence[ShownRun], folder: str | Path, *, size: str = "16
                 headline: bool = True) -> SlidePack:
     """Every chart of `runs` in every format, one PDF of all, numbers.json and the tables,
     into `folder` (made if missing), as the window's *Export slide pack* writes them."""
+    from kvstudio.charts.chart_data import ExportError
+    from kvstudio.charts.export import export_slide_pack
     from kvstudio.ui.labs.labs_panel import slide_pack_of
-    from kvstudio.ui.plots.chart_data import ExportError
-    from kvstudio.ui.slides.export import export_slide_pack
 
     application()
     charts, numbers, tables = slide_pack_of([run.panel for run in runs])

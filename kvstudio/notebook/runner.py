@@ -29,9 +29,9 @@ from kvstudio.notebook.chart_view import HEIGHT, WIDTH, LiveCharts, chart_png
 from kvstudio.notebook.progress import progress_view
 
 if TYPE_CHECKING:
+    from kvstudio.charts.chart_data import ChartLike
     from kvstudio.files.loaded import LoadedModel
     from kvstudio.ui.labs.shared.base import LabPanel
-    from kvstudio.ui.plots.chart_data import ChartLike
 
 DRAW_INTERVAL_S = 0.25  # as the window's LabPanel.redraw_interval_ms
 PROGRESS_INTERVAL_S = 0.1
@@ -189,7 +189,7 @@ class LabRun:
     @property
     def headline(self) -> str:
         """The chart's lesson with its measured numbers, as the slide prints it."""
-        from kvstudio.ui.slides.plotted_data import chart_headline
+        from kvstudio.charts.plotted_data import chart_headline
 
         return chart_headline(self.chart) or self.panel.headline()
 

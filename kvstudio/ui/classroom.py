@@ -19,6 +19,8 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, SignalInstance
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
+from kvstudio.charts.chart_data import ChartLike
+from kvstudio.charts.plotted_data import chart_headline
 from kvstudio.engine.records import DEFAULT_REPEATS
 from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
@@ -28,14 +30,12 @@ from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
 from kvstudio.ui.labs.labs_panel import slide_pack_of
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.main_window import MainWindow
-from kvstudio.ui.plots.chart_data import ChartLike
 from kvstudio.ui.run.engine_adapter import encode_prompt
 from kvstudio.ui.run.lab_worker import GeneratorRunner
 from kvstudio.ui.run.saved_runs import SavedRuns
 from kvstudio.ui.slides import numbers as numbers_json
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export, chart_title
 from kvstudio.ui.slides.numbers import sample_numbers
-from kvstudio.ui.slides.plotted_data import chart_headline
 from kvstudio.ui.slides.presenter import PresenterView
 from kvstudio.ui.slides.presenter_charts import LabChart, PresenterActions
 

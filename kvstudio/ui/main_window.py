@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.charts.i18n import LanguageSwitcher, RetranslateOnLanguageChange
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.ui.app.i18n import LanguageSwitcher, RetranslateOnLanguageChange
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import message_box
 from kvstudio.ui.app.settings import AppSettings

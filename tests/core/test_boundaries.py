@@ -45,7 +45,8 @@ PLANTED = {
     "kvstudio/files/folder_write.py": "kvstudio.cli.args",  # files reaching up to the CLI
     "kvstudio/labs/scale.py": "kvstudio.training.data",  # a sibling importing a sibling
     "kvstudio/ui/app/names.py": "kvstudio.notebook.progress",  # the window reaching up
-    "kvstudio/ui/app/korean.py": "kvstudio.cli.args",  # one front importing the other
+    "kvstudio/ui/app/plain_text.py": "kvstudio.cli.args",  # one front importing the other
+    "kvstudio/charts/korean.py": "kvstudio.ui.app.names",  # the charts reaching up to the window
 }
 
 

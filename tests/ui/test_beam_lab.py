@@ -6,12 +6,12 @@ import json
 
 from lab_helpers import run_lab, show_lab
 
+from kvstudio.charts.canvas import canvas_named
+from kvstudio.charts.chart_data import read_csv_tables
+from kvstudio.charts.export import export_slide_pack
+from kvstudio.charts.plotted_data import render_csv
 from kvstudio.labs.beam import BeamLabResult
 from kvstudio.ui.labs import BeamSearchPanel
-from kvstudio.ui.plots.chart_data import read_csv_tables
-from kvstudio.ui.slides.canvas import canvas_named
-from kvstudio.ui.slides.export import export_slide_pack
-from kvstudio.ui.slides.plotted_data import render_csv
 
 
 def test_beam_lab_draws_the_record(qtbot, exporter, tiny_handle, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -15,6 +15,11 @@ import pytest
 from lab_helpers import show_lab
 from PySide6.QtCore import QRectF, Qt
 
+from kvstudio.charts import canvas as slide_canvas
+from kvstudio.charts import render
+from kvstudio.charts.chart_data import read_csv_tables
+from kvstudio.charts.plotted_data import chart_headline, render_csv
+from kvstudio.charts.render import render_png
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.chat.session import ChatSession, ChatTurn
 from kvstudio.labs.inspector import CacheInspector
@@ -22,14 +27,9 @@ from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
 from kvstudio.ui.labs.shared.base import prompt_ids
 from kvstudio.ui.labs.shared.results_table import CHECK
-from kvstudio.ui.plots.chart_data import read_csv_tables
 from kvstudio.ui.run import threads
 from kvstudio.ui.run.lab_worker import GeneratorWorker
-from kvstudio.ui.slides import canvas as slide_canvas
-from kvstudio.ui.slides import render
 from kvstudio.ui.slides.export_menu import ChartExporter
-from kvstudio.ui.slides.plotted_data import chart_headline, render_csv
-from kvstudio.ui.slides.render import render_png
 from tests.ui.waits import HANG_GUARD_MS, HANG_GUARD_S
 
 

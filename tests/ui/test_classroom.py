@@ -12,10 +12,10 @@ from PySide6.QtCore import Qt, QThread
 from PySide6.QtGui import QAction, QFont, QKeySequence, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
+from kvstudio.charts.canvas import canvas_named
+from kvstudio.charts.chart_data import read_csv_tables
 from kvstudio.files.runfile import load_run_file, load_runs
 from kvstudio.ui.classroom import ClassroomExtras, install
-from kvstudio.ui.plots.chart_data import read_csv_tables
-from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.export_menu import ExportButton
 from tests.ui.waits import HANG_GUARD_MS
 

@@ -8,9 +8,9 @@ import pytest
 from lab_helpers import run_lab, show_lab
 from pyqtgraph import TextItem
 
+from kvstudio.charts.chart_data import plot_items
 from kvstudio.ui.labs import LengthSweepPanel
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
-from kvstudio.ui.plots.chart_data import plot_items
 from kvstudio.ui.plots.tokens_fed import TokensFedPlot
 from tests.ui.settle import settle
 from tests.ui.waits import HANG_GUARD_MS

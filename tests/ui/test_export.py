@@ -17,11 +17,13 @@ import pytest
 from PySide6.QtGui import QColor, QFont, QImage, QRawFont
 from PySide6.QtWidgets import QApplication
 
+from kvstudio.charts import canvas as slide_canvas
+from kvstudio.charts import export, plotted_data, render
+from kvstudio.charts.chart_data import read_csv_tables
+from kvstudio.charts.fonts import register_bundled_font
 from kvstudio.engine.records import MODES, SamplingSettings
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.ui.app.fonts import register_bundled_font
 from kvstudio.ui.plots import CacheBytesPlot, StepTimePlot, TokensFedPlot
-from kvstudio.ui.plots.chart_data import read_csv_tables
 from kvstudio.ui.run.engine_adapter import (
     RunRequest,
     RunSettings,
@@ -29,8 +31,6 @@ from kvstudio.ui.run.engine_adapter import (
     run_info,
 )
 from kvstudio.ui.run.store import RunStore
-from kvstudio.ui.slides import canvas as slide_canvas
-from kvstudio.ui.slides import export, plotted_data, render
 from kvstudio.ui.slides.export_menu import ChartExporter, ExportButton, attach_export
 from tests.ui.waits import HANG_GUARD_MS
 
@@ -402,7 +402,7 @@ def test_svg_heat_map_cells_stay_sharp_squares(qapp) -> None:  # type: ignore[no
 
     from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 
-    from kvstudio.ui.slides.svg_outlines import SHARP_SIDE, XLINK_NS, compose_canvas
+    from kvstudio.charts.svg_outlines import SHARP_SIDE, XLINK_NS, compose_canvas
 
     cells = QImage(2, 1, QImage.Format.Format_RGB32)
     cells.setPixelColor(0, 0, QColor("#ff0000"))
@@ -530,7 +530,7 @@ def test_pdf_pages_look_like_the_png_bold_title_included(  # type: ignore[no-unt
 
 
 def test_a_heat_map_without_a_colour_bar_gets_its_scale_on_the_slide(qtbot) -> None:  # type: ignore[no-untyped-def]
-    from kvstudio.ui.slides.colour_scale import colour_scales
+    from kvstudio.charts.colour_scale import colour_scales
 
     view = pg.GraphicsLayoutWidget()
     qtbot.addWidget(view)

@@ -13,9 +13,9 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QRectF, QSizeF
 
+from kvstudio.charts.canvas import canvas_named, on_canvas, slide_theme
+from kvstudio.charts.chart_data import chart_item, plot_items
 from kvstudio.ui.labs.shared.base import LabPanel
-from kvstudio.ui.plots.chart_data import chart_item, plot_items
-from kvstudio.ui.slides.canvas import canvas_named, on_canvas, slide_theme
 from tests.ui.settle import settle
 from tests.ui.waits import HANG_GUARD_MS
 

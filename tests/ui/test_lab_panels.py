@@ -12,6 +12,10 @@ import pytest
 from lab_helpers import run_lab, show_lab
 from PySide6.QtCore import QThread
 
+from kvstudio.charts.canvas import canvas_named
+from kvstudio.charts.chart_data import read_csv_tables
+from kvstudio.charts.export import export_slide_pack
+from kvstudio.charts.plotted_data import render_csv
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.files.loaded import LoadedModel
@@ -31,11 +35,7 @@ from kvstudio.ui.labs import (
     TopPTopKPanel,
 )
 from kvstudio.ui.labs.shared.base import prompt_ids
-from kvstudio.ui.plots.chart_data import read_csv_tables
 from kvstudio.ui.run.lab_worker import GeneratorRunner
-from kvstudio.ui.slides.canvas import canvas_named
-from kvstudio.ui.slides.export import export_slide_pack
-from kvstudio.ui.slides.plotted_data import render_csv
 from tests.ui.waits import HANG_GUARD_MS
 
 
@@ -317,7 +317,7 @@ def test_labs_panel_slide_pack(qtbot, exporter, tiny_handle: LoadedModel, tmp_pa
     panel.resize(1100, 750)
     panel.show()
     panel.set_model(tiny_handle)
-    kinds = panel.cache_kinds
+    kinds = panel.panels["cache_kinds"]
     kinds.prompt_tokens.setValue(8)
     kinds.new_tokens.setValue(3)
     panel.tabs.setCurrentWidget(kinds)

@@ -10,7 +10,7 @@ from lab_helpers import fill_every_page, show_page
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
 
-from kvstudio.ui.plots.chart_data import plot_items
+from kvstudio.charts.chart_data import plot_items
 from kvstudio.ui.plots.legend import LegendSample, PlotLegend, has_data
 from tests.ui.settle import settle
 from tests.ui.waits import HANG_GUARD_MS

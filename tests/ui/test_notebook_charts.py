@@ -22,6 +22,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
 from kvstudio import notebook as kv
+from kvstudio.charts.chart_data import plot_items
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.labs.beam_lab import BeamSearchPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
@@ -29,7 +30,6 @@ from kvstudio.ui.labs.compare_lab import CacheVsRecomputePanel
 from kvstudio.ui.labs.serving import ServingPanel
 from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
-from kvstudio.ui.plots.chart_data import plot_items
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 LABS = {

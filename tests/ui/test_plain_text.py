@@ -25,6 +25,7 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QHelpEvent, QTextDocument
 from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
+from kvstudio.charts.plotted_data import render_csv, rows_to_csv
 from kvstudio.engine.tokenizer import IM_END, IM_START
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.chat.session import ChatTurn
@@ -40,7 +41,6 @@ from kvstudio.ui.run.engine_adapter import (
     encode_prompt,
 )
 from kvstudio.ui.slides.numbers import answer_rows, live_tables
-from kvstudio.ui.slides.plotted_data import render_csv, rows_to_csv
 from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")

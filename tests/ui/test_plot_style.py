@@ -10,7 +10,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from kvstudio.ui.plots.style import PlotStyle, apply_plot_style, slide_style_for
+from kvstudio.charts.style import PlotStyle, apply_plot_style, slide_style_for
 
 pytestmark = pytest.mark.usefixtures("qapp")
 

@@ -9,9 +9,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
-from kvstudio.ui.app.korean import attach_particles
+from kvstudio.charts.canvas import canvas_named
+from kvstudio.charts.korean import attach_particles
 from kvstudio.ui.classroom import ClassroomExtras, install
-from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.headlines import NBSP, keep_together
 from tests.ui.waits import HANG_GUARD_MS
 

@@ -6,9 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from kvstudio.charts import weights_notice
+from kvstudio.charts.plotted_data import chart_headline
 from kvstudio.engine.records import MODES, SamplingSettings
 from kvstudio.ui.plots import TokensFedPlot
-from kvstudio.ui.run import weights_notice
 from kvstudio.ui.run.engine_adapter import (
     ModelChoice,
     RunRequest,
@@ -18,7 +19,6 @@ from kvstudio.ui.run.engine_adapter import (
     run_info,
 )
 from kvstudio.ui.run.store import RunStore
-from kvstudio.ui.slides.plotted_data import chart_headline
 
 
 @pytest.fixture(autouse=True)

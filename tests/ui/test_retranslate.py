@@ -11,7 +11,7 @@ from PySide6.QtCore import QCoreApplication, QEvent
 from PySide6.QtWidgets import QStatusBar, QWidget
 
 import kvstudio.ui
-from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.i18n import RetranslateOnLanguageChange
 
 pytestmark = pytest.mark.usefixtures("qapp")
 

@@ -11,11 +11,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
+from kvstudio.charts.chart_data import read_csv_tables
+from kvstudio.charts.export import export_chart
 from kvstudio.files.runfile import SavedRun, load_runs, save_runs
-from kvstudio.ui.plots.chart_data import read_csv_tables
 from kvstudio.ui.plots.extent import planned_steps
 from kvstudio.ui.run.state import RunPhase
-from kvstudio.ui.slides.export import export_chart
 from kvstudio.ui.slides.numbers import live_tables
 from tests.ui.waits import HANG_GUARD_MS, model_thread_caught_up
 

@@ -7,14 +7,14 @@ import json
 from lab_helpers import run_lab, show_lab
 from PySide6.QtWidgets import QComboBox
 
+from kvstudio.charts.chart_data import read_csv_tables
+from kvstudio.charts.plotted_data import render_csv
 from kvstudio.engine.cache.quantized import formula_bytes_per_token
 from kvstudio.labs import scale
 from kvstudio.labs.cache.paged import PagedLabResult
 from kvstudio.labs.cache.quantized import QuantLabResult
 from kvstudio.labs.projector import ProjectorResult
 from kvstudio.ui.labs import PagedCachePanel, ProjectorPanel, QuantizedCachePanel
-from kvstudio.ui.plots.chart_data import read_csv_tables
-from kvstudio.ui.slides.plotted_data import render_csv
 
 
 def _ran(qtbot, cls, exporter, model, **inputs):  # type: ignore[no-untyped-def]
@@ -75,8 +75,8 @@ def test_projector_preset_and_loaded_model(qtbot, exporter, tiny_handle, tmp_pat
 
 
 def test_scale_labs_export_in_the_slide_pack(qtbot, exporter, tiny_handle, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from kvstudio.ui.slides.canvas import canvas_named
-    from kvstudio.ui.slides.export import export_slide_pack
+    from kvstudio.charts.canvas import canvas_named
+    from kvstudio.charts.export import export_slide_pack
 
     charts, numbers, tables = {}, {}, {}
     panels = []

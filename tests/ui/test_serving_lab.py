@@ -12,13 +12,13 @@ from pyqtgraph import TextItem
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QPainter, QPicture
 
+from kvstudio.charts.canvas import canvas_named
+from kvstudio.charts.chart_data import plot_items
+from kvstudio.charts.render import _prepared
+from kvstudio.charts.style import SLIDE_STYLE
 from kvstudio.labs.serving import batching
 from kvstudio.ui.labs import ServingPanel
 from kvstudio.ui.labs.serving import parse_batch_sizes
-from kvstudio.ui.plots.chart_data import plot_items
-from kvstudio.ui.plots.style import SLIDE_STYLE
-from kvstudio.ui.slides.canvas import canvas_named
-from kvstudio.ui.slides.render import _prepared
 from tests.ui.settle import settle
 
 pytestmark = pytest.mark.usefixtures("qapp")

@@ -21,9 +21,9 @@ from types import ModuleType
 import pytest
 from PySide6.QtWidgets import QFileDialog
 
+from kvstudio.charts.canvas import canvas_named
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.classroom import ClassroomExtras, install
-from kvstudio.ui.slides.canvas import canvas_named
 from kvstudio.ui.slides.export_menu import folder_dialog
 from kvstudio.ui.slides.numbers import NUMBERS_VERSION, TOP_LEVEL_KEYS
 from tests.ui.waits import HANG_GUARD_MS

@@ -9,13 +9,13 @@ from __future__ import annotations
 import pytest
 from lab_helpers import run_lab, show_lab
 
+from kvstudio.charts.chart_data import read_csv_tables
+from kvstudio.charts.plotted_data import render_csv
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.speculative import SpeculativeLabResult
 from kvstudio.ui.labs import SpeculativePanel
 from kvstudio.ui.labs.speculative_lab import parse_ks
-from kvstudio.ui.plots.chart_data import read_csv_tables
 from kvstudio.ui.slides.export_menu import ChartExporter
-from kvstudio.ui.slides.plotted_data import render_csv
 
 pytestmark = pytest.mark.usefixtures("qapp")
 

@@ -18,10 +18,10 @@ from PySide6.QtCore import QPoint, QRect, QRectF, QSize, QSizeF
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QScrollArea, QWidget
 
+from kvstudio.charts.canvas import on_canvas
 from kvstudio.ui.main_window import FRAME_ROOM, initial_geometry
 from kvstudio.ui.plots.base import CORNER_BUTTON_NAME, LivePlot
 from kvstudio.ui.run.engine_adapter import AnswerCounts
-from kvstudio.ui.slides.canvas import on_canvas
 from tests.ui.settle import settle
 from tests.ui.shared_window import on_screen
 from tests.ui.waits import HANG_GUARD_MS

@@ -9,9 +9,9 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication
 
+from kvstudio.charts.fonts import register_bundled_font, supports_hangul
+from kvstudio.files.resources import TRANSLATIONS_DIR
 from kvstudio.labs.course import COURSE
-from kvstudio.ui.app.fonts import register_bundled_font, supports_hangul
-from kvstudio.ui.app.resources import translations_dir
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.app.startup import model_choice_from_args, parse_args
 from kvstudio.ui.run.engine_adapter import ModelChoice, choice_of
@@ -34,8 +34,8 @@ def test_app_font_is_the_bundled_one(make_window) -> None:  # type: ignore[no-un
 
 
 def test_korean_translation_is_shipped() -> None:
-    assert (translations_dir() / "kvstudio_ko.qm").stat().st_size > 1000
-    assert (translations_dir() / "kvstudio_ko.ts").exists()
+    assert (TRANSLATIONS_DIR / "kvstudio_ko.qm").stat().st_size > 1000
+    assert (TRANSLATIONS_DIR / "kvstudio_ko.ts").exists()
 
 
 def test_language_switch_changes_labels(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
@@ -108,7 +108,7 @@ def test_every_plot_exposes_its_plot_item(make_window) -> None:  # type: ignore[
 def test_language_follows_the_system_locale_unless_chosen() -> None:
     from PySide6.QtCore import QLocale
 
-    from kvstudio.ui.app.i18n import resolve_language
+    from kvstudio.charts.i18n import resolve_language
 
     assert resolve_language("system", QLocale("ko_KR")) == "ko"
     assert resolve_language("system", QLocale("de_DE")) == "en"

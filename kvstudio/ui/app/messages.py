@@ -16,7 +16,7 @@ from functools import cache
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
-from kvstudio.ui.app.korean import attach_particles
+from kvstudio.charts.korean import attach_particles
 
 CONTEXT = "Messages"
 
@@ -100,7 +100,7 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Messages",
                       "The static cache holds {0} tokens but this run needs {1}; raise its length "
                       "or generate fewer tokens."),
-    # export (slides/export.py)
+    # export (charts/export.py)
     QT_TRANSLATE_NOOP("Messages",
                       "Cannot save {0}: the disk is full. Free some space or choose a folder "
                       "on another drive; nothing was written."),

@@ -17,10 +17,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
+from kvstudio.charts.fonts import app_font, register_bundled_font
+from kvstudio.charts.i18n import LanguageSwitcher, language_hint, locale_names_no_language
 from kvstudio.files.resources import RANDOM_MODEL_NAME
 from kvstudio.labs.bounds import thread_count
-from kvstudio.ui.app.fonts import app_font, register_bundled_font
-from kvstudio.ui.app.i18n import LanguageSwitcher, language_hint, locale_names_no_language
 from kvstudio.ui.app.settings import AppSettings
 from kvstudio.ui.app.shutdown import tear_down
 from kvstudio.ui.app.typing_guard import TypingGuard

@@ -16,6 +16,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
+from kvstudio.charts.chart_data import DataTable, Series
 from kvstudio.engine.cache.spec import CACHE_KINDS, CacheKind
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.registry import CACHE_KINDS as LAB
@@ -24,7 +25,6 @@ from kvstudio.ui.app.names import cache_kind_name
 from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel, series_colour
 from kvstudio.ui.labs.shared.results_table import ByteCount
-from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter

@@ -19,9 +19,10 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
+from kvstudio.charts.chart_data import ChartLike
+from kvstudio.charts.i18n import RetranslateOnLanguageChange
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.registry import LABS
-from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.labs.beam_lab import BeamSearchPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 from kvstudio.ui.labs.chat_lab import ChatPanel
@@ -35,7 +36,6 @@ from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
-from kvstudio.ui.plots.chart_data import ChartLike
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 # The window panel of each lab of the registry (tests/ui/test_lab_registry.py: every lab has one).

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.charts.i18n import RetranslateOnLanguageChange
 from kvstudio.labs.course import COURSE, EMPTY_ANSWER
-from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.plain_text import plain_label, plain_tooltip
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.panels.wrapped_list import wrapped_list

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.charts.i18n import RetranslateOnLanguageChange
 from kvstudio.engine.records import Mode
-from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.plain_text import plain_label
 
 # Play speeds, slowest first: milliseconds between steps (0 = as fast as the model goes).

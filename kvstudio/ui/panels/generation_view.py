@@ -34,9 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.charts.i18n import RetranslateOnLanguageChange
 from kvstudio.engine.records import StepRecord
 from kvstudio.labs.params import MAX_TEXT_CHARS
-from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.panels.token_chips import TokenChipsView

@@ -17,8 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.charts.i18n import RetranslateOnLanguageChange
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.run.engine_adapter import ModelChoice, choice_of
 

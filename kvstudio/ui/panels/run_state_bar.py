@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QSlider, QWidget
 
-from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.run.state import RunPhase, RunState
 

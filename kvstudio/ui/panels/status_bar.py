@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QProgressBar, QStatusBar, QWidget
 
-from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.names import format_bytes, mode_name
 from kvstudio.ui.app.plain_text import plain_label, plain_tooltip
 from kvstudio.ui.run.store import RunStore, RunTrace

@@ -22,10 +22,10 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
 
-from kvstudio.ui.app.korean import attach_particles
+from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.korean import attach_particles
 from kvstudio.ui.app.plain_text import plain_tooltip
 from kvstudio.ui.plots.base import LivePlot
-from kvstudio.ui.plots.chart_data import DataTable, Series
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore

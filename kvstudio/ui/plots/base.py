@@ -16,9 +16,9 @@ from PySide6.QtCore import QEvent, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter, QPicture, QResizeEvent
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
+from kvstudio.charts.chart_data import DataTable
+from kvstudio.charts.i18n import RetranslateOnLanguageChange
 from kvstudio.engine.records import Mode
-from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
-from kvstudio.ui.plots.chart_data import DataTable
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.plots.sizing import CORNER_BUTTON_NAME, LEGEND_MARGIN, fit_title

@@ -27,7 +27,7 @@ from kvstudio.ui.run.store import RunStore
 
 if TYPE_CHECKING:
     from kvstudio.engine.cache.layout import CachePlan  # (torch: loaded with the first run)
-from kvstudio.ui.plots.chart_data import DataTable, Series
+from kvstudio.charts.chart_data import DataTable, Series
 
 K_COLOUR, V_COLOUR = "#3182bd", "#31a354"
 

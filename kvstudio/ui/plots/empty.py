@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 
-from kvstudio.ui.plots.chart_data import ChartLike, plot_items
+from kvstudio.charts.chart_data import ChartLike, plot_items
 from kvstudio.ui.plots.sizing import centre_lines, wrap_to
 
 SIDES = ("left", "bottom", "right")

@@ -23,6 +23,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from kvstudio.charts import weights_notice
 from kvstudio.engine import formulas
 from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.costs import RunCost, StepTimes, generation_cost
@@ -30,7 +31,6 @@ from kvstudio.engine.records import Mode, SamplingSettings
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.files.resources import RANDOM_MODEL_NAME
 from kvstudio.labs.course import COURSE
-from kvstudio.ui.run import weights_notice
 
 if TYPE_CHECKING:
     from kvstudio.engine.cache.layout import CachePlan

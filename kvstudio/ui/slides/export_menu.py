@@ -21,13 +21,13 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QFileDialog, QMenu, QStyle, QToolButton, QWidget
 
-from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.canvas import CANVASES, DEFAULT_CANVAS, SlideCanvas
+from kvstudio.charts.chart_data import ChartLike, ExportError, chart_item, plot_items
+from kvstudio.charts.export import ExportFormat, export_chart, export_slide_pack, safe_file_stem
+from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.plotted_data import plain_text
 from kvstudio.ui.plots.base import CORNER_BUTTON_NAME
-from kvstudio.ui.plots.chart_data import ChartLike, ExportError, chart_item, plot_items
 from kvstudio.ui.plots.sizing import chart_plots
-from kvstudio.ui.slides.canvas import CANVASES, DEFAULT_CANVAS, SlideCanvas
-from kvstudio.ui.slides.export import ExportFormat, export_chart, export_slide_pack, safe_file_stem
-from kvstudio.ui.slides.plotted_data import plain_text
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QCoreApplication
 
+from kvstudio.charts.korean import attach_particles
 from kvstudio.engine.records import MODES
-from kvstudio.ui.app.korean import attach_particles
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore, RunTrace

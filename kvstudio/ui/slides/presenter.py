@@ -46,23 +46,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.charts import weights_notice
+from kvstudio.charts.canvas import SlideCanvas
+from kvstudio.charts.chart_data import ExportError
+from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.render import render_image
+from kvstudio.charts.style import SLIDE_REFERENCE_WIDTH, StyleRestorer, apply_plot_style
 from kvstudio.engine.records import MODES, Mode
-from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.panels.generation_view import GenerationView
 from kvstudio.ui.plots import CacheBytesPlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
-from kvstudio.ui.plots.chart_data import ExportError
-from kvstudio.ui.plots.style import SLIDE_REFERENCE_WIDTH, StyleRestorer, apply_plot_style
-from kvstudio.ui.run import weights_notice
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides import headlines
-from kvstudio.ui.slides.canvas import SlideCanvas
 from kvstudio.ui.slides.headlines import Headline, keep_together, lab_headline
 from kvstudio.ui.slides.presenter_charts import Action, LabChart, PresenterActions, PresenterChart
 from kvstudio.ui.slides.presenter_look import high_contrast_palette, presenter_style
-from kvstudio.ui.slides.render import render_image
 
 log = logging.getLogger(__name__)
 

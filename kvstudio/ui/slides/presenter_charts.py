@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kvstudio.charts.chart_data import ChartLike
 from kvstudio.ui.plots import LivePlot
-from kvstudio.ui.plots.chart_data import ChartLike
 from kvstudio.ui.slides.headlines import Headline
 
 Action = Callable[[], None]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor, QPalette
 
-from kvstudio.ui.plots.style import PlotStyle
+from kvstudio.charts.style import PlotStyle
 
 
 def presenter_style(body_px: float) -> PlotStyle:

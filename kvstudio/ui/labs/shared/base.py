@@ -30,11 +30,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.charts.chart_data import (
+    ChartContent,
+    ChartLike,
+    DataTable,
+    OwnerContent,
+    plot_items,
+    set_content,
+)
+from kvstudio.charts.i18n import RetranslateOnLanguageChange
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE
-from kvstudio.ui.app.i18n import RetranslateOnLanguageChange
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.labs.shared.lab_models import (
@@ -46,14 +54,6 @@ from kvstudio.ui.labs.shared.lab_models import (
     plan,
 )
 from kvstudio.ui.labs.shared.results_table import ResultsTable
-from kvstudio.ui.plots.chart_data import (
-    ChartContent,
-    ChartLike,
-    DataTable,
-    OwnerContent,
-    plot_items,
-    set_content,
-)
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.sizing import fit_bottom_title, fit_side_titles, follow_title, keep_readable
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory

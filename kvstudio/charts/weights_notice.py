@@ -1,7 +1,7 @@
 """Whether the model that draws the charts has random weights, so every slide can say so.
 
 Owns one flag: `load_model` (``engine_adapter``) sets it for each model it loads,
-and a slide's headline (`kvstudio.ui.slides.plotted_data.chart_headline`) starts
+and a slide's headline (`kvstudio.charts.plotted_data.chart_headline`) starts
 with `notice()` while it is set. Random weights are only ever asked for
 (``--model random``), never a fall-back, and a chart drawn from them is labelled
 wherever it goes: the window, the presenter view, an exported slide, a notebook.

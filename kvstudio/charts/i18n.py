@@ -20,7 +20,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from kvstudio.ui.app.resources import translations_dir
+from kvstudio.files.resources import TRANSLATIONS_DIR
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class LanguageSwitcher(QObject):
     def __init__(self, app: QCoreApplication, folder: Path | None = None) -> None:
         super().__init__(app)
         self._app = app
-        self._folder = folder or translations_dir()
+        self._folder = folder or TRANSLATIONS_DIR
         self._translators: list[QTranslator] = []
         self.current = "en"
 

@@ -27,9 +27,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QFont, QFontMetricsF, QPainterPath
 
-from kvstudio.ui.plots.chart_data import ChartLike, plot_items
-from kvstudio.ui.slides.canvas import scene_of
-from kvstudio.ui.slides.plotted_data import plain_text
+from kvstudio.charts.canvas import scene_of
+from kvstudio.charts.chart_data import ChartLike, plot_items
+from kvstudio.charts.plotted_data import plain_text
 
 STEPS = 24  # colour samples per scale
 BAR_HEIGHT = 14  # px of colour bar (its tick labels come below)

@@ -1,7 +1,7 @@
 """The slide canvas a chart is laid out on for export, and finding the chart.
 
 Owns finding the views drawn over a chart (`companion_views`; its plot items are
-``kvstudio.ui.plots.chart_data``'),
+``kvstudio.charts.chart_data``'),
 settling its layout so axes are never blank (`settle_layout`), the slide theme
 while rendering (`slide_theme`), the canvases (`SlideCanvas`, `CANVASES`,
 `canvas_named`), and laying a chart out at the canvas size for one render
@@ -20,8 +20,8 @@ from PySide6.QtCore import QRectF, QSizeF
 from PySide6.QtGui import QFontMetricsF, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsWidget
 
-from kvstudio.ui.plots.chart_data import ExportError, plot_items
-from kvstudio.ui.plots.style import SLIDE_STYLE, PlotStyle, apply_plot_style, slide_style_for
+from kvstudio.charts.chart_data import ExportError, plot_items
+from kvstudio.charts.style import SLIDE_STYLE, PlotStyle, apply_plot_style, slide_style_for
 
 logger = logging.getLogger(__name__)
 

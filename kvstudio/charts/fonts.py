@@ -11,14 +11,14 @@ from pathlib import Path
 
 from PySide6.QtGui import QFont, QFontDatabase, QRawFont
 
-from kvstudio.ui.app.resources import font_path
+from kvstudio.files.resources import FONT_PATH
 
 log = logging.getLogger(__name__)
 
 
 def register_bundled_font(path: Path | None = None) -> str | None:
     """Add NanumGothic to the application's fonts; return its family (None if missing)."""
-    p = path or font_path()
+    p = path or FONT_PATH
     font_id = QFontDatabase.addApplicationFont(str(p))
     if font_id < 0:
         log.warning("Could not load the bundled font %s; Hangul may show as boxes.", p)

@@ -4,7 +4,7 @@ Owns `PlotStyle` (colours, font sizes, line widths) and `apply_plot_style`,
 which walks a chart's graphics items, restyles axes, titles, legends, curves,
 bars, lines and text, and returns a `StyleRestorer` that puts every touched
 property back exactly as it was. It does not render or write files (see
-``slides/render.py`` and ``slides/export.py``) and does not change the
+``charts/render.py`` and ``charts/export.py``) and does not change the
 application's palette or fonts (see ``slides/presenter.py``).
 
 Units: font sizes are logical pixels of the chart's own coordinate system;

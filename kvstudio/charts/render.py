@@ -32,9 +32,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsTextItem, QGraphicsWidget
 
-from kvstudio.ui.plots.chart_data import ChartLike, ExportError, chart_item
-from kvstudio.ui.plots.style import SLIDE_REFERENCE_WIDTH, SLIDE_STYLE, PlotStyle
-from kvstudio.ui.slides.canvas import (
+from kvstudio.charts.canvas import (
     DEFAULT_CANVAS,
     SlideCanvas,
     companion_views,
@@ -43,8 +41,10 @@ from kvstudio.ui.slides.canvas import (
     settle_layout,
     slide_theme,
 )
-from kvstudio.ui.slides.colour_scale import ColourScale, colour_scales, scale_paths
-from kvstudio.ui.slides.svg_outlines import compose_canvas, path_data
+from kvstudio.charts.chart_data import ChartLike, ExportError, chart_item
+from kvstudio.charts.colour_scale import ColourScale, colour_scales, scale_paths
+from kvstudio.charts.style import SLIDE_REFERENCE_WIDTH, SLIDE_STYLE, PlotStyle
+from kvstudio.charts.svg_outlines import compose_canvas, path_data
 
 
 @dataclass(frozen=True)

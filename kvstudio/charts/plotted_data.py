@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 
-from kvstudio.ui.app.korean import attach_particles
-from kvstudio.ui.plots.chart_data import (
+from kvstudio.charts import weights_notice
+from kvstudio.charts.canvas import companion_views
+from kvstudio.charts.chart_data import (
     ChartLike,
     DataTable,
     ExportError,
@@ -30,8 +31,7 @@ from kvstudio.ui.plots.chart_data import (
     plot_items,
     tables_to_csv,
 )
-from kvstudio.ui.run import weights_notice
-from kvstudio.ui.slides.canvas import companion_views
+from kvstudio.charts.korean import attach_particles
 
 
 @dataclass(frozen=True)

@@ -25,18 +25,18 @@ from typing import Any, Literal
 import numpy as np
 from PySide6.QtWidgets import QGraphicsView
 
-from kvstudio.files.folder_write import atomic_write_bytes, write_files
-from kvstudio.ui.plots.chart_data import ChartLike, ExportError, chart_item
-from kvstudio.ui.plots.style import SLIDE_STYLE, PlotStyle
-from kvstudio.ui.slides.canvas import DEFAULT_CANVAS, SlideCanvas
-from kvstudio.ui.slides.plotted_data import (
+from kvstudio.charts.canvas import DEFAULT_CANVAS, SlideCanvas
+from kvstudio.charts.chart_data import ChartLike, ExportError, chart_item
+from kvstudio.charts.plotted_data import (
     EMPTY_CHART_MESSAGE,
     chart_headline,
     chart_is_empty,
     render_csv,
     rows_to_csv,
 )
-from kvstudio.ui.slides.render import render_pdf, render_png, render_svg
+from kvstudio.charts.render import render_pdf, render_png, render_svg
+from kvstudio.charts.style import SLIDE_STYLE, PlotStyle
+from kvstudio.files.folder_write import atomic_write_bytes, write_files
 
 logger = logging.getLogger(__name__)
 
