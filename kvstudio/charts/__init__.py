@@ -13,3 +13,12 @@ below both fronts that draw (the window and ``kvstudio.notebook``), above the la
 - `fonts`, `i18n` and `korean` — the bundled Korean font, the translations and
   Korean particles, so a chart reads the same in the window and in a notebook.
 """
+
+from __future__ import annotations
+
+import os
+
+# pyqtgraph prefers PyQt6 when both are installed: the charts (and the window) use PySide6.
+os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
+
+import PySide6  # noqa: F401  (before any pyqtgraph import)

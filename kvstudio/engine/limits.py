@@ -187,3 +187,12 @@ def parameter_count(
     attention = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2
     per_layer = attention + 3 * hidden * ffn + 2 * hidden
     return vocab * hidden * (1 if tied else 2) + layers * per_layer + hidden
+
+
+def set_torch_threads(count: int) -> int:
+    """Set torch's intra-op threads on purpose (1 keeps tiny matmuls fast on a busy machine);
+    returns the count torch now uses. Torch is imported here, by whoever calls it first."""
+    import torch
+
+    torch.set_num_threads(max(1, count))
+    return torch.get_num_threads()

@@ -23,6 +23,7 @@ from typing import Literal
 from kvstudio.engine.records import SamplingSettings
 
 LabModel = Literal["ko-base", "ko-chat"]
+CourseRole = Literal["cache", "paged", "sampling"]  # what kind of lab asks for its model
 
 
 @dataclass(frozen=True)
@@ -160,3 +161,10 @@ def setting_changes(settings: SamplingSettings, course: CoursePreset = COURSE) -
     if settings.seed != base.seed:
         changes.append(f"seed {settings.seed} (course {base.seed})")
     return tuple(changes)
+
+
+def lab_model_name(role: CourseRole) -> LabModel:
+    """The embedded model the course runs a lab of this kind on (window and notebook alike)."""
+    if role == "sampling":
+        return COURSE.chat_model
+    return COURSE.model_for_cache("paged" if role == "paged" else "dynamic")

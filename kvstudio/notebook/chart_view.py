@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 from PySide6.QtGui import QImage
 
-import kvstudio.ui.plots  # noqa: F401  # first, as the window loads them: slides needs plots
 from kvstudio.charts.canvas import SlideCanvas
 from kvstudio.charts.chart_data import ChartLike
 from kvstudio.charts.render import render_image, render_png

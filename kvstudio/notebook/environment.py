@@ -88,7 +88,6 @@ def threads(count: int = 1) -> int:
     is a ValueError, never a kernel killed by an absurd thread pool.
     """
     from kvstudio.engine import limits
-    from kvstudio.ui.run.engine_adapter import set_torch_threads
 
     if isinstance(count, bool) or not isinstance(count, int):
         raise ValueError(f"threads must be a whole number, got {count!r:.60}.")
@@ -98,4 +97,4 @@ def threads(count: int = 1) -> int:
         raise ValueError(str(exc).replace("--threads", "threads", 1)) from None
 
     _state["threads"] = count
-    return set_torch_threads(count)
+    return limits.set_torch_threads(count)

@@ -1,10 +1,9 @@
 """Loading a model for the notebook labs: the embedded ko-base / ko-chat, or your own.
 
 Owns `load` (a name or a path → the one `kvstudio.files.loaded.LoadedModel`, through
-the window model box's loader, `kvstudio.ui.run.engine_adapter.load_model`, a thin
-call of `kvstudio.files.loaded.load_model`),
-its cache (each model loads once per kernel) and `course_model` (the model the
-course runs a lab on, as the window's labs choose it: `ui/labs/shared/lab_models.py`).
+the loader every front shares, `kvstudio.files.loaded.load_model`), its cache (each
+model loads once per kernel) and `course_model` (the model the course runs a lab on,
+as the window's labs choose it: `kvstudio.labs.course.lab_model_name`).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from kvstudio.notebook.environment import application
 
 if TYPE_CHECKING:
     from kvstudio.files.loaded import LoadedModel
-    from kvstudio.ui.labs.shared.lab_models import CourseRole
+    from kvstudio.labs.course import CourseRole
 
 _loaded: dict[tuple[str, str], LoadedModel] = {}
 
@@ -35,7 +34,8 @@ def load(model: str | Path = "ko-base", tokenizer: str | Path | None = None) -> 
     every chart). Nothing is downloaded.
     """
     application()  # the bundled font and torch threads before the first lab draws
-    from kvstudio.ui.run.engine_adapter import ModelChoice, load_model
+    from kvstudio.charts import weights_notice
+    from kvstudio.files.loaded import load_model
 
     if not isinstance(model, str | Path) or not isinstance(tokenizer, str | Path | None):
         raise ValueError(f"model must be a name or a path, got {type(model).__name__}.")
@@ -45,34 +45,28 @@ def load(model: str | Path = "ko-base", tokenizer: str | Path | None = None) -> 
     if key in _loaded:
         return _loaded[key]
     name = str(model)
-    if name in EMBEDDED_NAMES:
-        choice = ModelChoice("embedded-base" if name == "ko-base" else "embedded-chat")
-    elif name == RANDOM_MODEL_NAME:
-        choice = ModelChoice("random")
-    else:
+    if name not in (*EMBEDDED_NAMES, RANDOM_MODEL_NAME):
         path = Path(name).expanduser()
         if not path.exists():
             raise ValueError(
                 f"No model at {path}: give 'ko-base', 'ko-chat', a model folder, a .pth file "
                 "or 'random'."
             )
-        if path.is_dir():
-            choice = ModelChoice("folder", str(path))
-        elif path.suffix == ".pth":
-            choice = ModelChoice("pth", str(path), str(tokenizer or path.parent))
-        else:
+        if not path.is_dir() and path.suffix != ".pth":
             raise ValueError(
                 f"{path.name} is neither a model folder nor a .pth file; give the folder that "
                 "holds config.json, or a MiniMind .pth."
             )
-    handle = load_model(choice)
+        name = str(path)
+    handle = load_model(name, tokenizer=None if tokenizer is None else str(tokenizer))
+    weights_notice.set_random_weights(handle.is_random)  # every chart from it says so
     _loaded[key] = handle
     return handle
 
 
 def course_model(role: CourseRole | None) -> LoadedModel:
     """The embedded model the course runs a lab of `role` on (the chat lab: ko-chat)."""
-    from kvstudio.ui.labs.shared.lab_models import lab_model_name
+    from kvstudio.labs.course import lab_model_name
 
     return load(lab_model_name(role) if role is not None else "ko-chat")
 

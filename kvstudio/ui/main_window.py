@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.charts.i18n import LanguageSwitcher, RetranslateOnLanguageChange
+from kvstudio.engine.limits import set_torch_threads
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import message_box
@@ -48,7 +49,6 @@ from kvstudio.ui.run.engine_adapter import (
     ModelChoice,
     RunRequest,
     choice_of,
-    set_torch_threads,
 )
 from kvstudio.ui.run.engine_worker import EngineHost
 

@@ -27,6 +27,7 @@ from kvstudio.charts import weights_notice
 from kvstudio.engine import formulas
 from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.costs import RunCost, StepTimes, generation_cost
+from kvstudio.engine.limits import set_torch_threads
 from kvstudio.engine.records import Mode, SamplingSettings
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.files.resources import RANDOM_MODEL_NAME
@@ -394,14 +395,6 @@ def warm_up(model: LoadedModel, timing: Timing | None = None) -> tuple[int, floa
                 decode.feed(model.backend, batch, None)  # recompute-sized, no cache
                 times.append(time.perf_counter() - started)
     return tokens, statistics.median(times)
-
-
-def set_torch_threads(count: int) -> int:
-    """Set torch's intra-op threads on purpose (1 keeps tiny matmuls fast on a busy machine)."""
-    import torch
-
-    torch.set_num_threads(max(1, count))
-    return torch.get_num_threads()
 
 
 def torch_threads() -> int:

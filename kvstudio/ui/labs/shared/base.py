@@ -42,12 +42,11 @@ from kvstudio.charts.i18n import RetranslateOnLanguageChange
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.course import COURSE
+from kvstudio.labs.course import COURSE, CourseRole
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.labs.shared.lab_models import (
     LAB_MODELS,
-    CourseRole,
     LabModelPlan,
     LabModels,
     model_note,

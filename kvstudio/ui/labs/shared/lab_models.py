@@ -1,11 +1,10 @@
 """Which model each lab runs on: the course preset's, when the window runs an embedded one.
 
-Owns `CourseRole` (what kind of lab asks: a cache lab, the paged lab or a
-sampling lab), `lab_model_name` (the embedded model the course runs that lab
-on, `kvstudio.labs.course.COURSE`), `embedded_name` (whether the window's
-model is ko-base or ko-chat), `LabModels` (loads the other embedded model once,
-off the GUI thread, and keeps it) and `model_note` (the line a lab shows: which
-model it runs on and why).
+Owns (beside `kvstudio.labs.course`'s `CourseRole`, what kind of lab asks, and
+`lab_model_name`, the embedded model the course runs that lab on) `embedded_name`
+(whether the window's model is ko-base or ko-chat), `LabModels` (loads the other
+embedded model once, off the GUI thread, and keeps it) and `model_note` (the line
+a lab shows: which model it runs on and why).
 
 The rule: when the window runs an embedded model, the cache labs run on
 ko-base and the sampling labs on ko-chat, as the CLI does; when the user
@@ -19,28 +18,19 @@ import logging
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Literal
 
 from PySide6.QtCore import QCoreApplication
 
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.course import COURSE, LabModel
+from kvstudio.labs.course import CourseRole, LabModel, lab_model_name
 from kvstudio.ui.run.engine_adapter import ModelChoice, ModelLoader, load_model
 
 log = logging.getLogger(__name__)
 
-CourseRole = Literal["cache", "paged", "sampling"]
 EMBEDDED: dict[LabModel, ModelChoice] = {
     "ko-base": ModelChoice("embedded-base"),
     "ko-chat": ModelChoice("embedded-chat"),
 }
-
-
-def lab_model_name(role: CourseRole) -> LabModel:
-    """The embedded model the course runs a lab of this kind on."""
-    if role == "sampling":
-        return COURSE.chat_model
-    return COURSE.model_for_cache("paged" if role == "paged" else "dynamic")
 
 
 def embedded_name(model: LoadedModel) -> LabModel | None:
