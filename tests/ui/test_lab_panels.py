@@ -132,7 +132,16 @@ def test_cache_lab_matches_compare_modes(qtbot, exporter, tiny_handle: LoadedMod
     assert values["tokens fed, measured"]["Recompute"] == 135  # a number, not "135"
     assert values["cache, measured (bytes)"]["Cached"] == result.run("cached").cache_bytes
     head = panel.headline()
-    assert "25" in head and "135" in head and "median of 3 rounds" in head
+    big = head.splitlines()[0]  # the slide's big line states the result in numbers (#33)
+    same = sum(a == b for a, b in zip(result.run("cached").token_ids,
+                                      result.run("recompute").token_ids, strict=True))
+    assert big.startswith(f"Same tokens {same}/6 · tokens fed 25 vs 135 · ")
+    for mode in ("cached", "recompute"):  # each mode's decode ms/token, a median of 3 rounds
+        assert f"{mode} {result.decode_ms_per_token(mode).median:.2f} ms/token" in big
+    assert big.endswith("(median of 3 rounds)")
+    ratio = (result.decode_ms_per_token("recompute").median
+             / result.decode_ms_per_token("cached").median)
+    assert f"{ratio:.1f}× per decoded token, {result.speed_ratio:.1f}× in total time" in head
     fed = read_csv_tables(render_csv(panel.view))[2]
     assert fed[0] == ["step (0 = prefill)", "Cached: tokens fed (tokens)",
                       "Recompute: tokens fed (tokens)"]

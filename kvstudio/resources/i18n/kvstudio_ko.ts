@@ -841,14 +841,6 @@
         <translation>회차 수</translation>
     </message>
     <message>
-        <source>Tokens fed: cached {0:,} (formula P+(N−1) = {1:,}) vs recompute {2:,} (formula P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</source>
-        <translation>입력 토큰: 캐시 {0:,} (공식 P+(N−1) = {1:,}) 대 재계산 {2:,} (공식 P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}</translation>
-    </message>
-    <message>
-        <source>recompute took {0:.1f}× as long (median of {1} rounds) · TTFT {2} vs {3} ms · max |Δlogit| {4:.2g}</source>
-        <translation>재계산이 {0:.1f}배 오래 걸림 ({1}회 중앙값) · TTFT {2} 대 {3} ms · 최대 |Δlogit| {4:.2g}</translation>
-    </message>
-    <message>
         <source>the seed notebook's case</source>
         <translation>원래 노트북의 설정</translation>
     </message>
@@ -959,6 +951,26 @@
     <message>
         <source>number format</source>
         <translation>수 형식</translation>
+    </message>
+    <message>
+        <source>single measurement</source>
+        <translation>한 번 측정</translation>
+    </message>
+    <message>
+        <source>median of {0} rounds</source>
+        <translation>{0}회 중앙값</translation>
+    </message>
+    <message>
+        <source>Same tokens {0}/{1} · tokens fed {2:,} vs {3:,} · cached {4:.2f} ms/token vs recompute {5:.2f} ms/token ({6})</source>
+        <translation>같은 토큰 {0}/{1} · 넣은 토큰 {2:,} vs {3:,} · 캐시 {4:.2f} ms/토큰 vs 재계산 {5:.2f} ms/토큰 ({6})</translation>
+    </message>
+    <message>
+        <source>P+(N−1) = {0:,} and P·N+N(N−1)/2 = {1:,} with P = {2}, N = {3} · TTFT cached {4} vs recompute {5} ms</source>
+        <translation>P+(N−1) = {0:,}, P·N+N(N−1)/2 = {1:,} (P = {2}, N = {3}) · TTFT 캐시 {4} vs 재계산 {5} ms</translation>
+    </message>
+    <message>
+        <source>recompute / cached: {0:.1f}× per decoded token, {1:.1f}× in total time · max |Δlogit| {2:.2g}</source>
+        <translation>재계산 / 캐시: 디코드 토큰당 {0:.1f}×, 전체 시간 {1:.1f}× · 최대 |Δlogit| {2:.2g}</translation>
     </message>
 </context>
 <context>
@@ -4314,13 +4326,6 @@ step {4}</source>
     <message>
         <source>Finished. Text: {0}</source>
         <translation>끝. 생성 글: {0}</translation>
-    </message>
-</context>
-<context>
-    <name>WeightsNotice</name>
-    <message>
-        <source>Random weights (the text is noise; counts, bytes and times are real)</source>
-        <translation>무작위 가중치 (글은 의미 없음, 토큰 수·바이트·시간은 실제 값)</translation>
     </message>
 </context>
 </TS>

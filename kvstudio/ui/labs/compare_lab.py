@@ -267,21 +267,42 @@ class CacheVsRecomputePanel(LabPanel):
         self.table.set_rows(["", mode_name("cached"), mode_name("recompute")], rows)
 
     def headline(self) -> str:
+        """The lab's result in numbers: the same tokens, the tokens fed, ms/token per mode.
+
+        First line (the slide's big one): how many of the N steps chose the same token,
+        tokens fed in each mode, and decode ms/token in each mode (medians of the rounds,
+        step 0 left out: it is the prefill, TTFT); then the formulas, TTFT per mode, the
+        ratios (each labelled: decode ms/token, total time) and the logits' largest gap.
+        """
         result = self.result
         if not isinstance(result, lab.RepeatedCompare):
             return ""
-        c, r = result.first.cached, result.first.recompute
-        first = self.tr(
-            "Tokens fed: cached {0:,} (formula P+(N−1) = {1:,}) vs recompute {2:,} "
-            "(formula P·N+N(N−1)/2 = {3:,}), P = {4}, N = {5}"
-        ).format(c.tokens_fed, c.tokens_fed_formula, r.tokens_fed, r.tokens_fed_formula,
-                 result.first.prompt_tokens, result.first.new_tokens)
-        second = self.tr(
-            "recompute took {0:.1f}× as long (median of {1} rounds) · TTFT {2} vs {3} ms · "
-            "max |Δlogit| {4:.2g}"
-        ).format(result.speed_ratio, len(result.rounds), spread_text(result.ttft_ms("cached")),
-                 spread_text(result.ttft_ms("recompute")), result.first.max_logit_diff)
-        return "\n".join([first, second, self.settings_note()])
+        first = result.first
+        c, r = first.cached, first.recompute
+        same = sum(a == b for a, b in zip(c.token_ids, r.token_ids, strict=False))
+        steps = max(len(c.token_ids), len(r.token_ids))
+        cached_ms, recompute_ms = (result.decode_ms_per_token("cached"),
+                                   result.decode_ms_per_token("recompute"))
+        rounds = len(result.rounds)
+        note = (self.tr("single measurement") if rounds == 1
+                else self.tr("median of {0} rounds").format(rounds))
+        big = self.tr(
+            "Same tokens {0}/{1} · tokens fed {2:,} vs {3:,} · cached {4:.2f} ms/token vs "
+            "recompute {5:.2f} ms/token ({6})"
+        ).format(same, steps, c.tokens_fed, r.tokens_fed, cached_ms.median,
+                 recompute_ms.median, note)
+        formulas = self.tr(
+            "P+(N−1) = {0:,} and P·N+N(N−1)/2 = {1:,} with P = {2}, N = {3} · TTFT cached {4} "
+            "vs recompute {5} ms"
+        ).format(c.tokens_fed_formula, r.tokens_fed_formula, first.prompt_tokens,
+                 first.new_tokens, spread_text(result.ttft_ms("cached")),
+                 spread_text(result.ttft_ms("recompute")))
+        ratios = self.tr(
+            "recompute / cached: {0:.1f}× per decoded token, {1:.1f}× in total time · "
+            "max |Δlogit| {2:.2g}"
+        ).format(recompute_ms.median / max(cached_ms.median, 1e-9), result.speed_ratio,
+                 first.max_logit_diff)
+        return "\n".join([big, formulas, ratios, self.settings_note()])
 
     def settings_note(self) -> str:
         """The setting the lab changes from the course preset, and why (screen and slide)."""
