@@ -290,6 +290,19 @@ def test_cache_kinds_lab(qtbot, exporter, tiny_handle: LoadedModel) -> None:  # 
     assert memory[0][0] == "step" and "Dynamic: allocated (B)" in memory[0]
     column = memory[0].index("Dynamic: allocated (B)")
     assert [int(r[column]) for r in memory[1:]] == list(result.runs[0].allocated_bytes)
+    # The slide's big line: the bytes a cached token costs, measured (#33). The tiny model
+    # holds 16 + 5 tokens, so its 100-token figure is the measured bytes per token × 100.
+    dynamic = result.run("dynamic")
+    per_token = dynamic.used_bytes[-1] // 21
+    assert per_token * 21 == dynamic.used_bytes[-1]  # a dynamic cache holds only its tokens
+    assert panel.headline().splitlines()[0] == (
+        f"Dynamic cache: 21 tokens hold {dynamic.used_bytes[-1]:,} B, measured = "
+        f"{per_token:,} B a token; 100 tokens: {100 * per_token:,} B")
+    panel.prompt_tokens.setValue(95)  # the run passes 100 tokens: that step's bytes, measured
+    result = run_lab(qtbot, panel)
+    held = result.run("dynamic").used_bytes[5]  # 95 + 5 tokens after step 5
+    assert panel.headline().splitlines()[0] == (
+        f"Dynamic cache: 100 tokens hold {held:,} B, measured = {held // 100:,} B a token")
     panel.shutdown()
 
 

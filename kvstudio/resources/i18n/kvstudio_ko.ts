@@ -738,6 +738,14 @@
         <translation>P = {0}, N = {1}</translation>
     </message>
     <message>
+        <source>Dynamic cache: {0} tokens hold {1:,} B, measured = {2:,} B a token</source>
+        <translation>동적 캐시: 토큰 {0}개 = {1:,} B (측정) = 토큰당 {2:,} B</translation>
+    </message>
+    <message>
+        <source>Dynamic cache: {0} tokens hold {1:,} B, measured = {2:,} B a token; {3} tokens: {4:,} B</source>
+        <translation>동적 캐시: 토큰 {0}개 = {1:,} B (측정) = 토큰당 {2:,} B · 토큰 {3}개: {4:,} B</translation>
+    </message>
+    <message>
         <source>{0}: allocated (B)</source>
         <translation>{0}: 할당 (B)</translation>
     </message>

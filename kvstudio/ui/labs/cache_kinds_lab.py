@@ -39,6 +39,9 @@ else:
 KIND_COLOURS: dict[CacheKind, str] = {kind: series_colour(i) for i, kind in enumerate(CACHE_KINDS)}
 
 
+HUNDRED = 100  # the course's figure: 100 cached tokens of the course model are 204,800 B
+
+
 class CacheKindsPanel(LabPanel):
     course_role = "cache"  # the course's model for this lab (lab_models.py)
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
@@ -219,15 +222,30 @@ class CacheKindsPanel(LabPanel):
         )
 
     def headline(self) -> str:
+        """The bytes a cached token costs, measured, then each kind's memory at the end."""
         result = self.result
         if not isinstance(result, lab.CacheKindsResult):
             return ""
         parts = [self.tr("{0} {1:,} B").format(cache_kind_name(run.kind), run.allocated_bytes[-1])
                  for run in result.runs]
-        first = self.tr("Cache memory after {0} steps: ").format(result.new_tokens) + " · ".join(
+        kinds = self.tr("Cache memory after {0} steps: ").format(result.new_tokens) + " · ".join(
             parts)
-        return first + "\n" + self._covers_text(result) + " " + self.tr(
-            "P = {0}, N = {1}").format(result.prompt_tokens, result.new_tokens)
+        return "\n".join((self._per_token_text(result.run("dynamic")), kinds,
+                          self._covers_text(result) + " " + self.tr("P = {0}, N = {1}").format(
+                              result.prompt_tokens, result.new_tokens)))
+
+    def _per_token_text(self, dynamic: Any) -> str:
+        """The dynamic cache's bytes at 100 tokens: measured when the run passed 100 tokens,
+        else its measured bytes per token (what it held ÷ the tokens it held) × 100."""
+        if HUNDRED in dynamic.cache_length:
+            held = dynamic.used_bytes[dynamic.cache_length.index(HUNDRED)]
+            return self.tr("Dynamic cache: {0} tokens hold {1:,} B, measured = {2:,} B a "
+                           "token").format(HUNDRED, held, held // HUNDRED)
+        tokens, held = dynamic.cache_length[-1], dynamic.used_bytes[-1]
+        per_token = held // max(tokens, 1)
+        return self.tr("Dynamic cache: {0} tokens hold {1:,} B, measured = {2:,} B a token; "
+                       "{3} tokens: {4:,} B").format(tokens, held, per_token, HUNDRED,
+                                                     HUNDRED * per_token)
 
     def data_tables(self) -> list[DataTable]:
         result = self.result
