@@ -75,10 +75,13 @@ class ProgressLine:
         self.tty = sys.stderr.isatty()
         self.clock = clock
         self.last = clock()
+        self.latest: Progress | None = None  # the last progress seen
+        self.written: Progress | None = None  # the last line written off a terminal
 
     def __call__(self, item: object) -> None:
         if not isinstance(item, Progress):
             return
+        self.latest = item
         if self.tty:
             sys.stderr.write(f"\r  {item.stage:<24} {item.fraction:6.1%}")
             sys.stderr.flush()
@@ -86,15 +89,21 @@ class ProgressLine:
         now = self.clock()
         if now - self.last >= PROGRESS_EVERY_S:
             self.last = now
-            sys.stderr.write(
-                f"  {item.experiment}, {item.stage}: {item.done:,} of {item.total:,} "
-                f"({item.fraction:.0%})\n"
-            )
-            sys.stderr.flush()
+            self._write(item)
+
+    def _write(self, item: Progress) -> None:
+        self.written = item
+        sys.stderr.write(f"  {item.experiment}, {item.stage}: {item.done:,} of {item.total:,} "
+                         f"({item.fraction:.0%})\n")
+        sys.stderr.flush()
 
     def close(self) -> None:
+        """Clear the terminal's line; off a terminal, a log that showed progress ends on the
+        last one (100 % when the run finished), not on the last line every 10 s wrote."""
         if self.tty:
             sys.stderr.write("\r" + " " * 40 + "\r")
+        elif self.written is not None and self.latest is not self.written:
+            self._write(self.latest)  # type: ignore[arg-type]
 
 
 def drain(experiment: Any, result_type: type, progress: ProgressLine | None = None) -> Any:

@@ -255,3 +255,19 @@ def test_sweep_rounds_give_medians_and_ranges(
         assert len(fits.ms_low) == len(fits.ms_high) == len(fits.ms_per_token) == 2
         assert all(lo <= m <= hi for lo, m, hi in
                    zip(fits.ms_low, fits.ms_per_token, fits.ms_high, strict=True))
+
+
+def test_sampling_progress_reaches_the_whole_when_answers_end_early() -> None:
+    """ko-chat's answers end (eos) before the budget: the steps a batch skips still count, so
+    the last progress is the whole (it stopped at 96 % in the window, #33)."""
+    from kvstudio.files.loaded import load_model
+
+    chat = load_model("ko-chat")
+    ids = chat.tokenizer.chat_ids(COURSE.question)
+    items = list(repeated_sampling(chat.backend, chat.tokenizer, ids, (0.3, 0.3), 4, 96))
+    progress = [i for i in items if isinstance(i, Progress)]
+    stepped = [p for p in progress if p.record is not None]
+    assert stepped[-1].done < progress[-1].done  # a batch ended early: its steps were skipped
+    assert progress[-1].done == progress[-1].total == 2 * 96 and progress[-1].fraction == 1.0
+    assert [p.done for p in progress] == sorted(p.done for p in progress)  # never backwards
+    assert isinstance(items[-1], SamplingResult)

@@ -120,7 +120,9 @@ def repeated_sampling(
         for record in stepper:
             done += 1
             yield Progress("sampling", f"T={temperature:g}", done, total, record)
-        done = (i + 1) * new_tokens  # a batch that finished early skips its remaining steps
+        if done < (i + 1) * new_tokens:  # the batch finished early: its remaining steps are done
+            done = (i + 1) * new_tokens
+            yield Progress("sampling", f"T={temperature:g}", done, total)
         answers = tuple(answer_text(tokenizer, ids) for ids in stepper.generated_ids)
         counts = tuple(Counter(answers).most_common())
         results.append(
