@@ -131,3 +131,27 @@ def test_korean_messages_take_the_particle_that_fits_the_value(make_window) -> N
     message = localize("model.pth does not exist; choose a checkpoint folder.")
     assert "(" not in message.split(";")[0] and "이(가)" not in message and "을(를)" not in message
     assert message.startswith("model.pth가 없습니다.")  # h (에이치): no final consonant
+
+
+def test_a_korean_packs_csv_columns_are_korean(qapp) -> None:  # type: ignore[no-untyped-def]
+    """sample-answers.csv, <mode>-steps.csv and a lab table's unnamed column are written in the
+    class's language (#33 found English headers in the Korean pack); English stays as it was."""
+    from kvstudio.charts.i18n import LanguageSwitcher
+    from kvstudio.engine.records import SamplingSettings
+    from kvstudio.ui.labs.shared.results_table import ResultsTable
+    from kvstudio.ui.run.engine_adapter import AnswerCounts
+    from kvstudio.ui.slides.numbers import answer_rows
+
+    counts = AnswerCounts(temperatures=(0.3,), counts=((("답", 3),),), samples_per_temperature=3,
+                          prompt="q", sampling=SamplingSettings())
+    table = ResultsTable()
+    table.set_rows(["", "Cached"], [("tokens fed", 25)])
+    languages = LanguageSwitcher(qapp)
+    try:
+        assert languages.apply("ko") == "ko"
+        assert list(answer_rows(counts)[0]) == ["답 번호", "답", "T = 0.3에서 횟수 (3회 중)"]
+        assert next(iter(table.values()[0])) == "항목"
+    finally:
+        languages.apply("en")
+    assert list(answer_rows(counts)[0]) == ["answer no.", "answer", "count at T = 0.3 (of 3)"]
+    assert next(iter(table.values()[0])) == "quantity"

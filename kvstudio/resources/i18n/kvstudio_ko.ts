@@ -2839,6 +2839,13 @@ step {4}</source>
     </message>
 </context>
 <context>
+    <name>ResultsTable</name>
+    <message>
+        <source>quantity</source>
+        <translation>항목</translation>
+    </message>
+</context>
+<context>
     <name>RunController</name>
     <message>
         <source>Loading the model…</source>
@@ -3592,6 +3599,57 @@ step {4}</source>
     <message>
         <source>No batch sizes given: type some, e.g. 1, 2, 4, 8.</source>
         <translation>배치 크기가 없습니다: 예) 1, 2, 4, 8 처럼 입력하세요.</translation>
+    </message>
+</context>
+<context>
+    <name>SlideTables</name>
+    <message>
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <source>phase</source>
+        <translation>구간</translation>
+    </message>
+    <message>
+        <source>token</source>
+        <translation>토큰</translation>
+    </message>
+    <message>
+        <source>token_id</source>
+        <translation>토큰 id</translation>
+    </message>
+    <message>
+        <source>tokens_fed</source>
+        <translation>넣은 토큰</translation>
+    </message>
+    <message>
+        <source>elapsed_ms</source>
+        <translation>시간 (ms)</translation>
+    </message>
+    <message>
+        <source>cache_bytes</source>
+        <translation>캐시 (B)</translation>
+    </message>
+    <message>
+        <source>cache_length</source>
+        <translation>캐시 길이 (토큰)</translation>
+    </message>
+    <message>
+        <source>mask</source>
+        <translation>마스크</translation>
+    </message>
+    <message>
+        <source>answer no.</source>
+        <translation>답 번호</translation>
+    </message>
+    <message>
+        <source>answer</source>
+        <translation>답</translation>
+    </message>
+    <message>
+        <source>count at T = {0} (of {1})</source>
+        <translation>T = {0}에서 횟수 ({1}회 중)</translation>
     </message>
 </context>
 <context>

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
+
 from kvstudio.engine.records import Mode
 from kvstudio.ui.plots.answer_histogram import ordered_answers
 from kvstudio.ui.run.engine_adapter import AnswerCounts
@@ -91,21 +93,39 @@ def numbers_document(
     return document
 
 
+def _header(text: str) -> str:
+    """A CSV column's name in the window's language (numbers.json keeps English keys)."""
+    return QCoreApplication.translate("SlideTables", text)
+
+
+# The CSV columns, for lupdate (each is looked up by `_header` when a pack is written).
+_COLUMNS = (
+    QT_TRANSLATE_NOOP("SlideTables", "step"), QT_TRANSLATE_NOOP("SlideTables", "phase"),
+    QT_TRANSLATE_NOOP("SlideTables", "token"), QT_TRANSLATE_NOOP("SlideTables", "token_id"),
+    QT_TRANSLATE_NOOP("SlideTables", "tokens_fed"),
+    QT_TRANSLATE_NOOP("SlideTables", "elapsed_ms"),
+    QT_TRANSLATE_NOOP("SlideTables", "cache_bytes"),
+    QT_TRANSLATE_NOOP("SlideTables", "cache_length"), QT_TRANSLATE_NOOP("SlideTables", "mask"),
+    QT_TRANSLATE_NOOP("SlideTables", "answer no."), QT_TRANSLATE_NOOP("SlideTables", "answer"),
+    QT_TRANSLATE_NOOP("SlideTables", "count at T = {0} (of {1})"),
+)
+
+
 def live_tables(traces: Iterable[RunTrace]) -> dict[str, list[dict[str, Any]]]:
     """One row per step per run, for <mode>-steps.csv (at the step looked at)."""
     tables: dict[str, list[dict[str, Any]]] = {}
     for trace in traces:
         tables[f"{trace.mode} steps"] = [
             {
-                "step": r.step,
-                "phase": r.phase,
-                "token": r.token_texts[0] if r.token_texts else "",
-                "token_id": r.token_ids[0] if r.token_ids else -1,
-                "tokens_fed": r.tokens_fed,
-                "elapsed_ms": r.elapsed_s * 1000.0,
-                "cache_bytes": r.cache_total_bytes,
-                "cache_length": r.cache_length,
-                "mask": f"{r.attention_mask_shape[0]}x{r.attention_mask_shape[1]}",
+                _header("step"): r.step,
+                _header("phase"): r.phase,
+                _header("token"): r.token_texts[0] if r.token_texts else "",
+                _header("token_id"): r.token_ids[0] if r.token_ids else -1,
+                _header("tokens_fed"): r.tokens_fed,
+                _header("elapsed_ms"): r.elapsed_s * 1000.0,
+                _header("cache_bytes"): r.cache_total_bytes,
+                _header("cache_length"): r.cache_length,
+                _header("mask"): f"{r.attention_mask_shape[0]}x{r.attention_mask_shape[1]}",
             }
             for r in trace.records
         ]
@@ -117,8 +137,9 @@ def answer_rows(counts: AnswerCounts) -> list[dict[str, Any]]:
     rows = []
     for number, (answer, per_t) in enumerate(ordered_answers(counts), start=1):
         # Numbered over all temperatures (the histogram's "answer no."), not a per-T rank.
-        row: dict[str, Any] = {"answer no.": number, "answer": answer}
+        row: dict[str, Any] = {_header("answer no."): number, _header("answer"): answer}
         for t, n in zip(counts.temperatures, per_t, strict=True):
-            row[f"count at T = {t:g} (of {counts.samples_per_temperature})"] = n
+            row[_header("count at T = {0} (of {1})").format(
+                f"{t:g}", counts.samples_per_temperature)] = n
         rows.append(row)
     return rows

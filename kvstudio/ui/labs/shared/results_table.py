@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -91,9 +91,10 @@ class ResultsTable(QTableWidget):
     def values(self) -> list[dict[str, Any]]:
         """The rows as measured: numbers stay numbers (bytes as a byte count), for CSV."""
         headers = getattr(self, "_headers", [])
+        quantity = QCoreApplication.translate("ResultsTable", "quantity")  # the unnamed column
         out = []
         for row in getattr(self, "_values", []):
-            out.append({h or "quantity": _value(v) for h, v in zip(headers, row, strict=False)})
+            out.append({h or quantity: _value(v) for h, v in zip(headers, row, strict=False)})
         return out
 
 
