@@ -300,6 +300,8 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         controls.reset_requested.connect(c.reset)
         controls.run_to_end_requested.connect(c.run_to_end)
         controls.mode_changed.connect(c.restart_if_running)
+        self.status.next_mode = controls.mode  # before a run, the mode the next one uses
+        controls.mode_changed.connect(lambda _mode: self.status.refresh(c.shown()))
         self.sampling.settings_changed.connect(c.restart_if_unfinished)
         self.generation.chat_template_toggled.connect(c.restart_if_running)
         self.model_panel.model_chosen.connect(self._on_model_chosen)

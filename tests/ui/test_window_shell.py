@@ -95,6 +95,13 @@ def test_settings_are_remembered(qtbot, make_window, settings_path: Path) -> Non
     assert saved.prompt() == "기억해 주세요"
     assert saved.model_choice().kind == "embedded-chat"
     assert saved.geometry() is not None
+    # Opened again: the status bar names the remembered mode before any step (#33: it said
+    # "Mode: Cached" under a dock that said Recompute), and follows the dock's switch.
+    again = make_window()
+    assert again.controls.mode() == "recompute" and again.controller.shown().current is None
+    assert again.status.field_text("mode") == "Mode: Recompute"
+    again.controls.set_mode("cached")
+    assert again.status.field_text("mode") == "Mode: Cached"
 
 
 def test_every_plot_exposes_its_plot_item(make_window) -> None:  # type: ignore[no-untyped-def]

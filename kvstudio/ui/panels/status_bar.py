@@ -7,9 +7,12 @@ model loads (`set_loading`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtWidgets import QProgressBar, QStatusBar, QWidget
 
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.engine.records import Mode
 from kvstudio.ui.app.names import format_bytes, mode_name
 from kvstudio.ui.app.plain_text import plain_label, plain_tooltip
 from kvstudio.ui.run.store import RunStore, RunTrace
@@ -25,6 +28,9 @@ def step_count(trace: RunTrace) -> int:
 class RunStatusBar(RetranslateOnLanguageChange, QStatusBar):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        # Before the first step there is no run: the mode shown is the one the next run uses
+        # (the dock's, remembered from the last session), set by the window.
+        self.next_mode: Callable[[], Mode] | None = None
         self._loading = QProgressBar()
         self._loading.setObjectName("model_loading")
         self._loading.setRange(0, 0)  # busy: no percentage to show
@@ -71,7 +77,9 @@ class RunStatusBar(RetranslateOnLanguageChange, QStatusBar):
         self._store = store
         t = self._t
         trace = store.current
-        self._labels["mode"].setText(t["mode"].format(mode_name(store.current_mode)))
+        mode = (self.next_mode() if trace is None and self.next_mode is not None
+                else store.current_mode)
+        self._labels["mode"].setText(t["mode"].format(mode_name(mode)))
         if trace is None:
             for name in ("step", "fed", "cache", "ttft", "ms_token", "tok_s"):
                 self._labels[name].setText("")
