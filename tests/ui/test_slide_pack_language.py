@@ -107,7 +107,15 @@ def test_window_and_script_write_one_numbers_layout(  # type: ignore[no-untyped-
     assert set(from_script["live"]) == {"cached", "recompute"}  # the same per-mode records
     assert set(from_window["live"]["cached"]) == set(from_script["live"]["cached"])
     assert from_window["samples"] is None  # no Sample ×N yet: null, not missing
-    assert set(from_script["samples"]) >= {"prompt", "temperatures", "sampling"}
+    assert set(from_script["samples"]) >= {"prompt", "temperatures", "sampling", "model"}
+    # Each result names its own model, and a greedy run says greedy, not "temperature 0.0"
+    # (#33: numbers.json said ko-base for answers ko-chat wrote after a model switch).
+    cached = from_window["live"]["cached"]
+    assert cached["model"] == window.controller.model.name
+    assert cached["greedy"] is (cached["temperature"] == 0)
+    assert from_script["samples"]["model"] == tiny_handle.name
+    assert all(t["greedy"] is (t["temperature"] == 0)
+               for t in from_script["samples"]["temperatures"])
 
 
 def test_the_pack_folder_dialog_accepts_a_new_folder_name(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -97,6 +97,7 @@ class RunInfo:
     eos_id: int | None = None  # the end-of-answer token the run stops at (None: unknown)
     eos_text: str = ""  # its text, e.g. "<|im_end|>"
     plan: CachePlan | None = None  # per-layer kinds (hybrid models); None: every layer alike
+    model: str = ""  # the model's name ("": not known)
 
     @property
     def mode(self) -> Mode:
@@ -143,6 +144,7 @@ class AnswerCounts:
     answer_tokens: int = 0  # the most tokens an answer could have (0 = not known)
     sampling: SamplingSettings | None = None  # the other knobs (top-k, top-p, seed…)
     use_chat_template: bool = False
+    model: str = ""  # the model that wrote the answers ("": not known, e.g. an old file)
 
     def distinct(self, index: int) -> int:
         return len(self.counts[index])
@@ -313,6 +315,7 @@ def run_info(
         eos_id=eos_id,
         eos_text=model.tokenizer.token_text(eos_id) if eos_id is not None else "",
         plan=cache_plan(b, request.settings.cache),
+        model=model.name,
     )
 
 
@@ -355,6 +358,7 @@ def repeated_sampling(
                 answer_tokens=settings.max_new_tokens,
                 sampling=settings.sampling,
                 use_chat_template=use_chat_template,
+                model=model.name,
             )
         else:
             yield SamplingProgress(item.done, item.total)

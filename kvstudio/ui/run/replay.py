@@ -119,6 +119,7 @@ def run_info_from_saved(run: SavedRun, run_id: int) -> RunInfo:
         dtype_bytes=run.model.dtype_bytes,
         eos_id=eos_id,
         eos_text=eos_text,
+        model=run.model_name,
     )
 
 

@@ -34,7 +34,11 @@ def live_numbers(traces: Iterable[RunTrace]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for trace in traces:
         info = trace.info
+        sampling = info.request.settings.sampling
         out[trace.mode] = {
+            "model": info.model or None,  # the run's own model (the window's may have changed)
+            "greedy": sampling.temperature == 0,  # temperature 0 means argmax
+            "temperature": sampling.temperature,
             "prompt": info.request.prompt,
             "prompt_tokens": info.prompt_len,
             "steps": len(trace.records),
@@ -50,12 +54,13 @@ def live_numbers(traces: Iterable[RunTrace]) -> dict[str, Any]:
 def sample_numbers(counts: AnswerCounts) -> dict[str, Any]:
     """The Sample ×N result: its settings and each temperature's distinct answers."""
     return {
+        "model": counts.model or None,  # the model that wrote the answers, not the window's now
         "prompt": counts.prompt,
         "samples_per_temperature": counts.samples_per_temperature,
         "answer_tokens": counts.answer_tokens,
         "sampling": asdict(counts.sampling) if counts.sampling is not None else None,
         "temperatures": [
-            {"temperature": t, "distinct": counts.distinct(i),
+            {"temperature": t, "greedy": t == 0, "distinct": counts.distinct(i),
              "counts": [list(pair) for pair in counts.counts[i]]}
             for i, t in enumerate(counts.temperatures)
         ],
