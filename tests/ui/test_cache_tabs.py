@@ -130,13 +130,16 @@ def test_chat_tab_ttft_is_a_median_of_interleaved_rounds_or_said_single(  # type
     turn = _send(qtbot, panel, "안녕하세요")
     assert turn.reuse is not None and turn.reuse.ttft_rounds == 3
     row = panel.table.rows()[0]
-    assert "median of 3" in row["TTFT (reuse)"] and "median of 3" in row["TTFT (re-feed)"]
+    assert "median of 3" in row["TTFT (reuse, ms)"] and "median of 3" in row["TTFT (re-feed, ms)"]
+    # The CSV gets the median itself, a number (#33: it held "6.9 ms (median of 5, …)")
+    value = panel.table.values()[0]["TTFT (reuse, ms)"]
+    assert value == 1000 * turn.reuse.ttft_median_s
     assert "median of 3" in panel.headline() and "interleaved" in panel.ttft_plot.titleLabel.text
     assert panel.numbers()["turns"][0]["reuse"]["ttft_rounds"] == 3
     panel.ttft_rounds.setValue(1)
     single = _send(qtbot, panel, "오늘 날씨 어때요?")
     assert single.reuse is not None and single.reuse.ttft_rounds == 1
-    assert "single measurement" in panel.table.rows()[1]["TTFT (reuse)"]
+    assert "single measurement" in panel.table.rows()[1]["TTFT (reuse, ms)"]
     assert "single measurement" in panel.headline()
 
 

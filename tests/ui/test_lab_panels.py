@@ -328,6 +328,12 @@ def test_length_sweep_lab(qtbot, exporter, tiny_handle: LoadedModel) -> None:  #
         said = [r["ms per token"] for r in rows if r["mode"] == fits.mode.capitalize()][:2]
         for fit, text in zip((fits.linear, fits.quadratic), said, strict=True):
             assert text.startswith("no fit") != fits.usable(fit)  # …and the table says so
+    # A run's row: shown with its unit, written to CSV as numbers (#33: "10.8 ms/토큰")
+    runs = [v for v in panel.table_values() if v["fit / run"].startswith("P=")]
+    assert len(runs) == len(result.sweep.points)
+    for value, point in zip(runs, result.sweep.points, strict=True):
+        assert value["ms per token"] == point.ms_per_token
+        assert value["R² / fed"] == point.tokens_fed
     panel.values.setText("0, 8")
     assert not panel.run()
     panel.shutdown()

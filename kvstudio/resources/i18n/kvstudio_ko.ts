@@ -1175,14 +1175,6 @@
         <translation>입력 (다시 입력)</translation>
     </message>
     <message>
-        <source>TTFT (reuse)</source>
-        <translation>TTFT (재사용)</translation>
-    </message>
-    <message>
-        <source>TTFT (re-feed)</source>
-        <translation>TTFT (다시 입력)</translation>
-    </message>
-    <message>
         <source>max |Δlogit|</source>
         <translation>최대 |Δ로짓|</translation>
     </message>
@@ -1225,6 +1217,14 @@
     <message>
         <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical (the logits they choose from agree to float32 rounding: max |Δlogit|); the time to the first token grows with the history only without reuse.</source>
         <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며(토큰을 고르는 로짓은 float32 반올림 범위에서 같습니다: 최대 |Δ로짓|), 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
+    </message>
+    <message>
+        <source>TTFT (reuse, ms)</source>
+        <translation>TTFT (재사용, ms)</translation>
+    </message>
+    <message>
+        <source>TTFT (re-feed, ms)</source>
+        <translation>TTFT (다시 입력, ms)</translation>
     </message>
     <message>
         <source>ms/token (re-feed)</source>

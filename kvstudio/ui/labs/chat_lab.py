@@ -29,7 +29,7 @@ from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.spin_boxes import param_check, param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel, marked_line, series_colour
-from kvstudio.ui.labs.shared.results_table import CHECK, CROSS, gap_text
+from kvstudio.ui.labs.shared.results_table import CHECK, CROSS, Shown, gap_text
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
@@ -332,7 +332,9 @@ class ChatPanel(LabPanel):
         def ms(result: Any, value: str) -> Any:
             if result is None:
                 return "—"
-            return self.ttft_text(result) if value == "ttft" else result.decode_ms_per_token
+            if value == "ttft":  # shown with its rounds, written to CSV as the median in ms
+                return Shown(1000 * result.ttft_median_s, self.ttft_text(result))
+            return result.decode_ms_per_token
 
         rows = [
             (
@@ -357,8 +359,8 @@ class ChatPanel(LabPanel):
                 self.tr("history"),
                 self.tr("fed (reuse)"),
                 self.tr("fed (re-feed)"),
-                self.tr("TTFT (reuse)"),
-                self.tr("TTFT (re-feed)"),
+                self.tr("TTFT (reuse, ms)"),
+                self.tr("TTFT (re-feed, ms)"),
                 self.tr("ms/token (reuse)"),
                 self.tr("ms/token (re-feed)"),
                 self.tr("cache KiB"),

@@ -26,6 +26,7 @@ from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.spin_boxes import param_int_box, param_line
 from kvstudio.ui.labs.shared.base import LabPanel
+from kvstudio.ui.labs.shared.results_table import Shown
 from kvstudio.ui.plots.base import MODE_COLOURS
 from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.lab_worker import JobFactory
@@ -183,10 +184,10 @@ class LengthSweepPanel(LabPanel):
                 (
                     mode_name(point.mode),
                     f"P={point.prompt_tokens}, N={point.new_tokens}",
-                    self.tr("{0:.3g} ms/token").format(point.ms_per_token),
-                    self.tr("fed {0} (formula {1})").format(
-                        point.tokens_fed, point.tokens_fed_formula
-                    ),
+                    Shown(point.ms_per_token,  # the CSV gets the number
+                          self.tr("{0:.3g} ms/token").format(point.ms_per_token)),
+                    Shown(point.tokens_fed, self.tr("fed {0} (formula {1})").format(
+                        point.tokens_fed, point.tokens_fed_formula)),
                 )
             )
         self.table.set_rows(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, Qt, Signal
@@ -31,6 +32,15 @@ class ByteCount(int):
     """A number of bytes: shown as ``503,808`` in a table (its header says bytes), written as
     the plain number to CSV. KiB appears only in a column whose header says KiB."""
 
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A measured number shown with its context ("6.9 ms (median of 5, 2.3–7.7)") and written
+    to CSV as the number alone (the column's header names its unit)."""
+
+    value: float
+    text: str
 
 
 class ResultsTable(QTableWidget):
@@ -61,7 +71,7 @@ class ResultsTable(QTableWidget):
             for c, value in enumerate(row):
                 item = QTableWidgetItem(_display(value))
                 item.setToolTip(plain_tooltip(item.text()))  # the text a cut leaves out
-                if isinstance(value, int | float) and not isinstance(value, bool):
+                if isinstance(value, int | float | Shown) and not isinstance(value, bool):
                     item.setTextAlignment(
                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
                     )
@@ -99,6 +109,8 @@ class ResultsTable(QTableWidget):
 
 
 def _value(value: Any) -> Any:
+    if isinstance(value, Shown):
+        return value.value
     if isinstance(value, bool):
         return value
     if isinstance(value, ByteCount):
@@ -111,6 +123,8 @@ def _text(item: QTableWidgetItem | None) -> str:
 
 
 def _display(value: Any) -> str:
+    if isinstance(value, Shown):
+        return value.text
     if isinstance(value, bool):
         return CHECK if value else CROSS
     if isinstance(value, ByteCount):
