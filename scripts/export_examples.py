@@ -214,7 +214,8 @@ def set_documented_settings(panel: LabPanel) -> None:
         panel.beams.setValue(int(BEAM["beams"]))
         panel.new_tokens.setValue(int(BEAM["new_tokens"]))
         panel.length_penalty.setValue(float(BEAM["length_penalty"]))
-        panel.early_stopping.setCurrentText(str(BEAM["early_stopping"]))
+        panel.early_stopping.setCurrentIndex(  # the combo says it in the slides' language
+            ["False", "True", "never"].index(str(BEAM["early_stopping"])))
         panel.block_size.setValue(int(BEAM["block_size"]))
         panel.check_transformers.setChecked(bool(BEAM["check_transformers"]))
 

@@ -58,3 +58,24 @@ def test_beam_lab_draws_the_record(qtbot, exporter, tiny_handle, tmp_path) -> No
     names = {p.name for p in pack.written}
     assert {f"lab-beam-search.{ext}" for ext in ("png", "svg", "pdf", "csv")} <= names
     panel.shutdown()
+
+
+def test_early_stopping_choices_are_said_in_the_windows_language(qtbot, exporter) -> None:  # type: ignore[no-untyped-def]
+    """The combo showed transformers' bare "False" in the Korean window ("조기 종료 False",
+    #33); each choice is now said in the window's language, transformers' value beside it."""
+    from PySide6.QtWidgets import QApplication
+
+    from kvstudio.charts.i18n import LanguageSwitcher
+
+    panel = BeamSearchPanel(exporter)
+    qtbot.addWidget(panel)
+    box = panel.early_stopping
+    assert [box.itemText(i) for i in range(3)] == ["no (False)", "yes (True)", "never ('never')"]
+    languages = LanguageSwitcher(QApplication.instance())  # type: ignore[arg-type]
+    try:
+        languages.apply("ko")
+        korean = ["아니요 (False)", "예 (True)", "끝까지 안 함 ('never')"]
+        qtbot.waitUntil(lambda: [box.itemText(i) for i in range(3)] == korean, timeout=5000)
+    finally:
+        languages.apply("en")
+    panel.shutdown()

@@ -197,6 +197,18 @@
         <translation>조기 종료</translation>
     </message>
     <message>
+        <source>no (False)</source>
+        <translation>아니요 (False)</translation>
+    </message>
+    <message>
+        <source>yes (True)</source>
+        <translation>예 (True)</translation>
+    </message>
+    <message>
+        <source>never ('never')</source>
+        <translation>끝까지 안 함 ('never')</translation>
+    </message>
+    <message>
         <source>block size b</source>
         <translation>블록 크기 b</translation>
     </message>

@@ -140,6 +140,10 @@ class BeamSearchPanel(LabPanel):
         )
         self._penalty_label.setText(self.tr("length penalty"))
         self._stopping_label.setText(self.tr("early stopping"))
+        # transformers' values, each said in the window's language (the combo's order)
+        for index, text in enumerate((self.tr("no (False)"), self.tr("yes (True)"),
+                                      self.tr("never ('never')"))):
+            self.early_stopping.setItemText(index, text)
         self._block_label.setText(self.tr("block size b"))
         self.check_transformers.setText(self.tr("compare with transformers"))
         self.tree_plot.setTitle(self.tr("Beam tree: the row each beam continues"), color="#222")
