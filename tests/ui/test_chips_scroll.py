@@ -32,3 +32,35 @@ def test_a_wrapped_answer_scrolls_by_whole_lines(qtbot, make_window) -> None:  #
     assert all(r.top() >= top for r in shown), top  # no line cut at the top
     last = rects[-1]
     assert top <= last.top() and last.bottom() <= top + height  # the newest chip is whole
+
+
+def test_a_chips_tooltip_says_what_its_probability_is(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    """A greedy chip said "probability 1.000" (#33): greedy draws nothing, so its tooltip now
+    says argmax; a sampled chip's probability is said to be after the filters it was drawn
+    from."""
+    from dataclasses import replace
+
+    from tests.ui.waits import HANG_GUARD_MS
+
+    window = make_window(max_new_tokens=2)
+    chips = window.generation.chips
+
+    def step_once() -> list[str]:
+        window.controller.reset()
+        window.controller.step()
+        qtbot.waitUntil(lambda: window.generation.generated_chip_count() >= 1,
+                        timeout=HANG_GUARD_MS)
+        return [t for t, k in zip(chips.tooltips(), chips.kinds(), strict=True)
+                if k in ("generated", "pending", "eos")]
+
+    settings = window.sampling.run_settings("cached")
+    window.sampling.set_run_settings(replace(settings, sampling=replace(
+        settings.sampling, temperature=0.0)))
+    tip = step_once()[0]
+    assert "greedy: the most likely token (argmax, nothing drawn)" in tip
+    assert "probability" not in tip
+    window.sampling.set_run_settings(replace(settings, sampling=replace(
+        settings.sampling, temperature=0.85)))
+    tip = step_once()[0]
+    assert "after temperature, penalty, top-k and top-p (drawn from these)" in tip
+    assert "argmax" not in tip

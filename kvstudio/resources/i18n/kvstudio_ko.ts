@@ -1569,15 +1569,23 @@
     </message>
     <message>
         <source>Token id {0}
-probability {1:.3f}
+{1}
 tokens fed this step: {2}
 time: {3:.2f} ms
 step {4}</source>
         <translation>토큰 id {0}
-확률 {1:.3f}
+{1}
 이 단계에 넣은 토큰: {2}
 시간: {3:.2f} ms
 단계 {4}</translation>
+    </message>
+    <message>
+        <source>probability {0:.3f} after temperature, penalty, top-k and top-p (drawn from these)</source>
+        <translation>온도·페널티·top-k·top-p를 거친 뒤 확률 {0:.3f} (이 분포에서 뽑음)</translation>
+    </message>
+    <message>
+        <source>greedy: the most likely token (argmax, nothing drawn)</source>
+        <translation>그리디: 가장 그럴듯한 토큰 (argmax, 뽑지 않음)</translation>
     </message>
     <message>
         <source>Part of a character: its text appears with the next token.</source>

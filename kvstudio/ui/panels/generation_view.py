@@ -269,9 +269,12 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
 
     def _add_generated(self, trace: RunTrace, record: StepRecord) -> None:
         piece = record.token_texts[0]
+        greedy = trace.info.request.settings.sampling.temperature == 0
+        chance = (self._greedy_tip if greedy
+                  else self._drawn_tip.format(record.chosen_probability[0]))
         tip = self._token_tip.format(
-            record.token_ids[0], record.chosen_probability[0], record.tokens_fed,
-            record.elapsed_s * 1000.0, record.step)
+            record.token_ids[0], chance, record.tokens_fed, record.elapsed_s * 1000.0,
+            record.step)
         if trace.is_eos(record):
             name = trace.info.eos_text or "eos"
             self._chips.add(name, "eos", self._eos_tip.format(name, record.step) + "\n\n" + tip,
@@ -298,8 +301,12 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         self._header_template = self.tr("{0} run: {1} of {2} new tokens")
         self._prompt_tip = self.tr("Prompt token id {0}")
         self._token_tip = self.tr(
-            "Token id {0}\nprobability {1:.3f}\ntokens fed this step: {2}\ntime: {3:.2f} ms"
-            "\nstep {4}")
+            "Token id {0}\n{1}\ntokens fed this step: {2}\ntime: {3:.2f} ms\nstep {4}")
+        # What the chosen token's probability means: after the filters it was drawn from;
+        # greedy draws nothing (argmax), so a "probability 1.000" would say nothing true.
+        self._drawn_tip = self.tr(
+            "probability {0:.3f} after temperature, penalty, top-k and top-p (drawn from these)")
+        self._greedy_tip = self.tr("greedy: the most likely token (argmax, nothing drawn)")
         self._pending_tip = self.tr("Part of a character: its text appears with the next token.")
         self._special_tip = self.tr(
             "A special token: it marks the chat template's turns and is not shown as text.")
