@@ -36,6 +36,12 @@ def test_app_font_is_the_bundled_one(make_window) -> None:  # type: ignore[no-un
 def test_korean_translation_is_shipped() -> None:
     assert (TRANSLATIONS_DIR / "kvstudio_ko.qm").stat().st_size > 1000
     assert (TRANSLATIONS_DIR / "kvstudio_ko.ts").exists()
+    # A formula in Korean says 바이트, not the English "bytes" (#33: "2·L·T·H_kv·d·bytes")
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(TRANSLATIONS_DIR / "kvstudio_ko.ts").getroot()
+    english = [t.text for t in root.iter("translation") if t.text and "·bytes" in t.text]
+    assert english == []
 
 
 def test_language_switch_changes_labels(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]

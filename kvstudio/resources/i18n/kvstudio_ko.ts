@@ -429,7 +429,7 @@
     </message>
     <message>
         <source>formula 2·L·T·H_kv·d·bytes = {0}</source>
-        <translation>공식 2·L·T·H_kv·d·bytes = {0}</translation>
+        <translation>공식 2·L·T·H_kv·d·바이트 = {0}</translation>
     </message>
     <message>
         <source>KV cache: recompute mode keeps no cache</source>
@@ -449,7 +449,7 @@
     </message>
     <message>
         <source>formula Σ 2·T_l·H_kv·d·bytes = {0}</source>
-        <translation>공식 Σ 2·T_l·H_kv·d·bytes = {0}</translation>
+        <translation>공식 Σ 2·T_l·H_kv·d·바이트 = {0}</translation>
     </message>
     <message>
         <source>(cached run; recompute keeps none)</source>
@@ -457,7 +457,7 @@
     </message>
     <message>
         <source>KV cache measured {0:,} B = formula 2·L·T·H_kv·d·bytes {1:,} B (T = {2} tokens)</source>
-        <translation>KV 캐시 측정값 {0:,} B = 공식 2·L·T·H_kv·d·bytes {1:,} B (T = {2} 토큰)</translation>
+        <translation>KV 캐시 측정값 {0:,} B = 공식 2·L·T·H_kv·d·바이트 {1:,} B (T = {2} 토큰)</translation>
     </message>
     <message>
         <source>{0:,} B per token · L = {1}, H_kv = {2}, d = {3}, {4} bytes per number</source>
@@ -1672,7 +1672,7 @@ step {4}</source>
     </message>
     <message>
         <source>2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}</source>
-        <translation>2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}</translation>
+        <translation>2·L·H_kv·d·바이트 = 2·{0}·{1}·{2}·{3}</translation>
     </message>
     <message>
         <source>measured now: {0} B for T = {1} tokens</source>
