@@ -229,8 +229,9 @@ def print_compare(result: CompareResult, backend: LanguageModel,
         f"{'yes' if c.allocated_matches else 'NO'}, used {'yes' if c.used_matches else 'NO'})"
     )
     k = len(repeated.rounds)
-    print(f"  speed:             recompute took {repeated.speed_ratio:.1f}× as long as cached "
-          f"(total time, {'single measurement' if k == 1 else f'medians of {k} rounds'})")
+    print(f"  speed:             recompute / cached: {repeated.decode_ratio:.1f}× per decoded "
+          f"token, {repeated.speed_ratio:.1f}× in total time "
+          f"({'single measurement' if k == 1 else f'medians of {k} rounds'})")
     print(f"  P={p}, N={n}: text (cached): {common.short(c.text)!r}")
 
 

@@ -21,6 +21,13 @@ def test_compare_prints_the_lab_table(capsys: pytest.CaptureFixture[str]) -> Non
     assert fed[3:5] == ["15", "54"]  # P+(N−1) and P·N+N(N−1)/2 for P=12, N=4
     assert "identical tokens:  yes" in out
     assert "formulas match:    tokens fed yes, cache bytes yes" in out
+    # The speed line: the window's two ratios, each named (one definition: decode_ratio)
+    decode = next(line for line in out.splitlines() if line.strip().startswith("decode (ms/token)"))
+    cached_ms, recompute_ms = (float(v.replace(",", "")) for v in decode.split()[2:4])
+    speed = next(line for line in out.splitlines() if line.strip().startswith("speed:"))
+    ratio = float(speed.split("recompute / cached: ")[1].split("×")[0])
+    assert ratio == pytest.approx(recompute_ms / cached_ms, rel=0.02, abs=0.06)  # 2-place medians
+    assert "× per decoded token, " in speed and "× in total time (medians of 5 rounds)" in speed
 
 
 def test_compare_single_mode_and_sliding(capsys: pytest.CaptureFixture[str]) -> None:
