@@ -331,6 +331,19 @@ class ClassroomExtras(QObject):
     # ---- slots ---------------------------------------------------------------------------------
     def _on_presenter_toggled(self, enabled: bool) -> None:
         self.presenter.set_enabled(enabled)
+        key = self.chart_on_screen() if enabled else None
+        if key is not None:  # F5 over a lab opens on that lab's chart, not on chart 1
+            self.presenter.show_chart_named(key)
+
+    def chart_on_screen(self) -> str | None:
+        """The presenter key of the lab chart the window shows now (the lab on the Labs tab,
+        or the chat / inspector tab), if it has a result; None on the Live tab."""
+        page = self.window.tabs.currentWidget()
+        lab = (self._labs.tabs.currentWidget()
+               if self._labs is not None and page is self._labs else page)
+        if not isinstance(lab, LabPanel) or lab.result is None or not lab.charts():
+            return None
+        return f"lab {next(iter(lab.charts()))}"
 
     def _on_sampling_finished(self, _counts: object) -> None:
         if self._presenter is not None:

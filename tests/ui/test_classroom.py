@@ -105,6 +105,30 @@ def test_presenter_view_leaves_the_window_exactly_as_it_was(qtbot, make_window,
     assert window.time_plot.plot_item.listDataItems()[0].opts["pen"] == pen
 
 
+def test_the_presenter_opens_on_the_lab_chart_on_screen(
+        qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """F5 over a lab opened the presenter on chart 1, the live tokens (#33); it opens on the
+    lab's chart when the lab has a result, and on the live charts from the Live tab."""
+    from tests.ui.lab_helpers import run_lab
+
+    window, extras = _window(make_window, tmp_path)
+    kinds = extras.labs.panels["cache_kinds"]
+    kinds.prompt_tokens.setValue(8)
+    kinds.new_tokens.setValue(3)
+    window.tabs.setCurrentWidget(extras.labs)
+    extras.labs.tabs.setCurrentWidget(kinds)
+    assert extras.chart_on_screen() is None  # no result yet: nothing of it to show
+    run_lab(qtbot, kinds)
+    assert extras.chart_on_screen() == "lab cache-kinds"
+    action = _presenter_action(window)
+    action.trigger()
+    assert extras.presenter.current_chart().key == "lab cache-kinds"
+    action.trigger()
+    window.tabs.setCurrentIndex(0)  # the Live tab: the presenter keeps the chart it had
+    assert extras.chart_on_screen() is None
+    kinds.shutdown()
+
+
 def test_presenter_shows_one_chart_with_its_numbers_and_the_clicker_drives(
         qtbot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     window, extras = _window(make_window, tmp_path)
