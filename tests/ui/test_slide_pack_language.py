@@ -123,3 +123,20 @@ def test_the_pack_folder_dialog_accepts_a_new_folder_name(qtbot, tmp_path: Path)
     assert dialog.fileMode() == QFileDialog.FileMode.AnyFile  # a name that does not exist yet
     assert dialog.acceptMode() == QFileDialog.AcceptMode.AcceptSave
     dialog.deleteLater()
+
+
+def test_the_pack_folder_dialog_takes_an_existing_folder(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Choose takes what the name box says (#33: an existing folder could not be picked, the
+    save dialog entered it instead): nothing typed, the folder on show; an existing folder's
+    name, that folder; a new name, the new folder."""
+    (tmp_path / "slides").mkdir()
+    for typed, expected in (("", tmp_path), ("slides", tmp_path / "slides"),
+                            ("new-pack", tmp_path / "new-pack")):
+        dialog = folder_dialog(None, "pack", str(tmp_path))
+        qtbot.addWidget(dialog)
+        box = dialog.name_box()
+        assert box is not None
+        box.setText(typed)
+        dialog.accept()
+        assert dialog.result() == QFileDialog.DialogCode.Accepted
+        assert Path(dialog.chosen) == expected, typed

@@ -19,7 +19,15 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup
-from PySide6.QtWidgets import QFileDialog, QMenu, QStyle, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
+    QLineEdit,
+    QMenu,
+    QStyle,
+    QToolButton,
+    QWidget,
+)
 
 from kvstudio.charts.canvas import CANVASES, DEFAULT_CANVAS, SlideCanvas
 from kvstudio.charts.chart_data import ChartLike, ExportError, chart_item, plot_items
@@ -46,30 +54,47 @@ def _dialog_save(parent: QWidget | None, caption: str, suggested: str, filters: 
     return str(path)
 
 
-def folder_dialog(parent: QWidget | None, caption: str, start: str) -> QFileDialog:
+class FolderDialog(QFileDialog):
     """A folder dialog that takes an existing folder or the name of a new one.
 
-    Qt's "existing directory" dialog refuses a name it cannot find ("directory
-    not found"); a lecturer naming the pack's folder expects it to be made, so
-    this asks for any name and the pack creates the folder.
+    Qt's "existing directory" dialog refuses a name it cannot find ("directory not
+    found"), and its save dialog enters an existing folder instead of taking it (#33:
+    the pack could not go into a folder that already existed). Here *Choose* takes
+    what the name box says: nothing typed, the folder on show; a folder's name, that
+    folder; a new name, a new folder the pack makes. `chosen` is the answer.
     """
-    dialog = QFileDialog(parent, caption, start)
-    dialog.setFileMode(QFileDialog.FileMode.AnyFile)
-    dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-    dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
-    dialog.setOption(QFileDialog.Option.DontConfirmOverwrite, True)
-    dialog.setLabelText(QFileDialog.DialogLabel.Accept,
-                        QCoreApplication.translate("FolderDialog", "Choose"))
-    return dialog
+
+    def __init__(self, parent: QWidget | None, caption: str, start: str) -> None:
+        super().__init__(parent, caption, start)
+        self.setOption(QFileDialog.Option.DontUseNativeDialog, True)  # the name box below
+        self.setFileMode(QFileDialog.FileMode.AnyFile)
+        self.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        self.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        self.setOption(QFileDialog.Option.DontConfirmOverwrite, True)
+        self.setLabelText(QFileDialog.DialogLabel.Accept,
+                          QCoreApplication.translate("FolderDialog", "Choose"))
+        self.chosen = ""
+
+    def name_box(self) -> QLineEdit | None:
+        return self.findChild(QLineEdit, "fileNameEdit")  # Qt's own dialog's name box
+
+    def accept(self) -> None:
+        box = self.name_box()
+        typed = box.text().strip() if box is not None else ""
+        folder = Path(self.directory().absolutePath())
+        self.chosen = str(folder / typed) if typed else str(folder)
+        QDialog.accept(self)  # the choice is made: never "enter the folder" instead
+
+
+def folder_dialog(parent: QWidget | None, caption: str, start: str) -> FolderDialog:
+    """The pack's folder dialog (`FolderDialog`)."""
+    return FolderDialog(parent, caption, start)
 
 
 def _dialog_folder(parent: QWidget | None, caption: str, start: str) -> str:
     dialog = folder_dialog(parent, caption, start)
     try:
-        if not dialog.exec():
-            return ""
-        chosen = dialog.selectedFiles()
-        return chosen[0] if chosen else ""
+        return dialog.chosen if dialog.exec() else ""
     finally:
         dialog.deleteLater()
 
