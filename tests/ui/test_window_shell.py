@@ -42,6 +42,11 @@ def test_korean_translation_is_shipped() -> None:
     root = ET.parse(TRANSLATIONS_DIR / "kvstudio_ko.ts").getroot()
     english = [t.text for t in root.iter("translation") if t.text and "·bytes" in t.text]
     assert english == []
+    # A Korean range is "최소~최대": a hyphen or dash is a line-break opportunity, and a
+    # narrow chart title broke as "최소-/최대" (#33); "~" is none, and is how Korean writes it
+    broken = [t.text for t in root.iter("translation")
+              if t.text and ("최소-최대" in t.text or "최소–최대" in t.text)]
+    assert broken == []
 
 
 def test_language_switch_changes_labels(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]

@@ -922,7 +922,7 @@
     </message>
     <message>
         <source>Time per step (median, band: min–max)</source>
-        <translation>단계별 시간 (중앙값, 띠: 최소–최대)</translation>
+        <translation>단계별 시간 (중앙값, 띠: 최소~최대)</translation>
     </message>
     <message>
         <source>ms</source>
@@ -1339,7 +1339,7 @@
     </message>
     <message>
         <source>Measure TTFT ×{0} (median, min–max)</source>
-        <translation>TTFT ×{0} 측정 (중앙값, 최소–최대)</translation>
+        <translation>TTFT ×{0} 측정 (중앙값, 최소~최대)</translation>
     </message>
     <message>
         <source>Runs the prompt's prefill {0} times in each mode, interleaved, and shows the median with the fastest and slowest round at step 0 of the time plot.</source>
@@ -3590,7 +3590,7 @@ step {4}</source>
     </message>
     <message>
         <source>measured (median, min–max)</source>
-        <translation>측정값 (중앙값, 최소–최대)</translation>
+        <translation>측정값 (중앙값, 최소~최대)</translation>
     </message>
     <message>
         <source>memory floor: bytes ÷ copy speed</source>
@@ -3987,7 +3987,7 @@ step {4}</source>
     </message>
     <message>
         <source>TTFT median of {0} (bar: min–max)</source>
-        <translation>TTFT {0}회 중앙값 (막대: 최소–최대)</translation>
+        <translation>TTFT {0}회 중앙값 (막대: 최소~최대)</translation>
     </message>
     <message>
         <source>TTFT: {0}</source>
