@@ -147,7 +147,8 @@ class CacheVsRecomputePanel(LabPanel):
             self.tr(
                 "Greedy generation on the lab prompt in both modes, after a short warm-up. "
                 "Cached mode feeds P + (N − 1) tokens in total, recompute P·N + N(N − 1)/2. "
-                "In 16-bit the two modes' logits drift apart; in fp32 they agree to ~1e-6."
+                "In 16-bit the two modes' logits drift apart; in fp32 they agree to about 1e-5 "
+                "(float32 rounding: the headline gives the measured largest gap)."
             )
         )
         self.preset.setItemText(0, self.tr("course: P = 183, N = 64"))
