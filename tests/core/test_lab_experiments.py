@@ -161,6 +161,9 @@ def test_cache_kinds_memory_masks_and_identity(
     assert not narrow.window_covers_context
     assert max(sliding.allocated_bytes) == per_token * 7  # stops growing at W − 1
     assert max(shape[1] for shape in sliding.mask_shapes[1:]) == 8  # W keys, itself included
+    assert sliding.mask_shapes[0][1] == 12  # the prefill's mask spans the prompt…
+    assert sliding.newest_keys == (8,) * 6  # …but its newest query sees W keys, as every step
+    assert dyn.newest_keys == tuple(12 + s for s in range(6))  # no window: the whole mask
 
 
 def test_fit_polynomial_recovers_known_curves() -> None:

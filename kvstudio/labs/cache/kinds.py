@@ -32,6 +32,16 @@ class CacheKindRun:
     token_ids: tuple[int, ...]
     text: str
 
+    @property
+    def newest_keys(self) -> tuple[int, ...]:
+        """Keys the step's newest query attends to, per step: the mask's width, but at most W
+        with a sliding window (at the prefill the mask is P wide while the last prompt token
+        sees only its W nearest keys, itself included)."""
+        widths = tuple(shape[1] for shape in self.mask_shapes)
+        if self.kind != "sliding":
+            return widths
+        return tuple(min(width, self.spec.window) for width in widths)
+
 
 @dataclass(frozen=True)
 class CacheKindsResult:

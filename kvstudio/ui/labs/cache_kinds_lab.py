@@ -153,7 +153,9 @@ class CacheKindsPanel(LabPanel):
         if kind not in CACHE_KINDS:
             return
         self._append(f"bytes-{kind}", record.step, record.cache_allocated_bytes / 1024)
-        self._append(f"mask-{kind}", record.step, record.attention_mask_shape[1])
+        width = record.attention_mask_shape[1]  # the newest query's keys (≤ W when sliding)
+        self._append(f"mask-{kind}", record.step,
+                     min(width, self.window_size.value()) if kind == "sliding" else width)
         self._bytes[kind].setData(*self._xy(f"bytes-{kind}"))
         self._masks[kind].setData(*self._xy(f"mask-{kind}"))
         if kind == "static":
@@ -174,7 +176,7 @@ class CacheKindsPanel(LabPanel):
             steps = np.arange(len(run.allocated_bytes), dtype=float)
             self._bytes[run.kind].setData(steps, np.asarray(run.allocated_bytes) / 1024)
             self._masks[run.kind].setData(
-                steps, np.asarray([s[1] for s in run.mask_shapes], dtype=float)
+                steps, np.asarray(run.newest_keys, dtype=float)
             )
             if run.kind == "static":
                 self._bytes["static-used"].setData(steps, np.asarray(run.used_bytes) / 1024)
@@ -262,7 +264,7 @@ class CacheKindsPanel(LabPanel):
                 memory.append(Series(self.tr("{0}: used (B)").format(name), steps,
                                      tuple(run.used_bytes)))
             masks.append(Series(self.tr("{0}: keys each new token attends to").format(name),
-                                steps, tuple(shape[1] for shape in run.mask_shapes)))
+                                steps, run.newest_keys))
         step = self.tr("step")
         return [DataTable(self.tr("Cache memory per step"), step, tuple(memory)),
                 DataTable(self.tr("Keys each new token attends to"), step, tuple(masks))]
