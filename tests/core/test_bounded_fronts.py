@@ -199,4 +199,8 @@ def test_building_a_model_peaks_within_the_count() -> None:
                           timeout=300, check=True)
     peak = int(done.stdout.split()[-1])
     config = ModelConfig(max_position_embeddings=2_000_000)
-    assert config.memory_bytes < peak <= config.load_peak_bytes, (peak, config.load_peak_bytes)
+    assert peak <= config.load_peak_bytes, (peak, config.load_peak_bytes)  # the bound holds
+    # …and the child did build the model: its peak is of the model's size. Not "above the
+    # count": the kernel may reclaim a busy machine's cold pages mid-build (a loaded run
+    # measured 500.9 MB against a count of 529.8 MB), so the lower check keeps a margin.
+    assert peak > config.memory_bytes // 2, (peak, config.memory_bytes)
