@@ -21,7 +21,7 @@ from kvstudio.charts.i18n import RetranslateOnLanguageChange
 from kvstudio.engine.records import Mode
 from kvstudio.ui.plots.empty import EmptyChart
 from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.plots.sizing import CORNER_BUTTON_NAME, LEGEND_MARGIN, fit_title
+from kvstudio.ui.plots.sizing import CORNER_BUTTON_NAME, LEGEND_MARGIN, fit_title, fixed_view
 from kvstudio.ui.run.store import RunStore
 
 TITLE_COLOUR = "#222"  # plot titles, as dark as the axis text
@@ -111,6 +111,7 @@ class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
             axis.setTextPen(pg.mkPen("#222"))
         self.legend = add_legend_row(item, follow_width=False)
         self.legend.after_fit = self._fit_item_to_view
+        fixed_view(self)  # no wheel zoom or drag pan: the plot follows the run
         self.title_size = "10pt"
         self._title = ""
         self.right_view: pg.ViewBox | None = None
@@ -257,6 +258,7 @@ class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
         item.scene().addItem(view)
         item.getAxis("right").linkToView(view)
         item.getAxis("right").setLabel(label)
+        view.setMouseEnabled(x=False, y=False)
         view.setXLink(item)
         item.vb.sigResized.connect(self._sync_right_view)
         self.right_view = view

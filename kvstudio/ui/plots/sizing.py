@@ -154,6 +154,35 @@ class _WheelScrollsPage(QObject):
         return False
 
 
+class _WheelToPage(QObject):
+    """The wheel over a chart never zooms it: it goes to the scroll area holding the chart
+    (the page scrolls), or nowhere. A turn of the wheel over a lab chart zoomed it, and
+    the zoom went into its exports unnoticed."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if not isinstance(event, QWheelEvent):
+            return False
+        parent = watched.parent() if isinstance(watched, QWidget) else None
+        while parent is not None and not (
+                isinstance(parent, QScrollArea) and not isinstance(parent, pg.GraphicsView)):
+            parent = parent.parent()
+        if isinstance(parent, QScrollArea):
+            QApplication.sendEvent(parent.verticalScrollBar(), event)
+        return True
+
+
+def fixed_view(chart: pg.GraphicsView) -> None:
+    """No mouse zoom or pan on `chart`: the wheel scrolls the page instead, and the
+    auto-range "A" button (nothing left to undo) is hidden. The right-click menu stays."""
+    for view in chart.scene().items():
+        if isinstance(view, pg.ViewBox):
+            view.setMouseEnabled(x=False, y=False)
+        if isinstance(view, pg.PlotItem):
+            view.hideButtons()
+    if chart.viewport().findChild(_WheelToPage) is None:
+        chart.viewport().installEventFilter(_WheelToPage(chart.viewport()))
+
+
 class _DownOnly(QObject):
     """Keeps the scroll area as wide as its page's minimum width (a LayoutRequest filter)."""
 

@@ -54,7 +54,13 @@ from kvstudio.ui.labs.shared.lab_models import (
 )
 from kvstudio.ui.labs.shared.results_table import ResultsTable
 from kvstudio.ui.plots.empty import EmptyChart
-from kvstudio.ui.plots.sizing import fit_bottom_title, fit_side_titles, follow_title, keep_readable
+from kvstudio.ui.plots.sizing import (
+    fit_bottom_title,
+    fit_side_titles,
+    fixed_view,
+    follow_title,
+    keep_readable,
+)
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 
@@ -249,6 +255,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
             fit_bottom_title(plot)
             fit_side_titles(plot)
             follow_title(plot)  # (a plot with a legend row follows its width already)
+        fixed_view(widget)  # no wheel zoom or drag pan: the exports show what was drawn
         self.chart_layout.addWidget(widget, 1)
         attach_export(widget, self.exporter)
         keep_readable(widget)
