@@ -67,8 +67,8 @@ def widget_class() -> type:
 
         pyqtgraph's Jupyter views render their Qt view on request (no event
         loop); here that view is the lab panel's own ``GraphicsLayoutWidget`` /
-        ``PlotWidget``, so zoom and pan in the browser move the window's plot
-        items, and every frame is the export renderer's picture of them.
+        ``PlotWidget`` (no mouse zoom or pan, as in the window: ``fixed_view``),
+        and every frame is the export renderer's picture of its plot items.
         """
 
         def __init__(self, chart: Any, width: int, height: int) -> None:
