@@ -95,7 +95,8 @@ def test_the_layers_contract_fails_on_a_planted_back_import(tmp_path: Path) -> N
             f.write(f"\nimport {target}  # planted back-import\n")
     passed, report = _lint_imports(tmp_path)  # the copy, not the installed package
     assert not passed, report
-    assert "Layers: notebook > ui | cli > charts > labs | training > files > engine BROKEN" in report
+    layers = "Layers: notebook > ui | cli > charts > labs | training > files > engine"
+    assert f"{layers} BROKEN" in report
     for path, target in PLANTED.items():
         importer = path.removesuffix(".py").replace("/", ".")
         assert f"{importer} -> {target}" in report, report
