@@ -90,6 +90,9 @@ class TopPTopKPanel(SteppedLabPanel):
         )
         self._p_level.setVisible(False)
         self.dist_plot.addItem(self._p_level, ignoreBounds=True)
+        self._chosen_mark = pg.TextItem("", color="#000000", anchor=(0.5, 1))  # "chosen"
+        self._chosen_mark.setVisible(False)
+        self.dist_plot.addItem(self._chosen_mark, ignoreBounds=True)
         add_legend_row(self.dist_plot)
         self.dist_plot.setYRange(0, 1.08, padding=0)
         self.dist_plot.getViewBox().setMouseEnabled(y=False)
@@ -238,6 +241,7 @@ class TopPTopKPanel(SteppedLabPanel):
         self._surv_p.setData([], [])
         self._mass.setData([], [])
         self._p_level.setVisible(False)
+        self._chosen_mark.setVisible(False)
         self.table.set_rows([], [])
 
     def show_progress(self, item: object) -> None:
@@ -286,6 +290,9 @@ class TopPTopKPanel(SteppedLabPanel):
             pens.append(pg.mkPen(None))
         if item.chosen_rank is not None:
             pens[item.chosen_rank] = pg.mkPen("#000000", width=3)
+            self._chosen_mark.setText("▼ " + self.tr("chosen"))
+            self._chosen_mark.setPos(float(item.chosen_rank), heights[item.chosen_rank] + 0.06)
+        self._chosen_mark.setVisible(item.chosen_rank is not None)
         self._bars.setOpts(
             x=np.arange(n, dtype=float),
             height=np.asarray(heights, dtype=float),
@@ -299,7 +306,7 @@ class TopPTopKPanel(SteppedLabPanel):
         # The most likely and the chosen bar always have their labels: they go in the first
         # level (pyqtgraph drops the second when it is crowded), the chosen one's other
         # neighbours in the second.
-        texts = [token_tick(t, 6) for t in item.token_texts]
+        texts = distinct_ticks([token_tick(t, 6) for t in item.token_texts], item.token_texts)
         chosen = item.chosen_rank
         first = {i for i in range(0, n, 2) if chosen is None or abs(i - chosen) != 1}
         first.add(0)
@@ -368,6 +375,12 @@ class TopPTopKPanel(SteppedLabPanel):
 
     def show_result(self, result: object) -> None:
         if isinstance(result, lab.DistributionRun):
+            if self.steps:  # open on the widest top-p cut (ties: the earliest), not eos
+                widest = widest_cut(self.steps)
+                self.show_step(widest)
+                self.table.blockSignals(True)  # the table follows; it is not a new choice
+                self.table.setCurrentCell(widest, 0)
+                self.table.blockSignals(False)
             text = (self.tr("(empty: eos at step 0)") if result.text == EMPTY_ANSWER
                     else result.text)
             self.set_status(lambda: self.tr("Finished. Text: {0}").format(text))
@@ -475,3 +488,20 @@ def _chosen_text(step: lab.DistributionStep) -> str:
     if rank is not None:
         return step.token_texts[rank]
     return step.chosen_text or f"id {step.record.token_ids[0]}"
+
+
+def widest_cut(steps: list[lab.DistributionStep]) -> int:
+    """The index of the step with the most top-p survivors (ties: the earliest)."""
+    counts = [s.record.survivors_top_p[0] for s in steps]
+    return counts.index(max(counts))
+
+
+def distinct_ticks(ticks: list[str], tokens: tuple[str, ...] | list[str]) -> list[str]:
+    """Tick labels of different tokens never read the same: a clash gets its rank."""
+    out = list(ticks)
+    for i, tick in enumerate(ticks):
+        clash = any(ticks[j] == tick and tokens[j] != tokens[i]
+                    for j in range(len(ticks)) if j != i)
+        if clash:
+            out[i] = f"{tick}#{i + 1}"
+    return out
