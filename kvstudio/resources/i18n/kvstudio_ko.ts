@@ -698,10 +698,6 @@
         <translation>새 토큰이 어텐션하는 키 수</translation>
     </message>
     <message>
-        <source>attention-mask width</source>
-        <translation>어텐션 마스크 너비</translation>
-    </message>
-    <message>
         <source>{0} (allocated)</source>
         <translation>{0} (할당)</translation>
     </message>
@@ -784,6 +780,10 @@
     <message>
         <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; with a sliding window W each token sees the last W tokens, itself included (transformers' sliding_window), so the cache keeps W − 1 and its memory stops growing there. When W covers the whole context the output must match the dynamic cache.</source>
         <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도 W에서는 각 토큰이 자기 자신을 포함해 마지막 W 토큰을 보므로(transformers의 sliding_window와 같은 뜻) 캐시는 W − 1 토큰만 보관하고 메모리도 거기서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
+    </message>
+    <message>
+        <source>keys (newest token)</source>
+        <translation>키 수 (최신 토큰)</translation>
     </message>
     <message>
         <source>W = {0} vs P + N − 1 = {1}</source>

@@ -114,7 +114,7 @@ class CacheKindsPanel(LabPanel):
         self.bytes_plot.setLabel("left", self.tr("KiB"))
         self.mask_plot.setTitle(self.tr("Keys each new token attends to"), color="#222")
         self.mask_plot.setLabel("bottom", self.tr("step"))
-        self.mask_plot.setLabel("left", self.tr("attention-mask width"))
+        self.mask_plot.setLabel("left", self.tr("keys (newest token)"))
         for plot, items in ((self.bytes_plot, self._bytes), (self.mask_plot, self._masks)):
             plot.legend.clear()
             for kind in CACHE_KINDS:
