@@ -391,6 +391,9 @@ def _axis_width(axis: pg.AxisItem) -> float:
     return float(low) if low == high else float(axis.width())
 
 
+CORNER_GAP = 3.0  # px kept between a title and the corner button (rounding to pixels ate 1)
+
+
 def fit_title(plot: pg.PlotItem, width: float, narrows: bool = False,
               corner_x: float | None = None) -> None:
     """Wrap `plot`'s title at word boundaries to `width` (pixels, axes included).
@@ -411,6 +414,7 @@ def fit_title(plot: pg.PlotItem, width: float, narrows: bool = False,
     text = label.item
     justify = "center"
     if corner_x is not None:
+        corner_x -= CORNER_GAP  # whole pixels apart: a title ending at the corner touched it
         centre = (left + plot.width() - right) / 2
         centred = max(min(title_width, 2 * (corner_x - centre)), 60.0)
         text.setTextWidth(-1)
