@@ -25,8 +25,8 @@ from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication, QTableView
 from window_harness import open_window
 
+from kvstudio.charts.plots.sizing import elided_cells, plot_areas
 from kvstudio.ui.main_window import initial_geometry
-from kvstudio.ui.plots.sizing import elided_cells, plot_areas
 
 log = logging.getLogger("lab_screenshots")
 

@@ -2,9 +2,10 @@
 
 Usage: .venv/bin/python scripts/update_translations.py [--check]
 
-- lupdate (PySide6's) extracts every tr()/translate() string of kvstudio/ui into
+- lupdate (PySide6's) extracts every tr()/translate() string of kvstudio/ui and charts into
   kvstudio/resources/i18n/kvstudio_ko.ts, keeping existing translations;
-- entries still unfinished are filled from scripts/ko_glossary*.json (source → Korean);
+- entries still unfinished are filled from scripts/ko_glossary*.json (source → Korean),
+  then from the finished translation of the same text elsewhere (a string that moved);
 - lrelease compiles kvstudio/resources/i18n/kvstudio_ko.qm.
 With --check it only reports untranslated strings and exits 1 if there are any.
 """
@@ -28,11 +29,23 @@ log = logging.getLogger("update_translations")
 
 
 def lupdate() -> None:
-    sources = sorted(str(p) for p in (ROOT / "kvstudio" / "ui").rglob("*.py"))
+    sources = sorted(str(p) for folder in ("ui", "charts")
+                     for p in (ROOT / "kvstudio" / folder).rglob("*.py"))
     # -locations none: the .ts holds no source line numbers, so a code change that moves a
     # string does not rewrite the translation file (it did in 106 of 550 commits).
     subprocess.run([str(BIN / "pyside6-lupdate"), *sources, "-no-obsolete", "-locations", "none",
                     "-ts", str(TS), "-target-language", "ko_KR"], check=True)
+
+
+def finished() -> dict[str, str]:
+    """Every finished translation in the .ts now, by source text: a string that moves to
+    another class (another lupdate context) keeps its Korean."""
+    known: dict[str, str] = {}
+    for message in ET.parse(TS).getroot().iter("message"):
+        translation = message.find("translation")
+        if translation is not None and translation.get("type") is None and translation.text:
+            known.setdefault(message.findtext("source") or "", translation.text)
+    return known
 
 
 def fill(glossary: dict[str, str]) -> list[str]:
@@ -64,9 +77,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
+    glossary = finished()
     lupdate()
-    glossary: dict[str, str] = {}
-    for path in GLOSSARIES:
+    for path in GLOSSARIES:  # the glossaries win over what the .ts had
         glossary.update(json.loads(path.read_text(encoding="utf-8")))
     missing = fill(glossary)
     for source in missing:

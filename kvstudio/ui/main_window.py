@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.charts.i18n import LanguageSwitcher, RetranslateOnLanguageChange
+from kvstudio.charts.plots.sizing import keep_readable, live_scroll_area
 from kvstudio.engine.limits import set_torch_threads
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.app.messages import localize
@@ -43,7 +44,6 @@ from kvstudio.ui.panels.run_state_bar import RunStateBar
 from kvstudio.ui.panels.sampling_panel import SamplingPanel
 from kvstudio.ui.panels.status_bar import RunStatusBar
 from kvstudio.ui.plots import CacheBytesPlot, LivePlot, StepTimePlot, TokensFedPlot
-from kvstudio.ui.plots.sizing import keep_readable, live_scroll_area
 from kvstudio.ui.run.controller import RunController
 from kvstudio.ui.run.engine_adapter import (
     ModelChoice,

@@ -8,7 +8,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtGui import QFont
 
-from kvstudio.ui.plots.sizing import fit_bottom_title
+from kvstudio.charts.plots.sizing import fit_bottom_title
 from tests.ui.settle import settle
 from tests.ui.waits import HANG_GUARD_MS
 

@@ -18,10 +18,7 @@ from lab_helpers import fill_every_page, show_page
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QScrollArea, QTableView, QWidget
 
-from kvstudio.charts.plotted_data import plain_text
-from kvstudio.ui.app.plain_text import plain_tooltip
-from kvstudio.ui.main_window import initial_geometry
-from kvstudio.ui.plots.sizing import (
+from kvstudio.charts.plots.sizing import (
     CORNER_BUTTON_NAME,
     MIN_PLOT_HEIGHT,
     MIN_PLOT_WIDTH,
@@ -29,6 +26,9 @@ from kvstudio.ui.plots.sizing import (
     elided_cells,
     plot_areas,
 )
+from kvstudio.charts.plotted_data import plain_text
+from kvstudio.ui.app.plain_text import plain_tooltip
+from kvstudio.ui.main_window import initial_geometry
 from tests.ui.settle import settle
 from tests.ui.shared_window import on_screen
 from tests.ui.waits import HANG_GUARD_MS

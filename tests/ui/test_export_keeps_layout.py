@@ -15,7 +15,7 @@ from lab_helpers import run_lab
 from PySide6.QtCore import QPoint
 
 from kvstudio.charts.export import chart_is_empty, export_chart
-from kvstudio.ui.plots.sizing import chart_plots
+from kvstudio.charts.plots.sizing import chart_plots
 from tests.ui.settle import settle
 from tests.ui.waits import HANG_GUARD_MS
 

@@ -130,7 +130,7 @@ def test_lab_legends_stay_off_the_data(qtbot, make_window, language: str,
 def test_an_entry_whose_series_empties_is_hidden_inside_its_plot(qtbot) -> None:  # type: ignore[no-untyped-def]
     """A lab legend hides an entry whose series has no data; the hidden entry stays inside
     the plot after the plot narrows (it kept the place a wider flow gave it, outside)."""
-    from kvstudio.ui.plots.legend import add_legend_row
+    from kvstudio.charts.plots.legend import add_legend_row
 
     view = pg.GraphicsLayoutWidget()
     qtbot.addWidget(view)

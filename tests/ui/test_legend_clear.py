@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import qInstallMessageHandler
 
-from kvstudio.ui.plots.legend import add_legend_row
+from kvstudio.charts.plots.legend import add_legend_row
 from tests.ui.settle import settle
 from tests.ui.waits import HANG_GUARD_MS
 

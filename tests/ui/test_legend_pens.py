@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
 
 from kvstudio.charts.chart_data import plot_items
-from kvstudio.ui.plots.legend import LegendSample, PlotLegend, has_data
+from kvstudio.charts.plots.legend import LegendSample, PlotLegend, has_data
 from tests.ui.settle import settle
 from tests.ui.waits import HANG_GUARD_MS
 

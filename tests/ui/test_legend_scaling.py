@@ -17,12 +17,12 @@ import pytest
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication, QGraphicsGridLayout, QWidget
 
+from kvstudio.charts.plots.legend import PlotLegend, add_legend_row
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.labs.sampling.sample import SamplingResult, TemperatureResult
 from kvstudio.labs.sampling.temperature import TemperatureLabResult
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot
-from kvstudio.ui.plots.legend import PlotLegend, add_legend_row
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 
 pytestmark = pytest.mark.usefixtures("qapp")

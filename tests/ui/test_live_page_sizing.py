@@ -12,8 +12,8 @@ from PySide6.QtCore import QPoint, QPointF, QRect, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication, QScrollArea
 
+from kvstudio.charts.plots.sizing import MIN_PLOT_HEIGHT, MIN_PLOT_WIDTH
 from kvstudio.ui.main_window import initial_geometry
-from kvstudio.ui.plots.sizing import MIN_PLOT_HEIGHT, MIN_PLOT_WIDTH
 from tests.ui.settle import settle
 from tests.ui.waits import HANG_GUARD_MS
 

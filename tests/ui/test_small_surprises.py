@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
+from kvstudio.charts.plots.token_axis import token_tick
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs import scale
 from kvstudio.ui.classroom import ClassroomExtras, install
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.labs.projector_lab import OPENING_PRESET, ProjectorPanel
-from kvstudio.ui.plots.token_axis import token_tick
 from kvstudio.ui.run.engine_adapter import DEFAULT_PROMPT
 from kvstudio.ui.slides.export_menu import ChartExporter
 from tests.ui.lab_helpers import run_lab, show_lab

@@ -10,7 +10,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtGui import QFont, QFontMetricsF, QImage, QPainter
 
-from kvstudio.ui.plots.token_axis import LABEL_GAP, TokenAxis
+from kvstudio.charts.plots.token_axis import LABEL_GAP, TokenAxis
 from tests.ui.settle import settle
 from tests.ui.waits import HANG_GUARD_MS
 

@@ -4414,4 +4414,11 @@ step {4}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>
 </context>
+<context>
+    <name>WeightsNotice</name>
+    <message>
+        <source>Random weights (the text is noise; counts, bytes and times are real)</source>
+        <translation>무작위 가중치 (글은 의미 없음, 토큰 수·바이트·시간은 실제 값)</translation>
+    </message>
+</context>
 </TS>

@@ -20,6 +20,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QSizePolicy, QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.engine.records import DTYPES, MODES, Mode
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import CACHE_PRESETS, COURSE, NOTEBOOK, CachePreset
@@ -31,7 +32,6 @@ from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.labs.shared.results_table import ByteCount
 from kvstudio.ui.plots.base import MODE_COLOURS
-from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 

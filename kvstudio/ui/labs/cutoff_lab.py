@@ -24,6 +24,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.plots.legend import add_legend_row
+from kvstudio.charts.plots.token_axis import TokenAxis, token_tick
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE, EMPTY_ANSWER, setting_changes, settings_line
@@ -34,8 +36,6 @@ from kvstudio.ui.app.spin_boxes import param_float_box, param_int_box, param_lin
 from kvstudio.ui.app.typing_guard import UnselectedOnFocus
 from kvstudio.ui.labs.shared.base import prompt_ids
 from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
-from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.plots.token_axis import TokenAxis, token_tick
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 

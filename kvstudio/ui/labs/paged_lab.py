@@ -19,6 +19,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSlider, QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import PAGED
@@ -27,7 +28,6 @@ from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel, prompt_ids, series_colour
 from kvstudio.ui.labs.shared.results_table import ByteCount
-from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 

@@ -22,6 +22,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QPushButton, QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.plots.end_values import EndValues
+from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs import scale
 from kvstudio.labs.registry import PROJECTOR
@@ -30,8 +32,6 @@ from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.plain_text import html_text
 from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel, series_colour
-from kvstudio.ui.plots.end_values import EndValues
-from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 

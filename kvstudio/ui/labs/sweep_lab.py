@@ -18,6 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.engine.records import MODES
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE
@@ -28,7 +29,6 @@ from kvstudio.ui.app.spin_boxes import param_int_box, param_line
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.labs.shared.results_table import Shown
 from kvstudio.ui.plots.base import MODE_COLOURS
-from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 

@@ -18,10 +18,10 @@ from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from kvstudio.charts.chart_data import DataTable
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.plots.empty import EmptyChart
+from kvstudio.charts.plots.legend import add_legend_row
+from kvstudio.charts.plots.sizing import CORNER_BUTTON_NAME, LEGEND_MARGIN, fit_title, fixed_view
 from kvstudio.engine.records import Mode
-from kvstudio.ui.plots.empty import EmptyChart
-from kvstudio.ui.plots.legend import add_legend_row
-from kvstudio.ui.plots.sizing import CORNER_BUTTON_NAME, LEGEND_MARGIN, fit_title, fixed_view
 from kvstudio.ui.run.store import RunStore
 
 TITLE_COLOUR = "#222"  # plot titles, as dark as the axis text

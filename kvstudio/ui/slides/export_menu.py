@@ -33,9 +33,9 @@ from kvstudio.charts.canvas import CANVASES, DEFAULT_CANVAS, SlideCanvas
 from kvstudio.charts.chart_data import ChartLike, ExportError, chart_item, plot_items
 from kvstudio.charts.export import ExportFormat, export_chart, export_slide_pack, safe_file_stem
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.plots.sizing import chart_plots
 from kvstudio.charts.plotted_data import plain_text
 from kvstudio.ui.plots.base import CORNER_BUTTON_NAME
-from kvstudio.ui.plots.sizing import chart_plots
 
 log = logging.getLogger(__name__)
 

@@ -39,6 +39,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.charts.plots.empty import EmptyChart
+from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.registry import SERVING
 from kvstudio.ui.app.lazy import LazyModule
@@ -59,8 +61,6 @@ from kvstudio.ui.labs.serving.timeline import (
 )
 from kvstudio.ui.labs.shared.base import series_colour
 from kvstudio.ui.labs.shared.results_table import ResultsTable
-from kvstudio.ui.plots.empty import EmptyChart
-from kvstudio.ui.plots.legend import add_legend_row
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 

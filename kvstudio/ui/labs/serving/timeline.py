@@ -15,7 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QFont, QFontMetricsF
 
-from kvstudio.ui.plots.sizing import MIN_PLOT_HEIGHT
+from kvstudio.charts.plots.sizing import MIN_PLOT_HEIGHT
 
 ROW_LABEL_FILL = 0.9  # the most of the timeline's y axis its row labels may fill
 

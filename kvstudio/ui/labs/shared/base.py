@@ -39,6 +39,14 @@ from kvstudio.charts.chart_data import (
     set_content,
 )
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.plots.empty import EmptyChart
+from kvstudio.charts.plots.sizing import (
+    fit_bottom_title,
+    fit_side_titles,
+    fixed_view,
+    follow_title,
+    keep_readable,
+)
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
@@ -53,14 +61,6 @@ from kvstudio.ui.labs.shared.lab_models import (
     plan,
 )
 from kvstudio.ui.labs.shared.results_table import ResultsTable
-from kvstudio.ui.plots.empty import EmptyChart
-from kvstudio.ui.plots.sizing import (
-    fit_bottom_title,
-    fit_side_titles,
-    fixed_view,
-    follow_title,
-    keep_readable,
-)
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 

@@ -19,7 +19,7 @@ from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt, QTimer
 from PySide6.QtGui import QBrush, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsGridLayout
 
-from kvstudio.ui.plots.sizing import LEGEND_MARGIN, corner_x_of, fit_title
+from kvstudio.charts.plots.sizing import LEGEND_MARGIN, corner_x_of, fit_title
 
 LEGEND_ROW = 4  # PlotItem's grid: 0 title, 1 top axis, 2 view box, 3 bottom axis, 4 legend
 SAMPLE_WIDTH = 20.0  # px of line an entry's sample draws (pyqtgraph's width): three dashes

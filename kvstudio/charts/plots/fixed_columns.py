@@ -19,7 +19,7 @@ import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextOption
 
-from kvstudio.ui.plots.sizing import MIN_PLOT_WIDTH, corner_x_of
+from kvstudio.charts.plots.sizing import MIN_PLOT_WIDTH, corner_x_of
 
 GAP_SHARE = 0.015  # the space between two columns, as a share of the row's width
 TITLE_PAD = 4  # px below a title's text (as the slide theme reserves)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 
 from kvstudio.charts.chart_data import ChartLike, plot_items
-from kvstudio.ui.plots.sizing import centre_lines, wrap_to
+from kvstudio.charts.plots.sizing import centre_lines, wrap_to
 
 SIDES = ("left", "bottom", "right")
 
