@@ -18,6 +18,7 @@ from PySide6.QtCore import QRectF, Qt
 from kvstudio.charts import canvas as slide_canvas
 from kvstudio.charts import render
 from kvstudio.charts.chart_data import read_csv_tables
+from kvstudio.charts.plots.results_table import CHECK
 from kvstudio.charts.plotted_data import chart_headline, render_csv
 from kvstudio.charts.render import render_png
 from kvstudio.files.loaded import LoadedModel
@@ -26,7 +27,6 @@ from kvstudio.labs.inspector import CacheInspector
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
 from kvstudio.ui.labs.shared.base import prompt_ids
-from kvstudio.ui.labs.shared.results_table import CHECK
 from kvstudio.ui.run import threads
 from kvstudio.ui.run.lab_worker import GeneratorWorker
 from kvstudio.ui.slides.export_menu import ChartExporter

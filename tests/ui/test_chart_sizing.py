@@ -18,6 +18,7 @@ from lab_helpers import fill_every_page, show_page
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QScrollArea, QTableView, QWidget
 
+from kvstudio.charts.plots.plain_text import plain_tooltip
 from kvstudio.charts.plots.sizing import (
     CORNER_BUTTON_NAME,
     MIN_PLOT_HEIGHT,
@@ -27,7 +28,6 @@ from kvstudio.charts.plots.sizing import (
     plot_areas,
 )
 from kvstudio.charts.plotted_data import plain_text
-from kvstudio.ui.app.plain_text import plain_tooltip
 from kvstudio.ui.main_window import initial_geometry
 from tests.ui.settle import settle
 from tests.ui.shared_window import on_screen

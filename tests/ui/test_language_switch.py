@@ -137,8 +137,8 @@ def test_a_korean_packs_csv_columns_are_korean(qapp) -> None:  # type: ignore[no
     """sample-answers.csv, <mode>-steps.csv and a lab table's unnamed column are written in the
     class's language (#33 found English headers in the Korean pack); English stays as it was."""
     from kvstudio.charts.i18n import LanguageSwitcher
+    from kvstudio.charts.plots.results_table import ResultsTable
     from kvstudio.engine.records import SamplingSettings
-    from kvstudio.ui.labs.shared.results_table import ResultsTable
     from kvstudio.ui.run.engine_adapter import AnswerCounts
     from kvstudio.ui.slides.numbers import answer_rows
 

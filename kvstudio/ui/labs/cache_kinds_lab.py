@@ -18,14 +18,14 @@ from PySide6.QtWidgets import QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
 from kvstudio.charts.plots.legend import add_legend_row
+from kvstudio.charts.plots.names import cache_kind_name
+from kvstudio.charts.plots.results_table import ByteCount
 from kvstudio.engine.cache.spec import CACHE_KINDS, CacheKind
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.registry import CACHE_KINDS as LAB
 from kvstudio.ui.app.lazy import LazyModule
-from kvstudio.ui.app.names import cache_kind_name
 from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel, series_colour
-from kvstudio.ui.labs.shared.results_table import ByteCount
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 

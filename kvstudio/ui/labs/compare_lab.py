@@ -21,16 +21,16 @@ from PySide6.QtWidgets import QComboBox, QSizePolicy, QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
 from kvstudio.charts.plots.legend import add_legend_row
+from kvstudio.charts.plots.names import mode_name
+from kvstudio.charts.plots.plain_text import plain_label
+from kvstudio.charts.plots.results_table import ByteCount
 from kvstudio.engine.records import DTYPES, MODES, Mode
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import CACHE_PRESETS, COURSE, NOTEBOOK, CachePreset
 from kvstudio.labs.registry import COMPARE
 from kvstudio.ui.app.lazy import LazyModule
-from kvstudio.ui.app.names import mode_name
-from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel
-from kvstudio.ui.labs.shared.results_table import ByteCount
 from kvstudio.ui.plots.base import MODE_COLOURS
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter

@@ -19,15 +19,15 @@ from PySide6.QtWidgets import QComboBox, QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
 from kvstudio.charts.plots.legend import add_legend_row
+from kvstudio.charts.plots.names import mode_name
+from kvstudio.charts.plots.results_table import Shown
 from kvstudio.engine.records import MODES
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import SWEEP
 from kvstudio.ui.app.lazy import LazyModule
-from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.app.spin_boxes import param_int_box, param_line
 from kvstudio.ui.labs.shared.base import LabPanel
-from kvstudio.ui.labs.shared.results_table import Shown
 from kvstudio.ui.plots.base import MODE_COLOURS
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter

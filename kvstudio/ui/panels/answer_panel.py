@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.plots.plain_text import plain_label, plain_tooltip
 from kvstudio.labs.course import COURSE, EMPTY_ANSWER
-from kvstudio.ui.app.plain_text import plain_label, plain_tooltip
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.panels.wrapped_list import wrapped_list
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot, ordered_answers

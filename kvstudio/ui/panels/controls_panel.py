@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.engine.records import Mode
-from kvstudio.ui.app.plain_text import plain_label
 
 # Play speeds, slowest first: milliseconds between steps (0 = as fast as the model goes).
 SPEED_INTERVALS_MS = (1000, 500, 250, 120, 60, 30, 15, 0)

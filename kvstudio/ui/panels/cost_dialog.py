@@ -15,7 +15,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QAbstractButton, QMessageBox, QWidget
 
-from kvstudio.ui.app.plain_text import message_box
+from kvstudio.charts.plots.plain_text import message_box
 from kvstudio.ui.run.engine_adapter import RunCost
 
 

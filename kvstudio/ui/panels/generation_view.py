@@ -35,10 +35,10 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.plots.names import mode_name
+from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.engine.records import StepRecord
 from kvstudio.labs.params import MAX_TEXT_CHARS
-from kvstudio.ui.app.names import mode_name
-from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.panels.token_chips import TokenChipsView
 from kvstudio.ui.run.store import RunStore, RunTrace
 

@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.run.engine_adapter import ModelChoice, choice_of
 
 EMBEDDED = ("embedded-chat", "embedded-base")

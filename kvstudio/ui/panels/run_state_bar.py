@@ -14,7 +14,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QSlider, QWidget
 
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
-from kvstudio.ui.app.plain_text import plain_label
+from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.ui.run.state import RunPhase, RunState
 
 PHASE_COLOURS = {  # (background, text): readable on a projector, distinct without colour names

@@ -23,11 +23,11 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.plots.names import cache_kind_name
+from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.engine.cache.spec import CACHE_KINDS, CacheSpec
 from kvstudio.engine.records import Mode, SamplingSettings
 from kvstudio.labs.course import COURSE as COURSE_PRESET
-from kvstudio.ui.app.names import cache_kind_name
-from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.app.spin_boxes import float_box, int_box
 from kvstudio.ui.run.engine_adapter import RunSettings
 

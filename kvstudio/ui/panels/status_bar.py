@@ -12,9 +12,9 @@ from collections.abc import Callable
 from PySide6.QtWidgets import QProgressBar, QStatusBar, QWidget
 
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.plots.names import format_bytes, mode_name
+from kvstudio.charts.plots.plain_text import plain_label, plain_tooltip
 from kvstudio.engine.records import Mode
-from kvstudio.ui.app.names import format_bytes, mode_name
-from kvstudio.ui.app.plain_text import plain_label, plain_tooltip
 from kvstudio.ui.run.store import RunStore, RunTrace
 
 FIELDS = ("mode", "step", "fed", "cache", "ttft", "ms_token", "tok_s", "threads")

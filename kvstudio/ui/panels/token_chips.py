@@ -15,7 +15,7 @@ from PySide6.QtCore import QEvent, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QHelpEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from kvstudio.ui.app.plain_text import plain_tooltip
+from kvstudio.charts.plots.plain_text import plain_tooltip
 
 PAD_X, PAD_Y, GAP, MARGIN = 4.0, 2.0, 3.0, 4.0
 

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QWidget
 from kvstudio.charts.chart_data import DataTable, Series
 from kvstudio.charts.korean import attach_particles
 from kvstudio.charts.plots.empty import EmptyChart
-from kvstudio.ui.app.plain_text import plain_tooltip
+from kvstudio.charts.plots.plain_text import plain_tooltip
 from kvstudio.ui.plots.base import LivePlot
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore

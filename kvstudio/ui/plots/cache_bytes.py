@@ -17,9 +17,9 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
 
+from kvstudio.charts.plots.names import format_bytes
 from kvstudio.engine import formulas
 from kvstudio.engine.records import StepRecord
-from kvstudio.ui.app.names import format_bytes
 from kvstudio.ui.plots.base import LivePlot
 from kvstudio.ui.plots.extent import trace_steps
 from kvstudio.ui.run.engine_adapter import RunInfo

@@ -18,8 +18,8 @@ from PySide6.QtWidgets import QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
 from kvstudio.charts.plots.end_values import label_rect, place_clear_of
+from kvstudio.charts.plots.names import mode_name
 from kvstudio.engine.records import MODES, Mode
-from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.plots.base import MODE_COLOURS, LivePlot, live_curve, mode_pen
 from kvstudio.ui.plots.extent import store_steps
 from kvstudio.ui.run.store import RunStore, RunTrace

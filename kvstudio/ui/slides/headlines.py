@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QCoreApplication
 
 from kvstudio.charts.korean import attach_particles
+from kvstudio.charts.plots.names import mode_name
 from kvstudio.engine.records import MODES
-from kvstudio.ui.app.names import mode_name
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore, RunTrace
 

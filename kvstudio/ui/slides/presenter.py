@@ -50,10 +50,10 @@ from kvstudio.charts import weights_notice
 from kvstudio.charts.canvas import SlideCanvas
 from kvstudio.charts.chart_data import ExportError
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.charts.render import render_image
 from kvstudio.charts.style import SLIDE_REFERENCE_WIDTH, StyleRestorer, apply_plot_style
 from kvstudio.engine.records import MODES, Mode
-from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.panels.generation_view import GenerationView
 from kvstudio.ui.plots import CacheBytesPlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.plots.answer_histogram import AnswerHistogramPlot

@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvstudio.charts.chart_data import Cell, DataTable, Series
-from kvstudio.ui.app.names import format_bytes
+from kvstudio.charts.plots.names import format_bytes
+from kvstudio.charts.plots.results_table import gap_text
 from kvstudio.ui.labs.shared.base import LabPanel
-from kvstudio.ui.labs.shared.results_table import gap_text
 
 if TYPE_CHECKING:
     from kvstudio.labs.common import Spread

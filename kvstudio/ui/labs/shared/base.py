@@ -40,6 +40,8 @@ from kvstudio.charts.chart_data import (
 )
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
 from kvstudio.charts.plots.empty import EmptyChart
+from kvstudio.charts.plots.plain_text import plain_label
+from kvstudio.charts.plots.results_table import ResultsTable
 from kvstudio.charts.plots.sizing import (
     fit_bottom_title,
     fit_side_titles,
@@ -52,7 +54,6 @@ from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE, CourseRole
 from kvstudio.ui.app.messages import localize
-from kvstudio.ui.app.plain_text import plain_label
 from kvstudio.ui.labs.shared.lab_models import (
     LAB_MODELS,
     LabModelPlan,
@@ -60,7 +61,6 @@ from kvstudio.ui.labs.shared.lab_models import (
     model_note,
     plan,
 )
-from kvstudio.ui.labs.shared.results_table import ResultsTable
 from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvstudio.ui.app.plain_text import plain_tooltip
+from kvstudio.charts.plots.plain_text import plain_tooltip
 
 CHECK, CROSS = "✓", "✗"
 
