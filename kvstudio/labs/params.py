@@ -13,9 +13,10 @@ holds all three to it. It never imports Qt or argparse.
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -159,12 +160,30 @@ class LabSpec:
     command: str | None = None  # the ``kvstudio`` subcommand that runs it, if any
     times_model: bool = False  # its results are times: the window's live run waits meanwhile
     own_tab: bool = False  # the window shows it in a tab of its own, not in the Labs tab
+    # "module:function" of its run (model, parameters) -> the items it yields, its result
+    # last; imported when it runs, so the registry never loads torch.
+    runner: str = ""
+    # Which course model it runs on when the window runs an embedded one ("cache", "paged",
+    # "sampling"; None: the model given). kvstudio.labs.course.lab_model_name says which.
+    course_role: str | None = None
 
     def param(self, name: str) -> Param:
         for param in self.params:
             if param.name == name:
                 return param
         raise KeyError(f"{self.key} has no parameter {name!r}")
+
+    def run(self, model: Any, params: Mapping[str, Any]) -> Iterator[object]:
+        """Start the lab on `model` (a `LoadedModel`) with `params` (missing: the default).
+
+        The parameters are checked first and the run's own checks (a prompt longer than
+        the model's positions …) raise their ValueError here, before anything runs; the
+        iterator then yields progress and, last, the result record.
+        """
+        module, name = self.runner.split(":")
+        values = {**self.defaults(), **{k: v for k, v in self.check(params).items()
+                                        if v is not None}}
+        return getattr(importlib.import_module(module), name)(model, values)  # type: ignore[no-any-return]
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}

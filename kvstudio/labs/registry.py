@@ -48,7 +48,8 @@ def _tokens(name: str, default: int, high: int, option: str | None = None,
                  option=option)
 
 
-COMPARE = LabSpec("compare", "Cache vs recompute", command="compare", times_model=True, params=(
+COMPARE = LabSpec("compare", "Cache vs recompute",
+    course_role="cache", command="compare", times_model=True, params=(
     Param("preset", "choice", "course", choices=tuple(CACHE_PRESETS), option="--preset",
           help="P and N: the course's (183, 64) or the seed notebook's (16, 64)",
           help_ko="P와 N: 강의 (183, 64) 또는 시드 노트북 (16, 64)"),
@@ -63,7 +64,7 @@ COMPARE = LabSpec("compare", "Cache vs recompute", command="compare", times_mode
           help="the arithmetic: fp32, fp16 or bf16", help_ko="연산 정밀도"),
 ))
 
-SAMPLE = LabSpec("sample", "Temperature", command="sample", params=(
+SAMPLE = LabSpec("sample", "Temperature", course_role="sampling", command="sample", params=(
     _prompt(),
     Param("temperatures", "floats", COURSE.temperatures, 0.0, 5.0, option="--temperatures",
           help="temperatures to sample at", help_ko="샘플링할 온도들", step=0.05,
@@ -84,7 +85,7 @@ SAMPLE = LabSpec("sample", "Temperature", command="sample", params=(
           help_ko="재계산 모드로도 샘플링: 같은 시드, 같은 답"),
 ))
 
-CUTOFF = LabSpec("cutoff", "Top-p / top-k", params=(
+CUTOFF = LabSpec("cutoff", "Top-p / top-k", course_role="sampling", params=(
     _prompt(option=None),
     Param("temperature", "float", COURSE.temperature, 0.0, 5.0, step=0.05,
           help="temperature (0: greedy)", help_ko="온도 (0: 그리디)", rule=check_temperature),
@@ -97,7 +98,8 @@ CUTOFF = LabSpec("cutoff", "Top-p / top-k", params=(
     _seed(option=None),
 ))
 
-CACHE_KINDS = LabSpec("cache_kinds", "Cache kinds", params=(
+CACHE_KINDS = LabSpec("cache_kinds", "Cache kinds",
+    course_role="cache", runner="kvstudio.labs.cache.kinds:run", params=(
     _tokens("prompt_tokens", COURSE.prompt_tokens, MAX_LAB_PROMPT, help="P, prompt tokens",
             help_ko="P, 프롬프트 토큰 수"),
     _tokens("new_tokens", COURSE.new_tokens, MAX_LAB_NEW, help="N, new tokens",
@@ -106,7 +108,8 @@ CACHE_KINDS = LabSpec("cache_kinds", "Cache kinds", params=(
           help="the sliding window W", help_ko="슬라이딩 윈도 W"),
 ))
 
-SWEEP = LabSpec("sweep", "Length sweep", command="sweep", times_model=True, params=(
+SWEEP = LabSpec("sweep", "Length sweep",
+    course_role="cache", command="sweep", times_model=True, params=(
     Param("vary", "choice", COURSE.sweep_vary, choices=("prompt", "new"), option="--vary",
           help="what grows: N (new) or P (prompt)", help_ko="늘리는 것: N 또는 P"),
     Param("values", "ints", COURSE.sweep_lengths, 1, 4096, unit="tokens", option="--values",
@@ -116,7 +119,7 @@ SWEEP = LabSpec("sweep", "Length sweep", command="sweep", times_model=True, para
     _repeats(option="--repeats"),
 ))
 
-PAGED = LabSpec("paged", "Paged cache", params=(
+PAGED = LabSpec("paged", "Paged cache", course_role="paged", params=(
     Param("samples", "int", COURSE.samples, 1, 64, unit="samples",
           help="rows of the sampling run", help_ko="샘플링 실행의 행 수"),
     _tokens("new_tokens", 48, 512, help="their token budget", help_ko="토큰 예산"),
@@ -124,7 +127,7 @@ PAGED = LabSpec("paged", "Paged cache", params=(
           help="tokens a block holds", help_ko="블록 하나의 토큰 수"),
 ))
 
-QUANTIZED = LabSpec("quantized", "Quantized cache", params=(
+QUANTIZED = LabSpec("quantized", "Quantized cache", course_role="cache", params=(
     _tokens("prompt_tokens", COURSE.prompt_tokens, MAX_LAB_PROMPT, help="P, prompt tokens",
             help_ko="P, 프롬프트 토큰 수"),
     _tokens("new_tokens", COURSE.new_tokens, MAX_LAB_NEW, help="N, new tokens",
@@ -143,7 +146,8 @@ PROJECTOR = LabSpec("projector", "Scale projector", command="project", params=(
                   "float16 스케일 포함)"),
 ))
 
-SERVING = LabSpec("serving", "Serving", command="serving", times_model=True, params=(
+SERVING = LabSpec("serving", "Serving",
+    course_role="paged", command="serving", times_model=True, params=(
     Param("system", "text", "", option="--system",
           help="a system prompt every request shares ('': the example's)",
           help_ko="모든 요청이 공유하는 시스템 프롬프트"),
@@ -169,7 +173,7 @@ SERVING = LabSpec("serving", "Serving", command="serving", times_model=True, par
     _repeats(option="--sweep-rounds"),
 ))
 
-BEAM = LabSpec("beam", "Beam search", command="beam", params=(
+BEAM = LabSpec("beam", "Beam search", course_role="sampling", command="beam", params=(
     _prompt(),
     Param("beams", "int", 4, 2, 16, unit="beams", option="--beams", help="K beams",
           help_ko="빔 K개"),
@@ -183,7 +187,8 @@ BEAM = LabSpec("beam", "Beam search", command="beam", params=(
           help_ko="transformers의 generate와 비교"),
 ))
 
-SPECULATIVE = LabSpec("speculative", "Speculative decoding", command="speculative", params=(
+SPECULATIVE = LabSpec("speculative", "Speculative decoding",
+    course_role="sampling", command="speculative", params=(
     _prompt("question"),
     Param("ks", "ints", (1, 2, 4, 8), 1, MAX_DRAFT_TOKENS, unit="drafts", option="--k",
           help="draft lengths k to try", help_ko="시도할 초안 길이 k"),

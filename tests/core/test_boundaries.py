@@ -44,9 +44,9 @@ PLANTED = {
     "kvstudio/engine/formulas.py": "kvstudio.labs.common",  # engine reaching up to labs
     "kvstudio/files/folder_write.py": "kvstudio.cli.args",  # files reaching up to the CLI
     "kvstudio/labs/scale.py": "kvstudio.training.data",  # a sibling importing a sibling
-    "kvstudio/ui/app/lazy.py": "kvstudio.notebook.progress",  # the window reaching up
+    "kvstudio/ui/app/shutdown.py": "kvstudio.notebook.progress",  # the window reaching up
     "kvstudio/ui/app/settings.py": "kvstudio.cli.args",  # one front importing the other
-    "kvstudio/charts/korean.py": "kvstudio.ui.app.lazy",  # the charts reaching up to the window
+    "kvstudio/charts/korean.py": "kvstudio.ui.app.shutdown",  # the charts reaching up to the window
 }
 
 

@@ -277,7 +277,7 @@ def test_cache_kinds_lab(qtbot, exporter, tiny_handle: LoadedModel) -> None:  # 
         CacheKindsResult,
     )
     assert result.runs == ref.runs
-    _, mask = panel._masks["sliding"].getData()
+    _, mask = panel.lab_view._masks["sliding"].getData()
     # W = 8 keys (itself included) from the prefill on: there the mask is 16 wide, but the
     # last prompt token sees only its 8 nearest keys (#33: the chart said 16)
     assert list(mask) == [8.0] * 6
@@ -285,10 +285,10 @@ def test_cache_kinds_lab(qtbot, exporter, tiny_handle: LoadedModel) -> None:  # 
     assert rows[0]["same as dynamic"] == "✓"
     assert rows[-1]["cache"] == "W = 8 vs P + N − 1 = 21" and rows[-1]["same as dynamic"] == "✗"
     assert "is shorter than" in panel.status.text()
-    for plot in (panel.bytes_plot, panel.mask_plot):
+    for plot in (panel.lab_view.bytes_plot, panel.lab_view.mask_plot):
         assert plot.getViewBox().viewRange()[1][0] == 0  # amounts start at 0
-    assert panel._bytes["dynamic"].zValue() < panel._bytes["static-used"].zValue()
-    memory = read_csv_tables(render_csv(panel.view))[0]
+    assert panel.lab_view._bytes["dynamic"].zValue() < panel.lab_view._bytes["static-used"].zValue()
+    memory = read_csv_tables(render_csv(panel.lab_view.layout_widget))[0]
     assert memory[0][0] == "step" and "Dynamic: allocated (B)" in memory[0]
     column = memory[0].index("Dynamic: allocated (B)")
     assert [int(r[column]) for r in memory[1:]] == list(result.runs[0].allocated_bytes)

@@ -22,13 +22,14 @@ def _exporter(tmp_path: Path) -> ChartExporter:
 
 def _spy(panel: LabPanel) -> list[object]:
     drawn: list[object] = []
-    original = panel.show_progress
+    target = panel.lab_view if panel.lab_view is not None else panel  # what draws the lab
+    original = target.show_progress
 
     def show_progress(item: object) -> None:
         drawn.append(item)
         original(item)
 
-    panel.show_progress = show_progress  # type: ignore[method-assign]
+    target.show_progress = show_progress  # type: ignore[method-assign]
     return drawn
 
 

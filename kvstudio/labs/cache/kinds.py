@@ -7,15 +7,17 @@ imports Qt.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CACHE_KINDS, CacheKind, CacheSpec
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs.common import Progress
+from kvstudio.files.loaded import LoadedModel
+from kvstudio.labs.common import Progress, lab_prompt_ids
 
 
 # ---- cache kinds ---------------------------------------------------------------------------
@@ -115,3 +117,14 @@ def cache_kinds(
             )
         )
     yield CacheKindsResult(len(prompt_ids), new_tokens, window, tuple(runs))
+
+
+def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | CacheKindsResult]:
+    """The lab as every front runs it: P lab-text tokens, N new ones, window W."""
+    p, n = params["prompt_tokens"], params["new_tokens"]
+    if p + n > model.max_positions:
+        raise ValueError(f"P + N = {p + n} is more than the model's {model.max_positions} "
+                         "positions.")
+    ids = lab_prompt_ids(model.tokenizer, p)
+    return cache_kinds(model.backend, model.tokenizer, ids, new_tokens=n,
+                       window=params["window"])

@@ -3,12 +3,15 @@
 Owns `int_box` and `float_box`, used wherever the window asks for a number (the
 sampling knobs, the answer sampler), and the boxes of a lab's parameters built from
 their declaration (`param_int_box`, `param_float_box`, `param_line`, `param_check`:
-``kvstudio.labs.registry``), so a lab's range and default are written once.
+``kvstudio.labs.registry``), so a lab's range and default are written once, and
+`param_value`, what such a box holds.
 """
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLineEdit, QSpinBox
+from typing import Any
+
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, QSpinBox, QWidget
 
 from kvstudio.labs.params import Param
 
@@ -59,3 +62,17 @@ def param_check(param: Param) -> QCheckBox:
     box = QCheckBox()
     box.setChecked(bool(param.default))
     return box
+
+
+def param_value(param: Param, box: QWidget) -> Any:
+    """What `box` holds for `param`: a number, a tick, a choice's data, text, or a list read
+    from its text (a ValueError says what is wrong with it)."""
+    if isinstance(box, QSpinBox | QDoubleSpinBox):
+        return box.value()
+    if isinstance(box, QCheckBox):
+        return box.isChecked()
+    if isinstance(box, QComboBox):
+        return box.currentData()
+    if isinstance(box, QLineEdit):
+        return param.parse(box.text()) if param.kind in ("ints", "floats") else box.text()
+    raise TypeError(f"{param.name}: no value in a {type(box).__name__}")

@@ -23,13 +23,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QSlider, QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.names import format_bytes
 from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.charts.plots.results_table import ByteCount, ResultsTable
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.registry import BEAM
-from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import param_check, param_float_box, param_int_box, param_line
 from kvstudio.ui.app.typing_guard import UnselectedOnFocus
 from kvstudio.ui.labs.shared.base import LabPanel, prompt_ids, series_colour

@@ -20,6 +20,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QSizePolicy, QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.names import mode_name
 from kvstudio.charts.plots.plain_text import plain_label
@@ -28,7 +29,6 @@ from kvstudio.engine.records import DTYPES, MODES, Mode
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import CACHE_PRESETS, COURSE, NOTEBOOK, CachePreset
 from kvstudio.labs.registry import COMPARE
-from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.plots.base import MODE_COLOURS

@@ -24,6 +24,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.charts.plots.token_axis import TokenAxis, token_tick
@@ -31,7 +32,6 @@ from kvstudio.engine.records import SamplingSettings
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE, EMPTY_ANSWER, setting_changes, settings_line
 from kvstudio.labs.registry import CUTOFF
-from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import param_float_box, param_int_box, param_line
 from kvstudio.ui.app.typing_guard import UnselectedOnFocus
 from kvstudio.ui.labs.shared.base import prompt_ids

@@ -29,13 +29,13 @@ from PySide6.QtWidgets import (
 
 from kvstudio.charts.chart_data import DataTable, Series
 from kvstudio.charts.colour_scale import ColourBar
+from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.fixed_columns import FixedColumns, WrappingTitle, use_wrapping_title
 from kvstudio.charts.plots.results_table import CHECK, CROSS
 from kvstudio.charts.plots.token_axis import TokenAxis, token_tick
 from kvstudio.engine.cache.spec import CacheKind, CacheSpec
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE
-from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.shared.base import prompt_ids
 from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel

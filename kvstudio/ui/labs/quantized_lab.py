@@ -18,12 +18,12 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.names import format_bytes
 from kvstudio.charts.plots.results_table import ByteCount
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.registry import QUANTIZED
-from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel, series_colour
 from kvstudio.ui.run.lab_worker import JobFactory

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.charts.plots.results_table import CHECK, CROSS
@@ -31,7 +32,6 @@ from kvstudio.engine.records import SamplingSettings
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE, EMPTY_ANSWER
 from kvstudio.labs.registry import SAMPLE
-from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import param_check, param_float_box, param_int_box, param_line
 from kvstudio.ui.labs.shared.base import LabPanel, prompt_ids, series_colour
 from kvstudio.ui.run.engine_adapter import parse_temperatures

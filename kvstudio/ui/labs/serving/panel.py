@@ -39,13 +39,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.empty import EmptyChart
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.charts.plots.results_table import ResultsTable
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.registry import SERVING
-from kvstudio.ui.app.lazy import LazyModule
 from kvstudio.ui.app.spin_boxes import param_int_box, param_line
 from kvstudio.ui.labs.serving.exports import ServingExports
 from kvstudio.ui.labs.serving.timeline import (

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -39,6 +39,10 @@ from kvstudio.charts.chart_data import (
     set_content,
 )
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.labs.base import LabView
+from kvstudio.charts.labs.base import marked_line as marked_line
+from kvstudio.charts.labs.base import series_colour as series_colour
+from kvstudio.charts.labs.base import white_plot as white_plot
 from kvstudio.charts.plots.empty import EmptyChart
 from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.charts.plots.results_table import ResultsTable
@@ -53,7 +57,9 @@ from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE, CourseRole
+from kvstudio.labs.params import LabSpec
 from kvstudio.ui.app.messages import localize
+from kvstudio.ui.app.spin_boxes import param_value
 from kvstudio.ui.labs.shared.lab_models import (
     LAB_MODELS,
     LabModelPlan,
@@ -66,43 +72,12 @@ from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 
 log = logging.getLogger(__name__)
 
-# Colour-blind-safe (Okabe–Ito), dark enough for white slides.
-SERIES_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
-
-
-
-def series_colour(index: int) -> str:
-    return SERIES_COLOURS[index % len(SERIES_COLOURS)]
-
-
 def prompt_ids(model: LoadedModel, text: str) -> list[int]:
     """The question as the model sees it: in the chat template when the model has one."""
     tokenizer: TextTokenizer = model.tokenizer
     if not text.strip():
         raise ValueError("The prompt is empty: type a question for the lab.")
     return tokenizer.chat_ids(text) if model.is_chat else tokenizer.encode(text)
-
-
-def marked_line(plot: pg.PlotItem, colour: str, symbol: str, symbol_size: float,
-                width: int = 2) -> pg.PlotDataItem:
-    """An empty line with a marker at each point, in `colour`, for a lab to `setData`."""
-    return plot.plot([], [], pen=pg.mkPen(colour, width=width), symbol=symbol,
-                     symbolSize=symbol_size, symbolBrush=colour, symbolPen=None)
-
-
-def white_plot(title: str = "") -> pg.PlotWidget:
-    """A plot in the same light look as the window's live plots."""
-    widget = pg.PlotWidget(background="w")
-    item = widget.getPlotItem()
-    item.showGrid(x=True, y=True, alpha=0.2)
-    for side in ("left", "bottom"):
-        item.getAxis(side).setPen(pg.mkPen("#444"))
-        item.getAxis(side).setTextPen(pg.mkPen("#222"))
-    if title:
-        item.setTitle(title, color="#222")
-    widget.setMinimumSize(320, 240)
-    return widget
-
 
 
 class LabPanel(RetranslateOnLanguageChange, QWidget):
@@ -120,6 +95,13 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
     # Which course model the lab runs on when the window runs an embedded one (lab_models.py);
     # None: always the window's model.
     course_role: CourseRole | None = None
+    # What the result shows (kvstudio.charts.labs): its charts, table, headline and numbers.
+    view_type: ClassVar[type[LabView] | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.view_type is not None:  # the registry says which course model the lab runs on
+            cls.course_role = cls.view_type.spec_of().course_role  # type: ignore[assignment]
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -159,7 +141,8 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self.model_note.setWordWrap(True)
         self.explanation = plain_label()
         self.explanation.setWordWrap(True)
-        self.table = ResultsTable()
+        self.lab_view = self.view_type(self) if self.view_type is not None else None
+        self.table = self.lab_view.table if self.lab_view is not None else ResultsTable()
         self.chart_host = QWidget()
         self.chart_layout = QVBoxLayout(self.chart_host)
         self.chart_layout.setContentsMargins(0, 0, 0, 0)
@@ -210,6 +193,32 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self._charts: dict[str, pg.GraphicsView] = {}
         self._empty_charts: list[EmptyChart] = []
         self._field_labels: dict[str, QLabel] = {}
+        if self.lab_view is not None:
+            for chart in self.lab_view.charts().values():
+                self.place_chart(chart)
+
+    @property
+    def spec(self) -> LabSpec:
+        """The lab's declaration in kvstudio.labs.registry (its view's key)."""
+        assert self.lab_view is not None
+        return self.lab_view.spec
+
+    def place_chart(self, widget: pg.GraphicsView) -> None:
+        """Show one of the view's charts in the chart column, with its export menu."""
+        self.chart_layout.addWidget(widget, 1)
+        attach_export(widget, self.exporter)
+
+    def read_params(self) -> dict[str, Any]:
+        """The lab's parameters as its boxes hold them (a parameter with no box: its default).
+
+        A ValueError names a box whose text is not a valid value.
+        """
+        values: dict[str, Any] = {}
+        for param in self.spec.params:
+            box = getattr(self, param.box_name, None)
+            if isinstance(box, QWidget):
+                values[param.name] = param_value(param, box)
+        return self.spec.check(values)
 
     def fit_table(self) -> None:
         """Widen the table to show its columns whole where the charts keep their minimum.
@@ -282,10 +291,14 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
                     check()
 
     def make_job(self, model: LoadedModel) -> JobFactory:
-        raise NotImplementedError
+        """The lab's run on `model` with the boxes' parameters (checked here, on this thread)."""
+        job = self.spec.run(model, self.read_params())
+        return lambda: job
 
     def clear_views(self) -> None:
         """Forget the previous result's drawing before a new run."""
+        if self.lab_view is not None:
+            self.lab_view.start(self.read_params())
 
     def show_progress(self, item: object) -> None:
         done, total = getattr(item, "done", None), getattr(item, "total", None)
@@ -298,15 +311,15 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
 
     def numbers(self) -> dict[str, Any]:
         """The result's numbers for numbers.json in the slide pack."""
-        return {}
+        return self.lab_view.numbers() if self.lab_view is not None else {}
 
     def headline(self) -> str:
         """The lesson of the lab's chart with its measured numbers (above exports)."""
-        return ""
+        return self.lab_view.headline() if self.lab_view is not None else ""
 
     def data_tables(self) -> list[DataTable]:
         """The numbers the lab's chart draws, from the result (what its CSV holds)."""
-        return []
+        return self.lab_view.data_tables() if self.lab_view is not None else []
 
     def title(self) -> str:
         raise NotImplementedError
@@ -318,6 +331,14 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self._show_model_note()
         for chart in self._empty_charts:
             chart.set_empty(chart.empty, self.empty_hint())
+        if self.lab_view is not None:
+            self.lab_view.retranslate()
+            if self.lab_view.result is not None:
+                self.set_status(self._done_text)
+
+    def _done_text(self) -> str:
+        line = self.lab_view.status_line() if self.lab_view is not None else ""
+        return line or self.tr("Done.")
 
     def sampling_settings_text(
         self,
@@ -423,7 +444,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
 
     def charts(self) -> Mapping[str, ChartLike]:
         """The charts to export, by a stable name."""
-        return dict(self._charts)
+        return self.lab_view.charts() if self.lab_view is not None else dict(self._charts)
 
     def table_rows(self) -> list[dict[str, str]]:
         """The results table as shown."""
@@ -458,7 +479,10 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         """Draw a batch of progress items as they arrived (the runner's, or a notebook's)."""
         if not items:
             return
-        if self.draw_while_running:
+        if self.lab_view is not None:
+            self.lab_view.draw_progress(items)
+            LabPanel.show_progress(self, items[-1])  # the progress bar
+        elif self.draw_while_running:
             self.set_charts_empty(False)
             for item in items:
                 self.show_progress(item)
@@ -475,10 +499,13 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self.result = result
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
-        self.set_status(lambda: self.tr("Done."))
-        self.set_charts_empty(False)
-        self.show_result(result)
-        self.check_legends()
+        if self.lab_view is not None:
+            self.lab_view.take_result(result)
+        else:
+            self.set_charts_empty(False)
+            self.show_result(result)
+            self.check_legends()
+        self.set_status(self._done_text)
         self.result_ready.emit(result)
 
     def _on_runner_failed(self, message: str) -> None:

@@ -1,0 +1,13 @@
+"""Each lab's view: what its result shows (charts, table, headline, numbers), drawn
+the same way by the window's lab panel and by the notebook. `VIEW_TYPES` maps a
+registry key to its view; a lab without one here is still drawn by its window panel.
+"""
+
+from __future__ import annotations
+
+from kvstudio.charts.labs.base import LabView
+from kvstudio.charts.labs.cache_kinds import CacheKindsView
+
+VIEW_TYPES: dict[str, type[LabView]] = {
+    view.key: view for view in (CacheKindsView,)
+}
