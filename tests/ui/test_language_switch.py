@@ -11,7 +11,7 @@ from PySide6.QtCore import QLocale, QSettings
 from visible_text import visible_texts
 
 from kvstudio.charts.i18n import locale_names_no_language
-from kvstudio.ui.app.messages import TEMPLATES, localize, match
+from kvstudio.charts.messages import TEMPLATES, localize, match
 from kvstudio.ui.app.settings import AppSettings
 from tests.ui.waits import HANG_GUARD_MS
 

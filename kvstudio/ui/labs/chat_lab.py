@@ -22,13 +22,13 @@ from PySide6.QtWidgets import QLineEdit, QPushButton, QTextBrowser, QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
 from kvstudio.charts.lazy import LazyModule
+from kvstudio.charts.messages import localize
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.results_table import CHECK, CROSS, Shown, gap_text
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.files.resources import PROMPTS_DIR
 from kvstudio.labs.course import EMPTY_ANSWER
 from kvstudio.labs.registry import CHAT
-from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.spin_boxes import param_check, param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel, marked_line, series_colour
 from kvstudio.ui.run.lab_worker import JobFactory

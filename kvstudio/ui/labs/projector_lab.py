@@ -23,13 +23,13 @@ from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QPushButton, 
 
 from kvstudio.charts.chart_data import DataTable, Series
 from kvstudio.charts.lazy import LazyModule
+from kvstudio.charts.messages import localize
 from kvstudio.charts.plots.end_values import EndValues
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.plain_text import html_text
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs import scale
 from kvstudio.labs.registry import PROJECTOR
-from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel, series_colour
 from kvstudio.ui.run.lab_worker import JobFactory

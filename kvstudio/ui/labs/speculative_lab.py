@@ -33,13 +33,13 @@ from PySide6.QtWidgets import QComboBox, QTextBrowser, QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
 from kvstudio.charts.lazy import LazyModule
+from kvstudio.charts.messages import localize
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TokenTexts
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import SPECULATIVE
-from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.spin_boxes import param_float_box, param_int_box, param_line
 from kvstudio.ui.labs.shared.base import LabPanel, marked_line, prompt_ids, series_colour
 from kvstudio.ui.run.lab_worker import JobFactory

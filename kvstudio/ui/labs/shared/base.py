@@ -43,6 +43,7 @@ from kvstudio.charts.labs.base import LabView
 from kvstudio.charts.labs.base import marked_line as marked_line
 from kvstudio.charts.labs.base import series_colour as series_colour
 from kvstudio.charts.labs.base import white_plot as white_plot
+from kvstudio.charts.messages import localize
 from kvstudio.charts.plots.empty import EmptyChart
 from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.charts.plots.results_table import ResultsTable
@@ -58,7 +59,6 @@ from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE, CourseRole
 from kvstudio.labs.params import LabSpec
-from kvstudio.ui.app.messages import localize
 from kvstudio.ui.app.spin_boxes import param_value
 from kvstudio.ui.labs.shared.lab_models import (
     LAB_MODELS,
@@ -196,6 +196,12 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         if self.lab_view is not None:
             for chart in self.lab_view.charts().values():
                 self.place_chart(chart)
+
+    @property
+    def pack_name(self) -> str:
+        """The lab's key in a slide pack ("CacheKinds"): its view's, else the panel's name."""
+        return self.lab_view.pack_name if self.lab_view is not None else \
+            type(self).__name__.removesuffix("Panel")
 
     @property
     def spec(self) -> LabSpec:
