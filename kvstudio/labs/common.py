@@ -1,7 +1,8 @@
 """What every lab shares: the lab prompt, progress records, and the run checks.
 
 Owns the lab's prompt text (`lab_text`, `lab_prompt_ids`; `lab_prompt`, which
-cuts on a character boundary and says so), `Progress` (the
+cuts on a character boundary and says so), a typed question's ids (`prompt_ids`,
+in the chat template when the model has one), `Progress` (the
 small frozen record every lab generator yields while it works), `warm_up`,
 `finish` (run a lab generator to its end and return its result), `check_fits`
 (P + N within the model's positions and free memory) and `Spread` / `spread`
@@ -26,6 +27,7 @@ from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import MODES, Mode, SamplingSettings, StepRecord
 from kvstudio.engine.small_files import read_text
 from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.files.resources import PROMPTS_DIR
 from kvstudio.labs.course import EMPTY_ANSWER
 
@@ -80,6 +82,14 @@ def answer_text(tokenizer: TextTokenizer, ids: Sequence[int]) -> str:
     """Generated ids as a student reads them (`TextTokenizer.answer_text`: cut at the end of
     the turn, no role word or marker, a cut character as its bytes), never blank."""
     return tokenizer.answer_text(ids) or EMPTY_ANSWER
+
+
+def prompt_ids(model: LoadedModel, text: str) -> list[int]:
+    """The question as the model sees it: in the chat template when the model has one."""
+    tokenizer: TextTokenizer = model.tokenizer
+    if not text.strip():
+        raise ValueError("The prompt is empty: type a question for the lab.")
+    return tokenizer.chat_ids(text) if model.is_chat else tokenizer.encode(text)
 
 
 @dataclass(frozen=True)
