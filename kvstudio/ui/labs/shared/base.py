@@ -198,12 +198,6 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
                 self.place_chart(chart)
 
     @property
-    def pack_name(self) -> str:
-        """The lab's key in a slide pack ("CacheKinds"): its view's, else the panel's name."""
-        return self.lab_view.pack_name if self.lab_view is not None else \
-            type(self).__name__.removesuffix("Panel")
-
-    @property
     def spec(self) -> LabSpec:
         """The lab's declaration in kvstudio.labs.registry (its view's key)."""
         assert self.lab_view is not None
