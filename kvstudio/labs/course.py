@@ -42,6 +42,10 @@ class CoursePreset:
     prompt_tokens: int = 183  # P: kvstudio/resources/prompts/lab_long.txt is exactly 183 tokens
     new_tokens: int = 64  # N: 246 vs 13,728 tokens fed at P = 183
     sampling: SamplingSettings = field(default_factory=SamplingSettings)  # T 0.85, top-p 0.85
+    # The live page bans eos until N (transformers' min_new_tokens; the sampling panel's
+    # "Stop at eos" box): greedy ko-chat answers `question` in 6 tokens, too few steps for
+    # the cache to pay off visibly; run to N = 64 it does (tests/ui/test_live_lesson.py).
+    live_stop_at_eos: bool = False
     answer_tokens: int = 32  # a sampled answer's budget (most end with eos well before it)
     samples: int = 30  # samples per temperature
     temperatures: tuple[float, ...] = (0.3, 0.85, 1.5)  # below, at and above the course's T

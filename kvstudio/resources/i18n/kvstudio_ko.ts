@@ -682,6 +682,13 @@
         <translation>슬라이딩 윈도 W</translation>
     </message>
     <message>
+        <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; with a sliding window W each token sees the last W tokens, itself included (transformers' sliding_window), so the cache keeps W − 1 and its memory stops growing there. When W covers the whole context the output must match the dynamic cache.</source>
+        <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도 W에서는 각 토큰이 자기 자신을 포함해 마지막 W 토큰을 보므로(transformers의 sliding_window와 같은 뜻) 캐시는 W − 1 토큰만 보관하고 메모리도 거기서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
+    </message>
+</context>
+<context>
+    <name>CacheKindsView</name>
+    <message>
         <source>Cache memory per step</source>
         <translation>단계별 캐시 메모리</translation>
     </message>
@@ -698,6 +705,10 @@
         <translation>새 토큰이 어텐션하는 키 수</translation>
     </message>
     <message>
+        <source>keys (newest token)</source>
+        <translation>키 수 (최신 토큰)</translation>
+    </message>
+    <message>
         <source>{0} (allocated)</source>
         <translation>{0} (할당)</translation>
     </message>
@@ -708,6 +719,14 @@
     <message>
         <source>✗ from step {0}</source>
         <translation>✗ {0}단계부터 다름</translation>
+    </message>
+    <message>
+        <source>W = {0} vs P + N − 1 = {1}</source>
+        <translation>W = {0} 대 P + N − 1 = {1}</translation>
+    </message>
+    <message>
+        <source>cache</source>
+        <translation>캐시</translation>
     </message>
     <message>
         <source>allocated (bytes)</source>
@@ -731,7 +750,15 @@
     </message>
     <message>
         <source>The window W = {0} {1} the context P + N − 1 = {2}.</source>
-        <translation>윈도 W = {0}은(는) 문맥 P + N − 1 = {2}{1}.</translation>
+        <translation>윈도 W = {0}은(는) 문맥 P + N − 1 = {2}을(를) {1}.</translation>
+    </message>
+    <message>
+        <source>covers</source>
+        <translation>을(를) 덮음</translation>
+    </message>
+    <message>
+        <source>is shorter than</source>
+        <translation>보다 짧음</translation>
     </message>
     <message>
         <source>{0} {1:,} B</source>
@@ -764,30 +791,6 @@
     <message>
         <source>{0}: keys each new token attends to</source>
         <translation>{0}: 새 토큰이 주의를 기울이는 키 수</translation>
-    </message>
-    <message>
-        <source>covers</source>
-        <translation>을(를) 덮음</translation>
-    </message>
-    <message>
-        <source>is shorter than</source>
-        <translation>보다 짧음</translation>
-    </message>
-    <message>
-        <source>cache</source>
-        <translation>캐시</translation>
-    </message>
-    <message>
-        <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; with a sliding window W each token sees the last W tokens, itself included (transformers' sliding_window), so the cache keeps W − 1 and its memory stops growing there. When W covers the whole context the output must match the dynamic cache.</source>
-        <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도 W에서는 각 토큰이 자기 자신을 포함해 마지막 W 토큰을 보므로(transformers의 sliding_window와 같은 뜻) 캐시는 W − 1 토큰만 보관하고 메모리도 거기서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
-    </message>
-    <message>
-        <source>keys (newest token)</source>
-        <translation>키 수 (최신 토큰)</translation>
-    </message>
-    <message>
-        <source>W = {0} vs P + N − 1 = {1}</source>
-        <translation>W = {0} 대 P + N − 1 = {1}</translation>
     </message>
 </context>
 <context>
@@ -1815,6 +1818,77 @@ step {4}</source>
     <message>
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
+    </message>
+</context>
+<context>
+    <name>LabView</name>
+    <message>
+        <source>Run the lab to fill this chart.</source>
+        <translation>실습을 실행하면 이 차트가 채워집니다.</translation>
+    </message>
+    <message>
+        <source>greedy</source>
+        <translation>그리디</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>끔</translation>
+    </message>
+    <message>
+        <source>top-k {0}</source>
+        <translation>top-k {0}</translation>
+    </message>
+    <message>
+        <source>top-p {0}</source>
+        <translation>top-p {0}</translation>
+    </message>
+    <message>
+        <source>penalty {0:g}</source>
+        <translation>반복 페널티 {0:g}</translation>
+    </message>
+    <message>
+        <source>seed {0}</source>
+        <translation>시드 {0}</translation>
+    </message>
+    <message>
+        <source>{0:,} samples</source>
+        <translation>샘플 {0:,}개</translation>
+    </message>
+    <message>
+        <source>≤ {0:,} tokens</source>
+        <translation>최대 {0:,} 토큰</translation>
+    </message>
+    <message>
+        <source>{0} (course T {1:g})</source>
+        <translation>{0} (강의 T {1:g})</translation>
+    </message>
+    <message>
+        <source>top-k {0} (course {1})</source>
+        <translation>top-k {0} (강의 {1})</translation>
+    </message>
+    <message>
+        <source>top-p {0} (course {1})</source>
+        <translation>top-p {0} (강의 {1})</translation>
+    </message>
+    <message>
+        <source>penalty {0:g} (course {1:g})</source>
+        <translation>반복 페널티 {0:g} (강의 {1:g})</translation>
+    </message>
+    <message>
+        <source>seed {0} (course {1})</source>
+        <translation>시드 {0} (강의 {1})</translation>
+    </message>
+    <message>
+        <source>Settings: {0}</source>
+        <translation>설정: {0}</translation>
+    </message>
+    <message>
+        <source>Changed from the course preset: {0}</source>
+        <translation>강의 설정에서 바꾼 값: {0}</translation>
+    </message>
+    <message>
+        <source>The course preset (the sampling dock's defaults).</source>
+        <translation>강의 설정 그대로입니다 (샘플링 패널의 기본값).</translation>
     </message>
 </context>
 <context>
@@ -3072,6 +3146,10 @@ step {4}</source>
         <translation>최대 새 토큰 수</translation>
     </message>
     <message>
+        <source>Stop at eos</source>
+        <translation>eos에서 멈춤</translation>
+    </message>
+    <message>
         <source>Cache kind</source>
         <translation>캐시 종류</translation>
     </message>
@@ -3114,6 +3192,10 @@ step {4}</source>
     <message>
         <source>The most tokens a run generates (N).</source>
         <translation>한 실행이 생성하는 최대 토큰 수 (N).</translation>
+    </message>
+    <message>
+        <source>Ticked: a run ends when the model writes its end-of-answer token (eos). Unticked (course default): eos is banned and every run generates N tokens, so cached and recompute are compared over the same N steps.</source>
+        <translation>체크하면 모델이 답의 끝 토큰(eos)을 쓸 때 실행이 끝납니다. 체크하지 않으면(강의 기본값) eos를 막아 매번 N개 토큰을 생성하므로, 캐시와 재계산을 같은 N단계로 비교합니다.</translation>
     </message>
     <message>
         <source>Dynamic grows by one token per step; static is allocated once for its length; a sliding window keeps only the last W tokens.</source>

@@ -69,8 +69,10 @@ class AppSettings:
                               self._int("cache/max_length", 512),
                               self._int("cache/window", course.cache.window))
             mode: Mode = "recompute" if self._s.value("run/mode") == "recompute" else "cached"
+            stop = str(self._s.value("run/stop_at_eos", course.stop_at_eos)).lower() == "true"
             return RunSettings(mode, sampling,
-                               self._int("run/max_new_tokens", course.max_new_tokens), cache)
+                               self._int("run/max_new_tokens", course.max_new_tokens), cache,
+                               stop)
         except (TypeError, ValueError) as exc:
             log.warning("ignoring unreadable saved settings: %s", exc)
             return RunSettings()
@@ -87,6 +89,7 @@ class AppSettings:
         s.setValue("cache/window", rs.cache.window)
         s.setValue("run/mode", rs.mode)
         s.setValue("run/max_new_tokens", rs.max_new_tokens)
+        s.setValue("run/stop_at_eos", rs.stop_at_eos)
 
     # ---- window layout --------------------------------------------------------------------------
     def geometry(self) -> QByteArray | None:

@@ -1,7 +1,7 @@
 """Sampling knobs, the token budget and the cache kind, with tooltips that explain each one.
 
 Owns `SamplingPanel`: greedy, temperature, top-k (0 = off), top-p, repetition
-penalty, seed, max new tokens, cache kind with its size. It starts from the
+penalty, seed, max new tokens, stop at eos, cache kind with its size. It starts from the
 course preset (`kvstudio.labs.course.COURSE`), reads and writes a `RunSettings`, and
 emits `settings_changed` on every edit. Validation of values stays in the
 core records (they raise ValueError with a message).
@@ -49,6 +49,8 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
         self._penalty = float_box(0.5, 3.0, COURSE.repetition_penalty, 0.05)
         self._seed = int_box(0, 2_147_483_647, COURSE.seed)
         self._max_new = int_box(1, 4096, COURSE_MAX_NEW_TOKENS)
+        self._stop_at_eos = QCheckBox()
+        self._stop_at_eos.setChecked(COURSE_PRESET.live_stop_at_eos)
         self._cache_kind = QComboBox()
         for kind in CACHE_KINDS:
             self._cache_kind.addItem("", kind)
@@ -61,7 +63,7 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
         fields: tuple[tuple[str, QWidget], ...] = (
             ("greedy", self._greedy), ("temperature", self._temperature),
             ("top_k", self._top_k), ("top_p", self._top_p), ("penalty", self._penalty),
-            ("seed", self._seed), ("max_new", self._max_new))
+            ("seed", self._seed), ("max_new", self._max_new), ("stop_at_eos", self._stop_at_eos))
         for key, widget in fields:
             label = plain_label()
             form.addRow(label, widget)
@@ -84,6 +86,7 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
         for spin in (self._top_k, self._seed, self._max_new, self._static_length, self._window):
             spin.valueChanged.connect(self._on_edited)
         self._greedy.toggled.connect(self._on_edited)
+        self._stop_at_eos.toggled.connect(self._on_edited)
         self._cache_kind.currentIndexChanged.connect(self._on_edited)
         self._update_enabled()
         self.retranslate()
@@ -115,7 +118,8 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
                          self._window.value())
 
     def run_settings(self, mode: Mode) -> RunSettings:
-        return RunSettings(mode, self.sampling(), self._max_new.value(), self.cache_spec())
+        return RunSettings(mode, self.sampling(), self._max_new.value(), self.cache_spec(),
+                           self._stop_at_eos.isChecked())
 
     def set_run_settings(self, settings: RunSettings) -> None:
         """Show `settings` (e.g. restored from QSettings) without emitting per field."""
@@ -129,6 +133,7 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
         self._penalty.setValue(s.repetition_penalty)
         self._seed.setValue(s.seed)
         self._max_new.setValue(settings.max_new_tokens)
+        self._stop_at_eos.setChecked(settings.stop_at_eos)
         self._cache_kind.setCurrentIndex(max(0, self._cache_kind.findData(settings.cache.kind)))
         self._static_length.setValue(settings.cache.max_length)
         self._window.setValue(settings.cache.window)
@@ -162,6 +167,7 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
             "penalty": self.tr("Repetition penalty"),
             "seed": self.tr("Seed"),
             "max_new": self.tr("Max new tokens"),
+            "stop_at_eos": self.tr("Stop at eos"),
             "kind": self.tr("Cache kind"),
             "static": self.tr("Static length"),
             "window": self.tr("Window W"),
@@ -184,6 +190,10 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
         self._seed.setToolTip(self.tr(
             "Seeds this run's random generator: the same seed gives the same samples."))
         self._max_new.setToolTip(self.tr("The most tokens a run generates (N)."))
+        self._stop_at_eos.setToolTip(self.tr(
+            "Ticked: a run ends when the model writes its end-of-answer token (eos). Unticked "
+            "(course default): eos is banned and every run generates N tokens, so cached and "
+            "recompute are compared over the same N steps."))
         self._cache_kind.setToolTip(self.tr(
             "Dynamic grows by one token per step; static is allocated once for its length; "
             "a sliding window keeps only the last W tokens."))

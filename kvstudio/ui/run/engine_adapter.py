@@ -20,7 +20,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from kvstudio.charts import weights_notice
@@ -28,7 +28,7 @@ from kvstudio.engine import formulas
 from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.costs import RunCost, StepTimes, generation_cost
 from kvstudio.engine.limits import set_torch_threads
-from kvstudio.engine.records import Mode, SamplingSettings
+from kvstudio.engine.records import MODES, Mode, SamplingSettings
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.files.resources import RANDOM_MODEL_NAME
 from kvstudio.labs.course import COURSE
@@ -65,6 +65,7 @@ class RunSettings:
     sampling: SamplingSettings = field(default_factory=lambda: COURSE.sampling)
     max_new_tokens: int = COURSE.new_tokens
     cache: CacheSpec = field(default_factory=CacheSpec)
+    stop_at_eos: bool = COURSE.live_stop_at_eos  # False: eos banned, the run goes to N
 
 
 @dataclass(frozen=True)
@@ -76,10 +77,7 @@ class RunRequest:
     settings: RunSettings
 
     def with_mode(self, mode: Mode) -> RunRequest:
-        s = self.settings
-        return RunRequest(self.prompt, self.use_chat_template, RunSettings(mode, s.sampling,
-                                                                           s.max_new_tokens,
-                                                                           s.cache))
+        return RunRequest(self.prompt, self.use_chat_template, replace(self.settings, mode=mode))
 
 
 @dataclass(frozen=True)
@@ -292,6 +290,7 @@ def make_stepper(model: LoadedModel, prompt_ids: list[int], settings: RunSetting
         sampling=settings.sampling,
         max_new_tokens=settings.max_new_tokens,
         cache=settings.cache,
+        stop_at_eos=settings.stop_at_eos,
         top_n=10,
     )
 
@@ -365,28 +364,48 @@ def repeated_sampling(
 
 
 WARM_PREFILL_TOKENS = 256  # the warm-up's long prefill: the course's P = 183 fits inside
+WARM_RUN_STEPS = 3  # the warm-up's live runs: a prefill and two decode steps
 CALIBRATION_REPEATS = 3  # its timed forwards: the rate is their median
 
 
 Timing = Callable[[], AbstractContextManager[object]]  # a context around a timed forward
 
 
+def warm_up_requests(model: LoadedModel) -> tuple[RunRequest, ...]:
+    """The runs the warm-up makes: the live page's default request (the course question in
+    the chat template, the course's cache and eos rule) in each mode, sampled and greedy,
+    cut to `WARM_RUN_STEPS` tokens."""
+    requests = []
+    for sampling in (COURSE.sampling, SamplingSettings.greedy_settings()):
+        for mode in MODES:
+            settings = RunSettings(mode, sampling, WARM_RUN_STEPS)
+            requests.append(RunRequest(DEFAULT_PROMPT, model.tokenizer.has_chat_tokens, settings))
+    return tuple(requests)
+
+
 def warm_up(model: LoadedModel, timing: Timing | None = None) -> tuple[int, float]:
     """Forwards before the first run, so its TTFT is not the model's first-ever forward;
     returns (tokens, median seconds) of a timed forward without a cache: a recompute step.
 
-    A short run per mode, then a lecture-sized prefill twice: the first long forward
-    also pays for allocator growth (a cold 183-token prefill took 7x the warm one),
-    the next `CALIBRATION_REPEATS` are timed inside `timing` (the window's `StepGate`)
+    First the live page's own path (`encode_prompt`, `make_stepper`, `Stepper.step`) on
+    `warm_up_requests`: the default lesson's first cached step is then the same call, on
+    the same prompt, that the warm-up made already. Then a lecture-sized prefill: the first
+    long forward also pays for allocator growth (a cold 183-token prefill took 7x the warm
+    one), the next `CALIBRATION_REPEATS` are timed inside `timing` (the window's `StepGate`)
     and their median gives the cost estimate a recompute-sized call before any run.
     """
     import torch
 
     from kvstudio.engine import decode
     from kvstudio.labs.common import lab_prompt_ids
-    from kvstudio.labs.common import warm_up as warm_up_backend
 
-    warm_up_backend(model.backend, model.tokenizer)
+    for request in warm_up_requests(model):
+        try:
+            stepper = make_stepper(model, encode_prompt(model, request), request.settings)
+        except ValueError:  # a model too short for the course question: the prefill below
+            continue
+        for _ in stepper:
+            pass
     tokens = min(WARM_PREFILL_TOKENS, max(1, model.max_positions // 2))
     ids = lab_prompt_ids(model.tokenizer, tokens)
     times = []

@@ -188,6 +188,9 @@ class GenerationWorker(QObject):
         self._run_id += 1
         self._stepper, self._request = stepper, request
         self.run_started.emit(run_info(self._run_id, self._model, request, ids))
+        # The window sets the new run up (chips, charts) before the prefill is timed: without
+        # this the first step (TTFT) raced that work and read up to 7x its steady value.
+        self.gate.gui_has_work()
         return True
 
     def _advance(self, request: RunRequest) -> bool:
