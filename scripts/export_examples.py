@@ -54,6 +54,7 @@ from PySide6.QtWidgets import QApplication
 import kvstudio.ui  # noqa: F401  (pins pyqtgraph to PySide6)
 from kvstudio.charts import export
 from kvstudio.charts.i18n import LanguageSwitcher
+from kvstudio.charts.labs.base import slide_pack_of
 from kvstudio.engine.records import MODES, SamplingSettings
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.cache import compare as compare_lab
@@ -73,7 +74,6 @@ from kvstudio.ui.labs import (
 )
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
-from kvstudio.ui.labs.labs_panel import slide_pack_of
 from kvstudio.ui.plots import AnswerHistogramPlot, CacheBytesPlot, StepTimePlot, TokensFedPlot
 from kvstudio.ui.run.engine_adapter import (
     AnswerCounts,

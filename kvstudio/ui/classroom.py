@@ -20,6 +20,7 @@ from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
 from kvstudio.charts.chart_data import ChartLike
+from kvstudio.charts.labs.base import slide_pack_of
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.messages import localize
 from kvstudio.charts.plots.plain_text import message_box
@@ -27,7 +28,6 @@ from kvstudio.charts.plotted_data import chart_headline
 from kvstudio.engine.records import DEFAULT_REPEATS
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
-from kvstudio.ui.labs.labs_panel import slide_pack_of
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.run.engine_adapter import encode_prompt

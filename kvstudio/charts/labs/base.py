@@ -33,13 +33,15 @@ from kvstudio.charts.plots.sizing import (
     follow_title,
     keep_readable,
 )
-from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.records import Mode, SamplingSettings
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.params import LabSpec
 from kvstudio.labs.registry import spec
 
 # Colour-blind-safe (Okabe–Ito), dark enough for white slides.
 SERIES_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+# Cached and recompute, the same in every chart (the window's live plots too).
+MODE_COLOURS: dict[Mode, str] = {"cached": "#1f77b4", "recompute": "#e6550d"}
 
 
 def series_colour(index: int) -> str:
@@ -62,6 +64,25 @@ def white_plot(title: str = "") -> pg.PlotWidget:
         item.setTitle(title, color="#222")
     widget.setMinimumSize(320, 240)
     return widget
+
+
+PackContent = tuple[dict[str, ChartLike], dict[str, Any], dict[str, Sequence[Mapping[str, Any]]]]
+
+
+def slide_pack_of(labs: Sequence[Any]) -> PackContent:
+    """Charts, numbers and tables of each of `labs` (views, or the window's panels) that has
+    a result or table rows, keyed as the slide pack names them."""
+    charts: dict[str, ChartLike] = {}
+    numbers: dict[str, Any] = {}
+    tables: dict[str, Sequence[Mapping[str, Any]]] = {}
+    for lab in labs:
+        if lab.result is None and not lab.table_rows():
+            continue
+        for key, chart in lab.charts().items():
+            charts[f"lab {key}"] = chart
+        numbers[lab.pack_name] = lab.numbers()
+        tables[f"lab {lab.pack_name} table"] = lab.table_values()
+    return charts, numbers, tables
 
 
 class LabView(QObject):
@@ -89,6 +110,11 @@ class LabView(QObject):
     @property
     def spec(self) -> LabSpec:
         return spec(self.key)
+
+    @property
+    def pack_name(self) -> str:
+        """The lab's key in a slide pack's numbers.json and table names ("CacheKinds")."""
+        return type(self).__name__.removesuffix("View")
 
     @classmethod
     def spec_of(cls) -> LabSpec:

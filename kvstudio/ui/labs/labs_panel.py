@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from kvstudio.charts.chart_data import ChartLike
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.labs.base import slide_pack_of
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.registry import LABS
 from kvstudio.ui.labs.beam_lab import BeamSearchPanel
@@ -53,25 +54,6 @@ PANEL_TYPES: dict[str, type[LabPanel]] = {
     "beam": BeamSearchPanel,
     "chat": ChatPanel,
 }
-
-SlidePack = tuple[dict[str, ChartLike], dict[str, Any], dict[str, Sequence[Mapping[str, Any]]]]
-
-
-def slide_pack_of(labs: Sequence[LabPanel]) -> SlidePack:
-    """Charts, numbers and tables of each of `labs` that has a result (or table rows)."""
-    charts: dict[str, ChartLike] = {}
-    numbers: dict[str, Any] = {}
-    tables: dict[str, Sequence[Mapping[str, Any]]] = {}
-    for lab in labs:
-        if lab.result is None and not lab.table_rows():
-            continue
-        for key, chart in lab.charts().items():
-            charts[f"lab {key}"] = chart
-        key = type(lab).__name__.removesuffix("Panel")
-        numbers[key] = lab.numbers()
-        tables[f"lab {key} table"] = lab.table_values()
-    return charts, numbers, tables
-
 
 class LabsPanel(RetranslateOnLanguageChange, QWidget):
     failed = Signal(str)  # a lab's message, for the window's status bar

@@ -198,6 +198,12 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
                 self.place_chart(chart)
 
     @property
+    def pack_name(self) -> str:
+        """The lab's key in a slide pack ("CacheKinds"): its view's, else the panel's name."""
+        return self.lab_view.pack_name if self.lab_view is not None else \
+            type(self).__name__.removesuffix("Panel")
+
+    @property
     def spec(self) -> LabSpec:
         """The lab's declaration in kvstudio.labs.registry (its view's key)."""
         assert self.lab_view is not None
@@ -501,11 +507,12 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self.progress.setValue(1)
         if self.lab_view is not None:
             self.lab_view.take_result(result)
+            self.set_status(self._done_text)
         else:
+            self.set_status(lambda: self.tr("Done."))  # show_result may say more
             self.set_charts_empty(False)
             self.show_result(result)
             self.check_legends()
-        self.set_status(self._done_text)
         self.result_ready.emit(result)
 
     def _on_runner_failed(self, message: str) -> None:
