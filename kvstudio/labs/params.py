@@ -166,6 +166,9 @@ class LabSpec:
     # Which course model it runs on when the window runs an embedded one ("cache", "paged",
     # "sampling"; None: the model given). kvstudio.labs.course.lab_model_name says which.
     course_role: str | None = None
+    # Names its run takes besides `params`, checked by the run itself, not shown as boxes
+    # (the serving lab's requests file): `check` passes them on as given.
+    extras: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param:
         for param in self.params:
@@ -193,6 +196,9 @@ class LabSpec:
         names = {p.name for p in self.params}
         checked: dict[str, Any] = {}
         for name, value in values.items():
+            if name in self.extras:
+                checked[name] = value
+                continue
             if name not in names:
                 raise ValueError(f"{self.key} has no parameter {name!r}; it takes "
                                  f"{', '.join(sorted(names))}.")

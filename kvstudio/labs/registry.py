@@ -147,7 +147,8 @@ PROJECTOR = LabSpec("projector", "Scale projector", command="project", params=(
 ))
 
 SERVING = LabSpec("serving", "Serving",
-    course_role="paged", command="serving", times_model=True, params=(
+    course_role="paged", command="serving", times_model=True,
+    runner="kvstudio.labs.serving.lab:run", extras=("requests",), params=(
     Param("system", "text", "", option="--system",
           help="a system prompt every request shares ('': the example's)",
           help_ko="모든 요청이 공유하는 시스템 프롬프트"),

@@ -16,9 +16,9 @@ from kvstudio.charts.canvas import canvas_named
 from kvstudio.charts.chart_data import plot_items
 from kvstudio.charts.render import _prepared
 from kvstudio.charts.style import SLIDE_STYLE
+from kvstudio.labs.registry import SERVING
 from kvstudio.labs.serving import batching
 from kvstudio.ui.labs import ServingPanel
-from kvstudio.ui.labs.serving import parse_batch_sizes
 from tests.ui.settle import settle
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -30,6 +30,13 @@ def _small(panel: ServingPanel) -> None:
     panel.answer_tokens.setValue(4)
     panel.max_batch.setValue(3)
     panel.block_size.setValue(5)
+
+
+def parse_batch_sizes(text: str) -> tuple[int, ...]:
+    """The sweep's sizes as the box's text is read (the registry) and the lab's run takes
+    them: sorted, each once; empty: no sweep."""
+    sizes = SERVING.param("batch_sizes").parse(text)
+    return batching.check_batch_sizes(sizes) if sizes else ()
 
 
 def test_parse_batch_sizes() -> None:
@@ -51,12 +58,12 @@ def test_the_sweep_chart_holds_the_sweep_records(qtbot, exporter, tiny_handle) -
     sweep = result.sweep
     assert sweep is not None and [p.batch for p in sweep.points] == [1, 2, 4]
     assert sweep.rounds == 2 and all(p.step_seconds.count == 2 for p in sweep.points)
-    x, y = panel._step_line.getData()
+    x, y = panel.lab_view._step_line.getData()
     assert list(x) == [math.log2(p.batch) for p in sweep.points]
     assert list(y) == pytest.approx([1000 * p.step_seconds.median for p in sweep.points])
-    x, y = panel._throughput_line.getData()
+    x, y = panel.lab_view._throughput_line.getData()
     assert list(y) == pytest.approx([p.batch / p.step_seconds.median for p in sweep.points])
-    _, floor = panel._memory_floor.getData()
+    _, floor = panel.lab_view._memory_floor.getData()
     assert sweep.peaks is not None
     assert list(floor) == pytest.approx(
         [1000 * p.bytes_read / sweep.peaks.bandwidth.high for p in sweep.points])
@@ -89,21 +96,21 @@ def test_the_run_charts_and_table_hold_the_run_records(qtbot, exporter, tiny_han
     assert run.config.prefix_cache == "blocks" and run.config.block_size == 5
     assert run.config.max_batch == 3 and run.config.policy == "continuous"
     # The timeline: one box per (step, request) in each phase, where the records put it.
-    for phase, bars in panel._phase_bars.items():
+    for phase, bars in panel.lab_view._phase_bars.items():
         cells = [(s.step, r.request) for s in run.steps for r in s.requests if r.phase == phase]
         drawn = _bars(bars)
         assert drawn.get("x0", []) == [float(x) for x, _ in cells], phase
         assert drawn.get("y0", []) == pytest.approx([y - 0.4 for _, y in cells]), phase
-    assert _bars(panel._phase_bars["decode"])["x0"]  # something decoded
+    assert _bars(panel.lab_view._phase_bars["decode"])["x0"]  # something decoded
     # Tokens fed: prefill at the bottom, decode on top of it, only where there are any.
-    drawn = _bars(panel._fed_bars["prefill"])
+    drawn = _bars(panel.lab_view._fed_bars["prefill"])
     assert drawn["x"] == [s.step for s in run.steps if s.prefill_tokens]
     assert drawn["height"] == [s.prefill_tokens for s in run.steps if s.prefill_tokens]
-    drawn = _bars(panel._fed_bars["decode"])
+    drawn = _bars(panel.lab_view._fed_bars["decode"])
     assert drawn["height"] == [s.decode_tokens for s in run.steps if s.decode_tokens]
     assert drawn["y0"] == [s.prefill_tokens for s in run.steps if s.decode_tokens]
-    assert _bars(panel._fed_bars["padding"]).get("x", []) == []  # continuous: no padding
-    drawn = _bars(panel._block_bars["requests"])
+    assert _bars(panel.lab_view._fed_bars["padding"]).get("x", []) == []  # continuous: no padding
+    drawn = _bars(panel.lab_view._block_bars["requests"])
     assert drawn["height"] == [s.blocks_used - s.blocks_cached for s in run.steps
                                if s.blocks_used - s.blocks_cached]
     # The table: one row per request, as the records say.
@@ -156,13 +163,13 @@ def test_static_batching_draws_its_padding_and_idle_rows(qtbot, exporter, tiny_h
     assert run.config.policy == "static" and run.config.chunk is None
     padded = [s for s in run.steps if s.padding_slots]
     assert padded, "static batching pads its prompts"
-    drawn = _bars(panel._fed_bars["padding"])
+    drawn = _bars(panel.lab_view._fed_bars["padding"])
     assert drawn["x"] == [s.step for s in padded]
     assert drawn["height"] == [s.padding_slots for s in padded]
     assert drawn["y0"] == [s.prefill_tokens + s.decode_tokens for s in padded]
     idle = [(s.step, r.request) for s in run.steps for r in s.requests if r.phase == "idle"]
     assert idle, "a row that finished early is fed until its batch ends"
-    assert _bars(panel._phase_bars["idle"]).get("x0", []) == [float(x) for x, _ in idle]
+    assert _bars(panel.lab_view._phase_bars["idle"]).get("x0", []) == [float(x) for x, _ in idle]
     assert run.totals.padding_slots == run.totals.padding_formula
     assert f"wasted slots {run.totals.padding_slots} (formula {run.totals.padding_formula})" \
         in panel.headline()
@@ -203,10 +210,10 @@ def _tick_texts(axis) -> list[tuple[QRectF, str]]:  # type: ignore[no-untyped-de
 
 
 def _assert_rows_and_titles_read(panel: ServingPanel, requests: int, where: str) -> None:
-    timeline = panel.timeline_plot.getAxis("left")
+    timeline = panel.lab_view.timeline_plot.getAxis("left")
     assert sorted(text for _, text in _tick_texts(timeline)) == \
         [f"#{r}" for r in range(requests)], f"{where}: a request row without its label"
-    for plot in panel.plots():
+    for plot in panel.lab_view.plots():
         for side in ("left", "bottom"):
             axis = plot.getAxis(side)
             title = axis.label.mapRectToScene(axis.label.boundingRect())

@@ -12,7 +12,9 @@ It yields `Progress`, and the first round's `ServingStep`s as they happen,
 and yields a `ServingResult` last (``serving_records.py``): per request its
 prefix hit, TTFT, inter-token latency p50/p95, end-to-end time and the solo
 check (same tokens, max |Δlogit|); per scheduler the totals (throughput, wasted
-token slots beside their formula, peak blocks and bytes).
+token slots beside their formula, peak blocks and bytes). `run` is the lab as
+the window and the notebook run it: a requests file under one scheduler, then
+the batch sweep (``batching.py``).
 
 It never imports Qt and never prints.
 """
@@ -20,8 +22,10 @@ It never imports Qt and never prints.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Generator, Sequence
+import os
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,9 +37,11 @@ from kvstudio.engine.serving.records import RequestSpec, SchedulerConfig, Servin
 from kvstudio.engine.serving.request import Request, max_logit_gap
 from kvstudio.engine.serving.request_file import RequestLine, build_requests, read_request_lines
 from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.files.resources import PROMPTS_DIR
 from kvstudio.labs.common import Progress, Spread, answer_text, spread
 from kvstudio.labs.course import COURSE
+from kvstudio.labs.serving import batching
 from kvstudio.labs.serving import size as serving_size
 from kvstudio.labs.serving.records import (
     RequestOutcome,
@@ -48,6 +54,7 @@ EXAMPLE_REQUESTS = PROMPTS_DIR / "serving_requests.txt"
 # The example's shared system prompt (the requests file holds only the questions).
 EXAMPLE_SYSTEM = "당신은 친절한 한국어 도우미입니다. 짧고 알기 쉽게 답하세요."
 DEFAULT_NEW_TOKENS = COURSE.answer_tokens  # a request's budget unless its line says +N
+MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer "path" is no path
 
 
 def load_requests(
@@ -229,3 +236,53 @@ def _scheduler_run(
         throughput_tps=spread([produced / t for t in totals_s if t > 0] or [0.0]),
     )
     return SchedulerRun(config=config, steps=steps, outcomes=tuple(outcomes), totals=totals)
+
+
+# ---- the lab as every front runs it -------------------------------------------------------
+def requests_path(value: object) -> Path | None:
+    """The requests file `value` names (None or "": the shipped example)."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str | os.PathLike) or len(str(value)) > MAX_PATH_CHARS:
+        raise ValueError("requests must be the path of a requests file, or None for the "
+                         "shipped example.")
+    path = Path(value).expanduser()
+    if not path.is_file():
+        raise ValueError(f"No requests file at {path}: give a text file with one question a "
+                         "line, or None for the shipped example.")
+    return path
+
+
+def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[object]:
+    """The requests of `params["requests"]` (a file's path; None: the shipped example)
+    under one scheduler, then one decode step timed per batch size; it ends with a
+    `batching.ServingLabResult`. Checked here, before anything runs: a bad file or a run
+    too large is one message. A model the serving engine cannot run gets the sweep only.
+    """
+    path = requests_path(params.get("requests"))
+    sizes = batching.check_batch_sizes(params["batch_sizes"]) if params["batch_sizes"] else ()
+    static = params["policy"] == "static"  # chunked prefill is a continuous policy
+    config = SchedulerConfig(
+        policy=params["policy"],
+        max_batch=params["max_batch"],
+        chunk=None if static or params["chunk"] == 0 else params["chunk"],
+        block_size=params["block_size"],
+        prefix_cache=params["prefix"],
+    )
+    repeats = params["repeats"]
+    backend, tokenizer = model.backend, model.tokenizer
+    requests_run: Iterator[object] | None = None
+    if batching.runs_requests(backend):
+        system = params["system"].strip() or EXAMPLE_SYSTEM
+        requests = load_requests(EXAMPLE_REQUESTS if path is None else path, tokenizer,
+                                 backend, system=system, max_new_tokens=params["answer_tokens"])
+        serving_size.check_size(requests, (config,), repeats, device=backend.device)
+        requests_run = serving(backend, tokenizer, requests, (config,), system=system,
+                               repeats=repeats)
+    elif not sizes:
+        raise ValueError(
+            "The requests run on KV Studio's own models (ko-base, ko-chat, a model folder "
+            "or a MiniMind .pth); give batch sizes to sweep this model.")
+    sweep = (batching.batch_sweep(backend, tokenizer, batch_sizes=sizes, rounds=repeats)
+             if sizes else None)
+    return batching.serving_lab(requests_run, sweep)

@@ -216,6 +216,9 @@
         <source>compare with transformers</source>
         <translation>transformers와 비교</translation>
     </message>
+</context>
+<context>
+    <name>BeamSearchView</name>
     <message>
         <source>Beam tree: the row each beam continues</source>
         <translation>빔 나무: 각 빔이 잇는 행</translation>
@@ -820,6 +823,61 @@
         <translation>수 형식</translation>
     </message>
     <message>
+        <source>course: P = 183, N = 64</source>
+        <translation>강의: P = 183, N = 64</translation>
+    </message>
+    <message>
+        <source>seed notebook: P = 16, N = 64</source>
+        <translation>원래 노트북: P = 16, N = 64</translation>
+    </message>
+    <message>
+        <source>Preset</source>
+        <translation>설정</translation>
+    </message>
+    <message>
+        <source>Rounds (median of)</source>
+        <translation>반복 횟수 (중앙값)</translation>
+    </message>
+</context>
+<context>
+    <name>CacheVsRecomputeView</name>
+    <message>
+        <source>Time per step (median, band: min–max)</source>
+        <translation>단계별 시간 (중앙값, 띠: 최소~최대)</translation>
+    </message>
+    <message>
+        <source>step (0 = prefill)</source>
+        <translation>단계 (0 = 프리필)</translation>
+    </message>
+    <message>
+        <source>ms</source>
+        <translation>ms</translation>
+    </message>
+    <message>
+        <source>max |Δlogit| per step, cached vs recompute</source>
+        <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <source>max |Δlogit|</source>
+        <translation>최대 |Δ로짓|</translation>
+    </message>
+    <message>
+        <source>tokens fed, measured</source>
+        <translation>입력 토큰, 측정</translation>
+    </message>
+    <message>
+        <source>tokens fed, formula</source>
+        <translation>입력 토큰, 공식</translation>
+    </message>
+    <message>
+        <source>measured = formula</source>
+        <translation>측정 = 공식</translation>
+    </message>
+    <message>
         <source>TTFT (ms)</source>
         <translation>TTFT (ms)</translation>
     </message>
@@ -852,6 +910,14 @@
         <translation>캐시, 측정값 (바이트)</translation>
     </message>
     <message>
+        <source>cache, formula 2·L·T·H_kv·d·bytes</source>
+        <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
+    </message>
+    <message>
+        <source>identical tokens</source>
+        <translation>토큰 일치</translation>
+    </message>
+    <message>
         <source>first divergent step</source>
         <translation>처음 달라진 단계</translation>
     </message>
@@ -860,8 +926,40 @@
         <translation>속도 비 (재계산 / 캐시), 중앙값</translation>
     </message>
     <message>
+        <source>speed ratio, lowest round</source>
+        <translation>속도 비, 가장 낮은 회차</translation>
+    </message>
+    <message>
+        <source>speed ratio, highest round</source>
+        <translation>속도 비, 가장 높은 회차</translation>
+    </message>
+    <message>
         <source>rounds</source>
         <translation>회차 수</translation>
+    </message>
+    <message>
+        <source>number format</source>
+        <translation>수 형식</translation>
+    </message>
+    <message>
+        <source>single measurement</source>
+        <translation>한 번 측정</translation>
+    </message>
+    <message>
+        <source>median of {0} rounds</source>
+        <translation>{0}회 중앙값</translation>
+    </message>
+    <message>
+        <source>Same tokens {0}/{1} · tokens fed {2:,} vs {3:,} · cached {4:.2f} ms/token vs recompute {5:.2f} ms/token ({6})</source>
+        <translation>같은 토큰 {0}/{1} · 넣은 토큰 {2:,} vs {3:,} · 캐시 {4:.2f} ms/토큰 vs 재계산 {5:.2f} ms/토큰 ({6})</translation>
+    </message>
+    <message>
+        <source>P+(N−1) = {0:,} and P·N+N(N−1)/2 = {1:,} with P = {2}, N = {3} · TTFT cached {4} vs recompute {5} ms</source>
+        <translation>P+(N−1) = {0:,}, P·N+N(N−1)/2 = {1:,} (P = {2}, N = {3}) · TTFT 캐시 {4} vs 재계산 {5} ms</translation>
+    </message>
+    <message>
+        <source>recompute / cached: {0:.1f}× per decoded token, {1:.1f}× in total time · max |Δlogit| {2:.2g}</source>
+        <translation>재계산 / 캐시: 디코드 토큰당 {0:.1f}×, 전체 시간 {1:.1f}× · 최대 |Δlogit| {2:.2g}</translation>
     </message>
     <message>
         <source>the seed notebook's case</source>
@@ -902,98 +1000,6 @@
     <message>
         <source>Tokens fed per step</source>
         <translation>단계별 입력 토큰</translation>
-    </message>
-    <message>
-        <source>step (0 = prefill)</source>
-        <translation>단계 (0 = 프리필)</translation>
-    </message>
-    <message>
-        <source>course: P = 183, N = 64</source>
-        <translation>강의: P = 183, N = 64</translation>
-    </message>
-    <message>
-        <source>seed notebook: P = 16, N = 64</source>
-        <translation>원래 노트북: P = 16, N = 64</translation>
-    </message>
-    <message>
-        <source>Preset</source>
-        <translation>설정</translation>
-    </message>
-    <message>
-        <source>Rounds (median of)</source>
-        <translation>반복 횟수 (중앙값)</translation>
-    </message>
-    <message>
-        <source>Time per step (median, band: min–max)</source>
-        <translation>단계별 시간 (중앙값, 띠: 최소~최대)</translation>
-    </message>
-    <message>
-        <source>ms</source>
-        <translation>ms</translation>
-    </message>
-    <message>
-        <source>max |Δlogit| per step, cached vs recompute</source>
-        <translation>단계별 최대 |Δ로짓|, 캐시 vs 재계산</translation>
-    </message>
-    <message>
-        <source>step</source>
-        <translation>단계</translation>
-    </message>
-    <message>
-        <source>max |Δlogit|</source>
-        <translation>최대 |Δ로짓|</translation>
-    </message>
-    <message>
-        <source>tokens fed, measured</source>
-        <translation>입력 토큰, 측정</translation>
-    </message>
-    <message>
-        <source>tokens fed, formula</source>
-        <translation>입력 토큰, 공식</translation>
-    </message>
-    <message>
-        <source>measured = formula</source>
-        <translation>측정 = 공식</translation>
-    </message>
-    <message>
-        <source>cache, formula 2·L·T·H_kv·d·bytes</source>
-        <translation>캐시, 공식 2·L·T·H_kv·d·바이트</translation>
-    </message>
-    <message>
-        <source>identical tokens</source>
-        <translation>토큰 일치</translation>
-    </message>
-    <message>
-        <source>speed ratio, lowest round</source>
-        <translation>속도 비, 가장 낮은 회차</translation>
-    </message>
-    <message>
-        <source>speed ratio, highest round</source>
-        <translation>속도 비, 가장 높은 회차</translation>
-    </message>
-    <message>
-        <source>number format</source>
-        <translation>수 형식</translation>
-    </message>
-    <message>
-        <source>single measurement</source>
-        <translation>한 번 측정</translation>
-    </message>
-    <message>
-        <source>median of {0} rounds</source>
-        <translation>{0}회 중앙값</translation>
-    </message>
-    <message>
-        <source>Same tokens {0}/{1} · tokens fed {2:,} vs {3:,} · cached {4:.2f} ms/token vs recompute {5:.2f} ms/token ({6})</source>
-        <translation>같은 토큰 {0}/{1} · 넣은 토큰 {2:,} vs {3:,} · 캐시 {4:.2f} ms/토큰 vs 재계산 {5:.2f} ms/토큰 ({6})</translation>
-    </message>
-    <message>
-        <source>P+(N−1) = {0:,} and P·N+N(N−1)/2 = {1:,} with P = {2}, N = {3} · TTFT cached {4} vs recompute {5} ms</source>
-        <translation>P+(N−1) = {0:,}, P·N+N(N−1)/2 = {1:,} (P = {2}, N = {3}) · TTFT 캐시 {4} vs 재계산 {5} ms</translation>
-    </message>
-    <message>
-        <source>recompute / cached: {0:.1f}× per decoded token, {1:.1f}× in total time · max |Δlogit| {2:.2g}</source>
-        <translation>재계산 / 캐시: 디코드 토큰당 {0:.1f}×, 전체 시간 {1:.1f}× · 최대 |Δlogit| {2:.2g}</translation>
     </message>
 </context>
 <context>
@@ -1925,6 +1931,9 @@ step {4}</source>
         <source>Rounds (median of)</source>
         <translation>반복 횟수 (중앙값)</translation>
     </message>
+</context>
+<context>
+    <name>LengthSweepView</name>
     <message>
         <source>Time per token against context length</source>
         <translation>문맥 길이에 따른 토큰당 시간</translation>
@@ -2459,6 +2468,9 @@ step {4}</source>
         <source>Block table at step</source>
         <translation>블록 테이블을 볼 단계</translation>
     </message>
+</context>
+<context>
+    <name>PagedCacheView</name>
     <message>
         <source>Memory held per step</source>
         <translation>단계별 차지한 메모리</translation>
@@ -2548,12 +2560,12 @@ step {4}</source>
         <translation>캐시</translation>
     </message>
     <message>
-        <source>how</source>
-        <translation>계산</translation>
-    </message>
-    <message>
         <source>held (bytes)</source>
         <translation>보유 (바이트)</translation>
+    </message>
+    <message>
+        <source>how</source>
+        <translation>계산</translation>
     </message>
     <message>
         <source>Block tables after step {0}: {1} blocks, {2}</source>
@@ -2674,6 +2686,17 @@ step {4}</source>
         <translation>캐시 숫자당 비트</translation>
     </message>
     <message>
+        <source>Open a config.json</source>
+        <translation>config.json 열기</translation>
+    </message>
+    <message>
+        <source>config (*.json)</source>
+        <translation>설정 (*.json)</translation>
+    </message>
+</context>
+<context>
+    <name>ProjectorView</name>
+    <message>
         <source>KV cache for one batch vs context length</source>
         <translation>문맥 길이에 따른 한 배치의 KV 캐시</translation>
     </message>
@@ -2700,14 +2723,6 @@ step {4}</source>
     <message>
         <source>GPU memory (16 / 24 / 40 / 80 GiB)</source>
         <translation>GPU 메모리 (16 / 24 / 40 / 80 GiB)</translation>
-    </message>
-    <message>
-        <source>Open a config.json</source>
-        <translation>config.json 열기</translation>
-    </message>
-    <message>
-        <source>config (*.json)</source>
-        <translation>설정 (*.json)</translation>
     </message>
     <message>
         <source>{0}: KV cache for batch {1} vs context length</source>
@@ -2840,6 +2855,9 @@ step {4}</source>
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
     </message>
+</context>
+<context>
+    <name>QuantizedCacheView</name>
     <message>
         <source>max |Δlogit| per step (log)</source>
         <translation>단계별 최대 |Δ로짓| (로그)</translation>
@@ -2885,16 +2903,16 @@ step {4}</source>
         <translation>답이 바뀜</translation>
     </message>
     <message>
-        <source>smaller than fp{0}: </source>
-        <translation>fp{0} 대비 작아진 배수: </translation>
-    </message>
-    <message>
         <source>none</source>
         <translation>없음</translation>
     </message>
     <message>
         <source>KV cache after {0} + {1} tokens, greedy: </source>
         <translation>그리디로 {0} + {1} 토큰 후 KV 캐시: </translation>
+    </message>
+    <message>
+        <source>smaller than fp{0}: </source>
+        <translation>fp{0} 대비 작아진 배수: </translation>
     </message>
     <message>
         <source>max |Δlogit|: </source>
@@ -3515,10 +3533,6 @@ step {4}</source>
         <translation>서빙</translation>
     </message>
     <message>
-        <source>Press Run to serve the requests and sweep the batch sizes.</source>
-        <translation>실행을 누르면 요청들을 처리하고 배치 크기를 스윕합니다.</translation>
-    </message>
-    <message>
         <source>Several requests share one model and one pool of cache blocks. The scheduler decides each step which requests run: static batching pads a batch to its longest prompt and feeds finished rows until the last one ends; continuous batching lets requests join and leave every step (chunked prefill shares a token budget per step); a prefix cache serves a shared system prompt once. Every answer is checked against the same request run alone. Then one decode step is timed at each batch size: the weights are read once whatever the batch, so more rows cost little until the step is bound by compute.</source>
         <translation>여러 요청이 모델 하나와 캐시 블록 풀 하나를 함께 씁니다. 스케줄러가 단계마다 어떤 요청을 돌릴지 정합니다. 정적 배칭은 배치를 가장 긴 프롬프트에 맞춰 패딩하고, 끝난 행도 마지막 행이 끝날 때까지 계속 넣습니다. 연속 배칭에서는 요청이 단계마다 들어오고 나갑니다(청크 프리필은 단계마다 토큰 예산을 나눠 씁니다). 프리픽스 캐시는 공유 시스템 프롬프트를 한 번만 계산합니다. 모든 답은 같은 요청을 혼자 돌린 결과와 비교합니다. 이어서 배치 크기마다 디코드 단계 하나의 시간을 잽니다. 가중치는 배치 크기와 상관없이 한 번만 읽으므로, 단계가 계산에 묶이기 전까지는 행을 늘려도 비용이 거의 늘지 않습니다.</translation>
     </message>
@@ -3599,6 +3613,21 @@ step {4}</source>
         <translation>배치 스윕 (크기)</translation>
     </message>
     <message>
+        <source>Open a requests file</source>
+        <translation>요청 파일 열기</translation>
+    </message>
+    <message>
+        <source>Text files (*.txt);;All files (*)</source>
+        <translation>텍스트 파일 (*.txt);;모든 파일 (*)</translation>
+    </message>
+</context>
+<context>
+    <name>ServingView</name>
+    <message>
+        <source>Press Run to serve the requests and sweep the batch sizes.</source>
+        <translation>실행을 누르면 요청들을 처리하고 배치 크기를 스윕합니다.</translation>
+    </message>
+    <message>
         <source>What each request did, step by step</source>
         <translation>단계마다 각 요청이 한 일</translation>
     </message>
@@ -3647,12 +3676,12 @@ step {4}</source>
         <translation>토큰/초</translation>
     </message>
     <message>
-        <source>decode</source>
-        <translation>디코드</translation>
-    </message>
-    <message>
         <source>prefill</source>
         <translation>프리필</translation>
+    </message>
+    <message>
+        <source>decode</source>
+        <translation>디코드</translation>
     </message>
     <message>
         <source>padding and idle rows</source>
@@ -3685,14 +3714,6 @@ step {4}</source>
     <message>
         <source>new tokens per second</source>
         <translation>초당 새 토큰</translation>
-    </message>
-    <message>
-        <source>Open a requests file</source>
-        <translation>요청 파일 열기</translation>
-    </message>
-    <message>
-        <source>Text files (*.txt);;All files (*)</source>
-        <translation>텍스트 파일 (*.txt);;모든 파일 (*)</translation>
     </message>
     <message>
         <source>The requests run on KV Studio's own models; this model ran the batch sweep only.</source>
@@ -3761,14 +3782,6 @@ step {4}</source>
         <translation>추측 디코딩</translation>
     </message>
     <message>
-        <source>draft model</source>
-        <translation>초안 모델</translation>
-    </message>
-    <message>
-        <source>prompt lookup</source>
-        <translation>프롬프트 조회</translation>
-    </message>
-    <message>
         <source>A small draft proposes k tokens; the target checks all k in one forward over its cache, keeps the longest prefix it agrees with and adds one token of its own (the correction where a draft was rejected, the bonus when all passed). Both caches are then cropped back to the committed tokens: after a of k drafts are accepted the target drops k − a rows and the draft model k − 1 − a. Greedy output must equal plain greedy decoding token for token. Drafts: the 1-layer ko-draft model, or prompt lookup (the tokens that followed the last n-gram earlier in the text).</source>
         <translation>작은 초안이 토큰 k개를 제안하면, 대상 모델이 자기 캐시 위에서 한 번의 forward로 k개를 모두 검사해 동의하는 가장 긴 앞부분을 받아들이고 자기 토큰 하나를 더합니다(초안이 거절된 곳에서는 수정 토큰, 모두 통과하면 보너스 토큰). 그다음 두 캐시를 확정된 토큰까지 잘라 냅니다: k개 중 a개가 받아들여지면 대상은 k − a행을, 초안 모델은 k − 1 − a행을 버립니다. 탐욕(greedy) 출력은 일반 탐욕 디코딩과 토큰 하나하나까지 같아야 합니다. 초안: 1층짜리 ko-draft 모델, 또는 프롬프트 조회(앞 텍스트에서 마지막 n-gram 뒤에 왔던 토큰들).</translation>
     </message>
@@ -3795,6 +3808,17 @@ step {4}</source>
     <message>
         <source>Show rounds of</source>
         <translation>라운드 보기</translation>
+    </message>
+</context>
+<context>
+    <name>SpeculativeView</name>
+    <message>
+        <source>draft model</source>
+        <translation>초안 모델</translation>
+    </message>
+    <message>
+        <source>prompt lookup</source>
+        <translation>프롬프트 조회</translation>
     </message>
     <message>
         <source>Run the lab to see every round here.</source>
@@ -4170,6 +4194,13 @@ step {4}</source>
         <translation>재계산 모드도 같은지 확인</translation>
     </message>
     <message>
+        <source>off</source>
+        <translation>끔</translation>
+    </message>
+</context>
+<context>
+    <name>TemperatureView</name>
+    <message>
         <source>How often each answer came up</source>
         <translation>답별 등장 횟수</translation>
     </message>
@@ -4188,10 +4219,6 @@ step {4}</source>
     <message>
         <source>temperature</source>
         <translation>온도</translation>
-    </message>
-    <message>
-        <source>off</source>
-        <translation>끔</translation>
     </message>
     <message>
         <source>T = {0:g} ({1} distinct)</source>
@@ -4364,6 +4391,13 @@ step {4}</source>
         <translation>시드</translation>
     </message>
     <message>
+        <source>off</source>
+        <translation>끔</translation>
+    </message>
+</context>
+<context>
+    <name>TopPTopKView</name>
+    <message>
         <source>Next-token distribution after temperature and top-k</source>
         <translation>온도와 top-k 적용 후 다음 토큰 분포</translation>
     </message>
@@ -4376,12 +4410,36 @@ step {4}</source>
         <translation>누적 확률</translation>
     </message>
     <message>
-        <source>off</source>
-        <translation>끔</translation>
+        <source>Candidates left after each filter</source>
+        <translation>필터별 남은 후보 수</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <source>tokens</source>
+        <translation>토큰</translation>
+    </message>
+    <message>
+        <source>after top-k</source>
+        <translation>top-k 뒤</translation>
+    </message>
+    <message>
+        <source>after top-p</source>
+        <translation>top-p 뒤</translation>
     </message>
     <message>
         <source>Step {0}: chose {1!r} (p = {2:.3f} after top-k and top-p renormalised)</source>
         <translation>{0}단계: {1!r} 선택 (top-k와 top-p 후 재정규화한 p = {2:.3f})</translation>
+    </message>
+    <message>
+        <source>chosen</source>
+        <translation>선택</translation>
+    </message>
+    <message>
+        <source>the {0} most likely tokens at step {1}</source>
+        <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
     </message>
     <message>
         <source>the {0} most likely tokens at step {1}; top-p keeps {2:,}, past the bars (mass {3:.2f})</source>
@@ -4400,12 +4458,20 @@ step {4}</source>
         <translation>top-p가 {0}개 남김: 확률 {1:.2f} ≥ {2:g}</translation>
     </message>
     <message>
+        <source>p(chosen)</source>
+        <translation>p(선택)</translation>
+    </message>
+    <message>
         <source>(empty: eos at step 0)</source>
         <translation>(빈 답: 0번째 단계에서 eos)</translation>
     </message>
     <message>
+        <source>Finished. Text: {0}</source>
+        <translation>끝. 생성 글: {0}</translation>
+    </message>
+    <message>
         <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
-        <translation>{0}단계: top-k = {1}: 토큰 {2}개 남음 (확률 합 {3:.2f}) · 재정규화 후 top-p = {4:g}: {5}개 남음 (확률 합 {6:.2f} ≥ {4:g})</translation>
+        <translation>{0}단계: top-k = {1}이(가) 확률 {3:.2f}를 가진 토큰 {2}개를 남김; 재정규화 후 top-p = {4:g}가 확률 {6:.2f} ≥ {4:g}인 {5}개를 남김</translation>
     </message>
     <message>
         <source>Step {0}: top-k off; top-p = {1:g} keeps {2} tokens with mass {3:.2f} ≥ {1:g}</source>
@@ -4458,42 +4524,6 @@ step {4}</source>
     <message>
         <source>p(chosen) after both filters</source>
         <translation>두 필터 후 p(선택)</translation>
-    </message>
-    <message>
-        <source>Candidates left after each filter</source>
-        <translation>필터별 남은 후보 수</translation>
-    </message>
-    <message>
-        <source>step</source>
-        <translation>단계</translation>
-    </message>
-    <message>
-        <source>tokens</source>
-        <translation>토큰</translation>
-    </message>
-    <message>
-        <source>after top-k</source>
-        <translation>top-k 뒤</translation>
-    </message>
-    <message>
-        <source>after top-p</source>
-        <translation>top-p 뒤</translation>
-    </message>
-    <message>
-        <source>the {0} most likely tokens at step {1}</source>
-        <translation>{1}단계에서 가능성이 높은 토큰 {0}개</translation>
-    </message>
-    <message>
-        <source>chosen</source>
-        <translation>선택</translation>
-    </message>
-    <message>
-        <source>p(chosen)</source>
-        <translation>p(선택)</translation>
-    </message>
-    <message>
-        <source>Finished. Text: {0}</source>
-        <translation>끝. 생성 글: {0}</translation>
     </message>
 </context>
 <context>

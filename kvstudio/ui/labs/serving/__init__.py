@@ -1,6 +1,6 @@
-"""Lab: many users, one cache — the serving panel (``panel.py``), its timeline chart
-(``timeline.py``) and what its result says on a slide (``exports.py``)."""
+"""Lab: many users, one cache — the serving panel (``panel.py``); its view, the charts
+and tables, is ``kvstudio.charts.labs.serving``."""
 
-from kvstudio.ui.labs.serving.panel import ServingPanel, parse_batch_sizes
+from kvstudio.ui.labs.serving.panel import ServingPanel
 
-__all__ = ["ServingPanel", "parse_batch_sizes"]
+__all__ = ["ServingPanel"]

@@ -1,12 +1,12 @@
 """What the serving lab's result says on a slide: its headline and its data tables.
 
-Owns `ServingExports`, the serving panel's base: the headline (requests, steps,
+Owns `ServingExports`, the serving view's base: the headline (requests, steps,
 throughput, wasted slots against the formula, peak blocks, prefix hits, the same
 tokens as the solo runs; the batch sweep's step times and speed-up), the CSV
 tables (each request's phase per step, tokens fed, blocks, the requests, the
-sweep), the rows of the panel's two tables and the scheduler's settings in the
-window's language. The panel (``panel.py``) draws the charts; numbers.json's block is the lab's own
-(``kvstudio.labs.serving.batching.lab_numbers``).
+sweep), the rows of the view's two tables and the scheduler's settings in the
+current language. The view (``view.py``) draws the charts; numbers.json's block is the
+lab's own (``kvstudio.labs.serving.batching.lab_numbers``).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvstudio.charts.chart_data import Cell, DataTable, Series
+from kvstudio.charts.labs.base import LabView
 from kvstudio.charts.plots.names import format_bytes
 from kvstudio.charts.plots.results_table import gap_text
-from kvstudio.ui.labs.shared.base import LabPanel
 
 if TYPE_CHECKING:
     from kvstudio.labs.common import Spread
@@ -32,8 +32,8 @@ def ms_of(spread: Spread | None) -> float | None:
     return None if spread is None else 1000.0 * spread.median
 
 
-class ServingExports(LabPanel):
-    """The serving panel's words and tables (the panel subclasses it)."""
+class ServingExports(LabView):
+    """The serving view's words and tables (the view subclasses it)."""
 
     def shown_run(self) -> Any:
         """The scheduler run on screen (the last one asked for), or None."""
@@ -52,7 +52,7 @@ class ServingExports(LabPanel):
         }
 
     def scheduler_text(self, config: Any) -> str:
-        """The scheduler's settings in the window's language (`SchedulerConfig.label` is the
+        """The scheduler's settings in the current language (`SchedulerConfig.label` is the
         CLI's English)."""
         parts = [self.tr("continuous batching") if config.policy == "continuous"
                  else self.tr("static batching")]
@@ -112,7 +112,7 @@ class ServingExports(LabPanel):
         run = self.shown_run()
         if run is not None:
             steps: tuple[Cell, ...] = tuple(s.step for s in run.steps)
-            # The CSV names a phase as the timeline's legend does (in the window's language).
+            # The CSV names a phase as the timeline's legend does (in the current language).
             names = {"future": self.tr("not arrived yet"), **self._phase_names()}
             phases = tuple(
                 Series(self.tr("request #{0}").format(outcome.request.index), steps,
