@@ -64,7 +64,8 @@ COMPARE = LabSpec("compare", "Cache vs recompute",
           help="the arithmetic: fp32, fp16 or bf16", help_ko="연산 정밀도"),
 ))
 
-SAMPLE = LabSpec("sample", "Temperature", course_role="sampling", command="sample", params=(
+SAMPLE = LabSpec("sample", "Temperature", course_role="sampling", command="sample",
+    runner="kvstudio.labs.sampling.temperature:run", params=(
     _prompt(),
     Param("temperatures", "floats", COURSE.temperatures, 0.0, 5.0, option="--temperatures",
           help="temperatures to sample at", help_ko="샘플링할 온도들", step=0.05,
@@ -85,7 +86,8 @@ SAMPLE = LabSpec("sample", "Temperature", course_role="sampling", command="sampl
           help_ko="재계산 모드로도 샘플링: 같은 시드, 같은 답"),
 ))
 
-CUTOFF = LabSpec("cutoff", "Top-p / top-k", course_role="sampling", params=(
+CUTOFF = LabSpec("cutoff", "Top-p / top-k", course_role="sampling",
+    runner="kvstudio.labs.sampling.cutoff:run", params=(
     _prompt(option=None),
     Param("temperature", "float", COURSE.temperature, 0.0, 5.0, step=0.05,
           help="temperature (0: greedy)", help_ko="온도 (0: 그리디)", rule=check_temperature),

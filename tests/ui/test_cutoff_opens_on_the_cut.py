@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from lab_helpers import run_stepped, show_lab
 
+from kvstudio.charts.labs.cutoff import distinct_ticks
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel, distinct_ticks
+from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 
@@ -15,15 +16,16 @@ def test_opens_on_the_step_with_the_most_top_p_survivors(  # type: ignore[no-unt
     panel = show_lab(qtbot, TopPTopKPanel, exporter, tiny_handle)
     panel.new_tokens.setValue(5)
     run_stepped(qtbot, panel)
-    counts = [s.record.survivors_top_p[0] for s in panel.steps]
+    view = panel.lab_view
+    counts = [s.record.survivors_top_p[0] for s in view.steps]
     widest = max(range(len(counts)), key=lambda i: (counts[i], -i))
     assert widest != len(counts) - 1  # else the old "open on the last step" passes too
-    shown = panel.shown_step()
-    assert shown.step == panel.steps[widest].step
+    shown = view.shown_step()
+    assert shown.step == view.steps[widest].step
     assert panel.table.currentRow() == widest
     head = panel.headline()
     assert f"Step {shown.step}" in head and str(counts[widest]) in head
-    ticks = panel.dist_plot.getAxis("bottom")._tickLevels  # type: ignore[attr-defined]
+    ticks = view.dist_plot.getAxis("bottom")._tickLevels  # type: ignore[attr-defined]
     labels = {}
     for level in ticks:
         for x, text in level:
@@ -48,11 +50,12 @@ def test_the_chosen_token_is_marked(  # type: ignore[no-untyped-def]
     panel.new_tokens.setValue(5)
     panel.temperature.setValue(0.05)  # sharp: the choice lies among the bars
     run_stepped(qtbot, panel)
-    inside = [i for i, s in enumerate(panel.steps) if s.chosen_rank is not None]
+    view = panel.lab_view
+    inside = [i for i, s in enumerate(view.steps) if s.chosen_rank is not None]
     assert inside  # some step chose one of the bars drawn
     panel.show_step(inside[0])
-    shown = panel.shown_step()
-    mark = panel._chosen_mark
+    shown = view.shown_step()
+    mark = view._chosen_mark
     assert mark.isVisible() and "chosen" in mark.textItem.toPlainText()
     assert mark.pos().x() == float(shown.chosen_rank)
     panel.shutdown()

@@ -190,7 +190,7 @@ def test_temperature_lab_matches_repeated_sampling(
     rows = panel.table_rows()
     assert rows[-1]["distinct"] == "✓"  # same seed, both modes
     assert [int(r["distinct"]) for r in rows[:-1]] == [t.distinct for t in ref.temperatures]
-    assert len(panel._bars) == 2 and "T = 0.5:" in panel.answers.toPlainText()
+    assert len(panel.lab_view._bars) == 2 and "T = 0.5:" in panel.lab_view.answers.toPlainText()
     panel.shutdown()
 
 
@@ -219,24 +219,25 @@ def test_cutoff_lab_steps_by_hand(qtbot, exporter, tiny_handle: LoadedModel) -> 
     panel.top_p.setValue(0.5)
     with qtbot.waitSignal(panel.runner.paused, timeout=HANG_GUARD_MS):
         assert panel.run()
-    assert len(panel.steps) == 1 and panel.step_button.isEnabled()
-    heights = panel._bars.opts["height"]
-    first = panel.steps[0]
+    view = panel.lab_view
+    assert len(view.steps) == 1 and panel.step_button.isEnabled()
+    heights = view._bars.opts["height"]
+    first = view.steps[0]
     assert len(heights) == 20
     # top-p sees the top-k survivors renormalised: the kept bars and the mass line say so
     assert sum(heights[:8]) == pytest.approx(1.0)
     assert list(heights[:8]) == pytest.approx([p / first.top_k_mass
                                                for p in first.probabilities[:8]])
     assert list(heights[8:]) == list(first.probabilities[8:])  # cut by top-k: as before
-    _, mass = panel._mass.getData()
+    _, mass = view._mass.getData()
     assert mass[first.top_p_cut - 1] == pytest.approx(first.kept_mass())
     assert first.kept_mass() >= 0.5
     if first.top_p_cut > 1:
         assert mass[first.top_p_cut - 2] < 0.5  # one token fewer would not reach p
-    assert panel._k_line.isVisible() and panel._k_line.value() == pytest.approx(7.5)
+    assert view._k_line.isVisible() and view._k_line.value() == pytest.approx(7.5)
     with qtbot.waitSignal(panel.runner.paused, timeout=HANG_GUARD_MS):
         assert panel.step()
-    assert len(panel.steps) == 2 and panel.table.rowCount() == 2
+    assert len(view.steps) == 2 and panel.table.rowCount() == 2
     with qtbot.waitSignal(panel.result_ready, timeout=HANG_GUARD_MS) as done:
         assert panel.run_to_end()
     assert isinstance(done.args[0], DistributionRun)
@@ -247,16 +248,16 @@ def test_cutoff_lab_steps_by_hand(qtbot, exporter, tiny_handle: LoadedModel) -> 
             tiny_handle.backend, tiny_handle.tokenizer, ids, sampling=settings, max_new_tokens=4
         )
     )
-    assert [s.record.token_ids for s in panel.steps] == [r.token_ids for r in ref]
-    surv = panel._surv_p.yData  # getData() gives log10 values on a log axis
+    assert [s.record.token_ids for s in view.steps] == [r.token_ids for r in ref]
+    surv = view._surv_p.yData  # getData() gives log10 values on a log axis
     assert list(surv) == [float(r.survivors_top_p[0]) for r in ref]
     assert not panel.step_button.isEnabled()
     # every step stays reachable after Run to end, and exports follow the step shown
     panel.show_step(0)
-    assert "step 0" in panel.dist_plot.getAxis("bottom").labelText
+    assert "step 0" in view.dist_plot.getAxis("bottom").labelText
     assert panel.headline().startswith("Step 0:")
     # the CSV holds counts (8 after top-k), not their log10 (0.903…) from the log axis
-    survivors = read_csv_tables(render_csv(panel.view))[1]
+    survivors = read_csv_tables(render_csv(view.layout_widget))[1]
     assert survivors[0][:3] == ["step", "after top-k (tokens)", "after top-p (tokens)"]
     assert [row[1] for row in survivors[1:]] == [str(r.survivors_top_k[0]) for r in ref]
     assert {row[1] for row in survivors[1:]} == {"8"}

@@ -108,10 +108,11 @@ def test_sample_n_legend_work_grows_linearly(shown, monkeypatch) -> None:  # typ
 def test_temperature_lab_legend_work_grows_linearly(shown, exporter, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     panel = TemperaturePanel(exporter)
     shown(panel, (1600, 900))  # room for a few columns
-    _assert_linear(_counting(monkeypatch), lambda n: panel.show_result(_temperature_result(n)))
-    legend = panel.hist_plot.legend
+    view = panel.lab_view
+    _assert_linear(_counting(monkeypatch), lambda n: view.show_result(_temperature_result(n)))
+    legend = view.hist_plot.legend
     assert len(legend.items) == 200 and legend.columnCount > 1
-    panel.show_result(_temperature_result(300))  # (300 used to take 31.8 s: the counts
+    view.show_result(_temperature_result(300))  # (300 used to take 31.8 s: the counts
     QApplication.processEvents()                  # above are the test, not a clock)
     assert len(legend.items) == 300
 

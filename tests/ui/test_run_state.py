@@ -257,14 +257,15 @@ def test_the_top_p_lab_shows_an_earlier_step_when_its_row_is_selected(  # type: 
         assert lab.run()
     with qtbot.waitSignal(lab.result_ready, timeout=HANG_GUARD_MS):
         assert lab.run_to_end()
-    qtbot.waitUntil(lambda: len(lab.steps) == 3, timeout=HANG_GUARD_MS)
+    view = lab.lab_view
+    qtbot.waitUntil(lambda: len(view.steps) == 3, timeout=HANG_GUARD_MS)
     lab.table.setCurrentCell(0, 0)  # a click on the first row
-    assert list(lab._bars.opts["height"]) == _drawn_heights(lab.steps[0])
+    assert list(view._bars.opts["height"]) == _drawn_heights(view.steps[0])
     assert lab.numbers()["shown_step"] == 0
     assert lab.status.text().startswith("Step 0:")
     lab.table.setCurrentCell(2, 0)
-    assert list(lab._bars.opts["height"]) == _drawn_heights(lab.steps[2])
-    assert _drawn_heights(lab.steps[0]) != _drawn_heights(lab.steps[2])
+    assert list(view._bars.opts["height"]) == _drawn_heights(view.steps[2])
+    assert _drawn_heights(view.steps[0]) != _drawn_heights(view.steps[2])
 
 
 def _drawn_heights(step) -> list[float]:  # type: ignore[no-untyped-def]

@@ -135,14 +135,14 @@ def test_top_p_chart_labels_the_top_and_the_chosen_token(qtbot, exporter: ChartE
     panel.new_tokens.setValue(3)
     with qtbot.waitSignal(panel.runner.paused, timeout=HANG_GUARD_MS):
         assert panel.run()
-    step = panel.steps[0]
-    first_level = panel.dist_plot.getAxis("bottom")._tickLevels[0]
+    step = panel.lab_view.steps[0]
+    first_level = panel.lab_view.dist_plot.getAxis("bottom")._tickLevels[0]
     labelled = {round(x) for x, _ in first_level}
     assert 0 in labelled  # the most likely token
     if step.chosen_rank is not None:
         assert step.chosen_rank in labelled  # never dropped for a neighbour
         assert not {step.chosen_rank - 1, step.chosen_rank + 1} - {0} & labelled
-    second_level = panel.dist_plot.getAxis("bottom")._tickLevels[1]
+    second_level = panel.lab_view.dist_plot.getAxis("bottom")._tickLevels[1]
     assert labelled | {round(x) for x, _ in second_level} == set(range(len(step.token_ids)))
     panel.cancel()
     assert panel.shutdown()

@@ -63,6 +63,6 @@ def test_cutoff_lab_collects_the_summary_after_the_last_step(  # type: ignore[no
     assert not panel.run_is_over()
     with qtbot.waitSignal(panel.result_ready, timeout=HANG_GUARD_MS):  # no Run to end needed
         panel.step_button.click()
-    assert len(panel.steps) == 2 and panel.run_is_over()
+    assert len(panel.lab_view.steps) == 2 and panel.run_is_over()
     assert _buttons(panel) == (False, False)
     panel.shutdown()

@@ -2,13 +2,15 @@
 
 Owns `distribution_steps`: one `DistributionStep` per generated token, with
 the distribution after temperature (before the cut-offs) and where top-k and
-top-p cut it, ending with a `DistributionRun`. It never imports Qt.
+top-p cut it, ending with a `DistributionRun`; `run` is the lab as every front
+starts it (the registry's parameters). It never imports Qt.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -17,7 +19,11 @@ from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings, StepRecord
 from kvstudio.engine.sampling import apply_repetition_penalty, presence_mask
 from kvstudio.engine.tokenizer import TextTokenizer, TokenTexts
-from kvstudio.labs.common import answer_text
+from kvstudio.files.loaded import LoadedModel
+from kvstudio.labs.common import answer_text, prompt_ids
+from kvstudio.labs.course import COURSE
+
+BARS = 20  # the most likely next tokens drawn at each step
 
 
 # ---- top-k / top-p -------------------------------------------------------------------------
@@ -76,7 +82,7 @@ def distribution_steps(
     settings: SamplingSettings,
     *,
     new_tokens: int = 32,
-    bars: int = 20,
+    bars: int = BARS,
 ) -> Generator[DistributionStep | DistributionRun, None, None]:
     """Step a sampled run; yield the distribution of each step, then the survivor counts.
 
@@ -134,3 +140,22 @@ def distribution_steps(
         survivors_top_p=tuple(r.survivors_top_p[0] for r in records),
         text=answer_text(tokenizer, stepper.generated_ids[0]),
     )
+
+
+def sampling(params: Mapping[str, Any]) -> SamplingSettings:
+    """The knobs the lab runs with (the penalty: the course's)."""
+    return SamplingSettings(
+        temperature=params["temperature"],
+        top_k=params["top_k"],
+        top_p=params["top_p"],
+        repetition_penalty=COURSE.repetition_penalty,
+        seed=params["seed"],
+    )
+
+
+def run(model: LoadedModel,
+        params: Mapping[str, Any]) -> Iterator[DistributionStep | DistributionRun]:
+    """The lab as every front runs it: the question, stepped, one distribution a step."""
+    ids = prompt_ids(model, params["prompt"])
+    return distribution_steps(model.backend, model.tokenizer, ids, sampling(params),
+                              new_tokens=params["new_tokens"], bars=BARS)

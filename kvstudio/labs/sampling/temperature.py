@@ -2,7 +2,8 @@
 
 Owns `temperature_lab`: `repeated_sampling` in cached mode and, as a check,
 in recompute mode with the same seed (the histograms must agree), ending with
-a `TemperatureLabResult`. Every knob but the temperature is the course
+a `TemperatureLabResult`; `run` is the lab as every front starts it (the
+registry's parameters). Every knob but the temperature is the course
 preset's (`COURSE.sampling`: top-k off, top-p 0.85, penalty 1.0) unless the
 caller gives its own; the result says which (`settings_line`, `changes`). It
 never imports Qt.
@@ -10,13 +11,15 @@ never imports Qt.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.records import MODES, Mode, SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs.common import Progress
+from kvstudio.files.loaded import LoadedModel
+from kvstudio.labs.common import Progress, prompt_ids
 from kvstudio.labs.course import COURSE, setting_changes
 from kvstudio.labs.sampling.sample import SamplingResult, repeated_sampling
 
@@ -108,3 +111,26 @@ def temperature_lab(
                     total=len(modes) * per_mode,
                 )
     yield TemperatureLabResult(results["cached"], results.get("recompute"))
+
+
+def sampling(params: Mapping[str, Any]) -> SamplingSettings:
+    """The knobs the lab runs with (each temperature replaces the temperature)."""
+    return SamplingSettings(COURSE.temperature, params["top_k"], params["top_p"],
+                            params["penalty"], params["seed"])
+
+
+def run(model: LoadedModel,
+        params: Mapping[str, Any]) -> Iterator[Progress | TemperatureLabResult]:
+    """The lab as every front runs it: the question sampled at each of the temperatures."""
+    ids = prompt_ids(model, params["prompt"])
+    return temperature_lab(
+        model.backend,
+        model.tokenizer,
+        ids,
+        tuple(params["temperatures"]),  # at least one: the registry's check
+        samples=params["samples"],
+        new_tokens=params["new_tokens"],
+        seed=params["seed"],
+        check_both_modes=params["both_modes"],
+        settings=sampling(params),
+    )

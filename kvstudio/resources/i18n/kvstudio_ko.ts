@@ -1128,6 +1128,57 @@
         <translation>다시 입력</translation>
     </message>
     <message>
+        <source>Send next scripted turn</source>
+        <translation>대본의 다음 턴 보내기</translation>
+    </message>
+    <message>
+        <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical (the logits they choose from agree to float32 rounding: max |Δlogit|); the time to the first token grows with the history only without reuse.</source>
+        <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며(토큰을 고르는 로짓은 float32 반올림 범위에서 같습니다: 최대 |Δ로짓|), 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
+    </message>
+    <message>
+        <source>The turn box holds at most {0:,} characters, so a longer paste was cut there. Shorten the turn: a conversation holds at most {1:,} tokens.</source>
+        <translation>턴 입력란에는 최대 {0:,}자까지 들어가므로 더 긴 붙여 넣기는 거기서 잘렸습니다. 턴을 줄이세요. 대화에는 토큰이 최대 {1:,}개까지만 들어갑니다.</translation>
+    </message>
+</context>
+<context>
+    <name>ChatView</name>
+    <message>
+        <source>Send a turn to fill these charts.</source>
+        <translation>보내기를 누르면 차트가 채워집니다.</translation>
+    </message>
+    <message>
+        <source>Prompt tokens fed per turn</source>
+        <translation>턴별 입력한 프롬프트 토큰</translation>
+    </message>
+    <message>
+        <source>turn</source>
+        <translation>턴</translation>
+    </message>
+    <message>
+        <source>tokens (dashed: running total)</source>
+        <translation>토큰 (점선: 누적)</translation>
+    </message>
+    <message>
+        <source>ms</source>
+        <translation>ms</translation>
+    </message>
+    <message>
+        <source>KV cache after each turn (equal both ways)</source>
+        <translation>턴이 끝난 뒤 KV 캐시 (두 방식 같음)</translation>
+    </message>
+    <message>
+        <source>KiB</source>
+        <translation>KiB</translation>
+    </message>
+    <message>
+        <source>reuse</source>
+        <translation>재사용</translation>
+    </message>
+    <message>
+        <source>re-feed</source>
+        <translation>다시 입력</translation>
+    </message>
+    <message>
         <source>Turn {0}</source>
         <translation>턴 {0}</translation>
     </message>
@@ -1164,6 +1215,10 @@
         <translation>첫 토큰까지 시간 (한 번씩 측정)</translation>
     </message>
     <message>
+        <source>Time to first token</source>
+        <translation>첫 토큰까지 시간</translation>
+    </message>
+    <message>
         <source>{0:,.1f} ms (median of {1}, {2:,.1f}–{3:,.1f})</source>
         <translation>{0:,.1f} ms ({1}회 중앙값, {2:,.1f}–{3:,.1f})</translation>
     </message>
@@ -1196,56 +1251,16 @@
         <translation>입력 (다시 입력)</translation>
     </message>
     <message>
-        <source>max |Δlogit|</source>
-        <translation>최대 |Δ로짓|</translation>
-    </message>
-    <message>
-        <source>reuse fed {0} tokens, TTFT {1}</source>
-        <translation>재사용 {0}토큰 입력, TTFT {1}</translation>
-    </message>
-    <message>
-        <source>re-feed fed {0} tokens, TTFT {1}</source>
-        <translation>다시 입력 {0}토큰 입력, TTFT {1}</translation>
-    </message>
-    <message>
-        <source>, max |Δlogit| {0}</source>
-        <translation>, 최대 |Δ로짓| {0}</translation>
-    </message>
-    <message>
-        <source>{0}: TTFT, median (ms)</source>
-        <translation>{0}: TTFT 중앙값 (ms)</translation>
-    </message>
-    <message>
-        <source>{0}: TTFT, fastest round (ms)</source>
-        <translation>{0}: TTFT 가장 빠른 회차 (ms)</translation>
-    </message>
-    <message>
-        <source>{0}: TTFT, slowest round (ms)</source>
-        <translation>{0}: TTFT 가장 느린 회차 (ms)</translation>
-    </message>
-    <message>
-        <source>{0}: TTFT rounds</source>
-        <translation>{0}: TTFT 반복 횟수</translation>
-    </message>
-    <message>
-        <source>ms/token (reuse)</source>
-        <translation>ms/토큰 (재사용)</translation>
-    </message>
-    <message>
-        <source>Send next scripted turn</source>
-        <translation>대본의 다음 턴 보내기</translation>
-    </message>
-    <message>
-        <source>A conversation in the chat template (ChatML). With reuse the KV cache lives for the whole chat, so a turn feeds only its own new tokens; without it every turn feeds the whole history again. Both answer greedily, so their tokens must be identical (the logits they choose from agree to float32 rounding: max |Δlogit|); the time to the first token grows with the history only without reuse.</source>
-        <translation>채팅 템플릿(ChatML)으로 나누는 대화입니다. 재사용하면 KV 캐시가 대화 내내 살아 있어 턴마다 그 턴의 새 토큰만 입력합니다. 재사용하지 않으면 턴마다 지금까지의 대화 전체를 다시 입력합니다. 두 방식 모두 그리디로 답하므로 토큰이 같아야 하며(토큰을 고르는 로짓은 float32 반올림 범위에서 같습니다: 최대 |Δ로짓|), 첫 토큰까지의 시간은 재사용하지 않을 때만 대화가 길어질수록 늘어납니다.</translation>
-    </message>
-    <message>
         <source>TTFT (reuse, ms)</source>
         <translation>TTFT (재사용, ms)</translation>
     </message>
     <message>
         <source>TTFT (re-feed, ms)</source>
         <translation>TTFT (다시 입력, ms)</translation>
+    </message>
+    <message>
+        <source>ms/token (reuse)</source>
+        <translation>ms/토큰 (재사용)</translation>
     </message>
     <message>
         <source>ms/token (re-feed)</source>
@@ -1264,12 +1279,28 @@
         <translation>같음</translation>
     </message>
     <message>
+        <source>max |Δlogit|</source>
+        <translation>최대 |Δ로짓|</translation>
+    </message>
+    <message>
         <source>Turn {0}, history {1} tokens</source>
         <translation>턴 {0}, 대화 길이 {1}토큰</translation>
     </message>
     <message>
+        <source>reuse fed {0} tokens, TTFT {1}</source>
+        <translation>재사용 {0}토큰 입력, TTFT {1}</translation>
+    </message>
+    <message>
+        <source>re-feed fed {0} tokens, TTFT {1}</source>
+        <translation>다시 입력 {0}토큰 입력, TTFT {1}</translation>
+    </message>
+    <message>
         <source>identical greedy tokens in {0} of {1} compared turns</source>
         <translation>비교한 턴 {1}개 중 {0}개에서 그리디 토큰이 같음</translation>
+    </message>
+    <message>
+        <source>, max |Δlogit| {0}</source>
+        <translation>, 최대 |Δ로짓| {0}</translation>
     </message>
     <message>
         <source>{0}: prompt tokens fed</source>
@@ -1280,12 +1311,24 @@
         <translation>{0}: 누적</translation>
     </message>
     <message>
-        <source>{0}: cache (bytes)</source>
-        <translation>{0}: 캐시 (바이트)</translation>
+        <source>{0}: TTFT, median (ms)</source>
+        <translation>{0}: TTFT 중앙값 (ms)</translation>
     </message>
     <message>
-        <source>The turn box holds at most {0:,} characters, so a longer paste was cut there. Shorten the turn: a conversation holds at most {1:,} tokens.</source>
-        <translation>턴 입력란에는 최대 {0:,}자까지 들어가므로 더 긴 붙여 넣기는 거기서 잘렸습니다. 턴을 줄이세요. 대화에는 토큰이 최대 {1:,}개까지만 들어갑니다.</translation>
+        <source>{0}: TTFT, fastest round (ms)</source>
+        <translation>{0}: TTFT 가장 빠른 회차 (ms)</translation>
+    </message>
+    <message>
+        <source>{0}: TTFT, slowest round (ms)</source>
+        <translation>{0}: TTFT 가장 느린 회차 (ms)</translation>
+    </message>
+    <message>
+        <source>{0}: TTFT rounds</source>
+        <translation>{0}: TTFT 반복 횟수</translation>
+    </message>
+    <message>
+        <source>{0}: cache (bytes)</source>
+        <translation>{0}: 캐시 (바이트)</translation>
     </message>
 </context>
 <context>
@@ -1744,70 +1787,6 @@ step {4}</source>
     <message>
         <source>Cancel</source>
         <translation>취소</translation>
-    </message>
-    <message>
-        <source>greedy</source>
-        <translation>그리디</translation>
-    </message>
-    <message>
-        <source>off</source>
-        <translation>끔</translation>
-    </message>
-    <message>
-        <source>top-k {0}</source>
-        <translation>top-k {0}</translation>
-    </message>
-    <message>
-        <source>top-p {0}</source>
-        <translation>top-p {0}</translation>
-    </message>
-    <message>
-        <source>penalty {0:g}</source>
-        <translation>반복 페널티 {0:g}</translation>
-    </message>
-    <message>
-        <source>seed {0}</source>
-        <translation>시드 {0}</translation>
-    </message>
-    <message>
-        <source>{0:,} samples</source>
-        <translation>샘플 {0:,}개</translation>
-    </message>
-    <message>
-        <source>≤ {0:,} tokens</source>
-        <translation>최대 {0:,} 토큰</translation>
-    </message>
-    <message>
-        <source>{0} (course T {1:g})</source>
-        <translation>{0} (강의 T {1:g})</translation>
-    </message>
-    <message>
-        <source>top-k {0} (course {1})</source>
-        <translation>top-k {0} (강의 {1})</translation>
-    </message>
-    <message>
-        <source>top-p {0} (course {1})</source>
-        <translation>top-p {0} (강의 {1})</translation>
-    </message>
-    <message>
-        <source>penalty {0:g} (course {1:g})</source>
-        <translation>반복 페널티 {0:g} (강의 {1:g})</translation>
-    </message>
-    <message>
-        <source>seed {0} (course {1})</source>
-        <translation>시드 {0} (강의 {1})</translation>
-    </message>
-    <message>
-        <source>Settings: {0}</source>
-        <translation>설정: {0}</translation>
-    </message>
-    <message>
-        <source>Changed from the course preset: {0}</source>
-        <translation>강의 설정에서 바꾼 값: {0}</translation>
-    </message>
-    <message>
-        <source>The course preset (the sampling dock's defaults).</source>
-        <translation>강의 설정 그대로입니다 (샘플링 패널의 기본값).</translation>
     </message>
     <message>
         <source>No model is loaded yet; wait for it or pick one.</source>

@@ -54,10 +54,9 @@ from kvstudio.charts.plots.sizing import (
     follow_title,
     keep_readable,
 )
-from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.course import COURSE, CourseRole
+from kvstudio.labs.course import CourseRole
 from kvstudio.labs.params import LabSpec
 from kvstudio.ui.app.spin_boxes import param_value
 from kvstudio.ui.labs.shared.lab_models import (
@@ -345,60 +344,6 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
     def _done_text(self) -> str:
         line = self.lab_view.status_line() if self.lab_view is not None else ""
         return line or self.tr("Done.")
-
-    def sampling_settings_text(
-        self,
-        settings: SamplingSettings,
-        *,
-        temperatures: Sequence[float] | None = None,
-        samples: int | None = None,
-        answer_tokens: int | None = None,
-    ) -> str:
-        """Which settings made a sampling chart, and what differs from the course preset,
-        in the window's language (the labs' `settings_line` is the CLI's English)."""
-        course = COURSE.sampling
-
-        def temperature(s: SamplingSettings) -> str:
-            return self.tr("greedy") if s.greedy else f"T {s.temperature:g}"
-
-        def top_k(k: int) -> str:
-            return self.tr("off") if k == 0 else f"{k:,}"
-
-        def top_p(p: float) -> str:
-            return self.tr("off") if p >= 1.0 else f"{p:g}"
-
-        parts = [
-            ("T " + ", ".join(f"{t:g}" for t in temperatures)) if temperatures
-            else temperature(settings),
-            self.tr("top-k {0}").format(top_k(settings.top_k)),
-            self.tr("top-p {0}").format(top_p(settings.top_p)),
-            self.tr("penalty {0:g}").format(settings.repetition_penalty),
-            self.tr("seed {0}").format(settings.seed),
-        ]
-        if samples is not None:
-            parts.append(self.tr("{0:,} samples").format(samples))
-        if answer_tokens is not None:
-            parts.append(self.tr("≤ {0:,} tokens").format(answer_tokens))
-        changes = []
-        if temperatures is None and settings.temperature != course.temperature:
-            changes.append(self.tr("{0} (course T {1:g})").format(
-                temperature(settings), course.temperature))
-        if settings.top_k != course.top_k:
-            changes.append(self.tr("top-k {0} (course {1})").format(
-                top_k(settings.top_k), top_k(course.top_k)))
-        if settings.top_p != course.top_p:
-            changes.append(self.tr("top-p {0} (course {1})").format(
-                top_p(settings.top_p), top_p(course.top_p)))
-        if settings.repetition_penalty != course.repetition_penalty:
-            changes.append(self.tr("penalty {0:g} (course {1:g})").format(
-                settings.repetition_penalty, course.repetition_penalty))
-        if settings.seed != course.seed:
-            changes.append(self.tr("seed {0} (course {1})").format(settings.seed, course.seed))
-        text = self.tr("Settings: {0}").format(" · ".join(parts))
-        if changes:
-            return text + "\n" + self.tr("Changed from the course preset: {0}").format(
-                "; ".join(changes))
-        return text + "\n" + self.tr("The course preset (the sampling dock's defaults).")
 
     def set_status(self, text: Callable[[], str]) -> None:
         """Show a status line; `text` is called again when the language changes."""
