@@ -49,7 +49,8 @@ def _tokens(name: str, default: int, high: int, option: str | None = None,
 
 
 COMPARE = LabSpec("compare", "Cache vs recompute",
-    course_role="cache", command="compare", times_model=True, params=(
+    course_role="cache", command="compare", times_model=True,
+    runner="kvstudio.labs.cache.compare:run", params=(
     Param("preset", "choice", "course", choices=tuple(CACHE_PRESETS), option="--preset",
           help="P and N: the course's (183, 64) or the seed notebook's (16, 64)",
           help_ko="P와 N: 강의 (183, 64) 또는 시드 노트북 (16, 64)"),
@@ -111,7 +112,8 @@ CACHE_KINDS = LabSpec("cache_kinds", "Cache kinds",
 ))
 
 SWEEP = LabSpec("sweep", "Length sweep",
-    course_role="cache", command="sweep", times_model=True, params=(
+    course_role="cache", command="sweep", times_model=True,
+    runner="kvstudio.labs.cache.sweep:run", params=(
     Param("vary", "choice", COURSE.sweep_vary, choices=("prompt", "new"), option="--vary",
           help="what grows: N (new) or P (prompt)", help_ko="늘리는 것: N 또는 P"),
     Param("values", "ints", COURSE.sweep_lengths, 1, 4096, unit="tokens", option="--values",

@@ -31,6 +31,17 @@ def test_the_course_preset_holds_the_course_settings() -> None:
     assert COURSE.model_for_cache("dynamic") == "ko-base"
 
 
+def test_the_notebook_preset_gives_its_p_and_n_unless_they_are_given() -> None:
+    from kvstudio.labs.cache.compare import preset_lengths
+    from kvstudio.labs.registry import COMPARE
+
+    course = COMPARE.defaults()
+    assert preset_lengths(course) == (COURSE.prompt_tokens, COURSE.new_tokens)
+    notebook = {**course, "preset": "notebook"}
+    assert preset_lengths(notebook) == (NOTEBOOK.prompt_tokens, NOTEBOOK.new_tokens)
+    assert preset_lengths({**notebook, "prompt_tokens": 40, "new_tokens": 8}) == (40, 8)
+
+
 def _default(function: object, name: str) -> object:
     return inspect.signature(function).parameters[name].default  # type: ignore[arg-type]
 

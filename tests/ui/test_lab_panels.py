@@ -119,9 +119,9 @@ def test_cache_lab_matches_compare_modes(qtbot, exporter, tiny_handle: LoadedMod
     values = {r["quantity"]: r for r in panel.table_values()}
     assert values["identical tokens"]["Cached"] is True  # the CSV gets a bool, not "✓"
     assert "first divergent step" not in values
-    _, ys = panel._time_curves["recompute"].getData()
-    _, low = panel._low["recompute"].getData()
-    _, high = panel._high["recompute"].getData()
+    _, ys = panel.lab_view._time_curves["recompute"].getData()
+    _, low = panel.lab_view._low["recompute"].getData()
+    _, high = panel.lab_view._high["recompute"].getData()
     assert len(ys) == 6 and all(lo <= y <= hi for lo, y, hi in zip(low, ys, high, strict=True))
     ttft = [1000 * r.recompute.ttft_seconds for r in result.rounds]
     assert ys[0] == pytest.approx(sorted(ttft)[1])  # the median of three rounds
@@ -142,7 +142,7 @@ def test_cache_lab_matches_compare_modes(qtbot, exporter, tiny_handle: LoadedMod
     ratio = (result.decode_ms_per_token("recompute").median
              / result.decode_ms_per_token("cached").median)
     assert f"{ratio:.1f}× per decoded token, {result.speed_ratio:.1f}× in total time" in head
-    fed = read_csv_tables(render_csv(panel.view))[2]
+    fed = read_csv_tables(render_csv(panel.lab_view.layout_widget))[2]
     assert fed[0] == ["step (0 = prefill)", "Cached: tokens fed (tokens)",
                       "Recompute: tokens fed (tokens)"]
     assert [row[2] for row in fed[1:]] == [str(v) for v in ref.recompute.tokens_fed_per_step]
@@ -317,14 +317,14 @@ def test_length_sweep_lab(qtbot, exporter, tiny_handle: LoadedModel) -> None:  #
     result = run_lab(qtbot, panel)
     assert isinstance(result, SweepLabResult) and result.repeats == 3
     assert all(p.tokens_fed == p.tokens_fed_formula for p in result.sweep.points)
-    x, _ = panel._points["recompute"].getData()
+    x, _ = panel.lab_view._points["recompute"].getData()
     assert list(x) == [7.0, 11.0, 19.0]
     rows = panel.table_rows()
     for fits in result.fits:
         assert all(lo <= m <= hi for lo, m, hi in zip(fits.ms_low, fits.ms_per_token,
                                                        fits.ms_high, strict=True))
-        for fit, curve in ((fits.quadratic, panel._quadratic[fits.mode]),
-                           (fits.linear, panel._linear[fits.mode])):
+        for fit, curve in ((fits.quadratic, panel.lab_view._quadratic[fits.mode]),
+                           (fits.linear, panel.lab_view._linear[fits.mode])):
             gx, _ = curve.getData()
             drawn = gx is not None and len(gx) == 64
             assert drawn == fits.usable(fit)  # a meaningless fit is not drawn…

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from kvstudio.charts.labs.base import LabView
 from kvstudio.charts.labs.cache_kinds import CacheKindsView
+from kvstudio.charts.labs.compare import CacheVsRecomputeView
 from kvstudio.charts.labs.cutoff import TopPTopKView
 from kvstudio.charts.labs.sample import TemperatureView
 from kvstudio.charts.labs.serving import ServingView
+from kvstudio.charts.labs.sweep import LengthSweepView
 
 VIEW_TYPES: dict[str, type[LabView]] = {
-    view.key: view for view in (CacheKindsView, ServingView, TemperatureView, TopPTopKView)
+    view.key: view for view in (CacheKindsView, CacheVsRecomputeView, LengthSweepView, ServingView,
+                                TemperatureView, TopPTopKView)
 }

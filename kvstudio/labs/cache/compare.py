@@ -5,17 +5,19 @@ token, tokens fed and cache bytes against the formulas, and whether the two
 modes chose the same tokens), `cache_vs_recompute` (the same in a chosen dtype,
 fp32, fp16 or bf16, to show the drift 16-bit arithmetic brings),
 `repeated_cache_vs_recompute` (interleaved rounds, every timing a median with
-its range) and `repeated_prefill` (the live run's time to first token,
-repeated). Generators that yield `Progress` and end with a frozen result; it
-never imports Qt.
+its range), `run` (the lab as every front runs it: a preset's P and N, the
+notebook's sentence) and `repeated_prefill` (the live run's time to first
+token, repeated). Generators that yield `Progress` and end with a frozen
+result; it never imports Qt.
 """
 
 from __future__ import annotations
 
 import copy
 import statistics
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 
@@ -34,14 +36,17 @@ from kvstudio.engine.records import (
     StepRecord,
 )
 from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.common import (
     Progress,
     Spread,
     check_fits,
     lab_prompt_ids,
+    lab_text,
     spread,
     warm_up,
 )
+from kvstudio.labs.course import CACHE_PRESETS, LECTURE, NOTEBOOK
 
 
 # ---- compare modes -------------------------------------------------------------------------
@@ -349,6 +354,33 @@ def repeated_cache_vs_recompute(
                 yield replace(item, stage=f"{item.stage} (round {index + 1}/{repeats})",
                               done=index * item.total + item.done, total=repeats * item.total)
     yield RepeatedCompare(tuple(rounds))
+
+
+def preset_lengths(params: Mapping[str, Any]) -> tuple[int, int]:
+    """P and N of a run: the preset's where `params` hold the course's (the defaults), so
+    ``preset="notebook"`` alone gives the seed notebook's P = 16; a P or N given otherwise
+    stays."""
+    preset = CACHE_PRESETS[params["preset"]]
+    p, n = params["prompt_tokens"], params["new_tokens"]
+    return (preset.prompt_tokens if p == LECTURE.prompt_tokens else p,
+            preset.new_tokens if n == LECTURE.new_tokens else n)
+
+
+def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | RepeatedCompare]:
+    """The lab as every front runs it: `repeated_cache_vs_recompute` with the preset's P and
+    N (`preset_lengths`); the notebook preset at its P = 16 is the seed notebook's sentence."""
+    p, n = preset_lengths(params)
+    notebook = CACHE_PRESETS[params["preset"]] is NOTEBOOK and p == NOTEBOOK.prompt_tokens
+    text = lab_text(short=True) if notebook else None  # the notebook's sentence
+    if p + n > model.max_positions:
+        raise ValueError(
+            f"P + N = {p + n} is more than the model's {model.max_positions} positions; "
+            "lower P or N."
+        )
+    return repeated_cache_vs_recompute(
+        model.backend, model.tokenizer, repeats=params["repeats"], prompt_tokens=p,
+        new_tokens=n, dtype=params["dtype"], warmup_tokens=params["warmup"], prompt_text=text,
+    )
 
 
 @dataclass(frozen=True)

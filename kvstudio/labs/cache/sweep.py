@@ -4,16 +4,17 @@ Owns `length_sweep` (one run per (mode, P, N) point: tokens fed, time and
 cache bytes against the formulas), `median_sweep` (rounds combined by medians)
 and `sweep_with_fits` (the sweep, repeated, plus linear and quadratic fits of
 ms per token against context length; a fit whose R² is below `MIN_R_SQUARED`,
-or a parabola that bends down, is marked unusable). Generators that yield
-`Progress` and end with a frozen result; it never imports Qt.
+or a parabola that bends down, is marked unusable) and `run` (the lab as every
+front runs it). Generators that yield `Progress` and end with a frozen result;
+it never imports Qt.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import MODES, Mode, SamplingSettings, decode_seconds_per_token
 from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.common import Progress, check_fits, lab_prompt_ids, warm_up
 
 
@@ -248,3 +250,16 @@ def sweep_with_fits(
                               total=repeats * item.total)
     sweep = median_sweep(rounds) if repeats > 1 else rounds[0]
     yield SweepLabResult(sweep, sweep_fits(sweep, rounds if repeats > 1 else ()), repeats)
+
+
+def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | SweepLabResult]:
+    """The lab as every front runs it: `sweep_with_fits`, once the longest run fits."""
+    values, fixed = params["values"], params["fixed"]
+    longest = max(values) + fixed
+    if longest > model.max_positions:
+        raise ValueError(
+            f"The longest run needs {longest} positions but the model has "
+            f"{model.max_positions}; use shorter lengths."
+        )
+    return sweep_with_fits(model.backend, model.tokenizer, vary=params["vary"],
+                           values=tuple(values), fixed=fixed, repeats=params["repeats"])

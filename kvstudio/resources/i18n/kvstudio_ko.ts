@@ -1044,10 +1044,6 @@
         <translation>채팅</translation>
     </message>
     <message>
-        <source>Send a turn to fill these charts.</source>
-        <translation>보내기를 누르면 차트가 채워집니다.</translation>
-    </message>
-    <message>
         <source>Send</source>
         <translation>보내기</translation>
     </message>
@@ -1090,42 +1086,6 @@
     <message>
         <source>TTFT rounds (median of)</source>
         <translation>TTFT 반복 횟수 (중앙값)</translation>
-    </message>
-    <message>
-        <source>Prompt tokens fed per turn</source>
-        <translation>턴별 입력한 프롬프트 토큰</translation>
-    </message>
-    <message>
-        <source>turn</source>
-        <translation>턴</translation>
-    </message>
-    <message>
-        <source>tokens (dashed: running total)</source>
-        <translation>토큰 (점선: 누적)</translation>
-    </message>
-    <message>
-        <source>Time to first token</source>
-        <translation>첫 토큰까지 시간</translation>
-    </message>
-    <message>
-        <source>ms</source>
-        <translation>ms</translation>
-    </message>
-    <message>
-        <source>KV cache after each turn (equal both ways)</source>
-        <translation>턴이 끝난 뒤 KV 캐시 (두 방식 같음)</translation>
-    </message>
-    <message>
-        <source>KiB</source>
-        <translation>KiB</translation>
-    </message>
-    <message>
-        <source>reuse</source>
-        <translation>재사용</translation>
-    </message>
-    <message>
-        <source>re-feed</source>
-        <translation>다시 입력</translation>
     </message>
     <message>
         <source>Send next scripted turn</source>

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from kvstudio.charts.chart_data import DataTable
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.labs.base import MODE_COLOURS as MODE_COLOURS
 from kvstudio.charts.plots.empty import EmptyChart
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.sizing import CORNER_BUTTON_NAME, LEGEND_MARGIN, fit_title, fixed_view
@@ -25,7 +26,6 @@ from kvstudio.engine.records import Mode
 from kvstudio.ui.run.store import RunStore
 
 TITLE_COLOUR = "#222"  # plot titles, as dark as the axis text
-MODE_COLOURS: dict[Mode, str] = {"cached": "#1f77b4", "recompute": "#e6550d"}
 
 
 def mode_pen(mode: Mode, width: float = 2.0, dashed: bool = False) -> pg.QtGui.QPen:
