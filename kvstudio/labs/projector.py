@@ -4,23 +4,30 @@ Owns `projector` (the projection of ``kvstudio.labs.scale`` for one geometry,
 with its variants) and `projection_check` (the projector's bytes for the
 loaded model against the bytes a real run of that length holds). A generator
 that yields `Progress` and ends with a `ProjectorResult`; it never imports Qt.
+`run` is the lab as every front runs it: its `source` says what to project (a
+preset, a config.json, or the loaded model, which is then checked).
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs.common import Progress
+from kvstudio.files.loaded import LoadedModel
+from kvstudio.labs.common import Progress, lab_prompt_ids
 from kvstudio.labs.scale import (
+    LOADED,
+    PRESETS,
     ModelGeometry,
     ProjectionRow,
     context_points,
     geometry_of_backend,
+    load_config,
     variants,
 )
 
@@ -120,4 +127,28 @@ def projector(
         cache_bytes=tuple(geometry.cache_bytes(c, batch, bits) for c in points),
         cache_bytes_8bit=tuple(geometry.cache_bytes(c, batch, 8) for c in points),
         check=check,
+    )
+
+
+def run(model: LoadedModel | None,
+        params: Mapping[str, Any]) -> Iterator[Progress | ProjectionCheck | ProjectorResult]:
+    """The lab as every front runs it. `source`: a preset's key (`scale.PRESETS`, no model
+    needed), a config.json's path, or `LOADED`: `model`, projected and checked by a run."""
+    source = params["source"]
+    context, batch = params["context"], params["batch"]
+    bits = params["bits"] or None  # 0: the config's own dtype
+    if source != LOADED:
+        geometry = PRESETS[source] if source in PRESETS else load_config(source)
+        return projector(geometry, context=context, batch=batch, bits=bits)
+    if model is None:
+        raise ValueError("No model is loaded yet; wait for it or pick a preset.")
+    check_prompt = lab_prompt_ids(model.tokenizer, min(128, model.max_positions - 16))
+    return projector(
+        geometry_of_backend(model.backend),
+        context=context,
+        batch=batch,
+        bits=bits,
+        backend=model.backend,
+        tokenizer=model.tokenizer,
+        check_prompt=check_prompt,
     )

@@ -123,7 +123,8 @@ SWEEP = LabSpec("sweep", "Length sweep",
     _repeats(option="--repeats"),
 ))
 
-PAGED = LabSpec("paged", "Paged cache", course_role="paged", params=(
+PAGED = LabSpec("paged", "Paged cache", course_role="paged",
+    runner="kvstudio.labs.cache.paged:run", params=(
     Param("samples", "int", COURSE.samples, 1, 64, unit="samples",
           help="rows of the sampling run", help_ko="샘플링 실행의 행 수"),
     _tokens("new_tokens", 48, 512, help="their token budget", help_ko="토큰 예산"),
@@ -131,14 +132,21 @@ PAGED = LabSpec("paged", "Paged cache", course_role="paged", params=(
           help="tokens a block holds", help_ko="블록 하나의 토큰 수"),
 ))
 
-QUANTIZED = LabSpec("quantized", "Quantized cache", course_role="cache", params=(
+QUANTIZED = LabSpec("quantized", "Quantized cache", course_role="cache",
+    runner="kvstudio.labs.cache.quantized:run", params=(
     _tokens("prompt_tokens", COURSE.prompt_tokens, MAX_LAB_PROMPT, help="P, prompt tokens",
             help_ko="P, 프롬프트 토큰 수"),
     _tokens("new_tokens", COURSE.new_tokens, MAX_LAB_NEW, help="N, new tokens",
             help_ko="N, 새 토큰 수"),
 ))
 
-PROJECTOR = LabSpec("projector", "Scale projector", command="project", params=(
+PROJECTOR = LabSpec("projector", "Scale projector", command="project",
+    runner="kvstudio.labs.projector:run", params=(
+    Param("source", "text", "exaone-4.0-1.2b",  # the window's opening choice
+          help="what to project: a preset (kvstudio.labs.scale.PRESETS), a config.json's "
+               "path, or 'loaded': the model the lab runs on, checked by a real run",
+          help_ko="투영할 모델: 프리셋, config.json 경로, 또는 'loaded' (실행하는 모델; "
+                  "실제 실행으로 확인)"),
     Param("context", "int", 32768, 16, MAX_PROJECTED_CONTEXT, unit="tokens", step=1024,
           option="--context", help="tokens per row", help_ko="행마다 토큰 수"),
     Param("batch", "int", 8, 1, MAX_PROJECTED_BATCH, unit="rows", option="--batch",

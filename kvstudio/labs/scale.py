@@ -31,6 +31,7 @@ from kvstudio.engine.small_files import read_bool, read_json
 GIB = 1024**3
 SCALE_BYTES = 2  # an 8/4-bit cache's float16 scale per token and K/V head (cache/quantized.py)
 GPU_MEMORY_GIB: tuple[int, ...] = (16, 24, 40, 80)  # common accelerator memory sizes
+LOADED = "loaded"  # the projector's source: the model the lab runs on, not a preset or a file
 
 
 @dataclass(frozen=True)

@@ -145,6 +145,6 @@ def test_projector_lines_say_what_they_reach(qtbot, exporter, tiny_handle) -> No
     panel = show_lab(qtbot, ProjectorPanel, exporter, tiny_handle)
     result = run_lab(qtbot, panel)
     gib = 1024**3
-    assert panel._ends.texts() == [f"{result.cache_bytes[-1] / gib:.2f} GiB",
-                                   f"{result.cache_bytes_8bit[-1] / gib:.2f} GiB"]
+    assert panel.lab_view._ends.texts() == [f"{result.cache_bytes[-1] / gib:.2f} GiB",
+                                            f"{result.cache_bytes_8bit[-1] / gib:.2f} GiB"]
     panel.shutdown()

@@ -168,7 +168,7 @@ def test_a_config_folder_name_is_text_in_the_projector_title(  # type: ignore[no
     panel = show_lab(qtbot, ProjectorPanel, exporter, tiny_handle, size=(1100, 700))
     panel.set_config(str(folder / "config.json"))
     run_lab(qtbot, panel)
-    title = panel.plot.titleLabel
+    title = panel.lab_view.plot.titleLabel
     assert title.item.toPlainText().startswith(name + ":")  # pyqtgraph titles are HTML
     panel.shutdown()
 

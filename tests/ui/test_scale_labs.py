@@ -38,7 +38,7 @@ def test_paged_lab_table_and_block_view(qtbot, exporter, tiny_handle) -> None:  
     assert rows[4]["held (bytes)"] == "✓"  # the hand count matches the measured bytes
     assert panel.step_slider.maximum() == len(result.paged_steps) - 1
     panel.step_slider.setValue(0)  # the prefill: every row holds the same prompt blocks
-    assert "step 0" in panel.table_plot.titleLabel.text
+    assert "step 0" in panel.lab_view.table_plot.titleLabel.text
     numbers = panel.numbers()
     assert numbers["paged_held_bytes"][-1] == result.hand_count_blocks * result.block_bytes
     json.dumps(numbers)
@@ -105,7 +105,7 @@ def test_paged_lab_csv_and_headline_from_the_record(qtbot, exporter, tiny_handle
     panel, result = _ran(qtbot, PagedCachePanel, exporter, tiny_handle,
                          samples=5, new_tokens=10, block_size=4)
     assert isinstance(result, PagedLabResult)
-    memory, blocks = read_csv_tables(render_csv(panel.view))
+    memory, blocks = read_csv_tables(render_csv(panel.lab_view.layout_widget))
     assert memory[0] == ["step", "preallocated (B)", "dynamic (B)", "paged: blocks held (B)",
                          "paged: slots with tokens (B)"]
     # Real steps as x (no bar offsets such as 0.05 or -0.2), bytes as measured.
@@ -119,7 +119,7 @@ def test_paged_lab_csv_and_headline_from_the_record(qtbot, exporter, tiny_handle
     assert [row[0] for row in blocks[1:]] == [str(r) for r in range(result.samples)]
     assert _ints(blocks, 3) == list(result.row_lengths)
     panel.step_slider.setValue(0)  # the prefill: every row holds P tokens
-    at_prefill = read_csv_tables(render_csv(panel.view))[1]
+    at_prefill = read_csv_tables(render_csv(panel.lab_view.layout_widget))[1]
     assert set(_ints(at_prefill, 3)) == {result.prompt_tokens}
     head = panel.headline()
     assert f"{result.samples} answers held" in head
@@ -137,7 +137,7 @@ def test_quant_lab_csv_bytes_match_the_layout_formula(qtbot, exporter, tiny_hand
     panel, result = _ran(qtbot, QuantizedCachePanel, exporter, tiny_handle,
                          prompt_tokens=20, new_tokens=8)
     assert isinstance(result, QuantLabResult)
-    drift, sizes = read_csv_tables(render_csv(panel.view))
+    drift, sizes = read_csv_tables(render_csv(panel.lab_view.layout_widget))
     assert drift[0] == ["step", "fp16: max |Δlogit|", "int8: max |Δlogit|",
                         "int4: max |Δlogit|"]
     assert [row[0] for row in drift[1:]] == [str(i) for i in range(len(drift) - 1)]
@@ -165,7 +165,7 @@ def test_quant_lab_csv_bytes_match_the_layout_formula(qtbot, exporter, tiny_hand
 def test_projector_csv_x_is_context_tokens_and_y_bytes(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
     panel, result = _ran(qtbot, ProjectorPanel, exporter, tiny_handle, source="llama-3.1-8b")
     assert isinstance(result, ProjectorResult)
-    curve, variants = read_csv_tables(render_csv(panel.plot_widget))
+    curve, variants = read_csv_tables(render_csv(panel.lab_view.plot_widget))
     assert curve[0] == ["context length (tokens)", "KV cache, 16-bit (B)", "KV cache, 8-bit (B)",
                         "model weights (B)"]
     # The axis is log in x: the CSV holds token counts (256 … 32768), not 2.4 … 4.5.

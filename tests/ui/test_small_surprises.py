@@ -74,7 +74,7 @@ def test_projector_opens_on_a_preset_whose_gpu_lines_are_on_the_chart(  # type: 
     fits = re.findall(r"(\d+) ✓", panel.headline())
     assert fits, panel.headline()
     first_fit = min(int(g) for g in fits)
-    top = panel.plot.vb.viewRange()[1][1]
+    top = panel.lab_view.plot.vb.viewRange()[1][1]
     assert first_fit in scale.GPU_MEMORY_GIB and first_fit < top  # the "✓" line is drawn
     cache = panel.numbers()["cache_bytes"] / scale.GIB
     assert cache < top and cache > top / 20  # the data fill the chart, not lie flat
@@ -87,7 +87,7 @@ def test_projector_line_of_the_first_fitting_gpu_for_a_big_run(  # type: ignore[
     panel.source.setCurrentIndex(panel.source.findData("llama-3.1-8b"))
     run_lab(qtbot, panel)
     fits = [int(g) for g in re.findall(r"(\d+) ✓", panel.headline())]
-    top = panel.plot.vb.viewRange()[1][1]
+    top = panel.lab_view.plot.vb.viewRange()[1][1]
     assert not fits or min(fits) < top
     assert panel.shutdown()
 

@@ -50,7 +50,8 @@ def add_subcommands(subparsers: Any) -> None:
     source.add_argument("--preset", default=None, help=f"one of: {', '.join(PRESETS)}")
     source.add_argument("--config", default=None, help="a config.json or a transformers folder")
     for param in PROJECTOR.params:  # --context, --batch, --bits: declared with the lab
-        add_lab_option(p, param)
+        if param.option is not None:  # (the source: --preset, --config or --model)
+            add_lab_option(p, param)
     p.add_argument(
         "--model", default=None,
         help=f"without --preset/--config: this model (ko-base, ko-chat or a path; default "

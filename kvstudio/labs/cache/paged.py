@@ -15,9 +15,9 @@ imports Qt.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 from kvstudio.engine import formulas
 from kvstudio.engine.backends.minimind import LanguageModel
@@ -26,7 +26,8 @@ from kvstudio.engine.cache.paged import BlockRef, PagedKVCache
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs.common import Progress
+from kvstudio.files.loaded import LoadedModel
+from kvstudio.labs.common import Progress, lab_prompt_ids, prompt_ids
 from kvstudio.labs.course import COURSE
 
 BlockTable = tuple[tuple[BlockRef, ...], ...]
@@ -178,4 +179,28 @@ def paged_memory(
         greedy_identical=greedy_ids[0] == greedy_ids[1],
         greedy_tokens=greedy_tokens,
         settings=settings,
+    )
+
+
+def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | PagedLabResult]:
+    """The lab as every front runs it: the course's question (as ``kvstudio compare --cache
+    paged``) sampled `samples` times, then greedy on the lab text, both ways."""
+    ids = prompt_ids(model, COURSE.question)
+    n = params["new_tokens"]
+    if len(ids) + n > model.max_positions:
+        raise ValueError(
+            f"P + N = {len(ids) + n} is more than the model's {model.max_positions} positions."
+        )
+    greedy_n = min(COURSE.new_tokens, model.max_positions // 4)  # the course's, if it fits
+    greedy = lab_prompt_ids(
+        model.tokenizer, min(COURSE.prompt_tokens, model.max_positions - greedy_n))
+    return paged_memory(
+        model.backend,
+        model.tokenizer,
+        ids,
+        samples=params["samples"],
+        new_tokens=n,
+        block_size=params["block_size"],
+        greedy_prompt=greedy,
+        greedy_tokens=greedy_n,
     )

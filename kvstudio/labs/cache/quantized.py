@@ -9,8 +9,9 @@ whether the answer changed. A generator that yields `Progress` and ends with a
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -21,7 +22,8 @@ from kvstudio.engine.cache.quantized import QUANT_BITS, formula_bytes_per_token
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs.common import Progress
+from kvstudio.files.loaded import LoadedModel
+from kvstudio.labs.common import Progress, lab_prompt_ids
 
 
 # ---- quantized -------------------------------------------------------------------------------
@@ -134,3 +136,13 @@ def quantized_cache(
             runs.append(run)
     assert reference is not None
     yield QuantLabResult(len(prompt_ids), new_tokens, reference, tuple(runs))
+
+
+def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | QuantLabResult]:
+    """The lab as every front runs it: P lab-text tokens, then N new ones with each cache."""
+    p, n = params["prompt_tokens"], params["new_tokens"]
+    if p + n > model.max_positions:
+        raise ValueError(f"P + N = {p + n} is more than the model's {model.max_positions} "
+                         "positions.")
+    ids = lab_prompt_ids(model.tokenizer, p)
+    return quantized_cache(model.backend, model.tokenizer, ids, new_tokens=n)

@@ -1,47 +1,25 @@
 """Lab: a quantized KV cache — fewer bytes, and what it costs in logits.
 
-Owns `QuantizedCachePanel`: it runs `quantized.quantized_cache` (greedy with
-the model's own cache, then fp16, int8 and int4 caches) and draws max |Δlogit|
-per step for each next to the bytes each cache stores (scales included), with
-a table of bytes, formula, the first divergent step and whether the answer
-changed. Exports get a headline (bytes and × smaller per kind, max |Δlogit|,
-first divergent step) and data tables written from the result record: the
-drift as measured (not its log10) per step, the bytes per kind.
+Owns `QuantizedCachePanel`: the boxes P and N beside `QuantizedCacheView`
+(``kvstudio.charts.labs.quantized``), which draws max |Δlogit| per step for
+the fp16, int8 and int4 caches next to the bytes each stores; the run is
+``kvstudio.labs.cache.quantized.run`` (greedy with the model's own cache, then
+with each quantized one).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
-import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
-from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.lazy import LazyModule
-from kvstudio.charts.plots.legend import add_legend_row
-from kvstudio.charts.plots.names import format_bytes
-from kvstudio.charts.plots.results_table import ByteCount
-from kvstudio.files.loaded import LoadedModel
+from kvstudio.charts.labs.quantized import QuantizedCacheView
 from kvstudio.labs.registry import QUANTIZED
 from kvstudio.ui.app.spin_boxes import param_int_box
-from kvstudio.ui.labs.shared.base import LabPanel, series_colour
-from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
-
-if TYPE_CHECKING:
-    from kvstudio.labs import common as lab_common
-    from kvstudio.labs.cache import quantized as lab
-else:  # torch loads when the lab first runs
-    lab_common = LazyModule("kvstudio.labs.common")
-    lab = LazyModule("kvstudio.labs.cache.quantized")
-
-KINDS = ("fp16", "int8", "int4")
 
 
 class QuantizedCachePanel(LabPanel):
-    course_role = "cache"  # the course's model for this lab (lab_models.py)
-    draw_while_running = False
+    view_type = QuantizedCacheView  # its course model: the registry's course_role
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
@@ -49,30 +27,6 @@ class QuantizedCachePanel(LabPanel):
         self.new_tokens = param_int_box(QUANTIZED.param("new_tokens"))
         self.add_field("prompt", self.prompt_tokens)
         self.add_field("new", self.new_tokens)
-        self.view = pg.GraphicsLayoutWidget()
-        self.view.setBackground("w")
-        self.drift_plot = self.view.addPlot(row=0, col=0)
-        self.bytes_plot = self.view.addPlot(row=0, col=1)
-        self.drift_plot.showGrid(x=True, y=True, alpha=0.2)
-        self.drift_plot.setLogMode(y=True)
-        add_legend_row(self.drift_plot)
-        self.bytes_plot.showGrid(x=False, y=True, alpha=0.2)
-        self._drift = {
-            kind: self.drift_plot.plot(
-                [],
-                [],
-                pen=pg.mkPen(series_colour(i + 1), width=2.5),
-                symbol="o",
-                symbolSize=4,
-                symbolBrush=series_colour(i + 1),
-                symbolPen=None,
-            )
-            for i, kind in enumerate(KINDS)
-        }
-        self._bars = pg.BarGraphItem(x=[], height=[], width=0.6, brush=series_colour(0))
-        self.bytes_plot.addItem(self._bars)
-        self._bar_labels: list[pg.TextItem] = []
-        self.add_chart("quantized-cache", self.view)
         self.retranslate()
 
     def title(self) -> str:
@@ -90,144 +44,3 @@ class QuantizedCachePanel(LabPanel):
             )
         )
         self.set_field_names({"prompt": self.tr("Prompt tokens P"), "new": self.tr("New tokens N")})
-        self.drift_plot.setTitle(self.tr("max |Δlogit| per step (log)"), color="#222")
-        self.drift_plot.setLabel("bottom", self.tr("step"))
-        self.drift_plot.setLabel("left", self.tr("max |Δlogit|"))
-        self.bytes_plot.setTitle(self.tr("Cache bytes at the end"), color="#222")
-        self.bytes_plot.setLabel("left", self.tr("KiB"))
-        legend = self.drift_plot.legend
-        legend.clear()
-        for kind in KINDS:
-            legend.addItem(self._drift[kind], kind)
-        if self.result is not None and isinstance(self.result, lab.QuantLabResult):
-            self.show_result(self.result)
-
-    def make_job(self, model: LoadedModel) -> JobFactory:
-        p, n = self.prompt_tokens.value(), self.new_tokens.value()
-        if p + n > model.max_positions:
-            raise ValueError(
-                f"P + N = {p + n} is more than the model's {model.max_positions} positions."
-            )
-        ids = lab_common.lab_prompt_ids(model.tokenizer, p)
-        backend, tokenizer = model.backend, model.tokenizer
-        return lambda: lab.quantized_cache(backend, tokenizer, ids, new_tokens=n)
-
-    def clear_views(self) -> None:
-        for line in self._drift.values():
-            line.setData([], [])
-        self._bars.setOpts(x=[], height=[])
-        for label in self._bar_labels:
-            self.bytes_plot.removeItem(label)
-        self._bar_labels = []
-        self.table.set_rows([], [])
-
-    def show_result(self, result: object) -> None:
-        if not isinstance(result, lab.QuantLabResult):
-            return
-        self.clear_views()
-        for run in result.runs:
-            diffs = np.maximum(np.asarray(run.max_abs_logit_diff, dtype=float), 1e-7)
-            self._drift[run.kind].setData(np.arange(len(diffs), dtype=float), diffs)
-        ref = result.reference
-        names = [f"fp{ref.bits}", *(run.kind for run in result.runs)]
-        sizes = [ref.cache_bytes / 1024, *(run.cache_bytes / 1024 for run in result.runs)]
-        self._bars.setOpts(x=np.arange(len(sizes), dtype=float), height=sizes)
-        self.bytes_plot.getAxis("bottom").setTicks([list(enumerate(names))])
-        for i, size in enumerate(sizes):
-            label = pg.TextItem(f"{size:,.1f}", color="#222", anchor=(0.5, 1.0))
-            label.setPos(i, size)
-            self.bytes_plot.addItem(label)
-            self._bar_labels.append(label)
-        rows: list[tuple[Any, ...]] = [
-            (f"fp{ref.bits}", ByteCount(ref.cache_bytes), ref.formula_bytes, 1.0, 0.0, "—", False)
-        ]
-        for run in result.runs:
-            step = "—" if run.first_divergent_step is None else run.first_divergent_step
-            rows.append(
-                (
-                    run.kind,
-                    ByteCount(run.cache_bytes),
-                    run.formula_bytes,
-                    ref.cache_bytes / max(run.cache_bytes, 1),
-                    run.max_logit_diff,
-                    step,
-                    run.answer_changed,
-                )
-            )
-        self.table.set_rows(
-            [
-                self.tr("cache"),
-                self.tr("bytes (measured)"),
-                self.tr("bytes (formula)"),
-                self.tr("× smaller"),
-                self.tr("max |Δlogit|"),
-                self.tr("first divergent step"),
-                self.tr("answer changed"),
-            ],
-            rows,
-        )
-
-    def headline(self) -> str:
-        result = self.result
-        if not isinstance(result, lab.QuantLabResult):
-            return ""
-        ref = result.reference
-        sizes = [f"fp{ref.bits} {format_bytes(ref.cache_bytes)}"]
-        smaller, drifts, steps = [], [], []
-        for run in result.runs:
-            sizes.append(f"{run.kind} {format_bytes(run.cache_bytes)}")
-            smaller.append(f"{run.kind} {ref.cache_bytes / max(run.cache_bytes, 1):.1f}×")
-            drifts.append(f"{run.kind} {run.max_logit_diff:.3g}")
-            steps.append(f"{run.kind} " + (self.tr("none") if run.first_divergent_step is None
-                                           else str(run.first_divergent_step)))
-        return "\n".join((
-            self.tr("KV cache after {0} + {1} tokens, greedy: ").format(
-                result.prompt_tokens, result.new_tokens) + " · ".join(sizes),
-            self.tr("smaller than fp{0}: ").format(ref.bits) + " · ".join(smaller),
-            self.tr("max |Δlogit|: ") + " · ".join(drifts) + "; "
-            + self.tr("first divergent step: ") + " · ".join(steps),
-        ))
-
-    def data_tables(self) -> list[DataTable]:
-        result = self.result
-        if not isinstance(result, lab.QuantLabResult):
-            return []
-        drift = tuple(
-            Series(self.tr("{0}: max |Δlogit|").format(run.kind),
-                   tuple(range(len(run.max_abs_logit_diff))), tuple(run.max_abs_logit_diff))
-            for run in result.runs
-        )
-        ref = result.reference
-        every = (ref, *result.runs)
-        names = tuple(f"fp{ref.bits}" if run is ref else run.kind for run in every)
-        sizes = (
-            Series(self.tr("bytes (measured, B)"), names, tuple(run.cache_bytes for run in every)),
-            Series(self.tr("bytes (formula, B)"), names, tuple(run.formula_bytes for run in every)),
-            Series(self.tr("bits per number"), names, tuple(run.bits for run in every)),
-            Series(self.tr("× smaller"), names,
-                   tuple(ref.cache_bytes / max(run.cache_bytes, 1) for run in every)),
-        )
-        return [
-            DataTable(self.tr("max |Δlogit| per step"), self.tr("step"), drift),
-            DataTable(self.tr("Cache bytes at the end"), self.tr("cache"), sizes),
-        ]
-
-    def numbers(self) -> dict[str, Any]:
-        result = self.result
-        if not isinstance(result, lab.QuantLabResult):
-            return {}
-        return {
-            "prompt_tokens": result.prompt_tokens,
-            "new_tokens": result.new_tokens,
-            "reference_bytes": result.reference.cache_bytes,
-            "runs": {
-                run.kind: {
-                    "bytes": run.cache_bytes,
-                    "formula_bytes": run.formula_bytes,
-                    "max_abs_logit_diff": list(run.max_abs_logit_diff),
-                    "first_divergent_step": run.first_divergent_step,
-                    "answer_changed": run.answer_changed,
-                }
-                for run in result.runs
-            },
-        }
