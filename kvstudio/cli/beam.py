@@ -15,7 +15,7 @@ from typing import Any
 
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
-from kvstudio.cli.lab_options import add_lab_option
+from kvstudio.cli.lab_options import add_lab_option, lab_option_help
 from kvstudio.engine.strategies.beam import BeamSettings, EarlyStopping
 from kvstudio.labs.beam import BeamLabResult, beam_lab
 from kvstudio.labs.course import COURSE
@@ -46,10 +46,9 @@ def add_subcommands(sub: Any) -> None:
     b.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
     add_lab_option(b, BEAM.param("beams"))
     add_lab_option(b, BEAM.param("length_penalty"))
-    b.add_argument(
-        "--early-stopping", type=early_stopping, default=False, metavar="{true,false,never}",
-        help="transformers' early_stopping (default false)",
-    )
+    stopping = BEAM.param("early_stopping")  # read as true, false or never, any case
+    b.add_argument(stopping.option, type=early_stopping, default=stopping.default,
+                   metavar="{true,false,never}", help=lab_option_help(stopping))
     add_lab_option(b, BEAM.param("new_tokens"))
     b.add_argument(
         "--return", dest="num_return", type=cli_args.bounded(1, 64), default=None,

@@ -6,7 +6,8 @@ the CLI, then the same search by transformers' own ``generate(num_beams=…)`` o
 the model converted to a transformers folder (``files/convert.py``), when the hf
 extra is installed and the model is ours: `TransformersCheck` says whether the
 returned beams (token ids) and their scores agree. A generator that yields
-`Progress` and ends with a `BeamLabResult`; it never imports Qt.
+`Progress` and ends with a `BeamLabResult`; it never imports Qt. `run` is the lab as
+every front starts it (``kvstudio.labs.registry.BEAM``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import math
 import tempfile
 import threading
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,8 @@ from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.strategies.beam import BeamResult, BeamSearch, BeamSettings, BeamStep
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.convert import export_hf
-from kvstudio.labs.common import Progress, answer_text
+from kvstudio.files.loaded import LoadedModel
+from kvstudio.labs.common import Progress, answer_text, prompt_ids
 
 SCORE_TOLERANCE = (1e-4, 1e-5)  # (absolute, relative): float32 sums of log-probs, two kernels
 CHECK_POLL_S = 0.1  # how often the lab says it is still waiting for transformers' search
@@ -191,3 +193,22 @@ def beam_lab(
         texts=tuple(answer_text(tokenizer, h.tokens) for h in result.sequences),
         transformers=check,
     )
+
+
+def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | BeamLabResult]:
+    """The lab as every front runs it: the question, K beams returning K answers, N tokens."""
+    ids = prompt_ids(model, params["prompt"])
+    settings = BeamSettings(
+        num_beams=params["beams"],
+        length_penalty=params["length_penalty"],
+        early_stopping=params["early_stopping"],
+        max_new_tokens=params["new_tokens"],
+        num_return_sequences=params["beams"],
+    )
+    if len(ids) + settings.max_new_tokens > model.max_positions:
+        raise ValueError(
+            f"P + N = {len(ids) + settings.max_new_tokens} is more than the model's "
+            f"{model.max_positions} positions."
+        )
+    return beam_lab(model.backend, model.tokenizer, ids, settings,
+                    block_size=params["block_size"], check_transformers=params["transformers"])

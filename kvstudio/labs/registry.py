@@ -186,12 +186,16 @@ SERVING = LabSpec("serving", "Serving",
     _repeats(option="--sweep-rounds"),
 ))
 
-BEAM = LabSpec("beam", "Beam search", course_role="sampling", command="beam", params=(
+BEAM = LabSpec("beam", "Beam search", course_role="sampling", command="beam",
+    runner="kvstudio.labs.beam:run", params=(
     _prompt(),
     Param("beams", "int", 4, 2, 16, unit="beams", option="--beams", help="K beams",
           help_ko="빔 K개"),
     Param("length_penalty", "float", 1.0, -5.0, 5.0, option="--length-penalty", step=0.5,
           help="score ÷ length^penalty", help_ko="길이 페널티"),
+    Param("early_stopping", "choice", False, choices=(False, True, "never"),
+          option="--early-stopping", help="transformers' early_stopping",
+          help_ko="transformers의 early_stopping"),
     _tokens("new_tokens", 16, 128, option="--new-tokens"),
     Param("block_size", "int", 16, 1, MAX_BLOCK_SIZE, unit="tokens", option="--block-size",
           help="tokens a block holds (the paged comparison)", help_ko="블록 하나의 토큰 수"),
@@ -201,7 +205,8 @@ BEAM = LabSpec("beam", "Beam search", course_role="sampling", command="beam", pa
 ))
 
 SPECULATIVE = LabSpec("speculative", "Speculative decoding",
-    course_role="sampling", command="speculative", params=(
+    course_role="sampling", command="speculative",
+    runner="kvstudio.labs.speculative:run", params=(
     _prompt("question"),
     Param("ks", "ints", (1, 2, 4, 8), 1, MAX_DRAFT_TOKENS, unit="drafts", option="--k",
           help="draft lengths k to try", help_ko="시도할 초안 길이 k"),

@@ -12,7 +12,9 @@ interleaved repeats, `Spread`). Greedy runs are compared token for token with
 plain greedy decoding.
 
 Also owns `load_draft` (the draft model folder, checked against the target's
-vocabulary). A generator that yields `Progress` and ends with a frozen
+vocabulary) and `run`, the lab as every front starts it
+(``kvstudio.labs.registry.SPECULATIVE``): ko-draft where it fits, else prompt
+lookup only. A generator that yields `Progress` and ends with a frozen
 `SpeculativeLabResult`; it never imports Qt. The engine is
 ``kvstudio.engine.strategies.speculative``.
 """
@@ -20,10 +22,10 @@ vocabulary). A generator that yields `Progress` and ends with a frozen
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import torch
 
@@ -47,7 +49,10 @@ from kvstudio.engine.strategies.speculative import (
 )
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.common import Progress, Spread, answer_text, spread
+from kvstudio.labs.common import prompt_ids as question_ids
+from kvstudio.labs.course import COURSE
 
 DRAFT_MODEL = "ko-draft"  # kvstudio/resources/models/ko-draft: 1 layer, trained for ko-chat
 DEFAULT_KS: tuple[int, ...] = (1, 2, 4, 8)
@@ -311,6 +316,46 @@ def speculative_lab(
         stop_at_eos=stop_at_eos, plain_ids=tuple(plain_ids),
         plain_text=answer_text(tokenizer, plain_ids), plain_seconds=spread(plain_times),
         runs=runs, draft_note=draft_note,
+    )
+
+
+def draft_lengths(ks: Iterable[int]) -> list[int]:
+    """The k values to try, each once, smallest first ('8, 1, 4, 1' → 1, 4, 8)."""
+    return sorted(set(ks))
+
+
+def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | SpeculativeLabResult]:
+    """The lab as every front runs it: the question at every k, greedy at temperature 0
+    (else the course's top-k, top-p and seed), ko-draft and prompt lookup."""
+    ks = draft_lengths(params["ks"])
+    ids = question_ids(model, params["question"])
+    n = params["new_tokens"]
+    if len(ids) + n + max(ks) > model.max_positions:
+        raise ValueError(
+            f"P + N + k = {len(ids) + n + max(ks)} is more than the model's "
+            f"{model.max_positions} positions."
+        )
+    temperature = params["temperature"]
+    settings = (
+        SamplingSettings.greedy_settings(COURSE.seed) if temperature == 0
+        else SamplingSettings(temperature=temperature, top_k=COURSE.top_k,
+                              top_p=COURSE.top_p, seed=COURSE.seed)
+    )
+    return _with_shipped_draft(model.backend, model.tokenizer, ids, ks=ks, new_tokens=n,
+                               sampling=settings, repeats=params["repeats"])
+
+
+def _with_shipped_draft(
+    backend: LanguageModel, tokenizer: TextTokenizer, ids: Sequence[int], *, ks: Sequence[int],
+    new_tokens: int, sampling: SamplingSettings, repeats: int,
+) -> Generator[Progress | SpeculativeLabResult, None, None]:
+    """`speculative_lab` with ko-draft where it fits the target, else prompt lookup only (the
+    result's `draft_note` says why). The draft loads here, on the lab's thread."""
+    draft, why = shipped_draft(backend)
+    kinds: tuple[DraftKind, ...] = DRAFT_KINDS if draft is not None else ("prompt-lookup",)
+    yield from speculative_lab(
+        backend, tokenizer, ids, draft=draft, ks=ks, kinds=kinds, new_tokens=new_tokens,
+        sampling=sampling, repeats=repeats, draft_note=why,
     )
 
 

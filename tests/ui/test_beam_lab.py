@@ -26,17 +26,17 @@ def test_beam_lab_draws_the_record(qtbot, exporter, tiny_handle, tmp_path) -> No
     # The beam table lists the slider's step: one row per beam, its parent row and score.
     assert panel.step_slider.maximum() == len(steps) - 1
     panel.step_slider.setValue(0)
-    rows = panel.beam_table.rows()
+    rows = panel.lab_view.beam_table.rows()
     assert [row["from row"] for row in rows] == ["0", "0", "0"]  # all continue the prompt
     # The title counts tokens as the tree's x axis does: the marked column is its number.
     for index in (0, len(steps) - 1):
         panel.step_slider.setValue(index)
-        marked = panel._chosen.xData[0]
+        marked = panel.lab_view._chosen.xData[0]
         assert marked == steps[index].step + 1
-        assert f"token {marked:g}:" in panel.tree_plot.titleLabel.text
+        assert f"token {marked:g}:" in panel.lab_view.tree_plot.titleLabel.text
     panel.step_slider.setValue(0)
     # The byte chart's CSV: cumulative bytes per step, as the records say.
-    copies, tree = read_csv_tables(render_csv(panel.view))
+    copies, tree = read_csv_tables(render_csv(panel.lab_view.layout_widget))
     assert copies[0][:4] == ["step", "reorder, so far (B)", "index_select, so far (B)",
                              "paged copy on write, so far (B)"]
     assert [int(row[1]) for row in copies[1:]] == list(result.cumulative_reorder_bytes)

@@ -52,8 +52,7 @@ def _expected_box_value(param: Param) -> Any:
 def test_the_notebook_takes_exactly_the_declared_parameters(lab: LabSpec) -> None:
     function = getattr(kv, lab.key)
     keywords = {n for n, p in inspect.signature(function).parameters.items()
-                if p.kind == p.KEYWORD_ONLY} - {"show", "preset", "requests", "turns",
-                                                  "early_stopping"}
+                if p.kind == p.KEYWORD_ONLY} - {"show", "preset", "requests", "turns"}
     declared = {p.name for p in lab.params} - {"preset"}
     assert keywords == declared, lab.key
 

@@ -12,9 +12,9 @@ from lab_helpers import run_lab, show_lab
 from kvstudio.charts.chart_data import read_csv_tables
 from kvstudio.charts.plotted_data import render_csv
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.speculative import SpeculativeLabResult
+from kvstudio.labs.registry import SPECULATIVE
+from kvstudio.labs.speculative import SpeculativeLabResult, draft_lengths
 from kvstudio.ui.labs import SpeculativePanel
-from kvstudio.ui.labs.speculative_lab import parse_ks
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -36,18 +36,18 @@ def test_the_lab_shows_rounds_ks_and_totals(
     assert result.all_identical  # greedy: the same tokens as plain decoding
     # The rounds view marks every round; the table has one row per run.
     assert panel.shown_run.count() == 2
-    assert panel.rounds_view.toPlainText().count("target ") >= len(result.runs[0].rounds)
+    assert panel.lab_view.rounds_view.toPlainText().count("target ") >= len(result.runs[0].rounds)
     assert len(panel.table_rows()) == 2
     assert all(row["identical to greedy"] == "✓" for row in panel.table_rows())
     # The charts draw what the result holds: rows per round, and α / tokens per call vs k.
-    shown = panel.shown()
+    shown = panel.lab_view.shown()
     assert shown is not None
-    rounds_csv, ks_csv = read_csv_tables(render_csv(panel.rounds_chart))
+    rounds_csv, ks_csv = read_csv_tables(render_csv(panel.lab_view.rounds_chart))
     assert len(rounds_csv) == 1 + len(shown.rounds)  # a header, then one row per round
     assert [row[0] for row in ks_csv[1:]] == ["1", "2"]  # one row per k
     # Switching the run shown redraws the rounds.
     panel.shown_run.setCurrentIndex(0)
-    assert panel.shown() is result.runs[0]
+    assert panel.lab_view.shown() is result.runs[0]
     assert "k = 1" in panel.data_tables()[0].title
     assert "identical to greedy: 2 of 2" in panel.headline()
     numbers = panel.numbers()
@@ -58,8 +58,8 @@ def test_the_lab_shows_rounds_ks_and_totals(
 @pytest.mark.parametrize("text", ["", "0", "1, x", "65"])
 def test_k_values_are_checked(text: str) -> None:
     with pytest.raises(ValueError, match="k"):
-        parse_ks(text)
+        SPECULATIVE.param("ks").parse(text)
 
 
 def test_k_values_are_sorted_once() -> None:
-    assert parse_ks("8, 1; 4, 1") == [1, 4, 8]
+    assert draft_lengths(SPECULATIVE.param("ks").parse("8, 1; 4, 1")) == [1, 4, 8]

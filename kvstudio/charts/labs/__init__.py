@@ -6,18 +6,20 @@ registry key to its view; a lab without one here is still drawn by its window pa
 from __future__ import annotations
 
 from kvstudio.charts.labs.base import LabView
+from kvstudio.charts.labs.beam import BeamSearchView
 from kvstudio.charts.labs.cache_kinds import CacheKindsView
+from kvstudio.charts.labs.compare import CacheVsRecomputeView
+from kvstudio.charts.labs.cutoff import TopPTopKView
 from kvstudio.charts.labs.paged import PagedCacheView
 from kvstudio.charts.labs.projector import ProjectorView
 from kvstudio.charts.labs.quantized import QuantizedCacheView
-from kvstudio.charts.labs.compare import CacheVsRecomputeView
-from kvstudio.charts.labs.cutoff import TopPTopKView
 from kvstudio.charts.labs.sample import TemperatureView
 from kvstudio.charts.labs.serving import ServingView
+from kvstudio.charts.labs.speculative import SpeculativeView
 from kvstudio.charts.labs.sweep import LengthSweepView
 
 VIEW_TYPES: dict[str, type[LabView]] = {
     view.key: view for view in (CacheKindsView, CacheVsRecomputeView, LengthSweepView, ServingView,
                                 TemperatureView, TopPTopKView,
-                                PagedCacheView, QuantizedCacheView, ProjectorView)
+                                PagedCacheView, QuantizedCacheView, ProjectorView, BeamSearchView, SpeculativeView)
 }

@@ -1,72 +1,46 @@
 """Lab: beam search — the beams per step, the cache rows each reorder copies, and paged sharing.
 
-Owns `BeamSearchPanel`: it runs `labs.beam.beam_lab` (our beam search, one cache
-row per beam, then transformers' ``generate(num_beams=…)`` on the converted model
-when asked) and draws two charts from the result record: the beam tree (one
-column per step, a node per beam, a segment from the row each beam continues;
-segments that copy another row drawn apart from rows that stay, and a short
-branch with a cross where a hypothesis ended with eos or the budget) and the bytes
-the reorders copied so far against what a paged cache's copies on write would
-copy. The step slider picks the step the beam table lists (beam, parent row,
-score, its last tokens); the results table holds the returned hypotheses, the
-byte totals and the transformers check. Exports get a headline and data tables
-written from the record.
+Owns `BeamSearchPanel`: the boxes (question, K, length penalty, early stopping,
+N, block size, the transformers check) beside `BeamSearchView`
+(``kvstudio.charts.labs.beam``), which draws the beam tree and the bytes the
+reorders copied; the step slider picks the step its beam table lists. The run is
+``kvstudio.labs.beam.run``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QSlider, QWidget
 
-from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.lazy import LazyModule
-from kvstudio.charts.plots.legend import add_legend_row
-from kvstudio.charts.plots.names import format_bytes
+from kvstudio.charts.labs.beam import BeamSearchView
 from kvstudio.charts.plots.plain_text import plain_label
-from kvstudio.charts.plots.results_table import ByteCount, ResultsTable
-from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.registry import BEAM
+from kvstudio.labs.registry import BEAM as LAB
 from kvstudio.ui.app.spin_boxes import param_check, param_float_box, param_int_box, param_line
 from kvstudio.ui.app.typing_guard import UnselectedOnFocus
-from kvstudio.ui.labs.shared.base import LabPanel, prompt_ids, series_colour
-from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
 
-if TYPE_CHECKING:
-    from kvstudio.engine.strategies import beam as engine_beam
-    from kvstudio.labs import beam as lab
-else:  # torch loads when the lab first runs
-    engine_beam = LazyModule("kvstudio.engine.strategies.beam")
-    lab = LazyModule("kvstudio.labs.beam")
-
-KEPT_COLOUR, MOVED_COLOUR, STOPPED_COLOUR = "#8A8A8A", "#D55E00", "#CC79A7"
-EARLY_STOPPING: tuple[bool | str, ...] = (False, True, "never")  # the combo box's order
-TAIL_TOKENS = 3  # last tokens a beam table row shows
-ENDED_OFFSET = 0.3  # a finished hypothesis is drawn this far below the row it left
+EARLY_STOPPING = LAB.param("early_stopping").choices  # the combo box's order: False, True, never
 
 
 class BeamSearchPanel(LabPanel):
-    course_role = "sampling"  # beam search answers the course question on the chat model
-    draw_while_running = False
+    view_type = BeamSearchView  # its course model: the registry's course_role
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.prompt = param_line(BEAM.param("prompt"))
+        self.prompt = param_line(LAB.param("prompt"))
         UnselectedOnFocus(self.prompt)
-        self.beams = param_int_box(BEAM.param("beams"))
-        self.length_penalty = param_float_box(BEAM.param("length_penalty"))
+        self.beams = param_int_box(LAB.param("beams"))
+        self.length_penalty = param_float_box(LAB.param("length_penalty"))
         self.early_stopping = QComboBox()
-        self.early_stopping.addItems(["False", "True", "never"])  # transformers' spellings
-        self.new_tokens = param_int_box(BEAM.param("new_tokens"))
-        self.block_size = param_int_box(BEAM.param("block_size"))
-        self.check_transformers = param_check(BEAM.param("transformers"))
+        for choice in EARLY_STOPPING:  # each said in the window's language in retranslate
+            self.early_stopping.addItem(str(choice), choice)
+        self.new_tokens = param_int_box(LAB.param("new_tokens"))
+        self.block_size = param_int_box(LAB.param("block_size"))
+        self.check_transformers = param_check(LAB.param("transformers"))
         self.step_slider = QSlider(Qt.Orientation.Horizontal)
         self.step_slider.setRange(0, 0)
-        self.step_slider.valueChanged.connect(self._draw_step)
+        self.step_slider.valueChanged.connect(self.beam_view.show_step)
         self._penalty_label = plain_label()
         self._stopping_label = plain_label()
         self._block_label = plain_label()
@@ -81,45 +55,21 @@ class BeamSearchPanel(LabPanel):
             ("step", self.step_slider),
         ):
             self.add_field(key, widget)
-
-        self.view = pg.GraphicsLayoutWidget()
-        self.view.setBackground("w")
-        self.tree_plot = self.view.addPlot(row=0, col=0)
-        self.bytes_plot = self.view.addPlot(row=0, col=1)
-        for plot in (self.tree_plot, self.bytes_plot):
-            plot.showGrid(x=True, y=True, alpha=0.2)
-            add_legend_row(plot)
-        self.tree_plot.invertY(True)
-        self._kept = self.tree_plot.plot([], [], pen=pg.mkPen(KEPT_COLOUR, width=2),
-                                         connect="pairs")
-        self._moved = self.tree_plot.plot([], [], pen=pg.mkPen(MOVED_COLOUR, width=2.5),
-                                          connect="pairs")
-        self._nodes = pg.ScatterPlotItem(size=8, pen=None, brush=series_colour(0))
-        self._stopped = pg.ScatterPlotItem(size=11, symbol="x", pen=None, brush=STOPPED_COLOUR)
-        self._chosen = pg.PlotDataItem([], [], pen=pg.mkPen(series_colour(0), width=1.5,
-                                                            style=Qt.PenStyle.DashLine))
-        self._ended = self.tree_plot.plot([], [], pen=pg.mkPen(STOPPED_COLOUR, width=2),
-                                          connect="pairs")
-        for item in (self._nodes, self._stopped):
-            self.tree_plot.addItem(item)
-        self.tree_plot.addItem(self._chosen, ignoreBounds=True)
-        self._lines = {
-            "reorder": self.bytes_plot.plot([], [], pen=pg.mkPen(series_colour(1), width=2.5)),
-            "index_select": self.bytes_plot.plot(
-                [], [], pen=pg.mkPen(series_colour(1), width=2, style=Qt.PenStyle.DashLine)),
-            "cow": self.bytes_plot.plot([], [], pen=pg.mkPen(series_colour(2), width=2.5)),
-        }
-        self.add_chart("beam-search", self.view)
-        self.beam_table = ResultsTable()
-        self.side_layout.addWidget(self.beam_table, 1)
-        self.beam_table.rows_changed.connect(self._fit_table_later.start)
+        self.side_layout.addWidget(self.beam_view.beam_table, 1)
+        self.beam_view.beam_table.rows_changed.connect(self._fit_table_later.start)
+        self.result_ready.connect(self._follow_steps)
         self.retranslate()
+
+    @property
+    def beam_view(self) -> BeamSearchView:
+        assert isinstance(self.lab_view, BeamSearchView)
+        return self.lab_view
 
     def title(self) -> str:
         return self.tr("Beam search")
 
     def retranslate(self) -> None:
-        super().retranslate()
+        super().retranslate()  # the view redraws a result at its last step
         self.explanation.setText(
             self.tr(
                 "Beam search keeps K answers (beams) at once, one KV cache row each. After "
@@ -146,226 +96,19 @@ class BeamSearchPanel(LabPanel):
             self.early_stopping.setItemText(index, text)
         self._block_label.setText(self.tr("block size b"))
         self.check_transformers.setText(self.tr("compare with transformers"))
-        self.tree_plot.setTitle(self.tr("Beam tree: the row each beam continues"), color="#222")
-        self.tree_plot.setLabel("bottom", self.tr("tokens generated"))
-        self.tree_plot.setLabel("left", self.tr("beam (cache row)"))
-        self.bytes_plot.setTitle(self.tr("Bytes copied by reorders, so far"), color="#222")
-        self.bytes_plot.setLabel("bottom", self.tr("step"))
-        self.bytes_plot.setLabel("left", self.tr("KiB"))
-        tree = self.tree_plot.legend
-        tree.clear()
-        tree.addItem(self._kept, self.tr("stays in its row"))
-        tree.addItem(self._moved, self.tr("copies another row"))
-        tree.addItem(self._ended, self.tr("ended (eos or N)"))
-        legend = self.bytes_plot.legend
-        legend.clear()
-        legend.addItem(self._lines["reorder"], self.tr("reorder: rows moved × row bytes"))
-        legend.addItem(self._lines["index_select"], self.tr("index_select: every row"))
-        legend.addItem(self._lines["cow"], self.tr("paged: copies on write"))
-        if isinstance(self.result, lab.BeamLabResult):
-            self.show_result(self.result)
-
-    def make_job(self, model: LoadedModel) -> JobFactory:
-        ids = prompt_ids(model, self.prompt.text())
-        settings = engine_beam.BeamSettings(
-            num_beams=self.beams.value(),
-            length_penalty=self.length_penalty.value(),
-            early_stopping=EARLY_STOPPING[self.early_stopping.currentIndex()],  # type: ignore[arg-type]
-            max_new_tokens=self.new_tokens.value(),
-            num_return_sequences=self.beams.value(),
-        )
-        if len(ids) + settings.max_new_tokens > model.max_positions:
-            raise ValueError(
-                f"P + N = {len(ids) + settings.max_new_tokens} is more than the model's "
-                f"{model.max_positions} positions."
-            )
-        backend, tokenizer = model.backend, model.tokenizer
-        block, check = self.block_size.value(), self.check_transformers.isChecked()
-        return lambda: lab.beam_lab(backend, tokenizer, ids, settings, block_size=block,
-                                    check_transformers=check)
+        self._follow_steps()
 
     def clear_views(self) -> None:
-        for line in (self._kept, self._moved, self._ended, self._chosen, *self._lines.values()):
-            line.setData([], [])
-        for scatter in (self._nodes, self._stopped):
-            scatter.setData([], [])
-        self.step_slider.setRange(0, 0)
-        self.table.set_rows([], [])
-        self.beam_table.set_rows([], [])
+        super().clear_views()
+        self.beam_view.tokenizer = self.ran_on.tokenizer if self.ran_on is not None else None
+        self._follow_steps()
 
-    # ---- drawing ----------------------------------------------------------------------------
-    def show_result(self, result: object) -> None:
-        if not isinstance(result, lab.BeamLabResult) or not result.steps:
-            return
-        self._draw_tree(result)
-        steps = np.arange(len(result.steps), dtype=float)
-        series = {
-            "reorder": result.cumulative_reorder_bytes,
-            "index_select": tuple(np.cumsum([s.index_select_bytes for s in result.steps])),
-            "cow": result.cumulative_cow_bytes,
-        }
-        for key, values in series.items():
-            self._lines[key].setData(steps, np.asarray(values, dtype=float) / 1024)
-        top = max(max(values) for values in series.values()) / 1024
-        self.bytes_plot.setYRange(0, max(top, 1.0) * 1.1, padding=0)
-        last = len(result.steps) - 1
+    def _follow_steps(self) -> None:
+        """The slider spans the result's steps and stands at the step the beam table lists."""
         self.step_slider.blockSignals(True)
-        self.step_slider.setRange(0, last)
-        self.step_slider.setValue(last)
+        self.step_slider.setRange(0, max(self.beam_view.step_count() - 1, 0))
+        self.step_slider.setValue(self.beam_view.step)
         self.step_slider.blockSignals(False)
-        self._draw_step()
-        self._fill_summary(result)
-
-    def _draw_tree(self, result: lab.BeamLabResult) -> None:
-        """Nodes at (tokens generated, row); a segment from the parent row one column left."""
-        kept: list[tuple[float, float]] = []
-        moved: list[tuple[float, float]] = []
-        nodes: list[tuple[float, float]] = [(0.0, 0.0)]  # the prompt: one row
-        stopped: list[tuple[float, float]] = []
-        ends: list[tuple[float, float]] = []
-        seen: set[tuple[tuple[int, ...], float]] = set()
-        for step in result.steps:
-            x = step.step + 1.0
-            for row, beam in enumerate(step.beams):
-                (kept if beam.parent == row else moved).extend(
-                    [(x - 1.0, float(beam.parent)), (x, float(row))])
-                (stopped if beam.stopped else nodes).append((x, float(row)))
-            for hypothesis in step.finished:  # a branch that ended this step: off its row
-                key = (hypothesis.tokens, hypothesis.score)
-                if key in seen:
-                    continue
-                seen.add(key)
-                y = hypothesis.parent + ENDED_OFFSET
-                ends.extend([(x - 1.0, float(hypothesis.parent)), (x, y)])
-                stopped.append((x, y))
-        for item, points in ((self._kept, kept), (self._moved, moved), (self._ended, ends)):
-            data = np.asarray(points, dtype=float).reshape(-1, 2)
-            item.setData(data[:, 0], data[:, 1], connect="pairs")
-        for scatter, points in ((self._nodes, nodes), (self._stopped, stopped)):
-            data = np.asarray(points, dtype=float).reshape(-1, 2)
-            scatter.setData(x=data[:, 0], y=data[:, 1])
-        k = result.settings.num_beams
-        self.tree_plot.setYRange(-0.5, k - 0.5 + ENDED_OFFSET, padding=0.05)
-        self.tree_plot.setXRange(0, len(result.steps), padding=0.03)
-        self.tree_plot.getAxis("left").setTicks([[(r, str(r)) for r in range(k)]])
-
-    def _step_index(self, result: lab.BeamLabResult) -> int:
-        return max(0, min(self.step_slider.value(), len(result.steps) - 1))
-
-    def _draw_step(self) -> None:
-        """The beam table for the slider's step, and its column marked on the tree."""
-        result = self.result
-        if not isinstance(result, lab.BeamLabResult) or not result.steps:
-            return
-        step = result.steps[self._step_index(result)]
-        x = step.step + 1.0
-        k = result.settings.num_beams
-        self._chosen.setData([x, x], [-0.5, k - 0.5])
-        tokenizer = self.ran_on.tokenizer if self.ran_on is not None else None
-        rows: list[tuple[Any, ...]] = []
-        for row, beam in enumerate(step.beams):
-            tail = beam.tokens[-TAIL_TOKENS:]
-            text = tokenizer.decode(list(tail)) if tokenizer is not None else str(list(tail))
-            text = text.replace("\n", "⏎")
-            rows.append((row, beam.parent, beam.score,
-                         self.tr("…{0} (ended)").format(text) if beam.stopped else f"…{text}"))
-        self.beam_table.set_rows(
-            [self.tr("beam"), self.tr("from row"), self.tr("Σ log p"),
-             self.tr("last tokens")], rows)
-        self.tree_plot.setTitle(
-            # Counted as the tree's x axis counts: step s (0 = the prefill) chose token s + 1.
-            self.tr("Beam tree · token {0}: {1} rows moved, {2}").format(
-                step.step + 1, step.rows_moved, format_bytes(step.reorder_bytes)),
-            color="#222",
-        )
-
-    def _fill_summary(self, result: lab.BeamLabResult) -> None:
-        search = result.search
-        rows: list[tuple[Any, ...]] = []
-        for rank, (hypothesis, text) in enumerate(zip(search.sequences, result.texts,
-                                                      strict=True), 1):
-            rows.append((self.tr("answer {0}").format(rank), hypothesis.score,
-                         _short(text, 18)))
-        check = result.transformers
-        rows.append((self.tr("same as transformers"),
-                     check.same if check.ran else self.tr("not checked"),
-                     "generate(num_beams=…)" if check.ran else self.tr("off or unavailable")))
-        moved = sum(s.rows_moved for s in result.steps)
-        rows.extend([
-            (self.tr("rows moved"), moved, self.tr("{0} steps").format(search.steps)),
-            (self.tr("reorder (B)"), ByteCount(search.reorder_bytes),
-             self.tr("rows moved × row bytes")),
-            (self.tr("index_select (B)"), ByteCount(search.index_select_bytes),
-             self.tr("every row, every step")),
-            (self.tr("paged: copy on write (B)"), ByteCount(search.cow_bytes),
-             self.tr("blocks of {0} tokens").format(result.steps[0].block_size)),
-        ])
-        self.table.set_rows([self.tr("quantity"), self.tr("value"), self.tr("detail")], rows)
-
-    # ---- exports ----------------------------------------------------------------------------
-    def headline(self) -> str:
-        result = self.result
-        if not isinstance(result, lab.BeamLabResult) or not result.steps:
-            return ""
-        s, search = result.settings, result.search
-        first = self.tr("{0} beams, {1} steps: reorders copied {2} (rows moved × row bytes); "
-                        "a paged cache would copy {3}").format(
-            s.num_beams, search.steps, format_bytes(search.reorder_bytes),
-            format_bytes(search.cow_bytes))
-        best = search.sequences[0]
-        second = self.tr("best answer: score {0:.3f} over {1} tokens (length penalty {2:g})"
-                         ).format(best.score, len(best.tokens), s.length_penalty)
-        check = result.transformers
-        third = (self.tr("same as transformers: yes") if check.ran and check.same
-                 else self.tr("same as transformers: no") if check.ran
-                 else self.tr("not compared with transformers"))
-        return "\n".join((first, second, third))
-
-    def data_tables(self) -> list[DataTable]:
-        result = self.result
-        if not isinstance(result, lab.BeamLabResult) or not result.steps:
-            return []
-        steps = tuple(s.step for s in result.steps)
-        copies = (
-            Series(self.tr("reorder, so far (B)"), steps, result.cumulative_reorder_bytes),
-            Series(self.tr("index_select, so far (B)"), steps,
-                   tuple(int(v) for v in np.cumsum([s.index_select_bytes for s in result.steps]))),
-            Series(self.tr("paged copy on write, so far (B)"), steps,
-                   result.cumulative_cow_bytes),
-            Series(self.tr("rows moved"), steps, tuple(s.rows_moved for s in result.steps)),
-            Series(self.tr("blocks shared"), steps, tuple(s.blocks_shared for s in result.steps)),
-        )
-        beams: list[Series] = []
-        for row in range(result.settings.num_beams):
-            beams.append(Series(self.tr("beam {0}: from row").format(row), steps,
-                                tuple(s.beams[row].parent for s in result.steps)))
-            beams.append(Series(self.tr("beam {0}: Σ log p").format(row), steps,
-                                tuple(s.beams[row].score for s in result.steps)))
-        return [
-            DataTable(self.tr("Bytes copied by reorders, so far"), self.tr("step"), copies),
-            DataTable(self.tr("Beam tree"), self.tr("step"), tuple(beams)),
-        ]
-
-    def numbers(self) -> dict[str, Any]:
-        result = self.result
-        if not isinstance(result, lab.BeamLabResult):
-            return {}
-        s, search = result.settings, result.search
-        return {
-            "num_beams": s.num_beams,
-            "length_penalty": s.length_penalty,
-            "early_stopping": s.early_stopping,
-            "max_new_tokens": s.max_new_tokens,
-            "prompt_tokens": len(result.prompt_ids),
-            "steps": search.steps,
-            "returned": [{"tokens": list(h.tokens), "score": h.score} for h in search.sequences],
-            "parents": [[b.parent for b in step.beams] for step in result.steps],
-            "rows_moved": [step.rows_moved for step in result.steps],
-            "reorder_bytes": [step.reorder_bytes for step in result.steps],
-            "cow_bytes": [step.cow_bytes for step in result.steps],
-            "blocks_shared": [step.blocks_shared for step in result.steps],
-            "same_as_transformers": result.transformers.same if result.transformers.ran else None,
-        }
 
 
 def _row(*widgets: QWidget) -> QWidget:
@@ -377,7 +120,3 @@ def _row(*widgets: QWidget) -> QWidget:
         layout.addWidget(widget)
     layout.addStretch(1)
     return host
-
-
-def _short(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,81 +1,38 @@
 """Lab: speculative decoding — a draft proposes k tokens, the target checks them in one forward.
 
-Owns `SpeculativePanel`: it runs `speculative.speculative_lab` (plain decoding
-and, for the draft model ko-draft and prompt lookup at every k, speculative
-decoding of the same question, interleaved repeats) and shows
-
-- the rounds of one run (chosen in "Show rounds of"): every drafted token
-  marked accepted (✓, green), rejected (✗, red) or never judged (·, grey), the
-  target's correction or bonus token (blue), and both caches' rows after the
-  round with the rows appended (+) and cropped (−);
-- a chart of that run's cache rows per round and of the rows appended and
-  cropped per round;
-- a chart of the acceptance rate α against k and of tokens per target call
-  against k, measured (solid) beside the formula (1 − α^(k+1)) / (1 − α)
-  (dashed);
-- a table of the totals per draft kind and k.
-
-Exports get a headline, data tables from the result (the per-round rows of
-the run shown, the per-k totals) and numbers. When ko-draft does not fit the
-model (another tokenizer), only prompt lookup runs and the status says why.
+Owns `SpeculativePanel`: the boxes (question, k values, N, temperature, timing
+repeats) beside `SpeculativeView` (``kvstudio.charts.labs.speculative``), which
+shows every round of one run, its cache rows, and α and tokens per target call
+against k; "Show rounds of" picks the run whose rounds it shows. The run is
+``kvstudio.labs.speculative.run`` (plain decoding and, for the draft model
+ko-draft and prompt lookup at every k, speculative decoding of the same
+question, interleaved repeats; when ko-draft does not fit the model, only prompt
+lookup runs and the status says why).
 """
 
 from __future__ import annotations
 
-import html
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from PySide6.QtWidgets import QComboBox, QWidget
 
-import numpy as np
-import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QTextBrowser, QWidget
-
-from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.lazy import LazyModule
-from kvstudio.charts.messages import localize
-from kvstudio.charts.plots.legend import add_legend_row
-from kvstudio.engine.records import SamplingSettings
-from kvstudio.engine.tokenizer import TokenTexts
-from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.course import COURSE
-from kvstudio.labs.registry import SPECULATIVE
+from kvstudio.charts.labs.speculative import SpeculativeView
+from kvstudio.labs.registry import SPECULATIVE as LAB
 from kvstudio.ui.app.spin_boxes import param_float_box, param_int_box, param_line
-from kvstudio.ui.labs.shared.base import LabPanel, marked_line, prompt_ids, series_colour
-from kvstudio.ui.run.lab_worker import JobFactory
+from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
-
-if TYPE_CHECKING:
-    from kvstudio.engine.strategies.drafters import DraftKind
-    from kvstudio.labs import speculative as lab
-else:  # torch loads when the lab first runs
-    lab = LazyModule("kvstudio.labs.speculative")
-
-KINDS: tuple[DraftKind, ...] = ("model", "prompt-lookup")
-TARGET, DRAFT = series_colour(0), series_colour(1)  # the two caches
-TARGET_CUT, DRAFT_CUT = series_colour(5), series_colour(4)  # their cropped rows
-ACCEPTED, REJECTED, UNJUDGED, TARGET_TOKEN = "#009E73", "#D55E00", "#888888", "#0072B2"
-BAR = 0.38  # bar width: target left of the round, draft right of it
-
-
-def parse_ks(text: str) -> list[int]:
-    """'1, 2, 4, 8' → [1, 2, 4, 8], read as every front reads it (`SPECULATIVE`'s ks)."""
-    return sorted(set(SPECULATIVE.param("ks").parse(text)))
 
 
 class SpeculativePanel(LabPanel):
-    course_role = "sampling"  # the course's chat model (ko-draft was trained for it)
-    draw_while_running = False  # the result holds every round; timings stay undisturbed
+    view_type = SpeculativeView  # its course model: the registry's course_role
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.question = param_line(SPECULATIVE.param("question"))
-        self.ks = param_line(SPECULATIVE.param("ks"))
-        self.new_tokens = param_int_box(SPECULATIVE.param("new_tokens"))
-        self.temperature = param_float_box(SPECULATIVE.param("temperature"))
-        self.repeats = param_int_box(SPECULATIVE.param("repeats"))  # 1: a single measurement
+        self.question = param_line(LAB.param("question"))
+        self.ks = param_line(LAB.param("ks"))
+        self.new_tokens = param_int_box(LAB.param("new_tokens"))
+        self.temperature = param_float_box(LAB.param("temperature"))
+        self.repeats = param_int_box(LAB.param("repeats"))  # 1: a single measurement
         self.shown_run = QComboBox()
-        self.shown_run.currentIndexChanged.connect(self._on_shown_run_changed)
+        self.shown_run.currentIndexChanged.connect(self.speculative_view.show_run)
         for key, widget in (
             ("question", self.question),
             ("ks", self.ks),
@@ -85,57 +42,17 @@ class SpeculativePanel(LabPanel):
             ("shown", self.shown_run),
         ):
             self.add_field(key, widget)
-
-        self.rounds_view = QTextBrowser()
-        self.rounds_view.setMinimumHeight(140)
-        self.chart_layout.addWidget(self.rounds_view, 1)
-
-        self.rounds_chart = pg.GraphicsLayoutWidget()
-        self.rounds_chart.setBackground("w")
-        self.rows_plot = self.rounds_chart.addPlot(row=0, col=0)
-        self.moves_plot = self.rounds_chart.addPlot(row=0, col=1)
-        for plot in (self.rows_plot, self.moves_plot):
-            plot.showGrid(x=False, y=True, alpha=0.2)
-            add_legend_row(plot)
-            plot.getAxis("left").enableAutoSIPrefix(False)
-        # Both caches often hold the same rows: the target's wider line shows beneath.
-        self._target_rows = marked_line(self.rows_plot, TARGET, "o", 11, width=6)
-        self._draft_rows = marked_line(self.rows_plot, DRAFT, "s", 7)
-        self._bars = {
-            key: pg.BarGraphItem(x=[], height=[], width=BAR, brush=colour, pen=None)
-            for key, colour in (
-                ("target+", TARGET), ("target-", TARGET_CUT),
-                ("draft+", DRAFT), ("draft-", DRAFT_CUT),
-            )
-        }
-        for bar in self._bars.values():
-            self.moves_plot.addItem(bar)
-        self.add_chart("speculative-rounds", self.rounds_chart)
-
-        self.k_chart = pg.GraphicsLayoutWidget()
-        self.k_chart.setBackground("w")
-        self.alpha_plot = self.k_chart.addPlot(row=0, col=0)
-        self.calls_plot = self.k_chart.addPlot(row=0, col=1)
-        for plot in (self.alpha_plot, self.calls_plot):
-            plot.showGrid(x=True, y=True, alpha=0.2)
-            add_legend_row(plot)
-        dashed = Qt.PenStyle.DashLine
-        self._alpha = {k: marked_line(self.alpha_plot, series_colour(i), "o", 7)
-                       for i, k in enumerate(KINDS)}
-        self._measured = {k: marked_line(self.calls_plot, series_colour(i), "o", 7)
-                          for i, k in enumerate(KINDS)}
-        self._formula = {
-            k: self.calls_plot.plot([], [], pen=pg.mkPen(series_colour(i), width=2, style=dashed))
-            for i, k in enumerate(KINDS)
-        }
-        self.add_chart("speculative-k", self.k_chart)
+        self.chart_layout.insertWidget(0, self.speculative_view.rounds_view, 1)  # above charts
+        self.result_ready.connect(self._list_runs)
         self.retranslate()
+
+    @property
+    def speculative_view(self) -> SpeculativeView:
+        assert isinstance(self.lab_view, SpeculativeView)
+        return self.lab_view
 
     def title(self) -> str:
         return self.tr("Speculative decoding")
-
-    def kind_name(self, kind: str) -> str:
-        return self.tr("draft model") if kind == "model" else self.tr("prompt lookup")
 
     def retranslate(self) -> None:
         super().retranslate()
@@ -156,307 +73,18 @@ class SpeculativePanel(LabPanel):
             "repeats": self.tr("Timing repeats (median of)"),
             "shown": self.tr("Show rounds of"),
         })
-        self.rounds_view.setPlaceholderText(self.tr("Run the lab to see every round here."))
-        self.rows_plot.setTitle(self.tr("Cache rows after each round"), color="#222")
-        self.rows_plot.setLabel("bottom", self.tr("round (0 = prefill)"))
-        self.rows_plot.setLabel("left", self.tr("rows"))
-        self.moves_plot.setTitle(self.tr("Rows appended (+) and cropped (−)"), color="#222")
-        self.moves_plot.setLabel("bottom", self.tr("round (prefill left out)"))
-        self.moves_plot.setLabel("left", self.tr("rows"))
-        self.alpha_plot.setTitle(self.tr("Acceptance rate α vs k"), color="#222")
-        self.alpha_plot.setLabel("bottom", "k")
-        self.alpha_plot.setLabel("left", "α")
-        self.calls_plot.setTitle(self.tr("Tokens per target call vs k"), color="#222")
-        self.calls_plot.setLabel("bottom", "k")
-        self.calls_plot.setLabel("left", self.tr("tokens per call"))
-        legend = self.rows_plot.legend
-        legend.clear()
-        legend.addItem(self._target_rows, self.tr("target"))
-        legend.addItem(self._draft_rows, self.tr("draft model"))
-        legend = self.moves_plot.legend
-        legend.clear()
-        for key, name in (
-            ("target+", self.tr("target +")), ("target-", self.tr("target −")),
-            ("draft+", self.tr("draft +")), ("draft-", self.tr("draft −")),
-        ):
-            legend.addItem(self._bars[key], name)
-        self.alpha_plot.legend.clear()
-        self.calls_plot.legend.clear()
-        for kind in KINDS:
-            self.alpha_plot.legend.addItem(self._alpha[kind], self.kind_name(kind))
-            self.calls_plot.legend.addItem(self._measured[kind], self.kind_name(kind))
-            self.calls_plot.legend.addItem(
-                self._formula[kind], self.tr("formula ({0})").format(self.kind_name(kind)))
-        if isinstance(self.result, lab.SpeculativeLabResult):
-            self.show_result(self.result)
-
-    # ---- running ------------------------------------------------------------------------------
-    def make_job(self, model: LoadedModel) -> JobFactory:
-        ks = parse_ks(self.ks.text())
-        ids = prompt_ids(model, self.question.text())
-        n = self.new_tokens.value()
-        if len(ids) + n + max(ks) > model.max_positions:
-            raise ValueError(
-                f"P + N + k = {len(ids) + n + max(ks)} is more than the model's "
-                f"{model.max_positions} positions."
-            )
-        temperature = self.temperature.value()
-        settings = (
-            SamplingSettings.greedy_settings(COURSE.seed) if temperature == 0
-            else SamplingSettings(temperature=temperature, top_k=COURSE.top_k,
-                                  top_p=COURSE.top_p, seed=COURSE.seed)
-        )
-        repeats = self.repeats.value()
-        backend, tokenizer = model.backend, model.tokenizer
-
-        def job() -> Iterator[object]:  # runs on the lab thread: the draft loads there
-            draft, why = lab.shipped_draft(backend)
-            kinds: tuple[DraftKind, ...] = KINDS if draft is not None else ("prompt-lookup",)
-            yield from lab.speculative_lab(
-                backend, tokenizer, ids, draft=draft, ks=ks, kinds=kinds, new_tokens=n,
-                sampling=settings, repeats=repeats, draft_note=why,
-            )
-
-        return job
+        self._list_runs()
 
     def clear_views(self) -> None:
-        for item in (self._target_rows, self._draft_rows, *self._alpha.values(),
-                     *self._measured.values(), *self._formula.values()):
-            item.setData([], [])
-        for bar in self._bars.values():
-            bar.setOpts(x=[], height=[])
-        self.rounds_view.clear()
+        super().clear_views()
+        self.speculative_view.tokenizer = (self.ran_on.tokenizer if self.ran_on is not None
+                                           else None)
+        self._list_runs()
+
+    def _list_runs(self) -> None:
+        """"Show rounds of" lists the result's runs, at the one the view shows."""
         self.shown_run.blockSignals(True)
         self.shown_run.clear()
+        self.shown_run.addItems(self.speculative_view.run_names())
+        self.shown_run.setCurrentIndex(self.speculative_view.shown_index)
         self.shown_run.blockSignals(False)
-        self.table.set_rows([], [])
-
-    # ---- the result ---------------------------------------------------------------------------
-    def shown(self) -> lab.SpecRunResult | None:
-        result = self.result
-        if not isinstance(result, lab.SpeculativeLabResult) or not result.runs:
-            return None
-        index = self.shown_run.currentIndex()
-        return result.runs[index] if 0 <= index < len(result.runs) else result.runs[0]
-
-    def _on_shown_run_changed(self, _index: int) -> None:
-        if isinstance(self.result, lab.SpeculativeLabResult):
-            self._draw_rounds(self.result)
-            self.check_legends()
-
-    def show_result(self, result: object) -> None:
-        if not isinstance(result, lab.SpeculativeLabResult):
-            return
-        keep = self.shown_run.currentIndex()
-        self.shown_run.blockSignals(True)
-        self.shown_run.clear()
-        for run in result.runs:
-            self.shown_run.addItem(f"{self.kind_name(run.draft_kind)}, k = {run.k}")
-        default = next((i for i, r in enumerate(result.runs) if r.k == 4), 0)
-        self.shown_run.setCurrentIndex(keep if 0 <= keep < len(result.runs) else default)
-        self.shown_run.blockSignals(False)
-        self._draw_rounds(result)
-        self._draw_ks(result)
-        self._fill_table(result)
-        if result.draft_note:
-            note = result.draft_note
-            self.set_status(
-                lambda: self.tr("Done. Only prompt lookup ran: {0}").format(localize(note)))
-
-    def _draw_rounds(self, result: lab.SpeculativeLabResult) -> None:
-        run = self.shown()
-        if run is None:
-            return
-        rounds = run.rounds
-        x = np.arange(len(rounds), dtype=float)
-        self._target_rows.setData(x, [float(r.target_length) for r in rounds])
-        if all(r.draft_length is not None for r in rounds):
-            self._draft_rows.setData(x, [float(r.draft_length or 0) for r in rounds])
-        else:
-            self._draft_rows.setData([], [])
-        verify = rounds[1:]  # the prefill's P rows would dwarf every round's few
-        vx = np.arange(1, len(rounds), dtype=float)
-        self._bars["target+"].setOpts(
-            x=vx - BAR / 2, height=[r.target_appended for r in verify])
-        self._bars["target-"].setOpts(
-            x=vx - BAR / 2, height=[-r.target_cropped for r in verify])
-        has_draft = run.draft_kind == "model"
-        self._bars["draft+"].setOpts(
-            x=vx + BAR / 2 if has_draft else [],
-            height=[r.draft_appended for r in verify] if has_draft else [])
-        self._bars["draft-"].setOpts(
-            x=vx + BAR / 2 if has_draft else [],
-            height=[-r.draft_cropped for r in verify] if has_draft else [])
-        self.rounds_view.setHtml(self._rounds_html(run))
-
-    def _rounds_html(self, run: lab.SpecRunResult) -> str:
-        # Single tokens as the candidate chips show them: half a syllable as its bytes, never �.
-        texts = TokenTexts(self.ran_on.tokenizer) if self.ran_on is not None else str
-
-        def piece(token: int) -> str:
-            return html.escape(texts(token).replace("\n", "⏎") or "·")
-
-        lines = [
-            "<p>" + html.escape(self.tr(
-                "✓ accepted · ✗ rejected · grey: after a rejection, never judged · blue: the "
-                "target's own token. Rows: after the round (+ appended, − cropped)."
-            )) + "</p>"
-        ]
-        for r in run.rounds:
-            parts = []
-            for i, token in enumerate(r.drafted):
-                if i < r.accepted:
-                    parts.append(f'<span style="color:{ACCEPTED}">✓{piece(token)}</span>')
-                elif i == r.accepted:
-                    parts.append(f'<span style="color:{REJECTED}">✗{piece(token)}</span>')
-                else:
-                    parts.append(f'<span style="color:{UNJUDGED}">·{piece(token)}</span>')
-            if r.next_token is not None:
-                label = (self.tr("bonus") if r.bonus else self.tr("prefill") if r.index == 0
-                         else self.tr("correction"))
-                parts.append(f'<b style="color:{TARGET_TOKEN}">+{piece(r.next_token)}</b> '
-                             f"({html.escape(label)})")
-            rows = self.tr("target {0} (+{1} −{2})").format(
-                r.target_length, r.target_appended, r.target_cropped)
-            if r.draft_length is not None:
-                rows += " · " + self.tr("draft {0} (+{1} −{2})").format(
-                    r.draft_length, r.draft_appended, r.draft_cropped)
-            lines.append(f"<div><b>{r.index}</b>&nbsp; {' '.join(parts)} &nbsp;"
-                         f'<span style="color:#444">[{html.escape(rows)}]</span></div>')
-        return "\n".join(lines)
-
-    def _draw_ks(self, result: lab.SpeculativeLabResult) -> None:
-        for kind in KINDS:
-            runs = [r for r in result.runs if r.draft_kind == kind]
-            ks = [float(r.k) for r in runs]
-            self._alpha[kind].setData(ks, [r.alpha for r in runs])
-            self._measured[kind].setData(ks, [r.tokens_per_round for r in runs])
-            self._formula[kind].setData(ks, [r.expected_tokens_per_round for r in runs])
-        self.alpha_plot.setYRange(0, 1, padding=0.05)
-        ticks = [(float(k), str(k)) for k in result.ks]
-        for plot in (self.alpha_plot, self.calls_plot):
-            plot.getAxis("bottom").setTicks([ticks])
-
-    def _fill_table(self, result: lab.SpeculativeLabResult) -> None:
-        what = self.tr("identical to greedy") if result.greedy else self.tr("same as plain")
-        rows: list[tuple[Any, ...]] = [
-            (self.kind_name(r.draft_kind), r.k, r.alpha, r.tokens_per_round,
-             r.expected_tokens_per_round, r.calls_per_token, r.seconds.median * 1e3,
-             result.speedup(r), r.identical_to_plain)
-            for r in result.runs
-        ]
-        count = result.plain_seconds.count  # the timing policy: a median says of how many
-        ms = (self.tr("ms (median of {0})").format(count) if count > 1
-              else self.tr("ms (single measurement)"))
-        self.table.set_rows(
-            [self.tr("draft"), "k", "α", self.tr("tokens / call"), self.tr("formula"),
-             self.tr("calls / token"), ms, self.tr("× plain speed"), what],
-            rows,
-        )
-
-    # ---- export -------------------------------------------------------------------------------
-    def headline(self) -> str:
-        result = self.result
-        if not isinstance(result, lab.SpeculativeLabResult) or not result.runs:
-            return ""
-        best = max(result.runs, key=lambda r: r.tokens_per_round)
-        spread = result.plain_seconds
-        timing = (self.tr("median of {0} interleaved repeats").format(spread.count)
-                  if spread.count > 1 else self.tr("a single measurement"))
-        identical = sum(r.identical_to_plain for r in result.runs)
-        lines = [
-            self.tr("{0}, {1} new tokens: {2}, k = {3}: α {4:.2f}, {5:.2f} tokens per target "
-                    "call (formula {6:.2f}), {7:.2f} target calls per token").format(
-                result.target_label, result.new_tokens, self.kind_name(best.draft_kind),
-                best.k, best.alpha, best.tokens_per_round, best.expected_tokens_per_round,
-                best.calls_per_token),
-            self.tr("wall time {0:.0f} ms vs plain {1:.0f} ms ({2})").format(
-                best.seconds.median * 1e3, spread.median * 1e3, timing),
-        ]
-        if result.greedy:
-            lines.append(self.tr("identical to greedy: {0} of {1} runs").format(
-                identical, len(result.runs)))
-        return "\n".join(lines)
-
-    def data_tables(self) -> list[DataTable]:
-        result = self.result
-        run = self.shown()
-        if not isinstance(result, lab.SpeculativeLabResult) or run is None:
-            return []
-        idx = tuple(r.index for r in run.rounds)
-        per_round = [
-            Series(self.tr("drafted"), idx, tuple(len(r.drafted) for r in run.rounds)),
-            Series(self.tr("accepted"), idx, tuple(r.accepted for r in run.rounds)),
-            Series(self.tr("target rows"), idx, tuple(r.target_length for r in run.rounds)),
-            Series(self.tr("target appended"), idx,
-                   tuple(r.target_appended for r in run.rounds)),
-            Series(self.tr("target cropped"), idx, tuple(r.target_cropped for r in run.rounds)),
-        ]
-        if run.draft_kind == "model":
-            per_round += [
-                Series(self.tr("draft rows"), idx,
-                       tuple(r.draft_length or 0 for r in run.rounds)),
-                Series(self.tr("draft appended"), idx,
-                       tuple(r.draft_appended for r in run.rounds)),
-                Series(self.tr("draft cropped"), idx,
-                       tuple(r.draft_cropped for r in run.rounds)),
-            ]
-        per_round.append(Series(self.tr("target calls so far"), idx,
-                                tuple(r.target_calls for r in run.rounds)))
-        tables = [DataTable(
-            self.tr("Rounds of {0}, k = {1}").format(self.kind_name(run.draft_kind), run.k),
-            self.tr("round (0 = prefill)"), tuple(per_round))]
-        for kind in result.kinds:
-            runs = [r for r in result.runs if r.draft_kind == kind]
-            ks = tuple(r.k for r in runs)
-            tables.append(DataTable(
-                self.tr("{0} vs k").format(self.kind_name(kind)), "k", (
-                    Series("α", ks, tuple(r.alpha for r in runs)),
-                    Series(self.tr("tokens per call (measured)"), ks,
-                           tuple(r.tokens_per_round for r in runs)),
-                    Series(self.tr("tokens per call (formula)"), ks,
-                           tuple(r.expected_tokens_per_round for r in runs)),
-                    Series(self.tr("target calls per token"), ks,
-                           tuple(r.calls_per_token for r in runs)),
-                    Series(self.tr("ms (median)"), ks,
-                           tuple(r.seconds.median * 1e3 for r in runs)),
-                )))
-        return tables
-
-    def numbers(self) -> dict[str, Any]:
-        result = self.result
-        if not isinstance(result, lab.SpeculativeLabResult):
-            return {}
-        return {
-            "target": result.target_label,
-            "draft": result.draft_label,
-            "prompt_tokens": result.prompt_tokens,
-            "new_tokens": result.new_tokens,
-            "greedy": result.greedy,
-            "plain_ms": {"median": result.plain_seconds.median * 1e3,
-                         "low": result.plain_seconds.low * 1e3,
-                         "high": result.plain_seconds.high * 1e3,
-                         "repeats": result.plain_seconds.count},
-            "runs": [
-                {
-                    "draft_kind": r.draft_kind, "k": r.k, "alpha": r.alpha,
-                    "accepted": r.accepted, "judged": r.verified, "drafted": r.drafted,
-                    "tokens_per_call": r.tokens_per_round,
-                    "tokens_per_call_formula": r.expected_tokens_per_round,
-                    "target_calls": r.target_calls, "generated": r.generated,
-                    "calls_per_token": r.calls_per_token,
-                    "ms_median": r.seconds.median * 1e3, "identical_to_plain":
-                    r.identical_to_plain,
-                    "rounds": [
-                        {"drafted": list(x.drafted), "accepted": x.accepted,
-                         "next_token": x.next_token, "bonus": x.bonus,
-                         "target_rows": x.target_length, "target_appended": x.target_appended,
-                         "target_cropped": x.target_cropped, "draft_rows": x.draft_length,
-                         "draft_appended": x.draft_appended, "draft_cropped": x.draft_cropped,
-                         "target_calls": x.target_calls}
-                        for x in r.rounds
-                    ],
-                }
-                for r in result.runs
-            ],
-        }
