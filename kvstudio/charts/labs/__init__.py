@@ -21,5 +21,6 @@ from kvstudio.charts.labs.sweep import LengthSweepView
 VIEW_TYPES: dict[str, type[LabView]] = {
     view.key: view for view in (CacheKindsView, CacheVsRecomputeView, LengthSweepView, ServingView,
                                 TemperatureView, TopPTopKView,
-                                PagedCacheView, QuantizedCacheView, ProjectorView, BeamSearchView, SpeculativeView)
+                                PagedCacheView, QuantizedCacheView, ProjectorView,
+                                BeamSearchView, SpeculativeView)
 }
