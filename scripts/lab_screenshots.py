@@ -139,9 +139,9 @@ def main() -> int:
             chat.answer_tokens.setValue(16)
             for _ in range(4):
                 chat.next_scripted_turn()
-                before = len(chat.turns)
+                before = len(chat.lab_view.turns)
                 chat.run_button.click()
-                wait(lambda before=before: len(chat.turns) > before)
+                wait(lambda before=before: len(chat.lab_view.turns) > before)
             grab("Chat", chat)
             report("Chat", chat)
         inspector = extras.inspector

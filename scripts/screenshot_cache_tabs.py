@@ -70,9 +70,9 @@ def main() -> int:
         window.tabs.setCurrentWidget(chat)
         for _ in range(4):
             chat.next_scripted_turn()
-            before = len(chat.turns)
+            before = len(chat.lab_view.turns)
             chat.run_button.click()
-            wait(app, lambda before=before: len(chat.turns) > before)
+            wait(app, lambda before=before: len(chat.lab_view.turns) > before)
         grab(app, window, out / "chat.png")
 
         inspector = extras.inspector

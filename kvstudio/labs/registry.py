@@ -217,7 +217,8 @@ SPECULATIVE = LabSpec("speculative", "Speculative decoding",
     _repeats(high=20, default=3, option="--repeats"),
 ))
 
-CHAT = LabSpec("chat", "Chat", command="chat", own_tab=True, params=(
+CHAT = LabSpec("chat", "Chat", command="chat", own_tab=True,
+    runner="kvstudio.labs.chat.lab:run", extras=("turn", "session"), params=(
     Param("reuse", "bool", True, box="reuse_box", help="run the turns keeping the cache",
           help_ko="캐시를 유지하며 실행"),
     Param("refeed", "bool", True, box="refeed_box", help="run the turns re-feeding the history",

@@ -77,7 +77,7 @@ def test_chat_tab_typed_turns_reuse_on_and_off(qtbot, make_panel, tiny_handle: L
     assert rows[1]["fed (re-feed)"] == str(second.refeed.prompt_tokens_fed)
     assert rows[1]["identical"] == CHECK
     assert "identical tokens both ways" in panel.status.text()
-    assert list(panel._fed_refeed.opts["height"]) == [
+    assert list(panel.lab_view._fed_refeed.opts["height"]) == [
         first.refeed.prompt_tokens_fed,  # type: ignore[union-attr]
         second.refeed.prompt_tokens_fed,
     ]
@@ -95,31 +95,32 @@ def test_chat_tab_typed_turns_reuse_on_and_off(qtbot, make_panel, tiny_handle: L
     assert third.reuse is None and third.refeed is not None
     assert panel.table.rows()[2]["fed (reuse)"] == "—"
     assert panel.table.rows()[2]["identical"] == "—"
-    assert [t.answer_ids for t in panel.turns] == [t.answer_ids for t in ref_turns]
+    assert [t.answer_ids for t in panel.lab_view.turns] == [t.answer_ids for t in ref_turns]
     assert "고마워요" in panel.transcript.toPlainText()
     # Both ways off: a message, nothing runs.
     panel.refeed_box.setChecked(False)
     panel.turn_box.setText("또 만나요")
     assert not panel.run()
     assert "at least one way" in panel.status.text()
-    assert len(panel.turns) == 3
-    png = render_png(panel.view)
+    assert len(panel.lab_view.turns) == 3
+    png = render_png(panel.lab_view.layout_widget)
     assert png.startswith(b"\x89PNG")
     # The CSV comes from the turns, not from the drawn bars.
-    fed_table = read_csv_tables(render_csv(panel.view))[0]
+    fed_table = read_csv_tables(render_csv(panel.lab_view.layout_widget))[0]
     header = fed_table[0]
     assert header[0] == "turn"
     refeed_fed = [row[header.index("re-feed: prompt tokens fed")] for row in fed_table[1:]]
-    assert refeed_fed == [str(t.refeed.prompt_tokens_fed) for t in panel.turns]  # type: ignore[union-attr]
+    assert refeed_fed == [str(t.refeed.prompt_tokens_fed) for t in panel.lab_view.turns]  # type: ignore[union-attr]
     reuse_fed = [row[header.index("reuse: prompt tokens fed")] for row in fed_table[1:]]
     assert reuse_fed == [
         str(first.reuse.prompt_tokens_fed),
         str(second.reuse.prompt_tokens_fed),
         "",
     ]  # type: ignore[union-attr]
-    assert "identical greedy tokens in 2 of 2 compared turns" in chart_headline(panel.view)
+    assert "identical greedy tokens in 2 of 2 compared turns" in chart_headline(
+        panel.lab_view.layout_widget)
     panel.new_chat()
-    assert panel.turns == [] and panel.table.rowCount() == 0
+    assert panel.lab_view.turns == [] and panel.table.rowCount() == 0
 
 
 def test_chat_tab_ttft_is_a_median_of_interleaved_rounds_or_said_single(  # type: ignore[no-untyped-def]
@@ -134,7 +135,8 @@ def test_chat_tab_ttft_is_a_median_of_interleaved_rounds_or_said_single(  # type
     # The CSV gets the median itself, a number (#33: it held "6.9 ms (median of 5, …)")
     value = panel.table.values()[0]["TTFT (reuse, ms)"]
     assert value == 1000 * turn.reuse.ttft_median_s
-    assert "median of 3" in panel.headline() and "interleaved" in panel.ttft_plot.titleLabel.text
+    assert "median of 3" in panel.headline()
+    assert "interleaved" in panel.lab_view.ttft_plot.titleLabel.text
     assert panel.numbers()["turns"][0]["reuse"]["ttft_rounds"] == 3
     panel.ttft_rounds.setValue(1)
     single = _send(qtbot, panel, "오늘 날씨 어때요?")
@@ -149,11 +151,11 @@ def test_chat_tab_context_limit_message_keeps_the_chat(
     panel = make_panel(ChatPanel)
     panel.answer_tokens.setValue(4)
     _send(qtbot, panel, "안녕하세요")
-    panel.context_limit.setValue(panel.turns[0].history_tokens + 6)
+    panel.context_limit.setValue(panel.lab_view.turns[0].history_tokens + 6)
     panel.turn_box.setText("안녕하세요")  # it would fit a new chat: so that is what to do
     assert not panel.run()
     assert "Start a new chat" in panel.status.text()
-    assert len(panel.turns) == 1 and panel.turn_box.text() != ""  # nothing lost
+    assert len(panel.lab_view.turns) == 1 and panel.turn_box.text() != ""  # nothing lost
 
 
 def test_chat_scripted_turns(qtbot, make_panel, tiny_handle: LoadedModel) -> None:  # type: ignore[no-untyped-def]
@@ -230,7 +232,7 @@ def test_chat_cancel_mid_turn_stops_after_the_step_in_flight(
     with qtbot.waitSignal(panel.runner.cancelled, timeout=HANG_GUARD_MS):
         panel.cancel_button.click()
     assert (backend.calls, backend.after_stop) == (2, 0)
-    assert panel.turns == [] and panel.status.text() == "Cancelled."
+    assert panel.lab_view.turns == [] and panel.status.text() == "Cancelled."
     # The next Send answers as if the cancelled turn had never run, with the same numbers.
     panel.turn_box.clear()
     turn = _send(qtbot, panel, "hello there")

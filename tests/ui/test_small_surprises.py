@@ -32,7 +32,8 @@ def test_next_scripted_turn_button_sends_it(qtbot, exporter: ChartExporter,  # t
     assert "Send" in panel.script_button.text()  # it says what it does
     with qtbot.waitSignal(panel.result_ready, timeout=HANG_GUARD_MS):
         panel.script_button.click()
-    assert len(panel.turns) == 1 and panel.turns[0].user_text  # the scripted line went out
+    turns = panel.lab_view.turns
+    assert len(turns) == 1 and turns[0].user_text  # the scripted line went out
     assert panel.shutdown()
 
 

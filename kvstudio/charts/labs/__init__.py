@@ -8,6 +8,7 @@ from __future__ import annotations
 from kvstudio.charts.labs.base import LabView
 from kvstudio.charts.labs.beam import BeamSearchView
 from kvstudio.charts.labs.cache_kinds import CacheKindsView
+from kvstudio.charts.labs.chat import ChatView
 from kvstudio.charts.labs.compare import CacheVsRecomputeView
 from kvstudio.charts.labs.cutoff import TopPTopKView
 from kvstudio.charts.labs.paged import PagedCacheView
@@ -22,5 +23,5 @@ VIEW_TYPES: dict[str, type[LabView]] = {
     view.key: view for view in (CacheKindsView, CacheVsRecomputeView, LengthSweepView, ServingView,
                                 TemperatureView, TopPTopKView,
                                 PagedCacheView, QuantizedCacheView, ProjectorView,
-                                BeamSearchView, SpeculativeView)
+                                BeamSearchView, SpeculativeView, ChatView)
 }
