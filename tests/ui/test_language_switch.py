@@ -21,7 +21,8 @@ WORD = re.compile(r"[A-Za-z]{3,}")
 # Words that stay as they are in Korean: names, units and the course's symbols.
 KEEP = {"KV", "Studio", "TTFT", "KiB", "MiB", "torch", "cpu", "Top", "MiniMind", "pth",
         "tiny", "test", "top", "bytes", "Space", "End", "Home", "Page", "Down", "PNG", "SVG", "PDF",
-        "CSV", "chat", "base", "fp32", "bf16", "fp16", "im_end", "im_start"}
+        "CSV", "chat", "base", "fp32", "bf16", "fp16", "im_end", "im_start",
+        "eos"}  # the end-of-answer token's name, as the Korean course writes it
 
 
 def _steps(qtbot, window, n: int) -> None:  # type: ignore[no-untyped-def]
