@@ -166,6 +166,7 @@ class LabSpec:
     # Which course model it runs on when the window runs an embedded one ("cache", "paged",
     # "sampling"; None: the model given). kvstudio.labs.course.lab_model_name says which.
     course_role: str | None = None
+    needs_model: bool = True  # False: it can run on published numbers alone (the projector)
     # Names its run takes besides `params`, checked by the run itself, not shown as boxes
     # (the serving lab's requests file): `check` passes them on as given.
     extras: tuple[str, ...] = ()

@@ -140,7 +140,7 @@ QUANTIZED = LabSpec("quantized", "Quantized cache", course_role="cache",
             help_ko="N, 새 토큰 수"),
 ))
 
-PROJECTOR = LabSpec("projector", "Scale projector", command="project",
+PROJECTOR = LabSpec("projector", "Scale projector", needs_model=False, command="project",
     runner="kvstudio.labs.projector:run", params=(
     Param("source", "text", "exaone-4.0-1.2b",  # the window's opening choice
           help="what to project: a preset (kvstudio.labs.scale.PRESETS), a config.json's "

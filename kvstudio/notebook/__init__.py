@@ -6,14 +6,16 @@
     kv.export(run, "compare.png")
 
 Each lab function (`compare`, `sample`, `cutoff`, `cache_kinds`, `sweep`,
-`paged`, `quantized`, `projector`, `chat`, `serving`, `beam`, `speculative`) builds the
-window's own lab panel offscreen, runs the generator the window and the ``kvstudio`` command run
-(`kvstudio.labs`), shows a progress bar and the panel's chart live (through
-``pyqtgraph.jupyter``; a text progress line in a terminal) and returns a
-`LabRun`. `load` loads a model once; `export` / `export_pack` write PNG, SVG,
-PDF and CSV exactly as the window's export does; `language("ko")` draws the
-charts in Korean. The top layer of the package: it imports `kvstudio.ui`,
-nothing imports it. Needs the ``notebook`` extra in Jupyter
+`paged`, `quantized`, `projector`, `chat`, `serving`, `beam`, `speculative`) is
+made from the lab's declaration (``kvstudio.labs.registry``): it runs the lab's
+own run, the one the window and the ``kvstudio`` command run, draws it with the
+lab's view, the chart code the window shows (``kvstudio.charts.labs``), shows a
+progress bar and the chart live (through ``pyqtgraph.jupyter``; a text progress
+line in a terminal) and returns a `LabRun`. `load` loads a model once; `export` /
+`export_pack` write PNG, SVG, PDF and CSV exactly as the window's export does;
+`language("ko")` draws the charts in Korean. A front beside the window and the
+command: it imports neither (an import-linter contract).
+Needs the ``notebook`` extra in Jupyter
 (``pip install "kvstudio[notebook]"``); plain Python needs only KV Studio.
 """
 

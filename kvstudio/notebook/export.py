@@ -1,9 +1,9 @@
 """Exporting a notebook's charts exactly as the window does: the same slide canvas and files.
 
-Owns `export` (one chart as PNG, SVG, PDF or CSV, through the window's own
-`ChartExporter.export_one` with the file name given instead of asked) and
-`export_pack` (several labs' charts, numbers and tables as the window's slide
-pack, `kvstudio.charts.export.export_slide_pack` via `slide_pack_of`).
+Owns `export` (one chart as PNG, SVG, PDF or CSV, through the window's own writer,
+`kvstudio.charts.export.export_chart`) and `export_pack` (several labs' charts,
+numbers and tables as the window's slide pack, `export_slide_pack` over
+`slide_pack_of`).
 """
 
 from __future__ import annotations
@@ -20,14 +20,15 @@ from kvstudio.notebook.environment import application
 @runtime_checkable
 class ShownRun(Protocol):
     """What exporting needs of a lab run (`kvstudio.notebook.runner.LabRun`): its main chart
-    and the panel that drew it. A protocol, so this module and the runner, which calls it,
+    and the view that drew it. A protocol, so this module and the runner, which calls it,
     do not import each other."""
 
     @property
     def chart(self) -> Any: ...
 
     @property
-    def panel(self) -> Any: ...
+    def view(self) -> Any: ...
+
 
 def _canvas(size: str) -> Any:
     from kvstudio.charts.chart_data import ExportError
@@ -45,7 +46,8 @@ def export(chart: Any, path: str | Path, *, size: str = "16:9", headline: bool =
     canvas, ``"16:9"`` (1920×1080, the default), ``"16:9 small"`` or ``"4:3"``;
     `headline`: the chart's measured numbers above it, as on the window's slides.
     """
-    from kvstudio.ui.slides.export_menu import ChartExporter
+    from kvstudio.charts.chart_data import ExportError
+    from kvstudio.charts.export import export_chart
 
     application()
     target = Path(path).expanduser()
@@ -54,18 +56,11 @@ def export(chart: Any, path: str | Path, *, size: str = "16:9", headline: bool =
         raise ValueError(f"Give the file a suffix that says the format: "
                          f"{', '.join('.' + f for f in EXPORT_FORMATS)} (got {target.name!r}).")
     widget = chart.chart if isinstance(chart, ShownRun) else chart
-    failures: list[str] = []
-    exporter = ChartExporter(save_chooser=lambda *_: str(target), canvas=_canvas(size),
-                             folder=target.parent, headline=headline)
-    exporter.failed.connect(failures.append)
     kind: ExportFormat = fmt  # type: ignore[assignment]  # checked against EXPORT_FORMATS
     try:
-        written = exporter.export_one(widget, target.stem, kind)
-    finally:
-        exporter.deleteLater()
-    if written is None:
-        raise ValueError(failures[0] if failures else f"{target} was not written.")
-    return written
+        return export_chart(widget, target, kind, canvas=_canvas(size), headline=headline)
+    except ExportError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def export_pack(runs: Sequence[ShownRun], folder: str | Path, *, size: str = "16:9",
@@ -74,10 +69,10 @@ def export_pack(runs: Sequence[ShownRun], folder: str | Path, *, size: str = "16
     into `folder` (made if missing), as the window's *Export slide pack* writes them."""
     from kvstudio.charts.chart_data import ExportError
     from kvstudio.charts.export import export_slide_pack
-    from kvstudio.ui.labs.labs_panel import slide_pack_of
+    from kvstudio.charts.labs.base import slide_pack_of
 
     application()
-    charts, numbers, tables = slide_pack_of([run.panel for run in runs])
+    charts, numbers, tables = slide_pack_of([run.view for run in runs])
     try:
         return export_slide_pack(charts, Path(folder).expanduser(), numbers, tables,
                                  canvas=_canvas(size), headline=headline)

@@ -1,111 +1,38 @@
-"""Running a window lab in a notebook: the same panel, the same generator, no thread.
+"""Running a lab in a notebook: its own run and its view, no window and no thread.
 
-Owns `set_fields` (a lab's parameters written into the panel's own boxes, with
-the boxes' limits checked instead of silently clamped), `drive` (pull the
-panel's job, `LabPanel.make_job`, to its end in the calling thread: progress as
-it goes, the panel's `draw_progress` in batches as the window's timer does,
-then `take_result`) and `LabRun` (what a lab function returns: the result
-record, the table as records and as a DataFrame, the chart data, the charts,
-`export`).
+Owns `drive` (pull a lab's run, `LabSpec.run`, to its end in the calling thread:
+progress as it goes, the view's `draw_progress` in batches as the window's
+timer does, then `take_result`) and `LabRun` (what a lab function returns: the
+result record, the table as records and as a DataFrame, the chart data, the
+charts, `export`).
 
-The window runs the same job on `GeneratorRunner`'s thread and calls the same
-two panel methods from its slots, so a chart in a notebook and in the window
-are drawn by one piece of code.
+The window runs the same run on `GeneratorRunner`'s thread and hands its items to
+the same view (``kvstudio.charts.labs``), so a chart in a notebook and in the
+window are drawn by one piece of code.
 """
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Iterable, Mapping, Sequence, Sized
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtWidgets import QAbstractSpinBox, QCheckBox, QComboBox, QLineEdit, QSpinBox
-
-from kvstudio.labs.bounds import MAX_VALUES  # the command line's bound on a list of values
 from kvstudio.notebook.chart_view import HEIGHT, WIDTH, LiveCharts, chart_png
 from kvstudio.notebook.progress import progress_view
 
 if TYPE_CHECKING:
     from kvstudio.charts.chart_data import ChartLike
-    from kvstudio.files.loaded import LoadedModel
-    from kvstudio.ui.labs.shared.base import LabPanel
+    from kvstudio.charts.labs.base import LabView
 
 DRAW_INTERVAL_S = 0.25  # as the window's LabPanel.redraw_interval_ms
 PROGRESS_INTERVAL_S = 0.1
 
 
-def set_fields(panel: LabPanel, values: Mapping[str, Any]) -> None:
-    """Write each value into the panel's box of that name (None: keep the course preset's).
-
-    A number outside the box's range is refused (the window's box would clamp it
-    without a word); a list for a text box is written comma-separated, and text longer
-    than the box holds is refused (the box would cut it without a word). Every refusal is
-    a ValueError that names the argument, before any model is loaded or run.
-    """
-    for name, value in values.items():
-        if value is None:
-            continue
-        box = getattr(panel, name, None)
-        if isinstance(box, QLineEdit):
-            text = _line_text(name, value)
-            if len(text) > box.maxLength():
-                raise ValueError(f"{name} is {len(text):,} characters long; the lab takes at "
-                                 f"most {box.maxLength():,}: shorten it.")
-            box.setText(text)
-            continue
-        if isinstance(box, QAbstractSpinBox) and hasattr(box, "setValue"):
-            low, high = box.minimum(), box.maximum()  # type: ignore[attr-defined]
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ValueError(f"{name} must be a number, got {shown(value)}.")
-            if not math.isfinite(value):
-                raise ValueError(f"{name} must be a finite number, got {value!r}.")
-            if isinstance(box, QSpinBox) and int(value) != value:
-                raise ValueError(f"{name} must be a whole number, got {value!r}.")
-            if not low <= value <= high:
-                raise ValueError(f"{name} must be between {low:g} and {high:g}, got {value:g}.")
-            box.setValue(int(value) if isinstance(box, QSpinBox) else float(value))  # type: ignore[attr-defined]
-        elif isinstance(box, QCheckBox):
-            if not isinstance(value, bool):
-                raise ValueError(f"{name} must be True or False, got {shown(value)}.")
-            box.setChecked(value)
-        elif isinstance(box, QComboBox):
-            index = box.findData(value)
-            if index < 0:
-                choices = ", ".join(repr(box.itemData(i)) for i in range(box.count()))
-                raise ValueError(f"{name} must be one of {choices}, got {shown(value)}.")
-            box.setCurrentIndex(index)
-        else:
-            raise ValueError(f"{type(panel).__name__} has no setting {name!r}.")
-
-
-def shown(value: object) -> str:
-    """`value` for a message: its repr, cut to a readable length."""
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:40]}… ({len(text):,} characters)"
-
-
-def _line_text(name: str, value: object) -> str:
-    """A text box's value: text as given, or a list of numbers written comma-separated."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
-        items = list(value) if not isinstance(value, Sized) or len(value) <= MAX_VALUES else None
-        if items is None or len(items) > MAX_VALUES:
-            raise ValueError(f"{name} takes at most {MAX_VALUES:,} values.")
-        for item in items:
-            if isinstance(item, bool) or not isinstance(item, int | float) or not math.isfinite(
-                    item):
-                raise ValueError(f"{name} must hold finite numbers, got {shown(item)}.")
-        return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in items)
-    raise ValueError(f"{name} must be text or a list of numbers, got {shown(value)}.")
-
-
-def drive(panel: LabPanel, model: LoadedModel, title: str, *, show: bool = True,
+def drive(view: LabView, job: Iterator[object], title: str, *, show: bool = True,
           charts: LiveCharts | None = None) -> tuple[object, list[object]]:
-    """Run the panel's job for `model` to its end here; the panel draws it.
+    """Pull the lab's run `job` to its end here; `view` draws it.
 
     Returns the result and every item yielded before it (the lab's progress
     records: `Progress` with its `StepRecord`, or the top-p lab's steps).
@@ -113,18 +40,15 @@ def drive(panel: LabPanel, model: LoadedModel, title: str, *, show: bool = True,
     Progress: a bar (Jupyter) or a text line. Charts: live in Jupyter (pass
     `charts` to keep drawing into widgets already shown, as the chat's turns do).
     """
-    job = panel.make_job(model)  # the window's job: a ValueError says what to change
-    panel.model = panel.ran_on = model
-    panel.result = None
     progress = progress_view(title) if show else None
-    live = charts if charts is not None else LiveCharts(panel.charts(), show=show)
+    live = charts if charts is not None else LiveCharts(view.charts(), show=show)
     pending: list[object] = []
     items: list[object] = []
     previous: object = _NOTHING
     drawn = time.monotonic()
     shown = -PROGRESS_INTERVAL_S  # the first item is always shown
     try:
-        for item in job():
+        for item in job:
             if previous is not _NOTHING:
                 pending.append(previous)  # every item but the last is progress
                 items.append(previous)
@@ -136,7 +60,7 @@ def drive(panel: LabPanel, model: LoadedModel, title: str, *, show: bool = True,
                 progress.update(done, total, str(getattr(item, "stage", "")))
                 shown = now
             if now - drawn >= DRAW_INTERVAL_S and pending:
-                panel.draw_progress(pending)
+                view.draw_progress(pending)
                 pending = []
                 live.refresh()
                 drawn = time.monotonic()
@@ -146,8 +70,8 @@ def drive(panel: LabPanel, model: LoadedModel, title: str, *, show: bool = True,
         raise
     if previous is _NOTHING:
         raise ValueError(f"The {title} lab produced nothing; check its settings.")
-    panel.draw_progress(pending)
-    panel.take_result(previous)
+    view.draw_progress(pending)
+    view.take_result(previous)
     live.finish()
     if progress is not None:
         progress.close("done")
@@ -166,11 +90,12 @@ class LabRun:
     - `records`: the lab's table as a list of dicts (one per row, numbers as numbers).
     - `df`: the same as a pandas DataFrame, when pandas is installed (else None).
     - `series`: every point the charts draw, one dict each (chart, series, x_means, x, y).
-    - `charts`: the window's chart widgets, by name; `export` writes them as the window does.
+    - `charts`: the lab's chart widgets (the window's chart code), by name; `export` writes
+      them as the window does.
     """
 
     name: str
-    panel: LabPanel
+    view: LabView
     result: object
     model: str
     seconds: float
@@ -179,23 +104,23 @@ class LabRun:
 
     @property
     def charts(self) -> dict[str, ChartLike]:
-        return dict(self.panel.charts())
+        return dict(self.view.charts())
 
     @property
     def chart(self) -> ChartLike:
         """The lab's first (main) chart."""
-        return next(iter(self.panel.charts().values()))
+        return next(iter(self.view.charts().values()))
 
     @property
     def headline(self) -> str:
         """The chart's lesson with its measured numbers, as the slide prints it."""
         from kvstudio.charts.plotted_data import chart_headline
 
-        return chart_headline(self.chart) or self.panel.headline()
+        return chart_headline(self.chart) or self.view.headline()
 
     @property
     def records(self) -> list[dict[str, Any]]:
-        return self.panel.table_values()
+        return self.view.table_values()
 
     @property
     def df(self) -> Any:
@@ -204,7 +129,7 @@ class LabRun:
     @property
     def series(self) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
-        for table in self.panel.data_tables():
+        for table in self.view.data_tables():
             for series in table.series:
                 rows += [{"chart": table.title, "series": series.header,
                           "x_means": table.x_header, "x": x, "y": y}
@@ -218,7 +143,7 @@ class LabRun:
     @property
     def numbers(self) -> dict[str, Any]:
         """The numbers the window's slide pack writes to numbers.json."""
-        return self.panel.numbers()
+        return self.view.numbers()
 
     def export(self, path: str | Path, chart: str | None = None, *, size: str = "16:9",
                headline: bool = True) -> Path:

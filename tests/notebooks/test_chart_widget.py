@@ -58,4 +58,3 @@ def test_frames_are_the_chart_and_off_thread_calls_go_to_the_qt_loop(  # type: i
     bundle = seen["bundle"]
     data = bundle[0] if isinstance(bundle, tuple) else bundle
     assert "image/png" in data  # for viewers without widgets (GitHub, nbconvert, CI)
-    run.panel.deleteLater()

@@ -16,12 +16,14 @@ import pytest
 from PySide6.QtWidgets import QAbstractSpinBox, QCheckBox, QComboBox, QLineEdit
 
 from kvstudio import notebook as kv
+from kvstudio.charts.labs import VIEW_TYPES
 from kvstudio.cli.main import build_parser
 from kvstudio.labs.course import CACHE_PRESETS
 from kvstudio.labs.params import LabSpec, Param
 from kvstudio.labs.registry import LABS
-from kvstudio.notebook.labs import new_panel, panel_type
 from kvstudio.ui.app.shutdown import delete_widget
+from kvstudio.ui.labs import PANEL_TYPES
+from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 def _subcommand(name: str) -> argparse.ArgumentParser:
@@ -48,6 +50,14 @@ def _expected_box_value(param: Param) -> Any:
     return param.default
 
 
+def test_every_lab_has_one_view_the_window_and_the_notebook_share() -> None:
+    assert set(VIEW_TYPES) == {lab.key for lab in LABS}
+    for key, panel in PANEL_TYPES.items():
+        assert panel.view_type is VIEW_TYPES[key], key
+    for lab in LABS:
+        assert lab.runner, f"{lab.key}: no run declared"
+
+
 @pytest.mark.parametrize("lab", LABS, ids=[lab.key for lab in LABS])
 def test_the_notebook_takes_exactly_the_declared_parameters(lab: LabSpec) -> None:
     function = getattr(kv, lab.key)
@@ -61,7 +71,8 @@ def test_the_notebook_takes_exactly_the_declared_parameters(lab: LabSpec) -> Non
 def test_the_window_shows_each_parameter_with_its_declared_range_and_default(
     lab: LabSpec, qapp: Any
 ) -> None:
-    panel = new_panel(panel_type(lab.key))
+    panel = PANEL_TYPES[lab.key](ChartExporter(save_chooser=lambda *a: "",
+                                               folder_chooser=lambda *a: ""))
     try:
         for param in lab.params:
             box = getattr(panel, param.box_name, None)

@@ -34,6 +34,7 @@ from kvstudio.charts.plots.sizing import (
     keep_readable,
 )
 from kvstudio.engine.records import Mode, SamplingSettings
+from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.params import LabSpec
 from kvstudio.labs.registry import spec
@@ -103,6 +104,7 @@ class LabView(QObject):
         super().__init__(parent)
         self.result: object | None = None
         self.params: dict[str, Any] = self.spec.defaults()
+        self.tokenizer: TextTokenizer | None = None  # the run's model's: token texts
         self.table = ResultsTable()
         self._charts: dict[str, pg.GraphicsView] = {}
         self._empty: list[EmptyChart] = []
@@ -180,9 +182,11 @@ class LabView(QObject):
         return self.tr("Run the lab to fill this chart.")
 
     # ---- the run ------------------------------------------------------------------------
-    def start(self, params: Mapping[str, Any]) -> None:
-        """A run with these parameters begins: forget the last one."""
+    def start(self, params: Mapping[str, Any], tokenizer: TextTokenizer | None = None) -> None:
+        """A run with these parameters on a model with this tokenizer begins: forget the
+        last one."""
         self.params = {**self.spec.defaults(), **params}
+        self.tokenizer = tokenizer
         self.result = None
         self.clear()
 

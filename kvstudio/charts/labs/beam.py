@@ -25,7 +25,6 @@ from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.names import format_bytes
 from kvstudio.charts.plots.results_table import ByteCount, ResultsTable
-from kvstudio.engine.tokenizer import TextTokenizer
 
 if TYPE_CHECKING:
     from kvstudio.labs import beam as lab
@@ -43,7 +42,6 @@ class BeamSearchView(LabView):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.tokenizer: TextTokenizer | None = None  # the run's model's: the beams' last tokens
         self.step = 0  # the step the beam table lists
         self.layout_widget = pg.GraphicsLayoutWidget()
         self.layout_widget.setBackground("w")

@@ -33,7 +33,7 @@ from kvstudio.charts.labs.base import LabView, marked_line, series_colour
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.messages import localize
 from kvstudio.charts.plots.legend import add_legend_row
-from kvstudio.engine.tokenizer import TextTokenizer, TokenTexts
+from kvstudio.engine.tokenizer import TokenTexts
 
 if TYPE_CHECKING:
     from kvstudio.engine.strategies.drafters import DraftKind
@@ -55,7 +55,6 @@ class SpeculativeView(LabView):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.tokenizer: TextTokenizer | None = None  # the run's model's: the rounds' tokens
         self.shown_index = -1  # the run whose rounds are shown (-1: the first at k = 4)
         self.rounds_view = QTextBrowser()
         self.rounds_view.setMinimumHeight(140)

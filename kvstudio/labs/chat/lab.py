@@ -1,9 +1,9 @@
 """The chat lab as every front runs it: one turn of a conversation a run.
 
-Owns `new_session` (a conversation on a model, with the lab's answer budget and
-context limit) and `run` (one user turn on the conversation the caller keeps
-between turns: the window's chat tab holds it, a notebook passes it turn after
-turn). The conversation itself is `ChatSession` (``session.py``).
+Owns `SCRIPT` (the lecture's scripted turns), `new_session` (a conversation on a
+model, with the lab's answer budget and context limit) and `run` (one user turn on
+the conversation the caller keeps between turns: the window's chat tab holds it, a
+notebook passes it turn after turn). The conversation itself is `ChatSession` (``session.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kvstudio.files.loaded import LoadedModel
+from kvstudio.files.resources import PROMPTS_DIR
 from kvstudio.labs.chat.session import ChatSession
+
+SCRIPT = PROMPTS_DIR / "chat_4turns.txt"  # the lecture's four turns, one a line
 
 
 def new_session(model: LoadedModel, params: Mapping[str, Any]) -> ChatSession:

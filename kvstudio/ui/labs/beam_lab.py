@@ -100,7 +100,6 @@ class BeamSearchPanel(LabPanel):
 
     def clear_views(self) -> None:
         super().clear_views()
-        self.beam_view.tokenizer = self.ran_on.tokenizer if self.ran_on is not None else None
         self._follow_steps()
 
     def _follow_steps(self) -> None:

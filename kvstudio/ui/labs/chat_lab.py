@@ -22,7 +22,6 @@ from kvstudio.charts.labs.chat import ChatView
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.messages import localize
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.files.resources import PROMPTS_DIR
 from kvstudio.labs.registry import CHAT
 from kvstudio.ui.app.spin_boxes import param_check, param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel
@@ -36,7 +35,6 @@ else:  # torch loads when the chat first runs
     chat = LazyModule("kvstudio.labs.chat.session")
     chat_lab = LazyModule("kvstudio.labs.chat.lab")
 
-SCRIPT = PROMPTS_DIR / "chat_4turns.txt"
 MAX_TURN_CHARACTERS = 32_767  # the turn box's length (Qt's default, here on purpose and said)
 
 
@@ -148,7 +146,7 @@ class ChatPanel(LabPanel):
         """Put the next line of the lecture's conversation into the turn box."""
         if not self._script:
             try:
-                self._script = chat.read_turns(SCRIPT)
+                self._script = chat.read_turns(chat_lab.SCRIPT)
             except ValueError as exc:
                 message = str(exc)
                 self._report(lambda: localize(message))

@@ -10,6 +10,8 @@ the seed notebook's case (its 16-token sentence, N = 64) in one click, and back.
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtWidgets import QComboBox, QSizePolicy, QWidget
 
 from kvstudio.charts.labs.compare import CacheVsRecomputeView
@@ -67,6 +69,16 @@ class CacheVsRecomputePanel(LabPanel):
             self.settings_label.setText(self.settings_note())
         self.prompt_tokens.setValue(preset.prompt_tokens)
         self.new_tokens.setValue(preset.new_tokens)
+
+    def read_params(self) -> dict[str, Any]:
+        """The boxes' values; P or N typed away from the chosen preset's makes the run the
+        course's text at those lengths (the seed notebook's sentence is its P = 16 only)."""
+        values = super().read_params()
+        preset = self.chosen_preset()
+        if (values["prompt_tokens"], values["new_tokens"]) != (preset.prompt_tokens,
+                                                               preset.new_tokens):
+            values["preset"] = "course"
+        return values
 
     def settings_note(self) -> str:
         """The setting the lab changes from the course preset (the chosen preset's)."""

@@ -77,8 +77,6 @@ class SpeculativePanel(LabPanel):
 
     def clear_views(self) -> None:
         super().clear_views()
-        self.speculative_view.tokenizer = (self.ran_on.tokenizer if self.ran_on is not None
-                                           else None)
         self._list_runs()
 
     def _list_runs(self) -> None:

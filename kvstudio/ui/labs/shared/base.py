@@ -303,7 +303,8 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
     def clear_views(self) -> None:
         """Forget the previous result's drawing before a new run."""
         if self.lab_view is not None:
-            self.lab_view.start(self.read_params())
+            tokenizer = self.ran_on.tokenizer if self.ran_on is not None else None
+            self.lab_view.start(self.read_params(), tokenizer)
 
     def show_progress(self, item: object) -> None:
         done, total = getattr(item, "done", None), getattr(item, "total", None)
