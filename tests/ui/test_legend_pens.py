@@ -117,7 +117,7 @@ def test_every_legend_entry_draws_its_series_pen_and_only_drawn_series(qtbot, ma
     assert checked >= 10
     # The sweep draws a fit only where it explains the points: its legend lists no other.
     sweep = window.classroom.labs.panels["sweep"]
-    legend = sweep.plot.getPlotItem().legend
+    legend = sweep.lab_view.plot.getPlotItem().legend
     shown = {label.text for sample, label in legend.items if sample.isVisible()}
     drawn = {label.text for sample, label in legend.items if has_data(sample.item)}
     assert shown == drawn

@@ -85,7 +85,7 @@ def test_a_wheel_turn_leaves_every_lab_chart_as_drawn(filled_once) -> None:  # t
     checked = 0
     for page in pages:
         show_page(window, page)
-        for chart in page._charts.values():
+        for chart in page.charts().values():
             _check_untouched(chart)
             checked += 1
     assert checked >= len(pages)
