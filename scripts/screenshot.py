@@ -1,13 +1,17 @@
 """Take the README screenshot: the real window, mid-run, in Korean (run under Xvfb).
 
-Usage: xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/screenshot.py \
+Usage: xvfb-run -a -s "-screen 0 1366x768x24" .venv/bin/python scripts/screenshot.py \
            [--out docs/screenshot.png] [--lang ko] [--presenter PREFIX]
-It drives the window through its own controls: a cached run to the end, then a
-recompute run stopped part-way (so both modes are drawn), and a "Sample ×N" at
-three temperatures, then grabs the window from the screen. The window opens at
-the size it chooses for the screen (nothing is resized here). With
-`--presenter PREFIX` it then opens the presenter view and grabs it once per
-chart: PREFIX-1-tokens_fed.png … PREFIX-4-answers.png.
+It drives the window through its own controls as the README's lesson does: the
+course preset on `ko-chat` (the question the window opens with, Greedy ticked,
+N = 64 with eos banned), a cached run to the end, then a recompute run stopped
+part-way (so both modes are drawn), and a "Sample ×N" at the course's
+temperatures (30 samples, seed 42), then grabs the window from the screen. The
+window opens at the size it chooses for the screen (nothing is resized here).
+`--model embedded-base --prompt 대한민국의 수도는 --new-tokens 40` is the run the
+layout measurements in docs/window.md were taken on. With `--presenter PREFIX`
+it then opens the presenter view and grabs it once per chart:
+PREFIX-1-tokens_fed.png … PREFIX-4-answers.png.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from PySide6.QtWidgets import QApplication
 from window_harness import open_window
 
+from kvstudio.labs.course import COURSE
 from kvstudio.ui.run.engine_adapter import ModelChoice
 
 log = logging.getLogger("screenshot")
@@ -44,8 +49,11 @@ def drive_and_grab(app: QApplication, window, args: argparse.Namespace) -> None:
         window.controller.model_loaded.connect(loaded.append)
         window.controller.load_model(ModelChoice(args.model))
         wait(app, lambda: bool(loaded))
-    window.generation.set_prompt(args.prompt)
+    if args.prompt is not None:  # else the question the window opens with
+        window.generation.set_prompt(args.prompt)
     rs = window.sampling.run_settings("cached")
+    if args.greedy:  # the README's step 2: both modes choose the same tokens
+        rs = replace(rs, sampling=replace(rs.sampling, temperature=0.0))  # top-p etc. stay
     window.sampling.set_run_settings(replace(rs, max_new_tokens=args.new_tokens))
     window.controls.set_speed(99)
     store = window.controller.store
@@ -60,7 +68,7 @@ def drive_and_grab(app: QApplication, window, args: argparse.Namespace) -> None:
         window.controls.step_button.click()
         wait(app, lambda n=n: len(store.current.records) >= n)  # type: ignore[union-attr]
 
-    window.answers.samples_box.setValue(30)
+    window.answers.samples_box.setValue(args.samples)
     window.answers.length_box.setValue(args.answer_tokens)
     window.answers.temperatures_edit.setText(args.temperatures)
     finished: list[object] = []
@@ -109,15 +117,19 @@ def main() -> int:
     parser.add_argument("--lang", default="ko")
     parser.add_argument("--presenter", default="",
                         help="also grab the presenter view, one file per chart: PREFIX-N-name.png")
-    parser.add_argument("--new-tokens", type=int, default=40)
+    parser.add_argument("--new-tokens", type=int, default=COURSE.new_tokens)
     parser.add_argument("--recompute-steps", type=int, default=26)
-    parser.add_argument("--answer-tokens", type=int, default=4)
-    parser.add_argument("--temperatures", default="0.1, 0.8, 1.5")
-    parser.add_argument("--prompt", default="대한민국의 수도는")
-    parser.add_argument("--model", default="embedded-base",
+    parser.add_argument("--greedy", action=argparse.BooleanOptionalAction, default=True,
+                        help="tick Greedy for the live runs (default: yes, as the README says)")
+    parser.add_argument("--samples", type=int, default=COURSE.samples)
+    parser.add_argument("--answer-tokens", type=int, default=COURSE.answer_tokens)
+    parser.add_argument("--temperatures",
+                        default=", ".join(f"{t:g}" for t in COURSE.temperatures))
+    parser.add_argument("--prompt", default=None,
+                        help="the live prompt (default: the question the window opens with)")
+    parser.add_argument("--model", default="embedded-chat",
                         choices=("embedded-base", "embedded-chat", "random"),
-                        help="the base model writes on for the whole budget; the chat model "
-                        "answers in a few tokens")
+                        help="the window's model (default: ko-chat, the course's live model)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     app, window = open_window(language=args.lang)
