@@ -24,12 +24,13 @@ def test_opens_on_the_step_with_the_most_top_p_survivors(  # type: ignore[no-unt
     assert shown.step == view.steps[widest].step
     assert panel.table.currentRow() == widest
     head = panel.headline()
-    assert f"Step {shown.step}" in head and str(counts[widest]) in head
+    assert f"Step {shown.step}, the widest cut" in head and f"{counts[widest]:,}" in head
     ticks = view.dist_plot.getAxis("bottom")._tickLevels  # type: ignore[attr-defined]
     labels = {}
     for level in ticks:
         for x, text in level:
             labels[int(x)] = text
+    labels = {x: text for x, text in labels.items() if x < len(shown.token_texts)}  # bars
     for i, a in labels.items():
         for j, b in labels.items():
             if i != j and shown.token_texts[i] != shown.token_texts[j]:

@@ -269,7 +269,11 @@ def test_the_top_p_lab_shows_an_earlier_step_when_its_row_is_selected(  # type: 
 
 
 def _drawn_heights(step) -> list[float]:  # type: ignore[no-untyped-def]
-    """Bars of one step: kept tokens after top-k renormalises, cut ones at their old height."""
+    """Bars of one step: kept tokens after top-k renormalises, cut ones at their old height;
+    a chosen token past them, one more bar."""
     k, after = step.top_k_cut, step.after_top_k()
-    return [float(after[i] if k is None or i < k else p)
+    bars = [float(after[i] if k is None or i < k else p)
             for i, p in enumerate(step.probabilities)]
+    if step.chosen_outside():
+        bars.append(step.chosen_probability_before / step.top_k_mass)
+    return bars

@@ -143,8 +143,12 @@ def test_top_p_chart_labels_the_top_and_the_chosen_token(qtbot, exporter: ChartE
     if step.chosen_rank is not None:
         assert step.chosen_rank in labelled  # never dropped for a neighbour
         assert not {step.chosen_rank - 1, step.chosen_rank + 1} - {0} & labelled
+    else:  # past the bars: its own bar after a gap, labelled too
+        assert step.chosen_outside() and len(step.token_ids) + 1 in labelled
     second_level = panel.lab_view.dist_plot.getAxis("bottom")._tickLevels[1]
-    assert labelled | {round(x) for x, _ in second_level} == set(range(len(step.token_ids)))
+    bars = set(range(len(step.token_ids))) | (
+        {len(step.token_ids) + 1} if step.chosen_outside() else set())
+    assert labelled | {round(x) for x, _ in second_level} == bars
     panel.cancel()
     assert panel.shutdown()
 

@@ -32,6 +32,7 @@ else:
 
 KEPT, CUT_P, CUT_K = "#0072B2", "#E69F00", "#888888"
 MASS = "#009E73"  # the cumulative-mass line and the p level
+TOP_TICK_ROOM = 0.3  # decades kept clear of round ticks either side of the largest count
 
 
 class TopPTopKView(LabView):
@@ -142,11 +143,38 @@ class TopPTopKView(LabView):
         self._draw_step(self.shown_step())
 
     def step_line(self) -> str:
-        """What the shown step chose, for the status line."""
+        """What the shown step chose, for the status line (and why it is shown, where it is
+        the widest cut)."""
         item = self.shown_step()
-        return self.tr(
+        line = self.tr(
             "Step {0}: chose {1!r} (p = {2:.3f} after top-k and top-p renormalised)").format(
             item.step, _chosen_text(item), item.record.chosen_probability[0])
+        if item.chosen_outside():
+            line += " · " + self.outside_note(item)
+        why = self.why_line()
+        return why + "\n" + line if self.shown_is_widest() else line
+
+    def shown_is_widest(self) -> bool:
+        """Whether the step shown is the run's widest top-p cut (the one a run opens on)."""
+        return bool(self.steps) and self.steps[widest_cut(self.steps)] is self.shown_step()
+
+    def why_line(self) -> str:
+        """Which step is shown and why: "Step 0: the widest cut, 89 survivors of 6,400;
+        p = 0.85" (the widest), else the same without "the widest cut"."""
+        item = self.shown_step()
+        survivors = item.record.survivors_top_p[0]
+        vocab = item.vocab_size or item.record.survivors_top_k[0]
+        if self.shown_is_widest():
+            return self.tr("Step {0}: the widest cut, {1:,} survivors of {2:,}; p = {3:g}"
+                           ).format(item.step, survivors, vocab, self.params["top_p"])
+        return self.tr("Step {0}: {1:,} survivors of {2:,}; p = {3:g}").format(
+            item.step, survivors, vocab, self.params["top_p"])
+
+    def outside_note(self, item: lab.DistributionStep) -> str:
+        """Where a chosen token past the bars ranks: "chosen: 연락, rank 57, outside the
+        top 20"."""
+        return self.tr("chosen: {0}, rank {1:,}, outside the top {2}").format(
+            _chosen_text(item), item.chosen_place, len(item.probabilities))
 
     def clear(self) -> None:
         self.steps = []
@@ -176,12 +204,17 @@ class TopPTopKView(LabView):
         """1, 10, 100 … on the log axis, then 2 and 5 … where there is room: pyqtgraph drops
         a tick level that would overlap (its own labels, 1…9 in each decade, overlap)."""
         top = max((s.record.survivors_top_k[0] for s in self.steps), default=1)
+        top_log = float(np.log10(max(top, 1)))
 
         def level(multiples: tuple[int, ...]) -> list[tuple[float, str]]:
             values = [m * 10**e for e in range(7) for m in multiples if m * 10**e <= top * 2]
-            return [(float(np.log10(v)), f"{v:,}") for v in values]
+            return [(float(np.log10(v)), f"{v:,}") for v in values
+                    if abs(np.log10(v) - top_log) >= TOP_TICK_ROOM]
 
-        self.surv_plot.getAxis("left").setTicks([level((1,)), level((2, 5))])
+        # The largest count (the vocabulary, top-k off) gets its own tick: "6,400", not a
+        # line a little above the last power of ten; round ticks next to it make room.
+        self.surv_plot.getAxis("left").setTicks(
+            [sorted([*level((1,)), (top_log, f"{top:,}")]), level((2, 5))])
         steps = len(self.steps)
         every = max(1, int(np.ceil(steps / 16)))
         self.surv_plot.getAxis("bottom").setTicks(
@@ -203,13 +236,28 @@ class TopPTopKView(LabView):
             heights.append(shown[i])
             colours.append(KEPT if i < item.top_p_cut else CUT_P)
             pens.append(pg.mkPen(None))
-        if item.chosen_rank is not None:
-            pens[item.chosen_rank] = pg.mkPen("#000000", width=3)
-            self._chosen_mark.setText("▼ " + self.tr("chosen"))
-            self._chosen_mark.setPos(float(item.chosen_rank), heights[item.chosen_rank] + 0.06)
-        self._chosen_mark.setVisible(item.chosen_rank is not None)
+        xs = [float(i) for i in range(n)]
+        chosen: int | None = item.chosen_rank  # the chosen bar's index in xs
+        if item.chosen_outside():  # past the bars: drawn after a gap, with its rank
+            chosen = n
+            xs.append(float(n + 1))
+            heights.append(item.chosen_probability_before / max(item.top_k_mass, 1e-12))
+            colours.append(KEPT)  # top-k and top-p kept it: it was chosen
+            pens.append(pg.mkPen(None))
+        if chosen is not None:
+            pens[chosen] = pg.mkPen("#000000", width=3)
+            outside = item.chosen_outside()
+            # Past the bars the mark ends over its bar ("chosen, rank 57 ▼"): the plot's
+            # right edge is right there.
+            self._chosen_mark.setText(
+                self.tr("chosen, rank {0:,}").format(item.chosen_place) + " ▼" if outside
+                else "▼ " + self.tr("chosen"))
+            self._chosen_mark.setAnchor((1.0, 1.0) if outside else (0.5, 1.0))
+            self._chosen_mark.setPos(xs[chosen] + (0.45 if outside else 0.0),
+                                     heights[chosen] + 0.06)
+        self._chosen_mark.setVisible(chosen is not None)
         self._bars.setOpts(
-            x=np.arange(n, dtype=float),
+            x=np.asarray(xs, dtype=float),
             height=np.asarray(heights, dtype=float),
             brushes=colours,
             pens=pens,
@@ -221,18 +269,20 @@ class TopPTopKView(LabView):
         # The most likely and the chosen bar always have their labels: they go in the first
         # level (pyqtgraph drops the second when it is crowded), the chosen one's other
         # neighbours in the second.
-        texts = distinct_ticks([token_tick(t, 6) for t in item.token_texts], item.token_texts)
-        chosen = item.chosen_rank
+        tokens = list(item.token_texts)
+        if chosen == n:
+            tokens.append(_chosen_text(item))
+        texts = distinct_ticks([token_tick(t, 6) for t in tokens], tokens)
         first = {i for i in range(0, n, 2) if chosen is None or abs(i - chosen) != 1}
         first.add(0)
         if chosen is not None:
             first.add(chosen)
         bottom = self.dist_plot.getAxis("bottom")
         bottom.setTicks([
-            [(float(i), texts[i]) for i in sorted(first)],
-            [(float(i), texts[i]) for i in range(n) if i not in first],
+            [(xs[i], texts[i]) for i in sorted(first)],
+            [(xs[i], texts[i]) for i in range(n) if i not in first],
         ])
-        bottom.set_kept([0.0] + ([float(chosen)] if chosen is not None else []))
+        bottom.set_kept([0.0] + ([xs[chosen]] if chosen is not None else []))
         kept = item.record.survivors_top_p[0]
         axis = self.tr("the {0} most likely tokens at step {1}").format(n, item.step)
         if kept > n:  # top-k off: top-p's cut lies past the bars drawn
@@ -302,28 +352,36 @@ class TopPTopKView(LabView):
         if not isinstance(result, lab.DistributionRun):
             return ""
         text = self.tr("(empty: eos at step 0)") if result.text == EMPTY_ANSWER else result.text
-        return self.tr("Finished. Text: {0}").format(text)
+        done = self.tr("Finished. Text: {0}").format(text)
+        return done + "\n" + self.why_line() if self.steps else done
 
     def headline(self) -> str:
         if not self.steps:
             return ""
         item = self.shown_step()
         settings = self.settings()
+        # Why this step: the one a run opens on is the widest top-p cut, and says so.
+        step = (self.tr("Step {0}, the widest cut") if self.shown_is_widest()
+                else self.tr("Step {0}")).format(item.step)
+        vocab = item.vocab_size or item.record.survivors_top_k[0]
         if settings.top_k > 0:
             first = self.tr(
-                "Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; "
-                "renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}"
-            ).format(item.step, settings.top_k, item.record.survivors_top_k[0],
+                "{0}: top-k = {1} keeps {2:,} of {7:,} tokens holding {3:.2f} of the "
+                "probability; renormalised, top-p = {4:g} keeps {5:,} with mass {6:.2f} ≥ {4:g}"
+            ).format(step, settings.top_k, item.record.survivors_top_k[0],
                      item.top_k_mass, settings.top_p, item.record.survivors_top_p[0],
-                     item.kept_mass())
+                     item.kept_mass(), vocab)
         else:
             first = self.tr(
-                "Step {0}: top-k off; top-p = {1:g} keeps {2} tokens with mass {3:.2f} ≥ {1:g}"
-            ).format(item.step, settings.top_p, item.record.survivors_top_p[0],
-                     item.kept_mass())
+                "{0}: top-k off; top-p = {1:g} keeps {2:,} of {4:,} tokens with mass "
+                "{3:.2f} ≥ {1:g}"
+            ).format(step, settings.top_p, item.record.survivors_top_p[0],
+                     item.kept_mass(), vocab)
         second = self.tr("temperature {0:g} · chose «{1}», p = {2:.3f} after both filters"
                          ).format(settings.temperature, _chosen_text(item),
                                   item.record.chosen_probability[0])
+        if item.chosen_outside():
+            second += " · " + self.outside_note(item)
         return first + "\n" + second + "\n" + self.settings_text()
 
     def data_tables(self) -> list[DataTable]:
@@ -380,10 +438,13 @@ class TopPTopKView(LabView):
             "settings_line": settings_line(settings, answer_tokens=self.params["new_tokens"]),
             "changed_from_course": list(setting_changes(settings)),
             "shown_step": self.shown_step().step if self.steps else None,
+            "shown_is_widest_cut": self.shown_is_widest(),
             "steps": [
                 {
                     "step": s.step,
                     "chosen": _chosen_text(s),
+                    "chosen_rank": s.chosen_place,
+                    "vocabulary": s.vocab_size,
                     "token_texts": list(s.token_texts),
                     "probabilities": list(s.probabilities),
                     "top_k_mass": s.top_k_mass,
@@ -411,11 +472,16 @@ def widest_cut(steps: list[lab.DistributionStep]) -> int:
 
 
 def distinct_ticks(ticks: list[str], tokens: tuple[str, ...] | list[str]) -> list[str]:
-    """Tick labels of different tokens never read the same: a clash gets its rank."""
+    """Tick labels of different tokens never read the same: a clash shows the tokens whole
+    ("<|im_start|>" and "<|im_end|>", not "<|im_…" twice), or, where they still read the
+    same, gets its rank."""
     out = list(ticks)
     for i, tick in enumerate(ticks):
         clash = any(ticks[j] == tick and tokens[j] != tokens[i]
                     for j in range(len(ticks)) if j != i)
         if clash:
-            out[i] = f"{tick}#{i + 1}"
+            whole = token_tick(tokens[i], len(tokens[i]) + 1)
+            unique = all(token_tick(tokens[j], len(tokens[j]) + 1) != whole
+                         for j in range(len(ticks)) if j != i and ticks[j] == tick)
+            out[i] = whole if unique else f"{tick}#{i + 1}"
     return out

@@ -41,6 +41,13 @@ class DistributionStep:
     top_k_mass: float = 1.0  # probability of the top-k survivors before renormalising
     top_p_mass: float | None = None  # renormalised mass of every top-p survivor (bars or not)
     chosen_text: str = ""  # the chosen token's text (also when it is not among the bars)
+    vocab_size: int = 0  # V: the tokens the distribution spans (0: not measured)
+    chosen_place: int | None = None  # the chosen token's rank in all V, 1 = most likely
+    chosen_probability_before: float = 0.0  # its probability after temperature, before cuts
+
+    def chosen_outside(self) -> bool:
+        """Whether the chosen token lies past the bars drawn (its rank is known)."""
+        return self.chosen_rank is None and self.chosen_place is not None
 
     def after_top_k(self) -> tuple[float, ...]:
         """The bars' probabilities as top-p sees them: renormalised over the top-k survivors.
@@ -118,8 +125,10 @@ def distribution_steps(
             kept = min(record.survivors_top_p[0], full.shape[0])  # top-p's survivors, all of them
             top_p_mass = float(torch.topk(full, kept).values.sum()) / max(top_k_mass, 1e-12)
             probs, ids = torch.topk(full, min(bars, x.shape[-1]))
+            chosen = record.token_ids[0]
+            chosen_p = float(full[chosen])
+            place = int((full > full[chosen]).sum()) + 1  # ties: the best rank it shares
         id_list = [int(i) for i in ids.tolist()]
-        chosen = record.token_ids[0]
         yield DistributionStep(
             record=record,
             token_ids=tuple(id_list),
@@ -131,6 +140,9 @@ def distribution_steps(
             top_k_mass=top_k_mass if settings.top_k > 0 else 1.0,
             top_p_mass=min(top_p_mass, 1.0),
             chosen_text=texts(chosen),
+            vocab_size=int(full.shape[0]),
+            chosen_place=place,
+            chosen_probability_before=chosen_p,
         )
         history.append(chosen)
     records = stepper.records

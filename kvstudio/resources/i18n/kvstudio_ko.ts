@@ -4302,8 +4302,8 @@ step {4}</source>
         <translation>Top-p / top-k</translation>
     </message>
     <message>
-        <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (hollow grey bars are cut) and renormalises them to sum to 1; the green line adds them up, and top-p keeps the most likely tokens until that sum reaches p (orange bars are cut). The chosen token is outlined.</source>
-        <translation>막대는 온도를 적용한 뒤 가장 가능성 높은 다음 토큰 20개입니다. Top-k는 가장 가능성 높은 k개를 남기고(속이 빈 회색 막대는 잘림) 합이 1이 되도록 다시 정규화합니다. 초록 선은 그 누적합이며, top-p는 누적합이 p에 이를 때까지 가능성 높은 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시됩니다.</translation>
+        <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (hollow grey bars are cut) and renormalises them to sum to 1; the green line adds them up, and top-p keeps the most likely tokens until that sum reaches p (orange bars are cut). The chosen token is outlined; one chosen from past the 20 is drawn after them, with its rank.</source>
+        <translation>막대는 온도를 적용한 뒤 가장 가능성 높은 다음 토큰 20개입니다. Top-k는 가장 가능성 높은 k개를 남기고(속이 빈 회색 막대는 잘림) 합이 1이 되도록 다시 정규화합니다. 초록 선은 그 누적합이며, top-p는 누적합이 p에 이를 때까지 가능성 높은 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시되며, 20위 밖에서 선택된 토큰은 그 뒤에 순위와 함께 그려집니다.</translation>
     </message>
     <message>
         <source>Prompt</source>
@@ -4373,6 +4373,22 @@ step {4}</source>
         <translation>{0}단계: {1!r} 선택 (top-k와 top-p 후 재정규화한 p = {2:.3f})</translation>
     </message>
     <message>
+        <source>Step {0}: the widest cut, {1:,} survivors of {2:,}; p = {3:g}</source>
+        <translation>{0}단계 (후보가 가장 많은 단계): {2:,}개 중 {1:,}개 남음, p = {3:g}</translation>
+    </message>
+    <message>
+        <source>Step {0}: {1:,} survivors of {2:,}; p = {3:g}</source>
+        <translation>{0}단계: {2:,}개 중 {1:,}개 남음, p = {3:g}</translation>
+    </message>
+    <message>
+        <source>chosen: {0}, rank {1:,}, outside the top {2}</source>
+        <translation>선택: {0}, {1:,}위, 상위 {2}개 밖</translation>
+    </message>
+    <message>
+        <source>chosen, rank {0:,}</source>
+        <translation>선택, {0:,}위</translation>
+    </message>
+    <message>
         <source>chosen</source>
         <translation>선택</translation>
     </message>
@@ -4409,12 +4425,20 @@ step {4}</source>
         <translation>끝. 생성 글: {0}</translation>
     </message>
     <message>
-        <source>Step {0}: top-k = {1} keeps {2} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5} with mass {6:.2f} ≥ {4:g}</source>
-        <translation>{0}단계: top-k = {1}이(가) 확률 {3:.2f}를 가진 토큰 {2}개를 남김; 재정규화 후 top-p = {4:g}가 확률 {6:.2f} ≥ {4:g}인 {5}개를 남김</translation>
+        <source>Step {0}, the widest cut</source>
+        <translation>{0}단계 (후보가 가장 많은 단계)</translation>
     </message>
     <message>
-        <source>Step {0}: top-k off; top-p = {1:g} keeps {2} tokens with mass {3:.2f} ≥ {1:g}</source>
-        <translation>{0}단계: top-k 끔, top-p = {1:g}가 토큰 {2}개를 남기고 그 확률 합은 {3:.2f} ≥ {1:g}</translation>
+        <source>Step {0}</source>
+        <translation>{0}단계</translation>
+    </message>
+    <message>
+        <source>{0}: top-k = {1} keeps {2:,} of {7:,} tokens holding {3:.2f} of the probability; renormalised, top-p = {4:g} keeps {5:,} with mass {6:.2f} ≥ {4:g}</source>
+        <translation>{0}: top-k = {1}이(가) 토큰 {7:,}개 중 확률 {3:.2f}를 가진 {2:,}개를 남김; 재정규화 후 top-p = {4:g}가 확률 {6:.2f} ≥ {4:g}인 {5:,}개를 남김</translation>
+    </message>
+    <message>
+        <source>{0}: top-k off; top-p = {1:g} keeps {2:,} of {4:,} tokens with mass {3:.2f} ≥ {1:g}</source>
+        <translation>{0}: top-k 끔, top-p = {1:g}가 토큰 {4:,}개 중 {2:,}개를 남기고 그 확률 합은 {3:.2f} ≥ {1:g}</translation>
     </message>
     <message>
         <source>temperature {0:g} · chose «{1}», p = {2:.3f} after both filters</source>

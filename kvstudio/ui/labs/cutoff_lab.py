@@ -73,7 +73,8 @@ class TopPTopKPanel(SteppedLabPanel):
                 "The bars are the 20 most likely next tokens after the temperature. Top-k keeps "
                 "the k most likely (hollow grey bars are cut) and renormalises them to sum to 1; "
                 "the green line adds them up, and top-p keeps the most likely tokens until that "
-                "sum reaches p (orange bars are cut). The chosen token is outlined."
+                "sum reaches p (orange bars are cut). The chosen token is outlined; one chosen "
+                "from past the 20 is drawn after them, with its rank."
             )
         )
         self.set_field_names(
