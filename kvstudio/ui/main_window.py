@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, QRect, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -239,6 +239,11 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._side_scroll = scroll
         self._fit_side_panel()
+        # A row that grows later (a new language's words, arriving over several layout
+        # passes; "❚❚ Pause" while running) asks its layout again: the dock follows then.
+        # (Fitted once on the language change, it measured the old words: switching Korean
+        # → English while running left it 64 px narrower than its rows, which were cut.)
+        inner.installEventFilter(self)
         return scroll
 
     def _fit_side_panel(self) -> None:
@@ -253,6 +258,13 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         bar = scroll.verticalScrollBar().sizeHint().width()
         frame = 2 * scroll.frameWidth()
         scroll.setMinimumWidth(inner.minimumSizeHint().width() + bar + frame)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        side = getattr(self, "_side_scroll", None)
+        if event.type() == QEvent.Type.LayoutRequest and side is not None \
+                and watched is side.widget():
+            self._fit_side_panel()
+        return super().eventFilter(watched, event)
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
