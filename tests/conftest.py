@@ -37,6 +37,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     seconds starting) defines ``start_in_background(items)``: it starts that child now,
     if one of its selected `items` needs it, so the child runs beside the tests before
     the module instead of the session waiting for it there."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # every worker collects every test: each module starts its child when it runs
     for module, items in _modules_with(session, "start_in_background").items():
         module.start_in_background(items)  # type: ignore[attr-defined]
 

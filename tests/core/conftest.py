@@ -9,10 +9,14 @@ first).
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # every worker collects every test: the fixture starts them when it runs
     for item in session.items:
         if "child_runs" in getattr(item, "fixturenames", ()):
             item.module.start_child_runs()  # type: ignore[attr-defined]

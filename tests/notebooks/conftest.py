@@ -11,6 +11,7 @@ reads what it wrote. Nothing is left behind: the folder goes at the session's en
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -30,6 +31,8 @@ def _start() -> NotebookRun:
 def pytest_collection_finish(session: pytest.Session) -> None:
     extra = all(importlib.util.find_spec(name) is not None
                 for name in ("nbclient", "nbformat", "ipykernel", "jupyter_rfb"))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # every worker collects every test: the fixture starts the run when needed
     if extra and any("executed" in getattr(item, "fixturenames", ())
                      for item in session.items):
         _start()

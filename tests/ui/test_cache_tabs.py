@@ -23,10 +23,10 @@ from kvstudio.charts.plotted_data import chart_headline, render_csv
 from kvstudio.charts.render import render_png
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.chat.session import ChatSession, ChatTurn
+from kvstudio.labs.common import prompt_ids
 from kvstudio.labs.inspector import CacheInspector
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
-from kvstudio.ui.labs.shared.base import prompt_ids
 from kvstudio.ui.run import threads
 from kvstudio.ui.run.lab_worker import GeneratorWorker
 from kvstudio.ui.slides.export_menu import ChartExporter

@@ -22,7 +22,7 @@ from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.cache.compare import CompareResult, RepeatedCompare, compare_modes
 from kvstudio.labs.cache.kinds import CacheKindsResult, cache_kinds
 from kvstudio.labs.cache.sweep import SweepLabResult
-from kvstudio.labs.common import Progress, finish, lab_prompt_ids
+from kvstudio.labs.common import Progress, finish, lab_prompt_ids, prompt_ids
 from kvstudio.labs.sampling.cutoff import DistributionRun
 from kvstudio.labs.sampling.sample import SamplingResult, repeated_sampling
 from kvstudio.labs.sampling.temperature import TemperatureLabResult
@@ -34,7 +34,6 @@ from kvstudio.ui.labs import (
     TemperaturePanel,
     TopPTopKPanel,
 )
-from kvstudio.ui.labs.shared.base import prompt_ids
 from kvstudio.ui.run.lab_worker import GeneratorRunner
 from tests.ui.waits import HANG_GUARD_MS
 

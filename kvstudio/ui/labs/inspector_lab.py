@@ -37,17 +37,18 @@ from kvstudio.engine.cache.spec import CacheKind, CacheSpec
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.spin_boxes import int_box
-from kvstudio.ui.labs.shared.base import prompt_ids
 from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
     from kvstudio.engine.backends import minimind as engine_backend
+    from kvstudio.labs import common as lab_common
     from kvstudio.labs import inspector
 else:  # torch loads when the inspector first runs
     engine_backend = LazyModule("kvstudio.engine.backends.minimind")
     inspector = LazyModule("kvstudio.labs.inspector")
+    lab_common = LazyModule("kvstudio.labs.common")
 
 DEFAULT_QUESTION = COURSE.question  # the course preset's question
 MAX_LABELS = 48  # more rows than this: label every n-th position only
@@ -194,7 +195,7 @@ class CacheInspectorPanel(SteppedLabPanel):  # Start shows the prefill
                 "The cache inspector reads our own model's attention; open a KV Studio model "
                 "folder or a MiniMind .pth."
             )
-        ids = prompt_ids(model, self.prompt.text())
+        ids = lab_common.prompt_ids(model, self.prompt.text())
         size = self.cache_size.value()
         kind: CacheKind = self.kind.currentData() or "dynamic"
         spec = CacheSpec(kind, max_length=size, window=size)

@@ -54,7 +54,6 @@ from kvstudio.charts.plots.sizing import (
     follow_title,
     keep_readable,
 )
-from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import CourseRole
 from kvstudio.labs.params import LabSpec
@@ -70,14 +69,6 @@ from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 
 log = logging.getLogger(__name__)
-
-def prompt_ids(model: LoadedModel, text: str) -> list[int]:
-    """The question as the model sees it: in the chat template when the model has one."""
-    tokenizer: TextTokenizer = model.tokenizer
-    if not text.strip():
-        raise ValueError("The prompt is empty: type a question for the lab.")
-    return tokenizer.chat_ids(text) if model.is_chat else tokenizer.encode(text)
-
 
 class LabPanel(RetranslateOnLanguageChange, QWidget):
     """One lab: parameters on top, the chart and the results table side by side."""
