@@ -234,6 +234,18 @@ CHAT = LabSpec("chat", "Chat", command="chat", own_tab=True,
           help_ko="TTFT 반복 횟수"),
 ))
 
+# The engine twin (issue 34): KV Studio and llama.cpp side by side on the loaded model, written
+# as a temporary GGUF (needs the llama extra). It joins LABS with its window, command and
+# notebook fronts; until then `kvstudio.labs.twin.run(model, TWIN.defaults())` runs it.
+TWIN = LabSpec("twin", "Engine twin", times_model=True,
+    runner="kvstudio.labs.twin:run", params=(
+    _tokens("prompt_tokens", COURSE.prompt_tokens, MAX_LAB_PROMPT, help="P, prompt tokens",
+            help_ko="P, 프롬프트 토큰 수", option="--prompt-tokens"),
+    _tokens("new_tokens", COURSE.new_tokens, MAX_LAB_NEW, help="N, new tokens",
+            help_ko="N, 새 토큰 수", option="--new-tokens"),
+    _repeats(high=20, default=5, option="--repeats"),
+))
+
 LABS: tuple[LabSpec, ...] = (COMPARE, SAMPLE, CUTOFF, CACHE_KINDS, SWEEP, PAGED, QUANTIZED,
                              PROJECTOR, SERVING, SPECULATIVE, BEAM, CHAT)
 
