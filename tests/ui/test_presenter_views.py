@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QLabel
 from kvstudio.charts.canvas import canvas_named
 from kvstudio.charts.korean import attach_particles
 from kvstudio.ui.classroom import ClassroomExtras, install
-from kvstudio.ui.slides.headlines import NBSP, keep_together
+from kvstudio.ui.slides.headlines import NBSP, keep_together, plain
 from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -40,7 +40,7 @@ def _steps(qtbot, window, mode: str, steps: int) -> None:  # type: ignore[no-unt
 
 
 def _plain(text: str) -> str:
-    return text.replace(NBSP, " ")
+    return plain(text)
 
 
 def test_presenter_shows_a_lab_chart_with_the_labs_headline(  # type: ignore[no-untyped-def]
@@ -142,7 +142,7 @@ def test_presenter_labels_the_cumulative_lines_ends(  # type: ignore[no-untyped-
 
 def test_headlines_break_between_parts_never_inside_a_number_and_its_unit() -> None:
     text = keep_together("2,048 B per token · 204,800 B per 100 tokens")
-    first, second = text.split(" · ")
+    first, second = text.split(f"{NBSP}· ")
     assert " " not in first and " " not in second  # each part stays on one line
     long = keep_together("measured now: 204,800 B for T = 100 tokens, over the whole prompt")
     assert f"204,800{NBSP}B" in long and f"T{NBSP}={NBSP}100{NBSP}tokens" in long

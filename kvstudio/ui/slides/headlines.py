@@ -12,16 +12,18 @@ headlines read. The presenter view shows them; nothing here draws.
 Two runs of different length are never set side by side as if they were one
 comparison: tokens fed are compared at the steps both runs have (and the
 headline says so), times say that N differs. `keep_together` is the line-break
-policy every headline is shown with: a line breaks only between its " · "
-parts, and inside a long part never between a number and its unit.
+policy every headline is shown with: a line breaks only between phrases (its
+" · " parts; inside a long part, after a comma or colon or between plain
+words), never inside a number and its unit, a formula or a word such as
+"ms/token" (`plain` undoes the marks it adds).
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, QTextBoundaryFinder
 
 from kvstudio.charts.korean import attach_particles
 from kvstudio.charts.plots.names import mode_name
@@ -30,10 +32,13 @@ from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore, RunTrace
 
 NBSP = "\u00a0"
+WORD_JOINER = "\u2060"  # no line break here (after "/" in "ms/token", "−" in "N−1")
 SEPARATOR = " · "
 WHOLE_PART = 28  # a " · " part this long or shorter never breaks inside
-_AROUND_NUMBER = re.compile(r"(?<=[\d%×])\s+(?=\S)|(?<=[=≈≥≤<>:→])\s+(?=[\d−-])"
-                            r"|(?<=\S)\s+(?=[=≈≥≤]\s*\d)")
+LONG_PHRASE = 40  # a phrase longer than this may also break beside a plain word
+_CLAUSE_END = ",;:."
+_BINDS_NEXT = {"a", "an", "the", "of", "per", "to", "vs", "vs."}  # never ends a line
+_QUOTES = "\"'«»“”‘’()[]"
 
 
 @dataclass(frozen=True)
@@ -48,20 +53,113 @@ def count(n: float) -> str:
 
 
 def keep_together(text: str) -> str:
-    """`text` with its particles fitted and no line break inside a number and its unit.
+    """`text` with its particles fitted and line breaks only between phrases.
 
-    The line-break policy: breaks go between " · " parts; a part of at most
-    `WHOLE_PART` characters is kept whole (non-breaking spaces), a longer one
-    may break between words but never after a number ("204,800 B", "N = 64",
-    "2.7 ms/token" stay on one line).
+    The line-break policy: breaks go between " · " parts (after the dot); a part
+    of at most `WHOLE_PART` characters is kept whole. A longer one breaks at its
+    clauses' ends: after a comma, semicolon or full stop, after a colon that no
+    bare number follows ("T = 0.3: 3" stays), before a parenthesis after a word.
+    Only a clause longer than `LONG_PHRASE` breaks inside, between two plain
+    words, and one still that long beside any plain word. Never: after a number
+    ("204,800 B", "2.7 ms per token"), before one ("N = 64", "T 0.85"), inside
+    a formula ("P + N − 1 = 43") or a word-like run ("ms/token",
+    "P·N+N(N−1)/2", "최소-/최대"); non-breaking spaces and word joiners mark what
+    stays (`plain` takes them out again).
     """
     parts = []
     for part in attach_particles(text).split(SEPARATOR):
+        words = part.split(" ")
         if len(part) <= WHOLE_PART:
-            parts.append(part.replace(" ", NBSP))
+            parts.append(_joined(words))
+            continue
+        runs = _phrases(words, _ends_clause)
+        for may_break in (_between_words, _beside_word):
+            runs = [piece for run in runs
+                    for piece in (_phrases(run, may_break) if _length(run) > LONG_PHRASE
+                                  else [run])]
+        parts.append(" ".join(_joined(run) for run in runs))
+    return (NBSP + "· ").join(parts)
+
+
+def plain(text: str) -> str:
+    """What `keep_together` made of a text, as the text (for reading and comparing)."""
+    return text.replace(NBSP, " ").replace(WORD_JOINER, "")
+
+
+def _length(words: list[str]) -> int:
+    return len(" ".join(words))
+
+
+def _core(word: str) -> str:
+    return word.strip(_QUOTES + _CLAUSE_END + "!?")
+
+
+def _is_word(word: str) -> bool:
+    """A plain word ("tokens", "캐시를"): letters only; one letter is a variable or a unit
+    ("N", "B", "k") unless it is a Hangul syllable."""
+    core = _core(word)
+    if not core or not all(ch.isalpha() or ch in "'’-" for ch in core):
+        return False
+    return len(core) >= 2 or "\uac00" <= core <= "\ud7a3"
+
+
+def _number_next(right: str) -> bool:
+    return _core(right)[:1].isdigit()
+
+
+def _ends_clause(left: str, right: str) -> bool:
+    """A clause ends between these words: after ",", ";" or "." (a colon: unless a bare
+    number follows), or before a parenthesis after a word."""
+    if left[-1:] == ":":
+        return not _number_next(right)
+    if left[-1:] in _CLAUSE_END:
+        return True
+    return right.startswith("(") and _is_word(left)
+
+
+def _glued(left: str, right: str) -> bool:
+    """Never apart: a number and what follows it, a label and its number, "per" and
+    what it joins, an article or preposition and its word."""
+    return (any(ch.isdigit() for ch in left) or _number_next(right)
+            or left.lower() in _BINDS_NEXT or right.lower() == "per")
+
+
+def _between_words(left: str, right: str) -> bool:
+    """Within a long clause: between two plain words."""
+    return not _glued(left, right) and _is_word(left) and _is_word(right)
+
+
+def _beside_word(left: str, right: str) -> bool:
+    """Within a clause still too long: beside any plain word ("= 642 with | P = 48")."""
+    return not _glued(left, right) and (_is_word(left) or _is_word(right))
+
+
+def _phrases(words: list[str], may_break: Callable[[str, str], bool]) -> list[list[str]]:
+    """`words` cut into runs where `may_break(left, right)` allows."""
+    runs: list[list[str]] = []
+    for word in words:
+        if runs and runs[-1] and not may_break(runs[-1][-1], word):
+            runs[-1].append(word)
         else:
-            parts.append(_AROUND_NUMBER.sub(NBSP, part))
-    return SEPARATOR.join(parts)
+            runs.append([word])
+    return runs
+
+
+def _joined(words: list[str]) -> str:
+    """The words on one line: non-breaking spaces, and a word joiner wherever Qt could
+    otherwise break inside a word (after "/", "-", "−", "(")."""
+    text = NBSP.join(words)
+    finder = QTextBoundaryFinder(QTextBoundaryFinder.BoundaryType.Line, text)
+    cuts = []
+    position = finder.toNextBoundary()
+    while 0 < position < len(text):
+        before, after = text[position - 1], text[position]
+        if not before.isspace() and not (before.isalpha() and after.isalpha()):
+            cuts.append(position)
+        position = finder.toNextBoundary()
+    for position in reversed(cuts):
+        text = text[:position] + WORD_JOINER + text[position:]
+    return text
 
 
 def lab_headline(text: str) -> Headline:

@@ -5,12 +5,15 @@ another view, not a zoom: it draws its own instances of the live plots from
 the same `RunStore` (so the working window underneath is never resized,
 restyled or re-fonted, and leaving restores nothing because nothing changed),
 in high contrast and large type sized to its screen, with the chart's headline
-numbers (`headlines.py`) large beside it.
+numbers (`headlines.py`) large above it. The chart takes the screen's whole
+width (a projector's room is its width) and the height the headline leaves;
+all its text is at least `CHART_TEXT` of the body type (28 px at 1080p).
 
 Besides the four live charts it shows any lab's chart that has a result
 (`LabChart`, listed by the caller): drawn by the slide renderer at the
 screen's size in the projector style, never moved out of its lab, with the
-lab's headline beside it.
+lab's headline above it. Switching to it draws it before the screen shows the
+new chart (the screen keeps the old one meanwhile, never a blank chart).
 
 Keys mean what they mean in the main window (a presenter's clicker sends
 Page Up / Page Down): Page Down, →, Space or N steps the run; Page Up or ←
@@ -23,8 +26,9 @@ actions in.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -62,12 +66,14 @@ from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides import headlines
 from kvstudio.ui.slides.headlines import Headline, keep_together, lab_headline
 from kvstudio.ui.slides.presenter_charts import Action, LabChart, PresenterActions, PresenterChart
-from kvstudio.ui.slides.presenter_look import high_contrast_palette, presenter_style
+from kvstudio.ui.slides.presenter_look import CHART_TEXT, high_contrast_palette, presenter_style
 
 log = logging.getLogger(__name__)
 
 BIG_CHARS = 30  # a headline's big line longer than this is set smaller
 LINES_PER_SCREEN = 34.0  # body text: the screen's height / this (1080 px → 32 px type)
+MARGIN = 0.4  # the window's margins, in body text heights
+SPACING = 0.2  # between the title, headline, chart and hint, in body text heights
 
 
 class PresenterView(RetranslateOnLanguageChange, QWidget):
@@ -135,6 +141,10 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         self._redraw_lab.setSingleShot(True)
         self._redraw_lab.setInterval(0)
         self._redraw_lab.timeout.connect(self._redraw_lab_image)
+        self._restyle_later = QTimer(self)
+        self._restyle_later.setSingleShot(True)
+        self._restyle_later.setInterval(0)
+        self._restyle_later.timeout.connect(self._restyle_now)
         self._stack.addWidget(self._lab_view)
         self._big = plain_label()
         self._big.setWordWrap(True)
@@ -147,17 +157,22 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         top = QHBoxLayout()
         top.addWidget(self._heading, 1)
         top.addWidget(self._position)
-        numbers = QVBoxLayout()
-        numbers.addWidget(self._big)
-        numbers.addWidget(self._details, 1)
-        middle = QHBoxLayout()
-        middle.addWidget(self._stack, 3)
-        middle.addLayout(numbers, 2)
-        layout = QVBoxLayout(self)
+        # Title, tokens, headline, then the chart across the whole width (beside the
+        # headline it had 58% of a 1080p projector, and the column under the numbers was
+        # blank); the headline takes the lines it needs, the chart the rest.
+        # All of it on one page, held unpainted while a chart is drawn (`refresh`).
+        self._page = QWidget()
+        self._page.setObjectName("presenter_page")
+        layout = self._page_layout = QVBoxLayout(self._page)
         layout.addLayout(top)
         layout.addWidget(self._chips, 1)
-        layout.addLayout(middle, 5)
+        layout.addWidget(self._big)
+        layout.addWidget(self._details)
+        layout.addWidget(self._stack, 5)
         layout.addWidget(self._keys)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self._page)
 
         # Keys belong to the view (the clicker), never to a chart or the chips' scroll area.
         for child in self.findChildren(QWidget):
@@ -187,6 +202,13 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
     def keys_label(self) -> QLabel:
         """The hint that says what each key does."""
         return self._keys
+
+    @property
+    def chart_widget(self) -> QWidget:
+        """What shows the chart on screen now (a live plot, or the lab chart's image)."""
+        current = self._stack.currentWidget()
+        assert current is not None
+        return current
 
     @property
     def lab_image(self) -> QPixmap:
@@ -291,9 +313,29 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         return self.current_chart().headline()
 
     def refresh(self, rebuild: bool = False) -> None:
-        """Redraw the chart on show, the chips and the numbers (only while visible)."""
+        """Redraw the chart on show, the chips and the numbers (only while visible).
+
+        The screen is not repainted until all of it is drawn: a lab chart's image takes
+        a moment to draw (and drawing processes events), and meanwhile the screen kept
+        showing the new title over an empty or old chart.
+        """
         if not self.isVisible():
             return
+        with self._screen_held():
+            self._refresh(rebuild)
+
+    @contextlib.contextmanager
+    def _screen_held(self) -> Iterator[None]:
+        """The page as the screen shows it now, until the block has drawn all of it (the
+        page, not the window: a window held as it is first shown is never painted)."""
+        held = self._page.updatesEnabled()
+        self._page.setUpdatesEnabled(False)
+        try:
+            yield
+        finally:
+            self._page.setUpdatesEnabled(held)
+
+    def _refresh(self, rebuild: bool) -> None:
         chart = self.current_chart()
         counts = self._counts()
         if counts is not self._shown_counts:
@@ -333,20 +375,28 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         if chart.lab is not None:
             # Drawn once the chips are hidden and the headline has its lines, at the room
             # the chart then has (drawn before, it filled a third of a 1280×720 screen).
-            layout = self.layout()
-            if layout is not None:
-                layout.activate()
+            for layout in (self.layout(), self._page_layout):
+                if layout is not None:
+                    layout.activate()
             self._show_lab_image(chart.lab)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        if self.isVisible() and self.current_chart().lab is not None:
+        if not self.isVisible():
+            return
+        if self._size_type(event.size().height()):
+            self._restyle_later.start()  # type and charts at the new size
+        elif self.current_chart().lab is not None:
             self._redraw_lab.start()  # at the new size, once the layout has it
+
+    def _restyle_now(self) -> None:
+        self.refresh(rebuild=True)
 
     def _redraw_lab_image(self) -> None:
         lab = self.current_chart().lab if self.isVisible() else None
         if lab is not None:
-            self._show_lab_image(lab)
+            with self._screen_held():  # the old image until the new one is drawn
+                self._show_lab_image(lab)
 
     def _label_line_ends(self) -> None:
         """Write each cumulative line's last value at its end (246 stays readable under a
@@ -381,29 +431,34 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         self._lab_image_key = key
 
     # ---- look ------------------------------------------------------------------------------
-    def _size_type(self, screen_height: int) -> None:
+    def _size_type(self, screen_height: int) -> bool:
+        """Type sized to the screen's height; False if it already was."""
         body = max(14.0, screen_height / LINES_PER_SCREEN)
         if body == self._body_px:
-            return
+            return False
         self._body_px = body
+        margin = round(body * MARGIN)
+        self._page_layout.setContentsMargins(margin, margin, margin, margin)
+        self._page_layout.setSpacing(round(body * SPACING))
         font = QFont(self.font())
         font.setPixelSize(round(body))
         self.setFont(font)  # children (chips, labels) inherit it
         for label, factor, bold in ((self._heading, 1.3, True), (self._big, 2.0, True),
                                     (self._details, 1.0, False), (self._keys, 0.6, False),
-                                    (self._position, 0.7, False)):
+                                    (self._position, CHART_TEXT, False)):
             label_font = QFont(font)
             label_font.setPixelSize(round(body * factor))
             label_font.setBold(bold)
             label.setFont(label_font)
         for chart in self.live_charts:
             if chart.plot is not None:
-                chart.plot.title_size = f"{round(body * 0.9)}px"
+                chart.plot.title_size = f"{round(body)}px"
         label_font = QFont(font)
-        label_font.setPixelSize(round(body * 0.8))
+        label_font.setPixelSize(round(body * CHART_TEXT))
         label_font.setBold(True)
         for end_label in self._end_labels.values():
             end_label.setFont(label_font)
+        return True
 
     def _restyle(self) -> None:
         for restorer in reversed(self._restorers):

@@ -1,8 +1,9 @@
 """The presenter view's look: black on white, thick lines, type sized to the screen.
 
 Owns `presenter_style` (the chart style for a projector, relative to the
-screen's body text size) and `high_contrast_palette` (the window palette the
-presenter view uses); ``presenter.py`` applies both.
+screen's body text size, its smallest text `CHART_TEXT` of it) and
+`high_contrast_palette` (the window palette the presenter view uses);
+``presenter.py`` applies both.
 """
 
 from __future__ import annotations
@@ -11,17 +12,23 @@ from PySide6.QtGui import QColor, QPalette
 
 from kvstudio.charts.style import PlotStyle
 
+CHART_TEXT = 0.92  # a chart's smallest text, in body text heights (1080p: 29 px ≥ 28 px)
+
 
 def presenter_style(body_px: float) -> PlotStyle:
-    """Chart style for a projector: black on white, thick lines, type relative to the screen."""
+    """Chart style for a projector: black on white, thick lines, type relative to the screen.
+
+    No text is smaller than `CHART_TEXT` × the body text: ticks and legends were
+    0.75–0.8 of it (22–25 px at 1080p), too small for the back row.
+    """
     return PlotStyle(
         background="#ffffff",
         foreground="#000000",
-        tick_px=body_px * 0.8,
-        label_px=body_px * 0.85,
-        title_px=body_px * 0.9,
-        legend_px=body_px * 0.75,
-        text_px=body_px * 0.8,
+        tick_px=body_px * CHART_TEXT,
+        label_px=body_px * 0.95,
+        title_px=body_px * 1.0,
+        legend_px=body_px * CHART_TEXT,
+        text_px=body_px * CHART_TEXT,
         axis_pen_px=2.0,
         line_px=4.0,
         bar_pen_px=1.5,
