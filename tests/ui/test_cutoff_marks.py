@@ -18,6 +18,7 @@ from PySide6.QtGui import QImage, QPainter
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
+from tests.ui.waits import HANG_GUARD_MS
 
 SIZE = (1366, 768)
 
@@ -126,4 +127,27 @@ def test_the_survivors_axis_has_a_tick_at_the_vocabulary(  # type: ignore[no-unt
     for i, a in enumerate(rects):  # drawn apart
         for b in rects[i + 1:]:
             assert not a.intersects(b), texts
+    panel.shutdown()
+
+
+def test_a_low_plot_keeps_the_p_label_and_the_chosen_mark_whole(  # type: ignore[no-untyped-def]
+    qtbot, exporter: ChartExporter, tiny_handle: LoadedModel
+) -> None:
+    panel = _ran(qtbot, exporter, tiny_handle)
+    view = panel.cutoff_view
+    index = 0
+    step = view.steps[index]
+    tall = (0.95, *[0.05 / (len(step.probabilities) - 1)] * (len(step.probabilities) - 1))
+    view.steps[index] = replace(step, probabilities=tall, chosen_rank=0, top_k_mass=1.0)
+    panel.show_step(index)
+    view.layout_widget.setFixedHeight(260)  # the presenter's 120 px plot at 1366×768
+    qtbot.waitUntil(lambda: view.dist_plot.getViewBox().height() < 140, timeout=HANG_GUARD_MS)
+    view.layout_widget.grab()  # drawn: the view box maps with its new range
+    box = view.dist_plot.getViewBox().sceneBoundingRect()
+    label = view._p_level.label
+    assert view._p_level.isVisible()
+    assert box.contains(label.sceneBoundingRect()), (box, label.sceneBoundingRect())
+    mark = view._chosen_mark
+    assert mark.isVisible()
+    assert box.contains(mark.sceneBoundingRect()), (box, mark.sceneBoundingRect())
     panel.shutdown()

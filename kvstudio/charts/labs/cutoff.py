@@ -32,6 +32,8 @@ else:
 
 KEPT, CUT_P, CUT_K = "#0072B2", "#E69F00", "#888888"
 MASS = "#009E73"  # the cumulative-mass line and the p level
+Y_TOP = 1.08  # the probability axis' top, at least
+HEADROOM_PX = 4.0  # between a text above a level and the plot's top
 TOP_TICK_ROOM = 0.3  # decades kept clear of round ticks either side of the largest count
 
 
@@ -65,7 +67,11 @@ class TopPTopKView(LabView):
         self._chosen_mark.setVisible(False)
         self.dist_plot.addItem(self._chosen_mark, ignoreBounds=True)
         add_legend_row(self.dist_plot)
-        self.dist_plot.setYRange(0, 1.08, padding=0)
+        self.dist_plot.setYRange(0, Y_TOP, padding=0)
+        self._mark_level = 0.0  # where the chosen mark's text starts (0: no mark)
+        # The p label and the chosen mark sit above a level: a low plot (the presenter's
+        # 120 px at 1366×768) gets the room they need above it, in pixels.
+        self.dist_plot.getViewBox().sigResized.connect(self._fit_headroom)
         self.dist_plot.getViewBox().setMouseEnabled(y=False)
         self._k_line = pg.InfiniteLine(
             angle=90,
@@ -187,6 +193,8 @@ class TopPTopKView(LabView):
         self._mass.setData([], [])
         self._p_level.setVisible(False)
         self._chosen_mark.setVisible(False)
+        self._mark_level = 0.0
+        self.dist_plot.setYRange(0, Y_TOP, padding=0)
         self.table.set_rows([], [])
 
     def show_progress(self, item: object) -> None:
@@ -253,9 +261,10 @@ class TopPTopKView(LabView):
                 self.tr("chosen, rank {0:,}").format(item.chosen_place) + " ▼" if outside
                 else "▼ " + self.tr("chosen"))
             self._chosen_mark.setAnchor((1.0, 1.0) if outside else (0.5, 1.0))
-            self._chosen_mark.setPos(xs[chosen] + (0.45 if outside else 0.0),
+            self._chosen_mark.setPos(xs[chosen] + (0.4 if outside else 0.0),
                                      heights[chosen] + 0.06)
         self._chosen_mark.setVisible(chosen is not None)
+        self._mark_level = heights[chosen] + 0.06 if chosen is not None else 0.0
         self._bars.setOpts(
             x=np.asarray(xs, dtype=float),
             height=np.asarray(heights, dtype=float),
@@ -308,6 +317,20 @@ class TopPTopKView(LabView):
                 self.tr("top-p keeps {0}: mass {1:.2f} ≥ {2:g}").format(
                     p_cut, item.kept_mass(), p)
             )
+        self._fit_headroom()
+
+    def _fit_headroom(self, *_args: object) -> None:
+        """The axis' top: Y_TOP, or higher where the p label or the chosen mark (each drawn
+        above its level, a fixed number of pixels high) would be cut at the plot's top."""
+        height = float(self.dist_plot.getViewBox().height())
+        top = Y_TOP
+        texts = [(self._p_level, self._p_level.label, float(self.params["top_p"])),
+                 (self._chosen_mark, self._chosen_mark, self._mark_level)]
+        for shown, text, level in texts:
+            need = float(text.boundingRect().height()) + HEADROOM_PX  # (in pixels)
+            if shown.isVisible() and level > 0 and height > 2 * need:
+                top = max(top, level / (1.0 - need / height))
+        self.dist_plot.setYRange(0, top, padding=0)
 
     def _fill_table(self) -> None:
         rows = [
