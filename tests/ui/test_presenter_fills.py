@@ -250,6 +250,8 @@ def test_every_presenter_page_fills_the_screen(qtbot, presenter_on,  # type: ign
     ("Context 24 → 72 tokens: Recompute: 5.35 → 9.88 ms per token", "9.88 ms per token"),
     ("The window W = 16 is shorter than the context P + N − 1 = 43.", "P + N − 1 = 43."),
     ("토큰당 대상 호출 0.72회 (공식 1.40), 최소-/최대 값", "최소-/최대"),
+    ("top-p = 0.85가 토큰 6,400개 중 89개를 남기고 그 확률 합은 0.85 ≥ 0.85",
+     "그 확률 합은 0.85 ≥ 0.85"),
 ])
 def test_headlines_break_only_between_phrases(text: str, whole: str) -> None:
     """Laid out at any width, a formula, a number with its unit or a word-like run is

@@ -38,6 +38,7 @@ WHOLE_PART = 28  # a " · " part this long or shorter never breaks inside
 LONG_PHRASE = 40  # a phrase longer than this may also break beside a plain word
 _CLAUSE_END = ",;:."
 _BINDS_NEXT = {"a", "an", "the", "of", "per", "to", "vs", "vs."}  # never ends a line
+_KOREAN_CLAUSE_ENDS = ("고", "며", "면", "면서", "지만", "는데")  # "…을 남기고 | 그 합은"
 _QUOTES = "\"'«»“”‘’()[]"
 
 
@@ -109,11 +110,14 @@ def _number_next(right: str) -> bool:
 
 def _ends_clause(left: str, right: str) -> bool:
     """A clause ends between these words: after ",", ";" or "." (a colon: unless a bare
-    number follows), or before a parenthesis after a word."""
+    number follows), after a Korean connective ending ("남기고"), or before a parenthesis
+    after a word."""
     if left[-1:] == ":":
         return not _number_next(right)
     if left[-1:] in _CLAUSE_END:
         return True
+    if _is_word(left) and left.endswith(_KOREAN_CLAUSE_ENDS) and "\uac00" <= left[-1] <= "\ud7a3":
+        return not _number_next(right)  # a Korean connective ending closes a clause
     return right.startswith("(") and _is_word(left)
 
 
