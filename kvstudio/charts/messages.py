@@ -164,6 +164,18 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("Messages",
                       "{0} is nested thousands of levels deep; it is damaged or not {1}."),
     QT_TRANSLATE_NOOP("Messages", "{0} cannot be read as JSON ({1}); choose {2}."),
+    # the engine twin lab without the llama extra (engine/backends/llamacpp.py,
+    # files/gguf_export.py) and its own check (labs/twin.py)
+    QT_TRANSLATE_NOOP("Messages",
+                      "The llama.cpp engine needs llama-cpp-python (the optional llama extra): "
+                      "pip install 'kvstudio[llama]'  (it builds llama.cpp from source: about "
+                      "{0} CPU-minutes)."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "Writing GGUF needs the `gguf` package (the optional llama extra): "
+                      "pip install 'kvstudio[llama]'  (or: pip install gguf)."),
+    QT_TRANSLATE_NOOP("Messages",
+                      "The twin lab needs P > {0} tokens (its copy and size checks use the first "
+                      "{1})."),
 )
 
 _FIELD = re.compile(r"\\\{(\d+)\\\}")

@@ -235,9 +235,8 @@ CHAT = LabSpec("chat", "Chat", command="chat", own_tab=True,
 ))
 
 # The engine twin (issue 34): KV Studio and llama.cpp side by side on the loaded model, written
-# as a temporary GGUF (needs the llama extra). It joins LABS with its window, command and
-# notebook fronts; until then `kvstudio.labs.twin.run(model, TWIN.defaults())` runs it.
-TWIN = LabSpec("twin", "Engine twin", times_model=True,
+# as a temporary GGUF (needs the llama extra: its run says what to install when it is missing).
+TWIN = LabSpec("twin", "Engine twin", command="twin", times_model=True,
     runner="kvstudio.labs.twin:run", params=(
     _tokens("prompt_tokens", COURSE.prompt_tokens, MAX_LAB_PROMPT, help="P, prompt tokens",
             help_ko="P, 프롬프트 토큰 수", option="--prompt-tokens"),
@@ -247,7 +246,7 @@ TWIN = LabSpec("twin", "Engine twin", times_model=True,
 ))
 
 LABS: tuple[LabSpec, ...] = (COMPARE, SAMPLE, CUTOFF, CACHE_KINDS, SWEEP, PAGED, QUANTIZED,
-                             PROJECTOR, SERVING, SPECULATIVE, BEAM, CHAT)
+                             PROJECTOR, SERVING, SPECULATIVE, BEAM, CHAT, TWIN)
 
 
 def spec(key: str) -> LabSpec:

@@ -20,11 +20,13 @@ side, each from its own bookkeeping:
 - decode ms/token on one thread, in interleaved rounds (medians).
 
 A generator that yields `Progress`, then a `TwinResult`; it never imports Qt.
-The window, CLI and notebook fronts are still to come (issue 34).
+Its fronts: ``kvstudio.charts.labs.twin`` (the window's and the notebook's view) and
+``kvstudio twin``. Without the llama extra, `run` says at once what to install.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import statistics
 import tempfile
 from collections.abc import Generator, Iterator, Mapping, Sequence
@@ -35,14 +37,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from kvstudio.engine.backends.llamacpp import LlamaCppModel
+from kvstudio.engine.backends.llamacpp import LLAMA_MISSING, LlamaCppModel
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.decode import feed
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings, decode_seconds_per_token
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.files.gguf_export import export_gguf
+from kvstudio.files.gguf_export import GGUF_MISSING, export_gguf
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.common import Progress, lab_prompt_ids, lab_text
 
@@ -204,8 +206,17 @@ def twin(
                      state_per_token, report.line)
 
 
+def check_installed() -> None:
+    """A ValueError saying what to install when the llama extra (gguf, llama-cpp-python) is
+    missing: asked before any work, so every front says so at once."""
+    for module, missing in (("llama_cpp", LLAMA_MISSING), ("gguf", GGUF_MISSING)):
+        if importlib.util.find_spec(module) is None:
+            raise ValueError(missing)
+
+
 def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | TwinResult]:
     """The lab as every front runs it: the loaded model as a temporary GGUF, P and N tokens."""
+    check_installed()
     p, n = params["prompt_tokens"], params["new_tokens"]
     if p + n > model.max_positions:
         raise ValueError(f"P + N = {p + n} is more than the model's {model.max_positions} "

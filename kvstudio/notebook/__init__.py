@@ -39,6 +39,7 @@ from kvstudio.notebook.labs import (  # noqa: E402
     serving,
     speculative,
     sweep,
+    twin,
 )
 from kvstudio.notebook.models import about, load  # noqa: E402
 from kvstudio.notebook.runner import LabRun  # noqa: E402
@@ -66,4 +67,5 @@ __all__ = [
     "speculative",
     "sweep",
     "threads",
+    "twin",
 ]

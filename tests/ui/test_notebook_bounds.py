@@ -18,7 +18,7 @@ import pytest
 from kvstudio import notebook as kv
 
 LAB_FUNCTIONS = ("compare", "sample", "cutoff", "cache_kinds", "sweep", "paged", "quantized",
-                 "chat", "serving", "beam", "speculative")
+                 "chat", "serving", "beam", "speculative", "twin")
 MEGABYTE = "x" * 1_000_000
 ABSURD: tuple[Any, ...] = (10**9, -1, math.nan, math.inf, object(), MEGABYTE, [0.5] * 10**6)
 # Values that look absurd but are in range: a 64-bit seed, transformers' negative length

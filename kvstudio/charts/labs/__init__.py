@@ -18,10 +18,11 @@ from kvstudio.charts.labs.sample import TemperatureView
 from kvstudio.charts.labs.serving import ServingView
 from kvstudio.charts.labs.speculative import SpeculativeView
 from kvstudio.charts.labs.sweep import LengthSweepView
+from kvstudio.charts.labs.twin import TwinView
 
 VIEW_TYPES: dict[str, type[LabView]] = {
     view.key: view for view in (CacheKindsView, CacheVsRecomputeView, LengthSweepView, ServingView,
                                 TemperatureView, TopPTopKView,
                                 PagedCacheView, QuantizedCacheView, ProjectorView,
-                                BeamSearchView, SpeculativeView, ChatView)
+                                BeamSearchView, SpeculativeView, ChatView, TwinView)
 }

@@ -231,9 +231,10 @@ class LlamaCppModel:
         match = _KV_LINE.search(self.load_log)
         if match is None:
             raise ValueError("llama.cpp's load log has no 'llama_kv_cache: size' line.")
-        k_mib, v_mib = float(match[5]), float(match[7])
+        # The line prints MiB to 2 decimals: its total (one rounding) is nearer than K + V
+        # (two: a 0.25 MiB cache reads as 0.12 + 0.12).
         return KVReport(
-            total_bytes=round((k_mib + v_mib) * 2**20), cells=int(match[2]),
+            total_bytes=round(float(match[1]) * 2**20), cells=int(match[2]),
             layers=int(match[3]), k_type=match[4], v_type=match[6], line=match[0],
         )
 

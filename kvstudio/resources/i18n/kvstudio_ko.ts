@@ -1501,6 +1501,29 @@
     </message>
 </context>
 <context>
+    <name>EngineTwinPanel</name>
+    <message>
+        <source>Engine twin</source>
+        <translation>엔진 쌍둥이</translation>
+    </message>
+    <message>
+        <source>The same model in KV Studio and in llama.cpp (written as a GGUF file): the same greedy tokens, the KV bytes a token costs as each engine reports it, the tokens each evaluates for a second prompt sharing a prefix, a copied and a cropped sequence, and decode ms/token on one thread in interleaved rounds. llama.cpp runs the step as one compiled graph; KV Studio's eager PyTorch dispatches every operation from Python, so each token costs more here. Needs the llama extra: pip install "kvstudio[llama]".</source>
+        <translation>같은 모델을 KV Studio와 llama.cpp(GGUF 파일로 저장)에서: 같은 그리디 토큰, 각 엔진이 보고하는 토큰당 KV 바이트, 프리픽스를 공유하는 두 번째 프롬프트에서 각 엔진이 평가하는 토큰 수, 복사하고 자른 시퀀스, 그리고 번갈아 잰 회차로 스레드 하나의 디코드 ms/토큰. llama.cpp는 한 단계를 컴파일된 그래프 하나로 실행하고, KV Studio의 즉시 실행(eager) PyTorch는 연산마다 Python에서 호출하므로 여기서는 토큰마다 더 듭니다. llama 추가 패키지가 필요합니다: pip install "kvstudio[llama]".</translation>
+    </message>
+    <message>
+        <source>Prompt tokens P</source>
+        <translation>프롬프트 토큰 수 P</translation>
+    </message>
+    <message>
+        <source>New tokens N</source>
+        <translation>새 토큰 수 N</translation>
+    </message>
+    <message>
+        <source>Timing rounds</source>
+        <translation>시간 측정 횟수</translation>
+    </message>
+</context>
+<context>
     <name>ExportButton</name>
     <message>
         <source>Export this chart (PNG, SVG, PDF, CSV)</source>
@@ -2281,6 +2304,18 @@ step {4}</source>
     <message>
         <source>{0} cannot be read as JSON ({1}); choose {2}.</source>
         <translation>{0}을(를) JSON으로 읽을 수 없습니다({1}). {2}을(를) 고르세요.</translation>
+    </message>
+    <message>
+        <source>The llama.cpp engine needs llama-cpp-python (the optional llama extra): pip install 'kvstudio[llama]'  (it builds llama.cpp from source: about {0} CPU-minutes).</source>
+        <translation>llama.cpp 엔진에는 llama-cpp-python(선택 설치 llama)이 필요합니다: pip install 'kvstudio[llama]'  (llama.cpp를 소스에서 빌드합니다: CPU로 약 {0}분).</translation>
+    </message>
+    <message>
+        <source>Writing GGUF needs the `gguf` package (the optional llama extra): pip install 'kvstudio[llama]'  (or: pip install gguf).</source>
+        <translation>GGUF를 쓰려면 `gguf` 패키지(선택 설치 llama)가 필요합니다: pip install 'kvstudio[llama]'  (또는: pip install gguf).</translation>
+    </message>
+    <message>
+        <source>The twin lab needs P &gt; {0} tokens (its copy and size checks use the first {1}).</source>
+        <translation>엔진 쌍둥이 실습에는 P &gt; {0} 토큰이 필요합니다 (복사와 크기 확인에 처음 {1}개를 씁니다).</translation>
     </message>
 </context>
 <context>
@@ -4487,6 +4522,149 @@ step {4}</source>
     <message>
         <source>p(chosen) after both filters</source>
         <translation>두 필터 후 p(선택)</translation>
+    </message>
+</context>
+<context>
+    <name>TwinView</name>
+    <message>
+        <source>Decode ms/token on one thread, each round (dashed: the median)</source>
+        <translation>스레드 하나의 디코드 ms/토큰, 회차별 (점선: 중앙값)</translation>
+    </message>
+    <message>
+        <source>round (the engines take turns)</source>
+        <translation>회차 (두 엔진이 번갈아)</translation>
+    </message>
+    <message>
+        <source>ms/token</source>
+        <translation>ms/토큰</translation>
+    </message>
+    <message>
+        <source>same tokens {0}/{0}</source>
+        <translation>같은 토큰 {0}/{0}</translation>
+    </message>
+    <message>
+        <source>tokens part at step {0} of {1}</source>
+        <translation>토큰이 {1}단계 중 {0}단계에서 갈림</translation>
+    </message>
+    <message>
+        <source>a single measurement</source>
+        <translation>한 번 측정</translation>
+    </message>
+    <message>
+        <source>median of {0} interleaved rounds</source>
+        <translation>번갈아 잰 {0}회의 중앙값</translation>
+    </message>
+    <message>
+        <source>llama.cpp is {0:.2f}× faster</source>
+        <translation>llama.cpp가 {0:.2f}배 빠름</translation>
+    </message>
+    <message>
+        <source>KV Studio is {0:.2f}× faster</source>
+        <translation>KV Studio가 {0:.2f}배 빠름</translation>
+    </message>
+    <message>
+        <source>{0:.2f} (one round)</source>
+        <translation>{0:.2f} (1회)</translation>
+    </message>
+    <message>
+        <source>{0:.2f} (median of {1}, {2:.2f}–{3:.2f})</source>
+        <translation>{0:.2f} ({1}회 중앙값, {2:.2f}–{3:.2f})</translation>
+    </message>
+    <message>
+        <source>✓ {0}/{0}</source>
+        <translation>✓ {0}/{0}</translation>
+    </message>
+    <message>
+        <source>✗ from step {0}</source>
+        <translation>✗ {0}단계부터 다름</translation>
+    </message>
+    <message>
+        <source>greedy tokens the same</source>
+        <translation>그리디 토큰 일치</translation>
+    </message>
+    <message>
+        <source>max |Δlogit| up to there</source>
+        <translation>그때까지 최대 |Δlogit|</translation>
+    </message>
+    <message>
+        <source>KV bytes per token</source>
+        <translation>토큰당 KV 바이트</translation>
+    </message>
+    <message>
+        <source>read from</source>
+        <translation>읽은 곳</translation>
+    </message>
+    <message>
+        <source>cache used bytes / tokens</source>
+        <translation>캐시 사용 바이트 / 토큰 수</translation>
+    </message>
+    <message>
+        <source>its 'llama_kv_cache: size' line / cells</source>
+        <translation>'llama_kv_cache: size' 줄 / 셀 수</translation>
+    </message>
+    <message>
+        <source>sequence state bytes per token</source>
+        <translation>토큰당 시퀀스 상태 바이트</translation>
+    </message>
+    <message>
+        <source>2nd prompt: evaluated, keeping {0} shared</source>
+        <translation>두 번째 프롬프트: 공유한 {0}개를 유지하고 평가한 토큰</translation>
+    </message>
+    <message>
+        <source>2nd prompt: evaluated, from empty</source>
+        <translation>두 번째 프롬프트: 빈 캐시에서 평가한 토큰</translation>
+    </message>
+    <message>
+        <source>copy and crop = straight on</source>
+        <translation>복사·자르기 = 그대로 이어가기</translation>
+    </message>
+    <message>
+        <source>decode ms/token, 1 thread</source>
+        <translation>디코드 ms/토큰, 스레드 1개</translation>
+    </message>
+    <message>
+        <source>ratio (ours ÷ llama.cpp)</source>
+        <translation>비율 (우리 ÷ llama.cpp)</translation>
+    </message>
+    <message>
+        <source>our top-2 margin there</source>
+        <translation>그 단계의 우리 top-2 차이</translation>
+    </message>
+    <message>
+        <source>P = {0}, N = {1}</source>
+        <translation>P = {0}, N = {1}</translation>
+    </message>
+    <message>
+        <source>{0}; {1} ({2}).</source>
+        <translation>{0}; {1} ({2}).</translation>
+    </message>
+    <message>
+        <source>{0:,} B/token both</source>
+        <translation>둘 다 {0:,} B/토큰</translation>
+    </message>
+    <message>
+        <source>{0:,} B/token ours, {1:,} llama.cpp's</source>
+        <translation>우리 {0:,} B/토큰, llama.cpp {1:,}</translation>
+    </message>
+    <message>
+        <source>llama.cpp {0:.2f} ms/token vs ours {1:.2f} ({2}; {3})</source>
+        <translation>llama.cpp {0:.2f} ms/토큰 vs 우리 {1:.2f} ({2}; {3})</translation>
+    </message>
+    <message>
+        <source>2nd prompt sharing {0} of {1} tokens: evaluated {2} (ours) and {3} (llama.cpp's n_p_eval), {4} and {5} from empty</source>
+        <translation>{1}개 중 {0}개 토큰을 공유하는 두 번째 프롬프트: 평가한 토큰 {2} (우리), {3} (llama.cpp의 n_p_eval), 빈 캐시에서는 {4}, {5}</translation>
+    </message>
+    <message>
+        <source>{0}: ms/token</source>
+        <translation>{0}: ms/토큰</translation>
+    </message>
+    <message>
+        <source>Decode ms/token on one thread, each round</source>
+        <translation>스레드 하나의 디코드 ms/토큰, 회차별</translation>
+    </message>
+    <message>
+        <source>round</source>
+        <translation>회차</translation>
     </message>
 </context>
 <context>

@@ -18,12 +18,14 @@ from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
+from kvstudio.ui.labs.twin_lab import EngineTwinPanel
 
 __all__ = [
     "PANEL_TYPES",
     "BeamSearchPanel",
     "CacheKindsPanel",
     "CacheVsRecomputePanel",
+    "EngineTwinPanel",
     "LabPanel",
     "LabsPanel",
     "LengthSweepPanel",

@@ -37,6 +37,7 @@ from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.labs.speculative_lab import SpeculativePanel
 from kvstudio.ui.labs.sweep_lab import LengthSweepPanel
 from kvstudio.ui.labs.temperature_lab import TemperaturePanel
+from kvstudio.ui.labs.twin_lab import EngineTwinPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 # The window panel of each lab of the registry (tests/ui/test_lab_registry.py: every lab has one).
@@ -53,6 +54,7 @@ PANEL_TYPES: dict[str, type[LabPanel]] = {
     "speculative": SpeculativePanel,
     "beam": BeamSearchPanel,
     "chat": ChatPanel,
+    "twin": EngineTwinPanel,
 }
 
 class LabsPanel(RetranslateOnLanguageChange, QWidget):
