@@ -95,7 +95,7 @@ def fill_every_page(qtbot: Any, window: Any) -> list[Any]:
     pages = []
     for lab in labs.labs():
         if lab is labs.panels["twin"] and not LLAMA_EXTRA:
-            continue  # without the llama extra its Run says what to install (test_twin_lab)
+            continue  # without the llama extra its Run says what to install (test_twin_panel)
         labs.tabs.setCurrentWidget(lab)
         if hasattr(lab, "to_end_button"):
             run_stepped(qtbot, lab)
