@@ -412,7 +412,7 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         for dock, title in self._dock_titles:
             dock.setWindowTitle(title())
         # The panels retranslate on the same event, in an order Qt does not promise.
-        QTimer.singleShot(0, self._fit_side_panel)
+        QTimer.singleShot(0, self, self._fit_side_panel)  # (not after the window is gone)
         self.refresh_views()
 
     def event(self, event: QEvent) -> bool:

@@ -29,6 +29,7 @@ else:
     lab = LazyModule("kvstudio.labs.cache.quantized")  # torch loads when the lab first runs
 
 KINDS = ("fp16", "int8", "int4")
+BAR_HEADROOM = 1.3  # the bytes axis runs this far past the tallest bar: room for its number
 
 
 class QuantizedCacheView(LabView):
@@ -98,6 +99,9 @@ class QuantizedCacheView(LabView):
         sizes = [ref.cache_bytes / 1024, *(run.cache_bytes / 1024 for run in result.runs)]
         self._bars.setOpts(x=np.arange(len(sizes), dtype=float), height=sizes)
         self.bytes_plot.getAxis("bottom").setTicks([list(enumerate(names))])
+        # Room above the tallest bar for its number (auto-range put the bar's top at the
+        # plot's, and cut "5.0" above it on a slide and in the presenter view).
+        self.bytes_plot.setYRange(0, max(sizes) * BAR_HEADROOM, padding=0)
         for i, size in enumerate(sizes):
             label = pg.TextItem(f"{size:,.1f}", color="#222", anchor=(0.5, 1.0))
             label.setPos(i, size)

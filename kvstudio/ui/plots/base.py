@@ -215,6 +215,9 @@ class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
             wanted = short if self._full_title_width[side] > length else full
             if axis.labelText != wanted:
                 axis.setLabel(wanted)
+                # Centred again: pyqtgraph places the title only when the axis resizes, so
+                # the full title took the short one's place and ran off the plot's right.
+                axis.resizeEvent()
 
     def _corner_x(self) -> float | None:
         """Where the export button in the top-right corner begins, less a small gap (None
