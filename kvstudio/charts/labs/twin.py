@@ -60,8 +60,7 @@ class TwinView(LabView):
     def retranslate(self) -> None:
         super().retranslate()
         self.speed_plot.setTitle(
-            self.tr("Decode ms/token on one thread, each round (dashed: the median)"),
-            color="#222")
+            self.tr("Decode ms/token, one thread (dashed: median)"), color="#222")
         self.speed_plot.setLabel("bottom", self.tr("round (the engines take turns)"))
         self.speed_plot.setLabel("left", self.tr("ms/token"))
         self.speed_plot.legend.clear()
@@ -97,8 +96,8 @@ class TwinView(LabView):
     def _tokens_text(self, result: lab.TwinResult) -> str:
         n = result.new_tokens
         if result.first_diff_step is None:
-            return self.tr("same tokens {0}/{0}").format(n)
-        return self.tr("tokens part at step {0} of {1}").format(result.first_diff_step, n)
+            return self.tr("Same tokens {0}/{0}").format(n)
+        return self.tr("Tokens part at step {0} of {1}").format(result.first_diff_step, n)
 
     def _rounds_text(self, result: lab.TwinResult) -> str:
         k = len(result.ours.round_ms)

@@ -4527,10 +4527,6 @@ step {4}</source>
 <context>
     <name>TwinView</name>
     <message>
-        <source>Decode ms/token on one thread, each round (dashed: the median)</source>
-        <translation>스레드 하나의 디코드 ms/토큰, 회차별 (점선: 중앙값)</translation>
-    </message>
-    <message>
         <source>round (the engines take turns)</source>
         <translation>회차 (두 엔진이 번갈아)</translation>
     </message>
@@ -4539,11 +4535,15 @@ step {4}</source>
         <translation>ms/토큰</translation>
     </message>
     <message>
-        <source>same tokens {0}/{0}</source>
+        <source>Decode ms/token, one thread (dashed: median)</source>
+        <translation>디코드 ms/토큰, 스레드 하나 (점선: 중앙값)</translation>
+    </message>
+    <message>
+        <source>Same tokens {0}/{0}</source>
         <translation>같은 토큰 {0}/{0}</translation>
     </message>
     <message>
-        <source>tokens part at step {0} of {1}</source>
+        <source>Tokens part at step {0} of {1}</source>
         <translation>토큰이 {1}단계 중 {0}단계에서 갈림</translation>
     </message>
     <message>
