@@ -127,14 +127,7 @@ def test_every_slide_fits(qtbot, filled, canvas_key: str) -> None:  # type: igno
     assert faults == [], "\n".join(faults)
 
 
-PRESENTER_SCREENS = [
-    SCREENS[0],
-    pytest.param(SCREENS[1], marks=pytest.mark.xfail(strict=False, reason=(
-        "the top-p lab's 'p = 0.85' line label is cut 3 px at the top of its plot, which the "
-        "presenter lays out 120 px high at 1366×768 (kvstudio/charts/labs/cutoff.py and the "
-        "presenter's layout are being reworked)"))),
-    SCREENS[2],
-]
+PRESENTER_SCREENS = SCREENS
 
 
 @pytest.mark.parametrize("screen", PRESENTER_SCREENS, ids=[f"{w}x{h}" for w, h in SCREENS])

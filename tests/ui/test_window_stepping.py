@@ -64,7 +64,8 @@ def test_toggle_switches_tokens_fed_from_constant_to_growing(qtbot, make_window)
     # The cached run stays drawn next to it for comparison.
     assert window.tokens_plot.bar_heights("cached") == [p, 1, 1, 1]
     # Recompute keeps no cache: the cache plot keeps showing the cached run, and says so.
-    assert window.cache_plot.summary.startswith("(cached run; recompute keeps none)")
+    assert window.cache_plot.summary.replace("\u00a0", " ").startswith(
+        "(cached run; recompute keeps none)")
 
 
 def test_changing_a_setting_mid_run_starts_a_new_run(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]

@@ -9,6 +9,7 @@ hybrid model's layers are labelled with their kind (full, or W for sliding).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,6 +38,8 @@ def _filled(colour: str) -> QColor:
     c.setAlpha(190)
     return c
 
+
+PARENTHESIS = re.compile(r"\([^()]*\)")  # a title wraps between phrases, never inside one
 
 class CacheBytesPlot(LivePlot):
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -158,8 +161,11 @@ class CacheBytesPlot(LivePlot):
             if recompute_current:
                 measured = self._cached_run_note + " " + measured
             template = self._formula_template if plan.uniform else self._hybrid_formula_template
-            # Two lines (each wraps again on a narrow plot).
-            self.summary = measured + "<br>" + template.format(format_bytes(formula))
+            # Two lines; each wraps again on a narrow plot, but only between phrases: a
+            # parenthesis ("(T = 77 tokens)") stays whole.
+            self.summary = "<br>".join(
+                PARENTHESIS.sub(lambda m: m.group(0).replace(" ", "\u00a0"), line)
+                for line in (measured, template.format(format_bytes(formula))))
         self.set_title(self.summary)
         ticks = self._ticks(plan, len(layers))
         if ticks != self._tick_labels:  # set only when they change (setTicks repaints)
