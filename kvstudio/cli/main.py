@@ -12,8 +12,9 @@ and a run past the window's cost threshold (``engine.costs``) needs ``--yes``
 (``common.drain``); model loading is ``common.prepare``, a thin call of
 ``kvstudio.files.loaded.load_model``.
 
-Subcommands: ``compare``, ``sample``, ``sweep``, ``serving``, ``speculative``, ``info``, ``beam``,
-``twin`` (``kvstudio.cli.<name>``),
+Subcommands: ``compare``, ``sample``, ``sweep``, ``serving``, ``serve-bench``
+(``kvstudio.cli.serve_bench``), ``speculative``, ``info``, ``beam``, ``twin``
+(``kvstudio.cli.<name>``),
 ``bench`` (``kvstudio.cli.tools.bench``); plus
 ``train``/``eval-model`` (``kvstudio.cli.tools.train``), ``convert``
 (``kvstudio.cli.tools.convert``), ``chat`` (``kvstudio.cli.chat``) and ``project``
@@ -30,7 +31,17 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from kvstudio.cli import beam, chat, compare, sample, serving, speculative, sweep, twin
+from kvstudio.cli import (
+    beam,
+    chat,
+    compare,
+    sample,
+    serve_bench,
+    serving,
+    speculative,
+    sweep,
+    twin,
+)
 from kvstudio.cli.tools import bench, convert, info, project, train
 
 log = logging.getLogger(__name__)
@@ -55,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (compare, sample, sweep, serving, speculative, info, beam, twin):
+    for module in (compare, sample, sweep, serving, serve_bench, speculative, info, beam, twin):
         module.add_subcommands(sub)
 
     b = sub.add_parser("bench", help="speed: cached/recompute ms per token, TTFT, overhead")

@@ -69,6 +69,12 @@ seed = bounded(0, MAX_SEED)
 # (``engine/serving/engine.check_requests``).
 MAX_BLOCK_SIZE = 256
 block_size = bounded(1, MAX_BLOCK_SIZE, "tokens")
+# A served engine (`kvstudio serve-bench`, ``labs/serving/served``): how long one read from
+# the server may take, and the time one '@K' arrival step stands for.
+MAX_SERVER_TIMEOUT_S = 3600
+server_timeout = bounded(1, MAX_SERVER_TIMEOUT_S, "seconds")
+MAX_ARRIVAL_STEP_MS = 60_000
+arrival_step_ms = bounded(0, MAX_ARRIVAL_STEP_MS, "ms")
 
 
 def thread_count(text: str) -> int:
