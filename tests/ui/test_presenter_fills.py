@@ -37,11 +37,11 @@ MIN_SHARE = 0.85  # of the window's width
 MIN_TEXT_1080 = 28.0  # px, at 1080p; proportionally less on a smaller screen
 LINE_ENDS = (" ", "\n", "\u2028")  # where a shown line may end: a space the policy left
 # Lab charts whose own layout needs more height at projector type than any screen gives
-# below a headline, so the renderer draws them smaller (text and all). Serving's five
-# plots with their legends under them need ~1,070 px at 29-px type (745 px to spare at
-# 1080p): its view must lay them out otherwise first (legends beside the plots). Checked
-# to be still too tall, so that the entry goes once it fits.
-TOO_TALL = {"lab serving"}
+# below a headline, so the renderer draws them smaller (text and all). None now: Serving's
+# five plots, in rows with their legends under them, needed ~1,070 px at 29-px type (745
+# px to spare at 1080p); on a wide page they go in columns, legends beside (its grid.py).
+# Checked to be still too tall, so that an entry goes once it fits.
+TOO_TALL: set[str] = set()
 
 
 # ---- measuring ------------------------------------------------------------------------------

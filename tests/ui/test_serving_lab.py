@@ -239,3 +239,44 @@ def test_every_request_row_is_labelled_and_axis_titles_clear_the_ticks(  # type:
         _assert_rows_and_titles_read(panel, requests, "slide")
     settle(qtbot)  # the window's own fonts back: its axes re-measure their ticks first
     _assert_rows_and_titles_read(panel, requests, "window after the slide")
+
+
+def _arrangement(panel: ServingPanel) -> tuple[bool, list[tuple[float, float]], list[str]]:
+    """Whether the grid is wide, each plot's top-left, and legends that cover data."""
+    view = panel.lab_view
+    corners = [(round(p.sceneBoundingRect().left()), round(p.sceneBoundingRect().top()))
+               for p in view.plots()]
+    covering = [plot.titleLabel.text for plot in view.plots()
+                if plot.legend.sceneBoundingRect().adjusted(1, 1, -1, -1).intersects(
+                    plot.vb.sceneBoundingRect())]
+    return view.grid.wide, corners, covering
+
+
+def test_a_wide_page_puts_the_plots_in_columns_legends_beside(  # type: ignore[no-untyped-def]
+        qtbot, exporter, tiny_handle) -> None:
+    """The five plots in rows needed ~1,070 px at projector type (the presenter has ~745
+    px below its headline): on a wide page they go in columns, the legends beside the
+    data, every plot and legend kept; a tall page and the window keep the rows."""
+    panel = show_lab(qtbot, ServingPanel, exporter, tiny_handle, size=(1366, 768))
+    _small(panel)
+    run_lab(qtbot, panel)
+    settle(qtbot)
+    wide, window_corners, covering = _arrangement(panel)
+    assert not wide and covering == []
+    timeline, tokens, blocks, time, throughput = window_corners
+    assert tokens[1] == blocks[1] > timeline[1] and time[1] == throughput[1] > tokens[1]
+    chart = panel.charts()["serving"]
+    legends = [len(plot.legend.items) for plot in panel.lab_view.plots()]
+    with _prepared(chart, canvas_named("16:9"), SLIDE_STYLE, panel.headline()):
+        wide, (timeline, tokens, blocks, time, throughput), covering = _arrangement(panel)
+        assert wide and covering == []
+        assert timeline[0] < tokens[0] == blocks[0] < time[0] == throughput[0]
+        assert tokens[1] == time[1] < blocks[1] == throughput[1]
+        for plot in panel.lab_view.plots()[1:]:
+            assert plot.legend.sceneBoundingRect().left() >= \
+                plot.vb.sceneBoundingRect().right() - 1, plot.titleLabel.text
+        assert [len(plot.legend.items) for plot in panel.lab_view.plots()] == legends
+    with _prepared(chart, canvas_named("4:3"), SLIDE_STYLE, panel.headline()):
+        assert not panel.lab_view.grid.wide
+    settle(qtbot)
+    assert _arrangement(panel)[:2] == (False, window_corners)

@@ -144,6 +144,10 @@ class PlotLegend(pg.LegendItem):
         # A legend that follows its plot never holds the plot wider than the layout gives it
         # (it re-flows to the narrower width instead); a LivePlot's takes its view size back.
         self.narrows = False
+        # Laid out beside the data instead of under it (a wide page's chart): it then claims
+        # its width, `share` of the plot's (`add_legend_row`'s re-flow gives it that much).
+        self.beside = False
+        self.share = 1.0
         self._drawn: tuple[bool, ...] = ()  # which entries' series were drawn at the last layout
         self._drawn_timer = QTimer(self)
         self._drawn_timer.setSingleShot(True)
@@ -156,7 +160,7 @@ class PlotLegend(pg.LegendItem):
             return  # laid out once, when `adding()` ends
         self.layout.invalidate()
         hint = self.layout.effectiveSizeHint(Qt.SizeHint.PreferredSize)
-        if self.narrows:
+        if self.narrows and not self.beside:
             # Its width never asks the plot for room: a legend that follows its plot flows
             # into what the plot gets. (Asking for its current flow's width made the split
             # of a chart's plots depend on the last flow: one column kept a plot narrow, two
@@ -392,10 +396,13 @@ def add_legend_row(plot: pg.PlotItem, label_colour: str = "#222",
         def refit() -> None:
             fit_title(plot, max(plot.width() - LEGEND_MARGIN, 60.0), narrows=True,
                       corner_x=corner_x_of(plot))  # clear of the chart's export button
-            legend.fit_width(max(plot.width() - LEGEND_MARGIN, 60.0))
+            legend.fit_width(legend_room())
+
+        def legend_room() -> float:
+            return max((plot.width() - LEGEND_MARGIN) * legend.share, 60.0)
 
         def width_changed() -> None:
-            if max(plot.width() - LEGEND_MARGIN, 60.0) != legend._width_limit:
+            if legend_room() != legend._width_limit:
                 refit()
 
         legend.refit = refit

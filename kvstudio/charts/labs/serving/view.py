@@ -1,7 +1,8 @@
 """The serving lab's view: what the requests did step by step, and why batching pays.
 
 Owns `ServingView` (its words and tables for slides are `ServingExports`,
-``exports.py``; the timeline's axis and colours, ``timeline.py``). It draws from
+``exports.py``; the timeline's axis and colours, ``timeline.py``; where the plots sit,
+in rows on a tall page and in columns on a wide one, ``grid.py``). It draws from
 the records of ``kvstudio.labs.serving.lab.run`` (the requests under one
 scheduler, then the batch sweep):
 
@@ -30,6 +31,7 @@ from PySide6.QtCore import QObject, Qt
 
 from kvstudio.charts.labs.base import series_colour
 from kvstudio.charts.labs.serving.exports import ServingExports
+from kvstudio.charts.labs.serving.grid import ServingChart
 from kvstudio.charts.labs.serving.timeline import (
     BAR_WIDTH,
     CACHED_BLOCKS_COLOUR,
@@ -59,19 +61,17 @@ class ServingView(ServingExports):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.layout_widget = pg.GraphicsLayoutWidget()
+        # Rows under one another on a tall page, columns on a wide one (``grid.py``).
+        self.layout_widget = ServingChart()
         self.layout_widget.setBackground("w")
+        self.grid = self.layout_widget.ci
         self._request_axis = RequestAxis("left")
-        self.timeline_plot = self.layout_widget.addPlot(row=0, col=0, colspan=2,
-                                                        axisItems={"left": self._request_axis})
-        self.tokens_plot = self.layout_widget.addPlot(row=1, col=0)
-        self.blocks_plot = self.layout_widget.addPlot(row=1, col=1)
-        self.time_plot = self.layout_widget.addPlot(row=2, col=0)
-        self.throughput_plot = self.layout_widget.addPlot(row=2, col=1)
-        rows = self.layout_widget.ci.layout
-        rows.setRowStretchFactor(0, 3)  # the timeline has a row per request
-        for row in (1, 2):
-            rows.setRowStretchFactor(row, 2)
+        self.timeline_plot = pg.PlotItem(axisItems={"left": self._request_axis})
+        self.tokens_plot = pg.PlotItem()
+        self.blocks_plot = pg.PlotItem()
+        self.time_plot = pg.PlotItem()
+        self.throughput_plot = pg.PlotItem()
+        self.grid.place(self.plots())
         for plot in self.plots():
             plot.showGrid(x=True, y=True, alpha=0.2)
             add_legend_row(plot)
