@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from kvstudio.engine.serving.request_file import parse_request_lines
-from kvstudio.labs.serving import served
+from kvstudio.labs.serving import metrics, served
 from tests.cli.running import one_error_line, run_cli
 
 LINES = parse_request_lines(
@@ -200,7 +200,7 @@ def test_prometheus_text_is_parsed_with_labels_escapes_and_special_values() -> N
         'e{le="0.5",} 2\n'  # a trailing comma is allowed
         "not a metric line\n"
     )
-    scrape = served.parse_prometheus(text)
+    scrape = metrics.parse_prometheus(text)
     assert scrape.total("a_total") == 48.0
     first = scrape.samples[0]
     assert first.labels == (("model_name", "m,1"), ("path", 'C:\\x "q"\n'))
@@ -213,24 +213,24 @@ def test_prometheus_text_is_parsed_with_labels_escapes_and_special_values() -> N
 
 def test_text_that_is_not_prometheus_is_refused() -> None:
     with pytest.raises(ValueError, match="not in Prometheus' text format"):
-        served.parse_prometheus("<html>\n<body>hello</body>\n</html>\n")
-    assert served.parse_prometheus("# only comments\n").samples == ()
+        metrics.parse_prometheus("<html>\n<body>hello</body>\n</html>\n")
+    assert metrics.parse_prometheus("# only comments\n").samples == ()
 
 
 def test_the_server_is_known_by_its_metric_names() -> None:
     for prefix, kind in (("vllm:", "vLLM"), ("sglang:", "SGLang"), ("llamacpp:", "llama.cpp")):
-        assert served.server_kind(served.parse_prometheus(f"{prefix}x_total 1\n")) == kind
-    assert served.server_kind(served.parse_prometheus("process_cpu_seconds_total 1\n")) == (
+        assert metrics.server_kind(metrics.parse_prometheus(f"{prefix}x_total 1\n")) == kind
+    assert metrics.server_kind(metrics.parse_prometheus("process_cpu_seconds_total 1\n")) == (
         "unknown")
 
 
 def test_older_vllm_names_are_read_too() -> None:
-    before = served.parse_prometheus("vllm:gpu_prefix_cache_hits_total 2\n"
+    before = metrics.parse_prometheus("vllm:gpu_prefix_cache_hits_total 2\n"
                                      "vllm:gpu_cache_usage_perc 0.1\n")
-    after = served.parse_prometheus("vllm:gpu_prefix_cache_hits_total 10\n"
+    after = metrics.parse_prometheus("vllm:gpu_prefix_cache_hits_total 10\n"
                                     "vllm:gpu_cache_usage_perc 0.0\n")
-    during = served.parse_prometheus("vllm:gpu_cache_usage_perc 0.5\n")
-    readings = {r.name: r for r in served.metric_readings(before, after, [during])}
+    during = metrics.parse_prometheus("vllm:gpu_cache_usage_perc 0.5\n")
+    readings = {r.name: r for r in metrics.metric_readings(before, after, [during])}
     assert readings["vllm:gpu_prefix_cache_hits_total"].delta == 8
     usage = readings["vllm:gpu_cache_usage_perc"]
     assert (usage.before, usage.peak, usage.after) == (0.1, 0.5, 0.0)

@@ -5,8 +5,8 @@ where the data is drawn), `keep_readable` (a chart widget that never lays its
 plots out smaller than that: each view box gets the minimum, and the widget's
 own minimum size follows what its plots need with their axes, wrapped titles
 and legend rows at the current width), `fit_bottom_title` and `fit_side_titles`
-(axis titles clear of their tick labels, which `keep_ticks_apart` keeps clear of each
-other), `plot_areas` (each plot's view box
+(axis titles clear of their tick labels, which `keep_ticks_apart`, in
+``ticks.py``, keeps clear of each other), `plot_areas` (each plot's view box
 size, what the layout tests measure), `elided_cells` (table cells drawn
 narrower than their text) and the plot titles: `fit_title` (a title wrapped at word
 boundaries to the plot's width instead of widening it, clear of the export button at
@@ -34,6 +34,8 @@ from PySide6.QtWidgets import (
     QTableView,
     QWidget,
 )
+
+from kvstudio.charts.plots.ticks import keep_ticks_apart
 
 MIN_PLOT_WIDTH = 160  # pixels of view box (the data's area), never less
 MIN_PLOT_HEIGHT = 120
@@ -344,44 +346,6 @@ def _fit_side_title(axis: pg.AxisItem) -> None:
     axis.geometryChanged.connect(wrap)
     axis.label.document().contentsChanged.connect(lambda: QTimer.singleShot(0, axis, wrap))
     update_width()
-
-TICK_GAP = 4.0  # px kept free between two tick labels along an x axis, at least
-
-
-def keep_ticks_apart(axis: pg.AxisItem) -> None:
-    """Draw only the tick labels of `axis` that keep clear of each other.
-
-    pyqtgraph draws every fixed tick's label, and a level of minor labels when the
-    level's total length fits, however they crowd: the projector's context ticks ran
-    together on a narrow chart ("2565121K…8K16K32K"), a log axis' labels piled up at the
-    top of each decade on a slide ("6·10⁻⁵" over "7·10⁻⁵"). Here each label, in pyqtgraph's
-    order (the main level first, left to right or bottom up), is drawn only if it keeps
-    `TICK_GAP` px from every label already kept beside it (on a y axis: overlaps none by
-    more than a pixel); its tick mark stays.
-    """
-    if getattr(axis, "ticks_apart", False):
-        return
-    axis.ticks_apart = True
-    generate = axis.generateDrawSpecs
-    along_x = axis.orientation in ("top", "bottom")
-
-    def apart(painter: object) -> object:
-        specs = generate(painter)
-        if specs is None:
-            return specs
-        axis_spec, tick_specs, text_specs = specs
-        kept: list[tuple[object, ...]] = []
-        for spec in text_specs:
-            # Across a y axis, pyqtgraph's rects are already the glyphs' height (0.8 of a
-            # line): rows one line apart touch, and each keeps its label.
-            rect = spec[0].adjusted(-TICK_GAP, 0, TICK_GAP, 0) if along_x else spec[0].adjusted(
-                0, 0.5, 0, -0.5)
-            if not any(rect.intersects(other[0]) for other in kept):
-                kept.append(spec)
-        return axis_spec, tick_specs, kept
-
-    axis.generateDrawSpecs = apart
-
 
 CELL_PADDING = 6  # pixels a cell's margins take from its text's room (3 a side, as Qt draws)
 

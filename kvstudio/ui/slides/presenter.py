@@ -15,11 +15,8 @@ screen's size in the projector style, never moved out of its lab, with the
 lab's headline above it. Switching to it draws it before the screen shows the
 new chart (the screen keeps the old one meanwhile, never a blank chart).
 
-Keys mean what they mean in the main window (a presenter's clicker sends
-Page Up / Page Down): Page Down, →, Space or N steps the run; Page Up or ←
-steps back one step in history (as ← does in the window); ↓ shows the next
-chart, ↑ the previous one (both wrap around), 1–9 a chart by number; P or B
-plays and pauses; Home starts over; Esc, F5 or Ctrl+L leaves. The hint at the
+Keys mean what they mean in the main window (a clicker's Page Down steps the
+run; `key_bindings` in ``presenter_charts.py`` lists them) and the hint at the
 bottom says so. It does not know what stepping means: the caller passes the
 actions in.
 """
@@ -65,8 +62,18 @@ from kvstudio.ui.run.engine_adapter import AnswerCounts
 from kvstudio.ui.run.store import RunStore
 from kvstudio.ui.slides import headlines
 from kvstudio.ui.slides.headlines import Headline, keep_together, lab_headline
-from kvstudio.ui.slides.presenter_charts import Action, LabChart, PresenterActions, PresenterChart
-from kvstudio.ui.slides.presenter_look import CHART_TEXT, high_contrast_palette, presenter_style
+from kvstudio.ui.slides.presenter_charts import (
+    LabChart,
+    PresenterActions,
+    PresenterChart,
+    key_bindings,
+)
+from kvstudio.ui.slides.presenter_look import (
+    CHART_TEXT,
+    high_contrast_palette,
+    presenter_style,
+    sized_font,
+)
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +151,7 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         self._restyle_later = QTimer(self)
         self._restyle_later.setSingleShot(True)
         self._restyle_later.setInterval(0)
-        self._restyle_later.timeout.connect(self._restyle_now)
+        self._restyle_later.timeout.connect(lambda: self.refresh(rebuild=True))
         self._stack.addWidget(self._lab_view)
         self._big = plain_label()
         self._big.setWordWrap(True)
@@ -389,9 +396,6 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         elif self.current_chart().lab is not None:
             self._redraw_lab.start()  # at the new size, once the layout has it
 
-    def _restyle_now(self) -> None:
-        self.refresh(rebuild=True)
-
     def _redraw_lab_image(self) -> None:
         lab = self.current_chart().lab if self.isVisible() else None
         if lab is not None:
@@ -440,24 +444,17 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         margin = round(body * MARGIN)
         self._page_layout.setContentsMargins(margin, margin, margin, margin)
         self._page_layout.setSpacing(round(body * SPACING))
-        font = QFont(self.font())
-        font.setPixelSize(round(body))
+        font = sized_font(self.font(), body)
         self.setFont(font)  # children (chips, labels) inherit it
         for label, factor, bold in ((self._heading, 1.3, True), (self._big, 2.0, True),
                                     (self._details, 1.0, False), (self._keys, 0.6, False),
                                     (self._position, CHART_TEXT, False)):
-            label_font = QFont(font)
-            label_font.setPixelSize(round(body * factor))
-            label_font.setBold(bold)
-            label.setFont(label_font)
+            label.setFont(sized_font(font, body * factor, bold))
         for chart in self.live_charts:
             if chart.plot is not None:
                 chart.plot.title_size = f"{round(body)}px"
-        label_font = QFont(font)
-        label_font.setPixelSize(round(body * CHART_TEXT))
-        label_font.setBold(True)
         for end_label in self._end_labels.values():
-            end_label.setFont(label_font)
+            end_label.setFont(sized_font(font, body * CHART_TEXT, bold=True))
         return True
 
     def _restyle(self) -> None:
@@ -476,36 +473,12 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
 
     # ---- keys ------------------------------------------------------------------------------
     def _bind_keys(self) -> None:
-        bindings: list[tuple[QKeySequence | Qt.Key | str, Action]] = [
-            (Qt.Key.Key_PageDown, self._step),
-            (Qt.Key.Key_Right, self._step),
-            (Qt.Key.Key_Space, self._step),
-            (Qt.Key.Key_N, self._step),
-            (Qt.Key.Key_PageUp, self._back),
-            (Qt.Key.Key_Left, self._back),
-            (Qt.Key.Key_Down, self.next_chart),
-            (Qt.Key.Key_Up, self.previous_chart),
-            (Qt.Key.Key_P, self._actions.toggle_play),
-            (Qt.Key.Key_B, self._actions.toggle_play),
-            (Qt.Key.Key_Home, self._actions.reset),
-            (Qt.Key.Key_Escape, self.leave),
-            (Qt.Key.Key_F5, self.leave),
-            ("Ctrl+L", self.leave),
-        ]
-        for number in range(1, 10):
-            bindings.append((str(number),
-                             lambda n=number: self._chart_number(n)))  # type: ignore[misc]
-        for key, action in bindings:
+        for key, action in key_bindings(self._actions, self.next_chart, self.previous_chart,
+                                        self.leave, self._chart_number):
             shortcut = QShortcut(QKeySequence(key), self)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
             shortcut.activated.connect(action)
             self._shortcuts.append(shortcut)
-
-    def _step(self) -> None:
-        self._actions.step()
-
-    def _back(self) -> None:
-        self._actions.back()
 
     def _chart_number(self, number: int) -> None:
         self.update_charts()

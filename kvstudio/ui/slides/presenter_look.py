@@ -2,13 +2,14 @@
 
 Owns `presenter_style` (the chart style for a projector, relative to the
 screen's body text size, its smallest text `CHART_TEXT` of it) and
-`high_contrast_palette` (the window palette the presenter view uses);
+`high_contrast_palette` (the window palette the presenter view uses) and
+`sized_font` (a font at a pixel size);
 ``presenter.py`` applies both.
 """
 
 from __future__ import annotations
 
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QFont, QPalette
 
 from kvstudio.charts.style import PlotStyle
 
@@ -49,3 +50,11 @@ def high_contrast_palette(base: QPalette) -> QPalette:
         palette.setColor(group, QPalette.ColorRole.ToolTipBase, QColor("#ffffe0"))
         palette.setColor(group, QPalette.ColorRole.ToolTipText, black)
     return palette
+
+
+def sized_font(base: QFont, px: float, bold: bool = False) -> QFont:
+    """`base` at `px` pixels (rounded), bold or not."""
+    font = QFont(base)
+    font.setPixelSize(round(px))
+    font.setBold(bold)
+    return font
