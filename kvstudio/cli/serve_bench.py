@@ -29,7 +29,7 @@ from kvstudio.engine.serving.request_file import read_request_lines
 from kvstudio.labs import bounds
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import SERVING
-from kvstudio.labs.serving import served
+from kvstudio.labs.serving import openai_http, served
 from kvstudio.labs.serving.lab import EXAMPLE_REQUESTS, EXAMPLE_SYSTEM, load_requests, serving
 from kvstudio.labs.serving.records import SchedulerRun, ServingResult
 
@@ -49,7 +49,7 @@ def add_subcommands(sub: Any) -> None:
         "anywhere but URL.",
     )
     s.add_argument("url", metavar="URL",
-                   help=f"the server's address, e.g. {served.EXAMPLE_URL} (/v1 optional)")
+                   help=f"the server's address, e.g. {openai_http.EXAMPLE_URL} (/v1 optional)")
     s.add_argument("--model", dest="served_model", default=None, metavar="NAME",
                    help="the model name the server serves (default: its only one)")
     s.add_argument(
@@ -77,9 +77,10 @@ def add_subcommands(sub: Any) -> None:
                    f"{round(served.DEFAULT_STEP_S * 1000)})")
     s.add_argument("--timeout", type=cli_args.argument_type(bounds.server_timeout,
                                                              "whole number"),
-                   default=round(served.DEFAULT_TIMEOUT_S),
+                   default=round(openai_http.DEFAULT_TIMEOUT_S),
                    help="seconds to wait for any one answer or piece of a stream (1 … "
-                   f"{bounds.MAX_SERVER_TIMEOUT_S:,}; default {round(served.DEFAULT_TIMEOUT_S)})")
+                   f"{bounds.MAX_SERVER_TIMEOUT_S:,}; "
+                   f"default {round(openai_http.DEFAULT_TIMEOUT_S)})")
     s.add_argument("--compare", action="store_true",
                    help="also run the same requests through KV Studio's engine (continuous "
                    "batching) and show its figures beside the server's")

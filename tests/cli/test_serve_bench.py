@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from kvstudio.engine.serving.request_file import parse_request_lines
-from kvstudio.labs.serving import metrics, served
+from kvstudio.labs.serving import metrics, openai_http, served
 from tests.cli.running import one_error_line, run_cli
 
 LINES = parse_request_lines(
@@ -245,7 +245,7 @@ def test_older_vllm_names_are_read_too() -> None:
     ("http://[::1]:8080/v1/", "http://[::1]:8080"),
 ])
 def test_a_server_address_is_read_with_or_without_v1(typed: str, base: str) -> None:
-    assert served.check_base_url(typed) == base
+    assert openai_http.check_base_url(typed) == base
 
 
 @pytest.mark.parametrize(("typed", "message"), [
@@ -260,7 +260,7 @@ def test_a_server_address_is_read_with_or_without_v1(typed: str, base: str) -> N
 ])
 def test_a_bad_address_is_one_message_with_an_example(typed: str, message: str) -> None:
     with pytest.raises(ValueError, match=message) as info:
-        served.check_base_url(typed)
+        openai_http.check_base_url(typed)
     assert "http://127.0.0.1:8000" in str(info.value)
 
 

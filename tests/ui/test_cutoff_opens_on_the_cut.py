@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lab_helpers import run_stepped, show_lab
 
-from kvstudio.charts.labs.cutoff import distinct_ticks
+from kvstudio.charts.plots.token_axis import distinct_ticks
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.labs.cutoff_lab import TopPTopKPanel
 from kvstudio.ui.slides.export_menu import ChartExporter

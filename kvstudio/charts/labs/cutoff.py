@@ -21,7 +21,7 @@ from kvstudio.charts.chart_data import DataTable, Series
 from kvstudio.charts.labs.base import LabView
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
-from kvstudio.charts.plots.token_axis import TokenAxis, token_tick
+from kvstudio.charts.plots.token_axis import TokenAxis, distinct_ticks, token_tick
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.labs.course import EMPTY_ANSWER, setting_changes, settings_line
 
@@ -162,7 +162,7 @@ class TopPTopKView(LabView):
 
     def shown_is_widest(self) -> bool:
         """Whether the step shown is the run's widest top-p cut (the one a run opens on)."""
-        return bool(self.steps) and self.steps[widest_cut(self.steps)] is self.shown_step()
+        return bool(self.steps) and self.steps[lab.widest_cut(self.steps)] is self.shown_step()
 
     def why_line(self) -> str:
         """Which step is shown and why: "Step 0: the widest cut, 89 survivors of 6,400;
@@ -364,7 +364,7 @@ class TopPTopKView(LabView):
     def show_result(self, result: object) -> None:
         if isinstance(result, lab.DistributionRun) and self.steps:
             # Open on the widest top-p cut (ties: the earliest), not eos.
-            widest = widest_cut(self.steps)
+            widest = lab.widest_cut(self.steps)
             self.show_step(widest)
             self.table.blockSignals(True)  # the table follows; it is not a new choice
             self.table.setCurrentCell(widest, 0)
@@ -486,25 +486,3 @@ def _chosen_text(step: lab.DistributionStep) -> str:
     if rank is not None:
         return step.token_texts[rank]
     return step.chosen_text or f"id {step.record.token_ids[0]}"
-
-
-def widest_cut(steps: list[lab.DistributionStep]) -> int:
-    """The index of the step with the most top-p survivors (ties: the earliest)."""
-    counts = [s.record.survivors_top_p[0] for s in steps]
-    return counts.index(max(counts))
-
-
-def distinct_ticks(ticks: list[str], tokens: tuple[str, ...] | list[str]) -> list[str]:
-    """Tick labels of different tokens never read the same: a clash shows the tokens whole
-    ("<|im_start|>" and "<|im_end|>", not "<|im_…" twice), or, where they still read the
-    same, gets its rank."""
-    out = list(ticks)
-    for i, tick in enumerate(ticks):
-        clash = any(ticks[j] == tick and tokens[j] != tokens[i]
-                    for j in range(len(ticks)) if j != i)
-        if clash:
-            whole = token_tick(tokens[i], len(tokens[i]) + 1)
-            unique = all(token_tick(tokens[j], len(tokens[j]) + 1) != whole
-                         for j in range(len(ticks)) if j != i and ticks[j] == tick)
-            out[i] = whole if unique else f"{tick}#{i + 1}"
-    return out

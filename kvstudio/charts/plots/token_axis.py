@@ -8,7 +8,8 @@ the chosen token): where two of those would touch they are both shortened to
 their share of the room with "…"; any other label that would touch one
 already placed is left out (its bar is still drawn). It decides when the axis
 is drawn, with the font and width it is drawn at: on screen, on a slide and
-in the presenter.
+in the presenter. Also `token_tick` (a token's short label) and
+`distinct_ticks` (short labels of different tokens that never read the same).
 """
 
 from __future__ import annotations
@@ -145,3 +146,19 @@ def token_tick(text: str, limit: int = 6) -> str:
         return "⟨" + " ".join(re.findall(r"<0x([0-9A-F]{2})>", text)) + "⟩"
     shown = text.replace("\n", "↵").replace(" ", "␣")
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def distinct_ticks(ticks: list[str], tokens: tuple[str, ...] | list[str]) -> list[str]:
+    """Tick labels of different tokens never read the same: a clash shows the tokens whole
+    ("<|im_start|>" and "<|im_end|>", not "<|im_…" twice), or, where they still read the
+    same, gets its rank."""
+    out = list(ticks)
+    for i, tick in enumerate(ticks):
+        clash = any(ticks[j] == tick and tokens[j] != tokens[i]
+                    for j in range(len(ticks)) if j != i)
+        if clash:
+            whole = token_tick(tokens[i], len(tokens[i]) + 1)
+            unique = all(token_tick(tokens[j], len(tokens[j]) + 1) != whole
+                         for j in range(len(ticks)) if j != i and ticks[j] == tick)
+            out[i] = whole if unique else f"{tick}#{i + 1}"
+    return out

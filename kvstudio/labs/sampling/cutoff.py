@@ -3,7 +3,8 @@
 Owns `distribution_steps`: one `DistributionStep` per generated token, with
 the distribution after temperature (before the cut-offs) and where top-k and
 top-p cut it, ending with a `DistributionRun`; `run` is the lab as every front
-starts it (the registry's parameters). It never imports Qt.
+starts it (the registry's parameters); `widest_cut`, the step with the most top-p
+survivors, which every front opens on. It never imports Qt.
 """
 
 from __future__ import annotations
@@ -152,6 +153,12 @@ def distribution_steps(
         survivors_top_p=tuple(r.survivors_top_p[0] for r in records),
         text=answer_text(tokenizer, stepper.generated_ids[0]),
     )
+
+
+def widest_cut(steps: Sequence[DistributionStep]) -> int:
+    """The index of the step with the most top-p survivors (ties: the earliest)."""
+    counts = [s.record.survivors_top_p[0] for s in steps]
+    return counts.index(max(counts))
 
 
 def sampling(params: Mapping[str, Any]) -> SamplingSettings:
