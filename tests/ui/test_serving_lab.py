@@ -12,13 +12,15 @@ from pyqtgraph import TextItem
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QPainter, QPicture
 
-from kvstudio.charts.canvas import canvas_named
+from kvstudio.charts.canvas import SlideCanvas, canvas_named
 from kvstudio.charts.chart_data import plot_items
 from kvstudio.charts.render import _prepared
 from kvstudio.charts.style import SLIDE_STYLE
 from kvstudio.labs.registry import SERVING
 from kvstudio.labs.serving import batching
 from kvstudio.ui.labs import ServingPanel
+from kvstudio.ui.slides.presenter import LINES_PER_SCREEN
+from kvstudio.ui.slides.presenter_look import presenter_style
 from tests.ui.settle import settle
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -257,8 +259,10 @@ def test_a_wide_page_puts_the_plots_in_columns_legends_beside(  # type: ignore[n
     """The five plots in rows needed ~1,070 px at projector type (the presenter has ~745
     px below its headline): on a wide page they go in columns, the legends beside the
     data, every plot and legend kept; a tall page and the window keep the rows."""
+    # (the presenter's page at 1080p; a 16:9 slide goes wide as well, a 4:3 one not)
     panel = show_lab(qtbot, ServingPanel, exporter, tiny_handle, size=(1366, 768))
     _small(panel)
+    panel.batch_sizes.setText("1, 2, 4, 8, 16, 32")
     run_lab(qtbot, panel)
     settle(qtbot)
     wide, window_corners, covering = _arrangement(panel)
@@ -267,7 +271,10 @@ def test_a_wide_page_puts_the_plots_in_columns_legends_beside(  # type: ignore[n
     assert tokens[1] == blocks[1] > timeline[1] and time[1] == throughput[1] > tokens[1]
     chart = panel.charts()["serving"]
     legends = [len(plot.legend.items) for plot in panel.lab_view.plots()]
-    with _prepared(chart, canvas_named("16:9"), SLIDE_STYLE, panel.headline()):
+    # As the presenter draws it at 1080p: the page below its headline, projector type.
+    presenter = SlideCanvas("presenter", 1870, 727)
+    style = presenter_style(1080 / LINES_PER_SCREEN).scaled(1920 / 1870, 1920 / 1870)
+    with _prepared(chart, presenter, style, None):
         wide, (timeline, tokens, blocks, time, throughput), covering = _arrangement(panel)
         assert wide and covering == []
         assert timeline[0] < tokens[0] == blocks[0] < time[0] == throughput[0]
@@ -276,7 +283,18 @@ def test_a_wide_page_puts_the_plots_in_columns_legends_beside(  # type: ignore[n
             assert plot.legend.sceneBoundingRect().left() >= \
                 plot.vb.sceneBoundingRect().right() - 1, plot.titleLabel.text
         assert [len(plot.legend.items) for plot in panel.lab_view.plots()] == legends
+        for plot in (panel.lab_view.time_plot, panel.lab_view.throughput_plot):
+            # Every batch size labelled: the last one's label ("32") sat past the axis's
+            # end, next to the legend, and pyqtgraph dropped it.
+            shown = [text for _, text in _tick_texts(plot.getAxis("bottom"))]
+            assert sorted(shown, key=int) == ["1", "2", "4", "8", "16", "32"], \
+                (plot.titleLabel.text, shown)
+    with _prepared(chart, canvas_named("16:9"), SLIDE_STYLE, panel.headline()):
+        assert panel.lab_view.grid.wide
     with _prepared(chart, canvas_named("4:3"), SLIDE_STYLE, panel.headline()):
         assert not panel.lab_view.grid.wide
     settle(qtbot)
-    assert _arrangement(panel)[:2] == (False, window_corners)
+    wide, corners, covering = _arrangement(panel)  # back in rows (its axes may re-measure)
+    assert not wide and covering == []
+    assert all(abs(x - x0) <= 8 and abs(y - y0) <= 8
+               for (x, y), (x0, y0) in zip(corners, window_corners, strict=True)), corners

@@ -39,7 +39,7 @@ LEGEND_SHARE = 0.42  # of a plot's width its legend takes beside the data (a wid
 # wrap to two lines each, not three, and the plot stays as low as the others.
 LONG_LEGEND_SHARE = 0.55
 BESIDE = (2, 3, 2, 1)  # the legend's cells beside the view box and bottom axis in a PlotItem
-WIDE_COLUMN_STRETCH = (2, 3, 3)  # the timeline (its legend under it) narrower than the rest
+WIDE_COLUMN_STRETCH = (2, 3, 4)  # the timeline narrowest, the sweep (long legends) widest
 
 
 class ServingGrid(pg.GraphicsLayout):

@@ -55,6 +55,9 @@ else:  # torch loads when the lab first runs
     batching = LazyModule("kvstudio.labs.serving.batching")
 
 
+SWEEP_X_MARGIN = 0.5  # of a doubling, either side of the batch sizes on the sweep's plots
+
+
 class ServingView(ServingExports):
     key = "serving"
     draw_while_running = False  # every step is timed; the charts are drawn from the result
@@ -250,6 +253,10 @@ class ServingView(ServingExports):
         ticks = [[(math.log2(p.batch), f"{p.batch}") for p in points]]
         for plot in (self.time_plot, self.throughput_plot):
             plot.getAxis("bottom").setTicks(ticks)
+            if len(x):  # room for the end ticks' labels: pyqtgraph drops one ("32") that
+                # crosses the axis's end, as on the presenter's narrower plots beside a legend
+                plot.setXRange(float(x.min()) - SWEEP_X_MARGIN, float(x.max()) + SWEEP_X_MARGIN,
+                               padding=0)
         ms = np.asarray([p.ms_per_step for p in points])
         low = np.asarray([1000.0 * p.step_seconds.low for p in points])
         high = np.asarray([1000.0 * p.step_seconds.high for p in points])
