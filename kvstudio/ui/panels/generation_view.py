@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import QMimeData, Signal
+from PySide6.QtCore import QEvent, QMimeData, QObject, Signal
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -133,6 +133,9 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         scroll.setMinimumHeight(40)
         self._scroll = scroll
+        # A viewport that grows or shrinks after the last refresh (the window's layout settling,
+        # a dock refitting) keeps showing the newest chip, whole lines from the top.
+        scroll.viewport().installEventFilter(self)
         self._prompt_label = plain_label()
         self._prompt_note = plain_label()  # a paste that was cut: how much, what to do
         self._prompt_note.setWordWrap(True)
@@ -246,11 +249,20 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         self._shown_records = len(trace.records)
         self._header.setText(self._header_template.format(
             mode_name(trace.mode), len(trace.records), trace.info.max_new_tokens))
-        if self._chips.last_rect() is not None:  # the newest chip, whole lines from the top
+        self._show_last_chip()
+
+    def _show_last_chip(self) -> None:
+        """Scroll to the newest chip, whole lines from the top."""
+        if self._chips.last_rect() is not None:
             offset = self._chips.scroll_showing_last(self._scroll.viewport().height())
             bar = self._scroll.verticalScrollBar()
             bar.setMaximum(max(bar.maximum(), offset))  # (the layout catches up later)
             bar.setValue(offset)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._scroll.viewport() and event.type() == QEvent.Type.Resize:
+            self._show_last_chip()
+        return super().eventFilter(watched, event)
 
     def redraw(self, store: RunStore) -> None:
         """Measure and lay out every chip again (after a font change), then refresh."""

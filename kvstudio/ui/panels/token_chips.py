@@ -135,6 +135,8 @@ class TokenChipsView(QWidget):
         lines = max(0, math.ceil((last.bottom() + MARGIN - view_height) / pitch))
         # One pixel above the line's top, for its border; below the line above's bottom.
         offset = 0 if lines == 0 else int(MARGIN + lines * pitch) - 1
+        # A view lower than two lines: never past the newest chip's own line (its top).
+        offset = min(offset, max(0, int(last.top()) - 1))
         self._scroll_room = offset + view_height  # room to start the view at that line
         if self._scroll_room > self.minimumHeight():
             self.setMinimumHeight(self._scroll_room)
