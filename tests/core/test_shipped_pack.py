@@ -183,3 +183,21 @@ def test_the_pack_searches_four_beams_as_the_beam_lab_does(
     assert (sum(shipped["rows_moved"]), sum(shipped["reorder_bytes"]),
             sum(shipped["cow_bytes"])) == (31, 1_292_288, 688_128)
     assert shipped["same_as_transformers"] is True  # the pack ran transformers' check
+
+
+@pytest.mark.parametrize(("folder", "same"), [("exports", "같은 토큰 64/64"),
+                                              ("exports-en", "Same tokens 64/64")])
+def test_the_packs_lab_slides_state_their_results(folder: str, same: str) -> None:
+    """Issue 33: the cache-vs-recompute slide says the tokens agree and gives both modes'
+    ms/token; the top-p slide shows the step with the most survivors and says so."""
+    numbers = json.loads((ROOT / "docs" / folder / "numbers.json").read_text(encoding="utf-8"))
+    compare = numbers["headlines"]["lab cache-vs-recompute"].splitlines()[0]
+    assert same in compare, compare
+    unit = "ms/토큰" if folder == "exports" else "ms/token"
+    assert compare.count(unit) == 2, compare  # cached and recompute, each a median
+    if folder == "exports":  # the Korean pack has every lab; the English one only this slide
+        top_p = numbers["labs"]["TopPTopK"]
+        survivors = [step["survivors_top_p"] for step in top_p["steps"]]
+        assert survivors[top_p["shown_step"]] == max(survivors)  # the widest cut is shown
+        assert top_p["shown_is_widest_cut"]
+        assert "가장 많은" in numbers["headlines"]["lab top-k-top-p"].splitlines()[0]
