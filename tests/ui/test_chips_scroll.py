@@ -21,6 +21,16 @@ def test_a_wrapped_answer_scrolls_by_whole_lines(qtbot, make_window) -> None:  #
                     timeout=HANG_GUARD_MS)
     window.controller.pacer.flush()
     settle(qtbot)
+    _assert_whole_lines_to_the_newest_chip(window)
+    # The chips re-flow when the row's width changes after the run (a dock refitting, the
+    # window resized): the view follows the newest chip to its new line.
+    for width in (1240, 900):
+        window.resize(width, 640)
+        settle(qtbot)
+        _assert_whole_lines_to_the_newest_chip(window)
+
+
+def _assert_whole_lines_to_the_newest_chip(window) -> None:  # type: ignore[no-untyped-def]
     view = window.generation
     scroll, chips = view._scroll, view.chips
     top = scroll.verticalScrollBar().value()

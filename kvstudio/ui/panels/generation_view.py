@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import QEvent, QMimeData, QObject, Signal
+from PySide6.QtCore import QEvent, QMimeData, QObject, QTimer, Signal
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -133,9 +133,15 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         scroll.setMinimumHeight(40)
         self._scroll = scroll
-        # A viewport that grows or shrinks after the last refresh (the window's layout settling,
-        # a dock refitting) keeps showing the newest chip, whole lines from the top.
+        # A viewport or a chips row that changes size after the last refresh (the window's
+        # layout settling, a dock refitting, the chips re-flowing to a new width) shows the
+        # newest chip again, whole lines from the top, once the chips are laid out.
+        self._follow_last = QTimer(self)
+        self._follow_last.setSingleShot(True)
+        self._follow_last.setInterval(0)
+        self._follow_last.timeout.connect(self._show_last_chip)
         scroll.viewport().installEventFilter(self)
+        self._chips.installEventFilter(self)
         self._prompt_label = plain_label()
         self._prompt_note = plain_label()  # a paste that was cut: how much, what to do
         self._prompt_note.setWordWrap(True)
@@ -260,8 +266,9 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
             bar.setValue(offset)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self._scroll.viewport() and event.type() == QEvent.Type.Resize:
-            self._show_last_chip()
+        if event.type() == QEvent.Type.Resize and watched in (self._scroll.viewport(),
+                                                              self._chips):
+            self._follow_last.start()
         return super().eventFilter(watched, event)
 
     def redraw(self, store: RunStore) -> None:
