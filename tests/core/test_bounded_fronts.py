@@ -184,23 +184,39 @@ def test_the_memory_check_counts_the_rope_tables_temporaries(
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/status").exists(),
+                    reason="reads the child's own peak (VmHWM) from Linux's /proc")
 def test_building_a_model_peaks_within_the_count() -> None:
-    """The count is an upper bound of what building the model really takes (a child's peak)."""
+    """The count is an upper bound of what building the model really takes (a child's peak).
+
+    The peak is the child's own high-water mark (VmHWM), reset once torch is imported. Not
+    ru_maxrss: Linux starts a child's ru_maxrss at its parent's peak (the exec folds the
+    forked copy's high-water mark in), so under a pytest worker that had already held 800 MB
+    the child's delta read 256 MB for a build that takes 900 MB.
+    """
     code = (
-        "import resource, torch\n"
+        "import torch\n"
         "from kvstudio.engine.config import ModelConfig\n"
         "from kvstudio.engine.model import MiniMindLM\n"
+        "def peak():\n"
+        "    with open('/proc/self/status') as status:\n"
+        "        line = next(x for x in status if x.startswith('VmHWM:'))\n"
+        "    return int(line.split()[1]) * 1024\n"
         "torch.zeros(1)\n"
-        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "try:\n"
+        "    with open('/proc/self/clear_refs', 'w') as refs:\n"
+        "        refs.write('5')  # the high-water mark starts again at what is resident now\n"
+        "except OSError:\n"
+        "    pass  # then it is the import's peak, at least what is resident: a smaller delta\n"
+        "before = peak()\n"
         "MiniMindLM(ModelConfig(max_position_embeddings=2_000_000))\n"
-        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)\n"
+        "print(peak() - before)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300, check=True)
     peak = int(done.stdout.split()[-1])
     config = ModelConfig(max_position_embeddings=2_000_000)
     assert peak <= config.load_peak_bytes, (peak, config.load_peak_bytes)  # the bound holds
-    # …and the child did build the model: its peak is of the model's size. Not "above the
-    # count": the kernel may reclaim a busy machine's cold pages mid-build (a loaded run
-    # measured 500.9 MB against a count of 529.8 MB), so the lower check keeps a margin.
-    assert peak > config.memory_bytes // 2, (peak, config.memory_bytes)
+    # …and the child did build the model: at its peak it held at least the finished model
+    # (weights and both RoPE tables; measured 903 MB against 529.8 MB, and a count of 1,060 MB).
+    assert peak > config.memory_bytes, (peak, config.memory_bytes)
