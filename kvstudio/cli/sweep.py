@@ -2,7 +2,7 @@
 
 Owns the ``sweep`` subcommand (registered on the one parser in
 ``kvstudio.cli.main``) and its table; the numbers come from
-``kvstudio.labs.cache.sweep``.
+the lab's declared run (``kvstudio.labs.cache.sweep``).
 """
 
 from __future__ import annotations
@@ -11,11 +11,10 @@ import argparse
 from typing import Any
 
 from kvstudio.cli import common
-from kvstudio.cli.lab_options import add_lab_option
+from kvstudio.cli.lab_options import add_lab_options, lab_params
 from kvstudio.engine import costs
 from kvstudio.engine.records import MODES
-from kvstudio.labs.cache.sweep import SweepLabResult, sweep_with_fits
-from kvstudio.labs.common import check_fits
+from kvstudio.labs.cache.sweep import SweepLabResult
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import SWEEP
 
@@ -23,8 +22,7 @@ from kvstudio.labs.registry import SWEEP
 def add_subcommands(sub: Any) -> None:
     """Register ``sweep`` on the one parser (``kvstudio.cli.main``)."""
     w = sub.add_parser("sweep", help="time and tokens fed as P or N grows")
-    for name in ("vary", "values", "fixed", "repeats"):
-        add_lab_option(w, SWEEP.param(name))
+    add_lab_options(w, SWEEP)
     common.cache_options(w)
     common.model_options(w, COURSE.cache_model)
     common.add_yes_option(w)
@@ -33,20 +31,15 @@ def add_subcommands(sub: Any) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     loaded = common.prepare(args, COURSE.cache_model)
-    spec = common.cache_spec(args)
-    runs = [(v, args.fixed) if args.vary == "prompt" else (args.fixed, v) for v in args.values]
-    for mode in MODES:  # the longest run must fit (as length_sweep checks), then the cost
-        check_fits(loaded.backend, 1, max(p for p, _ in runs), max(n for _, n in runs), mode,
-                   spec)
-    fed = args.repeats * sum(
+    params = lab_params(SWEEP, args)
+    job = SWEEP.run(loaded, params, cache=common.cache_spec(args))  # checks that it fits
+    fixed = params["fixed"]
+    runs = [(v, fixed) if params["vary"] == "prompt" else (fixed, v) for v in params["values"]]
+    fed = params["repeats"] * sum(
         costs.generation_cost(mode, p, n).tokens_fed for p, n in runs for mode in MODES)
     common.confirm_cost(args, fed, f"This sweep of {len(runs):,} length(s)",
-                 "sweep fewer or shorter lengths")
-    lab: SweepLabResult = common.drain(
-        sweep_with_fits(loaded.backend, loaded.tokenizer, vary=args.vary, values=args.values,
-                        fixed=args.fixed, repeats=args.repeats, cache=spec),
-        SweepLabResult,
-    )
+                        "sweep fewer or shorter lengths")
+    lab: SweepLabResult = common.drain(job, SweepLabResult)
     result = lab.sweep
     print()
     print(

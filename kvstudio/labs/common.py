@@ -84,12 +84,16 @@ def answer_text(tokenizer: TextTokenizer, ids: Sequence[int]) -> str:
     return tokenizer.answer_text(ids) or EMPTY_ANSWER
 
 
-def prompt_ids(model: LoadedModel, text: str) -> list[int]:
-    """The question as the model sees it: in the chat template when the model has one."""
+def prompt_ids(model: LoadedModel, text: str, raw: bool = False) -> list[int]:
+    """The question as the model sees it: in the chat template when the model has one
+    (`raw`: as is, the command line's ``--raw``); ValueError when it is empty."""
     tokenizer: TextTokenizer = model.tokenizer
     if not text.strip():
         raise ValueError("The prompt is empty: type a question for the lab.")
-    return tokenizer.chat_ids(text) if model.is_chat else tokenizer.encode(text)
+    ids = tokenizer.chat_ids(text) if model.is_chat and not raw else tokenizer.encode(text)
+    if not ids:
+        raise ValueError("The prompt encodes to no tokens; give some text.")
+    return ids
 
 
 @dataclass(frozen=True)

@@ -177,16 +177,18 @@ class LabSpec:
                 return param
         raise KeyError(f"{self.key} has no parameter {name!r}")
 
-    def run(self, model: Any, params: Mapping[str, Any]) -> Iterator[object]:
+    def run(self, model: Any, params: Mapping[str, Any], **options: Any) -> Iterator[object]:
         """Start the lab on `model` (a `LoadedModel`) with `params` (missing: the default).
 
         The parameters are checked first and the run's own checks (a prompt longer than
         the model's positions …) raise their ValueError here, before anything runs; the
-        iterator then yields progress and, last, the result record.
+        iterator then yields progress and, last, the result record. `options` are a
+        front's own settings the run reads with ``params.get`` (the command line's
+        ``--cache``, ``--raw`` …), passed on unchecked: no box or keyword shows them.
         """
         module, name = self.runner.split(":")
         values = {**self.defaults(), **{k: v for k, v in self.check(params).items()
-                                        if v is not None}}
+                                        if v is not None}, **options}
         return getattr(importlib.import_module(module), name)(model, values)  # type: ignore[no-any-return]
 
     def defaults(self) -> dict[str, Any]:

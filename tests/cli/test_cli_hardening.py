@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,6 @@ import torch
 from kvstudio.cli import chat as cli_chat
 from kvstudio.cli import common
 from kvstudio.cli import compare as cli_compare
-from kvstudio.cli import sample as cli_sample
-from kvstudio.cli import sweep as cli_sweep
 from kvstudio.cli.main import main
 from kvstudio.cli.tools import bench
 from kvstudio.engine import limits
@@ -28,9 +27,11 @@ from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
+from kvstudio.labs.cache import sweep
 from kvstudio.labs.cache.compare import CompareResult, compare_modes
 from kvstudio.labs.chat import session as chat
 from kvstudio.labs.common import finish
+from kvstudio.labs.sampling import temperature
 from tests.cli.running import one_error_line, shipped_model_with
 
 
@@ -230,14 +231,15 @@ def test_a_long_chat_is_refused_without_yes(
 def test_long_runs_are_refused_without_yes(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str]
 ) -> None:
-    def no_run(*args: object, **kwargs: object) -> None:
+    def no_run(*args: object, **kwargs: object) -> Iterator[object]:
         raise AssertionError("the run started before its cost was accepted")
+        yield  # a generator, as the labs' runs: it runs when iterated
 
     for module, name in (
         (cli_compare, "compare_modes"),
         (cli_compare, "print_single"),
-        (cli_sample, "temperature_lab"),
-        (cli_sweep, "sweep_with_fits"),
+        (temperature, "temperature_lab"),
+        (sweep, "sweep_with_fits"),
     ):
         monkeypatch.setattr(module, name, no_run)
     line = one_error_line(capsys, argv)

@@ -253,7 +253,9 @@ def sweep_with_fits(
 
 
 def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | SweepLabResult]:
-    """The lab as every front runs it: `sweep_with_fits`, once the longest run fits."""
+    """The lab as every front runs it: `sweep_with_fits`, once the longest run fits (its
+    positions, and its memory in both modes on ``params["cache"]``, the command line's
+    ``--cache``; default: the model's own cache)."""
     values, fixed = params["values"], params["fixed"]
     longest = max(values) + fixed
     if longest > model.max_positions:
@@ -261,5 +263,10 @@ def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | Sw
             f"The longest run needs {longest} positions but the model has "
             f"{model.max_positions}; use shorter lengths."
         )
+    cache = params.get("cache")
+    prompt, new = (max(values), fixed) if params["vary"] == "prompt" else (fixed, max(values))
+    for mode in MODES:
+        check_fits(model.backend, 1, prompt, new, mode, cache or CacheSpec())
     return sweep_with_fits(model.backend, model.tokenizer, vary=params["vary"],
-                           values=tuple(values), fixed=fixed, repeats=params["repeats"])
+                           values=tuple(values), fixed=fixed, repeats=params["repeats"],
+                           cache=cache)

@@ -16,10 +16,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvstudio.engine.backends.minimind import LanguageModel
+from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.records import MODES, Mode, SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.common import Progress, prompt_ids
+from kvstudio.labs.common import Progress, check_fits, prompt_ids
 from kvstudio.labs.course import COURSE, setting_changes
 from kvstudio.labs.sampling.sample import SamplingResult, repeated_sampling
 
@@ -121,8 +122,12 @@ def sampling(params: Mapping[str, Any]) -> SamplingSettings:
 
 def run(model: LoadedModel,
         params: Mapping[str, Any]) -> Iterator[Progress | TemperatureLabResult]:
-    """The lab as every front runs it: the question sampled at each of the temperatures."""
-    ids = prompt_ids(model, params["prompt"])
+    """The lab as every front runs it: the question sampled at each of the temperatures
+    (``params["raw"]``, the command line's ``--raw``: without the chat template), once
+    the batch of samples fits the model's positions and memory."""
+    ids = prompt_ids(model, params["prompt"], params.get("raw", False))
+    check_fits(model.backend, params["samples"], len(ids), params["new_tokens"], "cached",
+               CacheSpec())
     return temperature_lab(
         model.backend,
         model.tokenizer,
