@@ -5,7 +5,7 @@ and its printout: per step the beams with their scores and parent rows, the byte
 each reorder copies against a paged cache's copies on write, the returned
 hypotheses, and ``same as transformers: yes|no`` when the hf extra is installed
 (transformers' own ``generate(num_beams=…)`` on the converted model). The numbers
-come from ``kvstudio.labs.beam``.
+come from the lab's declared run (``kvstudio.labs.beam``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from typing import Any
 
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
-from kvstudio.cli.lab_options import add_lab_option, lab_option_help
-from kvstudio.engine.strategies.beam import BeamSettings, EarlyStopping
-from kvstudio.labs.beam import BeamLabResult, beam_lab
+from kvstudio.cli.lab_options import add_lab_options, lab_params
+from kvstudio.cli.sample import raw_option
+from kvstudio.engine.strategies.beam import EarlyStopping
+from kvstudio.labs.beam import BeamLabResult
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import BEAM
 
@@ -42,44 +43,25 @@ def add_subcommands(sub: Any) -> None:
         description="Beam search with one cache row per beam; scores as transformers' "
         "generate(num_beams=…).",
     )
-    add_lab_option(b, BEAM.param("prompt"))
-    b.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
-    add_lab_option(b, BEAM.param("beams"))
-    add_lab_option(b, BEAM.param("length_penalty"))
-    stopping = BEAM.param("early_stopping")  # read as true, false or never, any case
-    b.add_argument(stopping.option, type=early_stopping, default=stopping.default,
-                   metavar="{true,false,never}", help=lab_option_help(stopping))
-    add_lab_option(b, BEAM.param("new_tokens"))
+    add_lab_options(  # early stopping read as true, false or never, any case
+        b, BEAM, {"transformers": " (--no-check: skip it)"},
+        {"early_stopping": {"type": early_stopping, "choices": None,
+                            "metavar": "{true,false,never}"}})
+    raw_option(b)
     b.add_argument(
         "--return", dest="num_return", type=cli_args.bounded(1, 64), default=None,
         help="hypotheses returned (default: all K)",
     )
-    add_lab_option(b, BEAM.param("block_size"))
-    add_lab_option(b, BEAM.param("transformers"), " (--no-check: skip it)")
     common.model_options(b, COURSE.chat_model)
     b.set_defaults(func=cmd_beam)
 
 
 def cmd_beam(args: argparse.Namespace) -> int:
-    settings = BeamSettings(
-        num_beams=args.beams,
-        length_penalty=args.length_penalty,
-        early_stopping=args.early_stopping,
-        max_new_tokens=args.new_tokens,
-        num_return_sequences=args.num_return if args.num_return is not None else args.beams,
-    )
     loaded = common.prepare(args, COURSE.chat_model)
-    tokenizer = loaded.tokenizer
-    question = common.prompt_text(args.prompt)
-    prompt = tokenizer.encode(question) if args.raw else tokenizer.chat_ids(question)
-    if not prompt:
-        raise ValueError("The prompt encodes to no tokens; give some text.")
-    result: BeamLabResult = common.drain(
-        beam_lab(loaded.backend, tokenizer, prompt, settings, block_size=args.block_size,
-                 check_transformers=args.check),
-        BeamLabResult,
-    )
-    print_result(result, tokenizer)
+    common.utf8_argument(args.prompt)
+    job = BEAM.run(loaded, lab_params(BEAM, args), raw=args.raw, num_return=args.num_return)
+    result: BeamLabResult = common.drain(job, BeamLabResult)
+    print_result(result, loaded.tokenizer)
     return 0
 
 

@@ -196,14 +196,16 @@ def beam_lab(
 
 
 def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | BeamLabResult]:
-    """The lab as every front runs it: the question, K beams returning K answers, N tokens."""
-    ids = prompt_ids(model, params["prompt"])
+    """The lab as every front runs it: the question, K beams returning K answers (or
+    ``params["num_return"]``, the command line's ``--return``), N tokens; ``params["raw"]``
+    (``--raw``): the question without the chat template."""
+    ids = prompt_ids(model, params["prompt"], params.get("raw", False))
     settings = BeamSettings(
         num_beams=params["beams"],
         length_penalty=params["length_penalty"],
         early_stopping=params["early_stopping"],
         max_new_tokens=params["new_tokens"],
-        num_return_sequences=params["beams"],
+        num_return_sequences=params.get("num_return") or params["beams"],
     )
     if len(ids) + settings.max_new_tokens > model.max_positions:
         raise ValueError(
