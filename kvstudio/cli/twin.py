@@ -1,9 +1,9 @@
 """`kvstudio twin`: KV Studio and llama.cpp side by side on the same model.
 
 Owns the ``twin`` subcommand (registered on the one parser in
-``kvstudio.cli.main``) and its table: the greedy tokens, KV bytes per token as
-each engine reports it, prompt reuse, the copy/crop check and decode ms/token
-on one thread with the ratio. The numbers come from ``kvstudio.labs.twin``
+``kvstudio.cli.main``) and its table: the tokens (greedy, or sampled with one
+seed), KV bytes per token as each engine reports it, prompt reuse, the copy/crop
+check and decode ms/token on one thread with the ratio. The numbers come from ``kvstudio.labs.twin``
 (the optional llama extra; without it the command says what to install).
 """
 
@@ -22,7 +22,7 @@ def add_subcommands(sub: Any) -> None:
     """Register ``twin`` on the one parser (``kvstudio.cli.main``)."""
     t = sub.add_parser("twin", help="the same model in KV Studio and llama.cpp, side by side "
                        "(needs pip install \"kvstudio[llama]\")")
-    for name in ("prompt_tokens", "new_tokens", "repeats"):
+    for name in ("prompt_tokens", "new_tokens", "temperature", "seed", "repeats"):
         add_lab_option(t, TWIN.param(name))
     common.model_options(t, COURSE.chat_model)
     t.set_defaults(func=cmd_twin)
@@ -39,13 +39,17 @@ def cmd_twin(args: argparse.Namespace) -> int:
     twin.check_installed()  # before the model loads: say what to install
     loaded = common.prepare(args, COURSE.chat_model)
     params = TWIN.check({"prompt_tokens": args.prompt_tokens, "new_tokens": args.new_tokens,
+                         "temperature": args.temperature, "seed": args.seed,
                          "repeats": args.repeats})
     result: Any = common.drain(twin.run(loaded, params), twin.TwinResult)
     ours, theirs = result.ours, result.theirs
     n = result.new_tokens
     same = f"✓ {n}/{n}" if result.identical else f"✗ from step {result.first_diff_step}"
+    sampling = result.sampling
+    choice = ("greedy" if sampling.greedy
+              else f"sampled, T {sampling.temperature:g}, seed {sampling.seed}")
     rows = [
-        ("greedy tokens the same", same, same),
+        (f"tokens the same ({choice})", same, same),
         ("max |Δlogit| up to there", "", f"{result.max_logit_gap:.3g}"),
         ("KV bytes per token", f"{ours.kv_bytes_per_token:,.0f}",
          f"{theirs.kv_bytes_per_token:,.0f}"),
@@ -57,10 +61,12 @@ def cmd_twin(args: argparse.Namespace) -> int:
          f"{theirs.fresh_evaluated:,}"),
         ("copy and crop = straight on", "✓" if ours.copy_crop_same else "✗",
          "✓" if theirs.copy_crop_same else "✗"),
-        ("decode ms/token, 1 thread (min–max)", _ms(ours), _ms(theirs)),
+        ("decode ms/token, greedy, 1 thread (min–max)", _ms(ours), _ms(theirs)),
     ]
     if result.top2_margin is not None:
         rows.insert(2, ("our top-2 margin there", f"{result.top2_margin:.3g}", ""))
+    if result.probability_gap is not None:
+        rows.insert(2, ("max |Δprobability| there", "", f"{result.probability_gap:.3g}"))
     print()
     print(f"  P = {result.prompt_tokens}, N = {n}")
     width = max(len(r[0]) for r in rows) + 2

@@ -242,6 +242,11 @@ TWIN = LabSpec("twin", "Engine twin", command="twin", times_model=True,
             help_ko="P, 프롬프트 토큰 수", option="--prompt-tokens"),
     _tokens("new_tokens", COURSE.new_tokens, MAX_LAB_NEW, help="N, new tokens",
             help_ko="N, 새 토큰 수", option="--new-tokens"),
+    Param("temperature", "float", 0.0, 0.0, 5.0, step=0.05, option="--temperature",
+          help="0: greedy; above: sampled by our sampler in both engines (the course's "
+               "top-p and penalty)", help_ko="0: 그리디; 그 위: 두 엔진 모두 우리 샘플러로 "
+               "샘플링 (강의의 top-p와 페널티)", rule=check_temperature),
+    _seed(),
     _repeats(high=20, default=5, option="--repeats"),
 ))
 

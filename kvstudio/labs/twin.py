@@ -5,9 +5,11 @@ Owns `twin` and `run`: the loaded model is written as a temporary GGUF
 optional llama extra), and both engines then answer the same questions side by
 side, each from its own bookkeeping:
 
-- the greedy tokens on P lab tokens, N new ones (eos banned until N, as
-  ``stop_at_eos=False``): identical, or the first step where they part, with
-  the logit gap before it and our top-2 margin there;
+- the tokens on P lab tokens, N new ones (eos banned until N, as
+  ``stop_at_eos=False``), greedy (T = 0) or sampled with the same seed by
+  KV Studio's own sampler on each engine's logits: identical, or the first
+  step where they part, with the logit gap before it and there, greedy, our
+  top-2 margin, sampled, the largest gap in a token's probability (at T);
 - KV bytes per token: ours from our cache's used bytes over its tokens,
   llama.cpp's from its own ``llama_kv_cache: size`` line and the growth of its
   per-sequence state;
@@ -17,7 +19,7 @@ side, each from its own bookkeeping:
 - a copy and a crop of a sequence (our ``select_rows`` and ``crop``,
   llama.cpp's ``seq_cp`` and ``seq_rm``): continuing after either gives the
   logits of continuing straight on;
-- decode ms/token on one thread, in interleaved rounds (medians).
+- decode ms/token on one thread, greedy, in interleaved rounds (medians).
 
 A generator that yields `Progress`, then a `TwinResult`; it never imports Qt.
 Its fronts: ``kvstudio.charts.labs.twin`` (the window's and the notebook's view) and
@@ -47,6 +49,7 @@ from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.gguf_export import GGUF_MISSING, export_gguf
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.common import Progress, lab_prompt_ids, lab_text
+from kvstudio.labs.course import COURSE
 
 COPY_AT = 20  # the copy and crop check: 20 tokens cached, then two more fed
 SAME_LOGITS = 1e-4  # continuing a copy or a crop must give the straight run's logits
@@ -74,12 +77,14 @@ class EngineSide:
 class TwinResult:
     prompt_tokens: int
     new_tokens: int
+    sampling: SamplingSettings  # how both engines chose their tokens (greedy: T = 0)
     shared_prefix: int  # tokens the reuse check's two prompts share
     ours: EngineSide
     theirs: EngineSide
     first_diff_step: int | None  # None: every token equal
     max_logit_gap: float  # max |Δlogit| over the steps up to the first difference
-    top2_margin: float | None  # our top-1 minus top-2 logit at the first difference
+    top2_margin: float | None  # greedy: our top-1 minus top-2 logit at the first difference
+    probability_gap: float | None  # sampled: max |Δ softmax(logits / T)| there
     llama_state_bytes_per_token: float  # llama_state_seq_get_size's growth per token
     llama_kv_line: str  # llama.cpp's own line
 
@@ -93,12 +98,11 @@ class TwinResult:
         return self.ours.ms_per_token / self.theirs.ms_per_token
 
 
-def _ours_greedy(backend: LanguageModel, tokenizer: TextTokenizer, ids: Sequence[int],
-                 n: int) -> tuple[list[int], np.ndarray, float, float]:
-    """Our greedy run: tokens, logits (n, V), decode s/token, used bytes per cached token."""
-    stepper = Stepper(backend, tokenizer, list(ids), mode="cached",
-                      sampling=SamplingSettings.greedy_settings(), max_new_tokens=n,
-                      stop_at_eos=False, top_n=0)
+def _ours(backend: LanguageModel, tokenizer: TextTokenizer, ids: Sequence[int], n: int,
+          sampling: SamplingSettings) -> tuple[list[int], np.ndarray, float, float]:
+    """Our run: tokens, logits (n, V), decode s/token, used bytes per cached token."""
+    stepper = Stepper(backend, tokenizer, list(ids), mode="cached", sampling=sampling,
+                      max_new_tokens=n, stop_at_eos=False, top_n=0)
     logits = []
     for _ in range(n):
         stepper.step()
@@ -153,27 +157,35 @@ def _llama_copy_crop(engine: LlamaCppModel, ids: list[int]) -> bool:
 
 
 def twin(
-    loaded: LoadedModel, gguf_path: Path, *, prompt_tokens: int, new_tokens: int, repeats: int
+    loaded: LoadedModel, gguf_path: Path, *, prompt_tokens: int, new_tokens: int, repeats: int,
+    sampling: SamplingSettings | None = None,
 ) -> Generator[Progress | TwinResult, None, None]:
-    """Both engines on P lab tokens and N new ones; `repeats` interleaved timing rounds."""
+    """Both engines on P lab tokens and N new ones, choosing by `sampling` (greedy when None);
+    `repeats` interleaved timing rounds, greedy."""
     backend, tok = loaded.backend, loaded.tokenizer
+    greedy = SamplingSettings.greedy_settings()
+    sampling = sampling or greedy
     ids = lab_prompt_ids(tok, prompt_tokens)
     total = 2 + 2 * repeats
     with LlamaCppModel(gguf_path, n_ctx=max(512, prompt_tokens + new_tokens + 2),
                        threads=1) as engine:
         yield Progress("twin", "KV Studio", 0, total)
-        our_ids, our_logits, _, our_bytes = _ours_greedy(backend, tok, ids, new_tokens)
+        our_ids, our_logits, _, our_bytes = _ours(backend, tok, ids, new_tokens, sampling)
         yield Progress("twin", "llama.cpp", 1, total)
-        theirs = engine.greedy(ids, new_tokens, banned=tok.eos_id)
+        theirs = engine.generate(ids, new_tokens, sampling, banned=tok.eos_id)
         diff = next((i for i, (a, b) in enumerate(zip(our_ids, theirs.tokens, strict=True))
                      if a != b), None)
         upto = new_tokens if diff is None else diff + 1
         gap = max(float(np.abs(our_logits[i] - theirs.last_logits[i]).max())
                   for i in range(upto))
-        margin = None
-        if diff is not None:
+        margin = probability_gap = None
+        if diff is not None and sampling.greedy:
             top2 = np.sort(our_logits[diff])[-2:]
             margin = float(top2[1] - top2[0])
+        elif diff is not None:  # the same draw fell on another token: by how much p differs
+            p_ours, p_theirs = (torch.softmax(torch.from_numpy(row) / sampling.temperature, -1)
+                                for row in (our_logits[diff], theirs.last_logits[diff]))
+            probability_gap = float((p_ours - p_theirs).abs().max())
         # Prompt reuse: the second prompt keeps 3/4 of the first, then other text.
         shared = max(1, prompt_tokens * 3 // 4)
         second = ids[:shared] + lab_prompt_ids(tok, prompt_tokens - shared, lab_text(short=True))
@@ -192,7 +204,7 @@ def twin(
         ours_ms, theirs_ms = [], []
         for r in range(repeats):  # interleaved: a slow moment on the machine hits both
             yield Progress("twin", f"round {r + 1}: KV Studio", 2 + 2 * r, total)
-            ours_ms.append(_ours_greedy(backend, tok, ids, new_tokens)[2] * 1e3)
+            ours_ms.append(_ours(backend, tok, ids, new_tokens, greedy)[2] * 1e3)
             yield Progress("twin", f"round {r + 1}: llama.cpp", 3 + 2 * r, total)
             steps = engine.greedy(ids, new_tokens, banned=tok.eos_id).seconds[1:]
             theirs_ms.append(float(statistics.median(steps)) * 1e3 if steps else 0.0)
@@ -202,8 +214,8 @@ def twin(
     llama = EngineSide("llama.cpp", tuple(theirs.tokens), report.bytes_per_token,
                        "llama_kv_cache: size / cells", reuse.evaluated_reusing,
                        reuse.evaluated_fresh, their_copy, tuple(theirs_ms))
-    yield TwinResult(prompt_tokens, new_tokens, shared, ours, llama, diff, gap, margin,
-                     state_per_token, report.line)
+    yield TwinResult(prompt_tokens, new_tokens, sampling, shared, ours, llama, diff, gap,
+                     margin, probability_gap, state_per_token, report.line)
 
 
 def check_installed() -> None:
@@ -224,11 +236,23 @@ def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | Tw
     if p <= COPY_AT * 2:
         raise ValueError(f"The twin lab needs P > {2 * COPY_AT} tokens (its copy and size "
                          "checks use the first 40).")
-    return _run(model, p, n, params["repeats"])
+    return _run(model, p, n, params["repeats"], sampling_of(params))
 
 
-def _run(model: LoadedModel, p: int, n: int, repeats: int) -> Iterator[Progress | TwinResult]:
+def sampling_of(params: Mapping[str, Any]) -> SamplingSettings:
+    """The twin's choice of tokens: greedy at temperature 0, else the course preset's top-k,
+    top-p and penalty at this temperature and seed (MiniMind's order, in both engines)."""
+    if params["temperature"] == 0:
+        return SamplingSettings.greedy_settings()
+    return SamplingSettings(temperature=params["temperature"], top_k=COURSE.top_k,
+                            top_p=COURSE.top_p, repetition_penalty=COURSE.repetition_penalty,
+                            seed=params["seed"])
+
+
+def _run(model: LoadedModel, p: int, n: int, repeats: int,
+         sampling: SamplingSettings) -> Iterator[Progress | TwinResult]:
     with tempfile.TemporaryDirectory(prefix="kvstudio-twin-") as folder:
         path = export_gguf(model.model, model.tokenizer, Path(folder) / "model.gguf",
                            name=model.name)
-        yield from twin(model, path, prompt_tokens=p, new_tokens=n, repeats=repeats)
+        yield from twin(model, path, prompt_tokens=p, new_tokens=n, repeats=repeats,
+                        sampling=sampling)

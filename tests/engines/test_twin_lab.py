@@ -27,6 +27,7 @@ def test_twin_lab_on_the_course_setting() -> None:
     result = items[-1]
     assert isinstance(result, TwinResult)
     assert result.identical, (result.first_diff_step, result.top2_margin)
+    assert result.sampling.greedy and result.probability_gap is None
     assert result.ours.tokens == result.theirs.tokens and len(result.ours.tokens) == 64
     assert result.ours.kv_bytes_per_token == result.theirs.kv_bytes_per_token == 2048
     assert result.llama_state_bytes_per_token == 2048 + 12  # plus the cell's bookkeeping
@@ -43,3 +44,22 @@ def test_twin_lab_refuses_a_prompt_too_short_for_its_checks() -> None:
     model = load_model("ko-chat", dtype="float32")
     with pytest.raises(ValueError, match="P > 40"):
         run(model, {**TWIN.defaults(), "prompt_tokens": 16})
+
+
+def test_twin_lab_samples_with_one_seed_in_both_engines() -> None:
+    """T > 0: both engines' logits through our sampler, seeded alike; where they part, the
+    step and the probability gap there are reported (measured: T = 0.3 equal for seeds 0–9)."""
+    model = load_model("ko-chat", dtype="float32")
+    params = TWIN.check({**TWIN.defaults(), "temperature": 0.3, "seed": 3, "repeats": 1})
+    result = list(run(model, params))[-1]
+    assert isinstance(result, TwinResult)
+    assert (result.sampling.temperature, result.sampling.seed) == (0.3, 3)
+    assert result.top2_margin is None
+    if result.identical:
+        assert result.ours.tokens == result.theirs.tokens and result.probability_gap is None
+    else:  # parted at a draw near an edge: the tokens before it agree
+        step = result.first_diff_step
+        assert step is not None and result.probability_gap is not None
+        assert result.ours.tokens[:step] == result.theirs.tokens[:step]
+    assert result.max_logit_gap < 5e-2
+    assert TWIN.check({**TWIN.defaults()})["temperature"] == 0  # greedy unless asked

@@ -2,8 +2,9 @@
 
 Owns `TwinView`: a chart of decode ms/token on one thread, each interleaved
 round for each engine (the medians are what the table and headline quote), and
-a table with one row per question and a column per engine: the greedy tokens
-(identical, or the step where they part), KV bytes per token as each engine
+a table with one row per question and a column per engine: the tokens, greedy
+or sampled with one seed by our sampler in both (identical, or the step where
+they part), KV bytes per token as each engine
 reports it, the second prompt's tokens evaluated keeping the shared prefix and
 from an empty cache (llama.cpp's ``n_p_eval``), the copy/crop check and the
 ms/token median with the ratio. The numbers come from ``kvstudio.labs.twin``.
@@ -96,8 +97,17 @@ class TwinView(LabView):
     def _tokens_text(self, result: lab.TwinResult) -> str:
         n = result.new_tokens
         if result.first_diff_step is None:
-            return self.tr("Same tokens {0}/{0}").format(n)
-        return self.tr("Tokens part at step {0} of {1}").format(result.first_diff_step, n)
+            same = self.tr("Same tokens {0}/{0}").format(n)
+        else:
+            same = self.tr("Tokens part at step {0} of {1}").format(result.first_diff_step, n)
+        return f"{same} ({self._choice_text(result)})"
+
+    def _choice_text(self, result: lab.TwinResult) -> str:
+        """How both engines chose: "greedy" or "sampled, T 0.85, seed 42"."""
+        sampling = result.sampling
+        if sampling.greedy:
+            return self.tr("greedy")
+        return self.tr("sampled, T {0:g}, seed {1}").format(sampling.temperature, sampling.seed)
 
     def _rounds_text(self, result: lab.TwinResult) -> str:
         k = len(result.ours.round_ms)
@@ -129,7 +139,8 @@ class TwinView(LabView):
             same = self.tr("✗ from step {0}").format(result.first_diff_step)
             same_theirs = same
         rows: list[tuple[Any, ...]] = [
-            (self.tr("greedy tokens the same"), same, same_theirs),
+            (self.tr("tokens the same ({0})").format(self._choice_text(result)), same,
+             same_theirs),
             (self.tr("max |Δlogit| up to there"), "", result.max_logit_gap),
             (self.tr("KV bytes per token"), ByteCount(round(ours.kv_bytes_per_token)),
              ByteCount(round(theirs.kv_bytes_per_token))),
@@ -142,13 +153,15 @@ class TwinView(LabView):
             (self.tr("2nd prompt: evaluated, from empty"), ours.fresh_evaluated,
              theirs.fresh_evaluated),
             (self.tr("copy and crop = straight on"), ours.copy_crop_same, theirs.copy_crop_same),
-            (self.tr("decode ms/token, 1 thread"), self._ms(ours, result),
+            (self.tr("decode ms/token, greedy, 1 thread"), self._ms(ours, result),
              self._ms(theirs, result)),
             (self.tr("ratio (ours ÷ llama.cpp)"), "", Shown(result.speed_ratio,
                                                            f"{result.speed_ratio:.2f}×")),
         ]
         if result.top2_margin is not None:
             rows.insert(2, (self.tr("our top-2 margin there"), result.top2_margin, ""))
+        if result.probability_gap is not None:
+            rows.insert(2, (self.tr("max |Δprobability| there"), "", result.probability_gap))
         self.table.set_rows([self.tr("P = {0}, N = {1}").format(p, n), OURS, THEIRS], rows)
 
     def status_line(self) -> str:
@@ -209,11 +222,14 @@ class TwinView(LabView):
         return {
             "prompt_tokens": result.prompt_tokens,
             "new_tokens": result.new_tokens,
+            "temperature": result.sampling.temperature,
+            "seed": None if result.sampling.greedy else result.sampling.seed,
             "shared_prefix": result.shared_prefix,
             "identical": result.identical,
             "first_diff_step": result.first_diff_step,
             "max_logit_gap": result.max_logit_gap,
             "top2_margin": result.top2_margin,
+            "probability_gap": result.probability_gap,
             "llama_state_bytes_per_token": result.llama_state_bytes_per_token,
             "llama_kv_line": result.llama_kv_line,
             "speed_ratio": result.speed_ratio,

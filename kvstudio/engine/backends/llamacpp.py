@@ -5,8 +5,11 @@ optional ``llama`` extra: ``pip install 'kvstudio[llama]'``; imported only when 
 model is opened). It answers what the engine twin lab puts beside KV Studio's
 numbers, each as llama.cpp itself reports it:
 
-- the greedy tokens, fed one at a time through ``llama_decode`` on llama.cpp's
-  own KV cache (`greedy`), with the last step's logits kept to measure a gap;
+- the tokens, fed one at a time through ``llama_decode`` on llama.cpp's own KV
+  cache (`generate`): greedy, or sampled by KV Studio's own sampler (MiniMind's
+  temperature → penalty → top-k → top-p, one uniform draw a step from a
+  generator seeded as ours), so with the same seed the two engines differ only
+  in their forward; each step's logits are kept to measure a gap;
 - the KV cache's size: the ``llama_kv_cache: size = …`` line llama.cpp logs when
   the context is made (`kv_report`), and the per-sequence state
   ``llama_state_seq_get_size`` (`seq_state_bytes`), which grows by a token's K/V
@@ -34,6 +37,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+
+from kvstudio.engine.records import SamplingSettings
+from kvstudio.engine.sampling import new_generator, presence_mask, sample_next
 
 LLAMA_MISSING = (
     "The llama.cpp engine needs llama-cpp-python (the optional llama extra): "
@@ -95,8 +102,9 @@ class KVReport:
 
 
 @dataclass(frozen=True)
-class GreedyRun:
-    """Greedy tokens from llama.cpp: step 0 is the prefill (the prompt in one decode)."""
+class TokenRun:
+    """Tokens from llama.cpp, greedy or sampled: step 0 is the prefill (the prompt in one
+    decode)."""
 
     tokens: list[int]
     last_logits: list[np.ndarray]  # (V,) per step, the logits each token was chosen from
@@ -199,23 +207,39 @@ class LlamaCppModel:
         row = self._lc.llama_get_logits_ith(self._ctx, -1)
         return np.ctypeslib.as_array(row, shape=(self.vocab_size,)).copy()
 
-    def greedy(
-        self, prompt: list[int], new_tokens: int, seq: int = 0, banned: int | None = None
-    ) -> GreedyRun:
-        """`new_tokens` greedy tokens after `prompt` on a cleared sequence `seq`.
+    def generate(
+        self, prompt: list[int], new_tokens: int, sampling: SamplingSettings | None = None,
+        seq: int = 0, banned: int | None = None,
+    ) -> TokenRun:
+        """`new_tokens` tokens after `prompt` on a cleared sequence `seq`.
 
-        `banned` (eos, for exactly `new_tokens` tokens as KV Studio's ``stop_at_eos=False``
-        does) is never chosen; the logits kept are llama.cpp's, untouched.
+        Greedy when `sampling` is None or greedy; otherwise KV Studio's `sample_next` on
+        llama.cpp's logits with a generator seeded by ``sampling.seed`` (one draw a step,
+        the penalty's seen tokens kept as our loop keeps them), so the same seed draws the
+        same numbers as our own run. `banned` (eos, for exactly `new_tokens` tokens as KV
+        Studio's ``stop_at_eos=False`` does) is never chosen; the logits kept are
+        llama.cpp's, untouched.
         """
         self.seq_rm(seq)
+        sampled = sampling is not None and not sampling.greedy
+        generator = new_generator(sampling.seed) if sampling is not None and sampled else None
+        seen = None  # (1, V) tokens seen, for the repetition penalty
+        if sampling is not None and sampled and sampling.repetition_penalty != 1.0:
+            seen = presence_mask(torch.tensor([prompt]), self.vocab_size)
         tokens: list[int] = []
         logits: list[np.ndarray] = []
         seconds: list[float] = []
         feed = list(prompt)
         for _ in range(new_tokens):
             started = time.perf_counter()
-            row = self.decode(feed, seq)
-            if banned is None:
+            row = self.decode(feed, seq)  # (V,)
+            if sampling is not None and sampled:
+                out = sample_next(torch.from_numpy(row)[None], sampling, generator, seen=seen,
+                                  top_n=0, banned_token=banned)
+                token = int(out.token_ids[0])
+                if seen is not None:
+                    seen[0, token] = True
+            elif banned is None:
                 token = int(row.argmax())
             else:
                 token = int(np.where(np.arange(row.size) == banned, -np.inf, row).argmax())
@@ -223,7 +247,13 @@ class LlamaCppModel:
             tokens.append(token)
             logits.append(row)
             feed = [token]
-        return GreedyRun(tokens, logits, seconds)
+        return TokenRun(tokens, logits, seconds)
+
+    def greedy(
+        self, prompt: list[int], new_tokens: int, seq: int = 0, banned: int | None = None
+    ) -> TokenRun:
+        """`generate` with greedy choice: the argmax of llama.cpp's logits each step."""
+        return self.generate(prompt, new_tokens, None, seq, banned)
 
     # ---- the KV cache, as llama.cpp reports it ---------------------------------------------
     def kv_report(self) -> KVReport:

@@ -667,6 +667,137 @@
     </message>
 </context>
 <context>
+    <name>CacheInspectorView</name>
+    <message>
+        <source>head_dim</source>
+        <translation>head_dim</translation>
+    </message>
+    <message>
+        <source>query head</source>
+        <translation>쿼리 헤드</translation>
+    </message>
+    <message>
+        <source>position: token</source>
+        <translation>위치: 토큰</translation>
+    </message>
+    <message>
+        <source>dynamic</source>
+        <translation>동적</translation>
+    </message>
+    <message>
+        <source>static (length)</source>
+        <translation>정적 (길이)</translation>
+    </message>
+    <message>
+        <source>sliding window (W)</source>
+        <translation>슬라이딩 윈도 (W)</translation>
+    </message>
+    <message>
+        <source>Finished.</source>
+        <translation>끝났습니다.</translation>
+    </message>
+    <message>
+        <source>Step {0}: chose {1!r}. {2} rows held;</source>
+        <translation>스텝 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
+    </message>
+    <message>
+        <source>the prefill appended {0} rows per layer.</source>
+        <translation>프리필이 레이어마다 {0}행을 추가했습니다.</translation>
+    </message>
+    <message>
+        <source>old rows max |Δ| = {0:g} {1}; rows appended per layer: {2}.</source>
+        <translation>기존 행 최대 |Δ| = {0:g} {1}; 레이어별 추가 행: {2}.</translation>
+    </message>
+    <message>
+        <source>Recomputed vs cached K/V: max |Δ| = {0:.2g} / {1:.2g} ({2}).</source>
+        <translation>재계산한 K/V와 캐시된 K/V: 최대 |Δ| = {0:.2g} / {1:.2g} ({2}).</translation>
+    </message>
+    <message>
+        <source>same dtype</source>
+        <translation>같은 dtype</translation>
+    </message>
+    <message>
+        <source>dtypes differ</source>
+        <translation>dtype이 다름</translation>
+    </message>
+    <message>
+        <source>K rows: layer {0}, K/V head {1} ({2} rows held)</source>
+        <translation>K 행: 레이어 {0}, K/V 헤드 {1} ({2}행 보관)</translation>
+    </message>
+    <message>
+        <source>V rows</source>
+        <translation>V 행</translation>
+    </message>
+    <message>
+        <source>Attention, position {0}</source>
+        <translation>어텐션, 위치 {0}</translation>
+    </message>
+    <message>
+        <source>({0:.0%} on evicted rows)</source>
+        <translation>(밀려난 행에 {0:.0%})</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>단계</translation>
+    </message>
+    <message>
+        <source>token</source>
+        <translation>토큰</translation>
+    </message>
+    <message>
+        <source>rows held</source>
+        <translation>보관 행</translation>
+    </message>
+    <message>
+        <source>appended per layer</source>
+        <translation>레이어별 추가</translation>
+    </message>
+    <message>
+        <source>old rows max |Δ|</source>
+        <translation>기존 행 최대 |Δ|</translation>
+    </message>
+    <message>
+        <source>recompute max |Δ| K</source>
+        <translation>재계산 최대 |Δ| K</translation>
+    </message>
+    <message>
+        <source>recompute max |Δ| V</source>
+        <translation>재계산 최대 |Δ| V</translation>
+    </message>
+    <message>
+        <source>Layer {0}, K/V head {1}, step {2}: {3} rows held (cache: {4})</source>
+        <translation>레이어 {0}, K/V 헤드 {1}, 스텝 {2}: {3}행 보관 (캐시: {4})</translation>
+    </message>
+    <message>
+        <source>old rows max |Δ| over {0} steps: {1:g}; one row appended per layer: {2}</source>
+        <translation>{0}스텝 동안 기존 행 최대 |Δ|: {1:g}; 레이어마다 한 행씩 추가: {2}</translation>
+    </message>
+    <message>
+        <source>recomputed vs cached K/V max |Δ| {0:.2g} / {1:.2g}</source>
+        <translation>재계산 대 캐시 K/V 최대 |Δ| {0:.2g} / {1:.2g}</translation>
+    </message>
+    <message>
+        <source>position</source>
+        <translation>위치</translation>
+    </message>
+    <message>
+        <source>cache row</source>
+        <translation>캐시 행</translation>
+    </message>
+    <message>
+        <source>K rows</source>
+        <translation>K 행</translation>
+    </message>
+    <message>
+        <source>Attention of the newest query</source>
+        <translation>가장 최근 쿼리의 어텐션</translation>
+    </message>
+    <message>
+        <source>Checks per step</source>
+        <translation>스텝별 확인</translation>
+    </message>
+</context>
+<context>
     <name>CacheKindsPanel</name>
     <message>
         <source>Cache kinds</source>
@@ -1507,8 +1638,8 @@
         <translation>엔진 쌍둥이</translation>
     </message>
     <message>
-        <source>The same model in KV Studio and in llama.cpp (written as a GGUF file): the same greedy tokens, the KV bytes a token costs as each engine reports it, the tokens each evaluates for a second prompt sharing a prefix, a copied and a cropped sequence, and decode ms/token on one thread in interleaved rounds. llama.cpp runs the step as one compiled graph; KV Studio's eager PyTorch dispatches every operation from Python, so each token costs more here. Needs the llama extra: pip install "kvstudio[llama]".</source>
-        <translation>같은 모델을 KV Studio와 llama.cpp(GGUF 파일로 저장)에서: 같은 그리디 토큰, 각 엔진이 보고하는 토큰당 KV 바이트, 프리픽스를 공유하는 두 번째 프롬프트에서 각 엔진이 평가하는 토큰 수, 복사하고 자른 시퀀스, 그리고 번갈아 잰 회차로 스레드 하나의 디코드 ms/토큰. llama.cpp는 한 단계를 컴파일된 그래프 하나로 실행하고, KV Studio의 즉시 실행(eager) PyTorch는 연산마다 Python에서 호출하므로 여기서는 토큰마다 더 듭니다. llama 추가 패키지가 필요합니다: pip install "kvstudio[llama]".</translation>
+        <source>The same model in KV Studio and in llama.cpp (written as a GGUF file): the same tokens (greedy at temperature 0; above it, both engines' logits go through KV Studio's sampler with the same seed), the KV bytes a token costs as each engine reports it, the tokens each evaluates for a second prompt sharing a prefix, a copied and a cropped sequence, and decode ms/token on one thread in interleaved rounds. llama.cpp runs the step as one compiled graph; KV Studio's eager PyTorch dispatches every operation from Python, so each token costs more here. Needs the llama extra: pip install "kvstudio[llama]".</source>
+        <translation>같은 모델을 KV Studio와 llama.cpp(GGUF 파일로 저장)에서: 같은 토큰(온도 0이면 그리디, 그 위에서는 두 엔진의 로짓이 같은 시드로 KV Studio의 샘플러를 거침), 각 엔진이 보고하는 토큰당 KV 바이트, 접두사를 공유하는 두 번째 프롬프트에서 각자 계산한 토큰 수, 복사하고 잘라낸 시퀀스, 그리고 스레드 1개에서 번갈아 잰 디코드 ms/토큰. llama.cpp는 한 단계를 컴파일된 그래프 하나로 실행하고, KV Studio의 eager PyTorch는 모든 연산을 Python에서 하나씩 보내므로 여기서는 토큰마다 더 듭니다. llama 추가 패키지가 필요합니다: pip install "kvstudio[llama]".</translation>
     </message>
     <message>
         <source>Prompt tokens P</source>
@@ -1517,6 +1648,14 @@
     <message>
         <source>New tokens N</source>
         <translation>새 토큰 수 N</translation>
+    </message>
+    <message>
+        <source>Temperature (0: greedy)</source>
+        <translation>온도 (0: 그리디)</translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation>시드</translation>
     </message>
     <message>
         <source>Timing rounds</source>
@@ -1790,6 +1929,10 @@ step {4}</source>
 </context>
 <context>
     <name>LabView</name>
+    <message>
+        <source>Press Start to fill this chart.</source>
+        <translation>시작을 누르면 이 차트가 채워집니다.</translation>
+    </message>
     <message>
         <source>Run the lab to fill this chart.</source>
         <translation>실습을 실행하면 이 차트가 채워집니다.</translation>
@@ -4547,6 +4690,14 @@ step {4}</source>
         <translation>토큰이 {1}단계 중 {0}단계에서 갈림</translation>
     </message>
     <message>
+        <source>greedy</source>
+        <translation>그리디</translation>
+    </message>
+    <message>
+        <source>sampled, T {0:g}, seed {1}</source>
+        <translation>샘플링, T {0:g}, 시드 {1}</translation>
+    </message>
+    <message>
         <source>a single measurement</source>
         <translation>한 번 측정</translation>
     </message>
@@ -4579,8 +4730,12 @@ step {4}</source>
         <translation>✗ {0}단계부터 다름</translation>
     </message>
     <message>
-        <source>greedy tokens the same</source>
-        <translation>그리디 토큰 일치</translation>
+        <source>tokens the same ({0})</source>
+        <translation>같은 토큰 ({0})</translation>
+    </message>
+    <message>
+        <source>decode ms/token, greedy, 1 thread</source>
+        <translation>디코드 ms/토큰, 그리디, 스레드 1개</translation>
     </message>
     <message>
         <source>max |Δlogit| up to there</source>
@@ -4619,16 +4774,16 @@ step {4}</source>
         <translation>복사·자르기 = 그대로 이어가기</translation>
     </message>
     <message>
-        <source>decode ms/token, 1 thread</source>
-        <translation>디코드 ms/토큰, 스레드 1개</translation>
-    </message>
-    <message>
         <source>ratio (ours ÷ llama.cpp)</source>
         <translation>비율 (우리 ÷ llama.cpp)</translation>
     </message>
     <message>
         <source>our top-2 margin there</source>
         <translation>그 단계의 우리 top-2 차이</translation>
+    </message>
+    <message>
+        <source>max |Δprobability| there</source>
+        <translation>그 단계의 최대 |Δ확률|</translation>
     </message>
     <message>
         <source>P = {0}, N = {1}</source>

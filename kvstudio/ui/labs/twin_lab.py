@@ -1,6 +1,7 @@
 """Lab: the engine twin, KV Studio and llama.cpp on the same model, side by side.
 
-Owns `EngineTwinPanel`: the boxes P, N and the timing rounds beside `TwinView`
+Owns `EngineTwinPanel`: the boxes P, N, temperature, seed and the timing rounds
+beside `TwinView`
 (``kvstudio.charts.labs.twin``); the run is ``kvstudio.labs.twin.run``, which
 writes the loaded model as a temporary GGUF and opens it in llama.cpp (the
 optional llama extra). Without that extra the tab still shows, and Run says
@@ -13,23 +14,26 @@ from PySide6.QtWidgets import QWidget
 
 from kvstudio.charts.labs.twin import TwinView
 from kvstudio.labs.registry import TWIN as LAB
-from kvstudio.ui.app.spin_boxes import param_int_box
+from kvstudio.ui.app.spin_boxes import param_float_box, param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class EngineTwinPanel(LabPanel):
     view_type = TwinView  # the window's model (the registry names no course model)
-    draw_while_running = False  # it times each step
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
         self.prompt_tokens = param_int_box(LAB.param("prompt_tokens"))
         self.new_tokens = param_int_box(LAB.param("new_tokens"))
+        self.temperature = param_float_box(LAB.param("temperature"))
+        self.seed = param_int_box(LAB.param("seed"))
         self.repeats = param_int_box(LAB.param("repeats"))
         for key, widget in (
             ("prompt", self.prompt_tokens),
             ("new", self.new_tokens),
+            ("temperature", self.temperature),
+            ("seed", self.seed),
             ("repeats", self.repeats),
         ):
             self.add_field(key, widget)
@@ -43,7 +47,9 @@ class EngineTwinPanel(LabPanel):
         self.explanation.setText(
             self.tr(
                 "The same model in KV Studio and in llama.cpp (written as a GGUF file): the "
-                "same greedy tokens, the KV bytes a token costs as each engine reports it, "
+                "same tokens (greedy at temperature 0; above it, both engines' logits go through "
+                "KV Studio's sampler with the same seed), the KV bytes a token costs as each "
+                "engine reports it, "
                 "the tokens each evaluates for a second prompt sharing a prefix, a copied and a "
                 "cropped sequence, and decode ms/token on one thread in interleaved rounds. "
                 "llama.cpp runs the step as one compiled graph; KV Studio's eager PyTorch "
@@ -55,6 +61,8 @@ class EngineTwinPanel(LabPanel):
             {
                 "prompt": self.tr("Prompt tokens P"),
                 "new": self.tr("New tokens N"),
+                "temperature": self.tr("Temperature (0: greedy)"),
+                "seed": self.tr("Seed"),
                 "repeats": self.tr("Timing rounds"),
             }
         )
