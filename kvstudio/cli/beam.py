@@ -15,8 +15,7 @@ from typing import Any
 
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
-from kvstudio.cli.lab_options import add_lab_options, lab_params
-from kvstudio.cli.sample import raw_option
+from kvstudio.cli.lab_options import lab_params
 from kvstudio.engine.strategies.beam import EarlyStopping
 from kvstudio.labs.beam import BeamLabResult
 from kvstudio.labs.course import COURSE
@@ -37,23 +36,18 @@ def early_stopping(text: str) -> EarlyStopping:
 
 def add_subcommands(sub: Any) -> None:
     """Register ``beam`` on the one parser (``kvstudio.cli.main``)."""
-    b = sub.add_parser(
-        "beam",
-        help="beam search: beams per step, cache rows reordered, bytes copied",
-        description="Beam search with one cache row per beam; scores as transformers' "
-        "generate(num_beams=…).",
-    )
-    add_lab_options(  # early stopping read as true, false or never, any case
-        b, BEAM, {"transformers": " (--no-check: skip it)"},
-        {"early_stopping": {"type": early_stopping, "choices": None,
-                            "metavar": "{true,false,never}"}})
-    raw_option(b)
+    b = common.lab_subcommand(
+        sub, BEAM, "beam search: beams per step, cache rows reordered, bytes copied",
+        "Beam search with one cache row per beam; scores as transformers' "
+        "generate(num_beams=…).", extra_help={"transformers": " (--no-check: skip it)"},
+        overrides={"early_stopping": {  # read as true, false or never, any case
+            "type": early_stopping, "choices": None, "metavar": "{true,false,never}"}})
+    common.raw_option(b)
     b.add_argument(
         "--return", dest="num_return", type=cli_args.bounded(1, 64), default=None,
         help="hypotheses returned (default: all K)",
     )
-    common.model_options(b, COURSE.chat_model)
-    b.set_defaults(func=cmd_beam)
+    common.finish_subcommand(b, cmd_beam, COURSE.chat_model)
 
 
 def cmd_beam(args: argparse.Namespace) -> int:

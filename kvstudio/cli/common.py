@@ -5,7 +5,8 @@ model's name as the window shows it, ``ko-base``, ``ko-chat``) or the course's m
 for the lab, through `kvstudio.files.loaded.load_model`, the loader every front
 shares; and the line that says which model runs), `utf8_argument`, the progress line
 on stderr (`ProgressLine`, `drain`) and the cost threshold (`add_yes_option`,
-`confirm_cost`), and what the lab subcommands share: the model, cache and
+`confirm_cost`), and what the lab subcommands share: the subcommand built from a lab's spec
+(`lab_subcommand`, `finish_subcommand`), the model, cache and
 prompt options (`model_options`, `cache_options`), their
 readers (`cache_spec`, `prompt_ids`, `prompt_text`) and the table helpers
 `ms` `fixed` and `short`. The subcommand modules (``compare``, ``chat``, ``project`` …)
@@ -24,6 +25,7 @@ from typing import Any
 import torch
 
 from kvstudio.cli import args as cli_args
+from kvstudio.cli.lab_options import add_lab_options
 from kvstudio.engine import costs
 from kvstudio.engine.cache.kv_cache import ALL_CACHE_KINDS, CacheSpec
 from kvstudio.engine.tokenizer import TextTokenizer
@@ -31,6 +33,7 @@ from kvstudio.files.loaded import LoadedModel, load_model
 from kvstudio.labs import bounds
 from kvstudio.labs.common import Progress, lab_prompt, lab_text
 from kvstudio.labs.course import COURSE
+from kvstudio.labs.params import LabSpec
 
 
 # ---- helpers ---------------------------------------------------------------------------------
@@ -149,7 +152,33 @@ def confirm_cost(args: argparse.Namespace, tokens_fed: int, what: str, hint: str
 
 
 # ---- options and prompts shared by the lab subcommands --------------------------------
+def lab_subcommand(sub: Any, spec: LabSpec, help: str, description: str | None = None,
+                   **options: Any) -> argparse.ArgumentParser:
+    """The subcommand `spec.command` with every option of `spec`'s parameters
+    (`add_lab_options`: `options` are its ``extra_help``, ``overrides`` and ``skip``)."""
+    assert spec.command is not None
+    p: argparse.ArgumentParser = sub.add_parser(spec.command, help=help,
+                                                description=description)
+    add_lab_options(p, spec, **options)
+    return p
+
+
+def finish_subcommand(p: argparse.ArgumentParser, handler: Callable[[argparse.Namespace], int],
+                      model: str | None, yes: bool = False) -> None:
+    """The model options last (`model`: the course's model for the lab), ``--yes`` when the
+    run may be past the cost threshold, and the handler."""
+    model_options(p, model)
+    if yes:
+        add_yes_option(p)
+    p.set_defaults(func=handler)
+
+
 DEFAULT_QUESTION = COURSE.question  # the window's question too (the course preset)
+
+
+def raw_option(p: argparse.ArgumentParser) -> None:
+    """``--raw``: the prompt as is, without the chat template (the lab's ``raw``)."""
+    p.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
 
 
 def model_options(p: argparse.ArgumentParser, default: str | None = None) -> None:

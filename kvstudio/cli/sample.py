@@ -20,7 +20,7 @@ import torch
 
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
-from kvstudio.cli.lab_options import add_lab_options, lab_params
+from kvstudio.cli.lab_options import lab_params
 from kvstudio.engine import costs
 from kvstudio.engine.records import MODES, Mode
 from kvstudio.labs.common import prompt_ids
@@ -30,27 +30,14 @@ from kvstudio.labs.sampling.sample import SamplingResult
 from kvstudio.labs.sampling.temperature import TemperatureLabResult
 
 
-def raw_option(p: argparse.ArgumentParser) -> None:
-    """``--raw``: the prompt as is, without the chat template (the lab's ``raw``)."""
-    p.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
-
-
 def add_subcommands(sub: Any) -> None:
     """Register ``sample`` on the one parser (``kvstudio.cli.main``)."""
-    s = sub.add_parser(
-        "sample",
-        help="repeated sampling: distinct answers per temperature",
-        description="n samples per temperature, one batch of n rows each, same seed.",
-    )
-    add_lab_options(s, SAMPLE)
-    raw_option(s)
-    s.add_argument(
-        "--show", type=cli_args.bounded(0, cli_args.MAX_COUNT), default=3,
-        help="most frequent answers to print",
-    )
-    common.model_options(s, COURSE.chat_model)
-    common.add_yes_option(s)
-    s.set_defaults(func=cmd_sample)
+    s = common.lab_subcommand(sub, SAMPLE, "repeated sampling: distinct answers per temperature",
+                              "n samples per temperature, one batch of n rows each, same seed.")
+    common.raw_option(s)
+    s.add_argument("--show", type=cli_args.bounded(0, cli_args.MAX_COUNT), default=3,
+                   help="most frequent answers to print")
+    common.finish_subcommand(s, cmd_sample, COURSE.chat_model, yes=True)
 
 
 def cmd_sample(args: argparse.Namespace) -> int:

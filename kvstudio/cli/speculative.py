@@ -6,7 +6,7 @@ acceptance rate α, tokens per target call measured against the formula
 (1 − α^(k+1)) / (1 − α), target calls per generated token, wall time against
 plain decoding (median of interleaved repeats) and ``identical to greedy:
 yes|no``, really compared with plain greedy decoding. The numbers come from
-``kvstudio.labs.speculative``; the target is the course's chat model
+the lab's declared run (``kvstudio.labs.speculative``); the target is the course's chat model
 (``COURSE.chat_model``) and the draft the shipped ``ko-draft`` unless told.
 """
 
@@ -19,30 +19,24 @@ import torch
 
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
-from kvstudio.cli.lab_options import add_lab_option
+from kvstudio.cli.lab_options import lab_params
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.strategies.drafters import DRAFT_KINDS, DraftKind
 from kvstudio.engine.tokenizer import TextTokenizer, TokenTexts
+from kvstudio.labs.common import prompt_ids
 from kvstudio.labs.course import COURSE, settings_line
 from kvstudio.labs.registry import SPECULATIVE
-from kvstudio.labs.speculative import (
-    DRAFT_MODEL,
-    SpecRunResult,
-    SpeculativeLabResult,
-    load_draft,
-    speculative_lab,
-)
+from kvstudio.labs.speculative import DRAFT_MODEL, SpecRunResult, SpeculativeLabResult
 
 
 def add_subcommands(sub: Any) -> None:
     """Register ``speculative`` on the one parser (``kvstudio.cli.main``)."""
-    s = sub.add_parser(
-        "speculative",
-        help="speculative decoding: draft k tokens, verify them in one target forward",
-        description="A draft (the ko-draft model or prompt lookup) proposes k tokens; the "
-        "target checks all of them in one forward and both caches are cropped back.",
-    )
-    add_lab_option(s, SPECULATIVE.param("ks"), ", e.g. 4 or 1,2,4,8")
+    s = common.lab_subcommand(
+        sub, SPECULATIVE, "speculative decoding: draft k tokens, verify them in one target forward",
+        "A draft (the ko-draft model or prompt lookup) proposes k tokens; the target checks all "
+        "of them in one forward and both caches are cropped back.",
+        extra_help={"ks": ", e.g. 4 or 1,2,4,8",
+                    "temperature": "; > 0 samples with the acceptance rule"})
     s.add_argument(
         "--draft-kind", choices=(*DRAFT_KINDS, "both"), default="model",
         help="model: the draft model (default); prompt-lookup: n-grams of the text so far",
@@ -51,24 +45,18 @@ def add_subcommands(sub: Any) -> None:
         "--draft", default=None,
         help=f"draft model folder (default: the shipped {DRAFT_MODEL}, trained for ko-chat)",
     )
-    add_lab_option(s, SPECULATIVE.param("question"))
-    s.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
-    add_lab_option(s, SPECULATIVE.param("new_tokens"))
+    common.raw_option(s)
     s.add_argument(
         "--stop-at-eos", action="store_true",
         help="stop at the end of the answer (default: eos banned, exactly --new-tokens tokens)",
     )
-    add_lab_option(s, SPECULATIVE.param("temperature"),
-                   "; > 0 samples with the acceptance rule")
     s.add_argument("--top-k", type=cli_args.bounded(0, cli_args.MAX_COUNT), default=0,
                    help="0 = off")
     s.add_argument("--top-p", type=cli_args.number, default=1.0, help="1.0 = off")
     s.add_argument("--repetition-penalty", type=cli_args.number, default=1.0, help="1.0 = off")
     s.add_argument("--seed", type=cli_args.seed, default=COURSE.seed)
-    add_lab_option(s, SPECULATIVE.param("repeats"))
     s.add_argument("--rounds", action="store_true", help="also print every round of each run")
-    common.model_options(s, COURSE.chat_model)
-    s.set_defaults(func=cmd_speculative)
+    common.finish_subcommand(s, cmd_speculative, COURSE.chat_model)
 
 
 def cmd_speculative(args: argparse.Namespace) -> int:
@@ -77,28 +65,19 @@ def cmd_speculative(args: argparse.Namespace) -> int:
         repetition_penalty=args.repetition_penalty, seed=args.seed,
     )
     loaded = common.prepare(args, COURSE.chat_model)
-    tokenizer = loaded.tokenizer
-    question = common.prompt_text(args.prompt)
-    prompt = tokenizer.encode(question) if args.raw else tokenizer.chat_ids(question)
-    if not prompt:
-        raise ValueError("The prompt encodes to no tokens; give some text.")
+    params = lab_params(SPECULATIVE, args)
+    question = common.utf8_argument(params["question"])
     kinds: tuple[DraftKind, ...] = DRAFT_KINDS if args.draft_kind == "both" else (args.draft_kind,)
-    draft = load_draft(args.draft, loaded.backend) if "model" in kinds else None
+    job = SPECULATIVE.run(loaded, params, raw=args.raw, sampling=settings, kinds=kinds,
+                          draft=args.draft, stop_at_eos=args.stop_at_eos)
     print(
-        f"Prompt: {common.short(question)!r} ({len(prompt):,} tokens); "
-        f"{args.new_tokens:,} new tokens; k = {', '.join(map(str, args.k))}; "
+        f"Prompt: {common.short(question)!r} "
+        f"({len(prompt_ids(loaded, question, args.raw)):,} tokens); "
+        f"{params['new_tokens']:,} new tokens; k = {', '.join(map(str, params['ks']))}; "
         f"{torch.get_num_threads()} torch thread(s)"
     )
-    result: SpeculativeLabResult = common.drain(
-        speculative_lab(
-            loaded.backend, tokenizer, prompt, draft=draft,
-            draft_label=args.draft or DRAFT_MODEL, ks=args.k, kinds=kinds,
-            new_tokens=args.new_tokens, sampling=settings, stop_at_eos=args.stop_at_eos,
-            repeats=args.repeats,
-        ),
-        SpeculativeLabResult,
-    )
-    print_result(result, tokenizer, args.rounds)
+    result: SpeculativeLabResult = common.drain(job, SpeculativeLabResult)
+    print_result(result, loaded.tokenizer, args.rounds)
     return 0
 
 

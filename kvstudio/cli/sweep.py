@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from kvstudio.cli import common
-from kvstudio.cli.lab_options import add_lab_options, lab_params
+from kvstudio.cli.lab_options import lab_params
 from kvstudio.engine import costs
 from kvstudio.engine.records import MODES
 from kvstudio.labs.cache.sweep import SweepLabResult
@@ -21,12 +21,9 @@ from kvstudio.labs.registry import SWEEP
 
 def add_subcommands(sub: Any) -> None:
     """Register ``sweep`` on the one parser (``kvstudio.cli.main``)."""
-    w = sub.add_parser("sweep", help="time and tokens fed as P or N grows")
-    add_lab_options(w, SWEEP)
+    w = common.lab_subcommand(sub, SWEEP, "time and tokens fed as P or N grows")
     common.cache_options(w)
-    common.model_options(w, COURSE.cache_model)
-    common.add_yes_option(w)
-    w.set_defaults(func=cmd_sweep)
+    common.finish_subcommand(w, cmd_sweep, COURSE.cache_model, yes=True)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

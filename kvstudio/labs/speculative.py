@@ -326,9 +326,15 @@ def draft_lengths(ks: Iterable[int]) -> list[int]:
 
 def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | SpeculativeLabResult]:
     """The lab as every front runs it: the question at every k, greedy at temperature 0
-    (else the course's top-k, top-p and seed), ko-draft and prompt lookup."""
+    (else the course's top-k, top-p and seed), ko-draft and prompt lookup.
+
+    The command line's own options, when given: ``raw`` (the question without the chat
+    template), ``sampling`` (its top-k, top-p, penalty and seed), ``kinds`` and ``draft``
+    (the draft kinds to run and the draft model's folder: loaded here, a draft that does
+    not fit is refused, not left out) and ``stop_at_eos``.
+    """
     ks = draft_lengths(params["ks"])
-    ids = question_ids(model, params["question"])
+    ids = question_ids(model, params["question"], params.get("raw", False))
     n = params["new_tokens"]
     if len(ids) + n + max(ks) > model.max_positions:
         raise ValueError(
@@ -336,11 +342,19 @@ def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | Sp
             f"{model.max_positions} positions."
         )
     temperature = params["temperature"]
-    settings = (
+    settings = params.get("sampling") or (
         SamplingSettings.greedy_settings(COURSE.seed) if temperature == 0
         else SamplingSettings(temperature=temperature, top_k=COURSE.top_k,
                               top_p=COURSE.top_p, seed=COURSE.seed)
     )
+    kinds: tuple[DraftKind, ...] | None = params.get("kinds")
+    if kinds is not None:
+        path = params.get("draft")
+        draft = load_draft(path, model.backend) if "model" in kinds else None
+        return speculative_lab(
+            model.backend, model.tokenizer, ids, draft=draft, draft_label=path or DRAFT_MODEL,
+            ks=ks, kinds=kinds, new_tokens=n, sampling=settings,
+            stop_at_eos=params.get("stop_at_eos", False), repeats=params["repeats"])
     return _with_shipped_draft(model.backend, model.tokenizer, ids, ks=ks, new_tokens=n,
                                sampling=settings, repeats=params["repeats"])
 
