@@ -3,7 +3,8 @@
 Owns the ``compare`` subcommand (registered on the one parser in
 ``kvstudio.cli.main``) and its tables: tokens fed, times and cache bytes for
 both modes against the formulas (`print_compare`), or one mode alone
-(`print_single`). The numbers come from ``kvstudio.labs.cache.compare``; with
+(`print_single`). The numbers come from the lab's declared run (``kvstudio.labs.cache.compare``;
+``--mode cached|recompute``: one greedy run here); with
 ``--cache paged|fp16|int8|int4`` it adds ``kvstudio.cli.tools.project``'s tables.
 It runs on the course preset's base model (``ko-base``; ``--cache paged``,
 whose table is a sampling run, on the chat model) at its P = 183, N = 64;
@@ -21,7 +22,7 @@ import torch
 
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
-from kvstudio.cli.lab_options import add_lab_option
+from kvstudio.cli.lab_options import add_lab_option, lab_params
 from kvstudio.cli.tools import project
 from kvstudio.engine import costs, formulas
 from kvstudio.engine.backends.minimind import LanguageModel
@@ -30,7 +31,7 @@ from kvstudio.engine.cache.quantized import QUANT_BITS
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import MODES, Mode, SamplingSettings, decode_seconds_per_token
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs.cache.compare import CompareResult, ModeRun, RepeatedCompare, compare_modes
+from kvstudio.labs.cache.compare import CompareResult, ModeRun, RepeatedCompare
 from kvstudio.labs.common import Progress, check_fits
 from kvstudio.labs.course import CACHE_PRESETS, COURSE, NOTEBOOK
 from kvstudio.labs.registry import COMPARE
@@ -38,18 +39,16 @@ from kvstudio.labs.registry import COMPARE
 
 def add_subcommands(sub: Any) -> None:
     """Register ``compare`` on the one parser (``kvstudio.cli.main``)."""
-    c = sub.add_parser(
-        "compare",
-        help="cached vs recompute: tokens fed, times, cache bytes (the lab table)",
-        description=(
-            "Greedy generation in both modes. Exactly N tokens are generated (eos is ignored, "
-            "like the notebook's min_new_tokens) so the formulas apply."
-        ),
-    )
-    add_lab_option(c, COMPARE.param("preset"), f" (course: P = {COURSE.prompt_tokens}, "
-                   f"N = {COURSE.new_tokens}, the lecture; notebook: the seed notebook's "
-                   f"{NOTEBOOK.prompt_tokens}-token sentence, N = {NOTEBOOK.new_tokens}); "
-                   "--prompt-tokens / --new-tokens override it")
+    c = common.lab_subcommand(
+        sub, COMPARE, "cached vs recompute: tokens fed, times, cache bytes (the lab table)",
+        "Greedy generation in both modes. Exactly N tokens are generated (eos is ignored, "
+        "like the notebook's min_new_tokens) so the formulas apply.",
+        extra_help={"preset": f" (course: P = {COURSE.prompt_tokens}, N = {COURSE.new_tokens}, "
+                    f"the lecture; notebook: the seed notebook's {NOTEBOOK.prompt_tokens}-token "
+                    f"sentence, N = {NOTEBOOK.new_tokens}); --prompt-tokens / --new-tokens "
+                    "override it", "repeats": " (--mode both)"},
+        overrides={"new_tokens": {"default": None}},  # None: the preset's
+        skip=("prompt_tokens", "dtype"))  # --prompt-tokens or --prompt; --dtype: the model's
     prompt = c.add_mutually_exclusive_group()
     # P and N: None = the preset's (the window's preset box fills its boxes the same way).
     add_lab_option(prompt, COMPARE.param("prompt_tokens"), " (the lab text cut or repeated; a "
@@ -57,11 +56,8 @@ def add_subcommands(sub: Any) -> None:
                    default=None)
     prompt.add_argument("--prompt", default=None, help="prompt text instead")
     c.add_argument("--chat", action="store_true", help="wrap --prompt in the ChatML template")
-    add_lab_option(c, COMPARE.param("new_tokens"), default=None)
     c.add_argument("--mode", default="both", choices=("both", "cached", "recompute"))
     c.add_argument("--stop-at-eos", action="store_true", help="stop when the model writes eos")
-    add_lab_option(c, COMPARE.param("repeats"), " (--mode both)")
-    add_lab_option(c, COMPARE.param("warmup"))
     c.add_argument(
         "--samples", type=cli_args.rows, default=30, help="--cache paged: rows of the sampling run"
     )
@@ -70,9 +66,7 @@ def add_subcommands(sub: Any) -> None:
         help="--cache paged: their token budget",
     )
     common.cache_options(c)
-    common.model_options(c, COURSE.cache_model)
-    common.add_yes_option(c)
-    c.set_defaults(func=cmd_compare)
+    common.finish_subcommand(c, cmd_compare, COURSE.cache_model, yes=True)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -87,8 +81,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     n = args.new_tokens if args.new_tokens is not None else preset.new_tokens
     args.new_tokens = n  # the scale sections read it
     modes: tuple[Mode, ...] = MODES if args.mode == "both" else (args.mode,)
-    for mode in modes:  # positions and memory first: a run that cannot fit is not priced
-        check_fits(backend, 1, len(prompt), n, mode, spec)
+    job = None  # positions and memory first: a run that cannot fit is not priced
+    if args.mode == "both":  # the lab's run (its checks now, its work when drained)
+        job = COMPARE.run(loaded, {**lab_params(COMPARE, args), "dtype": args.dtype},
+                          prompt_ids=prompt, cache=spec, stop_at_eos=args.stop_at_eos)
+    else:
+        check_fits(backend, 1, len(prompt), n, args.mode, spec)
     rounds = args.repeats if args.mode == "both" else 1
     fed = rounds * sum(costs.generation_cost(mode, len(prompt), n).tokens_fed for mode in modes)
     if spec.kind == "paged":  # three caches for the sampling run, then a greedy check
@@ -111,16 +109,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         + (f" (W={spec.window})" if spec.kind == "sliding" else "")
         + f", greedy, {torch.get_num_threads()} torch thread(s), {backend.device}"
     )
-    if args.mode == "both":
-        results = tuple(
-            common.drain(
-                compare_modes(backend, tokenizer, prompt, n, cache=spec,
-                              stop_at_eos=args.stop_at_eos, warmup_tokens=args.warmup),
-                CompareResult,
-            )
-            for _ in range(rounds)
-        )
-        print_compare(results[0], backend, RepeatedCompare(results))
+    if job is not None:
+        repeated: RepeatedCompare = common.drain(job, RepeatedCompare)
+        print_compare(repeated.first, backend, repeated)
     else:
         print_single(backend, tokenizer, prompt, n, args.mode, spec, args.stop_at_eos)
     if spec.kind == "paged" or spec.kind in QUANT_BITS:

@@ -27,7 +27,7 @@ from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
-from kvstudio.labs.cache import sweep
+from kvstudio.labs.cache import compare, sweep
 from kvstudio.labs.cache.compare import CompareResult, compare_modes
 from kvstudio.labs.chat import session as chat
 from kvstudio.labs.common import finish
@@ -236,7 +236,7 @@ def test_long_runs_are_refused_without_yes(
         yield  # a generator, as the labs' runs: it runs when iterated
 
     for module, name in (
-        (cli_compare, "compare_modes"),
+        (compare, "compare_modes"),
         (cli_compare, "print_single"),
         (temperature, "temperature_lab"),
         (sweep, "sweep_with_fits"),
@@ -256,7 +256,7 @@ def test_yes_runs_a_long_run(
         started.append((len(prompt), n))
         raise ValueError("stopped here by the test")
 
-    monkeypatch.setattr(cli_compare, "compare_modes", counted)
+    monkeypatch.setattr(compare, "compare_modes", counted)
     line = one_error_line(capsys, ["compare", "--new-tokens", "2000", "--yes"])
     assert line == "error: stopped here by the test" and started == [(183, 2000)]
 
@@ -272,7 +272,8 @@ def test_long_runs_print_progress_off_a_terminal(
         f"  chat, round 1 of 1, turn {t}: {t} of 4 ({t / 4:.0%})" for t in range(1, 5)
     ]
     assert main(["compare", "--prompt-tokens", "8", "--new-tokens", "3"]) == 0
-    assert "  compare, recompute: 12 of 12 (100%)" in capsys.readouterr().err
+    # the lab's run: one progress over all five rounds, as the window shows it
+    assert "  compare, recompute (round 5/5): 60 of 60 (100%)" in capsys.readouterr().err
 
 
 def test_the_chat_context_limit_is_capped_at_the_model(

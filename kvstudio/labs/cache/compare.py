@@ -262,16 +262,19 @@ def cache_vs_recompute(
     warmup_tokens: int = 4,
     cache: CacheSpec | None = None,
     prompt_text: str | None = None,
+    prompt_ids: Sequence[int] | None = None,
+    stop_at_eos: bool = False,
 ) -> Generator[Progress | CompareResult, None, None]:
     """The course lab: greedy on the lab prompt in both modes (`compare_modes`), in `dtype`.
 
     `prompt_text`: the text cut or repeated to P tokens (default: the long lab text;
-    the notebook preset gives the 16-token sentence)."""
+    the notebook preset gives the 16-token sentence); `prompt_ids`: the prompt itself
+    instead (the command line's)."""
     model = backend_in_dtype(backend, dtype)
-    ids = lab_prompt_ids(tokenizer, prompt_tokens, prompt_text)
-    yield from compare_modes(
-        model, tokenizer, ids, new_tokens, cache=cache, warmup_tokens=warmup_tokens
-    )
+    ids = (list(prompt_ids) if prompt_ids is not None
+           else lab_prompt_ids(tokenizer, prompt_tokens, prompt_text))
+    yield from compare_modes(model, tokenizer, ids, new_tokens, cache=cache,
+                             warmup_tokens=warmup_tokens, stop_at_eos=stop_at_eos)
 
 
 @dataclass(frozen=True)
@@ -337,6 +340,8 @@ def repeated_cache_vs_recompute(
     warmup_tokens: int = 4,
     cache: CacheSpec | None = None,
     prompt_text: str | None = None,
+    prompt_ids: Sequence[int] | None = None,
+    stop_at_eos: bool = False,
 ) -> Generator[Progress | RepeatedCompare, None, None]:
     """`cache_vs_recompute` `repeats` times; progress over all rounds, then the medians."""
     if repeats < 1:
@@ -347,6 +352,7 @@ def repeated_cache_vs_recompute(
         for item in cache_vs_recompute(
             model, tokenizer, prompt_tokens=prompt_tokens, new_tokens=new_tokens,
             dtype=dtype, warmup_tokens=warmup_tokens, cache=cache, prompt_text=prompt_text,
+            prompt_ids=prompt_ids, stop_at_eos=stop_at_eos,
         ):
             if isinstance(item, CompareResult):
                 rounds.append(item)
@@ -368,8 +374,13 @@ def preset_lengths(params: Mapping[str, Any]) -> tuple[int, int]:
 
 def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | RepeatedCompare]:
     """The lab as every front runs it: `repeated_cache_vs_recompute` with the preset's P and
-    N (`preset_lengths`); the notebook preset at its P = 16 is the seed notebook's sentence."""
+    N (`preset_lengths`); the notebook preset at its P = 16 is the seed notebook's sentence.
+
+    The command line's own options, when given: ``prompt_ids`` (its prompt, P its length),
+    ``cache`` (its ``--cache``; the run must fit it in both modes) and ``stop_at_eos``."""
     p, n = preset_lengths(params)
+    ids = params.get("prompt_ids")
+    p = len(ids) if ids is not None else p
     notebook = CACHE_PRESETS[params["preset"]] is NOTEBOOK and p == NOTEBOOK.prompt_tokens
     text = lab_text(short=True) if notebook else None  # the notebook's sentence
     if p + n > model.max_positions:
@@ -377,9 +388,13 @@ def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | Re
             f"P + N = {p + n} is more than the model's {model.max_positions} positions; "
             "lower P or N."
         )
+    cache = params.get("cache")
+    for mode in MODES:
+        check_fits(model.backend, 1, p, n, mode, cache or CacheSpec())
     return repeated_cache_vs_recompute(
         model.backend, model.tokenizer, repeats=params["repeats"], prompt_tokens=p,
         new_tokens=n, dtype=params["dtype"], warmup_tokens=params["warmup"], prompt_text=text,
+        cache=cache, prompt_ids=ids, stop_at_eos=params.get("stop_at_eos", False),
     )
 
 
