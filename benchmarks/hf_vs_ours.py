@@ -43,8 +43,9 @@ from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.files.checkpoints import LoadedModel, default_model, describe, load_any
+from kvstudio.files.checkpoints import default_model, load_any
 from kvstudio.files.convert import export_hf
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.common import lab_prompt_ids
 
 
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     loaded = load_any(args.model) if args.model else default_model()
     prompt = lab_prompt_ids(loaded.tokenizer, args.prompt_tokens)
     n = args.new_tokens
-    print(describe(loaded))
+    print(loaded.description)
     print(
         f"transformers {transformers.__version__}, torch {torch.__version__}, "
         f"{torch.get_num_threads()} thread(s), fp32 CPU, P={len(prompt)}, N={n}, batch 1"
