@@ -3,8 +3,9 @@
 Owns the ``twin`` subcommand (registered on the one parser in
 ``kvstudio.cli.main``) and its table: the tokens (greedy, or sampled with one
 seed), KV bytes per token as each engine reports it, prompt reuse, the copy/crop
-check and decode ms/token on one thread with the ratio. The numbers come from ``kvstudio.labs.twin``
-(the optional llama extra; without it the command says what to install).
+check and decode ms/token on one thread with the ratio. The numbers come from the
+lab's declared run (``kvstudio.labs.twin``; the optional llama extra: without it
+the command says what to install).
 """
 
 from __future__ import annotations
@@ -13,19 +14,16 @@ import argparse
 from typing import Any
 
 from kvstudio.cli import common
-from kvstudio.cli.lab_options import add_lab_option
+from kvstudio.cli.lab_options import lab_params
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import TWIN
 
 
 def add_subcommands(sub: Any) -> None:
     """Register ``twin`` on the one parser (``kvstudio.cli.main``)."""
-    t = sub.add_parser("twin", help="the same model in KV Studio and llama.cpp, side by side "
-                       "(needs pip install \"kvstudio[llama]\")")
-    for name in ("prompt_tokens", "new_tokens", "temperature", "seed", "repeats"):
-        add_lab_option(t, TWIN.param(name))
-    common.model_options(t, COURSE.chat_model)
-    t.set_defaults(func=cmd_twin)
+    t = common.lab_subcommand(sub, TWIN, "the same model in KV Studio and llama.cpp, side by "
+                              "side (needs pip install \"kvstudio[llama]\")")
+    common.finish_subcommand(t, cmd_twin, COURSE.chat_model)
 
 
 def _ms(side: Any) -> str:
@@ -38,10 +36,7 @@ def cmd_twin(args: argparse.Namespace) -> int:
 
     twin.check_installed()  # before the model loads: say what to install
     loaded = common.prepare(args, COURSE.chat_model)
-    params = TWIN.check({"prompt_tokens": args.prompt_tokens, "new_tokens": args.new_tokens,
-                         "temperature": args.temperature, "seed": args.seed,
-                         "repeats": args.repeats})
-    result: Any = common.drain(twin.run(loaded, params), twin.TwinResult)
+    result: Any = common.drain(TWIN.run(loaded, lab_params(TWIN, args)), twin.TwinResult)
     ours, theirs = result.ours, result.theirs
     n = result.new_tokens
     same = f"✓ {n}/{n}" if result.identical else f"✗ from step {result.first_diff_step}"
