@@ -24,9 +24,7 @@ from typing import Any
 
 import torch
 
-from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
-from kvstudio.cli.lab_options import add_lab_option
 from kvstudio.engine import formulas, limits
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CacheSpec
@@ -45,34 +43,20 @@ from kvstudio.labs.registry import CHAT
 
 
 def add_subcommands(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "chat",
-        help="a multi-turn chat with and without KV-cache reuse, turn by turn",
-        description=(
-            "Run a conversation (one user turn per line of a UTF-8 file) on the chat model, "
-            "once keeping the KV cache across turns (each turn feeds only its new tokens) and "
-            "once re-feeding the whole history every turn; print tokens fed, TTFT, decode "
-            "ms/token and cache bytes per turn, and whether the greedy answers were identical."
-        ),
-    )
+    p = common.lab_subcommand(
+        subparsers, CHAT, "a multi-turn chat with and without KV-cache reuse, turn by turn",
+        "Run a conversation (one user turn per line of a UTF-8 file) on the chat model, once "
+        "keeping the KV cache across turns (each turn feeds only its new tokens) and once "
+        "re-feeding the whole history every turn; print tokens fed, TTFT, decode ms/token and "
+        "cache bytes per turn, and whether the greedy answers were identical.",
+        extra_help={"answer_tokens": "; eos ends sooner",
+                    "context_limit": " (at most the model's positions)",
+                    "rounds": ": the conversation runs R times"})
     p.add_argument("--turns", required=True, help="UTF-8 text file, one user turn per line")
-    add_lab_option(p, CHAT.param("answer_tokens"), "; eos ends sooner")
-    add_lab_option(p, CHAT.param("context_limit"), " (at most the model's positions)")
     p.add_argument("--cache", default="dynamic", choices=("dynamic", "static"))
     p.add_argument("--system", default=None, help="a system message before the first turn")
-    add_lab_option(p, CHAT.param("rounds"), ": the conversation runs R times")
-    p.add_argument(
-        "--model", default=None,
-        help=f"ko-chat, ko-base, a model folder or MiniMind .pth (default: {COURSE.chat_model})",
-    )
-    p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"))
-    p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
-    p.add_argument(
-        "--threads", type=cli_args.thread_count, default=1,
-        help="torch CPU threads, 1 … the CPU cores (default 1)",
-    )
-    common.add_yes_option(p)
-    p.set_defaults(func=run_chat)
+    common.finish_subcommand(p, run_chat, COURSE.chat_model, yes=True, model_help=(
+        f"ko-chat, ko-base, a model folder or MiniMind .pth (default: {COURSE.chat_model})"))
 
 
 def _context_limit(args: argparse.Namespace, backend: LanguageModel) -> int | None:

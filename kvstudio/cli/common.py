@@ -164,10 +164,11 @@ def lab_subcommand(sub: Any, spec: LabSpec, help: str, description: str | None =
 
 
 def finish_subcommand(p: argparse.ArgumentParser, handler: Callable[[argparse.Namespace], int],
-                      model: str | None, yes: bool = False) -> None:
-    """The model options last (`model`: the course's model for the lab), ``--yes`` when the
-    run may be past the cost threshold, and the handler."""
-    model_options(p, model)
+                      model: str | None, yes: bool = False, model_help: str = "") -> None:
+    """The model options last (`model`: the course's model for the lab; `model_help`:
+    ``--model``'s help, if not the usual), ``--yes`` when the run may be past the cost
+    threshold, and the handler."""
+    model_options(p, model, model_help)
     if yes:
         add_yes_option(p)
     p.set_defaults(func=handler)
@@ -181,13 +182,14 @@ def raw_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--raw", action="store_true", help="use --prompt as is, without ChatML")
 
 
-def model_options(p: argparse.ArgumentParser, default: str | None = None) -> None:
+def model_options(p: argparse.ArgumentParser, default: str | None = None,
+                  model_help: str = "") -> None:
     """--model, --dtype, --device, --threads: which model runs, and how."""
     p.add_argument(
         "--model",
         default=None,
-        help="ko-base or ko-chat (the embedded models), a model folder, MiniMind .pth, or "
-        f"transformers folder (default: {default or 'the shipped model'}, the course's)",
+        help=model_help or "ko-base or ko-chat (the embedded models), a model folder, MiniMind "
+        f".pth, or transformers folder (default: {default or 'the shipped model'}, the course's)",
     )
     p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"),
                    help="the arithmetic: fp32, fp16 or bf16; default float32")

@@ -23,6 +23,7 @@ from typing import Any
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
 from kvstudio.cli.lab_options import add_lab_option
+from kvstudio.cli.serving import requests_options
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.serving.records import PREFIX_MODES, PrefixMode, SchedulerConfig
 from kvstudio.engine.serving.request_file import read_request_lines
@@ -52,12 +53,7 @@ def add_subcommands(sub: Any) -> None:
                    help=f"the server's address, e.g. {openai_http.EXAMPLE_URL} (/v1 optional)")
     s.add_argument("--model", dest="served_model", default=None, metavar="NAME",
                    help="the model name the server serves (default: its only one)")
-    s.add_argument(
-        "--requests", type=Path, default=None,
-        help=f"the requests file (default: the shipped example, {EXAMPLE_REQUESTS.name}, "
-        "with its system prompt)",
-    )
-    add_lab_option(s, SERVING.param("system"), " (with --requests, '': none)")
+    requests_options(s)
     s.add_argument("--plain", action="store_true",
                    help="POST /v1/completions with plain text (system prompt, newline, "
                    "question) instead of /v1/chat/completions with messages")

@@ -52,6 +52,16 @@ TIMELINE_MARKS = {
 }
 
 
+def requests_options(p: argparse.ArgumentParser) -> None:
+    """--requests and --system: the requests file and its system prompt (also serve-bench's)."""
+    p.add_argument(
+        "--requests", type=Path, default=None,
+        help=f"the requests file (default: the shipped example, {EXAMPLE_REQUESTS.name}, "
+        "with its system prompt)",
+    )
+    add_lab_option(p, SERVING.param("system"), " (with --requests, '': none)")
+
+
 def add_subcommands(sub: Any) -> None:
     """Register ``serving`` on the one parser (``kvstudio.cli.main``)."""
     s = sub.add_parser(
@@ -61,12 +71,7 @@ def add_subcommands(sub: Any) -> None:
         "'+N ' = its own token budget) through static or continuous batching on the real "
         "model, and check every answer against the same request run alone.",
     )
-    s.add_argument(
-        "--requests", type=Path, default=None,
-        help=f"the requests file (default: the shipped example, {EXAMPLE_REQUESTS.name}, "
-        "with its system prompt)",
-    )
-    add_lab_option(s, SERVING.param("system"), " (with --requests, '': none)")
+    requests_options(s)
     s.add_argument("--plain", action="store_true",
                    help="feed the lines as plain text, without the ChatML template")
     add_lab_option(s, SERVING.param("policy"), "; both: one after the other",
