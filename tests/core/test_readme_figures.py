@@ -332,6 +332,12 @@ QUOTES: tuple[Quote, ...] = (
     Quote("README.md", "the speed ratio ({}× in [the example pack]",
           PACK + " CacheVsRecompute.speed_ratio_of_medians",
           lambda: (f"{lab('CacheVsRecompute')['speed_ratio_of_medians']:.1f}",)),
+    Quote("README.md", "decode ms/token (ko-chat, P = {}, N = {}) | {}× ({} vs {} ms/token)",
+          PACK + " Twin: prompt_tokens, new_tokens, speed_ratio, the two engines' "
+          "ms_per_token", lambda: (lab("Twin")["prompt_tokens"], lab("Twin")["new_tokens"],
+                                   f"{lab('Twin')['speed_ratio']:.2f}",
+                                   f"{lab('Twin')['kv_studio']['ms_per_token']:.2f}",
+                                   f"{lab('Twin')['llama_cpp']['ms_per_token']:.2f}")),
     Quote("docs/labs.md", "took {}× as long (the ratio of the medians of {} rounds), {}× per "
           "decoded token", PACK + " CacheVsRecompute: speed_ratio_of_medians, rounds, "
           "recompute ÷ cached decode_ms_per_token medians",

@@ -62,3 +62,34 @@ def test_the_tiny_model_runs_in_both_engines(
     (table,) = panel.data_tables()
     assert [s.header for s in table.series] == ["KV Studio: ms/token", "llama.cpp: ms/token"]
     assert "twin" in panel.charts()
+
+
+def test_a_sampled_run_that_parts_shows_the_step_and_the_probability_gap(
+    qtbot: Any, exporter: ChartExporter, tiny_handle: LoadedModel
+) -> None:
+    """Sampled with one seed, the engines may part where a draw lands near an edge: the view
+    names the seed, the step and the probability gap there (no top-2 margin: not greedy)."""
+    from kvstudio.engine.records import SamplingSettings
+    from kvstudio.labs.twin import EngineSide, TwinResult
+
+    def side(name: str, tokens: tuple[int, ...]) -> EngineSide:
+        return EngineSide(name, tokens, 2048.0, "", 46, 183, True, (0.9, 1.0, 1.1))
+
+    result = TwinResult(183, 4, SamplingSettings(temperature=0.85, seed=2), 137,
+                        side("KV Studio", (5, 6, 7, 8)), side("llama.cpp", (5, 6, 9, 8)),
+                        first_diff_step=2, max_logit_gap=0.0097, top2_margin=None,
+                        probability_gap=0.00057, llama_state_bytes_per_token=2060.0,
+                        llama_kv_line="")
+    panel = show_lab(qtbot, EngineTwinPanel, exporter, tiny_handle)
+    view = panel.lab_view
+    view.start({"temperature": 0.85, "seed": 2})
+    view.result = result
+    view.show_result(result)
+    rows = view.table_rows()
+    questions = [next(iter(row.values())) for row in rows]  # the first column: what is asked
+    assert questions[0] == "tokens the same (sampled, T 0.85, seed 2)"
+    assert rows[0]["KV Studio"] == rows[0]["llama.cpp"] == "✗ from step 2"
+    assert "max |Δprobability| there" in questions
+    assert not any("top-2 margin" in q for q in questions)
+    assert "Tokens part at step 2 of 4 (sampled, T 0.85, seed 2)" in view.headline()
+    assert view.numbers()["seed"] == 2 and view.numbers()["probability_gap"] == 0.00057
