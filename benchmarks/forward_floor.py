@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
                     return 1
             if not ops:
                 ops = {name: _ops_per_step(steps[name]) for name in names}
-    print(f"{loaded.label}: P={prompt.shape[1]}, N={args.new_tokens}, {args.rounds} rounds, "
+    print(f"{loaded.name}: P={prompt.shape[1]}, N={args.new_tokens}, {args.rounds} rounds, "
           f"{torch.get_num_threads()} thread(s), torch {torch.__version__}")  # fmt: skip
     print(f"{'':8}{'wall ms/step':>14}{'cpu ms/step':>13}{'torch ops':>11}")
     for name in names:

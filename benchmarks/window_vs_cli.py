@@ -38,7 +38,7 @@ from kvstudio.engine.records import MODES, Mode, SamplingSettings
 from kvstudio.labs.cache.compare import CompareResult, compare_modes
 from kvstudio.labs.common import finish, lab_text
 from kvstudio.ui.panels.controls_panel import SPEED_INTERVALS_MS
-from kvstudio.ui.run.engine_adapter import ModelChoice, run_cost
+from kvstudio.ui.run.engine_adapter import ModelChoice, choice_of, run_cost
 
 PROMPT_TOKENS, NEW_TOKENS = 183, 64
 
@@ -67,7 +67,7 @@ def main() -> int:
     controller = window.controller
     controller.load_model(ModelChoice("embedded-base"))  # the course runs this lab on the base
     deadline = time.monotonic() + 60
-    while (controller.model is None or controller.model.choice.kind != "embedded-base") \
+    while (controller.model is None or choice_of(controller.model).kind != "embedded-base") \
             and time.monotonic() < deadline:
         wait_events(20)
     model = controller.model

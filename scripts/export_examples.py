@@ -45,7 +45,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 from PySide6.QtCore import QEventLoop, QTimer
@@ -128,13 +128,45 @@ def copy_to_docs(pack: Path, language: str) -> None:
         if (pack / name).is_file():
             export.atomic_write(docs / name, (pack / name).read_bytes())
     log.info("docs: %s now holds %s", docs, ", ".join(wanted))
+
+
+class ServingPanelSettings(TypedDict):
+    policy: str
+    chunk: int
+    block_size: int
+    prefix: str
+    max_batch: int
+    answer_tokens: int
+    rounds: int
+    sweep: str
+
+
+class SpeculativePanelSettings(TypedDict):
+    ks: str
+    new_tokens: int
+    temperature: float
+    repeats: int
+
+
+class BeamPanelSettings(TypedDict):
+    beams: int
+    new_tokens: int
+    length_penalty: float
+    early_stopping: str  # as the combo lists it: "False", "True" or "never"
+    block_size: int
+    check_transformers: bool
+
+
 # The settings docs/labs.md quotes for the newer labs, set here rather than read from the
 # panels' defaults so the pack stays the documented one if a default moves.
-SERVING = {"policy": "continuous", "chunk": 0, "block_size": 16, "prefix": "radix",
-           "max_batch": 8, "answer_tokens": 24, "rounds": 5, "sweep": "1, 2, 4, 8, 16, 32"}
-SPECULATIVE = {"ks": "1, 2, 4, 8", "new_tokens": 64, "temperature": 0.0, "repeats": 5}
-BEAM = {"beams": 4, "new_tokens": 16, "length_penalty": 1.0, "early_stopping": "False",
-        "block_size": 16, "check_transformers": True}
+SERVING: ServingPanelSettings = {
+    "policy": "continuous", "chunk": 0, "block_size": 16, "prefix": "radix",
+    "max_batch": 8, "answer_tokens": 24, "rounds": 5, "sweep": "1, 2, 4, 8, 16, 32"}
+SPECULATIVE: SpeculativePanelSettings = {
+    "ks": "1, 2, 4, 8", "new_tokens": 64, "temperature": 0.0, "repeats": 5}
+BEAM: BeamPanelSettings = {
+    "beams": 4, "new_tokens": 16, "length_penalty": 1.0, "early_stopping": "False",
+    "block_size": 16, "check_transformers": True}
 
 
 @dataclass(frozen=True)
@@ -196,28 +228,28 @@ def set_documented_settings(panel: LabPanel) -> None:
         panel.choose_requests(None)  # the shipped example, with its system prompt
         panel.system.setText("")
         panel.policy.setCurrentIndex(panel.policy.findData(SERVING["policy"]))
-        panel.chunk.setValue(int(SERVING["chunk"]))
-        panel.block_size.setValue(int(SERVING["block_size"]))
+        panel.chunk.setValue(SERVING["chunk"])
+        panel.block_size.setValue(SERVING["block_size"])
         panel.prefix.setCurrentIndex(panel.prefix.findData(SERVING["prefix"]))
-        panel.max_batch.setValue(int(SERVING["max_batch"]))
-        panel.answer_tokens.setValue(int(SERVING["answer_tokens"]))
-        panel.repeats.setValue(int(SERVING["rounds"]))
-        panel.batch_sizes.setText(str(SERVING["sweep"]))
+        panel.max_batch.setValue(SERVING["max_batch"])
+        panel.answer_tokens.setValue(SERVING["answer_tokens"])
+        panel.repeats.setValue(SERVING["rounds"])
+        panel.batch_sizes.setText(SERVING["sweep"])
     elif isinstance(panel, SpeculativePanel):
         panel.question.setText(PROMPT)
-        panel.ks.setText(str(SPECULATIVE["ks"]))
-        panel.new_tokens.setValue(int(SPECULATIVE["new_tokens"]))
-        panel.temperature.setValue(float(SPECULATIVE["temperature"]))
-        panel.repeats.setValue(int(SPECULATIVE["repeats"]))
+        panel.ks.setText(SPECULATIVE["ks"])
+        panel.new_tokens.setValue(SPECULATIVE["new_tokens"])
+        panel.temperature.setValue(SPECULATIVE["temperature"])
+        panel.repeats.setValue(SPECULATIVE["repeats"])
     elif isinstance(panel, BeamSearchPanel):
         panel.prompt.setText(PROMPT)
-        panel.beams.setValue(int(BEAM["beams"]))
-        panel.new_tokens.setValue(int(BEAM["new_tokens"]))
-        panel.length_penalty.setValue(float(BEAM["length_penalty"]))
+        panel.beams.setValue(BEAM["beams"])
+        panel.new_tokens.setValue(BEAM["new_tokens"])
+        panel.length_penalty.setValue(BEAM["length_penalty"])
         panel.early_stopping.setCurrentIndex(  # the combo says it in the slides' language
-            ["False", "True", "never"].index(str(BEAM["early_stopping"])))
-        panel.block_size.setValue(int(BEAM["block_size"]))
-        panel.check_transformers.setChecked(bool(BEAM["check_transformers"]))
+            ["False", "True", "never"].index(BEAM["early_stopping"]))
+        panel.block_size.setValue(BEAM["block_size"])
+        panel.check_transformers.setChecked(BEAM["check_transformers"])
 
 
 def run_lab(panel: LabPanel, model: LoadedModel) -> None:

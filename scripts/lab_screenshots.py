@@ -25,7 +25,11 @@ from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication, QTableView
 from window_harness import open_window
 
+from kvstudio.charts.labs.chat import ChatView
 from kvstudio.charts.plots.sizing import elided_cells, plot_areas
+from kvstudio.ui.labs import LabPanel
+from kvstudio.ui.labs.chat_lab import ChatPanel
+from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
 from kvstudio.ui.main_window import initial_geometry
 
 log = logging.getLogger("lab_screenshots")
@@ -84,6 +88,27 @@ def report(name: str, page) -> None:  # type: ignore[no-untyped-def]
                 print(f"  {name} table cell ({row}, {column}) elided: {text!r}")
 
 
+def run_to_result(lab: LabPanel) -> None:
+    """Run `lab` as its Run button does (then to the end, where it steps) until its result."""
+    done: list[object] = []
+    lab.result_ready.connect(done.append)
+    lab.run()
+    if isinstance(lab, SteppedLabPanel):
+        wait(lambda: not lab.runner.busy)
+        lab.run_to_end()
+    wait(lambda: bool(done))
+
+
+def play_turn(chat: ChatPanel) -> None:
+    """The next turn of the scripted conversation, answered."""
+    view = chat.lab_view
+    assert isinstance(view, ChatView)
+    chat.next_scripted_turn()
+    before = len(view.turns)
+    chat.run_button.click()
+    wait(lambda: len(view.turns) > before)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=Path("/tmp/layout_shots"))
@@ -124,13 +149,7 @@ def main() -> int:
             labs.tabs.setCurrentWidget(lab)
             settle(app)
             grab(f"{name}-empty")
-            done: list[object] = []
-            lab.result_ready.connect(done.append)
-            lab.run()
-            if hasattr(lab, "to_end_button"):
-                wait(lambda lab=lab: not lab.runner.busy)
-                lab.run_to_end()
-            wait(lambda done=done: bool(done))
+            run_to_result(lab)
             grab(name, lab)
             report(name, lab)
         chat = extras.chat
@@ -138,10 +157,7 @@ def main() -> int:
             window.tabs.setCurrentWidget(chat)
             chat.answer_tokens.setValue(16)
             for _ in range(4):
-                chat.next_scripted_turn()
-                before = len(chat.lab_view.turns)
-                chat.run_button.click()
-                wait(lambda before=before: len(chat.lab_view.turns) > before)
+                play_turn(chat)
             grab("Chat", chat)
             report("Chat", chat)
         inspector = extras.inspector
@@ -153,7 +169,11 @@ def main() -> int:
                 if not inspector.runner.has_job:
                     break
                 inspector.step_button.click()
-                wait(lambda n=n: inspector.frames_seen >= n + 2 and not inspector.runner.busy)
+
+                def stepped(frames: int = n + 2) -> bool:  # the prefill's frame, then one a step
+                    return inspector.frames_seen >= frames and not inspector.runner.busy
+
+                wait(stepped)
             grab("Inspector", inspector)
             report("Inspector", inspector)
         if args.presenter:

@@ -32,6 +32,11 @@ import re
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kvstudio.engine.backends.minimind import LanguageModel
+    from kvstudio.engine.tokenizer import TextTokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
@@ -76,7 +81,7 @@ def _cli(command: str, keep: Callable[[str], bool] = lambda _line: True) -> str:
     return _block("kvstudio " + command, "\n".join(x for x in output.splitlines() if keep(x)))
 
 
-def _course_model(name: str):
+def _course_model(name: str) -> tuple[LanguageModel, TextTokenizer]:
     import torch
 
     from kvstudio.files.loaded import load_model

@@ -23,6 +23,9 @@ from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 from window_harness import open_window
 
+from kvstudio.charts.labs.chat import ChatView
+from kvstudio.ui.labs.chat_lab import ChatPanel
+
 log = logging.getLogger("screenshot")
 
 
@@ -52,6 +55,16 @@ def grab(app: QApplication, window, out: Path) -> None:  # type: ignore[no-untyp
     log.info("wrote %s (%dx%d)", out, shot.width(), shot.height())
 
 
+def play_turn(app: QApplication, chat: ChatPanel) -> None:
+    """The next turn of the scripted conversation, answered."""
+    view = chat.lab_view
+    assert isinstance(view, ChatView)
+    chat.next_scripted_turn()
+    before = len(view.turns)
+    chat.run_button.click()
+    wait(app, lambda: len(view.turns) > before)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out-dir", default="docs")
@@ -69,10 +82,7 @@ def main() -> int:
         chat = extras.chat
         window.tabs.setCurrentWidget(chat)
         for _ in range(4):
-            chat.next_scripted_turn()
-            before = len(chat.lab_view.turns)
-            chat.run_button.click()
-            wait(app, lambda before=before: len(chat.lab_view.turns) > before)
+            play_turn(app, chat)
         grab(app, window, out / "chat.png")
 
         inspector = extras.inspector
@@ -84,10 +94,11 @@ def main() -> int:
             if not inspector.runner.has_job:
                 break  # the answer ended (eos)
             inspector.step_button.click()
-            wait(
-                app,
-                lambda n=n: inspector.frames_seen >= n + 2 and not inspector.runner.busy,
-            )
+
+            def stepped(frames: int = n + 2) -> bool:  # the prefill's frame, then one a step
+                return inspector.frames_seen >= frames and not inspector.runner.busy
+
+            wait(app, stepped)
         grab(app, window, out / "cache-inspector.png")
     finally:
         window.close()
