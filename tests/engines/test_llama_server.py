@@ -7,9 +7,9 @@ the first's system prompt in the slot, beside KV Studio's radix prefix hits for 
 requests.
 
 Needs the ``llama-server`` binary, built from the source llama-cpp-python's sdist vendors
-(docs/serving.md: ``~/.cache/kvstudio/llama-server-build/bin/llama-server``, or
-``$KVSTUDIO_LLAMA_SERVER``) and the gguf package; skipped without either. Marked
-``engines`` (``pytest -m engines tests/engines``).
+(``scripts/build_engines.sh``: ``~/.cache/kvstudio/llama-server-build/bin/llama-server``,
+under ``$KVSTUDIO_ENGINE_CACHE`` if set, or ``$KVSTUDIO_LLAMA_SERVER``) and the gguf
+package; skipped without either. Marked ``engines`` (``pytest -m engines tests/engines``).
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from kvstudio.labs.serving.records import ServingResult
 
 pytestmark = [pytest.mark.engines, pytest.mark.slow]
 
-SERVER = Path(os.environ.get(
-    "KVSTUDIO_LLAMA_SERVER",
-    Path.home() / ".cache/kvstudio/llama-server-build/bin/llama-server"))
+ENGINE_CACHE = Path(os.environ.get("KVSTUDIO_ENGINE_CACHE", Path.home() / ".cache/kvstudio"))
+SERVER = Path(os.environ.get(  # where scripts/build_engines.sh builds it
+    "KVSTUDIO_LLAMA_SERVER", ENGINE_CACHE / "llama-server-build/bin/llama-server"))
 REQUESTS = "인공지능이란 무엇인가요?\n한국의 수도는 어디인가요?\n김치찌개는 어떻게 끓여요?\n"
 NEW_TOKENS = 12
 START_S = 120.0  # loading an 18 MB model takes a second; a loaded machine, much more
