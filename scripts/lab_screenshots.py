@@ -161,17 +161,18 @@ def main() -> int:
             grab("Chat", chat)
             report("Chat", chat)
         inspector = extras.inspector
+        drawn = inspector.inspector_view  # its frames, as drawn
         if not only or "Inspector" in only:
             window.tabs.setCurrentWidget(inspector)
             inspector.run_button.click()
-            wait(lambda: inspector.frame is not None and not inspector.runner.busy)
+            wait(lambda: drawn.frame is not None and not inspector.runner.busy)
             for n in range(4):
                 if not inspector.runner.has_job:
                     break
                 inspector.step_button.click()
 
                 def stepped(frames: int = n + 2) -> bool:  # the prefill's frame, then one a step
-                    return inspector.frames_seen >= frames and not inspector.runner.busy
+                    return drawn.frames_seen >= frames and not inspector.runner.busy
 
                 wait(stepped)
             grab("Inspector", inspector)

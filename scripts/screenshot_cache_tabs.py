@@ -86,17 +86,18 @@ def main() -> int:
         grab(app, window, out / "chat.png")
 
         inspector = extras.inspector
+        drawn = inspector.inspector_view  # its frames, as drawn
         window.tabs.setCurrentWidget(inspector)
         inspector.layer.setValue(1)
         inspector.run_button.click()
-        wait(app, lambda: inspector.frame is not None and not inspector.runner.busy)
+        wait(app, lambda: drawn.frame is not None and not inspector.runner.busy)
         for n in range(args.steps):
             if not inspector.runner.has_job:
                 break  # the answer ended (eos)
             inspector.step_button.click()
 
             def stepped(frames: int = n + 2) -> bool:  # the prefill's frame, then one a step
-                return inspector.frames_seen >= frames and not inspector.runner.busy
+                return drawn.frames_seen >= frames and not inspector.runner.busy
 
             wait(app, stepped)
         grab(app, window, out / "cache-inspector.png")

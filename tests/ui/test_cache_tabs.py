@@ -273,30 +273,31 @@ def test_inspector_steps_and_switches_layer_and_head(
     qtbot, make_panel, tiny_handle: LoadedModel
 ) -> None:  # type: ignore[no-untyped-def]
     panel = make_panel(CacheInspectorPanel)
+    view = panel.inspector_view  # what draws the heat maps and the table
     panel.new_tokens.setValue(6)
     assert panel.layer.maximum() == 1 and panel.kv_head.maximum() == 1  # the tiny model
     _wait_paused(qtbot, panel, panel.run)
-    frame = panel.frame
+    frame = view.frame
     assert frame is not None and frame.step == 0
-    rows_before = panel.k_image.image.shape[0]
+    rows_before = view.k_image.image.shape[0]
     assert rows_before == frame.held_rows()
     _wait_paused(qtbot, panel, panel.step)
-    frame = panel.frame
+    frame = view.frame
     assert frame is not None and frame.step == 1
     # A step adds one row to the heat map, and the table says the old rows did not change.
-    assert panel.k_image.image.shape == (rows_before + 1, frame.keys.shape[-1])
+    assert view.k_image.image.shape == (rows_before + 1, frame.keys.shape[-1])
     assert panel.table.rows()[1]["old rows max |Δ|"] == "0"
     assert panel.table.rows()[1]["appended per layer"] == "1, 1"
-    np.testing.assert_array_equal(panel.k_image.image, frame.keys[0, :, 0, :])
-    np.testing.assert_array_equal(panel.attn_image.image, frame.attention[0, [0, 1], :].T)
+    np.testing.assert_array_equal(view.k_image.image, frame.keys[0, :, 0, :])
+    np.testing.assert_array_equal(view.attn_image.image, frame.attention[0, [0, 1], :].T)
     # Layer and head switch redraw from the same frame.
     panel.layer.setValue(1)
     panel.kv_head.setValue(1)
-    np.testing.assert_array_equal(panel.k_image.image, frame.keys[1, :, 1, :])
-    np.testing.assert_array_equal(panel.v_image.image, frame.values[1, :, 1, :])
-    np.testing.assert_array_equal(panel.attn_image.image, frame.attention[1, [2, 3], :].T)
-    assert "layer 1, K/V head 1" in panel.k_plot.titleLabel.text
-    labels = panel.k_plot.getAxis("left")._tickLevels[0]
+    np.testing.assert_array_equal(view.k_image.image, frame.keys[1, :, 1, :])
+    np.testing.assert_array_equal(view.v_image.image, frame.values[1, :, 1, :])
+    np.testing.assert_array_equal(view.attn_image.image, frame.attention[1, [2, 3], :].T)
+    assert "layer 1, K/V head 1" in view.k_plot.titleLabel.text
+    labels = view.k_plot.getAxis("left")._tickLevels[0]
     assert labels[-1][1].startswith(f"{frame.query_position}: ")
     # The same tokens as the core inspector.
     with qtbot.waitSignal(panel.result_ready, timeout=HANG_GUARD_MS):
@@ -307,12 +308,12 @@ def test_inspector_steps_and_switches_layer_and_head(
         for f in CacheInspector(tiny_handle.backend, tiny_handle.tokenizer, ids, max_new_tokens=6)
     ]
     assert [int(r["step"]) for r in panel.table.rows()] == list(range(len(ref)))
-    assert panel.frame is not None and panel.frame.token_id == ref[-1]
-    assert render_png(panel.view).startswith(b"\x89PNG")
+    assert view.frame is not None and view.frame.token_id == ref[-1]
+    assert render_png(view.layout_widget).startswith(b"\x89PNG")
     assert panel.numbers()["steps"][1]["old_rows_max_delta"] == 0.0
     # CSV: the heat maps' numbers for the layer and head on screen, and the checks per step.
-    k_table, v_table, attention_table, checks = read_csv_tables(render_csv(panel.view))
-    last = panel.frame
+    k_table, v_table, attention_table, checks = read_csv_tables(render_csv(view.layout_widget))
+    last = view.frame
     assert last is not None
     assert k_table[0][:4] == ["cache row", "position", "token", "K d0"]
     assert len(k_table) - 1 == last.held_rows()
@@ -320,11 +321,12 @@ def test_inspector_steps_and_switches_layer_and_head(
     assert float(v_table[-1][-1]) == float(last.values[1, -1, 1, -1])
     assert attention_table[0][3:] == ["q2", "q3"]
     assert [row[0] for row in checks[1:]] == [str(s) for s in range(len(ref))]
-    assert "old rows max |Δ| over" in chart_headline(panel.view)
+    assert "old rows max |Δ| over" in chart_headline(view.layout_widget)
 
 
 def test_inspector_static_and_recompute(qtbot, make_panel, tiny_handle: LoadedModel) -> None:  # type: ignore[no-untyped-def]
     panel = make_panel(CacheInspectorPanel)
+    view = panel.inspector_view  # what draws the heat maps and the table
     panel.new_tokens.setValue(3)
     panel.kind.setCurrentIndex(panel.kind.findData("static"))
     panel.cache_size.setValue(48)
@@ -332,9 +334,9 @@ def test_inspector_static_and_recompute(qtbot, make_panel, tiny_handle: LoadedMo
     _wait_paused(qtbot, panel, panel.run)
     with qtbot.waitSignal(panel.result_ready, timeout=HANG_GUARD_MS):
         assert panel.run_to_end()
-    frame = panel.frame
+    frame = view.frame
     assert frame is not None
-    image = panel.k_image.image
+    image = view.k_image.image
     assert image.shape[0] == 48  # every slot of the static cache is drawn
     assert np.isnan(image[frame.held_rows() :]).all()  # empty slots stay empty
     row = panel.table.rows()[-1]
@@ -377,6 +379,7 @@ def test_inspector_export_keeps_every_panel_whole_on_each_canvas(
 ) -> None:  # type: ignore[no-untyped-def]
     """K, V and attention each sit whole on the slide canvas, side by side, titles inside."""
     panel = make_panel(CacheInspectorPanel)
+    view = panel.inspector_view  # what draws the heat maps and the table
     panel.new_tokens.setValue(8)
     _wait_paused(qtbot, panel, panel.run)
     for _ in range(3):
@@ -387,14 +390,14 @@ def test_inspector_export_keeps_every_panel_whole_on_each_canvas(
     def spy(painter, item, head, canvas, background):  # type: ignore[no-untyped-def]
         seen[canvas.key] = [(item.sceneBoundingRect(), [])] + [
             (QRectF(), _panel_parts(plot))
-            for plot in (panel.k_plot, panel.v_plot, panel.attn_plot)
+            for plot in (view.k_plot, view.v_plot, view.attn_plot)
         ]
         paint_page(painter, item, head, canvas, background)
 
     monkeypatch.setattr(render, "_paint_page", spy)
-    headline = chart_headline(panel.view)
+    headline = chart_headline(view.layout_widget)
     for canvas in slide_canvas.CANVASES:
-        assert render_png(panel.view, canvas, headline=headline).startswith(b"\x89PNG")
+        assert render_png(view.layout_widget, canvas, headline=headline).startswith(b"\x89PNG")
         (chart, _), *panels = seen[canvas.key]
         # The chart was laid out at the canvas's width (less the page margins), not the screen's.
         assert canvas.width * 0.9 < chart.width() <= canvas.width

@@ -22,7 +22,7 @@ def _exporter(tmp_path: Path) -> ChartExporter:
 
 def _spy(panel: LabPanel) -> list[object]:
     drawn: list[object] = []
-    target = panel.lab_view if panel.lab_view is not None else panel  # what draws the lab
+    target = panel.lab_view  # what draws the lab
     original = target.show_progress
 
     def show_progress(item: object) -> None:

@@ -30,7 +30,8 @@ def _lab_panel_classes() -> list[type[LabPanel]]:
     todo = list(LabPanel.__subclasses__())
     while todo:
         cls = todo.pop()
-        found.append(cls)
+        if hasattr(cls, "view_type"):  # a lab's panel, not a shared base (SteppedLabPanel)
+            found.append(cls)
         todo.extend(cls.__subclasses__())
     return sorted(found, key=lambda c: c.__name__)
 

@@ -1,6 +1,7 @@
 """Each lab's view: what its result shows (charts, table, headline, numbers), drawn
 the same way by the window's lab panel and by the notebook. `VIEW_TYPES` maps a
-registry key to its view; a lab without one here is still drawn by its window panel.
+registry key to its view; the Cache inspector, a window tab outside the registry, has
+its view in ``inspector.py``.
 """
 
 from __future__ import annotations

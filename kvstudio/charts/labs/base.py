@@ -99,6 +99,9 @@ class LabView(QObject):
     # Labs that time each step draw their charts only at the end: a redraw mid-run would
     # land inside some step's measured time (a 4 ms cached step measured 45 ms).
     draw_while_running: ClassVar[bool] = True
+    # Only ever run a step at a time by the window's Start and Step (the Cache inspector):
+    # its empty charts say to press Start.
+    stepped: ClassVar[bool] = False
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -111,7 +114,7 @@ class LabView(QObject):
 
     @property
     def spec(self) -> LabSpec:
-        return spec(self.key)
+        return self.spec_of()
 
     @property
     def pack_name(self) -> str:
@@ -120,7 +123,8 @@ class LabView(QObject):
 
     @classmethod
     def spec_of(cls) -> LabSpec:
-        """The lab's declaration (kvstudio.labs.registry), without a view made."""
+        """The lab's declaration (kvstudio.labs.registry), without a view made (a view of a
+        lab outside the registry, the Cache inspector, returns its own)."""
         return spec(cls.key)
 
     # ---- for subclasses -----------------------------------------------------------------
@@ -179,6 +183,8 @@ class LabView(QObject):
 
     def empty_hint(self) -> str:
         """The line an empty chart shows: how to fill it."""
+        if self.stepped:
+            return self.tr("Press Start to fill this chart.")
         return self.tr("Run the lab to fill this chart.")
 
     # ---- the run ------------------------------------------------------------------------

@@ -130,6 +130,11 @@ class FixedColumns:
         for column, share in enumerate(self.shares):
             grid.layout.setColumnStretchFactor(column, max(1, round(share * 100)))
         grid.geometryChanged.connect(self.fit)
+        # A y axis widens with its tick labels (the inspector's "6: ⟨|endof…") while the row
+        # keeps its width: its plot's minimum follows, or the view box went under its minimum.
+        for plot in self.plots:
+            for side in ("left", "right"):
+                plot.getAxis(side).geometryChanged.connect(self._fit_minimums)
         self.fit()
 
     def fit(self) -> None:
@@ -142,10 +147,17 @@ class FixedColumns:
         gap = round(width * GAP_SHARE)
         layout.setHorizontalSpacing(gap)
         usable = width - gap * (len(self.shares) - 1)
+        self._fit_minimums()
         for plot, share in zip(self.plots, self.shares, strict=True):
-            # The share decides, not the contents; but never below a readable plot area
-            # beside the plot's axes (the page around the row scrolls instead).
+            plot.setPreferredWidth(max(1.0, usable * share))
+
+    def _fit_minimums(self) -> None:
+        """The share decides a plot's width, not its contents; but never below a readable
+        plot area beside the plot's axes (the page around the row scrolls instead)."""
+        for plot in self.plots:
+            if not shiboken6.isValid(plot):  # (a chart being torn down)
+                return
             axes = sum(plot.getAxis(side).width() for side in ("left", "right")
                        if plot.getAxis(side).isVisible())
-            plot.setMinimumWidth(axes + MIN_PLOT_WIDTH)
-            plot.setPreferredWidth(max(1.0, usable * share))
+            if plot.minimumWidth() != axes + MIN_PLOT_WIDTH:
+                plot.setMinimumWidth(axes + MIN_PLOT_WIDTH)

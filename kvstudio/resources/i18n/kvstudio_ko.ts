@@ -506,18 +506,6 @@
         <translation>재계산</translation>
     </message>
     <message>
-        <source>dynamic</source>
-        <translation>동적</translation>
-    </message>
-    <message>
-        <source>static (length)</source>
-        <translation>정적 (길이)</translation>
-    </message>
-    <message>
-        <source>sliding window (W)</source>
-        <translation>슬라이딩 윈도 (W)</translation>
-    </message>
-    <message>
         <source>What the KV cache holds, step by step, for one layer and one K/V head: the K and V rows (one per position, head_dim numbers each) and how much the newest query looked at each position, for every query head that reads this K/V head. Rows already in the cache never change (max |Δ| = 0) and each step appends exactly one row per layer; in recompute mode the recomputed rows equal the cached ones. That is why caching gives the same tokens.</source>
         <translation>한 레이어, 한 K/V 헤드에 대해 KV 캐시에 무엇이 들어 있는지 단계마다 보여 줍니다: K 행과 V 행(위치마다 한 행, head_dim개의 수)과, 이 K/V 헤드를 읽는 쿼리 헤드마다 가장 최근 쿼리가 각 위치를 얼마나 보았는지. 캐시에 이미 있는 행은 절대 바뀌지 않고(최대 |Δ| = 0) 단계마다 레이어당 정확히 한 행이 추가됩니다. 재계산 모드에서는 다시 계산한 행이 캐시된 행과 같습니다. 그래서 캐시를 써도 같은 토큰이 나옵니다.</translation>
     </message>
@@ -549,6 +537,9 @@
         <source>K/V head</source>
         <translation>K/V 헤드</translation>
     </message>
+</context>
+<context>
+    <name>CacheInspectorView</name>
     <message>
         <source>head_dim</source>
         <translation>head_dim</translation>
@@ -560,6 +551,18 @@
     <message>
         <source>position: token</source>
         <translation>위치: 토큰</translation>
+    </message>
+    <message>
+        <source>dynamic</source>
+        <translation>동적</translation>
+    </message>
+    <message>
+        <source>static (length)</source>
+        <translation>정적 (길이)</translation>
+    </message>
+    <message>
+        <source>sliding window (W)</source>
+        <translation>슬라이딩 윈도 (W)</translation>
     </message>
     <message>
         <source>Finished.</source>
@@ -664,137 +667,6 @@
     <message>
         <source>Checks per step</source>
         <translation>단계별 확인</translation>
-    </message>
-</context>
-<context>
-    <name>CacheInspectorView</name>
-    <message>
-        <source>head_dim</source>
-        <translation>head_dim</translation>
-    </message>
-    <message>
-        <source>query head</source>
-        <translation>쿼리 헤드</translation>
-    </message>
-    <message>
-        <source>position: token</source>
-        <translation>위치: 토큰</translation>
-    </message>
-    <message>
-        <source>dynamic</source>
-        <translation>동적</translation>
-    </message>
-    <message>
-        <source>static (length)</source>
-        <translation>정적 (길이)</translation>
-    </message>
-    <message>
-        <source>sliding window (W)</source>
-        <translation>슬라이딩 윈도 (W)</translation>
-    </message>
-    <message>
-        <source>Finished.</source>
-        <translation>끝났습니다.</translation>
-    </message>
-    <message>
-        <source>Step {0}: chose {1!r}. {2} rows held;</source>
-        <translation>스텝 {0}: {1!r} 선택. 캐시에 {2}행;</translation>
-    </message>
-    <message>
-        <source>the prefill appended {0} rows per layer.</source>
-        <translation>프리필이 레이어마다 {0}행을 추가했습니다.</translation>
-    </message>
-    <message>
-        <source>old rows max |Δ| = {0:g} {1}; rows appended per layer: {2}.</source>
-        <translation>기존 행 최대 |Δ| = {0:g} {1}; 레이어별 추가 행: {2}.</translation>
-    </message>
-    <message>
-        <source>Recomputed vs cached K/V: max |Δ| = {0:.2g} / {1:.2g} ({2}).</source>
-        <translation>재계산한 K/V와 캐시된 K/V: 최대 |Δ| = {0:.2g} / {1:.2g} ({2}).</translation>
-    </message>
-    <message>
-        <source>same dtype</source>
-        <translation>같은 dtype</translation>
-    </message>
-    <message>
-        <source>dtypes differ</source>
-        <translation>dtype이 다름</translation>
-    </message>
-    <message>
-        <source>K rows: layer {0}, K/V head {1} ({2} rows held)</source>
-        <translation>K 행: 레이어 {0}, K/V 헤드 {1} ({2}행 보관)</translation>
-    </message>
-    <message>
-        <source>V rows</source>
-        <translation>V 행</translation>
-    </message>
-    <message>
-        <source>Attention, position {0}</source>
-        <translation>어텐션, 위치 {0}</translation>
-    </message>
-    <message>
-        <source>({0:.0%} on evicted rows)</source>
-        <translation>(밀려난 행에 {0:.0%})</translation>
-    </message>
-    <message>
-        <source>step</source>
-        <translation>단계</translation>
-    </message>
-    <message>
-        <source>token</source>
-        <translation>토큰</translation>
-    </message>
-    <message>
-        <source>rows held</source>
-        <translation>보관 행</translation>
-    </message>
-    <message>
-        <source>appended per layer</source>
-        <translation>레이어별 추가</translation>
-    </message>
-    <message>
-        <source>old rows max |Δ|</source>
-        <translation>기존 행 최대 |Δ|</translation>
-    </message>
-    <message>
-        <source>recompute max |Δ| K</source>
-        <translation>재계산 최대 |Δ| K</translation>
-    </message>
-    <message>
-        <source>recompute max |Δ| V</source>
-        <translation>재계산 최대 |Δ| V</translation>
-    </message>
-    <message>
-        <source>Layer {0}, K/V head {1}, step {2}: {3} rows held (cache: {4})</source>
-        <translation>레이어 {0}, K/V 헤드 {1}, 스텝 {2}: {3}행 보관 (캐시: {4})</translation>
-    </message>
-    <message>
-        <source>old rows max |Δ| over {0} steps: {1:g}; one row appended per layer: {2}</source>
-        <translation>{0}스텝 동안 기존 행 최대 |Δ|: {1:g}; 레이어마다 한 행씩 추가: {2}</translation>
-    </message>
-    <message>
-        <source>recomputed vs cached K/V max |Δ| {0:.2g} / {1:.2g}</source>
-        <translation>재계산 대 캐시 K/V 최대 |Δ| {0:.2g} / {1:.2g}</translation>
-    </message>
-    <message>
-        <source>position</source>
-        <translation>위치</translation>
-    </message>
-    <message>
-        <source>cache row</source>
-        <translation>캐시 행</translation>
-    </message>
-    <message>
-        <source>K rows</source>
-        <translation>K 행</translation>
-    </message>
-    <message>
-        <source>Attention of the newest query</source>
-        <translation>가장 최근 쿼리의 어텐션</translation>
-    </message>
-    <message>
-        <source>Checks per step</source>
-        <translation>스텝별 확인</translation>
     </message>
 </context>
 <context>
@@ -1898,10 +1770,6 @@ step {4}</source>
 </context>
 <context>
     <name>LabPanel</name>
-    <message>
-        <source>Run the lab to fill this chart.</source>
-        <translation>실습을 실행하면 이 차트가 채워집니다.</translation>
-    </message>
     <message>
         <source>Run</source>
         <translation>실행</translation>
@@ -4258,10 +4126,6 @@ step {4}</source>
     <message>
         <source>Run to end</source>
         <translation>끝까지</translation>
-    </message>
-    <message>
-        <source>Press Start to fill this chart.</source>
-        <translation>시작을 누르면 이 차트가 채워집니다.</translation>
     </message>
 </context>
 <context>

@@ -169,5 +169,4 @@ class ServingPanel(LabPanel):
 
     def table_values(self) -> list[dict[str, Any]]:
         """Both tables for the slide pack's CSV: the requests, then the sweep."""
-        assert self.lab_view is not None
         return self.lab_view.table_values()

@@ -1,11 +1,11 @@
-"""What every lab panel shares: parameters, Run/Cancel, progress, a chart, a results table.
+"""What every lab panel shares: parameters, Run/Cancel, progress, the charts, a results table.
 
-Owns `LabPanel` (the layout and the run lifecycle on a `GeneratorRunner`),
-where its `ResultsTable` sits (`results_table.py`) and a few drawing helpers.
-Subclasses say which core generator to run
-(`make_job`), how to draw an item as it arrives (`show_progress`) and how to
-show the result (`show_result`). The panel never computes: the generator runs
-on the lab thread; the panel only draws what comes back.
+Owns `LabPanel` (the layout and the run lifecycle on a `GeneratorRunner`). Each lab's
+panel names its view (`view_type`, a ``kvstudio.charts.labs`` `LabView`), which draws
+the charts and the table from what the run yields; the panel adds the parameter boxes
+and, where the registry's run does not fit, says which generator to run (`make_job`).
+The panel never computes: the generator runs on the lab thread; the view only draws
+what comes back.
 """
 
 from __future__ import annotations
@@ -30,30 +30,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvstudio.charts.chart_data import (
-    ChartContent,
-    ChartLike,
-    DataTable,
-    OwnerContent,
-    plot_items,
-    set_content,
-)
+from kvstudio.charts.chart_data import ChartLike, DataTable
 from kvstudio.charts.i18n import RetranslateOnLanguageChange
 from kvstudio.charts.labs.base import LabView
-from kvstudio.charts.labs.base import marked_line as marked_line
-from kvstudio.charts.labs.base import series_colour as series_colour
-from kvstudio.charts.labs.base import white_plot as white_plot
 from kvstudio.charts.messages import localize
-from kvstudio.charts.plots.empty import EmptyChart
 from kvstudio.charts.plots.plain_text import plain_label
-from kvstudio.charts.plots.results_table import ResultsTable
-from kvstudio.charts.plots.sizing import (
-    fit_bottom_title,
-    fit_side_titles,
-    fixed_view,
-    follow_title,
-    keep_readable,
-)
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import CourseRole
 from kvstudio.labs.params import LabSpec
@@ -79,19 +60,17 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
     # Progress items are drawn in batches, at most this often: every redraw runs Python
     # (pyqtgraph) on the UI thread and holds the GIL, which the model thread then waits for.
     redraw_interval_ms = 250
-    # Labs that time each step draw their charts only at the end: a redraw mid-run would
-    # land inside some step's measured time (a 4 ms cached step measured 45 ms).
-    draw_while_running = True
     # Which course model the lab runs on when the window runs an embedded one (lab_models.py);
-    # None: always the window's model.
+    # None: always the window's model. Its view's declaration says (`__init_subclass__`).
     course_role: CourseRole | None = None
     # What the result shows (kvstudio.charts.labs): its charts, table, headline and numbers.
-    view_type: ClassVar[type[LabView] | None] = None
+    view_type: ClassVar[type[LabView]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.view_type is not None:  # the registry says which course model the lab runs on
-            cls.course_role = cls.view_type.spec_of().course_role  # type: ignore[assignment]
+        view = getattr(cls, "view_type", None)  # (none on a shared base: SteppedLabPanel)
+        if view is not None:  # the registry says which course model the lab runs on
+            cls.course_role = view.spec_of().course_role  # type: ignore[assignment]
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -131,8 +110,8 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self.model_note.setWordWrap(True)
         self.explanation = plain_label()
         self.explanation.setWordWrap(True)
-        self.lab_view = self.view_type(self) if self.view_type is not None else None
-        self.table = self.lab_view.table if self.lab_view is not None else ResultsTable()
+        self.lab_view = self.view_type(self)
+        self.table = self.lab_view.table
         self.chart_host = QWidget()
         self.chart_layout = QVBoxLayout(self.chart_host)
         self.chart_layout.setContentsMargins(0, 0, 0, 0)
@@ -180,23 +159,18 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(self.page_scroll)
-        self._charts: dict[str, pg.GraphicsView] = {}
-        self._empty_charts: list[EmptyChart] = []
         self._field_labels: dict[str, QLabel] = {}
-        if self.lab_view is not None:
-            for chart in self.lab_view.charts().values():
-                self.place_chart(chart)
+        for chart in self.lab_view.charts().values():
+            self.place_chart(chart)
 
     @property
     def pack_name(self) -> str:
-        """The lab's key in a slide pack ("CacheKinds"): its view's, else the panel's name."""
-        return self.lab_view.pack_name if self.lab_view is not None else \
-            type(self).__name__.removesuffix("Panel")
+        """The lab's key in a slide pack ("CacheKinds"): its view's."""
+        return self.lab_view.pack_name
 
     @property
     def spec(self) -> LabSpec:
         """The lab's declaration in kvstudio.labs.registry (its view's key)."""
-        assert self.lab_view is not None
         return self.lab_view.spec
 
     def place_chart(self, widget: pg.GraphicsView) -> None:
@@ -243,49 +217,6 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         for key, text in names.items():
             self._field_labels[key].setText(text)
 
-    def add_chart(
-        self, key: str, widget: pg.GraphicsView, content: ChartContent | None = None
-    ) -> pg.GraphicsView:
-        """Show a chart and give it the export menu and button.
-
-        `content` gives exports the chart's headline and data tables; by default
-        the panel's own `headline` and `data_tables`.
-        """
-        self._charts[key] = widget
-        set_content(widget, content or OwnerContent(self))
-        for plot in plot_items(widget):  # dark axes on white, like the window's live plots
-            for side in ("left", "bottom", "right"):
-                plot.getAxis(side).setPen(pg.mkPen("#444"))
-                plot.getAxis(side).setTextPen(pg.mkPen("#222"))
-            fit_bottom_title(plot)
-            fit_side_titles(plot)
-            follow_title(plot)  # (a plot with a legend row follows its width already)
-        fixed_view(widget)  # no wheel zoom or drag pan: the exports show what was drawn
-        self.chart_layout.addWidget(widget, 1)
-        attach_export(widget, self.exporter)
-        keep_readable(widget)
-        empty = EmptyChart(widget)
-        empty.set_empty(self.result is None, self.empty_hint())
-        self._empty_charts.append(empty)
-        return widget
-
-    def empty_hint(self) -> str:
-        """The line an empty chart shows: how to fill it."""
-        return self.tr("Run the lab to fill this chart.")
-
-    def set_charts_empty(self, empty: bool) -> None:
-        """Show the charts' empty look (no tick values, how to fill them) or their data."""
-        for chart in self._empty_charts:
-            chart.set_empty(empty, self.empty_hint())
-
-    def check_legends(self) -> None:
-        """Let every chart's legend list the series drawn now (bars say nothing themselves)."""
-        for chart in self._charts.values():
-            for plot in plot_items(chart):
-                check = getattr(plot.legend, "check_drawn", None)
-                if check is not None:
-                    check()
-
     def make_job(self, model: LoadedModel) -> JobFactory:
         """The lab's run on `model` with the boxes' parameters (checked here, on this thread)."""
         job = self.spec.run(model, self.read_params())
@@ -293,30 +224,27 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
 
     def clear_views(self) -> None:
         """Forget the previous result's drawing before a new run."""
-        if self.lab_view is not None:
-            tokenizer = self.ran_on.tokenizer if self.ran_on is not None else None
-            self.lab_view.start(self.read_params(), tokenizer)
+        tokenizer = self.ran_on.tokenizer if self.ran_on is not None else None
+        self.lab_view.start(self.read_params(), tokenizer)
 
-    def show_progress(self, item: object) -> None:
+    def show_progress_bar(self, item: object) -> None:
+        """Move the progress bar to an item's `done` of `total`, where it says them."""
         done, total = getattr(item, "done", None), getattr(item, "total", None)
         if isinstance(done, int) and isinstance(total, int) and total > 0:
             self.progress.setRange(0, total)
             self.progress.setValue(done)
 
-    def show_result(self, result: object) -> None:
-        raise NotImplementedError
-
     def numbers(self) -> dict[str, Any]:
         """The result's numbers for numbers.json in the slide pack."""
-        return self.lab_view.numbers() if self.lab_view is not None else {}
+        return self.lab_view.numbers()
 
     def headline(self) -> str:
         """The lesson of the lab's chart with its measured numbers (above exports)."""
-        return self.lab_view.headline() if self.lab_view is not None else ""
+        return self.lab_view.headline()
 
     def data_tables(self) -> list[DataTable]:
         """The numbers the lab's chart draws, from the result (what its CSV holds)."""
-        return self.lab_view.data_tables() if self.lab_view is not None else []
+        return self.lab_view.data_tables()
 
     def title(self) -> str:
         raise NotImplementedError
@@ -326,16 +254,12 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self.cancel_button.setText(self.tr("Cancel"))
         self.status.setText(self._status_text())
         self._show_model_note()
-        for chart in self._empty_charts:
-            chart.set_empty(chart.empty, self.empty_hint())
-        if self.lab_view is not None:
-            self.lab_view.retranslate()
-            if self.lab_view.result is not None:
-                self.set_status(self._done_text)
+        self.lab_view.retranslate()
+        if self.lab_view.result is not None:
+            self.set_status(self._done_text)
 
     def _done_text(self) -> str:
-        line = self.lab_view.status_line() if self.lab_view is not None else ""
-        return line or self.tr("Done.")
+        return self.lab_view.status_line() or self.tr("Done.")
 
     def set_status(self, text: Callable[[], str]) -> None:
         """Show a status line; `text` is called again when the language changes."""
@@ -387,7 +311,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
 
     def charts(self) -> Mapping[str, ChartLike]:
         """The charts to export, by a stable name."""
-        return self.lab_view.charts() if self.lab_view is not None else dict(self._charts)
+        return self.lab_view.charts()
 
     def table_rows(self) -> list[dict[str, str]]:
         """The results table as shown."""
@@ -422,16 +346,8 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         """Draw a batch of progress items as they arrived (the runner's, or a notebook's)."""
         if not items:
             return
-        if self.lab_view is not None:
-            self.lab_view.draw_progress(items)
-            LabPanel.show_progress(self, items[-1])  # the progress bar
-        elif self.draw_while_running:
-            self.set_charts_empty(False)
-            for item in items:
-                self.show_progress(item)
-            self.check_legends()
-        else:
-            LabPanel.show_progress(self, items[-1])  # the progress bar only
+        self.lab_view.draw_progress(items)
+        self.show_progress_bar(items[-1])
 
     def _on_runner_finished(self, result: object) -> None:
         self._flush_progress()
@@ -442,14 +358,8 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self.result = result
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
-        if self.lab_view is not None:
-            self.lab_view.take_result(result)
-            self.set_status(self._done_text)
-        else:
-            self.set_status(lambda: self.tr("Done."))  # show_result may say more
-            self.set_charts_empty(False)
-            self.show_result(result)
-            self.check_legends()
+        self.lab_view.take_result(result)
+        self.set_status(self._done_text)
         self.result_ready.emit(result)
 
     def _on_runner_failed(self, message: str) -> None:

@@ -41,9 +41,6 @@ class SteppedLabPanel(LabPanel):
         self.step_button.setText(self.tr("Step"))
         self.to_end_button.setText(self.tr("Run to end"))
 
-    def empty_hint(self) -> str:
-        return self.tr("Press Start to fill this chart.")
-
     def step(self) -> bool:
         """Pull one more step; False if no paused run waits for it."""
         return self.runner.advance(1)
