@@ -1,7 +1,8 @@
 """Shared set-up for the window benchmarks: a real, wired window driven by its own controls.
 
 Owns `open_window()` (QApplication, bundled font, settings in a temp file, the
-engine's default model) and `rss_mib()` (resident memory from /proc). The
+engine's default model), `close_window()` (the app's own exit path) and `rss_mib()`
+(resident memory from /proc). The
 benchmarks run outside CI: `soak.py` (minutes at full speed, memory samples)
 and `responsiveness.py` (longest event-loop stall while playing).
 """
@@ -19,7 +20,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from kvstudio.ui.app.settings import AppSettings
-from kvstudio.ui.app.startup import build_window, prepare_application
+from kvstudio.ui.app.startup import build_window, finish, prepare_application
 from kvstudio.ui.main_window import MainWindow
 from kvstudio.ui.run.engine_adapter import load_model
 
@@ -48,3 +49,13 @@ def open_window(language: str = "ko", threads: int = 1) -> tuple[QApplication, M
     if window.controller.model is None:
         raise RuntimeError("the model did not load within 60 s")
     return app, window
+
+
+def close_window(app: QApplication, window: MainWindow) -> None:
+    """Close `window` and end as ``main.py`` does: wait for a step still running, then delete
+    every Qt object while Python is whole (`startup.finish`). Returning from a script with
+    the window merely closed left the charts to PySide's exit hook, which crashed in about 1
+    of 3 runs of scripts/lab_screenshots.py (exit status 139 after every PNG was written)."""
+    window.close()
+    app.processEvents()
+    finish(app)

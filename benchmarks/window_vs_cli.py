@@ -32,7 +32,7 @@ import time
 from dataclasses import replace
 
 from PySide6.QtCore import QEventLoop, QTimer
-from window_harness import open_window
+from window_harness import close_window, open_window
 
 from kvstudio.engine.records import MODES, Mode, SamplingSettings
 from kvstudio.labs.cache.compare import CompareResult, compare_modes
@@ -168,8 +168,7 @@ def main() -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(out, f, indent=2)
-    window.close()
-    app.processEvents()
+    close_window(app, window)
     return 0
 
 

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication, QTableView
-from window_harness import open_window
+from window_harness import close_window, open_window
 
 from kvstudio.charts.labs.chat import ChatView
 from kvstudio.charts.plots.sizing import elided_cells, plot_areas
@@ -189,7 +189,7 @@ def main() -> int:
                     print(f"wrote {path} ({shot.width()}x{shot.height()})")
             presenter.set_enabled(False)
     finally:
-        window.close()
+        close_window(app, window)
     return 0
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 from PySide6.QtWidgets import QApplication
-from window_harness import open_window
+from window_harness import close_window, open_window
 
 from kvstudio.labs.course import COURSE
 from kvstudio.ui.run.engine_adapter import ModelChoice
@@ -136,7 +136,7 @@ def main() -> int:
     try:
         drive_and_grab(app, window, args)
     finally:
-        window.close()  # stops and waits for the engine thread, even after an error
+        close_window(app, window)  # stops the engine thread and deletes the window
     return 0
 
 

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
-from window_harness import open_window
+from window_harness import close_window, open_window
 
 from kvstudio.charts.labs.chat import ChatView
 from kvstudio.ui.labs.chat_lab import ChatPanel
@@ -102,7 +102,7 @@ def main() -> int:
             wait(app, stepped)
         grab(app, window, out / "cache-inspector.png")
     finally:
-        window.close()
+        close_window(app, window)
     return 0
 
 
