@@ -32,6 +32,42 @@ def _modules_with(session: pytest.Session, name: str) -> dict[object, list[pytes
     return found
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist (the README's `-n auto --dist loadfile`) the files go out in the
+    order `pytest_collection_modifyitems` gives them, not xdist's default of most tests
+    first: that left the one- and two-test files for last, and they are the heaviest (a
+    child pytest under other kernels, a window closed mid-run), with the other workers idle."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def _waits_on_a_child(item: pytest.Item) -> bool:
+    """A test whose module starts a child process (serially, at collection) and waits for it."""
+    module = getattr(item, "module", None)
+    return (callable(getattr(module, "start_in_background", None))
+            or callable(getattr(module, "start_child_runs", None))
+            or "notebook_run" in getattr(item, "fixturenames", ()))
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """In an xdist worker, the longest files first, so the short ones even out the end: the
+    files that wait on a child process (it works on a core of its own meanwhile), then the
+    window tests (tests/ui), then the rest. Every worker sorts the same, as xdist requires.
+    A serial run keeps the collection order: its children start at collection and run
+    beside the tests before their module."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    ui = Path(__file__).resolve().parent / "ui"
+    rank: dict[Path, int] = {}
+    for item in items:
+        path = Path(item.path)
+        here = 0 if _waits_on_a_child(item) else 1 if path.is_relative_to(ui) else 2
+        rank[path] = min(rank.get(path, 2), here)
+    items.sort(key=lambda item: rank[Path(item.path)])  # stable: each file's order kept
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """A test module whose checks read a child process (a fresh interpreter that spends
     seconds starting) defines ``start_in_background(items)``: it starts that child now,
