@@ -4627,11 +4627,11 @@ step {4}</source>
     </message>
     <message>
         <source>2nd prompt: evaluated, keeping {0} shared</source>
-        <translation>두 번째 프롬프트: 공유한 {0}개를 유지하고 평가한 토큰</translation>
+        <translation>2번째 프롬프트: 공유 {0}개 두고 평가</translation>
     </message>
     <message>
         <source>2nd prompt: evaluated, from empty</source>
-        <translation>두 번째 프롬프트: 빈 캐시에서 평가한 토큰</translation>
+        <translation>2번째 프롬프트: 빈 캐시에서 평가</translation>
     </message>
     <message>
         <source>copy and crop = straight on</source>
