@@ -239,12 +239,14 @@ def backend_in_dtype(backend: LanguageModel, dtype: DType) -> LanguageModel:
     """The same model with its weights (and so its cache) in `dtype`; a copy if it changes."""
     if dtype not in _TORCH_DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}.")
+    target = _TORCH_DTYPES[dtype]
+    if getattr(backend, "dtype", None) == target:  # a transformers model already in it
+        return backend
     if not isinstance(backend, MiniMindBackend):
         raise ValueError(
             "Changing the dtype works for KV Studio's own models; load a MiniMind model or "
             "keep float32."
         )
-    target = _TORCH_DTYPES[dtype]
     if next(backend.model.parameters()).dtype == target:
         return backend
     model = copy.deepcopy(backend.model).to(target).eval()
