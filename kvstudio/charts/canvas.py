@@ -21,6 +21,7 @@ from PySide6.QtGui import QFontMetricsF, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsWidget
 
 from kvstudio.charts.chart_data import ExportError, plot_items
+from kvstudio.charts.plots.sizing import grows_to_its_minimum
 from kvstudio.charts.style import SLIDE_STYLE, PlotStyle, apply_plot_style, slide_style_for
 
 logger = logging.getLogger(__name__)
@@ -201,10 +202,11 @@ def on_canvas(item: QGraphicsItem, size: QSizeF) -> Iterator[None]:
         view.setUpdatesEnabled(False)
     layout = QGraphicsWidget.layout(item)  # PlotItem shadows layout() with an attribute
     try:
-        item.setGeometry(QRectF(old.topLeft(), size))
-        if layout is not None:
-            layout.activate()
-        yield
+        with grows_to_its_minimum(item):
+            item.setGeometry(QRectF(old.topLeft(), size))
+            if layout is not None:
+                layout.activate()
+            yield
     finally:
         item.setGeometry(old)
         if layout is not None:

@@ -20,7 +20,9 @@ stay in view), where the wheel over a plot scrolls the page while it can scroll.
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 
 import pyqtgraph as pg
 import shiboken6
@@ -29,7 +31,9 @@ from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
+    QGraphicsItem,
     QGraphicsTextItem,
+    QGraphicsWidget,
     QScrollArea,
     QTableView,
     QWidget,
@@ -79,6 +83,19 @@ class _Readable(QObject):
         if central is not None and central is not self._central:
             central.installEventFilter(self)
             self._central = central
+            # Laid out at the view's size, never at a larger one. pyqtgraph sets its geometry
+            # only when the view is resized, and Qt clamped that up to the layout's minimum of
+            # the moment; but the minimum depends on the size it is measured at (titles,
+            # legends and y-axis titles wrap to the width and height; a title keeps clear of
+            # the export button at the view's edge). So the item could stay larger than its
+            # view, measuring a minimum that fitted only that larger size, which the view then
+            # took as its own: the Chat lab's axis titles and legends were cut off, whenever
+            # the events came in that order (a flake under load). Unclamped, a layout that
+            # needs more overflows until `fit` (a moment later) gives the view the minimum
+            # measured at the view's own size. (On a slide canvas it is clamped again:
+            # `grows_to_its_minimum`.)
+            central.setMinimumSize(0, 0)
+            central.follows_view = True
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() in (QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.LayoutRequest):
@@ -100,15 +117,33 @@ class _Readable(QObject):
         for plot in chart_plots(chart):
             if plot.vb.minimumWidth() < MIN_PLOT_WIDTH or plot.vb.minimumHeight() < MIN_PLOT_HEIGHT:
                 plot.vb.setMinimumSize(MIN_PLOT_WIDTH, MIN_PLOT_HEIGHT)
-        # The layout's own minimum: it is kept up to date as its items change size, and
-        # reading it invalidates nothing (no re-layout, no repaint, no loop).
-        hint = central.effectiveSizeHint(Qt.SizeHint.MinimumSize)
+        # The layout's own minimum (`sizeHint`: the item's is set to none, above): it is kept
+        # up to date as its items change size, and reading it invalidates nothing (no
+        # re-layout, no repaint, no loop).
+        hint = central.sizeHint(Qt.SizeHint.MinimumSize)
         frame = 2 * chart.frameWidth()
         width, height = math.ceil(hint.width()) + frame, math.ceil(hint.height()) + frame
         if self.width_from_axes and isinstance(central, pg.PlotItem):
             width = math.ceil(_axes_width(central)) + MIN_PLOT_WIDTH + frame
         if (width, height) != (chart.minimumWidth(), chart.minimumHeight()):
             chart.setMinimumSize(width, height)
+
+
+@contextlib.contextmanager
+def grows_to_its_minimum(item: QGraphicsItem) -> Iterator[None]:
+    """Inside: `item` (a chart's central item) is never laid out smaller than its layout's
+    minimum, as Qt lays any item out, though on screen it follows its view's size
+    (`keep_readable`). For a layout on a slide canvas: a chart that needs more than the
+    canvas grows past it and the render scales it down, rather than cut its edges off."""
+    widget = item if isinstance(item, QGraphicsWidget) else None
+    if widget is None or not getattr(widget, "follows_view", False):
+        yield
+        return
+    widget.setMinimumSize(-1, -1)  # (unset: the layout's own)
+    try:
+        yield
+    finally:
+        widget.setMinimumSize(0, 0)
 
 
 def _axes_width(plot: pg.PlotItem) -> float:
