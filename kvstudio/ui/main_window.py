@@ -31,7 +31,8 @@ from PySide6.QtWidgets import (
 from kvstudio.charts.i18n import LanguageSwitcher, RetranslateOnLanguageChange
 from kvstudio.charts.messages import localize
 from kvstudio.charts.plots.plain_text import message_box
-from kvstudio.charts.plots.sizing import keep_readable, live_scroll_area
+from kvstudio.charts.plots.scrolling import live_scroll_area
+from kvstudio.charts.plots.sizing import keep_readable
 from kvstudio.engine.limits import set_torch_threads
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.app.settings import AppSettings

@@ -26,10 +26,10 @@ from kvstudio.charts.chart_data import (
 )
 from kvstudio.charts.plots.empty import EmptyChart
 from kvstudio.charts.plots.results_table import ResultsTable
+from kvstudio.charts.plots.scrolling import fixed_view
 from kvstudio.charts.plots.sizing import (
     fit_bottom_title,
     fit_side_titles,
-    fixed_view,
     follow_title,
     keep_readable,
 )

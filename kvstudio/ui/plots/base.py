@@ -21,7 +21,8 @@ from kvstudio.charts.i18n import RetranslateOnLanguageChange
 from kvstudio.charts.labs.base import MODE_COLOURS as MODE_COLOURS
 from kvstudio.charts.plots.empty import EmptyChart
 from kvstudio.charts.plots.legend import add_legend_row
-from kvstudio.charts.plots.sizing import CORNER_BUTTON_NAME, LEGEND_MARGIN, fit_title, fixed_view
+from kvstudio.charts.plots.scrolling import fixed_view
+from kvstudio.charts.plots.sizing import CORNER_BUTTON_NAME, LEGEND_MARGIN, fit_title
 from kvstudio.engine.records import Mode
 from kvstudio.ui.run.store import RunStore
 
