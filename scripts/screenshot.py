@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
+from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 from window_harness import close_window, open_window
 
@@ -34,13 +35,24 @@ from kvstudio.ui.run.engine_adapter import ModelChoice
 log = logging.getLogger("screenshot")
 
 
+POLL_MS = 50  # how often `wait` looks at its condition: longer than the gate's SETTLE_S
+
+
 def wait(app: QApplication, condition, timeout: float = 120.0) -> None:  # type: ignore[no-untyped-def]
+    """Run the window's event loop until `condition()`. A real loop, as the app's: it waits for
+    events when it has none, so the window's `StepGate` sees the GUI thread rest and starts each
+    step then (a loop of processEvents and sleep never said so: every step was forced after the
+    gate's 250 ms wait, into whatever the window was drawing)."""
     deadline = time.monotonic() + timeout
+    loop = QEventLoop()
+    timer = QTimer()
+    timer.setSingleShot(True)
+    timer.timeout.connect(loop.quit)
     while not condition():
         if time.monotonic() > deadline:
             raise TimeoutError("the window did not get there in time")
-        app.processEvents()
-        time.sleep(0.005)
+        timer.start(POLL_MS)
+        loop.exec()
 
 
 def drive_and_grab(app: QApplication, window, args: argparse.Namespace) -> None:  # type: ignore[no-untyped-def]

@@ -356,11 +356,29 @@ class ClassroomExtras(QObject):
     def _on_model_loaded(self, model: object) -> None:
         if self._labs is not None:
             self._labs.set_model(self.window.controller.model)
+            self._hold_steps_while_lab_models_load()
         else:  # build them now the window is up, after this event (not once it is gone)
+            # About a second of Python on the GUI thread: the model's steps wait for it
+            # (`StepGate.hold`), or a run started at once timed its prefill with the build.
+            self.window.controller.host.gate.hold()
             QTimer.singleShot(0, self.window, self._build_labs)
 
     def _build_labs(self) -> None:
-        _ = self.labs
+        try:
+            _ = self.labs
+            self._hold_steps_while_lab_models_load()
+        finally:
+            self.window.controller.host.gate.release()
+
+    def _hold_steps_while_lab_models_load(self) -> None:
+        """The labs load their course model on a thread of their own once they have the
+        window's (`LabModels.prefetch`): the live steps wait for that too, or the first
+        prefill shared the interpreter with a model being read."""
+        assert self._labs is not None
+        gate = self.window.controller.host.gate
+        for future in self._labs.models_loading():
+            gate.hold()
+            future.add_done_callback(lambda _future: gate.release())  # on the loading thread
 
     def _on_run_state_changed(self) -> None:
         replaying = self.window.controller.state.replaying

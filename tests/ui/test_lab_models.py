@@ -108,3 +108,31 @@ def test_a_random_stand_in_is_not_the_course_model(tiny_handle: LoadedModel) -> 
     assert embedded_name(replace(tiny_handle, name="ko-chat")) == "ko-chat"
     assert embedded_name(replace(tiny_handle, name="ko-chat", is_random=True)) is None
     assert embedded_name(with_choice(tiny_handle, ModelChoice("folder", "x"))) is None
+
+
+def test_a_course_model_still_loading_holds_the_live_steps(tiny_model, tokenizer) -> None:  # type: ignore[no-untyped-def]
+    """The labs' prefetch is start-up work: `loading()` lists it until it is done, and the
+    window's gate (`StepGate.hold`, released when the load ends) keeps live steps apart."""
+    import threading
+
+    from kvstudio.ui.run.step_gate import StepGate
+
+    release = threading.Event()
+    counting = CountingLoader(tiny_model, tokenizer)
+
+    def slow_loader(choice: ModelChoice) -> LoadedModel:
+        release.wait(60)
+        return counting(choice)
+
+    models = LabModels(slow_loader)
+    models.prefetch(embedded(tiny_model, tokenizer, "ko-chat"), "cache")
+    loading = models.loading()
+    assert len(loading) == 1
+    gate = StepGate(max_wait_s=0.0)
+    gate.hold()
+    loading[0].add_done_callback(lambda _future: gate.release())
+    assert gate.held
+    release.set()
+    loading[0].result(60)
+    assert models.loading() == [] and not gate.held
+    assert counting.loaded == ["ko-base"]

@@ -21,10 +21,20 @@ from __future__ import annotations
 import statistics
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
 
 from kvstudio.engine.generate import Stepper
+from kvstudio.files.loaded import LoadedModel
+from kvstudio.ui.app.settings import AppSettings
+from kvstudio.ui.app.startup import build_window, prepare_application
+from kvstudio.ui.run.engine_adapter import ModelChoice, with_choice
 from kvstudio.ui.run.step_gate import StepGate
 from tests.ui.waits import HANG_GUARD_MS, HANG_GUARD_S
 
@@ -127,6 +137,98 @@ def test_a_gui_thread_that_never_rests_slows_steps_but_never_stops_them() -> Non
     with gate.step():
         pass
     assert gate.forced == 1
+
+
+def test_start_up_work_holds_a_step_past_the_usual_wait() -> None:
+    """`hold()`: the step waits for `release()`, although its wait for a resting GUI
+    thread (`max_wait_s` = 0) would have started it at once, forced."""
+    gate = StepGate(max_wait_s=0.0, max_hold_s=HANG_GUARD_S)
+    gate.hold()
+    order: list[str] = []
+    started = threading.Event()
+
+    def worker() -> None:
+        with gate.step():
+            order.append("step")
+            started.set()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    try:
+        assert not started.wait(0.1)
+        order.append("release")
+        gate.release()
+        assert started.wait(HANG_GUARD_S)
+    finally:
+        gate.release_all()
+        thread.join(HANG_GUARD_S)
+    assert order == ["release", "step"]
+    assert gate.held_steps == 1 and not gate.held
+
+
+def test_a_hold_never_released_slows_one_step_but_never_stops_the_run() -> None:
+    gate = StepGate(max_wait_s=0.0, max_hold_s=0.0)
+    gate.hold()
+    with gate.step():
+        pass
+    assert not gate.held and gate.held_steps == 1  # dropped: the next step does not wait
+    with gate.step():
+        pass
+    assert gate.held_steps == 1 and gate.steps == 2
+
+
+def test_a_run_started_as_the_model_loads_steps_after_the_labs_are_built(  # type: ignore[no-untyped-def]
+        qtbot, settings_path: Path, tiny_handle: LoadedModel, monkeypatch) -> None:
+    """Run to end pressed in the same turn the model arrives (before the Labs tab's build,
+    queued just then, has run): its first timed step comes after that build. It used to
+    start 250 ms into it (the gate's `max_wait_s`), and the first cached TTFT was timed
+    with a second of the GUI thread's Python in it: 10x the recompute one."""
+    import kvstudio.ui.labs  # the labs' 17 chart modules: only this test needs them
+
+    order: list[str] = []
+    loaded = threading.Event()
+
+    class RecordedLabs(kvstudio.ui.labs.LabsPanel):
+        def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            super().__init__(*args, **kwargs)
+            order.append("labs built")
+
+    monkeypatch.setattr(kvstudio.ui.labs, "LabsPanel", RecordedLabs)
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    prepare_application(app)
+    settings = AppSettings(QSettings(str(settings_path), QSettings.Format.IniFormat))
+    window = build_window(app, settings, lambda choice: with_choice(tiny_handle, choice),
+                          threads=1, language="en")
+    qtbot.addWidget(window)
+    try:
+        controller, gate = window.controller, window.controller.host.gate
+        rs = window.sampling.run_settings("cached")
+        window.sampling.set_run_settings(replace(rs, max_new_tokens=4))
+        timed_step = gate.step
+
+        @contextmanager
+        def recorded_step() -> Iterator[None]:
+            with timed_step():
+                if loaded.is_set():  # not the load's own timed forwards
+                    order.append("step")
+                yield
+
+        gate.step = recorded_step  # type: ignore[method-assign]
+
+        def run_at_once(_model: object) -> None:  # after the classroom's slot: build queued
+            loaded.set()
+            window.controls.to_end_button.click()
+
+        controller.model_loaded.connect(run_at_once)
+        window.show()
+        with qtbot.waitSignal(controller.run_finished, timeout=HANG_GUARD_MS):
+            window.start(ModelChoice("embedded-chat"))
+        assert order[0] == "labs built" and "step" in order, order
+        assert not gate.held
+    finally:
+        window.close()
+        window.languages.apply("en")
 
 
 def test_status_bar_and_slider_count_the_same_steps(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]

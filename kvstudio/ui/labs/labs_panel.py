@@ -13,6 +13,7 @@ stops their threads on shutdown. It runs nothing itself.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 from PySide6.QtCore import Signal
@@ -99,6 +100,11 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
     def set_model(self, model: LoadedModel | None) -> None:
         for lab in self.labs():
             lab.set_model(model)
+
+    def models_loading(self) -> list[Future[LoadedModel]]:
+        """The labs' models still loading off the GUI thread (`LabModels.prefetch`)."""
+        shared = {id(lab.lab_models): lab.lab_models for lab in self.labs()}
+        return [future for models in shared.values() for future in models.loading()]
 
     def slide_pack(
         self,

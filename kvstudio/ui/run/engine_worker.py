@@ -293,5 +293,6 @@ class EngineHost(QObject):
         return stop_and_wait(self._thread, self._request_stop, self.worker, timeout_ms)
 
     def _request_stop(self) -> None:
+        self.gate.release_all()  # a step waiting for the window's start-up work goes on
         self.worker.request_cancel()
         self._shutdown_requested.emit()

@@ -20,7 +20,14 @@ the window once read 22.7 ms per cached token where `kvstudio compare` read
   it never stops it; `forced` counts those steps), and is *stepping* until the
   step ends;
 - a job the GUI thread may put off (the pacer's redraw tick) asks
-  `gui_may_draw()` first and draws after the step instead of into it.
+  `gui_may_draw()` first and draws after the step instead of into it;
+- start-up work the GUI thread has queued and that outlasts `max_wait_s` (the
+  Labs tab, built just after the model loads: about a second of Python) is
+  announced with `hold()` and ended with `release()`: a step waits for it,
+  up to `max_hold_s`. Without that, Run to end pressed as the model became
+  ready started its prefill 250 ms into that build and timed it too: the
+  first cached TTFT read a median 6.6 ms, up to 119 ms, against 3.0 ms for
+  recompute's (16 fresh windows, Xvfb).
 
 The GUI thread never blocks on the gate; only the worker waits. Plain
 ``threading``: the Qt side is the one function that connects the dispatcher.
@@ -36,6 +43,7 @@ from contextlib import contextmanager
 from PySide6.QtCore import QAbstractEventDispatcher, QObject, Qt
 
 DEFAULT_MAX_WAIT_S = 0.25  # the longest a step waits for the window to go idle
+DEFAULT_MAX_HOLD_S = 10.0  # the longest a step waits for the GUI thread's start-up work
 # Qt says "about to block" before each turn of its loop that *may* wait, also when
 # events are still queued, and it paints a changed window from a timer (5 ms by
 # default, QT_QPA_UPDATE_IDLE_TIME): the GUI thread counts as resting only once
@@ -46,8 +54,11 @@ SETTLE_S = 0.008
 class StepGate:
     """Turn-taking between the model's timed step (worker) and the GUI thread's work."""
 
-    def __init__(self, max_wait_s: float = DEFAULT_MAX_WAIT_S, settle_s: float = SETTLE_S) -> None:
+    def __init__(self, max_wait_s: float = DEFAULT_MAX_WAIT_S, settle_s: float = SETTLE_S,
+                 max_hold_s: float = DEFAULT_MAX_HOLD_S) -> None:
         self._cond = threading.Condition()
+        self._holds = 0  # start-up jobs the GUI thread has queued and not yet finished
+        self.max_hold_s = max_hold_s
         self._gui_busy = False
         self._idle_since = 0.0  # perf_counter when the GUI thread last said it would rest
         self.settle_s = settle_s
@@ -57,6 +68,7 @@ class StepGate:
         self.steps = 0  # timed steps that went through the gate
         self.forced = 0  # steps that started after max_wait_s with the GUI thread still busy
         self.gui_woke_in_steps = 0  # times the GUI thread woke up during a step (diagnostics)
+        self.held_steps = 0  # steps that waited for start-up work (`hold`) to finish
 
     # ---- the GUI thread ----------------------------------------------------------------------
     def gui_awake(self) -> None:
@@ -85,6 +97,29 @@ class StepGate:
             self._gui_busy = True
             return True
 
+    def hold(self) -> None:
+        """The GUI thread has queued start-up work longer than `max_wait_s` (building a
+        tab): steps wait until the matching `release()`, however long the GUI rests before."""
+        with self._cond:
+            self._holds += 1
+
+    def release(self) -> None:
+        """The work announced by `hold()` is done (or will not run): steps may start."""
+        with self._cond:
+            self._holds = max(0, self._holds - 1)
+            self._cond.notify_all()
+
+    def release_all(self) -> None:
+        """Drop every hold (the window is closing: its queued work will not run)."""
+        with self._cond:
+            self._holds = 0
+            self._cond.notify_all()
+
+    @property
+    def held(self) -> bool:
+        with self._cond:
+            return self._holds > 0
+
     # ---- the worker thread -------------------------------------------------------------------
     def gui_has_work(self) -> None:
         """The worker just sent the GUI thread something to handle (a new run): the next step
@@ -92,8 +127,23 @@ class StepGate:
         with self._cond:
             self._gui_busy = self.attached
 
+    def _wait_for_startup(self) -> None:
+        """(Lock held.) Wait until no start-up work is held; a hold outlasting `max_hold_s`
+        is dropped (a GUI job that never ends slows one step, it never stops the run)."""
+        if self._holds == 0:
+            return
+        self.held_steps += 1
+        deadline = time.perf_counter() + self.max_hold_s
+        while self._holds > 0:
+            now = time.perf_counter()
+            if now >= deadline:
+                self._holds = 0
+                return
+            self._cond.wait(deadline - now)
+
     def _wait_for_quiet(self) -> bool:
         """(Lock held.) Wait until the GUI thread has rested `settle_s`; False on time-out."""
+        self._wait_for_startup()
         deadline = time.perf_counter() + self.max_wait_s
         while True:
             now = time.perf_counter()
@@ -153,4 +203,5 @@ def _detach(dispatcher: QAbstractEventDispatcher, gate: StepGate) -> None:
         except (RuntimeError, TypeError):  # already gone with the dispatcher
             pass
     gate.attached = False
+    gate.release_all()  # nor for start-up work that will not run
     gate.gui_idle()  # a worker never waits for a GUI that is gone

@@ -96,6 +96,12 @@ class LabModels:
             log.exception("Loading %s for the labs failed", name)
             raise ValueError(f"{name} could not be loaded for this lab: {exc}") from exc
 
+    def loading(self) -> list[Future[LoadedModel]]:
+        """The loads still under way: start-up work the live run's steps wait for (a model
+        loading on this thread slowed the window's first timed step; `StepGate.hold`)."""
+        with self._lock:
+            return [future for future in self._loading.values() if not future.done()]
+
     def _future(self, name: LabModel) -> Future[LoadedModel]:
         with self._lock:
             future = self._loading.get(name)
