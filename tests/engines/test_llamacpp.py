@@ -73,10 +73,12 @@ def other_prompts(tokenizer: TextTokenizer) -> list[list[int]]:
     return prompts
 
 
-def ours_greedy(loaded: LoadedModel, prompt: list[int], n: int) -> tuple[list[int], np.ndarray]:
-    """KV Studio's greedy tokens (cached, eos banned until n) and each step's logits (n, V)."""
-    stepper = Stepper(loaded.backend, loaded.tokenizer, prompt, mode="cached", sampling=GREEDY,
-                      max_new_tokens=n, stop_at_eos=False)
+def ours_run(loaded: LoadedModel, prompt: list[int], n: int,
+             sampling: SamplingSettings = GREEDY) -> tuple[list[int], np.ndarray]:
+    """KV Studio's tokens (cached, eos banned until n), greedy or sampled, and each step's
+    logits (n, V)."""
+    stepper = Stepper(loaded.backend, loaded.tokenizer, prompt, mode="cached", sampling=sampling,
+                      max_new_tokens=n, stop_at_eos=False, top_n=0)
     logits = []
     for _ in range(n):
         stepper.step()
@@ -198,7 +200,7 @@ def test_greedy_tokens_equal_ours(name: str, models: dict[str, LoadedModel],
     results = []
     for prompt, n in runs:
         theirs = engine.greedy(prompt, n, banned=loaded.tokenizer.eos_id)  # as stop_at_eos=False
-        results.append(compare(ours_greedy(loaded, prompt, n), theirs.tokens,
+        results.append(compare(ours_run(loaded, prompt, n), theirs.tokens,
                                theirs.last_logits, len(prompt)))
     report = "\n".join(f"  P={c.prompt_tokens}: equal={c.equal} max|Δlogit|={c.max_logit_gap:.2e}"
                        + ("" if c.equal else f" first diff at step {c.first_diff_step}, "
@@ -271,19 +273,6 @@ def test_seq_cp_and_seq_rm_are_our_row_copy_and_crop(models: dict[str, LoadedMod
     np.testing.assert_allclose(again, straight, atol=1e-5)
 
 
-def ours_sampled(loaded: LoadedModel, prompt: list[int], n: int,
-                 sampling: SamplingSettings) -> tuple[list[int], np.ndarray]:
-    """KV Studio's sampled tokens (cached, eos banned until n) and each step's logits (n, V)."""
-    stepper = Stepper(loaded.backend, loaded.tokenizer, prompt, mode="cached", sampling=sampling,
-                      max_new_tokens=n, stop_at_eos=False, top_n=0)
-    logits = []
-    for _ in range(n):
-        stepper.step()
-        assert stepper.last_logits is not None
-        logits.append(stepper.last_logits[0].float().numpy().copy())
-    return stepper.generated_ids[0], np.stack(logits)
-
-
 @pytest.mark.engines
 @pytest.mark.slow
 def test_seeded_sampling_draws_as_ours(models: dict[str, LoadedModel],
@@ -301,7 +290,7 @@ def test_seeded_sampling_draws_as_ours(models: dict[str, LoadedModel],
     for seed in range(10):
         sampling = SamplingSettings(temperature=0.3, top_k=0, top_p=0.85, seed=seed)
         theirs = engine.generate(prompt, COURSE_N, sampling, banned=eos)
-        c = compare(ours_sampled(loaded, prompt, COURSE_N, sampling), theirs.tokens,
+        c = compare(ours_run(loaded, prompt, COURSE_N, sampling), theirs.tokens,
                     theirs.last_logits, len(prompt))
         assert c.max_logit_gap < LOGIT_GAP, (seed, c)
         assert eos not in theirs.tokens  # banned until N, as stop_at_eos=False
