@@ -221,10 +221,10 @@ class LlamaCppModel:
         llama.cpp's, untouched.
         """
         self.seq_rm(seq)
-        sampled = sampling is not None and not sampling.greedy
-        generator = new_generator(sampling.seed) if sampling is not None and sampled else None
+        sampler = sampling if sampling is not None and not sampling.greedy else None
+        generator = new_generator(sampler.seed) if sampler is not None else None
         seen = None  # (1, V) tokens seen, for the repetition penalty
-        if sampling is not None and sampled and sampling.repetition_penalty != 1.0:
+        if sampler is not None and sampler.repetition_penalty != 1.0:
             seen = presence_mask(torch.tensor([prompt]), self.vocab_size)
         tokens: list[int] = []
         logits: list[np.ndarray] = []
@@ -233,8 +233,8 @@ class LlamaCppModel:
         for _ in range(new_tokens):
             started = time.perf_counter()
             row = self.decode(feed, seq)  # (V,)
-            if sampling is not None and sampled:
-                out = sample_next(torch.from_numpy(row)[None], sampling, generator, seen=seen,
+            if sampler is not None:
+                out = sample_next(torch.from_numpy(row)[None], sampler, generator, seen=seen,
                                   top_n=0, banned_token=banned)
                 token = int(out.token_ids[0])
                 if seen is not None:
