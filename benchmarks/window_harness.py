@@ -1,8 +1,12 @@
 """Shared set-up for the window benchmarks: a real, wired window driven by its own controls.
 
 Owns `open_window()` (QApplication, bundled font, settings in a temp file, the
-engine's default model), `close_window()` (the app's own exit path) and `rss_mib()`
-(resident memory from /proc). The
+engine's default model), `close_window()` (the app's own exit path), the two ways a
+script waits for the window (`wait_for` a condition, `settle` for a while: both run
+Qt's own event loop, which blocks when idle, so the window's `StepGate` sees the GUI
+thread rest and starts each step then, as in normal use; a loop of
+``processEvents()`` and ``sleep`` never rests, and every step was forced after the
+gate's 250 ms wait) and `rss_mib()` (resident memory from /proc). The
 benchmarks run outside CI: `soak.py` (minutes at full speed, memory samples)
 and `responsiveness.py` (longest event-loop stall while playing).
 """
@@ -12,11 +16,12 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QEventLoop, QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
 from kvstudio.ui.app.settings import AppSettings
@@ -42,13 +47,26 @@ def open_window(language: str = "ko", threads: int = 1) -> tuple[QApplication, M
     window = build_window(app, settings, load_model, threads=threads, language=language)
     window.show()
     window.start()
-    deadline = time.monotonic() + 60
-    while window.controller.model is None and time.monotonic() < deadline:
-        app.processEvents()
-        time.sleep(0.01)
-    if window.controller.model is None:
-        raise RuntimeError("the model did not load within 60 s")
+    wait_for(lambda: window.controller.model is not None, 60, "the model to load")
     return app, window
+
+
+def settle(ms: int = 500) -> None:
+    """Run the event loop for `ms` (repaints, queued layouts and slots run meanwhile)."""
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 300.0,
+             what: str = "the window") -> None:
+    """Run the event loop until `condition()`, looking every 50 ms; a TimeoutError after
+    `timeout` seconds names `what` it waited for."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"waited {timeout:g} s for {what}")
+        settle(50)
 
 
 def close_window(app: QApplication, window: MainWindow) -> None:

@@ -32,7 +32,7 @@ import time
 from dataclasses import replace
 
 from PySide6.QtCore import QEventLoop, QTimer
-from window_harness import close_window, open_window
+from window_harness import close_window, open_window, settle
 
 from kvstudio.engine.records import MODES, Mode, SamplingSettings
 from kvstudio.labs.cache.compare import CompareResult, compare_modes
@@ -41,13 +41,6 @@ from kvstudio.ui.panels.controls_panel import SPEED_INTERVALS_MS
 from kvstudio.ui.run.engine_adapter import ModelChoice, choice_of, run_cost
 
 PROMPT_TOKENS, NEW_TOKENS = 183, 64
-
-
-def wait_events(ms: int) -> None:
-    """Run the event loop for `ms` (it blocks when idle, as in normal use)."""
-    loop = QEventLoop()
-    QTimer.singleShot(ms, loop.quit)
-    loop.exec()
 
 
 def spread(values: list[float]) -> dict[str, float]:
@@ -69,7 +62,7 @@ def main() -> int:
     deadline = time.monotonic() + 60
     while (controller.model is None or choice_of(controller.model).kind != "embedded-base") \
             and time.monotonic() < deadline:
-        wait_events(20)
+        settle(20)
     model = controller.model
     assert model is not None
     gate = controller.host.gate
@@ -99,7 +92,7 @@ def main() -> int:
         for mode in MODES:
             controller.reset()
             window.controls.set_mode(mode)
-            wait_events(50)
+            settle(50)
             if mode == "recompute":  # what the cost question would say before this run
                 cost = run_cost(model, window.current_request(), controller.step_times)
                 estimates.append((mode, cost.seconds, cost.tokens_fed))
@@ -118,7 +111,7 @@ def main() -> int:
                       f"({trace.stop})")
             window_ms[mode].append(trace.decode_ms_per_token or 0.0)
             window_total_s[mode].append(sum(r.elapsed_s for r in trace.records))
-            wait_events(200)  # the last redraws, then idle
+            settle(200)  # the last redraws, then idle
         result = finish(compare_modes(model.backend, model.tokenizer, ids, NEW_TOKENS),
                         CompareResult)
         for mode in MODES:

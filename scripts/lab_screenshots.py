@@ -15,15 +15,12 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from PySide6.QtCore import QEventLoop, QTimer
-from PySide6.QtWidgets import QApplication, QTableView
-from window_harness import close_window, open_window
+from PySide6.QtWidgets import QTableView
+from window_harness import close_window, open_window, settle, wait_for
 
 from kvstudio.charts.labs.chat import ChatView
 from kvstudio.charts.plots.sizing import elided_cells, plot_areas
@@ -33,22 +30,6 @@ from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
 from kvstudio.ui.main_window import initial_geometry
 
 log = logging.getLogger("lab_screenshots")
-
-
-def wait(condition: Callable[[], bool], timeout: float = 300.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the window did not get there in time")
-        loop = QEventLoop()
-        QTimer.singleShot(20, loop.quit)
-        loop.exec()
-
-
-def settle(app: QApplication) -> None:
-    for _ in range(40):
-        app.processEvents()
-        time.sleep(0.01)
 
 
 def small_settings(labs) -> None:  # type: ignore[no-untyped-def]
@@ -94,9 +75,9 @@ def run_to_result(lab: LabPanel) -> None:
     lab.result_ready.connect(done.append)
     lab.run()
     if isinstance(lab, SteppedLabPanel):
-        wait(lambda: not lab.runner.busy)
+        wait_for(lambda: not lab.runner.busy)
         lab.run_to_end()
-    wait(lambda: bool(done))
+    wait_for(lambda: bool(done))
 
 
 def play_turn(chat: ChatPanel) -> None:
@@ -106,7 +87,7 @@ def play_turn(chat: ChatPanel) -> None:
     chat.next_scripted_turn()
     before = len(view.turns)
     chat.run_button.click()
-    wait(lambda: len(view.turns) > before)
+    wait_for(lambda: len(view.turns) > before)
 
 
 def main() -> int:
@@ -126,7 +107,7 @@ def main() -> int:
     only = set(filter(None, args.only.split(",")))
 
     def grab(name: str, page=None) -> None:  # type: ignore[no-untyped-def]
-        settle(app)
+        settle(400)
         shot = window.grab()
         path = args.out / f"{args.lang}-{size}-{name}.png"
         shot.save(str(path))
@@ -147,7 +128,7 @@ def main() -> int:
             if only and name not in only:
                 continue
             labs.tabs.setCurrentWidget(lab)
-            settle(app)
+            settle(400)
             grab(f"{name}-empty")
             run_to_result(lab)
             grab(name, lab)
@@ -165,7 +146,7 @@ def main() -> int:
         if not only or "Inspector" in only:
             window.tabs.setCurrentWidget(inspector)
             inspector.run_button.click()
-            wait(lambda: drawn.frame is not None and not inspector.runner.busy)
+            wait_for(lambda: drawn.frame is not None and not inspector.runner.busy)
             for n in range(4):
                 if not inspector.runner.has_job:
                     break
@@ -174,7 +155,7 @@ def main() -> int:
                 def stepped(frames: int = n + 2) -> bool:  # the prefill's frame, then one a step
                     return drawn.frames_seen >= frames and not inspector.runner.busy
 
-                wait(stepped)
+                wait_for(stepped)
             grab("Inspector", inspector)
             report("Inspector", inspector)
         if args.presenter:
@@ -182,7 +163,7 @@ def main() -> int:
             presenter.set_enabled(True)
             for key in presenter.chart_keys():
                 if key.startswith("lab ") and presenter.show_chart_named(key):
-                    settle(app)
+                    settle(400)
                     shot = presenter.grab()
                     path = args.out / f"{args.lang}-{size}-presenter-{key[4:]}.png"
                     shot.save(str(path))

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
 from PySide6.QtWidgets import QApplication
+from window_harness import settle, wait_for
 
 from kvstudio.charts.i18n import LanguageSwitcher
 from kvstudio.ui.app.shutdown import tear_down
@@ -48,15 +50,8 @@ def main() -> int:
         done: list[object] = []
         panel.result_ready.connect(done.append)
         panel.run()
-        deadline = time.monotonic() + 300
-        while not done:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{name} did not finish")
-            app.processEvents()
-            time.sleep(0.01)
-        for _ in range(20):
-            app.processEvents()
-            time.sleep(0.02)
+        wait_for(lambda done=done: bool(done), 300, name)  # type: ignore[misc]
+        settle(400)
         path = args.out / f"{name}.png"
         panel.grab().save(str(path))
         print(f"wrote {path}")

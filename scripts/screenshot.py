@@ -19,15 +19,13 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
-from window_harness import close_window, open_window
+from window_harness import close_window, open_window, settle, wait_for
 
 from kvstudio.labs.course import COURSE
 from kvstudio.ui.run.engine_adapter import ModelChoice
@@ -38,29 +36,12 @@ log = logging.getLogger("screenshot")
 POLL_MS = 50  # how often `wait` looks at its condition: longer than the gate's SETTLE_S
 
 
-def wait(app: QApplication, condition, timeout: float = 120.0) -> None:  # type: ignore[no-untyped-def]
-    """Run the window's event loop until `condition()`. A real loop, as the app's: it waits for
-    events when it has none, so the window's `StepGate` sees the GUI thread rest and starts each
-    step then (a loop of processEvents and sleep never said so: every step was forced after the
-    gate's 250 ms wait, into whatever the window was drawing)."""
-    deadline = time.monotonic() + timeout
-    loop = QEventLoop()
-    timer = QTimer()
-    timer.setSingleShot(True)
-    timer.timeout.connect(loop.quit)
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the window did not get there in time")
-        timer.start(POLL_MS)
-        loop.exec()
-
-
 def drive_and_grab(app: QApplication, window, args: argparse.Namespace) -> None:  # type: ignore[no-untyped-def]
     if args.model != "embedded-chat":
         loaded: list[object] = []
         window.controller.model_loaded.connect(loaded.append)
         window.controller.load_model(ModelChoice(args.model))
-        wait(app, lambda: bool(loaded))
+        wait_for(lambda: bool(loaded))
     if args.prompt is not None:  # else the question the window opens with
         window.generation.set_prompt(args.prompt)
     rs = window.sampling.run_settings("cached")
@@ -71,14 +52,18 @@ def drive_and_grab(app: QApplication, window, args: argparse.Namespace) -> None:
     store = window.controller.store
 
     window.controls.to_end_button.click()
-    wait(app, lambda: store.trace("cached") is not None and store.trace("cached").finished)
+    wait_for(lambda: store.trace("cached") is not None and store.trace("cached").finished)
     window.controls.set_mode("recompute")
-    wait(app, lambda: store.current_mode == "recompute")
+    wait_for(lambda: store.current_mode == "recompute")
     # Stop the recompute run part-way: at most 2/3 of what the cached run generated.
     cached_steps = len(store.trace("cached").records)
     for n in range(1, min(args.recompute_steps, max(1, cached_steps * 2 // 3)) + 1):
         window.controls.step_button.click()
-        wait(app, lambda n=n: len(store.current.records) >= n)  # type: ignore[union-attr]
+
+        def stepped(n: int = n) -> bool:
+            return store.current is not None and len(store.current.records) >= n
+
+        wait_for(stepped)
 
     window.answers.samples_box.setValue(args.samples)
     window.answers.length_box.setValue(args.answer_tokens)
@@ -86,9 +71,9 @@ def drive_and_grab(app: QApplication, window, args: argparse.Namespace) -> None:
     finished: list[object] = []
     window.controller.sampling_finished.connect(finished.append)
     window.answers.go_button.click()
-    wait(app, lambda: bool(finished), timeout=300)
+    wait_for(lambda: bool(finished), timeout=300)
     window.controller.pacer.flush()
-    settle(app)
+    settle(500)
     grab(app, window, args.out)
     for name, plot in window.plots().items():  # the layout rule, as numbers
         area = plot.plot_item.vb.sceneBoundingRect()
@@ -97,7 +82,7 @@ def drive_and_grab(app: QApplication, window, args: argparse.Namespace) -> None:
     bar = window.plots_scroll.verticalScrollBar()
     if bar.maximum() > 0:  # the lower plots, where the page scrolls
         bar.setValue(bar.maximum())
-        settle(app)
+        settle(500)
         grab(app, window, str(Path(args.out).with_suffix("")) + "-scrolled.png")
         bar.setValue(0)
     if args.presenter:
@@ -105,15 +90,9 @@ def drive_and_grab(app: QApplication, window, args: argparse.Namespace) -> None:
         presenter.set_enabled(True)
         for index, chart in enumerate(presenter.charts):
             presenter.show_chart(index)
-            settle(app)
+            settle(500)
             grab(app, presenter, f"{args.presenter}-{index + 1}-{chart.key}.png")
         presenter.set_enabled(False)
-
-
-def settle(app: QApplication) -> None:
-    for _ in range(50):
-        app.processEvents()
-        time.sleep(0.01)
 
 
 def grab(app: QApplication, widget, out: str) -> None:  # type: ignore[no-untyped-def]

@@ -13,15 +13,12 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
-from window_harness import close_window, open_window
+from window_harness import close_window, open_window, settle, wait_for
 
 from kvstudio.charts.labs.chat import ChatView
 from kvstudio.ui.labs.chat_lab import ChatPanel
@@ -29,26 +26,8 @@ from kvstudio.ui.labs.chat_lab import ChatPanel
 log = logging.getLogger("screenshot")
 
 
-def wait(app: QApplication, condition: Callable[[], bool], timeout: float = 120.0) -> None:
-    """Run the event loop until `condition()`; the loop waits in Qt, so the lab thread's
-    timings are not disturbed by this script holding the GIL."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the window did not get there in time")
-        loop = QEventLoop()
-        QTimer.singleShot(20, loop.quit)
-        loop.exec()
-
-
-def settle(app: QApplication) -> None:
-    for _ in range(60):
-        app.processEvents()
-        time.sleep(0.01)
-
-
 def grab(app: QApplication, window, out: Path) -> None:  # type: ignore[no-untyped-def]
-    settle(app)
+    settle(600)
     shot = app.primaryScreen().grabWindow(window.winId())
     out.parent.mkdir(parents=True, exist_ok=True)
     shot.save(str(out))
@@ -62,7 +41,7 @@ def play_turn(app: QApplication, chat: ChatPanel) -> None:
     chat.next_scripted_turn()
     before = len(view.turns)
     chat.run_button.click()
-    wait(app, lambda: len(view.turns) > before)
+    wait_for(lambda: len(view.turns) > before)
 
 
 def main() -> int:
@@ -78,7 +57,7 @@ def main() -> int:
         window.resize(1580, 960)
         window.move(0, 0)
         extras = window.classroom
-        wait(app, lambda: extras.chat.model is not None)
+        wait_for(lambda: extras.chat.model is not None)
         chat = extras.chat
         window.tabs.setCurrentWidget(chat)
         for _ in range(4):
@@ -90,7 +69,7 @@ def main() -> int:
         window.tabs.setCurrentWidget(inspector)
         inspector.layer.setValue(1)
         inspector.run_button.click()
-        wait(app, lambda: drawn.frame is not None and not inspector.runner.busy)
+        wait_for(lambda: drawn.frame is not None and not inspector.runner.busy)
         for n in range(args.steps):
             if not inspector.runner.has_job:
                 break  # the answer ended (eos)
@@ -99,7 +78,7 @@ def main() -> int:
             def stepped(frames: int = n + 2) -> bool:  # the prefill's frame, then one a step
                 return drawn.frames_seen >= frames and not inspector.runner.busy
 
-            wait(app, stepped)
+            wait_for(stepped)
         grab(app, window, out / "cache-inspector.png")
     finally:
         close_window(app, window)
