@@ -3,9 +3,11 @@
 Owns the ``compare`` subcommand (registered on the one parser in
 ``kvstudio.cli.main``) and its tables: tokens fed, times and cache bytes for
 both modes against the formulas (`print_compare`), or one mode alone
-(`print_single`). The numbers come from the lab's declared run (``kvstudio.labs.cache.compare``;
-``--mode cached|recompute``: one greedy run here); with
-``--cache paged|fp16|int8|int4`` it adds ``kvstudio.cli.tools.project``'s tables.
+(`print_single`). The numbers come from the lab's declared run
+(``kvstudio.labs.cache.compare``; ``--mode cached|recompute``: its one-mode run, one
+round); with ``--cache paged|fp16|int8|int4`` it adds ``kvstudio.cli.tools.project``'s
+tables (the paged and quantized labs' experiments on this command's prompt and N, which
+those labs' declared runs do not take: they build their own prompts).
 It runs on the course preset's base model (``ko-base``; ``--cache paged``,
 whose table is a sampling run, on the chat model) at its P = 183, N = 64;
 ``--preset notebook`` is the seed notebook's case (the 16-token sentence,
@@ -15,7 +17,6 @@ N = 64, both modes).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -24,15 +25,13 @@ from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
 from kvstudio.cli.lab_options import add_lab_option, lab_params
 from kvstudio.cli.tools import project
-from kvstudio.engine import costs, formulas
+from kvstudio.engine import costs
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.cache.quantized import QUANT_BITS
-from kvstudio.engine.generate import Stepper
-from kvstudio.engine.records import MODES, Mode, SamplingSettings, decode_seconds_per_token
-from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.engine.records import MODES, Mode
 from kvstudio.labs.cache.compare import CompareResult, ModeRun, RepeatedCompare
-from kvstudio.labs.common import Progress, check_fits
+from kvstudio.labs.common import check_fits
 from kvstudio.labs.course import CACHE_PRESETS, COURSE, NOTEBOOK
 from kvstudio.labs.registry import COMPARE
 
@@ -81,12 +80,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     n = args.new_tokens if args.new_tokens is not None else preset.new_tokens
     args.new_tokens = n  # the scale sections read it
     modes: tuple[Mode, ...] = MODES if args.mode == "both" else (args.mode,)
-    job = None  # positions and memory first: a run that cannot fit is not priced
-    if args.mode == "both":  # the lab's run (its checks now, its work when drained)
-        job = COMPARE.run(loaded, {**lab_params(COMPARE, args), "dtype": args.dtype},
-                          prompt_ids=prompt, cache=spec, stop_at_eos=args.stop_at_eos)
-    else:
-        check_fits(backend, 1, len(prompt), n, args.mode, spec)
+    # The lab's run: its checks (positions, memory) now, so a run that cannot fit is not
+    # priced; its work when drained. --mode cached|recompute: that mode alone, one round.
+    job = COMPARE.run(loaded, {**lab_params(COMPARE, args), "dtype": args.dtype},
+                      prompt_ids=prompt, cache=spec, stop_at_eos=args.stop_at_eos,
+                      mode=args.mode)
     rounds = args.repeats if args.mode == "both" else 1
     fed = rounds * sum(costs.generation_cost(mode, len(prompt), n).tokens_fed for mode in modes)
     if spec.kind == "paged":  # three caches for the sampling run, then a greedy check
@@ -109,11 +107,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         + (f" (W={spec.window})" if spec.kind == "sliding" else "")
         + f", greedy, {torch.get_num_threads()} torch thread(s), {backend.device}"
     )
-    if job is not None:
+    if args.mode == "both":
         repeated: RepeatedCompare = common.drain(job, RepeatedCompare)
         print_compare(repeated.first, backend, repeated)
     else:
-        print_single(backend, tokenizer, prompt, n, args.mode, spec, args.stop_at_eos)
+        print_single(common.drain(job, ModeRun))
     if spec.kind == "paged" or spec.kind in QUANT_BITS:
         project.print_scale_sections(args, backend, tokenizer, prompt)
     return 0
@@ -226,49 +224,20 @@ def print_compare(result: CompareResult, backend: LanguageModel,
     print(f"  P={p}, N={n}: text (cached): {common.short(c.text)!r}")
 
 
-def print_single(
-    backend: LanguageModel,
-    tokenizer: TextTokenizer,
-    prompt: Sequence[int],
-    n: int,
-    mode: str,
-    spec: CacheSpec,
-    stop_at_eos: bool,
-) -> None:
-    stepper = Stepper(
-        backend,
-        tokenizer,
-        prompt,
-        mode="cached" if mode == "cached" else "recompute",
-        sampling=SamplingSettings.greedy_settings(),
-        max_new_tokens=n,
-        cache=spec,
-        stop_at_eos=stop_at_eos,
-    )
-    progress = common.ProgressLine()
-    records = []
-    try:
-        for record in stepper:
-            records.append(record)
-            progress(Progress("compare", mode, len(records), n, record))
-    finally:
-        progress.close()
-    steps = len(records)
-    fed = sum(r.tokens_fed for r in records)
-    formula = formulas.tokens_fed(stepper.mode, len(prompt), steps)
-    decode = decode_seconds_per_token(records)
+def print_single(run: ModeRun) -> None:
+    """One mode alone (``--mode cached|recompute``): one round, every time said single."""
+    steps = len(run.records)
+    decode = run.decode_seconds_per_token
     print()
-    print(f"  mode                   {mode}")
-    print(f"  tokens fed             {fed:,} measured, {formula:,} by the formula")
-    print(f"  TTFT / prefill         {common.ms(records[0].elapsed_s)} ms (single measurement)")
+    print(f"  mode                   {run.mode}")
+    print(f"  tokens fed             {run.tokens_fed:,} measured, {run.tokens_fed_formula:,} by "
+          "the formula")
+    print(f"  TTFT / prefill         {common.ms(run.ttft_seconds)} ms (single measurement)")
     if decode:
         print(f"  decode                 {common.ms(decode)} ms/token (median of "
               f"{steps - 1} decode steps, prefill apart) · {1 / decode:,.0f} tokens/s "
               "(1000 ÷ ms/token)")
-    print(f"  total                  {common.ms(sum(r.elapsed_s for r in records))} ms "
-          "(single measurement)")
-    last = records[-1]
-    print(f"  KV cache bytes         {last.cache_allocated_bytes:,} allocated, "
-          f"{last.cache_used_bytes:,} used")
-    text = tokenizer.plain_text(stepper.generated_ids[0])  # no control token, never U+FFFD
-    print(f"  text                   {common.short(text)!r}")
+    print(f"  total                  {common.ms(run.total_seconds)} ms (single measurement)")
+    print(f"  KV cache bytes         {run.cache_bytes:,} allocated, "
+          f"{run.cache_used_bytes:,} used")
+    print(f"  text                   {common.short(run.text)!r}")

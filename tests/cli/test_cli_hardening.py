@@ -13,9 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kvstudio.cli import chat as cli_chat
 from kvstudio.cli import common
-from kvstudio.cli import compare as cli_compare
 from kvstudio.cli.main import main
 from kvstudio.cli.tools import bench
 from kvstudio.engine import limits
@@ -237,7 +235,7 @@ def test_long_runs_are_refused_without_yes(
 
     for module, name in (
         (compare, "compare_modes"),
-        (cli_compare, "print_single"),
+        (compare, "single_mode"),
         (temperature, "temperature_lab"),
         (sweep, "sweep_with_fits"),
     ):
@@ -267,10 +265,12 @@ def test_long_runs_print_progress_off_a_terminal(
     monkeypatch.setattr(common, "PROGRESS_EVERY_S", 0.0)  # a line for every item
     assert main(["chat", "--turns", str(SHIPPED_TURNS), "--rounds", "1",
                  "--max-new-tokens", "4"]) == 0
-    err = capsys.readouterr().err
-    assert [line for line in err.splitlines() if line.startswith("  chat,")] == [
-        f"  chat, round 1 of 1, turn {t}: {t} of 4 ({t / 4:.0%})" for t in range(1, 5)
-    ]
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("  chat,")]
+    # the lab's run: the warm-up, each forward call (its turn and way), each turn done
+    assert lines[0] == "  chat, warm-up: 0 of 4 (0%)"
+    assert "  chat, turn 2 of 4, refeed: 1 of 4 (25%)" in lines
+    assert [line for line in lines if line.startswith("  chat, turn ") and "4, " not in line
+            ] == [f"  chat, turn {t} of 4: {t} of 4 ({t / 4:.0%})" for t in range(1, 5)]
     assert main(["compare", "--prompt-tokens", "8", "--new-tokens", "3"]) == 0
     # the lab's run: one progress over all five rounds, as the window shows it
     assert "  compare, recompute (round 5/5): 60 of 60 (100%)" in capsys.readouterr().err
@@ -280,7 +280,7 @@ def test_the_chat_context_limit_is_capped_at_the_model(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The default limit (1,024, the window's) on a model of 512 positions: capped, said so."""
-    monkeypatch.setattr(cli_chat, "model_positions", lambda backend: 512)
+    monkeypatch.setattr(chat, "model_positions", lambda backend: 512)  # the lab caps it
     code = main(["chat", "--turns", str(SHIPPED_TURNS), "--rounds", "1", "--max-new-tokens", "2"])
     out, err = capsys.readouterr()
     assert code == 0, err

@@ -24,14 +24,9 @@ from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
-from kvstudio.labs.chat.session import (
-    ChatSession,
-    ChatTurn,
-    ContextFullError,
-    chat_conversation,
-    read_turns,
-)
-from kvstudio.labs.common import Progress
+from kvstudio.labs.chat.script import chat_conversation
+from kvstudio.labs.chat.session import ChatSession, ChatTurn, ContextFullError, read_turns
+from kvstudio.labs.common import Progress, finish
 
 # Compares computations of different shapes (reuse feeds a turn's new tokens, re-feed the whole
 # history): rerun under other CPU kernels by tests/core/test_other_cpus.py.
@@ -400,7 +395,7 @@ def test_an_oversized_first_turn_says_shorten_it(
 def test_conversation_cost_counts_what_the_turns_feed(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
 ) -> None:
-    from kvstudio.labs.chat.session import conversation_cost
+    from kvstudio.labs.chat.script import conversation_cost
 
     counting = CountingBackend(tiny_backend)
     session = ChatSession(counting, tokenizer, max_new_tokens=4)  # type: ignore[arg-type]
@@ -413,6 +408,12 @@ def test_conversation_cost_counts_what_the_turns_feed(
     # Every answer counted at its budget: exact when none ended early, an upper bound else.
     assert all(len(t.answer_ids) == 4 for t in done)  # the seeded tiny model never chose eos
     assert (cost.reuse_tokens_fed, cost.refeed_tokens_fed) == (reuse, refeed)
+    # The prefills alone (what each TTFT round feeds again), counted from the tensors too.
+    prompts = [sum(t.reuse.prompt_tokens_fed for t in done if t.reuse),
+               sum(t.refeed.prompt_tokens_fed for t in done if t.refeed)]
+    assert [cost.reuse_prompt_tokens, cost.refeed_prompt_tokens] == prompts
+    assert cost.tokens_fed_with(repeats=3) == reuse + refeed + 3 * sum(prompts)
+    assert cost.tokens_fed_with(refeed=False) == reuse
     tight = ChatSession(tiny_backend, tokenizer, max_new_tokens=4,
                         context_limit=done[1].history_tokens)
     assert conversation_cost(tight, TURNS).turns == 1  # the second turn would not fit
@@ -439,3 +440,41 @@ def test_ttft_repeats_are_interleaved_medians_and_leave_the_chat_as_it_was(
         assert widths.count(b.new_tokens) >= 3 + 1 and widths.count(b.history_tokens) >= 3 + 1
         assert a.reuse is not None and a.reuse.ttft_rounds == 1  # one sample: said single
     assert timed._cached_tokens == plain._cached_tokens
+
+
+def test_the_labs_script_run_is_the_conversation_priced_first(
+    tiny_model: Any, tokenizer: TextTokenizer
+) -> None:
+    """``kvstudio chat --turns FILE``: the chat lab's run with the turns as its ``script``.
+    The same turns as the conversation run by hand; its cost asked before any turn runs
+    (the warm-up turn, the conversation, and every TTFT round's prefills); a turn past the
+    context limit ends it, the turns before it kept."""
+    from kvstudio.files.loaded import from_minimind
+    from kvstudio.labs.chat.records import ChatScript
+    from kvstudio.labs.chat.script import conversation_cost
+    from kvstudio.labs.registry import CHAT
+
+    loaded = from_minimind(tiny_model, tokenizer, "tiny")
+    asked: list[tuple[int, str]] = []
+    params = {"answer_tokens": 4, "rounds": 3}
+    job = CHAT.run(loaded, params, script=TURNS,
+                   confirm_cost=lambda fed, what, hint: asked.append((fed, what)))
+    session = ChatSession(loaded.backend, tokenizer, max_new_tokens=4, context_limit=1024)
+    cost, warm = conversation_cost(session, TURNS), conversation_cost(session, TURNS[:1])
+    assert asked == [(cost.tokens_fed_with(repeats=3) + warm.tokens_fed,
+                      "This conversation (3 of 3 turns fit, both ways, 3 TTFT round(s))")]
+    result = finish(job, ChatScript)
+    by_hand = turns_of(session, TURNS)
+    assert [t.answer_ids for t in result.turns] == [t.answer_ids for t in by_hand]
+    assert result.stopped == "" and result.script_turns == 3 and result.ttft_rounds == 3
+    for turn in result.turns:
+        assert turn.reuse is not None and turn.reuse.ttft_rounds == 3
+
+    def refuse(fed: int, what: str, hint: str) -> None:
+        raise ValueError("too costly")
+
+    with pytest.raises(ValueError, match="too costly"):
+        CHAT.run(loaded, params, script=TURNS, confirm_cost=refuse)
+    tight = {**params, "context_limit": by_hand[1].history_tokens}
+    short = finish(CHAT.run(loaded, tight, script=TURNS), ChatScript)
+    assert len(short.turns) == 1 and "context limit" in short.stopped

@@ -10,10 +10,12 @@ import pytest
 from kvstudio.engine import formulas
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.generate import Stepper
-from kvstudio.engine.records import DType, SamplingSettings
+from kvstudio.engine.model import MiniMindLM
+from kvstudio.engine.records import DType, Mode, SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.cache.compare import (
     CompareResult,
+    ModeRun,
     RepeatedCompare,
     backend_in_dtype,
     cache_vs_recompute,
@@ -52,6 +54,32 @@ def test_cache_vs_recompute_is_compare_modes(
     assert lab.cached.tokens_fed == formulas.tokens_fed("cached", 12, 6) == 12 + 5
     assert lab.identical and lab.first_divergent_step is None
     assert lab.max_logit_diff < 1e-4
+
+
+@pytest.mark.parametrize("mode", ["cached", "recompute"])
+def test_the_labs_one_mode_run_is_that_mode_of_the_comparison(
+    tiny_model: MiniMindLM, tokenizer: TextTokenizer, mode: Mode
+) -> None:
+    """``kvstudio compare --mode M``: the lab's run, M alone, one round; the same tokens,
+    tokens fed and bytes as M in the two-mode comparison."""
+    from kvstudio.files.loaded import from_minimind
+    from kvstudio.labs.registry import COMPARE
+
+    loaded = from_minimind(tiny_model, tokenizer, "tiny")
+    params = {"prompt_tokens": 12, "new_tokens": 6, "repeats": 1}
+    items = list(COMPARE.run(loaded, params, mode=mode))
+    alone = items[-1]
+    assert isinstance(alone, ModeRun) and alone.mode == mode
+    stages = {item.stage for item in items[:-1] if isinstance(item, Progress)}
+    assert stages == {"warm-up", mode}  # one mode only, after its warm-up
+    both = finish(COMPARE.run(loaded, params), RepeatedCompare).run(mode)
+    assert alone.token_ids == both.token_ids and alone.text == both.text
+    assert alone.tokens_fed_per_step == both.tokens_fed_per_step
+    assert alone.tokens_fed == alone.tokens_fed_formula == formulas.tokens_fed(mode, 12, 6)
+    assert (alone.cache_bytes, alone.cache_used_bytes) == (both.cache_bytes,
+                                                            both.cache_used_bytes)
+    with pytest.raises(ValueError, match="mode must be both, cached or recompute"):
+        COMPARE.run(loaded, params, mode="turbo")
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])

@@ -5,7 +5,8 @@ token, tokens fed and cache bytes against the formulas, and whether the two
 modes chose the same tokens), `cache_vs_recompute` (the same in a chosen dtype,
 fp32, fp16 or bf16, to show the drift 16-bit arithmetic brings),
 `repeated_cache_vs_recompute` (interleaved rounds, every timing a median with
-its range), `run` (the lab as every front runs it: a preset's P and N, the
+its range), `single_mode` (one mode alone, one round: the command line's
+``--mode``), `run` (the lab as every front runs it: a preset's P and N, the
 notebook's sentence) and `repeated_prefill` (the live run's time to first
 token, repeated). Generators that yield `Progress` and end with a frozen
 result; it never imports Qt.
@@ -134,7 +135,6 @@ def compare_modes(
     paying for lazy initialisation.
     """
     spec = cache or CacheSpec()
-    greedy = SamplingSettings.greedy_settings(seed)
     for mode in MODES:  # positions and memory for the full run, before the warm-up
         check_fits(backend, 1, len(prompt_ids), new_tokens, mode, spec)
     warm = min(warmup_tokens, new_tokens)
@@ -142,17 +142,8 @@ def compare_modes(
     done = 0
 
     def make(mode: Mode, n: int) -> Stepper:
-        return Stepper(
-            backend,
-            tokenizer,
-            prompt_ids,
-            mode=mode,
-            sampling=greedy,
-            max_new_tokens=n,
-            cache=spec,
-            stop_at_eos=stop_at_eos,
-            top_n=top_n,
-        )
+        return _greedy_stepper(backend, tokenizer, prompt_ids, mode, n, spec, stop_at_eos,
+                               top_n, seed)
 
     for mode in MODES:
         if warm:
@@ -197,6 +188,44 @@ def compare_modes(
         first_divergent_step=divergent,
         max_abs_logit_diff=tuple(diffs),
     )
+
+
+def _greedy_stepper(backend: LanguageModel, tokenizer: TextTokenizer, prompt_ids: Sequence[int],
+                    mode: Mode, new_tokens: int, spec: CacheSpec, stop_at_eos: bool,
+                    top_n: int = 5, seed: int = 0) -> Stepper:
+    """One mode's greedy run of `new_tokens` (every one, unless `stop_at_eos`)."""
+    return Stepper(backend, tokenizer, prompt_ids, mode=mode,
+                   sampling=SamplingSettings.greedy_settings(seed), max_new_tokens=new_tokens,
+                   cache=spec, stop_at_eos=stop_at_eos, top_n=top_n)
+
+
+def single_mode(
+    backend: LanguageModel,
+    tokenizer: TextTokenizer,
+    prompt_ids: Sequence[int],
+    new_tokens: int,
+    mode: Mode,
+    *,
+    dtype: DType = "float32",
+    cache: CacheSpec | None = None,
+    warmup_tokens: int = 4,
+    stop_at_eos: bool = False,
+) -> Generator[Progress | ModeRun, None, None]:
+    """One mode alone, greedy, in `dtype`, after an untimed warm-up of `warmup_tokens`:
+    `Progress` per step, then its `ModeRun` (one round: every time a single measurement)."""
+    model = backend_in_dtype(backend, dtype)
+    spec = cache or CacheSpec()
+    warm = min(warmup_tokens, new_tokens)
+    done = 0
+    if warm:
+        for _ in _greedy_stepper(model, tokenizer, prompt_ids, mode, warm, spec, stop_at_eos):
+            done += 1
+            yield Progress("compare", "warm-up", done, warm + new_tokens)
+    stepper = _greedy_stepper(model, tokenizer, prompt_ids, mode, new_tokens, spec, stop_at_eos)
+    for record in stepper:
+        done += 1
+        yield Progress("compare", mode, done, warm + new_tokens, record)
+    yield _mode_run(model, stepper, spec)
 
 
 def _mode_run(backend: LanguageModel, stepper: Stepper, spec: CacheSpec) -> ModeRun:
@@ -374,12 +403,18 @@ def preset_lengths(params: Mapping[str, Any]) -> tuple[int, int]:
             preset.new_tokens if n == LECTURE.new_tokens else n)
 
 
-def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | RepeatedCompare]:
+def run(model: LoadedModel,
+        params: Mapping[str, Any]) -> Iterator[Progress | RepeatedCompare | ModeRun]:
     """The lab as every front runs it: `repeated_cache_vs_recompute` with the preset's P and
     N (`preset_lengths`); the notebook preset at its P = 16 is the seed notebook's sentence.
 
     The command line's own options, when given: ``prompt_ids`` (its prompt, P its length),
-    ``cache`` (its ``--cache``; the run must fit it in both modes) and ``stop_at_eos``."""
+    ``cache`` (its ``--cache``; the run must fit it in every mode it runs), ``stop_at_eos``
+    and ``mode`` ("both", the default; "cached" or "recompute": that mode alone, one round,
+    `single_mode`, ending with its `ModeRun`)."""
+    mode = params.get("mode", "both")
+    if mode != "both" and mode not in MODES:
+        raise ValueError(f"mode must be both, cached or recompute, got {mode!r}.")
     p, n = preset_lengths(params)
     ids = params.get("prompt_ids")
     p = len(ids) if ids is not None else p
@@ -391,8 +426,14 @@ def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | Re
             "lower P or N."
         )
     cache = params.get("cache")
-    for mode in MODES:
-        check_fits(model.backend, 1, p, n, mode, cache or CacheSpec())
+    for each in MODES if mode == "both" else (mode,):
+        check_fits(model.backend, 1, p, n, each, cache or CacheSpec())
+    if mode != "both":
+        return single_mode(
+            model.backend, model.tokenizer,
+            ids if ids is not None else lab_prompt_ids(model.tokenizer, p, text), n, mode,
+            dtype=params["dtype"], cache=cache, warmup_tokens=params["warmup"],
+            stop_at_eos=params.get("stop_at_eos", False))
     return repeated_cache_vs_recompute(
         model.backend, model.tokenizer, repeats=params["repeats"], prompt_tokens=p,
         new_tokens=n, dtype=params["dtype"], warmup_tokens=params["warmup"], prompt_text=text,

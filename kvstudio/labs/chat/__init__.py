@@ -1,3 +1,3 @@
 """The chat lab: a conversation with and without KV-cache reuse (`session`), its
-records (`records`) and its run, one turn at a time (`lab`).
+records (`records`), a scripted conversation's cost and run (`script`) and the lab's run (`lab`).
 """

@@ -1,4 +1,5 @@
-"""What one chat turn measured: `WayResult` per way (reuse or re-feed) and the `ChatTurn`.
+"""What one chat turn measured: `WayResult` per way (reuse or re-feed) and the `ChatTurn`;
+a scripted conversation's turns together: `ChatScript`.
 
 Frozen records `kvstudio.labs.chat.session.ChatSession` yields (and re-exports). Times
 follow the course's one policy: `WayResult.ttft_median_s` is the median of the
@@ -91,3 +92,14 @@ class ChatTurn:
 
     def way(self, way: Way) -> WayResult | None:
         return self.reuse if way == "reuse" else self.refeed
+
+
+@dataclass(frozen=True)
+class ChatScript:
+    """A scripted conversation run from its first line to its last (``script.run_script``)."""
+
+    turns: tuple[ChatTurn, ...]  # the turns that ran, in order
+    script_turns: int  # lines in the script
+    context_limit: int  # positions the conversation could use (capped at the model's)
+    ttft_rounds: int  # k: each turn's TTFT is the median of k interleaved prefills (1: single)
+    stopped: str = ""  # why it stopped before the script's end (a turn past the limit); "": not

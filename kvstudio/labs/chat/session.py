@@ -39,16 +39,15 @@ with `ttft_range_s`; without repeats the one TTFT is a single measurement
 (`ttft_rounds` = 1) and says so wherever it is shown. ms/token is the median
 decode step.
 
-It does not know about Qt; `chat_conversation` runs a scripted list of turns
-for the CLI and the tests, `conversation_cost` says what such a list would
-feed before it runs, and `read_turns` reads one from a size-capped file.
+It does not know about Qt; `read_turns` reads a scripted list of turns from a
+size-capped file (``script.py`` runs such a list and says what it would feed).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Generator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -63,8 +62,8 @@ from kvstudio.labs.chat.records import WAYS, ChatTurn, Way, WayResult
 from kvstudio.labs.common import Progress
 from kvstudio.labs.course import EMPTY_ANSWER
 
-__all__ = ["WAYS", "ChatSession", "ChatTurn", "ContextFullError", "ConversationCost", "Way",
-           "WayResult", "chat_conversation", "conversation_cost", "read_turns"]
+__all__ = ["WAYS", "ChatSession", "ChatTurn", "ContextFullError", "Way", "WayResult",
+           "read_turns"]
 
 DEFAULT_MAX_NEW_TOKENS = 48  # ko-chat answers are one or two sentences
 # The longest forward a prefill makes: Cancel waits for at most one such step. Under the
@@ -427,56 +426,6 @@ def _logit_gap(
         if reuse[i] != refeed[i]:
             break
     return gap
-
-
-@dataclass(frozen=True)
-class ConversationCost:
-    """What a scripted conversation will feed the model, estimated before anything runs."""
-
-    turns: int  # turns that fit the context limit (the conversation stops at the first that not)
-    reuse_tokens_fed: int  # keeping the cache: each turn's new tokens, then its answer
-    refeed_tokens_fed: int  # re-feeding: the whole history every turn, then its answer
-
-    @property
-    def tokens_fed(self) -> int:
-        return self.reuse_tokens_fed + self.refeed_tokens_fed
-
-
-def conversation_cost(session: ChatSession, turns: Sequence[str]) -> ConversationCost:
-    """The tokens `turns` would feed on a new conversation of `session`'s settings, both ways.
-
-    Every answer is counted at its full budget (eos may end it sooner), as the
-    window's cost estimate counts N; nothing runs and the session is not changed.
-    """
-    tokenizer = session.tokenizer
-    limit, budget_max = session.context_limit, session.max_new_tokens
-    closing = 1 + len(session._newline)  # the end of the previous answer, then a line break
-    history = reuse = refeed = fitted = 0
-    for text in turns:
-        system = session.system if not history else None
-        added = len(tokenizer.chat_ids(text, system=system))
-        added += closing if history else 0
-        if history + added >= limit:
-            break  # refused as ContextFullError: the conversation stops here
-        budget = min(budget_max, limit - history - added)
-        reuse += added + (1 if history else 0) + budget - 1  # + the answer's last token
-        refeed += history + added + budget - 1
-        history += added + budget
-        fitted += 1
-    return ConversationCost(fitted, reuse, refeed)
-
-
-def chat_conversation(
-    session: ChatSession,
-    turns: Sequence[str],
-    *,
-    reuse: bool = True,
-    refeed: bool = True,
-    refeed_first: bool = False,
-) -> Iterator[Progress | ChatTurn]:
-    """Run scripted `turns` on `session`: its progress and `ChatTurn`s, one turn after another."""
-    for text in turns:
-        yield from session.run_turn(text, reuse=reuse, refeed=refeed, refeed_first=refeed_first)
 
 
 MAX_TURNS_FILE_BYTES = 16 * 1024 * 1024  # a lecture's script is a few KB; 16 MiB is plenty
