@@ -8,8 +8,10 @@ too) and the largest |Δlogit| between the two runs (float32 rounding: a batch's
 products round a row differently from one row's); per scheduler a totals
 block (throughput, wasted token slots beside their formula, peak blocks and
 bytes, prefix hits, preemptions, the solo check); with ``--timeline`` the
-requests × steps picture. The numbers come from
-``kvstudio.labs.serving.lab``. Without ``--requests`` it runs the shipped example
+requests × steps picture. The numbers come from the lab's declared run
+(``SERVING.run``: ``kvstudio.labs.serving.lab.run``, the window's and the notebook's
+too; the command line's own knobs go to it as the run's options). Without
+``--requests`` it runs the shipped example
 (``kvstudio/resources/prompts/serving_requests.txt``) with its system prompt, on the
 course's chat model.
 """
@@ -22,27 +24,15 @@ from typing import Any
 
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common, serving_batching
-from kvstudio.cli.lab_options import add_lab_option
-from kvstudio.engine.records import SamplingSettings
-from kvstudio.engine.serving.records import (
-    POLICIES,
-    PREFIX_MODES,
-    Policy,
-    SchedulerConfig,
-    ServingStep,
-)
+from kvstudio.cli.lab_options import add_lab_option, lab_params
+from kvstudio.engine.serving.records import POLICIES, ServingStep
 from kvstudio.engine.serving.request_file import read_request_lines
-from kvstudio.labs import bounds
 from kvstudio.labs.common import Spread
 from kvstudio.labs.course import COURSE, settings_line
 from kvstudio.labs.registry import SERVING
 from kvstudio.labs.serving import size as serving_size
-from kvstudio.labs.serving.lab import (
-    EXAMPLE_REQUESTS,
-    EXAMPLE_SYSTEM,
-    load_requests,
-    serving,
-)
+from kvstudio.labs.serving.batching import ServingLabResult
+from kvstudio.labs.serving.lab import EXAMPLE_REQUESTS
 from kvstudio.labs.serving.records import SchedulerRun, ServingResult
 
 # One character per request and step in --timeline.
@@ -50,51 +40,54 @@ TIMELINE_MARKS = {
     "future": " ", "waiting": ".", "prefill": "P", "decode": "D", "idle": "_",
     "preempted": "x", "finished": " ",
 }
+SYSTEM_HELP = " (with --requests, '': none)"
 
 
-def requests_options(p: argparse.ArgumentParser) -> None:
-    """--requests and --system: the requests file and its system prompt (also serve-bench's)."""
+def requests_option(p: argparse.ArgumentParser) -> None:
+    """--requests: the requests file (the lab's ``requests``; also serve-bench's)."""
     p.add_argument(
         "--requests", type=Path, default=None,
         help=f"the requests file (default: the shipped example, {EXAMPLE_REQUESTS.name}, "
         "with its system prompt)",
     )
-    add_lab_option(p, SERVING.param("system"), " (with --requests, '': none)")
+
+
+def requests_options(p: argparse.ArgumentParser) -> None:
+    """--requests and --system: the requests file and its system prompt (serve-bench's)."""
+    requests_option(p)
+    add_lab_option(p, SERVING.param("system"), SYSTEM_HELP)
 
 
 def add_subcommands(sub: Any) -> None:
-    """Register ``serving`` on the one parser (``kvstudio.cli.main``)."""
-    s = sub.add_parser(
-        "serving",
-        help="many requests, one model: static vs continuous batching, prefix caching",
-        description="Run a requests file (one question per line, '@K ' = arrives at step K, "
+    """Register ``serving`` on the one parser (``kvstudio.cli.main``): the lab's declared
+    options (the sweep's in `serving_batching`'s group), then the command line's own."""
+    s = common.lab_subcommand(
+        sub, SERVING, "many requests, one model: static vs continuous batching, prefix caching",
+        "Run a requests file (one question per line, '@K ' = arrives at step K, "
         "'+N ' = its own token budget) through static or continuous batching on the real "
         "model, and check every answer against the same request run alone.",
-    )
-    requests_options(s)
+        extra_help={"system": SYSTEM_HELP, "policy": "; both: one after the other",
+                    "chunk": " (continuous only: prompt chunks and decode rows together, at "
+                    "most N tokens per step)",
+                    "block_size": " (at most the model's positions)",
+                    "prefix": " (blocks: whole blocks, chained hashes; radix: token-exact)"},
+        overrides={"policy": {"choices": (*POLICIES, "both")},
+                   "block_size": {"type": cli_args.block_size}},
+        skip=("batch_sizes", "repeats"))
+    requests_option(s)
     s.add_argument("--plain", action="store_true",
                    help="feed the lines as plain text, without the ChatML template")
-    add_lab_option(s, SERVING.param("policy"), "; both: one after the other",
-                   choices=(*POLICIES, "both"))
-    add_lab_option(s, SERVING.param("chunk"), " (continuous only: prompt chunks and decode "
-                   "rows together, at most N tokens per step)")
-    s.add_argument("--block-size", type=cli_args.block_size, default=16,
-                   help=f"b, tokens per block of the pool (1 … {bounds.MAX_BLOCK_SIZE}, at most "
-                   "the model's positions; default 16)")
-    s.add_argument("--prefix-cache", choices=PREFIX_MODES, default="none",
-                   help="none, blocks (vLLM: whole blocks, chained hashes) or radix (SGLang: "
-                   "token-exact); default none")
-    add_lab_option(s, SERVING.param("max_batch"))
-    s.add_argument("--blocks", type=cli_args.positive, default=None,
-                   help="the block budget (the memory budget, in blocks); default: no limit")
-    add_lab_option(s, SERVING.param("answer_tokens"))
-    s.add_argument("--rounds", type=cli_args.bounded(1, 50, "rounds"), default=3,
-                   help="repeat each run k times, interleaved; times are medians (default 3; "
-                   "1 = single measurements)")
-    s.add_argument("--temperature", type=cli_args.temperature, default=0.0,
-                   help="0 = greedy (default); above 0 samples with the course's top-k/top-p "
-                   "and each request's own seed")
-    s.add_argument("--seed", type=cli_args.seed, default=COURSE.seed)
+    # Knobs SERVING does not declare yet: the command line's own until it does.
+    own = serving_batching.own_option
+    own(s, "--blocks", type=cli_args.positive, default=None,
+        help="the block budget (the memory budget, in blocks); default: no limit")
+    own(s, "--rounds", type=cli_args.bounded(1, 50, "rounds"), default=3,
+        help="repeat each run k times, interleaved; times are medians (default 3; "
+        "1 = single measurements)")
+    own(s, "--temperature", type=cli_args.temperature, default=0.0,
+        help="0 = greedy (default); above 0 samples with the course's top-k/top-p and each "
+        "request's own seed")
+    own(s, "--seed", type=cli_args.seed, default=COURSE.seed)
     s.add_argument("--timeline", action="store_true",
                    help="print the requests × steps timeline (P prefill, D decode, . waiting, "
                    "_ idle row, x preempted)")
@@ -107,53 +100,30 @@ def add_subcommands(sub: Any) -> None:
     s.set_defaults(func=cmd_serving)
 
 
-def scheduler_configs(args: argparse.Namespace) -> list[SchedulerConfig]:
-    """The configurations `--policy` and the knobs ask for (ValueError for a bad mix)."""
-    policies: tuple[Policy, ...] = POLICIES if args.policy == "both" else (args.policy,)
-    if args.chunk and args.policy != "continuous":
-        raise ValueError("--chunk is chunked prefill, a continuous-batching policy: add "
-                         "--policy continuous.")
-    return [
-        SchedulerConfig(policy=policy, max_batch=args.max_batch, chunk=args.chunk or None,
-                        block_size=args.block_size, block_budget=args.blocks,
-                        prefix_cache=args.prefix_cache)
-        for policy in policies
-    ]
-
-
 def cmd_serving(args: argparse.Namespace) -> int:
     if serving_batching.wanted(args):
         return serving_batching.run(args)
-    configs = scheduler_configs(args)
+    if args.chunk and args.policy != "continuous":
+        raise ValueError("--chunk is chunked prefill, a continuous-batching policy: add "
+                         "--policy continuous.")
+    common.utf8_argument(args.system, "The system prompt")
     path = args.requests if args.requests is not None else EXAMPLE_REQUESTS
-    system = args.system or None  # '': the example's with the example, else none
-    if system is None:
-        system = EXAMPLE_SYSTEM if args.requests is None else ""
-    system = common.utf8_argument(system, "The system prompt")
-    lines = read_request_lines(path)  # a bad file is refused before the model loads
+    read_request_lines(path)  # a bad file is refused before the model loads
     loaded = common.prepare(args, COURSE.chat_model)
-    requests = load_requests(
-        path, loaded.tokenizer, loaded.backend, system=system,
-        max_new_tokens=args.max_new_tokens, chat=False if args.plain else None, lines=lines,
-    )
-    if args.temperature != 0:  # -1 is refused by the one rule, never greedy
-        sampling = SamplingSettings(temperature=args.temperature, top_k=COURSE.top_k,
-                                    top_p=COURSE.top_p, seed=args.seed)
-    else:
-        sampling = SamplingSettings.greedy_settings(args.seed)
-    # Past the size every front refuses, --yes runs it (if its records fit in memory).
-    serving_size.check_size(requests, configs, args.rounds, confirmed=args.yes,
-                            confirm_hint="Add --yes to run it anyway.",
-                            device=loaded.backend.device)
+    params = {**lab_params(SERVING, args), "batch_sizes": []}  # the requests, no sweep
+    both = params["policy"] == "both"
+    if both:
+        del params["policy"]
+    # The command line's own settings, which the lab's run reads (`labs.serving.lab.run`).
+    job = SERVING.run(loaded, params, requests=args.requests, policies=POLICIES if both else None,
+                      rounds=args.rounds, block_budget=args.blocks, temperature=args.temperature,
+                      seed=args.seed, plain=args.plain, blank_system="", confirmed=args.yes,
+                      confirm_hint="Add --yes to run it anyway.")
+    result: ServingResult = common.drain(job, ServingLabResult).serving
     template = "plain text" if args.plain or not loaded.tokenizer.has_chat_tokens else "ChatML"
-    print(f"Requests: {len(requests)} from {path} · {template}"
-          + (f" · system prompt {common.short(system, 40)!r}" if system else "")
-          + f" · {settings_line(sampling)}")
-    result: ServingResult = common.drain(
-        serving(loaded.backend, loaded.tokenizer, requests, configs, system=system,
-                sampling=sampling, repeats=args.rounds, confirmed=args.yes),
-        ServingResult,
-    )
+    print(f"Requests: {len(result.requests)} from {path} · {template}"
+          + (f" · system prompt {common.short(result.system, 40)!r}" if result.system else "")
+          + f" · {settings_line(result.sampling)}")
     print_result(result, timeline=args.timeline)
     return 0
 

@@ -2,7 +2,8 @@
 
 Owns the two options' arguments (`add_arguments`, which leaves alone the options the
 ``serving`` subcommand already has: ``--model`` and its kin, ``--block-size``) and
-their tables (`run`); the numbers come from ``kvstudio.labs.serving.batching``. Bad
+their tables (`run`); the sweep is the serving lab's declared run (``SERVING.run``, its
+sweep alone), the budget ``kvstudio.labs.serving.fit.fit_report``. Bad
 input raises ValueError, which ``cli/main.py`` prints as one ``error:`` line (exit 2).
 """
 
@@ -24,8 +25,11 @@ from kvstudio.labs.serving import fit as fit_lab
 DEFAULT_REQUEST_TOKENS = 256  # prompt + answer tokens of each request in --fit-budget
 
 
-def _has(parser: argparse.ArgumentParser, option: str) -> bool:
-    return option in parser._option_string_actions
+def own_option(parser: argparse._ActionsContainer, option: str, **settings: object) -> None:
+    """Add `option` unless `parser` has it already (the serving command's, or the lab's
+    declared one)."""
+    if option not in parser._option_string_actions:
+        parser.add_argument(option, **settings)  # type: ignore[arg-type]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,10 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the FLOPs it computes",
     )
     add_lab_option(group, SERVING.param("batch_sizes"))
-    group.add_argument(
-        "--sweep-context", type=cli_args.tokens, default=lab.DEFAULT_CONTEXT,
-        help=f"prompt tokens per row before the timed step (default {lab.DEFAULT_CONTEXT})",
-    )
+    own_option(group, "--sweep-context", type=cli_args.tokens, default=lab.DEFAULT_CONTEXT,
+               help=f"prompt tokens per row before the timed step (default "
+               f"{lab.DEFAULT_CONTEXT})")
     add_lab_option(group, SERVING.param("repeats"), ": each time is their median")
     group.add_argument(
         "--fit-budget", action="store_true",
@@ -61,10 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--preset", choices=sorted(scale.PRESETS), default=None,
         help="count for a published model's geometry instead of the loaded model",
     )
-    if not _has(parser, "--block-size"):
-        group.add_argument("--block-size", type=cli_args.block_size, default=16,
-                           help="paged cache block (tokens; default 16)")
-    if not _has(parser, "--model"):
+    own_option(group, "--block-size", type=cli_args.block_size, default=16,
+               help="paged cache block (tokens; default 16)")
+    if "--model" not in parser._option_string_actions:
         common.model_options(parser, COURSE.chat_model)
 
 
@@ -88,25 +90,15 @@ def run(args: argparse.Namespace) -> int:
     needs_model = args.sweep_batch or args.preset is None
     loaded = common.prepare(args, COURSE.chat_model) if needs_model else None
     if loaded is not None and args.sweep_batch:
-        result: lab.BatchSweepResult = common.drain(
-            lab.batch_sweep(loaded.backend, loaded.tokenizer, batch_sizes=args.batch_sizes,
-                            context=args.sweep_context, rounds=args.sweep_rounds),
-            lab.BatchSweepResult,
-        )
-        print_sweep(result)
+        params = {"batch_sizes": args.batch_sizes, "repeats": args.sweep_rounds}
+        job = SERVING.run(loaded, params, sweep_only=True, context=args.sweep_context)
+        print_sweep(common.drain(job, lab.ServingLabResult).sweep)
     if args.fit_budget:
-        geometry = scale.preset(args.preset) if args.preset else None
-        fit = fit_lab.fit_budget(
-            None if loaded is None else loaded.backend,
-            None if loaded is None else loaded.tokenizer,
-            request_tokens=args.request_tokens, block_size=args.block_size,
-            budget_bytes=args.budget_bytes, geometry=geometry,
-        )
+        fit, check = fit_lab.fit_report(loaded, request_tokens=args.request_tokens,
+                                        block_size=args.block_size,
+                                        budget_bytes=args.budget_bytes, preset=args.preset)
         print_fit(fit)
-        if loaded is not None and args.budget_bytes is not None:
-            check = fit_lab.admission_check(
-                loaded.backend, loaded.tokenizer, request_tokens=args.request_tokens,
-                budget_bytes=args.budget_bytes, block_size=args.block_size)
+        if check is not None:
             print_admission(check)
     return 0
 

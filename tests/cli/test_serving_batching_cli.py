@@ -1,10 +1,26 @@
-"""`kvstudio serving --sweep-batch` and `--fit-budget` through the one parser."""
+"""`kvstudio serving`'s options from the lab's declaration, and `--sweep-batch` and
+`--fit-budget`, through the one parser."""
 
 from __future__ import annotations
 
 import pytest
 
-from kvstudio.cli.main import main
+from kvstudio.cli.lab_options import lab_params
+from kvstudio.cli.main import build_parser, main
+from kvstudio.labs.registry import SERVING
+from kvstudio.labs.serving.lab import sampling_settings, scheduler_configs
+
+
+def test_the_serving_options_default_to_the_declaration() -> None:
+    args = build_parser().parse_args(["serving"])
+    params = lab_params(SERVING, args)
+    assert set(params) == {p.name for p in SERVING.params}  # every parameter has its option
+    assert SERVING.check(params) == SERVING.check(SERVING.defaults())
+    # The command line's own settings default to what the lab's run takes without them.
+    own = {"block_budget": args.blocks, "temperature": args.temperature, "seed": args.seed}
+    assert sampling_settings(own) == sampling_settings({})
+    assert scheduler_configs({**params, **own}) == scheduler_configs(SERVING.defaults())
+    assert not args.plain and args.requests is None
 
 
 def test_fit_budget_for_a_preset_needs_no_model(capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,8 +3,9 @@
 Owns `users_that_fit` (contiguous: ⌊budget ÷ (bytes per token · tokens)⌋; paged: whole
 blocks), the measured cache size of the loaded model (`measure_cache_size`), the
 budget table the serving lab and ``kvstudio serving --fit-budget`` print (`fit_budget`,
-for the loaded model, a published geometry and the projector's GPU sizes), and the
-count checked against the continuous scheduler's own admission (`admission_check`).
+for the loaded model, a published geometry and the projector's GPU sizes), the
+count checked against the continuous scheduler's own admission (`admission_check`),
+and both as ``--fit-budget`` asks for them (`fit_report`).
 Why batching pays (the decode step timed per batch size) is ``batching``.
 """
 
@@ -19,8 +20,10 @@ from kvstudio.engine import decode
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.common import lab_prompt_ids
 from kvstudio.labs.scale import GIB, GPU_MEMORY_GIB, ModelGeometry
+from kvstudio.labs.scale import preset as scale_preset
 from kvstudio.labs.serving.batching import model_module
 
 MAX_CHECKED_USERS = 64  # the admission check prefills every admitted request for real
@@ -259,3 +262,23 @@ def admission_check(
         block_bytes=size.block_bytes, budget_blocks=budget_blocks, formula=formula,
         offered=offered, admitted=len(first.admitted), blocks_used=first.blocks_used,
     )
+
+
+def fit_report(
+    model: LoadedModel | None,
+    *,
+    request_tokens: int,
+    block_size: int = 16,
+    budget_bytes: int | None = None,
+    preset: str | None = None,
+) -> tuple[FitResult, AdmissionCheck | None]:
+    """`fit_budget` for `preset`'s geometry (else the loaded `model`'s), and with a model
+    and `budget_bytes` the count checked against the scheduler (`admission_check`)."""
+    backend, tokenizer = (None, None) if model is None else (model.backend, model.tokenizer)
+    fit = fit_budget(backend, tokenizer, request_tokens=request_tokens, block_size=block_size,
+                     budget_bytes=budget_bytes,
+                     geometry=scale_preset(preset) if preset else None)
+    if backend is None or tokenizer is None or budget_bytes is None:
+        return fit, None
+    return fit, admission_check(backend, tokenizer, request_tokens=request_tokens,
+                                budget_bytes=budget_bytes, block_size=block_size)

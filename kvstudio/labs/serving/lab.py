@@ -13,8 +13,8 @@ and yields a `ServingResult` last (``serving_records.py``): per request its
 prefix hit, TTFT, inter-token latency p50/p95, end-to-end time and the solo
 check (same tokens, max |Δlogit|); per scheduler the totals (throughput, wasted
 token slots beside their formula, peak blocks and bytes). `run` is the lab as
-the window and the notebook run it: a requests file under one scheduler, then
-the batch sweep (``batching.py``).
+every front runs it (``SERVING.run``: the window, the notebook, ``kvstudio serving``):
+a requests file under its schedulers, then the batch sweep (``batching.py``).
 
 It never imports Qt and never prints.
 """
@@ -137,6 +137,7 @@ def serving(
         runs=runs,
         repeats=repeats,
         greedy=settings.greedy,
+        sampling=settings,
         bytes_per_token=formulas.bytes_per_token(
             backend.num_layers, backend.num_kv_heads, backend.head_dim, backend.dtype_bytes
         ),
@@ -253,36 +254,70 @@ def requests_path(value: object) -> Path | None:
     return path
 
 
+def sampling_settings(params: Mapping[str, Any]) -> SamplingSettings:
+    """Greedy, or with `temperature` above 0 the course's top-k/top-p and `seed`
+    (each request samples with its own generator from it)."""
+    temperature, seed = params.get("temperature", 0.0), params.get("seed", COURSE.seed)
+    if temperature != 0:  # -1 is refused by the one rule, never greedy
+        return SamplingSettings(temperature=temperature, top_k=COURSE.top_k,
+                                top_p=COURSE.top_p, seed=seed)
+    return SamplingSettings.greedy_settings(seed)
+
+
+def scheduler_configs(params: Mapping[str, Any]) -> tuple[SchedulerConfig, ...]:
+    """One configuration per policy (`policies`, else the one `policy`); chunked prefill
+    is a continuous policy, so a static one runs without it."""
+    return tuple(
+        SchedulerConfig(policy=policy, max_batch=params["max_batch"],
+                        chunk=None if policy == "static" or not params["chunk"]
+                        else params["chunk"],
+                        block_size=params["block_size"],
+                        block_budget=params.get("block_budget") or None,
+                        prefix_cache=params["prefix"])
+        for policy in params.get("policies") or (params["policy"],)
+    )
+
+
 def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[object]:
     """The requests of `params["requests"]` (a file's path; None: the shipped example)
     under one scheduler, then one decode step timed per batch size; it ends with a
     `batching.ServingLabResult`. Checked here, before anything runs: a bad file or a run
     too large is one message. A model the serving engine cannot run gets the sweep only.
+
+    A front's own settings (``LabSpec.run``'s options; without them, the window's): `policies`
+    (several schedulers, one after the other), `rounds` (the requests' rounds; default
+    `repeats`, the sweep's), `block_budget` (blocks; None: no limit), `temperature` and
+    `seed` (`sampling_settings`), `plain` (no chat template), `blank_system` (what a blank
+    system prompt stands for with one's own file; default the example's), `sweep_only`,
+    `context` (the sweep's prompt tokens per row), `confirmed` and `confirm_hint` (past the
+    size rule: the command line's --yes).
     """
     path = requests_path(params.get("requests"))
     sizes = batching.check_batch_sizes(params["batch_sizes"]) if params["batch_sizes"] else ()
-    static = params["policy"] == "static"  # chunked prefill is a continuous policy
-    config = SchedulerConfig(
-        policy=params["policy"],
-        max_batch=params["max_batch"],
-        chunk=None if static or params["chunk"] == 0 else params["chunk"],
-        block_size=params["block_size"],
-        prefix_cache=params["prefix"],
-    )
-    repeats = params["repeats"]
+    configs = scheduler_configs(params)
+    repeats, confirmed = params["repeats"], params.get("confirmed", False)
+    rounds = params.get("rounds", repeats)  # the requests' rounds (the sweep's: repeats)
     backend, tokenizer = model.backend, model.tokenizer
     requests_run: Iterator[object] | None = None
-    if batching.runs_requests(backend):
-        system = params["system"].strip() or EXAMPLE_SYSTEM
+    if params.get("sweep_only"):
+        pass
+    elif batching.runs_requests(backend):
+        system = params["system"].strip() or (
+            EXAMPLE_SYSTEM if path is None else params.get("blank_system", EXAMPLE_SYSTEM))
         requests = load_requests(EXAMPLE_REQUESTS if path is None else path, tokenizer,
-                                 backend, system=system, max_new_tokens=params["answer_tokens"])
-        serving_size.check_size(requests, (config,), repeats, device=backend.device)
-        requests_run = serving(backend, tokenizer, requests, (config,), system=system,
-                               repeats=repeats)
+                                 backend, system=system, max_new_tokens=params["answer_tokens"],
+                                 chat=False if params.get("plain") else None)
+        serving_size.check_size(requests, configs, rounds, confirmed=confirmed,
+                                confirm_hint=params.get("confirm_hint", ""),
+                                device=backend.device)
+        requests_run = serving(backend, tokenizer, requests, configs, system=system,
+                               sampling=sampling_settings(params), repeats=rounds,
+                               confirmed=confirmed)
     elif not sizes:
         raise ValueError(
             "The requests run on KV Studio's own models (ko-base, ko-chat, a model folder "
             "or a MiniMind .pth); give batch sizes to sweep this model.")
-    sweep = (batching.batch_sweep(backend, tokenizer, batch_sizes=sizes, rounds=repeats)
+    sweep = (batching.batch_sweep(backend, tokenizer, batch_sizes=sizes, rounds=repeats,
+                                  context=params.get("context", batching.DEFAULT_CONTEXT))
              if sizes else None)
     return batching.serving_lab(requests_run, sweep)

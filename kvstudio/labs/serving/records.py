@@ -20,8 +20,9 @@ Names are stable: fields are only ever added (with defaults), never renamed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.serving.records import RequestSpec, SchedulerConfig, ServingStep
 from kvstudio.labs.common import Spread
 
@@ -119,6 +120,8 @@ class ServingResult:
     repeats: int  # k: each run repeated k times, interleaved; times are medians of k
     greedy: bool  # greedy decoding (else sampled, each request with its own seeded generator)
     bytes_per_token: int  # 2·L·H_kv·d·bytes, every layer
+    # How every request chose its tokens (`greedy` above; each request seeds its own).
+    sampling: SamplingSettings = field(default_factory=SamplingSettings.greedy_settings)
 
     @property
     def single_measurement(self) -> bool:
