@@ -1,11 +1,13 @@
 """A lab's parameters, declared once: name, kind, default, bounds, unit and help.
 
 Owns `Param` (one parameter: its kind, its default from the course preset, its
-bounds and unit, its help in English and Korean, the window's box and the command
-line's option that show it; `check`, which every front runs before a lab starts,
-and `parse`, the command line's reading of its text) and `LabSpec` (a lab's key,
-title and parameters). ``kvstudio.labs.registry`` declares every lab's spec; the
-window builds a lab's boxes from it (range, default, step), the notebook checks
+bounds and unit, its help in English and Korean, the window's box and its field
+label in English and Korean, and the command line's option that show it; `check`,
+which every front runs before a lab starts, and `parse`, the command line's
+reading of its text) and `LabSpec` (a lab's key, title and parameters).
+``kvstudio.labs.registry`` declares every lab's spec; the window builds a lab's
+boxes from it (kind, range, default, step, choices) and labels them with `label`
+or `label_ko` in the window's language (``LabPanel``), the notebook checks
 its keyword arguments with it, the ``kvstudio`` command takes its options' types
 and defaults from it where it has the option, and ``tests/ui/test_lab_registry.py``
 holds all three to it. It never imports Qt or argparse.
@@ -52,6 +54,8 @@ class Param:
     unit: str = ""  # "tokens", "rounds" …: in help and messages
     help: str = ""  # one line, English
     help_ko: str = ""  # the same line, Korean
+    label: str = ""  # the window's short field label, English ("Prompt tokens P")
+    label_ko: str = ""  # the same label, Korean (the window shows it in a Korean window)
     box: str = ""  # the window panel's attribute that shows it ("": `name`)
     option: str | None = None  # the command line's option that sets it (None: it has none)
     step: float = 1  # the arrows' step in the window
@@ -62,6 +66,10 @@ class Param:
     @property
     def box_name(self) -> str:
         return self.box or self.name
+
+    def window_label(self, language: str) -> str:
+        """The window's field label in `language` ("ko": Korean, else English)."""
+        return self.label_ko if language == "ko" and self.label_ko else self.label
 
     def check(self, value: Any) -> Any:
         """`value` if allowed (a list as a tuple), else a ValueError that names the parameter."""

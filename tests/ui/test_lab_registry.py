@@ -2,8 +2,9 @@
 
 `kvstudio.labs.registry.LABS` declares each lab's parameters (default, bounds, kind).
 This test iterates it and holds each front to it: the window panel's box for the
-parameter (range, default, choices), the notebook function's keyword arguments, and,
-where the ``kvstudio`` command has the option, its default and its bounds.
+parameter (range, default, choices, and its label in English and Korean, in declared
+order), the notebook function's keyword arguments, and, where the ``kvstudio``
+command has the option, its default and its bounds.
 """
 
 from __future__ import annotations
@@ -13,9 +14,18 @@ import inspect
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QAbstractSpinBox, QCheckBox, QComboBox, QLineEdit
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QWidget,
+)
 
 from kvstudio import notebook as kv
+from kvstudio.charts.i18n import LanguageSwitcher
 from kvstudio.charts.labs import VIEW_TYPES
 from kvstudio.cli.main import build_parser
 from kvstudio.labs.course import CACHE_PRESETS
@@ -87,6 +97,55 @@ def test_the_window_shows_each_parameter_with_its_declared_range_and_default(
                 items = [box.itemData(i) for i in range(box.count())]
                 assert tuple(items) == param.choices, (lab.key, param.name)
     finally:
+        assert panel.shutdown()
+        delete_widget(qapp, panel)
+
+
+def _shown_label(panel: QWidget, box: QWidget) -> tuple[int, str]:
+    """The form row that shows `box`, and the label the reader sees for it: the row's own,
+    the one just before it on a row of several, or a tick box's text."""
+    form = panel.form  # type: ignore[attr-defined]
+    field = box if form.getWidgetPosition(box)[0] >= 0 else box.parentWidget()
+    row = form.getWidgetPosition(field)[0]
+    assert row >= 0, f"{type(box).__name__} is on no form row"
+    row_label = form.itemAt(row, QFormLayout.ItemRole.LabelRole).widget().text()
+    if field is box:
+        return row, row_label
+    layout = field.layout()
+    widgets = [layout.itemAt(i).widget() for i in range(layout.count())]
+    index = widgets.index(box)
+    before = widgets[index - 1] if index > 0 else None
+    if isinstance(before, QLabel):
+        return row, before.text()
+    if isinstance(box, QCheckBox) and box.text():
+        return row, box.text()
+    assert index == 0, f"nothing labels the {type(box).__name__} on row {row_label!r}"
+    return row, row_label
+
+
+@pytest.mark.parametrize("lab", LABS, ids=[lab.key for lab in LABS])
+def test_the_window_labels_each_parameter_as_declared_in_both_languages(
+    lab: LabSpec, qapp: Any, qtbot: Any
+) -> None:
+    """Each box's label is its parameter's `label` (`label_ko` in a Korean window, switched
+    live), and the form shows the boxes in declared order."""
+    panel = PANEL_TYPES[lab.key](ChartExporter(save_chooser=lambda *a: "",
+                                               folder_chooser=lambda *a: ""))
+    languages = LanguageSwitcher(qapp)
+
+    def shown() -> list[tuple[int, str]]:
+        return [_shown_label(panel, getattr(panel, p.box_name)) for p in lab.params]
+
+    try:
+        for code in ("en", "ko", "en"):
+            languages.apply(code)
+            wanted = [p.window_label(code) for p in lab.params]
+            assert all(wanted), (lab.key, code, "a parameter has no label")
+            qtbot.waitUntil(lambda w=wanted: [text for _, text in shown()] == w, timeout=5000)
+            rows = [row for row, _ in shown()]
+            assert rows == sorted(rows), (lab.key, "the boxes are not in declared order")
+    finally:
+        languages.apply("en")
         assert panel.shutdown()
         delete_widget(qapp, panel)
 

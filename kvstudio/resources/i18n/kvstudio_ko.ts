@@ -173,28 +173,8 @@
         <translation>빔 서치는 답(빔) K개를 한꺼번에 들고 가며, 빔마다 KV 캐시 한 행을 씁니다. 단계마다 가장 좋은 이어쓰기 K개만 남기고 캐시 행을 다시 배열합니다(배치 차원의 index_select): 다른 행의 답을 잇는 빔은 그 행 전체를 복사해 받습니다. 페이지 캐시는 블록 표만 복사하고 블록은 함께 쓰며, 공유된 반쯤 찬 블록에 토큰을 덧붙일 때만 그 블록을 복사합니다(쓰기 시 복사). 점수는 transformers의 generate(num_beams=…)와 같습니다.</translation>
     </message>
     <message>
-        <source>Question</source>
-        <translation>질문</translation>
-    </message>
-    <message>
-        <source>Beams K</source>
-        <translation>빔 수 K</translation>
-    </message>
-    <message>
-        <source>New tokens N</source>
-        <translation>새 토큰 수 N</translation>
-    </message>
-    <message>
         <source>Beams at step</source>
         <translation>빔을 볼 단계</translation>
-    </message>
-    <message>
-        <source>length penalty</source>
-        <translation>길이 벌점</translation>
-    </message>
-    <message>
-        <source>early stopping</source>
-        <translation>조기 종료</translation>
     </message>
     <message>
         <source>no (False)</source>
@@ -207,14 +187,6 @@
     <message>
         <source>never ('never')</source>
         <translation>끝까지 안 함 ('never')</translation>
-    </message>
-    <message>
-        <source>block size b</source>
-        <translation>블록 크기 b</translation>
-    </message>
-    <message>
-        <source>compare with transformers</source>
-        <translation>transformers와 비교</translation>
     </message>
 </context>
 <context>
@@ -676,18 +648,6 @@
         <translation>캐시 종류</translation>
     </message>
     <message>
-        <source>Prompt tokens P</source>
-        <translation>프롬프트 토큰 수 P</translation>
-    </message>
-    <message>
-        <source>New tokens N</source>
-        <translation>새 토큰 수 N</translation>
-    </message>
-    <message>
-        <source>Sliding window W</source>
-        <translation>슬라이딩 윈도 W</translation>
-    </message>
-    <message>
         <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; with a sliding window W each token sees the last W tokens, itself included (transformers' sliding_window), so the cache keeps W − 1 and its memory stops growing there. When W covers the whole context the output must match the dynamic cache.</source>
         <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도 W에서는 각 토큰이 자기 자신을 포함해 마지막 W 토큰을 보므로(transformers의 sliding_window와 같은 뜻) 캐시는 W − 1 토큰만 보관하고 메모리도 거기서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
     </message>
@@ -810,36 +770,12 @@
         <translation>짧은 예열 뒤 실습 프롬프트로 두 모드에서 탐욕적 생성을 합니다. 캐시 모드는 모두 P + (N − 1) 토큰을, 재계산 모드는 P·N + N(N − 1)/2 토큰을 모델에 넣습니다. 16비트에서는 두 모드의 로짓이 조금씩 벌어지고, fp32에서는 약 1e-5까지 일치합니다 (float32 반올림: 측정한 최대 차이는 헤드라인에 있습니다).</translation>
     </message>
     <message>
-        <source>Prompt tokens P</source>
-        <translation>프롬프트 토큰 수 P</translation>
-    </message>
-    <message>
-        <source>New tokens N</source>
-        <translation>새 토큰 수 N</translation>
-    </message>
-    <message>
-        <source>Warm-up tokens</source>
-        <translation>예열 토큰 수</translation>
-    </message>
-    <message>
-        <source>Number format</source>
-        <translation>수 형식</translation>
-    </message>
-    <message>
         <source>course: P = 183, N = 64</source>
         <translation>강의: P = 183, N = 64</translation>
     </message>
     <message>
         <source>seed notebook: P = 16, N = 64</source>
         <translation>원래 노트북: P = 16, N = 64</translation>
-    </message>
-    <message>
-        <source>Preset</source>
-        <translation>설정</translation>
-    </message>
-    <message>
-        <source>Rounds (median of)</source>
-        <translation>반복 횟수 (중앙값)</translation>
     </message>
 </context>
 <context>
@@ -1069,26 +1005,6 @@
     <message>
         <source>User turn</source>
         <translation>사용자 턴</translation>
-    </message>
-    <message>
-        <source>Reuse</source>
-        <translation>재사용</translation>
-    </message>
-    <message>
-        <source>Compare</source>
-        <translation>비교</translation>
-    </message>
-    <message>
-        <source>Answer tokens at most</source>
-        <translation>답변 최대 토큰</translation>
-    </message>
-    <message>
-        <source>Context limit (tokens)</source>
-        <translation>컨텍스트 한도 (토큰)</translation>
-    </message>
-    <message>
-        <source>TTFT rounds (median of)</source>
-        <translation>TTFT 반복 횟수 (중앙값)</translation>
     </message>
     <message>
         <source>Send next scripted turn</source>
@@ -1513,26 +1429,6 @@
         <source>The same model in KV Studio and in llama.cpp (written as a GGUF file): the same tokens (greedy at temperature 0; above it, both engines' logits go through KV Studio's sampler with the same seed), the KV bytes a token costs as each engine reports it, the tokens each evaluates for a second prompt sharing a prefix, a copied and a cropped sequence, and decode ms/token on one thread in interleaved rounds. llama.cpp runs the step as one compiled graph; KV Studio's eager PyTorch dispatches every operation from Python, so each token costs more here. Needs the llama extra: pip install "kvstudio[llama]".</source>
         <translation>같은 모델을 KV Studio와 llama.cpp(GGUF 파일로 저장)에서: 같은 토큰(온도 0이면 그리디, 그 위에서는 두 엔진의 로짓이 같은 시드로 KV Studio의 샘플러를 거침), 각 엔진이 보고하는 토큰당 KV 바이트, 접두사를 공유하는 두 번째 프롬프트에서 각자 계산한 토큰 수, 복사하고 잘라낸 시퀀스, 그리고 스레드 1개에서 번갈아 잰 디코드 ms/토큰. llama.cpp는 한 단계를 컴파일된 그래프 하나로 실행하고, KV Studio의 eager PyTorch는 모든 연산을 Python에서 하나씩 보내므로 여기서는 토큰마다 더 듭니다. llama 추가 패키지가 필요합니다: pip install "kvstudio[llama]".</translation>
     </message>
-    <message>
-        <source>Prompt tokens P</source>
-        <translation>프롬프트 토큰 수 P</translation>
-    </message>
-    <message>
-        <source>New tokens N</source>
-        <translation>새 토큰 수 N</translation>
-    </message>
-    <message>
-        <source>Temperature (0: greedy)</source>
-        <translation>온도 (0: 그리디)</translation>
-    </message>
-    <message>
-        <source>Seed</source>
-        <translation>시드</translation>
-    </message>
-    <message>
-        <source>Timing rounds</source>
-        <translation>시간 측정 횟수</translation>
-    </message>
 </context>
 <context>
     <name>ExportButton</name>
@@ -1791,6 +1687,11 @@ step {4}</source>
         <translation>완료.</translation>
     </message>
     <message>
+        <source>en</source>
+        <comment>the window's language code</comment>
+        <translation>ko</translation>
+    </message>
+    <message>
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>
@@ -1887,22 +1788,6 @@ step {4}</source>
     <message>
         <source>new tokens N</source>
         <translation>새 토큰 수 N</translation>
-    </message>
-    <message>
-        <source>Vary</source>
-        <translation>바꿀 길이</translation>
-    </message>
-    <message>
-        <source>Lengths</source>
-        <translation>길이 목록</translation>
-    </message>
-    <message>
-        <source>The other length</source>
-        <translation>다른 쪽 길이</translation>
-    </message>
-    <message>
-        <source>Rounds (median of)</source>
-        <translation>반복 횟수 (중앙값)</translation>
     </message>
 </context>
 <context>
@@ -2438,18 +2323,6 @@ step {4}</source>
         <translation>한 질문에 대한 30개의 답을 같은 시드로 샘플링하고 세 가지 방식으로 저장합니다: 행마다 P + N 토큰을 미리 잡는 방식, 매 단계 모든 행이 자라는 동적 캐시, 고정 크기 블록으로 나눈 페이지 캐시. 행들은 프롬프트 블록을 공유하고(공유 블록은 한 번만 저장되며, 공유된 반쯤 찬 블록에 토큰을 덧붙이는 행은 먼저 그 블록을 복사합니다), 끝난 행은 더 자라지 않으며, 낭비는 각 행의 마지막 블록뿐입니다.</translation>
     </message>
     <message>
-        <source>Samples</source>
-        <translation>샘플 수</translation>
-    </message>
-    <message>
-        <source>New tokens N</source>
-        <translation>새 토큰 수 N</translation>
-    </message>
-    <message>
-        <source>Block size b</source>
-        <translation>블록 크기 b</translation>
-    </message>
-    <message>
         <source>Block table at step</source>
         <translation>블록 테이블을 볼 단계</translation>
     </message>
@@ -2655,22 +2528,6 @@ step {4}</source>
         <translation>config.json…</translation>
     </message>
     <message>
-        <source>Model</source>
-        <translation>모델</translation>
-    </message>
-    <message>
-        <source>Context length</source>
-        <translation>문맥 길이</translation>
-    </message>
-    <message>
-        <source>Batch</source>
-        <translation>배치</translation>
-    </message>
-    <message>
-        <source>Bits per cached number</source>
-        <translation>캐시 숫자당 비트</translation>
-    </message>
-    <message>
         <source>Open a config.json</source>
         <translation>config.json 열기</translation>
     </message>
@@ -2831,14 +2688,6 @@ step {4}</source>
     <message>
         <source>The same greedy run with the model's own cache and with K and V stored in 16 bits, in 8 bits (int8, one float16 scale per token and K/V head) and in 4 bits (two numbers a byte, same scales). Attention sees them dequantized. Bytes are measured from the stored tensors, scales included; the drift is the largest logit change per step while the context still matches.</source>
         <translation>같은 탐욕적 생성을 모델 자신의 캐시로, 그리고 K와 V를 16비트, 8비트(int8, 토큰과 K/V 헤드마다 float16 스케일 하나), 4비트(한 바이트에 숫자 두 개, 같은 스케일)로 저장해 실행합니다. 어텐션은 역양자화된 값을 봅니다. 바이트는 스케일을 포함해 저장된 텐서에서 측정하고, 오차는 문맥이 아직 같은 동안 단계마다 가장 크게 바뀐 로짓입니다.</translation>
-    </message>
-    <message>
-        <source>Prompt tokens P</source>
-        <translation>프롬프트 토큰 수 P</translation>
-    </message>
-    <message>
-        <source>New tokens N</source>
-        <translation>새 토큰 수 N</translation>
     </message>
 </context>
 <context>
@@ -3554,48 +3403,12 @@ step {4}</source>
         <translation>radix 트리 (SGLang)</translation>
     </message>
     <message>
-        <source>chunk</source>
-        <translation>청크</translation>
-    </message>
-    <message>
-        <source>block b</source>
-        <translation>블록 b</translation>
-    </message>
-    <message>
-        <source>prefix cache</source>
-        <translation>프리픽스 캐시</translation>
-    </message>
-    <message>
-        <source>max batch</source>
-        <translation>최대 배치</translation>
-    </message>
-    <message>
-        <source>answer tokens ≤</source>
-        <translation>답 토큰 ≤</translation>
-    </message>
-    <message>
-        <source>rounds (median of)</source>
-        <translation>반복 횟수 (중앙값)</translation>
-    </message>
-    <message>
         <source>Requests</source>
         <translation>요청</translation>
     </message>
     <message>
-        <source>System prompt</source>
-        <translation>시스템 프롬프트</translation>
-    </message>
-    <message>
-        <source>Scheduler</source>
-        <translation>스케줄러</translation>
-    </message>
-    <message>
         <source>Answers and timing</source>
         <translation>답과 시간 측정</translation>
-    </message>
-    <message>
-        <source>Batch sweep (sizes)</source>
-        <translation>배치 스윕 (크기)</translation>
     </message>
     <message>
         <source>Open a requests file</source>
@@ -3769,26 +3582,6 @@ step {4}</source>
     <message>
         <source>A small draft proposes k tokens; the target checks all k in one forward over its cache, keeps the longest prefix it agrees with and adds one token of its own (the correction where a draft was rejected, the bonus when all passed). Both caches are then cropped back to the committed tokens: after a of k drafts are accepted the target drops k − a rows and the draft model k − 1 − a. Greedy output must equal plain greedy decoding token for token. Drafts: the 1-layer ko-draft model, or prompt lookup (the tokens that followed the last n-gram earlier in the text).</source>
         <translation>작은 초안이 토큰 k개를 제안하면, 대상 모델이 자기 캐시 위에서 한 번의 forward로 k개를 모두 검사해 동의하는 가장 긴 앞부분을 받아들이고 자기 토큰 하나를 더합니다(초안이 거절된 곳에서는 수정 토큰, 모두 통과하면 보너스 토큰). 그다음 두 캐시를 확정된 토큰까지 잘라 냅니다: k개 중 a개가 받아들여지면 대상은 k − a행을, 초안 모델은 k − 1 − a행을 버립니다. 탐욕(greedy) 출력은 일반 탐욕 디코딩과 토큰 하나하나까지 같아야 합니다. 초안: 1층짜리 ko-draft 모델, 또는 프롬프트 조회(앞 텍스트에서 마지막 n-gram 뒤에 왔던 토큰들).</translation>
-    </message>
-    <message>
-        <source>Question</source>
-        <translation>질문</translation>
-    </message>
-    <message>
-        <source>k values (drafts per round)</source>
-        <translation>k 값 (라운드당 초안 수)</translation>
-    </message>
-    <message>
-        <source>New tokens N</source>
-        <translation>새 토큰 수 N</translation>
-    </message>
-    <message>
-        <source>Temperature (0 = greedy)</source>
-        <translation>온도 (0 = 탐욕)</translation>
-    </message>
-    <message>
-        <source>Timing repeats (median of)</source>
-        <translation>시간 측정 반복 (중앙값)</translation>
     </message>
     <message>
         <source>Show rounds of</source>
@@ -4139,42 +3932,6 @@ step {4}</source>
         <translation>온도마다 같은 시드에서 같은 수의 답을 뽑습니다. 낮은 온도는 한 답을 되풀이하고, 높은 온도는 답이 퍼집니다. 같은 시드는 캐시 모드와 재계산 모드에서 같은 답을 냅니다. 다만 두 모드의 로짓은 부동소수점 반올림 때문에 1e-5 정도 다르므로, 경계에 딱 걸린 뽑기는 다른 쪽으로 넘어갈 수 있습니다.</translation>
     </message>
     <message>
-        <source>Prompt</source>
-        <translation>프롬프트</translation>
-    </message>
-    <message>
-        <source>Temperatures</source>
-        <translation>온도 목록</translation>
-    </message>
-    <message>
-        <source>Samples per temperature</source>
-        <translation>온도당 샘플 수</translation>
-    </message>
-    <message>
-        <source>New tokens per answer</source>
-        <translation>답당 새 토큰 수</translation>
-    </message>
-    <message>
-        <source>Top-k (0 = off)</source>
-        <translation>Top-k (0 = 끔)</translation>
-    </message>
-    <message>
-        <source>Top-p</source>
-        <translation>Top-p</translation>
-    </message>
-    <message>
-        <source>Repetition penalty</source>
-        <translation>반복 페널티</translation>
-    </message>
-    <message>
-        <source>Seed</source>
-        <translation>시드</translation>
-    </message>
-    <message>
-        <source>Check recompute gives the same</source>
-        <translation>재계산 모드도 같은지 확인</translation>
-    </message>
-    <message>
         <source>off</source>
         <translation>끔</translation>
     </message>
@@ -4346,30 +4103,6 @@ step {4}</source>
     <message>
         <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (hollow grey bars are cut) and renormalises them to sum to 1; the green line adds them up, and top-p keeps the most likely tokens until that sum reaches p (orange bars are cut). The chosen token is outlined; one chosen from past the 20 is drawn after them, with its rank.</source>
         <translation>막대는 온도를 적용한 뒤 가장 가능성 높은 다음 토큰 20개입니다. Top-k는 가장 가능성 높은 k개를 남기고(속이 빈 회색 막대는 잘림) 합이 1이 되도록 다시 정규화합니다. 초록 선은 그 누적합이며, top-p는 누적합이 p에 이를 때까지 가능성 높은 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시되며, 20위 밖에서 선택된 토큰은 그 뒤에 순위와 함께 그려집니다.</translation>
-    </message>
-    <message>
-        <source>Prompt</source>
-        <translation>프롬프트</translation>
-    </message>
-    <message>
-        <source>Temperature</source>
-        <translation>온도</translation>
-    </message>
-    <message>
-        <source>Top-k (0 = off)</source>
-        <translation>Top-k (0 = 끔)</translation>
-    </message>
-    <message>
-        <source>Top-p (1 = off)</source>
-        <translation>Top-p (1 = 끔)</translation>
-    </message>
-    <message>
-        <source>New tokens</source>
-        <translation>새 토큰 수</translation>
-    </message>
-    <message>
-        <source>Seed</source>
-        <translation>시드</translation>
     </message>
     <message>
         <source>off</source>

@@ -1,10 +1,10 @@
 """Number boxes made in one call: the range, the starting value and the step of a spin box.
 
 Owns `int_box` and `float_box`, used wherever the window asks for a number (the
-sampling knobs, the answer sampler), and the boxes of a lab's parameters built from
-their declaration (`param_int_box`, `param_float_box`, `param_line`, `param_check`:
-``kvstudio.labs.registry``), so a lab's range and default are written once, and
-`param_value`, what such a box holds.
+sampling knobs, the answer sampler), `param_box`, the box of a lab's parameter
+built from its declaration (``kvstudio.labs.registry``: by its kind, with its range,
+default, step and choices, so a lab's are written once; `LabPanel` builds every
+lab's boxes with it), and `param_value`, what such a box holds.
 """
 
 from __future__ import annotations
@@ -36,32 +36,29 @@ def float_box(lo: float, hi: float, value: float, step: float, decimals: int = 2
     return box
 
 
-
 # ---- a lab parameter's box, from its declaration (kvstudio.labs.registry) ------------------
-def param_int_box(param: Param) -> QSpinBox:
-    """A whole-number parameter's box: its bounds, default and step as declared."""
-    assert param.kind == "int" and param.low is not None and param.high is not None
-    return int_box(int(param.low), int(param.high), int(param.default), int(param.step))
-
-
-def param_float_box(param: Param) -> QDoubleSpinBox:
-    """A decimal parameter's box: its bounds, default, step and places as declared."""
-    assert param.kind == "float" and param.low is not None and param.high is not None
-    return float_box(param.low, param.high, float(param.default), param.step, param.decimals)
-
-
-def param_line(param: Param) -> QLineEdit:
-    """A text or list parameter's box, showing its default (a list comma-separated)."""
-    assert param.kind in ("text", "ints", "floats")
+def param_box(param: Param) -> QWidget:
+    """`param`'s box, by its kind, as declared: a number's bounds, default, step (and a
+    decimal's places); a yes/no tick; a choice's values (each item's data: the value itself,
+    its text: the value as written, which a panel may say in words); a text or a list in a
+    line (a list comma-separated)."""
+    if param.kind in ("int", "float"):
+        assert param.low is not None and param.high is not None
+        if param.kind == "int":
+            return int_box(int(param.low), int(param.high), int(param.default), int(param.step))
+        return float_box(param.low, param.high, float(param.default), param.step, param.decimals)
+    if param.kind == "bool":
+        check = QCheckBox()
+        check.setChecked(bool(param.default))
+        return check
+    if param.kind == "choice":
+        combo = QComboBox()
+        for choice in param.choices:
+            combo.addItem(str(choice), choice)
+        default = param.check(param.default)  # the very choice (False is not 0 here)
+        combo.setCurrentIndex(next(i for i, c in enumerate(param.choices) if c is default))
+        return combo
     return QLineEdit(param.text())
-
-
-def param_check(param: Param) -> QCheckBox:
-    """A yes/no parameter's box, ticked as its default says."""
-    assert param.kind == "bool"
-    box = QCheckBox()
-    box.setChecked(bool(param.default))
-    return box
 
 
 def param_value(param: Param, box: QWidget) -> Any:

@@ -1,7 +1,9 @@
 """Lab: beam search — the beams per step, the cache rows each reorder copies, and paged sharing.
 
 Owns `BeamSearchPanel`: the boxes (question, K, length penalty, early stopping,
-N, block size, the transformers check) beside `BeamSearchView`
+N, block size, the transformers check: ``kvstudio.labs.registry``'s BEAM, labelled
+there, built by `LabPanel`, two rows of three; early stopping's choices said in
+words here) beside `BeamSearchView`
 (``kvstudio.charts.labs.beam``), which draws the beam tree and the bytes the
 reorders copied; the step slider picks the step its beam table lists. The run is
 ``kvstudio.labs.beam.run``.
@@ -10,51 +12,28 @@ reorders copied; the step slider picks the step its beam table lists. The run is
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QSlider, QWidget
+from PySide6.QtWidgets import QComboBox, QLineEdit, QSlider, QWidget
 
 from kvstudio.charts.labs.beam import BeamSearchView
-from kvstudio.charts.plots.plain_text import plain_label
-from kvstudio.labs.registry import BEAM as LAB
-from kvstudio.ui.app.spin_boxes import param_check, param_float_box, param_int_box, param_line
 from kvstudio.ui.app.typing_guard import UnselectedOnFocus
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
 
-EARLY_STOPPING = LAB.param("early_stopping").choices  # the combo box's order: False, True, never
-
 
 class BeamSearchPanel(LabPanel):
-    view_type = BeamSearchView  # its course model: the registry's course_role
+    view_type = BeamSearchView  # its course model and its boxes: the registry's BEAM
+    box_rows = (("beams", "length_penalty", "early_stopping"),
+                ("new_tokens", "block_size", "transformers"))
+    prompt: QLineEdit  # some of the boxes LabPanel builds from the declaration
+    early_stopping: QComboBox  # False, True, "never": each said in words in retranslate
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.prompt = param_line(LAB.param("prompt"))
         UnselectedOnFocus(self.prompt)
-        self.beams = param_int_box(LAB.param("beams"))
-        self.length_penalty = param_float_box(LAB.param("length_penalty"))
-        self.early_stopping = QComboBox()
-        for choice in EARLY_STOPPING:  # each said in the window's language in retranslate
-            self.early_stopping.addItem(str(choice), choice)
-        self.new_tokens = param_int_box(LAB.param("new_tokens"))
-        self.block_size = param_int_box(LAB.param("block_size"))
-        self.check_transformers = param_check(LAB.param("transformers"))
         self.step_slider = QSlider(Qt.Orientation.Horizontal)
         self.step_slider.setRange(0, 0)
         self.step_slider.valueChanged.connect(self.beam_view.show_step)
-        self._penalty_label = plain_label()
-        self._stopping_label = plain_label()
-        self._block_label = plain_label()
-        search_row = _row(self.beams, self._penalty_label, self.length_penalty,
-                          self._stopping_label, self.early_stopping)
-        length_row = _row(self.new_tokens, self._block_label, self.block_size,
-                          self.check_transformers)
-        for key, widget in (
-            ("prompt", self.prompt),
-            ("beams", search_row),
-            ("new", length_row),
-            ("step", self.step_slider),
-        ):
-            self.add_field(key, widget)
+        self.add_field("step", self.step_slider)
         self.side_layout.addWidget(self.beam_view.beam_table, 1)
         self.beam_view.beam_table.rows_changed.connect(self._fit_table_later.start)
         self.result_ready.connect(self._follow_steps)
@@ -80,22 +59,11 @@ class BeamSearchPanel(LabPanel):
                 "half-full one (copy on write). Scores as transformers' generate(num_beams=…)."
             )
         )
-        self.set_field_names(
-            {
-                "prompt": self.tr("Question"),
-                "beams": self.tr("Beams K"),
-                "new": self.tr("New tokens N"),
-                "step": self.tr("Beams at step"),
-            }
-        )
-        self._penalty_label.setText(self.tr("length penalty"))
-        self._stopping_label.setText(self.tr("early stopping"))
+        self.set_field_names({"step": self.tr("Beams at step")})
         # transformers' values, each said in the window's language (the combo's order)
         for index, text in enumerate((self.tr("no (False)"), self.tr("yes (True)"),
                                       self.tr("never ('never')"))):
             self.early_stopping.setItemText(index, text)
-        self._block_label.setText(self.tr("block size b"))
-        self.check_transformers.setText(self.tr("compare with transformers"))
         self._follow_steps()
 
     def clear_views(self) -> None:
@@ -109,13 +77,3 @@ class BeamSearchPanel(LabPanel):
         self.step_slider.setValue(self.beam_view.step)
         self.step_slider.blockSignals(False)
 
-
-def _row(*widgets: QWidget) -> QWidget:
-    """Several fields on one form row (the form stays short enough for the charts)."""
-    host = QWidget()
-    layout = QHBoxLayout(host)
-    layout.setContentsMargins(0, 0, 0, 0)
-    for widget in widgets:
-        layout.addWidget(widget)
-    layout.addStretch(1)
-    return host

@@ -1,29 +1,29 @@
 """The Chat tab: a multi-turn conversation that keeps the KV cache, next to one that does not.
 
-Owns `ChatPanel`. Each Send runs one turn (``kvstudio.labs.chat.lab.run``: the
-core `ChatSession` on the lab thread, reusing the cache, re-feeding the whole
-history, or both); `ChatView` (``kvstudio.charts.labs.chat``) draws what comes
-back: a row per turn in the table and three charts per turn (prompt tokens fed,
-bars, with the running totals, lines; TTFT; the bytes the cache holds), and the
-transcript the panel shows above them. The panel keeps the session across turns
-and passes it to each run; *New chat* starts over. A turn that would not fit the
-context limit is refused by the core with a message and the conversation stays.
-The core yields after every forward call, so Cancel (or closing the window) stops
-a turn after the step it is in, and the turn leaves nothing behind.
+Owns `ChatPanel`: the turn box above the boxes of ``kvstudio.labs.registry``'s CHAT
+(labelled there, built by `LabPanel`). Each Send runs one turn
+(``kvstudio.labs.chat.lab.run``: the core `ChatSession` on the lab thread, reusing
+the cache, re-feeding the whole history, or both); `ChatView`
+(``kvstudio.charts.labs.chat``) draws what comes back: a row per turn in the table
+and three charts per turn (prompt tokens fed, bars, with the running totals, lines;
+TTFT; the bytes the cache holds), and the transcript the panel shows above them. The
+panel keeps the session across turns and passes it to each run; *New chat* starts
+over. A turn that would not fit the context limit is refused by the core with a
+message and the conversation stays. The core yields after every forward call, so
+Cancel (or closing the window) stops a turn after the step it is in, and the turn
+leaves nothing behind.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtWidgets import QLineEdit, QPushButton, QTextBrowser, QWidget
+from PySide6.QtWidgets import QCheckBox, QLineEdit, QPushButton, QSpinBox, QTextBrowser, QWidget
 
 from kvstudio.charts.labs.chat import ChatView
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.messages import localize
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.registry import CHAT
-from kvstudio.ui.app.spin_boxes import param_check, param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.run.lab_worker import JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter
@@ -39,7 +39,10 @@ MAX_TURN_CHARACTERS = 32_767  # the turn box's length (Qt's default, here on pur
 
 
 class ChatPanel(LabPanel):
-    view_type = ChatView
+    view_type = ChatView  # its boxes: the registry's CHAT
+    reuse_box: QCheckBox  # some of the boxes LabPanel builds from the declaration
+    refeed_box: QCheckBox
+    context_limit: QSpinBox
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
@@ -47,20 +50,7 @@ class ChatPanel(LabPanel):
         self.turn_box.setMaxLength(MAX_TURN_CHARACTERS)  # a longer paste is cut: said on screen
         self.turn_box.returnPressed.connect(self._on_run_clicked)
         self.turn_box.textChanged.connect(self._on_turn_text_changed)
-        self.reuse_box = param_check(CHAT.param("reuse"))
-        self.refeed_box = param_check(CHAT.param("refeed"))
-        self.answer_tokens = param_int_box(CHAT.param("answer_tokens"))
-        self.context_limit = param_int_box(CHAT.param("context_limit"))
-        self.ttft_rounds = param_int_box(CHAT.param("rounds"))  # 1: a single measurement
-        for key, widget in (
-            ("turn", self.turn_box),
-            ("reuse", self.reuse_box),
-            ("refeed", self.refeed_box),
-            ("answer", self.answer_tokens),
-            ("limit", self.context_limit),
-            ("rounds", self.ttft_rounds),
-        ):
-            self.add_field(key, widget)
+        self.add_field("turn", self.turn_box, row=0)
         self.script_button = QPushButton()
         self.script_button.clicked.connect(self._on_script_clicked)
         self.runner.running_changed.connect(self._on_script_running_changed)
@@ -97,16 +87,7 @@ class ChatPanel(LabPanel):
                 "the time to the first token grows with the history only without reuse."
             )
         )
-        self.set_field_names(
-            {
-                "turn": self.tr("User turn"),
-                "reuse": self.tr("Reuse"),
-                "refeed": self.tr("Compare"),
-                "answer": self.tr("Answer tokens at most"),
-                "limit": self.tr("Context limit (tokens)"),
-                "rounds": self.tr("TTFT rounds (median of)"),
-            }
-        )
+        self.set_field_names({"turn": self.tr("User turn")})
         self._fill_transcript()
 
     # ---- running a turn ------------------------------------------------------------------------

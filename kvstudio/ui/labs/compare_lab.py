@@ -1,51 +1,37 @@
 """Lab: cache vs recompute on the course prompt (P = 183, N = 64), in fp32, fp16 or bf16.
 
 Owns `CacheVsRecomputePanel`: the boxes (preset, P, N, warm-up, rounds, number
-format) beside `CacheVsRecomputeView` (``kvstudio.charts.labs.compare``), which
-draws the median ms per step of both modes with a min–max band and max |Δlogit|
-per step, and the lab table; the run is ``kvstudio.labs.cache.compare.run``. P
-and N start from the course preset (P = 183, N = 64); the preset box switches to
-the seed notebook's case (its 16-token sentence, N = 64) in one click, and back.
+format: ``kvstudio.labs.registry``'s COMPARE, labelled there, built by `LabPanel`;
+the presets said in words here) beside `CacheVsRecomputeView`
+(``kvstudio.charts.labs.compare``), which draws the median ms per step of both modes
+with a min–max band and max |Δlogit| per step, and the lab table; the run is
+``kvstudio.labs.cache.compare.run``. P and N start from the course preset (P = 183,
+N = 64); the preset box switches to the seed notebook's case (its 16-token sentence,
+N = 64) in one click, and back.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QComboBox, QSizePolicy, QWidget
+from PySide6.QtWidgets import QComboBox, QSizePolicy, QSpinBox, QWidget
 
 from kvstudio.charts.labs.compare import CacheVsRecomputeView
 from kvstudio.charts.plots.plain_text import plain_label
-from kvstudio.engine.records import DTYPES
 from kvstudio.labs.course import CACHE_PRESETS, CachePreset
-from kvstudio.labs.registry import COMPARE as LAB
-from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class CacheVsRecomputePanel(LabPanel):
-    view_type = CacheVsRecomputeView  # its course model: the registry's course_role
+    view_type = CacheVsRecomputeView  # its course model and its boxes: the registry's COMPARE
+    preset: QComboBox  # some of the boxes LabPanel builds: the course (P = 183) or the notebook
+    prompt_tokens: QSpinBox
+    new_tokens: QSpinBox
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.preset = QComboBox()  # the course (P = 183) or the seed notebook (P = 16)
-        for name in CACHE_PRESETS:
-            self.preset.addItem("", name)
-        self.prompt_tokens = param_int_box(LAB.param("prompt_tokens"))
-        self.new_tokens = param_int_box(LAB.param("new_tokens"))
         self.preset.currentIndexChanged.connect(self._on_preset_chosen)
-        self.add_field("preset", self.preset)
-        self.warmup = param_int_box(LAB.param("warmup"))
-        self.repeats = param_int_box(LAB.param("repeats"))
-        self.dtype = QComboBox()
-        for dtype in DTYPES:
-            self.dtype.addItem(dtype, dtype)
-        self.add_field("prompt", self.prompt_tokens)
-        self.add_field("new", self.new_tokens)
-        self.add_field("warmup", self.warmup)
-        self.add_field("repeats", self.repeats)
-        self.add_field("dtype", self.dtype)
         self.settings_label = plain_label()  # what the lab changes from the course preset
         self.settings_label.setWordWrap(True)
         self.settings_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -97,14 +83,4 @@ class CacheVsRecomputePanel(LabPanel):
         )
         self.preset.setItemText(0, self.tr("course: P = 183, N = 64"))
         self.preset.setItemText(1, self.tr("seed notebook: P = 16, N = 64"))
-        self.set_field_names(
-            {
-                "preset": self.tr("Preset"),
-                "prompt": self.tr("Prompt tokens P"),
-                "new": self.tr("New tokens N"),
-                "warmup": self.tr("Warm-up tokens"),
-                "repeats": self.tr("Rounds (median of)"),
-                "dtype": self.tr("Number format"),
-            }
-        )
         self.settings_label.setText(self.settings_note())

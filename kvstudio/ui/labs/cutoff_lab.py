@@ -1,7 +1,8 @@
 """Lab: top-k and top-p, step by step: the next-token distribution and where each filter cuts.
 
 Owns `TopPTopKPanel`: the boxes (prompt, temperature, top-k, top-p, new
-tokens, seed) beside `TopPTopKView` (``kvstudio.charts.labs.cutoff``), which
+tokens, seed: ``kvstudio.labs.registry``'s CUTOFF, labelled there, built by
+`LabPanel`) beside `TopPTopKView` (``kvstudio.charts.labs.cutoff``), which
 draws what top-p really sees at each step; the run is
 ``kvstudio.labs.sampling.cutoff.run``, pulled one step at a time (Step) or to
 the end. Selecting a row (click, or ↑/↓ in the table) shows that step's
@@ -16,40 +17,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtWidgets import QSizePolicy, QWidget
+from PySide6.QtWidgets import QDoubleSpinBox, QLineEdit, QSizePolicy, QSpinBox, QWidget
 
 from kvstudio.charts.labs.cutoff import TopPTopKView
 from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.labs.course import COURSE
-from kvstudio.labs.registry import CUTOFF
-from kvstudio.ui.app.spin_boxes import param_float_box, param_int_box, param_line
 from kvstudio.ui.app.typing_guard import UnselectedOnFocus
 from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class TopPTopKPanel(SteppedLabPanel):
-    view_type = TopPTopKView  # its course model: the registry's course_role
+    view_type = TopPTopKView  # its course model and its boxes: the registry's CUTOFF
+    prompt: QLineEdit  # the boxes LabPanel builds from the declaration
+    temperature: QDoubleSpinBox
+    top_k: QSpinBox
+    top_p: QDoubleSpinBox
+    new_tokens: QSpinBox
+    seed: QSpinBox
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.prompt = param_line(CUTOFF.param("prompt"))
-        self.temperature = param_float_box(CUTOFF.param("temperature"))
-        self.top_k = param_int_box(CUTOFF.param("top_k"))
-        self.top_p = param_float_box(CUTOFF.param("top_p"))
-        self.new_tokens = param_int_box(CUTOFF.param("new_tokens"))
-        self.seed = param_int_box(CUTOFF.param("seed"))
         self._started = False  # a run began: the settings line says what made it
-        for key, widget in (
-            ("prompt", self.prompt),
-            ("temperature", self.temperature),
-            ("top_k", self.top_k),
-            ("top_p", self.top_p),
-            ("new", self.new_tokens),
-            ("seed", self.seed),
-        ):
-            self.add_field(key, widget)
         assert isinstance(self.lab_view, TopPTopKView)
         self.cutoff_view: TopPTopKView = self.lab_view
         self.table.currentCellChanged.connect(self._on_table_row_changed)
@@ -76,16 +66,6 @@ class TopPTopKPanel(SteppedLabPanel):
                 "sum reaches p (orange bars are cut). The chosen token is outlined; one chosen "
                 "from past the 20 is drawn after them, with its rank."
             )
-        )
-        self.set_field_names(
-            {
-                "prompt": self.tr("Prompt"),
-                "temperature": self.tr("Temperature"),
-                "top_k": self.tr("Top-k (0 = off)"),
-                "top_p": self.tr("Top-p (1 = off)"),
-                "new": self.tr("New tokens"),
-                "seed": self.tr("Seed"),
-            }
         )
         self.top_k.setSpecialValueText(self.tr("off"))
         self._show_settings()

@@ -1,7 +1,8 @@
 """Lab: the paged KV cache — blocks, block tables, shared prompt blocks.
 
-Owns `PagedCachePanel`: the boxes (samples, N, block size) and the slider that
-picks the step whose block tables are drawn, beside `PagedCacheView`
+Owns `PagedCachePanel`: the boxes (samples, N, block size: ``kvstudio.labs.registry``'s
+PAGED, labelled there, built by `LabPanel`) and the slider that picks the step
+whose block tables are drawn, beside `PagedCacheView`
 (``kvstudio.charts.labs.paged``), which draws the bytes a preallocated, a
 dynamic and a paged cache hold per step next to those block tables; the run is
 ``kvstudio.labs.cache.paged.run`` (30 samples of one question, same seed).
@@ -13,33 +14,22 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSlider, QWidget
 
 from kvstudio.charts.labs.paged import PagedCacheView
-from kvstudio.labs.registry import PAGED
-from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class PagedCachePanel(LabPanel):
-    view_type = PagedCacheView  # its course model: the registry's course_role
+    view_type = PagedCacheView  # its course model and its boxes: the registry's PAGED
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
         assert isinstance(self.lab_view, PagedCacheView)
         self.blocks_view: PagedCacheView = self.lab_view
-        self.samples = param_int_box(PAGED.param("samples"))
-        self.new_tokens = param_int_box(PAGED.param("new_tokens"))
-        self.block_size = param_int_box(PAGED.param("block_size"))
         self.step_slider = QSlider(Qt.Orientation.Horizontal)
         self.step_slider.setRange(0, 0)
         self.step_slider.valueChanged.connect(self.blocks_view.show_step)
         self.result_ready.connect(self._follow_result)  # first: before anyone else hears it
-        for key, widget in (
-            ("samples", self.samples),
-            ("new", self.new_tokens),
-            ("block", self.block_size),
-            ("step", self.step_slider),
-        ):
-            self.add_field(key, widget)
+        self.add_field("step", self.step_slider)
         self.retranslate()
 
     def title(self) -> str:
@@ -57,14 +47,7 @@ class PagedCachePanel(LabPanel):
                 "waste is each row's last block."
             )
         )
-        self.set_field_names(
-            {
-                "samples": self.tr("Samples"),
-                "new": self.tr("New tokens N"),
-                "block": self.tr("Block size b"),
-                "step": self.tr("Block table at step"),
-            }
-        )
+        self.set_field_names({"step": self.tr("Block table at step")})
 
     def clear_views(self) -> None:
         super().clear_views()

@@ -2,7 +2,8 @@
 
 Owns `ProjectorPanel`: the source box (the loaded model, a built-in preset with
 the numbers of its published config.json, or a local config.json chosen with
-its button), context, batch and bits beside `ProjectorView`
+its button: its own `make_box`), context, batch and bits (``kvstudio.labs.registry``'s
+PROJECTOR, labelled there, built by `LabPanel`) beside `ProjectorView`
 (``kvstudio.charts.labs.projector``), which draws cache bytes against context
 length with lines for GPU memory and the weights; the run is
 ``kvstudio.labs.projector.run`` (for the loaded model it also runs the model and
@@ -16,9 +17,9 @@ from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QPushButton, 
 from kvstudio.charts.labs.projector import ProjectorView
 from kvstudio.charts.messages import localize
 from kvstudio.labs import scale
+from kvstudio.labs.params import Param
 from kvstudio.labs.registry import PROJECTOR
 from kvstudio.labs.scale import LOADED
-from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
 
@@ -26,37 +27,34 @@ OPENING_PRESET = PROJECTOR.param("source").default  # the course's example (labs
 
 
 class ProjectorPanel(LabPanel):
-    view_type = ProjectorView
+    view_type = ProjectorView  # its boxes: the registry's PROJECTOR
+    source: QComboBox  # its data: the run's `source` (`make_box`)
+    bits: QComboBox  # built by LabPanel: 0 (the config's own dtype, named here) first
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.source = QComboBox()  # its data: the run's `source`
-        self.source.addItem("", LOADED)
-        for key, geometry in scale.PRESETS.items():
-            self.source.addItem(geometry.name, key)
-        # It opens on a published model, whose lines read against GPU memory (the course's
-        # tiny model lies flat under the smallest GPU line); "the loaded model" is first.
-        self.source.setCurrentIndex(self.source.findData(OPENING_PRESET))
         self.open_button = QPushButton()
         self.open_button.clicked.connect(self._choose_config)
-        picker = QWidget()
+        picker = QWidget()  # the button beside the source box, on its form row
         row = QHBoxLayout(picker)
         row.setContentsMargins(0, 0, 0, 0)
+        self.form.replaceWidget(self.source, picker)
         row.addWidget(self.source, 1)
         row.addWidget(self.open_button)
-        self.context = param_int_box(PROJECTOR.param("context"))
-        self.batch = param_int_box(PROJECTOR.param("batch"))
-        self.bits = QComboBox()
-        for bits in PROJECTOR.param("bits").choices:  # 0: the config's own dtype (the default)
-            self.bits.addItem(f"{bits}", bits)  # 0 is named in retranslate
-        for key, widget in (
-            ("model", picker),
-            ("context", self.context),
-            ("batch", self.batch),
-            ("bits", self.bits),
-        ):
-            self.add_field(key, widget)
         self.retranslate()
+
+    def make_box(self, param: Param) -> QWidget:
+        """The source box lists the loaded model, the presets and any config.json chosen."""
+        if param.name != "source":
+            return super().make_box(param)
+        source = QComboBox()
+        source.addItem("", LOADED)
+        for key, geometry in scale.PRESETS.items():
+            source.addItem(geometry.name, key)
+        # It opens on a published model, whose lines read against GPU memory (the course's
+        # tiny model lies flat under the smallest GPU line); "the loaded model" is first.
+        source.setCurrentIndex(source.findData(OPENING_PRESET))
+        return source
 
     def title(self) -> str:
         return self.tr("Scale projector")
@@ -76,14 +74,6 @@ class ProjectorPanel(LabPanel):
         )
         self.source.setItemText(0, self.tr("the loaded model"))
         self.open_button.setText(self.tr("config.json…"))
-        self.set_field_names(
-            {
-                "model": self.tr("Model"),
-                "context": self.tr("Context length"),
-                "batch": self.tr("Batch"),
-                "bits": self.tr("Bits per cached number"),
-            }
-        )
 
     def _choose_config(self) -> None:
         path, _ = QFileDialog.getOpenFileName(

@@ -1,6 +1,7 @@
 """Lab: a quantized KV cache — fewer bytes, and what it costs in logits.
 
-Owns `QuantizedCachePanel`: the boxes P and N beside `QuantizedCacheView`
+Owns `QuantizedCachePanel`: the boxes P and N (``kvstudio.labs.registry``'s
+QUANTIZED, labelled there, built by `LabPanel`) beside `QuantizedCacheView`
 (``kvstudio.charts.labs.quantized``), which draws max |Δlogit| per step for
 the fp16, int8 and int4 caches next to the bytes each stores; the run is
 ``kvstudio.labs.cache.quantized.run`` (greedy with the model's own cache, then
@@ -12,21 +13,15 @@ from __future__ import annotations
 from PySide6.QtWidgets import QWidget
 
 from kvstudio.charts.labs.quantized import QuantizedCacheView
-from kvstudio.labs.registry import QUANTIZED
-from kvstudio.ui.app.spin_boxes import param_int_box
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class QuantizedCachePanel(LabPanel):
-    view_type = QuantizedCacheView  # its course model: the registry's course_role
+    view_type = QuantizedCacheView  # its course model and its boxes: the registry's QUANTIZED
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.prompt_tokens = param_int_box(QUANTIZED.param("prompt_tokens"))
-        self.new_tokens = param_int_box(QUANTIZED.param("new_tokens"))
-        self.add_field("prompt", self.prompt_tokens)
-        self.add_field("new", self.new_tokens)
         self.retranslate()
 
     def title(self) -> str:
@@ -43,4 +38,3 @@ class QuantizedCachePanel(LabPanel):
                 "largest logit change per step while the context still matches."
             )
         )
-        self.set_field_names({"prompt": self.tr("Prompt tokens P"), "new": self.tr("New tokens N")})

@@ -1,7 +1,8 @@
 """Lab: speculative decoding — a draft proposes k tokens, the target checks them in one forward.
 
 Owns `SpeculativePanel`: the boxes (question, k values, N, temperature, timing
-repeats) beside `SpeculativeView` (``kvstudio.charts.labs.speculative``), which
+repeats: ``kvstudio.labs.registry``'s SPECULATIVE, labelled there, built by
+`LabPanel`) beside `SpeculativeView` (``kvstudio.charts.labs.speculative``), which
 shows every round of one run, its cache rows, and α and tokens per target call
 against k; "Show rounds of" picks the run whose rounds it shows. The run is
 ``kvstudio.labs.speculative.run`` (plain decoding and, for the draft model
@@ -15,33 +16,18 @@ from __future__ import annotations
 from PySide6.QtWidgets import QComboBox, QWidget
 
 from kvstudio.charts.labs.speculative import SpeculativeView
-from kvstudio.labs.registry import SPECULATIVE as LAB
-from kvstudio.ui.app.spin_boxes import param_float_box, param_int_box, param_line
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class SpeculativePanel(LabPanel):
-    view_type = SpeculativeView  # its course model: the registry's course_role
+    view_type = SpeculativeView  # its course model and its boxes: the registry's SPECULATIVE
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.question = param_line(LAB.param("question"))
-        self.ks = param_line(LAB.param("ks"))
-        self.new_tokens = param_int_box(LAB.param("new_tokens"))
-        self.temperature = param_float_box(LAB.param("temperature"))
-        self.repeats = param_int_box(LAB.param("repeats"))  # 1: a single measurement
         self.shown_run = QComboBox()
         self.shown_run.currentIndexChanged.connect(self.speculative_view.show_run)
-        for key, widget in (
-            ("question", self.question),
-            ("ks", self.ks),
-            ("new", self.new_tokens),
-            ("temperature", self.temperature),
-            ("repeats", self.repeats),
-            ("shown", self.shown_run),
-        ):
-            self.add_field(key, widget)
+        self.add_field("shown", self.shown_run)
         self.chart_layout.insertWidget(0, self.speculative_view.rounds_view, 1)  # above charts
         self.result_ready.connect(self._list_runs)
         self.retranslate()
@@ -65,14 +51,7 @@ class SpeculativePanel(LabPanel):
             "plain greedy decoding token for token. Drafts: the 1-layer ko-draft model, or "
             "prompt lookup (the tokens that followed the last n-gram earlier in the text)."
         ))
-        self.set_field_names({
-            "question": self.tr("Question"),
-            "ks": self.tr("k values (drafts per round)"),
-            "new": self.tr("New tokens N"),
-            "temperature": self.tr("Temperature (0 = greedy)"),
-            "repeats": self.tr("Timing repeats (median of)"),
-            "shown": self.tr("Show rounds of"),
-        })
+        self.set_field_names({"shown": self.tr("Show rounds of")})
         self._list_runs()
 
     def clear_views(self) -> None:

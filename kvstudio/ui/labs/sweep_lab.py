@@ -1,7 +1,8 @@
 """Lab: ms per token against context length, both modes, with linear and quadratic fits.
 
-Owns `LengthSweepPanel`: the boxes (what varies, the lengths, the other length,
-rounds) beside `LengthSweepView` (``kvstudio.charts.labs.sweep``), which draws
+Owns `LengthSweepPanel`: the boxes (what varies, said in words here, the lengths,
+the other length, rounds: ``kvstudio.labs.registry``'s SWEEP, labelled there, built
+by `LabPanel`) beside `LengthSweepView` (``kvstudio.charts.labs.sweep``), which draws
 the median points with min–max bars, the fitted line and parabola where the fit
 means something, and a table of the fits and the points; the run is
 ``kvstudio.labs.cache.sweep.run``.
@@ -15,9 +16,6 @@ from PySide6.QtWidgets import QComboBox, QWidget
 
 from kvstudio.charts.labs.sweep import LengthSweepView
 from kvstudio.charts.lazy import LazyModule
-from kvstudio.labs.course import COURSE
-from kvstudio.labs.registry import SWEEP as LAB
-from kvstudio.ui.app.spin_boxes import param_int_box, param_line
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
 
@@ -28,20 +26,11 @@ else:
 
 
 class LengthSweepPanel(LabPanel):
-    view_type = LengthSweepView  # its course model: the registry's course_role
+    view_type = LengthSweepView  # its course model and its boxes: the registry's SWEEP
+    vary: QComboBox  # built by LabPanel: "prompt", then "new"
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.vary = QComboBox()
-        self.vary.addItem("", "prompt")
-        self.vary.addItem("", "new")
-        self.vary.setCurrentIndex(self.vary.findData(COURSE.sweep_vary))  # the course preset
-        self.values = param_line(LAB.param("values"))
-        self.fixed = param_int_box(LAB.param("fixed"))
-        self.repeats = param_int_box(LAB.param("repeats"))
-        for key, widget in (("vary", self.vary), ("values", self.values), ("fixed", self.fixed),
-                            ("repeats", self.repeats)):
-            self.add_field(key, widget)
         self.retranslate()
 
     def title(self) -> str:
@@ -62,11 +51,3 @@ class LengthSweepPanel(LabPanel):
         )
         self.vary.setItemText(0, self.tr("prompt length P"))
         self.vary.setItemText(1, self.tr("new tokens N"))
-        self.set_field_names(
-            {
-                "vary": self.tr("Vary"),
-                "values": self.tr("Lengths"),
-                "fixed": self.tr("The other length"),
-                "repeats": self.tr("Rounds (median of)"),
-            }
-        )

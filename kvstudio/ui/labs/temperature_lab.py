@@ -1,7 +1,8 @@
 """Lab: a list of temperatures × 30 samples with one seed, and the same seed in both modes.
 
 Owns `TemperaturePanel`: the boxes (prompt, temperatures, samples, answer
-length, the course's knobs, seed, both modes) beside `TemperatureView`
+length, the course's knobs on one row, seed, both modes: ``kvstudio.labs.registry``'s
+SAMPLE, labelled there, built by `LabPanel`) beside `TemperatureView`
 (``kvstudio.charts.labs.sample``), which draws the grouped histogram, the
 distinct answers per temperature, the answers themselves and whether both
 modes gave the same answers for the same seed; the run is
@@ -15,58 +16,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QWidget
+from PySide6.QtWidgets import QDoubleSpinBox, QLineEdit, QSizePolicy, QSpinBox, QWidget
 
 from kvstudio.charts.labs.sample import TemperatureView
 from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.labs.course import COURSE
-from kvstudio.labs.registry import SAMPLE
-from kvstudio.ui.app.spin_boxes import (
-    param_check,
-    param_float_box,
-    param_int_box,
-    param_line,
-    param_value,
-)
+from kvstudio.ui.app.spin_boxes import param_value
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.run.engine_adapter import parse_temperatures
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class TemperaturePanel(LabPanel):
-    view_type = TemperatureView  # its course model: the registry's course_role
+    view_type = TemperatureView  # its course model and its boxes: the registry's SAMPLE
+    # The knobs on one row: the chart keeps its height at 1366×768.
+    box_rows = (("top_k", "top_p", "penalty"),)
+    temperatures: QLineEdit  # some of the boxes LabPanel builds from the declaration
+    samples: QSpinBox
+    new_tokens: QSpinBox
+    top_k: QSpinBox
+    top_p: QDoubleSpinBox
+    penalty: QDoubleSpinBox
+    seed: QSpinBox
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
-        self.prompt = param_line(SAMPLE.param("prompt"))
-        self.temperatures = param_line(SAMPLE.param("temperatures"))
-        self.samples = param_int_box(SAMPLE.param("samples"))
-        self.new_tokens = param_int_box(SAMPLE.param("new_tokens"))
-        self.top_k = param_int_box(SAMPLE.param("top_k"))
-        self.top_p = param_float_box(SAMPLE.param("top_p"))
-        self.penalty = param_float_box(SAMPLE.param("penalty"))
-        self.seed = param_int_box(SAMPLE.param("seed"))
-        self.both_modes = param_check(SAMPLE.param("both_modes"))
-        knobs = QWidget()  # one row: the chart keeps its height at 1366×768
-        row = QHBoxLayout(knobs)
-        row.setContentsMargins(0, 0, 0, 0)
-        self._knob_labels = [plain_label() for _ in range(3)]
-        for label, box in zip(self._knob_labels, (self.top_k, self.top_p, self.penalty),
-                              strict=True):
-            row.addWidget(label)
-            row.addWidget(box)
-        row.addStretch(1)
-        for key, widget in (
-            ("prompt", self.prompt),
-            ("temperatures", self.temperatures),
-            ("samples", self.samples),
-            ("new", self.new_tokens),
-            ("knobs", knobs),
-            ("seed", self.seed),
-            ("both", self.both_modes),
-        ):
-            self.add_field(key, widget)
         assert isinstance(self.lab_view, TemperatureView)
         self.temperature_view: TemperatureView = self.lab_view
         self.chart_layout.addWidget(self.temperature_view.answers)  # under the chart
@@ -94,21 +69,7 @@ class TemperaturePanel(LabPanel):
                 "modes' logits differ by about 1e-5) tips a draw that sits right at a boundary."
             )
         )
-        self.set_field_names(
-            {
-                "prompt": self.tr("Prompt"),
-                "temperatures": self.tr("Temperatures"),
-                "samples": self.tr("Samples per temperature"),
-                "new": self.tr("New tokens per answer"),
-                "knobs": self.tr("Top-k (0 = off)"),
-                "seed": self.tr("Seed"),
-                "both": self.tr("Check recompute gives the same"),
-            }
-        )
         self.top_k.setSpecialValueText(self.tr("off"))
-        self._knob_labels[0].setText("")  # the row's own label names top-k
-        self._knob_labels[1].setText(self.tr("Top-p"))
-        self._knob_labels[2].setText(self.tr("Repetition penalty"))
         self._show_settings()
 
     def sampling(self) -> SamplingSettings:

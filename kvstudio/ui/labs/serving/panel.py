@@ -1,11 +1,13 @@
 """Lab: many users, one cache — requests served by a scheduler, and why batching pays.
 
-Owns `ServingPanel`: the boxes (the requests file, the shipped example or one the
-user picks; a shared system prompt; the scheduler: policy, chunk, block size,
-prefix cache, max batch; the answers' budget and rounds; the batch sweep's sizes)
-beside `ServingView` (``kvstudio.charts.labs.serving``), which draws the timeline,
-the tokens fed, the blocks and the batch sweep, and fills the requests' and the
-sweep's tables. The run is ``kvstudio.labs.serving.lab.run``.
+Owns `ServingPanel`: the requests file (the shipped example or one the user picks)
+and the boxes of ``kvstudio.labs.registry``'s SERVING (labelled there, built by
+`LabPanel`: a shared system prompt; the scheduler's row: policy, chunk, block size,
+prefix cache, max batch; the answers' budget and rounds; the batch sweep's sizes;
+the choices said in words here) beside `ServingView`
+(``kvstudio.charts.labs.serving``), which draws the timeline, the tokens fed, the
+blocks and the batch sweep, and fills the requests' and the sweep's tables. The run
+is ``kvstudio.labs.serving.lab.run``.
 """
 
 from __future__ import annotations
@@ -13,27 +15,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import (
-    QComboBox,
-    QFileDialog,
-    QHBoxLayout,
-    QPushButton,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QFileDialog, QLineEdit, QPushButton, QSpinBox, QWidget
 
 from kvstudio.charts.labs.serving import ServingView
-from kvstudio.charts.plots.plain_text import plain_label
-from kvstudio.labs.registry import SERVING
-from kvstudio.ui.app.spin_boxes import param_int_box, param_line
-from kvstudio.ui.labs.shared.base import LabPanel
+from kvstudio.ui.labs.shared.base import LabPanel, box_row
 from kvstudio.ui.slides.export_menu import ChartExporter
-
-POLICIES = ("continuous", "static")
-PREFIX_MODES = ("none", "blocks", "radix")
 
 
 class ServingPanel(LabPanel):
-    view_type = ServingView
+    view_type = ServingView  # its course model and its boxes: the registry's SERVING
+    # The scheduler on one row, labelled by its policy; the answers' budget and the rounds
+    # on a row of their own ("run": its title is said here).
+    box_rows = (("policy", "chunk", "block_size", "prefix", "max_batch"),
+                ("run", "answer_tokens", "repeats"))
+    system: QLineEdit  # some of the boxes LabPanel builds from the declaration
+    policy: QComboBox  # "continuous", "static": said in words in retranslate
+    chunk: QSpinBox  # 0 = no chunking
+    prefix: QComboBox  # "none", "blocks", "radix": said in words in retranslate
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
         super().__init__(exporter, parent)
@@ -41,49 +39,14 @@ class ServingPanel(LabPanel):
         self.requests_box.addItem("", None)
         self.choose_button = QPushButton()
         self.choose_button.clicked.connect(self._on_choose_clicked)
-        requests_row = self._row(self.requests_box, self.choose_button)
+        self.add_field("requests", box_row(self.requests_box, self.choose_button), row=0)
         self.requests_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.system = param_line(SERVING.param("system"))
-        self.policy = QComboBox()
-        for policy in POLICIES:
-            self.policy.addItem("", policy)
-        self.chunk = param_int_box(SERVING.param("chunk"))  # 0 = no chunking
-        self.block_size = param_int_box(SERVING.param("block_size"))
-        self.prefix = QComboBox()
-        for mode in PREFIX_MODES:
-            self.prefix.addItem("", mode)
-        self.max_batch = param_int_box(SERVING.param("max_batch"))
-        self.answer_tokens = param_int_box(SERVING.param("answer_tokens"))
-        self._labels = {key: plain_label() for key in
-                        ("chunk", "block", "prefix", "batch", "answer", "rounds")}
-        scheduler_row = self._row(
-            self.policy, self._labels["chunk"], self.chunk, self._labels["block"],
-            self.block_size, self._labels["prefix"], self.prefix, self._labels["batch"],
-            self.max_batch)
-        self.batch_sizes = param_line(SERVING.param("batch_sizes"))
-        self.repeats = param_int_box(SERVING.param("repeats"))
-        run_row = self._row(self._labels["answer"], self.answer_tokens, self._labels["rounds"],
-                            self.repeats)
         self.policy.currentIndexChanged.connect(self._on_policy_changed)
-        for key, widget in (("requests", requests_row), ("system", self.system),
-                            ("scheduler", scheduler_row), ("run", run_row),
-                            ("sweep", self.batch_sizes)):
-            self.add_field(key, widget)
         assert isinstance(self.lab_view, ServingView)
         self.sweep_table = self.lab_view.sweep_table  # below the requests' table
         self.sweep_table.rows_changed.connect(self._fit_table_later.start)
         self.side_layout.addWidget(self.sweep_table, 1)
         self.retranslate()
-
-    @staticmethod
-    def _row(*widgets: QWidget) -> QWidget:
-        host = QWidget()
-        layout = QHBoxLayout(host)
-        layout.setContentsMargins(0, 0, 0, 0)
-        for widget in widgets:
-            layout.addWidget(widget)
-        layout.addStretch(1)
-        return host
 
     def title(self) -> str:
         return self.tr("Serving")
@@ -106,22 +69,11 @@ class ServingPanel(LabPanel):
         self.policy.setItemText(0, self.tr("continuous batching"))
         self.policy.setItemText(1, self.tr("static batching"))
         self.chunk.setSpecialValueText(self.tr("off"))
-        for index, mode in enumerate(PREFIX_MODES):
-            self.prefix.setItemText(index, {
-                "none": self.tr("off"), "blocks": self.tr("blocks (vLLM)"),
-                "radix": self.tr("radix tree (SGLang)")}[mode])
-        texts = {"chunk": self.tr("chunk"), "block": self.tr("block b"),
-                 "prefix": self.tr("prefix cache"), "batch": self.tr("max batch"),
-                 "answer": self.tr("answer tokens ≤"), "rounds": self.tr("rounds (median of)")}
-        for key, label in self._labels.items():
-            label.setText(texts[key])
-        self.set_field_names({
-            "requests": self.tr("Requests"),
-            "system": self.tr("System prompt"),
-            "scheduler": self.tr("Scheduler"),
-            "run": self.tr("Answers and timing"),
-            "sweep": self.tr("Batch sweep (sizes)"),
-        })
+        for index, text in enumerate((self.tr("off"), self.tr("blocks (vLLM)"),
+                                      self.tr("radix tree (SGLang)"))):  # none, blocks, radix
+            self.prefix.setItemText(index, text)
+        self.set_field_names({"requests": self.tr("Requests"),
+                              "run": self.tr("Answers and timing")})
 
     # ---- the requests file ----------------------------------------------------------------
     def _on_choose_clicked(self) -> None:

@@ -1,11 +1,17 @@
 """What every lab panel shares: parameters, Run/Cancel, progress, the charts, a results table.
 
-Owns `LabPanel` (the layout and the run lifecycle on a `GeneratorRunner`). Each lab's
-panel names its view (`view_type`, a ``kvstudio.charts.labs`` `LabView`), which draws
-the charts and the table from what the run yields; the panel adds the parameter boxes
-and, where the registry's run does not fit, says which generator to run (`make_job`).
-The panel never computes: the generator runs on the lab thread; the view only draws
-what comes back.
+Owns `LabPanel` (the layout, the parameter boxes and the run lifecycle on a
+`GeneratorRunner`) and `box_row`. Each lab's panel names its view (`view_type`, a
+``kvstudio.charts.labs`` `LabView`), which draws the charts and the table from what
+the run yields, and with it the lab's declaration (``kvstudio.labs.registry``): the
+panel builds one box per declared parameter, in declared order (`make_box`: by its
+kind; `box_rows`: boxes that share a form row), and labels each with the parameter's
+`label`, or its `label_ko` when the window is in Korean (`window_language`): the
+labels are written in the registry, not translated here. A lab's panel adds only
+what is its own (a slider, a button, translated choice texts) and, where the
+registry's run does not fit, says which generator to run (`make_job`). The panel
+never computes: the generator runs on the lab thread; the view only draws what comes
+back.
 """
 
 from __future__ import annotations
@@ -15,9 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
     QFormLayout,
     QFrame,
     QHBoxLayout,
@@ -37,8 +44,8 @@ from kvstudio.charts.messages import localize
 from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import CourseRole
-from kvstudio.labs.params import LabSpec
-from kvstudio.ui.app.spin_boxes import param_value
+from kvstudio.labs.params import LabSpec, Param
+from kvstudio.ui.app.spin_boxes import param_box, param_value
 from kvstudio.ui.labs.shared.lab_models import (
     LAB_MODELS,
     LabModelPlan,
@@ -50,6 +57,25 @@ from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 
 log = logging.getLogger(__name__)
+
+
+def window_language() -> str:
+    """"ko" while the window shows Korean, else "en": the installed translation says so (the
+    Korean one translates this language code to its own), as it does for every other text."""
+    code = QCoreApplication.translate("LabPanel", "en", "the window's language code")
+    return "ko" if code == "ko" else "en"
+
+
+def box_row(*widgets: QWidget) -> QWidget:
+    """Several widgets on one form row, left to right (the form stays short for the charts)."""
+    host = QWidget()
+    layout = QHBoxLayout(host)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for widget in widgets:
+        layout.addWidget(widget)
+    layout.addStretch(1)
+    return host
+
 
 class LabPanel(RetranslateOnLanguageChange, QWidget):
     """One lab: parameters on top, the chart and the results table side by side."""
@@ -65,6 +91,12 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
     course_role: CourseRole | None = None
     # What the result shows (kvstudio.charts.labs): its charts, table, headline and numbers.
     view_type: ClassVar[type[LabView]]
+    # Boxes that share one form row, by parameter name; the row stands where its first
+    # parameter is declared. The first box's label names the row and each other's stands
+    # beside its box (a tick box's is its own text). A row whose first name is no parameter
+    # is titled by the panel, under that key (`set_field_names`), and then every box's label
+    # stands beside it.
+    box_rows: ClassVar[tuple[tuple[str, ...], ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -160,8 +192,35 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(self.page_scroll)
         self._field_labels: dict[str, QLabel] = {}
+        self._beside: dict[str, QLabel | QCheckBox] = {}  # a label beside its box, by param
+        self._add_param_boxes()
         for chart in self.lab_view.charts().values():
             self.place_chart(chart)
+
+    def _add_param_boxes(self) -> None:
+        """One box per declared parameter, stored as its `box_name`, on the form in declared
+        order (`box_rows` gathered); `retranslate` labels them."""
+        names = {param.name for param in self.spec.params}
+        for param in self.spec.params:
+            setattr(self, param.box_name, self.make_box(param))
+        placed: set[str] = set()
+        for param in self.spec.params:
+            if param.name in placed:
+                continue
+            row = next((row for row in self.box_rows if param.name in row), (param.name,))
+            widgets: list[QWidget] = []
+            for index, name in enumerate(row):
+                if name not in names:
+                    continue  # the row's title (the panel's)
+                box = getattr(self, self.spec.param(name).box_name)
+                if index > 0 or row[0] not in names:  # labelled beside its box
+                    beside = box if isinstance(box, QCheckBox) else plain_label()
+                    self._beside[name] = beside
+                    if beside is not box:
+                        widgets.append(beside)
+                widgets.append(box)
+                placed.add(name)
+            self.add_field(row[0], widgets[0] if len(row) == 1 else box_row(*widgets))
 
     @property
     def pack_name(self) -> str:
@@ -206,11 +265,17 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
             self.split.setSizes([total - wanted, wanted])
 
     # ---- for subclasses -----------------------------------------------------------------
-    def add_field(self, key: str, widget: QWidget) -> QWidget:
-        """A labelled parameter; its label is set by `set_field_names` (on retranslate)."""
+    def make_box(self, param: Param) -> QWidget:
+        """The box that shows `param`: by its kind (`param_box`). A panel that shows one of
+        its parameters otherwise overrides this and calls super() for the rest."""
+        return param_box(param)
+
+    def add_field(self, key: str, widget: QWidget, row: int = -1) -> QWidget:
+        """A labelled form row at `row` (-1: last); a parameter's row is labelled from its
+        declaration, any other by `set_field_names` (on retranslate)."""
         label = plain_label()
         self._field_labels[key] = label
-        self.form.addRow(label, widget)
+        self.form.insertRow(row, label, widget)
         return widget
 
     def set_field_names(self, names: Mapping[str, str]) -> None:
@@ -250,6 +315,11 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         raise NotImplementedError
 
     def retranslate(self) -> None:
+        language = window_language()
+        for param in self.spec.params:
+            label = self._beside.get(param.name, self._field_labels.get(param.name))
+            if label is not None:
+                label.setText(param.window_label(language))
         self.run_button.setText(self.tr("Run"))
         self.cancel_button.setText(self.tr("Cancel"))
         self.status.setText(self._status_text())
