@@ -5,9 +5,9 @@ Owns the ``compare`` subcommand (registered on the one parser in
 both modes against the formulas (`print_compare`), or one mode alone
 (`print_single`). The numbers come from the lab's declared run
 (``kvstudio.labs.cache.compare``; ``--mode cached|recompute``: its one-mode run, one
-round); with ``--cache paged|fp16|int8|int4`` it adds ``kvstudio.cli.tools.project``'s
-tables (the paged and quantized labs' experiments on this command's prompt and N, which
-those labs' declared runs do not take: they build their own prompts).
+round); with ``--cache paged|fp16|int8|int4`` it adds the paged or quantized lab's table:
+that lab's declared run (the window's), given this command's prompt and N as options, its
+record printed by ``kvstudio.cli.tools.project``.
 It runs on the course preset's base model (``ko-base``; ``--cache paged``,
 whose table is a sampling run, on the chat model) at its P = 183, N = 64;
 ``--preset notebook`` is the seed notebook's case (the 16-token sentence,
@@ -17,13 +17,14 @@ N = 64, both modes).
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 import torch
 
-from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
-from kvstudio.cli.lab_options import add_lab_option, lab_params
+from kvstudio.cli.args import argument_type
+from kvstudio.cli.lab_options import add_lab_option, lab_option_help, lab_params
 from kvstudio.cli.tools import project
 from kvstudio.engine import costs
 from kvstudio.engine.backends.minimind import LanguageModel
@@ -31,9 +32,9 @@ from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.cache.quantized import QUANT_BITS
 from kvstudio.engine.records import MODES, Mode
 from kvstudio.labs.cache.compare import CompareResult, ModeRun, RepeatedCompare
-from kvstudio.labs.common import check_fits
+from kvstudio.labs.cache.paged import question_ids
 from kvstudio.labs.course import CACHE_PRESETS, COURSE, NOTEBOOK
-from kvstudio.labs.registry import COMPARE
+from kvstudio.labs.registry import COMPARE, PAGED
 
 
 def add_subcommands(sub: Any) -> None:
@@ -57,13 +58,11 @@ def add_subcommands(sub: Any) -> None:
     c.add_argument("--chat", action="store_true", help="wrap --prompt in the ChatML template")
     c.add_argument("--mode", default="both", choices=("both", "cached", "recompute"))
     c.add_argument("--stop-at-eos", action="store_true", help="stop when the model writes eos")
-    c.add_argument(
-        "--samples", type=cli_args.rows, default=30, help="--cache paged: rows of the sampling run"
-    )
-    c.add_argument(
-        "--sample-tokens", type=cli_args.tokens, default=48,
-        help="--cache paged: their token budget",
-    )
+    # --cache paged: the paged lab's sampling run, its bounds the lab's (the window's boxes)
+    for option, name in (("--samples", "samples"), ("--sample-tokens", "new_tokens")):
+        param = replace(PAGED.param(name), name=option)  # its messages name the option
+        c.add_argument(option, type=argument_type(param.parse, "whole number"),
+                       default=param.default, help=f"--cache paged: {lab_option_help(param)}")
     common.cache_options(c)
     common.finish_subcommand(c, cmd_compare, COURSE.cache_model, yes=True)
 
@@ -78,18 +77,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     spec = common.cache_spec(args)
     n = args.new_tokens if args.new_tokens is not None else preset.new_tokens
-    args.new_tokens = n  # the scale sections read it
     modes: tuple[Mode, ...] = MODES if args.mode == "both" else (args.mode,)
     # The lab's run: its checks (positions, memory) now, so a run that cannot fit is not
     # priced; its work when drained. --mode cached|recompute: that mode alone, one round.
     job = COMPARE.run(loaded, {**lab_params(COMPARE, args), "dtype": args.dtype},
                       prompt_ids=prompt, cache=spec, stop_at_eos=args.stop_at_eos,
                       mode=args.mode)
+    scale = project.start_scale_lab(args, loaded, prompt, n)  # its checks too, now
     rounds = args.repeats if args.mode == "both" else 1
     fed = rounds * sum(costs.generation_cost(mode, len(prompt), n).tokens_fed for mode in modes)
     if spec.kind == "paged":  # three caches for the sampling run, then a greedy check
-        question = len(tokenizer.chat_ids(common.DEFAULT_QUESTION))
-        check_fits(backend, args.samples, question, args.sample_tokens, "cached", spec)
+        question = len(question_ids(loaded))
         fed += 3 * costs.generation_cost(
             "cached", question, args.sample_tokens, rows=args.samples
         ).tokens_fed
@@ -112,8 +110,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print_compare(repeated.first, backend, repeated)
     else:
         print_single(common.drain(job, ModeRun))
-    if spec.kind == "paged" or spec.kind in QUANT_BITS:
-        project.print_scale_sections(args, backend, tokenizer, prompt)
+    if scale is not None:
+        project.print_scale_section(scale, spec.kind)
     return 0
 
 

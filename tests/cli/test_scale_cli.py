@@ -85,6 +85,14 @@ def test_compare_paged_and_int8(capsys: pytest.CaptureFixture[str]) -> None:
     assert int8.split()[1] == int8.split()[2]  # bytes = formula
 
 
+def test_compare_paged_takes_the_paged_labs_bounds(capsys: pytest.CaptureFixture[str]) -> None:
+    """--samples and --sample-tokens are the paged lab's (the window's boxes): refused, not cut."""
+    for option, value, bound in (("--samples", "65", "between 1 and 64 samples"),
+                                 ("--sample-tokens", "513", "between 1 and 512 tokens")):
+        code, _, err = run_cli(capsys, "compare", "--cache", "paged", option, value)
+        assert code == 2 and f"{option} must be {bound}, got {value}" in err
+
+
 # ---- issue 19.4: a config's numbers are checked, the file and the field named ----------------
 GOOD = {
     "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,

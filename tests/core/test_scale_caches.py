@@ -17,13 +17,16 @@ from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.cache.paged import PagedKVCache
 from kvstudio.engine.cache.quantized import dequantize, formula_bytes_per_token, quantize
 from kvstudio.engine.generate import Stepper
+from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
+from kvstudio.files.loaded import LoadedModel, from_minimind
 from kvstudio.labs.cache.paged import PagedLabResult, paged_memory
 from kvstudio.labs.cache.quantized import QuantLabResult, quantized_cache
-from kvstudio.labs.common import finish, lab_prompt_ids
+from kvstudio.labs.common import Progress, finish, lab_prompt_ids
 from kvstudio.labs.projector import ProjectionCheck, projection_check
+from kvstudio.labs.registry import PAGED, QUANTIZED
 from kvstudio.labs.scale import PRESETS, geometry_of_backend, load_config, preset, variants
 
 # Compares computations of different shapes (paged against dynamic, shared rows against their
@@ -230,6 +233,56 @@ def test_quantized_lab_reports_drift_against_the_reference(
     assert 0 < int8.max_logit_diff < int4.max_logit_diff
     for run in result.runs:
         assert run.cache_bytes == run.formula_bytes < result.reference.cache_bytes
+
+
+# ---- the labs' declared runs, given a front's prompt (compare --cache) -----------------------
+@pytest.fixture(scope="module")
+def tiny_loaded(tiny_model: MiniMindLM, tokenizer: TextTokenizer) -> LoadedModel:
+    return from_minimind(tiny_model, tokenizer, "tiny")
+
+
+def test_quantized_run_takes_a_front_prompt(
+    tiny_loaded: LoadedModel, tokenizer: TextTokenizer
+) -> None:
+    prompt = lab_prompt_ids(tokenizer, 17)[::-1]  # not the lab text's first 17 tokens
+    given = finish(QUANTIZED.run(tiny_loaded, {"new_tokens": 5}, prompt_ids=prompt),
+                   QuantLabResult)
+    direct = finish(quantized_cache(tiny_loaded.backend, tokenizer, prompt, new_tokens=5),
+                    QuantLabResult)
+    assert given == direct and given.prompt_tokens == 17
+    own = finish(QUANTIZED.run(tiny_loaded, {"prompt_tokens": 17, "new_tokens": 5}),
+                 QuantLabResult)
+    assert own.reference.token_ids != given.reference.token_ids  # the lab text, not `prompt`
+
+
+def test_paged_run_checks_the_greedy_prompt_on_a_front_prompt(
+    tiny_loaded: LoadedModel, tokenizer: TextTokenizer
+) -> None:
+    prompt = lab_prompt_ids(tokenizer, 11)
+    items = list(PAGED.run(tiny_loaded, {"samples": 3, "new_tokens": 4, "block_size": 4},
+                           greedy_prompt_ids=prompt, greedy_tokens=6))
+    result = items[-1]
+    assert isinstance(result, PagedLabResult)
+    greedy = [i.record for i in items if isinstance(i, Progress) and i.stage == "greedy"]
+    assert len(greedy) == 2 * 6 and result.greedy_tokens == 6 and result.greedy_identical
+    assert greedy[0] is not None and greedy[0].tokens_fed == 11  # the prefill: our prompt
+    assert result.samples == 3 and result.new_tokens == 4
+
+
+def test_the_labs_refuse_what_they_cannot_run_before_any_work(
+    tiny_loaded: LoadedModel, tokenizer: TextTokenizer
+) -> None:
+    positions = tiny_loaded.max_positions
+    too_long = lab_prompt_ids(tokenizer, positions)
+    with pytest.raises(ValueError, match="shorter prompt or fewer new tokens"):
+        QUANTIZED.run(tiny_loaded, {"new_tokens": 1}, prompt_ids=too_long)
+    with pytest.raises(ValueError, match="greedy check's P \\+ N"):
+        PAGED.run(tiny_loaded, {"samples": 2}, greedy_prompt_ids=too_long, greedy_tokens=1)
+    # The sampling run's bounds are the lab's (the window's boxes), for every front.
+    with pytest.raises(ValueError, match="samples must be between 1 and 64"):
+        PAGED.run(tiny_loaded, {"samples": 65})
+    with pytest.raises(ValueError, match="new_tokens must be between 1 and 512"):
+        PAGED.run(tiny_loaded, {"new_tokens": 513})
 
 
 # ---- projector -------------------------------------------------------------------------------

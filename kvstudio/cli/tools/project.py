@@ -1,28 +1,31 @@
 """`kvstudio project`, and the extra tables of `kvstudio compare --cache paged|fp16|int8|int4`.
 
 Owns argument parsing and printing for the scale labs; the numbers come from
-``kvstudio.labs.scale`` (the projector) and ``kvstudio.labs.cache.paged`` and ``.quantized`` (the
-paged and quantized runs). Registered on the one parser in
-``kvstudio.cli.main``, like every subcommand module.
+``kvstudio.labs.scale`` (the projector) and, for ``compare``, from the paged and
+quantized labs' declared runs (``PAGED.run``, ``QUANTIZED.run``: the window's, on
+``compare``'s prompt and N), whose result records it prints. Registered on the one
+parser in ``kvstudio.cli.main``, like every subcommand module.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kvstudio.cli import args as cli_args
 from kvstudio.cli import common
 from kvstudio.cli.lab_options import add_lab_option
 from kvstudio.engine.backends.minimind import LanguageModel
+from kvstudio.engine.cache.quantized import QUANT_BITS
 from kvstudio.engine.tokenizer import TextTokenizer
-from kvstudio.labs.cache.paged import PagedLabResult, paged_memory
-from kvstudio.labs.cache.quantized import QuantLabResult, quantized_cache
+from kvstudio.files.loaded import LoadedModel
+from kvstudio.labs.cache.paged import PagedLabResult
+from kvstudio.labs.cache.quantized import QuantLabResult
 from kvstudio.labs.common import finish
 from kvstudio.labs.course import COURSE, settings_line
 from kvstudio.labs.projector import ProjectionCheck, projection_check
-from kvstudio.labs.registry import PROJECTOR
+from kvstudio.labs.registry import PAGED, PROJECTOR, QUANTIZED
 from kvstudio.labs.scale import (
     PRESETS,
     ModelGeometry,
@@ -145,35 +148,29 @@ def print_projection(g: ModelGeometry, context: int, batch: int, bits: int) -> N
 
 
 # ---- compare --cache paged | fp16 | int8 | int4 --------------------------------------------
-def print_scale_sections(
-    args: argparse.Namespace,
-    backend: LanguageModel,
-    tokenizer: TextTokenizer,
-    prompt: Sequence[int],
-) -> None:
-    """The tables `compare` adds for the scale cache kinds (progress on stderr as they run)."""
-    if args.cache == "paged":
-        result = common.drain(
-            paged_memory(
-                backend,
-                tokenizer,
-                tokenizer.chat_ids(common.DEFAULT_QUESTION),
-                samples=args.samples,
-                new_tokens=args.sample_tokens,
-                block_size=args.block_size,
-                greedy_prompt=prompt,
-                greedy_tokens=args.new_tokens,
-            ),
-            PagedLabResult,
+def start_scale_lab(
+    args: argparse.Namespace, loaded: LoadedModel, prompt: Sequence[int], new_tokens: int
+) -> Iterator[object] | None:
+    """The paged or quantized lab's declared run (the window's) on `compare`'s prompt and N,
+    its checks done now (None for the other caches); `print_scale_section` drains it."""
+    if args.cache == "paged":  # the sampling run's rows and budget, then greedy on our prompt
+        return PAGED.run(
+            loaded,
+            {"samples": args.samples, "new_tokens": args.sample_tokens,
+             "block_size": args.block_size},
+            greedy_prompt_ids=list(prompt), greedy_tokens=new_tokens,
         )
-        print_paged(result)
-    elif args.cache in ("fp16", "int8", "int4"):
-        kinds = ("fp16", "int8", "int4")
-        result_q = common.drain(
-            quantized_cache(backend, tokenizer, prompt, new_tokens=args.new_tokens, kinds=kinds),
-            QuantLabResult,
-        )
-        print_quantized(result_q)
+    if args.cache in QUANT_BITS:  # the model's own cache, then fp16, int8 and int4
+        return QUANTIZED.run(loaded, {"new_tokens": new_tokens}, prompt_ids=list(prompt))
+    return None
+
+
+def print_scale_section(job: Iterator[object], cache: str) -> None:
+    """Run `start_scale_lab`'s job (progress on stderr) and print its result record."""
+    if cache == "paged":
+        print_paged(common.drain(job, PagedLabResult))
+    else:
+        print_quantized(common.drain(job, QuantLabResult))
 
 
 def print_paged(r: PagedLabResult) -> None:

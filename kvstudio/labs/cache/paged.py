@@ -27,7 +27,7 @@ from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.common import Progress, lab_prompt_ids, prompt_ids
+from kvstudio.labs.common import Progress, check_fits, lab_prompt_ids, prompt_ids
 from kvstudio.labs.course import COURSE
 
 BlockTable = tuple[tuple[BlockRef, ...], ...]
@@ -182,23 +182,42 @@ def paged_memory(
     )
 
 
+def question_ids(model: LoadedModel) -> list[int]:
+    """The sampling run's prompt: the course's question as `model` sees it."""
+    return prompt_ids(model, COURSE.question)
+
+
 def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | PagedLabResult]:
-    """The lab as every front runs it: the course's question (as ``kvstudio compare --cache
-    paged``) sampled `samples` times, then greedy on the lab text, both ways."""
-    ids = prompt_ids(model, COURSE.question)
-    n = params["new_tokens"]
+    """The lab as every front runs it: the course's question sampled `samples` times with
+    the three caches, then a greedy check, both ways: on the lab text at the course's P
+    and N (as far as the model's positions allow), or on a front's own prompt and N, the
+    options ``greedy_prompt_ids`` and ``greedy_tokens`` (``kvstudio compare --cache paged``
+    passes its prompt and N). Its checks raise their ValueError here, before any work."""
+    ids = question_ids(model)
+    n, samples = params["new_tokens"], params["samples"]
     if len(ids) + n > model.max_positions:
         raise ValueError(
             f"P + N = {len(ids) + n} is more than the model's {model.max_positions} positions."
         )
-    greedy_n = min(COURSE.new_tokens, model.max_positions // 4)  # the course's, if it fits
-    greedy = lab_prompt_ids(
-        model.tokenizer, min(COURSE.prompt_tokens, model.max_positions - greedy_n))
+    check_fits(model.backend, samples, len(ids), n, "cached",
+               CacheSpec("paged", block_size=params["block_size"]))
+    greedy_n = params.get("greedy_tokens") or min(COURSE.new_tokens, model.max_positions // 4)
+    greedy = params.get("greedy_prompt_ids")
+    if greedy is None:  # the lab text at the course's P, if it fits with N
+        greedy = lab_prompt_ids(
+            model.tokenizer, max(1, min(COURSE.prompt_tokens, model.max_positions - greedy_n)))
+    if not greedy:
+        raise ValueError("The greedy check's prompt is empty; give it at least one token.")
+    if len(greedy) + greedy_n > model.max_positions:
+        raise ValueError(
+            f"The greedy check's P + N = {len(greedy) + greedy_n} is more than the model's "
+            f"{model.max_positions} positions; use a shorter prompt or fewer new tokens."
+        )
     return paged_memory(
         model.backend,
         model.tokenizer,
         ids,
-        samples=params["samples"],
+        samples=samples,
         new_tokens=n,
         block_size=params["block_size"],
         greedy_prompt=greedy,

@@ -139,10 +139,15 @@ def quantized_cache(
 
 
 def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | QuantLabResult]:
-    """The lab as every front runs it: P lab-text tokens, then N new ones with each cache."""
-    p, n = params["prompt_tokens"], params["new_tokens"]
+    """The lab as every front runs it: P lab-text tokens, or a front's own prompt (the
+    option ``prompt_ids``: ``kvstudio compare --cache fp16|int8|int4`` passes its prompt,
+    `prompt_tokens` then unused), then N new ones with each cache."""
+    given = params.get("prompt_ids")
+    p, n = (params["prompt_tokens"] if given is None else len(given)), params["new_tokens"]
+    if p < 1:
+        raise ValueError("The prompt is empty; give it at least one token.")
     if p + n > model.max_positions:
         raise ValueError(f"P + N = {p + n} is more than the model's {model.max_positions} "
-                         "positions.")
-    ids = lab_prompt_ids(model.tokenizer, p)
+                         "positions; use a shorter prompt or fewer new tokens.")
+    ids = lab_prompt_ids(model.tokenizer, p) if given is None else list(given)
     return quantized_cache(model.backend, model.tokenizer, ids, new_tokens=n)
