@@ -73,21 +73,10 @@ def add_subcommands(sub: Any) -> None:
                     "prefix": " (blocks: whole blocks, chained hashes; radix: token-exact)"},
         overrides={"policy": {"choices": (*POLICIES, "both")},
                    "block_size": {"type": cli_args.block_size}},
-        skip=("batch_sizes", "repeats"))
+        skip=("batch_sizes", "repeats", "context"))  # the sweep's: serving_batching's group
     requests_option(s)
     s.add_argument("--plain", action="store_true",
                    help="feed the lines as plain text, without the ChatML template")
-    # Knobs SERVING does not declare yet: the command line's own until it does.
-    own = serving_batching.own_option
-    own(s, "--blocks", type=cli_args.positive, default=None,
-        help="the block budget (the memory budget, in blocks); default: no limit")
-    own(s, "--rounds", type=cli_args.bounded(1, 50, "rounds"), default=3,
-        help="repeat each run k times, interleaved; times are medians (default 3; "
-        "1 = single measurements)")
-    own(s, "--temperature", type=cli_args.temperature, default=0.0,
-        help="0 = greedy (default); above 0 samples with the course's top-k/top-p and each "
-        "request's own seed")
-    own(s, "--seed", type=cli_args.seed, default=COURSE.seed)
     s.add_argument("--timeline", action="store_true",
                    help="print the requests × steps timeline (P prefill, D decode, . waiting, "
                    "_ idle row, x preempted)")
@@ -116,8 +105,7 @@ def cmd_serving(args: argparse.Namespace) -> int:
         del params["policy"]
     # The command line's own settings, which the lab's run reads (`labs.serving.lab.run`).
     job = SERVING.run(loaded, params, requests=args.requests, policies=POLICIES if both else None,
-                      rounds=args.rounds, block_budget=args.blocks, temperature=args.temperature,
-                      seed=args.seed, plain=args.plain, blank_system="", confirmed=args.yes,
+                      plain=args.plain, blank_system="", confirmed=args.yes,
                       confirm_hint="Add --yes to run it anyway.")
     result: ServingResult = common.drain(job, ServingLabResult).serving
     template = "plain text" if args.plain or not loaded.tokenizer.has_chat_tokens else "ChatML"

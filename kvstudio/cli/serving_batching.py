@@ -25,13 +25,6 @@ from kvstudio.labs.serving import fit as fit_lab
 DEFAULT_REQUEST_TOKENS = 256  # prompt + answer tokens of each request in --fit-budget
 
 
-def own_option(parser: argparse._ActionsContainer, option: str, **settings: object) -> None:
-    """Add `option` unless `parser` has it already (the serving command's, or the lab's
-    declared one)."""
-    if option not in parser._option_string_actions:
-        parser.add_argument(option, **settings)  # type: ignore[arg-type]
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add --sweep-batch, --fit-budget and their settings to `parser` (model options too
     when it has none yet)."""
@@ -42,9 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the FLOPs it computes",
     )
     add_lab_option(group, SERVING.param("batch_sizes"))
-    own_option(group, "--sweep-context", type=cli_args.tokens, default=lab.DEFAULT_CONTEXT,
-               help=f"prompt tokens per row before the timed step (default "
-               f"{lab.DEFAULT_CONTEXT})")
+    add_lab_option(group, SERVING.param("context"))
     add_lab_option(group, SERVING.param("repeats"), ": each time is their median")
     group.add_argument(
         "--fit-budget", action="store_true",
@@ -64,8 +55,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--preset", choices=sorted(scale.PRESETS), default=None,
         help="count for a published model's geometry instead of the loaded model",
     )
-    own_option(group, "--block-size", type=cli_args.block_size, default=16,
-               help="paged cache block (tokens; default 16)")
     if "--model" not in parser._option_string_actions:
         common.model_options(parser, COURSE.chat_model)
 
@@ -90,8 +79,9 @@ def run(args: argparse.Namespace) -> int:
     needs_model = args.sweep_batch or args.preset is None
     loaded = common.prepare(args, COURSE.chat_model) if needs_model else None
     if loaded is not None and args.sweep_batch:
-        params = {"batch_sizes": args.batch_sizes, "repeats": args.sweep_rounds}
-        job = SERVING.run(loaded, params, sweep_only=True, context=args.sweep_context)
+        params = {"batch_sizes": args.batch_sizes, "repeats": args.sweep_rounds,
+                  "context": args.sweep_context}
+        job = SERVING.run(loaded, params, sweep_only=True)
         print_sweep(common.drain(job, lab.ServingLabResult).sweep)
     if args.fit_budget:
         fit, check = fit_lab.fit_report(loaded, request_tokens=args.request_tokens,

@@ -176,8 +176,11 @@ class LabSpec:
     course_role: str | None = None
     needs_model: bool = True  # False: it can run on published numbers alone (the projector)
     # Names its run takes besides `params`, checked by the run itself, not shown as boxes
-    # (the serving lab's requests file): `check` passes them on as given.
+    # (the serving lab's requests file, also a notebook keyword): `check` passes them on.
     extras: tuple[str, ...] = ()
+    # The command line's own settings its run reads (--cache, --raw …): no box or keyword
+    # shows them, the run checks them, and `run` refuses a name listed in neither tuple.
+    options: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param:
         for param in self.params:
@@ -191,13 +194,23 @@ class LabSpec:
         The parameters are checked first and the run's own checks (a prompt longer than
         the model's positions …) raise their ValueError here, before anything runs; the
         iterator then yields progress and, last, the result record. `options` are a
-        front's own settings the run reads with ``params.get`` (the command line's
-        ``--cache``, ``--raw`` …), passed on unchecked: no box or keyword shows them.
+        front's own settings (`extras`, `options`: the command line's ``--cache``, ``--raw``
+        …), which the run reads with ``params.get`` and checks itself; an undeclared one is
+        refused.
         """
         module, name = self.runner.split(":")
         values = {**self.defaults(), **{k: v for k, v in self.check(params).items()
-                                        if v is not None}, **options}
+                                        if v is not None}, **self.check_extras(options)}
         return getattr(importlib.import_module(module), name)(model, values)  # type: ignore[no-any-return]
+
+    def check_extras(self, options: Mapping[str, Any]) -> Mapping[str, Any]:
+        """`options` if declared (`extras`, `options`), else a TypeError (a front's slip)."""
+        declared = (*self.extras, *self.options)
+        undeclared = sorted(set(options) - set(declared))
+        if undeclared:
+            raise TypeError(f"{self.key}'s run takes no {', '.join(undeclared)}; its front "
+                            f"settings are {', '.join(declared) or 'none'}.")
+        return options
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}

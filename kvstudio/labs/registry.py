@@ -16,7 +16,7 @@ boxes before torch loads.
 from __future__ import annotations
 
 from kvstudio.engine.limits import MAX_DRAFT_TOKENS
-from kvstudio.engine.records import DEFAULT_REPEATS, DTYPES, check_temperature
+from kvstudio.engine.records import DEFAULT_REPEATS, DTYPES, MAX_TEMPERATURE, check_temperature
 from kvstudio.labs.bounds import MAX_BLOCK_SIZE
 from kvstudio.labs.course import CACHE_PRESETS, COURSE
 from kvstudio.labs.params import LabSpec, Param
@@ -35,9 +35,9 @@ def _prompt(name: str = "prompt", option: str | None = "--prompt", label: str = 
                  label_ko=label_ko)
 
 
-def _seed(option: str | None = "--seed") -> Param:
+def _seed(option: str | None = "--seed", label: str = "Seed") -> Param:
     return Param("seed", "int", COURSE.seed, 0, MAX_SEED, help="the sampling seed",
-                 help_ko="샘플링 시드", option=option, label="Seed", label_ko="시드")
+                 help_ko="샘플링 시드", option=option, label=label, label_ko="시드")
 
 
 def _repeats(high: int = 50, default: int = DEFAULT_REPEATS, option: str | None = None,
@@ -68,7 +68,9 @@ def _p_and_n(options: bool = False) -> tuple[Param, Param]:
 
 COMPARE = LabSpec("compare", "Cache vs recompute",
     course_role="cache", command="compare", times_model=True,
-    runner="kvstudio.labs.cache.compare:run", params=(
+    runner="kvstudio.labs.cache.compare:run",
+    options=("prompt_ids", "cache", "stop_at_eos", "mode"),
+    params=(
     Param("preset", "choice", "course", choices=tuple(CACHE_PRESETS), option="--preset",
           help="P and N: the course's (183, 64) or the seed notebook's (16, 64)",
           help_ko="P와 N: 강의 (183, 64) 또는 시드 노트북 (16, 64)", label="Preset",
@@ -84,7 +86,7 @@ COMPARE = LabSpec("compare", "Cache vs recompute",
 ))
 
 SAMPLE = LabSpec("sample", "Temperature", course_role="sampling", command="sample",
-    runner="kvstudio.labs.sampling.temperature:run", params=(
+    runner="kvstudio.labs.sampling.temperature:run", options=("raw",), params=(
     _prompt(),
     Param("temperatures", "floats", COURSE.temperatures, 0.0, 5.0, option="--temperatures",
           help="temperatures to sample at", help_ko="샘플링할 온도들", step=0.05,
@@ -138,7 +140,7 @@ CACHE_KINDS = LabSpec("cache_kinds", "Cache kinds",
 
 SWEEP = LabSpec("sweep", "Length sweep",
     course_role="cache", command="sweep", times_model=True,
-    runner="kvstudio.labs.cache.sweep:run", params=(
+    runner="kvstudio.labs.cache.sweep:run", options=("cache",), params=(
     Param("vary", "choice", COURSE.sweep_vary, choices=("prompt", "new"), option="--vary",
           help="what grows: N (new) or P (prompt)", help_ko="늘리는 것: N 또는 P",
           label="Vary", label_ko="바꿀 길이"),
@@ -151,7 +153,8 @@ SWEEP = LabSpec("sweep", "Length sweep",
 ))
 
 PAGED = LabSpec("paged", "Paged cache", course_role="paged",
-    runner="kvstudio.labs.cache.paged:run", params=(
+    runner="kvstudio.labs.cache.paged:run", options=("greedy_prompt_ids", "greedy_tokens"),
+    params=(
     Param("samples", "int", COURSE.samples, 1, 64, unit="samples",
           help="rows of the sampling run", help_ko="샘플링 실행의 행 수", label="Samples",
           label_ko="샘플 수"),
@@ -162,7 +165,7 @@ PAGED = LabSpec("paged", "Paged cache", course_role="paged",
 ))
 
 QUANTIZED = LabSpec("quantized", "Quantized cache", course_role="cache",
-    runner="kvstudio.labs.cache.quantized:run", params=_p_and_n())
+    runner="kvstudio.labs.cache.quantized:run", options=("prompt_ids",), params=_p_and_n())
 
 PROJECTOR = LabSpec("projector", "Scale projector", needs_model=False, command="project",
     runner="kvstudio.labs.projector:run", params=(
@@ -186,7 +189,10 @@ PROJECTOR = LabSpec("projector", "Scale projector", needs_model=False, command="
 
 SERVING = LabSpec("serving", "Serving",
     course_role="paged", command="serving", times_model=True,
-    runner="kvstudio.labs.serving.lab:run", extras=("requests",), params=(
+    runner="kvstudio.labs.serving.lab:run",
+    extras=("requests",),
+    options=("policies", "plain", "blank_system", "sweep_only", "confirmed", "confirm_hint"),
+    params=(
     Param("system", "text", "", option="--system",
           help="a system prompt every request shares ('': the example's)",
           help_ko="모든 요청이 공유하는 시스템 프롬프트", label="System prompt",
@@ -207,19 +213,37 @@ SERVING = LabSpec("serving", "Serving",
     Param("max_batch", "int", 8, 1, 64, unit="requests", option="--max-batch",
           help="requests running at once", help_ko="동시에 실행하는 요청 수",
           label="max batch", label_ko="최대 배치"),
+    Param("block_budget", "int", 0, 0, MAX_SEED, unit="blocks", option="--blocks",
+          help="the pool's block budget, the memory budget (0: no limit)",
+          help_ko="블록 예산, 곧 메모리 예산 (0: 제한 없음)", label="Block budget",
+          label_ko="블록 예산"),
     _tokens("answer_tokens", 24, 512, option="--max-new-tokens",
             help="a request's answer budget (a line's '+N' overrides it)",
             help_ko="요청 하나의 답 예산", label="answer tokens ≤", label_ko="답 토큰 ≤"),
-    _repeats(option="--sweep-rounds", label="rounds (median of)"),
+    Param("rounds", "int", 3, 1, 50, unit="rounds", option="--rounds",
+          help="the requests' interleaved rounds; times are medians (1: a single measurement)",
+          help_ko="요청 실행을 번갈아 잰 횟수; 시간은 중앙값 (1: 한 번 측정)",
+          label="rounds (median of)", label_ko="반복 (중앙값)"),
+    Param("temperature", "float", 0.0, 0.0, MAX_TEMPERATURE, option="--temperature",
+          step=0.05, rule=check_temperature,
+          help="0: greedy; above 0 the course's top-k/top-p, each request its own seed",
+          help_ko="0: 그리디; 0보다 크면 요청마다 자기 시드로 샘플링",
+          label="temperature", label_ko="온도"),
+    _seed(label="seed"),
     Param("batch_sizes", "ints", (1, 2, 4, 8, 16, 32), 1, 1024, unit="rows", allow_empty=True,
           option="--batch-sizes",
           help="the decode sweep's batch sizes",
           help_ko="디코드 측정의 배치 크기들", label="Batch sweep (sizes)",
           label_ko="배치 스윕 (크기)"),
+    _repeats(option="--sweep-rounds", label="rounds (median of)", label_ko="반복 (중앙값)"),
+    Param("context", "int", 64, 1, MAX_LAB_PROMPT, unit="tokens", option="--sweep-context",
+          help="the sweep's prompt tokens per row before the timed step",
+          help_ko="측정 전 행마다 프롬프트 토큰 수", label="tokens per row",
+          label_ko="행마다 토큰"),
 ))
 
 BEAM = LabSpec("beam", "Beam search", course_role="sampling", command="beam",
-    runner="kvstudio.labs.beam:run", params=(
+    runner="kvstudio.labs.beam:run", options=("raw", "num_return"), params=(
     _prompt(label="Question", label_ko="질문"),
     Param("beams", "int", 4, 2, 16, unit="beams", option="--beams", help="K beams",
           help_ko="빔 K개", label="Beams K", label_ko="빔 수 K"),
@@ -242,7 +266,9 @@ BEAM = LabSpec("beam", "Beam search", course_role="sampling", command="beam",
 
 SPECULATIVE = LabSpec("speculative", "Speculative decoding",
     course_role="sampling", command="speculative",
-    runner="kvstudio.labs.speculative:run", params=(
+    runner="kvstudio.labs.speculative:run",
+    options=("raw", "sampling", "kinds", "draft", "stop_at_eos"),
+    params=(
     _prompt("question", label="Question", label_ko="질문"),
     Param("ks", "ints", (1, 2, 4, 8), 1, MAX_DRAFT_TOKENS, unit="drafts", option="--k",
           help="draft lengths k to try", help_ko="시도할 초안 길이 k",
@@ -256,7 +282,9 @@ SPECULATIVE = LabSpec("speculative", "Speculative decoding",
 ))
 
 CHAT = LabSpec("chat", "Chat", command="chat", own_tab=True,
-    runner="kvstudio.labs.chat.lab:run", extras=("turn", "session"), params=(
+    runner="kvstudio.labs.chat.lab:run",
+    extras=("turn", "session"), options=("script", "cache_kind", "system", "confirm_cost"),
+    params=(
     Param("reuse", "bool", True, box="reuse_box", help="run the turns keeping the cache",
           help_ko="캐시를 유지하며 실행", label="Reuse", label_ko="재사용"),
     Param("refeed", "bool", True, box="refeed_box", help="run the turns re-feeding the history",

@@ -16,11 +16,17 @@ def test_the_serving_options_default_to_the_declaration() -> None:
     params = lab_params(SERVING, args)
     assert set(params) == {p.name for p in SERVING.params}  # every parameter has its option
     assert SERVING.check(params) == SERVING.check(SERVING.defaults())
-    # The command line's own settings default to what the lab's run takes without them.
-    own = {"block_budget": args.blocks, "temperature": args.temperature, "seed": args.seed}
-    assert sampling_settings(own) == sampling_settings({})
-    assert scheduler_configs({**params, **own}) == scheduler_configs(SERVING.defaults())
-    assert not args.plain and args.requests is None
+    assert sampling_settings(params).greedy  # temperature 0, no block budget: as the window
+    assert scheduler_configs(params)[0].block_budget is None
+    assert scheduler_configs(params) == scheduler_configs(SERVING.defaults())
+    assert not args.plain and args.requests is None  # the command line's own settings
+
+
+def test_sampled_serving_takes_the_course_filters_and_the_seed() -> None:
+    sampled = sampling_settings({**SERVING.defaults(), "temperature": 0.7, "seed": 9})
+    assert (sampled.temperature, sampled.seed, sampled.greedy) == (0.7, 9, False)
+    budget = scheduler_configs({**SERVING.defaults(), "block_budget": 12})
+    assert budget[0].block_budget == 12
 
 
 def test_fit_budget_for_a_preset_needs_no_model(capsys: pytest.CaptureFixture[str]) -> None:

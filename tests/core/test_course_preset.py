@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import inspect
 
+import pytest
+
 from kvstudio.cli.main import build_parser
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import IM_END, IM_START, TextTokenizer
@@ -142,3 +144,13 @@ def test_top_p_keeps_at_least_p_with_top_k_off(tiny_backend, tokenizer: TextToke
     for s in steps:
         assert s.kept_mass() >= COURSE.top_p - 1e-6
         assert s.chosen_text and "\ufffd" not in s.chosen_text  # never a bare id or �
+
+
+def test_a_run_refuses_a_front_setting_its_lab_does_not_declare() -> None:
+    from kvstudio.labs.registry import LABS, SERVING
+
+    with pytest.raises(TypeError, match="serving's run takes no cache"):
+        SERVING.run(None, {}, cache="dynamic")  # compare's option, not serving's
+    for lab in LABS:  # every declared name is one the run can be given, in one tuple
+        assert not set(lab.extras) & set(lab.options), lab.key
+        assert not set(lab.extras + lab.options) & {p.name for p in lab.params}, lab.key

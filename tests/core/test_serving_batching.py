@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from kvstudio.cli import serving_batching as cli
+from kvstudio.cli.main import build_parser
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.config import ModelConfig
 from kvstudio.engine.model import MiniMindLM
@@ -150,9 +151,7 @@ def test_fit_budget_on_the_loaded_model_and_a_preset(tiny_backend, tokenizer) ->
 
 
 def _args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    cli.add_arguments(parser)
-    return parser.parse_args(argv)
+    return build_parser().parse_args(["serving", *argv])  # the one parser
 
 
 def test_the_cli_prints_the_preset_table_without_a_model(capsys) -> None:

@@ -23,7 +23,7 @@ def test_a_huge_requests_file_is_refused_by_window_and_notebook_alike(  # type: 
     path = tmp_path / "r.txt"
     path.write_text(HUGE, encoding="utf-8")
     with pytest.raises(ValueError) as caught:
-        kv.serving(tiny_handle, requests=path, answer_tokens=1, repeats=1, batch_sizes=[],
+        kv.serving(tiny_handle, requests=path, answer_tokens=1, rounds=1, batch_sizes=[],
                    policy="continuous", show=False)
     message = str(caught.value)
     assert "25,6" in message and "request-step records" in message, message
@@ -33,7 +33,7 @@ def test_a_huge_requests_file_is_refused_by_window_and_notebook_alike(  # type: 
     panel.choose_requests(path)
     panel.batch_sizes.setText("")
     panel.answer_tokens.setValue(1)
-    panel.repeats.setValue(1)
+    panel.rounds.setValue(1)
     assert not panel.run() and not panel.runner.busy  # one message, nothing runs
     assert message in panel.status.text()
     assert panel.result is None

@@ -257,7 +257,7 @@ def requests_path(value: object) -> Path | None:
 def sampling_settings(params: Mapping[str, Any]) -> SamplingSettings:
     """Greedy, or with `temperature` above 0 the course's top-k/top-p and `seed`
     (each request samples with its own generator from it)."""
-    temperature, seed = params.get("temperature", 0.0), params.get("seed", COURSE.seed)
+    temperature, seed = params["temperature"], params["seed"]
     if temperature != 0:  # -1 is refused by the one rule, never greedy
         return SamplingSettings(temperature=temperature, top_k=COURSE.top_k,
                                 top_p=COURSE.top_p, seed=seed)
@@ -272,7 +272,7 @@ def scheduler_configs(params: Mapping[str, Any]) -> tuple[SchedulerConfig, ...]:
                         chunk=None if policy == "static" or not params["chunk"]
                         else params["chunk"],
                         block_size=params["block_size"],
-                        block_budget=params.get("block_budget") or None,
+                        block_budget=params["block_budget"] or None,
                         prefix_cache=params["prefix"])
         for policy in params.get("policies") or (params["policy"],)
     )
@@ -284,19 +284,19 @@ def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[object]:
     `batching.ServingLabResult`. Checked here, before anything runs: a bad file or a run
     too large is one message. A model the serving engine cannot run gets the sweep only.
 
-    A front's own settings (``LabSpec.run``'s options; without them, the window's): `policies`
-    (several schedulers, one after the other), `rounds` (the requests' rounds; default
-    `repeats`, the sweep's), `block_budget` (blocks; None: no limit), `temperature` and
-    `seed` (`sampling_settings`), `plain` (no chat template), `blank_system` (what a blank
-    system prompt stands for with one's own file; default the example's), `sweep_only`,
-    `context` (the sweep's prompt tokens per row), `confirmed` and `confirm_hint` (past the
-    size rule: the command line's --yes).
+    `rounds` times the requests, `repeats` the sweep (`context` tokens a row); `block_budget`
+    0 is no limit; `temperature` and `seed` make `sampling_settings`. A front's own settings
+    (SERVING's declared `extras`; without them, the window's): `requests`, `policies` (several
+    schedulers, one after the other), `plain` (no chat template), `blank_system` (what a
+    blank system prompt stands for with one's own file; default the example's),
+    `sweep_only`, `confirmed` and `confirm_hint` (past the size rule: the command line's
+    --yes).
     """
     path = requests_path(params.get("requests"))
     sizes = batching.check_batch_sizes(params["batch_sizes"]) if params["batch_sizes"] else ()
     configs = scheduler_configs(params)
     repeats, confirmed = params["repeats"], params.get("confirmed", False)
-    rounds = params.get("rounds", repeats)  # the requests' rounds (the sweep's: repeats)
+    rounds = params["rounds"]  # the requests' rounds (the sweep's: repeats)
     backend, tokenizer = model.backend, model.tokenizer
     requests_run: Iterator[object] | None = None
     if params.get("sweep_only"):
@@ -318,6 +318,6 @@ def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[object]:
             "The requests run on KV Studio's own models (ko-base, ko-chat, a model folder "
             "or a MiniMind .pth); give batch sizes to sweep this model.")
     sweep = (batching.batch_sweep(backend, tokenizer, batch_sizes=sizes, rounds=repeats,
-                                  context=params.get("context", batching.DEFAULT_CONTEXT))
+                                  context=params["context"])
              if sizes else None)
     return batching.serving_lab(requests_run, sweep)

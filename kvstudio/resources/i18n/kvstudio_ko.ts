@@ -3395,6 +3395,10 @@ step {4}</source>
         <translation>끔</translation>
     </message>
     <message>
+        <source>no limit</source>
+        <translation>제한 없음</translation>
+    </message>
+    <message>
         <source>blocks (vLLM)</source>
         <translation>블록 (vLLM)</translation>
     </message>

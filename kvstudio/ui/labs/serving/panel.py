@@ -24,13 +24,15 @@ from kvstudio.ui.slides.export_menu import ChartExporter
 
 class ServingPanel(LabPanel):
     view_type = ServingView  # its course model and its boxes: the registry's SERVING
-    # The scheduler on one row, labelled by its policy; the answers' budget and the rounds
-    # on a row of their own ("run": its title is said here).
+    # The scheduler on one row, labelled by its policy; the answers' budget, rounds and
+    # sampling on a row of their own ("run": its title is said here); the sweep on a third.
     box_rows = (("policy", "chunk", "block_size", "prefix", "max_batch"),
-                ("run", "answer_tokens", "repeats"))
+                ("run", "answer_tokens", "rounds", "temperature", "seed"),
+                ("batch_sizes", "repeats", "context"))
     system: QLineEdit  # some of the boxes LabPanel builds from the declaration
     policy: QComboBox  # "continuous", "static": said in words in retranslate
     chunk: QSpinBox  # 0 = no chunking
+    block_budget: QSpinBox  # 0 = no limit
     prefix: QComboBox  # "none", "blocks", "radix": said in words in retranslate
 
     def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
@@ -69,6 +71,7 @@ class ServingPanel(LabPanel):
         self.policy.setItemText(0, self.tr("continuous batching"))
         self.policy.setItemText(1, self.tr("static batching"))
         self.chunk.setSpecialValueText(self.tr("off"))
+        self.block_budget.setSpecialValueText(self.tr("no limit"))
         for index, text in enumerate((self.tr("off"), self.tr("blocks (vLLM)"),
                                       self.tr("radix tree (SGLang)"))):  # none, blocks, radix
             self.prefix.setItemText(index, text)
