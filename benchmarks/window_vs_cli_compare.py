@@ -130,8 +130,7 @@ def main() -> int:
     panel.show()
     panel.set_model(load_model(ModelChoice("embedded-base")))
     panel.choose_preset("course")
-    panel.repeats.setValue(1)
-    panel.warmup.setValue(4)
+    panel.set_params(repeats=1, warmup=4)
 
     per_round: dict[str, list[dict[str, float]]] = {front: [] for front in FRONTS}
     started = time.monotonic()

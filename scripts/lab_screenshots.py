@@ -32,30 +32,24 @@ from kvstudio.ui.main_window import initial_geometry
 log = logging.getLogger("lab_screenshots")
 
 
+# Settings that fill every chart in seconds on the embedded model (declared names, by lab).
+SMALL_SETTINGS: dict[str, dict[str, object]] = {
+    "compare": {"prompt_tokens": 48, "new_tokens": 12, "repeats": 2},
+    "sample": {"samples": 12, "new_tokens": 6},
+    "cutoff": {"new_tokens": 4},
+    "cache_kinds": {"prompt_tokens": 32, "new_tokens": 12, "window": 16},
+    "sweep": {"values": (16, 32, 64), "fixed": 8, "repeats": 2},
+    "paged": {"samples": 4, "new_tokens": 16},
+    "beam": {"new_tokens": 16},
+    "quantized": {"prompt_tokens": 48, "new_tokens": 12},
+    "serving": {"answer_tokens": 16, "repeats": 3, "prefix": "radix"},
+    "speculative": {"new_tokens": 32, "repeats": 1},
+}
+
+
 def small_settings(labs) -> None:  # type: ignore[no-untyped-def]
-    """Settings that fill every chart in seconds on the embedded model."""
-    labs.panels["compare"].prompt_tokens.setValue(48)
-    labs.panels["compare"].new_tokens.setValue(12)
-    labs.panels["compare"].repeats.setValue(2)
-    labs.panels["sample"].samples.setValue(12)
-    labs.panels["sample"].new_tokens.setValue(6)
-    labs.panels["cutoff"].new_tokens.setValue(4)
-    labs.panels["cache_kinds"].prompt_tokens.setValue(32)
-    labs.panels["cache_kinds"].new_tokens.setValue(12)
-    labs.panels["cache_kinds"].window_size.setValue(16)
-    labs.panels["sweep"].values.setText("16, 32, 64")
-    labs.panels["sweep"].fixed.setValue(8)
-    labs.panels["sweep"].repeats.setValue(2)
-    labs.panels["paged"].samples.setValue(4)
-    labs.panels["paged"].new_tokens.setValue(16)
-    labs.panels["beam"].new_tokens.setValue(16)
-    labs.panels["quantized"].prompt_tokens.setValue(48)
-    labs.panels["quantized"].new_tokens.setValue(12)
-    labs.panels["serving"].answer_tokens.setValue(16)
-    labs.panels["serving"].repeats.setValue(3)
-    labs.panels["serving"].prefix.setCurrentIndex(labs.panels["serving"].prefix.findData("radix"))
-    labs.panels["speculative"].new_tokens.setValue(32)
-    labs.panels["speculative"].repeats.setValue(1)
+    for key, values in SMALL_SETTINGS.items():
+        labs.panels[key].set_params(**values)
 
 
 def report(name: str, page) -> None:  # type: ignore[no-untyped-def]

@@ -73,3 +73,21 @@ def param_value(param: Param, box: QWidget) -> Any:
     if isinstance(box, QLineEdit):
         return param.parse(box.text()) if param.kind in ("ints", "floats") else box.text()
     raise TypeError(f"{param.name}: no value in a {type(box).__name__}")
+
+
+def set_param_value(param: Param, box: QWidget, value: Any) -> None:
+    """Put `value` (checked as declared: a ValueError names what is wrong) into `box`, as a
+    user would type, tick or pick it; the inverse of `param_value`."""
+    value = param.check(value)
+    if isinstance(box, QSpinBox | QDoubleSpinBox):
+        box.setValue(value)
+    elif isinstance(box, QCheckBox):
+        box.setChecked(value)
+    elif isinstance(box, QComboBox):
+        data = [box.itemData(i) for i in range(box.count())]  # (False is not 0 here)
+        box.setCurrentIndex(next(i for i, d in enumerate(data)
+                                 if type(d) is type(value) and d == value))
+    elif isinstance(box, QLineEdit):
+        box.setText(param.text(value) if param.kind in ("ints", "floats") else value)
+    else:
+        raise TypeError(f"{param.name}: cannot show a value in a {type(box).__name__}")

@@ -45,7 +45,7 @@ from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.course import CourseRole
 from kvstudio.labs.params import LabSpec, Param
-from kvstudio.ui.app.spin_boxes import param_box, param_value
+from kvstudio.ui.app.spin_boxes import param_box, param_value, set_param_value
 from kvstudio.ui.labs.shared.lab_models import (
     LAB_MODELS,
     LabModelPlan,
@@ -248,6 +248,13 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
             if isinstance(box, QWidget):
                 values[param.name] = param_value(param, box)
         return self.spec.check(values)
+
+    def set_params(self, **values: Any) -> None:
+        """Fill the boxes of the named parameters (checked as declared), as a user would:
+        what scripts and tests do instead of reaching for each box."""
+        for name, value in values.items():
+            param = self.spec.param(name)
+            set_param_value(param, getattr(self, param.box_name), value)
 
     def fit_table(self) -> None:
         """Widen the table to show its columns whole where the charts keep their minimum.
