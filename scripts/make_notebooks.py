@@ -380,7 +380,7 @@ for r in quant.result.runs:
                "what each request did step by step (waiting, prefill, decode, an idle row "
                "fed only padding, finished). The continuous run also times one decode step "
                "at batch sizes 1, 2, 4 and 8 (median of 3 interleaved rounds)."),
-            code('static = kv.serving(policy="static", batch_sizes=[], repeats=1)\n'
+            code('static = kv.serving(policy="static", batch_sizes=[], rounds=1)\n'
                  'print(static.headline)'),
             code('''\
 for q in static.result.serving.requests:  # 요청: 도착 단계, 프롬프트 토큰 · arrival, prompt tokens
@@ -452,9 +452,9 @@ for p in sweep.points:
                "only, ⌊shared/b⌋·b tokens; radix (SGLang) is token-exact, `shared` tokens (a "
                "prompt's last token is always computed: min(shared, P − 1)). Requests arriving "
                "at step 0 find the cache still empty."),
-            code('blocks = kv.serving(prefix="blocks", block_size=16, batch_sizes=[], repeats=1)\n'
+            code('blocks = kv.serving(prefix="blocks", block_size=16, batch_sizes=[], rounds=1)\n'
                  'print(blocks.headline)'),
-            code('radix = kv.serving(prefix="radix", block_size=16, batch_sizes=[], repeats=1)\n'
+            code('radix = kv.serving(prefix="radix", block_size=16, batch_sizes=[], rounds=1)\n'
                  'print(radix.headline)'),
             code('''\
 requests = blocks.result.serving.requests
