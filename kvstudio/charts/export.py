@@ -3,7 +3,7 @@
 Owns `export_chart` (one chart as PNG, SVG, vector PDF or CSV, the format
 from the file name), `export_slide_pack` (every chart in every format plus the
 numbers as CSV/JSON), `atomic_write` (a file is either complete or absent,
-with an error message a lecturer can act on) and `view_of`. The work is done
+with an error message a lecturer can act on). The work is done
 by ``canvas.py`` (the slide canvas and finding the chart), ``render.py``
 (PNG, SVG, PDF bytes) and ``plotted_data.py`` (the numbers as tables and
 CSV); the menu and button that put this behind a chart live in
@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from PySide6.QtWidgets import QGraphicsView
 
 from kvstudio.charts.canvas import DEFAULT_CANVAS, SlideCanvas
-from kvstudio.charts.chart_data import ChartLike, ExportError, chart_item
+from kvstudio.charts.chart_data import ChartLike, ExportError
 from kvstudio.charts.plotted_data import (
     EMPTY_CHART_MESSAGE,
     chart_headline,
@@ -196,10 +195,3 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, set | frozenset):
         return sorted(value)
     return str(value)
-
-
-def view_of(chart: ChartLike) -> QGraphicsView | None:
-    """The first view that shows the chart (for dialogs' parent), if any."""
-    scene = chart_item(chart).scene()
-    views = scene.views() if scene is not None else []
-    return views[0] if views else None

@@ -16,10 +16,6 @@ def set_random_weights(random: bool) -> None:
     _state["random"] = random
 
 
-def random_weights() -> bool:
-    return _state["random"]
-
-
 def notice() -> str:
     """The words a slide's headline starts with while random weights draw it, else ""."""
     if not _state["random"]:

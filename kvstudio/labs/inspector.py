@@ -352,8 +352,3 @@ def _compare_caches(
         dk.append(float((new.keys[a] - ref.keys[b]).abs().max()) if hi > lo else 0.0)
         dv.append(float((new.values[a] - ref.values[b]).abs().max()) if hi > lo else 0.0)
     return tuple(dk), tuple(dv), same_dtype
-
-
-def inspect_steps(inspector: CacheInspector) -> Iterator[CacheFrame]:
-    """The inspector's frames as a generator (for the lab thread); the last one ends the run."""
-    yield from inspector

@@ -77,10 +77,6 @@ def language(code: str = "ko") -> str:
     return code
 
 
-def current_language() -> str:
-    return str(_state.get("language", "en"))
-
-
 def threads(count: int = 1) -> int:
     """Torch threads for the labs (default 1, as the ``kvstudio`` command: see docs/cli.md).
 

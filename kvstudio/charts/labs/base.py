@@ -56,17 +56,6 @@ def marked_line(plot: pg.PlotItem, colour: str, symbol: str, symbol_size: float,
                      symbolSize=symbol_size, symbolBrush=colour, symbolPen=None)
 
 
-def white_plot(title: str = "") -> pg.PlotWidget:
-    """A plot in the same light look as the window's live plots."""
-    widget = pg.PlotWidget(background="w")
-    item = widget.getPlotItem()
-    item.showGrid(x=True, y=True, alpha=0.2)
-    if title:
-        item.setTitle(title, color="#222")
-    widget.setMinimumSize(320, 240)
-    return widget
-
-
 PackContent = tuple[dict[str, ChartLike], dict[str, Any], dict[str, Sequence[Mapping[str, Any]]]]
 
 

@@ -234,9 +234,6 @@ class PlotLegend(pg.LegendItem):
                                  self.layout.getContentsMargins())
         return sum(widths) + spacing * (columns - 1) + left + right + 4
 
-    def width_for(self, columns: int) -> float:
-        """The legend's width with `columns` entries per row, from its entries' own widths."""
-        return self._width_with(self._entry_widths(), columns)
 
     def _most_columns(self, entries: list[float], width: float) -> int:
         """The most columns (one at least) whose legend fits `width`.

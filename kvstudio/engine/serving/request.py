@@ -66,9 +66,6 @@ class Request:
         """Its index (its line order in the requests file)."""
         return self.spec.index
 
-    @property
-    def prompt_token_ids(self) -> tuple[int, ...]:
-        return self.spec.prompt_ids
 
     @property
     def arrival(self) -> int:

@@ -155,10 +155,6 @@ class BeamStep:
         """Bytes a paged cache copies for this reorder: its copies on write."""
         return self.blocks_copied * self.block_bytes
 
-    @property
-    def shared_bytes(self) -> int:
-        """Bytes the shared blocks would have cost as copies."""
-        return self.blocks_shared * self.block_bytes
 
 
 @dataclass(frozen=True)

@@ -184,11 +184,6 @@ def _weights_nbytes(backend: LanguageModel) -> int:
     return sum(p.numel() * p.element_size() for p in model_module(backend).parameters())
 
 
-def budget_blocks_for(users: int, request_tokens: int, block_size: int) -> int:
-    """The smallest pool, in blocks, that holds `users` requests of `request_tokens`."""
-    return users * blocks_per_request(request_tokens, block_size)
-
-
 # ---- the count checked against the continuous scheduler's own admission ----------------
 @dataclass(frozen=True)
 class AdmissionCheck:

@@ -140,8 +140,6 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
         self.blockSignals(False)
         self._update_enabled()
 
-    def current_temperature(self) -> float:
-        return self.sampling().temperature
 
     # ---- internals ----------------------------------------------------------------------------
     def _on_edited(self) -> None:

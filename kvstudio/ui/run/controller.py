@@ -36,7 +36,7 @@ from kvstudio.ui.run.engine_adapter import (
 from kvstudio.ui.run.engine_worker import EngineHost
 from kvstudio.ui.run.heap import GuiThreadCollector, settle_heap
 from kvstudio.ui.run.pacer import RedrawPacer
-from kvstudio.ui.run.replay import ReplayController, read_run_file
+from kvstudio.ui.run.replay import ReplayController
 from kvstudio.ui.run.state import RunState
 from kvstudio.ui.run.step_gate import StepGate, attach_to_gui_thread
 from kvstudio.ui.run.store import RunStore
@@ -286,9 +286,6 @@ class RunController(QObject):
         self.pacer.flush()
         self.note.emit(self.tr("Back to the live model."))
 
-    def open_replay(self, path: str) -> None:
-        """Show a saved run (ValueError with what is wrong if the file is bad)."""
-        self.show_replay(read_run_file(path))
 
     def show_replay(self, loaded: RunFile) -> None:
         """Show a run file read already (on a worker thread: `replay.read_run_file`)."""

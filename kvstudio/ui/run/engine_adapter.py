@@ -76,8 +76,6 @@ class RunRequest:
     use_chat_template: bool
     settings: RunSettings
 
-    def with_mode(self, mode: Mode) -> RunRequest:
-        return RunRequest(self.prompt, self.use_chat_template, replace(self.settings, mode=mode))
 
 
 @dataclass(frozen=True)
@@ -205,7 +203,6 @@ def choice_of(model: LoadedModel) -> ModelChoice:
 def with_choice(model: LoadedModel, choice: ModelChoice) -> LoadedModel:
     """`model` described as if loaded from `choice` (`choice_of` gives `choice` back): a
     model in memory standing in for an embedded one (tests, scripts)."""
-    from dataclasses import replace
 
     requested, tokenizer_path = loader_arguments(choice)
     origins: dict[ChoiceKind, Origin] = {"embedded-chat": "embedded", "embedded-base": "embedded",

@@ -270,8 +270,6 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         else:
             self.leave()
 
-    def toggle(self) -> None:
-        self.set_enabled(not self.isVisible())
 
     # ---- charts ------------------------------------------------------------------------------
     def current_chart(self) -> PresenterChart:
