@@ -1,8 +1,10 @@
 """Switches the UI language at run time: installs the Korean .qm, or none for English.
 
-Owns `LanguageSwitcher`. Installing or removing a translator makes Qt send
-LanguageChange to every widget; each widget's `retranslate()` does the rest,
-called by `RetranslateOnLanguageChange`, the mixin every such widget lists.
+Owns `LanguageSwitcher` and `shown_language()`. Installing or removing a translator makes
+Qt send LanguageChange to every widget; each widget's `retranslate()` does the rest, called
+by `RetranslateOnLanguageChange`, the mixin every such widget lists. A text that is not in
+the .qm (a lab's parameter labels, declared in both languages in `kvstudio.labs`) asks
+`shown_language()` which one to pick.
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ from kvstudio.files.resources import TRANSLATIONS_DIR
 log = logging.getLogger(__name__)
 
 LANGUAGES = ("system", "en", "ko")
+_shown = "en"  # what the last `LanguageSwitcher.apply` resolved to
+
+
+def shown_language() -> str:
+    """"ko" while the window (or notebook) shows Korean, else "en"."""
+    return _shown
 
 
 class RetranslateOnLanguageChange:
@@ -72,6 +80,7 @@ class LanguageSwitcher(QObject):
         self.current = "en"
 
     def apply(self, code: str) -> str:
+        global _shown
         resolved = resolve_language(code)
         for translator in self._translators:
             self._app.removeTranslator(translator)
@@ -80,7 +89,7 @@ class LanguageSwitcher(QObject):
             self._install(self._folder / f"kvstudio_{resolved}.qm")
             qt_dir = Path(QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath))
             self._install(qt_dir / f"qtbase_{resolved}.qm", required=False)
-        self.current = resolved
+        self.current = _shown = resolved
         self.language_changed.emit(resolved)
         return resolved
 

@@ -1687,11 +1687,6 @@ step {4}</source>
         <translation>완료.</translation>
     </message>
     <message>
-        <source>en</source>
-        <comment>the window's language code</comment>
-        <translation>ko</translation>
-    </message>
-    <message>
         <source>Cancelled.</source>
         <translation>취소했습니다.</translation>
     </message>

@@ -6,7 +6,7 @@ Owns `LabPanel` (the layout, the parameter boxes and the run lifecycle on a
 the run yields, and with it the lab's declaration (``kvstudio.labs.registry``): the
 panel builds one box per declared parameter, in declared order (`make_box`: by its
 kind; `box_rows`: boxes that share a form row), and labels each with the parameter's
-`label`, or its `label_ko` when the window is in Korean (`window_language`): the
+`label`, or its `label_ko` when the window is in Korean (`shown_language`): the
 labels are written in the registry, not translated here. A lab's panel adds only
 what is its own (a slider, a button, translated choice texts) and, where the
 registry's run does not fit, says which generator to run (`make_job`). The panel
@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.charts.chart_data import ChartLike, DataTable
-from kvstudio.charts.i18n import RetranslateOnLanguageChange
+from kvstudio.charts.i18n import RetranslateOnLanguageChange, shown_language
 from kvstudio.charts.labs.base import LabView
 from kvstudio.charts.messages import localize
 from kvstudio.charts.plots.plain_text import plain_label
@@ -57,13 +57,6 @@ from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 
 log = logging.getLogger(__name__)
-
-
-def window_language() -> str:
-    """"ko" while the window shows Korean, else "en": the installed translation says so (the
-    Korean one translates this language code to its own), as it does for every other text."""
-    code = QCoreApplication.translate("LabPanel", "en", "the window's language code")
-    return "ko" if code == "ko" else "en"
 
 
 def box_row(*widgets: QWidget) -> QWidget:
@@ -322,7 +315,7 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         raise NotImplementedError
 
     def retranslate(self) -> None:
-        language = window_language()
+        language = shown_language()
         for param in self.spec.params:
             label = self._beside.get(param.name, self._field_labels.get(param.name))
             if label is not None:
