@@ -64,13 +64,17 @@ def report(name: str, page) -> None:  # type: ignore[no-untyped-def]
 
 
 def run_to_result(lab: LabPanel) -> None:
-    """Run `lab` as its Run button does (then to the end, where it steps) until its result."""
+    """Run `lab` as its Run button does (then to the end, where it steps) until its result,
+    or until it fails (the Engine twin without the llama extra): then say why and go on."""
     done: list[object] = []
     lab.result_ready.connect(done.append)
+    lab.failed.connect(done.append)
+    lab.failed.connect(lambda message: print(f"  {type(lab).__name__} failed: {message}"))
     lab.run()
     if isinstance(lab, SteppedLabPanel):
-        wait_for(lambda: not lab.runner.busy)
-        lab.run_to_end()
+        wait_for(lambda: not lab.runner.busy or bool(done))
+        if not done:
+            lab.run_to_end()
     wait_for(lambda: bool(done))
 
 
