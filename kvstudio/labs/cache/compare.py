@@ -137,39 +137,8 @@ def compare_modes(
     spec = cache or CacheSpec()
     for mode in MODES:  # positions and memory for the full run, before the warm-up
         check_fits(backend, 1, len(prompt_ids), new_tokens, mode, spec)
-    warm = min(warmup_tokens, new_tokens)
-    total = 2 * warm + 2 * new_tokens
-    done = 0
-
-    def make(mode: Mode, n: int) -> Stepper:
-        return _greedy_stepper(backend, tokenizer, prompt_ids, mode, n, spec, stop_at_eos,
-                               top_n, seed)
-
-    for mode in MODES:
-        if warm:
-            for _ in make(mode, warm):
-                done += 1
-                yield Progress("compare", "warm-up", done, total)
-
-    # Both modes advance in lockstep, so each step's |Δlogit| is taken while both
-    # logits rows exist and only the maximum is kept: memory stays one row per mode
-    # however long the run (keeping every step's logits grew by V floats a step).
-    steppers = {mode: make(mode, new_tokens) for mode in MODES}
-    diffs: list[float] = []
-    while not all(s.finished for s in steppers.values()):
-        rows: dict[Mode, torch.Tensor] = {}
-        for mode, stepper in steppers.items():
-            if stepper.finished:
-                continue
-            record = stepper.step()
-            if stepper.last_logits is not None:  # set by every step
-                rows[mode] = stepper.last_logits[0]  # (V,)
-            done += 1
-            yield Progress("compare", mode, done, total, record)
-        if len(rows) == 2:
-            diffs.append(float((rows["cached"].float() - rows["recompute"].float()).abs().max()))
-    runs = {mode: _mode_run(backend, stepper, spec) for mode, stepper in steppers.items()}
-
+    runs, diffs = yield from _greedy_runs(backend, tokenizer, prompt_ids, new_tokens, MODES,
+                                          spec, warmup_tokens, stop_at_eos, top_n, seed)
     cached_ids, recompute_ids = runs["cached"].token_ids, runs["recompute"].token_ids
     divergent = next(
         (i for i, (a, b) in enumerate(zip(cached_ids, recompute_ids, strict=False)) if a != b),
@@ -190,13 +159,48 @@ def compare_modes(
     )
 
 
-def _greedy_stepper(backend: LanguageModel, tokenizer: TextTokenizer, prompt_ids: Sequence[int],
-                    mode: Mode, new_tokens: int, spec: CacheSpec, stop_at_eos: bool,
-                    top_n: int = 5, seed: int = 0) -> Stepper:
-    """One mode's greedy run of `new_tokens` (every one, unless `stop_at_eos`)."""
-    return Stepper(backend, tokenizer, prompt_ids, mode=mode,
-                   sampling=SamplingSettings.greedy_settings(seed), max_new_tokens=new_tokens,
-                   cache=spec, stop_at_eos=stop_at_eos, top_n=top_n)
+def _greedy_runs(
+    backend: LanguageModel, tokenizer: TextTokenizer, prompt_ids: Sequence[int],
+    new_tokens: int, modes: Sequence[Mode], spec: CacheSpec, warmup_tokens: int,
+    stop_at_eos: bool, top_n: int = 5, seed: int = 0,
+) -> Generator[Progress, None, tuple[dict[Mode, ModeRun], list[float]]]:
+    """Each of `modes` greedy, `Progress` per step; returns each mode's `ModeRun` and, with
+    two modes, every step's max |Δlogit| between them (`compare_modes`, `single_mode`).
+
+    An untimed warm-up of `warmup_tokens` runs every mode first, so the first measured
+    step is not paying for lazy initialisation. The modes then advance in lockstep, so
+    each step's |Δlogit| is taken while both logits rows exist and only the maximum is
+    kept: memory stays one row per mode however long the run (keeping every step's logits
+    grew by V floats a step)."""
+    warm = min(warmup_tokens, new_tokens)
+    total = len(modes) * (warm + new_tokens)
+    done = 0
+
+    def make(mode: Mode, n: int) -> Stepper:  # one mode's greedy run of n tokens
+        return Stepper(backend, tokenizer, prompt_ids, mode=mode,
+                       sampling=SamplingSettings.greedy_settings(seed), max_new_tokens=n,
+                       cache=spec, stop_at_eos=stop_at_eos, top_n=top_n)
+
+    for mode in modes:
+        if warm:
+            for _ in make(mode, warm):
+                done += 1
+                yield Progress("compare", "warm-up", done, total)
+    steppers = {mode: make(mode, new_tokens) for mode in modes}
+    diffs: list[float] = []
+    while not all(s.finished for s in steppers.values()):
+        rows: dict[Mode, torch.Tensor] = {}
+        for mode, stepper in steppers.items():
+            if stepper.finished:
+                continue
+            record = stepper.step()
+            if stepper.last_logits is not None:  # set by every step
+                rows[mode] = stepper.last_logits[0]  # (V,)
+            done += 1
+            yield Progress("compare", mode, done, total, record)
+        if len(rows) == 2:
+            diffs.append(float((rows["cached"].float() - rows["recompute"].float()).abs().max()))
+    return {mode: _mode_run(backend, stepper, spec) for mode, stepper in steppers.items()}, diffs
 
 
 def single_mode(
@@ -214,18 +218,9 @@ def single_mode(
     """One mode alone, greedy, in `dtype`, after an untimed warm-up of `warmup_tokens`:
     `Progress` per step, then its `ModeRun` (one round: every time a single measurement)."""
     model = backend_in_dtype(backend, dtype)
-    spec = cache or CacheSpec()
-    warm = min(warmup_tokens, new_tokens)
-    done = 0
-    if warm:
-        for _ in _greedy_stepper(model, tokenizer, prompt_ids, mode, warm, spec, stop_at_eos):
-            done += 1
-            yield Progress("compare", "warm-up", done, warm + new_tokens)
-    stepper = _greedy_stepper(model, tokenizer, prompt_ids, mode, new_tokens, spec, stop_at_eos)
-    for record in stepper:
-        done += 1
-        yield Progress("compare", mode, done, warm + new_tokens, record)
-    yield _mode_run(model, stepper, spec)
+    runs, _ = yield from _greedy_runs(model, tokenizer, prompt_ids, new_tokens, (mode,),
+                                      cache or CacheSpec(), warmup_tokens, stop_at_eos)
+    yield runs[mode]
 
 
 def _mode_run(backend: LanguageModel, stepper: Stepper, spec: CacheSpec) -> ModeRun:
