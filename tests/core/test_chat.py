@@ -24,7 +24,6 @@ from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
-from kvstudio.labs.chat.script import chat_conversation
 from kvstudio.labs.chat.session import ChatSession, ChatTurn, ContextFullError, read_turns
 from kvstudio.labs.common import Progress, finish
 
@@ -52,7 +51,8 @@ class CountingBackend:
 
 
 def turns_of(session: ChatSession, turns: list[str], **kw: bool) -> list[ChatTurn]:
-    return [t for t in chat_conversation(session, turns, **kw) if isinstance(t, ChatTurn)]
+    """`turns` on `session`, one after another: each one's `ChatTurn`."""
+    return [t for text in turns for t in session.run_turn(text, **kw) if isinstance(t, ChatTurn)]
 
 
 def stepper_answer(
@@ -243,11 +243,7 @@ def test_the_order_of_the_ways_changes_nothing_but_the_order(
     counting = CountingBackend(tiny_backend)
     first = turns_of(ChatSession(tiny_backend, tokenizer, max_new_tokens=5), TURNS)
     swapped_session = ChatSession(counting, tokenizer, max_new_tokens=5)  # type: ignore[arg-type]
-    swapped = [
-        t
-        for t in chat_conversation(swapped_session, TURNS, refeed_first=True)
-        if isinstance(t, ChatTurn)
-    ]
+    swapped = turns_of(swapped_session, TURNS, refeed_first=True)
     for a, b in zip(first, swapped, strict=True):
         assert a.answer_ids == b.answer_ids and b.identical
         assert a.reuse is not None and b.reuse is not None and b.refeed is not None

@@ -1,9 +1,8 @@
 """A scripted conversation: what it will feed before it runs, and its run, turn after turn.
 
 Owns `ConversationCost` and `conversation_cost` (the tokens a list of user turns
-feeds both ways, counted before anything runs), `chat_conversation` (the turns
-on a `ChatSession`, one after another: the tests' loop) and `run_script` (the chat
-lab's run of a whole script, as ``kvstudio chat --turns FILE`` asks for it: an
+feeds both ways, counted before anything runs) and `run_script` (the chat lab's run
+of a whole script, as ``kvstudio chat --turns FILE`` asks for it: an
 untimed warm-up turn, then every turn with its TTFT rounds, ending with a
 `ChatScript`). The lab's run (``lab.py``) checks and prices a script first.
 """
@@ -51,7 +50,7 @@ def conversation_cost(session: ChatSession, turns: Sequence[str]) -> Conversatio
     """
     tokenizer = session.tokenizer
     limit, budget_max = session.context_limit, session.max_new_tokens
-    closing = 1 + len(session._newline)  # the end of the previous answer, then a line break
+    closing = len(session.closing_tokens())  # an answer at its full budget: cut, then closed
     history = reuse = refeed = reuse_prompt = refeed_prompt = fitted = 0
     for text in turns:
         system = session.system if not history else None
@@ -67,19 +66,6 @@ def conversation_cost(session: ChatSession, turns: Sequence[str]) -> Conversatio
         history += added + budget
         fitted += 1
     return ConversationCost(fitted, reuse, refeed, reuse_prompt, refeed_prompt)
-
-
-def chat_conversation(
-    session: ChatSession,
-    turns: Sequence[str],
-    *,
-    reuse: bool = True,
-    refeed: bool = True,
-    refeed_first: bool = False,
-) -> Iterator[Progress | ChatTurn]:
-    """Run scripted `turns` on `session`: its progress and `ChatTurn`s, one turn after another."""
-    for text in turns:
-        yield from session.run_turn(text, reuse=reuse, refeed=refeed, refeed_first=refeed_first)
 
 
 def run_script(

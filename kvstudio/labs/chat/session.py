@@ -160,13 +160,16 @@ class ChatSession:
         """Tokens the history grows by before the answer: close the last answer, user, header."""
         if not text.strip():
             raise ValueError("The turn is empty: type what the user says.")
-        closing: list[int] = []
-        if self.history:
-            if self.history[-1] != self._im_end and self._im_end is not None:
-                closing.append(self._im_end)  # an answer cut by the token budget
-            closing += self._newline
+        closing = self.closing_tokens(self.history[-1]) if self.history else []
         system = self.system if not self.history else None
         return closing + self.tokenizer.chat_ids(text, system=system)
+
+    def closing_tokens(self, last: int | None = None) -> list[int]:
+        """What closes an answer ending in token `last` before the next user turn: the end
+        token unless `last` is it (None: an answer the token budget cut), then a line break."""
+        if self._im_end is None or last == self._im_end:
+            return list(self._newline)
+        return [self._im_end, *self._newline]
 
     def check_fits(self, text: str) -> tuple[list[int], int]:
         """(the turn's tokens, the answer's token budget), or ContextFullError.
