@@ -57,6 +57,7 @@ from kvstudio.ui.run.lab_worker import GeneratorRunner, JobFactory
 from kvstudio.ui.slides.export_menu import ChartExporter, attach_export
 
 log = logging.getLogger(__name__)
+TABLE_SHARE = 0.6  # the most of a lab's chart-and-table width the table widens itself to
 
 
 def box_row(*widgets: QWidget) -> QWidget:
@@ -253,14 +254,15 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         """Widen the table to show its columns whole where the charts keep their minimum.
 
         Only ever widens it (a width the user dragged to stays), and only as far as the
-        charts beside it keep their readable plot areas; past that the table scrolls.
+        charts beside it keep their readable plot areas and TABLE_SHARE of the width (the
+        chart is the lesson: one long cell must not squeeze it); past that the table scrolls.
         """
         sizes = self.split.sizes()
         total = sum(sizes)
         if total <= 0 or len(sizes) != 2:
             return
         room = total - self.chart_host.minimumSizeHint().width() - self.split.handleWidth()
-        wanted = min(self.table.content_width(), room)
+        wanted = min(self.table.content_width(), room, int(total * TABLE_SHARE))
         if wanted > sizes[1]:
             self.split.setSizes([total - wanted, wanted])
 
