@@ -50,10 +50,32 @@ def series_colour(index: int) -> str:
 
 
 def marked_line(plot: pg.PlotItem, colour: str, symbol: str, symbol_size: float,
-                width: int = 2) -> pg.PlotDataItem:
+                width: float = 2) -> pg.PlotDataItem:
     """An empty line with a marker at each point, in `colour`, for a view to `setData`."""
     return plot.plot([], [], pen=pg.mkPen(colour, width=width), symbol=symbol,
                      symbolSize=symbol_size, symbolBrush=colour, symbolPen=None)
+
+
+def plots_in_a_row(count: int) -> tuple[pg.GraphicsLayoutWidget, tuple[pg.PlotItem, ...]]:
+    """A chart on white with `count` plots side by side (row 0, columns 0, 1, …)."""
+    chart = pg.GraphicsLayoutWidget()
+    chart.setBackground("w")
+    return chart, tuple(chart.addPlot(row=0, col=col) for col in range(count))
+
+
+def name_plot(plot: pg.PlotItem, title: str, bottom: str, left: str | None = None) -> None:
+    """Set a plot's title (dark grey, as on every lab's chart) and its axes' titles."""
+    plot.setTitle(title, color="#222")
+    plot.setLabel("bottom", bottom)
+    if left is not None:
+        plot.setLabel("left", left)
+
+
+def fill_legend(plot: pg.PlotItem, entries: Sequence[tuple[Any, str]]) -> None:
+    """List (item, name) in the plot's legend in this order, in place of what it listed."""
+    plot.legend.clear()
+    for item, name in entries:
+        plot.legend.addItem(item, name)
 
 
 PackContent = tuple[dict[str, ChartLike], dict[str, Any], dict[str, Sequence[Mapping[str, Any]]]]

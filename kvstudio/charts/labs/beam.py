@@ -20,7 +20,13 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 
 from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.labs.base import LabView, series_colour
+from kvstudio.charts.labs.base import (
+    LabView,
+    fill_legend,
+    name_plot,
+    plots_in_a_row,
+    series_colour,
+)
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.names import format_bytes
@@ -43,10 +49,7 @@ class BeamSearchView(LabView):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.step = 0  # the step the beam table lists
-        self.layout_widget = pg.GraphicsLayoutWidget()
-        self.layout_widget.setBackground("w")
-        self.tree_plot = self.layout_widget.addPlot(row=0, col=0)
-        self.bytes_plot = self.layout_widget.addPlot(row=0, col=1)
+        self.layout_widget, (self.tree_plot, self.bytes_plot) = plots_in_a_row(2)
         for plot in (self.tree_plot, self.bytes_plot):
             plot.showGrid(x=True, y=True, alpha=0.2)
             add_legend_row(plot)
@@ -76,22 +79,17 @@ class BeamSearchView(LabView):
 
     def retranslate(self) -> None:
         super().retranslate()
-        self.tree_plot.setTitle(self.tr("Beam tree: the row each beam continues"), color="#222")
-        self.tree_plot.setLabel("bottom", self.tr("tokens generated"))
-        self.tree_plot.setLabel("left", self.tr("beam (cache row)"))
-        self.bytes_plot.setTitle(self.tr("Bytes copied by reorders, so far"), color="#222")
-        self.bytes_plot.setLabel("bottom", self.tr("step"))
-        self.bytes_plot.setLabel("left", self.tr("KiB"))
-        tree = self.tree_plot.legend
-        tree.clear()
-        tree.addItem(self._kept, self.tr("stays in its row"))
-        tree.addItem(self._moved, self.tr("copies another row"))
-        tree.addItem(self._ended, self.tr("ended (eos or N)"))
-        legend = self.bytes_plot.legend
-        legend.clear()
-        legend.addItem(self._lines["reorder"], self.tr("reorder: rows moved × row bytes"))
-        legend.addItem(self._lines["index_select"], self.tr("index_select: every row"))
-        legend.addItem(self._lines["cow"], self.tr("paged: copies on write"))
+        name_plot(self.tree_plot, self.tr("Beam tree: the row each beam continues"),
+                  self.tr("tokens generated"), self.tr("beam (cache row)"))
+        name_plot(self.bytes_plot, self.tr("Bytes copied by reorders, so far"), self.tr("step"),
+                  self.tr("KiB"))
+        fill_legend(self.tree_plot, [(self._kept, self.tr("stays in its row")),
+                                     (self._moved, self.tr("copies another row")),
+                                     (self._ended, self.tr("ended (eos or N)"))])
+        fill_legend(self.bytes_plot, [
+            (self._lines["reorder"], self.tr("reorder: rows moved × row bytes")),
+            (self._lines["index_select"], self.tr("index_select: every row")),
+            (self._lines["cow"], self.tr("paged: copies on write"))])
         if self.result is not None:  # (before a result torch need not load)
             self.show_result(self.result)
 

@@ -15,7 +15,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 
 from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.labs.base import LabView, series_colour
+from kvstudio.charts.labs.base import LabView, name_plot, plots_in_a_row, series_colour
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.names import cache_kind_name
@@ -38,10 +38,7 @@ class CacheKindsView(LabView):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.layout_widget = pg.GraphicsLayoutWidget()
-        self.layout_widget.setBackground("w")
-        self.bytes_plot = self.layout_widget.addPlot(row=0, col=0)
-        self.mask_plot = self.layout_widget.addPlot(row=0, col=1)
+        self.layout_widget, (self.bytes_plot, self.mask_plot) = plots_in_a_row(2)
         for plot in (self.bytes_plot, self.mask_plot):
             plot.showGrid(x=True, y=True, alpha=0.2)
             add_legend_row(plot)
@@ -72,12 +69,10 @@ class CacheKindsView(LabView):
 
     def retranslate(self) -> None:
         super().retranslate()
-        self.bytes_plot.setTitle(self.tr("Cache memory per step"), color="#222")
-        self.bytes_plot.setLabel("bottom", self.tr("step"))
-        self.bytes_plot.setLabel("left", self.tr("KiB"))
-        self.mask_plot.setTitle(self.tr("Keys each new token attends to"), color="#222")
-        self.mask_plot.setLabel("bottom", self.tr("step"))
-        self.mask_plot.setLabel("left", self.tr("keys (newest token)"))
+        name_plot(self.bytes_plot, self.tr("Cache memory per step"), self.tr("step"),
+                  self.tr("KiB"))
+        name_plot(self.mask_plot, self.tr("Keys each new token attends to"), self.tr("step"),
+                  self.tr("keys (newest token)"))
         for plot, items in ((self.bytes_plot, self._bytes), (self.mask_plot, self._masks)):
             plot.legend.clear()
             for kind in CACHE_KINDS:

@@ -17,7 +17,14 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject
 
 from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.labs.base import LabView, marked_line, series_colour
+from kvstudio.charts.labs.base import (
+    LabView,
+    fill_legend,
+    marked_line,
+    name_plot,
+    plots_in_a_row,
+    series_colour,
+)
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.results_table import CHECK, CROSS, Shown, gap_text
@@ -39,11 +46,7 @@ class ChatView(LabView):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.turns: list[chat.ChatTurn] = []
-        self.layout_widget = pg.GraphicsLayoutWidget()
-        self.layout_widget.setBackground("w")
-        self.fed_plot = self.layout_widget.addPlot(row=0, col=0)
-        self.ttft_plot = self.layout_widget.addPlot(row=0, col=1)
-        self.bytes_plot = self.layout_widget.addPlot(row=0, col=2)
+        self.layout_widget, (self.fed_plot, self.ttft_plot, self.bytes_plot) = plots_in_a_row(3)
         for plot in (self.fed_plot, self.ttft_plot, self.bytes_plot):
             plot.showGrid(x=False, y=True, alpha=0.2)
             add_legend_row(plot)
@@ -67,26 +70,18 @@ class ChatView(LabView):
 
     def retranslate(self) -> None:
         super().retranslate()
-        self.fed_plot.setTitle(self.tr("Prompt tokens fed per turn"), color="#222")
-        self.fed_plot.setLabel("bottom", self.tr("turn"))
-        self.fed_plot.setLabel("left", self.tr("tokens (dashed: running total)"))
-        self.ttft_plot.setTitle(self._ttft_title(), color="#222")
-        self.ttft_plot.setLabel("bottom", self.tr("turn"))
-        self.ttft_plot.setLabel("left", self.tr("ms"))
-        self.bytes_plot.setTitle(
-            self.tr("KV cache after each turn (equal both ways)"), color="#222"
-        )
-        self.bytes_plot.setLabel("bottom", self.tr("turn"))
-        self.bytes_plot.setLabel("left", self.tr("KiB"))
+        name_plot(self.fed_plot, self.tr("Prompt tokens fed per turn"), self.tr("turn"),
+                  self.tr("tokens (dashed: running total)"))
+        name_plot(self.ttft_plot, self._ttft_title(), self.tr("turn"), self.tr("ms"))
+        name_plot(self.bytes_plot, self.tr("KV cache after each turn (equal both ways)"),
+                  self.tr("turn"), self.tr("KiB"))
         reuse, refeed = self.tr("reuse"), self.tr("re-feed")
         for plot, a, b in (
             (self.fed_plot, self._fed_reuse, self._fed_refeed),
             (self.ttft_plot, self._ttft_reuse, self._ttft_refeed),
             (self.bytes_plot, self._bytes_reuse, self._bytes_refeed),
         ):
-            plot.legend.clear()
-            plot.legend.addItem(a, reuse)
-            plot.legend.addItem(b, refeed)
+            fill_legend(plot, [(a, reuse), (b, refeed)])
         self._fill_table()
 
     # ---- the conversation ---------------------------------------------------------------

@@ -17,7 +17,14 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QColor
 
 from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.labs.base import MODE_COLOURS, LabView
+from kvstudio.charts.labs.base import (
+    MODE_COLOURS,
+    LabView,
+    fill_legend,
+    marked_line,
+    name_plot,
+    plots_in_a_row,
+)
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.names import mode_name
@@ -44,27 +51,14 @@ class CacheVsRecomputeView(LabView):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.layout_widget = pg.GraphicsLayoutWidget()
-        self.layout_widget.setBackground("w")
-        self.time_plot = self.layout_widget.addPlot(row=0, col=0)
-        self.diff_plot = self.layout_widget.addPlot(row=0, col=1)
+        self.layout_widget, (self.time_plot, self.diff_plot) = plots_in_a_row(2)
         add_legend_row(self.time_plot)
         self.diff_plot.setLogMode(y=True)
         self.diff_plot.getAxis("left").enableAutoSIPrefix(False)  # "x1e-06" on a log axis misleads
         for plot in (self.time_plot, self.diff_plot):
             plot.showGrid(x=True, y=True, alpha=0.2)
-        self._time_curves = {
-            mode: self.time_plot.plot(
-                [],
-                [],
-                pen=pg.mkPen(MODE_COLOURS[mode], width=2),
-                symbol="o",
-                symbolSize=4,
-                symbolBrush=MODE_COLOURS[mode],
-                symbolPen=None,
-            )
-            for mode in MODES
-        }
+        self._time_curves = {mode: marked_line(self.time_plot, MODE_COLOURS[mode], "o", 4)
+                             for mode in MODES}
         # The range of the rounds at each step, shaded behind the median line.
         self._low: dict[Mode, pg.PlotDataItem] = {}
         self._high: dict[Mode, pg.PlotDataItem] = {}
@@ -85,16 +79,12 @@ class CacheVsRecomputeView(LabView):
 
     def retranslate(self) -> None:
         super().retranslate()
-        self.time_plot.setTitle(self.tr("Time per step (median, band: min–max)"), color="#222")
-        self.time_plot.setLabel("bottom", self.tr("step (0 = prefill)"))
-        self.time_plot.setLabel("left", self.tr("ms"))
-        self.diff_plot.setTitle(self.tr("max |Δlogit| per step, cached vs recompute"), color="#222")
-        self.diff_plot.setLabel("bottom", self.tr("step"))
-        self.diff_plot.setLabel("left", self.tr("max |Δlogit|"))
-        legend = self.time_plot.legend
-        legend.clear()
-        for mode in MODES:
-            legend.addItem(self._time_curves[mode], mode_name(mode))
+        name_plot(self.time_plot, self.tr("Time per step (median, band: min–max)"),
+                  self.tr("step (0 = prefill)"), self.tr("ms"))
+        name_plot(self.diff_plot, self.tr("max |Δlogit| per step, cached vs recompute"),
+                  self.tr("step"), self.tr("max |Δlogit|"))
+        fill_legend(self.time_plot, [(self._time_curves[mode], mode_name(mode))
+                                     for mode in MODES])
         if isinstance(self.result, lab.RepeatedCompare):
             self.show_result(self.result)
 

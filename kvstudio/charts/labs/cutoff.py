@@ -18,7 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 
 from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.labs.base import LabView
+from kvstudio.charts.labs.base import LabView, fill_legend, name_plot
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.token_axis import TokenAxis, distinct_ticks, token_tick
@@ -112,16 +112,11 @@ class TopPTopKView(LabView):
         self.dist_plot.setTitle(
             self.tr("Next-token distribution after temperature and top-k"), color="#222")
         self.dist_plot.setLabel("left", self.tr("probability (renormalised)"))
-        dist_legend = self.dist_plot.legend
-        dist_legend.clear()
-        dist_legend.addItem(self._mass, self.tr("cumulative mass"))
-        self.surv_plot.setTitle(self.tr("Candidates left after each filter"), color="#222")
-        self.surv_plot.setLabel("bottom", self.tr("step"))
-        self.surv_plot.setLabel("left", self.tr("tokens"))
-        legend = self.surv_plot.legend
-        legend.clear()
-        legend.addItem(self._surv_k, self.tr("after top-k"))
-        legend.addItem(self._surv_p, self.tr("after top-p"))
+        fill_legend(self.dist_plot, [(self._mass, self.tr("cumulative mass"))])
+        name_plot(self.surv_plot, self.tr("Candidates left after each filter"), self.tr("step"),
+                  self.tr("tokens"))
+        fill_legend(self.surv_plot, [(self._surv_k, self.tr("after top-k")),
+                                     (self._surv_p, self.tr("after top-p"))])
         if self.steps:
             self._fill_table()
             self._draw_step(self.shown_step())

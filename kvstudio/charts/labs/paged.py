@@ -17,7 +17,13 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 
 from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.labs.base import LabView, series_colour
+from kvstudio.charts.labs.base import (
+    LabView,
+    fill_legend,
+    name_plot,
+    plots_in_a_row,
+    series_colour,
+)
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.names import format_bytes
@@ -38,10 +44,7 @@ class PagedCacheView(LabView):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.step = -1  # the step whose block tables are drawn (an index; -1: the last)
-        self.layout_widget = pg.GraphicsLayoutWidget()
-        self.layout_widget.setBackground("w")
-        self.bytes_plot = self.layout_widget.addPlot(row=0, col=0)
-        self.table_plot = self.layout_widget.addPlot(row=0, col=1)
+        self.layout_widget, (self.bytes_plot, self.table_plot) = plots_in_a_row(2)
         self.bytes_plot.showGrid(x=True, y=True, alpha=0.2)
         add_legend_row(self.bytes_plot)
         self.table_plot.invertY(True)
@@ -64,22 +67,18 @@ class PagedCacheView(LabView):
 
     def retranslate(self) -> None:
         super().retranslate()
-        self.bytes_plot.setTitle(self.tr("Memory held per step"), color="#222")
-        self.bytes_plot.setLabel("bottom", self.tr("step"))
-        self.bytes_plot.setLabel("left", self.tr("KiB"))
+        name_plot(self.bytes_plot, self.tr("Memory held per step"), self.tr("step"),
+                  self.tr("KiB"))
         self.table_plot.setLabel("bottom", self.tr("block (in the row's table)"))
         self.table_plot.setLabel("left", self.tr("sample (row)"))
-        legend = self.bytes_plot.legend
-        legend.clear()
-        legend.addItem(self._lines["static"], self.tr("preallocated (P + N per row)"))
-        legend.addItem(self._lines["dynamic"], self.tr("dynamic"))
-        legend.addItem(self._lines["paged"], self.tr("paged: blocks held"))
-        legend.addItem(self._lines["paged-used"], self.tr("paged: slots with tokens"))
-        blocks = self.table_plot.legend
-        blocks.clear()
-        blocks.addItem(self._shared, self.tr("shared block"))
-        blocks.addItem(self._own, self.tr("own block"))
-        blocks.addItem(self._capacity, self.tr("empty slots"))
+        fill_legend(self.bytes_plot, [
+            (self._lines["static"], self.tr("preallocated (P + N per row)")),
+            (self._lines["dynamic"], self.tr("dynamic")),
+            (self._lines["paged"], self.tr("paged: blocks held")),
+            (self._lines["paged-used"], self.tr("paged: slots with tokens"))])
+        fill_legend(self.table_plot, [(self._shared, self.tr("shared block")),
+                                      (self._own, self.tr("own block")),
+                                      (self._capacity, self.tr("empty slots"))])
         if isinstance(self.result, lab.PagedLabResult):
             self._draw(self.result)
 

@@ -19,7 +19,13 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 
 from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.labs.base import LabView, series_colour
+from kvstudio.charts.labs.base import (
+    LabView,
+    fill_legend,
+    marked_line,
+    name_plot,
+    series_colour,
+)
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.end_values import EndValues
 from kvstudio.charts.plots.legend import add_legend_row
@@ -42,15 +48,7 @@ class ProjectorView(LabView):
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.setLogMode(x=True, y=False)
         add_legend_row(self.plot)
-        self._cache = self.plot.plot(
-            [],
-            [],
-            pen=pg.mkPen(series_colour(0), width=3),
-            symbol="o",
-            symbolSize=6,
-            symbolBrush=series_colour(0),
-            symbolPen=None,
-        )
+        self._cache = marked_line(self.plot, series_colour(0), "o", 6, width=3)
         self._cache8 = self.plot.plot(
             [], [], pen=pg.mkPen(series_colour(0), width=2, style=Qt.PenStyle.DashLine)
         )
@@ -66,15 +64,12 @@ class ProjectorView(LabView):
 
     def retranslate(self) -> None:
         super().retranslate()
-        self.plot.setTitle(self.tr("KV cache for one batch vs context length"), color="#222")
-        self.plot.setLabel("bottom", self.tr("context length (tokens, log scale)"))
-        self.plot.setLabel("left", self.tr("GiB"))
-        legend = self.plot.legend
-        legend.clear()
-        legend.addItem(self._cache, self.tr("KV cache"))
-        legend.addItem(self._cache8, self.tr("KV cache, 8-bit"))
-        legend.addItem(self._weights, self.tr("model weights"))
-        legend.addItem(self._gpu_lines[0], self.tr("GPU memory (16 / 24 / 40 / 80 GiB)"))
+        name_plot(self.plot, self.tr("KV cache for one batch vs context length"),
+                  self.tr("context length (tokens, log scale)"), self.tr("GiB"))
+        fill_legend(self.plot, [
+            (self._cache, self.tr("KV cache")), (self._cache8, self.tr("KV cache, 8-bit")),
+            (self._weights, self.tr("model weights")),
+            (self._gpu_lines[0], self.tr("GPU memory (16 / 24 / 40 / 80 GiB)"))])
         if isinstance(self.result, lab.ProjectorResult):
             self.show_result(self.result)
 

@@ -17,7 +17,14 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject
 
 from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.labs.base import LabView, series_colour
+from kvstudio.charts.labs.base import (
+    LabView,
+    fill_legend,
+    marked_line,
+    name_plot,
+    plots_in_a_row,
+    series_colour,
+)
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.names import format_bytes
@@ -38,26 +45,13 @@ class QuantizedCacheView(LabView):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.layout_widget = pg.GraphicsLayoutWidget()
-        self.layout_widget.setBackground("w")
-        self.drift_plot = self.layout_widget.addPlot(row=0, col=0)
-        self.bytes_plot = self.layout_widget.addPlot(row=0, col=1)
+        self.layout_widget, (self.drift_plot, self.bytes_plot) = plots_in_a_row(2)
         self.drift_plot.showGrid(x=True, y=True, alpha=0.2)
         self.drift_plot.setLogMode(y=True)
         add_legend_row(self.drift_plot)
         self.bytes_plot.showGrid(x=False, y=True, alpha=0.2)
-        self._drift = {
-            kind: self.drift_plot.plot(
-                [],
-                [],
-                pen=pg.mkPen(series_colour(i + 1), width=2.5),
-                symbol="o",
-                symbolSize=4,
-                symbolBrush=series_colour(i + 1),
-                symbolPen=None,
-            )
-            for i, kind in enumerate(KINDS)
-        }
+        self._drift = {kind: marked_line(self.drift_plot, series_colour(i + 1), "o", 4, width=2.5)
+                       for i, kind in enumerate(KINDS)}
         self._bars = pg.BarGraphItem(x=[], height=[], width=0.6, brush=series_colour(0))
         self.bytes_plot.addItem(self._bars)
         self._bar_labels: list[pg.TextItem] = []
@@ -66,15 +60,11 @@ class QuantizedCacheView(LabView):
 
     def retranslate(self) -> None:
         super().retranslate()
-        self.drift_plot.setTitle(self.tr("max |Δlogit| per step (log)"), color="#222")
-        self.drift_plot.setLabel("bottom", self.tr("step"))
-        self.drift_plot.setLabel("left", self.tr("max |Δlogit|"))
+        name_plot(self.drift_plot, self.tr("max |Δlogit| per step (log)"), self.tr("step"),
+                  self.tr("max |Δlogit|"))
         self.bytes_plot.setTitle(self.tr("Cache bytes at the end"), color="#222")
         self.bytes_plot.setLabel("left", self.tr("KiB"))
-        legend = self.drift_plot.legend
-        legend.clear()
-        for kind in KINDS:
-            legend.addItem(self._drift[kind], kind)
+        fill_legend(self.drift_plot, [(self._drift[kind], kind) for kind in KINDS])
         if isinstance(self.result, lab.QuantLabResult):
             self.show_result(self.result)
 

@@ -18,7 +18,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QPlainTextEdit
 
 from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.labs.base import LabView, series_colour
+from kvstudio.charts.labs.base import LabView, name_plot, plots_in_a_row, series_colour
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.results_table import CHECK, CROSS
@@ -37,10 +37,7 @@ class TemperatureView(LabView):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.layout_widget = pg.GraphicsLayoutWidget()
-        self.layout_widget.setBackground("w")
-        self.hist_plot = self.layout_widget.addPlot(row=0, col=0)
-        self.distinct_plot = self.layout_widget.addPlot(row=0, col=1)
+        self.layout_widget, (self.hist_plot, self.distinct_plot) = plots_in_a_row(2)
         self.layout_widget.ci.layout.setColumnStretchFactor(0, 3)
         self.layout_widget.ci.layout.setColumnStretchFactor(1, 1)
         for plot in (self.hist_plot, self.distinct_plot):
@@ -57,11 +54,9 @@ class TemperatureView(LabView):
 
     def retranslate(self) -> None:
         super().retranslate()
-        self.hist_plot.setTitle(self.tr("How often each answer came up"), color="#222")
-        self.hist_plot.setLabel("bottom", self.tr("answer rank (1 = most frequent)"))
-        self.hist_plot.setLabel("left", self.tr("count"))
-        self.distinct_plot.setTitle(self.tr("Distinct answers"), color="#222")
-        self.distinct_plot.setLabel("bottom", self.tr("temperature"))
+        name_plot(self.hist_plot, self.tr("How often each answer came up"),
+                  self.tr("answer rank (1 = most frequent)"), self.tr("count"))
+        name_plot(self.distinct_plot, self.tr("Distinct answers"), self.tr("temperature"))
         if self.result is not None and isinstance(self.result, lab.TemperatureLabResult):
             self.show_result(self.result)
 

@@ -29,7 +29,14 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QTextBrowser
 
 from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.labs.base import LabView, marked_line, series_colour
+from kvstudio.charts.labs.base import (
+    LabView,
+    fill_legend,
+    marked_line,
+    name_plot,
+    plots_in_a_row,
+    series_colour,
+)
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.messages import localize
 from kvstudio.charts.plots.legend import add_legend_row
@@ -59,10 +66,7 @@ class SpeculativeView(LabView):
         self.rounds_view = QTextBrowser()
         self.rounds_view.setMinimumHeight(140)
 
-        self.rounds_chart = pg.GraphicsLayoutWidget()
-        self.rounds_chart.setBackground("w")
-        self.rows_plot = self.rounds_chart.addPlot(row=0, col=0)
-        self.moves_plot = self.rounds_chart.addPlot(row=0, col=1)
+        self.rounds_chart, (self.rows_plot, self.moves_plot) = plots_in_a_row(2)
         for plot in (self.rows_plot, self.moves_plot):
             plot.showGrid(x=False, y=True, alpha=0.2)
             add_legend_row(plot)
@@ -81,10 +85,7 @@ class SpeculativeView(LabView):
             self.moves_plot.addItem(bar)
         self.add_chart("speculative-rounds", self.rounds_chart)
 
-        self.k_chart = pg.GraphicsLayoutWidget()
-        self.k_chart.setBackground("w")
-        self.alpha_plot = self.k_chart.addPlot(row=0, col=0)
-        self.calls_plot = self.k_chart.addPlot(row=0, col=1)
+        self.k_chart, (self.alpha_plot, self.calls_plot) = plots_in_a_row(2)
         for plot in (self.alpha_plot, self.calls_plot):
             plot.showGrid(x=True, y=True, alpha=0.2)
             add_legend_row(plot)
@@ -113,29 +114,19 @@ class SpeculativeView(LabView):
     def retranslate(self) -> None:
         super().retranslate()
         self.rounds_view.setPlaceholderText(self.tr("Run the lab to see every round here."))
-        self.rows_plot.setTitle(self.tr("Cache rows after each round"), color="#222")
-        self.rows_plot.setLabel("bottom", self.tr("round (0 = prefill)"))
-        self.rows_plot.setLabel("left", self.tr("rows"))
-        self.moves_plot.setTitle(self.tr("Rows appended (+) and cropped (−)"), color="#222")
-        self.moves_plot.setLabel("bottom", self.tr("round (prefill left out)"))
-        self.moves_plot.setLabel("left", self.tr("rows"))
-        self.alpha_plot.setTitle(self.tr("Acceptance rate α vs k"), color="#222")
-        self.alpha_plot.setLabel("bottom", "k")
-        self.alpha_plot.setLabel("left", "α")
-        self.calls_plot.setTitle(self.tr("Tokens per target call vs k"), color="#222")
-        self.calls_plot.setLabel("bottom", "k")
-        self.calls_plot.setLabel("left", self.tr("tokens per call"))
-        legend = self.rows_plot.legend
-        legend.clear()
-        legend.addItem(self._target_rows, self.tr("target"))
-        legend.addItem(self._draft_rows, self.tr("draft model"))
-        legend = self.moves_plot.legend
-        legend.clear()
-        for key, name in (
-            ("target+", self.tr("target +")), ("target-", self.tr("target −")),
-            ("draft+", self.tr("draft +")), ("draft-", self.tr("draft −")),
-        ):
-            legend.addItem(self._bars[key], name)
+        name_plot(self.rows_plot, self.tr("Cache rows after each round"),
+                  self.tr("round (0 = prefill)"), self.tr("rows"))
+        name_plot(self.moves_plot, self.tr("Rows appended (+) and cropped (−)"),
+                  self.tr("round (prefill left out)"), self.tr("rows"))
+        name_plot(self.alpha_plot, self.tr("Acceptance rate α vs k"), "k", "α")
+        name_plot(self.calls_plot, self.tr("Tokens per target call vs k"), "k",
+                  self.tr("tokens per call"))
+        fill_legend(self.rows_plot, [(self._target_rows, self.tr("target")),
+                                     (self._draft_rows, self.tr("draft model"))])
+        fill_legend(self.moves_plot, [
+            (self._bars["target+"], self.tr("target +")),
+            (self._bars["target-"], self.tr("target −")),
+            (self._bars["draft+"], self.tr("draft +")), (self._bars["draft-"], self.tr("draft −"))])
         self.alpha_plot.legend.clear()
         self.calls_plot.legend.clear()
         for kind in KINDS:

@@ -16,7 +16,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 
 from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.labs.base import MODE_COLOURS, LabView
+from kvstudio.charts.labs.base import MODE_COLOURS, LabView, name_plot
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.names import mode_name
@@ -71,9 +71,8 @@ class LengthSweepView(LabView):
     def retranslate(self) -> None:
         super().retranslate()
         item = self.plot.getPlotItem()
-        item.setTitle(self.tr("Time per token against context length"), color="#222")
-        item.setLabel("bottom", self.tr("context length P + N (tokens)"))
-        item.setLabel("left", self.tr("ms per generated token"))
+        name_plot(item, self.tr("Time per token against context length"),
+                  self.tr("context length P + N (tokens)"), self.tr("ms per generated token"))
         item.legend.clear()
         for mode in MODES:
             item.legend.addItem(self._points[mode], mode_name(mode))

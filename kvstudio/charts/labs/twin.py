@@ -19,7 +19,14 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 
 from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.labs.base import LabView, marked_line, series_colour
+from kvstudio.charts.labs.base import (
+    LabView,
+    fill_legend,
+    marked_line,
+    name_plot,
+    plots_in_a_row,
+    series_colour,
+)
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.results_table import ByteCount, Shown
@@ -38,9 +45,7 @@ class TwinView(LabView):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.layout_widget = pg.GraphicsLayoutWidget()
-        self.layout_widget.setBackground("w")
-        self.speed_plot = self.layout_widget.addPlot(row=0, col=0)
+        self.layout_widget, (self.speed_plot,) = plots_in_a_row(1)
         self.speed_plot.showGrid(x=True, y=True, alpha=0.2)
         add_legend_row(self.speed_plot)
         self._lines = {name: marked_line(self.speed_plot, series_colour(i), symbol, 9)
@@ -60,13 +65,9 @@ class TwinView(LabView):
 
     def retranslate(self) -> None:
         super().retranslate()
-        self.speed_plot.setTitle(
-            self.tr("Decode ms/token, one thread (dashed: median)"), color="#222")
-        self.speed_plot.setLabel("bottom", self.tr("round (the engines take turns)"))
-        self.speed_plot.setLabel("left", self.tr("ms/token"))
-        self.speed_plot.legend.clear()
-        for name, item in self._lines.items():
-            self.speed_plot.legend.addItem(item, name)
+        name_plot(self.speed_plot, self.tr("Decode ms/token, one thread (dashed: median)"),
+                  self.tr("round (the engines take turns)"), self.tr("ms/token"))
+        fill_legend(self.speed_plot, [(item, name) for name, item in self._lines.items()])
         if isinstance(self.result, lab.TwinResult):
             self._fill_table(self.result)
 

@@ -29,7 +29,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 
-from kvstudio.charts.labs.base import series_colour
+from kvstudio.charts.labs.base import fill_legend, name_plot, series_colour
 from kvstudio.charts.labs.serving.exports import ServingExports
 from kvstudio.charts.labs.serving.grid import ServingChart
 from kvstudio.charts.labs.serving.timeline import (
@@ -135,49 +135,37 @@ class ServingView(ServingExports):
     # ---- text ---------------------------------------------------------------------------
     def retranslate(self) -> None:
         super().retranslate()
-        self.timeline_plot.setTitle(self.tr("What each request did, step by step"),
-                                    color="#222")
-        self.timeline_plot.setLabel("bottom", self.tr("scheduler step"))
-        self.timeline_plot.setLabel("left", self.tr("request"))
-        self.tokens_plot.setTitle(self.tr("Tokens fed per step"), color="#222")
-        self.tokens_plot.setLabel("bottom", self.tr("scheduler step"))
-        self.tokens_plot.setLabel("left", self.tr("tokens"))  # short: a slide's axis is low
-        self.blocks_plot.setTitle(self.tr("Cache blocks per step"), color="#222")
-        self.blocks_plot.setLabel("bottom", self.tr("scheduler step"))
-        self.blocks_plot.setLabel("left", self.tr("blocks"))
-        self.time_plot.setTitle(self.tr("Decode step time against batch size"), color="#222")
-        self.time_plot.setLabel("bottom", self.tr("batch size (rows)"))
-        self.time_plot.setLabel("left", self.tr("ms per step"))
-        self.throughput_plot.setTitle(self.tr("Throughput against batch size"), color="#222")
-        self.throughput_plot.setLabel("bottom", self.tr("batch size (rows)"))
-        self.throughput_plot.setLabel("left", self.tr("tokens/s"))
+        step, batch = self.tr("scheduler step"), self.tr("batch size (rows)")
+        name_plot(self.timeline_plot, self.tr("What each request did, step by step"), step,
+                  self.tr("request"))
+        # Short axis titles: a slide's plots are low.
+        name_plot(self.tokens_plot, self.tr("Tokens fed per step"), step, self.tr("tokens"))
+        name_plot(self.blocks_plot, self.tr("Cache blocks per step"), step, self.tr("blocks"))
+        name_plot(self.time_plot, self.tr("Decode step time against batch size"), batch,
+                  self.tr("ms per step"))
+        name_plot(self.throughput_plot, self.tr("Throughput against batch size"), batch,
+                  self.tr("tokens/s"))
         self._fill_legends()
         if self.result is not None:
             self.show_result(self.result)
 
     def _fill_legends(self) -> None:
-        legend = self.timeline_plot.legend
-        legend.clear()
-        for phase, name in self._phase_names().items():
-            legend.addItem(self._phase_bars[phase], name)
-        fed = self.tokens_plot.legend
-        fed.clear()
-        fed.addItem(self._fed_bars["prefill"], self.tr("prefill"))
-        fed.addItem(self._fed_bars["decode"], self.tr("decode"))
-        fed.addItem(self._fed_bars["padding"], self.tr("padding and idle rows"))
-        blocks = self.blocks_plot.legend
-        blocks.clear()
-        blocks.addItem(self._block_bars["requests"], self.tr("held by requests"))
-        blocks.addItem(self._block_bars["cached"], self.tr("prefix cache only"))
-        blocks.addItem(self._block_bars["free"], self.tr("free"))
-        times = self.time_plot.legend
-        times.clear()
-        times.addItem(self._step_line, self.tr("measured (median, min–max)"))
-        times.addItem(self._memory_floor, self.tr("memory floor: bytes ÷ copy speed"))
-        times.addItem(self._compute_floor, self.tr("compute floor: FLOPs ÷ matmul speed"))
-        throughput = self.throughput_plot.legend
-        throughput.clear()
-        throughput.addItem(self._throughput_line, self.tr("new tokens per second"))
+        fill_legend(self.timeline_plot, [(self._phase_bars[phase], name)
+                                         for phase, name in self._phase_names().items()])
+        fill_legend(self.tokens_plot, [
+            (self._fed_bars["prefill"], self.tr("prefill")),
+            (self._fed_bars["decode"], self.tr("decode")),
+            (self._fed_bars["padding"], self.tr("padding and idle rows"))])
+        fill_legend(self.blocks_plot, [
+            (self._block_bars["requests"], self.tr("held by requests")),
+            (self._block_bars["cached"], self.tr("prefix cache only")),
+            (self._block_bars["free"], self.tr("free"))])
+        fill_legend(self.time_plot, [
+            (self._step_line, self.tr("measured (median, min–max)")),
+            (self._memory_floor, self.tr("memory floor: bytes ÷ copy speed")),
+            (self._compute_floor, self.tr("compute floor: FLOPs ÷ matmul speed"))])
+        fill_legend(self.throughput_plot, [
+            (self._throughput_line, self.tr("new tokens per second"))])
 
     # ---- drawing ------------------------------------------------------------------------
     def clear(self) -> None:
