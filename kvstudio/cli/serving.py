@@ -105,7 +105,7 @@ def cmd_serving(args: argparse.Namespace) -> int:
         del params["policy"]
     # The command line's own settings, which the lab's run reads (`labs.serving.lab.run`).
     job = SERVING.run(loaded, params, requests=args.requests, policies=POLICIES if both else None,
-                      plain=args.plain, blank_system="", confirmed=args.yes,
+                      plain=args.plain, confirmed=args.yes,
                       confirm_hint="Add --yes to run it anyway.")
     result: ServingResult = common.drain(job, ServingLabResult).serving
     template = "plain text" if args.plain or not loaded.tokenizer.has_chat_tokens else "ChatML"

@@ -2,8 +2,8 @@
 
 Owns the two options' arguments (`add_arguments`, which leaves alone the options the
 ``serving`` subcommand already has: ``--model`` and its kin, ``--block-size``) and
-their tables (`run`); the sweep is the serving lab's declared run (``SERVING.run``, its
-sweep alone), the budget ``kvstudio.labs.serving.fit.fit_report``. Bad
+their tables (`run`); the sweep is the serving lab's (``kvstudio.labs.serving.lab.sweep``,
+the part ``SERVING.run`` ends with), the budget ``kvstudio.labs.serving.fit.fit_report``. Bad
 input raises ValueError, which ``cli/main.py`` prints as one ``error:`` line (exit 2).
 """
 
@@ -21,6 +21,7 @@ from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import SERVING
 from kvstudio.labs.serving import batching as lab
 from kvstudio.labs.serving import fit as fit_lab
+from kvstudio.labs.serving import lab as serving_lab
 
 DEFAULT_REQUEST_TOKENS = 256  # prompt + answer tokens of each request in --fit-budget
 
@@ -81,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
     if loaded is not None and args.sweep_batch:
         params = {"batch_sizes": args.batch_sizes, "repeats": args.sweep_rounds,
                   "context": args.sweep_context}
-        job = SERVING.run(loaded, params, sweep_only=True)
-        print_sweep(common.drain(job, lab.ServingLabResult).sweep)
+        job = serving_lab.sweep(loaded, SERVING.check(params))  # the declared bounds
+        print_sweep(common.drain(job, lab.BatchSweepResult))
     if args.fit_budget:
         fit, check = fit_lab.fit_report(loaded, request_tokens=args.request_tokens,
                                         block_size=args.block_size,

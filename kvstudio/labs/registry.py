@@ -191,7 +191,7 @@ SERVING = LabSpec("serving", "Serving",
     course_role="paged", command="serving", times_model=True,
     runner="kvstudio.labs.serving.lab:run",
     extras=("requests",),
-    options=("policies", "plain", "blank_system", "sweep_only", "confirmed", "confirm_hint"),
+    options=("policies", "plain", "confirmed", "confirm_hint"),
     params=(
     Param("system", "text", "", option="--system",
           help="a system prompt every request shares ('': the example's)",

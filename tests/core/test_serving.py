@@ -15,6 +15,7 @@ exactly the requests whose blocks fit.
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 import torch
@@ -24,7 +25,7 @@ from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.cache.block_pool import BlockPool
 from kvstudio.engine.cache.spec import CacheSpec
 from kvstudio.engine.generate import Stepper
-from kvstudio.engine.model import Block
+from kvstudio.engine.model import Block, MiniMindLM
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.serving.engine import LLMEngine, solo_answer, solo_run
 from kvstudio.engine.serving.model_runner import serving_model
@@ -32,8 +33,11 @@ from kvstudio.engine.serving.prefix import BlockHashCache, RadixCache
 from kvstudio.engine.serving.records import RequestSpec, SchedulerConfig, ServingStep
 from kvstudio.engine.serving.request import Request, RequestStatus, max_logit_gap
 from kvstudio.engine.tokenizer import TextTokenizer
+from kvstudio.files.loaded import from_minimind
 from kvstudio.labs.common import finish
-from kvstudio.labs.serving.lab import serving
+from kvstudio.labs.registry import SERVING
+from kvstudio.labs.serving.batching import ServingLabResult
+from kvstudio.labs.serving.lab import EXAMPLE_SYSTEM, serving
 from kvstudio.labs.serving.records import ServingResult
 
 pytestmark = pytest.mark.numeric  # batched against alone: rerun under other kernels
@@ -360,3 +364,23 @@ def test_a_transformers_model_is_refused() -> None:
 
     with pytest.raises(ValueError, match="runs on KV Studio's own models"):
         serving_model(NotOurs())  # type: ignore[arg-type]
+
+
+def test_a_blank_system_prompt_is_the_examples_only_with_the_example(
+    tiny_model: MiniMindLM, tokenizer: TextTokenizer, tmp_path: Path
+) -> None:
+    """One rule for every front (the lab's run): left blank, the shipped example keeps its
+    system prompt and one's own requests file gets none; a typed one is used either way."""
+    loaded = from_minimind(tiny_model, tokenizer, "tiny")
+    own = tmp_path / "requests.txt"
+    own.write_text("안녕하세요\n", encoding="utf-8")
+
+    def system_of(system: str, requests: Path | None) -> str:
+        params = {"system": system, "answer_tokens": 2, "rounds": 1, "batch_sizes": []}
+        result = finish(SERVING.run(loaded, params, requests=requests), ServingLabResult)
+        assert result.serving is not None
+        return result.serving.system
+
+    assert system_of("", None) == system_of("  ", None) == EXAMPLE_SYSTEM
+    assert system_of("", own) == system_of("  ", own) == ""
+    assert system_of(" 짧게 ", own) == system_of("짧게", None) == "짧게"

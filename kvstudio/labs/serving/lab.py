@@ -14,7 +14,8 @@ prefix hit, TTFT, inter-token latency p50/p95, end-to-end time and the solo
 check (same tokens, max |Δlogit|); per scheduler the totals (throughput, wasted
 token slots beside their formula, peak blocks and bytes). `run` is the lab as
 every front runs it (``SERVING.run``: the window, the notebook, ``kvstudio serving``):
-a requests file under its schedulers, then the batch sweep (``batching.py``).
+a requests file under its schedulers (its system prompt: `shared_system`, every front's
+rule), then the batch sweep (``batching.py``); `sweep` is that sweep alone.
 
 It never imports Qt and never prints.
 """
@@ -278,32 +279,34 @@ def scheduler_configs(params: Mapping[str, Any]) -> tuple[SchedulerConfig, ...]:
     )
 
 
+def shared_system(text: str, path: Path | None) -> str:
+    """The system prompt every request shares: `text`; left blank, the example's with the
+    shipped example (`path` None) and none with one's own requests file (every front)."""
+    return text.strip() or (EXAMPLE_SYSTEM if path is None else "")
+
+
 def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[object]:
     """The requests of `params["requests"]` (a file's path; None: the shipped example)
-    under one scheduler, then one decode step timed per batch size; it ends with a
-    `batching.ServingLabResult`. Checked here, before anything runs: a bad file or a run
+    under one scheduler, then one decode step timed per batch size (`sweep`); it ends with
+    a `batching.ServingLabResult`. Checked here, before anything runs: a bad file or a run
     too large is one message. A model the serving engine cannot run gets the sweep only.
 
     `rounds` times the requests, `repeats` the sweep (`context` tokens a row); `block_budget`
-    0 is no limit; `temperature` and `seed` make `sampling_settings`. A front's own settings
-    (SERVING's declared `extras`; without them, the window's): `requests`, `policies` (several
-    schedulers, one after the other), `plain` (no chat template), `blank_system` (what a
-    blank system prompt stands for with one's own file; default the example's),
-    `sweep_only`, `confirmed` and `confirm_hint` (past the size rule: the command line's
+    0 is no limit; `temperature` and `seed` make `sampling_settings`; `system` is read by
+    `shared_system`. A front's own settings (SERVING's declared `extras`; without them, the
+    window's): `requests`, `policies` (several schedulers, one after the other), `plain` (no
+    chat template), `confirmed` and `confirm_hint` (past the size rule: the command line's
     --yes).
     """
     path = requests_path(params.get("requests"))
     sizes = batching.check_batch_sizes(params["batch_sizes"]) if params["batch_sizes"] else ()
     configs = scheduler_configs(params)
-    repeats, confirmed = params["repeats"], params.get("confirmed", False)
+    confirmed = params.get("confirmed", False)
     rounds = params["rounds"]  # the requests' rounds (the sweep's: repeats)
     backend, tokenizer = model.backend, model.tokenizer
     requests_run: Iterator[object] | None = None
-    if params.get("sweep_only"):
-        pass
-    elif batching.runs_requests(backend):
-        system = params["system"].strip() or (
-            EXAMPLE_SYSTEM if path is None else params.get("blank_system", EXAMPLE_SYSTEM))
+    if batching.runs_requests(backend):
+        system = shared_system(params["system"], path)
         requests = load_requests(EXAMPLE_REQUESTS if path is None else path, tokenizer,
                                  backend, system=system, max_new_tokens=params["answer_tokens"],
                                  chat=False if params.get("plain") else None)
@@ -317,7 +320,14 @@ def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[object]:
         raise ValueError(
             "The requests run on KV Studio's own models (ko-base, ko-chat, a model folder "
             "or a MiniMind .pth); give batch sizes to sweep this model.")
-    sweep = (batching.batch_sweep(backend, tokenizer, batch_sizes=sizes, rounds=repeats,
-                                  context=params["context"])
-             if sizes else None)
-    return batching.serving_lab(requests_run, sweep)
+    return batching.serving_lab(requests_run, sweep(model, params) if sizes else None)
+
+
+def sweep(model: LoadedModel,
+          params: Mapping[str, Any]) -> Iterator[Progress | batching.BatchSweepResult]:
+    """The lab's second part alone, as `run` ends (``kvstudio serving --sweep-batch``): one
+    decode step timed at each of `batch_sizes`, `repeats` rounds, `context` tokens a row;
+    it ends with a `batching.BatchSweepResult`."""
+    return batching.batch_sweep(model.backend, model.tokenizer,
+                                batch_sizes=batching.check_batch_sizes(params["batch_sizes"]),
+                                rounds=params["repeats"], context=params["context"])
