@@ -31,7 +31,7 @@ from kvstudio.labs import bounds
 from kvstudio.labs.course import COURSE
 from kvstudio.labs.registry import SERVING
 from kvstudio.labs.serving import openai_http, served
-from kvstudio.labs.serving.lab import EXAMPLE_REQUESTS, EXAMPLE_SYSTEM, load_requests, serving
+from kvstudio.labs.serving.lab import EXAMPLE_REQUESTS, load_requests, serving, shared_system
 from kvstudio.labs.serving.records import SchedulerRun, ServingResult
 
 # The prefix cache KV Studio's run uses beside each server (--prefix-cache auto).
@@ -94,10 +94,8 @@ def add_subcommands(sub: Any) -> None:
 
 def cmd_serve_bench(args: argparse.Namespace) -> int:
     path = args.requests if args.requests is not None else EXAMPLE_REQUESTS
-    system = args.system or None
-    if system is None:
-        system = EXAMPLE_SYSTEM if args.requests is None else ""
-    system = common.utf8_argument(system, "The system prompt")
+    system = common.utf8_argument(shared_system(args.system or "", args.requests),
+                                  "The system prompt")
     lines = read_request_lines(path)  # a bad file is refused before anything is sent
     endpoint: served.Endpoint = "completions" if args.plain else "chat"
     print(f"Requests: {len(lines)} from {path}"

@@ -194,7 +194,7 @@ SERVING = LabSpec("serving", "Serving",
     options=("policies", "plain", "confirmed", "confirm_hint"),
     params=(
     Param("system", "text", "", option="--system",
-          help="a system prompt every request shares ('': the example's)",
+          help="a system prompt every request shares ('': the example's; none with your own file)",
           help_ko="모든 요청이 공유하는 시스템 프롬프트", label="System prompt",
           label_ko="시스템 프롬프트"),
     Param("policy", "choice", "continuous", choices=("continuous", "static"), option="--policy",

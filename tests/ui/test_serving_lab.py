@@ -197,6 +197,23 @@ def test_an_empty_panel_says_how_to_fill_it(qtbot, exporter, tiny_handle, tmp_pa
     assert panel.result is None
 
 
+def test_a_blank_system_box_says_what_the_run_will_use(qtbot, exporter, tiny_handle,  # type: ignore[no-untyped-def]
+                                                       tmp_path) -> None:
+    from kvstudio.labs.serving.lab import EXAMPLE_SYSTEM, shared_system
+
+    panel = show_lab(qtbot, ServingPanel, exporter, tiny_handle)
+    assert panel.system.text() == ""
+    assert panel.system.placeholderText() == "the example's system prompt"
+    assert shared_system("", panel.read_params()["requests"]) == EXAMPLE_SYSTEM
+    own = tmp_path / "mine.txt"
+    own.write_text("hello\n", encoding="utf-8")
+    panel.choose_requests(own)
+    assert panel.system.placeholderText() == "no system prompt"
+    assert shared_system("", panel.read_params()["requests"]) == ""
+    panel.choose_requests(None)
+    assert panel.system.placeholderText() == "the example's system prompt"
+
+
 def _tick_texts(axis) -> list[tuple[QRectF, str]]:  # type: ignore[no-untyped-def]
     """The tick labels `axis` draws now, each with its rect in scene coordinates."""
     picture = QPicture()

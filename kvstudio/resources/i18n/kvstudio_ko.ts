@@ -3417,6 +3417,10 @@ step {4}</source>
         <source>Text files (*.txt);;All files (*)</source>
         <translation>텍스트 파일 (*.txt);;모든 파일 (*)</translation>
     </message>
+    <message>
+        <source>no system prompt</source>
+        <translation>시스템 프롬프트 없음</translation>
+    </message>
 </context>
 <context>
     <name>ServingView</name>

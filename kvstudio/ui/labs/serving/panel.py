@@ -43,6 +43,7 @@ class ServingPanel(LabPanel):
         self.choose_button.clicked.connect(self._on_choose_clicked)
         self.add_field("requests", box_row(self.requests_box, self.choose_button), row=0)
         self.requests_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.requests_box.currentIndexChanged.connect(self._show_blank_system)
         self.policy.currentIndexChanged.connect(self._on_policy_changed)
         assert isinstance(self.lab_view, ServingView)
         self.sweep_table = self.lab_view.sweep_table  # below the requests' table
@@ -67,7 +68,7 @@ class ServingPanel(LabPanel):
         ))
         self.requests_box.setItemText(0, self.tr("the shipped example"))
         self.choose_button.setText(self.tr("Choose file…"))
-        self.system.setPlaceholderText(self.tr("the example's system prompt"))
+        self._show_blank_system()
         self.policy.setItemText(0, self.tr("continuous batching"))
         self.policy.setItemText(1, self.tr("static batching"))
         self.chunk.setSpecialValueText(self.tr("off"))
@@ -96,6 +97,12 @@ class ServingPanel(LabPanel):
             self.requests_box.addItem(path.name, str(path))
             index = self.requests_box.count() - 1
         self.requests_box.setCurrentIndex(index)
+
+    def _show_blank_system(self) -> None:
+        """The system box, left blank, says what the run will use (`lab.shared_system`)."""
+        example = self.requests_box.currentData() is None
+        self.system.setPlaceholderText(self.tr("the example's system prompt") if example
+                                       else self.tr("no system prompt"))
 
     def _on_policy_changed(self) -> None:
         static = self.policy.currentData() == "static"
