@@ -253,9 +253,9 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
     def fit_table(self) -> None:
         """Widen the table to show its columns whole where the charts keep their minimum.
 
-        Only ever widens it (a width the user dragged to stays), and only as far as the
-        charts beside it keep their readable plot areas and TABLE_SHARE of the width (the
-        chart is the lesson: one long cell must not squeeze it); past that the table scrolls.
+        Only ever widens it (a width the user dragged to stays), only as far as the charts
+        beside it keep their readable plot areas, and to at most TABLE_SHARE of the width
+        (the chart is the lesson: one long cell must not squeeze it); past that it scrolls.
         """
         sizes = self.split.sizes()
         total = sum(sizes)
