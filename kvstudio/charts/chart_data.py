@@ -129,6 +129,14 @@ class DataTable:
         return [row[index] for row in self.rows()]
 
 
+def table_at(title: str, x_header: str, x: Iterable[Cell],
+             columns: Iterable[tuple[str, Iterable[Cell]]]) -> DataTable:
+    """A table whose columns share the x values `x`: a `Series` per (header, values)."""
+    shared = tuple(x)
+    return DataTable(title, x_header, tuple(Series(header, shared, tuple(values))
+                                            for header, values in columns))
+
+
 def _key(x: Cell) -> Any:
     if isinstance(x, float) and x.is_integer():
         return int(x)

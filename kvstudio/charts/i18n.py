@@ -26,7 +26,6 @@ from kvstudio.files.resources import TRANSLATIONS_DIR
 
 log = logging.getLogger(__name__)
 
-LANGUAGES = ("system", "en", "ko")
 _shown = "en"  # what the last `LanguageSwitcher.apply` resolved to
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 
-from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.chart_data import DataTable, table_at
 from kvstudio.charts.labs.base import (
     LabView,
     fill_legend,
@@ -234,26 +234,24 @@ class BeamSearchView(LabView):
         result = self.result
         if not isinstance(result, lab.BeamLabResult) or not result.steps:
             return []
-        steps = tuple(s.step for s in result.steps)
-        copies = (
-            Series(self.tr("reorder, so far (B)"), steps, result.cumulative_reorder_bytes),
-            Series(self.tr("index_select, so far (B)"), steps,
-                   tuple(int(v) for v in np.cumsum([s.index_select_bytes for s in result.steps]))),
-            Series(self.tr("paged copy on write, so far (B)"), steps,
-                   result.cumulative_cow_bytes),
-            Series(self.tr("rows moved"), steps, tuple(s.rows_moved for s in result.steps)),
-            Series(self.tr("blocks shared"), steps, tuple(s.blocks_shared for s in result.steps)),
-        )
-        beams: list[Series] = []
-        for row in range(result.settings.num_beams):
-            beams.append(Series(self.tr("beam {0}: from row").format(row), steps,
-                                tuple(s.beams[row].parent for s in result.steps)))
-            beams.append(Series(self.tr("beam {0}: Σ log p").format(row), steps,
-                                tuple(s.beams[row].score for s in result.steps)))
-        return [
-            DataTable(self.tr("Bytes copied by reorders, so far"), self.tr("step"), copies),
-            DataTable(self.tr("Beam tree"), self.tr("step"), tuple(beams)),
+        steps = [s.step for s in result.steps]
+        copies = [
+            (self.tr("reorder, so far (B)"), result.cumulative_reorder_bytes),
+            (self.tr("index_select, so far (B)"),
+             [int(v) for v in np.cumsum([s.index_select_bytes for s in result.steps])]),
+            (self.tr("paged copy on write, so far (B)"), result.cumulative_cow_bytes),
+            (self.tr("rows moved"), [s.rows_moved for s in result.steps]),
+            (self.tr("blocks shared"), [s.blocks_shared for s in result.steps]),
         ]
+        beams: list[tuple[str, list[Any]]] = []
+        for row in range(result.settings.num_beams):
+            beams.append((self.tr("beam {0}: from row").format(row),
+                          [s.beams[row].parent for s in result.steps]))
+            beams.append((self.tr("beam {0}: Σ log p").format(row),
+                          [s.beams[row].score for s in result.steps]))
+        return [table_at(self.tr("Bytes copied by reorders, so far"), self.tr("step"), steps,
+                         copies),
+                table_at(self.tr("Beam tree"), self.tr("step"), steps, beams)]
 
     def numbers(self) -> dict[str, Any]:
         result = self.result

@@ -134,29 +134,16 @@ class CacheKindsView(LabView):
         for run in result.runs:
             divergent = result.first_divergent_step(run.kind)
             same: Any = True if divergent is None else self.tr("✗ from step {0}").format(divergent)
-            rows.append(
-                (
-                    cache_kind_name(run.kind),
-                    ByteCount(run.allocated_bytes[-1]),
-                    ByteCount(run.used_bytes[-1]),
-                    run.cache_length[-1],
-                    run.mask_shapes[-1][1],
-                    same,
-                )
-            )
+            rows.append((cache_kind_name(run.kind), ByteCount(run.allocated_bytes[-1]),
+                         ByteCount(run.used_bytes[-1]), run.cache_length[-1],
+                         run.mask_shapes[-1][1], same))
         covers = self.tr("W = {0} vs P + N − 1 = {1}").format(
             result.window, result.prompt_tokens + result.new_tokens - 1)
         rows.append((covers, "", "", "", "", result.window_covers_context))
         # Short headers: the table sits beside the chart and must fit without scrolling.
         self.table.set_rows(
-            [
-                self.tr("cache"),
-                self.tr("allocated (bytes)"),
-                self.tr("used (bytes)"),
-                self.tr("tokens"),
-                self.tr("keys seen"),
-                self.tr("same as dynamic"),
-            ],
+            [self.tr("cache"), self.tr("allocated (bytes)"), self.tr("used (bytes)"),
+             self.tr("tokens"), self.tr("keys seen"), self.tr("same as dynamic")],
             rows,
         )
 

@@ -17,7 +17,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 
-from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.chart_data import DataTable, table_at
 from kvstudio.charts.labs.base import LabView, fill_legend, name_plot
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
@@ -410,37 +410,25 @@ class TopPTopKView(LabView):
         renormalised = item.after_top_k()
         cumulative = tuple(float(v) for v in np.cumsum(renormalised))
         kept = tuple(i < item.top_p_cut for i in range(len(ranks)))
-        steps = tuple(s.step for s in self.steps)
+        steps = self.steps
         return [
-            DataTable(
-                self.tr("Next-token distribution at step {0}").format(item.step),
-                self.tr("rank (1 = most likely)"),
-                (
-                    Series(self.tr("token"), ranks, item.token_texts),
-                    Series(self.tr("probability after temperature"), ranks,
-                           item.probabilities),
-                    Series(self.tr("probability after top-k, renormalised"), ranks,
-                           renormalised),
-                    Series(self.tr("cumulative mass after top-k"), ranks, cumulative),
-                    Series(self.tr("kept by top-k and top-p"), ranks, kept),
-                    Series(self.tr("chosen"), ranks,
-                           tuple(i == item.chosen_rank for i in range(len(ranks)))),
-                ),
-            ),
-            DataTable(
-                self.tr("Candidates left after each filter"),
-                self.tr("step"),
-                (
-                    Series(self.tr("after top-k (tokens)"), steps,
-                           tuple(s.record.survivors_top_k[0] for s in self.steps)),
-                    Series(self.tr("after top-p (tokens)"), steps,
-                           tuple(s.record.survivors_top_p[0] for s in self.steps)),
-                    Series(self.tr("kept mass after top-k (probability)"), steps,
-                           tuple(s.top_k_mass for s in self.steps)),
-                    Series(self.tr("p(chosen) after both filters"), steps,
-                           tuple(s.record.chosen_probability[0] for s in self.steps)),
-                ),
-            ),
+            table_at(self.tr("Next-token distribution at step {0}").format(item.step),
+                     self.tr("rank (1 = most likely)"), ranks, [
+                (self.tr("token"), item.token_texts),
+                (self.tr("probability after temperature"), item.probabilities),
+                (self.tr("probability after top-k, renormalised"), renormalised),
+                (self.tr("cumulative mass after top-k"), cumulative),
+                (self.tr("kept by top-k and top-p"), kept),
+                (self.tr("chosen"), [i == item.chosen_rank for i in range(len(ranks))]),
+            ]),
+            table_at(self.tr("Candidates left after each filter"), self.tr("step"),
+                     [s.step for s in steps], [
+                (self.tr("after top-k (tokens)"), [s.record.survivors_top_k[0] for s in steps]),
+                (self.tr("after top-p (tokens)"), [s.record.survivors_top_p[0] for s in steps]),
+                (self.tr("kept mass after top-k (probability)"), [s.top_k_mass for s in steps]),
+                (self.tr("p(chosen) after both filters"),
+                 [s.record.chosen_probability[0] for s in steps]),
+            ]),
         ]
 
     def numbers(self) -> dict[str, Any]:

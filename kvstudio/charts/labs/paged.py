@@ -16,7 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 
-from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.chart_data import DataTable, Series, table_at
 from kvstudio.charts.labs.base import (
     LabView,
     fill_legend,
@@ -126,42 +126,23 @@ class PagedCacheView(LabView):
         p, b, per = result.prompt_tokens, result.block_size, result.bytes_per_token
         dynamic_tokens = result.dynamic_bytes[-1] // (result.samples * per)
         rows: list[tuple[Any, ...]] = [
-            (
-                self.tr("preallocated"),
-                ByteCount(result.static_bytes[-1]),
-                f"{result.samples} × {p + result.new_tokens} × {per:,} B",
-            ),
-            (
-                self.tr("dynamic"),
-                ByteCount(result.dynamic_bytes[-1]),
-                f"{result.samples} × {dynamic_tokens} × {per:,} B",
-            ),
-            (
-                self.tr("paged: blocks held"),
-                ByteCount(result.paged_bytes[-1]),
-                self.tr("{0} blocks × {1:,} B").format(
-                    result.paged_bytes[-1] // result.block_bytes, result.block_bytes
-                ),
-            ),
-            (
-                self.tr("paged: slots with tokens"),
-                ByteCount(result.paged_steps[-1].used_bytes),
-                self.tr("the rest is empty slots in last blocks"),
-            ),
-            (
-                self.tr("hand count"),
-                result.hand_count_blocks * result.block_bytes == result.paged_bytes[-1],
-                self.tr("P//b = {0} shared + Σ(⌈len/b⌉ − {0}) = {1} blocks").format(
-                    p // b, result.hand_count_blocks
-                ),
-            ),
+            (self.tr("preallocated"), ByteCount(result.static_bytes[-1]),
+             f"{result.samples} × {p + result.new_tokens} × {per:,} B"),
+            (self.tr("dynamic"), ByteCount(result.dynamic_bytes[-1]),
+             f"{result.samples} × {dynamic_tokens} × {per:,} B"),
+            (self.tr("paged: blocks held"), ByteCount(result.paged_bytes[-1]),
+             self.tr("{0} blocks × {1:,} B").format(
+                 result.paged_bytes[-1] // result.block_bytes, result.block_bytes)),
+            (self.tr("paged: slots with tokens"), ByteCount(result.paged_steps[-1].used_bytes),
+             self.tr("the rest is empty slots in last blocks")),
+            (self.tr("hand count"),
+             result.hand_count_blocks * result.block_bytes == result.paged_bytes[-1],
+             self.tr("P//b = {0} shared + Σ(⌈len/b⌉ − {0}) = {1} blocks").format(
+                 p // b, result.hand_count_blocks)),
             (self.tr("copies on write"), result.copies_on_write, ""),
             (self.tr("same samples in all three"), result.same_samples, ""),
-            (
-                self.tr("greedy: paged = dynamic"),
-                result.greedy_identical,
-                self.tr("{0} tokens").format(result.greedy_tokens),
-            ),
+            (self.tr("greedy: paged = dynamic"), result.greedy_identical,
+             self.tr("{0} tokens").format(result.greedy_tokens)),
         ]
         self.table.set_rows([self.tr("cache"), self.tr("held (bytes)"), self.tr("how")], rows)
 
@@ -242,18 +223,15 @@ class PagedCacheView(LabView):
                    tuple(s.used_bytes for s in result.paged_steps)),
         )
         snapshot = result.paged_steps[self._step_index(result)]
-        rows = tuple(range(len(snapshot.table)))
-        tables = (
-            Series(self.tr("blocks held"), rows, tuple(len(row) for row in snapshot.table)),
-            Series(self.tr("shared blocks"), rows,
-                   tuple(sum(1 for ref in row if ref.shared) for row in snapshot.table)),
-            Series(self.tr("tokens stored"), rows,
-                   tuple(sum(ref.tokens for ref in row) for row in snapshot.table)),
-        )
+        table = snapshot.table
         return [
             DataTable(self.tr("Memory held per step"), self.tr("step"), memory),
-            DataTable(self.tr("Block tables after step {0}").format(snapshot.step),
-                      self.tr("sample (row)"), tables),
+            table_at(self.tr("Block tables after step {0}").format(snapshot.step),
+                     self.tr("sample (row)"), range(len(table)), [
+                (self.tr("blocks held"), [len(row) for row in table]),
+                (self.tr("shared blocks"), [sum(1 for ref in row if ref.shared) for row in table]),
+                (self.tr("tokens stored"), [sum(ref.tokens for ref in row) for row in table]),
+            ]),
         ]
 
     def numbers(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 
-from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.chart_data import DataTable, table_at
 from kvstudio.charts.labs.base import (
     LabView,
     fill_legend,
@@ -120,42 +120,24 @@ class ProjectorView(LabView):
             ),
             color="#222",
         )
-        rows: list[tuple[Any, ...]] = []
-        for row in result.rows:
-            rows.append(
-                (
-                    self._variant_name(row.label),
-                    row.bytes_per_token,
-                    row.total_bytes / gib,
-                    (row.total_bytes + g.weights_nbytes) / gib,
-                )
-            )
-        rows.append(
-            (
-                self.tr("weights ({0:,} parameters × {1} B)").format(g.parameters, g.weight_bytes),
-                "",
-                g.weights_nbytes / gib,
-                "",
-            )
-        )
+        rows: list[tuple[Any, ...]] = [
+            (self._variant_name(row.label), row.bytes_per_token, row.total_bytes / gib,
+             (row.total_bytes + g.weights_nbytes) / gib)
+            for row in result.rows
+        ]
+        rows.append((self.tr("weights ({0:,} parameters × {1} B)").format(
+            g.parameters, g.weight_bytes), "", g.weights_nbytes / gib, ""))
         if result.check is not None:
             check = result.check
-            rows.append(
-                (
-                    self.tr("real run: {0} rows × {1} tokens").format(check.batch, check.context),
-                    check.equal,
-                    self.tr("measured {0:,} B").format(check.measured_bytes),
-                    self.tr("projected {0:,} B").format(check.projected_bytes),
-                )
-            )
+            rows.append((self.tr("real run: {0} rows × {1} tokens").format(check.batch,
+                                                                          check.context),
+                         check.equal, self.tr("measured {0:,} B").format(check.measured_bytes),
+                         self.tr("projected {0:,} B").format(check.projected_bytes)))
         rows.append((self.tr("source"), "", g.source, ""))
         self.table.set_rows(
-            [
-                self.tr("what changes"),
-                self.tr("bytes per token"),
-                self.tr("cache ({0} × {1:,}), GiB").format(result.batch, result.context),
-                self.tr("cache + weights, GiB"),
-            ],
+            [self.tr("what changes"), self.tr("bytes per token"),
+             self.tr("cache ({0} × {1:,}), GiB").format(result.batch, result.context),
+             self.tr("cache + weights, GiB")],
             rows,
         )
 
@@ -187,27 +169,22 @@ class ProjectorView(LabView):
         result = self.result
         if not isinstance(result, lab.ProjectorResult):
             return []
-        g = result.geometry
-        x = tuple(result.contexts)
-        curve = (
-            Series(self.tr("KV cache, {0}-bit (B)").format(result.bits), x,
-                   tuple(result.cache_bytes)),
-            Series(self.tr("KV cache, 8-bit (B)"), x, tuple(result.cache_bytes_8bit)),
-            Series(self.tr("model weights (B)"), x, tuple(g.weights_nbytes for _ in x)),
-        )
-        names = tuple(self._variant_name(row.label) for row in result.rows)
-        variants = (
-            Series(self.tr("bytes per token (B)"), names,
-                   tuple(row.bytes_per_token for row in result.rows)),
-            Series(self.tr("cache (B)"), names, tuple(row.total_bytes for row in result.rows)),
-            Series(self.tr("cache + weights (B)"), names,
-                   tuple(row.total_bytes + g.weights_nbytes for row in result.rows)),
-        )
+        g, rows = result.geometry, result.rows
         return [
-            DataTable(self.tr("KV cache for batch {0} vs context length").format(result.batch),
-                      self.tr("context length (tokens)"), curve),
-            DataTable(self.tr("What changes at {0:,} tokens, batch {1}").format(
-                result.context, result.batch), self.tr("what changes"), variants),
+            table_at(self.tr("KV cache for batch {0} vs context length").format(result.batch),
+                     self.tr("context length (tokens)"), result.contexts, [
+                (self.tr("KV cache, {0}-bit (B)").format(result.bits), result.cache_bytes),
+                (self.tr("KV cache, 8-bit (B)"), result.cache_bytes_8bit),
+                (self.tr("model weights (B)"), [g.weights_nbytes for _ in result.contexts]),
+            ]),
+            table_at(self.tr("What changes at {0:,} tokens, batch {1}").format(
+                result.context, result.batch), self.tr("what changes"),
+                [self._variant_name(row.label) for row in rows], [
+                (self.tr("bytes per token (B)"), [row.bytes_per_token for row in rows]),
+                (self.tr("cache (B)"), [row.total_bytes for row in rows]),
+                (self.tr("cache + weights (B)"), [row.total_bytes + g.weights_nbytes
+                                                  for row in rows]),
+            ]),
         ]
 
     def _variant_name(self, label: str) -> str:

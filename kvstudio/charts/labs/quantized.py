@@ -16,7 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject
 
-from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.chart_data import DataTable, Series, table_at
 from kvstudio.charts.labs.base import (
     LabView,
     fill_legend,
@@ -102,27 +102,13 @@ class QuantizedCacheView(LabView):
         ]
         for run in result.runs:
             step = "—" if run.first_divergent_step is None else run.first_divergent_step
-            rows.append(
-                (
-                    run.kind,
-                    ByteCount(run.cache_bytes),
-                    run.formula_bytes,
-                    ref.cache_bytes / max(run.cache_bytes, 1),
-                    run.max_logit_diff,
-                    step,
-                    run.answer_changed,
-                )
-            )
+            rows.append((run.kind, ByteCount(run.cache_bytes), run.formula_bytes,
+                         ref.cache_bytes / max(run.cache_bytes, 1), run.max_logit_diff, step,
+                         run.answer_changed))
         self.table.set_rows(
-            [
-                self.tr("cache"),
-                self.tr("bytes (measured)"),
-                self.tr("bytes (formula)"),
-                self.tr("× smaller"),
-                self.tr("max |Δlogit|"),
-                self.tr("first divergent step"),
-                self.tr("answer changed"),
-            ],
+            [self.tr("cache"), self.tr("bytes (measured)"), self.tr("bytes (formula)"),
+             self.tr("× smaller"), self.tr("max |Δlogit|"), self.tr("first divergent step"),
+             self.tr("answer changed")],
             rows,
         )
 
@@ -158,17 +144,16 @@ class QuantizedCacheView(LabView):
         )
         ref = result.reference
         every = (ref, *result.runs)
-        names = tuple(f"fp{ref.bits}" if run is ref else run.kind for run in every)
-        sizes = (
-            Series(self.tr("bytes (measured, B)"), names, tuple(run.cache_bytes for run in every)),
-            Series(self.tr("bytes (formula, B)"), names, tuple(run.formula_bytes for run in every)),
-            Series(self.tr("bits per number"), names, tuple(run.bits for run in every)),
-            Series(self.tr("× smaller"), names,
-                   tuple(ref.cache_bytes / max(run.cache_bytes, 1) for run in every)),
-        )
         return [
             DataTable(self.tr("max |Δlogit| per step"), self.tr("step"), drift),
-            DataTable(self.tr("Cache bytes at the end"), self.tr("cache"), sizes),
+            table_at(self.tr("Cache bytes at the end"), self.tr("cache"),
+                     [f"fp{ref.bits}" if run is ref else run.kind for run in every], [
+                (self.tr("bytes (measured, B)"), [run.cache_bytes for run in every]),
+                (self.tr("bytes (formula, B)"), [run.formula_bytes for run in every]),
+                (self.tr("bits per number"), [run.bits for run in every]),
+                (self.tr("× smaller"), [ref.cache_bytes / max(run.cache_bytes, 1)
+                                        for run in every]),
+            ]),
         ]
 
     def numbers(self) -> dict[str, Any]:

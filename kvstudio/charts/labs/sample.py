@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QPlainTextEdit
 
-from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.chart_data import DataTable, Series, table_at
 from kvstudio.charts.labs.base import LabView, name_plot, plots_in_a_row, series_colour
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.legend import add_legend_row
@@ -111,26 +111,14 @@ class TemperatureView(LabView):
         check: Any = "—" if counted is None else (
             CHECK if counted[0] == counted[1] else f"{CROSS} {counted[0]} / {counted[1]}")
         rows: list[tuple[Any, ...]] = [
-            (
-                f"{t.temperature:g}",
-                t.distinct,
-                _short(self._answer(t.counts[0][0])) if t.counts else "",
-                t.counts[0][1] if t.counts else 0,
-                t.seconds * 1000,
-            )
+            (f"{t.temperature:g}", t.distinct,
+             _short(self._answer(t.counts[0][0])) if t.counts else "",
+             t.counts[0][1] if t.counts else 0, t.seconds * 1000)
             for t in temps
         ]
         rows.append((self.tr("same seed, both modes"), check, "", "", ""))
-        self.table.set_rows(
-            [
-                self.tr("T"),
-                self.tr("distinct"),
-                self.tr("most common answer"),
-                self.tr("count"),
-                self.tr("ms"),
-            ],
-            rows,
-        )
+        self.table.set_rows([self.tr("T"), self.tr("distinct"), self.tr("most common answer"),
+                             self.tr("count"), self.tr("ms")], rows)
         lines = []
         for t in temps:
             lines.append(self.tr("T = {0:g}:").format(t.temperature))
@@ -183,14 +171,14 @@ class TemperatureView(LabView):
                                  tuple(c for _, c in t.counts)))
             series.append(Series(self.tr("T = {0:g}: answer").format(t.temperature), r,
                                  tuple(a for a, _ in t.counts)))
-        values = tuple(t.temperature for t in temps)
         return [
             DataTable(self.tr("How often each answer came up"),
                       self.tr("answer rank (1 = most frequent)"), tuple(series)),
-            DataTable(self.tr("Distinct answers"), self.tr("temperature"), (
-                Series(self.tr("distinct answers"), values, tuple(t.distinct for t in temps)),
-                Series(self.tr("samples"), values, tuple(result.cached.samples for _ in temps)),
-            )),
+            table_at(self.tr("Distinct answers"), self.tr("temperature"),
+                     [t.temperature for t in temps], [
+                (self.tr("distinct answers"), [t.distinct for t in temps]),
+                (self.tr("samples"), [result.cached.samples for _ in temps]),
+            ]),
         ]
 
     def numbers(self) -> dict[str, Any]:

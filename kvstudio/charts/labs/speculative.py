@@ -28,7 +28,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QTextBrowser
 
-from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.chart_data import DataTable, table_at
 from kvstudio.charts.labs.base import (
     LabView,
     fill_legend,
@@ -298,44 +298,35 @@ class SpeculativeView(LabView):
         run = self.shown()
         if not isinstance(result, lab.SpeculativeLabResult) or run is None:
             return []
-        idx = tuple(r.index for r in run.rounds)
+        rounds = run.rounds
         per_round = [
-            Series(self.tr("drafted"), idx, tuple(len(r.drafted) for r in run.rounds)),
-            Series(self.tr("accepted"), idx, tuple(r.accepted for r in run.rounds)),
-            Series(self.tr("target rows"), idx, tuple(r.target_length for r in run.rounds)),
-            Series(self.tr("target appended"), idx,
-                   tuple(r.target_appended for r in run.rounds)),
-            Series(self.tr("target cropped"), idx, tuple(r.target_cropped for r in run.rounds)),
+            (self.tr("drafted"), [len(r.drafted) for r in rounds]),
+            (self.tr("accepted"), [r.accepted for r in rounds]),
+            (self.tr("target rows"), [r.target_length for r in rounds]),
+            (self.tr("target appended"), [r.target_appended for r in rounds]),
+            (self.tr("target cropped"), [r.target_cropped for r in rounds]),
         ]
         if run.draft_kind == "model":
             per_round += [
-                Series(self.tr("draft rows"), idx,
-                       tuple(r.draft_length or 0 for r in run.rounds)),
-                Series(self.tr("draft appended"), idx,
-                       tuple(r.draft_appended for r in run.rounds)),
-                Series(self.tr("draft cropped"), idx,
-                       tuple(r.draft_cropped for r in run.rounds)),
+                (self.tr("draft rows"), [r.draft_length or 0 for r in rounds]),
+                (self.tr("draft appended"), [r.draft_appended for r in rounds]),
+                (self.tr("draft cropped"), [r.draft_cropped for r in rounds]),
             ]
-        per_round.append(Series(self.tr("target calls so far"), idx,
-                                tuple(r.target_calls for r in run.rounds)))
-        tables = [DataTable(
+        per_round.append((self.tr("target calls so far"), [r.target_calls for r in rounds]))
+        tables = [table_at(
             self.tr("Rounds of {0}, k = {1}").format(self.kind_name(run.draft_kind), run.k),
-            self.tr("round (0 = prefill)"), tuple(per_round))]
+            self.tr("round (0 = prefill)"), [r.index for r in rounds], per_round)]
         for kind in result.kinds:
             runs = [r for r in result.runs if r.draft_kind == kind]
-            ks = tuple(r.k for r in runs)
-            tables.append(DataTable(
-                self.tr("{0} vs k").format(self.kind_name(kind)), "k", (
-                    Series("α", ks, tuple(r.alpha for r in runs)),
-                    Series(self.tr("tokens per call (measured)"), ks,
-                           tuple(r.tokens_per_round for r in runs)),
-                    Series(self.tr("tokens per call (formula)"), ks,
-                           tuple(r.expected_tokens_per_round for r in runs)),
-                    Series(self.tr("target calls per token"), ks,
-                           tuple(r.calls_per_token for r in runs)),
-                    Series(self.tr("ms (median)"), ks,
-                           tuple(r.seconds.median * 1e3 for r in runs)),
-                )))
+            tables.append(table_at(self.tr("{0} vs k").format(self.kind_name(kind)), "k",
+                                   [r.k for r in runs], [
+                ("α", [r.alpha for r in runs]),
+                (self.tr("tokens per call (measured)"), [r.tokens_per_round for r in runs]),
+                (self.tr("tokens per call (formula)"),
+                 [r.expected_tokens_per_round for r in runs]),
+                (self.tr("target calls per token"), [r.calls_per_token for r in runs]),
+                (self.tr("ms (median)"), [r.seconds.median * 1e3 for r in runs]),
+            ]))
         return tables
 
     def numbers(self) -> dict[str, Any]:

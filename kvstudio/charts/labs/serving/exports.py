@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kvstudio.charts.chart_data import Cell, DataTable, Series
+from kvstudio.charts.chart_data import DataTable, table_at
 from kvstudio.charts.labs.base import LabView
 from kvstudio.charts.plots.names import format_bytes
 from kvstudio.charts.plots.results_table import gap_text
@@ -111,80 +111,64 @@ class ServingExports(LabView):
         tables: list[DataTable] = []
         run = self.shown_run()
         if run is not None:
-            steps: tuple[Cell, ...] = tuple(s.step for s in run.steps)
+            steps, step = [s.step for s in run.steps], self.tr("scheduler step")
             # The CSV names a phase as the timeline's legend does (in the current language).
             names = {"future": self.tr("not arrived yet"), **self._phase_names()}
-            phases = tuple(
-                Series(self.tr("request #{0}").format(outcome.request.index), steps,
-                       tuple(names[s.requests[i].phase] for s in run.steps))
-                for i, outcome in enumerate(run.outcomes))
-            tables.append(DataTable(self.tr("What each request did, step by step"),
-                                    self.tr("scheduler step"), phases))
-            tables.append(DataTable(self.tr("Tokens fed per step"), self.tr("scheduler step"), (
-                Series(self.tr("prefill tokens"), steps,
-                       tuple(s.prefill_tokens for s in run.steps)),
-                Series(self.tr("decode tokens"), steps,
-                       tuple(s.decode_tokens for s in run.steps)),
-                Series(self.tr("padding slots"), steps,
-                       tuple(s.padding_slots for s in run.steps)),
-                Series(self.tr("idle rows"), steps, tuple(s.idle_rows for s in run.steps)),
-                Series(self.tr("rows in the batch"), steps,
-                       tuple(s.batch_rows for s in run.steps)),
-            )))
-            tables.append(DataTable(self.tr("Cache blocks per step"), self.tr("scheduler step"), (
-                Series(self.tr("blocks in use"), steps, tuple(s.blocks_used for s in run.steps)),
-                Series(self.tr("prefix cache only"), steps,
-                       tuple(s.blocks_cached for s in run.steps)),
-                Series(self.tr("free blocks"), steps, tuple(s.blocks_free for s in run.steps)),
-                Series(self.tr("cache bytes (B)"), steps,
-                       tuple(s.cache_bytes for s in run.steps)),
-            )))
-            index: tuple[Cell, ...] = tuple(o.request.index for o in run.outcomes)
-            tables.append(DataTable(self.tr("Requests"), self.tr("request"), (
-                Series(self.tr("prompt tokens"), index,
-                       tuple(o.prompt_tokens for o in run.outcomes)),
-                Series(self.tr("prefix hits"), index, tuple(o.prefix_hit for o in run.outcomes)),
-                Series(self.tr("TTFT (ms)"), index, tuple(ms_of(o.ttft_s) for o in run.outcomes)),
-                Series(self.tr("ITL p50 (ms)"), index,
-                       tuple(ms_of(o.itl_p50_s) for o in run.outcomes)),
-                Series(self.tr("ITL p95 (ms)"), index,
-                       tuple(ms_of(o.itl_p95_s) for o in run.outcomes)),
-                Series(self.tr("answer tokens"), index,
-                       tuple(o.answer_tokens for o in run.outcomes)),
-                Series(self.tr("same tokens as solo"), index,
-                       tuple(int(o.identical_to_solo) for o in run.outcomes)),
-                Series(self.tr("max |Δlogit| vs solo"), index,
-                       tuple(gap_cell(o.max_abs_logit_diff) for o in run.outcomes)),
-            )))
+            tables.append(table_at(self.tr("What each request did, step by step"), step, steps, [
+                (self.tr("request #{0}").format(outcome.request.index),
+                 [names[s.requests[i].phase] for s in run.steps])
+                for i, outcome in enumerate(run.outcomes)]))
+            tables.append(table_at(self.tr("Tokens fed per step"), step, steps, [
+                (self.tr("prefill tokens"), [s.prefill_tokens for s in run.steps]),
+                (self.tr("decode tokens"), [s.decode_tokens for s in run.steps]),
+                (self.tr("padding slots"), [s.padding_slots for s in run.steps]),
+                (self.tr("idle rows"), [s.idle_rows for s in run.steps]),
+                (self.tr("rows in the batch"), [s.batch_rows for s in run.steps]),
+            ]))
+            tables.append(table_at(self.tr("Cache blocks per step"), step, steps, [
+                (self.tr("blocks in use"), [s.blocks_used for s in run.steps]),
+                (self.tr("prefix cache only"), [s.blocks_cached for s in run.steps]),
+                (self.tr("free blocks"), [s.blocks_free for s in run.steps]),
+                (self.tr("cache bytes (B)"), [s.cache_bytes for s in run.steps]),
+            ]))
+            outcomes = run.outcomes
+            tables.append(table_at(self.tr("Requests"), self.tr("request"),
+                                   [o.request.index for o in outcomes], [
+                (self.tr("prompt tokens"), [o.prompt_tokens for o in outcomes]),
+                (self.tr("prefix hits"), [o.prefix_hit for o in outcomes]),
+                (self.tr("TTFT (ms)"), [ms_of(o.ttft_s) for o in outcomes]),
+                (self.tr("ITL p50 (ms)"), [ms_of(o.itl_p50_s) for o in outcomes]),
+                (self.tr("ITL p95 (ms)"), [ms_of(o.itl_p95_s) for o in outcomes]),
+                (self.tr("answer tokens"), [o.answer_tokens for o in outcomes]),
+                (self.tr("same tokens as solo"), [int(o.identical_to_solo) for o in outcomes]),
+                (self.tr("max |Δlogit| vs solo"),
+                 [gap_cell(o.max_abs_logit_diff) for o in outcomes]),
+            ]))
         sweep = self.shown_sweep()
         if sweep is not None:
-            batch: tuple[Cell, ...] = tuple(p.batch for p in sweep.points)
-            series = [
-                Series(self.tr("ms per step, median"), batch,
-                       tuple(p.ms_per_step for p in sweep.points)),
-                Series(self.tr("ms per step, fastest round"), batch,
-                       tuple(1000.0 * p.step_seconds.low for p in sweep.points)),
-                Series(self.tr("ms per step, slowest round"), batch,
-                       tuple(1000.0 * p.step_seconds.high for p in sweep.points)),
-                Series(self.tr("tokens/s"), batch,
-                       tuple(p.tokens_per_second for p in sweep.points)),
-                Series(self.tr("weight bytes read (B)"), batch,
-                       tuple(p.weight_bytes for p in sweep.points)),
-                Series(self.tr("KV bytes read (B)"), batch,
-                       tuple(p.kv_bytes for p in sweep.points)),
-                Series(self.tr("FLOPs"), batch, tuple(p.flops for p in sweep.points)),
-                Series(self.tr("FLOP per byte"), batch,
-                       tuple(p.intensity for p in sweep.points)),
+            points = sweep.points
+            columns = [
+                (self.tr("ms per step, median"), [p.ms_per_step for p in points]),
+                (self.tr("ms per step, fastest round"),
+                 [1000.0 * p.step_seconds.low for p in points]),
+                (self.tr("ms per step, slowest round"),
+                 [1000.0 * p.step_seconds.high for p in points]),
+                (self.tr("tokens/s"), [p.tokens_per_second for p in points]),
+                (self.tr("weight bytes read (B)"), [p.weight_bytes for p in points]),
+                (self.tr("KV bytes read (B)"), [p.kv_bytes for p in points]),
+                (self.tr("FLOPs"), [p.flops for p in points]),
+                (self.tr("FLOP per byte"), [p.intensity for p in points]),
             ]
             if sweep.peaks is not None:
-                series += [
-                    Series(self.tr("memory floor (ms)"), batch,
-                           tuple(1000.0 * (p.memory_seconds or 0.0) for p in sweep.points)),
-                    Series(self.tr("compute floor (ms)"), batch,
-                           tuple(1000.0 * (p.compute_seconds or 0.0) for p in sweep.points)),
+                columns += [
+                    (self.tr("memory floor (ms)"),
+                     [1000.0 * (p.memory_seconds or 0.0) for p in points]),
+                    (self.tr("compute floor (ms)"),
+                     [1000.0 * (p.compute_seconds or 0.0) for p in points]),
                 ]
-            tables.append(DataTable(self.tr("Decode step time against batch size"),
-                                    self.tr("batch size (rows)"), tuple(series)))
+            tables.append(table_at(self.tr("Decode step time against batch size"),
+                                   self.tr("batch size (rows)"), [p.batch for p in points],
+                                   columns))
         return tables
 
     def request_rows(self, run: Any, repeats: int) -> tuple[list[str], list[tuple[Any, ...]]]:

@@ -58,6 +58,18 @@ else:  # torch loads when the lab first runs
 SWEEP_X_MARGIN = 0.5  # of a doubling, either side of the batch sizes on the sweep's plots
 
 
+def _medians_with_range(plot: pg.PlotItem) -> tuple[pg.PlotDataItem, pg.ErrorBarItem]:
+    """On `plot` (the batch sweep's two): an empty line of medians with a dot at each, and
+    error bars for the range from the fastest to the slowest round."""
+    measured = series_colour(0)
+    line = plot.plot([], [], pen=pg.mkPen(measured, width=2.5), symbol="o", symbolSize=7,
+                     symbolBrush=measured, symbolPen="w")
+    spread = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), pen=pg.mkPen(measured, width=1.5),
+                             beam=0.12)
+    plot.addItem(spread)
+    return line, spread
+
+
 class ServingView(ServingExports):
     key = "serving"
     draw_while_running = False  # every step is timed; the charts are drawn from the result
@@ -102,23 +114,12 @@ class ServingView(ServingExports):
         }
         for bars in self._block_bars.values():
             self.blocks_plot.addItem(bars)
-        measured = series_colour(0)
-        self._step_line = self.time_plot.plot(
-            [], [], pen=pg.mkPen(measured, width=2.5), symbol="o", symbolSize=7,
-            symbolBrush=measured, symbolPen="w")
-        self._step_range = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0),
-                                           pen=pg.mkPen(measured, width=1.5), beam=0.12)
-        self.time_plot.addItem(self._step_range)
+        self._step_line, self._step_range = _medians_with_range(self.time_plot)
         self._memory_floor = self.time_plot.plot(
             [], [], pen=pg.mkPen(series_colour(1), width=2, style=Qt.PenStyle.DashLine))
         self._compute_floor = self.time_plot.plot(
             [], [], pen=pg.mkPen(series_colour(2), width=2, style=Qt.PenStyle.DotLine))
-        self._throughput_line = self.throughput_plot.plot(
-            [], [], pen=pg.mkPen(measured, width=2.5), symbol="o", symbolSize=7,
-            symbolBrush=measured, symbolPen="w")
-        self._throughput_range = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0),
-                                                 pen=pg.mkPen(measured, width=1.5), beam=0.12)
-        self.throughput_plot.addItem(self._throughput_range)
+        self._throughput_line, self._throughput_range = _medians_with_range(self.throughput_plot)
         self.add_chart("serving", self.layout_widget)
         # After a run that left one part out (no batch sizes, say), that part's plots say so.
         self._part_empty = {plot: EmptyChart(plot) for plot in self.plots()}
