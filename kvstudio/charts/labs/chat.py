@@ -177,15 +177,12 @@ class ChatView(LabView):
         user, assistant = self.tr("User"), self.tr("Assistant")
         for turn in self.turns:
             lines.append(
-                f"<p><b>{html.escape(user)} {turn.turn}:</b> {html.escape(turn.user_text)}</p>"
-            )
+                f"<p><b>{html.escape(user)} {turn.turn}:</b> {html.escape(turn.user_text)}</p>")
             mark = {True: CHECK, False: CROSS, None: ""}[turn.identical]
             answer = (self.tr("(empty: eos at step 0)") if turn.answer_text == EMPTY_ANSWER
                       else turn.answer_text)
-            lines.append(
-                f"<p style='margin-left:16px'><b>{html.escape(assistant)}:</b> "
-                f"{html.escape(answer)} <span style='color:#009E73'>{mark}</span></p>"
-            )
+            lines.append(f"<p style='margin-left:16px'><b>{html.escape(assistant)}:</b> "
+                         f"{html.escape(answer)} <span style='color:#009E73'>{mark}</span></p>")
         return "".join(lines)
 
     def _fill_table(self) -> None:
@@ -200,37 +197,18 @@ class ChatView(LabView):
             return result.decode_ms_per_token
 
         rows = [
-            (
-                t.turn,
-                t.history_tokens,
-                fed(t.reuse),
-                fed(t.refeed),
-                ms(t.reuse, "ttft"),
-                ms(t.refeed, "ttft"),
-                ms(t.reuse, "decode"),
-                ms(t.refeed, "decode"),
-                (t.reuse or t.refeed).cache_bytes / 1024.0,  # type: ignore[union-attr]
-                len(t.answer_ids),
-                "—" if t.identical is None else t.identical,
-                "—" if t.max_abs_logit_diff is None else t.max_abs_logit_diff,
-            )
+            (t.turn, t.history_tokens, fed(t.reuse), fed(t.refeed), ms(t.reuse, "ttft"),
+             ms(t.refeed, "ttft"), ms(t.reuse, "decode"), ms(t.refeed, "decode"),
+             (t.reuse or t.refeed).cache_bytes / 1024.0,  # type: ignore[union-attr]
+             len(t.answer_ids), "—" if t.identical is None else t.identical,
+             "—" if t.max_abs_logit_diff is None else t.max_abs_logit_diff)
             for t in self.turns
         ]
         self.table.set_rows(
-            [
-                self.tr("turn"),
-                self.tr("history"),
-                self.tr("fed (reuse)"),
-                self.tr("fed (re-feed)"),
-                self.tr("TTFT (reuse, ms)"),
-                self.tr("TTFT (re-feed, ms)"),
-                self.tr("ms/token (reuse)"),
-                self.tr("ms/token (re-feed)"),
-                self.tr("cache KiB"),
-                self.tr("answer tokens"),
-                self.tr("identical"),
-                self.tr("max |Δlogit|"),
-            ],
+            [self.tr("turn"), self.tr("history"), self.tr("fed (reuse)"), self.tr("fed (re-feed)"),
+             self.tr("TTFT (reuse, ms)"), self.tr("TTFT (re-feed, ms)"),
+             self.tr("ms/token (reuse)"), self.tr("ms/token (re-feed)"), self.tr("cache KiB"),
+             self.tr("answer tokens"), self.tr("identical"), self.tr("max |Δlogit|")],
             rows,
         )
         self.table.scrollToBottom()
@@ -242,22 +220,15 @@ class ChatView(LabView):
         last = self.turns[-1]
         parts = [self.tr("Turn {0}, history {1} tokens").format(last.turn, last.history_tokens)]
         if last.reuse is not None:
-            parts.append(
-                self.tr("reuse fed {0} tokens, TTFT {1}").format(
-                    last.reuse.prompt_tokens_fed, self.ttft_text(last.reuse)
-                )
-            )
+            parts.append(self.tr("reuse fed {0} tokens, TTFT {1}").format(
+                last.reuse.prompt_tokens_fed, self.ttft_text(last.reuse)))
         if last.refeed is not None:
-            parts.append(
-                self.tr("re-feed fed {0} tokens, TTFT {1}").format(
-                    last.refeed.prompt_tokens_fed, self.ttft_text(last.refeed)
-                )
-            )
+            parts.append(self.tr("re-feed fed {0} tokens, TTFT {1}").format(
+                last.refeed.prompt_tokens_fed, self.ttft_text(last.refeed)))
         compared = [t for t in self.turns if t.identical is not None]
         same = sum(1 for t in compared if t.identical)
         second = self.tr("identical greedy tokens in {0} of {1} compared turns").format(
-            same, len(compared)
-        )
+            same, len(compared))
         gaps = [t.max_abs_logit_diff for t in compared if t.max_abs_logit_diff is not None]
         if gaps:  # the logits behind them agree to float32 rounding, not bit for bit
             second += self.tr(", max |Δlogit| {0}").format(gap_text(max(gaps)))
@@ -271,17 +242,13 @@ class ChatView(LabView):
 
         def series(way: str, header: str, value: Any) -> Series:
             done = [(t.turn, t.way(way)) for t in self.turns if t.way(way) is not None]  # type: ignore[arg-type]
-            return Series(
-                header.format(names[way]),
-                tuple(turn for turn, _ in done),
-                tuple(value(result) for _, result in done),
-            )
+            return Series(header.format(names[way]), tuple(turn for turn, _ in done),
+                          tuple(value(result) for _, result in done))
 
         fed, totals, ttft, cache = [], [], [], []
         for way in ("reuse", "refeed"):
-            fed.append(
-                series(way, self.tr("{0}: prompt tokens fed"), lambda r: r.prompt_tokens_fed)
-            )
+            fed.append(series(way, self.tr("{0}: prompt tokens fed"),
+                              lambda r: r.prompt_tokens_fed))
             running = series(way, self.tr("{0}: running total"), lambda r: r.prompt_tokens_fed)
             totals.append(
                 Series(running.header, running.x, tuple(np.cumsum(running.y).tolist()))  # type: ignore[arg-type]

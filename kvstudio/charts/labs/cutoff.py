@@ -74,17 +74,11 @@ class TopPTopKView(LabView):
         self.dist_plot.getViewBox().sigResized.connect(self._fit_headroom)
         self.dist_plot.getViewBox().setMouseEnabled(y=False)
         self._k_line = pg.InfiniteLine(
-            angle=90,
-            pen=pg.mkPen("#555", width=2, style=pg.QtCore.Qt.PenStyle.DashLine),
-            label="",
-            labelOpts={"position": 0.55, "color": "#333", "anchors": [(0, 0), (0, 0)]},
-        )
+            angle=90, pen=pg.mkPen("#555", width=2, style=Qt.PenStyle.DashLine), label="",
+            labelOpts={"position": 0.55, "color": "#333", "anchors": [(0, 0), (0, 0)]})
         self._p_line = pg.InfiniteLine(
-            angle=90,
-            pen=pg.mkPen("#D55E00", width=2),
-            label="",
-            labelOpts={"position": 0.42, "color": "#D55E00", "anchors": [(0, 0), (0, 0)]},
-        )
+            angle=90, pen=pg.mkPen("#D55E00", width=2), label="",
+            labelOpts={"position": 0.42, "color": "#D55E00", "anchors": [(0, 0), (0, 0)]})
         for line in (self._k_line, self._p_line):
             line.setVisible(False)
             self.dist_plot.addItem(line, ignoreBounds=True)
@@ -95,13 +89,8 @@ class TopPTopKView(LabView):
             [], [], pen=pg.mkPen("#555", width=2), symbol="o", symbolSize=4, symbolBrush="#555"
         )
         self._surv_p = self.surv_plot.plot(
-            [],
-            [],
-            pen=pg.mkPen("#D55E00", width=2),
-            symbol="o",
-            symbolSize=4,
-            symbolBrush="#D55E00",
-        )
+            [], [], pen=pg.mkPen("#D55E00", width=2), symbol="o", symbolSize=4,
+            symbolBrush="#D55E00")
         self.steps: list[lab.DistributionStep] = []
         self.shown: int | None = None  # the step drawn when looking back (None = the latest)
         self.add_chart("top-k-top-p", self.layout_widget)
@@ -260,12 +249,8 @@ class TopPTopKView(LabView):
                                      heights[chosen] + 0.06)
         self._chosen_mark.setVisible(chosen is not None)
         self._mark_level = heights[chosen] + 0.06 if chosen is not None else 0.0
-        self._bars.setOpts(
-            x=np.asarray(xs, dtype=float),
-            height=np.asarray(heights, dtype=float),
-            brushes=colours,
-            pens=pens,
-        )
+        self._bars.setOpts(x=np.asarray(xs, dtype=float), height=np.asarray(heights, dtype=float),
+                           brushes=colours, pens=pens)
         kept_by_k = k if k is not None else n
         cumulative = np.cumsum(np.asarray(shown[:kept_by_k], dtype=float))
         self._mass.setData(np.arange(len(cumulative), dtype=float), cumulative)
@@ -308,10 +293,8 @@ class TopPTopKView(LabView):
         self._p_line.setVisible(p_cuts_inside)
         if p_cuts_inside:
             self._p_line.setValue(p_cut - 0.5)
-            self._p_line.label.setFormat(
-                self.tr("top-p keeps {0}: mass {1:.2f} ≥ {2:g}").format(
-                    p_cut, item.kept_mass(), p)
-            )
+            self._p_line.label.setFormat(self.tr("top-p keeps {0}: mass {1:.2f} ≥ {2:g}").format(
+                p_cut, item.kept_mass(), p))
         self._fit_headroom()
 
     def _fit_headroom(self, *_args: object) -> None:
@@ -328,27 +311,11 @@ class TopPTopKView(LabView):
         self.dist_plot.setYRange(0, top, padding=0)
 
     def _fill_table(self) -> None:
-        rows = [
-            (
-                s.step,
-                token_tick(_chosen_text(s), 14),
-                s.record.chosen_probability[0],
-                s.record.survivors_top_k[0],
-                s.record.survivors_top_p[0],
-            )
-            for s in self.steps
-        ]
+        rows = [(s.step, token_tick(_chosen_text(s), 14), s.record.chosen_probability[0],
+                 s.record.survivors_top_k[0], s.record.survivors_top_p[0]) for s in self.steps]
         self.table.blockSignals(True)  # refilling is not the user choosing a step
-        self.table.set_rows(
-            [
-                self.tr("step"),
-                self.tr("chosen"),
-                self.tr("p(chosen)"),
-                self.tr("after top-k"),
-                self.tr("after top-p"),
-            ],
-            rows,
-        )
+        self.table.set_rows([self.tr("step"), self.tr("chosen"), self.tr("p(chosen)"),
+                             self.tr("after top-k"), self.tr("after top-p")], rows)
         row = len(rows) - 1 if self.shown is None else self.shown
         if rows:
             self.table.setCurrentCell(row, 0)

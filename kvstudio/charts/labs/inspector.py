@@ -25,7 +25,7 @@ from PySide6.QtCore import QObject, QRectF
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QGraphicsRectItem
 
-from kvstudio.charts.chart_data import DataTable, Series
+from kvstudio.charts.chart_data import DataTable, Series, table_at
 from kvstudio.charts.colour_scale import ColourBar
 from kvstudio.charts.labs.base import LabView
 from kvstudio.charts.lazy import LazyModule
@@ -79,11 +79,8 @@ class CacheInspectorView(LabView):
         self.v_image = pg.ImageItem(axisOrder="row-major")
         self.attn_image = pg.ImageItem(axisOrder="row-major")
         self._newest: list[QGraphicsRectItem] = []
-        for plot, image in (
-            (self.k_plot, self.k_image),
-            (self.v_plot, self.v_image),
-            (self.attn_plot, self.attn_image),
-        ):
+        for plot, image in ((self.k_plot, self.k_image), (self.v_plot, self.v_image),
+                            (self.attn_plot, self.attn_image)):
             plot.addItem(image)
             plot.invertY(True)
             plot.setMenuEnabled(True)
@@ -230,14 +227,10 @@ class CacheInspectorView(LabView):
         self.attn_image.setColorMap(SEQUENTIAL)
         self._scales[2].show(0.0, max(top, 1e-6))
         rows = len(frame.positions)
-        newest = (
-            frame.positions.index(frame.query_position)
-            if frame.query_position in frame.positions
-            else -1
-        )
-        for outline, width in zip(
-            self._newest, (keys.shape[1], keys.shape[1], len(heads)), strict=True
-        ):
+        newest = (frame.positions.index(frame.query_position)
+                  if frame.query_position in frame.positions else -1)
+        for outline, width in zip(self._newest, (keys.shape[1], keys.shape[1], len(heads)),
+                                  strict=True):
             outline.setVisible(newest >= 0)
             outline.setRect(QRectF(0, newest, width, 1))
         labels = [
@@ -253,12 +246,8 @@ class CacheInspectorView(LabView):
             width = len(heads) if plot is self.attn_plot else keys.shape[1]
             plot.setXRange(0, width, padding=0)
         self.k_plot.setYRange(0, rows, padding=0)
-        self.k_plot.setTitle(
-            self.tr("K rows: layer {0}, K/V head {1} ({2} rows held)").format(
-                layer, head, frame.held_rows()
-            ),
-            color="#222",
-        )
+        self.k_plot.setTitle(self.tr("K rows: layer {0}, K/V head {1} ({2} rows held)").format(
+            layer, head, frame.held_rows()), color="#222")
         self.v_plot.setTitle(self.tr("V rows"), color="#222")
         evicted = float(frame.evicted_attention[layer, list(heads)].max())
         title = self.tr("Attention, position {0}").format(frame.query_position)
@@ -266,19 +255,14 @@ class CacheInspectorView(LabView):
             title += " " + self.tr("({0:.0%} on evicted rows)").format(evicted)
         self.attn_plot.setTitle(title, color="#222")
 
+    def _step_headers(self) -> list[str]:
+        """The columns of `step_rows`: the table's headers and the checks' CSV's."""
+        return [self.tr("step"), self.tr("token"), self.tr("rows held"),
+                self.tr("appended per layer"), self.tr("old rows max |Δ|"),
+                self.tr("recompute max |Δ| K"), self.tr("recompute max |Δ| V")]
+
     def _fill_table(self) -> None:
-        self.table.set_rows(
-            [
-                self.tr("step"),
-                self.tr("token"),
-                self.tr("rows held"),
-                self.tr("appended per layer"),
-                self.tr("old rows max |Δ|"),
-                self.tr("recompute max |Δ| K"),
-                self.tr("recompute max |Δ| V"),
-            ],
-            self.step_rows,
-        )
+        self.table.set_rows(self._step_headers(), self.step_rows)
         self.table.scrollToBottom()
 
     # ---- exports ---------------------------------------------------------------------------------
@@ -323,35 +307,19 @@ class CacheInspectorView(LabView):
         heads = frame.query_heads(head)
         attention = frame.attention[layer, list(heads), :].T  # (R, n_rep)
         slot = self.tr("cache row")
-        steps = tuple(row[0] for row in self.step_rows)
-        checks = tuple(
-            Series(
-                header,
-                steps,
-                tuple(row[index] if row[index] != "—" else None for row in self.step_rows),
-            )
-            for index, header in (
-                (2, self.tr("rows held")),
-                (3, self.tr("appended per layer")),
-                (4, self.tr("old rows max |Δ|")),
-                (5, self.tr("recompute max |Δ| K")),
-                (6, self.tr("recompute max |Δ| V")),
-            )
-        )
+        headers = self._step_headers()  # (step and token, then the checks: columns 2 to 6)
+        checks = [(headers[index], [row[index] if row[index] != "—" else None
+                                    for row in self.step_rows]) for index in range(2, 7)]
         return [
-            DataTable(
-                self.tr("K rows"), slot, labels + matrix(frame.keys[layer, :, head, :], "K d")
-            ),
-            DataTable(
-                self.tr("V rows"), slot, labels + matrix(frame.values[layer, :, head, :], "V d")
-            ),
-            DataTable(
-                self.tr("Attention of the newest query"),
-                slot,
-                labels + tuple(Series(f"q{h}", rows, _floats(attention[:, i]))
-                               for i, h in enumerate(heads)),
-            ),
-            DataTable(self.tr("Checks per step"), self.tr("step"), checks),
+            DataTable(self.tr("K rows"), slot,
+                      labels + matrix(frame.keys[layer, :, head, :], "K d")),
+            DataTable(self.tr("V rows"), slot,
+                      labels + matrix(frame.values[layer, :, head, :], "V d")),
+            DataTable(self.tr("Attention of the newest query"), slot,
+                      labels + tuple(Series(f"q{h}", rows, _floats(attention[:, i]))
+                                     for i, h in enumerate(heads))),
+            table_at(self.tr("Checks per step"), self.tr("step"),
+                     [row[0] for row in self.step_rows], checks),
         ]
 
     def _view(self) -> tuple[int, int]:

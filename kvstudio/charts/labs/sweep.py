@@ -117,16 +117,11 @@ class LengthSweepView(LabView):
                     shown = self._no_fit_text(fit)
                 rows.append((mode_name(fits.mode), kind, shown, fit.r_squared))
         for point in result.sweep.points:
-            rows.append(
-                (
-                    mode_name(point.mode),
-                    f"P={point.prompt_tokens}, N={point.new_tokens}",
-                    Shown(point.ms_per_token,  # the CSV gets the number
-                          self.tr("{0:.3g} ms/token").format(point.ms_per_token)),
-                    Shown(point.tokens_fed, self.tr("fed {0} (formula {1})").format(
-                        point.tokens_fed, point.tokens_fed_formula)),
-                )
-            )
+            rows.append((mode_name(point.mode), f"P={point.prompt_tokens}, N={point.new_tokens}",
+                         Shown(point.ms_per_token,  # the CSV gets the number
+                               self.tr("{0:.3g} ms/token").format(point.ms_per_token)),
+                         Shown(point.tokens_fed, self.tr("fed {0} (formula {1})").format(
+                             point.tokens_fed, point.tokens_fed_formula))))
         self.table.set_rows(
             [self.tr("mode"), self.tr("fit / run"), self.tr("ms per token"), self.tr("R² / fed")],
             rows,

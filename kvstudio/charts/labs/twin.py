@@ -133,15 +133,10 @@ class TwinView(LabView):
     def _fill_table(self, result: lab.TwinResult) -> None:
         ours, theirs = result.ours, result.theirs
         p, n = result.prompt_tokens, result.new_tokens
-        if result.first_diff_step is None:
-            same: Any = self.tr("✓ {0}/{0}").format(n)
-            same_theirs: Any = same
-        else:
-            same = self.tr("✗ from step {0}").format(result.first_diff_step)
-            same_theirs = same
+        same = (self.tr("✓ {0}/{0}").format(n) if result.first_diff_step is None
+                else self.tr("✗ from step {0}").format(result.first_diff_step))
         rows: list[tuple[Any, ...]] = [
-            (self.tr("tokens the same ({0})").format(self._choice_text(result)), same,
-             same_theirs),
+            (self.tr("tokens the same ({0})").format(self._choice_text(result)), same, same),
             (self.tr("max |Δlogit| up to there"), "", result.max_logit_gap),
             (self.tr("KV bytes per token"), ByteCount(round(ours.kv_bytes_per_token)),
              ByteCount(round(theirs.kv_bytes_per_token))),
