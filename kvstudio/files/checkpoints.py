@@ -51,7 +51,7 @@ MISSING_MODELS_HELP = (
     "model with --model PATH, or ask for random weights with --model random."
 )
 CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE = "config.json", "model.safetensors", "tokenizer.json"
-_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 # A few sentences to train a throwaway byte-level BPE when no tokenizer ships yet.
 _FALLBACK_SENTENCES = (
@@ -157,17 +157,10 @@ def save_model_folder(
     link in it is replaced, never written through. ValueError says what failed.
     """
     out = Path(folder)
-    config = model.config
-    target = _DTYPES[weights_dtype] if weights_dtype else None
-    state = {}
-    for name, tensor in model.state_dict().items():
-        if config.tie_word_embeddings and name == "lm_head.weight":
-            continue  # the same tensor as model.embed_tokens.weight
-        t = tensor.detach().to("cpu")
-        state[name] = (t.to(target) if target is not None else t).contiguous()
+    state = weights_state_dict(model, weights_dtype)
     try:
         with staged_folder(out) as staging:
-            config.save(staging / CONFIG_FILE)
+            model.config.save(staging / CONFIG_FILE)
             save_file(state, str(staging / WEIGHTS_FILE), metadata={"format": "pt"})
             tokenizer.save(staging)
     except OSError as exc:
@@ -176,6 +169,20 @@ def save_model_folder(
             "choose another folder; what was there is unchanged."
         ) from exc
     return out
+
+
+def weights_state_dict(model: MiniMindLM, dtype: str | None = None) -> dict[str, torch.Tensor]:
+    """The tensors a weights file holds (MiniMind's names, which are transformers' Llama
+    names): on the CPU, cast to `dtype` (None: as they are). A tied LM head is left out
+    (safetensors refuses shared tensors; loaders re-tie it from ``tie_word_embeddings``)."""
+    target = DTYPES[dtype] if dtype else None
+    state = {}
+    for name, tensor in model.state_dict().items():
+        if model.config.tie_word_embeddings and name == "lm_head.weight":
+            continue  # the same tensor as model.embed_tokens.weight
+        t = tensor.detach().to("cpu")
+        state[name] = (t.to(target) if target is not None else t).contiguous()
+    return state
 
 
 def build_model(
@@ -220,7 +227,7 @@ def build_model(
             raise ValueError(
                 f"{where}: tensor {key} is not floating point; this is not a model checkpoint."
             )
-    run_dtype = _DTYPES[config.dtype]
+    run_dtype = DTYPES[config.dtype]
     state = {k: v.to(run_dtype) for k, v in state.items()}
     model = model.to(run_dtype)
     model.load_state_dict(state, strict=False)
@@ -328,7 +335,7 @@ def random_model(
     cfg = replace(base, vocab_size=tokenizer.vocab_size)
     if tokenizer.eos_id is not None:
         cfg = replace(cfg, eos_token_id=tokenizer.eos_id)
-    model = MiniMindLM(cfg).init_weights(seed).to(_DTYPES[cfg.dtype]).to(device).eval()
+    model = MiniMindLM(cfg).init_weights(seed).to(DTYPES[cfg.dtype]).to(device).eval()
     label = f"{RANDOM_LABEL} (seed {seed}, vocab {cfg.vocab_size})"
     return from_minimind(model, tokenizer, label, origin="random", requested=RANDOM_MODEL_NAME,
                          is_random=True)

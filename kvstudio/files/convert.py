@@ -24,19 +24,18 @@ import logging
 from pathlib import Path
 from typing import Any, Literal
 
-import torch
 from safetensors.torch import save_file
 
 from kvstudio.engine.config import MAX_CONFIG_BYTES, ModelConfig
 from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.small_files import read_json
 from kvstudio.engine.tokenizer import ENDOFTEXT, IM_END, IM_START, TextTokenizer
+from kvstudio.files.checkpoints import DTYPES, weights_state_dict
 from kvstudio.files.folder_write import staged_folder
 
 logger = logging.getLogger(__name__)
 
 HFLayout = Literal["llama", "qwen3"]
-_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
 def hf_layout(cfg: ModelConfig) -> HFLayout:
@@ -50,8 +49,8 @@ def hf_config_dict(cfg: ModelConfig, dtype: str = "float32") -> dict[str, Any]:
     RoPE is written twice on purpose: ``rope_theta`` (4.x) and ``rope_parameters``
     (5.x); each version reads its own key and ignores or converts the other.
     """
-    if dtype not in _DTYPES:
-        raise ValueError(f"dtype must be one of {sorted(_DTYPES)}, got {dtype!r}.")
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}.")
     layout = hf_layout(cfg)
     data: dict[str, Any] = {
         "architectures": ["Qwen3ForCausalLM" if layout == "qwen3" else "LlamaForCausalLM"],
@@ -94,19 +93,13 @@ def hf_config_dict(cfg: ModelConfig, dtype: str = "float32") -> dict[str, Any]:
     return data
 
 
-def hf_state_dict(model: MiniMindLM, dtype: str = "float32") -> dict[str, torch.Tensor]:
-    """Our tensors under transformers' names (the same names), cast to `dtype`.
-
-    A tied ``lm_head.weight`` is left out: safetensors refuses shared tensors and
-    transformers re-ties it from ``tie_word_embeddings``.
-    """
-    target = _DTYPES[dtype]
-    out: dict[str, torch.Tensor] = {}
-    for name, tensor in model.state_dict().items():
-        if name == "lm_head.weight" and model.config.tie_word_embeddings:
-            continue
-        out[name] = tensor.detach().to("cpu", target).contiguous().clone()
-    return out
+def check_tokenizer_fits(tokenizer: TextTokenizer, cfg: ModelConfig) -> None:
+    """ValueError when the tokenizer has ids the model has no embedding row for."""
+    if tokenizer.vocab_size > cfg.vocab_size:
+        raise ValueError(
+            f"The tokenizer has {tokenizer.vocab_size} tokens but the model only "
+            f"{cfg.vocab_size} embeddings; convert with the tokenizer the model was trained with."
+        )
 
 
 def write_tokenizer(tokenizer: TextTokenizer, out: Path, max_length: int) -> None:
@@ -146,11 +139,8 @@ def export_hf(
             f"{out} already exists and is not empty; choose a new folder or pass --overwrite."
         )
     cfg = model.config
-    if tokenizer is not None and tokenizer.vocab_size > cfg.vocab_size:
-        raise ValueError(
-            f"The tokenizer has {tokenizer.vocab_size} tokens but the model only "
-            f"{cfg.vocab_size} embeddings; convert with the tokenizer the model was trained with."
-        )
+    if tokenizer is not None:
+        check_tokenizer_fits(tokenizer, cfg)
     config = hf_config_dict(cfg, dtype)
     generation = {
         "bos_token_id": cfg.bos_token_id,
@@ -158,7 +148,7 @@ def export_hf(
         "pad_token_id": 0,
         "do_sample": False,
     }
-    weights = hf_state_dict(model, dtype)
+    weights = weights_state_dict(model, dtype)
     try:  # written beside `out`, then swapped in: a failure leaves `out` as it was
         with staged_folder(out) as staging:
             (staging / "config.json").write_text(json.dumps(config, indent=2) + "\n", "utf-8")

@@ -44,7 +44,8 @@ import torch
 from kvstudio.engine.config import ModelConfig
 from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.tokenizer import CHAT_TEMPLATE, TextTokenizer
-from kvstudio.files.convert import hf_state_dict
+from kvstudio.files.checkpoints import weights_state_dict
+from kvstudio.files.convert import check_tokenizer_fits
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ def gguf_tensors(model: MiniMindLM) -> dict[str, np.ndarray]:
     """Our weights under llama.cpp's names, f32, q/k rows in llama.cpp's RoPE order."""
     cfg = model.config
     out: dict[str, np.ndarray] = {}
-    for name, tensor in hf_state_dict(model, "float32").items():
+    for name, tensor in weights_state_dict(model, "float32").items():
         if name in _TOP_NAMES:
             gguf_name = _TOP_NAMES[name]
         else:  # model.layers.N.<rest>
@@ -164,11 +165,7 @@ def export_gguf(
         raise ValueError(f"{out} is a folder; give a file name such as {out / (name + '.gguf')}.")
     if out.exists() and not overwrite:
         raise ValueError(f"{out} already exists; choose a new file name or pass --overwrite.")
-    if tokenizer.vocab_size > cfg.vocab_size:
-        raise ValueError(
-            f"The tokenizer has {tokenizer.vocab_size} tokens but the model only "
-            f"{cfg.vocab_size} embeddings; convert with the tokenizer the model was trained with."
-        )
+    check_tokenizer_fits(tokenizer, cfg)
     vocab = tokenizer_fields(tokenizer)
     if len(vocab["tokens"]) < cfg.vocab_size:  # embedding rows past the tokenizer: unused
         extra = cfg.vocab_size - len(vocab["tokens"])
