@@ -293,8 +293,7 @@ def _run_from_dict(data: Any, where: str) -> SavedRun:
     )
     mode = checks.read_mode(data["mode"], f"{where}: mode")
     try:
-        sampling = read_fields(SamplingSettings, data["sampling"], "sampling",
-                                      _SAMPLING_FIELDS)
+        sampling = read_fields(SamplingSettings, data["sampling"], "sampling", _SAMPLING_FIELDS)
         cache = read_fields(CacheSpec, data.get("cache", {}), "cache", _CACHE_FIELDS)
         facts = read_fields(ModelFacts, data.get("model", {}), "model", _FACT_FIELDS)
     except ValueError as exc:
@@ -305,8 +304,7 @@ def _run_from_dict(data: Any, where: str) -> SavedRun:
         data["prompt_ids"], f"{where}: prompt_ids",
         lambda v, w: read_int(v, w, 0, checks.MAX_TOKEN_ID), min_length=1,
     )
-    max_new = read_int(data["max_new_tokens"], f"{where}: max_new_tokens", 1,
-                              checks.MAX_POSITIONS)
+    max_new = read_int(data["max_new_tokens"], f"{where}: max_new_tokens", 1, checks.MAX_POSITIONS)
     raw_records = data["records"]
     if not isinstance(raw_records, list):
         raise ValueError(f"{where}: records must be a list.")
@@ -317,8 +315,7 @@ def _run_from_dict(data: Any, where: str) -> SavedRun:
             raw, f"{where}, step {i}", step=i, mode=mode, prompt_len=len(prompt_ids),
             batch=records[0].batch_size if records else None, layers=facts.num_layers,
         ))
-    pieces = read_list(data.get("prompt_pieces", []), f"{where}: prompt_pieces",
-                              read_str)
+    pieces = read_list(data.get("prompt_pieces", []), f"{where}: prompt_pieces", read_str)
     if pieces and len(pieces) != len(prompt_ids):
         raise ValueError(f"{where}: prompt_pieces has {len(pieces)} entries for "
                          f"{len(prompt_ids)} prompt tokens.")
@@ -331,7 +328,7 @@ def _run_from_dict(data: Any, where: str) -> SavedRun:
         max_new_tokens=max_new,
         cache=cache,
         use_chat_template=read_bool(data.get("use_chat_template", False),
-                                           f"{where}: use_chat_template"),
+                                    f"{where}: use_chat_template"),
         model=facts,
         records=tuple(records),
         prompt_pieces=pieces,
@@ -357,8 +354,7 @@ def loads_run_file(data: bytes | str, where: str = "the run file") -> RunFile:
     document = _document(data, where)  # parsed once: a 30,000-step file is 0.6 s of JSON
     runs = _runs_of(document, where)  # every problem with the file as a whole is reported here
     raw = document.get("samples", [])
-    samples = read_list(raw, f"{where}: samples", _samples_from_dict,
-                               max_length=MAX_SAMPLE_SETS)
+    samples = read_list(raw, f"{where}: samples", _samples_from_dict, max_length=MAX_SAMPLE_SETS)
     return RunFile(tuple(runs), samples)
 
 
@@ -379,15 +375,15 @@ def _samples_from_dict(data: Any, where: str) -> SavedSamples:
         raise ValueError(f"{where} is not an object.")
     checks.require(data, ("prompt", "temperatures", "samples_per_temperature", "answer_tokens",
                           "counts"), where)
-    temperatures = read_list(data["temperatures"], f"{where}: temperatures",
-                                    _temperature, min_length=1, max_length=MAX_TEMPERATURES)
-    n = read_int(data["samples_per_temperature"], f"{where}: samples_per_temperature",
-                        1, MAX_SAMPLES)
+    temperatures = read_list(data["temperatures"], f"{where}: temperatures", _temperature,
+                             min_length=1, max_length=MAX_TEMPERATURES)
+    n = read_int(data["samples_per_temperature"], f"{where}: samples_per_temperature", 1,
+                 MAX_SAMPLES)
     answer_tokens = read_int(data["answer_tokens"], f"{where}: answer_tokens", 1,
-                                    checks.MAX_POSITIONS)
+                             checks.MAX_POSITIONS)
     rows = read_list(data["counts"], f"{where}: counts",
-                            lambda v, w: read_list(v, w, _answer_count, max_length=n),
-                            length=len(temperatures))
+                     lambda v, w: read_list(v, w, _answer_count, max_length=n),
+                     length=len(temperatures))
     for t, row in zip(temperatures, rows, strict=True):
         total = sum(c for _, c in row)
         if total != n:
@@ -398,7 +394,7 @@ def _samples_from_dict(data: Any, where: str) -> SavedSamples:
                              "damaged.")
     try:
         sampling = read_fields(SamplingSettings, data.get("sampling", {}), "sampling",
-                                      _SAMPLING_FIELDS)
+                               _SAMPLING_FIELDS)
     except ValueError as exc:
         raise ValueError(f"{where} has bad sampling settings: {exc}") from exc
     return SavedSamples(
@@ -409,7 +405,7 @@ def _samples_from_dict(data: Any, where: str) -> SavedSamples:
         counts=rows,
         sampling=sampling,
         use_chat_template=read_bool(data.get("use_chat_template", False),
-                                           f"{where}: use_chat_template"),
+                                    f"{where}: use_chat_template"),
     )
 
 
@@ -459,7 +455,3 @@ class RunReplay:
         while not self.finished:
             yield self.step()
 
-
-def replay(run: SavedRun) -> Iterator[StepRecord]:
-    """The saved records as a generator, like iterating a live `Stepper`."""
-    yield from RunReplay(run)

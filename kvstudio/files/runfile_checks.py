@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from kvstudio.engine.records import MODES, Candidate, Mode, StepRecord
 from kvstudio.engine.small_files import (
@@ -47,27 +47,20 @@ MAX_RUNS = 64
 # entries were read and checked one by one for 9 s.
 MAX_VOCABULARY = 1 << 18
 
-T = TypeVar("T")
-
 
 # ---- reading the file ------------------------------------------------------------------------
-def read_run_bytes(path: Path, limit: int | None = None) -> bytes:
-    """The run file's bytes, if it is a regular file of at most `limit` bytes; else ValueError
-    (see `small_files.read_capped`)."""
-    limit = MAX_RUN_FILE_BYTES if limit is None else limit
-    return read_capped(path, limit, "a saved run (.kvrun.json)")
+def read_run_bytes(path: Path) -> bytes:
+    """The run file's bytes, if it is a regular file of at most `MAX_RUN_FILE_BYTES`; else
+    ValueError (see `small_files.read_capped`)."""
+    return read_capped(path, MAX_RUN_FILE_BYTES, "a saved run (.kvrun.json)")
 
 
-def _mode(value: Any, where: str) -> Mode:
+def read_mode(value: Any, where: str) -> Mode:
     if value not in MODES:
         raise ValueError(
             f"{where} is an unknown mode {_show(value)} (expected cached or recompute)."
         )
     return value  # type: ignore[no-any-return]
-
-
-def read_mode(value: Any, where: str) -> Mode:
-    return _mode(value, where)
 
 
 # ---- step records ------------------------------------------------------------------------------

@@ -25,7 +25,6 @@ from kvstudio.files.runfile import (
     load_runs,
     loads_run_file,
     loads_runs,
-    replay,
     save_runs,
 )
 
@@ -84,7 +83,7 @@ def test_replay_yields_the_same_records_without_a_model(
     with pytest.raises(ValueError, match="reset"):
         rp.step()
     rp.reset()
-    assert list(replay(run)) == list(rp)
+    assert list(RunReplay(run)) == list(rp)
 
 
 def test_logits_are_dropped_unless_asked(
