@@ -1,12 +1,16 @@
 """Nothing clipped: every chart of the window, every slide and every presenter page has its
 titles, legends and tick labels whole and apart, at 1280×720, 1366×768 and 1920×1080, in
-Korean and English, measured by item rectangles (`fit_check.layout_faults`).
+Korean and English, measured by item rectangles (`fit_check.layout_faults`). And one layout
+rule for every lab, chat and inspector chart: a readable plot area (a view box of at least
+160 × 120 px) at 1280×720 and 1366×768 (the page scrolls instead of squashing it), and no
+results table cuts a cell's text.
 
 One window a language runs the live lesson (cached and recompute to the end, Sample ×N),
 every lab, the chat and the inspector once; the tests then only resize it and look: the
 window at each screen size, each chart laid out on the two 16:9 slide canvases as the
 export lays it out (with its headline, which must fit unelided), and the presenter view
-at each screen size on each of its charts.
+at each screen size on each of its charts. (The plot-area and table checks share this
+window: filling every page is most of what they cost.)
 """
 
 from __future__ import annotations
@@ -19,10 +23,20 @@ import pytest
 from lab_helpers import fill_every_page, show_page
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QScrollArea, QTableView, QWidget
 
 from kvstudio.charts.canvas import canvas_named, settle_layout
 from kvstudio.charts.chart_data import chart_item, plot_items
-from kvstudio.charts.plotted_data import chart_headline, chart_is_empty
+from kvstudio.charts.plots.plain_text import plain_tooltip
+from kvstudio.charts.plots.sizing import (
+    CORNER_BUTTON_NAME,
+    MIN_PLOT_HEIGHT,
+    MIN_PLOT_WIDTH,
+    chart_plots,
+    elided_cells,
+    plot_areas,
+)
+from kvstudio.charts.plotted_data import chart_headline, chart_is_empty, plain_text
 from kvstudio.charts.render import _prepared
 from kvstudio.charts.style import SLIDE_STYLE
 from kvstudio.ui.main_window import initial_geometry
@@ -107,10 +121,11 @@ def test_every_window_chart_fits(qtbot, filled, screen: tuple[int, int]) -> None
     assert faults == [], "\n".join(faults)
 
 
-@pytest.mark.parametrize("canvas_key", CANVASES)
-def test_every_slide_fits(qtbot, filled, canvas_key: str) -> None:  # type: ignore[no-untyped-def]
+def test_every_slide_fits(qtbot, filled) -> None:  # type: ignore[no-untyped-def]
+    """Each page is shown and settled once, and each of its charts laid out on both slide
+    canvases (`CANVASES`)."""
     window, pages, language = filled
-    canvas = canvas_named(canvas_key)
+    canvases = [canvas_named(key) for key in CANVASES]
     faults: list[str] = []
     for name, page, charts in _pages(window, pages):
         _show(window, page)
@@ -118,12 +133,14 @@ def test_every_slide_fits(qtbot, filled, canvas_key: str) -> None:  # type: igno
         for key, chart in charts.items():
             if chart_is_empty(chart):
                 continue
-            where = f"{language} {canvas.key} {name}:{key}"
-            with _prepared(chart, canvas, SLIDE_STYLE, chart_headline(chart)) as (item, head, _):
-                plots = [item] if isinstance(item, pg.PlotItem) else plot_items(item)
-                faults += layout_faults(plots, item.sceneBoundingRect(), where)
-                faults += headline_faults(head.lines, head.font,
-                                          canvas.width - 2 * head.margin, where)
+            for canvas in canvases:
+                where = f"{language} {canvas.key} {name}:{key}"
+                with _prepared(chart, canvas, SLIDE_STYLE,
+                               chart_headline(chart)) as (item, head, _):
+                    plots = [item] if isinstance(item, pg.PlotItem) else plot_items(item)
+                    faults += layout_faults(plots, item.sceneBoundingRect(), where)
+                    faults += headline_faults(head.lines, head.font,
+                                              canvas.width - 2 * head.margin, where)
     assert faults == [], "\n".join(faults)
 
 
@@ -135,16 +152,16 @@ def test_every_presenter_page_fits(qtbot, filled, monkeypatch: pytest.MonkeyPatc
                                    screen: tuple[int, int]) -> None:
     """Live charts are the presenter's own plots (measured on screen); a lab chart is drawn
     by the slide renderer at the presenter's canvas and style: measured as the renderer lays
-    it out (the last time the presenter drew it), and left unpainted to keep the test quick."""
+    it out (at the canvas and style of the last time the presenter drew it, once the page
+    has settled: a drawing the presenter replaced is not measured), and left unpainted to
+    keep the test quick."""
     import kvstudio.ui.slides.presenter as presenter_module
 
     window, _, language = filled
-    drawn: dict[int, list[str]] = {}  # id(lab chart): the faults of its last drawing
+    drawn: dict[int, tuple[Any, Any, Any]] = {}  # id(lab chart): its last drawing's arguments
 
     def measured(chart: Any, canvas: Any, style: Any = SLIDE_STYLE, *_: Any) -> QImage:
-        with _prepared(chart, canvas, style, None) as (item, _, _):
-            plots = [item] if isinstance(item, pg.PlotItem) else plot_items(item)
-            drawn[id(chart)] = layout_faults(plots, item.sceneBoundingRect(), "")
+        drawn[id(chart)] = (chart, canvas, style)
         image = QImage(canvas.width, canvas.height, QImage.Format.Format_ARGB32)
         image.fill(0xFFFFFFFF)
         return image
@@ -173,7 +190,60 @@ def test_every_presenter_page_fits(qtbot, filled, monkeypatch: pytest.MonkeyPatc
             wanted = id(chart.lab.chart)
             qtbot.waitUntil(lambda wanted=wanted: wanted in drawn, timeout=HANG_GUARD_MS)
             settle(qtbot)  # (drawn again once the layout has its final size)
-            faults += [where + fault for fault in drawn[wanted]]
+            last, canvas, style = drawn[wanted]
+            with _prepared(last, canvas, style, None) as (item, _, _):
+                plots = [item] if isinstance(item, pg.PlotItem) else plot_items(item)
+                faults += [where + fault
+                           for fault in layout_faults(plots, item.sceneBoundingRect(), "")]
     finally:
         presenter.set_enabled(False)
     assert faults == [], "\n".join(faults)
+
+
+def test_every_chart_has_a_readable_plot_area(qtbot, filled) -> None:  # type: ignore[no-untyped-def]
+    window, pages, _ = filled
+    for screen in SCREENS[:2]:  # 1280×720, 1366×768
+        _open_on(window, screen)
+        for page in pages:
+            show_page(window, page)
+            settle(qtbot)
+            for key, chart in page.charts().items():
+                areas = plot_areas(chart)
+                assert areas, key
+                for area in areas:
+                    assert area.width() >= MIN_PLOT_WIDTH - 0.5, (screen, key, area)
+                    assert area.height() >= MIN_PLOT_HEIGHT - 0.5, (screen, key, area)
+                button = chart.findChild(QWidget, CORNER_BUTTON_NAME)  # export, top right
+                assert button is not None and button.isVisible(), key
+                for plot in chart_plots(chart):  # no title under it
+                    title = plot.titleLabel
+                    if not title.isVisible() or not plain_text(title.text):
+                        continue
+                    text = title.item.mapRectToScene(title.item.boundingRect())
+                    on_chart = chart.mapFromScene(text).boundingRect()
+                    assert not on_chart.intersects(button.geometry()), (screen, key, on_chart)
+                # The widget shows its whole scene (not a scene wider than the widget).
+                scene = chart.centralWidget.geometry()
+                assert scene.width() <= chart.width() + 1, (screen, key, scene, chart.size())
+                assert scene.height() <= chart.height() + 1, (screen, key, scene, chart.size())
+            # What does not fit scrolls: the page, never a squashed chart.
+            scroll = page.findChild(QScrollArea, "labScroll")
+            assert scroll is not None and scroll.widgetResizable()
+
+
+def test_no_table_cell_is_elided_at_1366x768(qtbot, filled) -> None:  # type: ignore[no-untyped-def]
+    window, pages, _ = filled
+    _open_on(window, (1366, 768))
+    for page in pages:
+        show_page(window, page)
+        settle(qtbot)
+        tables = [t for t in page.findChildren(QTableView) if t.isVisible()]
+        assert tables, type(page).__name__
+        for table in tables:
+            assert table.model().rowCount() > 0, type(page).__name__
+            assert elided_cells(table) == [], type(page).__name__
+            for row in range(table.model().rowCount()):  # a cut would still say it all
+                for column in range(table.model().columnCount()):
+                    item = table.item(row, column) if hasattr(table, "item") else None
+                    if item is not None and item.text():
+                        assert item.toolTip() == plain_tooltip(item.text())
