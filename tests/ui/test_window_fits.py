@@ -73,9 +73,14 @@ def filled_once(request: pytest.FixtureRequest, make_module_window,  # type: ign
 
 
 @pytest.fixture(scope="module", params=["en", "ko"])
-def bare_once(request: pytest.FixtureRequest, make_module_window) -> tuple[Any, str]:  # type: ignore[no-untyped-def]
-    """A window in the language, its model loaded and nothing run (once a module)."""
-    return make_module_window(language=request.param), request.param
+def bare_once(request: pytest.FixtureRequest,  # type: ignore[no-untyped-def]
+              make_module_window) -> tuple[Any, str, QSize, QRect, QSize]:
+    """A window in the language, its model loaded and nothing run (once a module), with
+    what it opened with before any test resized it: its size, its screen's available
+    geometry and its minimum size hint."""
+    window = make_module_window(language=request.param)
+    return (window, request.param, window.size(), window.screen().availableGeometry(),
+            window.minimumSizeHint())
 
 
 @pytest.fixture
@@ -84,8 +89,8 @@ def filled(filled_once: tuple[Any, str]) -> Iterator[Any]:
 
 
 @pytest.fixture
-def bare(bare_once: tuple[Any, str]) -> Iterator[tuple[Any, str]]:
-    window, language = bare_once
+def bare(bare_once: tuple[Any, str, QSize, QRect, QSize]) -> Iterator[tuple[Any, str]]:
+    window, language, *_ = bare_once
     for _ in on_screen(window, language):
         yield window, language
 
@@ -154,11 +159,12 @@ def test_every_plot_is_whole_on_small_screens(qtbot, filled, size: tuple[int, in
     assert scroll.horizontalScrollBar().maximum() == 0
 
 
-@pytest.mark.parametrize("language", ["en", "ko"])
-def test_window_opens_inside_every_screen(qtbot, make_window, language: str) -> None:  # type: ignore[no-untyped-def]
-    """The opening size fits each screen's available area, and the window can be that small."""
-    window = make_window(language=language)
-    minimum = window.minimumSizeHint()
+def test_window_opens_inside_every_screen(  # type: ignore[no-untyped-def]
+    qtbot, bare_once: tuple[Any, str, QSize, QRect, QSize]
+) -> None:
+    """The opening size fits each screen's available area, and the window can be that small
+    (in each language: the shared bare window, as it opened)."""
+    _, _, opened, available_at_open, minimum = bare_once
     for width, height in [*SCREENS, (1280, 800), (1600, 900), (1920, 1080)]:
         available = QRect(0, 0, width, height - 40)  # a desktop panel takes 40 px
         rect = initial_geometry(available, minimum)
@@ -168,8 +174,8 @@ def test_window_opens_inside_every_screen(qtbot, make_window, language: str) -> 
         assert available.contains(frame), (width, height, frame)
         assert rect.width() >= minimum.width() and rect.height() >= minimum.height()
     # The window itself opened with that rule on the screen it is on.
-    expected = initial_geometry(window.screen().availableGeometry(), window.minimumSizeHint())
-    assert window.size() == expected.size()
+    expected = initial_geometry(available_at_open, minimum)
+    assert opened == expected.size()
 
 
 def test_a_plot_takes_its_view_size_back_after_a_wide_moment(qtbot, make_window,
