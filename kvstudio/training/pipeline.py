@@ -58,12 +58,8 @@ def run_tokenizer(
         "seed": seed,
     }
     _write_json(Path(out_dir) / "report.json", report)
-    log.info(
-        "tokenizer: %d tokens, %.2f chars/token on the chat data -> %s",
-        tok.vocab_size,
-        cpt,
-        out_dir,
-    )
+    log.info("tokenizer: %d tokens, %.2f chars/token on the chat data -> %s",
+             tok.vocab_size, cpt, out_dir)
     return tok
 
 
@@ -91,12 +87,8 @@ def run_pretrain(
     n_valid = max(1, int(len(docs) * valid_fraction))
     valid = PackedStream(tok, docs[:n_valid], seq_len, settings.seed)
     train_stream = PackedStream(tok, docs[n_valid:], seq_len, settings.seed)
-    log.info(
-        "pretraining on %d documents, %d tokens (validation %d tokens)",
-        len(docs) - n_valid,
-        len(train_stream),
-        len(valid),
-    )
+    log.info("pretraining on %d documents, %d tokens (validation %d tokens)",
+             len(docs) - n_valid, len(train_stream), len(valid))
     settings.extra.update(
         {
             "seq_len": seq_len,
@@ -112,14 +104,7 @@ def run_pretrain(
         hidden_size=hidden or course.hidden_size,
     )
     model = MiniMindLM(config).init_weights(settings.seed)
-    return train(
-        model,
-        lambda g: train_stream.batch(settings.batch_size, g),
-        valid.eval_batches(settings.batch_size, settings.eval_batches),
-        settings,
-        run_dir,
-        resume,
-    )
+    return _train_on(model, train_stream, valid, settings, run_dir, resume)
 
 
 def run_sft(
@@ -137,13 +122,9 @@ def run_sft(
     _write_json(Path(run_dir) / "heldout.json", split.eval_questions)
     train_set = ChatExamples(tok, split.train, max_len)
     valid_set = ChatExamples(tok, split.valid, max_len)
-    log.info(
-        "SFT on %d pairs (%d answer tokens); validation %d pairs; %d held-out questions",
-        len(train_set),
-        train_set.n_answer_tokens(),
-        len(valid_set),
-        len(split.eval_questions),
-    )
+    log.info("SFT on %d pairs (%d answer tokens); validation %d pairs; %d held-out questions",
+             len(train_set), train_set.n_answer_tokens(), len(valid_set),
+             len(split.eval_questions))
     settings.extra.update(
         {
             "max_len": max_len,
@@ -156,6 +137,18 @@ def run_sft(
     config = run_config(init_weights, tok.vocab_size)  # the pretrained run's size
     model = MiniMindLM(config)
     model.load_state_dict(load_state_dict_file(init_weights, config), strict=True)
+    return _train_on(model, train_set, valid_set, settings, run_dir, resume)
+
+
+def _train_on(
+    model: MiniMindLM,
+    train_set: PackedStream | ChatExamples,
+    valid_set: PackedStream | ChatExamples,
+    settings: TrainSettings,
+    run_dir: str | Path,
+    resume: bool,
+) -> dict[str, Any]:
+    """`train` on random batches of `train_set`, validated on fixed batches of `valid_set`."""
     return train(
         model,
         lambda g: train_set.batch(settings.batch_size, g),

@@ -219,16 +219,8 @@ def train(
             eta = elapsed / step * (s.steps - step) if step else 0.0
             mean = window_loss / window_n
             history["train"].append((step, mean))
-            log.info(
-                "step %d/%d  loss %.4f  lr %.2e  %.0f tok/s  elapsed %.0fs  eta %.0fs",
-                step,
-                s.steps,
-                mean,
-                lr,
-                tps,
-                elapsed,
-                eta,
-            )
+            log.info("step %d/%d  loss %.4f  lr %.2e  %.0f tok/s  elapsed %.0fs  eta %.0fs",
+                     step, s.steps, mean, lr, tps, elapsed, eta)
             window_tokens, window_t, window_loss, window_n = 0, now, 0.0, 0
         if step % s.eval_every == 0 or step == s.steps:
             validate()
@@ -251,11 +243,6 @@ def train(
         "train_history": history["train"],
     }
     (run / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    log.info(
-        "done: %d steps, %d tokens in %.0fs; report in %s",
-        step,
-        history["tokens_seen"],
-        history["seconds"],
-        run / "report.json",
-    )
+    log.info("done: %d steps, %d tokens in %.0fs; report in %s",
+             step, history["tokens_seen"], history["seconds"], run / "report.json")
     return report
