@@ -155,7 +155,7 @@ def test_gguf_holds_the_llama_layout_and_tokenizer(models: dict[str, LoadedModel
 
 
 def test_convert_command_writes_gguf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from kvstudio.cli.tools.convert import main
+    from kvstudio.cli.main import main
 
     out = tmp_path / "draft.gguf"
     assert main(["convert", "ko-draft", str(out), "--to", "gguf"]) == 0

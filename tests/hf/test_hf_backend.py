@@ -270,7 +270,7 @@ def test_config_dict_writes_both_rope_spellings() -> None:
 def test_cli_convert_from_a_model_folder_and_a_minimind_pth(
     tokenizer: TextTokenizer, tmp_path: Path
 ) -> None:
-    from kvstudio.cli.tools.convert import main
+    from kvstudio.cli.main import main
 
     model = tiny_model(qk_norm=True)
     src = save_model_folder(model, tokenizer, tmp_path / "ours")

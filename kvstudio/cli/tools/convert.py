@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -94,18 +93,3 @@ def _shipped(source: Path) -> Path:
         return folder
     return source
 
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m kvstudio.cli.tools.convert convert …` until the main command registers it."""
-    parser = argparse.ArgumentParser(prog="kvstudio")
-    add_subcommands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args))
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())
