@@ -181,12 +181,9 @@ class BeamSearchView(LabView):
         self.beam_table.set_rows(
             [self.tr("beam"), self.tr("from row"), self.tr("Σ log p"),
              self.tr("last tokens")], rows)
-        self.tree_plot.setTitle(
-            # Counted as the tree's x axis counts: step s (0 = the prefill) chose token s + 1.
-            self.tr("Beam tree · token {0}: {1} rows moved, {2}").format(
-                step.step + 1, step.rows_moved, format_bytes(step.reorder_bytes)),
-            color="#222",
-        )
+        # Counted as the tree's x axis counts: step s (0 = the prefill) chose token s + 1.
+        self.tree_plot.setTitle(self.tr("Beam tree · token {0}: {1} rows moved, {2}").format(
+            step.step + 1, step.rows_moved, format_bytes(step.reorder_bytes)), color="#222")
 
     def _fill_summary(self, result: lab.BeamLabResult) -> None:
         search = result.search

@@ -57,9 +57,8 @@ class CacheKindsView(LabView):
             z = -1 if kind == "dynamic" else 1
             self._bytes[kind].setZValue(z)
             self._masks[kind].setZValue(z)
-        self._bytes["static-used"] = self.bytes_plot.plot(
-            [], [], pen=pg.mkPen(KIND_COLOURS["static"], width=2, style=Qt.PenStyle.DotLine)
-        )
+        self._bytes["static-used"] = self.bytes_plot.plot([], [], pen=pg.mkPen(
+            KIND_COLOURS["static"], width=2, style=Qt.PenStyle.DotLine))
         self._bytes["static-used"].setZValue(2)
         for plot in (self.bytes_plot, self.mask_plot):  # amounts: the axis starts at 0
             plot.getViewBox().setLimits(yMin=0)
@@ -80,10 +79,8 @@ class CacheKindsView(LabView):
                 if plot is self.bytes_plot and kind == "static":
                     name = self.tr("{0} (allocated)").format(name)
                 plot.legend.addItem(items[kind], name)
-        self.bytes_plot.legend.addItem(
-            self._bytes["static-used"],
-            self.tr("{0} (used)").format(cache_kind_name("static")),
-        )
+        self.bytes_plot.legend.addItem(self._bytes["static-used"],
+                                       self.tr("{0} (used)").format(cache_kind_name("static")))
 
     def clear(self) -> None:
         self._series = {}
@@ -120,9 +117,7 @@ class CacheKindsView(LabView):
         for run in result.runs:
             steps = np.arange(len(run.allocated_bytes), dtype=float)
             self._bytes[run.kind].setData(steps, np.asarray(run.allocated_bytes) / 1024)
-            self._masks[run.kind].setData(
-                steps, np.asarray(run.newest_keys, dtype=float)
-            )
+            self._masks[run.kind].setData(steps, np.asarray(run.newest_keys, dtype=float))
             if run.kind == "static":
                 self._bytes["static-used"].setData(steps, np.asarray(run.used_bytes) / 1024)
         for plot in (self.bytes_plot, self.mask_plot):

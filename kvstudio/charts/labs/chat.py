@@ -250,9 +250,8 @@ class ChatView(LabView):
             fed.append(series(way, self.tr("{0}: prompt tokens fed"),
                               lambda r: r.prompt_tokens_fed))
             running = series(way, self.tr("{0}: running total"), lambda r: r.prompt_tokens_fed)
-            totals.append(
-                Series(running.header, running.x, tuple(np.cumsum(running.y).tolist()))  # type: ignore[arg-type]
-            )
+            totals.append(Series(running.header, running.x,
+                                 tuple(np.cumsum(running.y).tolist())))  # type: ignore[arg-type]
             ttft += [series(way, self.tr("{0}: TTFT, median (ms)"),
                             lambda r: r.ttft_median_s * 1000.0),
                      series(way, self.tr("{0}: TTFT, fastest round (ms)"),

@@ -67,9 +67,8 @@ class CacheInspectorView(LabView):
         self.attn_plot = self.layout_widget.addPlot(row=0, col=2)
         # Fixed shares of the width at every size (window and slide canvases): K carries the
         # token labels; titles wrap instead of pushing a plot under its neighbour.
-        self._columns = FixedColumns(
-            self.layout_widget.ci, (self.k_plot, self.v_plot, self.attn_plot), COLUMN_SHARES
-        )
+        self._columns = FixedColumns(self.layout_widget.ci, (self.k_plot, self.v_plot,
+                                                             self.attn_plot), COLUMN_SHARES)
         titles: list[WrappingTitle] = []
         for plot in (self.k_plot, self.v_plot, self.attn_plot):
             use_wrapping_title(plot, titles)
@@ -162,12 +161,10 @@ class CacheInspectorView(LabView):
 
     def _summary(self, frame: inspector.CacheFrame) -> str:
         text = self.tr("Step {0}: chose {1!r}. {2} rows held;").format(
-            frame.step, frame.token_text, frame.held_rows()
-        )
+            frame.step, frame.token_text, frame.held_rows())
         if frame.step == 0:
             text += " " + self.tr("the prefill appended {0} rows per layer.").format(
-                frame.rows_appended[0]
-            )
+                frame.rows_appended[0])
         else:
             mark = CHECK if frame.old_rows_unchanged else CROSS
             text += " " + self.tr(
@@ -176,26 +173,17 @@ class CacheInspectorView(LabView):
         if frame.recompute_max_delta_k is not None and frame.recompute_max_delta_v is not None:
             text += " " + self.tr(
                 "Recomputed vs cached K/V: max |Δ| = {0:.2g} / {1:.2g} ({2})."
-            ).format(
-                max(frame.recompute_max_delta_k),
-                max(frame.recompute_max_delta_v),
-                self.tr("same dtype") if frame.recompute_dtype_match else self.tr("dtypes differ"),
-            )
+            ).format(max(frame.recompute_max_delta_k), max(frame.recompute_max_delta_v),
+                     self.tr("same dtype") if frame.recompute_dtype_match
+                     else self.tr("dtypes differ"))
         return text
 
     def _row(self, frame: inspector.CacheFrame) -> tuple[Any, ...]:
         recompute_k = max(frame.recompute_max_delta_k) if frame.recompute_max_delta_k else "—"
         recompute_v = max(frame.recompute_max_delta_v) if frame.recompute_max_delta_v else "—"
         old = max(frame.old_rows_max_delta) if frame.step > 0 else "—"
-        return (
-            frame.step,
-            token_tick(frame.token_text, 12),
-            frame.held_rows(),
-            ", ".join(map(str, frame.rows_appended)),
-            old,
-            recompute_k,
-            recompute_v,
-        )
+        return (frame.step, token_tick(frame.token_text, 12), frame.held_rows(),
+                ", ".join(map(str, frame.rows_appended)), old, recompute_k, recompute_v)
 
     # ---- drawing --------------------------------------------------------------------------------
     def _draw(self) -> None:
@@ -239,9 +227,8 @@ class CacheInspectorView(LabView):
         ]
         every = max(1, -(-rows // MAX_LABELS))
         self.k_plot.getAxis("left").setTicks([labels[::every]])
-        self.attn_plot.getAxis("bottom").setTicks(
-            [[(i + 0.5, f"q{h}") for i, h in enumerate(heads)]]
-        )
+        query_ticks = [(i + 0.5, f"q{h}") for i, h in enumerate(heads)]
+        self.attn_plot.getAxis("bottom").setTicks([query_ticks])
         for plot in (self.k_plot, self.v_plot, self.attn_plot):
             width = len(heads) if plot is self.attn_plot else keys.shape[1]
             plot.setXRange(0, width, padding=0)
@@ -273,8 +260,7 @@ class CacheInspectorView(LabView):
             return ""
         layer, head = self._view()
         first = self.tr("Layer {0}, K/V head {1}, step {2}: {3} rows held (cache: {4})").format(
-            layer, head, frame.step, frame.held_rows(), self.kind_name(frame.cache_kind)
-        )
+            layer, head, frame.step, frame.held_rows(), self.kind_name(frame.cache_kind))
         decode = [row for row in self.step_rows if row[0] > 0]
         old = max((float(row[4]) for row in decode), default=0.0)
         one_row = all(row[3] == ", ".join(["1"] * frame.num_layers) for row in decode)
@@ -283,8 +269,7 @@ class CacheInspectorView(LabView):
         ).format(len(decode), old, CHECK if one_row else CROSS)
         if frame.recompute_max_delta_k is not None and frame.recompute_max_delta_v is not None:
             second += " · " + self.tr("recomputed vs cached K/V max |Δ| {0:.2g} / {1:.2g}").format(
-                max(frame.recompute_max_delta_k), max(frame.recompute_max_delta_v)
-            )
+                max(frame.recompute_max_delta_k), max(frame.recompute_max_delta_v))
         return first + "\n" + second
 
     def data_tables(self) -> list[DataTable]:
@@ -294,11 +279,9 @@ class CacheInspectorView(LabView):
             return []
         layer, head = self._view()
         rows = tuple(range(len(frame.positions)))
-        labels = (
-            Series(self.tr("position"), rows,
-                   tuple(p if p >= 0 else None for p in frame.positions)),
-            Series(self.tr("token"), rows, frame.row_texts),
-        )
+        labels = (Series(self.tr("position"), rows,
+                         tuple(p if p >= 0 else None for p in frame.positions)),
+                  Series(self.tr("token"), rows, frame.row_texts))
 
         def matrix(data: np.ndarray, prefix: str) -> tuple[Series, ...]:  # (R, columns)
             return tuple(Series(f"{prefix}{c}", rows, _floats(data[:, c]))

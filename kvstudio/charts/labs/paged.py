@@ -119,9 +119,7 @@ class PagedCacheView(LabView):
         top = max((max(values, default=0) for values in series.values()), default=0) / 1024
         self.bytes_plot.setYRange(0, max(top, 1.0) * 1.35, padding=0)  # room for the legend
         widest = max((len(row) for s in result.paged_steps for row in s.table), default=0)
-        self.table_plot.getAxis("bottom").setTicks(
-            [[(j + 0.5, str(j)) for j in range(widest)]]
-        )
+        self.table_plot.getAxis("bottom").setTicks([[(j + 0.5, str(j)) for j in range(widest)]])
         self._draw_table()
         p, b, per = result.prompt_tokens, result.block_size, result.bytes_per_token
         dynamic_tokens = result.dynamic_bytes[-1] // (result.samples * per)
@@ -162,28 +160,15 @@ class PagedCacheView(LabView):
                 cap_y.append(r)
                 (shared if ref.shared else own).append((j, r, ref.tokens / b))
         height = 0.8
-        self._capacity.setOpts(
-            x0=np.asarray(cap_x, float) + 0.05,
-            y0=np.asarray(cap_y, float) - height / 2,
-            width=0.9,
-            height=height,
-        )
+        self._capacity.setOpts(x0=np.asarray(cap_x, float) + 0.05,
+                               y0=np.asarray(cap_y, float) - height / 2, width=0.9, height=height)
         for item, boxes in ((self._own, own), (self._shared, shared)):
             data = np.asarray(boxes, dtype=float).reshape(-1, 3)
-            item.setOpts(
-                x0=data[:, 0] + 0.05,
-                y0=data[:, 1] - height / 2,
-                width=data[:, 2] * 0.9,
-                height=height,
-            )
-        self.table_plot.setTitle(
-            self.tr("Block tables after step {0}: {1} blocks, {2}").format(
-                snapshot.step,
-                snapshot.held_bytes // max(result.block_bytes, 1),
-                format_bytes(snapshot.held_bytes),
-            ),
-            color="#222",
-        )
+            item.setOpts(x0=data[:, 0] + 0.05, y0=data[:, 1] - height / 2,
+                         width=data[:, 2] * 0.9, height=height)
+        self.table_plot.setTitle(self.tr("Block tables after step {0}: {1} blocks, {2}").format(
+            snapshot.step, snapshot.held_bytes // max(result.block_bytes, 1),
+            format_bytes(snapshot.held_bytes)), color="#222")
 
     def _step_index(self, result: lab.PagedLabResult) -> int:
         """The step the block-table view shows (`step`; -1: the last)."""

@@ -49,9 +49,8 @@ class ProjectorView(LabView):
         self.plot.setLogMode(x=True, y=False)
         add_legend_row(self.plot)
         self._cache = marked_line(self.plot, series_colour(0), "o", 6, width=3)
-        self._cache8 = self.plot.plot(
-            [], [], pen=pg.mkPen(series_colour(0), width=2, style=Qt.PenStyle.DashLine)
-        )
+        self._cache8 = self.plot.plot([], [], pen=pg.mkPen(series_colour(0), width=2,
+                                                            style=Qt.PenStyle.DashLine))
         self._weights = self.plot.plot([], [], pen=pg.mkPen(series_colour(1), width=2.5))
         self._gpu_lines: list[pg.PlotDataItem] = [
             self.plot.plot([], [], pen=pg.mkPen("#777", width=1.5, style=Qt.PenStyle.DotLine))
@@ -114,12 +113,8 @@ class ProjectorView(LabView):
         self.plot.setYRange(0, highest * 1.3, padding=0)  # the legend sits above every line
         self._ends.show([(self._cache, f"{result.cache_bytes[-1] / gib:.2f} GiB"),
                          (self._cache8, f"{result.cache_bytes_8bit[-1] / gib:.2f} GiB")])
-        self.plot.setTitle(
-            self.tr("{0}: KV cache for batch {1} vs context length").format(
-                html_text(g.name), result.batch  # the name of a config's folder: any text
-            ),
-            color="#222",
-        )
+        self.plot.setTitle(self.tr("{0}: KV cache for batch {1} vs context length").format(
+            html_text(g.name), result.batch), color="#222")  # g.name: a config's folder, any text
         rows: list[tuple[Any, ...]] = [
             (self._variant_name(row.label), row.bytes_per_token, row.total_bytes / gib,
              (row.total_bytes + g.weights_nbytes) / gib)

@@ -81,32 +81,23 @@ class TemperatureView(LabView):
                 counts = [c for _, c in t.counts[:MAX_RANKS]]
                 x = np.arange(1, len(counts) + 1, dtype=float) - 0.4 + width * (i + 0.5)
                 colour = series_colour(i)
-                bars = pg.BarGraphItem(
-                    x=x,
-                    height=np.asarray(counts, dtype=float),
-                    width=width * 0.9,
-                    brush=colour,
-                    pen=pg.mkPen(colour),
-                )
+                bars = pg.BarGraphItem(x=x, height=np.asarray(counts, dtype=float),
+                                       width=width * 0.9, brush=colour, pen=pg.mkPen(colour))
                 self.hist_plot.addItem(bars)
                 self._bars.append(bars)
                 self._legend.addItem(
-                    bars, self.tr("T = {0:g} ({1} distinct)").format(t.temperature, t.distinct)
-                )
+                    bars, self.tr("T = {0:g} ({1} distinct)").format(t.temperature, t.distinct))
         hidden = sum(max(0, len(t.counts) - MAX_RANKS) for t in temps)
         label = self.tr("answer rank (1 = most frequent)")
         if hidden:
             label = self.tr("answer rank (1 = most frequent; {0} rarer answers beyond rank {1} "
                             "are listed, not drawn)").format(hidden, MAX_RANKS)
         self.hist_plot.setLabel("bottom", label)
-        self._distinct_bars.setOpts(
-            x=np.arange(k, dtype=float),
-            height=np.asarray([t.distinct for t in temps], dtype=float),
-            brushes=[series_colour(i) for i in range(k)],
-        )
+        self._distinct_bars.setOpts(x=np.arange(k, dtype=float),
+                                    height=np.asarray([t.distinct for t in temps], dtype=float),
+                                    brushes=[series_colour(i) for i in range(k)])
         self.distinct_plot.getAxis("bottom").setTicks(
-            [[(float(i), f"{t.temperature:g}") for i, t in enumerate(temps)]]
-        )
+            [[(float(i), f"{t.temperature:g}") for i, t in enumerate(temps)]])
         counted = result.same_answers_count
         check: Any = "—" if counted is None else (
             CHECK if counted[0] == counted[1] else f"{CROSS} {counted[0]} / {counted[1]}")

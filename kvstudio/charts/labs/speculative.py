@@ -76,10 +76,8 @@ class SpeculativeView(LabView):
         self._draft_rows = marked_line(self.rows_plot, DRAFT, "s", 7)
         self._bars = {
             key: pg.BarGraphItem(x=[], height=[], width=BAR, brush=colour, pen=None)
-            for key, colour in (
-                ("target+", TARGET), ("target-", TARGET_CUT),
-                ("draft+", DRAFT), ("draft-", DRAFT_CUT),
-            )
+            for key, colour in (("target+", TARGET), ("target-", TARGET_CUT),
+                                ("draft+", DRAFT), ("draft-", DRAFT_CUT))
         }
         for bar in self._bars.values():
             self.moves_plot.addItem(bar)
