@@ -18,21 +18,13 @@ from kvstudio.engine.small_files import read_json
 
 MAX_REPORT_BYTES = 64 * 1024 * 1024  # report.json and eval JSON: a few hundred KB
 
-SOURCES = [
-    (
-        "songys/Chatbot_data @ 4cf20d1",
-        "ChatbotData.csv, 11,823 Q/A pairs",
-        "MIT",
-        "pretraining (training pairs) and SFT",
-    ),
+SOURCES = [  # (repository @ commit, what, licence, used for)
+    ("songys/Chatbot_data @ 4cf20d1", "ChatbotData.csv, 11,823 Q/A pairs", "MIT",
+     "pretraining (training pairs) and SFT"),
     ("songys/Question_pair @ e84b6f0", "Korean question pairs", "MIT", "pretraining"),
     ("warnikchow/paraKQC @ c16270f", "10,000 questions/commands", "CC BY-SA 4.0", "pretraining"),
-    (
-        "kakaobrain/KorNLUDatasets @ 0df0fe7",
-        "KorSTS, KorNLI XNLI dev/test sentences",
-        "CC BY-SA 4.0",
-        "pretraining",
-    ),
+    ("kakaobrain/KorNLUDatasets @ 0df0fe7", "KorSTS, KorNLI XNLI dev/test sentences",
+     "CC BY-SA 4.0", "pretraining"),
 ]
 
 

@@ -186,27 +186,15 @@ def print_paged(r: PagedLabResult) -> None:
     print(f"  the run took {steps} steps; bytes held at the end, measured from the tensors:")
     print(f"  {'':<27}{'bytes':>12}")
     per = r.bytes_per_token
-    rows = [
-        (
-            "preallocated (static)",
-            r.static_bytes[-1],
-            f"{r.samples} rows × (P+N = {r.prompt_tokens + r.new_tokens}) × {per:,}",
-        ),
-        (
-            "dynamic",
-            r.dynamic_bytes[-1],
-            f"{r.samples} rows × {r.dynamic_bytes[-1] // (r.samples * per)} tokens × {per:,}",
-        ),
-        (
-            "paged (blocks held)",
-            r.paged_bytes[-1],
-            f"{r.paged_bytes[-1] // r.block_bytes} blocks × {r.block_bytes:,}",
-        ),
-        (
-            "paged (slots with tokens)",
-            r.paged_steps[-1].used_bytes,
-            "the rest: empty slots of last blocks",
-        ),
+    rows = [  # (cache, bytes held, how they add up)
+        ("preallocated (static)", r.static_bytes[-1],
+         f"{r.samples} rows × (P+N = {r.prompt_tokens + r.new_tokens}) × {per:,}"),
+        ("dynamic", r.dynamic_bytes[-1],
+         f"{r.samples} rows × {r.dynamic_bytes[-1] // (r.samples * per)} tokens × {per:,}"),
+        ("paged (blocks held)", r.paged_bytes[-1],
+         f"{r.paged_bytes[-1] // r.block_bytes} blocks × {r.block_bytes:,}"),
+        ("paged (slots with tokens)", r.paged_steps[-1].used_bytes,
+         "the rest: empty slots of last blocks"),
     ]
     for label, value, note in rows:
         print(f"  {label:<27}{value:>12,}   {note}")
