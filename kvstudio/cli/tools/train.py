@@ -165,16 +165,8 @@ def _cmd_pretrain(args: argparse.Namespace) -> int:
     from kvstudio.training.pipeline import run_pretrain
 
     _show_progress()
-    run_pretrain(
-        args.data,
-        args.tokenizer,
-        args.out,
-        _settings(args),
-        args.seq_len,
-        resume=not args.no_resume,
-        layers=args.layers,
-        hidden=args.hidden,
-    )
+    run_pretrain(args.data, args.tokenizer, args.out, _settings(args), args.seq_len,
+                 resume=not args.no_resume, layers=args.layers, hidden=args.hidden)
     return 0
 
 
@@ -182,15 +174,8 @@ def _cmd_sft(args: argparse.Namespace) -> int:
     from kvstudio.training.pipeline import run_sft
 
     _show_progress()
-    run_sft(
-        args.data,
-        args.tokenizer,
-        args.init,
-        args.out,
-        _settings(args),
-        args.max_len,
-        resume=not args.no_resume,
-    )
+    run_sft(args.data, args.tokenizer, args.init, args.out, _settings(args), args.max_len,
+            resume=not args.no_resume)
     return 0
 
 
@@ -225,15 +210,9 @@ def _cmd_card(args: argparse.Namespace) -> int:
 def _cmd_eval(args: argparse.Namespace) -> int:
     from kvstudio.training.evaluate import evaluate_model, format_figures
 
-    figures = evaluate_model(
-        args.model,
-        kind=args.kind,
-        prompts_dir=args.prompts,
-        samples=args.samples,
-        seed=args.seed,
-        threads=args.threads,
-        target=args.target,
-    )
+    figures = evaluate_model(args.model, kind=args.kind, prompts_dir=args.prompts,
+                             samples=args.samples, seed=args.seed, threads=args.threads,
+                             target=args.target)
     print(format_figures(figures))
     if args.json:
         Path(args.json).write_text(
