@@ -65,10 +65,11 @@ _RENAME_SWAP = 2  # macOS renamex_np flag
 _CANNOT_EXCHANGE = {errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP}
 
 
-def _new_folder_mode() -> int:
+def umask() -> int:
+    """The process's umask (read by setting it and putting it back)."""
     mask = os.umask(0)
     os.umask(mask)
-    return 0o777 & ~mask
+    return mask
 
 
 def _leftover_name(target_name: str) -> re.Pattern[str]:
@@ -151,7 +152,7 @@ def staged_folder(target: str | os.PathLike[str]) -> Iterator[Path]:
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=STAGING_SUFFIX,
                                     dir=out.parent))
     try:
-        os.chmod(staging, _new_folder_mode())  # mkdtemp makes 0700; a new folder is for sharing
+        os.chmod(staging, 0o777 & ~umask())  # mkdtemp makes 0700; a new folder is for sharing
         yield staging
         _swap_in(staging, out)
     finally:
@@ -307,6 +308,4 @@ def _file_mode(target: Path) -> int:
     try:
         return target.stat().st_mode & 0o777
     except OSError:
-        mask = os.umask(0)
-        os.umask(mask)
-        return 0o666 & ~mask
+        return 0o666 & ~umask()

@@ -46,6 +46,7 @@ from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.tokenizer import CHAT_TEMPLATE, TextTokenizer
 from kvstudio.files.checkpoints import weights_state_dict
 from kvstudio.files.convert import check_tokenizer_fits
+from kvstudio.files.folder_write import umask
 
 logger = logging.getLogger(__name__)
 
@@ -212,9 +213,7 @@ def export_gguf(
         writer.write_kv_data_to_file()
         writer.write_tensors_to_file()
         writer.close()
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp_name, 0o666 & ~mask)  # mkstemp makes 0600; a model file is for sharing
+        os.chmod(tmp_name, 0o666 & ~umask())  # mkstemp makes 0600; a model file is for sharing
         os.replace(tmp_name, out)
     except OSError as exc:
         raise ValueError(
