@@ -37,13 +37,12 @@ from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.small_files import require_regular_file
 from kvstudio.engine.tokenizer import SPECIAL_TOKENS, TextTokenizer
 from kvstudio.files.folder_write import recover, staged_folder
-from kvstudio.files.loaded import LoadedModel, from_minimind
+from kvstudio.files.loaded import EMBEDDED_NAMES, LoadedModel, from_minimind
 from kvstudio.files.pth import infer_config, read_pth_state_dict
 from kvstudio.files.resources import MODELS_DIR, RANDOM_MODEL_NAME
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL_NAMES = ("ko-chat", "ko-base")  # tried in this order
 RANDOM_LABEL = "random-initialised"
 MISSING_MODELS_HELP = (
     "The package carries the three embedded models: reinstall it from a checkout "
@@ -51,6 +50,7 @@ MISSING_MODELS_HELP = (
     "model with --model PATH, or ask for random weights with --model random."
 )
 CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE = "config.json", "model.safetensors", "tokenizer.json"
+MODEL_FILES = (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE)  # what a model folder holds
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 # A few sentences to train a throwaway byte-level BPE when no tokenizer ships yet.
@@ -114,7 +114,7 @@ def load_model_folder(
             f"{root} is not a folder. Choose a model folder holding {CONFIG_FILE}, "
             f"{WEIGHTS_FILE} and {TOKENIZER_FILE}."
         )
-    missing = [n for n in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE) if not (root / n).exists()]
+    missing = [n for n in MODEL_FILES if not (root / n).exists()]
     if missing:
         raise ValueError(
             f"The model folder {root} is missing {', '.join(missing)}. A model folder needs "
@@ -295,15 +295,10 @@ def load_any(
 
 
 # ---- the default model ---------------------------------------------------------------------
-def shipped_model_folders(models_dir: Path | None = None) -> list[Path]:
+def shipped_model_folders() -> list[Path]:
     """Complete model folders under kvstudio/resources/models, preferred ones first."""
-    models_dir = MODELS_DIR if models_dir is None else models_dir
-    found = []
-    for name in DEFAULT_MODEL_NAMES:
-        folder = models_dir / name
-        if all((folder / n).exists() for n in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE)):
-            found.append(folder)
-    return found
+    folders = [MODELS_DIR / name for name in EMBEDDED_NAMES]
+    return [f for f in folders if all((f / n).exists() for n in MODEL_FILES)]
 
 
 def random_model(
@@ -322,7 +317,6 @@ def random_model(
     """
     if tokenizer is None:
         shipped = sorted(MODELS_DIR.glob(f"*/{TOKENIZER_FILE}")) if MODELS_DIR.is_dir() else []
-        tokenizer = None
         for path in shipped:
             try:
                 tokenizer = TextTokenizer.from_file(path)

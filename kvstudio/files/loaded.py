@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from kvstudio.engine.model import MiniMindLM
     from kvstudio.engine.tokenizer import TextTokenizer
 
-EMBEDDED_NAMES = ("ko-chat", "ko-base")  # what a user may name without a path (cf. checkpoints)
+EMBEDDED_NAMES = ("ko-chat", "ko-base")  # named without a path; the default tries this order
 Origin = Literal["embedded", "folder", "pth", "transformers", "random", "memory"]
 
 
