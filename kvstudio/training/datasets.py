@@ -24,6 +24,7 @@ from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.training.data import ChatPair
 
 IGNORE = -100  # target id that takes no loss
+Batch = tuple[torch.Tensor, torch.Tensor]  # inputs (B, T), targets (B, T)
 
 
 class PackedStream:
@@ -46,16 +47,14 @@ class PackedStream:
     def __len__(self) -> int:
         return int(self.tokens.numel())
 
-    def batch(self, batch_size: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    def batch(self, batch_size: int, gen: torch.Generator) -> Batch:
         """Random windows: inputs (B, T) and next-token targets (B, T)."""
         T = self.seq_len
         starts = torch.randint(0, len(self) - T - 1, (batch_size,), generator=gen)  # (B,)
         rows = torch.stack([self.tokens[s : s + T + 1] for s in starts.tolist()])  # (B, T+1)
         return rows[:, :-1], rows[:, 1:]
 
-    def eval_batches(
-        self, batch_size: int, max_batches: int
-    ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    def eval_batches(self, batch_size: int, max_batches: int) -> list[Batch]:
         """Fixed, non-overlapping windows from the start of the stream (same every time)."""
         T = self.seq_len
         n_rows = min((len(self) - 1) // T, batch_size * max_batches)
@@ -99,7 +98,7 @@ class ChatExamples:
     def n_answer_tokens(self) -> int:
         return sum(sum(1 for t in y if t != IGNORE) for _, y in self.examples)
 
-    def collate(self, idx: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    def collate(self, idx: Sequence[int]) -> Batch:
         """Inputs (B, T) padded with <|endoftext|>, targets (B, T) padded with -100."""
         T = max(len(self.examples[i][0]) for i in idx)
         x = torch.full((len(idx), T), self.pad_id, dtype=torch.long)
@@ -110,14 +109,12 @@ class ChatExamples:
             y[row, : len(labels)] = torch.tensor(labels)
         return x, y
 
-    def batch(self, batch_size: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    def batch(self, batch_size: int, gen: torch.Generator) -> Batch:
         """B neighbours in length order from a random start (wrapping): little padding."""
         start = int(torch.randint(0, len(self), (1,), generator=gen))
         idx = [self.by_length[(start + i) % len(self)] for i in range(batch_size)]
         return self.collate(idx)
 
-    def eval_batches(
-        self, batch_size: int, max_batches: int
-    ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    def eval_batches(self, batch_size: int, max_batches: int) -> list[Batch]:
         n = min(len(self), batch_size * max_batches)
         return [self.collate(range(i, min(i + batch_size, n))) for i in range(0, n, batch_size)]

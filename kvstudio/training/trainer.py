@@ -22,11 +22,9 @@ import torch
 import torch.nn.functional as F
 
 from kvstudio.engine.model import MiniMindLM
-from kvstudio.training.datasets import IGNORE
+from kvstudio.training.datasets import IGNORE, Batch
 
 log = logging.getLogger(__name__)
-
-Batch = tuple[torch.Tensor, torch.Tensor]  # inputs (B, T), targets (B, T)
 
 
 @dataclass
