@@ -77,17 +77,9 @@ def generate(
         settings = SamplingSettings.greedy_settings(seed)
     else:
         settings = SamplingSettings(temperature=temperature, top_k=0, top_p=TOP_P, seed=seed)
-    stepper = Stepper(
-        backend,
-        tokenizer,
-        list(prompt_ids),
-        mode=mode,  # type: ignore[arg-type]
-        sampling=settings,
-        max_new_tokens=new_tokens,
-        batch_size=samples,
-        stop_at_eos=stop_at_eos,
-        top_n=0,
-    )
+    stepper = Stepper(backend, tokenizer, list(prompt_ids), mode=mode,  # type: ignore[arg-type]
+                      sampling=settings, max_new_tokens=new_tokens, batch_size=samples,
+                      stop_at_eos=stop_at_eos, top_n=0)
     for _ in stepper:
         pass
     return stepper

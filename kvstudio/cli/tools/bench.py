@@ -139,16 +139,10 @@ def stepper_decode(
 ) -> tuple[float, float, float, float]:
     """Per decode token: wall s, CPU s, the median decode step's StepRecord.elapsed_s (the
     course's ms/token); and the prefill's s."""
-    stepper = Stepper(
-        backend,
-        loaded.tokenizer,
-        prompt,
-        mode="cached" if mode == "cached" else "recompute",
-        sampling=SamplingSettings.greedy_settings(),
-        max_new_tokens=new_tokens,
-        stop_at_eos=False,
-        top_n=STEPPER_TOP_N,
-    )
+    stepper = Stepper(backend, loaded.tokenizer, prompt,
+                      mode="cached" if mode == "cached" else "recompute",
+                      sampling=SamplingSettings.greedy_settings(), max_new_tokens=new_tokens,
+                      stop_at_eos=False, top_n=STEPPER_TOP_N)
     first = stepper.step()
     start, cpu = time.perf_counter(), time.process_time()
     rest = list(stepper)
@@ -192,16 +186,9 @@ def sampling_seconds(
     """Wall time of the whole repeated-sampling experiment (exactly `new_tokens` per row)."""
     prompt = loaded.tokenizer.chat_ids(SAMPLING_QUESTION)
     start = time.perf_counter()
-    for _ in repeated_sampling(
-        backend,
-        loaded.tokenizer,
-        prompt,
-        temperatures,
-        samples,
-        new_tokens,
-        settings=SamplingSettings(temperature=1.0, top_p=0.85),
-        stop_at_eos=False,
-    ):
+    for _ in repeated_sampling(backend, loaded.tokenizer, prompt, temperatures, samples,
+                               new_tokens, settings=SamplingSettings(temperature=1.0, top_p=0.85),
+                               stop_at_eos=False):
         pass
     return time.perf_counter() - start
 
