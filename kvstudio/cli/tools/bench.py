@@ -290,37 +290,24 @@ def format_results(results: Sequence[BenchResult], label: str) -> str:
     def row(name: str, values: list[str], target: str = "") -> None:
         lines.append(f"  {name:<36}" + "".join(f"{v:>14}" for v in values) + f"   {target}")
 
-    row(
-        "cached decode, records on (ms/tok)",
-        [f"{r.cached_decode_ms:.3f}" for r in results],
-        f"≤ {TARGET_CACHED_MS}",
-    )
+    row("cached decode, records on (ms/tok)", [f"{r.cached_decode_ms:.3f}" for r in results],
+        f"≤ {TARGET_CACHED_MS}")
     row("  forward+sampling, median step (ms/tok)",
         [f"{r.cached_step_ms:.3f}" for r in results])
     row("bare loop: model + argmax (ms/tok)", [f"{r.bare_decode_ms:.3f}" for r in results])
-    row(
-        "records overhead vs bare loop (wall)",
-        [f"{r.records_overhead:+.1%}" for r in results],
-        f"≤ {TARGET_OVERHEAD:.0%}",
-    )
+    row("records overhead vs bare loop (wall)", [f"{r.records_overhead:+.1%}" for r in results],
+        f"≤ {TARGET_OVERHEAD:.0%}")
     row("records overhead (process CPU time)", [f"{r.records_overhead_cpu:+.1%}" for r in results])
     row("bare loop + stepper's greedy sampling", [f"{r.bare_sampling_ms:.3f}" for r in results])
-    row(
-        "  records alone over that loop (wall)",
-        [f"{r.records_only_overhead:+.1%}" for r in results],
-    )
+    row("  records alone over that loop (wall)",
+        [f"{r.records_only_overhead:+.1%}" for r in results])
     row("stepper alone, model replaced (µs/step)", [f"{r.stepper_alone_us:.0f}" for r in results])
-    row(
-        "  as a share of a bare decode step",
-        [f"{r.stepper_alone_us / 1e3 / r.bare_decode_ms:.1%}" for r in results],
-    )
+    row("  as a share of a bare decode step",
+        [f"{r.stepper_alone_us / 1e3 / r.bare_decode_ms:.1%}" for r in results])
     row("recompute decode (ms/tok)", [f"{r.recompute_decode_ms:.2f}" for r in results])
     row("TTFT, cached prefill (ms)", [f"{r.ttft_ms:.2f}" for r in results])
-    row(
-        "repeated sampling, total (s)",
-        [f"{r.sampling_seconds:.3f}" for r in results],
-        f"≤ {TARGET_SAMPLING_S}",
-    )
+    row("repeated sampling, total (s)", [f"{r.sampling_seconds:.3f}" for r in results],
+        f"≤ {TARGET_SAMPLING_S}")
     return "\n".join(lines)
 
 
@@ -360,16 +347,10 @@ def run_from_args(args: argparse.Namespace) -> int:
     if not 1 <= args.temperatures <= len(SAMPLING_TEMPERATURES):
         raise ValueError(f"--temperatures must be 1 … {len(SAMPLING_TEMPERATURES)}.")
     loaded, label = bench_model(args.model)
-    results = run_bench(
-        loaded,
-        threads=threads,
-        prompt_tokens=args.prompt_tokens,
-        new_tokens=args.new_tokens,
-        repeats=args.repeats,
-        samples=args.samples,
-        temperatures=SAMPLING_TEMPERATURES[: args.temperatures],
-        sample_tokens=args.sample_tokens,
-    )
+    results = run_bench(loaded, threads=threads, prompt_tokens=args.prompt_tokens,
+                        new_tokens=args.new_tokens, repeats=args.repeats, samples=args.samples,
+                        temperatures=SAMPLING_TEMPERATURES[: args.temperatures],
+                        sample_tokens=args.sample_tokens)
     print(format_results(results, label))
     if args.json:
         Path(args.json).write_text(
