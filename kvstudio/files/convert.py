@@ -102,20 +102,20 @@ def check_tokenizer_fits(tokenizer: TextTokenizer, cfg: ModelConfig) -> None:
         )
 
 
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", "utf-8")
+
+
 def write_tokenizer(tokenizer: TextTokenizer, out: Path, max_length: int) -> None:
     """tokenizer.json + tokenizer_config.json + special_tokens_map.json for AutoTokenizer."""
     tokenizer.save(out)
     config_path = out / "tokenizer_config.json"
     config = read_json(config_path, MAX_CONFIG_BYTES, "a tokenizer_config.json")
     config["model_max_length"] = max_length
-    config_path.write_text(json.dumps(config, ensure_ascii=False, indent=2) + "\n", "utf-8")
-    special = {
-        "bos_token": IM_START,
-        "eos_token": IM_END,
-        "pad_token": ENDOFTEXT,
-        "unk_token": ENDOFTEXT,
-    }
-    (out / "special_tokens_map.json").write_text(json.dumps(special, indent=2) + "\n", "utf-8")
+    _write_json(config_path, config)
+    _write_json(out / "special_tokens_map.json", {
+        "bos_token": IM_START, "eos_token": IM_END, "pad_token": ENDOFTEXT, "unk_token": ENDOFTEXT,
+    })
 
 
 def export_hf(
@@ -142,19 +142,13 @@ def export_hf(
     if tokenizer is not None:
         check_tokenizer_fits(tokenizer, cfg)
     config = hf_config_dict(cfg, dtype)
-    generation = {
-        "bos_token_id": cfg.bos_token_id,
-        "eos_token_id": cfg.eos_token_id,
-        "pad_token_id": 0,
-        "do_sample": False,
-    }
+    generation = {"bos_token_id": cfg.bos_token_id, "eos_token_id": cfg.eos_token_id,
+                  "pad_token_id": 0, "do_sample": False}
     weights = weights_state_dict(model, dtype)
     try:  # written beside `out`, then swapped in: a failure leaves `out` as it was
         with staged_folder(out) as staging:
-            (staging / "config.json").write_text(json.dumps(config, indent=2) + "\n", "utf-8")
-            (staging / "generation_config.json").write_text(
-                json.dumps(generation, indent=2) + "\n", "utf-8"
-            )
+            _write_json(staging / "config.json", config)
+            _write_json(staging / "generation_config.json", generation)
             save_file(weights, str(staging / "model.safetensors"), metadata={"format": "pt"})
             if tokenizer is not None:
                 write_tokenizer(tokenizer, staging, cfg.max_position_embeddings)
