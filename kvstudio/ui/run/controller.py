@@ -253,9 +253,13 @@ class RunController(QObject):
 
     def reset(self) -> None:
         """Forget the drawn runs (a replay too: back to the live model)."""
-        self.replay.stop()
         self.host.reset()
         self._checked = None  # the next run is new: a large one asks again
+        self._show_no_run()
+
+    def _show_no_run(self) -> None:
+        """Stop any replay and draw no run: the live model answers the next step."""
+        self.replay.stop()
         self.store.clear()
         self.state.update(source="live", playing=False, viewing=None)
         self._sync_state()
@@ -279,13 +283,8 @@ class RunController(QObject):
         """Leave a replay: the saved run goes off screen and the live model answers again."""
         if not self.state.replaying:
             return
-        self.replay.stop()
-        self.store.clear()
-        self.state.update(source="live", playing=False, viewing=None)
-        self._sync_state()
-        self.pacer.flush()
+        self._show_no_run()
         self.note.emit(self.tr("Back to the live model."))
-
 
     def show_replay(self, loaded: RunFile) -> None:
         """Show a run file read already (on a worker thread: `replay.read_run_file`)."""
@@ -383,11 +382,7 @@ class RunController(QObject):
         self.model = model
         self._checked = None
         self.step_times.clear()
-        self.replay.stop()
-        self.store.clear()
-        self.state.update(source="live", playing=False, viewing=None)
-        self._sync_state()
-        self.pacer.flush()
+        self._show_no_run()
         frozen = settle_heap()  # full GC passes while playing would otherwise stall the UI
         log.debug("heap settled after loading %s: %d objects frozen", model.name, frozen)
         self.model_loaded.emit(model)
@@ -446,19 +441,15 @@ class RunController(QObject):
     def _sync_state(self) -> None:
         """Copy what the store and the replay say into the run state."""
         trace = self.store.current
-        if self.state.replaying:
+        if self.state.replaying:  # the replay's length and position, not the trace's
             done, total = self.replay.position()
-            self.state.update(has_run=bool(self.store.traces()),
-                              steps=self.store.longest_steps(), budget=total,
-                              current_steps=len(trace.records) if trace is not None else 0,
-                              finished=total > 0 and done >= total,
-                              stop=trace.stop if trace is not None else None)
-            return
-        self.state.update(has_run=trace is not None, steps=self.store.longest_steps(),
-                          budget=trace.info.max_new_tokens if trace is not None else 0,
+            has_run, budget, finished = bool(self.store.traces()), total, 0 < total <= done
+        else:
+            has_run, finished = trace is not None, trace is not None and trace.finished
+            budget = trace.info.max_new_tokens if trace is not None else 0
+        self.state.update(has_run=has_run, steps=self.store.longest_steps(), budget=budget,
                           current_steps=len(trace.records) if trace is not None else 0,
-                          finished=trace is not None and trace.finished,
-                          stop=trace.stop if trace is not None else None)
+                          finished=finished, stop=trace.stop if trace is not None else None)
 
     def _on_failed(self, message: str) -> None:
         if self.loading_model:  # the worker works in order: this is the load failing

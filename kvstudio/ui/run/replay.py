@@ -40,45 +40,29 @@ def saved_run_from_trace(trace: RunTrace, model_name: str) -> SavedRun:
     request = info.request
     settings = request.settings
     return SavedRun(
-        model_name=model_name,
-        prompt=request.prompt,
-        prompt_ids=tuple(info.prompt_ids),
-        mode=info.mode,
-        sampling=settings.sampling,
-        max_new_tokens=settings.max_new_tokens,
-        cache=settings.cache,
-        use_chat_template=request.use_chat_template,
+        model_name=model_name, prompt=request.prompt, prompt_ids=tuple(info.prompt_ids),
+        mode=info.mode, sampling=settings.sampling, max_new_tokens=settings.max_new_tokens,
+        cache=settings.cache, use_chat_template=request.use_chat_template,
         model=ModelFacts(info.num_layers, info.num_kv_heads, info.head_dim, info.dtype_bytes),
-        records=tuple(trace.records),
-        prompt_pieces=tuple(info.prompt_pieces),
+        records=tuple(trace.records), prompt_pieces=tuple(info.prompt_pieces),
     )
-
-
-def saved_runs_from_store(store: RunStore, model_name: str) -> list[SavedRun]:
-    """Every run the window shows (one per mode), with the records it has so far."""
-    return [saved_run_from_trace(t, model_name) for t in store.stepped_traces()]
 
 
 def saved_samples_from_counts(counts: AnswerCounts) -> SavedSamples:
     return SavedSamples(
-        prompt=counts.prompt,
-        temperatures=tuple(counts.temperatures),
+        prompt=counts.prompt, temperatures=tuple(counts.temperatures),
         samples_per_temperature=counts.samples_per_temperature,
         answer_tokens=max(counts.answer_tokens, 1),
         counts=tuple(tuple(row) for row in counts.counts),
-        sampling=counts.sampling or SamplingSettings(),
-        use_chat_template=counts.use_chat_template,
+        sampling=counts.sampling or SamplingSettings(), use_chat_template=counts.use_chat_template,
     )
 
 
 def answer_counts_from_saved(samples: SavedSamples) -> AnswerCounts:
     return AnswerCounts(
-        temperatures=samples.temperatures,
-        counts=samples.counts,
-        samples_per_temperature=samples.samples_per_temperature,
-        prompt=samples.prompt,
-        answer_tokens=samples.answer_tokens,
-        sampling=samples.sampling,
+        temperatures=samples.temperatures, counts=samples.counts,
+        samples_per_temperature=samples.samples_per_temperature, prompt=samples.prompt,
+        answer_tokens=samples.answer_tokens, sampling=samples.sampling,
         use_chat_template=samples.use_chat_template,
     )
 
@@ -109,17 +93,11 @@ def run_info_from_saved(run: SavedRun, run_id: int) -> RunInfo:
     pieces = run.prompt_pieces or tuple("" for _ in run.prompt_ids)
     eos_id, eos_text = saved_eos(run)
     return RunInfo(
-        run_id=run_id,
-        request=RunRequest(run.prompt, run.use_chat_template, settings),
-        prompt_ids=tuple(run.prompt_ids),
-        prompt_pieces=tuple(pieces),
-        num_layers=run.model.num_layers,
-        num_kv_heads=run.model.num_kv_heads,
-        head_dim=run.model.head_dim,
-        dtype_bytes=run.model.dtype_bytes,
-        eos_id=eos_id,
-        eos_text=eos_text,
-        model=run.model_name,
+        run_id=run_id, request=RunRequest(run.prompt, run.use_chat_template, settings),
+        prompt_ids=tuple(run.prompt_ids), prompt_pieces=tuple(pieces),
+        num_layers=run.model.num_layers, num_kv_heads=run.model.num_kv_heads,
+        head_dim=run.model.head_dim, dtype_bytes=run.model.dtype_bytes,
+        eos_id=eos_id, eos_text=eos_text, model=run.model_name,
     )
 
 
@@ -156,30 +134,20 @@ class ReplayController(QObject):
     def save(
         self, path: str | Path, model_name: str, samples: AnswerCounts | None = None
     ) -> Path:
-        """Save what the store holds (and the Sample ×N result shown); ValueError if it fails."""
+        """Save every run the store holds (one per mode, with the records it has so far) and
+        the Sample ×N result shown; ValueError if it fails."""
+        runs = [saved_run_from_trace(t, model_name) for t in self.store.stepped_traces()]
         saved = [saved_samples_from_counts(samples)] if samples is not None else []
-        return save_runs(path, saved_runs_from_store(self.store, model_name), samples=saved)
-
-    def load(self, path: str | Path) -> list[SavedRun]:
-        """Read a run file (ValueError saying what is wrong); `start()` shows it.
-
-        The file's Sample ×N results are kept in `samples` and the last one goes
-        out through `samples_loaded` (for the answer histogram).
-        """
-        return self.take(read_run_file(path))
+        return save_runs(path, runs, samples=saved)
 
     def take(self, loaded: RunFile) -> list[SavedRun]:
-        """A run file read already (`read_run_file`): keep its samples, hand back its runs."""
+        """A run file read already (`read_run_file`): keep its samples, hand back its runs;
+        `start()` shows them. The last Sample ×N result goes out through `samples_loaded`
+        (for the answer histogram)."""
         self.samples = list(loaded.samples)
         if self.samples:
             self.samples_loaded.emit(answer_counts_from_saved(self.samples[-1]))
         return list(loaded.runs)
-
-    def open(self, path: str | Path) -> list[SavedRun]:
-        """Load a run file and show its prompt; steps come with `step()` / `play()`."""
-        runs = self.load(path)
-        self.start(runs)
-        return runs
 
     def start(self, runs: Sequence[SavedRun]) -> None:
         self.stop()
@@ -255,12 +223,6 @@ class ReplayController(QObject):
     def set_interval(self, interval_ms: int) -> None:
         """Milliseconds between replayed steps while playing (the live speed slider's)."""
         self._timer.setInterval(max(0, interval_ms))
-
-    def toggle_play(self) -> None:
-        if self.playing:
-            self.pause()
-        else:
-            self.play()
 
     def restart(self) -> None:
         if self.runs:
