@@ -77,7 +77,6 @@ class RunRequest:
     settings: RunSettings
 
 
-
 @dataclass(frozen=True)
 class RunInfo:
     """What the window needs to know about a run when it starts."""
@@ -152,14 +151,10 @@ class SamplingProgress:
     total: int
 
 
-def split_number_list(text: str) -> list[str]:
-    """ "0.5, 1.0 1.5;2" → ["0.5", "1.0", "1.5", "2"]: commas, spaces or semicolons separate."""
-    return [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p]
-
-
 def parse_temperatures(text: str) -> tuple[float, ...]:
-    """"0.5, 1.0 1.5" → (0.5, 1.0, 1.5); empty → () meaning "the current temperature"."""
-    parts = split_number_list(text)
+    """"0.5, 1.0 1.5;2" → (0.5, 1.0, 1.5, 2.0): commas, spaces or semicolons separate;
+    empty → () meaning "the current temperature"."""
+    parts = [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p]
     try:
         values = tuple(float(p) for p in parts)
     except ValueError as exc:
@@ -279,17 +274,9 @@ def run_cost(model: LoadedModel, request: RunRequest, step_times: StepTimes) -> 
 def make_stepper(model: LoadedModel, prompt_ids: list[int], settings: RunSettings) -> Stepper:
     from kvstudio.engine.generate import Stepper
 
-    return Stepper(
-        model.backend,
-        model.tokenizer,
-        prompt_ids,
-        mode=settings.mode,
-        sampling=settings.sampling,
-        max_new_tokens=settings.max_new_tokens,
-        cache=settings.cache,
-        stop_at_eos=settings.stop_at_eos,
-        top_n=10,
-    )
+    return Stepper(model.backend, model.tokenizer, prompt_ids, mode=settings.mode,
+                   sampling=settings.sampling, max_new_tokens=settings.max_new_tokens,
+                   cache=settings.cache, stop_at_eos=settings.stop_at_eos, top_n=10)
 
 
 def run_info(
@@ -300,18 +287,12 @@ def run_info(
     b = model.backend
     eos_id = model.tokenizer.eos_id if model.tokenizer.eos_id is not None else b.eos_token_id
     return RunInfo(
-        run_id=run_id,
-        request=request,
-        prompt_ids=tuple(prompt_ids),
+        run_id=run_id, request=request, prompt_ids=tuple(prompt_ids),
         prompt_pieces=tuple(model.tokenizer.token_pieces(prompt_ids)),
-        num_layers=b.num_layers,
-        num_kv_heads=b.num_kv_heads,
-        head_dim=b.head_dim,
-        dtype_bytes=b.dtype_bytes,
-        eos_id=eos_id,
+        num_layers=b.num_layers, num_kv_heads=b.num_kv_heads, head_dim=b.head_dim,
+        dtype_bytes=b.dtype_bytes, eos_id=eos_id,
         eos_text=model.tokenizer.token_text(eos_id) if eos_id is not None else "",
-        plan=cache_plan(b, request.settings.cache),
-        model=model.name,
+        plan=cache_plan(b, request.settings.cache), model=model.name,
     )
 
 
@@ -332,28 +313,15 @@ def repeated_sampling(
     from kvstudio.labs.sampling import sample as sample_lab
 
     temps = temperatures or (settings.sampling.temperature,)
-    for item in sample_lab.repeated_sampling(
-        model.backend,
-        model.tokenizer,
-        prompt_ids,
-        temps,
-        samples,
-        settings.max_new_tokens,
-        settings=settings.sampling,
-        mode="cached",
-    ):
+    for item in sample_lab.repeated_sampling(model.backend, model.tokenizer, prompt_ids, temps,
+                                             samples, settings.max_new_tokens,
+                                             settings=settings.sampling, mode="cached"):
         if isinstance(item, sample_lab.SamplingResult):
             yield AnswerCounts(
                 tuple(t.temperature for t in item.temperatures),
-                tuple(
-                    tuple(t.counts)
-                    for t in item.temperatures
-                ),
-                item.samples,
-                prompt=prompt,
-                answer_tokens=settings.max_new_tokens,
-                sampling=settings.sampling,
-                use_chat_template=use_chat_template,
+                tuple(tuple(t.counts) for t in item.temperatures), item.samples,
+                prompt=prompt, answer_tokens=settings.max_new_tokens,
+                sampling=settings.sampling, use_chat_template=use_chat_template,
                 model=model.name,
             )
         else:

@@ -231,22 +231,24 @@ class GeneratorRunner(QObject):
         if job == self._job:
             self.progress.emit(item)
 
+    def _ended(self, job: int) -> bool:
+        """Whether `job` is the current job, which has now ended (finished, failed, cancelled)."""
+        if job != self._job:
+            return False
+        self._has_job = False
+        self._set_busy(False)
+        return True
+
     def _on_worker_finished(self, job: int, result: object) -> None:
-        if job == self._job:
-            self._has_job = False
-            self._set_busy(False)
+        if self._ended(job):
             self.finished.emit(result)
 
     def _on_worker_failed(self, job: int, message: str) -> None:
-        if job == self._job:
-            self._has_job = False
-            self._set_busy(False)
+        if self._ended(job):
             self.failed.emit(message)
 
     def _on_worker_cancelled(self, job: int) -> None:
-        if job == self._job:
-            self._has_job = False
-            self._set_busy(False)
+        if self._ended(job):
             self.cancelled.emit()
 
     def _on_worker_paused(self, job: int) -> None:

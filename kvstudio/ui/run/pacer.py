@@ -17,14 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer
 
 DEFER_MS = 50  # a tick put off for a step tries again this much later (or at the next record)
 
 
 class RedrawPacer(QObject):
-    redraw_due = Signal()  # after a flush: everything is up to date
-
     def __init__(self, tick_ms: int = 20, parent: QObject | None = None,
                  may_draw: Callable[[], bool] | None = None) -> None:
         super().__init__(parent)
@@ -58,7 +56,6 @@ class RedrawPacer(QObject):
         for refresh in self._views:
             refresh()
         self._dirty = [False] * len(self._views)
-        self.redraw_due.emit()
 
     def _on_tick(self) -> None:
         if not self.may_draw():

@@ -12,6 +12,7 @@ panel both read their numbers here. Plain Python: no Qt, easy to test.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from kvstudio.engine.records import (
     MODES,
@@ -79,11 +80,7 @@ class RunTrace:
 
     @property
     def tokens_fed_cumulative(self) -> list[int]:
-        total, out = 0, []
-        for r in self.records:
-            total += r.tokens_fed
-            out.append(total)
-        return out
+        return list(accumulate(self.tokens_fed))  # running total: [a, a+b, a+b+c, …]
 
     @property
     def tokens_fed_total(self) -> int:
@@ -107,11 +104,7 @@ class RunTrace:
 
     @property
     def cumulative_ms(self) -> list[float]:
-        total, out = 0.0, []
-        for r in self.records:
-            total += r.elapsed_s * 1000.0
-            out.append(total)
-        return out
+        return list(accumulate(self.step_ms))
 
     @property
     def last(self) -> StepRecord | None:
