@@ -12,11 +12,5 @@ from kvstudio.ui.plots.cache_bytes import CacheBytesPlot
 from kvstudio.ui.plots.step_time import StepTimePlot
 from kvstudio.ui.plots.tokens_fed import TokensFedPlot
 
-__all__ = [
-    "MODE_COLOURS",
-    "AnswerHistogramPlot",
-    "CacheBytesPlot",
-    "LivePlot",
-    "StepTimePlot",
-    "TokensFedPlot",
-]
+__all__ = ["MODE_COLOURS", "AnswerHistogramPlot", "CacheBytesPlot", "LivePlot", "StepTimePlot",
+           "TokensFedPlot"]

@@ -24,7 +24,7 @@ from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.scrolling import fixed_view
 from kvstudio.charts.plots.sizing import CORNER_BUTTON_NAME, LEGEND_MARGIN, fit_title
 from kvstudio.engine.records import Mode
-from kvstudio.ui.run.store import RunStore
+from kvstudio.ui.run.store import RunStore, RunTrace
 
 TITLE_COLOUR = "#222"  # plot titles, as dark as the axis text
 
@@ -94,8 +94,6 @@ def live_curve(pen: pg.QtGui.QPen) -> pg.PlotDataItem:
     return pg.PlotDataItem(pen=pen, dynamicRangeLimit=None, skipFiniteCheck=True)
 
 
-
-
 class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
     """A plot that redraws from a `RunStore`. Subclasses create their items once."""
 
@@ -145,6 +143,7 @@ class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
         for side in ("left", "bottom", "right", "top"):
             item.getAxis(side).enableAutoSIPrefix(False)
         self._before_first_step: EmptyChart | None = None  # made by the first `show_empty`
+        self._store: RunStore | None = None  # what `refresh` drew last
 
     # ---- before the first step -----------------------------------------------------------
     def show_empty(self, empty: bool) -> None:
@@ -359,6 +358,10 @@ class LivePlot(RetranslateOnLanguageChange, pg.PlotWidget):
 
     def refresh(self, store: RunStore) -> None:
         raise NotImplementedError
+
+    def _traces(self) -> list[RunTrace]:
+        """The runs drawn that have a step (what the headline and the data tables cover)."""
+        return self._store.stepped_traces() if self._store is not None else []
 
     def headline(self) -> str:
         """The lesson of the chart with its measured numbers (drawn above exports)."""

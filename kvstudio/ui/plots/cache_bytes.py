@@ -10,6 +10,7 @@ hybrid model's layers are labelled with their kind (full, or W for sliding).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -60,7 +61,6 @@ class CacheBytesPlot(LivePlot):
         self._tick_labels: list[str] = []
         self.summary = ""
         self._shown: tuple[RunInfo, StepRecord] | None = None  # what is drawn (for exports)
-        self._drawn_kv: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
         self._static_in_legend = False
         self.retranslate()
         self.show_empty(True)
@@ -140,7 +140,6 @@ class CacheBytesPlot(LivePlot):
             self._allocated.setOpts(x=[], height=[])
         self._k_used.setOpts(x=layers - 0.2, height=k_used)
         self._v_used.setOpts(x=layers + 0.2, height=v_used)
-        self._drawn_kv = (tuple(float(b) for b in k_used), tuple(float(b) for b in v_used))
         plan = info.cache_plan()
         first = plan.layers[0] if plan.layers else None
         if first is not None and plan.uniform and first.keeps is not None \
@@ -216,17 +215,15 @@ class CacheBytesPlot(LivePlot):
             return []
         info, record = self._shown
         layers = tuple(range(len(record.cache_layer_bytes)))
-        if info.request.settings.cache.kind == "static":  # used, as drawn: by tokens per layer
-            k: tuple[float, ...] = tuple(float(kb) for kb, _ in self.drawn_layer_bytes())
-            v: tuple[float, ...] = tuple(float(vb) for _, vb in self.drawn_layer_bytes())
-        else:
-            k = tuple(float(kb) for kb, _ in record.cache_layer_bytes)
-            v = tuple(float(vb) for _, vb in record.cache_layer_bytes)
+        static = info.request.settings.cache.kind == "static"
+        # Used, as drawn: a static cache's used bytes split by the tokens each layer holds.
+        used: Sequence[tuple[float, float]] = (self.drawn_layer_bytes() if static
+                                               else record.cache_layer_bytes)
         series = [
-            Series(self.tr("K bytes used (B)"), layers, k),
-            Series(self.tr("V bytes used (B)"), layers, v),
+            Series(self.tr("K bytes used (B)"), layers, tuple(float(kb) for kb, _ in used)),
+            Series(self.tr("V bytes used (B)"), layers, tuple(float(vb) for _, vb in used)),
         ]
-        if info.request.settings.cache.kind == "static":
+        if static:
             series += [
                 Series(self.tr("K bytes allocated (B)"), layers,
                        tuple(kb for kb, _ in record.cache_layer_bytes)),

@@ -9,6 +9,7 @@ min–max bar at step 0.
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,7 +23,7 @@ from kvstudio.charts.plots.names import mode_name
 from kvstudio.engine.records import MODES, Mode
 from kvstudio.ui.plots.base import MODE_COLOURS, LivePlot, live_curve, mode_pen
 from kvstudio.ui.plots.extent import store_steps
-from kvstudio.ui.run.store import RunStore, RunTrace
+from kvstudio.ui.run.store import RunStore
 
 if TYPE_CHECKING:
     from kvstudio.labs.cache.compare import PrefillTimes  # (torch: imported when TTFT is measured)
@@ -77,7 +78,6 @@ class StepTimePlot(LivePlot):
             self.plot_item.addItem(self._repeat_bars[mode])
             self.plot_item.addItem(self._repeat_median[mode])
         self._y_top = self._total_top = 0.0
-        self._store: RunStore | None = None
         # Before the first run: plain 0…1 axes, not auto-range's guess around the empty label.
         self.set_ranges((0.0, 1.0), (0.0, 1.0), (0.0, 1.0))
         self.retranslate()
@@ -191,14 +191,11 @@ class StepTimePlot(LivePlot):
 
     def ttft_labels(self) -> list[tuple[str, QRectF]]:
         """The TTFT labels shown: (plain text, rectangle in scene coordinates), for tests."""
-        labels = [*self._ttft_label.values(), self._ttft_both]
-        return [(label.textItem.toPlainText(), label_rect(label))
-                for label in labels if label.textItem.toPlainText()]
+        return _shown_labels([*self._ttft_label.values(), self._ttft_both])
 
     def end_label_rects(self) -> list[tuple[str, QRectF]]:
         """The end labels shown: (plain text, rectangle in scene coordinates), for tests."""
-        return [(label.textItem.toPlainText(), label_rect(label))
-                for label in self._end_label.values() if label.textItem.toPlainText()]
+        return _shown_labels(self._end_label.values())
 
     def _fit_y(self, store: RunStore) -> None:
         """Y ranges only grow, in jumps, and shrink only after a Reset.
@@ -212,17 +209,22 @@ class StepTimePlot(LivePlot):
             return
         top = max(max(t.step_ms) for t in traces)
         total = max(t.cumulative_ms[-1] for t in traces)
-        grown = False
-        if top * 1.5 > self._y_top:  # 1.5: headroom for the legend
-            self._y_top = top * 2.5
-            self.plot_item.vb.setRange(yRange=(0, self._y_top), padding=0)
-            grown = True
+        grown = self._grow_y(top)
         if total * 1.3 > self._total_top:
             self._total_top = total * 2.5
             self.set_right_y((0, self._total_top), settle=False)
             grown = True
         if grown:
             self.ranges_changed()
+
+    def _grow_y(self, top: float) -> bool:
+        """Raise the left axis to 2.5 × `top` once `top` needs more than 2/3 of it (1.5:
+        headroom for the legend); False if it had room."""
+        if top * 1.5 <= self._y_top:
+            return False
+        self._y_top = top * 2.5
+        self.plot_item.vb.setRange(yRange=(0, self._y_top), padding=0)
+        return True
 
     def per_step_ms(self, mode: Mode) -> list[float]:
         _, y = self._per_step[mode].getData()
@@ -249,16 +251,10 @@ class StepTimePlot(LivePlot):
         if times is not None:
             self.legend.addItem(self._repeat_median["cached"],
                                 self._repeat_name.format(len(times.ms["cached"])))
-            top = max(times.ttft_ms(m).high for m in MODES)
-            if top * 1.5 > self._y_top:
-                self._y_top = top * 2.5
-                self.plot_item.vb.setRange(yRange=(0, self._y_top), padding=0)
+            if self._grow_y(max(times.ttft_ms(m).high for m in MODES)):
                 self.ranges_changed()
         if self._store is not None and hasattr(self, "_ttft_median_text"):
             self.refresh(self._store)  # the TTFT labels: medians replace the single samples
-
-    def _traces(self) -> list[RunTrace]:
-        return self._store.stepped_traces() if self._store else []
 
     def headline(self) -> str:
         """ms/token per run (median decode step, min–max, k), then TTFT: single or median.
@@ -309,3 +305,9 @@ class StepTimePlot(LivePlot):
                 tuple(Series(self.tr("{0}: TTFT (ms)").format(mode_name(m)), rounds,
                              self._repeats.ms[m]) for m in MODES)))
         return tables
+
+
+def _shown_labels(labels: Iterable[pg.TextItem]) -> list[tuple[str, QRectF]]:
+    """The labels with a text: (plain text, rectangle in scene coordinates)."""
+    return [(label.textItem.toPlainText(), label_rect(label))
+            for label in labels if label.textItem.toPlainText()]

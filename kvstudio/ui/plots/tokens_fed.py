@@ -17,7 +17,7 @@ from kvstudio.charts.plots.names import mode_name
 from kvstudio.engine.records import MODES, Mode
 from kvstudio.ui.plots.base import LivePlot, live_curve, mode_brush, mode_pen
 from kvstudio.ui.plots.extent import store_steps
-from kvstudio.ui.run.store import RunStore, RunTrace
+from kvstudio.ui.run.store import RunStore
 
 BAR_OFFSET: dict[Mode, float] = {"cached": -0.2, "recompute": 0.2}
 
@@ -38,7 +38,6 @@ class TokensFedPlot(LivePlot):
             right.addItem(line)
             right.addItem(formula)
             self._bars[mode], self._cumulative[mode], self._formula[mode] = bars, line, formula
-        self._store: RunStore | None = None
         self.retranslate()
         self.show_empty(True)
 
@@ -103,9 +102,6 @@ class TokensFedPlot(LivePlot):
     def cumulative_values(self, mode: Mode) -> list[float]:
         _, y = self._cumulative[mode].getData()
         return [] if y is None else [float(v) for v in y]
-
-    def _traces(self) -> list[RunTrace]:
-        return self._store.stepped_traces() if self._store is not None else []
 
     def headline(self) -> str:
         parts = []
