@@ -19,15 +19,7 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup
-from PySide6.QtWidgets import (
-    QDialog,
-    QFileDialog,
-    QLineEdit,
-    QMenu,
-    QStyle,
-    QToolButton,
-    QWidget,
-)
+from PySide6.QtWidgets import QDialog, QFileDialog, QLineEdit, QMenu, QStyle, QToolButton, QWidget
 
 from kvstudio.charts.canvas import CANVASES, DEFAULT_CANVAS, SlideCanvas
 from kvstudio.charts.chart_data import ChartLike, ExportError, chart_item, plot_items
@@ -44,9 +36,6 @@ SaveChooser = Callable[[QWidget | None, str, str, str], str]
 # (parent, caption, start folder) → chosen folder or ""
 FolderChooser = Callable[[QWidget | None, str, str], str]
 NameSource = Callable[[], str]
-PackSource = Callable[
-    [], tuple[Mapping[str, ChartLike], Mapping[str, Any], Mapping[str, Sequence[Mapping[str, Any]]]]
-]
 
 
 def _dialog_save(parent: QWidget | None, caption: str, suggested: str, filters: str) -> str:
@@ -86,13 +75,11 @@ class FolderDialog(QFileDialog):
         QDialog.accept(self)  # the choice is made: never "enter the folder" instead
 
 
-def folder_dialog(parent: QWidget | None, caption: str, start: str) -> FolderDialog:
-    """The pack's folder dialog (`FolderDialog`)."""
-    return FolderDialog(parent, caption, start)
+folder_dialog = FolderDialog  # the pack's folder dialog (the name tests open it by)
 
 
 def _dialog_folder(parent: QWidget | None, caption: str, start: str) -> str:
-    dialog = folder_dialog(parent, caption, start)
+    dialog = FolderDialog(parent, caption, start)
     try:
         return dialog.chosen if dialog.exec() else ""
     finally:
@@ -106,23 +93,16 @@ class ChartExporter(QObject):
     failed = Signal(str)  # a message the user can act on
     options_changed = Signal()  # the slide size or the headline switch changed
 
-    def __init__(
-        self,
-        parent: QObject | None = None,
-        *,
-        save_chooser: SaveChooser | None = None,
-        folder_chooser: FolderChooser | None = None,
-        canvas: SlideCanvas = DEFAULT_CANVAS,
-        folder: Path | None = None,
-        headline: bool = True,
-    ) -> None:
+    def __init__(self, parent: QObject | None = None, *, save_chooser: SaveChooser | None = None,
+                 folder_chooser: FolderChooser | None = None,
+                 canvas: SlideCanvas = DEFAULT_CANVAS, folder: Path | None = None,
+                 headline: bool = True) -> None:
         super().__init__(parent)
         self.save_chooser: SaveChooser = save_chooser or _dialog_save
         self.folder_chooser: FolderChooser = folder_chooser or _dialog_folder
         self.canvas = canvas
         self.headline = headline  # draw each chart's headline (its measured numbers)
         self.folder = folder or Path.home()
-        self.last_skipped: tuple[str, ...] = ()  # empty charts the last slide pack left out
 
     def set_canvas(self, canvas: SlideCanvas) -> None:
         if canvas != self.canvas:
@@ -142,9 +122,8 @@ class ChartExporter(QObject):
             "csv": self.tr("CSV data (*.csv)"),
         }[fmt]
 
-    def export_one(
-        self, chart: ChartLike, name: str, fmt: ExportFormat, parent: QWidget | None = None
-    ) -> Path | None:
+    def export_one(self, chart: ChartLike, name: str, fmt: ExportFormat,
+                   parent: QWidget | None = None) -> Path | None:
         """Ask for a file name, then export; None when cancelled or failed (see `failed`)."""
         suggested = str(self.folder / f"{safe_file_stem(name)}.{fmt}")
         chosen = self.save_chooser(parent, self.tr("Export chart"), suggested, self.filters(fmt))
@@ -162,29 +141,22 @@ class ChartExporter(QObject):
         self.exported.emit(str(written))
         return written
 
-    def export_pack(
-        self,
-        charts: Mapping[str, ChartLike],
-        numbers: Mapping[str, Any] | None = None,
-        tables: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-        parent: QWidget | None = None,
-    ) -> list[Path] | None:
+    def export_pack(self, charts: Mapping[str, ChartLike],
+                    numbers: Mapping[str, Any] | None = None,
+                    tables: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+                    parent: QWidget | None = None) -> list[Path] | None:
         """Ask for a folder, then write the slide pack into it."""
-        chosen = self.folder_chooser(
-            parent, self.tr("Export slide pack to folder"), str(self.folder)
-        )
+        chosen = self.folder_chooser(parent, self.tr("Export slide pack to folder"),
+                                     str(self.folder))
         if not chosen:
             return None
         try:
-            pack = export_slide_pack(
-                charts, Path(chosen), numbers, tables, canvas=self.canvas,
-                headline=self.headline,
-            )
+            pack = export_slide_pack(charts, Path(chosen), numbers, tables, canvas=self.canvas,
+                                     headline=self.headline)
         except ExportError as exc:
             self.failed.emit(str(exc))
             return None
         self.folder = Path(chosen)
-        self.last_skipped = pack.skipped
         message = self.tr("{0} files written to {1}").format(len(pack.written), chosen)
         if pack.skipped:
             message += " " + self.tr("(left out, no data yet: {0})").format(
@@ -196,22 +168,16 @@ class ChartExporter(QObject):
 class ExportMenu(RetranslateOnLanguageChange, QMenu):
     """PNG / SVG / PDF / CSV for one chart."""
 
-    def __init__(
-        self,
-        chart: ChartLike,
-        name: NameSource,
-        exporter: ChartExporter,
-        parent: QWidget | None = None,
-    ) -> None:
+    def __init__(self, chart: ChartLike, name: NameSource, exporter: ChartExporter,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._chart = chart
         self._name = name
         self._exporter = exporter
-        self._actions = {fmt: self.addAction("") for fmt in ("png", "svg", "pdf", "csv")}
-        self._actions["png"].triggered.connect(self._on_png_triggered)
-        self._actions["svg"].triggered.connect(self._on_svg_triggered)
-        self._actions["pdf"].triggered.connect(self._on_pdf_triggered)
-        self._actions["csv"].triggered.connect(self._on_csv_triggered)
+        formats: tuple[ExportFormat, ...] = ("png", "svg", "pdf", "csv")
+        self._actions: dict[str, QAction] = {fmt: self.addAction("") for fmt in formats}
+        for fmt in formats:
+            self._actions[fmt].triggered.connect(lambda _=False, fmt=fmt: self.export(fmt))
         self.addSeparator()
         self.size_menu = self.addMenu("")
         self._sizes = QActionGroup(self)
@@ -239,8 +205,7 @@ class ExportMenu(RetranslateOnLanguageChange, QMenu):
         self.setTitle(self.tr("Export chart"))
         canvas = self._exporter.canvas
         self._actions["png"].setText(
-            self.tr("PNG image, {0}×{1} px…").format(canvas.width, canvas.height)
-        )
+            self.tr("PNG image, {0}×{1} px…").format(canvas.width, canvas.height))
         self.size_menu.setTitle(self.tr("Slide size"))
         self.headline_action.setText(self.tr("Headline with the measured numbers"))
         self._actions["svg"].setText(self.tr("SVG vector image…"))
@@ -249,18 +214,6 @@ class ExportMenu(RetranslateOnLanguageChange, QMenu):
 
     def export(self, fmt: ExportFormat) -> Path | None:
         return self._exporter.export_one(self._chart, self._name(), fmt, self.parentWidget())
-
-    def _on_png_triggered(self) -> None:
-        self.export("png")
-
-    def _on_svg_triggered(self) -> None:
-        self.export("svg")
-
-    def _on_pdf_triggered(self) -> None:
-        self.export("pdf")
-
-    def _on_csv_triggered(self) -> None:
-        self.export("csv")
 
     def _on_size_triggered(self, action: QAction) -> None:
         for canvas in CANVASES:
@@ -302,9 +255,8 @@ class _CornerKeeper(QObject):
 
     def place(self) -> None:
         size = self._button.sizeHint()
-        self._button.setGeometry(
-            self._host.width() - size.width() - 2, 2, size.width(), size.height()
-        )
+        self._button.setGeometry(self._host.width() - size.width() - 2, 2, size.width(),
+                                 size.height())
         self._button.raise_()
         QTimer.singleShot(0, self, self._refit_titles)
 
@@ -333,12 +285,8 @@ def chart_title(chart: ChartLike) -> str:
     return "chart"
 
 
-def attach_export(
-    widget: QWidget,
-    exporter: ChartExporter,
-    name: NameSource | None = None,
-    chart: ChartLike | None = None,
-) -> ExportButton:
+def attach_export(widget: QWidget, exporter: ChartExporter, name: NameSource | None = None,
+                  chart: ChartLike | None = None) -> ExportButton:
     """Give a chart widget an export entry in its context menu and a corner button.
 
     `widget` is the PlotWidget / GraphicsLayoutWidget on screen; `chart` what to

@@ -189,14 +189,12 @@ def tokens_fed(store: RunStore) -> Headline:
     if not totals:
         return Headline(
             QCoreApplication.translate("Headlines", "Step to feed the model"),
-            [QCoreApplication.translate("Headlines", "Tokens fed appear after a step.")],
-        )
+            [QCoreApplication.translate("Headlines", "Tokens fed appear after a step.")])
     fed = {mode: trace.tokens_fed_total for mode, trace in totals.items()}
     same_n = _same_n(list(totals.values()))
     if len(fed) == 2 and same_n:
         big = QCoreApplication.translate("Headlines", "{0} vs {1} tokens fed").format(
-            count(fed["cached"]), count(fed["recompute"])
-        )
+            count(fed["cached"]), count(fed["recompute"]))
     elif len(fed) == 2:  # compared where both runs are: the first n steps of each
         n = min(len(t.records) for t in totals.values())
         at_n = {mode: t.tokens_fed_cumulative[n - 1] for mode, t in totals.items()}
@@ -206,31 +204,23 @@ def tokens_fed(store: RunStore) -> Headline:
     else:
         ((mode, total),) = fed.items()
         big = QCoreApplication.translate("Headlines", "{0} tokens fed ({1})").format(
-            count(total), mode_name(mode)
-        )
+            count(total), mode_name(mode))
     lines = []
     for mode in MODES:
         trace = totals.get(mode)
         if trace is None:
             continue
-        p, n = trace.info.prompt_len, len(trace.records)
-        formula = (
-            QCoreApplication.translate("Headlines", "P+(N−1)")
-            if mode == "cached"
-            else QCoreApplication.translate("Headlines", "P·N+N(N−1)/2")
-        )
+        formula = (QCoreApplication.translate("Headlines", "P+(N−1)") if mode == "cached"
+                   else QCoreApplication.translate("Headlines", "P·N+N(N−1)/2"))
         lines.append(
             QCoreApplication.translate("Headlines", "{0}: P = {1}, N = {2} → {3} = {4}").format(
-                mode_name(mode), p, n, formula, count(trace.formula_total)
-            )
-        )
+                mode_name(mode), trace.info.prompt_len, len(trace.records), formula,
+                count(trace.formula_total)))
     if len(fed) == 2 and fed["cached"] > 0:
         if same_n:
             lines.append(
                 QCoreApplication.translate("Headlines", "recompute fed {0:.1f}× as many").format(
-                    fed["recompute"] / fed["cached"]
-                )
-            )
+                    fed["recompute"] / fed["cached"]))
         else:
             lines.append(_different_n(list(totals.values())))
     return Headline(big, lines)
@@ -243,27 +233,16 @@ def step_time(store: RunStore) -> Headline:
     parts, lines = [], []
     for trace in traces:
         per_token = trace.decode_ms_per_token
-        ttft = trace.ttft_ms or 0.0
         if per_token is not None:
-            parts.append(
-                QCoreApplication.translate("Headlines", "{0}: {1:.1f} ms/token").format(
-                    mode_name(trace.mode), per_token
-                )
-            )
-        lines.append(
-            QCoreApplication.translate(
-                "Headlines", "{0}: time to first token {1:.1f} ms, {2} steps"
-            ).format(mode_name(trace.mode), ttft, len(trace.records))
-        )
+            parts.append(QCoreApplication.translate("Headlines", "{0}: {1:.1f} ms/token").format(
+                mode_name(trace.mode), per_token))
+        lines.append(QCoreApplication.translate(
+            "Headlines", "{0}: time to first token {1:.1f} ms, {2} steps"
+        ).format(mode_name(trace.mode), trace.ttft_ms or 0.0, len(trace.records)))
     if not _same_n(traces):
         lines.append(_different_n(traces))
-    big = (
-        " · ".join(parts)
-        if parts
-        else QCoreApplication.translate("Headlines", "TTFT {0:.1f} ms").format(
-            traces[0].ttft_ms or 0.0
-        )
-    )
+    big = " · ".join(parts) if parts else QCoreApplication.translate(
+        "Headlines", "TTFT {0:.1f} ms").format(traces[0].ttft_ms or 0.0)
     return Headline(big, lines)
 
 
@@ -272,22 +251,17 @@ def cache_bytes(store: RunStore) -> Headline:
     if trace is None:
         return Headline(QCoreApplication.translate("Headlines", "Step to fill the cache"), [])
     info = trace.info
-    per_token = info.formula_cache_bytes(1)
     big = QCoreApplication.translate("Headlines", "{0} B per token · {1} B per 100 tokens").format(
-        count(per_token), count(info.formula_cache_bytes(100))
-    )
+        count(info.formula_cache_bytes(1)), count(info.formula_cache_bytes(100)))
     lines = [
         QCoreApplication.translate("Headlines", "2·L·H_kv·d·bytes = 2·{0}·{1}·{2}·{3}").format(
-            info.num_layers, info.num_kv_heads, info.head_dim, info.dtype_bytes
-        )
+            info.num_layers, info.num_kv_heads, info.head_dim, info.dtype_bytes)
     ]
     record = trace.last
     if trace.mode == "cached" and record is not None:
-        lines.append(
-            QCoreApplication.translate(
-                "Headlines", "measured now: {0} B for T = {1} tokens"
-            ).format(count(record.cache_used_bytes), record.cache_length)
-        )
+        lines.append(QCoreApplication.translate(
+            "Headlines", "measured now: {0} B for T = {1} tokens"
+        ).format(count(record.cache_used_bytes), record.cache_length))
     elif trace.mode == "recompute":
         lines.append(QCoreApplication.translate("Headlines", "recompute keeps no cache"))
     return Headline(big, lines)
@@ -300,10 +274,7 @@ def answers(counts: AnswerCounts | None) -> Headline:
     temps = " / ".join(f"{t:g}" for t in counts.temperatures)
     return Headline(
         QCoreApplication.translate("Headlines", "distinct answers {0}").format(distinct),
-        [
-            QCoreApplication.translate("Headlines", "T = {0}").format(temps),
-            QCoreApplication.translate("Headlines", "{0} samples per temperature").format(
-                counts.samples_per_temperature
-            ),
-        ],
+        [QCoreApplication.translate("Headlines", "T = {0}").format(temps),
+         QCoreApplication.translate("Headlines", "{0} samples per temperature").format(
+             counts.samples_per_temperature)],
     )

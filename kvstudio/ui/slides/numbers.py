@@ -83,19 +83,16 @@ def numbers_document(
     Sample ×N result if any; `labs` each lab's numbers by lab name;
     `ttft_repeated_ms` the repeated prefill's times per mode if measured.
     """
-    document: dict[str, Any] = {
+    return {
         "version": NUMBERS_VERSION,
         "language": language,
         "model": model,
         "live": live_numbers(traces),
         "samples": sample_numbers(counts) if counts is not None else None,
-        "ttft_repeated_ms": (
-            {mode: list(ms) for mode, ms in ttft_repeated_ms.items()}
-            if ttft_repeated_ms is not None else None
-        ),
+        "ttft_repeated_ms": ({mode: list(ms) for mode, ms in ttft_repeated_ms.items()}
+                             if ttft_repeated_ms is not None else None),
         "labs": dict(labs),
     }
-    return document
 
 
 def _header(text: str) -> str:

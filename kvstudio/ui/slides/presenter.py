@@ -29,14 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import (
-    QCloseEvent,
-    QFont,
-    QKeySequence,
-    QPixmap,
-    QResizeEvent,
-    QShortcut,
-)
+from PySide6.QtGui import QCloseEvent, QFont, QKeySequence, QPixmap, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -270,7 +263,6 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         else:
             self.leave()
 
-
     # ---- charts ------------------------------------------------------------------------------
     def current_chart(self) -> PresenterChart:
         return self.charts[self.index]
@@ -461,13 +453,11 @@ class PresenterView(RetranslateOnLanguageChange, QWidget):
         style = presenter_style(self._body_px or 24.0)
         plots = [chart.plot for chart in self.live_charts if chart.plot is not None]
         self._restorers = [apply_plot_style(plot.plot_item, style) for plot in plots]
-        for chart in self.live_charts:
-            if chart.plot is None:
-                continue
-            if chart.plot.right_view is not None:
-                self._restorers.append(apply_plot_style(chart.plot.right_view, style))
-            chart.plot.set_title(chart.plot.title_text())
-            chart.plot.fit_frame()
+        for plot in plots:
+            if plot.right_view is not None:
+                self._restorers.append(apply_plot_style(plot.right_view, style))
+            plot.set_title(plot.title_text())
+            plot.fit_frame()
 
     # ---- keys ------------------------------------------------------------------------------
     def _bind_keys(self) -> None:
