@@ -12,12 +12,11 @@ reorders copied; the step slider picks the step its beam table lists. The run is
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QLineEdit, QSlider, QWidget
+from PySide6.QtWidgets import QComboBox, QLineEdit, QSlider
 
 from kvstudio.charts.labs.beam import BeamSearchView
 from kvstudio.ui.app.typing_guard import UnselectedOnFocus
 from kvstudio.ui.labs.shared.base import LabPanel
-from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class BeamSearchPanel(LabPanel):
@@ -27,8 +26,7 @@ class BeamSearchPanel(LabPanel):
     prompt: QLineEdit  # some of the boxes LabPanel builds from the declaration
     early_stopping: QComboBox  # False, True, "never": each said in words in retranslate
 
-    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
-        super().__init__(exporter, parent)
+    def add_widgets(self) -> None:
         UnselectedOnFocus(self.prompt)
         self.step_slider = QSlider(Qt.Orientation.Horizontal)
         self.step_slider.setRange(0, 0)
@@ -37,7 +35,6 @@ class BeamSearchPanel(LabPanel):
         self.side_layout.addWidget(self.beam_view.beam_table, 1)
         self.beam_view.beam_table.rows_changed.connect(self._fit_table_later.start)
         self.result_ready.connect(self._follow_steps)
-        self.retranslate()
 
     @property
     def beam_view(self) -> BeamSearchView:

@@ -9,19 +9,12 @@ and the keys each new token attends to; the run is
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QWidget
-
 from kvstudio.charts.labs.cache_kinds import CacheKindsView
 from kvstudio.ui.labs.shared.base import LabPanel
-from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class CacheKindsPanel(LabPanel):
     view_type = CacheKindsView  # its course model and its boxes: the registry's CACHE_KINDS
-
-    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
-        super().__init__(exporter, parent)
-        self.retranslate()
 
     def title(self) -> str:
         return self.tr("Cache kinds")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtWidgets import QCheckBox, QLineEdit, QPushButton, QSpinBox, QTextBrowser, QWidget
+from PySide6.QtWidgets import QCheckBox, QLineEdit, QPushButton, QSpinBox, QTextBrowser
 
 from kvstudio.charts.labs.chat import ChatView
 from kvstudio.charts.lazy import LazyModule
@@ -26,7 +26,6 @@ from kvstudio.charts.messages import localize
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.run.lab_worker import JobFactory
-from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
     from kvstudio.labs.chat import lab as chat_lab
@@ -44,8 +43,7 @@ class ChatPanel(LabPanel):
     refeed_box: QCheckBox
     context_limit: QSpinBox
 
-    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
-        super().__init__(exporter, parent)
+    def add_widgets(self) -> None:
         self.turn_box = QLineEdit()
         self.turn_box.setMaxLength(MAX_TURN_CHARACTERS)  # a longer paste is cut: said on screen
         self.turn_box.returnPressed.connect(self._on_run_clicked)
@@ -65,7 +63,6 @@ class ChatPanel(LabPanel):
         self._script: list[str] = []
         self._script_next = 0
         self._pending_text = ""
-        self.retranslate()
 
     def title(self) -> str:
         return self.tr("Chat")

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QComboBox, QSizePolicy, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QSpinBox
 
 from kvstudio.charts.labs.compare import CacheVsRecomputeView
-from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.labs.course import CACHE_PRESETS, CachePreset
 from kvstudio.ui.labs.shared.base import LabPanel
-from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class CacheVsRecomputePanel(LabPanel):
@@ -29,14 +27,9 @@ class CacheVsRecomputePanel(LabPanel):
     prompt_tokens: QSpinBox
     new_tokens: QSpinBox
 
-    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
-        super().__init__(exporter, parent)
+    def add_widgets(self) -> None:
         self.preset.currentIndexChanged.connect(self._on_preset_chosen)
-        self.settings_label = plain_label()  # what the lab changes from the course preset
-        self.settings_label.setWordWrap(True)
-        self.settings_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.side_layout.addWidget(self.settings_label)
-        self.retranslate()
+        self.settings_label = self.add_side_note()  # what the lab changes from the course preset
 
     def title(self) -> str:
         return self.tr("Cache vs recompute")

@@ -17,15 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtWidgets import QDoubleSpinBox, QLineEdit, QSizePolicy, QSpinBox, QWidget
+from PySide6.QtWidgets import QDoubleSpinBox, QLineEdit, QSpinBox
 
 from kvstudio.charts.labs.cutoff import TopPTopKView
-from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.typing_guard import UnselectedOnFocus
 from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
-from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class TopPTopKPanel(SteppedLabPanel):
@@ -37,21 +35,16 @@ class TopPTopKPanel(SteppedLabPanel):
     new_tokens: QSpinBox
     seed: QSpinBox
 
-    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
-        super().__init__(exporter, parent)
+    def add_widgets(self) -> None:
+        super().add_widgets()
         self._started = False  # a run began: the settings line says what made it
         assert isinstance(self.lab_view, TopPTopKView)
         self.cutoff_view: TopPTopKView = self.lab_view
         self.table.currentCellChanged.connect(self._on_table_row_changed)
-        self.settings_label = plain_label()  # the settings that made the run, and changes
-        self.settings_label.setWordWrap(True)
-        self.settings_label.setSizePolicy(QSizePolicy.Policy.Ignored,  # wrap to the column
-                                          QSizePolicy.Policy.Preferred)
-        self.side_layout.addWidget(self.settings_label)  # beside the chart, under the table
+        self.settings_label = self.add_side_note()  # the settings that made the run, and changes
         for box in (self.temperature, self.top_k, self.top_p, self.seed):
             box.valueChanged.connect(self._show_settings)
         self._prompt_guard = UnselectedOnFocus(self.prompt)  # a stray key must not replace it
-        self.retranslate()
 
     def title(self) -> str:
         return self.tr("Top-p / top-k")

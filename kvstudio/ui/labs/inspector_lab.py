@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
+from PySide6.QtWidgets import QComboBox, QLineEdit
 
 from kvstudio.charts.labs.inspector import KINDS, CacheInspectorView
 from kvstudio.charts.lazy import LazyModule
@@ -23,7 +23,6 @@ from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.spin_boxes import int_box
 from kvstudio.ui.labs.shared.step_navigation import SteppedLabPanel
 from kvstudio.ui.run.lab_worker import JobFactory
-from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
     from kvstudio.engine.backends import minimind as engine_backend
@@ -40,8 +39,8 @@ DEFAULT_QUESTION = COURSE.question  # the course preset's question
 class CacheInspectorPanel(SteppedLabPanel):  # Start shows the prefill
     view_type = CacheInspectorView  # its course model: the view's declaration (cache)
 
-    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
-        super().__init__(exporter, parent)
+    def add_widgets(self) -> None:
+        super().add_widgets()
         self.prompt = QLineEdit(DEFAULT_QUESTION)
         self.mode = QComboBox()
         self.kind = QComboBox()
@@ -64,7 +63,6 @@ class CacheInspectorPanel(SteppedLabPanel):  # Start shows the prefill
         self.layer.valueChanged.connect(self._on_view_changed)
         self.kv_head.valueChanged.connect(self._on_view_changed)
         self.split.setSizes([900, 320])  # the heat maps need the width more than the table
-        self.retranslate()
 
     def title(self) -> str:
         return self.tr("Cache inspector")

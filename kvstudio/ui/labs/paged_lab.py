@@ -11,18 +11,16 @@ dynamic and a paged cache hold per step next to those block tables; the run is
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QSlider, QWidget
+from PySide6.QtWidgets import QSlider
 
 from kvstudio.charts.labs.paged import PagedCacheView
 from kvstudio.ui.labs.shared.base import LabPanel
-from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class PagedCachePanel(LabPanel):
     view_type = PagedCacheView  # its course model and its boxes: the registry's PAGED
 
-    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
-        super().__init__(exporter, parent)
+    def add_widgets(self) -> None:
         assert isinstance(self.lab_view, PagedCacheView)
         self.blocks_view: PagedCacheView = self.lab_view
         self.step_slider = QSlider(Qt.Orientation.Horizontal)
@@ -30,7 +28,6 @@ class PagedCachePanel(LabPanel):
         self.step_slider.valueChanged.connect(self.blocks_view.show_step)
         self.result_ready.connect(self._follow_result)  # first: before anyone else hears it
         self.add_field("step", self.step_slider)
-        self.retranslate()
 
     def title(self) -> str:
         return self.tr("Paged cache")

@@ -21,7 +21,6 @@ from kvstudio.labs.params import Param
 from kvstudio.labs.registry import PROJECTOR
 from kvstudio.labs.scale import LOADED
 from kvstudio.ui.labs.shared.base import LabPanel
-from kvstudio.ui.slides.export_menu import ChartExporter
 
 OPENING_PRESET = PROJECTOR.param("source").default  # the course's example (labs/scale.py)
 
@@ -31,8 +30,7 @@ class ProjectorPanel(LabPanel):
     source: QComboBox  # its data: the run's `source` (`make_box`)
     bits: QComboBox  # built by LabPanel: 0 (the config's own dtype, named here) first
 
-    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
-        super().__init__(exporter, parent)
+    def add_widgets(self) -> None:
         self.open_button = QPushButton()
         self.open_button.clicked.connect(self._choose_config)
         picker = QWidget()  # the button beside the source box, on its form row
@@ -41,7 +39,6 @@ class ProjectorPanel(LabPanel):
         self.form.replaceWidget(self.source, picker)
         row.addWidget(self.source, 1)
         row.addWidget(self.open_button)
-        self.retranslate()
 
     def make_box(self, param: Param) -> QWidget:
         """The source box lists the loaded model, the presets and any config.json chosen."""

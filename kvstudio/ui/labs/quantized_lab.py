@@ -10,19 +10,12 @@ with each quantized one).
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QWidget
-
 from kvstudio.charts.labs.quantized import QuantizedCacheView
 from kvstudio.ui.labs.shared.base import LabPanel
-from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class QuantizedCachePanel(LabPanel):
     view_type = QuantizedCacheView  # its course model and its boxes: the registry's QUANTIZED
-
-    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
-        super().__init__(exporter, parent)
-        self.retranslate()
 
     def title(self) -> str:
         return self.tr("Quantized cache")

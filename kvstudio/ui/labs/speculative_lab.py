@@ -13,24 +13,21 @@ lookup runs and the status says why).
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QComboBox, QWidget
+from PySide6.QtWidgets import QComboBox
 
 from kvstudio.charts.labs.speculative import SpeculativeView
 from kvstudio.ui.labs.shared.base import LabPanel
-from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class SpeculativePanel(LabPanel):
     view_type = SpeculativeView  # its course model and its boxes: the registry's SPECULATIVE
 
-    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
-        super().__init__(exporter, parent)
+    def add_widgets(self) -> None:
         self.shown_run = QComboBox()
         self.shown_run.currentIndexChanged.connect(self.speculative_view.show_run)
         self.add_field("shown", self.shown_run)
         self.chart_layout.insertWidget(0, self.speculative_view.rounds_view, 1)  # above charts
         self.result_ready.connect(self._list_runs)
-        self.retranslate()
 
     @property
     def speculative_view(self) -> SpeculativeView:

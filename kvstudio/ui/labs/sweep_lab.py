@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QComboBox, QWidget
+from PySide6.QtWidgets import QComboBox
 
 from kvstudio.charts.labs.sweep import LengthSweepView
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.ui.labs.shared.base import LabPanel
-from kvstudio.ui.slides.export_menu import ChartExporter
 
 if TYPE_CHECKING:
     from kvstudio.labs.cache import sweep as lab
@@ -28,10 +27,6 @@ else:
 class LengthSweepPanel(LabPanel):
     view_type = LengthSweepView  # its course model and its boxes: the registry's SWEEP
     vary: QComboBox  # built by LabPanel: "prompt", then "new"
-
-    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
-        super().__init__(exporter, parent)
-        self.retranslate()
 
     def title(self) -> str:
         return self.tr("Length sweep")

@@ -16,16 +16,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QDoubleSpinBox, QLineEdit, QSizePolicy, QSpinBox, QWidget
+from PySide6.QtWidgets import QDoubleSpinBox, QLineEdit, QSpinBox
 
 from kvstudio.charts.labs.sample import TemperatureView
-from kvstudio.charts.plots.plain_text import plain_label
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.labs.course import COURSE
 from kvstudio.ui.app.spin_boxes import param_value
 from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.run.engine_adapter import parse_temperatures
-from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class TemperaturePanel(LabPanel):
@@ -40,21 +38,15 @@ class TemperaturePanel(LabPanel):
     penalty: QDoubleSpinBox
     seed: QSpinBox
 
-    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
-        super().__init__(exporter, parent)
+    def add_widgets(self) -> None:
         assert isinstance(self.lab_view, TemperatureView)
         self.temperature_view: TemperatureView = self.lab_view
         self.chart_layout.addWidget(self.temperature_view.answers)  # under the chart
-        self.settings_label = plain_label()  # the settings that made the chart, and changes
-        self.settings_label.setWordWrap(True)
-        self.settings_label.setSizePolicy(QSizePolicy.Policy.Ignored,  # wrap to the column
-                                          QSizePolicy.Policy.Preferred)
-        self.side_layout.addWidget(self.settings_label)  # beside the chart, under the table
+        self.settings_label = self.add_side_note()  # the settings that made the chart, and changes
         for box in (self.top_k, self.top_p, self.penalty, self.seed, self.samples,
                     self.new_tokens):
             box.valueChanged.connect(self._show_settings)
         self.temperatures.textChanged.connect(self._show_settings)
-        self.retranslate()
 
     def title(self) -> str:
         return self.tr("Temperature")

@@ -10,19 +10,12 @@ what to install (the run's own message, before any work).
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QWidget
-
 from kvstudio.charts.labs.twin import TwinView
 from kvstudio.ui.labs.shared.base import LabPanel
-from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class EngineTwinPanel(LabPanel):
     view_type = TwinView  # its boxes: the registry's TWIN (no course model: the window's)
-
-    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
-        super().__init__(exporter, parent)
-        self.retranslate()
 
     def title(self) -> str:
         return self.tr("Engine twin")

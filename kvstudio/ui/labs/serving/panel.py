@@ -15,11 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QComboBox, QFileDialog, QLineEdit, QPushButton, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QFileDialog, QLineEdit, QPushButton, QSpinBox
 
 from kvstudio.charts.labs.serving import ServingView
 from kvstudio.ui.labs.shared.base import LabPanel, box_row
-from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class ServingPanel(LabPanel):
@@ -35,8 +34,7 @@ class ServingPanel(LabPanel):
     block_budget: QSpinBox  # 0 = no limit
     prefix: QComboBox  # "none", "blocks", "radix": said in words in retranslate
 
-    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
-        super().__init__(exporter, parent)
+    def add_widgets(self) -> None:
         self.requests_box = QComboBox()
         self.requests_box.addItem("", None)
         self.choose_button = QPushButton()
@@ -49,7 +47,6 @@ class ServingPanel(LabPanel):
         self.sweep_table = self.lab_view.sweep_table  # below the requests' table
         self.sweep_table.rows_changed.connect(self._fit_table_later.start)
         self.side_layout.addWidget(self.sweep_table, 1)
-        self.retranslate()
 
     def title(self) -> str:
         return self.tr("Serving")

@@ -8,7 +8,7 @@ panel builds one box per declared parameter, in declared order (`make_box`: by i
 kind; `box_rows`: boxes that share a form row), and labels each with the parameter's
 `label`, or its `label_ko` when the window is in Korean (`shown_language`): the
 labels are written in the registry, not translated here. A lab's panel adds only
-what is its own (a slider, a button, translated choice texts) and, where the
+what is its own (`add_widgets`: a slider, a button; translated choice texts) and, where the
 registry's run does not fit, says which generator to run (`make_job`). The panel
 never computes: the generator runs on the lab thread; the view only draws what comes
 back.
@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -190,6 +191,8 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         self._add_param_boxes()
         for chart in self.lab_view.charts().values():
             self.place_chart(chart)
+        self.add_widgets()
+        self.retranslate()
 
     def _add_param_boxes(self) -> None:
         """One box per declared parameter, stored as its `box_name`, on the form in declared
@@ -267,6 +270,19 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
             self.split.setSizes([total - wanted, wanted])
 
     # ---- for subclasses -----------------------------------------------------------------
+    def add_widgets(self) -> None:
+        """Add what is the lab's own (a slider, a button, a note): called once the shared
+        layout and the boxes stand, before the first `retranslate`."""
+
+    def add_side_note(self) -> QLabel:
+        """A wrapped line under the table, beside the chart (the settings that made a run)."""
+        label = plain_label()
+        label.setWordWrap(True)
+        label.setSizePolicy(QSizePolicy.Policy.Ignored,  # wrap to the column
+                            QSizePolicy.Policy.Preferred)
+        self.side_layout.addWidget(label)
+        return label
+
     def make_box(self, param: Param) -> QWidget:
         """The box that shows `param`: by its kind (`param_box`). A panel that shows one of
         its parameters otherwise overrides this and calls super() for the rest."""

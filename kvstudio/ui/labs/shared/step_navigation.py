@@ -11,10 +11,9 @@ What each step draws, and any looking back at earlier steps, stays with the lab.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QPushButton, QWidget
+from PySide6.QtWidgets import QPushButton
 
 from kvstudio.ui.labs.shared.base import LabPanel
-from kvstudio.ui.slides.export_menu import ChartExporter
 
 
 class SteppedLabPanel(LabPanel):
@@ -22,8 +21,7 @@ class SteppedLabPanel(LabPanel):
 
     start_count = 1
 
-    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
-        super().__init__(exporter, parent)
+    def add_widgets(self) -> None:
         self.step_button = QPushButton()
         self.step_button.clicked.connect(self._on_step_clicked)
         self.to_end_button = QPushButton()
