@@ -104,10 +104,6 @@ class LLMEngine:
         self.step_limit = 2 * sum(len(r.prompt_ids) + r.max_new_tokens for r in requests) + max(
             r.arrival for r in requests) + 8
 
-    @property
-    def pool(self) -> BlockPool:
-        return self.kv_cache_manager.pool
-
     def has_unfinished_requests(self) -> bool:
         return any(not r.is_finished for r in self.requests)
 
@@ -167,7 +163,7 @@ class LLMEngine:
                 token=output.sampled.get(i), prefix_hit=plan.admitted.get(i, 0),
                 blocks=len(r.block_table), computed=r.num_computed_tokens,
             ))
-        kv = self.kv_cache_manager
+        pool = self.kv_cache_manager.pool
         return ServingStep(
             step=plan.step,
             requests=tuple(rows),
@@ -176,11 +172,11 @@ class LLMEngine:
             padding_slots=plan.total_padding,
             batch_rows=sum(1 for r in rows if r.tokens_fed or r.padding_fed),
             idle_rows=sum(1 for r in rows if r.padding_fed and not r.tokens_fed),
-            blocks_used=kv.blocks_used,
-            blocks_free=kv.blocks_free,
-            blocks_cached=kv.blocks_cached,
+            blocks_used=pool.blocks_in_use,
+            blocks_free=pool.blocks_free,
+            blocks_cached=self.kv_cache_manager.prefix.cached_only,
             prefix_hit_tokens=sum(plan.admitted.values()),
-            cache_bytes=kv.used_nbytes,
+            cache_bytes=pool.used_nbytes,
             elapsed_s=output.elapsed_s,
             preempted=tuple(sorted(preempted)),
             admitted=tuple(sorted(plan.admitted)),

@@ -31,10 +31,6 @@ class KVCacheManager:
         self.pool = pool
         self.prefix: PrefixCache = make_prefix_cache(prefix_mode, pool)
 
-    @property
-    def block_size(self) -> int:
-        return self.pool.block_size
-
     # ---- what a chunk needs, what is left ---------------------------------------------------
     def blocks_needed(self, request: Request, count: int) -> int:
         """New blocks `request` needs to store `count` more tokens (a copy on write included)."""
@@ -97,25 +93,7 @@ class KVCacheManager:
         self.prefix.insert(request.all_token_ids[: request.num_computed_tokens],
                            request.block_table)
 
-    # ---- what the step records read ---------------------------------------------------------
-    @property
-    def blocks_used(self) -> int:
-        """Blocks referenced (by requests or the prefix cache)."""
-        return self.pool.blocks_in_use
-
-    @property
-    def blocks_free(self) -> int:
-        return self.pool.blocks_free
-
-    @property
-    def blocks_cached(self) -> int:
-        """Blocks held only by the prefix cache (evictable)."""
-        return self.prefix.cached_only
-
-    @property
-    def used_nbytes(self) -> int:
-        return self.pool.used_nbytes
-
     @property
     def block_nbytes(self) -> int:
+        """One block, every layer, K and V (what the serving lab's table shows)."""
         return self.pool.block_nbytes

@@ -69,10 +69,6 @@ class PrefixCache(ABC):
         counts = self.pool.ref_counts
         return sum(1 for block, n in self.refs.items() if counts[block] == n)
 
-    def clear(self) -> None:
-        while self.evict():
-            pass
-
 
 class NoPrefixCache(PrefixCache):
     """Prefix caching off."""

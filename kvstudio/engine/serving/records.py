@@ -92,9 +92,6 @@ class SchedulerConfig:
 # - "preempted": was running, lost its blocks this step (recomputed when readmitted);
 # - "finished": produced eos or reached its token budget in an earlier step.
 Phase = Literal["future", "waiting", "prefill", "decode", "idle", "preempted", "finished"]
-PHASES: tuple[Phase, ...] = (
-    "future", "waiting", "prefill", "decode", "idle", "preempted", "finished",
-)
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,6 @@ class Request:
         """Its index (its line order in the requests file)."""
         return self.spec.index
 
-
     @property
     def arrival(self) -> int:
         """The scheduler step at which it arrives."""

@@ -67,9 +67,6 @@ class Scheduler:
         request.status = RequestStatus.WAITING
         self.waiting.append(request)
 
-    def has_unfinished_requests(self) -> bool:
-        return any(not r.is_finished for r in self.requests.values())
-
     # ---- the plan -------------------------------------------------------------------------
     def schedule(self) -> SchedulerOutput:
         """Plan one step: admit, preempt, take each chunk's blocks. The model does not run."""
