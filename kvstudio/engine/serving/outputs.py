@@ -43,11 +43,6 @@ class SchedulerOutput:
     preempted: tuple[int, ...] = ()  # requests that lost their blocks this step (in order)
 
     @property
-    def num_scheduled_tokens(self) -> dict[int, int]:
-        """Tokens each scheduled request feeds this step."""
-        return {c.request_id: c.num_tokens for c in self.scheduled}
-
-    @property
     def total_padding(self) -> int:
         return sum(self.padding.values())
 

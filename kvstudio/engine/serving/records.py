@@ -137,13 +137,3 @@ class ServingStep:
     elapsed_s: float  # wall time of the step: packing the rows, the forward, sampling
     preempted: tuple[int, ...] = ()  # requests preempted this step (blocks freed, recomputed)
     admitted: tuple[int, ...] = ()  # requests admitted this step (first scheduled)
-
-    @property
-    def tokens_fed(self) -> int:
-        """Every slot the forward computed: useful tokens plus padding."""
-        return self.prefill_tokens + self.decode_tokens + self.padding_slots
-
-    @property
-    def produced(self) -> tuple[int, ...]:
-        """Requests that produced a token this step."""
-        return tuple(r.request for r in self.requests if r.token is not None)

@@ -32,10 +32,6 @@ class RequestStatus(enum.Enum):
     PREEMPTED = "preempted"  # admitted once, then lost its blocks; in the queue again
     FINISHED = "finished"  # produced eos or reached its token budget
 
-    @property
-    def is_finished(self) -> bool:
-        return self is RequestStatus.FINISHED
-
 
 @dataclass(eq=False)
 class Request:
@@ -89,7 +85,7 @@ class Request:
 
     @property
     def is_finished(self) -> bool:
-        return self.status.is_finished
+        return self.status is RequestStatus.FINISHED
 
     def append_output_token(self, token: int) -> None:
         self.all_token_ids.append(token)

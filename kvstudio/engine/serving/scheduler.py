@@ -204,7 +204,7 @@ class Scheduler:
             request.append_output_token(token)
             if request_id in output.logits:
                 request.logits.append(output.logits[request_id])
-        for request_id in sorted(plan.num_scheduled_tokens):
+        for request_id in sorted(c.request_id for c in plan.scheduled):
             self.kv_cache_manager.cache_blocks(self.requests[request_id])
         for request_id in output.sampled:
             request = self.requests[request_id]
