@@ -36,7 +36,7 @@ from kvstudio.engine.backends.hf_folder import (  # noqa: F401  (also this modul
     require_transformers,
     transformers_major,
 )
-from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.cache.kv_cache import CacheSpec, tensor_nbytes
 from kvstudio.engine.cache.layout import CachePlan, plan_from_windows
 from kvstudio.engine.model import AttentionProbe
 
@@ -110,10 +110,6 @@ def _layer_tensors(cache: Any) -> list[tuple[torch.Tensor | None, torch.Tensor |
     return list(zip(keys, values, strict=False))
 
 
-def _nbytes(t: torch.Tensor | None) -> int:
-    return 0 if t is None else t.numel() * t.element_size()
-
-
 @dataclass
 class HFCache:
     """A transformers cache plus what the generator measures: the `Cache` verbs (``base.py``).
@@ -145,7 +141,7 @@ class HFCache:
         return self.seq_length + new_tokens
 
     def layer_nbytes(self) -> tuple[tuple[int, int], ...]:
-        sizes = [(_nbytes(k), _nbytes(v)) for k, v in _layer_tensors(self.cache)]
+        sizes = [(tensor_nbytes(k), tensor_nbytes(v)) for k, v in _layer_tensors(self.cache)]
         sizes += [(0, 0)] * (self.num_layers - len(sizes))  # lazily created layers
         return tuple(sizes[: self.num_layers])
 
@@ -159,7 +155,7 @@ class HFCache:
         for k, v in _layer_tensors(self.cache):
             if k is None or v is None or k.dim() < 2 or k.shape[-2] == 0:
                 continue
-            used += (_nbytes(k) + _nbytes(v)) * self._stored(k) // k.shape[-2]  # S = dim -2
+            used += (k.nbytes + v.nbytes) * self._stored(k) // k.shape[-2]  # S = dim -2
         return used
 
     def select_rows(self, rows: torch.Tensor) -> None:
@@ -240,10 +236,8 @@ class HFBackend:
                 f"complete and that transformers {TRANSFORMERS_RANGE} knows its model_type."
             ) from exc
         model = model.to(target)
-        eos = _first_id(getattr(model.generation_config, "eos_token_id", None))
-        if eos is None:
-            eos = _first_id(getattr(model.config, "eos_token_id", None))
-        return cls(model, name=folder.name, eos_token_id=eos)
+        listed = _eos_ids(model.generation_config, model.config)
+        return cls(model, name=folder.name, eos_token_id=listed[0] if listed else None)
 
     # ---- the LanguageModel protocol ------------------------------------------------------
     def new_cache(self, spec: CacheSpec, batch_size: int) -> HFCache:
@@ -355,20 +349,16 @@ class HFBackend:
         )
 
 
-def _all_ids(value: Any) -> list[int]:
-    if isinstance(value, int):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [int(v) for v in value if isinstance(v, int)]
+def _eos_ids(generation_config: Any, config: Any) -> list[int]:
+    """The end-of-sequence ids a folder lists (an int or a list): its generation config's,
+    else its config's."""
+    for source in (generation_config, config):
+        value = getattr(source, "eos_token_id", None)
+        values = value if isinstance(value, (list, tuple)) else [value]
+        ids = [int(v) for v in values if isinstance(v, int)]
+        if ids:
+            return ids
     return []
-
-
-def _first_id(value: Any) -> int | None:
-    if isinstance(value, int):
-        return value
-    if isinstance(value, (list, tuple)) and value and isinstance(value[0], int):
-        return int(value[0])
-    return None
 
 
 def load_hf_backend(
@@ -387,8 +377,7 @@ def load_hf_backend(
     folder = check_hf_folder(path)
     tokenizer = load_hf_tokenizer(folder)
     backend = HFBackend.from_folder(folder, dtype=dtype, device=device)
-    listed = _all_ids(getattr(backend.model.generation_config, "eos_token_id", None))
-    listed = listed or _all_ids(getattr(backend.config, "eos_token_id", None))
+    listed = _eos_ids(backend.model.generation_config, backend.config)
     own = getattr(tokenizer._hf, "eos_token_id", None)
     eos = own if isinstance(own, int) and (not listed or own in listed) else None
     if eos is None and listed:

@@ -34,6 +34,11 @@ __all__ = ["ALL_CACHE_KINDS", "CACHE_KINDS", "SCALE_CACHE_KINDS", "CacheKind", "
            "DynamicLayer", "KVCache", "SlidingWindowLayer", "StaticLayer", "dense_layer"]
 
 
+def tensor_nbytes(t: torch.Tensor | None) -> int:
+    """Bytes of the numbers `t` shows (0 for no tensor yet)."""
+    return 0 if t is None else t.nbytes
+
+
 def storage_nbytes(t: torch.Tensor | None) -> int:
     """Bytes of the whole storage behind `t` (a view of a larger buffer counts all of it)."""
     return 0 if t is None else t.untyped_storage().nbytes()

@@ -23,14 +23,11 @@ measures exactly those. Bytes per token, all layers: 2·L·G·(d·bits/8 + 2)
 
 from __future__ import annotations
 
-from typing import Literal
-
 import torch
 
 from kvstudio.engine import formulas
-from kvstudio.engine.cache.kv_cache import DynamicLayer
+from kvstudio.engine.cache.kv_cache import DynamicLayer, tensor_nbytes
 
-QuantKind = Literal["fp16", "int8", "int4"]
 QUANT_BITS: dict[str, int] = {"fp16": 16, "int8": 8, "int4": 4}
 SCALE_BYTES = 2  # one float16 scale per token and K/V head
 _QMAX = {8: 127, 4: 7}
@@ -106,11 +103,8 @@ class QuantizedLayer(DynamicLayer):
 
     def part_nbytes(self) -> tuple[int, int]:
         """(K bytes, V bytes) stored, each including its scales."""
-
-        def size(t: torch.Tensor | None) -> int:
-            return 0 if t is None else t.nbytes
-
-        return size(self.keys) + size(self.key_scales), size(self.values) + size(self.value_scales)
+        k = tensor_nbytes(self.keys) + tensor_nbytes(self.key_scales)
+        return k, tensor_nbytes(self.values) + tensor_nbytes(self.value_scales)
 
     def select_rows(self, rows: torch.Tensor) -> None:
         super().select_rows(rows)  # the stored keys and values (R, T, G, ·)
