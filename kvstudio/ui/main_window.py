@@ -124,12 +124,6 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         self.typing_guard: Any = None  # set by app.startup.build_window (run keys vs text fields)
         self.fit_to_screen(restored=self.settings.geometry() is not None)
 
-    # ---- handles: what a user presses (tests and scripts press them too) ----------------
-    @property
-    def language_actions(self) -> dict[str, QAction]:
-        """The View > Language entries, by language code."""
-        return self._language_actions
-
     # ---- extension points ---------------------------------------------------------------------
     def add_tab(self, widget: QWidget, title: TitleSource) -> int:
         """Add a page (a lab, an export view); `title` is re-read on language change."""
@@ -280,13 +274,13 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         self._quit.triggered.connect(self.close)
         self._language_menu = bar.addMenu("")
         self._language_group = QActionGroup(self)
-        self._language_actions: dict[str, QAction] = {}
+        self.language_actions: dict[str, QAction] = {}  # View > Language, by code
         for code in ("system", "en", "ko"):
             action = self._language_menu.addAction("")
             action.setCheckable(True)
             action.setData(code)
             self._language_group.addAction(action)
-            self._language_actions[code] = action
+            self.language_actions[code] = action
         self._language_group.triggered.connect(self._on_language_triggered)
         self._view_menu = bar.addMenu("")
         for dock, _ in self._dock_titles:
@@ -298,7 +292,7 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         self.sampling.set_run_settings(run_settings)
         self.controls.set_mode(run_settings.mode)
         language = self.settings.language()
-        self._language_actions.get(language, self._language_actions["system"]).setChecked(True)
+        self.language_actions.get(language, self.language_actions["system"]).setChecked(True)
         geometry, state = self.settings.geometry(), self.settings.window_state()
         if geometry is not None:
             self.restoreGeometry(geometry)
@@ -404,9 +398,9 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         self._open_pth.setText(self.tr("Open MiniMind .pth…"))
         self._quit.setText(self.tr("Quit"))
         self._language_menu.setTitle(self.tr("&Language"))
-        self._language_actions["system"].setText(self.tr("System default"))
-        self._language_actions["en"].setText("English")
-        self._language_actions["ko"].setText("한국어")
+        self.language_actions["system"].setText(self.tr("System default"))
+        self.language_actions["en"].setText("English")
+        self.language_actions["ko"].setText("한국어")
         self._view_menu.setTitle(self.tr("&View"))
         for widget, title in self._tab_titles:
             self.tabs.setTabText(self.tabs.indexOf(widget), title())

@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
-    QSpinBox,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -38,16 +37,16 @@ class AnswerPanel(RetranslateOnLanguageChange, QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.plot = AnswerHistogramPlot()
-        self._samples = int_box(1, 512, DEFAULT_SAMPLES)
-        self._temps = QLineEdit(COURSE.temperatures_text())  # the course's; empty: the current T
+        self.samples_box = int_box(1, 512, DEFAULT_SAMPLES)  # how many answers per temperature
+        self.temperatures_edit = QLineEdit(COURSE.temperatures_text())  # empty: the current T
         # Three temperatures read whole however narrow the panel gets (it scrolled at 1366×768).
-        three = self._temps.fontMetrics().horizontalAdvance("0.1, 0.8, 1.5")
-        self._temps.setMinimumWidth(three + 24)
-        self._length = int_box(1, 512, DEFAULT_ANSWER_TOKENS)
+        three = self.temperatures_edit.fontMetrics().horizontalAdvance("0.1, 0.8, 1.5")
+        self.temperatures_edit.setMinimumWidth(three + 24)
+        self.length_box = int_box(1, 512, DEFAULT_ANSWER_TOKENS)  # the token budget per answer
         self._length_label = plain_label()
-        self._go = QPushButton()
-        self._cancel = QPushButton()
-        self._cancel.setEnabled(False)
+        self.go_button = QPushButton()  # sample the answers
+        self.cancel_button = QPushButton()  # stop sampling
+        self.cancel_button.setEnabled(False)
         self._progress = QProgressBar()
         self._progress.setTextVisible(True)
         # Each answer wraps to the list's width at every width, a long unbroken run too
@@ -56,13 +55,13 @@ class AnswerPanel(RetranslateOnLanguageChange, QWidget):
         self._temps_label = plain_label()
 
         row = QHBoxLayout()
-        row.addWidget(self._go)
-        row.addWidget(self._samples)
+        row.addWidget(self.go_button)
+        row.addWidget(self.samples_box)
         row.addWidget(self._temps_label)
-        row.addWidget(self._temps, 1)
+        row.addWidget(self.temperatures_edit, 1)
         row.addWidget(self._length_label)
-        row.addWidget(self._length)
-        row.addWidget(self._cancel)
+        row.addWidget(self.length_box)
+        row.addWidget(self.cancel_button)
         split = QSplitter()
         split.addWidget(self.plot)
         split.addWidget(self._answers)
@@ -75,43 +74,17 @@ class AnswerPanel(RetranslateOnLanguageChange, QWidget):
         layout.addWidget(self._progress)
         layout.addWidget(split, 1)
 
-        self._go.clicked.connect(self._on_go_clicked)
-        self._temps.returnPressed.connect(self._go.click)  # Enter samples (not while busy)
-        self._cancel.clicked.connect(self.cancel_requested)
+        self.go_button.clicked.connect(self._on_go_clicked)
+        self.temperatures_edit.returnPressed.connect(self.go_button.click)  # Enter samples, if idle
+        self.cancel_button.clicked.connect(self.cancel_requested)
         self.retranslate()
 
-    # ---- handles: what a user presses (tests and scripts press them too) ----------------
-    @property
-    def samples_box(self) -> QSpinBox:
-        """How many answers per temperature."""
-        return self._samples
-
-    @property
-    def temperatures_edit(self) -> QLineEdit:
-        """The temperatures, comma-separated."""
-        return self._temps
-
-    @property
-    def length_box(self) -> QSpinBox:
-        """The token budget per answer."""
-        return self._length
-
-    @property
-    def go_button(self) -> QPushButton:
-        """Sample the answers."""
-        return self._go
-
-    @property
-    def cancel_button(self) -> QPushButton:
-        """Stop sampling."""
-        return self._cancel
-
     def samples(self) -> int:
-        return self._samples.value()
+        return self.samples_box.value()
 
     def set_busy(self, busy: bool) -> None:
-        self._go.setEnabled(not busy)
-        self._cancel.setEnabled(busy)
+        self.go_button.setEnabled(not busy)
+        self.cancel_button.setEnabled(busy)
         if busy:
             self._progress.setValue(0)
 
@@ -140,22 +113,22 @@ class AnswerPanel(RetranslateOnLanguageChange, QWidget):
         return [self._answers.item(i).text() for i in range(self._answers.count())]
 
     def _on_go_clicked(self) -> None:
-        self.sample_requested.emit(self._samples.value(), self._temps.text(),
-                                   self._length.value())
+        self.sample_requested.emit(self.samples_box.value(), self.temperatures_edit.text(),
+                                   self.length_box.value())
 
     def retranslate(self) -> None:
-        self._go.setText(self.tr("Sample ×N"))
-        self._go.setToolTip(self.tr(
+        self.go_button.setText(self.tr("Sample ×N"))
+        self.go_button.setToolTip(self.tr(
             "Generate N answers to the prompt in one batch and count the distinct ones."))
-        self._samples.setToolTip(self.tr("N: samples per temperature."))
+        self.samples_box.setToolTip(self.tr("N: samples per temperature."))
         self._temps_label.setText(self.tr("T ="))  # as the legend writes them: T = 0.8
-        self._temps.setPlaceholderText(self.tr("current, or e.g. 0.3, 0.85, 1.5"))
-        self._temps.setToolTip(self.tr(
+        self.temperatures_edit.setPlaceholderText(self.tr("current, or e.g. 0.3, 0.85, 1.5"))
+        self.temperatures_edit.setToolTip(self.tr(
             "Temperatures: leave empty to use the current temperature, or list several "
             "separated by commas."))
-        self._temps_label.setToolTip(self._temps.toolTip())
-        self._cancel.setText(self.tr("Cancel"))
+        self._temps_label.setToolTip(self.temperatures_edit.toolTip())
+        self.cancel_button.setText(self.tr("Cancel"))
         self._length_label.setText(self.tr("Tokens"))
-        self._length.setToolTip(self.tr(
+        self.length_box.setToolTip(self.tr(
             "Answer length: each sample generates at most this many tokens. Short answers "
             "repeat, long ones are almost always all different."))

@@ -39,11 +39,11 @@ class ControlsPanel(RetranslateOnLanguageChange, QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._step = QPushButton()
-        self._play = QPushButton()
-        self._play.setCheckable(True)
-        self._reset = QPushButton()
-        self._to_end = QPushButton()
+        self.step_button = QPushButton()  # step: one token
+        self.play_button = QPushButton()  # play / Pause
+        self.play_button.setCheckable(True)
+        self.reset_button = QPushButton()  # reset the run
+        self.to_end_button = QPushButton()  # run to the end
         self._speed = QSlider(Qt.Orientation.Horizontal)
         self._speed.setRange(0, len(SPEED_INTERVALS_MS) - 1)
         self._speed.setValue(DEFAULT_SPEED_INDEX)
@@ -64,10 +64,10 @@ class ControlsPanel(RetranslateOnLanguageChange, QWidget):
 
         self._run_box = QGroupBox()
         grid = QGridLayout(self._run_box)
-        grid.addWidget(self._step, 0, 0)
-        grid.addWidget(self._play, 0, 1)
-        grid.addWidget(self._to_end, 1, 0)
-        grid.addWidget(self._reset, 1, 1)
+        grid.addWidget(self.step_button, 0, 0)
+        grid.addWidget(self.play_button, 0, 1)
+        grid.addWidget(self.to_end_button, 1, 0)
+        grid.addWidget(self.reset_button, 1, 1)
         speed_row = QHBoxLayout()
         speed_row.addWidget(self._speed_label)
         speed_row.addWidget(self._speed, 1)
@@ -83,37 +83,16 @@ class ControlsPanel(RetranslateOnLanguageChange, QWidget):
                            (Qt.Key.Key_Right, Qt.Key.Key_Space)]
         for shortcut in self._shortcuts:
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
-            shortcut.activated.connect(self._step.click)
+            shortcut.activated.connect(self.step_button.click)
 
-        self._step.clicked.connect(self.step_requested)
-        self._play.toggled.connect(self.play_toggled)
-        self._reset.clicked.connect(self.reset_requested)
-        self._to_end.clicked.connect(self.run_to_end_requested)
+        self.step_button.clicked.connect(self.step_requested)
+        self.play_button.toggled.connect(self.play_toggled)
+        self.reset_button.clicked.connect(self.reset_requested)
+        self.to_end_button.clicked.connect(self.run_to_end_requested)
         self._speed.valueChanged.connect(self._on_speed_changed)
         self._cached.toggled.connect(self._on_cached_toggled)
         self._replaying = False
         self.retranslate()
-
-    # ---- handles: what a user presses (tests and scripts press them too) ----------------
-    @property
-    def step_button(self) -> QPushButton:
-        """Step: one token."""
-        return self._step
-
-    @property
-    def play_button(self) -> QPushButton:
-        """Play / Pause."""
-        return self._play
-
-    @property
-    def reset_button(self) -> QPushButton:
-        """Reset the run."""
-        return self._reset
-
-    @property
-    def to_end_button(self) -> QPushButton:
-        """Run to the end."""
-        return self._to_end
 
     # ---- state the window sets -------------------------------------------------------------------
     def mode(self) -> Mode:
@@ -139,13 +118,13 @@ class ControlsPanel(RetranslateOnLanguageChange, QWidget):
 
     def set_playing(self, playing: bool) -> None:
         """Reflect the worker's state without re-emitting play_toggled."""
-        self._play.blockSignals(True)
-        self._play.setChecked(playing)
-        self._play.blockSignals(False)
+        self.play_button.blockSignals(True)
+        self.play_button.setChecked(playing)
+        self.play_button.blockSignals(False)
         self._update_play_text()
 
     def is_playing(self) -> bool:
-        return self._play.isChecked()
+        return self.play_button.isChecked()
 
     def set_replaying(self, replaying: bool) -> None:
         """In a replay the buttons drive the saved run; the mode cannot change it."""
@@ -167,12 +146,13 @@ class ControlsPanel(RetranslateOnLanguageChange, QWidget):
                                   self.tr("{0:g}/s").format(round(1000 / ms, 1)))
 
     def _update_step_tip(self) -> None:
-        self._step.setToolTip(
+        self.step_button.setToolTip(
             self.tr("Show the next step of the saved run (→ or Space).") if self._replaying
             else self.tr("Generate exactly one token (→ or Space; ← looks one step back)."))
 
     def _update_play_text(self) -> None:
-        self._play.setText(self.tr("❚❚ Pause") if self._play.isChecked() else self.tr("▶ Play"))
+        self.play_button.setText(self.tr("❚❚ Pause") if self.play_button.isChecked()
+                                 else self.tr("▶ Play"))
 
     def retranslate(self) -> None:
         self._mode_box.setTitle(self.tr("Mode"))
@@ -184,12 +164,14 @@ class ControlsPanel(RetranslateOnLanguageChange, QWidget):
         self._recompute.setText(self.tr("Recompute (no cache)"))
         self._recompute.setToolTip(self.tr(
             "Feed the whole sequence again at every step: no cache, the work grows with length."))
-        self._step.setText(self.tr("Step ▸"))
+        self.step_button.setText(self.tr("Step ▸"))
         self._update_step_tip()
-        self._reset.setText(self.tr("Reset"))
-        self._reset.setToolTip(self.tr("Forget the drawn runs and start again from the prompt."))
-        self._to_end.setText(self.tr("Run to end"))
-        self._to_end.setToolTip(self.tr("Generate until the end-of-text token or the budget."))
+        self.reset_button.setText(self.tr("Reset"))
+        self.reset_button.setToolTip(
+            self.tr("Forget the drawn runs and start again from the prompt."))
+        self.to_end_button.setText(self.tr("Run to end"))
+        self.to_end_button.setToolTip(
+            self.tr("Generate until the end-of-text token or the budget."))
         self._speed_label.setText(self.tr("Speed"))
         self._speed.setToolTip(self.tr("Steps per second while playing."))
         self._update_play_text()

@@ -119,16 +119,16 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
 
     def __init__(self, parent: QWidget | None = None, chips_only: bool = False) -> None:
         super().__init__(parent)
-        self._prompt = PromptEdit()
-        self._prompt.setMaximumHeight(70)
-        self._prompt.setMinimumHeight(44)  # two lines: small screens keep room for the plots
+        self.prompt_edit = PromptEdit()  # the prompt the user types
+        self.prompt_edit.setMaximumHeight(70)
+        self.prompt_edit.setMinimumHeight(44)  # two lines: small screens keep room for the plots
         self._chat = QCheckBox()
         self._chat.setChecked(True)
         self._header = plain_label()
-        self._chips = TokenChipsView()
+        self.chips = TokenChipsView()
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
-        scroll.setWidget(self._chips)
+        scroll.setWidget(self.chips)
         scroll.setFrameShape(QFrame.Shape.StyledPanel)
         scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         scroll.setMinimumHeight(40)
@@ -141,7 +141,7 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         self._follow_last.setInterval(0)
         self._follow_last.timeout.connect(self._show_last_chip)
         scroll.viewport().installEventFilter(self)
-        self._chips.installEventFilter(self)
+        self.chips.installEventFilter(self)
         self._prompt_label = plain_label()
         self._prompt_note = plain_label()  # a paste that was cut: how much, what to do
         self._prompt_note.setWordWrap(True)
@@ -155,7 +155,7 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
-        layout.addWidget(self._prompt)
+        layout.addWidget(self.prompt_edit)
         layout.addWidget(self._prompt_note)
         self._header_row = QHBoxLayout()
         self._header_row.addWidget(self._header)
@@ -163,29 +163,23 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         layout.addWidget(scroll, 1)
 
         if chips_only:  # the presenter view: the run's tokens, no editor
-            for widget in (self._prompt_label, self._chat, self._prompt, self._prompt_note):
+            for widget in (self._prompt_label, self._chat, self.prompt_edit, self._prompt_note):
                 widget.hide()
         self._run_id: int | None = None
         self._shown_records = 0
         self._store: RunStore | None = None
-        self._prompt.textChanged.connect(self.prompt_edited)
-        self._prompt.textChanged.connect(self._forget_cut)
-        self._prompt.overflowed.connect(self._on_prompt_cut)
+        self.prompt_edit.textChanged.connect(self.prompt_edited)
+        self.prompt_edit.textChanged.connect(self._forget_cut)
+        self.prompt_edit.overflowed.connect(self._on_prompt_cut)
         self._chat.toggled.connect(self.chat_template_toggled)
         self.retranslate()
 
-    # ---- handles: what a user presses (tests and scripts press them too) ----------------
-    @property
-    def prompt_edit(self) -> PromptEdit:
-        """The prompt the user types."""
-        return self._prompt
-
     # ---- the prompt ------------------------------------------------------------------------
     def prompt(self) -> str:
-        return self._prompt.toPlainText()
+        return self.prompt_edit.toPlainText()
 
     def set_prompt(self, text: str) -> None:
-        self._prompt.set_text(text)
+        self.prompt_edit.set_text(text)
 
     def prompt_note(self) -> str:
         """What the line under the prompt says ("" when it is hidden)."""
@@ -198,7 +192,7 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
 
     def _forget_cut(self) -> None:
         """An edit that leaves room in the box: the note about the cut paste has done its job."""
-        if self._cut is not None and self._prompt.length() < self._prompt.limit:
+        if self._cut is not None and self.prompt_edit.length() < self.prompt_edit.limit:
             self._cut = None
             self._prompt_note.hide()
 
@@ -209,7 +203,7 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         self._prompt_note.setText(self.tr(
             "The prompt box holds at most {0:,} characters: {1:,} were pasted, so the last "
             "{2:,} were left out (the clipboard still has them). Shorten the text, or paste "
-            "it in parts and run each.").format(self._prompt.limit, offered, offered - kept))
+            "it in parts and run each.").format(self.prompt_edit.limit, offered, offered - kept))
 
     def use_chat_template(self) -> bool:
         return self._chat.isChecked() and self._chat.isEnabled()
@@ -227,15 +221,11 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
 
     def focus_run(self) -> None:
         """Give the keyboard focus to the chips, where → and Space step the run."""
-        self._chips.setFocus()
+        self.chips.setFocus()
 
     # ---- the chips ---------------------------------------------------------------------------
     def chip_texts(self) -> list[str]:
-        return self._chips.texts()
-
-    @property
-    def chips(self) -> TokenChipsView:
-        return self._chips
+        return self.chips.texts()
 
     def generated_chip_count(self) -> int:
         return self._shown_records
@@ -259,15 +249,15 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
 
     def _show_last_chip(self) -> None:
         """Scroll to the newest chip, whole lines from the top."""
-        if self._chips.last_rect() is not None:
-            offset = self._chips.scroll_showing_last(self._scroll.viewport().height())
+        if self.chips.last_rect() is not None:
+            offset = self.chips.scroll_showing_last(self._scroll.viewport().height())
             bar = self._scroll.verticalScrollBar()
             bar.setMaximum(max(bar.maximum(), offset))  # (the layout catches up later)
             bar.setValue(offset)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize and watched in (self._scroll.viewport(),
-                                                              self._chips):
+                                                              self.chips):
             self._follow_last.start()
         return super().eventFilter(watched, event)
 
@@ -282,9 +272,9 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
         for token_id, piece in zip(trace.info.prompt_ids, trace.info.prompt_pieces, strict=True):
             tip = self._prompt_tip.format(token_id)
             if is_special_piece(piece):
-                self._chips.add(piece.strip(), "special", tip + "\n" + self._special_tip)
+                self.chips.add(piece.strip(), "special", tip + "\n" + self._special_tip)
             else:
-                self._chips.add(chip_text(piece), "prompt", tip)
+                self.chips.add(chip_text(piece), "prompt", tip)
 
     def _add_generated(self, trace: RunTrace, record: StepRecord) -> None:
         piece = record.token_texts[0]
@@ -296,21 +286,22 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
             record.step)
         if trace.is_eos(record):
             name = trace.info.eos_text or "eos"
-            self._chips.add(name, "eos", self._eos_tip.format(name, record.step) + "\n\n" + tip,
+            self.chips.add(name, "eos", self._eos_tip.format(name, record.step) + "\n\n" + tip,
                             current=True)
             return
         if not piece:
             tip += "\n" + self._pending_tip
-        self._chips.add(chip_text(piece), "generated" if piece else "pending", tip, current=True)
+        self.chips.add(chip_text(piece), "generated" if piece else "pending", tip, current=True)
 
     def _clear_chips(self) -> None:
-        self._chips.clear()
+        self.chips.clear()
         self._shown_records = 0
 
     # ---- language ----------------------------------------------------------------------------
     def retranslate(self) -> None:
         self._prompt_label.setText(self.tr("Prompt"))
-        self._prompt.setPlaceholderText(self.tr("Type a question or some text, then press Step."))
+        self.prompt_edit.setPlaceholderText(
+            self.tr("Type a question or some text, then press Step."))
         self._show_cut()
         self._chat.setText(self.tr("Chat template"))
         self._chat.setToolTip(self.tr(

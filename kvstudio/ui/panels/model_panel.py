@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QGroupBox,
-    QLabel,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -32,55 +31,44 @@ class ModelPanel(RetranslateOnLanguageChange, QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._box = QGroupBox()
-        self._embedded = QComboBox()
+        self.model_box = QComboBox()  # the model to run: the embedded ones, and an opened one
         for kind in EMBEDDED:
-            self._embedded.addItem("", kind)
+            self.model_box.addItem("", kind)
         self._open_folder = QPushButton()
         self._open_pth = QPushButton()
-        self._loaded = plain_label()
-        self._loaded.setWordWrap(True)
+        self.loaded_label = plain_label()  # the line that names the loaded model
+        self.loaded_label.setWordWrap(True)
         inner = QVBoxLayout(self._box)
-        for widget in (self._embedded, self._open_folder, self._open_pth, self._loaded):
+        for widget in (self.model_box, self._open_folder, self._open_pth, self.loaded_label):
             inner.addWidget(widget)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self._box)
         self._model: LoadedModel | None = None
-        self._embedded.activated.connect(self._on_embedded_activated)
+        self.model_box.activated.connect(self._on_embedded_activated)
         self._open_folder.clicked.connect(self.choose_folder)
         self._open_pth.clicked.connect(self.choose_pth)
         self.retranslate()
 
-    # ---- handles: what a user presses (tests and scripts press them too) ----------------
-    @property
-    def model_box(self) -> QComboBox:
-        """The model to run: the embedded ones, and an opened one."""
-        return self._embedded
-
-    @property
-    def loaded_label(self) -> QLabel:
-        """The line that names the loaded model."""
-        return self._loaded
-
     def show_loaded(self, model: LoadedModel) -> None:
         """Select what is loaded: an embedded model, or an entry naming the opened one."""
         self._model = model
-        opened = self._embedded.findData(OPENED)
+        opened = self.model_box.findData(OPENED)
         if choice_of(model).kind in EMBEDDED:
             if opened >= 0:
-                self._embedded.removeItem(opened)
-            self._embedded.setCurrentIndex(self._embedded.findData(choice_of(model).kind))
+                self.model_box.removeItem(opened)
+            self.model_box.setCurrentIndex(self.model_box.findData(choice_of(model).kind))
         else:
             if opened < 0:
-                self._embedded.addItem("", OPENED)
-                opened = self._embedded.count() - 1
-            self._embedded.setCurrentIndex(opened)
+                self.model_box.addItem("", OPENED)
+                opened = self.model_box.count() - 1
+            self.model_box.setCurrentIndex(opened)
         self._name_opened_entry()
         self._update_loaded_text()
 
     def shown_choice(self) -> str:
         """The combo's current entry: an embedded kind, or "opened" (what tests read)."""
-        return str(self._embedded.currentData())
+        return str(self.model_box.currentData())
 
     def choose_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, self.tr("Open a model folder"))
@@ -98,7 +86,7 @@ class ModelPanel(RetranslateOnLanguageChange, QWidget):
             self.model_chosen.emit(ModelChoice("pth", pth, tokenizer))
 
     def _on_embedded_activated(self, index: int) -> None:
-        kind = self._embedded.itemData(index)
+        kind = self.model_box.itemData(index)
         if kind == OPENED:  # the opened model is the one loaded: nothing to do
             return
         if self._model is not None and choice_of(self._model) == ModelChoice(kind):
@@ -106,27 +94,27 @@ class ModelPanel(RetranslateOnLanguageChange, QWidget):
         self.model_chosen.emit(ModelChoice(kind))
 
     def _name_opened_entry(self) -> None:
-        opened = self._embedded.findData(OPENED)
+        opened = self.model_box.findData(OPENED)
         if opened >= 0 and self._model is not None:
-            self._embedded.setItemText(opened, self.tr("Opened: {0}").format(self._model.name))
+            self.model_box.setItemText(opened, self.tr("Opened: {0}").format(self._model.name))
 
     def _update_loaded_text(self) -> None:
         if self._model is None:
-            self._loaded.setText(self.tr("Loading…"))
+            self.loaded_label.setText(self.tr("Loading…"))
             return
         kind = self.tr("chat") if self._model.is_chat else self.tr("base")
         text = self.tr("Loaded: {0} ({1})").format(self._model.name, kind)
         if self._model.is_random:
             text += "\n" + self.tr("Random weights: the text is meaningless, the measurements "
                                    "are real.")
-        self._loaded.setText(text)
+        self.loaded_label.setText(text)
 
     def retranslate(self) -> None:
         self._box.setTitle(self.tr("Model"))
-        self._embedded.setItemText(0, self.tr("Embedded chat model"))
-        self._embedded.setItemText(1, self.tr("Embedded base model"))
+        self.model_box.setItemText(0, self.tr("Embedded chat model"))
+        self.model_box.setItemText(1, self.tr("Embedded base model"))
         self._name_opened_entry()
-        self._embedded.setToolTip(self.tr(
+        self.model_box.setToolTip(self.tr(
             "The models shipped with KV Studio (a seeded course model when none is installed)."))
         self._open_folder.setText(self.tr("Open model folder…"))
         self._open_folder.setToolTip(self.tr(

@@ -44,16 +44,16 @@ class RunStateBar(RetranslateOnLanguageChange, QWidget):
         self._step = plain_label()
         self._latest = QPushButton()
         self._latest.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self._live = QPushButton()
-        self._live.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self._live.setVisible(False)
+        self.live_button = QPushButton()  # back to the live step (shown while replaying)
+        self.live_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.live_button.setVisible(False)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self._phase)
         row.addWidget(self._slider, 1)
         row.addWidget(self._step)
         row.addWidget(self._latest)
-        row.addWidget(self._live)
+        row.addWidget(self.live_button)
         self._shortcuts = []
         for key, signal in ((Qt.Key.Key_Left, self.back_requested),
                             (Qt.Key.Key_End, self.latest_requested)):
@@ -63,15 +63,9 @@ class RunStateBar(RetranslateOnLanguageChange, QWidget):
             self._shortcuts.append(shortcut)
         self._slider.valueChanged.connect(self._on_slider_moved)
         self._latest.clicked.connect(self.latest_requested)
-        self._live.clicked.connect(self.back_to_live_requested)
+        self.live_button.clicked.connect(self.back_to_live_requested)
         self._state: RunState | None = None
         self.retranslate()
-
-    # ---- handles: what a user presses (tests and scripts press them too) ----------------
-    @property
-    def live_button(self) -> QPushButton:
-        """Back to the live step (shown while replaying)."""
-        return self._live
 
     # ---- what the window shows ---------------------------------------------------------------
     def show_state(self, state: RunState) -> None:
@@ -91,7 +85,7 @@ class RunStateBar(RetranslateOnLanguageChange, QWidget):
         self._step.setText(self._step_template.format(
             f"{state.shown_step_count():,}", f"{state.budget:,}") if state.steps else "")
         self._latest.setEnabled(state.scrubbing)
-        self._live.setVisible(state.replaying)
+        self.live_button.setVisible(state.replaying)
 
     def phase_text(self) -> str:
         return self._phase.text()
@@ -114,8 +108,8 @@ class RunStateBar(RetranslateOnLanguageChange, QWidget):
             "(← back, → forward, End = latest). Exports show the step selected here."))
         self._latest.setText(self.tr("Latest"))
         self._latest.setToolTip(self.tr("Show the latest step again (End)."))
-        self._live.setText(self.tr("Back to live"))
-        self._live.setToolTip(self.tr(
+        self.live_button.setText(self.tr("Back to live"))
+        self.live_button.setToolTip(self.tr(
             "Close the replay and step the loaded model again."))
         self._phase.setToolTip(self.tr(
             "→ or Space: next step · ←: one step back · End: latest · Home (lecture mode): "

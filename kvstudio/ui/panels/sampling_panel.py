@@ -13,11 +13,9 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QLabel,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -43,11 +41,11 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._greedy = QCheckBox()
-        self._temperature = float_box(0.05, 3.0, COURSE.temperature, 0.05)
-        self._top_k = int_box(0, 1000, COURSE.top_k)
+        self.temperature_box = float_box(0.05, 3.0, COURSE.temperature, 0.05)  # the temperature
+        self.top_k_box = int_box(0, 1000, COURSE.top_k)  # top-k (0 = off)
         self._top_p = float_box(0.01, 1.0, COURSE.top_p, 0.05)
         self._penalty = float_box(0.5, 3.0, COURSE.repetition_penalty, 0.05)
-        self._seed = int_box(0, 2_147_483_647, COURSE.seed)
+        self.seed_box = int_box(0, 2_147_483_647, COURSE.seed)  # the seed
         self._max_new = int_box(1, 4096, COURSE_MAX_NEW_TOKENS)
         self._stop_at_eos = QCheckBox()
         self._stop_at_eos.setChecked(COURSE_PRESET.live_stop_at_eos)
@@ -61,9 +59,9 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
         form = QFormLayout(self._sampling_box)
         self._rows: dict[str, QLabel] = {}
         fields: tuple[tuple[str, QWidget], ...] = (
-            ("greedy", self._greedy), ("temperature", self._temperature),
-            ("top_k", self._top_k), ("top_p", self._top_p), ("penalty", self._penalty),
-            ("seed", self._seed), ("max_new", self._max_new), ("stop_at_eos", self._stop_at_eos))
+            ("greedy", self._greedy), ("temperature", self.temperature_box),
+            ("top_k", self.top_k_box), ("top_p", self._top_p), ("penalty", self._penalty),
+            ("seed", self.seed_box), ("max_new", self._max_new), ("stop_at_eos", self._stop_at_eos))
         for key, widget in fields:
             label = plain_label()
             form.addRow(label, widget)
@@ -81,9 +79,10 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
         layout.addWidget(self._sampling_box)
         layout.addWidget(self._cache_box)
 
-        for box in (self._temperature, self._top_p, self._penalty):
+        for box in (self.temperature_box, self._top_p, self._penalty):
             box.valueChanged.connect(self._on_edited)
-        for spin in (self._top_k, self._seed, self._max_new, self._static_length, self._window):
+        for spin in (self.top_k_box, self.seed_box, self._max_new, self._static_length,
+                     self._window):
             spin.valueChanged.connect(self._on_edited)
         self._greedy.toggled.connect(self._on_edited)
         self._stop_at_eos.toggled.connect(self._on_edited)
@@ -91,27 +90,11 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
         self._update_enabled()
         self.retranslate()
 
-    # ---- handles: what a user presses (tests and scripts press them too) ----------------
-    @property
-    def temperature_box(self) -> QDoubleSpinBox:
-        """The temperature."""
-        return self._temperature
-
-    @property
-    def top_k_box(self) -> QSpinBox:
-        """Top-k (0 = off)."""
-        return self._top_k
-
-    @property
-    def seed_box(self) -> QSpinBox:
-        """The seed."""
-        return self._seed
-
     # ---- settings in and out -----------------------------------------------------------------
     def sampling(self) -> SamplingSettings:
-        temperature = 0.0 if self._greedy.isChecked() else self._temperature.value()
-        return SamplingSettings(temperature, self._top_k.value(), self._top_p.value(),
-                                self._penalty.value(), self._seed.value())
+        temperature = 0.0 if self._greedy.isChecked() else self.temperature_box.value()
+        return SamplingSettings(temperature, self.top_k_box.value(), self._top_p.value(),
+                                self._penalty.value(), self.seed_box.value())
 
     def cache_spec(self) -> CacheSpec:
         return CacheSpec(self._cache_kind.currentData(), self._static_length.value(),
@@ -127,11 +110,11 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
         s = settings.sampling
         self._greedy.setChecked(s.greedy)
         if not s.greedy:
-            self._temperature.setValue(s.temperature)
-        self._top_k.setValue(s.top_k)
+            self.temperature_box.setValue(s.temperature)
+        self.top_k_box.setValue(s.top_k)
         self._top_p.setValue(s.top_p)
         self._penalty.setValue(s.repetition_penalty)
-        self._seed.setValue(s.seed)
+        self.seed_box.setValue(s.seed)
         self._max_new.setValue(settings.max_new_tokens)
         self._stop_at_eos.setChecked(settings.stop_at_eos)
         self._cache_kind.setCurrentIndex(max(0, self._cache_kind.findData(settings.cache.kind)))
@@ -140,7 +123,6 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
         self.blockSignals(False)
         self._update_enabled()
 
-
     # ---- internals ----------------------------------------------------------------------------
     def _on_edited(self) -> None:
         self._update_enabled()
@@ -148,7 +130,7 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
 
     def _update_enabled(self) -> None:
         greedy = self._greedy.isChecked()
-        for widget in (self._temperature, self._top_k, self._top_p):
+        for widget in (self.temperature_box, self.top_k_box, self._top_p):
             widget.setEnabled(not greedy)
         kind = self._cache_kind.currentData()
         self._static_length.setEnabled(kind == "static")
@@ -174,18 +156,18 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
             self._rows[key].setText(text)
         self._greedy.setToolTip(self.tr(
             "Always take the most likely token (temperature 0). Same prompt, same answer."))
-        self._temperature.setToolTip(self.tr(
+        self.temperature_box.setToolTip(self.tr(
             "Divides the logits before softmax: below 1 sharpens the distribution, above 1 "
             "flattens it and answers vary more. Course default 0.85."))
-        self._top_k.setToolTip(self.tr(
+        self.top_k_box.setToolTip(self.tr(
             "Keep only the k most likely tokens before sampling. 0 = off (course default)."))
-        self._top_k.setSpecialValueText(self.tr("off"))
+        self.top_k_box.setSpecialValueText(self.tr("off"))
         self._top_p.setToolTip(self.tr(
             "Keep the smallest set of likely tokens whose probabilities add up to p "
             "(nucleus sampling). 1.0 = off; course default 0.85."))
         self._penalty.setToolTip(self.tr(
             "Makes tokens already in the text less likely; 1.0 = off (course default)."))
-        self._seed.setToolTip(self.tr(
+        self.seed_box.setToolTip(self.tr(
             "Seeds this run's random generator: the same seed gives the same samples."))
         self._max_new.setToolTip(self.tr("The most tokens a run generates (N)."))
         self._stop_at_eos.setToolTip(self.tr(
