@@ -136,7 +136,7 @@ class ClassroomExtras(QObject):
             self.window.replace_tab(self._labs_page, self._labs)
             self._labs_page.deleteLater()
             if self.window.typing_guard is not None:  # the labs' number boxes keep their keys
-                self.window.typing_guard.guard(self._labs)
+                self._labs.panel_built.connect(self.window.typing_guard.guard)
         return self._labs
 
     @property
@@ -159,7 +159,7 @@ class ClassroomExtras(QObject):
 
     def lab_charts(self) -> list[LabChart]:
         """Every lab chart with a result, for the presenter (labs not built yet have none)."""
-        labs = [*(self._labs.labs() if self._labs is not None else []), *self.tab_labs]
+        labs = [*(self._labs.built_labs() if self._labs is not None else []), *self.tab_labs]
         return [_lab_chart(lab, key, chart) for lab in labs if lab.result is not None
                 for key, chart in lab.charts().items()]
 
@@ -245,7 +245,7 @@ class ClassroomExtras(QObject):
         self.replay.stop()
         # Every lab thread is told to stop first, so they finish their steps side by side;
         # then each is waited for (a chat turn or a lab stops after the step it is in).
-        labs = [*(self._labs.labs() if self._labs is not None else []), *self.tab_labs]
+        labs = [*(self._labs.built_labs() if self._labs is not None else []), *self.tab_labs]
         self.ttft_runner.cancel()
         self.saved_runs.cancel()
         for lab in labs:
@@ -359,8 +359,9 @@ class ClassroomExtras(QObject):
             self._labs.set_model(self.window.controller.model)
             self._hold_steps_while_lab_models_load()
         else:  # build them now the window is up, after this event (not once it is gone)
-            # About a second of Python on the GUI thread: the model's steps wait for it
-            # (`StepGate.hold`), or a run started at once timed its prefill with the build.
+            # The Labs tab (its panels come when their tabs open) and the course models'
+            # loads: the model's steps wait for them (`StepGate.hold`), or a run started at
+            # once timed its prefill with them.
             self.window.controller.host.gate.hold()
             QTimer.singleShot(0, self.window, self._build_labs)
 
