@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QRect, QSignalBlocker, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -89,7 +89,6 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         self.settings = settings
         self.languages = languages
         self.last_problem = ""
-        self.last_hint = ""
         self._tab_titles: list[tuple[QWidget, TitleSource]] = []
         self._dock_titles: list[tuple[QDockWidget, TitleSource]] = []
 
@@ -139,12 +138,11 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
         self._tab_titles = [(new if widget is old else widget, title)
                             for widget, title in self._tab_titles]
         title = self.tabs.tabText(index)
-        self.tabs.blockSignals(True)  # one page for another: not a page change
-        self.tabs.removeTab(index)
-        self.tabs.insertTab(index, new, title)
-        if was_current:
-            self.tabs.setCurrentIndex(index)
-        self.tabs.blockSignals(False)
+        with QSignalBlocker(self.tabs):  # one page for another: not a page change
+            self.tabs.removeTab(index)
+            self.tabs.insertTab(index, new, title)
+            if was_current:
+                self.tabs.setCurrentIndex(index)
 
     def add_dock(self, widget: QWidget, title: TitleSource,
                  area: Qt.DockWidgetArea = Qt.DockWidgetArea.RightDockWidgetArea) -> QDockWidget:
@@ -365,7 +363,6 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
 
     def show_hint(self, message: str) -> None:
         """A non-blocking note the user should not miss (e.g. how to switch language)."""
-        self.last_hint = message
         box = message_box(QMessageBox.Icon.Information, "KV Studio", message,
                           QMessageBox.StandardButton.Ok, self)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -11,7 +11,7 @@ reorders copied; the step slider picks the step its beam table lists. The run is
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QSlider
 
 from kvstudio.charts.labs.beam import BeamSearchView
@@ -69,8 +69,7 @@ class BeamSearchPanel(LabPanel):
 
     def _follow_steps(self) -> None:
         """The slider spans the result's steps and stands at the step the beam table lists."""
-        self.step_slider.blockSignals(True)
-        self.step_slider.setRange(0, max(self.beam_view.step_count() - 1, 0))
-        self.step_slider.setValue(self.beam_view.step)
-        self.step_slider.blockSignals(False)
+        with QSignalBlocker(self.step_slider):
+            self.step_slider.setRange(0, max(self.beam_view.step_count() - 1, 0))
+            self.step_slider.setValue(self.beam_view.step)
 

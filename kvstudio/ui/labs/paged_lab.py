@@ -10,7 +10,7 @@ dynamic and a paged cache hold per step next to those block tables; the run is
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QSlider
 
 from kvstudio.charts.labs.paged import PagedCacheView
@@ -53,7 +53,6 @@ class PagedCachePanel(LabPanel):
     def _follow_result(self) -> None:
         """A new result: the slider spans its steps and stands on the last, as the view does."""
         last = max(self.blocks_view.step_count() - 1, 0)
-        self.step_slider.blockSignals(True)
-        self.step_slider.setRange(0, last)
-        self.step_slider.setValue(last)
-        self.step_slider.blockSignals(False)
+        with QSignalBlocker(self.step_slider):
+            self.step_slider.setRange(0, last)
+            self.step_slider.setValue(last)

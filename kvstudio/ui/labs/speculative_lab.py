@@ -13,6 +13,7 @@ lookup runs and the status says why).
 
 from __future__ import annotations
 
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QComboBox
 
 from kvstudio.charts.labs.speculative import SpeculativeView
@@ -57,8 +58,7 @@ class SpeculativePanel(LabPanel):
 
     def _list_runs(self) -> None:
         """"Show rounds of" lists the result's runs, at the one the view shows."""
-        self.shown_run.blockSignals(True)
-        self.shown_run.clear()
-        self.shown_run.addItems(self.speculative_view.run_names())
-        self.shown_run.setCurrentIndex(self.speculative_view.shown_index)
-        self.shown_run.blockSignals(False)
+        with QSignalBlocker(self.shown_run):
+            self.shown_run.clear()
+            self.shown_run.addItems(self.speculative_view.run_names())
+            self.shown_run.setCurrentIndex(self.speculative_view.shown_index)

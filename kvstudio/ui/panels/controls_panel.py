@@ -7,7 +7,7 @@ live here with the button they press.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -103,11 +103,8 @@ class ControlsPanel(RetranslateOnLanguageChange, QWidget):
 
     def show_mode(self, mode: Mode) -> None:
         """Show the mode of the run on screen without asking for a new run (after Cancel)."""
-        for button in (self._cached, self._recompute):
-            button.blockSignals(True)
-        (self._cached if mode == "cached" else self._recompute).setChecked(True)
-        for button in (self._cached, self._recompute):
-            button.blockSignals(False)
+        with QSignalBlocker(self._cached), QSignalBlocker(self._recompute):
+            (self._cached if mode == "cached" else self._recompute).setChecked(True)
 
     def set_speed(self, index: int) -> None:
         """Choose a play speed by its index in SPEED_INTERVALS_MS (last = as fast as possible)."""
@@ -118,9 +115,8 @@ class ControlsPanel(RetranslateOnLanguageChange, QWidget):
 
     def set_playing(self, playing: bool) -> None:
         """Reflect the worker's state without re-emitting play_toggled."""
-        self.play_button.blockSignals(True)
-        self.play_button.setChecked(playing)
-        self.play_button.blockSignals(False)
+        with QSignalBlocker(self.play_button):
+            self.play_button.setChecked(playing)
         self._update_play_text()
 
     def is_playing(self) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import QEvent, QMimeData, QObject, QTimer, Signal
+from PySide6.QtCore import QEvent, QMimeData, QObject, QSignalBlocker, QTimer, Signal
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -211,9 +211,8 @@ class GenerationView(RetranslateOnLanguageChange, QWidget):
     def set_chat_available(self, available: bool, suggested: bool) -> None:
         """Enable the template when the tokenizer has ChatML tokens; tick it for chat models."""
         self._chat.setEnabled(available)
-        self._chat.blockSignals(True)  # a new model: no run to restart yet
-        self._chat.setChecked(suggested)
-        self._chat.blockSignals(False)
+        with QSignalBlocker(self._chat):  # a new model: no run to restart yet
+            self._chat.setChecked(suggested)
 
     def add_to_header(self, widget: QWidget) -> None:
         """Put `widget` on the line above the chips, right of the run header."""

@@ -9,7 +9,7 @@ and keys into signals; the controller decides what they mean.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QSlider, QWidget
 
@@ -76,10 +76,9 @@ class RunStateBar(RetranslateOnLanguageChange, QWidget):
         self._phase.setText(state.describe())
         last = max(state.steps - 1, 0)
         shown = last if state.viewing is None else state.viewing
-        self._slider.blockSignals(True)
-        self._slider.setRange(0, last)
-        self._slider.setValue(shown)
-        self._slider.blockSignals(False)
+        with QSignalBlocker(self._slider):
+            self._slider.setRange(0, last)
+            self._slider.setValue(shown)
         self._slider.setEnabled(state.steps > 1)
         # Counted 1 … N like the status bar's "Step k/N": the current run's steps shown, of N.
         self._step.setText(self._step_template.format(
