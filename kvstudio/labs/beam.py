@@ -26,7 +26,7 @@ from kvstudio.engine.strategies.beam import BeamResult, BeamSearch, BeamSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.convert import export_hf
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.common import Progress, answer_text, prompt_ids
+from kvstudio.labs.common import Progress, answer_text, check_length, prompt_ids
 
 SCORE_TOLERANCE = (1e-4, 1e-5)  # (absolute, relative): float32 sums of log-probs, two kernels
 CHECK_POLL_S = 0.1  # how often the lab says it is still waiting for transformers' search
@@ -207,10 +207,6 @@ def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | Be
         max_new_tokens=params["new_tokens"],
         num_return_sequences=params.get("num_return") or params["beams"],
     )
-    if len(ids) + settings.max_new_tokens > model.max_positions:
-        raise ValueError(
-            f"P + N = {len(ids) + settings.max_new_tokens} is more than the model's "
-            f"{model.max_positions} positions."
-        )
+    check_length(model, len(ids) + settings.max_new_tokens)
     return beam_lab(model.backend, model.tokenizer, ids, settings,
                     block_size=params["block_size"], check_transformers=params["transformers"])

@@ -4,9 +4,10 @@ Owns the lab's prompt text (`lab_text`, `lab_prompt_ids`; `lab_prompt`, which
 cuts on a character boundary and says so), a typed question's ids (`prompt_ids`,
 in the chat template when the model has one), `Progress` (the
 small frozen record every lab generator yields while it works), `warm_up`,
-`finish` (run a lab generator to its end and return its result), `check_fits`
-(P + N within the model's positions and free memory) and `Spread` / `spread`
-(a median with its range, for timings repeated in rounds).
+`finish` (run a lab generator to its end and return its result), `greedy_stepper`
+(the cache labs' measured run), `check_length` (a front's P + N against the model's
+positions), `check_fits` (P + N within the model's positions and free memory) and
+`Spread` / `spread` (a median with its range, for timings repeated in rounds).
 
 Each lab module (`compare`, `sample`, `sweep`, `temperature`, `cutoff`,
 `cache_kinds`, `paged`, `quantized`, `projector`, `chat`, `inspector`, `beam`) has the
@@ -18,7 +19,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from kvstudio.engine import limits
 from kvstudio.engine.backends.minimind import LanguageModel
@@ -157,6 +158,23 @@ def warm_up(
             backend, tokenizer, warm_ids, mode=mode, sampling=greedy, max_new_tokens=2
         ):
             pass
+
+
+def greedy_stepper(
+    backend: LanguageModel, tokenizer: TextTokenizer, prompt_ids: Sequence[int],
+    new_tokens: int, **changes: Any,
+) -> Stepper:
+    """Greedy, exactly `new_tokens` tokens (eos banned), no candidates kept: how the cache
+    labs measure a run. `changes`: its other `RunSettings` (mode, cache, batch_size)."""
+    return Stepper(backend, tokenizer, prompt_ids, sampling=SamplingSettings.greedy_settings(),
+                   max_new_tokens=new_tokens, stop_at_eos=False, top_n=0, **changes)
+
+
+def check_length(model: LoadedModel, needed: int, what: str = "P + N", advice: str = "") -> None:
+    """`needed` positions (``what``: P + N) within `model`'s; `advice` ends the message."""
+    if needed > model.max_positions:
+        raise ValueError(f"{what} = {needed} is more than the model's {model.max_positions} "
+                         f"positions{advice}.")
 
 
 R = TypeVar("R")

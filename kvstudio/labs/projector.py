@@ -15,11 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvstudio.engine.backends.minimind import LanguageModel
-from kvstudio.engine.generate import Stepper
-from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.common import Progress, lab_prompt_ids
+from kvstudio.labs.common import Progress, greedy_stepper, lab_prompt_ids
 from kvstudio.labs.scale import (
     LOADED,
     PRESETS,
@@ -56,16 +54,7 @@ def projection_check(
 ) -> Generator[Progress | ProjectionCheck, None, None]:
     """Run P + N tokens on `batch` rows; the cache then holds P + N − 1 tokens per row."""
     geometry = geometry_of_backend(backend)
-    stepper = Stepper(
-        backend,
-        tokenizer,
-        list(prompt_ids),
-        sampling=SamplingSettings.greedy_settings(),
-        max_new_tokens=new_tokens,
-        batch_size=batch,
-        stop_at_eos=False,
-        top_n=0,
-    )
+    stepper = greedy_stepper(backend, tokenizer, prompt_ids, new_tokens, batch_size=batch)
     for record in stepper:
         yield Progress("projector", "run", record.step + 1, new_tokens, record)
     last = stepper.records[-1]

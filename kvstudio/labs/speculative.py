@@ -50,7 +50,7 @@ from kvstudio.engine.strategies.speculative import (
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.checkpoints import MODELS_DIR, load_model_folder
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.common import Progress, Spread, answer_text, spread
+from kvstudio.labs.common import Progress, Spread, answer_text, check_length, spread
 from kvstudio.labs.common import prompt_ids as question_ids
 from kvstudio.labs.course import COURSE
 
@@ -336,11 +336,7 @@ def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | Sp
     ks = draft_lengths(params["ks"])
     ids = question_ids(model, params["question"], params.get("raw", False))
     n = params["new_tokens"]
-    if len(ids) + n + max(ks) > model.max_positions:
-        raise ValueError(
-            f"P + N + k = {len(ids) + n + max(ks)} is more than the model's "
-            f"{model.max_positions} positions."
-        )
+    check_length(model, len(ids) + n + max(ks), "P + N + k")
     temperature = params["temperature"]
     settings = params.get("sampling") or (
         SamplingSettings.greedy_settings(COURSE.seed) if temperature == 0

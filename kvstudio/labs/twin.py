@@ -48,7 +48,7 @@ from kvstudio.engine.records import SamplingSettings, decode_seconds_per_token
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.gguf_export import GGUF_MISSING, export_gguf
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.common import Progress, lab_prompt_ids, lab_text
+from kvstudio.labs.common import Progress, check_length, lab_prompt_ids, lab_text
 from kvstudio.labs.course import COURSE
 
 COPY_AT = 20  # the copy and crop check: 20 tokens cached, then two more fed
@@ -230,9 +230,7 @@ def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | Tw
     """The lab as every front runs it: the loaded model as a temporary GGUF, P and N tokens."""
     check_installed()
     p, n = params["prompt_tokens"], params["new_tokens"]
-    if p + n > model.max_positions:
-        raise ValueError(f"P + N = {p + n} is more than the model's {model.max_positions} "
-                         "positions.")
+    check_length(model, p + n)
     if p <= COPY_AT * 2:
         raise ValueError(f"The twin lab needs P > {2 * COPY_AT} tokens (its copy and size "
                          "checks use the first 40).")

@@ -42,6 +42,8 @@ from kvstudio.labs.common import (
     Progress,
     Spread,
     check_fits,
+    check_length,
+    greedy_stepper,
     lab_prompt_ids,
     lab_text,
     spread,
@@ -415,11 +417,7 @@ def run(model: LoadedModel,
     p = len(ids) if ids is not None else p
     notebook = CACHE_PRESETS[params["preset"]] is NOTEBOOK and p == NOTEBOOK.prompt_tokens
     text = lab_text(short=True) if notebook else None  # the notebook's sentence
-    if p + n > model.max_positions:
-        raise ValueError(
-            f"P + N = {p + n} is more than the model's {model.max_positions} positions; "
-            "lower P or N."
-        )
+    check_length(model, p + n, advice="; lower P or N")
     cache = params.get("cache")
     for each in MODES if mode == "both" else (mode,):
         check_fits(model.backend, 1, p, n, each, cache or CacheSpec())
@@ -464,12 +462,10 @@ def repeated_prefill(
         raise ValueError("Repeat the measurement at least once.")
     warm_up(backend, tokenizer, MODES)
     times: dict[Mode, list[float]] = {mode: [] for mode in MODES}
-    greedy = SamplingSettings.greedy_settings()
     for index in range(repeats):
         for mode in MODES:
-            stepper = Stepper(backend, tokenizer, list(prompt_ids), mode=mode, sampling=greedy,
-                              max_new_tokens=1, cache=cache, stop_at_eos=False, top_n=0)
-            record = stepper.step()
+            record = greedy_stepper(backend, tokenizer, prompt_ids, 1, mode=mode,
+                                    cache=cache).step()
             times[mode].append(1000.0 * record.elapsed_s)
             done = index * len(MODES) + MODES.index(mode) + 1
             yield Progress("prefill", mode, done, repeats * len(MODES), record)

@@ -13,11 +13,9 @@ from typing import Any
 
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CACHE_KINDS, CacheKind, CacheSpec
-from kvstudio.engine.generate import Stepper
-from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.common import Progress, lab_prompt_ids
+from kvstudio.labs.common import Progress, check_length, greedy_stepper, lab_prompt_ids
 
 
 # ---- cache kinds ---------------------------------------------------------------------------
@@ -84,22 +82,11 @@ def cache_kinds(
         "static": CacheSpec("static", max_length=static_length or needed),
         "sliding": CacheSpec("sliding", window=window),
     }
-    greedy = SamplingSettings.greedy_settings()
     total = len(CACHE_KINDS) * new_tokens
     done = 0
     runs = []
     for kind in CACHE_KINDS:
-        stepper = Stepper(
-            backend,
-            tokenizer,
-            prompt_ids,
-            mode="cached",
-            sampling=greedy,
-            max_new_tokens=new_tokens,
-            cache=specs[kind],
-            stop_at_eos=False,
-            top_n=0,
-        )
+        stepper = greedy_stepper(backend, tokenizer, prompt_ids, new_tokens, cache=specs[kind])
         for record in stepper:
             done += 1
             yield Progress("cache-kinds", kind, done, total, record)
@@ -122,9 +109,7 @@ def cache_kinds(
 def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | CacheKindsResult]:
     """The lab as every front runs it: P lab-text tokens, N new ones, window W."""
     p, n = params["prompt_tokens"], params["new_tokens"]
-    if p + n > model.max_positions:
-        raise ValueError(f"P + N = {p + n} is more than the model's {model.max_positions} "
-                         "positions.")
+    check_length(model, p + n)
     ids = lab_prompt_ids(model.tokenizer, p)
     return cache_kinds(model.backend, model.tokenizer, ids, new_tokens=n,
                        window=params["window"])

@@ -27,7 +27,14 @@ from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.common import Progress, check_fits, lab_prompt_ids, prompt_ids
+from kvstudio.labs.common import (
+    Progress,
+    check_fits,
+    check_length,
+    greedy_stepper,
+    lab_prompt_ids,
+    prompt_ids,
+)
 from kvstudio.labs.course import COURSE
 
 BlockTable = tuple[tuple[BlockRef, ...], ...]
@@ -141,19 +148,11 @@ def paged_memory(
     assert paged_cache is not None
     k_bytes, v_bytes = paged_cache.block_nbytes()
 
-    greedy = SamplingSettings.greedy_settings()
     greedy_ids: list[list[int]] = []
     for spec in (CacheSpec("dynamic"), CacheSpec("paged", block_size=block_size)):
-        stepper = Stepper(
-            backend,
-            tokenizer,
-            list(greedy_prompt) if greedy_prompt is not None else prompt,
-            sampling=greedy,
-            max_new_tokens=greedy_tokens,
-            cache=spec,
-            stop_at_eos=False,
-            top_n=0,
-        )
+        stepper = greedy_stepper(
+            backend, tokenizer, prompt if greedy_prompt is None else greedy_prompt,
+            greedy_tokens, cache=spec)
         for record in stepper:
             done += 1
             yield Progress("paged", "greedy", done, total, record)
@@ -195,10 +194,7 @@ def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | Pa
     passes its prompt and N). Its checks raise their ValueError here, before any work."""
     ids = question_ids(model)
     n, samples = params["new_tokens"], params["samples"]
-    if len(ids) + n > model.max_positions:
-        raise ValueError(
-            f"P + N = {len(ids) + n} is more than the model's {model.max_positions} positions."
-        )
+    check_length(model, len(ids) + n)
     check_fits(model.backend, samples, len(ids), n, "cached",
                CacheSpec("paged", block_size=params["block_size"]))
     greedy_n = params.get("greedy_tokens") or min(COURSE.new_tokens, model.max_positions // 4)
@@ -208,11 +204,8 @@ def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | Pa
             model.tokenizer, max(1, min(COURSE.prompt_tokens, model.max_positions - greedy_n)))
     if not greedy:
         raise ValueError("The greedy check's prompt is empty; give it at least one token.")
-    if len(greedy) + greedy_n > model.max_positions:
-        raise ValueError(
-            f"The greedy check's P + N = {len(greedy) + greedy_n} is more than the model's "
-            f"{model.max_positions} positions; use a shorter prompt or fewer new tokens."
-        )
+    check_length(model, len(greedy) + greedy_n, "The greedy check's P + N",
+                 "; use a shorter prompt or fewer new tokens")
     return paged_memory(
         model.backend,
         model.tokenizer,

@@ -19,11 +19,9 @@ from kvstudio.engine import formulas
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.cache.quantized import QUANT_BITS, formula_bytes_per_token
-from kvstudio.engine.generate import Stepper
-from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.common import Progress, lab_prompt_ids
+from kvstudio.labs.common import Progress, check_length, greedy_stepper, lab_prompt_ids
 
 
 # ---- quantized -------------------------------------------------------------------------------
@@ -71,7 +69,6 @@ def quantized_cache(
     for kind in kinds:
         if kind not in QUANT_BITS:
             raise ValueError(f"Unknown quantized cache {kind!r}; choose fp16, int8 or int4.")
-    greedy = SamplingSettings.greedy_settings()
     total = (1 + len(kinds)) * new_tokens
     done = 0
     L, G, d = backend.num_layers, backend.num_kv_heads, backend.head_dim
@@ -81,16 +78,7 @@ def quantized_cache(
     reference: QuantRun | None = None
     for kind in ("reference", *kinds):
         spec = CacheSpec("dynamic") if kind == "reference" else CacheSpec(kind)  # type: ignore[arg-type]
-        stepper = Stepper(
-            backend,
-            tokenizer,
-            list(prompt_ids),
-            sampling=greedy,
-            max_new_tokens=new_tokens,
-            cache=spec,
-            stop_at_eos=False,
-            top_n=0,
-        )
+        stepper = greedy_stepper(backend, tokenizer, prompt_ids, new_tokens, cache=spec)
         logits: list[torch.Tensor] = []
         for record in stepper:
             if stepper.last_logits is not None:
@@ -146,8 +134,6 @@ def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | Qu
     p, n = (params["prompt_tokens"] if given is None else len(given)), params["new_tokens"]
     if p < 1:
         raise ValueError("The prompt is empty; give it at least one token.")
-    if p + n > model.max_positions:
-        raise ValueError(f"P + N = {p + n} is more than the model's {model.max_positions} "
-                         "positions; use a shorter prompt or fewer new tokens.")
+    check_length(model, p + n, advice="; use a shorter prompt or fewer new tokens")
     ids = lab_prompt_ids(model.tokenizer, p) if given is None else list(given)
     return quantized_cache(model.backend, model.tokenizer, ids, new_tokens=n)

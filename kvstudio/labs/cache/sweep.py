@@ -21,11 +21,10 @@ import numpy as np
 from kvstudio.engine import formulas
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CacheSpec
-from kvstudio.engine.generate import Stepper
-from kvstudio.engine.records import MODES, Mode, SamplingSettings, decode_seconds_per_token
+from kvstudio.engine.records import MODES, Mode, decode_seconds_per_token
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.common import Progress, check_fits, lab_prompt_ids, warm_up
+from kvstudio.labs.common import Progress, check_fits, greedy_stepper, lab_prompt_ids, warm_up
 
 
 # ---- length sweep --------------------------------------------------------------------------
@@ -78,7 +77,6 @@ def length_sweep(
         raise ValueError(f"vary must be 'prompt' or 'new', got {vary!r}.")
     if not values or min(values) < 1:
         raise ValueError("Give positive lengths to sweep, e.g. 8,16,32,64.")
-    greedy = SamplingSettings.greedy_settings()
     longest_p = max(values) if vary == "prompt" else fixed
     longest_n = fixed if vary == "prompt" else max(values)
     for mode in modes:  # the longest run must fit before the first one starts
@@ -91,18 +89,8 @@ def length_sweep(
         prompt_tokens, new_tokens = (value, fixed) if vary == "prompt" else (fixed, value)
         prompt_ids = lab_prompt_ids(tokenizer, prompt_tokens, prompt_text)
         for mode in modes:
-            stepper = Stepper(
-                backend,
-                tokenizer,
-                prompt_ids,
-                mode=mode,
-                sampling=greedy,
-                max_new_tokens=new_tokens,
-                cache=cache,
-                stop_at_eos=False,
-                top_n=0,
-            )
-            records = list(stepper)
+            records = list(greedy_stepper(backend, tokenizer, prompt_ids, new_tokens,
+                                          mode=mode, cache=cache))
             points.append(
                 SweepPoint(
                     mode=mode,
