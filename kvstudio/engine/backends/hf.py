@@ -28,7 +28,6 @@ import torch
 from kvstudio.engine.backends.hf_folder import (  # noqa: F401  (also this module's API)
     INSTALL_HINT,
     TRANSFORMERS_RANGE,
-    WEIGHT_FILES,
     HFTextTokenizer,
     check_hf_folder,
     is_hf_folder,

@@ -49,6 +49,13 @@ def _own(t: torch.Tensor) -> torch.Tensor:
     return t.clone(memory_format=torch.contiguous_format)
 
 
+def append_tokens(stored: torch.Tensor | None, new: torch.Tensor) -> torch.Tensor:
+    """`new` (B, T_new, G, ·) after the `stored` tokens (B, T, G, ·). The first tokens are
+    copied into storage of their own: k, v may be views into a wider q|k|v projection (for
+    one token they even look contiguous, so contiguous() would keep the view)."""
+    return _own(new) if stored is None else torch.cat([stored, new], dim=1)
+
+
 class DynamicLayer(CacheLayer):
     """Grows by concatenation: every step appends the new K/V (what MiniMind does)."""
 
@@ -59,13 +66,7 @@ class DynamicLayer(CacheLayer):
 
     def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Append k, v (B, T_new, n_kv, d); return all keys and values (B, T, n_kv, d)."""
-        if self.keys is None or self.values is None:
-            # Own copies: k, v may be views into a wider q|k|v projection (for one
-            # token they even look contiguous, so contiguous() would keep the view).
-            self.keys, self.values = _own(k), _own(v)
-        else:
-            self.keys = torch.cat([self.keys, k], dim=1)
-            self.values = torch.cat([self.values, v], dim=1)
+        self.keys, self.values = append_tokens(self.keys, k), append_tokens(self.values, v)
         self.seq_length += k.shape[1]
         return self.keys, self.values
 
@@ -158,11 +159,8 @@ class SlidingWindowLayer(DynamicLayer):
         return self.window - 1
 
     def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        if self.keys is None or self.values is None:
-            full_k, full_v = _own(k), _own(v)
-        else:
-            full_k = torch.cat([self.keys, k], dim=1)  # (B, stored + T_new, n_kv, d)
-            full_v = torch.cat([self.values, v], dim=1)
+        full_k = append_tokens(self.keys, k)  # (B, stored + T_new, n_kv, d)
+        full_v = append_tokens(self.values, v)
         self.seq_length += k.shape[1]
         self.keys, self.values = self._last(full_k), self._last(full_v)
         return full_k, full_v  # the new queries still need the keys just past the window

@@ -167,16 +167,13 @@ def plan_from_windows(
     transformers' dynamic sliding layer keeps W − 1 tokens (``sliding_keeps_extra=0``);
     its static sliding layer allocates and keeps min(M, W) (pass 1 and a static spec).
     """
+    static = spec.kind == "static"
     layers = []
     for window in windows:
         if window is None:
-            static = spec.kind == "static"
             layers.append(LayerPlan("full", preallocated=spec.max_length if static else None))
-            continue
-        keeps = window - 1 + sliding_keeps_extra
-        if spec.kind == "static":
-            keeps = min(keeps, spec.max_length)
-            layers.append(LayerPlan("sliding", window, keeps, preallocated=keeps))
         else:
-            layers.append(LayerPlan("sliding", window, keeps))
+            keeps = window - 1 + sliding_keeps_extra
+            keeps = min(keeps, spec.max_length) if static else keeps
+            layers.append(LayerPlan("sliding", window, keeps, keeps if static else None))
     return CachePlan(tuple(layers), kv_heads, head_dim, dtype_bytes)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import torch
 
 from kvstudio.engine import formulas
-from kvstudio.engine.cache.kv_cache import DynamicLayer, tensor_nbytes
+from kvstudio.engine.cache.kv_cache import DynamicLayer, append_tokens, tensor_nbytes
 
 QUANT_BITS: dict[str, int] = {"fp16": 16, "int8": 8, "int4": 4}
 SCALE_BYTES = 2  # one float16 scale per token and K/V head
@@ -87,14 +87,10 @@ class QuantizedLayer(DynamicLayer):
     def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         qk, sk = quantize(k, self.bits)
         qv, sv = quantize(v, self.bits)
-        if self.keys is None or self.values is None:
-            self.keys, self.values, self.key_scales, self.value_scales = qk, qv, sk, sv
-        else:
-            self.keys = torch.cat([self.keys, qk], dim=1)
-            self.values = torch.cat([self.values, qv], dim=1)
-            if sk is not None and sv is not None:
-                self.key_scales = torch.cat([self.key_scales, sk], dim=1)  # type: ignore[list-item]
-                self.value_scales = torch.cat([self.value_scales, sv], dim=1)  # type: ignore[list-item]
+        self.keys, self.values = append_tokens(self.keys, qk), append_tokens(self.values, qv)
+        if sk is not None and sv is not None:  # int8, int4: one scale per token and head
+            self.key_scales = append_tokens(self.key_scales, sk)
+            self.value_scales = append_tokens(self.value_scales, sv)
         self.seq_length += k.shape[1]
         return (
             dequantize(self.keys, self.key_scales, self.bits, k.dtype),

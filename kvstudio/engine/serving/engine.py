@@ -16,6 +16,7 @@ no prefix cache), the reference the serving lab holds every batched run to.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 
 from kvstudio.engine.backends.minimind import LanguageModel
@@ -188,8 +189,7 @@ def solo_run(
     keep_logits: bool = False,
 ) -> Request:
     """The request run alone: a batch of one, its whole prompt in one prefill, no prefix cache."""
-    alone = RequestSpec(request.index, request.text, request.prompt_ids, 0,
-                        request.max_new_tokens)
+    alone = dataclasses.replace(request, arrival=0)
     engine = LLMEngine(backend, [alone], SchedulerConfig(max_batch=1), sampling, keep_logits)
     for _ in engine.steps():
         pass
