@@ -46,14 +46,14 @@ class ChatPanel(LabPanel):
     def add_widgets(self) -> None:
         self.turn_box = QLineEdit()
         self.turn_box.setMaxLength(MAX_TURN_CHARACTERS)  # a longer paste is cut: said on screen
-        self.turn_box.returnPressed.connect(self._on_run_clicked)
+        self.turn_box.returnPressed.connect(self.run)
         self.turn_box.textChanged.connect(self._on_turn_text_changed)
         self.add_field("turn", self.turn_box, row=0)
         self.script_button = QPushButton()
-        self.script_button.clicked.connect(self._on_script_clicked)
+        self.script_button.clicked.connect(self.send_scripted_turn)
         self.runner.running_changed.connect(self._on_script_running_changed)
         self.new_chat_button = QPushButton()
-        self.new_chat_button.clicked.connect(self._on_new_chat_clicked)
+        self.new_chat_button.clicked.connect(self.new_chat)
         self.extra_buttons.insertWidget(2, self.script_button)
         self.extra_buttons.insertWidget(3, self.new_chat_button)
         self.transcript = QTextBrowser()
@@ -157,9 +157,6 @@ class ChatPanel(LabPanel):
                 ).format(self.turn_box.maxLength(), self.context_limit.maximum())
             )
 
-    def _on_script_clicked(self) -> None:
-        self.send_scripted_turn()
-
     def send_scripted_turn(self) -> bool:
         """What the button does: the lecture's next line, sent as the user's turn."""
         if self.runner.busy:
@@ -168,6 +165,3 @@ class ChatPanel(LabPanel):
 
     def _on_script_running_changed(self, running: bool) -> None:
         self.script_button.setEnabled(not running)
-
-    def _on_new_chat_clicked(self) -> None:
-        self.new_chat()

@@ -56,24 +56,22 @@ class SamplingPanel(RetranslateOnLanguageChange, QWidget):
         self._window = int_box(1, 32768, COURSE_WINDOW)
 
         self._sampling_box = QGroupBox()
-        form = QFormLayout(self._sampling_box)
-        self._rows: dict[str, QLabel] = {}
-        fields: tuple[tuple[str, QWidget], ...] = (
-            ("greedy", self._greedy), ("temperature", self.temperature_box),
-            ("top_k", self.top_k_box), ("top_p", self._top_p), ("penalty", self._penalty),
-            ("seed", self.seed_box), ("max_new", self._max_new), ("stop_at_eos", self._stop_at_eos))
-        for key, widget in fields:
-            label = plain_label()
-            form.addRow(label, widget)
-            self._rows[key] = label
         self._cache_box = QGroupBox()
-        cache_form = QFormLayout(self._cache_box)
-        cache_fields: tuple[tuple[str, QWidget], ...] = (
-            ("kind", self._cache_kind), ("static", self._static_length), ("window", self._window))
-        for key, widget in cache_fields:
-            label = plain_label()
-            cache_form.addRow(label, widget)
-            self._rows[key] = label
+        self._rows: dict[str, QLabel] = {}
+        fields: dict[QGroupBox, tuple[tuple[str, QWidget], ...]] = {
+            self._sampling_box: (
+                ("greedy", self._greedy), ("temperature", self.temperature_box),
+                ("top_k", self.top_k_box), ("top_p", self._top_p), ("penalty", self._penalty),
+                ("seed", self.seed_box), ("max_new", self._max_new),
+                ("stop_at_eos", self._stop_at_eos)),
+            self._cache_box: (("kind", self._cache_kind), ("static", self._static_length),
+                              ("window", self._window)),
+        }
+        for group, rows in fields.items():
+            form = QFormLayout(group)
+            for key, widget in rows:
+                self._rows[key] = plain_label()
+                form.addRow(self._rows[key], widget)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self._sampling_box)

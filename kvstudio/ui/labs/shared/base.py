@@ -122,9 +122,9 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
 
         self.form = QFormLayout()
         self.run_button = QPushButton()
-        self.run_button.clicked.connect(self._on_run_clicked)
+        self.run_button.clicked.connect(self.run)
         self.cancel_button = QPushButton()
-        self.cancel_button.clicked.connect(self._on_cancel_clicked)
+        self.cancel_button.clicked.connect(self.cancel)
         self.cancel_button.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1)
@@ -413,12 +413,6 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         return self.runner.shutdown()
 
     # ---- slots ----------------------------------------------------------------------------
-    def _on_run_clicked(self) -> None:
-        self.run()
-
-    def _on_cancel_clicked(self) -> None:
-        self.cancel()
-
     def _on_runner_progress(self, item: object) -> None:
         self._pending.append(item)
         if not self._redraw_timer.isActive():

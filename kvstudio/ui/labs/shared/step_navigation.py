@@ -23,9 +23,9 @@ class SteppedLabPanel(LabPanel):
 
     def add_widgets(self) -> None:
         self.step_button = QPushButton()
-        self.step_button.clicked.connect(self._on_step_clicked)
+        self.step_button.clicked.connect(self.step)
         self.to_end_button = QPushButton()
-        self.to_end_button.clicked.connect(self._on_to_end_clicked)
+        self.to_end_button.clicked.connect(self.run_to_end)
         self.extra_buttons.insertWidget(1, self.step_button)
         self.extra_buttons.insertWidget(2, self.to_end_button)
         # After LabPanel's own paused slot, which draws the steps that arrived.
@@ -52,12 +52,6 @@ class SteppedLabPanel(LabPanel):
         return False
 
     # ---- slots ----------------------------------------------------------------------------
-    def _on_step_clicked(self) -> None:
-        self.step()
-
-    def _on_to_end_clicked(self) -> None:
-        self.run_to_end()
-
     def _on_step_paused(self) -> None:
         if self.run_is_over():
             self.runner.advance(-1)
