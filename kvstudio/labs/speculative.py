@@ -270,14 +270,20 @@ def speculative_lab(
     times: dict[tuple[str, int], list[float]] = {c: [] for c in configs}
     recorded: dict[tuple[str, int], tuple[tuple[SpecRound, ...], list[int]]] = {}
     plain_ids: list[int] = []
-    # Untimed warm-up: the first forward of each model pays for lazy set-up (labs.common).
-    plain_decoding(backend, tokenizer, prompt_ids, 2, settings, stop_at_eos)
-    for kind in kinds:
-        for _ in SpeculativeRun(
+
+    def speculative_run(kind: DraftKind, k: int, n: int,
+                        generator: torch.Generator | None = None) -> SpeculativeRun:
+        return SpeculativeRun(
             target, make_drafter(kind, draft, settings, tokenizer, stop_at_eos), prompt_ids,
-            k=1, max_new_tokens=2, sampling=settings, eos_id=tokenizer.eos_id,
-            stop_at_eos=stop_at_eos,
-        ):
+            k=k, max_new_tokens=n, sampling=settings, eos_id=tokenizer.eos_id,
+            stop_at_eos=stop_at_eos, generator=generator,
+        )
+
+    # Untimed warm-up: the first forward of each model pays for lazy set-up (labs.common).
+    for _ in plain_stepper(backend, tokenizer, prompt_ids, 2, settings, stop_at_eos):
+        pass
+    for kind in kinds:
+        for _ in speculative_run(kind, 1, 2):
             pass
     for repeat in range(repeats):  # interleaved: every config once per repeat
         # A Progress after every step and round, so Cancel (checked between items) stops
@@ -289,11 +295,7 @@ def speculative_lab(
         done += 1
         yield Progress("speculative", "plain", done, total)
         for kind, k in configs:
-            run = SpeculativeRun(
-                target, make_drafter(kind, draft, settings, tokenizer, stop_at_eos), prompt_ids,
-                k=k, max_new_tokens=new_tokens, sampling=settings, eos_id=tokenizer.eos_id,
-                stop_at_eos=stop_at_eos, generator=new_generator(settings.seed),
-            )
+            run = speculative_run(kind, k, new_tokens, new_generator(settings.seed))
             rounds = tuple((yield from timed(
                 run, Progress("speculative", f"{kind} k={k}", done, total), times[(kind, k)])))
             if repeat == 0:
@@ -427,19 +429,3 @@ def plain_stepper(
         backend, tokenizer, list(prompt_ids), sampling=settings, max_new_tokens=new_tokens,
         stop_at_eos=stop_at_eos, top_n=0,
     )
-
-
-def plain_decoding(
-    backend: LanguageModel,
-    tokenizer: TextTokenizer,
-    prompt_ids: Sequence[int],
-    new_tokens: int,
-    settings: SamplingSettings,
-    stop_at_eos: bool,
-) -> list[int]:
-    """The reference: one token per target forward (`Stepper`, the dynamic cache)."""
-    stepper = plain_stepper(backend, tokenizer, prompt_ids, new_tokens, settings, stop_at_eos)
-    with torch.inference_mode():
-        for _ in stepper:
-            pass
-    return stepper.generated_ids[0]

@@ -166,7 +166,8 @@ def fit_budget(
     elif backend is not None and tokenizer is not None:
         size = measure_cache_size(backend, tokenizer, block_size)
         label, per_token, block_bytes = backend.name, size.bytes_per_token, size.block_bytes
-        weights, measured = _weights_nbytes(backend), True
+        weights = sum(p.numel() * p.element_size() for p in model_module(backend).parameters())
+        measured = True
     else:
         raise ValueError("Load a model or choose a preset to count how many users fit.")
     rows = []
@@ -178,10 +179,6 @@ def fit_budget(
                                request_tokens, block_size))
     return FitResult(label, request_tokens, per_token, block_size, block_bytes, measured,
                      tuple(rows))
-
-
-def _weights_nbytes(backend: LanguageModel) -> int:
-    return sum(p.numel() * p.element_size() for p in model_module(backend).parameters())
 
 
 # ---- the count checked against the continuous scheduler's own admission ----------------
