@@ -35,9 +35,7 @@ def is_typing_widget(widget: QObject | None) -> bool:
     """A widget where these keys edit text or move a selection."""
     if isinstance(widget, QComboBox):
         return widget.isEditable()
-    if isinstance(widget, QTextEdit | QPlainTextEdit):
-        return not widget.isReadOnly()
-    if isinstance(widget, QLineEdit):
+    if isinstance(widget, QTextEdit | QPlainTextEdit | QLineEdit):
         return not widget.isReadOnly()
     return isinstance(widget, QAbstractSpinBox | QAbstractItemView)
 

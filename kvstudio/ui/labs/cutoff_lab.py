@@ -44,7 +44,7 @@ class TopPTopKPanel(SteppedLabPanel):
         self.settings_label = self.add_side_note()  # the settings that made the run, and changes
         for box in (self.temperature, self.top_k, self.top_p, self.seed):
             box.valueChanged.connect(self._show_settings)
-        self._prompt_guard = UnselectedOnFocus(self.prompt)  # a stray key must not replace it
+        UnselectedOnFocus(self.prompt)  # a stray key must not replace it (Qt owns the guard)
 
     def title(self) -> str:
         return self.tr("Top-p / top-k")
