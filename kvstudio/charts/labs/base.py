@@ -25,6 +25,7 @@ from kvstudio.charts.chart_data import (
     set_content,
 )
 from kvstudio.charts.plots.empty import EmptyChart
+from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.results_table import ResultsTable
 from kvstudio.charts.plots.scrolling import fixed_view
 from kvstudio.charts.plots.sizing import (
@@ -61,6 +62,14 @@ def plots_in_a_row(count: int) -> tuple[pg.GraphicsLayoutWidget, tuple[pg.PlotIt
     chart = pg.GraphicsLayoutWidget()
     chart.setBackground("w")
     return chart, tuple(chart.addPlot(row=0, col=col) for col in range(count))
+
+
+def grid_and_legend(*plots: pg.PlotItem, x_grid: bool = True) -> None:
+    """Light grid lines (across y, and x unless `x_grid` is False) and a legend row above each
+    of `plots`."""
+    for plot in plots:
+        plot.showGrid(x=x_grid, y=True, alpha=0.2)
+        add_legend_row(plot)
 
 
 def name_plot(plot: pg.PlotItem, title: str, bottom: str, left: str | None = None) -> None:
@@ -169,27 +178,60 @@ class LabView(QObject):
         """Draw one item the run yielded (most labs: a `Progress` with its record)."""
 
     def show_result(self, result: object) -> None:
-        raise NotImplementedError
+        """Draw `result` when it is the lab's finished result (`result_type`)."""
+        if result is not None and isinstance(result, self.result_type()):
+            self.draw_result(result)
+
+    def draw_result(self, result: Any) -> None:
+        """Draw the lab's finished result: the charts and the table."""
 
     def retranslate(self) -> None:
         """Set the charts' texts in the current language (and redraw a result's texts)."""
         for chart in self._empty:
             chart.set_empty(chart.empty, self.empty_hint())
 
+    def result_type(self) -> type:
+        """The class of the lab's finished result (its lab module loads torch: read late)."""
+        raise NotImplementedError
+
+    def finished(self) -> Any:
+        """The run's result when it is the lab's finished result (`result_type`), else None."""
+        if self.result is None:  # (before a result torch need not load)
+            return None
+        return self.result if isinstance(self.result, self.result_type()) else None
+
     def status_line(self) -> str:
         """The line the window shows under the Run button once the result is in ("": Done)."""
-        return ""
+        result = self.finished()
+        return "" if result is None else self.status_of(result)
 
     def headline(self) -> str:
         """The lesson of the lab's chart with its measured numbers (above exports)."""
-        return ""
+        result = self.finished()
+        return "" if result is None else self.headline_of(result)
 
     def numbers(self) -> dict[str, Any]:
         """The result's numbers for numbers.json in the slide pack."""
-        return {}
+        result = self.finished()
+        return {} if result is None else self.numbers_of(result)
 
     def data_tables(self) -> list[DataTable]:
         """The numbers the lab's chart draws, from the result (what its CSV holds)."""
+        result = self.finished()
+        return [] if result is None else self.tables_of(result)
+
+    # A subclass writes these for its finished result (`finished`); before one, the four
+    # above return nothing.
+    def status_of(self, result: Any) -> str:
+        return ""
+
+    def headline_of(self, result: Any) -> str:
+        return ""
+
+    def numbers_of(self, result: Any) -> dict[str, Any]:
+        return {}
+
+    def tables_of(self, result: Any) -> list[DataTable]:
         return []
 
     def empty_hint(self) -> str:

@@ -23,12 +23,12 @@ from kvstudio.charts.chart_data import DataTable, table_at
 from kvstudio.charts.labs.base import (
     LabView,
     fill_legend,
+    grid_and_legend,
     name_plot,
     plots_in_a_row,
     series_colour,
 )
 from kvstudio.charts.lazy import LazyModule
-from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.names import format_bytes
 from kvstudio.charts.plots.results_table import ByteCount, ResultsTable
 
@@ -46,13 +46,14 @@ class BeamSearchView(LabView):
     key = "beam"
     draw_while_running = False
 
+    def result_type(self) -> type:
+        return lab.BeamLabResult
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.step = 0  # the step the beam table lists
         self.layout_widget, (self.tree_plot, self.bytes_plot) = plots_in_a_row(2)
-        for plot in (self.tree_plot, self.bytes_plot):
-            plot.showGrid(x=True, y=True, alpha=0.2)
-            add_legend_row(plot)
+        grid_and_legend(self.tree_plot, self.bytes_plot)
         self.tree_plot.invertY(True)
         self._kept = self.tree_plot.plot([], [], pen=pg.mkPen(KEPT_COLOUR, width=2),
                                          connect="pairs")
@@ -90,8 +91,7 @@ class BeamSearchView(LabView):
             (self._lines["reorder"], self.tr("reorder: rows moved × row bytes")),
             (self._lines["index_select"], self.tr("index_select: every row")),
             (self._lines["cow"], self.tr("paged: copies on write"))])
-        if self.result is not None:  # (before a result torch need not load)
-            self.show_result(self.result)
+        self.show_result(self.result)
 
     def clear(self) -> None:
         for line in (self._kept, self._moved, self._ended, self._chosen, *self._lines.values()):
@@ -104,14 +104,13 @@ class BeamSearchView(LabView):
 
     def step_count(self) -> int:
         """Steps of the result shown (0 before a result)."""
-        result = self.result
-        return len(result.steps) if result is not None and isinstance(
-            result, lab.BeamLabResult) else 0
+        result = self.finished()
+        return 0 if result is None else len(result.steps)
 
     # ---- drawing ----------------------------------------------------------------------------
-    def show_result(self, result: object) -> None:
+    def draw_result(self, result: lab.BeamLabResult) -> None:
         """The tree, the bytes, the summary, and the beam table at the last step."""
-        if not isinstance(result, lab.BeamLabResult) or not result.steps:
+        if not result.steps:
             return
         self._draw_tree(result)
         steps = np.arange(len(result.steps), dtype=float)
@@ -209,9 +208,8 @@ class BeamSearchView(LabView):
         self.table.set_rows([self.tr("quantity"), self.tr("value"), self.tr("detail")], rows)
 
     # ---- exports ----------------------------------------------------------------------------
-    def headline(self) -> str:
-        result = self.result
-        if not isinstance(result, lab.BeamLabResult) or not result.steps:
+    def headline_of(self, result: lab.BeamLabResult) -> str:
+        if not result.steps:
             return ""
         s, search = result.settings, result.search
         first = self.tr("{0} beams, {1} steps: reorders copied {2} (rows moved × row bytes); "
@@ -227,9 +225,8 @@ class BeamSearchView(LabView):
                  else self.tr("not compared with transformers"))
         return "\n".join((first, second, third))
 
-    def data_tables(self) -> list[DataTable]:
-        result = self.result
-        if not isinstance(result, lab.BeamLabResult) or not result.steps:
+    def tables_of(self, result: lab.BeamLabResult) -> list[DataTable]:
+        if not result.steps:
             return []
         steps = [s.step for s in result.steps]
         copies = [
@@ -250,10 +247,7 @@ class BeamSearchView(LabView):
                          copies),
                 table_at(self.tr("Beam tree"), self.tr("step"), steps, beams)]
 
-    def numbers(self) -> dict[str, Any]:
-        result = self.result
-        if not isinstance(result, lab.BeamLabResult):
-            return {}
+    def numbers_of(self, result: lab.BeamLabResult) -> dict[str, Any]:
         s, search = result.settings, result.search
         return {
             "num_beams": s.num_beams,

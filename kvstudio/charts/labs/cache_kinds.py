@@ -15,9 +15,15 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 
 from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.labs.base import LabView, name_plot, plots_in_a_row, series_colour
+from kvstudio.charts.labs.base import (
+    LabView,
+    fill_legend,
+    grid_and_legend,
+    name_plot,
+    plots_in_a_row,
+    series_colour,
+)
 from kvstudio.charts.lazy import LazyModule
-from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.names import cache_kind_name
 from kvstudio.charts.plots.results_table import ByteCount
 from kvstudio.engine.cache.spec import CACHE_KINDS, CacheKind
@@ -36,12 +42,13 @@ HUNDRED = 100  # the course's figure: 100 cached tokens of the course model are 
 class CacheKindsView(LabView):
     key = "cache_kinds"
 
+    def result_type(self) -> type:
+        return lab.CacheKindsResult
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.layout_widget, (self.bytes_plot, self.mask_plot) = plots_in_a_row(2)
-        for plot in (self.bytes_plot, self.mask_plot):
-            plot.showGrid(x=True, y=True, alpha=0.2)
-            add_legend_row(plot)
+        grid_and_legend(self.bytes_plot, self.mask_plot)
         self._bytes: dict[str, pg.PlotDataItem] = {}
         self._masks: dict[str, pg.PlotDataItem] = {}
         # Dynamic and static-used hold the same bytes, as do dynamic and static masks: the
@@ -72,15 +79,13 @@ class CacheKindsView(LabView):
                   self.tr("KiB"))
         name_plot(self.mask_plot, self.tr("Keys each new token attends to"), self.tr("step"),
                   self.tr("keys (newest token)"))
-        for plot, items in ((self.bytes_plot, self._bytes), (self.mask_plot, self._masks)):
-            plot.legend.clear()
-            for kind in CACHE_KINDS:
-                name = cache_kind_name(kind)
-                if plot is self.bytes_plot and kind == "static":
-                    name = self.tr("{0} (allocated)").format(name)
-                plot.legend.addItem(items[kind], name)
-        self.bytes_plot.legend.addItem(self._bytes["static-used"],
-                                       self.tr("{0} (used)").format(cache_kind_name("static")))
+        static = cache_kind_name("static")
+        fill_legend(self.bytes_plot, [
+            *((self._bytes[kind], self.tr("{0} (allocated)").format(static) if kind == "static"
+               else cache_kind_name(kind)) for kind in CACHE_KINDS),
+            (self._bytes["static-used"], self.tr("{0} (used)").format(static))])
+        fill_legend(self.mask_plot, [(self._masks[kind], cache_kind_name(kind))
+                                     for kind in CACHE_KINDS])
 
     def clear(self) -> None:
         self._series = {}
@@ -111,9 +116,7 @@ class CacheKindsView(LabView):
         points = np.asarray(self._series.get(key, []), dtype=float).reshape(-1, 2)
         return points[:, 0], points[:, 1]
 
-    def show_result(self, result: object) -> None:
-        if not isinstance(result, lab.CacheKindsResult):
-            return
+    def draw_result(self, result: lab.CacheKindsResult) -> None:
         for run in result.runs:
             steps = np.arange(len(run.allocated_bytes), dtype=float)
             self._bytes[run.kind].setData(steps, np.asarray(run.allocated_bytes) / 1024)
@@ -142,28 +145,21 @@ class CacheKindsView(LabView):
             rows,
         )
 
-    def status_line(self) -> str:
-        result = self.result
-        return self._covers_text(result) if isinstance(result, lab.CacheKindsResult) else ""
-
-    def _covers_text(self, result: lab.CacheKindsResult) -> str:
+    def status_of(self, result: lab.CacheKindsResult) -> str:
         return self.tr("The window W = {0} {1} the context P + N − 1 = {2}.").format(
             result.window,
             self.tr("covers") if result.window_covers_context else self.tr("is shorter than"),
             result.prompt_tokens + result.new_tokens - 1,
         )
 
-    def headline(self) -> str:
+    def headline_of(self, result: lab.CacheKindsResult) -> str:
         """The bytes a cached token costs, measured, then each kind's memory at the end."""
-        result = self.result
-        if not isinstance(result, lab.CacheKindsResult):
-            return ""
         parts = [self.tr("{0} {1:,} B").format(cache_kind_name(run.kind), run.allocated_bytes[-1])
                  for run in result.runs]
         kinds = self.tr("Cache memory after {0} steps: ").format(result.new_tokens) + " · ".join(
             parts)
         return "\n".join((self._per_token_text(result.run("dynamic")), kinds,
-                          self._covers_text(result) + " " + self.tr("P = {0}, N = {1}").format(
+                          self.status_of(result) + " " + self.tr("P = {0}, N = {1}").format(
                               result.prompt_tokens, result.new_tokens)))
 
     def _per_token_text(self, dynamic: Any) -> str:
@@ -179,10 +175,7 @@ class CacheKindsView(LabView):
                        "{3} tokens: {4:,} B").format(tokens, held, per_token, HUNDRED,
                                                      HUNDRED * per_token)
 
-    def data_tables(self) -> list[DataTable]:
-        result = self.result
-        if not isinstance(result, lab.CacheKindsResult):
-            return []
+    def tables_of(self, result: lab.CacheKindsResult) -> list[DataTable]:
         memory: list[Series] = []
         masks: list[Series] = []
         for run in result.runs:
@@ -199,10 +192,7 @@ class CacheKindsView(LabView):
         return [DataTable(self.tr("Cache memory per step"), step, tuple(memory)),
                 DataTable(self.tr("Keys each new token attends to"), step, tuple(masks))]
 
-    def numbers(self) -> dict[str, Any]:
-        result = self.result
-        if not isinstance(result, lab.CacheKindsResult):
-            return {}
+    def numbers_of(self, result: lab.CacheKindsResult) -> dict[str, Any]:
         return {
             "prompt_tokens": result.prompt_tokens,
             "new_tokens": result.new_tokens,

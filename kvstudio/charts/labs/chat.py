@@ -20,13 +20,13 @@ from kvstudio.charts.chart_data import DataTable, Series
 from kvstudio.charts.labs.base import (
     LabView,
     fill_legend,
+    grid_and_legend,
     marked_line,
     name_plot,
     plots_in_a_row,
     series_colour,
 )
 from kvstudio.charts.lazy import LazyModule
-from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.results_table import CHECK, CROSS, Shown, gap_text
 from kvstudio.labs.course import EMPTY_ANSWER
 
@@ -43,13 +43,15 @@ class ChatView(LabView):
     key = "chat"
     draw_while_running = False  # it times every turn; a redraw would land inside the timing
 
+    def result_type(self) -> type:
+        return chat.ChatTurn
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.turns: list[chat.ChatTurn] = []
         self.layout_widget, (self.fed_plot, self.ttft_plot, self.bytes_plot) = plots_in_a_row(3)
+        grid_and_legend(self.fed_plot, self.ttft_plot, self.bytes_plot, x_grid=False)
         for plot in (self.fed_plot, self.ttft_plot, self.bytes_plot):
-            plot.showGrid(x=False, y=True, alpha=0.2)
-            add_legend_row(plot)
             plot.getAxis("left").enableAutoSIPrefix(False)
         self._fed_reuse = pg.BarGraphItem(x=[], height=[], width=BAR_WIDTH, brush=REUSE)
         self._fed_refeed = pg.BarGraphItem(x=[], height=[], width=BAR_WIDTH, brush=REFEED)
@@ -96,18 +98,12 @@ class ChatView(LabView):
         self.set_charts_empty(True)
         self._fill_table()
 
-    def show_result(self, result: object) -> None:
-        if not isinstance(result, chat.ChatTurn):
-            return
+    def draw_result(self, result: chat.ChatTurn) -> None:
         self.turns.append(result)
         self._draw()
         self._fill_table()
 
-    def status_line(self) -> str:
-        result = self.result
-        return self._summary(result) if isinstance(result, chat.ChatTurn) else ""
-
-    def _summary(self, turn: chat.ChatTurn) -> str:
+    def status_of(self, turn: chat.ChatTurn) -> str:
         parts = [self.tr("Turn {0}").format(turn.turn)]
         if turn.reuse is not None:
             parts.append(self.tr("reuse fed {0} tokens").format(turn.reuse.prompt_tokens_fed))

@@ -49,6 +49,9 @@ class CacheVsRecomputeView(LabView):
     key = "compare"
     draw_while_running = False  # it times every step; the chart is drawn from the result
 
+    def result_type(self) -> type:
+        return lab.RepeatedCompare
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.layout_widget, (self.time_plot, self.diff_plot) = plots_in_a_row(2)
@@ -85,8 +88,7 @@ class CacheVsRecomputeView(LabView):
                   self.tr("step"), self.tr("max |Δlogit|"))
         fill_legend(self.time_plot, [(self._time_curves[mode], mode_name(mode))
                                      for mode in MODES])
-        if isinstance(self.result, lab.RepeatedCompare):
-            self.show_result(self.result)
+        self.show_result(self.result)
 
     def clear(self) -> None:
         for curve in (*self._time_curves.values(), *self._low.values(), *self._high.values()):
@@ -94,9 +96,7 @@ class CacheVsRecomputeView(LabView):
         self._diff_curve.setData([], [])
         self.table.set_rows([], [])
 
-    def show_result(self, result: object) -> None:
-        if not isinstance(result, lab.RepeatedCompare):
-            return
+    def draw_result(self, result: lab.RepeatedCompare) -> None:
         for mode in MODES:
             steps = result.step_ms(mode)
             x = np.arange(len(steps), dtype=float)
@@ -151,7 +151,7 @@ class CacheVsRecomputeView(LabView):
         ]
         self.table.set_rows(["", mode_name("cached"), mode_name("recompute")], rows)
 
-    def headline(self) -> str:
+    def headline_of(self, result: lab.RepeatedCompare) -> str:
         """The lab's result in numbers: the same tokens, the tokens fed, ms/token per mode.
 
         First line (the slide's big one): how many of the N steps chose the same token,
@@ -159,9 +159,6 @@ class CacheVsRecomputeView(LabView):
         step 0 left out: it is the prefill, TTFT); then the formulas, TTFT per mode, the
         ratios (each labelled: decode ms/token, total time) and the logits' largest gap.
         """
-        result = self.result
-        if not isinstance(result, lab.RepeatedCompare):
-            return ""
         first = result.first
         c, r = first.cached, first.recompute
         same = sum(a == b for a, b in zip(c.token_ids, r.token_ids, strict=False))
@@ -197,10 +194,7 @@ class CacheVsRecomputeView(LabView):
         return self.tr("Greedy in both modes, not the course's T {0:g}, so that both modes must "
                        "choose the same tokens · {1}").format(COURSE.temperature, shown)
 
-    def data_tables(self) -> list[DataTable]:
-        result = self.result
-        if not isinstance(result, lab.RepeatedCompare):
-            return []
+    def tables_of(self, result: lab.RepeatedCompare) -> list[DataTable]:
         step = self.tr("step (0 = prefill)")
         times: list[Series] = []
         fed: list[Series] = []
@@ -228,10 +222,7 @@ class CacheVsRecomputeView(LabView):
             DataTable(self.tr("Tokens fed per step"), step, tuple(fed)),
         ]
 
-    def numbers(self) -> dict[str, Any]:
-        result = self.result
-        if not isinstance(result, lab.RepeatedCompare):
-            return {}
+    def numbers_of(self, result: lab.RepeatedCompare) -> dict[str, Any]:
         first = result.first
         out: dict[str, Any] = {
             "model": first.model_label,

@@ -40,6 +40,9 @@ TOP_TICK_ROOM = 0.3  # decades kept clear of round ticks either side of the larg
 class TopPTopKView(LabView):
     key = "cutoff"
 
+    def result_type(self) -> type:
+        return lab.DistributionRun
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.layout_widget = pg.GraphicsLayoutWidget()
@@ -323,8 +326,8 @@ class TopPTopKView(LabView):
         if self.shown is None:
             self.table.scrollToBottom()
 
-    def show_result(self, result: object) -> None:
-        if isinstance(result, lab.DistributionRun) and self.steps:
+    def draw_result(self, result: lab.DistributionRun) -> None:
+        if self.steps:
             # Open on the widest top-p cut (ties: the earliest), not eos.
             widest = lab.widest_cut(self.steps)
             self.show_step(widest)
@@ -332,10 +335,7 @@ class TopPTopKView(LabView):
             self.table.setCurrentCell(widest, 0)
             self.table.blockSignals(False)
 
-    def status_line(self) -> str:
-        result = self.result
-        if not isinstance(result, lab.DistributionRun):
-            return ""
+    def status_of(self, result: lab.DistributionRun) -> str:
         text = self.tr("(empty: eos at step 0)") if result.text == EMPTY_ANSWER else result.text
         done = self.tr("Finished. Text: {0}").format(text)
         return done + "\n" + self.why_line() if self.steps else done

@@ -47,6 +47,9 @@ MAX_LABELS = 48  # more rows than this: label every n-th position only
 DIVERGING = pg.colormap.get("CET-D1")  # K and V values: blue < 0 < red
 SEQUENTIAL = pg.colormap.get("viridis")  # attention weights 0 … max
 COLUMN_SHARES = (0.43, 0.33, 0.24)  # K (with the token labels), V, attention
+# A step row's names in numbers.json, in the row's order (`_row`, `_step_headers`).
+STEP_KEYS = ("step", "token", "rows_held", "appended_per_layer", "old_rows_max_delta",
+             "recompute_max_delta_k", "recompute_max_delta_v")
 
 
 class CacheInspectorView(LabView):
@@ -56,6 +59,9 @@ class CacheInspectorView(LabView):
     @classmethod
     def spec_of(cls) -> LabSpec:
         return INSPECTOR
+
+    def result_type(self) -> type:
+        return inspector.CacheFrame
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -135,14 +141,9 @@ class CacheInspectorView(LabView):
         self._fill_table()
 
     def show_progress(self, item: object) -> None:
-        if isinstance(item, inspector.CacheFrame):
-            self._add_frame(item)
+        self.show_result(item)  # each step's frame, drawn as it comes
 
-    def show_result(self, result: object) -> None:
-        if isinstance(result, inspector.CacheFrame):
-            self._add_frame(result)
-
-    def _add_frame(self, frame: inspector.CacheFrame) -> None:
+    def draw_result(self, frame: inspector.CacheFrame) -> None:
         self.frame = frame
         self.frames_seen += 1
         self.step_rows.append(self._row(frame))
@@ -153,10 +154,7 @@ class CacheInspectorView(LabView):
         """What the newest step did and its checks ("" before the first)."""
         return self._summary(self.frame) if self.frame is not None else ""
 
-    def status_line(self) -> str:
-        result = self.result
-        if not isinstance(result, inspector.CacheFrame):
-            return ""
+    def status_of(self, result: inspector.CacheFrame) -> str:
         return self._summary(result) + " " + self.tr("Finished.")
 
     def _summary(self, frame: inspector.CacheFrame) -> str:
@@ -328,18 +326,7 @@ class CacheInspectorView(LabView):
             "attention": {
                 f"q{h}": _nested(frame.attention[layer, h, :]) for h in frame.query_heads(head)
             },
-            "steps": [
-                {
-                    "step": row[0],
-                    "token": row[1],
-                    "rows_held": row[2],
-                    "appended_per_layer": row[3],
-                    "old_rows_max_delta": row[4],
-                    "recompute_max_delta_k": row[5],
-                    "recompute_max_delta_v": row[6],
-                }
-                for row in self.step_rows
-            ],
+            "steps": [dict(zip(STEP_KEYS, row, strict=True)) for row in self.step_rows],
         }
 
 

@@ -20,6 +20,7 @@ from kvstudio.charts.chart_data import DataTable, Series, table_at
 from kvstudio.charts.labs.base import (
     LabView,
     fill_legend,
+    grid_and_legend,
     name_plot,
     plots_in_a_row,
     series_colour,
@@ -41,12 +42,14 @@ class PagedCacheView(LabView):
     key = "paged"
     draw_while_running = False
 
+    def result_type(self) -> type:
+        return lab.PagedLabResult
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.step = -1  # the step whose block tables are drawn (an index; -1: the last)
         self.layout_widget, (self.bytes_plot, self.table_plot) = plots_in_a_row(2)
-        self.bytes_plot.showGrid(x=True, y=True, alpha=0.2)
-        add_legend_row(self.bytes_plot)
+        grid_and_legend(self.bytes_plot)
         self.table_plot.invertY(True)
         add_legend_row(self.table_plot)
         self._lines = {
@@ -90,11 +93,10 @@ class PagedCacheView(LabView):
         self.step = -1
         self.table.set_rows([], [])
 
-    def show_result(self, result: object) -> None:
+    def draw_result(self, result: lab.PagedLabResult) -> None:
         """A new result: its charts and table, the block tables at its last step."""
-        if isinstance(result, lab.PagedLabResult):
-            self.step = len(result.paged_steps) - 1
-            self._draw(result)
+        self.step = len(result.paged_steps) - 1
+        self._draw(result)
 
     def show_step(self, index: int) -> None:
         """Draw the block tables after step `index` (the window's slider)."""
@@ -103,8 +105,8 @@ class PagedCacheView(LabView):
 
     def step_count(self) -> int:
         """How many steps the result has block tables for (0: no result)."""
-        result = self.result
-        return len(result.paged_steps) if isinstance(result, lab.PagedLabResult) else 0
+        result = self.finished()
+        return 0 if result is None else len(result.paged_steps)
 
     def _draw(self, result: lab.PagedLabResult) -> None:
         series = {
@@ -145,8 +147,8 @@ class PagedCacheView(LabView):
         self.table.set_rows([self.tr("cache"), self.tr("held (bytes)"), self.tr("how")], rows)
 
     def _draw_table(self) -> None:
-        result = self.result
-        if not isinstance(result, lab.PagedLabResult) or not result.paged_steps:
+        result = self.finished()
+        if result is None or not result.paged_steps:
             return
         snapshot = result.paged_steps[self._step_index(result)]
         b = result.block_size
@@ -175,9 +177,8 @@ class PagedCacheView(LabView):
         last = len(result.paged_steps) - 1
         return last if self.step < 0 else max(0, min(self.step, last))
 
-    def headline(self) -> str:
-        result = self.result
-        if not isinstance(result, lab.PagedLabResult) or not result.paged_steps:
+    def headline_of(self, result: lab.PagedLabResult) -> str:
+        if not result.paged_steps:
             return ""
         static, dynamic = result.static_bytes[-1], result.dynamic_bytes[-1]
         paged = result.paged_bytes[-1]
@@ -193,9 +194,8 @@ class PagedCacheView(LabView):
                                                     result.new_tokens, result.bytes_per_token)
         return "\n".join((first, second, third))
 
-    def data_tables(self) -> list[DataTable]:
-        result = self.result
-        if not isinstance(result, lab.PagedLabResult) or not result.paged_steps:
+    def tables_of(self, result: lab.PagedLabResult) -> list[DataTable]:
+        if not result.paged_steps:
             return []
         steps = tuple(s.step for s in result.paged_steps)  # step 0 = the prefill
         memory = (
@@ -219,10 +219,7 @@ class PagedCacheView(LabView):
             ]),
         ]
 
-    def numbers(self) -> dict[str, Any]:
-        result = self.result
-        if not isinstance(result, lab.PagedLabResult):
-            return {}
+    def numbers_of(self, result: lab.PagedLabResult) -> dict[str, Any]:
         return {
             "prompt_tokens": result.prompt_tokens,
             "samples": result.samples,

@@ -22,13 +22,13 @@ from kvstudio.charts.chart_data import DataTable, table_at
 from kvstudio.charts.labs.base import (
     LabView,
     fill_legend,
+    grid_and_legend,
     marked_line,
     name_plot,
     series_colour,
 )
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.end_values import EndValues
-from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.plain_text import html_text
 from kvstudio.labs import scale
 
@@ -41,13 +41,15 @@ else:
 class ProjectorView(LabView):
     key = "projector"
 
+    def result_type(self) -> type:
+        return lab.ProjectorResult
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.plot_widget = pg.PlotWidget(background="w")
         self.plot = self.plot_widget.getPlotItem()
-        self.plot.showGrid(x=True, y=True, alpha=0.2)
+        grid_and_legend(self.plot)
         self.plot.setLogMode(x=True, y=False)
-        add_legend_row(self.plot)
         self._cache = marked_line(self.plot, series_colour(0), "o", 6, width=3)
         self._cache8 = self.plot.plot([], [], pen=pg.mkPen(series_colour(0), width=2,
                                                             style=Qt.PenStyle.DashLine))
@@ -69,8 +71,7 @@ class ProjectorView(LabView):
             (self._cache, self.tr("KV cache")), (self._cache8, self.tr("KV cache, 8-bit")),
             (self._weights, self.tr("model weights")),
             (self._gpu_lines[0], self.tr("GPU memory (16 / 24 / 40 / 80 GiB)"))])
-        if isinstance(self.result, lab.ProjectorResult):
-            self.show_result(self.result)
+        self.show_result(self.result)
 
     def clear(self) -> None:
         for item in (self._cache, self._cache8, self._weights, *self._gpu_lines):
@@ -81,9 +82,7 @@ class ProjectorView(LabView):
         self._gpu_labels = []
         self.table.set_rows([], [])
 
-    def show_result(self, result: object) -> None:
-        if not isinstance(result, lab.ProjectorResult):
-            return
+    def draw_result(self, result: lab.ProjectorResult) -> None:
         self.clear()
         g = result.geometry
         x = np.asarray(result.contexts, dtype=float)
@@ -136,10 +135,7 @@ class ProjectorView(LabView):
             rows,
         )
 
-    def headline(self) -> str:
-        result = self.result
-        if not isinstance(result, lab.ProjectorResult):
-            return ""
+    def headline_of(self, result: lab.ProjectorResult) -> str:
         g = result.geometry
         per_token = g.bytes_per_token(result.bits)
         total = g.cache_bytes(result.context, result.batch, result.bits)
@@ -160,10 +156,7 @@ class ProjectorView(LabView):
                                                              check.projected_bytes))
         return "\n".join(lines)
 
-    def data_tables(self) -> list[DataTable]:
-        result = self.result
-        if not isinstance(result, lab.ProjectorResult):
-            return []
+    def tables_of(self, result: lab.ProjectorResult) -> list[DataTable]:
         g, rows = result.geometry, result.rows
         return [
             table_at(self.tr("KV cache for batch {0} vs context length").format(result.batch),
@@ -193,10 +186,7 @@ class ProjectorView(LabView):
         }
         return names.get(label, label)
 
-    def numbers(self) -> dict[str, Any]:
-        result = self.result
-        if not isinstance(result, lab.ProjectorResult):
-            return {}
+    def numbers_of(self, result: lab.ProjectorResult) -> dict[str, Any]:
         g = result.geometry
         out: dict[str, Any] = {
             "model": g.name,

@@ -20,13 +20,13 @@ from kvstudio.charts.chart_data import DataTable, Series, table_at
 from kvstudio.charts.labs.base import (
     LabView,
     fill_legend,
+    grid_and_legend,
     marked_line,
     name_plot,
     plots_in_a_row,
     series_colour,
 )
 from kvstudio.charts.lazy import LazyModule
-from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.names import format_bytes
 from kvstudio.charts.plots.results_table import ByteCount
 
@@ -43,12 +43,14 @@ class QuantizedCacheView(LabView):
     key = "quantized"
     draw_while_running = False
 
+    def result_type(self) -> type:
+        return lab.QuantLabResult
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.layout_widget, (self.drift_plot, self.bytes_plot) = plots_in_a_row(2)
-        self.drift_plot.showGrid(x=True, y=True, alpha=0.2)
+        grid_and_legend(self.drift_plot)
         self.drift_plot.setLogMode(y=True)
-        add_legend_row(self.drift_plot)
         self.bytes_plot.showGrid(x=False, y=True, alpha=0.2)
         self._drift = {kind: marked_line(self.drift_plot, series_colour(i + 1), "o", 4, width=2.5)
                        for i, kind in enumerate(KINDS)}
@@ -65,8 +67,7 @@ class QuantizedCacheView(LabView):
         self.bytes_plot.setTitle(self.tr("Cache bytes at the end"), color="#222")
         self.bytes_plot.setLabel("left", self.tr("KiB"))
         fill_legend(self.drift_plot, [(self._drift[kind], kind) for kind in KINDS])
-        if isinstance(self.result, lab.QuantLabResult):
-            self.show_result(self.result)
+        self.show_result(self.result)
 
     def clear(self) -> None:
         for line in self._drift.values():
@@ -77,9 +78,7 @@ class QuantizedCacheView(LabView):
         self._bar_labels = []
         self.table.set_rows([], [])
 
-    def show_result(self, result: object) -> None:
-        if not isinstance(result, lab.QuantLabResult):
-            return
+    def draw_result(self, result: lab.QuantLabResult) -> None:
         self.clear()
         for run in result.runs:
             diffs = np.maximum(np.asarray(run.max_abs_logit_diff, dtype=float), 1e-7)
@@ -112,10 +111,7 @@ class QuantizedCacheView(LabView):
             rows,
         )
 
-    def headline(self) -> str:
-        result = self.result
-        if not isinstance(result, lab.QuantLabResult):
-            return ""
+    def headline_of(self, result: lab.QuantLabResult) -> str:
         ref = result.reference
         sizes = [f"fp{ref.bits} {format_bytes(ref.cache_bytes)}"]
         smaller, drifts, steps = [], [], []
@@ -133,10 +129,7 @@ class QuantizedCacheView(LabView):
             + self.tr("first divergent step: ") + " · ".join(steps),
         ))
 
-    def data_tables(self) -> list[DataTable]:
-        result = self.result
-        if not isinstance(result, lab.QuantLabResult):
-            return []
+    def tables_of(self, result: lab.QuantLabResult) -> list[DataTable]:
         drift = tuple(
             Series(self.tr("{0}: max |Δlogit|").format(run.kind),
                    tuple(range(len(run.max_abs_logit_diff))), tuple(run.max_abs_logit_diff))
@@ -156,10 +149,7 @@ class QuantizedCacheView(LabView):
             ]),
         ]
 
-    def numbers(self) -> dict[str, Any]:
-        result = self.result
-        if not isinstance(result, lab.QuantLabResult):
-            return {}
+    def numbers_of(self, result: lab.QuantLabResult) -> dict[str, Any]:
         return {
             "prompt_tokens": result.prompt_tokens,
             "new_tokens": result.new_tokens,

@@ -35,6 +35,9 @@ MAX_RANKS = 15  # answers drawn per temperature; the axis says how many more the
 class TemperatureView(LabView):
     key = "sample"
 
+    def result_type(self) -> type:
+        return lab.TemperatureLabResult
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.layout_widget, (self.hist_plot, self.distinct_plot) = plots_in_a_row(2)
@@ -57,8 +60,7 @@ class TemperatureView(LabView):
         name_plot(self.hist_plot, self.tr("How often each answer came up"),
                   self.tr("answer rank (1 = most frequent)"), self.tr("count"))
         name_plot(self.distinct_plot, self.tr("Distinct answers"), self.tr("temperature"))
-        if self.result is not None and isinstance(self.result, lab.TemperatureLabResult):
-            self.show_result(self.result)
+        self.show_result(self.result)
 
     def clear(self) -> None:
         self._legend.clear()  # first: removing a plot item removes its entry (and re-flows)
@@ -69,9 +71,7 @@ class TemperatureView(LabView):
         self.answers.clear()
         self.table.set_rows([], [])
 
-    def show_result(self, result: object) -> None:
-        if not isinstance(result, lab.TemperatureLabResult):
-            return
+    def draw_result(self, result: lab.TemperatureLabResult) -> None:
         self.clear()
         temps = result.cached.temperatures
         k = len(temps)
@@ -123,18 +123,15 @@ class TemperatureView(LabView):
 
     def settings_text(self) -> str:
         """The settings that made the result, and what differs from the course ("": none yet)."""
-        result = self.result  # (None before a run: no torch loaded for the question)
-        if result is None or not isinstance(result, lab.TemperatureLabResult):
+        result = self.finished()
+        if result is None:
             return ""
         made = result.cached
         return self.sampling_settings_text(
             made.settings, temperatures=[t.temperature for t in made.temperatures],
             samples=made.samples, answer_tokens=made.new_tokens)
 
-    def headline(self) -> str:
-        result = self.result
-        if not isinstance(result, lab.TemperatureLabResult):
-            return ""
+    def headline_of(self, result: lab.TemperatureLabResult) -> str:
         temps = result.cached.temperatures
         parts = [self.tr("T = {0:g}: {1}").format(t.temperature, t.distinct) for t in temps]
         first = self.tr("Distinct answers out of {0} per temperature: ").format(
@@ -150,10 +147,7 @@ class TemperatureView(LabView):
         settings = self.settings_text()
         return "\n".join([first, " · ".join(most), *([check] if check else []), settings])
 
-    def data_tables(self) -> list[DataTable]:
-        result = self.result
-        if not isinstance(result, lab.TemperatureLabResult):
-            return []
+    def tables_of(self, result: lab.TemperatureLabResult) -> list[DataTable]:
         temps = result.cached.temperatures
         series: list[Series] = []
         for t in temps:
@@ -172,10 +166,7 @@ class TemperatureView(LabView):
             ]),
         ]
 
-    def numbers(self) -> dict[str, Any]:
-        result = self.result
-        if not isinstance(result, lab.TemperatureLabResult):
-            return {}
+    def numbers_of(self, result: lab.TemperatureLabResult) -> dict[str, Any]:
         settings = result.cached.settings
         return {
             "settings_line": result.settings_line,

@@ -32,6 +32,7 @@ from kvstudio.charts.chart_data import DataTable, table_at
 from kvstudio.charts.labs.base import (
     LabView,
     fill_legend,
+    grid_and_legend,
     marked_line,
     name_plot,
     plots_in_a_row,
@@ -39,7 +40,6 @@ from kvstudio.charts.labs.base import (
 )
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.messages import localize
-from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.engine.tokenizer import TokenTexts
 
 if TYPE_CHECKING:
@@ -60,6 +60,9 @@ class SpeculativeView(LabView):
     key = "speculative"
     draw_while_running = False  # the result holds every round; timings stay undisturbed
 
+    def result_type(self) -> type:
+        return lab.SpeculativeLabResult
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.shown_index = -1  # the run whose rounds are shown (-1: the first at k = 4)
@@ -67,9 +70,8 @@ class SpeculativeView(LabView):
         self.rounds_view.setMinimumHeight(140)
 
         self.rounds_chart, (self.rows_plot, self.moves_plot) = plots_in_a_row(2)
+        grid_and_legend(self.rows_plot, self.moves_plot, x_grid=False)
         for plot in (self.rows_plot, self.moves_plot):
-            plot.showGrid(x=False, y=True, alpha=0.2)
-            add_legend_row(plot)
             plot.getAxis("left").enableAutoSIPrefix(False)
         # Both caches often hold the same rows: the target's wider line shows beneath.
         self._target_rows = marked_line(self.rows_plot, TARGET, "o", 11, width=6)
@@ -84,9 +86,7 @@ class SpeculativeView(LabView):
         self.add_chart("speculative-rounds", self.rounds_chart)
 
         self.k_chart, (self.alpha_plot, self.calls_plot) = plots_in_a_row(2)
-        for plot in (self.alpha_plot, self.calls_plot):
-            plot.showGrid(x=True, y=True, alpha=0.2)
-            add_legend_row(plot)
+        grid_and_legend(self.alpha_plot, self.calls_plot)
         dashed = Qt.PenStyle.DashLine
         self._alpha = {k: marked_line(self.alpha_plot, series_colour(i), "o", 7)
                        for i, k in enumerate(KINDS)}
@@ -104,10 +104,9 @@ class SpeculativeView(LabView):
 
     def run_names(self) -> list[str]:
         """Each run of the result, as the window's "Show rounds of" box lists it."""
-        result = self.result
-        if result is None or not isinstance(result, lab.SpeculativeLabResult):
-            return []
-        return [f"{self.kind_name(run.draft_kind)}, k = {run.k}" for run in result.runs]
+        result = self.finished()
+        runs = [] if result is None else result.runs
+        return [f"{self.kind_name(run.draft_kind)}, k = {run.k}" for run in runs]
 
     def retranslate(self) -> None:
         super().retranslate()
@@ -125,15 +124,11 @@ class SpeculativeView(LabView):
             (self._bars["target+"], self.tr("target +")),
             (self._bars["target-"], self.tr("target −")),
             (self._bars["draft+"], self.tr("draft +")), (self._bars["draft-"], self.tr("draft −"))])
-        self.alpha_plot.legend.clear()
-        self.calls_plot.legend.clear()
-        for kind in KINDS:
-            self.alpha_plot.legend.addItem(self._alpha[kind], self.kind_name(kind))
-            self.calls_plot.legend.addItem(self._measured[kind], self.kind_name(kind))
-            self.calls_plot.legend.addItem(
-                self._formula[kind], self.tr("formula ({0})").format(self.kind_name(kind)))
-        if self.result is not None:  # (before a result torch need not load)
-            self.show_result(self.result)
+        fill_legend(self.alpha_plot, [(self._alpha[kind], self.kind_name(kind)) for kind in KINDS])
+        fill_legend(self.calls_plot, [entry for kind in KINDS for entry in (
+            (self._measured[kind], self.kind_name(kind)),
+            (self._formula[kind], self.tr("formula ({0})").format(self.kind_name(kind))))])
+        self.show_result(self.result)
 
     def clear(self) -> None:
         for item in (self._target_rows, self._draft_rows, *self._alpha.values(),
@@ -147,8 +142,8 @@ class SpeculativeView(LabView):
 
     # ---- the result ---------------------------------------------------------------------------
     def shown(self) -> lab.SpecRunResult | None:
-        result = self.result
-        if result is None or not isinstance(result, lab.SpeculativeLabResult) or not result.runs:
+        result = self.finished()
+        if result is None or not result.runs:
             return None
         index = self.shown_index
         return result.runs[index] if 0 <= index < len(result.runs) else result.runs[0]
@@ -156,27 +151,23 @@ class SpeculativeView(LabView):
     def show_run(self, index: int) -> None:
         """Show the rounds of the result's run `index`."""
         self.shown_index = index
-        if self.result is not None and isinstance(self.result, lab.SpeculativeLabResult):
-            self._draw_rounds(self.result)
+        if self.finished() is not None:
+            self._draw_rounds()
             self.check_legends()
 
-    def show_result(self, result: object) -> None:
-        if not isinstance(result, lab.SpeculativeLabResult):
-            return
+    def draw_result(self, result: lab.SpeculativeLabResult) -> None:
         if not 0 <= self.shown_index < len(result.runs):
             self.shown_index = next((i for i, r in enumerate(result.runs) if r.k == SHOWN_K), 0)
-        self._draw_rounds(result)
+        self._draw_rounds()
         self._draw_ks(result)
         self._fill_table(result)
 
-    def status_line(self) -> str:
-        result = self.result
-        if result is None or not isinstance(result, lab.SpeculativeLabResult) \
-                or not result.draft_note:
+    def status_of(self, result: lab.SpeculativeLabResult) -> str:
+        if not result.draft_note:
             return ""
         return self.tr("Done. Only prompt lookup ran: {0}").format(localize(result.draft_note))
 
-    def _draw_rounds(self, result: lab.SpeculativeLabResult) -> None:
+    def _draw_rounds(self) -> None:
         run = self.shown()
         if run is None:
             return
@@ -268,9 +259,8 @@ class SpeculativeView(LabView):
             rows,
         )
     # ---- export -------------------------------------------------------------------------------
-    def headline(self) -> str:
-        result = self.result
-        if not isinstance(result, lab.SpeculativeLabResult) or not result.runs:
+    def headline_of(self, result: lab.SpeculativeLabResult) -> str:
+        if not result.runs:
             return ""
         best = max(result.runs, key=lambda r: r.tokens_per_round)
         spread = result.plain_seconds
@@ -291,10 +281,9 @@ class SpeculativeView(LabView):
                 identical, len(result.runs)))
         return "\n".join(lines)
 
-    def data_tables(self) -> list[DataTable]:
-        result = self.result
+    def tables_of(self, result: lab.SpeculativeLabResult) -> list[DataTable]:
         run = self.shown()
-        if not isinstance(result, lab.SpeculativeLabResult) or run is None:
+        if run is None:
             return []
         rounds = run.rounds
         per_round = [
@@ -327,10 +316,7 @@ class SpeculativeView(LabView):
             ]))
         return tables
 
-    def numbers(self) -> dict[str, Any]:
-        result = self.result
-        if not isinstance(result, lab.SpeculativeLabResult):
-            return {}
+    def numbers_of(self, result: lab.SpeculativeLabResult) -> dict[str, Any]:
         return {
             "target": result.target_label,
             "draft": result.draft_label,

@@ -16,9 +16,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 
 from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.labs.base import MODE_COLOURS, LabView, name_plot
+from kvstudio.charts.labs.base import MODE_COLOURS, LabView, fill_legend, grid_and_legend, name_plot
 from kvstudio.charts.lazy import LazyModule
-from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.names import mode_name
 from kvstudio.charts.plots.results_table import Shown
 from kvstudio.engine.records import MODES
@@ -43,12 +42,14 @@ class LengthSweepView(LabView):
     key = "sweep"
     draw_while_running = False  # it times every run; the chart is drawn from the result
 
+    def result_type(self) -> type:
+        return lab.SweepLabResult
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.plot = pg.PlotWidget(background="w")
         item = self.plot.getPlotItem()
-        item.showGrid(x=True, y=True, alpha=0.2)
-        add_legend_row(item)
+        grid_and_legend(item)
         self._points: dict[str, pg.PlotDataItem] = {}
         self._linear: dict[str, pg.PlotDataItem] = {}
         self._quadratic: dict[str, pg.PlotDataItem] = {}
@@ -73,17 +74,11 @@ class LengthSweepView(LabView):
         item = self.plot.getPlotItem()
         name_plot(item, self.tr("Time per token against context length"),
                   self.tr("context length P + N (tokens)"), self.tr("ms per generated token"))
-        item.legend.clear()
-        for mode in MODES:
-            item.legend.addItem(self._points[mode], mode_name(mode))
-            item.legend.addItem(
-                self._linear[mode], self.tr("{0}: linear fit").format(mode_name(mode))
-            )
-            item.legend.addItem(
-                self._quadratic[mode], self.tr("{0}: quadratic fit").format(mode_name(mode))
-            )
-        if isinstance(self.result, lab.SweepLabResult):
-            self.show_result(self.result)
+        fill_legend(item, [entry for mode in MODES for entry in (
+            (self._points[mode], mode_name(mode)),
+            (self._linear[mode], self.tr("{0}: linear fit").format(mode_name(mode))),
+            (self._quadratic[mode], self.tr("{0}: quadratic fit").format(mode_name(mode))))])
+        self.show_result(self.result)
 
     def clear(self) -> None:
         for items in (self._points, self._linear, self._quadratic):
@@ -93,9 +88,7 @@ class LengthSweepView(LabView):
             bars.setData(x=np.zeros(0), y=np.zeros(0), top=np.zeros(0), bottom=np.zeros(0))
         self.table.set_rows([], [])
 
-    def show_result(self, result: object) -> None:
-        if not isinstance(result, lab.SweepLabResult):
-            return
+    def draw_result(self, result: lab.SweepLabResult) -> None:
         rows: list[tuple[Any, ...]] = []
         for fits in result.fits:
             x = np.asarray(fits.context, dtype=float)
@@ -133,10 +126,7 @@ class LengthSweepView(LabView):
                                                                  lab.MIN_R_SQUARED)
         return self.tr("no fit (the parabola bends down)")
 
-    def headline(self) -> str:
-        result = self.result
-        if not isinstance(result, lab.SweepLabResult):
-            return ""
+    def headline_of(self, result: lab.SweepLabResult) -> str:
         parts = []
         for fits in result.fits:
             parts.append(self.tr("{0}: {1:.2f} → {2:.2f} ms per token").format(
@@ -156,10 +146,7 @@ class LengthSweepView(LabView):
         return first + "\n" + " · ".join(fitted) + " · " + self.tr(
             "median of {0} rounds").format(result.repeats)
 
-    def data_tables(self) -> list[DataTable]:
-        result = self.result
-        if not isinstance(result, lab.SweepLabResult):
-            return []
+    def tables_of(self, result: lab.SweepLabResult) -> list[DataTable]:
         series: list[Series] = []
         for fits in result.fits:
             name = mode_name(fits.mode)
@@ -180,10 +167,7 @@ class LengthSweepView(LabView):
         return [DataTable(self.tr("Time per token against context length"),
                           self.tr("context length P + N (tokens)"), tuple(series))]
 
-    def numbers(self) -> dict[str, Any]:
-        result = self.result
-        if not isinstance(result, lab.SweepLabResult):
-            return {}
+    def numbers_of(self, result: lab.SweepLabResult) -> dict[str, Any]:
         return {
             "vary": result.sweep.vary,
             "rounds": result.repeats,

@@ -22,13 +22,13 @@ from kvstudio.charts.chart_data import DataTable, Series
 from kvstudio.charts.labs.base import (
     LabView,
     fill_legend,
+    grid_and_legend,
     marked_line,
     name_plot,
     plots_in_a_row,
     series_colour,
 )
 from kvstudio.charts.lazy import LazyModule
-from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.results_table import ByteCount, Shown
 
 if TYPE_CHECKING:
@@ -43,11 +43,13 @@ class TwinView(LabView):
     key = "twin"
     draw_while_running = False  # it times each step: no redraw inside a measured step
 
+    def result_type(self) -> type:
+        return lab.TwinResult
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.layout_widget, (self.speed_plot,) = plots_in_a_row(1)
-        self.speed_plot.showGrid(x=True, y=True, alpha=0.2)
-        add_legend_row(self.speed_plot)
+        grid_and_legend(self.speed_plot)
         self._lines = {name: marked_line(self.speed_plot, series_colour(i), symbol, 9)
                        for i, (name, symbol) in enumerate(((OURS, "o"), (THEIRS, "s")))}
         self._medians = {
@@ -78,9 +80,7 @@ class TwinView(LabView):
             line.setVisible(False)
         self.table.set_rows([], [])
 
-    def show_result(self, result: object) -> None:
-        if not isinstance(result, lab.TwinResult):
-            return
+    def draw_result(self, result: lab.TwinResult) -> None:
         top = 0.0
         for side in (result.ours, result.theirs):
             rounds = np.arange(1, len(side.round_ms) + 1, dtype=float)
@@ -160,18 +160,12 @@ class TwinView(LabView):
             rows.insert(2, (self.tr("max |Δprobability| there"), "", result.probability_gap))
         self.table.set_rows([self.tr("P = {0}, N = {1}").format(p, n), OURS, THEIRS], rows)
 
-    def status_line(self) -> str:
-        result = self.result
-        if not isinstance(result, lab.TwinResult):
-            return ""
+    def status_of(self, result: lab.TwinResult) -> str:
         return self.tr("{0}; {1} ({2}).").format(
             self._tokens_text(result), self._ratio_text(result), self._rounds_text(result))
 
-    def headline(self) -> str:
+    def headline_of(self, result: lab.TwinResult) -> str:
         """Same tokens, both engines' bytes a token, both speeds and their ratio."""
-        result = self.result
-        if not isinstance(result, lab.TwinResult):
-            return ""
         ours, theirs = result.ours, result.theirs
         if round(ours.kv_bytes_per_token) == round(theirs.kv_bytes_per_token):
             kv = self.tr("{0:,} B/token both").format(round(ours.kv_bytes_per_token))
@@ -187,10 +181,7 @@ class TwinView(LabView):
             theirs.reuse_evaluated, ours.fresh_evaluated, theirs.fresh_evaluated)
         return "\n".join((" · ".join((self._tokens_text(result), kv, speed)), reuse))
 
-    def data_tables(self) -> list[DataTable]:
-        result = self.result
-        if not isinstance(result, lab.TwinResult):
-            return []
+    def tables_of(self, result: lab.TwinResult) -> list[DataTable]:
         series = tuple(
             Series(self.tr("{0}: ms/token").format(side.name),
                    tuple(range(1, len(side.round_ms) + 1)), side.round_ms)
@@ -198,10 +189,7 @@ class TwinView(LabView):
         return [DataTable(self.tr("Decode ms/token on one thread, each round"),
                           self.tr("round"), series)]
 
-    def numbers(self) -> dict[str, Any]:
-        result = self.result
-        if not isinstance(result, lab.TwinResult):
-            return {}
+    def numbers_of(self, result: lab.TwinResult) -> dict[str, Any]:
 
         def side(s: Any) -> dict[str, Any]:
             return {

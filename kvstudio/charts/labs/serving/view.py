@@ -29,7 +29,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 
-from kvstudio.charts.labs.base import fill_legend, name_plot, series_colour
+from kvstudio.charts.labs.base import fill_legend, grid_and_legend, name_plot, series_colour
 from kvstudio.charts.labs.serving.exports import ServingExports
 from kvstudio.charts.labs.serving.grid import ServingChart
 from kvstudio.charts.labs.serving.timeline import (
@@ -46,7 +46,6 @@ from kvstudio.charts.labs.serving.timeline import (
 )
 from kvstudio.charts.lazy import LazyModule
 from kvstudio.charts.plots.empty import EmptyChart
-from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.results_table import ResultsTable
 
 if TYPE_CHECKING:
@@ -74,6 +73,9 @@ class ServingView(ServingExports):
     key = "serving"
     draw_while_running = False  # every step is timed; the charts are drawn from the result
 
+    def result_type(self) -> type:
+        return batching.ServingLabResult
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         # Rows under one another on a tall page, columns on a wide one (``grid.py``).
@@ -87,9 +89,7 @@ class ServingView(ServingExports):
         self.time_plot = pg.PlotItem()
         self.throughput_plot = pg.PlotItem()
         self.grid.place(self.plots())
-        for plot in self.plots():
-            plot.showGrid(x=True, y=True, alpha=0.2)
-            add_legend_row(plot)
+        grid_and_legend(*self.plots())
         self.timeline_plot.invertY(True)
         self._phase_bars = {
             phase: pg.BarGraphItem(x0=[], y0=[], width=[], height=[], brush=colour,
@@ -185,9 +185,7 @@ class ServingView(ServingExports):
         for part in self._part_empty.values():
             part.set_empty(False)
 
-    def show_result(self, result: object) -> None:
-        if not isinstance(result, batching.ServingLabResult):
-            return
+    def draw_result(self, result: batching.ServingLabResult) -> None:
         self.clear()
         run = self.shown_run()
         if run is not None and result.serving is not None:
@@ -262,10 +260,7 @@ class ServingView(ServingExports):
         self._throughput_line.setData(x, tps)
         self._throughput_range.setData(x=x, y=tps, top=fastest - tps, bottom=tps - slowest)
 
-    def numbers(self) -> dict[str, Any]:
-        result = self.result
-        if not isinstance(result, batching.ServingLabResult):
-            return {}
+    def numbers_of(self, result: batching.ServingLabResult) -> dict[str, Any]:
         return batching.lab_numbers(result, self.shown_run())
 
     def table_values(self) -> list[dict[str, Any]]:
