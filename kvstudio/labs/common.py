@@ -4,7 +4,8 @@ Owns the lab's prompt text (`lab_text`, `lab_prompt_ids`; `lab_prompt`, which
 cuts on a character boundary and says so), a typed question's ids (`prompt_ids`,
 in the chat template when the model has one), `Progress` (the
 small frozen record every lab generator yields while it works), `warm_up`,
-`finish` (run a lab generator to its end and return its result), `greedy_stepper`
+`finish` (run a lab generator to its end and return its result), `in_parts` (several
+runs as one: progress over the whole, their results), `greedy_stepper`
 (the cache labs' measured run), `check_length` (a front's P + N against the model's
 positions), `check_fits` (P + N within the model's positions and free memory) and
 `Spread` / `spread` (a median with its range, for timings repeated in rounds).
@@ -17,8 +18,8 @@ name of its window lab and CLI subcommand. It never imports Qt and never prints.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from kvstudio.engine import limits
@@ -188,6 +189,24 @@ def finish(experiment: Iterator[object], result_type: type[R]) -> R:
     if not isinstance(last, result_type):
         raise ValueError(f"The experiment ended without a {result_type.__name__}.")
     return last
+
+
+def in_parts(
+    parts: Sequence[Iterator[object]], result_type: type[R],
+    stage: Callable[[int, str], str] = lambda index, stage: stage,
+) -> Generator[Progress, None, list[R]]:
+    """The lab generators of `parts` run one after the other as one run: their `Progress`
+    over the whole (every part counts the same total), its stage named by `stage`
+    (the part's index and its own stage); returns each part's result."""
+    results: list[R] = []
+    for index, part in enumerate(parts):
+        for item in part:
+            if isinstance(item, result_type):
+                results.append(item)
+            elif isinstance(item, Progress):
+                yield replace(item, stage=stage(index, item.stage),
+                              done=index * item.total + item.done, total=len(parts) * item.total)
+    return results
 
 
 def check_fits(

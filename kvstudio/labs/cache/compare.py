@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import statistics
 from collections.abc import Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -44,6 +44,7 @@ from kvstudio.labs.common import (
     check_fits,
     check_length,
     greedy_stepper,
+    in_parts,
     lab_prompt_ids,
     lab_text,
     spread,
@@ -374,19 +375,14 @@ def repeated_cache_vs_recompute(
     """`cache_vs_recompute` `repeats` times; progress over all rounds, then the medians."""
     if repeats < 1:
         raise ValueError("Repeat the measurement at least once.")
-    rounds: list[CompareResult] = []
     model = backend_in_dtype(backend, dtype)  # once: the rounds then reuse it
-    for index in range(repeats):
-        for item in cache_vs_recompute(
-            model, tokenizer, prompt_tokens=prompt_tokens, new_tokens=new_tokens,
-            dtype=dtype, warmup_tokens=warmup_tokens, cache=cache, prompt_text=prompt_text,
-            prompt_ids=prompt_ids, stop_at_eos=stop_at_eos,
-        ):
-            if isinstance(item, CompareResult):
-                rounds.append(item)
-            else:
-                yield replace(item, stage=f"{item.stage} (round {index + 1}/{repeats})",
-                              done=index * item.total + item.done, total=repeats * item.total)
+    parts = [cache_vs_recompute(
+        model, tokenizer, prompt_tokens=prompt_tokens, new_tokens=new_tokens, dtype=dtype,
+        warmup_tokens=warmup_tokens, cache=cache, prompt_text=prompt_text,
+        prompt_ids=prompt_ids, stop_at_eos=stop_at_eos,
+    ) for _ in range(repeats)]
+    rounds = yield from in_parts(parts, CompareResult,
+                                 lambda index, stage: f"{stage} (round {index + 1}/{repeats})")
     yield RepeatedCompare(tuple(rounds))
 
 

@@ -24,7 +24,14 @@ from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.records import MODES, Mode, decode_seconds_per_token
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.common import Progress, check_fits, greedy_stepper, lab_prompt_ids, warm_up
+from kvstudio.labs.common import (
+    Progress,
+    check_fits,
+    greedy_stepper,
+    in_parts,
+    lab_prompt_ids,
+    warm_up,
+)
 
 
 # ---- length sweep --------------------------------------------------------------------------
@@ -227,15 +234,9 @@ def sweep_with_fits(
     """
     if repeats < 1:
         raise ValueError("Repeat the sweep at least once.")
-    rounds: list[SweepResult] = []
-    for index in range(repeats):
-        for item in length_sweep(backend, tokenizer, vary=vary, values=values, fixed=fixed,
-                                 cache=cache):
-            if isinstance(item, SweepResult):
-                rounds.append(item)
-            else:
-                yield replace(item, done=index * item.total + item.done,
-                              total=repeats * item.total)
+    rounds = yield from in_parts(
+        [length_sweep(backend, tokenizer, vary=vary, values=values, fixed=fixed, cache=cache)
+         for _ in range(repeats)], SweepResult)
     sweep = median_sweep(rounds) if repeats > 1 else rounds[0]
     yield SweepLabResult(sweep, sweep_fits(sweep, rounds if repeats > 1 else ()), repeats)
 

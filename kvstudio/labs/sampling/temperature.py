@@ -20,7 +20,7 @@ from kvstudio.engine.cache.kv_cache import CacheSpec
 from kvstudio.engine.records import MODES, Mode, SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.files.loaded import LoadedModel
-from kvstudio.labs.common import Progress, check_fits, prompt_ids
+from kvstudio.labs.common import Progress, check_fits, in_parts, prompt_ids
 from kvstudio.labs.course import COURSE, setting_changes
 from kvstudio.labs.sampling.sample import SamplingResult, repeated_sampling
 
@@ -89,29 +89,11 @@ def temperature_lab(
     """
     settings = replace(settings or COURSE.sampling, seed=seed)
     modes: tuple[Mode, ...] = MODES if check_both_modes else ("cached",)
-    per_mode = len(temperatures) * new_tokens
-    results: dict[Mode, SamplingResult] = {}
-    for index, mode in enumerate(modes):
-        for item in repeated_sampling(
-            backend,
-            tokenizer,
-            prompt_ids,
-            temperatures,
-            samples,
-            new_tokens,
-            settings=settings,
-            mode=mode,
-        ):
-            if isinstance(item, SamplingResult):
-                results[mode] = item
-            else:
-                yield replace(
-                    item,
-                    stage=f"{mode} {item.stage}",
-                    done=index * per_mode + item.done,
-                    total=len(modes) * per_mode,
-                )
-    yield TemperatureLabResult(results["cached"], results.get("recompute"))
+    parts = [repeated_sampling(backend, tokenizer, prompt_ids, temperatures, samples,
+                               new_tokens, settings=settings, mode=mode) for mode in modes]
+    results = yield from in_parts(parts, SamplingResult,
+                                  lambda index, stage: f"{modes[index]} {stage}")
+    yield TemperatureLabResult(results[0], results[1] if len(results) > 1 else None)
 
 
 def sampling(params: Mapping[str, Any]) -> SamplingSettings:
