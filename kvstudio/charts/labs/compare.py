@@ -21,12 +21,12 @@ from kvstudio.charts.labs.base import (
     MODE_COLOURS,
     LabView,
     fill_legend,
+    grid_and_legend,
     marked_line,
     name_plot,
     plots_in_a_row,
 )
 from kvstudio.charts.lazy import LazyModule
-from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.names import mode_name
 from kvstudio.charts.plots.results_table import ByteCount
 from kvstudio.engine.records import MODES, Mode
@@ -55,11 +55,10 @@ class CacheVsRecomputeView(LabView):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.layout_widget, (self.time_plot, self.diff_plot) = plots_in_a_row(2)
-        add_legend_row(self.time_plot)
+        grid_and_legend(self.time_plot)
         self.diff_plot.setLogMode(y=True)
         self.diff_plot.getAxis("left").enableAutoSIPrefix(False)  # "x1e-06" on a log axis misleads
-        for plot in (self.time_plot, self.diff_plot):
-            plot.showGrid(x=True, y=True, alpha=0.2)
+        self.diff_plot.showGrid(x=True, y=True, alpha=0.2)
         self._time_curves = {mode: marked_line(self.time_plot, MODE_COLOURS[mode], "o", 4)
                              for mode in MODES}
         # The range of the rounds at each step, shaded behind the median line.

@@ -18,9 +18,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 
 from kvstudio.charts.chart_data import DataTable, table_at
-from kvstudio.charts.labs.base import LabView, fill_legend, name_plot
+from kvstudio.charts.labs.base import LabView, fill_legend, grid_and_legend, name_plot
 from kvstudio.charts.lazy import LazyModule
-from kvstudio.charts.plots.legend import add_legend_row
 from kvstudio.charts.plots.token_axis import TokenAxis, distinct_ticks, token_tick
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.labs.course import EMPTY_ANSWER, setting_changes, settings_line
@@ -53,8 +52,7 @@ class TopPTopKView(LabView):
         self.surv_plot = self.layout_widget.addPlot(row=1, col=0)
         self.layout_widget.ci.layout.setRowStretchFactor(0, 3)
         self.layout_widget.ci.layout.setRowStretchFactor(1, 2)
-        for plot in (self.dist_plot, self.surv_plot):
-            plot.showGrid(x=False, y=True, alpha=0.2)
+        grid_and_legend(self.dist_plot, self.surv_plot, x_grid=False)
         self._bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=KEPT)
         self.dist_plot.addItem(self._bars)
         self._mass = pg.PlotDataItem([], [], pen=pg.mkPen(MASS, width=2.5), symbol="o",
@@ -69,7 +67,6 @@ class TopPTopKView(LabView):
         self._chosen_mark = pg.TextItem("", color="#000000", anchor=(0.5, 1))  # "chosen"
         self._chosen_mark.setVisible(False)
         self.dist_plot.addItem(self._chosen_mark, ignoreBounds=True)
-        add_legend_row(self.dist_plot)
         self.dist_plot.setYRange(0, Y_TOP, padding=0)
         self._mark_level = 0.0  # where the chosen mark's text starts (0: no mark)
         # The p label and the chosen mark sit above a level: a low plot (the presenter's
@@ -85,7 +82,6 @@ class TopPTopKView(LabView):
         for line in (self._k_line, self._p_line):
             line.setVisible(False)
             self.dist_plot.addItem(line, ignoreBounds=True)
-        add_legend_row(self.surv_plot)
         self.surv_plot.setLogMode(y=True)
         self.dist_plot.getAxis("left").enableAutoSIPrefix(False)
         self._surv_k = self.surv_plot.plot(

@@ -147,8 +147,7 @@ class ServingView(ServingExports):
         name_plot(self.throughput_plot, self.tr("Throughput against batch size"), batch,
                   self.tr("tokens/s"))
         self._fill_legends()
-        if self.result is not None:
-            self.show_result(self.result)
+        self.show_result(self.result)
 
     def _fill_legends(self) -> None:
         fill_legend(self.timeline_plot, [(self._phase_bars[phase], name)
