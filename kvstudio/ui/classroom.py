@@ -13,9 +13,10 @@ plot; the work lives in ``labs``, ``export``, ``presenter`` and ``replay``.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, cast
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, SignalInstance
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, SignalInstance
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
@@ -64,6 +65,12 @@ def _lab_chart(lab: LabPanel, key: str, chart: ChartLike) -> LabChart:
     return LabChart(f"lab {key}", title, chart, headline, version)
 
 
+def _tab_title(panel_type: type[LabPanel]) -> str:
+    """A tab's title before its panel is built: the lab's English title in the panel's
+    translation context (what the panel's ``self.tr`` finds)."""
+    return QCoreApplication.translate(panel_type.__name__, panel_type.view_type.spec_of().title)
+
+
 class ClassroomExtras(QObject):
     """Labs, export, the presenter view and saved runs for a `MainWindow`."""
 
@@ -83,16 +90,13 @@ class ClassroomExtras(QObject):
         window.tabs.currentChanged.connect(self._on_tab_changed)
         controller.model_loaded.connect(self._on_model_loaded)
         self._presenter: PresenterView | None = None
-        # Chat and Cache inspector: lab panels with a tab each (issue 15).
-        self.chat = ChatPanel(self.exporter)
-        self.inspector = CacheInspectorPanel(self.exporter)
-        self.tab_labs: list[LabPanel] = [self.chat, self.inspector]
-        for lab in self.tab_labs:
-            window.add_tab(lab, lab.title)
-            lab.failed.connect(self._on_lab_failed)
-            controller.model_loaded.connect(lab.set_model)
-            lab.set_model(controller.model)
-        self.chat.runner.running_changed.connect(self._on_lab_timing_changed)  # TTFT timed too
+        # Chat and Cache inspector: lab panels with a tab each (issue 15), each built when its
+        # tab first opens or the panel is asked for (`chat`, `inspector`), as the labs are.
+        self._tab_pages: dict[type[LabPanel], QWidget] = {}
+        self._tab_labs: dict[type[LabPanel], LabPanel] = {}
+        for panel_type in (ChatPanel, CacheInspectorPanel):
+            self._tab_pages[panel_type] = QWidget()
+            window.add_tab(self._tab_pages[panel_type], partial(_tab_title, panel_type))
         self.export_buttons = [
             attach_export(plot, self.exporter) for plot in window.plots().values()
         ]
@@ -138,6 +142,36 @@ class ClassroomExtras(QObject):
             if self.window.typing_guard is not None:  # the labs' number boxes keep their keys
                 self._labs.panel_built.connect(self.window.typing_guard.guard)
         return self._labs
+
+    @property
+    def chat(self) -> ChatPanel:
+        """The Chat tab's panel (built now if it was not yet)."""
+        return cast(ChatPanel, self._tab_lab(ChatPanel))
+
+    @property
+    def inspector(self) -> CacheInspectorPanel:
+        """The Cache inspector tab's panel (built now if it was not yet)."""
+        return cast(CacheInspectorPanel, self._tab_lab(CacheInspectorPanel))
+
+    @property
+    def tab_labs(self) -> list[LabPanel]:
+        """The lab panels with a tab of their own built so far."""
+        return list(self._tab_labs.values())
+
+    def _tab_lab(self, panel_type: type[LabPanel]) -> LabPanel:
+        lab = self._tab_labs.get(panel_type)
+        if lab is None:
+            lab = self._tab_labs[panel_type] = panel_type(self.exporter)
+            lab.failed.connect(self._on_lab_failed)
+            controller = self.window.controller
+            controller.model_loaded.connect(lab.set_model)
+            lab.set_model(controller.model)
+            if isinstance(lab, ChatPanel):  # a chat turn's TTFT is timed too
+                lab.runner.running_changed.connect(self._on_lab_timing_changed)
+            self.window.replace_tab(self._tab_pages.pop(panel_type), lab)
+            if self.window.typing_guard is not None:  # its text fields keep their keys
+                self.window.typing_guard.guard(lab)
+        return lab
 
     @property
     def presenter(self) -> PresenterView:
@@ -351,8 +385,12 @@ class ClassroomExtras(QObject):
             self._presenter.refresh()
 
     def _on_tab_changed(self, index: int) -> None:
-        if self.window.tabs.widget(index) is self._labs_page:
+        page = self.window.tabs.widget(index)
+        if page is self._labs_page:
             _ = self.labs
+        for panel_type, placeholder in list(self._tab_pages.items()):
+            if page is placeholder:
+                self._tab_lab(panel_type)
 
     def _on_model_loaded(self, model: object) -> None:
         if self._labs is not None:
@@ -422,7 +460,8 @@ class ClassroomExtras(QObject):
     def _on_lab_timing_changed(self, _running: bool) -> None:
         """Live steps wait while a lab that measures times runs (its numbers stay clean)."""
         labs_timing = self._labs is not None and self._labs.timing
-        self.window.controller.hold_live(labs_timing or self.chat.runner.busy)
+        chat = self._tab_labs.get(ChatPanel)
+        self.window.controller.hold_live(labs_timing or (chat is not None and chat.runner.busy))
 
     def _on_lab_failed(self, message: str) -> None:
         self.window.status.showMessage(message, 15_000)

@@ -1,4 +1,5 @@
-"""The Labs tab builds a lab's panel the first time its tab opens (`LabsPanel.panels`).
+"""A lab's panel is built the first time its tab opens (`LabsPanel.panels`, and the
+Chat and Cache inspector tabs).
 
 Every tab is there from the start, titled in the window's language; a panel built
 later gets the model the window already has and its timing signal, and is the tab's
@@ -10,14 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLineEdit
 
 from kvstudio.charts.i18n import LanguageSwitcher
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.registry import LABS
 from kvstudio.ui.labs import LabsPanel
+from kvstudio.ui.labs.chat_lab import ChatPanel
+from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
 from kvstudio.ui.labs.labs_panel import PANEL_TYPES, tab_title
 from kvstudio.ui.slides.export_menu import ChartExporter
 
@@ -105,3 +108,26 @@ def test_a_lab_built_later_keeps_its_typing_keys(qtbot: Any, make_window: Any) -
     box = labs.panels.built["paged"].block_size
     box.setFocus()
     assert _claims(box, Qt.Key.Key_PageDown)
+
+
+def test_chat_and_inspector_are_built_when_their_tabs_open(qtbot: Any,
+                                                           make_window: Any) -> None:
+    """Their tabs stand titled from the start; opening one builds its panel in place, with
+    the window's model, and its fields keep their typing keys."""
+    window = make_window(language="ko")
+    classroom = window.classroom
+    assert classroom.tab_labs == []
+    titles = [window.tabs.tabText(index) for index in range(window.tabs.count())]
+    for panel_type, english in ((ChatPanel, "Chat"), (CacheInspectorPanel, "Cache inspector")):
+        index = next(i for i in range(window.tabs.count())
+                     if window.tabs.tabText(i) == QCoreApplication.translate(
+                         panel_type.__name__, english))
+        assert titles[index] != english  # in Korean before it was built
+        window.tabs.setCurrentIndex(index)
+        page = window.tabs.currentWidget()
+        assert isinstance(page, panel_type) and window.tabs.currentIndex() == index
+        assert page.model is window.controller.model and page.title() == titles[index]
+    assert classroom.tab_labs == [classroom.chat, classroom.inspector]
+    assert [window.tabs.tabText(index) for index in range(window.tabs.count())] == titles
+    field = classroom.inspector.findChild(QLineEdit) or classroom.chat.findChild(QLineEdit)
+    assert field is not None and _claims(field, Qt.Key.Key_PageDown)
