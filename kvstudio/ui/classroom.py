@@ -13,10 +13,9 @@ plot; the work lives in ``labs``, ``export``, ``presenter`` and ``replay``.
 from __future__ import annotations
 
 import logging
-from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, SignalInstance
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, SignalInstance
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
@@ -65,12 +64,6 @@ def _lab_chart(lab: LabPanel, key: str, chart: ChartLike) -> LabChart:
     return LabChart(f"lab {key}", title, chart, headline, version)
 
 
-def _tab_title(panel_type: type[LabPanel]) -> str:
-    """A tab's title before its panel is built: the lab's English title in the panel's
-    translation context (what the panel's ``self.tr`` finds)."""
-    return QCoreApplication.translate(panel_type.__name__, panel_type.view_type.spec_of().title)
-
-
 class ClassroomExtras(QObject):
     """Labs, export, the presenter view and saved runs for a `MainWindow`."""
 
@@ -96,7 +89,7 @@ class ClassroomExtras(QObject):
         self._tab_labs: dict[type[LabPanel], LabPanel] = {}
         for panel_type in (ChatPanel, CacheInspectorPanel):
             self._tab_pages[panel_type] = QWidget()
-            window.add_tab(self._tab_pages[panel_type], partial(_tab_title, panel_type))
+            window.add_tab(self._tab_pages[panel_type], panel_type.tab_title)
         self.export_buttons = [
             attach_export(plot, self.exporter) for plot in window.plots().values()
         ]

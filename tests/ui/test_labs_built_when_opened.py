@@ -21,7 +21,7 @@ from kvstudio.labs.registry import LABS
 from kvstudio.ui.labs import LabsPanel
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
-from kvstudio.ui.labs.labs_panel import PANEL_TYPES, tab_title
+from kvstudio.ui.labs.labs_panel import PANEL_TYPES
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -54,7 +54,7 @@ def test_a_lab_is_built_when_its_tab_opens(qtbot: Any, exporter: ChartExporter,
     assert labs.panels[keys[index]] is opened and labs.tabs.currentIndex() == index
     assert opened.model is tiny_handle  # the model the window had before it was built
     assert len(labs.built_labs()) == 2
-    assert _tab_texts(labs) == [tab_title(key) for key in keys]
+    assert _tab_texts(labs) == [PANEL_TYPES[key].tab_title() for key in keys]
     assert [lab.title() for lab in labs.built_labs()] == [
         _tab_texts(labs)[keys.index(key)] for key in labs.panels.built]
 

@@ -4,7 +4,7 @@ Owns `PANEL_TYPES` (the window panel of each lab in ``kvstudio.labs.registry``, 
 its key: the window's one list of labs) and `LabsPanel`: it gives every lab of the
 registry that has no tab of its own (chat has) a tab, in the registry's order, and
 builds a lab's panel the first time its tab opens or its panel is asked for
-(`panels`): thirteen panels with their charts are seconds of Python on a laptop, and
+(`panels`): twelve panels with their charts are seconds of Python on a laptop, and
 a lecture opens a few. It hands the built panels the loaded model (and starts loading
 the course models every lab runs on as soon as that model is known), collects their
 charts, numbers and tables for the slide pack, says when a lab that measures time is
@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QSignalBlocker, Signal
+from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
@@ -63,13 +63,6 @@ PANEL_TYPES: dict[str, type[LabPanel]] = {
 }
 
 
-def tab_title(key: str) -> str:
-    """A lab's tab title, in the window's language, without building its panel: the
-    registry's English title in the panel's translation context (what its ``self.tr``
-    finds)."""
-    return QCoreApplication.translate(PANEL_TYPES[key].__name__, spec(key).title)
-
-
 class LazyPanels(Mapping[str, LabPanel]):
     """Every tabbed lab's panel by key; ``panels[key]`` builds it the first time."""
 
@@ -106,7 +99,8 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
         self.tabs = QTabWidget()
         self.tabs.setObjectName("labTabs")
         for key in self.panels:
-            self.tabs.addTab(QWidget(), tab_title(key))  # its panel comes when it opens
+            # An empty page until the tab opens (`build`).
+            self.tabs.addTab(QWidget(), PANEL_TYPES[key].tab_title())
         # Connected first, so the tab's panel stands before anyone else hears of the change.
         self.tabs.currentChanged.connect(self._on_tab_changed)
         layout = QVBoxLayout(self)
@@ -124,7 +118,7 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
         placeholder, current = self.tabs.widget(index), self.tabs.currentIndex()
         with QSignalBlocker(self.tabs):  # one tab's page swapped: nothing else changed
             self.tabs.removeTab(index)
-            self.tabs.insertTab(index, lab, tab_title(key))
+            self.tabs.insertTab(index, lab, lab.title())
             self.tabs.setCurrentIndex(current)
         if placeholder is not None:
             placeholder.deleteLater()
@@ -187,7 +181,7 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
 
     def retranslate(self) -> None:
         for index, key in enumerate(self.panels):
-            self.tabs.setTabText(index, tab_title(key))
+            self.tabs.setTabText(index, PANEL_TYPES[key].tab_title())
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.shutdown()

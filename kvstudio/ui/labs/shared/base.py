@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -331,6 +331,12 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
 
     def title(self) -> str:
         raise NotImplementedError
+
+    @classmethod
+    def tab_title(cls) -> str:
+        """`title` before a panel is built (its tab stands first): the declaration's English
+        title in this class's translation context, which `title`'s ``self.tr`` looks up."""
+        return QCoreApplication.translate(cls.__name__, cls.view_type.spec_of().title)
 
     def retranslate(self) -> None:
         language = shown_language()
