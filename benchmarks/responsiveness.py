@@ -151,7 +151,7 @@ def main() -> int:
     def next_run() -> None:
         c = window.controls
         c.set_mode("recompute" if c.mode() == "cached" else "cached")
-        c._play.click()
+        c.play_button.click()
 
     window.controller.run_finished.connect(next_run)
     # First the same probe with the window idle: the machine's own noise, for comparison.
@@ -160,7 +160,7 @@ def main() -> int:
     QTimer.singleShot(1000, idle.start)  # let the first layout settle
     QTimer.singleShot(1000 + seconds_ms, idle.stop)
     QTimer.singleShot(1000 + seconds_ms, playing.start)
-    QTimer.singleShot(1000 + seconds_ms, window.controls._play.click)
+    QTimer.singleShot(1000 + seconds_ms, window.controls.play_button.click)
     QTimer.singleShot(1000 + 2 * seconds_ms, window.close)
     started = time.monotonic()
     app.exec()

@@ -46,7 +46,7 @@ class Soak:
 
     def begin(self) -> None:
         self._sample()
-        self.window.controls._to_end.click()
+        self.window.controls.to_end_button.click()
 
     def _on_step_ready(self, _run_id: int, _record: object) -> None:
         self.steps += 1
@@ -57,8 +57,8 @@ class Soak:
             self.window.close()
             return
         if self.runs % 10 == 0:
-            self.window.answers._samples.setValue(8)
-            self.window.answers._go.click()  # continue when sampling is done
+            self.window.answers.samples_box.setValue(8)
+            self.window.answers.go_button.click()  # continue when sampling is done
             return
         self._next_run()
 
@@ -68,9 +68,9 @@ class Soak:
     def _next_run(self) -> None:
         w = self.window
         if self.runs % 4 == 0:
-            w.controls._reset.click()
+            w.controls.reset_button.click()
         w.controls.set_mode("recompute" if w.controls.mode() == "cached" else "cached")
-        w.controls._to_end.click()
+        w.controls.to_end_button.click()
 
     def _sample(self) -> None:
         self.samples.append({
