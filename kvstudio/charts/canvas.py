@@ -70,21 +70,29 @@ def _layout_signature(item: QGraphicsItem) -> tuple[float, ...]:
             if axis.isVisible():
                 g = axis.geometry()
                 sig += [round(g.width(), 1), round(g.height(), 1)]
+                # what the last paint measured: the range's tick labels and their size
+                sig += [*axis.range, round(axis.textWidth, 1), round(axis.textHeight, 1)]
     return tuple(sig)
 
 
 def settle_layout(item: QGraphicsItem, max_rounds: int = 12) -> None:
-    """Paint and process events until the chart's geometry stops changing.
+    """Process events and paint until a paint finds the chart as the round before left it.
 
     An axis learns how wide its tick labels are only when it is painted, and
     the layout follows in a later event-loop pass; exporting before that gives
-    blank or clipped y-axis labels (STACK-NOTES). A throwaway paint plus
-    `processEvents` repeated until two rounds agree avoids it.
+    blank or clipped y-axis labels (STACK-NOTES). So each round lets the events
+    run (a resize, a queued title wrap, new data), then paints a throwaway image
+    (the axes measure the ticks of their current ranges), and compares the axes'
+    geometry, ranges and measured text size with the round before. Painting last
+    matters: new data arriving in the last events would otherwise go unmeasured,
+    and its wider tick labels (4.5 after 4) would be drawn over the axis' title.
     """
     app = QApplication.instance()
     scene = scene_of(item)
     previous: tuple[float, ...] | None = None
     for _ in range(max_rounds):
+        if app is not None:
+            app.processEvents()
         rect = item.sceneBoundingRect()
         # A quarter-size scratch paint is enough: axes measure their labels in item units.
         scratch = QImage(
@@ -97,8 +105,6 @@ def settle_layout(item: QGraphicsItem, max_rounds: int = 12) -> None:
             scene.render(painter, QRectF(scratch.rect()), rect)
         finally:
             painter.end()
-        if app is not None:
-            app.processEvents()
         current = _layout_signature(item)
         if current == previous:
             return

@@ -167,14 +167,22 @@ def _keep_size(item: QGraphicsItem, size: QSizeF) -> None:
     Settling processes events, and a resize the chart's view had queued (a title that
     wrapped to another line changes the page's layout) makes pyqtgraph's view set its
     central item back to the view's size: seen as the inspector laid out 681 px wide on a
-    1,440 px slide, under load. Nothing processes events between this and the paint.
+    1,440 px slide, under load. Laid out again at the canvas's size, the axes are longer
+    and may show other tick labels, so the layout is settled again (the queued resize is
+    spent by then); the last try is laid out without events, nothing processes them
+    between this and the paint.
     """
-    if not isinstance(item, QGraphicsWidget) or item.geometry().size() == size:
+    if not isinstance(item, QGraphicsWidget):
         return
-    item.setGeometry(QRectF(item.geometry().topLeft(), size))
-    layout = QGraphicsWidget.layout(item)  # PlotItem shadows layout() with an attribute
-    if layout is not None:
-        layout.activate()
+    for attempt in range(3):
+        if item.geometry().size() == size:
+            return
+        item.setGeometry(QRectF(item.geometry().topLeft(), size))
+        layout = QGraphicsWidget.layout(item)  # PlotItem shadows layout() with an attribute
+        if layout is not None:
+            layout.activate()
+        if attempt < 2:
+            settle_layout(item)
 
 
 @contextlib.contextmanager
