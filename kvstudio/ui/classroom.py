@@ -51,17 +51,8 @@ LABS_SETTLE_MS = 300  # steps stay held this long after the labs are built (see 
 
 def _lab_chart(lab: LabPanel, key: str, chart: ChartLike) -> LabChart:
     """One of a lab's charts as the presenter lists it (title and headline read when shown)."""
-
-    def title() -> str:
-        return f"{lab.title()} — {chart_title(chart)}"
-
-    def headline() -> str:
-        return chart_headline(chart)
-
-    def version() -> object:
-        return lab.result
-
-    return LabChart(f"lab {key}", title, chart, headline, version)
+    return LabChart(f"lab {key}", lambda: f"{lab.title()} — {chart_title(chart)}", chart,
+                    lambda: chart_headline(chart), lambda: lab.result)
 
 
 class ClassroomExtras(QObject):
@@ -90,9 +81,8 @@ class ClassroomExtras(QObject):
         for panel_type in (ChatPanel, CacheInspectorPanel):
             self._tab_pages[panel_type] = QWidget()
             window.add_tab(self._tab_pages[panel_type], panel_type.tab_title)
-        self.export_buttons = [
-            attach_export(plot, self.exporter) for plot in window.plots().values()
-        ]
+        for plot in window.plots().values():  # the menu and button are the plot's children
+            attach_export(plot, self.exporter)
         self.replay = controller.replay  # the controller owns it: the run state covers replays
         self.replay.samples_loaded.connect(window.answers.show_counts)
         self.ttft_repeats = DEFAULT_REPEATS
@@ -130,6 +120,7 @@ class ClassroomExtras(QObject):
             self._labs.failed.connect(self._on_lab_failed)
             self._labs.timing_changed.connect(self._on_lab_timing_changed)  # timed labs run alone
             self._labs.set_model(self.window.controller.model)
+            self._labs.build_guard = self.window.controller.host.gate.holding  # steps wait
             self.window.replace_tab(self._labs_page, self._labs)
             self._labs_page.deleteLater()
             if self.window.typing_guard is not None:  # the labs' number boxes keep their keys
@@ -153,10 +144,12 @@ class ClassroomExtras(QObject):
 
     def _tab_lab(self, panel_type: type[LabPanel]) -> LabPanel:
         lab = self._tab_labs.get(panel_type)
-        if lab is None:
+        if lab is not None:
+            return lab
+        controller = self.window.controller
+        with controller.host.gate.holding():  # built on the GUI thread: the live steps wait
             lab = self._tab_labs[panel_type] = panel_type(self.exporter)
             lab.failed.connect(self._on_lab_failed)
-            controller = self.window.controller
             controller.model_loaded.connect(lab.set_model)
             lab.set_model(controller.model)
             if isinstance(lab, ChatPanel):  # a chat turn's TTFT is timed too
@@ -388,6 +381,7 @@ class ClassroomExtras(QObject):
     def _on_model_loaded(self, model: object) -> None:
         if self._labs is not None:
             self._labs.set_model(self.window.controller.model)
+            self._labs.build_guard = self.window.controller.host.gate.holding  # steps wait
             self._hold_steps_while_lab_models_load()
         else:  # build them now the window is up, after this event (not once it is gone)
             # The Labs tab (its panels come when their tabs open) and the course models'

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QRect, QSignalBlocker, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -36,6 +36,7 @@ from kvstudio.charts.plots.sizing import keep_readable
 from kvstudio.engine.limits import set_torch_threads
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.ui.app.settings import AppSettings
+from kvstudio.ui.app.tabs import swap_page
 from kvstudio.ui.panels.answer_panel import AnswerPanel
 from kvstudio.ui.panels.controls_panel import ControlsPanel
 from kvstudio.ui.panels.cost_dialog import confirm_run_cost
@@ -131,18 +132,9 @@ class MainWindow(RetranslateOnLanguageChange, QMainWindow):
 
     def replace_tab(self, old: QWidget, new: QWidget) -> None:
         """Put `new` where the page `old` is (same title; a page built when first needed)."""
-        index = self.tabs.indexOf(old)
-        if index < 0:
-            return
-        was_current = self.tabs.currentIndex() == index
-        self._tab_titles = [(new if widget is old else widget, title)
-                            for widget, title in self._tab_titles]
-        title = self.tabs.tabText(index)
-        with QSignalBlocker(self.tabs):  # one page for another: not a page change
-            self.tabs.removeTab(index)
-            self.tabs.insertTab(index, new, title)
-            if was_current:
-                self.tabs.setCurrentIndex(index)
+        if swap_page(self.tabs, old, new):
+            self._tab_titles = [(new if widget is old else widget, title)
+                                for widget, title in self._tab_titles]
 
     def add_dock(self, widget: QWidget, title: TitleSource,
                  area: Qt.DockWidgetArea = Qt.DockWidgetArea.RightDockWidgetArea) -> QDockWidget:

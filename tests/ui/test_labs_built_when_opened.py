@@ -22,6 +22,7 @@ from kvstudio.ui.labs import LabsPanel
 from kvstudio.ui.labs.chat_lab import ChatPanel
 from kvstudio.ui.labs.inspector_lab import CacheInspectorPanel
 from kvstudio.ui.labs.labs_panel import PANEL_TYPES
+from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.slides.export_menu import ChartExporter
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -131,3 +132,28 @@ def test_chat_and_inspector_are_built_when_their_tabs_open(qtbot: Any,
     assert [window.tabs.tabText(index) for index in range(window.tabs.count())] == titles
     field = classroom.inspector.findChild(QLineEdit) or classroom.chat.findChild(QLineEdit)
     assert field is not None and _claims(field, Qt.Key.Key_PageDown)
+
+
+def test_a_page_built_when_its_tab_opens_holds_the_live_steps(
+        qtbot: Any, make_window: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A panel is built on the GUI thread, fractions of a second of Python: the live run's
+    steps wait for it (`StepGate.holding`), as they waited for the labs built when the model
+    loaded, and go on once it stands."""
+    window = make_window()
+    gate = window.controller.host.gate
+    labs = window.classroom.labs
+    qtbot.waitUntil(lambda: not gate.held, timeout=60_000)  # the model load's hold is over
+    held_while_built: list[tuple[str, bool]] = []
+    set_model = LabPanel.set_model
+
+    def recorded(panel: LabPanel, model: LoadedModel | None) -> None:
+        held_while_built.append((type(panel).__name__, gate.held))
+        set_model(panel, model)
+
+    monkeypatch.setattr(LabPanel, "set_model", recorded)
+    window.tabs.setCurrentWidget(labs)
+    labs.tabs.setCurrentIndex(list(labs.panels).index("paged"))
+    _ = window.classroom.chat
+    assert held_while_built == [("CacheVsRecomputePanel", True),  # the tab on show
+                                ("PagedCachePanel", True), ("ChatPanel", True)]
+    assert not gate.held

@@ -15,11 +15,12 @@ It runs nothing itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
@@ -28,6 +29,7 @@ from kvstudio.charts.i18n import RetranslateOnLanguageChange
 from kvstudio.charts.labs.base import slide_pack_of
 from kvstudio.files.loaded import LoadedModel
 from kvstudio.labs.registry import LABS, spec
+from kvstudio.ui.app.tabs import swap_page
 from kvstudio.ui.labs.beam_lab import BeamSearchPanel
 from kvstudio.ui.labs.cache_kinds_lab import CacheKindsPanel
 from kvstudio.ui.labs.chat_lab import ChatPanel
@@ -96,11 +98,13 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
         self._model: LoadedModel | None = None
         self._timing = False
         self.panels = LazyPanels(self)
+        # What a panel is built inside (the window: the live run's steps wait meanwhile).
+        self.build_guard: Callable[[], AbstractContextManager[object]] = nullcontext
         self.tabs = QTabWidget()
         self.tabs.setObjectName("labTabs")
-        for key in self.panels:
-            # An empty page until the tab opens (`build`).
-            self.tabs.addTab(QWidget(), PANEL_TYPES[key].tab_title())
+        self._empty_pages = {key: QWidget() for key in self.panels}  # until the tab opens
+        for key, page in self._empty_pages.items():
+            self.tabs.addTab(page, PANEL_TYPES[key].tab_title())
         # Connected first, so the tab's panel stands before anyone else hears of the change.
         self.tabs.currentChanged.connect(self._on_tab_changed)
         layout = QVBoxLayout(self)
@@ -109,18 +113,14 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
 
     def build(self, key: str) -> LabPanel:
         """Build `key`'s panel, wire it and put it in its tab (`panels` calls this once)."""
-        lab = PANEL_TYPES[key](self._exporter)
-        lab.failed.connect(self.failed)
-        if spec(key).times_model:
-            lab.runner.running_changed.connect(self._on_lab_running_changed)
-        lab.set_model(self._model)
-        index = self.panels.keys_in_order.index(key)
-        placeholder, current = self.tabs.widget(index), self.tabs.currentIndex()
-        with QSignalBlocker(self.tabs):  # one tab's page swapped: nothing else changed
-            self.tabs.removeTab(index)
-            self.tabs.insertTab(index, lab, lab.title())
-            self.tabs.setCurrentIndex(current)
-        if placeholder is not None:
+        with self.build_guard():
+            lab = PANEL_TYPES[key](self._exporter)
+            lab.failed.connect(self.failed)
+            if spec(key).times_model:
+                lab.runner.running_changed.connect(self._on_lab_running_changed)
+            lab.set_model(self._model)
+            placeholder = self._empty_pages.pop(key)
+            swap_page(self.tabs, placeholder, lab)
             placeholder.deleteLater()
         self.panel_built.emit(lab)
         return lab

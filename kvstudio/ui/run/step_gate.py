@@ -109,6 +109,16 @@ class StepGate:
             self._holds = max(0, self._holds - 1)
             self._cond.notify_all()
 
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """Steps wait while the body runs: GUI-thread work that may outlast `max_wait_s`
+        (a lab's tab built when it first opens, during a live run)."""
+        self.hold()
+        try:
+            yield
+        finally:
+            self.release()
+
     def release_all(self) -> None:
         """Drop every hold (the window is closing: its queued work will not run)."""
         with self._cond:
