@@ -12,6 +12,7 @@ included, as transformers' ``sliding_window``: a sliding layer keeps W − 1 tok
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from kvstudio.engine.records import Mode
 
@@ -168,3 +169,17 @@ def cache_bytes_per_step(
 def bytes_per_token(layers: int, kv_heads: int, head_dim: int, dtype_bytes: int) -> int:
     """Cache bytes one token costs across all layers (course model fp32: 2,048)."""
     return cache_bytes(layers, 1, kv_heads, head_dim, dtype_bytes)
+
+
+class CacheGeometry(Protocol):
+    """The four sizes a model's cache follows from (every `LanguageModel` has them)."""
+
+    num_layers: int  # L
+    num_kv_heads: int  # H_kv
+    head_dim: int  # d
+    dtype_bytes: int  # bytes per cached number
+
+
+def model_bytes_per_token(model: CacheGeometry) -> int:
+    """`bytes_per_token` with a loaded model's own L, H_kv, d and bytes."""
+    return bytes_per_token(model.num_layers, model.num_kv_heads, model.head_dim, model.dtype_bytes)

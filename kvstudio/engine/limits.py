@@ -109,9 +109,7 @@ def run_bytes(
     (the prefill when cached, the whole sequence when recomputing).
     """
     total = prompt_len + new_tokens
-    per_token = formulas.bytes_per_token(
-        backend.num_layers, backend.num_kv_heads, backend.head_dim, backend.dtype_bytes
-    )
+    per_token = formulas.model_bytes_per_token(backend)
     if cached and cache_kind == "paged" and block_size > 0:
         shared = prompt_len // block_size  # full prompt blocks, shared by every row
         cache = max(4, shared + batch) * block_size * per_token

@@ -27,7 +27,7 @@ def add_subcommands(sub: Any) -> None:
 def cmd_info(args: argparse.Namespace) -> int:
     loaded = common.prepare(args, COURSE.cache_model)
     b = loaded.backend
-    per_token = formulas.bytes_per_token(b.num_layers, b.num_kv_heads, b.head_dim, b.dtype_bytes)
+    per_token = formulas.model_bytes_per_token(b)
     print(
         f"KV cache: {b.num_layers} layers × {b.num_kv_heads} KV heads × {b.head_dim} dims × "
         f"{b.dtype_bytes} bytes × 2 (K and V) = {per_token:,} bytes per token"
@@ -36,8 +36,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     print(f"Layers: {plan.kinds_summary()}")
     if plan.is_hybrid:
         tokens = 4096
-        full = formulas.cache_bytes(b.num_layers, tokens, b.num_kv_heads, b.head_dim,
-                                    b.dtype_bytes)
+        full = tokens * per_token
         print(
             f"        sliding layers keep at most their window, so at T = {tokens:,} the cache "
             f"holds {plan.used_bytes(tokens):,} bytes, not {full:,} (every layer full)"

@@ -271,9 +271,7 @@ class BeamSearch:
         self.spec = spec
         self.cache: Cache = backend.new_cache(spec, 1)
         self.ledger = BlockLedger(len(self.prompt), block_size)
-        self.bytes_per_token = formulas.bytes_per_token(
-            backend.num_layers, backend.num_kv_heads, backend.head_dim, backend.dtype_bytes
-        )
+        self.bytes_per_token = formulas.model_bytes_per_token(backend)
         self.block_bytes = self.bytes_per_token * block_size
         self.result: BeamResult | None = None
 

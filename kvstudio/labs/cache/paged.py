@@ -158,9 +158,7 @@ def paged_memory(
             yield Progress("paged", "greedy", done, total, record)
         greedy_ids.append(stepper.generated_ids[0])
 
-    per_token = formulas.bytes_per_token(
-        backend.num_layers, backend.num_kv_heads, backend.head_dim, backend.dtype_bytes
-    )
+    per_token = formulas.model_bytes_per_token(backend)
     yield PagedLabResult(
         prompt_tokens=P,
         new_tokens=new_tokens,

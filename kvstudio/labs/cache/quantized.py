@@ -90,7 +90,7 @@ def quantized_cache(
         tokens = last.cache_length
         if kind == "reference":
             reference_logits, reference_ids = logits, ids
-            per_token = formulas.bytes_per_token(L, G, d, backend.dtype_bytes)
+            per_token = formulas.model_bytes_per_token(backend)
             bits = backend.dtype_bytes * 8
             divergent = None
             diffs: tuple[float, ...] = tuple(0.0 for _ in logits)

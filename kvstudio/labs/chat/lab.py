@@ -49,9 +49,7 @@ def new_session(model: LoadedModel, params: Mapping[str, Any]) -> ChatSession:
 def _check_static_memory(model: LoadedModel, spec: CacheSpec) -> None:
     """Two static caches (the kept one and a re-feed's) are allocated whole: they must fit."""
     backend = model.backend
-    per_token = formulas.bytes_per_token(
-        backend.num_layers, backend.num_kv_heads, backend.head_dim, backend.dtype_bytes
-    )
+    per_token = formulas.model_bytes_per_token(backend)
     limits.check_fits_memory(
         2 * spec.max_length * per_token,
         f"Two static caches of {spec.max_length:,} tokens (reuse and re-feed)",

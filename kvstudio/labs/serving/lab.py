@@ -139,9 +139,7 @@ def serving(
         repeats=repeats,
         greedy=settings.greedy,
         sampling=settings,
-        bytes_per_token=formulas.bytes_per_token(
-            backend.num_layers, backend.num_kv_heads, backend.head_dim, backend.dtype_bytes
-        ),
+        bytes_per_token=formulas.model_bytes_per_token(backend),
     )
 
 
