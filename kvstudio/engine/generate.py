@@ -59,7 +59,7 @@ from kvstudio.engine.tokenizer import IncrementalDecoder, TextTokenizer, TokenTe
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RunSettings", "Stepper"]
+__all__ = ["RunSettings", "Stepper", "synchronize"]
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,8 @@ class RunSettings:
             raise ValueError(f"Batch size must be at least 1, got {self.batch_size}.")
 
 
-def _synchronize(device: torch.device) -> None:
+def synchronize(device: torch.device) -> None:
+    """Wait for the device's queued work (a GPU runs ahead of the Python that timed it)."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     elif device.type == "mps":
@@ -318,7 +319,7 @@ class Stepper:
     def _clock(self) -> float:
         """perf_counter once the device has finished its queued work (a GPU runs ahead)."""
         if self._sync:
-            _synchronize(self.device)
+            synchronize(self.device)
         return time.perf_counter()
 
     def _choose(self, logits: torch.Tensor) -> torch.Tensor:

@@ -31,6 +31,7 @@ import torch
 from kvstudio.engine import decode, formulas
 from kvstudio.engine.backends.minimind import LanguageModel
 from kvstudio.engine.cache.kv_cache import CacheSpec
+from kvstudio.engine.generate import synchronize
 from kvstudio.engine.records import DEFAULT_REPEATS
 from kvstudio.engine.tokenizer import TextTokenizer
 from kvstudio.labs.common import Progress, Spread, check_fits, lab_prompt_ids, spread
@@ -48,14 +49,6 @@ MATMUL_SIZE_CPU = 1024
 MATMUL_SIZE_GPU = 4096
 
 Bound = Literal["memory", "compute", "overhead"]
-
-
-def _synchronize(device: torch.device) -> None:
-    """Wait for the device's queued work (a GPU runs ahead of the Python that timed it)."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    elif device.type == "mps":
-        torch.mps.synchronize()
 
 
 # ---- what a decode step reads and computes, by arithmetic ------------------------------------
@@ -171,13 +164,13 @@ def machine_peaks(device: torch.device, dtype: torch.dtype, rounds: int) -> Mach
         target.copy_(source)
         torch.mm(a, b)
         for _ in range(rounds):
-            _synchronize(device)
+            synchronize(device)
             start = time.perf_counter()
             target.copy_(source)
-            _synchronize(device)
+            synchronize(device)
             copied = time.perf_counter()
             torch.mm(a, b)
-            _synchronize(device)
+            synchronize(device)
             done = time.perf_counter()
             speeds.append(moved / max(copied - start, 1e-9))
             rates.append(products / max(done - copied, 1e-9))
@@ -265,7 +258,7 @@ def _timed_decode_step(
     ids = prompt.expand(batch, -1)  # (B, P)
 
     def clock() -> float:
-        _synchronize(backend.device)
+        synchronize(backend.device)
         return time.perf_counter()
 
     _prefill, _warm, timed = decode.run(
