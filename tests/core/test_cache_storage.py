@@ -12,7 +12,6 @@ import torch
 
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.cache.kv_cache import ALL_CACHE_KINDS, CacheSpec, KVCache
-from kvstudio.engine.cache.layout import cache_plan
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
@@ -37,7 +36,7 @@ def test_first_steps_report_the_storage_the_cache_holds(
     course_backend: MiniMindBackend, tokenizer: TextTokenizer, kind: str, prompt_tokens: int
 ) -> None:
     spec = CacheSpec(kind, max_length=16, window=4)  # type: ignore[arg-type]
-    plan = cache_plan(course_backend, spec)
+    plan = course_backend.cache_plan(spec)
     prompt = [(7 * i + 3) % course_backend.vocab_size for i in range(prompt_tokens)]
     stepper = Stepper(
         course_backend,
@@ -85,7 +84,7 @@ def test_paged_first_steps_report_whole_blocks_of_their_pool(
 ) -> None:
     """A paged cache holds whole blocks of its pool: ⌈T/b⌉·b tokens' worth per layer."""
     spec = CacheSpec("paged", block_size=4)
-    plan = cache_plan(course_backend, spec)
+    plan = course_backend.cache_plan(spec)
     stepper = Stepper(
         course_backend, tokenizer, [5] * prompt_tokens, mode="cached", sampling=GREEDY,
         max_new_tokens=3, stop_at_eos=False, cache=spec,

@@ -13,7 +13,6 @@ from typing import Any
 from kvstudio.cli import common
 from kvstudio.engine import formulas
 from kvstudio.engine.cache.kv_cache import CacheSpec
-from kvstudio.engine.cache.layout import cache_plan
 from kvstudio.labs.course import COURSE
 
 
@@ -32,7 +31,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         f"KV cache: {b.num_layers} layers × {b.num_kv_heads} KV heads × {b.head_dim} dims × "
         f"{b.dtype_bytes} bytes × 2 (K and V) = {per_token:,} bytes per token"
     )
-    plan = cache_plan(b, CacheSpec())  # the model's own attention, dynamic cache
+    plan = b.cache_plan(CacheSpec())  # the model's own attention, dynamic cache
     print(f"Layers: {plan.kinds_summary()}")
     if plan.is_hybrid:
         tokens = 4096

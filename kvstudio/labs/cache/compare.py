@@ -25,7 +25,7 @@ import torch
 from kvstudio.engine import formulas
 from kvstudio.engine.backends.minimind import LanguageModel, MiniMindBackend
 from kvstudio.engine.cache.kv_cache import CacheSpec
-from kvstudio.engine.cache.layout import CachePlan, cache_plan
+from kvstudio.engine.cache.layout import CachePlan
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import (
     DEFAULT_REPEATS,
@@ -232,7 +232,7 @@ def _mode_run(backend: LanguageModel, stepper: Stepper, spec: CacheSpec) -> Mode
     prompt = stepper.prompt_len
     fed = tuple(r.tokens_fed for r in records)
     last = records[-1]
-    plan = cache_plan(backend, spec) if stepper.mode == "cached" else None
+    plan = backend.cache_plan(spec) if stepper.mode == "cached" else None
     if plan is not None:
         positions = prompt + steps - 1  # the last token chosen is never fed
         formula_bytes = plan.used_bytes(positions, stepper.batch_size)
