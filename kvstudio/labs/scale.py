@@ -106,77 +106,26 @@ class ModelGeometry:
 # tie_word_embeddings, sliding_window, max_position_embeddings). The meta-llama repositories
 # are gated, so their values were read from public copies whose config names the original
 # in "_name_or_path"; the copies agree with each other field by field.
+_PresetRow = tuple[str, str, int, int, int, int, int, int, int, bool, int | None, int, str]
+_PRESET_ROWS: tuple[_PresetRow, ...] = (
+    # key, name, L, H, H_kv, d, C, F, V, tied, W (every layer; None = full), max positions, source
+    ("exaone-4.0-1.2b", "EXAONE-4.0-1.2B", 30, 32, 8, 64, 2048, 4096, 102400, True, None, 65536,
+     "huggingface.co/LGAI-EXAONE/EXAONE-4.0-1.2B config.json (exaone4; layer_types all "
+     "full_attention, sliding_window null)"),
+    ("llama-3.1-8b", "Llama-3.1-8B", 32, 32, 8, 128, 4096, 14336, 128256, False, None, 131072,
+     "huggingface.co/meta-llama/Llama-3.1-8B config.json (GQA 32:8)"),
+    ("llama-3.1-70b", "Llama-3.1-70B", 80, 64, 8, 128, 8192, 28672, 128256, False, None, 131072,
+     "huggingface.co/meta-llama/Llama-3.1-70B config.json (GQA 64:8)"),
+    ("llama-2-7b", "Llama-2-7B (MHA)", 32, 32, 32, 128, 4096, 11008, 32000, False, None, 4096,
+     "huggingface.co/meta-llama/Llama-2-7b-hf config.json (MHA: 32 K/V heads)"),
+    ("mistral-7b-v0.1", "Mistral-7B-v0.1 (window 4096)", 32, 32, 8, 128, 4096, 14336, 32000,
+     False, 4096, 32768,
+     "huggingface.co/mistralai/Mistral-7B-v0.1 config.json (sliding_window 4096)"),
+)
 PRESETS: dict[str, ModelGeometry] = {
-    "exaone-4.0-1.2b": ModelGeometry(
-        name="EXAONE-4.0-1.2B",
-        layers=30,
-        heads=32,
-        kv_heads=8,
-        head_dim=64,
-        hidden=2048,
-        intermediate=4096,
-        vocab=102400,
-        tied_embeddings=True,
-        max_positions=65536,
-        source=(
-            "huggingface.co/LGAI-EXAONE/EXAONE-4.0-1.2B config.json (exaone4; layer_types all "
-            "full_attention, sliding_window null)"
-        ),
-    ),
-    "llama-3.1-8b": ModelGeometry(
-        name="Llama-3.1-8B",
-        layers=32,
-        heads=32,
-        kv_heads=8,
-        head_dim=128,
-        hidden=4096,
-        intermediate=14336,
-        vocab=128256,
-        tied_embeddings=False,
-        max_positions=131072,
-        source="huggingface.co/meta-llama/Llama-3.1-8B config.json (GQA 32:8)",
-    ),
-    "llama-3.1-70b": ModelGeometry(
-        name="Llama-3.1-70B",
-        layers=80,
-        heads=64,
-        kv_heads=8,
-        head_dim=128,
-        hidden=8192,
-        intermediate=28672,
-        vocab=128256,
-        tied_embeddings=False,
-        max_positions=131072,
-        source="huggingface.co/meta-llama/Llama-3.1-70B config.json (GQA 64:8)",
-    ),
-    "llama-2-7b": ModelGeometry(
-        name="Llama-2-7B (MHA)",
-        layers=32,
-        heads=32,
-        kv_heads=32,
-        head_dim=128,
-        hidden=4096,
-        intermediate=11008,
-        vocab=32000,
-        tied_embeddings=False,
-        max_positions=4096,
-        source="huggingface.co/meta-llama/Llama-2-7b-hf config.json (MHA: 32 K/V heads)",
-    ),
-    "mistral-7b-v0.1": ModelGeometry(
-        name="Mistral-7B-v0.1 (window 4096)",
-        layers=32,
-        heads=32,
-        kv_heads=8,
-        head_dim=128,
-        hidden=4096,
-        intermediate=14336,
-        vocab=32000,
-        tied_embeddings=False,
-        window=4096,
-        window_layers=32,
-        max_positions=32768,
-        source="huggingface.co/mistralai/Mistral-7B-v0.1 config.json (sliding_window 4096)",
-    ),
+    key: ModelGeometry(name, L, H, H_kv, d, C, F, V, tied, window=W,
+                       window_layers=L if W is not None else 0, max_positions=P, source=source)
+    for key, name, L, H, H_kv, d, C, F, V, tied, W, P, source in _PRESET_ROWS
 }
 
 
