@@ -40,6 +40,7 @@ from kvstudio.ui.run.engine_adapter import (
 )
 from kvstudio.ui.run.heap import install_gui_thread_collector
 from kvstudio.ui.slides.export_menu import ChartExporter
+from tests.ui.shared_window import NEXT_TEST
 from tests.ui.waits import HANG_GUARD_MS
 
 
@@ -51,6 +52,12 @@ class TrackedThread(QThread):
     def start(self, *args: object) -> None:
         TrackedThread.started_threads.append(self)
         super().start(*args)  # type: ignore[arg-type]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Each test knows the one run after it (`shared_window.next_test_shares`)."""
+    item.stash[NEXT_TEST] = nextitem
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -42,7 +42,7 @@ from kvstudio.charts.style import SLIDE_STYLE
 from kvstudio.ui.main_window import initial_geometry
 from tests.ui.fit_check import chart_faults, headline_faults, layout_faults
 from tests.ui.settle import settle
-from tests.ui.shared_window import on_screen
+from tests.ui.shared_window import next_test_shares, on_screen
 from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -80,9 +80,10 @@ def filled_once(request: pytest.FixtureRequest, make_module_window,  # type: ign
 
 
 @pytest.fixture
-def filled(filled_once: tuple[Any, list[Any], str]) -> Iterator[tuple[Any, list[Any], str]]:
+def filled(request: pytest.FixtureRequest,
+           filled_once: tuple[Any, list[Any], str]) -> Iterator[tuple[Any, list[Any], str]]:
     window, pages, language = filled_once
-    for _ in on_screen(window, language):
+    for _ in on_screen(window, language, next_test_shares(request, "filled_once")):
         yield window, pages, language
 
 

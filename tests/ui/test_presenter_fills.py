@@ -27,7 +27,7 @@ import kvstudio.charts.render as render_module
 from kvstudio.charts.canvas import companion_views
 from kvstudio.ui.slides.headlines import NBSP, WORD_JOINER, keep_together, plain
 from tests.ui.settle import settle
-from tests.ui.shared_window import on_screen
+from tests.ui.shared_window import next_test_shares, on_screen
 from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -174,7 +174,8 @@ def presenter_on(request: pytest.FixtureRequest, filled_once: Any,
         real(painter, item, head, canvas, background)
 
     monkeypatch.setattr(render_module, "_paint_page", recording)
-    for window in on_screen(filled_once, request.param):
+    for window in on_screen(filled_once, request.param,
+                            next_test_shares(request, "presenter_on")):
         presenter = window.classroom.presenter
         presenter.set_enabled(True)
         try:

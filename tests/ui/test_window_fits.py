@@ -23,7 +23,7 @@ from kvstudio.ui.main_window import FRAME_ROOM, initial_geometry
 from kvstudio.ui.plots.base import CORNER_BUTTON_NAME, LivePlot
 from kvstudio.ui.run.engine_adapter import AnswerCounts
 from tests.ui.settle import settle
-from tests.ui.shared_window import on_screen
+from tests.ui.shared_window import next_test_shares, on_screen
 from tests.ui.waits import HANG_GUARD_MS
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -84,14 +84,15 @@ def bare_once(request: pytest.FixtureRequest,  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def filled(filled_once: tuple[Any, str]) -> Iterator[Any]:
-    yield from on_screen(*filled_once)
+def filled(request: pytest.FixtureRequest, filled_once: tuple[Any, str]) -> Iterator[Any]:
+    yield from on_screen(*filled_once, next_test_shares(request, "filled_once"))
 
 
 @pytest.fixture
-def bare(bare_once: tuple[Any, str, QSize, QRect, QSize]) -> Iterator[tuple[Any, str]]:
+def bare(request: pytest.FixtureRequest,
+         bare_once: tuple[Any, str, QSize, QRect, QSize]) -> Iterator[tuple[Any, str]]:
     window, language, *_ = bare_once
-    for _ in on_screen(window, language):
+    for _ in on_screen(window, language, next_test_shares(request, "bare_once")):
         yield window, language
 
 
