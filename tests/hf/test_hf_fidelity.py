@@ -15,7 +15,6 @@ from kvstudio.engine import formulas
 from kvstudio.engine.backends.hf import load_hf_backend
 from kvstudio.engine.backends.minimind import MiniMindBackend
 from kvstudio.engine.cache.kv_cache import CacheSpec
-from kvstudio.engine.cache.layout import cache_plan
 from kvstudio.engine.generate import Stepper
 from kvstudio.engine.records import SamplingSettings
 from kvstudio.engine.tokenizer import TextTokenizer
@@ -105,7 +104,7 @@ def test_hybrid_model_bytes_follow_the_per_layer_formula(
 ) -> None:
     hf, tok = load_hf_backend(hybrid_folder(tmp_folder, tokenizer))
     spec = CacheSpec(kind, max_length=64)  # type: ignore[arg-type]
-    plan = cache_plan(hf, spec)
+    plan = hf.cache_plan(spec)
     assert plan.is_hybrid and plan.kinds_summary() == "sliding W=8 ×3, full ×1"
     prompt = tok.encode("키와 값을 저장하면 다음 토큰을")[:10]
     result = finish(compare_modes(hf, tok, prompt, 12, cache=spec, warmup_tokens=1),

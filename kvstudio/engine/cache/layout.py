@@ -2,8 +2,8 @@
 
 Owns `LayerPlan` (one layer: full or sliding attention, its window W, the most
 tokens it keeps, what a static cache allocates up front) and `CachePlan` (all
-layers plus the cache geometry), and `cache_plan(backend, spec)`, which asks a
-backend for its plan (`uniform_plan` derives the plain one from the `CacheSpec`).
+layers plus the cache geometry); a backend gives its plan (``backend.cache_plan(spec)``:
+`uniform_plan` derives the plain one from the `CacheSpec`, a hybrid model's is per layer).
 
 Why per layer: a hybrid model (EXAONE-4.0's larger models, Gemma, gpt-oss,
 Mistral-style configs with ``layer_types``) mixes sliding-window and full
@@ -144,13 +144,6 @@ def uniform_plan(backend: Any, spec: CacheSpec) -> CachePlan:
         dtype_bytes=int(backend.dtype_bytes),
         token_bytes=token_bytes,
     )
-
-
-def cache_plan(backend: Any, spec: CacheSpec) -> CachePlan:
-    """The backend's plan for `spec`: uniform for our model, per layer for a hybrid
-    transformers model (every `LanguageModel` has ``cache_plan``)."""
-    plan: CachePlan = backend.cache_plan(spec)
-    return plan
 
 
 def plan_from_windows(

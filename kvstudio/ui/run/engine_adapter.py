@@ -282,8 +282,6 @@ def make_stepper(model: LoadedModel, prompt_ids: list[int], settings: RunSetting
 def run_info(
     run_id: int, model: LoadedModel, request: RunRequest, prompt_ids: list[int]
 ) -> RunInfo:
-    from kvstudio.engine.cache.layout import cache_plan
-
     b = model.backend
     eos_id = model.tokenizer.eos_id if model.tokenizer.eos_id is not None else b.eos_token_id
     return RunInfo(
@@ -292,7 +290,7 @@ def run_info(
         num_layers=b.num_layers, num_kv_heads=b.num_kv_heads, head_dim=b.head_dim,
         dtype_bytes=b.dtype_bytes, eos_id=eos_id,
         eos_text=model.tokenizer.token_text(eos_id) if eos_id is not None else "",
-        plan=cache_plan(b, request.settings.cache), model=model.name,
+        plan=b.cache_plan(request.settings.cache), model=model.name,
     )
 
 
