@@ -180,17 +180,19 @@ def test_every_presenter_page_fits(qtbot, filled, monkeypatch: pytest.MonkeyPatc
         for index in range(len(presenter.chart_keys())):
             drawn.clear()
             presenter.show_chart(index)
-            settle(qtbot)
             chart = presenter.current_chart()
             where = f"{language} {screen} presenter {chart.key}"
             if chart.lab is None:
+                settle(qtbot)
                 for view in presenter.findChildren(pg.GraphicsView):
                     if view.isVisible() and view.scene() is not None and plot_items(view):
                         faults += chart_faults(view, where)
                 continue
             wanted = id(chart.lab.chart)
             qtbot.waitUntil(lambda wanted=wanted: wanted in drawn, timeout=HANG_GUARD_MS)
-            settle(qtbot)  # (drawn again once the layout has its final size)
+            # The page at rest: drawn again once the layout has its final size (one settle
+            # after the drawing; a second one before it waited for the same rest again).
+            settle(qtbot)
             last, canvas, style = drawn[wanted]
             with _prepared(last, canvas, style, None) as (item, _, _):
                 plots = [item] if isinstance(item, pg.PlotItem) else plot_items(item)
