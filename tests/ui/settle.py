@@ -18,7 +18,8 @@ import time
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QApplication, QGraphicsView
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication, QGraphicsView, QWidget
 
 from tests.ui.waits import HANG_GUARD_S
 
@@ -31,12 +32,21 @@ def _rect(item: Any) -> tuple[float, ...]:
     return (round(rect.x(), 2), round(rect.y(), 2), round(rect.width(), 2), round(rect.height(), 2))
 
 
+def visible_windows() -> list[QWidget]:
+    """The visible top-level widgets (what `QApplication.topLevelWidgets()` lists and
+    `isVisible()` keeps), found through their native windows: a filled window has a
+    thousand top-level widgets (every menu and popup), wrapping each of them for Python
+    on every settle pass cost more than the pass's own check. A visible window always
+    has its native one; one that is no widget's (none here) is left out, as before."""
+    widgets = (QWidget.find(handle.winId()) for handle in QGuiApplication.topLevelWindows()
+               if handle.isVisible())
+    return [widget for widget in widgets if widget is not None and widget.isVisible()]
+
+
 def layout_signature() -> tuple[object, ...]:
     """Where every plot of every visible view is, with its axes, title and legend."""
     signature: list[object] = []
-    for widget in QApplication.topLevelWidgets():
-        if not widget.isVisible():
-            continue
+    for widget in visible_windows():
         signature.append(widget.geometry().getRect())
         for view in widget.findChildren(QGraphicsView):
             if not view.isVisible() or view.scene() is None:
