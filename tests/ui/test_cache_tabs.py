@@ -200,9 +200,9 @@ def _watch_stops(
     asked = threading.Event()
     request_cancel = GeneratorWorker.request_cancel
 
-    def request_and_note(worker: GeneratorWorker) -> None:
+    def request_and_note(worker: GeneratorWorker, job: int) -> None:
         also()
-        request_cancel(worker)
+        request_cancel(worker, job)
         if only is None or worker.thread().objectName() == only:
             asked.set()
 

@@ -5,6 +5,7 @@ Every test here fails if a lab thread is left running (conftest's `no_thread_lef
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,7 +36,7 @@ from kvstudio.ui.labs import (
     TopPTopKPanel,
 )
 from kvstudio.ui.run.lab_worker import GeneratorRunner
-from tests.ui.waits import HANG_GUARD_MS
+from tests.ui.waits import HANG_GUARD_MS, HANG_GUARD_S
 
 
 # ---- the worker ----------------------------------------------------------------------------
@@ -95,6 +96,34 @@ def test_runner_cancel_and_failure(qtbot) -> None:  # type: ignore[no-untyped-de
     with qtbot.waitSignal(runner.failed, timeout=HANG_GUARD_MS) as failure:
         runner.start(broken)
     assert failure.args == ["The lab needs a model with a cache."]
+    assert runner.shutdown()
+
+
+def test_a_cancel_sent_before_its_job_began_stops_it(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Cancel pressed right after Start, while the worker thread is still busy before the new
+    job begins (a loaded machine): the job stops before its first item. The job's start used
+    to clear the cancel, and this job then ran forever (a CI run under load, once)."""
+    runner = GeneratorRunner()
+    release = threading.Event()
+    pulled: list[int] = []
+
+    def busy() -> Iterator[object]:
+        release.wait(HANG_GUARD_S)  # the worker thread is held here
+        yield Progress("test", "busy", 1, 1)
+        yield "busy's result"
+
+    def endless() -> Iterator[object]:
+        while True:
+            pulled.append(1)
+            yield Progress("test", "forever", 0, 0)
+            QThread.msleep(2)
+
+    runner.start(busy)
+    runner.start(endless)  # queued to the worker thread behind `busy`
+    runner.cancel()
+    with qtbot.waitSignal(runner.cancelled, timeout=HANG_GUARD_MS):
+        release.set()
+    assert pulled == [] and not runner.busy and not runner.has_job
     assert runner.shutdown()
 
 

@@ -41,20 +41,28 @@ class GeneratorWorker(QObject):
 
     def __init__(self) -> None:
         super().__init__()
-        self._cancel = threading.Event()
+        # Jobs up to this id are cancelled. An id, not a flag the next job clears: a cancel
+        # sent before the worker thread began its job (a busy machine) still stops that job.
+        self._cancelled_up_to = 0
+        self._lock = threading.Lock()
         self._job = 0
         self._generator: Iterator[object] | None = None
         self._pending: object = _NOTHING  # the item seen last: progress unless it ends the run
 
-    def request_cancel(self) -> None:
-        """Thread-safe: the next check between items stops the job."""
-        self._cancel.set()
+    def request_cancel(self, job: int) -> None:
+        """Thread-safe: job `job` (and every earlier one) stops at its next check between
+        items, or before its first item if it has not begun yet."""
+        with self._lock:
+            self._cancelled_up_to = max(self._cancelled_up_to, job)
+
+    def _cancelled(self) -> bool:
+        with self._lock:
+            return self._job <= self._cancelled_up_to
 
     @Slot(int, object, int)
     def begin(self, job: int, factory: JobFactory, count: int) -> None:
         """Start job `job`; pull `count` items (-1 = all) before pausing."""
         self._close()
-        self._cancel.clear()
         self._job = job
         try:
             self._generator = iter(factory())
@@ -67,7 +75,6 @@ class GeneratorWorker(QObject):
     def advance(self, job: int, count: int) -> None:
         if job != self._job or self._generator is None:
             return
-        self._cancel.clear()
         self._pull(count)
 
     @Slot()
@@ -85,7 +92,7 @@ class GeneratorWorker(QObject):
             return
         emitted = 0
         while count < 0 or emitted < count:
-            if self._cancel.is_set():
+            if self._cancelled():
                 self._close()
                 self.cancelled.emit(self._job)
                 return
@@ -191,7 +198,8 @@ class GeneratorRunner(QObject):
         return True
 
     def cancel(self) -> None:
-        self._worker.request_cancel()
+        """Stop the current job (begun or still queued to the worker): `cancelled` follows."""
+        self._worker.request_cancel(self._job)
 
     @property
     def closed(self) -> bool:
@@ -218,7 +226,7 @@ class GeneratorRunner(QObject):
         return ok
 
     def _request_stop(self) -> None:
-        self._worker.request_cancel()
+        self._worker.request_cancel(self._job)
         self._shutdown_requested.emit()
 
     # ---- worker → UI ----------------------------------------------------------------------
