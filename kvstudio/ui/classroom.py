@@ -116,11 +116,11 @@ class ClassroomExtras(QObject):
         if self._labs is None:
             from kvstudio.ui.labs import LabsPanel  # 17 charts' modules: imported when needed
 
-            self._labs = LabsPanel(self.exporter)
+            gate = self.window.controller.host.gate
+            self._labs = LabsPanel(self.exporter, build_guard=gate.holding)  # steps wait
             self._labs.failed.connect(self._on_lab_failed)
             self._labs.timing_changed.connect(self._on_lab_timing_changed)  # timed labs run alone
             self._labs.set_model(self.window.controller.model)
-            self._labs.build_guard = self.window.controller.host.gate.holding  # steps wait
             self.window.replace_tab(self._labs_page, self._labs)
             self._labs_page.deleteLater()
             if self.window.typing_guard is not None:  # the labs' number boxes keep their keys
@@ -381,7 +381,6 @@ class ClassroomExtras(QObject):
     def _on_model_loaded(self, model: object) -> None:
         if self._labs is not None:
             self._labs.set_model(self.window.controller.model)
-            self._labs.build_guard = self.window.controller.host.gate.holding  # steps wait
             self._hold_steps_while_lab_models_load()
         else:  # build them now the window is up, after this event (not once it is gone)
             # The Labs tab (its panels come when their tabs open) and the course models'

@@ -92,14 +92,18 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
     timing_changed = Signal(bool)  # a lab that times the model started (True) or ended
     panel_built = Signal(object)  # a lab's panel, just built (its tab opened)
 
-    def __init__(self, exporter: ChartExporter, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, exporter: ChartExporter, parent: QWidget | None = None,
+        build_guard: Callable[[], AbstractContextManager[object]] = nullcontext,
+    ) -> None:
+        """`build_guard`: what each panel is built inside (the window passes its step gate's
+        `holding`, so the live run's steps wait while a tab's panel is built)."""
         super().__init__(parent)
         self._exporter = exporter
         self._model: LoadedModel | None = None
         self._timing = False
         self.panels = LazyPanels(self)
-        # What a panel is built inside (the window: the live run's steps wait meanwhile).
-        self.build_guard: Callable[[], AbstractContextManager[object]] = nullcontext
+        self._build_guard = build_guard
         self.tabs = QTabWidget()
         self.tabs.setObjectName("labTabs")
         self._empty_pages = {key: QWidget() for key in self.panels}  # until the tab opens
@@ -113,7 +117,7 @@ class LabsPanel(RetranslateOnLanguageChange, QWidget):
 
     def build(self, key: str) -> LabPanel:
         """Build `key`'s panel, wire it and put it in its tab (`panels` calls this once)."""
-        with self.build_guard():
+        with self._build_guard():
             lab = PANEL_TYPES[key](self._exporter)
             lab.failed.connect(self.failed)
             if spec(key).times_model:
