@@ -163,8 +163,9 @@ class LabSpec:
     """A lab's declaration: its key (the notebook's function), title and parameters."""
 
     key: str
-    title: str  # English; the window shows its translation
+    title: str  # English (the command line, the notebook, an English window)
     params: tuple[Param, ...]
+    title_ko: str = ""  # the same title, Korean (a Korean window's tab and headings)
     command: str | None = None  # the ``kvstudio`` subcommand that runs it, if any
     times_model: bool = False  # its results are times: the window's live run waits meanwhile
     own_tab: bool = False  # the window shows it in a tab of its own, not in the Labs tab

@@ -66,7 +66,7 @@ def _p_and_n(options: bool = False) -> tuple[Param, Param]:
                     help_ko="N, 새 토큰 수"))
 
 
-COMPARE = LabSpec("compare", "Cache vs recompute",
+COMPARE = LabSpec("compare", "Cache vs recompute", title_ko="캐시 vs 재계산",
     course_role="cache", command="compare", times_model=True,
     runner="kvstudio.labs.cache.compare:run",
     options=("prompt_ids", "cache", "stop_at_eos", "mode"),
@@ -85,7 +85,7 @@ COMPARE = LabSpec("compare", "Cache vs recompute",
           label="Number format", label_ko="수 형식"),
 ))
 
-SAMPLE = LabSpec("sample", "Temperature", course_role="sampling", command="sample",
+SAMPLE = LabSpec("sample", "Temperature", title_ko="온도", course_role="sampling", command="sample",
     runner="kvstudio.labs.sampling.temperature:run", options=("raw",), params=(
     _prompt(),
     Param("temperatures", "floats", COURSE.temperatures, 0.0, 5.0, option="--temperatures",
@@ -113,7 +113,7 @@ SAMPLE = LabSpec("sample", "Temperature", course_role="sampling", command="sampl
           label="Check recompute gives the same", label_ko="재계산 모드도 같은지 확인"),
 ))
 
-CUTOFF = LabSpec("cutoff", "Top-p / top-k", course_role="sampling",
+CUTOFF = LabSpec("cutoff", "Top-p / top-k", title_ko="Top-p / top-k", course_role="sampling",
     runner="kvstudio.labs.sampling.cutoff:run", params=(
     _prompt(option=None),
     Param("temperature", "float", COURSE.temperature, 0.0, 5.0, step=0.05,
@@ -130,7 +130,7 @@ CUTOFF = LabSpec("cutoff", "Top-p / top-k", course_role="sampling",
     _seed(option=None),
 ))
 
-CACHE_KINDS = LabSpec("cache_kinds", "Cache kinds",
+CACHE_KINDS = LabSpec("cache_kinds", "Cache kinds", title_ko="캐시 종류",
     course_role="cache", runner="kvstudio.labs.cache.kinds:run", params=(
     *_p_and_n(),
     Param("window", "int", COURSE.window, 1, 8192, unit="tokens", box="window_size",
@@ -138,7 +138,7 @@ CACHE_KINDS = LabSpec("cache_kinds", "Cache kinds",
           label_ko="슬라이딩 윈도 W"),
 ))
 
-SWEEP = LabSpec("sweep", "Length sweep",
+SWEEP = LabSpec("sweep", "Length sweep", title_ko="길이 스윕",
     course_role="cache", command="sweep", times_model=True,
     runner="kvstudio.labs.cache.sweep:run", options=("cache",), params=(
     Param("vary", "choice", COURSE.sweep_vary, choices=("prompt", "new"), option="--vary",
@@ -152,7 +152,7 @@ SWEEP = LabSpec("sweep", "Length sweep",
     _repeats(option="--repeats"),
 ))
 
-PAGED = LabSpec("paged", "Paged cache", course_role="paged",
+PAGED = LabSpec("paged", "Paged cache", title_ko="페이지 캐시", course_role="paged",
     runner="kvstudio.labs.cache.paged:run", options=("greedy_prompt_ids", "greedy_tokens"),
     params=(
     Param("samples", "int", COURSE.samples, 1, 64, unit="samples",
@@ -164,11 +164,11 @@ PAGED = LabSpec("paged", "Paged cache", course_role="paged",
           label_ko="블록 크기 b"),
 ))
 
-QUANTIZED = LabSpec("quantized", "Quantized cache", course_role="cache",
+QUANTIZED = LabSpec("quantized", "Quantized cache", title_ko="양자화 캐시", course_role="cache",
     runner="kvstudio.labs.cache.quantized:run", options=("prompt_ids",), params=_p_and_n())
 
-PROJECTOR = LabSpec("projector", "Scale projector", needs_model=False, command="project",
-    runner="kvstudio.labs.projector:run", params=(
+PROJECTOR = LabSpec("projector", "Scale projector", title_ko="규모 예측기", needs_model=False,
+    command="project", runner="kvstudio.labs.projector:run", params=(
     Param("source", "text", "exaone-4.0-1.2b",  # the window's opening choice
           help="what to project: a preset (kvstudio.labs.scale.PRESETS), a config.json's "
                "path, or 'loaded': the model the lab runs on, checked by a real run",
@@ -187,7 +187,7 @@ PROJECTOR = LabSpec("projector", "Scale projector", needs_model=False, command="
           label_ko="캐시 숫자당 비트"),
 ))
 
-SERVING = LabSpec("serving", "Serving",
+SERVING = LabSpec("serving", "Serving", title_ko="서빙",
     course_role="paged", command="serving", times_model=True,
     runner="kvstudio.labs.serving.lab:run",
     extras=("requests",),
@@ -242,7 +242,7 @@ SERVING = LabSpec("serving", "Serving",
           label_ko="행마다 토큰"),
 ))
 
-BEAM = LabSpec("beam", "Beam search", course_role="sampling", command="beam",
+BEAM = LabSpec("beam", "Beam search", title_ko="빔 서치", course_role="sampling", command="beam",
     runner="kvstudio.labs.beam:run", options=("raw", "num_return"), params=(
     _prompt(label="Question", label_ko="질문"),
     Param("beams", "int", 4, 2, 16, unit="beams", option="--beams", help="K beams",
@@ -264,7 +264,7 @@ BEAM = LabSpec("beam", "Beam search", course_role="sampling", command="beam",
           label_ko="transformers와 비교"),
 ))
 
-SPECULATIVE = LabSpec("speculative", "Speculative decoding",
+SPECULATIVE = LabSpec("speculative", "Speculative decoding", title_ko="추측 디코딩",
     course_role="sampling", command="speculative",
     runner="kvstudio.labs.speculative:run",
     options=("raw", "sampling", "kinds", "draft", "stop_at_eos"),
@@ -281,7 +281,7 @@ SPECULATIVE = LabSpec("speculative", "Speculative decoding",
              label_ko="시간 측정 반복 (중앙값)"),
 ))
 
-CHAT = LabSpec("chat", "Chat", command="chat", own_tab=True,
+CHAT = LabSpec("chat", "Chat", title_ko="채팅", command="chat", own_tab=True,
     runner="kvstudio.labs.chat.lab:run",
     extras=("turn", "session"), options=("script", "cache_kind", "system", "confirm_cost"),
     params=(
@@ -304,7 +304,7 @@ CHAT = LabSpec("chat", "Chat", command="chat", own_tab=True,
 
 # The engine twin (issue 34): KV Studio and llama.cpp side by side on the loaded model, written
 # as a temporary GGUF (needs the llama extra: its run says what to install when it is missing).
-TWIN = LabSpec("twin", "Engine twin", command="twin", times_model=True,
+TWIN = LabSpec("twin", "Engine twin", title_ko="엔진 쌍둥이", command="twin", times_model=True,
     runner="kvstudio.labs.twin:run", params=(
     *_p_and_n(options=True),
     Param("temperature", "float", 0.0, 0.0, 5.0, step=0.05, option="--temperature",

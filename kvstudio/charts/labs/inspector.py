@@ -41,7 +41,8 @@ else:  # torch loads when the inspector first runs
     inspector = LazyModule("kvstudio.labs.inspector")
 
 # Not in the registry's LABS: its parameters are the window panel's boxes.
-INSPECTOR = LabSpec("inspector", "Cache inspector", params=(), course_role="cache")
+INSPECTOR = LabSpec("inspector", "Cache inspector", title_ko="캐시 들여다보기", params=(),
+                    course_role="cache")
 KINDS: tuple[CacheKind, ...] = ("dynamic", "static", "sliding")  # the caches it can inspect
 MAX_LABELS = 48  # more rows than this: label every n-th position only
 DIVERGING = pg.colormap.get("CET-D1")  # K and V values: blue < 0 < red

@@ -165,10 +165,6 @@
 <context>
     <name>BeamSearchPanel</name>
     <message>
-        <source>Beam search</source>
-        <translation>빔 서치</translation>
-    </message>
-    <message>
         <source>Beam search keeps K answers (beams) at once, one KV cache row each. After every step the K best continuations are kept and the cache rows are reordered (index_select on the batch dimension): a beam that continues another row's answer gets a copy of that whole row. A paged cache copies only block tables and shares the blocks, copying a block only when a row appends to a shared, half-full one (copy on write). Scores as transformers' generate(num_beams=…).</source>
         <translation>빔 서치는 답(빔) K개를 한꺼번에 들고 가며, 빔마다 KV 캐시 한 행을 씁니다. 단계마다 가장 좋은 이어쓰기 K개만 남기고 캐시 행을 다시 배열합니다(배치 차원의 index_select): 다른 행의 답을 잇는 빔은 그 행 전체를 복사해 받습니다. 페이지 캐시는 블록 표만 복사하고 블록은 함께 쓰며, 공유된 반쯤 찬 블록에 토큰을 덧붙일 때만 그 블록을 복사합니다(쓰기 시 복사). 점수는 transformers의 generate(num_beams=…)와 같습니다.</translation>
     </message>
@@ -466,10 +462,6 @@
 <context>
     <name>CacheInspectorPanel</name>
     <message>
-        <source>Cache inspector</source>
-        <translation>캐시 들여다보기</translation>
-    </message>
-    <message>
         <source>cached</source>
         <translation>캐시</translation>
     </message>
@@ -644,10 +636,6 @@
 <context>
     <name>CacheKindsPanel</name>
     <message>
-        <source>Cache kinds</source>
-        <translation>캐시 종류</translation>
-    </message>
-    <message>
         <source>The same greedy run with three caches. Dynamic grows by one token per step; static reserves P + N tokens up front; with a sliding window W each token sees the last W tokens, itself included (transformers' sliding_window), so the cache keeps W − 1 and its memory stops growing there. When W covers the whole context the output must match the dynamic cache.</source>
         <translation>같은 탐욕적(greedy) 생성을 세 가지 캐시로 실행합니다. 동적 캐시는 한 단계에 토큰 하나씩 늘어나고, 정적 캐시는 P + N 토큰을 미리 잡아 두며, 슬라이딩 윈도 W에서는 각 토큰이 자기 자신을 포함해 마지막 W 토큰을 보므로(transformers의 sliding_window와 같은 뜻) 캐시는 W − 1 토큰만 보관하고 메모리도 거기서 더 늘지 않습니다. W가 전체 문맥을 덮으면 출력은 동적 캐시와 같아야 합니다.</translation>
     </message>
@@ -761,10 +749,6 @@
 </context>
 <context>
     <name>CacheVsRecomputePanel</name>
-    <message>
-        <source>Cache vs recompute</source>
-        <translation>캐시 vs 재계산</translation>
-    </message>
     <message>
         <source>Greedy generation on the lab prompt in both modes, after a short warm-up. Cached mode feeds P + (N − 1) tokens in total, recompute P·N + N(N − 1)/2. In 16-bit the two modes' logits drift apart; in fp32 they agree to about 1e-5 (float32 rounding: the headline gives the measured largest gap).</source>
         <translation>짧은 예열 뒤 실습 프롬프트로 두 모드에서 탐욕적 생성을 합니다. 캐시 모드는 모두 P + (N − 1) 토큰을, 재계산 모드는 P·N + N(N − 1)/2 토큰을 모델에 넣습니다. 16비트에서는 두 모드의 로짓이 조금씩 벌어지고, fp32에서는 약 1e-5까지 일치합니다 (float32 반올림: 측정한 최대 차이는 헤드라인에 있습니다).</translation>
@@ -978,10 +962,6 @@
 </context>
 <context>
     <name>ChatPanel</name>
-    <message>
-        <source>Chat</source>
-        <translation>채팅</translation>
-    </message>
     <message>
         <source>Send</source>
         <translation>보내기</translation>
@@ -1422,10 +1402,6 @@
 <context>
     <name>EngineTwinPanel</name>
     <message>
-        <source>Engine twin</source>
-        <translation>엔진 쌍둥이</translation>
-    </message>
-    <message>
         <source>The same model in KV Studio and in llama.cpp (written as a GGUF file): the same tokens (greedy at temperature 0; above it, both engines' logits go through KV Studio's sampler with the same seed), the KV bytes a token costs as each engine reports it, the tokens each evaluates for a second prompt sharing a prefix, a copied and a cropped sequence, and decode ms/token on one thread in interleaved rounds. llama.cpp runs the step as one compiled graph; KV Studio's eager PyTorch dispatches every operation from Python, so each token costs more here. Needs the llama extra: pip install "kvstudio[llama]".</source>
         <translation>같은 모델을 KV Studio와 llama.cpp(GGUF 파일로 저장)에서: 같은 토큰(온도 0이면 그리디, 그 위에서는 두 엔진의 로짓이 같은 시드로 KV Studio의 샘플러를 거침), 각 엔진이 보고하는 토큰당 KV 바이트, 접두사를 공유하는 두 번째 프롬프트에서 각자 계산한 토큰 수, 복사하고 잘라낸 시퀀스, 그리고 스레드 1개에서 번갈아 잰 디코드 ms/토큰. llama.cpp는 한 단계를 컴파일된 그래프 하나로 실행하고, KV Studio의 eager PyTorch는 모든 연산을 Python에서 하나씩 보내므로 여기서는 토큰마다 더 듭니다. llama 추가 패키지가 필요합니다: pip install "kvstudio[llama]".</translation>
     </message>
@@ -1768,10 +1744,6 @@ step {4}</source>
 </context>
 <context>
     <name>LengthSweepPanel</name>
-    <message>
-        <source>Length sweep</source>
-        <translation>길이 스윕</translation>
-    </message>
     <message>
         <source>Generates at several lengths in both modes and plots the time per generated token (the median decode step, the prefill apart) against the context length P + N. With the cache it stays nearly flat; without it, every token re-reads the whole context, so it grows with length. Each point is the median of several rounds, its bar the fastest and slowest round. Dashed: best straight line; solid: best parabola; a curve is drawn only when it explains the points (R² at least {0:g}).</source>
         <translation>두 모드로 여러 길이를 생성하고, 생성 토큰당 시간(프리필을 뺀 디코드 단계의 중앙값)을 문맥 길이 P + N에 대해 그립니다. 캐시가 있으면 거의 평평하고, 없으면 토큰마다 문맥 전체를 다시 읽으므로 길이에 따라 늘어납니다. 각 점은 여러 회차의 중앙값이고, 막대는 가장 빠른 회차와 가장 느린 회차입니다. 점선: 최적 직선, 실선: 최적 포물선. 곡선은 점들을 설명할 때(R² {0:g} 이상)만 그립니다.</translation>
@@ -2310,10 +2282,6 @@ step {4}</source>
 <context>
     <name>PagedCachePanel</name>
     <message>
-        <source>Paged cache</source>
-        <translation>페이지 캐시</translation>
-    </message>
-    <message>
         <source>30 answers to one question, sampled with one seed, stored three ways: preallocated to P + N tokens per row, a dynamic cache that grows every row each step, and a paged cache of fixed-size blocks. Rows share the prompt's blocks (a shared block is stored once; a row that appends to a shared, half-full block copies it first), finished rows stop growing, and the only waste is each row's last block.</source>
         <translation>한 질문에 대한 30개의 답을 같은 시드로 샘플링하고 세 가지 방식으로 저장합니다: 행마다 P + N 토큰을 미리 잡는 방식, 매 단계 모든 행이 자라는 동적 캐시, 고정 크기 블록으로 나눈 페이지 캐시. 행들은 프롬프트 블록을 공유하고(공유 블록은 한 번만 저장되며, 공유된 반쯤 찬 블록에 토큰을 덧붙이는 행은 먼저 그 블록을 복사합니다), 끝난 행은 더 자라지 않으며, 낭비는 각 행의 마지막 블록뿐입니다.</translation>
     </message>
@@ -2503,10 +2471,6 @@ step {4}</source>
 <context>
     <name>ProjectorPanel</name>
     <message>
-        <source>Scale projector</source>
-        <translation>규모 예측기</translation>
-    </message>
-    <message>
         <source>the config's dtype</source>
         <translation>config의 dtype</translation>
     </message>
@@ -2676,10 +2640,6 @@ step {4}</source>
 </context>
 <context>
     <name>QuantizedCachePanel</name>
-    <message>
-        <source>Quantized cache</source>
-        <translation>양자화 캐시</translation>
-    </message>
     <message>
         <source>The same greedy run with the model's own cache and with K and V stored in 16 bits, in 8 bits (int8, one float16 scale per token and K/V head) and in 4 bits (two numbers a byte, same scales). Attention sees them dequantized. Bytes are measured from the stored tensors, scales included; the drift is the largest logit change per step while the context still matches.</source>
         <translation>같은 탐욕적 생성을 모델 자신의 캐시로, 그리고 K와 V를 16비트, 8비트(int8, 토큰과 K/V 헤드마다 float16 스케일 하나), 4비트(한 바이트에 숫자 두 개, 같은 스케일)로 저장해 실행합니다. 어텐션은 역양자화된 값을 봅니다. 바이트는 스케일을 포함해 저장된 텐서에서 측정하고, 오차는 문맥이 아직 같은 동안 단계마다 가장 크게 바뀐 로짓입니다.</translation>
@@ -3358,10 +3318,6 @@ step {4}</source>
 <context>
     <name>ServingPanel</name>
     <message>
-        <source>Serving</source>
-        <translation>서빙</translation>
-    </message>
-    <message>
         <source>Several requests share one model and one pool of cache blocks. The scheduler decides each step which requests run: static batching pads a batch to its longest prompt and feeds finished rows until the last one ends; continuous batching lets requests join and leave every step (chunked prefill shares a token budget per step); a prefix cache serves a shared system prompt once. Every answer is checked against the same request run alone. Then one decode step is timed at each batch size: the weights are read once whatever the batch, so more rows cost little until the step is bound by compute.</source>
         <translation>여러 요청이 모델 하나와 캐시 블록 풀 하나를 함께 씁니다. 스케줄러가 단계마다 어떤 요청을 돌릴지 정합니다. 정적 배칭은 배치를 가장 긴 프롬프트에 맞춰 패딩하고, 끝난 행도 마지막 행이 끝날 때까지 계속 넣습니다. 연속 배칭에서는 요청이 단계마다 들어오고 나갑니다(청크 프리필은 단계마다 토큰 예산을 나눠 씁니다). 프리픽스 캐시는 공유 시스템 프롬프트를 한 번만 계산합니다. 모든 답은 같은 요청을 혼자 돌린 결과와 비교합니다. 이어서 배치 크기마다 디코드 단계 하나의 시간을 잽니다. 가중치는 배치 크기와 상관없이 한 번만 읽으므로, 단계가 계산에 묶이기 전까지는 행을 늘려도 비용이 거의 늘지 않습니다.</translation>
     </message>
@@ -3578,10 +3534,6 @@ step {4}</source>
 </context>
 <context>
     <name>SpeculativePanel</name>
-    <message>
-        <source>Speculative decoding</source>
-        <translation>추측 디코딩</translation>
-    </message>
     <message>
         <source>A small draft proposes k tokens; the target checks all k in one forward over its cache, keeps the longest prefix it agrees with and adds one token of its own (the correction where a draft was rejected, the bonus when all passed). Both caches are then cropped back to the committed tokens: after a of k drafts are accepted the target drops k − a rows and the draft model k − 1 − a. Greedy output must equal plain greedy decoding token for token. Drafts: the 1-layer ko-draft model, or prompt lookup (the tokens that followed the last n-gram earlier in the text).</source>
         <translation>작은 초안이 토큰 k개를 제안하면, 대상 모델이 자기 캐시 위에서 한 번의 forward로 k개를 모두 검사해 동의하는 가장 긴 앞부분을 받아들이고 자기 토큰 하나를 더합니다(초안이 거절된 곳에서는 수정 토큰, 모두 통과하면 보너스 토큰). 그다음 두 캐시를 확정된 토큰까지 잘라 냅니다: k개 중 a개가 받아들여지면 대상은 k − a행을, 초안 모델은 k − 1 − a행을 버립니다. 탐욕(greedy) 출력은 일반 탐욕 디코딩과 토큰 하나하나까지 같아야 합니다. 초안: 1층짜리 ko-draft 모델, 또는 프롬프트 조회(앞 텍스트에서 마지막 n-gram 뒤에 왔던 토큰들).</translation>
@@ -3927,10 +3879,6 @@ step {4}</source>
 <context>
     <name>TemperaturePanel</name>
     <message>
-        <source>Temperature</source>
-        <translation>온도</translation>
-    </message>
-    <message>
         <source>Each temperature draws the same number of answers from one seed. Low temperatures repeat one answer; high ones spread out. The same seed gives the same answers in cached and recompute mode, except where float rounding (the two modes' logits differ by about 1e-5) tips a draw that sits right at a boundary.</source>
         <translation>온도마다 같은 시드에서 같은 수의 답을 뽑습니다. 낮은 온도는 한 답을 되풀이하고, 높은 온도는 답이 퍼집니다. 같은 시드는 캐시 모드와 재계산 모드에서 같은 답을 냅니다. 다만 두 모드의 로짓은 부동소수점 반올림 때문에 1e-5 정도 다르므로, 경계에 딱 걸린 뽑기는 다른 쪽으로 넘어갈 수 있습니다.</translation>
     </message>
@@ -4099,10 +4047,6 @@ step {4}</source>
 </context>
 <context>
     <name>TopPTopKPanel</name>
-    <message>
-        <source>Top-p / top-k</source>
-        <translation>Top-p / top-k</translation>
-    </message>
     <message>
         <source>The bars are the 20 most likely next tokens after the temperature. Top-k keeps the k most likely (hollow grey bars are cut) and renormalises them to sum to 1; the green line adds them up, and top-p keeps the most likely tokens until that sum reaches p (orange bars are cut). The chosen token is outlined; one chosen from past the 20 is drawn after them, with its rank.</source>
         <translation>막대는 온도를 적용한 뒤 가장 가능성 높은 다음 토큰 20개입니다. Top-k는 가장 가능성 높은 k개를 남기고(속이 빈 회색 막대는 잘림) 합이 1이 되도록 다시 정규화합니다. 초록 선은 그 누적합이며, top-p는 누적합이 p에 이를 때까지 가능성 높은 토큰을 남깁니다(주황 막대는 잘림). 선택된 토큰은 테두리로 표시되며, 20위 밖에서 선택된 토큰은 그 뒤에 순위와 함께 그려집니다.</translation>

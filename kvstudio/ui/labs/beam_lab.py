@@ -41,9 +41,6 @@ class BeamSearchPanel(LabPanel):
         assert isinstance(self.lab_view, BeamSearchView)
         return self.lab_view
 
-    def title(self) -> str:
-        return self.tr("Beam search")
-
     def retranslate(self) -> None:
         super().retranslate()  # the view redraws a result at its last step
         self.explanation.setText(

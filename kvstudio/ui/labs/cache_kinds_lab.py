@@ -16,9 +16,6 @@ from kvstudio.ui.labs.shared.base import LabPanel
 class CacheKindsPanel(LabPanel):
     view_type = CacheKindsView  # its course model and its boxes: the registry's CACHE_KINDS
 
-    def title(self) -> str:
-        return self.tr("Cache kinds")
-
     def retranslate(self) -> None:
         super().retranslate()
         self.explanation.setText(

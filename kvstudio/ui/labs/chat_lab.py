@@ -64,9 +64,6 @@ class ChatPanel(LabPanel):
         self._script_next = 0
         self._pending_text = ""
 
-    def title(self) -> str:
-        return self.tr("Chat")
-
     def retranslate(self) -> None:
         super().retranslate()
         self.run_button.setText(self.tr("Send"))

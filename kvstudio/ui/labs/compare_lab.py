@@ -31,9 +31,6 @@ class CacheVsRecomputePanel(LabPanel):
         self.preset.currentIndexChanged.connect(self._on_preset_chosen)
         self.settings_label = self.add_side_note()  # what the lab changes from the course preset
 
-    def title(self) -> str:
-        return self.tr("Cache vs recompute")
-
     def choose_preset(self, name: str) -> None:
         """Show the preset `name` (``course`` or ``notebook``): its P and N, in one click."""
         self.preset.setCurrentIndex(max(0, self.preset.findData(name)))

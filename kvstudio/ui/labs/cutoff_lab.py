@@ -46,9 +46,6 @@ class TopPTopKPanel(SteppedLabPanel):
             box.valueChanged.connect(self._show_settings)
         UnselectedOnFocus(self.prompt)  # a stray key must not replace it (Qt owns the guard)
 
-    def title(self) -> str:
-        return self.tr("Top-p / top-k")
-
     def retranslate(self) -> None:
         super().retranslate()
         self.explanation.setText(

@@ -64,9 +64,6 @@ class CacheInspectorPanel(SteppedLabPanel):  # Start shows the prefill
         self.kv_head.valueChanged.connect(self._on_view_changed)
         self.split.setSizes([900, 320])  # the heat maps need the width more than the table
 
-    def title(self) -> str:
-        return self.tr("Cache inspector")
-
     def retranslate(self) -> None:
         super().retranslate()
         for box, items in (

@@ -29,9 +29,6 @@ class PagedCachePanel(LabPanel):
         self.result_ready.connect(self._follow_result)  # first: before anyone else hears it
         self.add_field("step", self.step_slider)
 
-    def title(self) -> str:
-        return self.tr("Paged cache")
-
     def retranslate(self) -> None:
         super().retranslate()
         self.explanation.setText(

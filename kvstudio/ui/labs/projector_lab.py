@@ -53,9 +53,6 @@ class ProjectorPanel(LabPanel):
         source.setCurrentIndex(source.findData(OPENING_PRESET))
         return source
 
-    def title(self) -> str:
-        return self.tr("Scale projector")
-
     def retranslate(self) -> None:
         super().retranslate()
         self.bits.setItemText(0, self.tr("the config's dtype"))

@@ -17,9 +17,6 @@ from kvstudio.ui.labs.shared.base import LabPanel
 class QuantizedCachePanel(LabPanel):
     view_type = QuantizedCacheView  # its course model and its boxes: the registry's QUANTIZED
 
-    def title(self) -> str:
-        return self.tr("Quantized cache")
-
     def retranslate(self) -> None:
         super().retranslate()
         self.explanation.setText(

@@ -35,9 +35,6 @@ class SpeculativePanel(LabPanel):
         assert isinstance(self.lab_view, SpeculativeView)
         return self.lab_view
 
-    def title(self) -> str:
-        return self.tr("Speculative decoding")
-
     def retranslate(self) -> None:
         super().retranslate()
         self.explanation.setText(self.tr(

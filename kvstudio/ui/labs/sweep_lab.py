@@ -28,9 +28,6 @@ class LengthSweepPanel(LabPanel):
     view_type = LengthSweepView  # its course model and its boxes: the registry's SWEEP
     vary: QComboBox  # built by LabPanel: "prompt", then "new"
 
-    def title(self) -> str:
-        return self.tr("Length sweep")
-
     def retranslate(self) -> None:
         super().retranslate()
         self.explanation.setText(

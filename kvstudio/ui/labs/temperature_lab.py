@@ -48,9 +48,6 @@ class TemperaturePanel(LabPanel):
             box.valueChanged.connect(self._show_settings)
         self.temperatures.textChanged.connect(self._show_settings)
 
-    def title(self) -> str:
-        return self.tr("Temperature")
-
     def retranslate(self) -> None:
         super().retranslate()
         self.explanation.setText(

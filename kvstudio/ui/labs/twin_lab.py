@@ -17,9 +17,6 @@ from kvstudio.ui.labs.shared.base import LabPanel
 class EngineTwinPanel(LabPanel):
     view_type = TwinView  # its boxes: the registry's TWIN (no course model: the window's)
 
-    def title(self) -> str:
-        return self.tr("Engine twin")
-
     def retranslate(self) -> None:
         super().retranslate()
         self.explanation.setText(

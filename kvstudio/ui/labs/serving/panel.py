@@ -48,9 +48,6 @@ class ServingPanel(LabPanel):
         self.sweep_table.rows_changed.connect(self._fit_table_later.start)
         self.side_layout.addWidget(self.sweep_table, 1)
 
-    def title(self) -> str:
-        return self.tr("Serving")
-
     def retranslate(self) -> None:
         super().retranslate()
         self.explanation.setText(self.tr(

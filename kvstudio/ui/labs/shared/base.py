@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -330,13 +330,14 @@ class LabPanel(RetranslateOnLanguageChange, QWidget):
         return self.lab_view.data_tables()
 
     def title(self) -> str:
-        raise NotImplementedError
+        """The lab's title in the window's language, as the registry declares it."""
+        return self.tab_title()
 
     @classmethod
     def tab_title(cls) -> str:
-        """`title` before a panel is built (its tab stands first): the declaration's English
-        title in this class's translation context, which `title`'s ``self.tr`` looks up."""
-        return QCoreApplication.translate(cls.__name__, cls.view_type.spec_of().title)
+        """`title` before a panel is built (its tab stands first)."""
+        lab = cls.view_type.spec_of()
+        return lab.title_ko if shown_language() == "ko" and lab.title_ko else lab.title
 
     def retranslate(self) -> None:
         language = shown_language()
