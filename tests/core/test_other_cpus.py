@@ -55,10 +55,11 @@ class ChildRun:
     report: Path
     log: Path
 
-CHILD_WAIT_S = 1200  # a child run's limit (quiet: under a minute on the 2-core machine)
+CHILD_WAIT_S = 1200  # a child run's limit (alone: about 75 s of CPU on the 2-core machine)
 
 # Only the folders that hold numeric tests: collecting tests/ui would import Qt for nothing.
 FOLDERS = ("tests/core", "tests/cli", "tests/models")
+MARKER = "mark.numeric"  # how a test file marks a test (or its module) `numeric`
 
 SETTINGS = [
     pytest.param({"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
@@ -67,6 +68,17 @@ SETTINGS = [
                   "MKL_CBWR": "COMPATIBLE"},
                  "AVX2", id="aten-avx2-mkl-compatible"),
 ]
+
+
+def numeric_files() -> list[str]:
+    """The test files in `FOLDERS` that mark a test `numeric`, for the child to collect.
+
+    A file can only carry the marker by naming it, so the others hold no test the child
+    would select; collecting them too (importing each module and what it imports, only to
+    deselect every test) cost each child about 2 s of CPU on the 2-core machine."""
+    return sorted(str(path.relative_to(ROOT)) for folder in FOLDERS
+                  for path in (ROOT / folder).rglob("test_*.py")
+                  if path != Path(__file__) and MARKER in path.read_text(encoding="utf-8"))
 
 
 def _skip_reason() -> str | None:
@@ -99,7 +111,7 @@ def start_child_runs() -> None:
         child_env = {**os.environ, **env, REPORT_ENV: str(report)}
         child_env.pop("PYTEST_ADDOPTS", None)
         command = [sys.executable, "-m", "pytest", "-m", "numeric", "-q", "-p",
-                   "no:cacheprovider", *FOLDERS]
+                   "no:cacheprovider", *numeric_files()]
         with log.open("w", encoding="utf-8") as out:
             process = subprocess.Popen(command, cwd=ROOT, env=child_env, stdout=out,
                                        stderr=subprocess.STDOUT, text=True)
@@ -124,7 +136,7 @@ def child_runs() -> Iterator[dict[str, ChildRun]]:
     stop_child_runs()
 
 
-@pytest.mark.slow  # about 15 s a setting on the 2-core machine; the two run side by side
+@pytest.mark.slow  # about 75 s a setting, alone, on the 2-core machine; the two run side by side
 @pytest.mark.parametrize(("env", "expected"), SETTINGS)
 def test_the_numeric_tests_pass_under_other_kernels(
     env: dict[str, str], expected: str, child_runs: dict[str, ChildRun],
@@ -134,6 +146,11 @@ def test_the_numeric_tests_pass_under_other_kernels(
     if reason is not None:
         pytest.skip(reason)
     run = child_runs[request.node.callspec.id]
+    # The child collects only `numeric_files`: every numeric test this session collected
+    # from those folders must be in one of them.
+    marked = {str(Path(item.path).relative_to(ROOT)) for item in request.session.items
+              if item.get_closest_marker("numeric") is not None}
+    assert marked <= set(numeric_files()), marked - set(numeric_files())
     # This test only waits for its child, which runs ~150 tests and, beside two busy
     # neighbours on a slow 2-core machine, can take past the suite's hang guard
     # (pyproject.toml: faulthandler_timeout); the wait below is this test's own limit, and

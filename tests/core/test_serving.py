@@ -40,7 +40,9 @@ from kvstudio.labs.serving.batching import ServingLabResult
 from kvstudio.labs.serving.lab import EXAMPLE_SYSTEM, serving
 from kvstudio.labs.serving.records import ServingResult
 
-pytestmark = pytest.mark.numeric  # batched against alone: rerun under other kernels
+# The tests marked `numeric` compare batched against alone: rerun under other CPU kernels by
+# tests/core/test_other_cpus.py. The others check arithmetic, plans and refusals, which no
+# kernel changes.
 
 SHARED = 21  # tokens every prompt of the mixed set begins with
 ODD = 5  # the odd block size
@@ -98,6 +100,7 @@ def assert_logits_as_solo(engine: LLMEngine, solo_runs: list[Request], label: st
 POLICIES = [("static", None), ("continuous", None), ("continuous", 7)]
 
 
+@pytest.mark.numeric
 @pytest.mark.parametrize(("policy", "chunk"), POLICIES, ids=["static", "continuous", "chunk7"])
 @pytest.mark.parametrize("prefix", ["none", "blocks", "radix"])
 def test_every_answer_equals_its_solo_run(
@@ -122,6 +125,7 @@ def test_every_answer_equals_its_solo_run(
         assert preempted > 0  # the tight budgets really preempted someone
 
 
+@pytest.mark.numeric
 def test_solo_runs_are_the_ordinary_stepper(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, mixed_requests: list[RequestSpec],
     solo: list[tuple[int, ...]], solo_runs: list[Request],
@@ -146,6 +150,7 @@ def test_solo_runs_are_the_ordinary_stepper(
 
 @pytest.mark.parametrize(("policy", "mode", "b"), list(itertools.product(
     ("static", "continuous"), ("blocks", "radix"), (1, 16, ODD))))
+@pytest.mark.numeric
 def test_prefix_hits_follow_the_arithmetic(
     tiny_backend: MiniMindBackend, policy: str, mode: str, b: int
 ) -> None:
@@ -170,6 +175,7 @@ def test_prefix_hits_follow_the_arithmetic(
         assert tuple(r.output_token_ids) == solo_answer(tiny_backend, request)
 
 
+@pytest.mark.numeric
 def test_static_padding_is_the_formula(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, mixed_requests: list[RequestSpec]
 ) -> None:
@@ -241,6 +247,7 @@ def test_schedule_plans_and_only_the_runner_runs_the_model(
     assert first.num_computed_tokens == 7 and first.output_token_ids == []
 
 
+@pytest.mark.numeric
 def test_a_request_goes_waiting_running_finished_or_through_preempted(
     tiny_backend: MiniMindBackend, mixed_requests: list[RequestSpec],
 ) -> None:
@@ -265,6 +272,7 @@ def test_a_request_goes_waiting_running_finished_or_through_preempted(
             assert statuses == [w, run, fin]
 
 
+@pytest.mark.numeric
 def test_preempted_requests_are_recomputed_and_identical(
     tiny_backend: MiniMindBackend, mixed_requests: list[RequestSpec], solo: list[tuple[int, ...]],
     solo_runs: list[Request],
@@ -298,6 +306,7 @@ def test_radix_copies_a_shared_partial_block_before_writing(
     assert hashes.match([0, 1, 2, 3, 9, 9, 9, 9, 9])[0] == 4  # the chain stops at block 1
 
 
+@pytest.mark.numeric
 def test_the_lab_reports_times_per_repeat_and_every_step(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, mixed_requests: list[RequestSpec]
 ) -> None:
@@ -321,6 +330,7 @@ def test_the_lab_reports_times_per_repeat_and_every_step(
     assert max(fed) <= 8  # the chunk is a token budget per step
 
 
+@pytest.mark.numeric
 def test_a_row_has_its_logits_alone_in_any_batch(tiny_backend: MiniMindBackend) -> None:
     """The packed forward's rows are independent: a row gives its logits alone in a batch of
     any size, to float32 rounding (a product rounds a row by the batch's row count)."""
@@ -345,6 +355,7 @@ def test_a_row_has_its_logits_alone_in_any_batch(tiny_backend: MiniMindBackend) 
                                                 torch.arange(5)), together)
 
 
+@pytest.mark.numeric
 def test_sampled_answers_equal_their_solo_runs_too(
     tiny_backend: MiniMindBackend, mixed_requests: list[RequestSpec]
 ) -> None:

@@ -27,7 +27,6 @@ from kvstudio.labs.speculative import SpeculativeLabResult
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.numeric  # the pack was made on another machine
 @pytest.mark.parametrize(("folder", "language"), [("exports", "ko"), ("exports-en", "en")])
 def test_the_example_pack_samples_the_course_question_with_the_course_settings(
     folder: str, language: str

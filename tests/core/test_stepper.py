@@ -18,9 +18,10 @@ from kvstudio.engine.model import MiniMindLM
 from kvstudio.engine.records import SamplingSettings, StepRecord
 from kvstudio.engine.tokenizer import REPLACEMENT, TextTokenizer
 
-# Compares computations of different shapes (cached vs recompute: a prefill of P against one token
-# a step): rerun under other CPU kernels by tests/core/test_other_cpus.py.
-pytestmark = pytest.mark.numeric
+# The tests marked `numeric` compare computations of different shapes (cached vs recompute: a
+# prefill of P against one token a step; rows batched or shared against alone): rerun under
+# other CPU kernels by tests/core/test_other_cpus.py. The others count, validate or follow a
+# script, which no kernel changes.
 
 GREEDY = SamplingSettings.greedy_settings()
 
@@ -62,6 +63,7 @@ def shared_and_separate(
     return shared, separate
 
 
+@pytest.mark.numeric
 @pytest.mark.parametrize("p, n", [(1, 1), (1, 12), (9, 1), (17, 9), (40, 24)])
 def test_greedy_tokens_identical_between_modes(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer, p: int, n: int
@@ -132,6 +134,7 @@ def test_dynamic_cache_bytes_course_model(
     assert second.attention_mask_shape == (1, 101)  # 100 cached keys + the new one
 
 
+@pytest.mark.numeric
 def test_static_cache_reports_preallocation(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
 ) -> None:
@@ -174,6 +177,7 @@ def test_static_cache_too_small_is_a_clear_error(
         )
 
 
+@pytest.mark.numeric
 def test_sliding_window_matches_recompute_and_stops_growing(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
 ) -> None:
@@ -214,6 +218,7 @@ def test_sliding_window_matches_recompute_and_stops_growing(
     assert full.records[-1].cache_length == 24
 
 
+@pytest.mark.numeric
 def test_same_seed_same_samples_in_both_modes(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
 ) -> None:
@@ -426,6 +431,7 @@ def test_static_length_only_limits_the_cached_mode(
     assert all(r.cache_allocated_bytes == 0 for r in s.records)
 
 
+@pytest.mark.numeric
 @pytest.mark.parametrize("mode", ["cached", "recompute"])
 @pytest.mark.parametrize("kind", ["dynamic", "static", "sliding"])
 def test_rows_sharing_a_prompt_share_the_prefill(
@@ -455,6 +461,7 @@ def peaked_backend(tiny_config: ModelConfig) -> MiniMindBackend:
     return MiniMindBackend(model, name="peaked")
 
 
+@pytest.mark.numeric
 @pytest.mark.parametrize("mode", ["cached", "recompute"])
 @pytest.mark.parametrize("kind", ["dynamic", "static", "sliding"])
 def test_rows_with_one_history_share_a_forward_row(
@@ -480,6 +487,7 @@ def test_rows_with_one_history_share_a_forward_row(
     assert [r.forward_rows for r in separate.records] == [1] + [12] * 11  # prefill shared only
 
 
+@pytest.mark.numeric
 def test_agreeing_rows_are_fed_once(
     tiny_backend: MiniMindBackend, tokenizer: TextTokenizer
 ) -> None:
