@@ -16,18 +16,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, QSizeF
+from PySide6.QtCore import QRectF, QSizeF, Qt
 from PySide6.QtGui import QFontMetricsF, QImage, QPainter
-from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QGraphicsItem,
+    QGraphicsScene,
+    QGraphicsWidget,
+    QStyleOptionGraphicsItem,
+)
 
 from kvstudio.charts.chart_data import ExportError, plot_items
 from kvstudio.charts.plots.sizing import grows_to_its_minimum
 from kvstudio.charts.style import SLIDE_STYLE, PlotStyle, apply_plot_style, slide_style_for
 
 logger = logging.getLogger(__name__)
-
-
-SCRATCH_DIVISOR = 4
 
 
 def companion_views(item: QGraphicsItem) -> list[pg.ViewBox]:
@@ -75,17 +78,58 @@ def _layout_signature(item: QGraphicsItem) -> tuple[float, ...]:
     return tuple(sig)
 
 
+# What pyqtgraph changes while painting an item (the rest of a paint only draws): an axis
+# measures its tick labels and sizes itself for them, and a TextItem painted in a scene for
+# the first time starts following the scene's prepare-for-paint (and, that once, draws its
+# box at its scene transform, ignoring the painter's). Our own items change nothing there.
+PAINT_CHANGES = (pg.AxisItem, pg.TextItem)
+
+
+def _paint_what_changes(scene: QGraphicsScene, rect: QRectF) -> None:
+    """What rendering `rect` of `scene` would change, without drawing the rest of it.
+
+    The same steps as the scene's `render` up to its paint: the views bring their
+    ranges up to their data (pyqtgraph's prepare-for-paint), then each visible item
+    of `PAINT_CHANGES` the render would paint (its bounding rect meets `rect`),
+    bottom first, is painted into a 1×1 scratch image. An axis builds its picture
+    into a QPicture of its own, so its measure does not depend on the painter.
+    """
+    if isinstance(scene, pg.GraphicsScene):
+        scene.prepareForPaint()
+    items = scene.items(rect, Qt.ItemSelectionMode.IntersectsItemBoundingRect,
+                        Qt.SortOrder.AscendingOrder)
+    changing = [each for each in items
+                if isinstance(each, PAINT_CHANGES) and each.isVisible()
+                and each.effectiveOpacity() >= 0.001]  # (Qt skips a fully transparent one)
+    if not changing:
+        return
+    scratch = QImage(1, 1, QImage.Format.Format_RGB32)
+    option = QStyleOptionGraphicsItem()
+    painter = QPainter(scratch)
+    try:
+        for each in changing:
+            if isinstance(each, pg.AxisItem) and each.picture is not None:
+                continue  # measured for what it shows now: its paint would only replay it
+            painter.save()
+            each.paint(painter, option, None)
+            painter.restore()
+    finally:
+        painter.end()
+
+
 def settle_layout(item: QGraphicsItem, max_rounds: int = 12) -> None:
-    """Process events and paint until a paint finds the chart as the round before left it.
+    """Process events and measure until a measure finds the chart as the round before left it.
 
     An axis learns how wide its tick labels are only when it is painted, and
     the layout follows in a later event-loop pass; exporting before that gives
     blank or clipped y-axis labels (STACK-NOTES). So each round lets the events
-    run (a resize, a queued title wrap, new data), then paints a throwaway image
-    (the axes measure the ticks of their current ranges), and compares the axes'
-    geometry, ranges and measured text size with the round before. Painting last
-    matters: new data arriving in the last events would otherwise go unmeasured,
-    and its wider tick labels (4.5 after 4) would be drawn over the axis' title.
+    run (a resize, a queued title wrap, new data), then does what a render would
+    change (`_paint_what_changes`: the axes measure the ticks of their current
+    ranges; nothing else is drawn, which was most of the cost), and compares the
+    axes' geometry, ranges and measured text size with the round before.
+    Measuring last matters: new data arriving in the last events would otherwise
+    go unmeasured, and its wider tick labels (4.5 after 4) would be drawn over
+    the axis' title.
     """
     app = QApplication.instance()
     scene = scene_of(item)
@@ -93,18 +137,7 @@ def settle_layout(item: QGraphicsItem, max_rounds: int = 12) -> None:
     for _ in range(max_rounds):
         if app is not None:
             app.processEvents()
-        rect = item.sceneBoundingRect()
-        # A quarter-size scratch paint is enough: axes measure their labels in item units.
-        scratch = QImage(
-            max(1, int(rect.width() / SCRATCH_DIVISOR)),
-            max(1, int(rect.height() / SCRATCH_DIVISOR)),
-            QImage.Format.Format_RGB32,
-        )
-        painter = QPainter(scratch)
-        try:
-            scene.render(painter, QRectF(scratch.rect()), rect)
-        finally:
-            painter.end()
+        _paint_what_changes(scene, item.sceneBoundingRect())
         current = _layout_signature(item)
         if current == previous:
             return

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QRectF, QSizeF
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QGraphicsItem
 
 from kvstudio.charts import canvas as slide_canvas
@@ -91,3 +91,33 @@ def test_a_size_put_back_after_settling_is_settled_again(chart) -> None:  # type
     render._keep_size(item, size)
     assert item.geometry().size() == size
     assert drawn_faults(plot, item) == []
+
+
+def _box_of(image: QImage, colour: str) -> tuple[int, int, int, int] | None:
+    """The bounding box (left, top, right, bottom) of `image`'s pixels of `colour`."""
+    wanted = QColor(colour).rgb()
+    xs, ys = [], []
+    for y in range(0, image.height(), 2):
+        for x in range(0, image.width(), 2):
+            if image.pixel(x, y) == wanted:
+                xs.append(x)
+                ys.append(y)
+    return (min(xs), min(ys), max(xs), max(ys)) if xs else None
+
+
+def test_a_label_box_never_painted_is_drawn_where_the_render_puts_it(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A pyqtgraph TextItem painted for the first time draws its box at its scene transform,
+    not the painter's: settling paints it once, so a chart never shown on screen has the
+    label's box on the slide where the next export draws it too (not near the page's corner)."""
+    widget = pg.GraphicsLayoutWidget()  # never shown: nothing has painted the label
+    qtbot.addWidget(widget)
+    widget.resize(600, 400)
+    plot = widget.addPlot()
+    plot.plot([0, 1, 2], NARROW)
+    label = pg.TextItem("ms", color="#000000", anchor=(0, 1), fill="#ffcc00")
+    plot.addItem(label)
+    label.setPos(1.0, 5.0)
+    first = _box_of(render.render_image(widget.ci, style=None), "#ffcc00")
+    second = _box_of(render.render_image(widget.ci, style=None), "#ffcc00")
+    assert first is not None
+    assert first == second
