@@ -1,6 +1,6 @@
 """The numeric tests' runs under other CPU kernels start as soon as they are collected.
 
-`test_other_cpus` runs the numeric tests again in two child processes (about 15 s each,
+`test_other_cpus` runs the numeric tests again in two child processes (about 65 CPU-s each,
 one core each) and waits for them. Started when the session has collected that
 module's tests, the children run beside the tests collected before them instead of
 after them; the module's fixture then only waits (and ends them, if the session ends
