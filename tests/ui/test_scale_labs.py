@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
+import pyqtgraph as pg
 from lab_helpers import run_lab, show_lab
+from PySide6.QtGui import QPainter, QPicture
 from PySide6.QtWidgets import QComboBox
 
 from kvstudio.charts.chart_data import read_csv_tables
@@ -15,6 +17,7 @@ from kvstudio.labs.cache.paged import PagedLabResult
 from kvstudio.labs.cache.quantized import QuantLabResult
 from kvstudio.labs.projector import ProjectorResult
 from kvstudio.ui.labs import PagedCachePanel, ProjectorPanel, QuantizedCachePanel
+from tests.ui.settle import settle
 
 
 def _ran(qtbot, cls, exporter, model, **inputs):  # type: ignore[no-untyped-def]
@@ -30,6 +33,19 @@ def _ran(qtbot, cls, exporter, model, **inputs):  # type: ignore[no-untyped-def]
     return panel, run_lab(qtbot, panel)
 
 
+def _drawn_tick_labels(axis: pg.AxisItem) -> list[str]:
+    """The tick labels `axis` draws at its range (once its view fits the data) and size."""
+    axis.scene().prepareForPaint()  # the view's auto-range, as before a paint
+    picture = QPicture()  # the device pyqtgraph paints axes into
+    painter = QPainter(picture)
+    try:
+        painter.setFont(axis.style["tickFont"] or painter.font())
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [] if specs is None else sorted(str(text) for _, _, text in specs[2])  # (< 10 rows)
+
+
 def test_paged_lab_table_and_block_view(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
     panel, result = _ran(qtbot, PagedCachePanel, exporter, tiny_handle,
                          samples=6, new_tokens=12, block_size=4)
@@ -43,6 +59,22 @@ def test_paged_lab_table_and_block_view(qtbot, exporter, tiny_handle) -> None:  
     assert numbers["paged_held_bytes"][-1] == result.hand_count_blocks * result.block_bytes
     json.dumps(numbers)
     panel.shutdown()
+
+
+def test_paged_block_tables_label_whole_rows(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
+    """The block tables' row axis labels each sample's row once, at its centre: pyqtgraph's
+    own ticks labelled half rows ("−0.5", "0.5", …) for 2 or 4 samples at any height."""
+    for samples in (2, 4):
+        panel, _ = _ran(qtbot, PagedCachePanel, exporter, tiny_handle,
+                        samples=samples, new_tokens=6, block_size=4)
+        axis = panel.lab_view.table_plot.getAxis("left")
+        for size in ((1100, 700), (1300, 1000)):
+            panel.resize(*size)
+            settle(qtbot)
+            assert _drawn_tick_labels(axis) == [str(r) for r in range(samples)], size
+        panel.step_slider.setValue(0)  # another step's tables: the same rows
+        assert _drawn_tick_labels(axis) == [str(r) for r in range(samples)]
+        panel.shutdown()
 
 
 def test_quantized_lab_table(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]

@@ -121,7 +121,10 @@ class PagedCacheView(LabView):
         top = max((max(values, default=0) for values in series.values()), default=0) / 1024
         self.bytes_plot.setYRange(0, max(top, 1.0) * 1.35, padding=0)  # room for the legend
         widest = max((len(row) for s in result.paged_steps for row in s.table), default=0)
+        samples = max((len(s.table) for s in result.paged_steps), default=0)
         self.table_plot.getAxis("bottom").setTicks([[(j + 0.5, str(j)) for j in range(widest)]])
+        # One tick per row, at its centre: pyqtgraph's own ticks labelled half rows (−0.5, 0.5)
+        self.table_plot.getAxis("left").setTicks([[(r, str(r)) for r in range(samples)]])
         self._draw_table()
         p, b, per = result.prompt_tokens, result.block_size, result.bytes_per_token
         dynamic_tokens = result.dynamic_bytes[-1] // (result.samples * per)
