@@ -100,7 +100,9 @@ def _paint_what_changes(scene: QGraphicsScene, rect: QRectF) -> None:
                         Qt.SortOrder.AscendingOrder)
     changing = [each for each in items
                 if isinstance(each, PAINT_CHANGES) and each.isVisible()
-                and each.effectiveOpacity() >= 0.001]  # (Qt skips a fully transparent one)
+                and each.effectiveOpacity() >= 0.001  # (Qt skips a fully transparent one)
+                # An axis whose picture is current was measured for what it shows now.
+                and not (isinstance(each, pg.AxisItem) and each.picture is not None)]
     if not changing:
         return
     scratch = QImage(1, 1, QImage.Format.Format_RGB32)
@@ -108,8 +110,6 @@ def _paint_what_changes(scene: QGraphicsScene, rect: QRectF) -> None:
     painter = QPainter(scratch)
     try:
         for each in changing:
-            if isinstance(each, pg.AxisItem) and each.picture is not None:
-                continue  # measured for what it shows now: its paint would only replay it
             painter.save()
             each.paint(painter, option, None)
             painter.restore()
