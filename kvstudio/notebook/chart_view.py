@@ -7,11 +7,6 @@ Qt view is the lab panel's chart itself, not a copy: what the notebook shows
 is what the window's lab draws and exports) and `LiveCharts` (one widget per
 chart of a lab, refreshed as records arrive, and left with a PNG in its output
 for viewers without widgets: GitHub, nbconvert, a CI log).
-
-A live frame is a full render of the chart (about 0.1 s of CPU, a second for the
-serving lab's), so one is rendered only when the browser is ready for it, as
-jupyter_rfb decides (`ChartWidget.ready_for_frame`): it has confirmed the frames
-sent before. The first frame and the finished chart's are always sent.
 """
 
 from __future__ import annotations
@@ -34,7 +29,6 @@ from kvstudio.notebook.environment import in_jupyter
 WIDTH, HEIGHT = 960, 440  # a chart's size in a notebook cell (CSS px)
 MIN_WIDTH, MIN_HEIGHT = 200, 150  # smaller frames are refused (an unreadable chart)
 REFRESH_INTERVAL_S = 0.3  # live frames at most this often while a lab runs
-MAX_FRAMES_IN_FLIGHT = 1  # frames sent but not yet confirmed by the browser (jupyter_rfb's 2)
 
 
 def notebook_canvas(width: int = WIDTH, height: int = HEIGHT) -> SlideCanvas:
@@ -79,10 +73,6 @@ def widget_class() -> type:
 
         def __init__(self, chart: Any, width: int, height: int) -> None:
             super().__init__(css_width=f"{width}px", css_height=f"{height}px")
-            # jupyter_rfb's throttle: no new frame while this many wait for the browser's
-            # confirmation. Each frame here is a full render, and the chart changes only a
-            # few times a second: one in flight keeps up with the run.
-            self.max_buffered_frames = MAX_FRAMES_IN_FLIGHT
             # The thread that owns the Qt items (a cell's, the kernel's main thread) and its
             # event loop: ipykernel 7 can deliver the browser's messages on a subshell thread,
             # and a render from there raced an export on the main thread (curves drawn
@@ -117,23 +107,6 @@ def widget_class() -> type:
             super().handle_event(event)
             if event.get("event_type") == "wheel":  # pyqtgraph redraws after pointer events
                 self.request_draw()
-
-        def ready_for_frame(self) -> bool:
-            """Whether the browser can take a new frame, by jupyter_rfb's own rule
-            (``RemoteFrameBuffer._rfb_maybe_draw``): a view of it is visible and fewer than
-            `max_buffered_frames` frames await its confirmation (``_frame_feedback``, sent
-            back as the browser shows each frame). The first frame is always ready: a busy
-            kernel may hear of the browser's view only after the cell.
-
-            While a cell runs, the confirmations reach the kernel only if the front end
-            sends widget messages on a kernel subshell (JupyterLab 4.4 and later with
-            ipykernel 7); elsewhere, and with no browser at all (a closed tab, a headless
-            kernel), the first frame stays until the finished chart's.
-            """
-            if self._rfb_frame_index == 0:
-                return True
-            in_flight = self._rfb_frame_index - self._frame_feedback.get("index", 0)
-            return bool(self._has_visible_views) and in_flight < self.max_buffered_frames
 
         def _off_qt_thread(self) -> bool:
             return threading.current_thread() is not self.qt_thread and self.qt_loop is not None
@@ -192,22 +165,17 @@ class LiveCharts:
         return bool(self.widgets)
 
     def refresh(self, force: bool = False) -> None:
-        """Send a new frame to each widget whose browser is ready for one, at most every
-        REFRESH_INTERVAL_S; `force` (the finished chart) sends one to every widget.
+        """Send each widget a new frame (at most every REFRESH_INTERVAL_S unless forced).
 
         A cell that runs a lab keeps the kernel busy, so jupyter_rfb's own drawing
         (scheduled on the kernel's event loop) would wait for the end; frames are
-        pushed from here instead, throttled by jupyter_rfb's rule
-        (`ChartWidget.ready_for_frame`): no render for a browser that has not shown
-        the frames it was sent.
+        pushed instead, a few a second.
         """
         now = time.monotonic()
         if not self.widgets or (not force and now - self._sent < REFRESH_INTERVAL_S):
             return
-        ready = [widget for widget in self.widgets if force or widget.ready_for_frame()]
-        if ready:
-            self._sent = now
-        for widget in ready:
+        self._sent = now
+        for widget in self.widgets:
             widget.send_frame(widget.get_frame())
 
     def finish(self) -> None:
