@@ -7,6 +7,7 @@ the plot out again and paints it a second time in the same event-loop turn.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import pytest
@@ -158,7 +159,6 @@ def test_end_labels_cover_no_other_label(qtbot, make_window) -> None:  # type: i
     for size in ((1350, 680), (1264, 632)):  # the window on 1366×768 and 1280×720 screens
         window.resize(*size)
         settle(qtbot)  # laid out at that size, however many passes it takes
-        view = plot.plot_item.vb.sceneBoundingRect()
         for ttft_ms in (5.0, 20.0, 40.0):  # the TTFT label's height
             for step_ms in (2.0, 4.0, 6.0, 9.0, 14.0, 20.0):  # where recompute's total ends
                 cached.records[:] = [replace(r, elapsed_s=(ttft_ms if r.step == 0 else 3.0)
@@ -167,6 +167,8 @@ def test_end_labels_cover_no_other_label(qtbot, make_window) -> None:  # type: i
                                                               else step_ms) / 1000)
                                         for r in recompute.records]
                 plot.refresh(store)
+                # (after the refresh: new tick labels may widen or narrow the y axes)
+                view = plot.plot_item.vb.sceneBoundingRect()
                 labels = plot.ttft_labels() + plot.end_label_rects()
                 assert len(plot.end_label_rects()) == 2
                 for index, (text, rect) in enumerate(labels):
@@ -176,3 +178,62 @@ def test_end_labels_cover_no_other_label(qtbot, make_window) -> None:  # type: i
                                                             step_ms)
                 checked += 1
     assert checked == 36
+
+
+def _drawn_points(plot) -> list[tuple[float, float]]:  # type: ignore[no-untyped-def]
+    """Every pixel the time plot's lines pass through, and its markers' centres, in scene
+    coordinates: each curve's points mapped by Qt, each segment sampled every pixel."""
+    from PySide6.QtCore import QPointF
+
+    points: list[tuple[float, float]] = []
+    for curve in (*plot._per_step.values(), *plot._cumulative.values(), *plot._ttft.values()):
+        x, y = curve.getData()
+        if x is None:
+            continue
+        mapped = [curve.mapToScene(QPointF(float(a), float(b))) for a, b in zip(x, y, strict=True)]
+        for start, end in itertools.pairwise(mapped):
+            steps = max(int(abs(end.x() - start.x()) + abs(end.y() - start.y())), 1)
+            points += [(start.x() + (end.x() - start.x()) * i / steps,
+                        start.y() + (end.y() - start.y()) * i / steps) for i in range(steps)]
+        points += [(p.x(), p.y()) for p in mapped]
+    return points
+
+
+def test_value_labels_cross_no_line_or_marker(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    """The TTFT and cumulative labels sit where no line passes: written at their values they
+    covered the first steps' noisy line ("TTFT: Cached 23.6 ms · Recompute 17.0 ms" at
+    1366×768) and the recompute spike ("누적 662 ms" at 1920×1080)."""
+    window = make_window(max_new_tokens=24)
+    store = window.controller.store
+    window.controller.run_to_end()
+    qtbot.waitUntil(lambda: store.current is not None and store.current.finished,
+                    timeout=HANG_GUARD_MS)
+    for step in range(1, 11):
+        _step_and_refresh(qtbot, window, "recompute", step)
+    plot = window.time_plot
+    cached, recompute = store.trace("cached"), store.trace("recompute")
+    # As measured on a laptop: cached decode steps as noisy as its prefill, recompute growing
+    # with the context, with one spike (a garbage collection) near the end.
+    noise = [10.0 + 25.0 * ((7 * i) % 11) / 10 for i in range(len(cached.records))]
+    cached.records[:] = [replace(r, elapsed_s=(23.6 if r.step == 0 else noise[i]) / 1000)
+                         for i, r in enumerate(cached.records)]
+    recompute.records[:] = [replace(r, elapsed_s=(17.0 if r.step == 0 else 8.0 + 1.5 * r.step
+                                                  + (25.0 if r.step == 8 else 0.0)) / 1000)
+                            for r in recompute.records]
+    checked = 0
+    for size in ((1350, 680), (1264, 632), (1900, 1000)):  # 1366×768, 1280×720, 1920×1080
+        window.resize(*size)
+        settle(qtbot)
+        plot.refresh(store)
+        view = plot.plot_item.vb.sceneBoundingRect()
+        points = _drawn_points(plot)
+        labels = plot.ttft_labels() + plot.end_label_rects()
+        assert [text for text, _ in labels] == [
+            "TTFT: Cached 23.6 ms · Recompute 17.0 ms",
+            f"Σ {sum(cached.step_ms):,.0f} ms", f"Σ {sum(recompute.step_ms):,.0f} ms"]
+        for text, rect in labels:
+            assert view.adjusted(-1, -1, 1, 1).contains(rect), (size, text, rect, view)
+            crossing = [p for p in points if rect.adjusted(-1, -1, 1, 1).contains(*p)]
+            assert not crossing, (size, text, rect, crossing[:3])
+            checked += 1
+    assert checked == 9

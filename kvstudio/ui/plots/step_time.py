@@ -3,22 +3,25 @@
 Owns the drawing of `StepRecord.elapsed_s` for the latest run of both modes:
 per-step lines against the left axis, cumulative dashed against the right;
 and, after "Measure TTFT ×k", the repeated prefill's median per mode with its
-min–max bar at step 0.
+min–max bar at step 0. The value labels (TTFT, the cumulative totals) are placed
+where they cross no line or marker (`_place_labels`): the TTFT label in the top-left
+corner, each total beside its line's end or along the top, inside the plot.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, QTimer
+from PySide6.QtCore import QPointF, QRectF, QSizeF, QTimer
 from PySide6.QtWidgets import QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.plots.end_values import label_rect, place_clear_of
+from kvstudio.charts.plots.end_values import CLEAR_ANCHORS, label_rect
 from kvstudio.charts.plots.names import mode_name
 from kvstudio.engine.records import MODES, Mode
 from kvstudio.ui.plots.base import MODE_COLOURS, LivePlot, live_curve, mode_pen
@@ -29,6 +32,8 @@ if TYPE_CHECKING:
     from kvstudio.labs.cache.compare import PrefillTimes  # (torch: imported when TTFT is measured)
 
 LABEL_FILL = (255, 255, 255, 210)  # TTFT labels stay readable over the lines
+LABEL_GAP = 3.0  # px a label keeps from a line, a marker, another label and the plot's edge
+SPOTS_ALONG = 8  # places along each row of the plot a label may take (from its corner on)
 
 
 class StepTimePlot(LivePlot):
@@ -61,11 +66,11 @@ class StepTimePlot(LivePlot):
             self._ttft[mode], self._ttft_label[mode] = ttft, label
         self._ttft_both = pg.TextItem(color="#222", anchor=(0, 1), fill=LABEL_FILL)
         self.plot_item.addItem(self._ttft_both)
-        self._clear_later = QTimer(self)  # after a resize, once the views have their size
-        self._clear_later.setSingleShot(True)
-        self._clear_later.setInterval(0)
-        self._clear_later.timeout.connect(self._clear_end_labels)
-        self.plot_item.vb.sigResized.connect(self._clear_later.start)
+        self._place_later = QTimer(self)  # after a resize, once the views have their size
+        self._place_later.setSingleShot(True)
+        self._place_later.setInterval(0)
+        self._place_later.timeout.connect(self._place_labels)
+        self.plot_item.vb.sigResized.connect(self._place_later.start)
         # Repeated TTFT (median and min–max per mode), drawn beside step 0.
         self._repeats: PrefillTimes | None = None
         self._repeat_bars = {mode: pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), beam=0.2,
@@ -125,7 +130,6 @@ class StepTimePlot(LivePlot):
                                        else ([0.0], [ms[0]])))
             self._ttft_label[mode].setText(
                 "" if self._repeats is not None else self._ttft_text.format(ms[0]))
-            self._ttft_label[mode].setPos(0.3, float(ms[0]))
         self._label_ttft(store)
         if store.traces():  # the run plus room for the next steps; exactly the run once it ends
             self.set_ranges((-0.6, store_steps(store) - 0.4))
@@ -144,18 +148,71 @@ class StepTimePlot(LivePlot):
             text = self._end_text.format(total)
             if label.textItem.toPlainText() != text:
                 label.setText(text)
-            label.setPos(float(trace.steps[-1]), total)
-        self._clear_end_labels()
+        self._place_labels()
 
-    def _clear_end_labels(self) -> None:
-        """Move each end label off the TTFT labels and the other end label (at 1366×768
-        "Σ 197 ms" sat on the TTFT label); again whenever the plot is resized."""
-        taken = [rect for _, rect in self.ttft_labels()]
-        inside = self.plot_item.vb.sceneBoundingRect()
-        for mode in MODES:
-            label = self._end_label[mode]
+    def _place_labels(self) -> None:
+        """Put each value label where it covers no line, marker or other label, inside the
+        plot; again whenever the plot is resized (or laid out on a slide).
+
+        Labels written at their values sat on the curves: at 1366×768 "TTFT: Cached …
+        Recompute …" over the first steps' noisy line, at 1920×1080 "누적 662 ms" on the
+        recompute line's spike. The TTFT label takes the top-left corner (above step 0)
+        or the first clear place along the rows below the top; each total the first clear
+        place around its line's end, else along the rows from the top-right corner. The
+        y ranges keep the top third above the per-step lines free (`_grow_y`), so the top
+        row is usually clear. Where no place is clear: the one crossing fewest lines.
+        """
+        store = self._store
+        vb = self.plot_item.vb
+        vb.updateMatrix()  # ranges just set apply when the view paints
+        if self.right_view is not None:
+            self.right_view.updateMatrix()
+        view = vb.sceneBoundingRect()
+        if store is None or view.width() <= 0 or view.height() <= 0:
+            return
+        lines, markers = self._drawn_shapes()
+        taken: list[QRectF] = []
+        for label in [*self._ttft_label.values(), self._ttft_both]:
             if label.textItem.toPlainText():
-                taken.append(place_clear_of(label, taken, inside))
+                size = label_rect(label).size()
+                spots = _corner_spots(size, view, left=True)
+                taken.append(_place(label, size, spots, view, lines, markers, taken))
+        for mode in MODES:
+            label, trace = self._end_label[mode], store.trace(mode)
+            if not label.textItem.toPlainText() or trace is None or not trace.records:
+                continue
+            end = label.getViewBox().mapViewToScene(  # (the right axis' view)
+                QPointF(float(trace.steps[-1]), float(trace.cumulative_ms[-1])))
+            size = label_rect(label).size()
+            spots = chain(_spots_around(size, end), _corner_spots(size, view, left=False))
+            taken.append(_place(label, size, spots, view, lines, markers, taken))
+
+    def _drawn_shapes(self) -> tuple[np.ndarray, list[QRectF]]:
+        """What the labels must not cover, in scene coordinates: every line segment drawn
+        (rows x0, y0, x1, y1: the per-step and cumulative lines, the min–max bars) and a
+        square around each marker (the TTFT stars, the medians)."""
+        segments: list[np.ndarray] = []
+        for curve in (*self._per_step.values(), *self._cumulative.values()):
+            x, y = curve.getData()
+            if x is None or len(x) == 0:
+                continue
+            points = _to_scene(curve, np.asarray(x, float), np.asarray(y, float))  # (n, 2)
+            ends = np.repeat(points, 2, axis=0)[1:-1] if len(points) > 1 else \
+                np.vstack([points, points])  # a single point: a segment of no length
+            segments.append(ends.reshape(-1, 4))  # (n - 1, 4): one row per segment
+        markers: list[QRectF] = []
+        for scatter in (*self._ttft.values(), *self._repeat_median.values()):
+            x, y = scatter.getData()
+            half = float(scatter.opts["size"]) / 2
+            for px, py in _to_scene(scatter, np.asarray(x, float), np.asarray(y, float)):
+                markers.append(QRectF(px - half, py - half, 2 * half, 2 * half))
+        if self._repeats is not None:
+            for mode in MODES:
+                value = self._repeats.ttft_ms(mode)
+                x = np.full(2, self._REPEAT_X[mode])
+                bar = _to_scene(self._repeat_bars[mode], x, np.asarray([value.low, value.high]))
+                segments.append(bar.reshape(1, 4))
+        return (np.vstack(segments) if segments else np.zeros((0, 4))), markers
 
     def end_labels(self) -> dict[Mode, str]:
         """The end values written on the cumulative lines now (for tests)."""
@@ -187,7 +244,6 @@ class StepTimePlot(LivePlot):
             text = html.escape(self._ttft_median_text).format(" · ".join(parts),
                                                               len(repeats.ms["cached"]))
         self._ttft_both.setHtml(text)
-        self._ttft_both.setPos(0.3, max(firsts.values()))
 
     def ttft_labels(self) -> list[tuple[str, QRectF]]:
         """The TTFT labels shown: (plain text, rectangle in scene coordinates), for tests."""
@@ -305,6 +361,81 @@ class StepTimePlot(LivePlot):
                 tuple(Series(self.tr("{0}: TTFT (ms)").format(mode_name(m)), rounds,
                              self._repeats.ms[m]) for m in MODES)))
         return tables
+
+
+def _to_scene(item: pg.GraphicsObject, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Points (`x`, `y`) of `item`'s data in scene coordinates: (n, 2)."""
+    t = item.sceneTransform()  # data → scene: an affine map (a view's scale and offset)
+    return np.column_stack([t.m11() * x + t.m21() * y + t.dx(),
+                            t.m12() * x + t.m22() * y + t.dy()])
+
+
+def _spots_around(size: QSizeF, point: QPointF) -> Iterator[QPointF]:
+    """Places for a label of `size` beside `point` (scene coordinates), in `CLEAR_ANCHORS`'
+    order, each `LABEL_GAP` + 1 px off the point so that the line ending there does not
+    count as crossing its own label: the label's top-left corners in scene coordinates."""
+    off = LABEL_GAP + 1
+    for ax, ay in CLEAR_ANCHORS:
+        yield QPointF(point.x() - ax * size.width() + (-off if ax >= 1 else off),
+                      point.y() - ay * size.height() + (-off if ay >= 1 else off))
+
+
+def _corner_spots(size: QSizeF, view: QRectF, left: bool) -> Iterator[QPointF]:
+    """Places for a label of `size` along the rows of `view`, from its top-left (`left`) or
+    top-right corner on, `LABEL_GAP` inside its edges: top-left corners, scene coordinates."""
+    width, height = size.width() + LABEL_GAP, size.height() + LABEL_GAP
+    room = max(view.width() - width - LABEL_GAP, 0.0)
+    rows = max(int((view.height() - LABEL_GAP) // height), 1)
+    for row in range(rows):
+        for i in range(SPOTS_ALONG):
+            along = room * i / (SPOTS_ALONG - 1)
+            yield QPointF(view.left() + LABEL_GAP + (along if left else room - along),
+                          view.top() + LABEL_GAP + row * height)
+
+
+def _crossings(rect: QRectF, lines: np.ndarray, markers: list[QRectF]) -> int:
+    """How many of the segments `lines` (rows x0, y0, x1, y1) and `markers` meet `rect`."""
+    padded = rect.adjusted(-LABEL_GAP, -LABEL_GAP, LABEL_GAP, LABEL_GAP)
+    left, top, right, bottom = padded.left(), padded.top(), padded.right(), padded.bottom()
+    x0, y0, x1, y1 = lines.T
+    boxes_meet = ((np.maximum(x0, x1) >= left) & (np.minimum(x0, x1) <= right)
+                  & (np.maximum(y0, y1) >= top) & (np.minimum(y0, y1) <= bottom))
+    # A segment whose box meets the rectangle crosses it unless all four corners lie on
+    # one side of its line.
+    sides = np.stack([(x1 - x0) * (cy - y0) - (y1 - y0) * (cx - x0)
+                      for cx, cy in ((left, top), (right, top), (left, bottom), (right, bottom))])
+    one_side = np.all(sides > 0, axis=0) | np.all(sides < 0, axis=0)
+    return int(np.count_nonzero(boxes_meet & ~one_side)) + sum(
+        1 for marker in markers if padded.intersects(marker))
+
+
+def _place(label: pg.TextItem, size: QSizeF, spots: Iterable[QPointF], view: QRectF,
+           lines: np.ndarray, markers: list[QRectF], taken: list[QRectF]) -> QRectF:
+    """Put `label` (its `size`) at the first of `spots` inside `view` that covers none of
+    `taken` and no line or marker; where none does, at the one inside crossing the fewest
+    (or the first spot, where none is inside). Its rect."""
+    best: tuple[int, QPointF] | None = None
+    first: QPointF | None = None
+    for spot in spots:
+        if first is None:  # (not `first or spot`: a QPointF at 0, 0 is false)
+            first = spot
+        rect = QRectF(spot, size)
+        if not view.contains(rect) or any(rect.intersects(other) for other in taken):
+            continue
+        crossed = _crossings(rect, lines, markers)
+        if crossed == 0:
+            return _put(label, spot)
+        if best is None or crossed < best[0]:
+            best = (crossed, spot)
+    fallback = best[1] if best is not None else first
+    return _put(label, fallback if fallback is not None else view.topLeft())
+
+
+def _put(label: pg.TextItem, top_left: QPointF) -> QRectF:
+    """Draw `label` with its top-left corner at `top_left` (scene coordinates); its rect."""
+    label.setAnchor((0.0, 0.0))
+    label.setPos(label.getViewBox().mapSceneToView(top_left))
+    return label_rect(label)
 
 
 def _shown_labels(labels: Iterable[pg.TextItem]) -> list[tuple[str, QRectF]]:
