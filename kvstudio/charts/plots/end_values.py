@@ -3,24 +3,27 @@
 Owns `EndValues`. A line that ends far below its axis' top (a 0.25 GiB cache
 under a 16 GiB GPU line) reads as flat at zero; its end value written beside
 its last point says what it reaches. The labels are the line's colour, kept
-out of auto-range, and replaced on every `show`. Also owns `place_clear_of`:
-a label moved to the first spot around its point that covers no other label
-(the step-time plot's "Σ 197 ms" sat on its TTFT label at 1366×768).
+out of auto-range, and replaced on every `show`. Also owns `place_clear`: a
+label put at the first of its candidate spots (around a line's end, along the
+plot's top rows) that crosses no drawn segment, marker or other label, inside
+the plot (the step-time plot's TTFT and total labels sat on its curves).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QPointF, QRectF, QSizeF
 
 LABEL_FILL = (255, 255, 255, 210)  # readable over grid lines
 # Where a label may sit around its point, in order: (x, y) anchors of pyqtgraph's TextItem
 # (1, 1): left of and above the point; y past 1 lifts it a line, below 0 drops it a line.
 CLEAR_ANCHORS = ((1.0, 1.0), (1.0, 0.0), (0.0, 1.0), (0.0, 0.0), (1.0, 2.2), (1.0, -1.2),
                  (0.0, 2.2), (0.0, -1.2), (1.0, 3.4), (1.0, -2.4))
+LABEL_GAP = 3.0  # px a label keeps from a line, a marker, another label and the plot's edge
+SPOTS_ALONG = 8  # places along each row of the plot a label may take (from its corner on)
 
 
 def label_rect(label: pg.TextItem) -> QRectF:
@@ -34,21 +37,80 @@ def label_rect(label: pg.TextItem) -> QRectF:
     return label.mapRectToScene(label.textItem.mapRectToParent(label.textItem.boundingRect()))
 
 
-def place_clear_of(label: pg.TextItem, others: Sequence[QRectF], inside: QRectF) -> QRectF:
-    """Anchor `label` at the first spot around its point that overlaps none of `others` and
-    stays `inside` (the view box); where none does, at the first one inside. Its rect."""
-    first_inside: tuple[float, float] | None = None
-    for anchor in CLEAR_ANCHORS:
-        label.setAnchor(anchor)
-        rect = label_rect(label)
-        if not inside.contains(rect):
+def scene_points(item: pg.GraphicsObject, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Points (`x`, `y`) of `item`'s data in scene coordinates: (n, 2)."""
+    t = item.sceneTransform()  # data → scene: an affine map (a view's scale and offset)
+    return np.column_stack([t.m11() * x + t.m21() * y + t.dx(),
+                            t.m12() * x + t.m22() * y + t.dy()])
+
+
+def spots_around(size: QSizeF, point: QPointF) -> Iterator[QPointF]:
+    """Places for a label of `size` beside `point` (scene coordinates), in `CLEAR_ANCHORS`'
+    order, each `LABEL_GAP` + 1 px off the point so that the line ending there does not
+    count as crossing its own label: the label's top-left corners in scene coordinates."""
+    off = LABEL_GAP + 1
+    for ax, ay in CLEAR_ANCHORS:
+        yield QPointF(point.x() - ax * size.width() + (-off if ax >= 1 else off),
+                      point.y() - ay * size.height() + (-off if ay >= 1 else off))
+
+
+def corner_spots(size: QSizeF, view: QRectF, left: bool) -> Iterator[QPointF]:
+    """Places for a label of `size` along the rows of `view`, from its top-left (`left`) or
+    top-right corner on, `LABEL_GAP` inside its edges: top-left corners, scene coordinates."""
+    width, height = size.width() + LABEL_GAP, size.height() + LABEL_GAP
+    room = max(view.width() - width - LABEL_GAP, 0.0)
+    rows = max(int((view.height() - LABEL_GAP) // height), 1)
+    for row in range(rows):
+        for i in range(SPOTS_ALONG):
+            along = room * i / (SPOTS_ALONG - 1)
+            yield QPointF(view.left() + LABEL_GAP + (along if left else room - along),
+                          view.top() + LABEL_GAP + row * height)
+
+
+def crossings(rect: QRectF, lines: np.ndarray, markers: list[QRectF]) -> int:
+    """How many of the segments `lines` (rows x0, y0, x1, y1) and `markers` meet `rect`."""
+    padded = rect.adjusted(-LABEL_GAP, -LABEL_GAP, LABEL_GAP, LABEL_GAP)
+    left, top, right, bottom = padded.left(), padded.top(), padded.right(), padded.bottom()
+    x0, y0, x1, y1 = lines.T
+    boxes_meet = ((np.maximum(x0, x1) >= left) & (np.minimum(x0, x1) <= right)
+                  & (np.maximum(y0, y1) >= top) & (np.minimum(y0, y1) <= bottom))
+    # A segment whose box meets the rectangle crosses it unless all four corners lie on
+    # one side of its line.
+    sides = np.stack([(x1 - x0) * (cy - y0) - (y1 - y0) * (cx - x0)
+                      for cx, cy in ((left, top), (right, top), (left, bottom), (right, bottom))])
+    one_side = np.all(sides > 0, axis=0) | np.all(sides < 0, axis=0)
+    return int(np.count_nonzero(boxes_meet & ~one_side)) + sum(
+        1 for marker in markers if padded.intersects(marker))
+
+
+def place_clear(label: pg.TextItem, size: QSizeF, spots: Iterable[QPointF], view: QRectF,
+                lines: np.ndarray, markers: list[QRectF], taken: list[QRectF]) -> QRectF:
+    """Put `label` (its `size`) at the first of `spots` inside `view` that covers none of
+    `taken` and no line or marker; where none does, at the one inside crossing the fewest
+    (or the first spot, where none is inside). Its rect."""
+    best: tuple[int, QPointF] | None = None
+    first: QPointF | None = None
+    for spot in spots:
+        if first is None:  # (not `first or spot`: a QPointF at 0, 0 is false)
+            first = spot
+        rect = QRectF(spot, size)
+        if not view.contains(rect) or any(rect.intersects(other) for other in taken):
             continue
-        if not any(rect.intersects(other) for other in others):
-            return rect
-        if first_inside is None:
-            first_inside = anchor
-    label.setAnchor(first_inside or CLEAR_ANCHORS[0])
+        crossed = crossings(rect, lines, markers)
+        if crossed == 0:
+            return put_label(label, spot)
+        if best is None or crossed < best[0]:
+            best = (crossed, spot)
+    fallback = best[1] if best is not None else first
+    return put_label(label, fallback if fallback is not None else view.topLeft())
+
+
+def put_label(label: pg.TextItem, top_left: QPointF) -> QRectF:
+    """Draw `label` with its top-left corner at `top_left` (scene coordinates); its rect."""
+    label.setAnchor((0.0, 0.0))
+    label.setPos(label.getViewBox().mapSceneToView(top_left))
     return label_rect(label)
+
 
 
 class EndValues:

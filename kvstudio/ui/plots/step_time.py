@@ -4,24 +4,31 @@ Owns the drawing of `StepRecord.elapsed_s` for the latest run of both modes:
 per-step lines against the left axis, cumulative dashed against the right;
 and, after "Measure TTFT ×k", the repeated prefill's median per mode with its
 min–max bar at step 0. The value labels (TTFT, the cumulative totals) are placed
-where they cross no line or marker (`_place_labels`): the TTFT label in the top-left
-corner, each total beside its line's end or along the top, inside the plot.
+where they cross no line or marker (`_place_labels`, with `end_values.place_clear`):
+the TTFT label in the top-left corner, each total beside its line's end or along the
+top, inside the plot.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, QSizeF, QTimer
+from PySide6.QtCore import QPointF, QRectF, QTimer
 from PySide6.QtWidgets import QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
-from kvstudio.charts.plots.end_values import CLEAR_ANCHORS, label_rect
+from kvstudio.charts.plots.end_values import (
+    corner_spots,
+    label_rect,
+    place_clear,
+    scene_points,
+    spots_around,
+)
 from kvstudio.charts.plots.names import mode_name
 from kvstudio.engine.records import MODES, Mode
 from kvstudio.ui.plots.base import MODE_COLOURS, LivePlot, live_curve, mode_pen
@@ -32,8 +39,6 @@ if TYPE_CHECKING:
     from kvstudio.labs.cache.compare import PrefillTimes  # (torch: imported when TTFT is measured)
 
 LABEL_FILL = (255, 255, 255, 210)  # TTFT labels stay readable over the lines
-LABEL_GAP = 3.0  # px a label keeps from a line, a marker, another label and the plot's edge
-SPOTS_ALONG = 8  # places along each row of the plot a label may take (from its corner on)
 
 
 class StepTimePlot(LivePlot):
@@ -175,8 +180,8 @@ class StepTimePlot(LivePlot):
         for label in [*self._ttft_label.values(), self._ttft_both]:
             if label.textItem.toPlainText():
                 size = label_rect(label).size()
-                spots = _corner_spots(size, view, left=True)
-                taken.append(_place(label, size, spots, view, lines, markers, taken))
+                spots = corner_spots(size, view, left=True)
+                taken.append(place_clear(label, size, spots, view, lines, markers, taken))
         for mode in MODES:
             label, trace = self._end_label[mode], store.trace(mode)
             if not label.textItem.toPlainText() or trace is None or not trace.records:
@@ -184,8 +189,8 @@ class StepTimePlot(LivePlot):
             end = label.getViewBox().mapViewToScene(  # (the right axis' view)
                 QPointF(float(trace.steps[-1]), float(trace.cumulative_ms[-1])))
             size = label_rect(label).size()
-            spots = chain(_spots_around(size, end), _corner_spots(size, view, left=False))
-            taken.append(_place(label, size, spots, view, lines, markers, taken))
+            spots = chain(spots_around(size, end), corner_spots(size, view, left=False))
+            taken.append(place_clear(label, size, spots, view, lines, markers, taken))
 
     def _drawn_shapes(self) -> tuple[np.ndarray, list[QRectF]]:
         """What the labels must not cover, in scene coordinates: every line segment drawn
@@ -196,7 +201,7 @@ class StepTimePlot(LivePlot):
             x, y = curve.getData()
             if x is None or len(x) == 0:
                 continue
-            points = _to_scene(curve, np.asarray(x, float), np.asarray(y, float))  # (n, 2)
+            points = scene_points(curve, np.asarray(x, float), np.asarray(y, float))  # (n, 2)
             ends = np.repeat(points, 2, axis=0)[1:-1] if len(points) > 1 else \
                 np.vstack([points, points])  # a single point: a segment of no length
             segments.append(ends.reshape(-1, 4))  # (n - 1, 4): one row per segment
@@ -204,13 +209,13 @@ class StepTimePlot(LivePlot):
         for scatter in (*self._ttft.values(), *self._repeat_median.values()):
             x, y = scatter.getData()
             half = float(scatter.opts["size"]) / 2
-            for px, py in _to_scene(scatter, np.asarray(x, float), np.asarray(y, float)):
+            for px, py in scene_points(scatter, np.asarray(x, float), np.asarray(y, float)):
                 markers.append(QRectF(px - half, py - half, 2 * half, 2 * half))
         if self._repeats is not None:
             for mode in MODES:
                 value = self._repeats.ttft_ms(mode)
                 x = np.full(2, self._REPEAT_X[mode])
-                bar = _to_scene(self._repeat_bars[mode], x, np.asarray([value.low, value.high]))
+                bar = scene_points(self._repeat_bars[mode], x, np.asarray([value.low, value.high]))
                 segments.append(bar.reshape(1, 4))
         return (np.vstack(segments) if segments else np.zeros((0, 4))), markers
 
@@ -361,81 +366,6 @@ class StepTimePlot(LivePlot):
                 tuple(Series(self.tr("{0}: TTFT (ms)").format(mode_name(m)), rounds,
                              self._repeats.ms[m]) for m in MODES)))
         return tables
-
-
-def _to_scene(item: pg.GraphicsObject, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Points (`x`, `y`) of `item`'s data in scene coordinates: (n, 2)."""
-    t = item.sceneTransform()  # data → scene: an affine map (a view's scale and offset)
-    return np.column_stack([t.m11() * x + t.m21() * y + t.dx(),
-                            t.m12() * x + t.m22() * y + t.dy()])
-
-
-def _spots_around(size: QSizeF, point: QPointF) -> Iterator[QPointF]:
-    """Places for a label of `size` beside `point` (scene coordinates), in `CLEAR_ANCHORS`'
-    order, each `LABEL_GAP` + 1 px off the point so that the line ending there does not
-    count as crossing its own label: the label's top-left corners in scene coordinates."""
-    off = LABEL_GAP + 1
-    for ax, ay in CLEAR_ANCHORS:
-        yield QPointF(point.x() - ax * size.width() + (-off if ax >= 1 else off),
-                      point.y() - ay * size.height() + (-off if ay >= 1 else off))
-
-
-def _corner_spots(size: QSizeF, view: QRectF, left: bool) -> Iterator[QPointF]:
-    """Places for a label of `size` along the rows of `view`, from its top-left (`left`) or
-    top-right corner on, `LABEL_GAP` inside its edges: top-left corners, scene coordinates."""
-    width, height = size.width() + LABEL_GAP, size.height() + LABEL_GAP
-    room = max(view.width() - width - LABEL_GAP, 0.0)
-    rows = max(int((view.height() - LABEL_GAP) // height), 1)
-    for row in range(rows):
-        for i in range(SPOTS_ALONG):
-            along = room * i / (SPOTS_ALONG - 1)
-            yield QPointF(view.left() + LABEL_GAP + (along if left else room - along),
-                          view.top() + LABEL_GAP + row * height)
-
-
-def _crossings(rect: QRectF, lines: np.ndarray, markers: list[QRectF]) -> int:
-    """How many of the segments `lines` (rows x0, y0, x1, y1) and `markers` meet `rect`."""
-    padded = rect.adjusted(-LABEL_GAP, -LABEL_GAP, LABEL_GAP, LABEL_GAP)
-    left, top, right, bottom = padded.left(), padded.top(), padded.right(), padded.bottom()
-    x0, y0, x1, y1 = lines.T
-    boxes_meet = ((np.maximum(x0, x1) >= left) & (np.minimum(x0, x1) <= right)
-                  & (np.maximum(y0, y1) >= top) & (np.minimum(y0, y1) <= bottom))
-    # A segment whose box meets the rectangle crosses it unless all four corners lie on
-    # one side of its line.
-    sides = np.stack([(x1 - x0) * (cy - y0) - (y1 - y0) * (cx - x0)
-                      for cx, cy in ((left, top), (right, top), (left, bottom), (right, bottom))])
-    one_side = np.all(sides > 0, axis=0) | np.all(sides < 0, axis=0)
-    return int(np.count_nonzero(boxes_meet & ~one_side)) + sum(
-        1 for marker in markers if padded.intersects(marker))
-
-
-def _place(label: pg.TextItem, size: QSizeF, spots: Iterable[QPointF], view: QRectF,
-           lines: np.ndarray, markers: list[QRectF], taken: list[QRectF]) -> QRectF:
-    """Put `label` (its `size`) at the first of `spots` inside `view` that covers none of
-    `taken` and no line or marker; where none does, at the one inside crossing the fewest
-    (or the first spot, where none is inside). Its rect."""
-    best: tuple[int, QPointF] | None = None
-    first: QPointF | None = None
-    for spot in spots:
-        if first is None:  # (not `first or spot`: a QPointF at 0, 0 is false)
-            first = spot
-        rect = QRectF(spot, size)
-        if not view.contains(rect) or any(rect.intersects(other) for other in taken):
-            continue
-        crossed = _crossings(rect, lines, markers)
-        if crossed == 0:
-            return _put(label, spot)
-        if best is None or crossed < best[0]:
-            best = (crossed, spot)
-    fallback = best[1] if best is not None else first
-    return _put(label, fallback if fallback is not None else view.topLeft())
-
-
-def _put(label: pg.TextItem, top_left: QPointF) -> QRectF:
-    """Draw `label` with its top-left corner at `top_left` (scene coordinates); its rect."""
-    label.setAnchor((0.0, 0.0))
-    label.setPos(label.getViewBox().mapSceneToView(top_left))
-    return label_rect(label)
 
 
 def _shown_labels(labels: Iterable[pg.TextItem]) -> list[tuple[str, QRectF]]:
