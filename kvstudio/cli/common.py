@@ -9,14 +9,13 @@ on stderr (`ProgressLine`, `drain`) and the cost threshold (`add_yes_option`,
 (`lab_subcommand`, `finish_subcommand`), the model, cache and
 prompt options (`model_options`, `cache_options`), their
 readers (`cache_spec`, `prompt_ids`, `prompt_text`) and the table helpers
-`ms` `fixed` and `short`. The subcommand modules (``compare``, ``chat``, ``project`` …)
-import it; it imports none of them.
+`ms` and `short` (a float in a table: `kvstudio.labs.number_format.table_float`). The
+subcommand modules (``compare``, ``chat``, ``project`` …) import it; it imports none of them.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from collections.abc import Callable
@@ -251,17 +250,6 @@ def prompt_ids(
     if cut.note is not None:
         print(f"Note: {cut.note}.")
     return list(cut.ids)
-
-
-def fixed(value: float) -> str:
-    """A float as every table prints it: ``1,660``, ``7.09``, ``0.00506``; never ``1.66e+03``."""
-    if value == 0 or not math.isfinite(value):
-        return "0" if value == 0 else str(value)
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    if abs(value) >= 0.01:
-        return f"{value:.2f}"
-    return f"{value:.{2 - math.floor(math.log10(abs(value)))}f}"  # three significant digits
 
 
 def ms(seconds: float) -> str:

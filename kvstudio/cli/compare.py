@@ -34,6 +34,7 @@ from kvstudio.engine.records import MODES, Mode
 from kvstudio.labs.cache.compare import CompareResult, ModeRun, RepeatedCompare
 from kvstudio.labs.cache.paged import question_ids
 from kvstudio.labs.course import CACHE_PRESETS, COURSE, NOTEBOOK
+from kvstudio.labs.number_format import table_float
 from kvstudio.labs.registry import COMPARE, PAGED
 
 
@@ -209,7 +210,7 @@ def print_compare(result: CompareResult, backend: LanguageModel,
         if result.cache_spec.kind in QUANT_BITS
         else "fp rounding only"
     )
-    print(f"  max |Δlogit|:      {common.fixed(result.max_logit_diff)} (over {n} steps, {why})")
+    print(f"  max |Δlogit|:      {table_float(result.max_logit_diff)} (over {n} steps, {why})")
     print(
         f"  formulas match:    tokens fed {'yes' if ok_fed else 'NO'}, "
         f"cache bytes {'yes' if ok_bytes else 'NO'} (allocated "

@@ -3,13 +3,12 @@
 Owns `ResultsTable` (a read-only table whose `rows()` are the display strings and
 whose `values()` are the numbers as measured, for CSV), `ByteCount` (a number of
 bytes, shown with thousands separators under a header that says bytes) and
-`table_float` (a float's one table format: fixed point, never ``1.66e+03``) and
-`gap_text` (a max |Δlogit| in a headline).
+`gap_text` (a max |Δlogit| in a headline). Floats read as
+`kvstudio.labs.number_format.table_float` writes them, the same as the command line's.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvstudio.charts.plots.plain_text import plain_tooltip
+from kvstudio.labs.number_format import table_float
 
 CHECK, CROSS = "✓", "✗"
 
@@ -134,18 +134,6 @@ def _display(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
-
-
-def table_float(value: float) -> str:
-    """A float as a table shows it: ``1,660``, ``7.09``, ``0.00506``; never ``1.66e+03``."""
-    if value == 0 or not math.isfinite(value):
-        return "0" if value == 0 else str(value)
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    if abs(value) >= 0.01:
-        return f"{value:.2f}"
-    digits = 2 - math.floor(math.log10(abs(value)))  # three significant digits
-    return f"{value:.{digits}f}"
 
 
 def gap_text(gap: float | None) -> str:

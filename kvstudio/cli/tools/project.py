@@ -24,6 +24,7 @@ from kvstudio.labs.cache.paged import PagedLabResult
 from kvstudio.labs.cache.quantized import QuantLabResult
 from kvstudio.labs.common import finish
 from kvstudio.labs.course import COURSE, settings_line
+from kvstudio.labs.number_format import table_float
 from kvstudio.labs.projector import ProjectionCheck, projection_check
 from kvstudio.labs.registry import PAGED, PROJECTOR, QUANTIZED
 from kvstudio.labs.scale import (
@@ -236,7 +237,7 @@ def print_quantized(r: QuantLabResult) -> None:
         changed = "changed" if run.answer_changed else "same"
         print(
             f"  {run.kind:<8}{run.cache_bytes:>11,}{run.formula_bytes:>11,}{ratio:>11.2f}"
-            f"{common.fixed(run.max_logit_diff):>14}{step:>13}  {changed}"
+            f"{table_float(run.max_logit_diff):>14}{step:>13}  {changed}"
         )
     print("  layouts: fp16 2 bytes a number; int8 1 byte + a float16 scale per token and K/V head;")
     print("  int4 two numbers a byte + the same scales. max |Δlogit| is over the steps whose")
