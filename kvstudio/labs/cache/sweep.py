@@ -1,7 +1,8 @@
 """The sweep lab: time per token against context length, with fitted curves.
 
 Owns `length_sweep` (one run per (mode, P, N) point: tokens fed, time and
-cache bytes against the formulas), `median_sweep` (rounds combined by medians)
+cache bytes against the formulas; `check_longest_fits`, its check and the lab's that
+the longest run fits), `median_sweep` (rounds combined by medians)
 and `sweep_with_fits` (the sweep, repeated, plus linear and quadratic fits of
 ms per token against context length; a fit whose R² is below `MIN_R_SQUARED`,
 or a parabola that bends down, is marked unusable) and `run` (the lab as every
@@ -65,6 +66,26 @@ class SweepResult:
         return tuple(p for p in self.points if p.mode == mode)
 
 
+def point_lengths(vary: Literal["prompt", "new"], value: int, fixed: int) -> tuple[int, int]:
+    """(P, N) of the sweep point whose varied length is `value`; the other length is `fixed`."""
+    return (value, fixed) if vary == "prompt" else (fixed, value)
+
+
+def check_longest_fits(
+    backend: LanguageModel,
+    vary: Literal["prompt", "new"],
+    values: Sequence[int],
+    fixed: int,
+    cache: CacheSpec | None,
+    modes: Sequence[Mode] = MODES,
+) -> None:
+    """Refuse a sweep whose longest run (P + N past the model's positions, or more memory
+    than is free) could not run, in any of `modes`; no cache spec: the model's own cache."""
+    prompt_tokens, new_tokens = point_lengths(vary, max(values), fixed)
+    for mode in modes:
+        check_fits(backend, 1, prompt_tokens, new_tokens, mode, cache or CacheSpec())
+
+
 def length_sweep(
     backend: LanguageModel,
     tokenizer: TextTokenizer,
@@ -84,16 +105,13 @@ def length_sweep(
         raise ValueError(f"vary must be 'prompt' or 'new', got {vary!r}.")
     if not values or min(values) < 1:
         raise ValueError("Give positive lengths to sweep, e.g. 8,16,32,64.")
-    longest_p = max(values) if vary == "prompt" else fixed
-    longest_n = fixed if vary == "prompt" else max(values)
-    for mode in modes:  # the longest run must fit before the first one starts
-        check_fits(backend, 1, longest_p, longest_n, mode, cache or CacheSpec())
+    check_longest_fits(backend, vary, values, fixed, cache, modes)  # before the first run starts
     total = len(values) * len(modes)
     warm_up(backend, tokenizer, modes, prompt_text)
     points = []
     done = 0
     for value in values:
-        prompt_tokens, new_tokens = (value, fixed) if vary == "prompt" else (fixed, value)
+        prompt_tokens, new_tokens = point_lengths(vary, value, fixed)
         prompt_ids = lab_prompt_ids(tokenizer, prompt_tokens, prompt_text)
         for mode in modes:
             records = list(greedy_stepper(backend, tokenizer, prompt_ids, new_tokens,
@@ -253,9 +271,7 @@ def run(model: LoadedModel, params: Mapping[str, Any]) -> Iterator[Progress | Sw
             f"{model.max_positions}; use shorter lengths."
         )
     cache = params.get("cache")
-    prompt, new = (max(values), fixed) if params["vary"] == "prompt" else (fixed, max(values))
-    for mode in MODES:
-        check_fits(model.backend, 1, prompt, new, mode, cache or CacheSpec())
+    check_longest_fits(model.backend, params["vary"], values, fixed, cache)
     return sweep_with_fits(model.backend, model.tokenizer, vary=params["vary"],
                            values=tuple(values), fixed=fixed, repeats=params["repeats"],
                            cache=cache)
