@@ -188,6 +188,16 @@ def wrap_to(text: QGraphicsTextItem, width: float) -> None:
         text.setTextWidth(width)
 
 
+def _title_shortfall(label: QGraphicsTextItem) -> float:
+    """Pixels an axis lacks to hold its title `label` clear of the tick labels.
+
+    pyqtgraph leaves room for 0.8 of the title's height and moves it `TITLE_NUDGE` px
+    out past the axis; the rest of its height, less that nudge, plus `TITLE_GAP`, is
+    missing (0 or less: nothing is).
+    """
+    return label.boundingRect().height() * 0.2 - TITLE_NUDGE + TITLE_GAP
+
+
 def fit_bottom_title(plot: pg.PlotItem) -> None:
     """Keep `plot`'s x-axis title under its tick labels and as wide as the axis at most.
 
@@ -207,7 +217,7 @@ def fit_bottom_title(plot: pg.PlotItem) -> None:
     def update_height() -> None:
         pyqtgraph_height()
         if axis.fixedHeight is None and axis.isVisible() and label.isVisible():
-            missing = label.boundingRect().height() * 0.2 - TITLE_NUDGE + TITLE_GAP
+            missing = _title_shortfall(label)
             if missing > 0:
                 height = axis.maximumHeight() + missing
                 axis.setMaximumHeight(height)
@@ -274,7 +284,7 @@ def _fit_side_title(axis: pg.AxisItem) -> None:
         pyqtgraph_width()
         label = axis.label
         if axis.fixedWidth is None and axis.isVisible() and label.isVisible():
-            missing = label.boundingRect().height() * 0.2 - TITLE_NUDGE + TITLE_GAP
+            missing = _title_shortfall(label)
             if missing > 0:
                 width = axis.maximumWidth() + missing
                 axis.setMaximumWidth(width)
