@@ -57,10 +57,11 @@ from kvstudio.charts.i18n import LanguageSwitcher
 from kvstudio.charts.labs.base import slide_pack_of
 from kvstudio.engine.records import MODES, SamplingSettings
 from kvstudio.files.loaded import LoadedModel
+from kvstudio.labs import twin as twin_lab
 from kvstudio.labs.cache import compare as compare_lab
 from kvstudio.labs.common import finish
 from kvstudio.labs.course import COURSE
-from kvstudio.labs.registry import LABS
+from kvstudio.labs.registry import LABS, TWIN
 from kvstudio.ui.app.shutdown import tear_down
 from kvstudio.ui.app.startup import prepare_application
 from kvstudio.ui.labs import (
@@ -246,6 +247,14 @@ ONLY: dict[str, type[LabPanel]] = {
 def only_lab(name: str, model: LoadedModel, out: Path, language: str) -> int:
     """Run one lab alone and put its files into `out` beside the rest of the pack."""
     panel = ONLY[name](ChartExporter())
+    try:
+        return _export_one(panel, model, out, language)
+    finally:  # its worker thread ends before Qt deletes the panel, also on failure
+        panel.shutdown()
+
+
+def _export_one(panel: LabPanel, model: LoadedModel, out: Path, language: str) -> int:
+    """Run `panel`'s lab and merge its files and numbers into the pack in `out`."""
     log.info("running %s…", panel.title())
     run_lab(panel, model)
     charts, lab_numbers, tables = slide_pack_of([panel])
@@ -265,7 +274,6 @@ def only_lab(name: str, model: LoadedModel, out: Path, language: str) -> int:
     files["numbers.json"] = (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode()
     for name, data in files.items():
         export.atomic_write(out / name, data)
-    panel.shutdown()
     log.info("wrote %s to %s", ", ".join(sorted(files)), out)
     return 0
 
@@ -303,32 +311,48 @@ def main() -> int:
 
 
 def full_pack(model: LoadedModel, out: Path, language: str) -> int:
-    """Every live chart and every lab, run on `model`, exported into `out`."""
+    """Every live chart and every lab this machine can run, run on `model`, exported into
+    `out`. A lab whose optional extra is missing (the engine twin without the llama extra)
+    is left out with what to install; any other lab that fails ends the script."""
     live = live_charts(model)
     charts: dict[str, Any] = dict(live.plots)
     tables: dict[str, Any] = dict(live.tables)
     exporter = ChartExporter()
     lab_panels: list[LabPanel] = [  # every lab of the registry, then the inspector
         *(PANEL_TYPES[lab.key](exporter) for lab in LABS), CacheInspectorPanel(exporter)]
-    for panel in lab_panels:
-        log.info("running %s…", panel.title())
-        run_lab(panel, model)
-        if isinstance(panel, TopPTopKPanel):
-            panel.show_step(0)  # the first answer token: top-p has a real choice there
-    lab_charts, lab_numbers, lab_tables = slide_pack_of(lab_panels)
-    charts.update(lab_charts)
-    tables.update(lab_tables)
-    document = pack_numbers(model, language, live, lab_numbers)
-    out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("*"):
-        if old.is_file():
-            old.unlink()
-    pack = export.export_slide_pack(charts, out, document, tables)
-    for panel in lab_panels:
-        panel.shutdown()
+    try:
+        ran = [panel for panel in lab_panels if _run_if_installed(panel, model)]
+        lab_charts, lab_numbers, lab_tables = slide_pack_of(ran)
+        charts.update(lab_charts)
+        tables.update(lab_tables)
+        document = pack_numbers(model, language, live, lab_numbers)
+        out.mkdir(parents=True, exist_ok=True)
+        for old in out.glob("*"):
+            if old.is_file():
+                old.unlink()
+        pack = export.export_slide_pack(charts, out, document, tables)
+    finally:  # a lab's worker thread must end before Qt deletes its panel, also on failure
+        for panel in lab_panels:
+            panel.shutdown()
     log.info("wrote %d files to %s%s", len(pack.written), out,
              f" (left out, empty: {', '.join(pack.skipped)})" if pack.skipped else "")
     return 0
+
+
+def _run_if_installed(panel: LabPanel, model: LoadedModel) -> bool:
+    """Run `panel`'s lab to its result; False (and why, logged) where the lab needs an
+    optional extra this machine lacks."""
+    if panel.spec.key == TWIN.key:
+        try:
+            twin_lab.check_installed()
+        except ValueError as missing:
+            log.warning("left out %s: %s", panel.title(), missing)
+            return False
+    log.info("running %s…", panel.title())
+    run_lab(panel, model)
+    if isinstance(panel, TopPTopKPanel):
+        panel.show_step(0)  # the first answer token: top-p has a real choice there
+    return True
 
 
 if __name__ == "__main__":

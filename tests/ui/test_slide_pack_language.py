@@ -140,3 +140,52 @@ def test_the_pack_folder_dialog_takes_an_existing_folder(qtbot, tmp_path: Path) 
         dialog.accept()
         assert dialog.result() == QFileDialog.DialogCode.Accepted
         assert Path(dialog.chosen) == expected, typed
+
+
+def test_the_full_pack_shuts_every_lab_down_when_one_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lab that does not finish ends the script with its message, and every lab panel is
+    shut down first: a worker thread still running when Qt deleted its panel aborted the
+    process ("QThread: Destroyed while thread … is still running", exit 134)."""
+    script = _script()
+    shut: list[str] = []
+    original = script.LabPanel.shutdown
+
+    def recording_shutdown(panel: object) -> bool:
+        shut.append(type(panel).__name__)
+        return original(panel)
+
+    def failing_run(panel: object, model: object) -> None:
+        raise SystemExit(f"{type(panel).__name__} did not finish")
+
+    monkeypatch.setattr(script.LabPanel, "shutdown", recording_shutdown)
+    monkeypatch.setattr(script, "run_lab", failing_run)
+    monkeypatch.setattr(script, "live_charts", lambda model: script.LiveRuns(
+        plots={}, store=None, counts=None, prefill=None, tables={}))
+    monkeypatch.setattr(script.twin_lab, "check_installed", lambda: None)
+    with pytest.raises(SystemExit, match="did not finish"):
+        script.full_pack(None, Path("unused"), "en")
+    expected = [script.PANEL_TYPES[lab.key].__name__ for lab in script.LABS]
+    assert shut == [*expected, "CacheInspectorPanel"]
+
+
+def test_the_full_pack_leaves_the_twin_out_without_the_llama_extra(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without gguf and llama-cpp-python (the default install) the twin lab cannot run: the
+    pack is built without it and says what to install, instead of ending at that lab."""
+    script = _script()
+    ran: list[str] = []
+    monkeypatch.setattr(script, "run_lab", lambda panel, model: ran.append(panel.spec.key))
+
+    def missing() -> None:
+        raise ValueError("pip install 'kvstudio[llama]'")
+
+    monkeypatch.setattr(script.twin_lab, "check_installed", missing)
+    twin = script.PANEL_TYPES["twin"](script.ChartExporter())
+    sample = script.PANEL_TYPES["sample"](script.ChartExporter())
+    try:
+        assert not script._run_if_installed(twin, None)
+        assert script._run_if_installed(sample, None)
+    finally:
+        twin.shutdown()
+        sample.shutdown()
+    assert ran == ["sample"]
