@@ -4,7 +4,7 @@ Usage: .venv/bin/python scripts/update_translations.py [--check]
 
 - lupdate (PySide6's) extracts every tr()/translate() string of kvstudio/ui and charts into
   kvstudio/resources/i18n/kvstudio_ko.ts, keeping existing translations;
-- entries still unfinished are filled from scripts/ko_glossary*.json (source → Korean),
+- entries still unfinished are filled from scripts/ko_glossary.json (source → Korean),
   then from the finished translation of the same text elsewhere (a string that moved);
 - lrelease compiles kvstudio/resources/i18n/kvstudio_ko.qm.
 With --check it only reports untranslated strings and exits 1 if there are any.
@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TS = ROOT / "kvstudio" / "resources" / "i18n" / "kvstudio_ko.ts"
 QM = TS.with_suffix(".qm")
-GLOSSARIES = sorted(Path(__file__).parent.glob("ko_glossary*.json"))  # source → Korean
+GLOSSARY = Path(__file__).parent / "ko_glossary.json"  # source → Korean, for new strings
 BIN = Path(sys.executable).parent
 log = logging.getLogger("update_translations")
 
@@ -79,8 +79,7 @@ def main() -> int:
     args = parser.parse_args()
     glossary = finished()
     lupdate()
-    for path in GLOSSARIES:  # the glossaries win over what the .ts had
-        glossary.update(json.loads(path.read_text(encoding="utf-8")))
+    glossary.update(json.loads(GLOSSARY.read_text(encoding="utf-8")))  # wins over the .ts
     missing = fill(glossary)
     for source in missing:
         log.warning("untranslated: %r", source)
