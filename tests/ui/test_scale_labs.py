@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import json
 
-import pyqtgraph as pg
 from lab_helpers import run_lab, show_lab
-from PySide6.QtGui import QPainter, QPicture
 from PySide6.QtWidgets import QComboBox
 
+from kvstudio.charts.canvas import canvas_named
 from kvstudio.charts.chart_data import read_csv_tables
 from kvstudio.charts.plotted_data import render_csv
+from kvstudio.charts.render import _prepared
+from kvstudio.charts.style import SLIDE_STYLE
 from kvstudio.engine.cache.quantized import formula_bytes_per_token
 from kvstudio.labs import scale
 from kvstudio.labs.cache.paged import PagedLabResult
 from kvstudio.labs.cache.quantized import QuantLabResult
 from kvstudio.labs.projector import ProjectorResult
 from kvstudio.ui.labs import PagedCachePanel, ProjectorPanel, QuantizedCachePanel
+from tests.ui.drawn_ticks import drawn_tick_labels
 from tests.ui.settle import settle
 
 
@@ -31,19 +33,6 @@ def _ran(qtbot, cls, exporter, model, **inputs):  # type: ignore[no-untyped-def]
         else:
             widget.setValue(value)
     return panel, run_lab(qtbot, panel)
-
-
-def _drawn_tick_labels(axis: pg.AxisItem) -> list[str]:
-    """The tick labels `axis` draws at its range (once its view fits the data) and size."""
-    axis.scene().prepareForPaint()  # the view's auto-range, as before a paint
-    picture = QPicture()  # the device pyqtgraph paints axes into
-    painter = QPainter(picture)
-    try:
-        painter.setFont(axis.style["tickFont"] or painter.font())
-        specs = axis.generateDrawSpecs(painter)
-    finally:
-        painter.end()
-    return [] if specs is None else sorted(str(text) for _, _, text in specs[2])  # (< 10 rows)
 
 
 def test_paged_lab_table_and_block_view(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
@@ -71,10 +60,47 @@ def test_paged_block_tables_label_whole_rows(qtbot, exporter, tiny_handle) -> No
         for size in ((1100, 700), (1300, 1000)):
             panel.resize(*size)
             settle(qtbot)
-            assert _drawn_tick_labels(axis) == [str(r) for r in range(samples)], size
+            assert drawn_tick_labels(axis) == [str(r) for r in range(samples)], size
         panel.step_slider.setValue(0)  # another step's tables: the same rows
-        assert _drawn_tick_labels(axis) == [str(r) for r in range(samples)]
+        assert drawn_tick_labels(axis) == [str(r) for r in range(samples)]
         panel.shutdown()
+
+
+def test_paged_clear_forgets_the_block_table_ticks(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
+    """A new run clears the view: the block tables' fixed ticks go with the old run's
+    boxes (they stayed, the last run's rows and blocks, until the next result), and an
+    empty chart (before the first result) keeps its blank ticks through the clear."""
+    panel = show_lab(qtbot, PagedCachePanel, exporter, tiny_handle, size=(1100, 700))
+    view = panel.lab_view
+    axes = [view.table_plot.getAxis(side) for side in ("bottom", "left")]
+    view.clear()  # a first run starts: the empty chart shows no tick values
+    assert [drawn_tick_labels(axis) for axis in axes] == [[], []]
+    panel.samples.setValue(4)
+    panel.new_tokens.setValue(6)
+    panel.block_size.setValue(4)
+    run_lab(qtbot, panel)
+    assert drawn_tick_labels(axes[1]) == ["0", "1", "2", "3"]
+    assert all(axis._tickLevels is not None for axis in axes)  # rows and blocks, fixed
+    view.clear()
+    assert [axis._tickLevels for axis in axes] == [None, None]  # pyqtgraph's own again
+    panel.shutdown()
+
+
+def test_paged_memory_axis_labels_its_foot(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]
+    """The memory plot's KiB axis starts at 0 and says so, in the window and on the slide:
+    with the plot's grid, pyqtgraph left out the 0 centred on the plot's bottom edge."""
+    panel, _ = _ran(qtbot, PagedCachePanel, exporter, tiny_handle,
+                    samples=4, new_tokens=16, block_size=16)
+    axis = panel.lab_view.bytes_plot.getAxis("left")
+    assert panel.lab_view.bytes_plot.vb.viewRange()[1][0] == 0.0
+    for size in ((1100, 700), (1700, 1000)):
+        panel.resize(*size)
+        settle(qtbot)
+        assert "0" in drawn_tick_labels(axis), size
+    for key in ("16:9", "16:9 small"):  # laid out on the slides, as an export does
+        with _prepared(panel.charts()["paged-cache"], canvas_named(key), SLIDE_STYLE, None):
+            assert "0" in drawn_tick_labels(axis), key
+    panel.shutdown()
 
 
 def test_quantized_lab_table(qtbot, exporter, tiny_handle) -> None:  # type: ignore[no-untyped-def]

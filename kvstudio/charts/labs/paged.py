@@ -5,7 +5,8 @@ hold per step next to the paged cache's block tables at one step (`show_step`;
 the last by default): one row per sample, one box per block, filled as far as
 the block holds tokens, shared blocks in their own colour. Exports get a
 headline with the bytes each way holds at the end and data tables written from
-the result record (real steps and rows as x, bytes in bytes).
+the result record (real steps and rows as x, bytes in bytes). The memory plot's
+KiB axis writes the 0 at its foot (`FootLabelAxis`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, QRectF, Qt
+from PySide6.QtGui import QFont, QFontMetricsF
 
 from kvstudio.charts.chart_data import DataTable, Series, table_at
 from kvstudio.charts.labs.base import (
@@ -38,6 +40,26 @@ else:
 SHARED_COLOUR, OWN_COLOUR, EMPTY_COLOUR = "#D55E00", "#0072B2", "#E6E6E6"
 
 
+class FootLabelAxis(pg.AxisItem):
+    """A y axis that writes the tick labels at the ends of its range: the 0 at its foot.
+
+    pyqtgraph draws a tick label only inside the axis' bounding rect. Without a grid
+    that rect reaches 15 px past the axis' ends; with one (the memory plot's light
+    grid) it is the axis and the plot, and no further, so the 0 of a range that starts
+    at 0, centred on the plot's bottom edge, reached half a line below it and was not
+    drawn (in the window and on the slides). Here the rect reaches past both ends by
+    half a tick label's line and a pixel, at least those 15 px.
+    """
+
+    def boundingRect(self) -> QRectF:
+        rect = super().boundingRect()
+        if self.grid is False:
+            return rect
+        font = self.style["tickFont"]
+        reach = max(15.0, QFontMetricsF(font if font is not None else QFont()).height() / 2 + 1)
+        return rect.adjusted(0.0, -reach, 0.0, reach)
+
+
 class PagedCacheView(LabView):
     key = "paged"
     draw_while_running = False
@@ -48,7 +70,9 @@ class PagedCacheView(LabView):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.step = -1  # the step whose block tables are drawn (an index; -1: the last)
+        self._table_ticks: dict[str, Any] = {}  # side: the fixed ticks set last (None: none)
         self.layout_widget, (self.bytes_plot, self.table_plot) = plots_in_a_row(2)
+        self.bytes_plot.setAxisItems({"left": FootLabelAxis("left")})
         grid_and_legend(self.bytes_plot)
         self.table_plot.invertY(True)
         add_legend_row(self.table_plot)
@@ -92,6 +116,20 @@ class PagedCacheView(LabView):
             item.setOpts(x0=[], y0=[], width=[], height=[])
         self.step = -1
         self.table.set_rows([], [])
+        self._set_table_ticks({"bottom": None, "left": None})
+
+    def _set_table_ticks(self, ticks: dict[str, list[list[tuple[float, str]]] | None]) -> None:
+        """Fix the block tables' ticks per axis side (None: pyqtgraph's own again).
+
+        Only ticks this view set are replaced: an empty chart's blank ticks (no values
+        before the first result) stay.
+        """
+        for side, levels in ticks.items():
+            axis = self.table_plot.getAxis(side)
+            if levels is None and axis._tickLevels is not self._table_ticks.get(side):
+                continue
+            axis.setTicks(levels)
+            self._table_ticks[side] = levels
 
     def draw_result(self, result: lab.PagedLabResult) -> None:
         """A new result: its charts and table, the block tables at its last step."""
@@ -122,9 +160,10 @@ class PagedCacheView(LabView):
         self.bytes_plot.setYRange(0, max(top, 1.0) * 1.35, padding=0)  # room for the legend
         widest = max((len(row) for s in result.paged_steps for row in s.table), default=0)
         samples = max((len(s.table) for s in result.paged_steps), default=0)
-        self.table_plot.getAxis("bottom").setTicks([[(j + 0.5, str(j)) for j in range(widest)]])
-        # One tick per row, at its centre: pyqtgraph's own ticks labelled half rows (−0.5, 0.5)
-        self.table_plot.getAxis("left").setTicks([[(r, str(r)) for r in range(samples)]])
+        self._set_table_ticks({
+            "bottom": [[(j + 0.5, str(j)) for j in range(widest)]],
+            # One tick per row, at its centre: pyqtgraph's own labelled half rows (−0.5, 0.5)
+            "left": [[(r, str(r)) for r in range(samples)]]})
         self._draw_table()
         p, b, per = result.prompt_tokens, result.block_size, result.bytes_per_token
         dynamic_tokens = result.dynamic_bytes[-1] // (result.samples * per)
