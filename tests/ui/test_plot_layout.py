@@ -8,14 +8,27 @@ the plot out again and paints it a second time in the same event-loop turn.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+import pyqtgraph as pg
 import pytest
+from PySide6.QtCore import QPointF
 from PySide6.QtGui import QPainter, QPicture
 
+from kvstudio.charts.canvas import canvas_named
+from kvstudio.charts.plots.end_values import label_rect
+from kvstudio.charts.render import _prepared
+from kvstudio.charts.style import SLIDE_STYLE
 from kvstudio.engine import formulas
+from kvstudio.engine.records import SamplingSettings
 from kvstudio.ui.plots.base import LivePlot, tick_text_width
 from kvstudio.ui.plots.extent import FIRST_SPAN
+from kvstudio.ui.plots.step_time import StepTimePlot
+from kvstudio.ui.run.engine_adapter import RunInfo, RunRequest, RunSettings
+from kvstudio.ui.run.store import RunStore
+from tests.core.saved_runs import step_record
+from tests.ui.drawn_ticks import drawn_tick_labels
 from tests.ui.settle import settle
 from tests.ui.waits import HANG_GUARD_MS
 
@@ -142,19 +155,25 @@ def test_ttft_labels_of_both_modes_do_not_cover_each_other(qtbot, make_window) -
         assert not any(a.intersects(b) for i, a in enumerate(rects) for b in rects[i + 1:])
 
 
-def test_end_labels_cover_no_other_label(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
-    """The cumulative lines' end values ("Σ 197 ms") never sit on the TTFT label or on each
-    other, and stay inside the plot, however the times fall (a recompute run stopped part-way
-    ends its line in the middle of the plot, at the TTFT label's height at 1366×768)."""
-    window = make_window(max_new_tokens=12)
+def _cached_then_recompute(qtbot, make_window, max_new_tokens: int, recompute_steps: int):  # type: ignore[no-untyped-def]
+    """A window whose cached run went to its end, then a recompute run stepped to
+    `recompute_steps` records: (window, its store, the cached trace, the recompute trace)."""
+    window = make_window(max_new_tokens=max_new_tokens)
     store = window.controller.store
     window.controller.run_to_end()
     qtbot.waitUntil(lambda: store.current is not None and store.current.finished,
                     timeout=HANG_GUARD_MS)
-    for step in range(1, 8):
+    for step in range(1, recompute_steps + 1):
         _step_and_refresh(qtbot, window, "recompute", step)
+    return window, store, store.trace("cached"), store.trace("recompute")
+
+
+def test_end_labels_cover_no_other_label(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    """The cumulative lines' end values ("Σ 197 ms") never sit on the TTFT label or on each
+    other, and stay inside the plot, however the times fall (a recompute run stopped part-way
+    ends its line in the middle of the plot, at the TTFT label's height at 1366×768)."""
+    window, store, cached, recompute = _cached_then_recompute(qtbot, make_window, 12, 7)
     plot = window.time_plot
-    cached, recompute = store.trace("cached"), store.trace("recompute")
     checked = 0
     for size in ((1350, 680), (1264, 632)):  # the window on 1366×768 and 1280×720 screens
         window.resize(*size)
@@ -183,8 +202,6 @@ def test_end_labels_cover_no_other_label(qtbot, make_window) -> None:  # type: i
 def _drawn_points(plot) -> list[tuple[float, float]]:  # type: ignore[no-untyped-def]
     """Every pixel the time plot's lines pass through, and its markers' centres, in scene
     coordinates: each curve's points mapped by Qt, each segment sampled every pixel."""
-    from PySide6.QtCore import QPointF
-
     points: list[tuple[float, float]] = []
     for curve in (*plot._per_step.values(), *plot._cumulative.values(), *plot._ttft.values()):
         x, y = curve.getData()
@@ -203,15 +220,8 @@ def test_value_labels_cross_no_line_or_marker(qtbot, make_window) -> None:  # ty
     """The TTFT and cumulative labels sit where no line passes: written at their values they
     covered the first steps' noisy line ("TTFT: Cached 23.6 ms · Recompute 17.0 ms" at
     1366×768) and the recompute spike ("누적 662 ms" at 1920×1080)."""
-    window = make_window(max_new_tokens=24)
-    store = window.controller.store
-    window.controller.run_to_end()
-    qtbot.waitUntil(lambda: store.current is not None and store.current.finished,
-                    timeout=HANG_GUARD_MS)
-    for step in range(1, 11):
-        _step_and_refresh(qtbot, window, "recompute", step)
+    window, store, cached, recompute = _cached_then_recompute(qtbot, make_window, 24, 10)
     plot = window.time_plot
-    cached, recompute = store.trace("cached"), store.trace("recompute")
     # As measured on a laptop: cached decode steps as noisy as its prefill, recompute growing
     # with the context, with one spike (a garbage collection) near the end.
     noise = [10.0 + 25.0 * ((7 * i) % 11) / 10 for i in range(len(cached.records))]
@@ -237,3 +247,124 @@ def test_value_labels_cross_no_line_or_marker(qtbot, make_window) -> None:  # ty
             assert not crossing, (size, text, rect, crossing[:3])
             checked += 1
     assert checked == 9
+
+
+# ---- the time plot on its own, drawing runs written here (no model) ----------------------
+def _time_plot(qtbot, size: tuple[int, int]) -> StepTimePlot:  # type: ignore[no-untyped-def]
+    plot = StepTimePlot()
+    qtbot.addWidget(plot)
+    plot.resize(*size)
+    plot.show()
+    return plot
+
+
+def _begin(store: RunStore, run_id: int, mode: str, budget: int) -> None:
+    settings = RunSettings(mode, SamplingSettings.greedy_settings(), budget)  # type: ignore[arg-type]
+    store.begin(RunInfo(run_id, RunRequest("abc", False, settings), (1, 2, 3), ("a", "b", "c"),
+                        2, 1, 32, 4))
+
+
+def _add(store: RunStore, run_id: int, mode: str, step: int, ms: float) -> None:
+    assert store.add(run_id, replace(step_record(step), mode=mode, elapsed_s=ms / 1000))
+
+
+def _finished_run(store: RunStore, run_id: int, mode: str, ms: Sequence[float]) -> None:
+    _begin(store, run_id, mode, len(ms))
+    for step, value in enumerate(ms):
+        _add(store, run_id, mode, step, value)
+    store.finish(run_id)
+
+
+def _assert_labels_clear(plot: StepTimePlot, context: object) -> None:
+    """Every value label inside the plot, on no other label and on no drawn line or marker."""
+    view = plot.plot_item.vb.sceneBoundingRect()
+    points = _drawn_points(plot)
+    labels = plot.ttft_labels() + plot.end_label_rects()
+    for index, (text, rect) in enumerate(labels):
+        assert view.adjusted(-1, -1, 1, 1).contains(rect), (context, text, rect, view)
+        crossing = [p for p in points if rect.adjusted(-1, -1, 1, 1).contains(*p)]
+        assert not crossing, (context, text, rect, crossing[:3])
+        for other_text, other in labels[index + 1:]:
+            assert not rect.intersects(other), (context, text, other_text)
+
+
+def test_value_labels_are_placed_again_only_when_they_must(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Placing the labels maps every drawn point to the scene (about a millisecond a redraw
+    on the UI thread): a redraw with nothing new keeps them where they are, a run's new
+    steps only when they cross no label. Steps aimed at a label's place still find it
+    clear after the redraw, at every step of the run and at its end."""
+    plot = _time_plot(qtbot, (900, 450))  # (room for every label: always a clear place)
+    store = RunStore()
+    _finished_run(store, 1, "cached", [20.0] + [10.0 + (7 * i) % 11 / 3 for i in range(1, 40)])
+    plot.refresh(store)
+    settle(qtbot)
+    placed: list[int] = []
+    place = plot._place_labels
+    monkeypatch.setattr(plot, "_place_labels", lambda: (placed.append(1), place())[-1])
+    for _ in range(3):
+        plot.refresh(store)
+    assert placed == []  # nothing changed: not placed again
+
+    _begin(store, 2, "recompute", 40)  # a live run, drawn at each step
+    vb, aimed = plot.plot_item.vb, 0
+    for step in range(40):
+        ms = 18.0 if step == 0 else 8.0 + 0.3 * step
+        ceiling = vb.viewRange()[1][1] / 1.5  # (higher steps grow the axis: all placed anew)
+        x = vb.mapViewToScene(QPointF(step, 0.0)).x()
+        for _, rect in plot.ttft_labels() + plot.end_label_rects():
+            at = vb.mapSceneToView(rect.center()).y()  # the label's middle, in ms per step
+            if step % 4 == 2 and rect.left() <= x <= rect.right() and 0 < at < ceiling:
+                ms, aimed = at, aimed + 1  # this step's line runs through the label
+                break
+        _add(store, 2, "recompute", step, ms)
+        plot.refresh(store)
+        _assert_labels_clear(plot, step)
+    assert aimed >= 3  # (the test's premise: steps ran into labels, every fourth step)
+    assert 0 < len(placed) < 30  # placed anew where they must (17 here), not at all 40 steps
+    store.finish(2)
+    plot.refresh(store)
+    _assert_labels_clear(plot, "finished")
+
+
+def _marks_inside(plot: StepTimePlot, marks: Iterable[pg.ScatterPlotItem]) -> bool:
+    """True if each marker's whole rect (pyqtgraph's, pen included) is inside the view box
+    across (left of the first step and right of the last), under no label."""
+    vb = plot.plot_item.vb
+    vb.updateMatrix()
+    view = vb.sceneBoundingRect()
+    rects = [mark.sceneBoundingRect() for mark in marks]
+    assert rects and all(rect.width() > 0 for rect in rects)
+    # (an empty label, shown, painted its white box at step 0, 0 ms: over half the stars)
+    boxes = [label_rect(label) for label in plot._value_labels() if label.isVisible()]
+    return all(view.left() <= rect.left() and rect.right() <= view.right()
+               and not any(rect.intersects(box) for box in boxes) for rect in rects)
+
+
+def test_marks_at_step_0_stand_whole_on_a_long_run(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The TTFT stars and the repeated TTFT's medians beside step 0 are whole: on a long run
+    0.6 steps left of step 0 is a pixel or two, and the plot's left edge cut the stars in
+    half (the room is in pixels now, at every size and on a slide; no tick labels a step
+    before 0); the empty per-mode TTFT labels' white boxes covered their right halves."""
+    from kvstudio.labs.cache.compare import PrefillTimes  # (torch)
+
+    plot = _time_plot(qtbot, (489, 250))
+    bottom = plot.plot_item.getAxis("bottom")
+    for steps in (240, 1000):
+        store = RunStore()
+        _finished_run(store, 1, "cached", [20.0] + [10.0] * (steps - 1))
+        _finished_run(store, 2, "recompute", [19.0] + [12.0] * (steps - 1))
+        plot.refresh(store)
+        for size in ((420, 215), (489, 250), (700, 330)):  # in 1280×720 to 1920×1080 windows
+            plot.resize(*size)
+            settle(qtbot)
+            assert _marks_inside(plot, plot._ttft.values()), (steps, size)
+            assert not [t for t in drawn_tick_labels(bottom) if t[0] in "-−"], (steps, size)
+    for key in ("16:9", "16:9 small"):  # laid out on the slides, as an export does
+        with _prepared(plot, canvas_named(key), SLIDE_STYLE, None):
+            assert _marks_inside(plot, plot._ttft.values()), key
+    plot.show_ttft_repeats(PrefillTimes(3, {"cached": (20.0, 21.0, 19.5),
+                                            "recompute": (19.0, 22.0, 18.5)}))
+    settle(qtbot)
+    assert _marks_inside(plot, plot._repeat_median.values())
+    with _prepared(plot, canvas_named("16:9 small"), SLIDE_STYLE, None):
+        assert _marks_inside(plot, plot._repeat_median.values())

@@ -6,13 +6,17 @@ and, after "Measure TTFT ×k", the repeated prefill's median per mode with its
 min–max bar at step 0. The value labels (TTFT, the cumulative totals) are placed
 where they cross no line or marker (`_place_labels`, with `end_values.place_clear`):
 the TTFT label in the top-left corner, each total beside its line's end or along the
-top, inside the plot.
+top, inside the plot. They are placed anew only when a placement no longer holds
+(`_placement_holds`: new ranges or size, a new text that no longer fits where its
+label stands, a line redrawn, or new steps crossing a label), not at every step.
+The x axis starts far enough left of step 0 for the markers drawn there (`_x_range`).
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Iterable
+from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING
 
@@ -23,7 +27,9 @@ from PySide6.QtWidgets import QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
 from kvstudio.charts.plots.end_values import (
+    LABEL_GAP,
     corner_spots,
+    crossings,
     label_rect,
     place_clear,
     scene_points,
@@ -39,6 +45,19 @@ if TYPE_CHECKING:
     from kvstudio.labs.cache.compare import PrefillTimes  # (torch: imported when TTFT is measured)
 
 LABEL_FILL = (255, 255, 255, 210)  # TTFT labels stay readable over the lines
+EDGE_GAP_PX = 2.0  # between a marker beside step 0 and the plot's left edge
+
+
+@dataclass
+class _Placement:
+    """Where `_place_labels` last put the value labels, and what it placed them among."""
+
+    key: tuple[object, ...]  # the views' size and ranges, the runs' ends (`_placement_key`)
+    texts: list[str]  # each value label's text, in `_value_labels()` order ("": not shown)
+    rects: list[QRectF | None]  # each one's rect, scene coordinates (None: not shown)
+    data: list[tuple[np.ndarray, np.ndarray]]  # each line's points (x, y), `_lines()` order
+    lines: np.ndarray  # (n, 4): every segment drawn, scene coordinates (rows x0, y0, x1, y1)
+    markers: list[QRectF]  # a square around each marker, scene coordinates
 
 
 class StepTimePlot(LivePlot):
@@ -70,11 +89,15 @@ class StepTimePlot(LivePlot):
             self._per_step[mode], self._cumulative[mode] = line, cumulative
             self._ttft[mode], self._ttft_label[mode] = ttft, label
         self._ttft_both = pg.TextItem(color="#222", anchor=(0, 1), fill=LABEL_FILL)
+        self._ttft_both_html: str | None = None  # what `_set_ttft_both` set last
         self.plot_item.addItem(self._ttft_both)
+        for empty in self._value_labels():  # (shown once they have a text: `_set_text`)
+            empty.setVisible(False)
+        self._placement: _Placement | None = None  # (None: place the labels at the next refresh)
         self._place_later = QTimer(self)  # after a resize, once the views have their size
         self._place_later.setSingleShot(True)
         self._place_later.setInterval(0)
-        self._place_later.timeout.connect(self._place_labels)
+        self._place_later.timeout.connect(self._after_resize)
         self.plot_item.vb.sigResized.connect(self._place_later.start)
         # Repeated TTFT (median and min–max per mode), drawn beside step 0.
         self._repeats: PrefillTimes | None = None
@@ -122,8 +145,7 @@ class StepTimePlot(LivePlot):
             if trace is None or not trace.records:
                 self._per_step[mode].setData([], [])
                 self._cumulative[mode].setData([], [])
-                self._ttft[mode].setData([], [])
-                self._ttft_label[mode].setText("")
+                self._set_star(mode, None)
                 continue
             steps = np.asarray(trace.steps, dtype=float)
             ms = np.asarray(trace.step_ms, dtype=float)
@@ -131,15 +153,47 @@ class StepTimePlot(LivePlot):
             self._cumulative[mode].setData(steps, np.asarray(trace.cumulative_ms, dtype=float))
             # Once TTFT has been measured k times the medians stand at step 0 instead of
             # the one cold sample (never both side by side).
-            self._ttft[mode].setData(*(([], []) if self._repeats is not None
-                                       else ([0.0], [ms[0]])))
-            self._ttft_label[mode].setText(
-                "" if self._repeats is not None else self._ttft_text.format(ms[0]))
+            self._set_star(mode, None if self._repeats is not None else float(ms[0]))
         self._label_ttft(store)
         if store.traces():  # the run plus room for the next steps; exactly the run once it ends
-            self.set_ranges((-0.6, store_steps(store) - 0.4))
+            self.set_ranges(self._x_range(store_steps(store)))
         self._fit_y(store)
         self._label_ends(store)
+
+    def _set_star(self, mode: Mode, ms: float | None) -> None:
+        """Draw `mode`'s TTFT star at step 0, `ms` high (None: none); set only when it
+        moves (once a run, not at every step)."""
+        star: tuple[list[float], list[float]] = ([], []) if ms is None else ([0.0], [ms])
+        if [list(v) for v in self._ttft[mode].getData()] != [*star]:
+            self._ttft[mode].setData(*star)
+
+    def _x_range(self, steps: int) -> tuple[float, float]:
+        """The x range for a span of `steps`: from left of step 0 to just past the last step.
+
+        Left of step 0 there is room for the TTFT star (and the repeated TTFT's medians at
+        `_REPEAT_X`) whole: 0.6 steps, or more where that is fewer pixels than half a
+        marker (on a long run 0.6 steps is a pixel or two and the plot's edge cut the star
+        in half). For a marker of half-width h px at x0, with k = (h + gap) / width px,
+        x0 − low ≥ k · (high − low) gives low ≤ (x0 − k · high) / (1 − k).
+        """
+        high, low = steps - 0.4, -0.6
+        width = self.plot_item.vb.width()
+        if width <= 0:
+            return low, high
+        for scatter, x0 in ((self._ttft["cached"], 0.0),
+                            (self._repeat_median["cached"], min(self._REPEAT_X.values()))):
+            k = (_marker_half_width(scatter) + EDGE_GAP_PX) / width
+            if k < 0.5:  # (a plot narrower than two markers: keep 0.6 steps)
+                low = min(low, (x0 - k * high) / (1 - k))
+        return low, high
+
+    def _after_resize(self) -> None:
+        """The view has a new size (the window's, or a slide's): the x range's room left of
+        step 0 in pixels again, and the labels placed anew."""
+        store = self._store
+        if store is not None and store.traces():
+            self.set_ranges(self._x_range(store_steps(store)))
+        self._place_labels()
 
     def _label_ends(self, store: RunStore) -> None:
         """Write each cumulative line's total at its end (the right axis grows in jumps, so
@@ -147,13 +201,77 @@ class StepTimePlot(LivePlot):
         for mode in MODES:
             label, trace = self._end_label[mode], store.trace(mode)
             if trace is None or not trace.records:
-                label.setText("")
+                _set_text(label, "")
                 continue
-            total = float(trace.cumulative_ms[-1])
-            text = self._end_text.format(total)
-            if label.textItem.toPlainText() != text:
-                label.setText(text)
-        self._place_labels()
+            _set_text(label, self._end_text.format(float(trace.cumulative_ms[-1])))
+        if not self._placement_holds():
+            self._place_labels()
+
+    def _value_labels(self) -> list[pg.TextItem]:
+        """The labels `_place_labels` places: the TTFT ones, then the totals."""
+        return [*self._ttft_label.values(), self._ttft_both, *self._end_label.values()]
+
+    def _lines(self) -> list[pg.PlotDataItem]:
+        return [*self._per_step.values(), *self._cumulative.values()]
+
+    def _placement_key(self) -> tuple[object, ...]:
+        """What moves every label's place: the view's size and position, both views'
+        ranges, and which runs have ended (a total then goes beside its line's end)."""
+        vb = self.plot_item.vb
+        rect = vb.sceneBoundingRect()
+        ranges = [vb.viewRange(), *([self.right_view.viewRange()] if self.right_view else [])]
+        ends = tuple((t.mode, t.finished) for t in self._store.traces()) if self._store else ()
+        return ((rect.x(), rect.y(), rect.width(), rect.height()),
+                tuple(tuple(r) for view in ranges for r in view), ends)
+
+    def _placement_holds(self) -> bool:
+        """True if the labels where `_place_labels` last put them still cover no line,
+        marker or other label, and nothing else moves them: the same views and runs
+        (`_placement_key`); each line is what was drawn plus new points, whose segments
+        cross no label; a label whose text changed is a total that still fits where it
+        stands (a run's total changes at every step: checked there, not placed anew).
+        Then it keeps the new segments and texts for the next check.
+        """
+        placed = self._placement
+        if placed is None or placed.key != self._placement_key():
+            return False
+        data: list[tuple[np.ndarray, np.ndarray]] = []
+        grown: list[np.ndarray] = []
+        for curve, (old_x, old_y) in zip(self._lines(), placed.data, strict=True):
+            x, y = _curve_data(curve)
+            n = len(old_x)
+            if len(x) < n or not (np.array_equal(x[:n], old_x) and np.array_equal(y[:n], old_y)):
+                return False  # redrawn (a run replaced, an earlier step shown): not just grown
+            if len(x) > n:
+                start = max(n - 1, 0)  # from the last point drawn
+                grown.append(_segments(scene_points(curve, x[start:], y[start:])))
+            data.append((x, y))
+        new = np.vstack(grown) if grown else np.zeros((0, 4))
+        lines = np.vstack([placed.lines, new])
+        view = self.plot_item.vb.sceneBoundingRect()
+        texts = [label.textItem.toPlainText() for label in self._value_labels()]
+        rects = list(placed.rects)
+        ends = set(self._end_label.values())
+        for index, label in enumerate(self._value_labels()):
+            if texts[index] == placed.texts[index]:
+                continue
+            if label not in ends or not texts[index] or not placed.texts[index]:
+                return False  # a TTFT label changed, or a label came or went
+            rect = label_rect(label)  # (its top-left corner stays where it was placed)
+            others = [r for i, r in enumerate(rects) if r is not None and i != index]
+            if (not view.contains(rect) or any(rect.intersects(r) for r in others)
+                    or crossings(rect, lines, placed.markers)):
+                return False
+            rects[index] = rect
+        if len(new):  # the new segments (a few, at the lines' ends): any on a label?
+            xs, ys = new[:, 0::2], new[:, 1::2]
+            reach = QRectF(QPointF(xs.min(), ys.min()), QPointF(xs.max(), ys.max()))
+            near = reach.adjusted(-LABEL_GAP - 1, -LABEL_GAP - 1, LABEL_GAP + 1, LABEL_GAP + 1)
+            if any(crossings(rect, new, []) for rect in rects
+                   if rect is not None and rect.intersects(near)):
+                return False
+        placed.texts, placed.rects, placed.data, placed.lines = texts, rects, data, lines
+        return True
 
     def _place_labels(self) -> None:
         """Put each value label where it covers no line, marker or other label, inside the
@@ -173,15 +291,18 @@ class StepTimePlot(LivePlot):
         if self.right_view is not None:
             self.right_view.updateMatrix()
         view = vb.sceneBoundingRect()
+        self._placement = None
         if store is None or view.width() <= 0 or view.height() <= 0:
             return
         lines, markers = self._drawn_shapes()
         taken: list[QRectF] = []
+        placed: dict[pg.TextItem, QRectF] = {}
         for label in [*self._ttft_label.values(), self._ttft_both]:
             if label.textItem.toPlainText():
                 size = label_rect(label).size()
                 spots = corner_spots(size, view, left=True)
-                taken.append(place_clear(label, size, spots, view, lines, markers, taken))
+                placed[label] = place_clear(label, size, spots, view, lines, markers, taken)
+                taken.append(placed[label])
         for mode in MODES:
             label, trace = self._end_label[mode], store.trace(mode)
             if not label.textItem.toPlainText() or trace is None or not trace.records:
@@ -190,21 +311,23 @@ class StepTimePlot(LivePlot):
                 QPointF(float(trace.steps[-1]), float(trace.cumulative_ms[-1])))
             size = label_rect(label).size()
             spots = chain(spots_around(size, end), corner_spots(size, view, left=False))
-            taken.append(place_clear(label, size, spots, view, lines, markers, taken))
+            placed[label] = place_clear(label, size, spots, view, lines, markers, taken)
+            taken.append(placed[label])
+        labels = self._value_labels()
+        self._placement = _Placement(
+            self._placement_key(), [label.textItem.toPlainText() for label in labels],
+            [placed.get(label) for label in labels],
+            [_curve_data(curve) for curve in self._lines()], lines, markers)
 
     def _drawn_shapes(self) -> tuple[np.ndarray, list[QRectF]]:
         """What the labels must not cover, in scene coordinates: every line segment drawn
         (rows x0, y0, x1, y1: the per-step and cumulative lines, the min–max bars) and a
         square around each marker (the TTFT stars, the medians)."""
         segments: list[np.ndarray] = []
-        for curve in (*self._per_step.values(), *self._cumulative.values()):
-            x, y = curve.getData()
-            if x is None or len(x) == 0:
-                continue
-            points = scene_points(curve, np.asarray(x, float), np.asarray(y, float))  # (n, 2)
-            ends = np.repeat(points, 2, axis=0)[1:-1] if len(points) > 1 else \
-                np.vstack([points, points])  # a single point: a segment of no length
-            segments.append(ends.reshape(-1, 4))  # (n - 1, 4): one row per segment
+        for curve in self._lines():
+            x, y = _curve_data(curve)
+            if len(x):
+                segments.append(_segments(scene_points(curve, x, y)))
         markers: list[QRectF] = []
         for scatter in (*self._ttft.values(), *self._repeat_median.values()):
             x, y = scatter.getData()
@@ -229,6 +352,7 @@ class StepTimePlot(LivePlot):
         The cache does not shorten the prefill, so both modes' stars usually sit at
         the same height, where two labels would cover each other. The shared label
         goes above the higher star and reads like the lesson: both numbers side by side.
+        Each label's text is set only when it changes (a new run's first step).
         """
         firsts = {mode: trace.step_ms[0] for mode in MODES
                   if (trace := store.trace(mode)) is not None and trace.records}
@@ -236,10 +360,12 @@ class StepTimePlot(LivePlot):
         if repeats is not None:  # the medians replace the single samples: never side by side
             firsts = {mode: repeats.ttft_ms(mode).median for mode in MODES}
         elif len(firsts) < 2:
-            self._ttft_both.setHtml("")
+            for mode, label in self._ttft_label.items():
+                _set_text(label, self._ttft_text.format(firsts[mode]) if mode in firsts else "")
+            self._set_ttft_both("")
             return
         for label in self._ttft_label.values():
-            label.setText("")
+            _set_text(label, "")
         parts = [f'<span style="color:{MODE_COLOURS[mode]}">'
                  f"{html.escape(mode_name(mode))} {ms:.1f} ms</span>"
                  for mode, ms in firsts.items()]
@@ -248,7 +374,14 @@ class StepTimePlot(LivePlot):
         else:
             text = html.escape(self._ttft_median_text).format(" · ".join(parts),
                                                               len(repeats.ms["cached"]))
-        self._ttft_both.setHtml(text)
+        self._set_ttft_both(text)
+
+    def _set_ttft_both(self, text: str) -> None:
+        """Set the shared TTFT label's HTML `text` if it is new."""
+        if text != self._ttft_both_html:
+            self._ttft_both_html = text
+            self._ttft_both.setHtml(text)
+        self._ttft_both.setVisible(bool(text))
 
     def ttft_labels(self) -> list[tuple[str, QRectF]]:
         """The TTFT labels shown: (plain text, rectangle in scene coordinates), for tests."""
@@ -296,6 +429,7 @@ class StepTimePlot(LivePlot):
     def show_ttft_repeats(self, times: PrefillTimes | None) -> None:
         """Draw a repeated TTFT measurement (None: remove it)."""
         self._repeats = times
+        self._placement = None  # new markers and bars beside step 0
         for mode in MODES:
             legend_item = self._repeat_median[mode]
             self.legend.removeItem(legend_item)
@@ -372,3 +506,34 @@ def _shown_labels(labels: Iterable[pg.TextItem]) -> list[tuple[str, QRectF]]:
     """The labels with a text: (plain text, rectangle in scene coordinates)."""
     return [(label.textItem.toPlainText(), label_rect(label))
             for label in labels if label.textItem.toPlainText()]
+
+
+def _set_text(label: pg.TextItem, text: str) -> None:
+    """Set `label`'s plain `text` if it is new (setting it lays the text out again); shown
+    only with a text: an empty one still paints its white box (at step 0, 0 ms, over the
+    TTFT stars)."""
+    if label.textItem.toPlainText() != text:
+        label.setText(text)
+    label.setVisible(bool(text))
+
+
+def _curve_data(curve: pg.PlotDataItem) -> tuple[np.ndarray, np.ndarray]:
+    """The points `curve` draws: (x, y), empty arrays when it has none."""
+    x, y = curve.getData()
+    if x is None or y is None:
+        return np.zeros(0), np.zeros(0)
+    return np.asarray(x, float), np.asarray(y, float)
+
+
+def _segments(points: np.ndarray) -> np.ndarray:
+    """The segments of a line through `points` (n, 2): (n - 1, 4), rows x0, y0, x1, y1; a
+    single point: one segment of no length."""
+    ends = np.repeat(points, 2, axis=0)[1:-1] if len(points) > 1 else np.vstack([points, points])
+    return ends.reshape(-1, 4)
+
+
+def _marker_half_width(scatter: pg.ScatterPlotItem) -> float:
+    """How far `scatter`'s markers reach from their centres, px: half the diagonal of the
+    marker's square with its pen (what pyqtgraph pads its bounding rect with)."""
+    pen = pg.mkPen(scatter.opts["pen"])
+    return (float(scatter.opts["size"]) + max(pen.widthF(), 1.0)) * 0.7072
