@@ -6,12 +6,15 @@ its last point says what it reaches. The labels are the line's colour, kept
 out of auto-range, and replaced on every `show`. Also owns `place_clear`: a
 label put at the first of its candidate spots (around a line's end, along the
 plot's top rows) that crosses no drawn segment, marker or other label, inside
-the plot (the step-time plot's TTFT and total labels sat on its curves).
+the plot (the step-time plot's TTFT and total labels sat on its curves), and
+`Placement`: where such labels were put, kept while it holds, so a live plot
+does not map every drawn point again at each new step.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -111,6 +114,78 @@ def put_label(label: pg.TextItem, top_left: QPointF) -> QRectF:
     label.setPos(label.getViewBox().mapSceneToView(top_left))
     return label_rect(label)
 
+
+def curve_data(curve: pg.PlotDataItem) -> tuple[np.ndarray, np.ndarray]:
+    """The points `curve` draws: (x, y), empty arrays when it has none."""
+    x, y = curve.getData()
+    if x is None or y is None:
+        return np.zeros(0), np.zeros(0)
+    return np.asarray(x, float), np.asarray(y, float)
+
+
+def segments(points: np.ndarray) -> np.ndarray:
+    """The segments of a line through `points` (n, 2): (n - 1, 4), rows x0, y0, x1, y1; a
+    single point: one segment of no length."""
+    ends = np.repeat(points, 2, axis=0)[1:-1] if len(points) > 1 else np.vstack([points, points])
+    return ends.reshape(-1, 4)
+
+
+@dataclass
+class Placement:
+    """Where value labels were last placed (`place_clear`), and what they were placed among."""
+
+    key: tuple[object, ...]  # what moves every label: the views' size and ranges, the runs' ends
+    texts: list[str]  # each label's text, in the caller's order ("": not shown)
+    rects: list[QRectF | None]  # each one's rect, scene coordinates (None: not shown)
+    data: list[tuple[np.ndarray, np.ndarray]]  # each line's points (x, y), in `lines` order
+    lines: np.ndarray  # (n, 4): every segment drawn, scene coordinates (rows x0, y0, x1, y1)
+    markers: list[QRectF]  # a square around each marker, scene coordinates
+
+    def holds(self, key: tuple[object, ...], curves: Sequence[pg.PlotDataItem],
+              labels: Sequence[pg.TextItem], movable: set[pg.TextItem], view: QRectF) -> bool:
+        """True if the labels where they stand still cover no line, marker or other label,
+        and nothing else moves them: the same `key`; each of `curves` is what was drawn
+        plus new points, whose segments cross no label; a label whose text changed is one
+        of `movable` (a running total: it changes at every step) and still fits where it
+        stands. Then keeps the new segments and texts for the next check.
+        """
+        if self.key != key:
+            return False
+        data: list[tuple[np.ndarray, np.ndarray]] = []
+        grown: list[np.ndarray] = []
+        for curve, (old_x, old_y) in zip(curves, self.data, strict=True):
+            x, y = curve_data(curve)
+            n = len(old_x)
+            if len(x) < n or not (np.array_equal(x[:n], old_x) and np.array_equal(y[:n], old_y)):
+                return False  # redrawn (a run replaced, an earlier step shown): not just grown
+            if len(x) > n:
+                start = max(n - 1, 0)  # from the last point drawn
+                grown.append(segments(scene_points(curve, x[start:], y[start:])))
+            data.append((x, y))
+        new = np.vstack(grown) if grown else np.zeros((0, 4))
+        lines = np.vstack([self.lines, new])
+        texts = [label.textItem.toPlainText() for label in labels]
+        rects = list(self.rects)
+        for index, label in enumerate(labels):
+            if texts[index] == self.texts[index]:
+                continue
+            if label not in movable or not texts[index] or not self.texts[index]:
+                return False  # a fixed label changed, or a label came or went
+            rect = label_rect(label)  # (its top-left corner stays where it was placed)
+            others = [r for i, r in enumerate(rects) if r is not None and i != index]
+            if (not view.contains(rect) or any(rect.intersects(r) for r in others)
+                    or crossings(rect, lines, self.markers)):
+                return False
+            rects[index] = rect
+        if len(new):  # the new segments (a few, at the lines' ends): any on a label?
+            xs, ys = new[:, 0::2], new[:, 1::2]
+            reach = QRectF(QPointF(xs.min(), ys.min()), QPointF(xs.max(), ys.max()))
+            near = reach.adjusted(-LABEL_GAP - 1, -LABEL_GAP - 1, LABEL_GAP + 1, LABEL_GAP + 1)
+            if any(crossings(rect, new, []) for rect in rects
+                   if rect is not None and rect.intersects(near)):
+                return False
+        self.texts, self.rects, self.data, self.lines = texts, rects, data, lines
+        return True
 
 
 class EndValues:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable
-from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING
 
@@ -27,12 +26,13 @@ from PySide6.QtWidgets import QWidget
 
 from kvstudio.charts.chart_data import DataTable, Series
 from kvstudio.charts.plots.end_values import (
-    LABEL_GAP,
+    Placement,
     corner_spots,
-    crossings,
+    curve_data,
     label_rect,
     place_clear,
     scene_points,
+    segments,
     spots_around,
 )
 from kvstudio.charts.plots.names import mode_name
@@ -46,18 +46,6 @@ if TYPE_CHECKING:
 
 LABEL_FILL = (255, 255, 255, 210)  # TTFT labels stay readable over the lines
 EDGE_GAP_PX = 2.0  # between a marker beside step 0 and the plot's left edge
-
-
-@dataclass
-class _Placement:
-    """Where `_place_labels` last put the value labels, and what it placed them among."""
-
-    key: tuple[object, ...]  # the views' size and ranges, the runs' ends (`_placement_key`)
-    texts: list[str]  # each value label's text, in `_value_labels()` order ("": not shown)
-    rects: list[QRectF | None]  # each one's rect, scene coordinates (None: not shown)
-    data: list[tuple[np.ndarray, np.ndarray]]  # each line's points (x, y), `_lines()` order
-    lines: np.ndarray  # (n, 4): every segment drawn, scene coordinates (rows x0, y0, x1, y1)
-    markers: list[QRectF]  # a square around each marker, scene coordinates
 
 
 class StepTimePlot(LivePlot):
@@ -93,7 +81,7 @@ class StepTimePlot(LivePlot):
         self.plot_item.addItem(self._ttft_both)
         for empty in self._value_labels():  # (shown once they have a text: `_set_text`)
             empty.setVisible(False)
-        self._placement: _Placement | None = None  # (None: place the labels at the next refresh)
+        self._placement: Placement | None = None  # (None: place the labels at the next refresh)
         self._place_later = QTimer(self)  # after a resize, once the views have their size
         self._place_later.setSingleShot(True)
         self._place_later.setInterval(0)
@@ -225,53 +213,12 @@ class StepTimePlot(LivePlot):
                 tuple(tuple(r) for view in ranges for r in view), ends)
 
     def _placement_holds(self) -> bool:
-        """True if the labels where `_place_labels` last put them still cover no line,
-        marker or other label, and nothing else moves them: the same views and runs
-        (`_placement_key`); each line is what was drawn plus new points, whose segments
-        cross no label; a label whose text changed is a total that still fits where it
-        stands (a run's total changes at every step: checked there, not placed anew).
-        Then it keeps the new segments and texts for the next check.
-        """
-        placed = self._placement
-        if placed is None or placed.key != self._placement_key():
-            return False
-        data: list[tuple[np.ndarray, np.ndarray]] = []
-        grown: list[np.ndarray] = []
-        for curve, (old_x, old_y) in zip(self._lines(), placed.data, strict=True):
-            x, y = _curve_data(curve)
-            n = len(old_x)
-            if len(x) < n or not (np.array_equal(x[:n], old_x) and np.array_equal(y[:n], old_y)):
-                return False  # redrawn (a run replaced, an earlier step shown): not just grown
-            if len(x) > n:
-                start = max(n - 1, 0)  # from the last point drawn
-                grown.append(_segments(scene_points(curve, x[start:], y[start:])))
-            data.append((x, y))
-        new = np.vstack(grown) if grown else np.zeros((0, 4))
-        lines = np.vstack([placed.lines, new])
-        view = self.plot_item.vb.sceneBoundingRect()
-        texts = [label.textItem.toPlainText() for label in self._value_labels()]
-        rects = list(placed.rects)
-        ends = set(self._end_label.values())
-        for index, label in enumerate(self._value_labels()):
-            if texts[index] == placed.texts[index]:
-                continue
-            if label not in ends or not texts[index] or not placed.texts[index]:
-                return False  # a TTFT label changed, or a label came or went
-            rect = label_rect(label)  # (its top-left corner stays where it was placed)
-            others = [r for i, r in enumerate(rects) if r is not None and i != index]
-            if (not view.contains(rect) or any(rect.intersects(r) for r in others)
-                    or crossings(rect, lines, placed.markers)):
-                return False
-            rects[index] = rect
-        if len(new):  # the new segments (a few, at the lines' ends): any on a label?
-            xs, ys = new[:, 0::2], new[:, 1::2]
-            reach = QRectF(QPointF(xs.min(), ys.min()), QPointF(xs.max(), ys.max()))
-            near = reach.adjusted(-LABEL_GAP - 1, -LABEL_GAP - 1, LABEL_GAP + 1, LABEL_GAP + 1)
-            if any(crossings(rect, new, []) for rect in rects
-                   if rect is not None and rect.intersects(near)):
-                return False
-        placed.texts, placed.rects, placed.data, placed.lines = texts, rects, data, lines
-        return True
+        """True if the labels can stay where `_place_labels` last put them
+        (`Placement.holds`: the same views and runs, lines that only grew clear of them,
+        only a running total's text changed, and it still fits)."""
+        return self._placement is not None and self._placement.holds(
+            self._placement_key(), self._lines(), self._value_labels(),
+            set(self._end_label.values()), self.plot_item.vb.sceneBoundingRect())
 
     def _place_labels(self) -> None:
         """Put each value label where it covers no line, marker or other label, inside the
@@ -314,20 +261,20 @@ class StepTimePlot(LivePlot):
             placed[label] = place_clear(label, size, spots, view, lines, markers, taken)
             taken.append(placed[label])
         labels = self._value_labels()
-        self._placement = _Placement(
+        self._placement = Placement(
             self._placement_key(), [label.textItem.toPlainText() for label in labels],
             [placed.get(label) for label in labels],
-            [_curve_data(curve) for curve in self._lines()], lines, markers)
+            [curve_data(curve) for curve in self._lines()], lines, markers)
 
     def _drawn_shapes(self) -> tuple[np.ndarray, list[QRectF]]:
         """What the labels must not cover, in scene coordinates: every line segment drawn
         (rows x0, y0, x1, y1: the per-step and cumulative lines, the min–max bars) and a
         square around each marker (the TTFT stars, the medians)."""
-        segments: list[np.ndarray] = []
+        drawn: list[np.ndarray] = []
         for curve in self._lines():
-            x, y = _curve_data(curve)
+            x, y = curve_data(curve)
             if len(x):
-                segments.append(_segments(scene_points(curve, x, y)))
+                drawn.append(segments(scene_points(curve, x, y)))
         markers: list[QRectF] = []
         for scatter in (*self._ttft.values(), *self._repeat_median.values()):
             x, y = scatter.getData()
@@ -339,8 +286,8 @@ class StepTimePlot(LivePlot):
                 value = self._repeats.ttft_ms(mode)
                 x = np.full(2, self._REPEAT_X[mode])
                 bar = scene_points(self._repeat_bars[mode], x, np.asarray([value.low, value.high]))
-                segments.append(bar.reshape(1, 4))
-        return (np.vstack(segments) if segments else np.zeros((0, 4))), markers
+                drawn.append(bar.reshape(1, 4))
+        return (np.vstack(drawn) if drawn else np.zeros((0, 4))), markers
 
     def end_labels(self) -> dict[Mode, str]:
         """The end values written on the cumulative lines now (for tests)."""
@@ -515,21 +462,6 @@ def _set_text(label: pg.TextItem, text: str) -> None:
     if label.textItem.toPlainText() != text:
         label.setText(text)
     label.setVisible(bool(text))
-
-
-def _curve_data(curve: pg.PlotDataItem) -> tuple[np.ndarray, np.ndarray]:
-    """The points `curve` draws: (x, y), empty arrays when it has none."""
-    x, y = curve.getData()
-    if x is None or y is None:
-        return np.zeros(0), np.zeros(0)
-    return np.asarray(x, float), np.asarray(y, float)
-
-
-def _segments(points: np.ndarray) -> np.ndarray:
-    """The segments of a line through `points` (n, 2): (n - 1, 4), rows x0, y0, x1, y1; a
-    single point: one segment of no length."""
-    ends = np.repeat(points, 2, axis=0)[1:-1] if len(points) > 1 else np.vstack([points, points])
-    return ends.reshape(-1, 4)
 
 
 def _marker_half_width(scatter: pg.ScatterPlotItem) -> float:
