@@ -65,6 +65,7 @@ from kvstudio.charts.plots.sizing import (
 from kvstudio.charts.plotted_data import chart_headline, chart_is_empty, plain_text
 from kvstudio.charts.render import _prepared, render_png
 from kvstudio.charts.style import SLIDE_STYLE
+from kvstudio.ui.labs.shared.base import LabPanel
 from kvstudio.ui.main_window import initial_geometry
 from kvstudio.ui.slides.headlines import NBSP, WORD_JOINER, keep_together, plain
 from tests.ui.fit_check import chart_faults, headline_faults, layout_faults
@@ -106,8 +107,9 @@ def _run_live_lesson(qtbot: Any, window: Any) -> None:
 # ---- the windows, filled once ----------------------------------------------------------------
 @pytest.fixture(scope="module", params=LANGUAGES)
 def filled_once(request: pytest.FixtureRequest, make_module_window,  # type: ignore[no-untyped-def]
-                module_qtbot) -> tuple[Any, list[Any], str]:
-    """A window in the language with the live lesson, every lab, chat and inspector run.
+                module_qtbot) -> Iterator[tuple[Any, list[Any], str]]:
+    """A window in the language with the live lesson, every lab, chat and inspector run;
+    at the module's end every lab's thread must stop when asked (`LabPanel.shutdown`).
 
     A test for one language only says so with
     ``@pytest.mark.parametrize("filled_once", LANGUAGES[:1], indirect=True)``: the same
@@ -116,7 +118,11 @@ def filled_once(request: pytest.FixtureRequest, make_module_window,  # type: ign
     window = make_module_window(language=request.param, max_new_tokens=6)
     window.resize(*FILLED_AT)
     _run_live_lesson(module_qtbot, window)
-    return window, fill_every_page(module_qtbot, window), request.param
+    pages = fill_every_page(module_qtbot, window)
+    yield window, pages, request.param
+    still_running = [type(page).__name__ for page in pages
+                     if isinstance(page, LabPanel) and not page.shutdown()]
+    assert still_running == [], f"these labs' threads did not stop: {still_running}"
 
 
 @pytest.fixture
